@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the rustup components and targets the checks need. Idempotent.
+set -euo pipefail
+have_component() { rustup component list --installed 2>/dev/null | grep -q "^$1"; }
+for c in rustfmt clippy; do
+  have_component "$c" || rustup component add "$c"
+done
+rustup target list --installed | grep -qx x86_64-unknown-freebsd || rustup target add x86_64-unknown-freebsd
+# aarch64 FreeBSD is a tier-3 target without a prebuilt std: checked only if present.
+rustup target list --installed | grep -qx aarch64-unknown-freebsd || rustup target add aarch64-unknown-freebsd 2>/dev/null || true
+# An OS with no backend: checks that the facade's Unsupported stand-in compiles.
+rustup target list --installed | grep -qx x86_64-apple-darwin || rustup target add x86_64-apple-darwin 2>/dev/null || true

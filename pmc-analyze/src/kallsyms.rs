@@ -1,0 +1,176 @@
+//! Kernel symbols from `/proc/kallsyms`.
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Copy, Debug)]
+struct KSym {
+    start: u64,
+    name_off: u32,
+    name_len: u16,
+    /// Index into `modules`, `u16::MAX` for the core kernel.
+    module: u16,
+}
+
+/// A kernel symbol found by [`Kallsyms::lookup`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSymbol<'a> {
+    /// Index in the sorted table (stable for this table).
+    pub index: u32,
+    /// Symbol name.
+    pub name: &'a str,
+    /// Module name (`None` for the core kernel).
+    pub module: Option<&'a str>,
+    /// Symbol address.
+    pub start: u64,
+}
+
+/// The text symbols of `/proc/kallsyms` (or a copy of it), sorted by address.
+///
+/// A symbol's extent is up to the next symbol; addresses past the last
+/// symbol of a module or past `_etext` are not resolved.
+#[derive(Debug, Default)]
+pub struct Kallsyms {
+    syms: Vec<KSym>,
+    names: String,
+    modules: Vec<String>,
+}
+
+impl Kallsyms {
+    /// Read and parse a kallsyms file.
+    pub fn open(path: &Path) -> Result<Self> {
+        let text = std::fs::read(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Self::parse(&String::from_utf8_lossy(&text)))
+    }
+
+    /// Parse kallsyms text (`address type name [module]` per line). Lines
+    /// that do not parse are skipped. When every address is zero (the
+    /// `kptr_restrict` view of an unprivileged reader), the table is empty.
+    pub fn parse(text: &str) -> Self {
+        let mut k = Kallsyms::default();
+        let mut raw: Vec<(u64, bool, KSym)> = Vec::new();
+        for line in text.lines() {
+            let mut it = line.split_ascii_whitespace();
+            let (Some(addr), Some(ty), Some(name)) = (it.next(), it.next(), it.next()) else {
+                continue;
+            };
+            let Ok(addr) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            let is_text = matches!(ty, "t" | "T" | "w" | "W");
+            // Non-text symbols still bound the extent of the text before them.
+            let module = it
+                .next()
+                .map(|m| m.trim_start_matches('[').trim_end_matches(']'));
+            let module = match module {
+                Some(m) => match k.modules.iter().position(|x| x == m) {
+                    Some(i) => i,
+                    None => {
+                        k.modules.push(m.to_string());
+                        k.modules.len() - 1
+                    }
+                },
+                None => usize::from(u16::MAX),
+            };
+            let (Ok(name_off), Ok(name_len), Ok(module)) = (
+                u32::try_from(k.names.len()),
+                u16::try_from(name.len()),
+                u16::try_from(module),
+            ) else {
+                continue;
+            };
+            if is_text {
+                k.names.push_str(name);
+            }
+            raw.push((
+                addr,
+                is_text,
+                KSym {
+                    start: addr,
+                    name_off,
+                    name_len: if is_text { name_len } else { 0 },
+                    module,
+                },
+            ));
+        }
+        if raw.iter().all(|(a, _, _)| *a == 0) {
+            return Kallsyms::default();
+        }
+        raw.sort_by_key(|(a, text, _)| (*a, !*text));
+        raw.dedup_by_key(|(a, _, _)| *a);
+        k.syms = raw.into_iter().map(|(_, _, s)| s).collect();
+        k
+    }
+
+    /// Number of symbols (text and boundary markers).
+    pub fn len(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// True when there are no usable symbols (unreadable or restricted).
+    pub fn is_empty(&self) -> bool {
+        self.syms.is_empty()
+    }
+
+    /// The text symbol containing `addr`.
+    pub fn lookup(&self, addr: u64) -> Option<KernelSymbol<'_>> {
+        let i = self
+            .syms
+            .partition_point(|s| s.start <= addr)
+            .checked_sub(1)?;
+        let s = self.syms.get(i)?;
+        // The last symbol has no known end: accept only addresses close by.
+        if i + 1 == self.syms.len() && addr - s.start > 1 << 20 {
+            return None;
+        }
+        if s.name_len == 0 {
+            return None; // a data symbol or end marker
+        }
+        let off = s.name_off as usize;
+        let name = self.names.get(off..off + usize::from(s.name_len))?;
+        Some(KernelSymbol {
+            index: u32::try_from(i).ok()?,
+            name,
+            module: self.modules.get(usize::from(s.module)).map(String::as_str),
+            start: s.start,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_looks_up() {
+        let k = Kallsyms::parse(
+            "ffffffff81000000 T _text\n\
+             ffffffff81000100 t do_one\n\
+             ffffffff81000200 D some_data\n\
+             garbage line\n\
+             zz T bad_addr\n\
+             ffffffffc0000000 t mod_fn\t[kvm]\n",
+        );
+        assert_eq!(k.lookup(0xffffffff81000150).map(|s| s.name), Some("do_one"));
+        assert_eq!(k.lookup(0xffffffff81000000).map(|s| s.name), Some("_text"));
+        assert_eq!(
+            k.lookup(0xffffffff81000250),
+            None,
+            "data symbol ends do_one"
+        );
+        let m = k.lookup(0xffffffffc0000010);
+        assert_eq!(m.map(|s| (s.name, s.module)), Some(("mod_fn", Some("kvm"))));
+        assert_eq!(k.lookup(0x1000), None);
+    }
+
+    #[test]
+    fn restricted_view_is_empty() {
+        let k = Kallsyms::parse("0000000000000000 T _text\n0000000000000000 t x\n");
+        assert!(k.is_empty());
+        assert_eq!(k.lookup(0), None);
+    }
+}

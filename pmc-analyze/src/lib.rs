@@ -1,0 +1,200 @@
+//! # pmc-analyze: symbolized reports over pmc-log sample logs
+//!
+//! This crate turns a [`pmc_log`] log (from the Linux perf_event backend or
+//! an imported FreeBSD hwpmc log) into the reports of `pmcstat -R`:
+//!
+//! - **Symbolization** ([`Symbolizer`]): sampled addresses to functions and,
+//!   where DWARF exists, `file:line`, from the log's `Map`/`Exec`/`Comm`
+//!   records, the executables and shared objects (ELF `.symtab`/`.dynsym`,
+//!   separate debug files, DWARF through `addr2line`), and the kernel
+//!   through `/proc/kallsyms`. Build-ids in the log are checked against the
+//!   files; a mismatch is reported ([`Warning::BuildIdMismatch`]) and the
+//!   object's frames are shown as `[object]` rather than mis-symbolized.
+//! - **Aggregation** ([`Profile`]): distinct stacks with sample and period
+//!   counts, per PMC and command.
+//! - **Reports**: a `pmcstat -G` call graph ([`callgraph`]), folded stacks
+//!   and SVG flame graphs ([`flame`], through `inferno`), and top-N tables by
+//!   function and object as text, JSON and CSV ([`top`]).
+//!
+//! ```no_run
+//! use pmc_analyze::{AnalyzeOptions, Profile};
+//! use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions};
+//! use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
+//! use pmc_analyze::top::{TopOptions, TopReport};
+//!
+//! let log = std::fs::read("pmc.log")?;
+//! let profile = Profile::from_log(&log, AnalyzeOptions::default())?;
+//! for w in &profile.warnings {
+//!     eprintln!("warning: {w}");
+//! }
+//! let mut out = std::io::stdout().lock();
+//! write_callgraph(&profile, &CallGraphOptions::default(), &mut out)?;   // pmcstat -G
+//! write_folded(&profile, &FoldedOptions::default(), &mut out)?;          // --folded
+//! let mut svg = std::fs::File::create("flame.svg")?;
+//! write_flamegraph(&profile, &FlameGraphOptions::default(), &mut svg)?;  // --flamegraph
+//! TopReport::build(&profile, &TopOptions::default()).write_text(&mut out)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! For a log arriving through a pipe, use [`Profile::from_stream`], or feed
+//! [`ProfileBuilder::add`] record by record and call
+//! [`ProfileBuilder::finish`]:
+//!
+//! ```
+//! use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions};
+//! use pmc_analyze::flame::{write_folded, FoldedOptions};
+//! use pmc_analyze::{AnalyzeOptions, Kallsyms, ProfileBuilder};
+//! use pmc_log::record::{Callchain, Comm, Record, Sample};
+//!
+//! let mut b = ProfileBuilder::new(AnalyzeOptions::default());
+//! // Kernel symbols from a saved kallsyms (here: made up).
+//! b.symbolizer_mut().set_kallsyms(Kallsyms::parse(
+//!     "ffffffff81000000 T do_syscall\nffffffff81000100 T vfs_read\nffffffff81000200 T end\n",
+//! ));
+//! b.add(&Record::Comm(Comm { time: 0, pid: 7, tid: 7, exec: true, comm: "cat".into() }));
+//! for leaf in [0xffff_ffff_8100_0110u64, 0xffff_ffff_8100_0120, 0xffff_ffff_8100_0010] {
+//!     let frames = [leaf, 0xffff_ffff_8100_0020];
+//!     b.add(&Record::Sample(Sample {
+//!         time: 1, pmc_id: 0, pid: 7, tid: 7, cpu: Some(0), period: 1000,
+//!         callchain: Callchain::from_frames(&frames), kernel_frames: 2,
+//!         raw: Default::default(),
+//!     }));
+//! }
+//! let profile = b.finish();
+//!
+//! let mut folded = Vec::new();
+//! write_folded(&profile, &FoldedOptions::default(), &mut folded)?;
+//! assert_eq!(
+//!     String::from_utf8(folded)?,
+//!     "cat;do_syscall_[k];do_syscall_[k] 1\ncat;do_syscall_[k];vfs_read_[k] 2\n",
+//! );
+//!
+//! let mut graph = Vec::new();
+//! write_callgraph(&profile, &CallGraphOptions::default(), &mut graph)?;
+//! assert_eq!(
+//!     String::from_utf8(graph)?,
+//!     "@ pmc0 [3 samples]\n\n\
+//!      100.00%  [3]  do_syscall @ [kernel.kallsyms]\n\
+//!      \x20 66.67%  [2]  vfs_read @ [kernel.kallsyms]\n\
+//!      \x20 33.33%  [1]  do_syscall @ [kernel.kallsyms]\n",
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Nothing here panics on bad input: a damaged log is skipped as the reader
+//! reports, and unreadable or foreign objects leave their frames
+//! unsymbolized with a [`Warning`].
+#![forbid(unsafe_code)]
+
+pub mod callgraph;
+pub mod error;
+pub mod flame;
+pub mod kallsyms;
+pub mod object;
+pub mod profile;
+pub mod symbolize;
+pub mod top;
+
+pub use error::{Error, Result};
+pub use kallsyms::Kallsyms;
+pub use object::ElfObject;
+pub use profile::{AnalyzeOptions, Filter, PmcInfo, Profile, ProfileBuilder, Stack, Stats, Weight};
+pub use symbolize::{FuncId, Function, KernelSymbols, SymbolizeOptions, Symbolizer};
+
+use std::fmt;
+
+/// Something the analysis could not do as asked; the reports are still
+/// produced, with the affected frames unsymbolized.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Warning {
+    /// An object named by the log could not be read or parsed.
+    ObjectUnreadable {
+        /// Path from the log.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The file at the path is a different build than the one sampled.
+    BuildIdMismatch {
+        /// Path from the log.
+        path: String,
+        /// Build-id recorded in the log.
+        expected: String,
+        /// Build-id of the file found.
+        found: String,
+    },
+    /// The log has a build-id but the file has none: used unverified.
+    BuildIdUnverified {
+        /// Path from the log.
+        path: String,
+        /// Build-id recorded in the log.
+        expected: String,
+    },
+    /// Kernel symbols could not be read.
+    KallsymsUnavailable {
+        /// The kallsyms file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The log was taken on another kernel; `/proc/kallsyms` was not used.
+    KallsymsSkipped {
+        /// Kernel release in the log header.
+        log_release: String,
+        /// Release of the running kernel.
+        running_release: String,
+    },
+    /// The log reports lost samples.
+    LostSamples {
+        /// Number of lost-sample records.
+        records: u64,
+        /// Samples lost (0: unknown).
+        count: u64,
+    },
+    /// Damaged parts of the log were skipped.
+    DamagedLog {
+        /// Bytes skipped.
+        skipped_bytes: u64,
+    },
+    /// The log has no clean-close marker (the writer did not finish).
+    NotClosed,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Warning::ObjectUnreadable { path, reason } => {
+                write!(f, "{path}: cannot read symbols ({reason}); its frames are shown as [{}]", symbolize::basename(path))
+            }
+            Warning::BuildIdMismatch { path, expected, found } => write!(
+                f,
+                "{path}: build-id {found} differs from the sampled build {expected} \
+                 (the file changed since the log was taken); not symbolized"
+            ),
+            Warning::BuildIdUnverified { path, expected } => write!(
+                f,
+                "{path}: has no build-id to check against the log's {expected}; symbolized unverified"
+            ),
+            Warning::KallsymsUnavailable { path, reason } => {
+                write!(f, "{path}: kernel symbols unavailable: {reason}")
+            }
+            Warning::KallsymsSkipped { log_release, running_release } => write!(
+                f,
+                "log taken on kernel {log_release}, this is {running_release}: \
+                 /proc/kallsyms not used (pass a saved kallsyms file)"
+            ),
+            Warning::LostSamples { records, count: 0 } => {
+                write!(f, "samples were lost ({records} drop notices, count unknown)")
+            }
+            Warning::LostSamples { records, count } => {
+                write!(f, "{count} samples lost ({records} lost-sample records)")
+            }
+            Warning::DamagedLog { skipped_bytes } => {
+                write!(f, "log damaged: {skipped_bytes} bytes skipped")
+            }
+            Warning::NotClosed => write!(f, "log not closed cleanly (the writer did not finish)"),
+        }
+    }
+}

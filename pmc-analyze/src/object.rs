@@ -1,0 +1,557 @@
+//! One ELF object, parsed once: sorted symbol table, load segments,
+//! build-id, and (when present) DWARF line information.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
+
+use crate::error::{Error, Result};
+
+type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
+
+/// The ELF file type, as far as address translation cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectType {
+    /// `ET_EXEC`: linked at fixed addresses; sampled addresses are symbol addresses.
+    Executable,
+    /// `ET_DYN`: a shared object or a PIE, loaded with a bias.
+    Dynamic,
+    /// Anything else (`ET_REL` kernel modules, core files, ...).
+    Other,
+}
+
+/// A `PT_LOAD` segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// `p_vaddr`.
+    pub vaddr: u64,
+    /// `p_memsz`.
+    pub memsz: u64,
+    /// `p_offset`.
+    pub offset: u64,
+    /// `p_filesz`.
+    pub filesz: u64,
+    /// `PF_X` is set.
+    pub executable: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Sym {
+    start: u64,
+    end: u64,
+    name_off: u32,
+    name_len: u32,
+}
+
+/// A symbol found by [`ElfObject::symbol`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SymbolHit<'a> {
+    /// Index in the object's sorted symbol table (stable for this object).
+    pub index: u32,
+    /// The raw (mangled) symbol name.
+    pub name: &'a str,
+    /// The symbol's address (SVMA).
+    pub start: u64,
+}
+
+/// A source location.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct SourceLocation {
+    /// Source file path as recorded in the debug info.
+    pub file: String,
+    /// Line number (0 when unknown).
+    pub line: u32,
+}
+
+/// An ELF object parsed once for symbolization.
+///
+/// Symbols (`.symtab`, `.dynsym`, and the `.symtab` of a separate debug file
+/// found through the build-id or `.gnu_debuglink`) are kept in one table
+/// sorted by address; lookups are a binary search. DWARF line tables are
+/// read through `addr2line`, lazily per compilation unit.
+pub struct ElfObject {
+    path: PathBuf,
+    kind: ObjectType,
+    build_id: Option<Vec<u8>>,
+    segments: Vec<Segment>,
+    interp: Option<PathBuf>,
+    symbols: Vec<Sym>,
+    names: String,
+    /// Behind a mutex: addr2line parses units lazily through `&self`.
+    dwarf: Option<Mutex<addr2line::Context<Reader>>>,
+    debug_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for ElfObject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ElfObject")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("symbols", &self.symbols.len())
+            .field("dwarf", &self.dwarf.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Directories searched for separate debug files, as gdb does.
+const DEBUG_ROOT: &str = "/usr/lib/debug";
+
+fn obj_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Object {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}
+
+impl ElfObject {
+    /// Read and parse the file at `path`. With `debug_info`, also load
+    /// DWARF (from the file or a separate debug file) for file:line lookups.
+    pub fn open(path: &Path, debug_info: bool) -> Result<Self> {
+        let data: Arc<[u8]> = std::fs::read(path)
+            .map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })?
+            .into();
+        Self::parse(path, data, debug_info)
+    }
+
+    /// Parse an object from bytes already in memory; `path` is used for
+    /// messages and to find separate debug files.
+    pub fn parse(path: &Path, data: Arc<[u8]>, debug_info: bool) -> Result<Self> {
+        let file = object::File::parse(&*data).map_err(|e| obj_err(path, e))?;
+        let kind = match file.kind() {
+            object::ObjectKind::Executable => ObjectType::Executable,
+            object::ObjectKind::Dynamic => ObjectType::Dynamic,
+            _ => ObjectType::Other,
+        };
+        let build_id = file.build_id().ok().flatten().map(<[u8]>::to_vec);
+        let segments = file
+            .segments()
+            .map(|s| {
+                let (offset, filesz) = s.file_range();
+                let executable = match s.flags() {
+                    object::SegmentFlags::Elf { p_flags } => p_flags & object::elf::PF_X != 0,
+                    _ => false,
+                };
+                Segment {
+                    vaddr: s.address(),
+                    memsz: s.size(),
+                    offset,
+                    filesz,
+                    executable,
+                }
+            })
+            .collect();
+        let interp = file
+            .section_by_name(".interp")
+            .and_then(|s| s.data().ok())
+            .map(|d| d.split(|&b| b == 0).next().unwrap_or_default())
+            .filter(|d| !d.is_empty())
+            .map(|d| PathBuf::from(String::from_utf8_lossy(d).into_owned()));
+
+        let mut names = String::new();
+        let mut raw: Vec<(Sym, u8)> = Vec::new();
+        collect_symbols(&file, &mut names, &mut raw);
+
+        // A separate debug file (by build-id, then by .gnu_debuglink) supplies
+        // DWARF and the full .symtab of a stripped object.
+        let mut debug_file = None;
+        let mut dwarf = None;
+        let has_own_dwarf = file.section_by_name(".debug_info").is_some();
+        let need_debug_file = !has_own_dwarf || !file.symbols().any(|_| true);
+        if need_debug_file {
+            if let Some((dpath, ddata)) = find_debug_file(path, &file, build_id.as_deref()) {
+                if let Ok(dfile) = object::File::parse(&*ddata) {
+                    collect_symbols(&dfile, &mut names, &mut raw);
+                    if debug_info && dfile.section_by_name(".debug_info").is_some() {
+                        dwarf = load_dwarf(&dfile, &ddata);
+                    }
+                    debug_file = Some(dpath);
+                }
+            }
+        }
+        if debug_info && dwarf.is_none() && has_own_dwarf {
+            dwarf = load_dwarf(&file, &data);
+        }
+        let symbols = finish_symbols(raw, &names);
+        let dwarf = dwarf.map(Mutex::new);
+        Ok(ElfObject {
+            path: path.to_path_buf(),
+            kind,
+            build_id,
+            segments,
+            interp,
+            symbols,
+            names,
+            dwarf,
+            debug_file,
+        })
+    }
+
+    /// The path the object was read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `ET_EXEC`, `ET_DYN` or other.
+    pub fn object_type(&self) -> ObjectType {
+        self.kind
+    }
+
+    /// The GNU build-id note, if any.
+    pub fn build_id(&self) -> Option<&[u8]> {
+        self.build_id.as_deref()
+    }
+
+    /// The `PT_LOAD` segments.
+    pub fn segments(&self) -> &[Segment] {
+        &self.segments
+    }
+
+    /// The program interpreter (`PT_INTERP`), e.g. `/lib64/ld-linux-x86-64.so.2`.
+    pub fn interpreter(&self) -> Option<&Path> {
+        self.interp.as_deref()
+    }
+
+    /// Number of function symbols.
+    pub fn symbol_count(&self) -> usize {
+        self.symbols.len()
+    }
+
+    /// True when DWARF line information was loaded.
+    pub fn has_debug_info(&self) -> bool {
+        self.dwarf.is_some()
+    }
+
+    /// The separate debug file used, if any.
+    pub fn debug_file(&self) -> Option<&Path> {
+        self.debug_file.as_deref()
+    }
+
+    /// Translate a file offset (from a mapping's `pgoff`) to the address the
+    /// object's symbols use (SVMA), through the `PT_LOAD` segment that holds
+    /// that offset.
+    pub fn file_offset_to_svma(&self, offset: u64) -> Option<u64> {
+        self.segments
+            .iter()
+            .filter(|s| s.executable)
+            .chain(self.segments.iter().filter(|s| !s.executable))
+            .find(|s| offset >= s.offset && offset - s.offset < s.filesz.max(1))
+            .map(|s| (offset - s.offset).wrapping_add(s.vaddr))
+    }
+
+    /// The lowest `PT_LOAD` address, page-aligned down (the load base's SVMA).
+    pub fn base_svma(&self, page_size: u64) -> u64 {
+        let mask = page_mask(page_size);
+        self.segments.iter().map(|s| s.vaddr).min().unwrap_or(0) & mask
+    }
+
+    /// The first executable `PT_LOAD` segment's address, page-aligned down.
+    pub fn text_svma(&self, page_size: u64) -> Option<u64> {
+        let mask = page_mask(page_size);
+        self.segments
+            .iter()
+            .find(|s| s.executable)
+            .map(|s| s.vaddr & mask)
+    }
+
+    /// `[lowest, highest)` SVMA covered by the `PT_LOAD` segments.
+    pub fn svma_extent(&self) -> Option<(u64, u64)> {
+        let lo = self.segments.iter().map(|s| s.vaddr).min()?;
+        let hi = self
+            .segments
+            .iter()
+            .map(|s| s.vaddr.saturating_add(s.memsz))
+            .max()?;
+        Some((lo, hi))
+    }
+
+    /// The function symbol containing `svma`, by binary search.
+    pub fn symbol(&self, svma: u64) -> Option<SymbolHit<'_>> {
+        let idx = self.symbols.partition_point(|s| s.start <= svma);
+        let i = idx.checked_sub(1)?;
+        let s = self.symbols.get(i)?;
+        if svma >= s.end {
+            return None;
+        }
+        let name = self
+            .names
+            .get(s.name_off as usize..(s.name_off as usize).saturating_add(s.name_len as usize))
+            .unwrap_or("");
+        Some(SymbolHit {
+            index: u32::try_from(i).ok()?,
+            name,
+            start: s.start,
+        })
+    }
+
+    /// The functions inlined at `svma`, innermost first, from DWARF; the
+    /// outermost (real) function is not included. Empty without debug info.
+    pub fn inlined_at(&self, svma: u64) -> Vec<InlinedFrame> {
+        let mut out = Vec::new();
+        if svma == u64::MAX {
+            return out;
+        }
+        let Some(Ok(ctx)) = self.dwarf.as_ref().map(|m| m.lock()) else {
+            return out;
+        };
+        let Ok(mut frames) = ctx.find_frames(svma).skip_all_loads() else {
+            return out;
+        };
+        while let Ok(Some(f)) = frames.next() {
+            let name = f
+                .function
+                .as_ref()
+                .and_then(|n| n.raw_name().ok())
+                .map(|n| n.into_owned())
+                .unwrap_or_default();
+            let source = f.location.and_then(|l| {
+                Some(SourceLocation {
+                    file: l.file?.to_string(),
+                    line: l.line.unwrap_or(0),
+                })
+            });
+            out.push(InlinedFrame { name, source });
+            if out.len() > 256 {
+                break; // a DWARF cycle in a damaged file
+            }
+        }
+        // The last frame is the real function.
+        out.pop();
+        out
+    }
+
+    /// The source location of `svma` from DWARF, if debug info was loaded.
+    pub fn location(&self, svma: u64) -> Option<SourceLocation> {
+        // addr2line computes `probe + 1` (an overflow panic in debug builds).
+        if svma == u64::MAX {
+            return None;
+        }
+        let ctx = self.dwarf.as_ref()?.lock().ok()?;
+        let loc = ctx.find_location(svma).ok().flatten()?;
+        Some(SourceLocation {
+            file: loc.file?.to_string(),
+            line: loc.line.unwrap_or(0),
+        })
+    }
+}
+
+fn page_mask(page_size: u64) -> u64 {
+    !(page_size.max(1).checked_next_power_of_two().unwrap_or(4096) - 1)
+}
+
+/// A function inlined at an address (see [`ElfObject::inlined_at`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InlinedFrame {
+    /// The inlined function's raw (possibly mangled) name.
+    pub name: String,
+    /// The source location inside it, if known.
+    pub source: Option<SourceLocation>,
+}
+
+/// Collect function symbols (`.symtab` and `.dynsym`). The `u8` is a
+/// preference rank for aliases at one address (lower wins).
+fn collect_symbols(file: &object::File<'_>, names: &mut String, out: &mut Vec<(Sym, u8)>) {
+    let text_end = |idx: Option<object::SectionIndex>| -> Option<u64> {
+        let s = file.section_by_index(idx?).ok()?;
+        Some(s.address().saturating_add(s.size()))
+    };
+    let in_text = |idx: Option<object::SectionIndex>| -> bool {
+        // By flag, not kind: in a separate debug file code sections are
+        // NOBITS but keep SHF_EXECINSTR.
+        idx.and_then(|i| file.section_by_index(i).ok())
+            .is_some_and(|s| match s.flags() {
+                object::SectionFlags::Elf { sh_flags } => {
+                    sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+                }
+                _ => s.kind() == SectionKind::Text,
+            })
+    };
+    for sym in file.symbols().chain(file.dynamic_symbols()) {
+        // Functions, and (as perf does) untyped labels in code sections,
+        // such as assembly entry points (`_dl_start_user`).
+        let label = sym.kind() == SymbolKind::Unknown
+            && !sym.is_undefined()
+            && in_text(sym.section().index());
+        if !(sym.kind() == SymbolKind::Text && sym.is_definition() || label) {
+            continue;
+        }
+        let Ok(name) = sym.name() else { continue };
+        if name.is_empty() || label && (name.starts_with('$') || name.starts_with(".L")) {
+            continue;
+        }
+        let (Ok(off), Ok(len)) = (u32::try_from(names.len()), u32::try_from(name.len())) else {
+            return; // more than 4 GiB of names: keep what we have
+        };
+        names.push_str(name);
+        let start = sym.address();
+        let end = if sym.size() > 0 {
+            start.saturating_add(sym.size())
+        } else {
+            // Unknown size: up to the next symbol, at most the section end.
+            text_end(sym.section().index()).unwrap_or(u64::MAX)
+        };
+        let rank = u8::from(label) * LABEL_RANK
+            + u8::from(sym.size() == 0) * 4
+            + u8::from(sym.is_weak()) * 2
+            + u8::from(!sym.is_global() && !sym.is_weak());
+        out.push((
+            Sym {
+                start,
+                end,
+                name_off: off,
+                name_len: len,
+            },
+            rank,
+        ));
+    }
+}
+
+/// Rank bit of labels: they lose to functions at the same address, and
+/// labels inside a sized function are dropped.
+const LABEL_RANK: u8 = 16;
+
+/// Sort by address; among aliases at one address prefer, as perf does, a
+/// function over a label, a sized symbol, a global over a local over a weak
+/// one, fewer leading underscores, then the longest name.
+fn finish_symbols(mut raw: Vec<(Sym, u8)>, names: &str) -> Vec<Sym> {
+    let name = |s: &Sym| {
+        let off = s.name_off as usize;
+        names
+            .get(off..off.saturating_add(s.name_len as usize))
+            .unwrap_or("")
+    };
+    let underscores = |s: &Sym| name(s).bytes().take_while(|&b| b == b'_').count();
+    raw.sort_by(|(a, ra), (b, rb)| {
+        a.start
+            .cmp(&b.start)
+            .then(ra.cmp(rb))
+            .then_with(|| underscores(a).cmp(&underscores(b)))
+            .then(b.name_len.cmp(&a.name_len))
+            .then_with(|| name(a).cmp(name(b)))
+    });
+    raw.dedup_by_key(|(s, _)| s.start);
+    let mut covered_until = 0u64;
+    raw.retain(|(s, rank)| {
+        if *rank >= LABEL_RANK {
+            return s.start >= covered_until;
+        }
+        if *rank & 4 == 0 {
+            covered_until = covered_until.max(s.end);
+        }
+        true
+    });
+    // Sized symbols keep their size; unsized ones (rank >= 4) stop at the
+    // next symbol or their section's end, whichever is first.
+    let starts: Vec<u64> = raw.iter().map(|(s, _)| s.start).collect();
+    raw.into_iter()
+        .enumerate()
+        .map(|(i, (mut s, rank))| {
+            if rank >= 4 {
+                let next = starts.get(i + 1).copied().unwrap_or(u64::MAX);
+                s.end = s.end.min(next);
+            }
+            if s.end <= s.start {
+                s.end = s.start.saturating_add(1);
+            }
+            s
+        })
+        .collect()
+}
+
+fn load_dwarf(file: &object::File<'_>, data: &Arc<[u8]>) -> Option<addr2line::Context<Reader>> {
+    let endian = if file.is_little_endian() {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
+    };
+    let whole = gimli::EndianArcSlice::new(data.clone(), endian);
+    let empty: Arc<[u8]> = Arc::from(&[][..]);
+    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+        let Some(section) = file.section_by_name(id.name()) else {
+            return Ok(gimli::EndianArcSlice::new(empty.clone(), endian));
+        };
+        if section.kind() == SectionKind::UninitializedData {
+            return Ok(gimli::EndianArcSlice::new(empty.clone(), endian));
+        }
+        match section.uncompressed_data() {
+            Ok(Cow::Borrowed(_)) => {
+                // Uncompressed: a view into the file, no copy.
+                let range = section.file_range().and_then(|(o, l)| {
+                    let o = usize::try_from(o).ok()?;
+                    let e = o.checked_add(usize::try_from(l).ok()?)?;
+                    (e <= data.len()).then_some(o..e)
+                });
+                Ok(match range {
+                    Some(r) => whole.range(r),
+                    None => gimli::EndianArcSlice::new(empty.clone(), endian),
+                })
+            }
+            Ok(Cow::Owned(v)) => Ok(gimli::EndianArcSlice::new(Arc::from(v), endian)),
+            Err(_) => Ok(gimli::EndianArcSlice::new(empty.clone(), endian)),
+        }
+    };
+    let dwarf = gimli::Dwarf::load(load).ok()?;
+    addr2line::Context::from_dwarf(dwarf).ok()
+}
+
+fn find_debug_file(
+    path: &Path,
+    file: &object::File<'_>,
+    build_id: Option<&[u8]>,
+) -> Option<(PathBuf, Arc<[u8]>)> {
+    let mut candidates = Vec::new();
+    if let Some(id) = build_id.filter(|id| id.len() >= 2) {
+        let h = hex(id);
+        let (dir, rest) = h.split_at(2);
+        candidates.push(PathBuf::from(format!(
+            "{DEBUG_ROOT}/.build-id/{dir}/{rest}.debug"
+        )));
+    }
+    if let Ok(Some((name, _crc))) = file.gnu_debuglink() {
+        let name = String::from_utf8_lossy(name).into_owned();
+        if let Some(dir) = path.parent() {
+            candidates.push(dir.join(&name));
+            candidates.push(dir.join(".debug").join(&name));
+            let rel = dir.strip_prefix("/").unwrap_or(dir);
+            candidates.push(Path::new(DEBUG_ROOT).join(rel).join(&name));
+        }
+    }
+    for c in candidates {
+        if c == path {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&c) else {
+            continue;
+        };
+        let bytes: Arc<[u8]> = bytes.into();
+        // A build-id match is required when both sides have one.
+        let ok = match (build_id, object::File::parse(&*bytes).ok()) {
+            (Some(want), Some(f)) => f.build_id().ok().flatten().is_none_or(|got| got == want),
+            (None, Some(_)) => true,
+            (_, None) => false,
+        };
+        if ok {
+            return Some((c, bytes));
+        }
+    }
+    None
+}
+
+/// Lower-case hex of a build-id, for messages.
+pub fn build_id_hex(id: &[u8]) -> String {
+    hex(id)
+}

@@ -1,0 +1,360 @@
+//! A symbolized, aggregated profile of a log.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use pmc_log::record::Record;
+use pmc_log::Reader;
+
+use crate::error::Result;
+use crate::symbolize::{FuncId, Function, SymbolizeOptions, Symbolizer};
+use crate::Warning;
+
+/// What a sample counts for in reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weight {
+    /// Each sample counts 1 (pmcstat's sample counts).
+    #[default]
+    Samples,
+    /// Each sample counts its period (events it stands for; perf report's
+    /// default). Samples with period 0 count 1.
+    Period,
+}
+
+/// One distinct stack: the same PMC, command and functions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stack {
+    /// The PMC id of the samples.
+    pub pmc_id: u32,
+    /// Index into [`Profile::comms`].
+    pub comm: u32,
+    /// Functions, **root (outermost caller) first**, leaf last.
+    pub frames: Box<[FuncId]>,
+    /// Number of samples.
+    pub samples: u64,
+    /// Sum of the samples' periods (0-period samples count 1).
+    pub period: u64,
+}
+
+impl Stack {
+    /// This stack's weight.
+    pub fn weight(&self, w: Weight) -> u64 {
+        match w {
+            Weight::Samples => self.samples,
+            Weight::Period => self.period,
+        }
+    }
+}
+
+/// A PMC seen in the log.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PmcInfo {
+    /// The PMC id.
+    pub pmc_id: u32,
+    /// Event name (the spec as written, or the canonical name); `pmc<N>`
+    /// when the log has no descriptor for it.
+    pub name: String,
+    /// Samples of this PMC.
+    pub samples: u64,
+    /// Sum of their periods.
+    pub period: u64,
+}
+
+/// Counts about the analysis.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Stats {
+    /// Records read.
+    pub records: u64,
+    /// Samples aggregated.
+    pub samples: u64,
+    /// Samples skipped by the filters.
+    pub filtered: u64,
+    /// Frames resolved.
+    pub frames: u64,
+    /// Samples reported lost by the log (`Lost` records; hwpmc drops of
+    /// unknown size count 0).
+    pub lost: u64,
+    /// Lost-sample records.
+    pub lost_records: u64,
+    /// Bytes of damaged log skipped by the reader.
+    pub skipped_bytes: u64,
+    /// The log ended with its clean-close marker.
+    pub closed_cleanly: bool,
+}
+
+/// Which samples to take.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    /// Only samples of these PMC ids (empty: all).
+    pub pmc_ids: Vec<u32>,
+    /// Only samples of these processes (empty: all).
+    pub pids: Vec<i32>,
+    /// Drop kernel frames (`-k`-less user-only view).
+    pub user_only: bool,
+}
+
+/// Analysis options.
+#[derive(Clone, Debug, Default)]
+pub struct AnalyzeOptions {
+    /// Symbolization.
+    pub symbolize: SymbolizeOptions,
+    /// Sample selection.
+    pub filter: Filter,
+}
+
+/// Builds a [`Profile`] from records fed one at a time (for
+/// [`pmc_log::StreamReader`] and live logs); [`Profile::from_log`] does it
+/// for a log in memory.
+#[derive(Debug)]
+pub struct ProfileBuilder {
+    sym: Symbolizer,
+    filter: Filter,
+    comms: Vec<Arc<str>>,
+    comm_ids: HashMap<Arc<str>, u32>,
+    /// Key: `[pmc_id, comm, frames...]`.
+    stacks: HashMap<Vec<u32>, (u64, u64)>,
+    pmcs: BTreeMap<u32, PmcInfo>,
+    stats: Stats,
+    scratch: Vec<u32>,
+}
+
+impl ProfileBuilder {
+    /// An empty builder.
+    pub fn new(opts: AnalyzeOptions) -> Self {
+        ProfileBuilder {
+            sym: Symbolizer::new(opts.symbolize),
+            filter: opts.filter,
+            comms: Vec::new(),
+            comm_ids: HashMap::new(),
+            stacks: HashMap::new(),
+            pmcs: BTreeMap::new(),
+            stats: Stats::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The symbolizer (for example to install a [`crate::Kallsyms`]).
+    pub fn symbolizer_mut(&mut self) -> &mut Symbolizer {
+        &mut self.sym
+    }
+
+    fn comm_id(&mut self, pid: i32) -> u32 {
+        let name: Arc<str> = match self.sym.comm(pid) {
+            Some(c) => Arc::from(c),
+            None if pid == -1 => Arc::from("[kernel]"),
+            None => Arc::from(format!("pid:{pid}").as_str()),
+        };
+        if let Some(&id) = self.comm_ids.get(&name) {
+            return id;
+        }
+        let id = u32::try_from(self.comms.len()).unwrap_or(u32::MAX);
+        self.comms.push(name.clone());
+        self.comm_ids.insert(name, id);
+        id
+    }
+
+    /// Feed one record.
+    pub fn add(&mut self, r: &Record<'_>) {
+        self.stats.records += 1;
+        match r {
+            Record::Pmc(p) => {
+                let name = if p.event_spec.is_empty() {
+                    p.canonical_name.to_string()
+                } else {
+                    p.event_spec.to_string()
+                };
+                let e = self.pmcs.entry(p.pmc_id).or_default();
+                e.pmc_id = p.pmc_id;
+                e.name = name;
+            }
+            Record::Lost(l) => {
+                self.stats.lost = self.stats.lost.saturating_add(l.count);
+                self.stats.lost_records += 1;
+            }
+            Record::Sample(s) => {
+                if (!self.filter.pmc_ids.is_empty() && !self.filter.pmc_ids.contains(&s.pmc_id))
+                    || (!self.filter.pids.is_empty() && !self.filter.pids.contains(&s.pid))
+                {
+                    self.stats.filtered += 1;
+                    return;
+                }
+                let comm = self.comm_id(s.pid);
+                let mut key = std::mem::take(&mut self.scratch);
+                key.clear();
+                key.push(s.pmc_id);
+                key.push(comm);
+                if self.filter.user_only {
+                    let k = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
+                    let user = s.callchain.iter().skip(k);
+                    let n = user.len();
+                    self.sym.resolve_callchain(s.pid, user, 0, &mut key);
+                    self.stats.frames += n as u64;
+                } else {
+                    self.stats.frames += s.callchain.len() as u64;
+                    self.sym.resolve_callchain(
+                        s.pid,
+                        s.callchain.iter(),
+                        s.kernel_frames,
+                        &mut key,
+                    );
+                }
+                let period = s.period.max(1);
+                match self.stacks.get_mut(key.as_slice()) {
+                    Some(c) => {
+                        c.0 += 1;
+                        c.1 = c.1.saturating_add(period);
+                    }
+                    None => {
+                        self.stacks.insert(key.clone(), (1, period));
+                    }
+                }
+                self.scratch = key;
+                self.stats.samples += 1;
+                let p = self.pmcs.entry(s.pmc_id).or_insert_with(|| PmcInfo {
+                    pmc_id: s.pmc_id,
+                    name: String::new(),
+                    ..PmcInfo::default()
+                });
+                p.samples += 1;
+                p.period = p.period.saturating_add(period);
+            }
+            _ => self.sym.observe(r),
+        }
+    }
+
+    /// Record what the reader skipped (damage) and whether the log closed.
+    pub fn set_read_report(&mut self, report: &pmc_log::ReadReport) {
+        self.stats.skipped_bytes = report.skipped_bytes();
+        self.stats.closed_cleanly = report.closed_cleanly;
+    }
+
+    /// Finish: sort stacks (heaviest first) and collect warnings.
+    pub fn finish(mut self) -> Profile {
+        let mut stacks: Vec<Stack> = self
+            .stacks
+            .into_iter()
+            .filter_map(|(k, (samples, period))| {
+                let (head, frames) = k.split_at_checked(2)?;
+                Some(Stack {
+                    pmc_id: *head.first()?,
+                    comm: *head.get(1)?,
+                    frames: frames.into(),
+                    samples,
+                    period,
+                })
+            })
+            .collect();
+        stacks.sort_by(|a, b| {
+            b.samples
+                .cmp(&a.samples)
+                .then_with(|| a.pmc_id.cmp(&b.pmc_id))
+                .then_with(|| a.frames.cmp(&b.frames))
+                .then_with(|| a.comm.cmp(&b.comm))
+        });
+        for p in self.pmcs.values_mut() {
+            if p.name.is_empty() {
+                p.name = format!("pmc{}", p.pmc_id);
+            }
+        }
+        let mut warnings = self.sym.take_warnings();
+        if self.stats.lost_records > 0 {
+            warnings.push(Warning::LostSamples {
+                records: self.stats.lost_records,
+                count: self.stats.lost,
+            });
+        }
+        if self.stats.skipped_bytes > 0 {
+            warnings.push(Warning::DamagedLog {
+                skipped_bytes: self.stats.skipped_bytes,
+            });
+        }
+        if self.stats.records > 0 && !self.stats.closed_cleanly {
+            warnings.push(Warning::NotClosed);
+        }
+        Profile {
+            functions: self.sym.functions().to_vec(),
+            comms: self.comms.iter().map(|c| c.to_string()).collect(),
+            stacks,
+            pmcs: self.pmcs.into_values().collect(),
+            stats: self.stats,
+            warnings,
+        }
+    }
+}
+
+/// A symbolized profile: distinct stacks with their counts, the functions
+/// they name, and the PMCs. All reports are computed from this.
+#[derive(Clone, Debug)]
+pub struct Profile {
+    /// Functions; a [`FuncId`] indexes this.
+    pub functions: Vec<Function>,
+    /// Command names; [`Stack::comm`] indexes this.
+    pub comms: Vec<String>,
+    /// Distinct stacks, heaviest first.
+    pub stacks: Vec<Stack>,
+    /// PMCs, by id.
+    pub pmcs: Vec<PmcInfo>,
+    /// Counts.
+    pub stats: Stats,
+    /// What could not be done as asked (missing objects, build-id
+    /// mismatches, lost samples, damage).
+    pub warnings: Vec<Warning>,
+}
+
+impl Profile {
+    /// Read, symbolize and aggregate a whole log held in memory.
+    ///
+    /// Damage in the log is skipped (and reported in [`Profile::stats`] and
+    /// [`Profile::warnings`]); only an unreadable preamble is an error.
+    pub fn from_log(log: &[u8], opts: AnalyzeOptions) -> Result<Profile> {
+        let reader = Reader::new(log)?;
+        let mut b = ProfileBuilder::new(opts);
+        let mut it = reader.records();
+        for r in it.by_ref() {
+            b.add(&r);
+        }
+        b.set_read_report(it.report());
+        Ok(b.finish())
+    }
+
+    /// Read, symbolize and aggregate a log from any reader (a pipe, a file
+    /// still being written), through [`pmc_log::StreamReader`], until the
+    /// end of its input.
+    pub fn from_stream<R: std::io::Read>(input: R, opts: AnalyzeOptions) -> Result<Profile> {
+        let mut reader = pmc_log::StreamReader::new(input)?;
+        let mut b = ProfileBuilder::new(opts);
+        while let Some(r) = reader.next_record()? {
+            b.add(&r);
+        }
+        b.set_read_report(&reader.finish());
+        Ok(b.finish())
+    }
+
+    /// The function `id`.
+    pub fn function(&self, id: FuncId) -> Option<&Function> {
+        self.functions.get(id as usize)
+    }
+
+    /// The name of function `id` (`"[unknown]"` for a bad id).
+    pub fn function_name(&self, id: FuncId) -> &str {
+        self.function(id).map_or("[unknown]", |f| f.name.as_str())
+    }
+
+    /// The command name at index `id`.
+    pub fn comm(&self, id: u32) -> &str {
+        self.comms.get(id as usize).map_or("?", String::as_str)
+    }
+
+    /// The stacks of one PMC (`None`: all).
+    pub fn stacks_of(&self, pmc: Option<u32>) -> impl Iterator<Item = &Stack> + '_ {
+        self.stacks
+            .iter()
+            .filter(move |s| pmc.is_none_or(|p| s.pmc_id == p))
+    }
+
+    /// Total weight of one PMC's samples (`None`: all).
+    pub fn total(&self, pmc: Option<u32>, w: Weight) -> u64 {
+        self.stacks_of(pmc).map(|s| s.weight(w)).sum()
+    }
+}

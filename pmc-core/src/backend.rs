@@ -1,0 +1,222 @@
+//! The backend and PMC traits: hwpmc's verbs.
+
+use crate::alloc::{Allocation, Target};
+use crate::error::Result;
+use crate::reading::Reading;
+use serde::{Deserialize, Serialize};
+
+/// Where a backend writes its sample log: any byte sink. The backend wraps
+/// it in a `pmc_log` writer (or, on FreeBSD, converts hwpmc's own stream
+/// into one).
+pub type LogSink = Box<dyn std::io::Write + Send>;
+
+/// The life-cycle state of a PMC (hwpmc's `PMC_STATE_*`, less FREE and
+/// DELETED, which Rust ownership makes unobservable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Allocated, never started (or stopped and never restarted).
+    Allocated,
+    /// Counting.
+    Running,
+    /// Started once, now stopped.
+    Stopped,
+}
+
+/// What one part of a PMC counted: a CPU (system scope) or a target
+/// process (process scope).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Instance {
+    /// A CPU, for system-scope PMCs.
+    Cpu(u32),
+    /// A target process, for process-scope PMCs.
+    Target(Target),
+}
+
+/// A [`Reading`] of one [`Instance`] of a PMC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstanceReading {
+    /// What was counted.
+    pub instance: Instance,
+    /// Its reading.
+    pub reading: Reading,
+}
+
+/// One field of the native configuration a backend opened, for `pmcstat -v`
+/// (on Linux, the non-zero `perf_event_attr` fields, by name).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeField {
+    /// The field's native name (`config`, `sample_type`, `pm_ev`...).
+    pub name: String,
+    /// Its value, formatted as the native tool would.
+    pub value: String,
+}
+
+/// A source of PMCs: the Linux perf_event backend, the FreeBSD hwpmc
+/// backend, or a simulation of one.
+///
+/// Each backend crate exports a `Backend` type with an inherent
+/// `Backend::open() -> Result<Backend>`; the `pmc` facade names the native
+/// one `pmc::Native`.
+pub trait Backend: Send + Sync {
+    /// The PMC type this backend allocates.
+    type Pmc: Pmc;
+    /// The group type this backend allocates.
+    type Group: Group;
+
+    /// A short name: `"linux-perf"`, `"freebsd-hwpmc"`.
+    fn name(&self) -> &'static str;
+
+    /// Allocates one PMC (hwpmc `PMC_OP_PMCALLOCATE`).
+    ///
+    /// A process-scope PMC is not attached to anything yet: attach it, or
+    /// start it to attach it to the caller. A system-scope PMC counts on its
+    /// CPUs once started.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NoSuchEvent`](crate::ErrorKind::NoSuchEvent) or
+    /// [`ErrorKind::NoPmu`](crate::ErrorKind::NoPmu) when the event cannot be
+    /// resolved here; [`ErrorKind::Permission`](crate::ErrorKind::Permission)
+    /// for system scope without the privilege;
+    /// [`ErrorKind::NoSuchCpu`](crate::ErrorKind::NoSuchCpu) for an absent
+    /// CPU; [`ErrorKind::TooManyOpenFiles`](crate::ErrorKind::TooManyOpenFiles).
+    #[doc(alias = "PMC_OP_PMCALLOCATE")]
+    #[doc(alias = "perf_event_open")]
+    fn allocate(&self, allocation: &Allocation) -> Result<Self::Pmc>;
+
+    /// Allocates PMCs that are scheduled onto the hardware together, so
+    /// that ratios between them are meaningful. All members must share the
+    /// scope; the first is the leader.
+    fn allocate_group(&self, allocations: &[Allocation]) -> Result<Self::Group>;
+
+    /// Sends samples of sampling PMCs to `sink` (hwpmc
+    /// `PMC_OP_CONFIGURELOG`). Replaces any earlier log, after flushing it.
+    #[doc(alias = "PMC_OP_CONFIGURELOG")]
+    fn configure_log(&self, sink: LogSink) -> Result<()>;
+
+    /// Writes buffered samples out to the log (hwpmc `PMC_OP_FLUSHLOG`).
+    #[doc(alias = "PMC_OP_FLUSHLOG")]
+    fn flush_log(&self) -> Result<()>;
+
+    /// Flushes and closes the log, writing its clean-close marker (hwpmc
+    /// `PMC_OP_CLOSELOG`).
+    #[doc(alias = "PMC_OP_CLOSELOG")]
+    fn close_log(&self) -> Result<()>;
+
+    /// Appends a user-data record to the log (hwpmc `PMC_OP_WRITELOG`).
+    #[doc(alias = "PMC_OP_WRITELOG")]
+    fn write_log(&self, user_data: u32) -> Result<()>;
+
+    /// Every event this machine offers, grouped by source, each saying
+    /// whether it can be opened here and if not why (`pmcstat -L`).
+    /// Tracepoints (possibly thousands) only when `tracepoints` is true.
+    fn list_events(&self, tracepoints: bool) -> Vec<crate::info::EventInfo>;
+
+    /// What works here and why not, each "no" with its fix
+    /// (`pmcstat --diagnose`).
+    fn diagnose(&self) -> Vec<crate::info::Check>;
+}
+
+/// One allocated PMC. Dropping it releases it.
+///
+/// The semantics are hwpmc(4)'s on every backend:
+///
+/// * [`start`](Pmc::start) on a process-scope PMC with no target attaches it
+///   to the calling process first;
+/// * [`set_count`](Pmc::set_count) and [`write`](Pmc::write) on a running PMC
+///   fail with [`ErrorKind::Busy`](crate::ErrorKind::Busy);
+/// * attaching to a target already attached fails with
+///   [`ErrorKind::AlreadyAttached`](crate::ErrorKind::AlreadyAttached), and
+///   detaching from one that is not with
+///   [`ErrorKind::NotAttached`](crate::ErrorKind::NotAttached);
+/// * attach and detach are for process scope only
+///   ([`ErrorKind::InvalidState`](crate::ErrorKind::InvalidState) otherwise).
+pub trait Pmc: Send {
+    /// What this PMC was allocated as.
+    fn allocation(&self) -> &Allocation;
+
+    /// Its state.
+    fn state(&self) -> State;
+
+    /// Attaches a process-scope PMC to a target (hwpmc `PMC_OP_PMCATTACH`).
+    #[doc(alias = "PMC_OP_PMCATTACH")]
+    fn attach(&mut self, target: Target) -> Result<()>;
+
+    /// Detaches it from a target (hwpmc `PMC_OP_PMCDETACH`). What the target
+    /// counted so far stays in the PMC's total.
+    #[doc(alias = "PMC_OP_PMCDETACH")]
+    fn detach(&mut self, target: Target) -> Result<()>;
+
+    /// The targets currently attached.
+    fn targets(&self) -> Vec<Target>;
+
+    /// Starts counting (hwpmc `PMC_OP_PMCSTART`; perf `PERF_EVENT_IOC_ENABLE`).
+    #[doc(alias = "PMC_OP_PMCSTART")]
+    fn start(&mut self) -> Result<()>;
+
+    /// Stops counting (hwpmc `PMC_OP_PMCSTOP`; perf `PERF_EVENT_IOC_DISABLE`).
+    #[doc(alias = "PMC_OP_PMCSTOP")]
+    fn stop(&mut self) -> Result<()>;
+
+    /// Reads the total over every instance (hwpmc `PMC_OP_PMCRW` with
+    /// `PMC_F_OLDVALUE`). Allowed while running.
+    #[doc(alias = "PMC_OP_PMCRW")]
+    fn read(&self) -> Result<Reading>;
+
+    /// Reads each instance separately: per CPU for system scope, per target
+    /// for process scope.
+    fn read_instances(&self) -> Result<Vec<InstanceReading>>;
+
+    /// Sets the count to `value`, returning the previous count (hwpmc
+    /// `PMC_OP_PMCRW` with `PMC_F_NEWVALUE | PMC_F_OLDVALUE`). The PMC must
+    /// be stopped.
+    #[doc(alias = "pmc_rw")]
+    fn write(&mut self, value: u64) -> Result<u64>;
+
+    /// Sets the reload count: the sampling period for sampling PMCs, the
+    /// starting count for counting PMCs (hwpmc `PMC_OP_PMCSETCOUNT`). The PMC
+    /// must be stopped.
+    #[doc(alias = "setcount")]
+    #[doc(alias = "PMC_OP_PMCSETCOUNT")]
+    fn set_count(&mut self, count: u64) -> Result<()>;
+
+    /// The native configuration this PMC opened, field by field.
+    fn native_config(&self) -> Vec<NativeField>;
+
+    /// Releases the PMC, reporting any error (dropping it releases too, but
+    /// silently). hwpmc `PMC_OP_PMCRELEASE`.
+    #[doc(alias = "PMC_OP_PMCRELEASE")]
+    fn release(self) -> Result<()>
+    where
+        Self: Sized;
+}
+
+/// PMCs scheduled together. Attach, detach, start and stop apply to every
+/// member at once; reads return one [`Reading`] per member, in allocation
+/// order, taken at the same instant where the backend allows (Linux:
+/// `PERF_FORMAT_GROUP`).
+pub trait Group: Send {
+    /// The members' allocations, leader first.
+    fn allocations(&self) -> &[Allocation];
+    /// The group's state.
+    fn state(&self) -> State;
+    /// Attaches every member to a target.
+    fn attach(&mut self, target: Target) -> Result<()>;
+    /// Detaches every member from a target.
+    fn detach(&mut self, target: Target) -> Result<()>;
+    /// Starts every member together.
+    fn start(&mut self) -> Result<()>;
+    /// Stops every member together.
+    fn stop(&mut self) -> Result<()>;
+    /// Reads every member, summed over instances, into a new vector.
+    fn read(&self) -> Result<Vec<Reading>> {
+        let mut out = vec![Reading::default(); self.allocations().len()];
+        self.read_into(&mut out)?;
+        Ok(out)
+    }
+    /// Reads every member into `out` (which must have one slot per member),
+    /// without allocating.
+    fn read_into(&self, out: &mut [Reading]) -> Result<()>;
+}

@@ -1,0 +1,282 @@
+//! Typed errors that say what to do next.
+
+use std::fmt;
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The operation that failed (hwpmc's verbs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Op {
+    /// Opening the backend (finding the driver, version handshake).
+    Open,
+    /// `allocate`.
+    Allocate,
+    /// `attach`.
+    Attach,
+    /// `detach`.
+    Detach,
+    /// `start`.
+    Start,
+    /// `stop`.
+    Stop,
+    /// `read`.
+    Read,
+    /// `write`.
+    Write,
+    /// `set_count`.
+    SetCount,
+    /// `release`.
+    Release,
+    /// Configuring, flushing or closing the sample log.
+    Log,
+    /// Mapping a sample buffer.
+    Mmap,
+    /// Launching a command.
+    Launch,
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Op::Open => "open",
+            Op::Allocate => "allocate",
+            Op::Attach => "attach",
+            Op::Detach => "detach",
+            Op::Start => "start",
+            Op::Stop => "stop",
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::SetCount => "set_count",
+            Op::Release => "release",
+            Op::Log => "configure the log",
+            Op::Mmap => "map the sample buffer",
+            Op::Launch => "launch",
+        })
+    }
+}
+
+/// Why permission was refused, with the facts needed to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PermissionReason {
+    /// Linux: `kernel.perf_event_paranoid` is above what this needs, and the
+    /// process lacks CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8).
+    PerfEventParanoid {
+        /// The current value read from `/proc/sys/kernel/perf_event_paranoid`,
+        /// if it could be read.
+        level: Option<i32>,
+        /// The highest level at which this is allowed without the capability.
+        needed: i32,
+    },
+    /// Linux: the target process may not be traced by this one (ptrace
+    /// access mode check).
+    Ptrace {
+        /// The pid that could not be attached.
+        pid: u32,
+    },
+    /// FreeBSD: unprivileged use is disabled by a sysctl.
+    Sysctl {
+        /// The sysctl, e.g. `security.bsd.unprivileged_syspmcs`.
+        name: String,
+    },
+    /// FreeBSD: the process runs in a jail, where hwpmc refuses system PMCs.
+    Jail,
+    /// Anything else, described.
+    Other(String),
+}
+
+/// The category of an [`Error`], for matching.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Permission denied (EACCES/EPERM).
+    Permission,
+    /// The machine has no hardware PMU, so hardware events cannot be counted.
+    NoPmu,
+    /// The event does not exist here (unknown name, PMU, tracepoint).
+    NoSuchEvent,
+    /// The event or option exists but this machine/kernel cannot do it.
+    NotSupported,
+    /// The target process does not exist (ESRCH).
+    NoSuchProcess,
+    /// The PMC is running and the operation needs it stopped (EBUSY).
+    Busy,
+    /// The operation is not valid in the PMC's current state.
+    InvalidState,
+    /// The PMC is already attached to that target (EEXIST).
+    AlreadyAttached,
+    /// The PMC is not attached to that target (EINVAL on detach).
+    NotAttached,
+    /// A sampling PMC needs a log configured first (EDOOFUS).
+    LogRequired,
+    /// The process ran out of file descriptors (EMFILE/ENFILE).
+    TooManyOpenFiles,
+    /// Locking the sample buffer exceeded the mlock limit (mmap EPERM).
+    MlockLimit,
+    /// A requested CPU is absent or offline (ENXIO/ENODEV).
+    NoSuchCpu,
+    /// The kernel driver is not loaded (FreeBSD: hwpmc).
+    DriverNotLoaded,
+    /// The kernel driver speaks an ABI version this library does not.
+    VersionMismatch,
+    /// An argument the kernel rejected (EINVAL with a known cause).
+    InvalidArgument,
+    /// An event string did not parse.
+    Parse,
+    /// This platform has no backend.
+    Unsupported,
+    /// Any other OS error.
+    Os,
+}
+
+/// An error from a backend, with the facts and the remedy.
+///
+/// The `Display` form is a one-line fact followed, where there is one, by a
+/// `help:` line with a command that fixes it.
+///
+/// ```
+/// use pmc_core::{Error, ErrorKind, Op, PermissionReason};
+/// let e = Error::permission(Op::Allocate, "count system-wide",
+///     PermissionReason::PerfEventParanoid { level: Some(2), needed: 0 });
+/// assert_eq!(e.kind(), ErrorKind::Permission);
+/// let msg = e.to_string();
+/// assert!(msg.contains("perf_event_paranoid = 2"));
+/// assert!(msg.contains("CAP_PERFMON"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[error("{message}{}{}", errno_suffix(.errno, .errno_text), help_suffix(.help))]
+pub struct Error {
+    kind: ErrorKind,
+    op: Op,
+    errno: Option<i32>,
+    errno_text: Option<String>,
+    message: String,
+    help: Option<String>,
+    #[source]
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+impl Error {
+    /// A new error of a kind, for an operation, with a message (the fact).
+    pub fn new(kind: ErrorKind, op: Op, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            op,
+            errno: None,
+            errno_text: None,
+            message: message.into(),
+            help: None,
+            source: None,
+        }
+    }
+
+    /// Adds the raw OS errno.
+    pub fn with_errno(mut self, errno: i32) -> Error {
+        self.errno = Some(errno);
+        self
+    }
+
+    /// Describes the errno in the target system's words (`EDOOFUS: Programming
+    /// error`), for errnos that come from another OS than the host's (a
+    /// simulated driver, a log from another machine). Without it, the host's
+    /// `strerror` is printed.
+    pub fn with_errno_text(mut self, text: impl Into<String>) -> Error {
+        self.errno_text = Some(text.into());
+        self
+    }
+
+    /// Adds the remedy, printed after `help:`.
+    pub fn with_help(mut self, help: impl Into<String>) -> Error {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Adds an underlying error.
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Error {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    /// A permission error, with its reason rendered into a message and a
+    /// remedy.
+    pub fn permission(op: Op, action: &str, reason: PermissionReason) -> Error {
+        let (fact, help) = match &reason {
+            PermissionReason::PerfEventParanoid { level, needed } => {
+                let lvl = level.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
+                (
+                    format!(
+                        "permission denied to {action}: kernel.perf_event_paranoid = {lvl}, \
+                         which must be <= {needed} for a process without CAP_PERFMON \
+                         (or CAP_SYS_ADMIN before Linux 5.8)"
+                    ),
+                    format!(
+                        "run as root, grant the capability (setcap cap_perfmon+ep <binary>), \
+                         or lower the level: sysctl -w kernel.perf_event_paranoid={needed}"
+                    ),
+                )
+            }
+            PermissionReason::Ptrace { pid } => (
+                format!("permission denied to {action}: this process may not trace pid {pid}"),
+                "run as the process's owner or with CAP_PERFMON/CAP_SYS_PTRACE; check kernel.yama.ptrace_scope"
+                    .to_owned(),
+            ),
+            PermissionReason::Sysctl { name } => (
+                format!("permission denied to {action}: sysctl {name} forbids it for unprivileged users"),
+                format!("run as root, or allow it: sysctl {name}=1"),
+            ),
+            PermissionReason::Jail => (
+                format!("permission denied to {action}: hwpmc refuses this inside a jail"),
+                "run it on the host, outside the jail".to_owned(),
+            ),
+            PermissionReason::Other(s) => (format!("permission denied to {action}: {s}"), String::new()),
+        };
+        let mut e = Error::new(ErrorKind::Permission, op, fact);
+        if !help.is_empty() {
+            e.help = Some(help);
+        }
+        e
+    }
+
+    /// The category.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+    /// The operation that failed.
+    pub fn op(&self) -> Op {
+        self.op
+    }
+    /// The raw OS errno, when the error came from a system call.
+    pub fn errno(&self) -> Option<i32> {
+        self.errno
+    }
+    /// The fact, without the remedy.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+    /// The remedy, if there is one.
+    pub fn help(&self) -> Option<&str> {
+        self.help.as_deref()
+    }
+}
+
+fn errno_suffix(errno: &Option<i32>, text: &Option<String>) -> String {
+    match (errno, text) {
+        (Some(e), Some(t)) => format!(" (errno {e}: {t})"),
+        (Some(e), None) => format!(" (errno {e}: {})", std::io::Error::from_raw_os_error(*e)),
+        (None, _) => String::new(),
+    }
+}
+
+fn help_suffix(help: &Option<String>) -> String {
+    help.as_ref()
+        .map_or_else(String::new, |h| format!("\nhelp: {h}"))
+}
+
+impl From<crate::event::ParseError> for Error {
+    fn from(e: crate::event::ParseError) -> Error {
+        Error::new(ErrorKind::Parse, Op::Allocate, e.to_string())
+            .with_help("`pmcstat -L` lists the events this machine has")
+    }
+}

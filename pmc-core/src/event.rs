@@ -1,0 +1,1232 @@
+//! Event specifications and their parser.
+//!
+//! An [`EventSpec`] is what the user asked to count, as written: the parser is
+//! pure (no I/O, no knowledge of the machine). Resolving a spec against a
+//! machine (sysfs PMUs, tracepoint ids, hwpmc event tables) is the backend's
+//! job.
+//!
+//! # Accepted syntax
+//!
+//! | form | examples | parsed as |
+//! |---|---|---|
+//! | portable name | `cycles`, `page-faults`, `task-clock` | [`EventSource::Portable`] |
+//! | perf generic name | `minor-faults`, `L1-dcache-load-misses`, `ref-cycles` | [`EventSource::Generic`] |
+//! | perf modifiers | `task-clock:u`, `instructions:k`, `cycles:uk`, `cycles:pp` | [`Modifiers`] |
+//! | raw | `r01c2`, `r1a2b:u` | [`EventSource::Raw`] |
+//! | PMU terms | `cpu/event=0x3c,umask=0x0/`, `cpu/mem-loads/u` | [`EventSource::Pmu`] |
+//! | tracepoint | `sched:sched_switch`, `syscalls:sys_enter_read:k` | [`EventSource::Tracepoint`] |
+//! | hwpmc style | `instructions,usr`, `unhalted-cycles,os`, `event=0xc0,umask=0x0,usr,cmask=1` | portable, [`EventSource::Hwpmc`] or [`EventSource::Raw`]-like terms with [`Modifiers`] |
+//! | hwpmc SOFT / class names | `SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`, `k8-bu-cpu-clk-unhalted`, `tsc-tsc` | [`EventSource::Hwpmc`] |
+//!
+//! # The portable names
+//!
+//! These mean the same thing on Linux and FreeBSD (see [`PortableEvent`]):
+//! `cycles`, `instructions`, `branches`, `branch-misses`, `cache-references`,
+//! `cache-misses`, `cpu-clock`, `task-clock`, `page-faults`,
+//! `context-switches`, `cpu-migrations`.
+//!
+//! # Examples
+//!
+//! ```
+//! use pmc_core::{EventSpec, EventSource, PortableEvent};
+//!
+//! let spec: EventSpec = "task-clock:u".parse().unwrap();
+//! assert_eq!(spec.source, EventSource::Portable(PortableEvent::TaskClock));
+//! assert!(spec.modifiers.user && !spec.modifiers.kernel);
+//! assert_eq!(spec.to_string(), "task-clock:u");
+//!
+//! let err = "page-fualts".parse::<EventSpec>().unwrap_err();
+//! assert_eq!(err.span(), 0..11);
+//! assert!(err.to_string().contains("did you mean `page-faults`"));
+//! ```
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::ops::Range;
+use std::str::FromStr;
+
+/// Longest event string the parser accepts, in bytes.
+pub const MAX_EVENT_SPEC_LEN: usize = 4096;
+
+/// Events that mean the same thing on every backend.
+///
+/// Each maps to a native event on Linux (`PERF_TYPE_HARDWARE` /
+/// `PERF_TYPE_SOFTWARE`) and on FreeBSD (an architectural hwpmc event, or a
+/// SOFT-class event).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PortableEvent {
+    /// Core clock cycles while the CPU is not halted. Linux:
+    /// `PERF_COUNT_HW_CPU_CYCLES`; FreeBSD: `unhalted-cycles`.
+    Cycles,
+    /// Instructions retired. Linux: `PERF_COUNT_HW_INSTRUCTIONS`; FreeBSD:
+    /// `instructions`.
+    Instructions,
+    /// Branch instructions retired. Linux: `PERF_COUNT_HW_BRANCH_INSTRUCTIONS`;
+    /// FreeBSD: `branches`.
+    Branches,
+    /// Mispredicted branches retired. Linux: `PERF_COUNT_HW_BRANCH_MISSES`;
+    /// FreeBSD: `branch-mispredicts`.
+    BranchMisses,
+    /// Last-level cache references. Linux: `PERF_COUNT_HW_CACHE_REFERENCES`;
+    /// FreeBSD: the architectural LLC-reference event.
+    CacheReferences,
+    /// Last-level cache misses. Linux: `PERF_COUNT_HW_CACHE_MISSES`; FreeBSD:
+    /// the architectural LLC-miss event.
+    CacheMisses,
+    /// A per-CPU wall clock in nanoseconds (a timer, not a hardware counter).
+    /// Linux: `PERF_COUNT_SW_CPU_CLOCK`; FreeBSD: `SOFT-CLOCK.HARD`.
+    CpuClock,
+    /// Time the measured task was on a CPU, in nanoseconds. Linux:
+    /// `PERF_COUNT_SW_TASK_CLOCK`; FreeBSD: `SOFT-CLOCK.PROF` (profiling clock).
+    TaskClock,
+    /// Page faults, minor and major. Linux: `PERF_COUNT_SW_PAGE_FAULTS`;
+    /// FreeBSD: `SOFT-PAGE_FAULT.ALL`.
+    PageFaults,
+    /// Context switches of the measured task(s). Linux:
+    /// `PERF_COUNT_SW_CONTEXT_SWITCHES`; FreeBSD: emulated with log-proccsw
+    /// where no SOFT event exists.
+    ContextSwitches,
+    /// Migrations of the measured task(s) between CPUs. Linux:
+    /// `PERF_COUNT_SW_CPU_MIGRATIONS`.
+    CpuMigrations,
+}
+
+impl PortableEvent {
+    /// Every portable event, in documentation order.
+    pub const ALL: [PortableEvent; 11] = [
+        PortableEvent::Cycles,
+        PortableEvent::Instructions,
+        PortableEvent::Branches,
+        PortableEvent::BranchMisses,
+        PortableEvent::CacheReferences,
+        PortableEvent::CacheMisses,
+        PortableEvent::CpuClock,
+        PortableEvent::TaskClock,
+        PortableEvent::PageFaults,
+        PortableEvent::ContextSwitches,
+        PortableEvent::CpuMigrations,
+    ];
+
+    /// The canonical (perf-style) name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            PortableEvent::Cycles => "cycles",
+            PortableEvent::Instructions => "instructions",
+            PortableEvent::Branches => "branches",
+            PortableEvent::BranchMisses => "branch-misses",
+            PortableEvent::CacheReferences => "cache-references",
+            PortableEvent::CacheMisses => "cache-misses",
+            PortableEvent::CpuClock => "cpu-clock",
+            PortableEvent::TaskClock => "task-clock",
+            PortableEvent::PageFaults => "page-faults",
+            PortableEvent::ContextSwitches => "context-switches",
+            PortableEvent::CpuMigrations => "cpu-migrations",
+        }
+    }
+
+    /// Whether this event needs a hardware PMU (as opposed to a kernel
+    /// software counter).
+    pub const fn is_hardware(self) -> bool {
+        matches!(
+            self,
+            PortableEvent::Cycles
+                | PortableEvent::Instructions
+                | PortableEvent::Branches
+                | PortableEvent::BranchMisses
+                | PortableEvent::CacheReferences
+                | PortableEvent::CacheMisses
+        )
+    }
+
+    /// Whether the counter's unit is nanoseconds (clock events).
+    pub const fn is_clock(self) -> bool {
+        matches!(self, PortableEvent::CpuClock | PortableEvent::TaskClock)
+    }
+
+    /// Looks up a portable name or one of its aliases (perf and hwpmc
+    /// spellings), ignoring ASCII case and treating `_` as `-`.
+    pub fn from_name(name: &str) -> Option<PortableEvent> {
+        let n = normalize(name);
+        Some(match n.as_str() {
+            "cycles" | "cpu-cycles" | "unhalted-cycles" | "unhalted-core-cycles" => {
+                PortableEvent::Cycles
+            }
+            "instructions" | "instructions-retired" => PortableEvent::Instructions,
+            "branches" | "branch-instructions" => PortableEvent::Branches,
+            "branch-misses" | "branch-mispredicts" => PortableEvent::BranchMisses,
+            "cache-references" | "llc-references" => PortableEvent::CacheReferences,
+            "cache-misses" | "llc-misses" => PortableEvent::CacheMisses,
+            "cpu-clock" => PortableEvent::CpuClock,
+            "task-clock" => PortableEvent::TaskClock,
+            "page-faults" | "faults" => PortableEvent::PageFaults,
+            "context-switches" | "cs" => PortableEvent::ContextSwitches,
+            "cpu-migrations" | "migrations" => PortableEvent::CpuMigrations,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for PortableEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Linux generic event names that are not portable but that the parser
+/// knows (so that a typo is caught before reaching the kernel).
+pub const LINUX_GENERIC_NAMES: &[&str] = &[
+    "bus-cycles",
+    "ref-cycles",
+    "stalled-cycles-frontend",
+    "stalled-cycles-backend",
+    "idle-cycles-frontend",
+    "idle-cycles-backend",
+    "minor-faults",
+    "major-faults",
+    "alignment-faults",
+    "emulation-faults",
+    "dummy",
+    "bpf-output",
+    "cgroup-switches",
+];
+
+/// Cache-event name parts (`L1-dcache-load-misses` style), as perf spells them.
+pub const LINUX_CACHE_NAMES: &[&str] = &[
+    "L1-dcache",
+    "L1-icache",
+    "LLC",
+    "dTLB",
+    "iTLB",
+    "branch",
+    "node",
+];
+/// Cache-event operations: the access count and the miss count spellings.
+pub const LINUX_CACHE_OPS: &[(&str, &str)] = &[
+    ("loads", "load-misses"),
+    ("stores", "store-misses"),
+    ("prefetches", "prefetch-misses"),
+];
+
+/// hwpmc class prefixes that make a bare name a native hwpmc event
+/// (`k8-dc-misses`, `iap-inst-retired.any`, `tsc-tsc`, `soft-clock.hard`).
+pub const HWPMC_CLASS_PREFIXES: &[&str] = &[
+    "k7-", "k8-", "iaf-", "iap-", "ucf-", "ucp-", "tsc-", "soft-", "armv7-", "armv8-", "ibs-",
+    "rapl-", "dmc-", "cmn-", "mips", "ppc", "e500-", "beri-", "powerpc-",
+];
+
+fn normalize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c == '_' {
+                '-'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
+}
+
+fn is_generic_name(name: &str) -> bool {
+    if LINUX_GENERIC_NAMES
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(name))
+    {
+        return true;
+    }
+    for cache in LINUX_CACHE_NAMES {
+        for (access, miss) in LINUX_CACHE_OPS {
+            for op in [access, miss] {
+                if format!("{cache}-{op}").eq_ignore_ascii_case(name) {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+/// Privilege-level and precision modifiers (`:u`, `:k`, `:h`, `:p`, or
+/// hwpmc's `,usr` / `,os`).
+///
+/// When neither `user` nor `kernel` nor `hv` is requested, every level is
+/// counted (subject to the backend's permission rules), and all three flags
+/// are `false`: use [`Modifiers::counts_user`] and friends to ask what is
+/// counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Modifiers {
+    /// Count user mode (`:u`, `,usr`).
+    pub user: bool,
+    /// Count kernel mode (`:k`, `,os`).
+    pub kernel: bool,
+    /// Count hypervisor mode (`:h`).
+    pub hv: bool,
+    /// Requested skid precision, 0-3 (`:p`, `:pp`, `:ppp`).
+    pub precise: u8,
+}
+
+impl Modifiers {
+    /// Whether an explicit privilege level was requested.
+    pub fn is_restricted(&self) -> bool {
+        self.user || self.kernel || self.hv
+    }
+    /// Whether user mode is counted.
+    pub fn counts_user(&self) -> bool {
+        !self.is_restricted() || self.user
+    }
+    /// Whether kernel mode is counted.
+    pub fn counts_kernel(&self) -> bool {
+        !self.is_restricted() || self.kernel
+    }
+    /// Whether hypervisor mode is counted.
+    pub fn counts_hv(&self) -> bool {
+        !self.is_restricted() || self.hv
+    }
+    fn is_empty(&self) -> bool {
+        !self.is_restricted() && self.precise == 0
+    }
+}
+
+/// One `key=value` or bare `name` term inside `pmu/.../` or a hwpmc-style
+/// qualifier list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Term {
+    /// The term's name (`event`, `umask`, `cmask`, `edge`, or an alias).
+    pub key: String,
+    /// The numeric value, if the term had `=value`.
+    pub value: Option<u64>,
+}
+
+impl fmt::Display for Term {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.value {
+            Some(v) => write!(f, "{}={:#x}", self.key, v),
+            None => f.write_str(&self.key),
+        }
+    }
+}
+
+/// What kind of event a spec names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventSource {
+    /// One of the portable names.
+    Portable(PortableEvent),
+    /// A Linux generic or cache event name (`minor-faults`,
+    /// `L1-dcache-load-misses`), stored as written.
+    Generic(String),
+    /// A raw, model-specific encoding (`r01c2` on Linux; `event=,umask=`
+    /// on FreeBSD), as an `attr.config`-style value.
+    Raw(u64),
+    /// A named PMU with terms: `cpu/event=0x3c,umask=0x0/` or `cpu/mem-loads/`.
+    /// The terms are resolved against sysfs (`/sys/bus/event_source/devices`)
+    /// by the Linux backend.
+    Pmu {
+        /// The PMU's name (`cpu`, `msr`, `power`, ...).
+        pmu: String,
+        /// The terms between the slashes.
+        terms: Vec<Term>,
+    },
+    /// A hwpmc-style raw event: `event=0x..,umask=0x..` with qualifiers such
+    /// as `edge`, `inv`, `cmask=N`.
+    HwpmcTerms(Vec<Term>),
+    /// A tracepoint: `subsystem:name`.
+    Tracepoint {
+        /// The tracepoint subsystem (`sched`).
+        subsystem: String,
+        /// The tracepoint name (`sched_switch`).
+        name: String,
+    },
+    /// A native hwpmc event name: SOFT (`SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`),
+    /// TSC, or a class-prefixed name (`k8-dc-misses`).
+    Hwpmc(String),
+}
+
+/// A parsed event string.
+///
+/// `Display` prints a canonical form that parses back to an equal spec.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct EventSpec {
+    /// What to count.
+    pub source: EventSource,
+    /// Which privilege levels, at which precision.
+    pub modifiers: Modifiers,
+}
+
+impl EventSpec {
+    /// A spec for a portable event with no modifiers.
+    ///
+    /// ```
+    /// use pmc_core::{EventSpec, PortableEvent};
+    /// assert_eq!(EventSpec::portable(PortableEvent::PageFaults).to_string(), "page-faults");
+    /// ```
+    pub fn portable(event: PortableEvent) -> EventSpec {
+        EventSpec {
+            source: EventSource::Portable(event),
+            modifiers: Modifiers::default(),
+        }
+    }
+
+    /// The portable event this spec names, if any.
+    pub fn as_portable(&self) -> Option<PortableEvent> {
+        match self.source {
+            EventSource::Portable(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Parses an event string; same as `str::parse`.
+    pub fn parse(input: &str) -> Result<EventSpec, ParseError> {
+        input.parse()
+    }
+}
+
+impl TryFrom<String> for EventSpec {
+    type Error = ParseError;
+    fn try_from(s: String) -> Result<Self, ParseError> {
+        s.parse()
+    }
+}
+
+impl From<EventSpec> for String {
+    fn from(s: EventSpec) -> String {
+        s.to_string()
+    }
+}
+
+impl fmt::Display for EventSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = &self.modifiers;
+        match &self.source {
+            EventSource::HwpmcTerms(terms) => {
+                // hwpmc style keeps its own qualifier syntax.
+                let mut first = true;
+                for t in terms {
+                    if !first {
+                        f.write_str(",")?;
+                    }
+                    first = false;
+                    write!(f, "{t}")?;
+                }
+                if m.user {
+                    f.write_str(",usr")?;
+                }
+                if m.kernel {
+                    f.write_str(",os")?;
+                }
+                return Ok(());
+            }
+            EventSource::Portable(p) => f.write_str(p.name())?,
+            EventSource::Generic(g) => f.write_str(g)?,
+            EventSource::Raw(r) => write!(f, "r{r:x}")?,
+            EventSource::Pmu { pmu, terms } => {
+                write!(f, "{pmu}/")?;
+                for (i, t) in terms.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(",")?;
+                    }
+                    write!(f, "{t}")?;
+                }
+                f.write_str("/")?;
+                return write_mods(f, m, false);
+            }
+            EventSource::Tracepoint { subsystem, name } => write!(f, "{subsystem}:{name}")?,
+            EventSource::Hwpmc(n) => f.write_str(n)?,
+        }
+        write_mods(f, m, true)
+    }
+}
+
+fn write_mods(f: &mut fmt::Formatter<'_>, m: &Modifiers, colon: bool) -> fmt::Result {
+    if m.is_empty() {
+        return Ok(());
+    }
+    if colon {
+        f.write_str(":")?;
+    }
+    if m.user {
+        f.write_str("u")?;
+    }
+    if m.kernel {
+        f.write_str("k")?;
+    }
+    if m.hv {
+        f.write_str("h")?;
+    }
+    for _ in 0..m.precise {
+        f.write_str("p")?;
+    }
+    Ok(())
+}
+
+/// Why an event string did not parse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParseErrorKind {
+    /// The string was empty.
+    Empty,
+    /// The string was longer than [`MAX_EVENT_SPEC_LEN`].
+    TooLong,
+    /// A name that is not a known event; perhaps a typo.
+    UnknownEvent {
+        /// The closest known name, if one is close.
+        suggestion: Option<&'static str>,
+    },
+    /// A modifier letter that is not one of `u k h p`.
+    BadModifier(char),
+    /// More than three `p` modifiers.
+    TooPrecise,
+    /// A hwpmc qualifier that is not `usr`, `os`, `edge`, `inv`, `anythread`
+    /// or a `key=value` term.
+    BadQualifier,
+    /// A number that did not parse (or did not fit in 64 bits).
+    BadNumber,
+    /// A raw event `r...` whose digits are not hexadecimal.
+    BadRaw,
+    /// A `pmu/.../` form with a missing closing slash or an empty PMU name.
+    BadPmu,
+    /// A malformed term inside `pmu/.../` or a hwpmc qualifier list.
+    BadTerm,
+    /// A malformed tracepoint `subsystem:name`.
+    BadTracepoint,
+    /// A character that cannot appear in an event name.
+    BadCharacter(char),
+}
+
+/// An event string that did not parse, with the byte span of the offending
+/// part.
+///
+/// `Display` prints the input with a caret line under the span:
+///
+/// ```text
+/// unknown event `page-fualts`; did you mean `page-faults`?
+///   page-fualts
+///   ^^^^^^^^^^^
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseError {
+    input: String,
+    span: Range<usize>,
+    kind: ParseErrorKind,
+}
+
+impl ParseError {
+    fn new(input: &str, span: Range<usize>, kind: ParseErrorKind) -> ParseError {
+        let end = span.end.min(input.len());
+        let start = span.start.min(end);
+        ParseError {
+            input: input.to_owned(),
+            span: start..end,
+            kind,
+        }
+    }
+    /// The byte range of the offending part of the input.
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+    /// The (0-based) byte position where the offending part starts.
+    pub fn position(&self) -> usize {
+        self.span.start
+    }
+    /// What was wrong.
+    pub fn kind(&self) -> &ParseErrorKind {
+        &self.kind
+    }
+    /// The whole input.
+    pub fn input(&self) -> &str {
+        &self.input
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let part = self.input.get(self.span.clone()).unwrap_or("");
+        match &self.kind {
+            ParseErrorKind::Empty => f.write_str("empty event specification")?,
+            ParseErrorKind::TooLong => write!(
+                f,
+                "event specification longer than {MAX_EVENT_SPEC_LEN} bytes"
+            )?,
+            ParseErrorKind::UnknownEvent { suggestion } => {
+                write!(f, "unknown event `{part}`")?;
+                match suggestion {
+                    Some(s) => write!(f, "; did you mean `{s}`?")?,
+                    None => f.write_str("; `pmcstat -L` lists the events")?,
+                }
+            }
+            ParseErrorKind::BadModifier(c) => {
+                write!(f, "unknown modifier `{c}` (expected u, k, h or p)")?
+            }
+            ParseErrorKind::TooPrecise => {
+                f.write_str("at most three `p` modifiers (precise_ip 0-3)")?
+            }
+            ParseErrorKind::BadQualifier => write!(
+                f,
+                "unknown qualifier `{part}` (expected usr, os, edge, inv, anythread, or key=value)"
+            )?,
+            ParseErrorKind::BadNumber => {
+                write!(f, "bad number `{part}` (decimal or 0x-hex, 64 bits)")?
+            }
+            ParseErrorKind::BadRaw => write!(
+                f,
+                "bad raw event `{part}`: expected r followed by hex digits"
+            )?,
+            ParseErrorKind::BadPmu => write!(f, "bad PMU event `{part}`: expected pmu/term,term/")?,
+            ParseErrorKind::BadTerm => write!(f, "bad term `{part}`: expected name or name=value")?,
+            ParseErrorKind::BadTracepoint => {
+                write!(f, "bad tracepoint `{part}`: expected subsystem:name")?
+            }
+            ParseErrorKind::BadCharacter(c) => write!(f, "unexpected character `{c}`")?,
+        }
+        write!(f, " at position {}", self.span.start)?;
+        // The caret display, only for inputs short enough to read.
+        if self.input.len() <= 200 && !self.input.contains('\n') {
+            let pad: usize = self
+                .input
+                .get(..self.span.start)
+                .map_or(0, |s| s.chars().count());
+            let width = part.chars().count().max(1);
+            write!(
+                f,
+                "\n  {}\n  {}{}",
+                self.input,
+                " ".repeat(pad),
+                "^".repeat(width)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+impl FromStr for EventSpec {
+    type Err = ParseError;
+
+    fn from_str(input: &str) -> Result<EventSpec, ParseError> {
+        if input.len() > MAX_EVENT_SPEC_LEN {
+            return Err(ParseError::new(
+                input,
+                0..input.len(),
+                ParseErrorKind::TooLong,
+            ));
+        }
+        let lead = input.len() - input.trim_start().len();
+        let s = input.trim();
+        if s.is_empty() {
+            return Err(ParseError::new(
+                input,
+                0..input.len(),
+                ParseErrorKind::Empty,
+            ));
+        }
+        let p = Parser { input, base: lead };
+        if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
+            let pos = lead + s.find(c).unwrap_or(0);
+            return Err(ParseError::new(
+                input,
+                pos..pos + c.len_utf8(),
+                ParseErrorKind::BadCharacter(c),
+            ));
+        }
+        if s.contains('/') {
+            p.pmu(s)
+        } else if s.contains(',') || s.contains('=') {
+            p.hwpmc(s)
+        } else {
+            p.plain(s)
+        }
+    }
+}
+
+struct Parser<'a> {
+    input: &'a str,
+    /// Offset of the trimmed string within `input`.
+    base: usize,
+}
+
+impl Parser<'_> {
+    fn err(&self, start: usize, len: usize, kind: ParseErrorKind) -> ParseError {
+        let s = self.base + start;
+        ParseError::new(self.input, s..s + len, kind)
+    }
+
+    /// `pmu/terms/mods`
+    fn pmu(&self, s: &str) -> Result<EventSpec, ParseError> {
+        let Some(first) = s.find('/') else {
+            return Err(self.err(0, s.len(), ParseErrorKind::BadPmu));
+        };
+        let pmu = &s[..first];
+        if pmu.is_empty()
+            || !pmu
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        {
+            return Err(self.err(0, first.max(1), ParseErrorKind::BadPmu));
+        }
+        let rest = &s[first + 1..];
+        let Some(close) = rest.find('/') else {
+            return Err(self.err(0, s.len(), ParseErrorKind::BadPmu));
+        };
+        let body = &rest[..close];
+        let body_off = first + 1;
+        let mods_off = body_off + close + 1;
+        let mods_str = &s[mods_off..];
+        let terms = self.terms(body, body_off, false)?;
+        if terms.is_empty() {
+            return Err(self.err(0, s.len(), ParseErrorKind::BadPmu));
+        }
+        let modifiers = self.modifiers(mods_str, mods_off)?;
+        Ok(EventSpec {
+            source: EventSource::Pmu {
+                pmu: pmu.to_owned(),
+                terms,
+            },
+            modifiers,
+        })
+    }
+
+    fn terms(&self, body: &str, off: usize, hwpmc: bool) -> Result<Vec<Term>, ParseError> {
+        let mut terms = Vec::new();
+        let mut pos = off;
+        for part in body.split(',') {
+            let here = pos;
+            pos += part.len() + 1;
+            if part.is_empty() {
+                if hwpmc {
+                    return Err(self.err(here, 1, ParseErrorKind::BadTerm));
+                }
+                continue;
+            }
+            let (key, value) = match part.split_once('=') {
+                Some((k, v)) => (k, Some(v)),
+                None => (part, None),
+            };
+            if key.is_empty()
+                || !key
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+            {
+                return Err(self.err(here, part.len(), ParseErrorKind::BadTerm));
+            }
+            let value = match value {
+                None => None,
+                Some(v) => Some(parse_number(v).ok_or_else(|| {
+                    self.err(
+                        here + key.len() + 1,
+                        v.len().max(1),
+                        ParseErrorKind::BadNumber,
+                    )
+                })?),
+            };
+            terms.push(Term {
+                key: key.to_owned(),
+                value,
+            });
+        }
+        Ok(terms)
+    }
+
+    /// `name,qual,...` (hwpmc style) or `event=..,umask=..,usr`.
+    fn hwpmc(&self, s: &str) -> Result<EventSpec, ParseError> {
+        let mut modifiers = Modifiers::default();
+        let (head, quals, quals_off) = match s.find(',') {
+            Some(i) if !s[..i].contains('=') => (&s[..i], &s[i + 1..], i + 1),
+            _ => ("", s, 0),
+        };
+        let mut terms = Vec::new();
+        let mut pos = quals_off;
+        for q in quals.split(',') {
+            let here = pos;
+            pos += q.len() + 1;
+            let lower = q.to_ascii_lowercase();
+            match lower.as_str() {
+                "usr" => modifiers.user = true,
+                "os" => modifiers.kernel = true,
+                "" => return Err(self.err(here, 1, ParseErrorKind::BadQualifier)),
+                _ => {
+                    let t = self.terms(q, here, true)?;
+                    let known = t.iter().all(|t| {
+                        let k = t.key.to_ascii_lowercase();
+                        matches!(
+                            (k.as_str(), t.value.is_some()),
+                            (
+                                "event"
+                                    | "umask"
+                                    | "cmask"
+                                    | "threshold"
+                                    | "config"
+                                    | "mask"
+                                    | "ldlat",
+                                true
+                            ) | ("edge" | "inv" | "anythread" | "precise" | "count", _)
+                        )
+                    });
+                    if !known {
+                        return Err(self.err(here, q.len(), ParseErrorKind::BadQualifier));
+                    }
+                    terms.extend(t);
+                }
+            }
+        }
+        if head.is_empty() {
+            if !terms.iter().any(|t| t.key.eq_ignore_ascii_case("event")) {
+                return Err(self.err(0, s.len(), ParseErrorKind::BadTerm));
+            }
+            return Ok(EventSpec {
+                source: EventSource::HwpmcTerms(terms),
+                modifiers,
+            });
+        }
+        if !terms.is_empty() {
+            // `name,cmask=1`: a named event with extra qualifiers.
+            let mut named = vec![Term {
+                key: head.to_owned(),
+                value: None,
+            }];
+            named.extend(terms);
+            return Ok(EventSpec {
+                source: EventSource::HwpmcTerms(named),
+                modifiers,
+            });
+        }
+        let mut spec = self.plain(head)?;
+        if spec.modifiers.is_restricted() {
+            return Err(self.err(0, head.len(), ParseErrorKind::BadQualifier));
+        }
+        spec.modifiers.user |= modifiers.user;
+        spec.modifiers.kernel |= modifiers.kernel;
+        Ok(spec)
+    }
+
+    /// A name with optional `:mods`, a raw `rNNN`, or a tracepoint.
+    fn plain(&self, s: &str) -> Result<EventSpec, ParseError> {
+        let parts: Vec<&str> = s.split(':').collect();
+        match parts.as_slice() {
+            [name] => self.name(name, 0, Modifiers::default()),
+            [name, mods]
+                if !name.is_empty() && (is_modifier_string(mods) || is_known_name(name)) =>
+            {
+                let m = self.modifiers(mods, name.len() + 1)?;
+                self.name(name, 0, m)
+            }
+            [sub, name] => self.tracepoint(sub, name, Modifiers::default()),
+            [sub, name, mods] => {
+                let m = self.modifiers(mods, sub.len() + name.len() + 2)?;
+                self.tracepoint(sub, name, m)
+            }
+            _ => Err(self.err(0, s.len(), ParseErrorKind::BadTracepoint)),
+        }
+    }
+
+    fn tracepoint(
+        &self,
+        sub: &str,
+        name: &str,
+        modifiers: Modifiers,
+    ) -> Result<EventSpec, ParseError> {
+        let ok = |x: &str| {
+            !x.is_empty()
+                && x.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        if !ok(sub) {
+            return Err(self.err(0, sub.len().max(1), ParseErrorKind::BadTracepoint));
+        }
+        if !ok(name) {
+            return Err(self.err(
+                sub.len() + 1,
+                name.len().max(1),
+                ParseErrorKind::BadTracepoint,
+            ));
+        }
+        Ok(EventSpec {
+            source: EventSource::Tracepoint {
+                subsystem: sub.to_owned(),
+                name: name.to_owned(),
+            },
+            modifiers,
+        })
+    }
+
+    fn name(&self, name: &str, off: usize, modifiers: Modifiers) -> Result<EventSpec, ParseError> {
+        let source = if let Some(p) = PortableEvent::from_name(name) {
+            EventSource::Portable(p)
+        } else if is_generic_name(name) {
+            EventSource::Generic(name.to_owned())
+        } else if let Some(hex) = name
+            .strip_prefix('r')
+            .filter(|h| !h.is_empty() && h.len() <= 16 && h.chars().all(|c| c.is_ascii_hexdigit()))
+        {
+            EventSource::Raw(
+                u64::from_str_radix(hex, 16)
+                    .map_err(|_| self.err(off, name.len(), ParseErrorKind::BadRaw))?,
+            )
+        } else if is_hwpmc_name(name) {
+            EventSource::Hwpmc(name.to_owned())
+        } else {
+            if let Some(c) = name
+                .chars()
+                .find(|c| !(c.is_ascii_alphanumeric() || "-_.".contains(*c)))
+            {
+                let pos = off + name.find(c).unwrap_or(0);
+                return Err(self.err(pos, c.len_utf8(), ParseErrorKind::BadCharacter(c)));
+            }
+            if name.len() > 1
+                && name.starts_with('r')
+                && name.len() <= 17
+                && name[1..].chars().all(|c| c.is_ascii_alphanumeric())
+                && name[1..].chars().any(|c| c.is_ascii_digit())
+            {
+                return Err(self.err(off, name.len(), ParseErrorKind::BadRaw));
+            }
+            return Err(self.err(
+                off,
+                name.len(),
+                ParseErrorKind::UnknownEvent {
+                    suggestion: suggest(name),
+                },
+            ));
+        };
+        Ok(EventSpec { source, modifiers })
+    }
+
+    fn modifiers(&self, mods: &str, off: usize) -> Result<Modifiers, ParseError> {
+        let mut m = Modifiers::default();
+        for (i, c) in mods.char_indices() {
+            match c {
+                'u' => m.user = true,
+                'k' => m.kernel = true,
+                'h' => m.hv = true,
+                'p' => {
+                    if m.precise == 3 {
+                        return Err(self.err(off + i, 1, ParseErrorKind::TooPrecise));
+                    }
+                    m.precise += 1;
+                }
+                _ => return Err(self.err(off + i, c.len_utf8(), ParseErrorKind::BadModifier(c))),
+            }
+        }
+        Ok(m)
+    }
+}
+
+/// Whether `name` is an event name (so that `name:x` is `x` as modifiers,
+/// not a tracepoint).
+fn is_known_name(name: &str) -> bool {
+    PortableEvent::from_name(name).is_some()
+        || is_generic_name(name)
+        || name
+            .strip_prefix('r')
+            .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+fn is_modifier_string(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 8 && s.chars().all(|c| "ukhpPGHIDSW".contains(c))
+}
+
+/// SOFT events (`SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`): upper-case words
+/// joined by `.`, or a known hwpmc class prefix.
+fn is_hwpmc_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if HWPMC_CLASS_PREFIXES
+        .iter()
+        .any(|p| lower.starts_with(p) && lower.len() > p.len())
+    {
+        return name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    }
+    let Some((a, b)) = name.split_once('.') else {
+        return false;
+    };
+    let upper = |s: &str| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-')
+    };
+    upper(a) && b.split('.').all(upper)
+}
+
+fn known_names() -> impl Iterator<Item = &'static str> {
+    PortableEvent::ALL
+        .iter()
+        .map(|p| p.name())
+        .chain(LINUX_GENERIC_NAMES.iter().copied())
+        .chain([
+            "unhalted-cycles",
+            "branch-mispredicts",
+            "cpu-cycles",
+            "branch-instructions",
+        ])
+}
+
+fn suggest(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    known_names()
+        .map(|cand| (edit_distance(&lower, cand), cand))
+        .filter(|(d, cand)| *d <= 2.max(cand.len() / 4))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(64).collect();
+    let b: Vec<char> = b.chars().take(64).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.iter().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+            // Transposition counts as one edit.
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                cur[j + 1] = cur[j + 1].min(prev[j - 1] + 1);
+            }
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+fn parse_number(s: &str) -> Option<u64> {
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> EventSpec {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn portable_names_and_aliases() {
+        for ev in PortableEvent::ALL {
+            assert_eq!(p(ev.name()).source, EventSource::Portable(ev));
+        }
+        assert_eq!(
+            p("unhalted-cycles").as_portable(),
+            Some(PortableEvent::Cycles)
+        );
+        assert_eq!(
+            p("branch-mispredicts").as_portable(),
+            Some(PortableEvent::BranchMisses)
+        );
+        assert_eq!(p("cs").as_portable(), Some(PortableEvent::ContextSwitches));
+        assert_eq!(
+            p("PAGE_FAULTS").as_portable(),
+            Some(PortableEvent::PageFaults)
+        );
+    }
+
+    #[test]
+    fn perf_modifiers() {
+        let s = p("task-clock:u");
+        assert!(s.modifiers.user && !s.modifiers.kernel);
+        assert!(s.modifiers.counts_user() && !s.modifiers.counts_kernel());
+        let s = p("instructions:k");
+        assert!(s.modifiers.kernel && !s.modifiers.user);
+        let s = p("cycles:ukpp");
+        assert_eq!(s.modifiers.precise, 2);
+        assert_eq!(s.to_string(), "cycles:ukpp");
+        let e = "cycles:ux".parse::<EventSpec>().unwrap_err();
+        assert_eq!(e.kind(), &ParseErrorKind::BadModifier('x'));
+        assert_eq!(e.position(), 8);
+        assert_eq!(
+            "cycles:pppp".parse::<EventSpec>().unwrap_err().kind(),
+            &ParseErrorKind::TooPrecise
+        );
+    }
+
+    #[test]
+    fn raw_events() {
+        assert_eq!(p("r01c2").source, EventSource::Raw(0x1c2));
+        assert!(p("r1a2b:u").modifiers.user);
+        assert_eq!(p("r01c2").to_string(), "r1c2");
+        let e = "r01g2".parse::<EventSpec>().unwrap_err();
+        assert_eq!(e.kind(), &ParseErrorKind::BadRaw);
+        assert!("r12345678901234567".parse::<EventSpec>().is_err());
+    }
+
+    #[test]
+    fn pmu_events() {
+        let s = p("cpu/event=0x3c,umask=0x0/");
+        assert_eq!(
+            s.source,
+            EventSource::Pmu {
+                pmu: "cpu".into(),
+                terms: vec![
+                    Term {
+                        key: "event".into(),
+                        value: Some(0x3c)
+                    },
+                    Term {
+                        key: "umask".into(),
+                        value: Some(0)
+                    }
+                ]
+            }
+        );
+        let s = p("cpu/mem-loads/u");
+        assert!(s.modifiers.user);
+        assert_eq!(p(&s.to_string()), s);
+        let e = "cpu/event=0xzz/".parse::<EventSpec>().unwrap_err();
+        assert_eq!(e.kind(), &ParseErrorKind::BadNumber);
+        assert_eq!(e.span(), 10..14);
+        assert_eq!(
+            "cpu/event=1".parse::<EventSpec>().unwrap_err().kind(),
+            &ParseErrorKind::BadPmu
+        );
+        assert_eq!(
+            "/event=1/".parse::<EventSpec>().unwrap_err().kind(),
+            &ParseErrorKind::BadPmu
+        );
+    }
+
+    #[test]
+    fn tracepoints() {
+        let s = p("sched:sched_switch");
+        assert_eq!(
+            s.source,
+            EventSource::Tracepoint {
+                subsystem: "sched".into(),
+                name: "sched_switch".into()
+            }
+        );
+        assert_eq!(s.to_string(), "sched:sched_switch");
+        let s = p("syscalls:sys_enter_read:k");
+        assert!(s.modifiers.kernel);
+        assert!("sched:".parse::<EventSpec>().is_err());
+        assert!(":x".parse::<EventSpec>().is_err());
+    }
+
+    #[test]
+    fn hwpmc_styles() {
+        let s = p("instructions,usr");
+        assert_eq!(s.as_portable(), Some(PortableEvent::Instructions));
+        assert!(s.modifiers.user && !s.modifiers.kernel);
+        let s = p("unhalted-cycles,os");
+        assert_eq!(s.as_portable(), Some(PortableEvent::Cycles));
+        assert!(s.modifiers.kernel);
+        assert_eq!(
+            p("SOFT-CLOCK.HARD").source,
+            EventSource::Hwpmc("SOFT-CLOCK.HARD".into())
+        );
+        assert_eq!(
+            p("PAGE_FAULT.ALL").source,
+            EventSource::Hwpmc("PAGE_FAULT.ALL".into())
+        );
+        assert_eq!(
+            p("k8-dc-misses").source,
+            EventSource::Hwpmc("k8-dc-misses".into())
+        );
+        let s = p("event=0xc0,umask=0x0,usr,cmask=1,edge");
+        match &s.source {
+            EventSource::HwpmcTerms(t) => assert_eq!(t.len(), 4),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(p(&s.to_string()), s);
+        let e = "instructions,usx".parse::<EventSpec>().unwrap_err();
+        assert_eq!(e.kind(), &ParseErrorKind::BadQualifier);
+        assert_eq!(e.span(), 13..16);
+        assert!(
+            "umask=1".parse::<EventSpec>().is_err(),
+            "terms need an event="
+        );
+        assert!("instructions,,usr".parse::<EventSpec>().is_err());
+    }
+
+    #[test]
+    fn typos_point_at_the_name() {
+        let e = "page-fualts".parse::<EventSpec>().unwrap_err();
+        assert_eq!(e.span(), 0..11);
+        assert!(matches!(
+            e.kind(),
+            ParseErrorKind::UnknownEvent {
+                suggestion: Some("page-faults")
+            }
+        ));
+        let msg = e.to_string();
+        assert!(msg.contains("position 0"), "{msg}");
+        assert!(msg.contains("^^^^^^^^^^^"), "{msg}");
+        let e = "instrucions:u".parse::<EventSpec>().unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            ParseErrorKind::UnknownEvent {
+                suggestion: Some("instructions")
+            }
+        ));
+        let e = "  nonsense".parse::<EventSpec>().unwrap_err();
+        assert_eq!(e.span(), 2..10);
+        assert!(matches!(
+            e.kind(),
+            ParseErrorKind::UnknownEvent { suggestion: None }
+        ));
+        assert_eq!(
+            "".parse::<EventSpec>().unwrap_err().kind(),
+            &ParseErrorKind::Empty
+        );
+        assert!(matches!(
+            "cy cles".parse::<EventSpec>().unwrap_err().kind(),
+            ParseErrorKind::BadCharacter(' ')
+        ));
+    }
+
+    #[test]
+    fn generic_and_cache_names() {
+        assert_eq!(
+            p("minor-faults").source,
+            EventSource::Generic("minor-faults".into())
+        );
+        assert_eq!(
+            p("L1-dcache-load-misses").source,
+            EventSource::Generic("L1-dcache-load-misses".into())
+        );
+        assert_eq!(p("LLC-loads:u").to_string(), "LLC-loads:u");
+    }
+
+    #[test]
+    fn serde_as_string() {
+        let s = p("cpu/event=0x3c/k");
+        let j = serde_json::to_string(&s).unwrap();
+        assert_eq!(j, "\"cpu/event=0x3c/k\"");
+        let back: EventSpec = serde_json::from_str(&j).unwrap();
+        assert_eq!(back, s);
+        assert!(serde_json::from_str::<EventSpec>("\"bogus-event\"").is_err());
+    }
+
+    #[test]
+    fn too_long_is_bounded() {
+        let long = "a".repeat(MAX_EVENT_SPEC_LEN + 1);
+        assert_eq!(
+            long.parse::<EventSpec>().unwrap_err().kind(),
+            &ParseErrorKind::TooLong
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_and_display_round_trips(s in "\\PC{0,40}") {
+            if let Ok(spec) = s.parse::<EventSpec>() {
+                let again: EventSpec = spec.to_string().parse().unwrap();
+                proptest::prop_assert_eq!(again, spec);
+            }
+        }
+
+        #[test]
+        fn structured_round_trips(s in "(cycles|task-clock|r[0-9a-f]{1,6}|cpu/event=0x[0-9a-f]{1,3}(,umask=[0-9]{1,2})?/|sched:sched_[a-z]{1,8}|instructions,usr|PAGE_FAULT\\.ALL)(:[ukh]{1,2})?") {
+            // Some combinations (hwpmc style plus `:u`) are rejected; others must round-trip.
+            if let Ok(spec) = s.parse::<EventSpec>() {
+                let again: EventSpec = spec.to_string().parse().unwrap();
+                proptest::prop_assert_eq!(again, spec);
+            }
+        }
+    }
+}

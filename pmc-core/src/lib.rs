@@ -1,0 +1,80 @@
+//! # pmc-core: one API for performance-monitoring counters
+//!
+//! `pmc-core` is the backend-neutral half of the `pmc` project. It defines the
+//! vocabulary shared by the Linux (`perf_event_open(2)`) and FreeBSD (`hwpmc(4)`)
+//! backends, modelled on hwpmc's verbs: you *allocate* a PMC (an event, a
+//! scope and a mode), *attach* it to or *detach* it from target processes,
+//! *start* and *stop* it, *read*, *write* and *set_count* it, and *release* it
+//! by dropping it.
+//!
+//! You probably want the `pmc` facade crate, which re-exports this crate and
+//! picks the native backend (`pmc::Native`).
+//!
+//! # Brief overview
+//!
+//! | type | what it is |
+//! |---|---|
+//! | [`EventSpec`] | a parsed event string: `page-faults`, `task-clock:u`, `r01c2`, `cpu/event=0x3c/`, `sched:sched_switch`, `instructions,usr`, `SOFT-CLOCK.HARD` |
+//! | [`Allocation`] | what to allocate: event + [`Scope`] + [`Mode`] + [`Flags`] |
+//! | [`Backend`] | allocates [`Pmc`]s and [`Group`]s; configures the sample log |
+//! | [`Pmc`] | one allocated counter: attach, detach, start, stop, read, write, set_count |
+//! | [`Group`] | several counters scheduled together, so their ratios mean something |
+//! | [`Reading`] | raw value, time enabled/running, the scaled value and a [`Status`] |
+//! | [`Error`] | typed errors that say what to do next |
+//!
+//! # Example
+//!
+//! Counting with a backend (here any `B: Backend`; `pmc::Native` in practice):
+//!
+//! ```
+//! use pmc_core::{Allocation, Backend, Pmc, Result};
+//!
+//! fn count_page_faults<B: Backend>(backend: &B, work: impl FnOnce()) -> Result<u64> {
+//!     let spec = "page-faults".parse()?;
+//!     let mut pmc = backend.allocate(&Allocation::counting(spec))?;
+//!     pmc.start()?; // an unattached process PMC attaches to the caller
+//!     work();
+//!     pmc.stop()?;
+//!     Ok(pmc.read()?.scaled().unwrap_or(0))
+//! }
+//! ```
+//!
+//! # If you know hwpmc or perf already
+//!
+//! | hwpmc(3)/(4) | perf_event | pmc-core |
+//! |---|---|---|
+//! | `pmc_allocate`, `PMC_OP_PMCALLOCATE` | `perf_event_open` (deferred until a target is known) | [`Backend::allocate`] |
+//! | `pmc_attach` / `pmc_detach` | one fd per target, opened / closed | [`Pmc::attach`] / [`Pmc::detach`] |
+//! | `pmc_start` / `pmc_stop` | `PERF_EVENT_IOC_ENABLE` / `DISABLE` | [`Pmc::start`] / [`Pmc::stop`] |
+//! | `pmc_read` | `read(2)` with `TOTAL_TIME_ENABLED/RUNNING` | [`Pmc::read`] |
+//! | `pmc_rw` with `PMC_F_NEWVALUE` | reset + kept offset (emulated) | [`Pmc::write`] |
+//! | `pmc_set` | offset (counting) or `PERF_EVENT_IOC_PERIOD` (sampling) | [`Pmc::set_count`] |
+//! | `pmc_release` | `close(2)` | `Drop` / [`Pmc::release`] |
+//! | `PMC_F_DESCENDANTS` | `attr.inherit` | [`Flags::DESCENDANTS`] |
+//! | `PMC_F_CALLCHAIN` | `PERF_SAMPLE_CALLCHAIN` | [`Flags::CALLCHAIN`] |
+//!
+//! # Platform behaviour
+//!
+//! Where Linux has to emulate hwpmc semantics, the backend documents it; the
+//! semantics themselves (errors included) are the same on both systems and
+//! are checked by the conformance suite in `testing` (feature `testing`).
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
+mod alloc;
+mod backend;
+mod error;
+pub mod event;
+pub mod info;
+mod reading;
+mod sys;
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+pub use sys::launch;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use alloc::{Allocation, Cpus, Flags, Mode, Rate, Scope, Target};
+pub use backend::{Backend, Group, Instance, InstanceReading, LogSink, NativeField, Pmc, State};
+pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
+pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent};
+pub use reading::{Reading, Status};

@@ -1,0 +1,1614 @@
+//! `pmc_core::Backend` over hwpmc: every operation is one or more
+//! `PMC_OP_*` requests through a [`Driver`].
+
+use crate::errno::Errno;
+use crate::errno_map::{self, Context};
+use crate::events::{self, Encoding, Machine};
+use crate::sys::abi::*;
+use crate::sys::{self, Driver, OpArg, PmcOp};
+use pmc_core::{
+    Allocation, Cpus, Error, ErrorKind, Flags, Instance, InstanceReading, LogSink, Mode,
+    NativeField, Op, Rate, Reading, Result, Scope, State, Target,
+};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD; on other
+/// systems a driver whose every request fails with `ENOSYS`.
+#[cfg(target_os = "freebsd")]
+pub type DefaultDriver = sys::RealDriver;
+
+/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD; on other
+/// systems a driver whose every request fails with `ENOSYS`.
+#[cfg(not(target_os = "freebsd"))]
+pub type DefaultDriver = Unavailable;
+
+/// A driver for systems without hwpmc: every request fails with `ENOSYS`.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Unavailable;
+
+impl Driver for Unavailable {
+    fn call(&self, _arg: OpArg<'_>) -> std::result::Result<(), Errno> {
+        Err(Errno::ENOSYS)
+    }
+    fn current_pid(&self) -> i32 {
+        std::process::id() as i32
+    }
+}
+
+/// hwpmc has no frequency mode, so `Rate::Frequency(f)` becomes a period:
+/// for hardware events `NOMINAL_EVENTS_PER_SEC / f` (about `f` samples a
+/// second at 2 GHz); for the SOFT clock events `kern.hz / f` ticks; for
+/// other SOFT events (page faults) a period of 1. hwpmc raises periods
+/// below its minimum (`kern.hwpmc.mincount`, usually 1000).
+pub const NOMINAL_EVENTS_PER_SEC: u64 = 2_000_000_000;
+
+/// The `kern.hz` assumed when the driver cannot tell (`sysctl kern.hz`).
+pub const ASSUMED_HZ: u64 = 1000;
+
+struct LogPump {
+    #[cfg(unix)]
+    write_end: std::os::fd::OwnedFd,
+    thread: Option<std::thread::JoinHandle<Option<Error>>>,
+    ctl: Arc<PumpCtl>,
+}
+
+/// How long the log reader blocks in one `read(2)` before it looks for a
+/// `flush_log` request: the most `flush_log` waits on an idle log.
+#[cfg(unix)]
+const PUMP_POLL: Duration = Duration::from_millis(20);
+
+/// How long `flush_log` waits for the log reader to drain and flush.
+const FLUSH_WAIT: Duration = Duration::from_secs(30);
+
+/// At most this much is drained for one `flush_log` request, so a stream
+/// that never pauses cannot hold the request forever.
+#[cfg(unix)]
+const FLUSH_DRAIN_MAX: u64 = 16 << 20;
+
+/// Shared by the backend and its log reader thread.
+#[derive(Default)]
+struct PumpCtl {
+    state: Mutex<PumpState>,
+    cond: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct PumpState {
+    /// `flush_log` requests made / served.
+    flush_requested: u64,
+    flush_done: u64,
+    /// The reader thread has ended.
+    ended: bool,
+    /// Why the sink stopped receiving records, if it did.
+    failure: Option<String>,
+    bytes_read: u64,
+    max_buffered: usize,
+}
+
+impl PumpCtl {
+    fn lock(&self) -> std::sync::MutexGuard<'_, PumpState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn failed(msg: &str) -> Error {
+        Error::new(
+            ErrorKind::Os,
+            Op::Log,
+            format!("the log reader stopped writing the log: {msg}"),
+        )
+    }
+
+    /// Ask the reader to take in what the kernel has written and flush the
+    /// sink; wait until it has.
+    fn flush(&self) -> Result<()> {
+        let mut st = self.lock();
+        if let Some(f) = &st.failure {
+            return Err(Self::failed(f));
+        }
+        if st.ended {
+            return Ok(());
+        }
+        st.flush_requested += 1;
+        let ticket = st.flush_requested;
+        let deadline = Instant::now() + FLUSH_WAIT;
+        while st.flush_done < ticket && !st.ended {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::new(
+                    ErrorKind::Os,
+                    Op::Log,
+                    format!(
+                        "the log reader did not flush within {} s (is the sink blocked?)",
+                        FLUSH_WAIT.as_secs()
+                    ),
+                ));
+            }
+            st = self
+                .cond
+                .wait_timeout(st, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        match &st.failure {
+            Some(f) => Err(Self::failed(f)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// What the sink of a configured log receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogFormat {
+    /// hwpmc's kernel records, unchanged.
+    Hwpmc,
+    /// The pmc-log format, converted by `pmc_log::hwpmc::StreamImporter`
+    /// as the kernel writes it.
+    PmcLog,
+}
+
+struct Inner<D: Driver> {
+    driver: D,
+    machine: Machine,
+    ncpu: u32,
+    /// `kern.hz`, for converting frequencies into clock ticks.
+    hz: u64,
+    /// `pm_npmc`: rows per CPU.
+    npmc: u32,
+    /// CPUs `PMC_OP_GETPMCINFO` called absent or disabled at open time.
+    offline: Vec<u32>,
+    log: Mutex<Option<LogPump>>,
+}
+
+/// One PMC row on one CPU, from `PMC_OP_GETPMCINFO` (what `pmccontrol -l`
+/// prints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowInfo {
+    /// The row's name (`IAP-0`, `SOFT-3`, `TSC-0`).
+    pub name: String,
+    /// `PMC_CLASS_*`.
+    pub class: u32,
+    /// Not administratively disabled.
+    pub enabled: bool,
+    /// `PMC_DISP_*`: free, in use by process PMCs (thread), or standalone.
+    pub disposition: u32,
+    /// The owner of the system PMC using the row on this CPU, if any.
+    pub owner_pid: Option<i32>,
+    /// `PMC_MODE_*` of that PMC.
+    pub mode: u32,
+    /// Its event.
+    pub event: u32,
+    /// Its `PMC_F_*` flags.
+    pub flags: u32,
+    /// Its reload count.
+    pub reload_count: u64,
+}
+
+fn row_info(i: &pmc_info) -> RowInfo {
+    RowInfo {
+        name: sys::c_str(&i.pm_name),
+        class: i.pm_class,
+        enabled: i.pm_enabled != 0,
+        disposition: i.pm_rowdisp,
+        owner_pid: (i.pm_ownerpid > 0).then_some(i.pm_ownerpid),
+        mode: i.pm_mode,
+        event: i.pm_event,
+        flags: i.pm_flags,
+        reload_count: i.pm_reloadcount,
+    }
+}
+
+/// The FreeBSD hwpmc backend, generic over the [`Driver`] (the real syscall,
+/// or the simulator in tests).
+///
+/// ```
+/// # #[cfg(feature = "sim")] {
+/// use pmc_core::{Allocation, Backend as _, Pmc as _};
+/// use pmc_freebsd::{sim::SimDriver, Backend};
+/// use std::sync::Arc;
+///
+/// let sim = Arc::new(SimDriver::default());
+/// let backend = Backend::with_driver(sim.clone()).unwrap();
+/// let mut pmc = backend.allocate(&Allocation::counting("page-faults".parse().unwrap())).unwrap();
+/// pmc.start().unwrap(); // attaches to the calling process
+/// sim.tick(1_000_000, 0, 42); // the "kernel" sees 42 page faults
+/// assert_eq!(pmc.read().unwrap().value, 42);
+/// # }
+/// ```
+pub struct Backend<D: Driver = DefaultDriver> {
+    inner: Arc<Inner<D>>,
+}
+
+impl<D: Driver> std::fmt::Debug for Backend<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend")
+            .field("machine", &self.inner.machine)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Backend<DefaultDriver> {
+    /// Opens hwpmc: `modfind("hwpmc")`, `modstat`, then the version
+    /// handshake, `PMC_OP_GETCPUINFO` and `PMC_OP_GETDYNEVENTINFO`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::DriverNotLoaded`] when hwpmc is not loaded (help:
+    /// `kldload hwpmc`), [`ErrorKind::VersionMismatch`] for an ABI major
+    /// other than 0x09/0x0A; [`ErrorKind::Unsupported`] on other systems.
+    #[doc(alias = "pmc_init")]
+    #[doc(alias = "modfind")]
+    pub fn open() -> Result<Backend<DefaultDriver>> {
+        #[cfg(target_os = "freebsd")]
+        {
+            if cfg!(not(target_pointer_width = "64")) {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    Op::Open,
+                    "pmc-freebsd speaks the LP64 hwpmc ABI (amd64, arm64) only",
+                ));
+            }
+            let d = sys::RealDriver::find().map_err(errno_map::modfind_error)?;
+            Backend::with_driver(d)
+        }
+        #[cfg(not(target_os = "freebsd"))]
+        {
+            Err(Error::new(
+                ErrorKind::Unsupported,
+                Op::Open,
+                "hwpmc exists only on FreeBSD",
+            )
+            .with_help("use the pmc facade, which picks the native backend"))
+        }
+    }
+}
+
+fn call_err(op: PmcOp, e: Errno, ctx: &Context) -> Error {
+    errno_map::to_error(op, e, ctx)
+}
+
+impl<D: Driver> Inner<D> {
+    /// The typed error for `e`; for EPERM, first reads the sysctls and uid
+    /// behind it so the message can name the setting to change.
+    fn err(&self, op: PmcOp, e: Errno, ctx: &Context) -> Error {
+        if e == Errno::EPERM {
+            let mut ctx = ctx.clone();
+            ctx.facts = errno_map::Facts::read(&self.driver);
+            return errno_map::to_error(op, e, &ctx);
+        }
+        errno_map::to_error(op, e, ctx)
+    }
+}
+
+impl<D: Driver> Backend<D> {
+    /// A backend over any driver (the simulator in tests). Runs the
+    /// handshake: `PMC_OP_GETMODULEVERSION` with 0 (always accepted),
+    /// accepting ABI majors 0x09 and 0x0A, then `PMC_OP_GETCPUINFO` and the
+    /// SOFT events.
+    ///
+    /// # Errors
+    /// As [`Backend::open`].
+    pub fn with_driver(driver: D) -> Result<Backend<D>> {
+        let ctx = Context::default();
+        let mut version = 0u32;
+        driver
+            .call(OpArg::GetModuleVersion(&mut version))
+            .map_err(|e| call_err(PmcOp::GetModuleVersion, e, &ctx))?;
+        let major = version >> 24;
+        if major != 0x09 && major != 0x0A {
+            return Err(Error::new(
+                ErrorKind::VersionMismatch,
+                Op::Open,
+                format!("hwpmc ABI version {version:#010x} is not supported (this library speaks majors 0x09 and 0x0A)"),
+            )
+            .with_help("use a FreeBSD release from 12.0 on, or a newer pmc"));
+        }
+        let mut ci = pmc_op_getcpuinfo::default();
+        driver
+            .call(OpArg::GetCpuInfo(&mut ci))
+            .map_err(|e| call_err(PmcOp::GetCpuInfo, e, &ctx))?;
+        let nclass = (ci.pm_nclass as usize).min(PMC_CLASS_MAX);
+        let mut machine = Machine {
+            cputype: ci.pm_cputype,
+            version,
+            classes: ci.pm_classes[..nclass].to_vec(),
+            soft_events: vec![],
+        };
+        if machine.has_class(PMC_CLASS_SOFT) {
+            let mut dyn_ev = pmc_op_getdyneventinfo::new_boxed(PMC_CLASS_SOFT);
+            if driver.call(OpArg::GetDynEventInfo(&mut dyn_ev)).is_ok() {
+                let n = (dyn_ev.pm_nevent as usize).min(PMC_EV_DYN_COUNT);
+                machine.soft_events = dyn_ev.pm_events[..n]
+                    .iter()
+                    .map(|d| (sys::c_str(&d.pm_ev_name), d.pm_ev_code))
+                    .filter(|(n, _)| !n.is_empty())
+                    .collect();
+            }
+        }
+        let ncpu = ci.pm_ncpu.clamp(1, 1 << 16);
+        let npmc = ci.pm_npmc.min(1 << 12);
+        // GETPMCINFO per CPU: which CPUs are absent or disabled now.
+        let mut offline = Vec::new();
+        for cpu in 0..ncpu.min(4096) {
+            let mut req = sys::PmcInfoRequest {
+                cpu: cpu as i32,
+                npmc,
+                pmcs: Vec::new(),
+            };
+            if driver.call(OpArg::GetPmcInfo(&mut req)) == Err(Errno::ENXIO) {
+                offline.push(cpu);
+            }
+        }
+        Ok(Backend {
+            inner: Arc::new(Inner {
+                hz: driver
+                    .sysctl_int("kern.hz")
+                    .and_then(|h| u64::try_from(h).ok())
+                    .filter(|h| (1..=1_000_000).contains(h))
+                    .unwrap_or(ASSUMED_HZ),
+                driver,
+                machine,
+                ncpu,
+                npmc,
+                offline,
+                log: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// What the handshake learnt: CPU type, ABI version, classes, SOFT events.
+    pub fn machine(&self) -> &Machine {
+        &self.inner.machine
+    }
+
+    /// Number of CPUs hwpmc reports (`pm_ncpu`).
+    pub fn ncpu(&self) -> u32 {
+        self.inner.ncpu
+    }
+
+    /// CPUs that were absent or disabled when the backend was opened
+    /// (`Cpus::All` skips them).
+    pub fn offline_cpus(&self) -> &[u32] {
+        &self.inner.offline
+    }
+
+    /// `PMC_OP_GETPMCINFO`: the state of every PMC row on `cpu`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NoSuchCpu`] for an absent or disabled CPU,
+    /// [`ErrorKind::InvalidArgument`] for a CPU number out of range.
+    #[doc(alias = "PMC_OP_GETPMCINFO")]
+    #[doc(alias = "pmc_pmcinfo")]
+    pub fn rows(&self, cpu: u32) -> Result<Vec<RowInfo>> {
+        let ctx = Context {
+            system: true,
+            cpu: Some(cpu),
+            ..Context::default()
+        };
+        let Ok(c) = i32::try_from(cpu) else {
+            return Err(self.inner.err(PmcOp::GetPmcInfo, Errno::EINVAL, &ctx));
+        };
+        let mut req = sys::PmcInfoRequest {
+            cpu: c,
+            npmc: self.inner.npmc,
+            pmcs: Vec::new(),
+        };
+        self.inner
+            .driver
+            .call(OpArg::GetPmcInfo(&mut req))
+            .map_err(|e| self.inner.err(PmcOp::GetPmcInfo, e, &ctx))?;
+        Ok(req.pmcs.iter().map(row_info).collect())
+    }
+
+    /// The driver.
+    pub fn driver(&self) -> &D {
+        &self.inner.driver
+    }
+
+    /// `PMC_OP_PMCADMIN`: enables or disables one PMC row on one CPU
+    /// (`pmccontrol -e` / `-d`). Needs root outside a jail; only idle rows
+    /// can be disabled.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Permission`] without privilege, [`ErrorKind::Busy`] for
+    /// a row in use, [`ErrorKind::NoSuchCpu`] / [`ErrorKind::InvalidArgument`]
+    /// for a bad CPU or row.
+    #[doc(alias = "PMC_OP_PMCADMIN")]
+    #[doc(alias = "pmc_enable")]
+    #[doc(alias = "pmc_disable")]
+    pub fn set_row_enabled(&self, cpu: u32, row: u32, enabled: bool) -> Result<()> {
+        let ctx = Context {
+            system: true,
+            cpu: Some(cpu),
+            ..Context::default()
+        };
+        let (Ok(c), Ok(r)) = (i32::try_from(cpu), i32::try_from(row)) else {
+            return Err(self.inner.err(PmcOp::PmcAdmin, Errno::EINVAL, &ctx));
+        };
+        let mut a = pmc_op_pmcadmin {
+            pm_cpu: c,
+            pm_flags: 0,
+            pm_pmc: r,
+            pm_state: if enabled {
+                PMC_STATE_FREE
+            } else {
+                PMC_STATE_DISABLED
+            },
+        };
+        self.inner
+            .driver
+            .call(OpArg::PmcAdmin(&mut a))
+            .map_err(|e| self.inner.err(PmcOp::PmcAdmin, e, &ctx))
+    }
+
+    fn allocate_one(
+        &self,
+        a: &Allocation,
+        encs: &[Encoding],
+        cpu: u32,
+        count: u64,
+    ) -> Result<(u32, Encoding)> {
+        let sampling = a.mode.is_sampling();
+        let system = a.scope.is_system();
+        let mode = match (system, sampling) {
+            (true, true) => PMC_MODE_SS,
+            (true, false) => PMC_MODE_SC,
+            (false, true) => PMC_MODE_TS,
+            (false, false) => PMC_MODE_TC,
+        };
+        let mut flags = 0;
+        for (f, b) in [
+            (Flags::DESCENDANTS, PMC_F_DESCENDANTS),
+            (Flags::CALLCHAIN, PMC_F_CALLCHAIN),
+            (Flags::LOG_PROCEXIT, PMC_F_LOG_PROCEXIT),
+            (Flags::LOG_PROCCSW, PMC_F_LOG_PROCCSW),
+        ] {
+            if a.flags.contains(f) {
+                flags |= b;
+            }
+        }
+        if !sampling {
+            flags &= !PMC_F_CALLCHAIN; // meaningless for counting; hwpmc ignores it
+        }
+        let ctx = Context {
+            system,
+            sampling,
+            cpu: system.then_some(cpu),
+            event: Some(a.event.to_string()),
+            ..Context::default()
+        };
+        let mut last = None;
+        for enc in encs {
+            let mut req = pmc_op_pmcallocate {
+                pm_caps: enc.caps,
+                pm_cpu: if system { cpu } else { PMC_CPU_ANY },
+                pm_class: enc.class,
+                pm_ev: enc.ev,
+                pm_flags: flags | enc.flags,
+                pm_mode: mode,
+                pm_count: count,
+                pm_md: enc.md,
+                ..Default::default()
+            };
+            match self.inner.driver.call(OpArg::PmcAllocate(&mut req)) {
+                Ok(()) => return Ok((req.pm_pmcid, enc.clone())),
+                // No suitable row in this class: try the next encoding.
+                Err(e @ (Errno::EINVAL | Errno::EBUSY)) => last = Some(e),
+                Err(e) => return Err(self.inner.err(PmcOp::PmcAllocate, e, &ctx)),
+            }
+        }
+        Err(self
+            .inner
+            .err(PmcOp::PmcAllocate, last.unwrap_or(Errno::EINVAL), &ctx))
+    }
+
+    fn cpus(&self, cpus: &Cpus) -> Vec<(u32, bool)> {
+        match cpus {
+            Cpus::All => (0..self.inner.ncpu)
+                .filter(|c| !self.inner.offline.contains(c))
+                .map(|c| (c, true))
+                .collect(),
+            Cpus::One(c) => vec![(*c, false)],
+            Cpus::List(l) => l.iter().map(|c| (*c, false)).collect(),
+        }
+    }
+}
+
+fn period(rate: Rate, enc: Option<&Encoding>, hz: u64) -> u64 {
+    let f = match rate {
+        Rate::Period(p) => return p,
+        Rate::Frequency(f) => f.max(1),
+    };
+    match enc {
+        Some(e) if e.class == PMC_CLASS_SOFT && e.name.starts_with("SOFT-CLOCK") => (hz / f).max(1),
+        Some(e) if e.class == PMC_CLASS_SOFT => 1,
+        _ => (NOMINAL_EVENTS_PER_SEC / f).max(1),
+    }
+}
+
+/// One allocated PMC: for system scope on several CPUs, one hwpmc PMC per
+/// CPU (read as their sum).
+pub struct FreebsdPmc<D: Driver = DefaultDriver> {
+    inner: Arc<Inner<D>>,
+    allocation: Allocation,
+    /// (CPU for system scope, hwpmc id).
+    ids: Vec<(Option<u32>, u32)>,
+    encoding: Encoding,
+    count: u64,
+    state: State,
+    targets: Vec<Target>,
+    running_since: Option<Instant>,
+    ran: Duration,
+    released: bool,
+}
+
+impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FreebsdPmc")
+            .field("allocation", &self.allocation)
+            .field("ids", &self.ids)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<D: Driver> FreebsdPmc<D> {
+    /// The hwpmc handles: `(cpu, pmcid)`, one per CPU for system scope.
+    pub fn pmc_ids(&self) -> &[(Option<u32>, u32)] {
+        &self.ids
+    }
+
+    fn ctx(&self, cpu: Option<u32>) -> Context {
+        Context {
+            system: self.allocation.scope.is_system(),
+            sampling: self.allocation.mode.is_sampling(),
+            cpu,
+            event: Some(self.allocation.event.to_string()),
+            ..Context::default()
+        }
+    }
+
+    /// START or STOP on every per-CPU PMC. A START that fails part-way
+    /// stops the ones already started, so the PMC stays all-or-nothing.
+    fn simple(&self, op: PmcOp) -> Result<()> {
+        for (i, (cpu, id)) in self.ids.iter().enumerate() {
+            let mut s = pmc_op_simple { pm_pmcid: *id };
+            let arg = match op {
+                PmcOp::PmcStart => OpArg::PmcStart(&mut s),
+                _ => OpArg::PmcStop(&mut s),
+            };
+            if let Err(e) = self.inner.driver.call(arg) {
+                if op == PmcOp::PmcStart {
+                    for (_, started) in &self.ids[..i] {
+                        let mut s = pmc_op_simple { pm_pmcid: *started };
+                        let _ = self.inner.driver.call(OpArg::PmcStop(&mut s));
+                    }
+                }
+                return Err(self.inner.err(op, e, &self.ctx(*cpu)));
+            }
+        }
+        Ok(())
+    }
+
+    fn attach_op(&mut self, target: Target, detach: bool) -> Result<()> {
+        let pid = match target {
+            Target::Current => 0,
+            Target::Pid(p) | Target::Exec(p) => i32::try_from(p).map_err(|_| {
+                Error::new(
+                    ErrorKind::InvalidArgument,
+                    if detach { Op::Detach } else { Op::Attach },
+                    format!("pid {p} is out of range"),
+                )
+            })?,
+        };
+        let op = if detach {
+            PmcOp::PmcDetach
+        } else {
+            PmcOp::PmcAttach
+        };
+        let me = self.inner.driver.current_pid();
+        let same = |t: &Target| match (*t, target) {
+            (a, b) if a == b => true,
+            (Target::Current, Target::Pid(p)) | (Target::Pid(p), Target::Current) => {
+                i64::from(p) == i64::from(me)
+            }
+            _ => false,
+        };
+        let attached = self.targets.iter().any(same);
+        for (cpu, id) in &self.ids {
+            let mut a = pmc_op_pmcattach {
+                pm_pmc: *id,
+                pm_pid: pid,
+            };
+            let arg = if detach {
+                OpArg::PmcDetach(&mut a)
+            } else {
+                OpArg::PmcAttach(&mut a)
+            };
+            self.inner.driver.call(arg).map_err(|e| {
+                let mut ctx = self.ctx(*cpu);
+                ctx.pid = Some(if pid == 0 { me } else { pid });
+                ctx.attached = Some(attached);
+                self.inner.err(op, e, &ctx)
+            })?;
+        }
+        if detach {
+            self.targets.retain(|t| !same(t));
+        } else if !self.targets.iter().any(same) {
+            self.targets.push(target);
+        }
+        Ok(())
+    }
+
+    fn rw(&self, id: u32, cpu: Option<u32>, new: Option<u64>) -> Result<u64> {
+        let mut rw = pmc_op_pmcrw {
+            pm_flags: PMC_F_OLDVALUE | if new.is_some() { PMC_F_NEWVALUE } else { 0 },
+            pm_pmcid: id,
+            pm_value: new.unwrap_or(0),
+        };
+        self.inner.driver.call(OpArg::PmcRw(&mut rw)).map_err(|e| {
+            let mut ctx = self.ctx(cpu);
+            ctx.write = new.is_some();
+            self.inner.err(PmcOp::PmcRw, e, &ctx)
+        })?;
+        Ok(rw.pm_value)
+    }
+
+    fn times(&self) -> u64 {
+        let mut d = self.ran;
+        if let Some(s) = self.running_since {
+            d += s.elapsed();
+        }
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        if ns == 0 && (self.running_since.is_some() || self.state == State::Stopped) {
+            1
+        } else {
+            ns
+        }
+    }
+
+    fn do_release(&mut self) -> Result<()> {
+        if self.released {
+            return Ok(());
+        }
+        self.released = true;
+        let mut first = None;
+        for (cpu, id) in &self.ids {
+            let mut s = pmc_op_simple { pm_pmcid: *id };
+            if let Err(e) = self.inner.driver.call(OpArg::PmcRelease(&mut s)) {
+                first.get_or_insert_with(|| self.inner.err(PmcOp::PmcRelease, e, &self.ctx(*cpu)));
+            }
+        }
+        first.map_or(Ok(()), Err)
+    }
+}
+
+impl<D: Driver> Drop for FreebsdPmc<D> {
+    fn drop(&mut self) {
+        let _ = self.do_release();
+    }
+}
+
+impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
+    fn allocation(&self) -> &Allocation {
+        &self.allocation
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+
+    fn attach(&mut self, target: Target) -> Result<()> {
+        self.attach_op(target, false)
+    }
+
+    fn detach(&mut self, target: Target) -> Result<()> {
+        self.attach_op(target, true)
+    }
+
+    fn targets(&self) -> Vec<Target> {
+        self.targets.clone()
+    }
+
+    fn start(&mut self) -> Result<()> {
+        if self.state == State::Running {
+            return Ok(());
+        }
+        self.simple(PmcOp::PmcStart)?;
+        if !self.allocation.scope.is_system() && self.targets.is_empty() {
+            // hwpmc attached it to its owner.
+            self.targets.push(Target::Current);
+        }
+        self.state = State::Running;
+        self.running_since = Some(Instant::now());
+        Ok(())
+    }
+
+    fn stop(&mut self) -> Result<()> {
+        if self.state != State::Running {
+            // Nothing to stop. (hwpmc answers EINVAL for a PMC that never
+            // started; like the other backends, this is a no-op.)
+            return Ok(());
+        }
+        self.simple(PmcOp::PmcStop)?;
+        self.state = State::Stopped;
+        if let Some(s) = self.running_since.take() {
+            self.ran += s.elapsed();
+        }
+        Ok(())
+    }
+
+    fn read(&self) -> Result<Reading> {
+        let mut total = 0u64;
+        for (cpu, id) in &self.ids {
+            total = total.wrapping_add(self.rw(*id, *cpu, None)?);
+        }
+        let t = self.times();
+        Ok(Reading::new(total, t, t))
+    }
+
+    fn read_instances(&self) -> Result<Vec<InstanceReading>> {
+        let t = self.times();
+        if self.allocation.scope.is_system() {
+            let mut out = Vec::with_capacity(self.ids.len());
+            for (cpu, id) in &self.ids {
+                let v = self.rw(*id, *cpu, None)?;
+                out.push(InstanceReading {
+                    instance: Instance::Cpu(cpu.unwrap_or(0)),
+                    reading: Reading::new(v, t, t),
+                });
+            }
+            return Ok(out);
+        }
+        match self.targets.as_slice() {
+            [one] => Ok(vec![InstanceReading {
+                instance: Instance::Target(*one),
+                reading: self.read()?,
+            }]),
+            _ => Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Read,
+                format!(
+                    "hwpmc reads a process PMC only as the total over its {} targets",
+                    self.targets.len()
+                ),
+            )
+            .with_help("use one PMC per target, or read() for the total")),
+        }
+    }
+
+    fn write(&mut self, value: u64) -> Result<u64> {
+        let mut old = 0u64;
+        for (i, (cpu, id)) in self.ids.clone().into_iter().enumerate() {
+            let v = if i == 0 { value } else { 0 };
+            old = old.wrapping_add(self.rw(id, cpu, Some(v))?);
+        }
+        Ok(old)
+    }
+
+    fn set_count(&mut self, count: u64) -> Result<()> {
+        for (cpu, id) in &self.ids {
+            let mut s = pmc_op_pmcsetcount {
+                pm_count: count,
+                pm_pmcid: *id,
+            };
+            self.inner
+                .driver
+                .call(OpArg::PmcSetCount(&mut s))
+                .map_err(|e| self.inner.err(PmcOp::PmcSetCount, e, &self.ctx(*cpu)))?;
+        }
+        self.count = count;
+        Ok(())
+    }
+
+    fn native_config(&self) -> Vec<NativeField> {
+        let f = |n: &str, v: String| NativeField {
+            name: n.to_owned(),
+            value: v,
+        };
+        let mode = match (
+            self.allocation.scope.is_system(),
+            self.allocation.mode.is_sampling(),
+        ) {
+            (true, true) => "PMC_MODE_SS",
+            (true, false) => "PMC_MODE_SC",
+            (false, true) => "PMC_MODE_TS",
+            (false, false) => "PMC_MODE_TC",
+        };
+        let w = self.encoding.md.words();
+        vec![
+            f("event", self.encoding.name.clone()),
+            f("pm_class", format!("{:#x}", self.encoding.class)),
+            f("pm_ev", format!("{:#x}", self.encoding.ev)),
+            f("pm_mode", mode.to_owned()),
+            f("pm_caps", format!("{:#x}", self.encoding.caps)),
+            f("pm_flags", format!("{:#x}", self.encoding.flags)),
+            f("pm_count", self.count.to_string()),
+            f(
+                "pm_md",
+                format!("{:#x} {:#x} {:#x} {:#x}", w[0], w[1], w[2], w[3]),
+            ),
+            f(
+                "pm_pmcid",
+                self.ids
+                    .iter()
+                    .map(|(_, id)| format!("{id:#x}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+        ]
+    }
+
+    fn release(mut self) -> Result<()> {
+        self.do_release()
+    }
+}
+
+/// PMCs started and stopped together. hwpmc has no hardware groups, so the
+/// members are programmed one after another; their reads are not taken at
+/// the same instant.
+pub struct FreebsdGroup<D: Driver = DefaultDriver> {
+    allocations: Vec<Allocation>,
+    members: Vec<FreebsdPmc<D>>,
+    state: State,
+}
+
+impl<D: Driver> std::fmt::Debug for FreebsdGroup<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FreebsdGroup")
+            .field("members", &self.members)
+            .finish()
+    }
+}
+
+impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
+    fn allocations(&self) -> &[Allocation] {
+        &self.allocations
+    }
+    fn state(&self) -> State {
+        self.state
+    }
+    fn attach(&mut self, target: Target) -> Result<()> {
+        self.members
+            .iter_mut()
+            .try_for_each(|m| pmc_core::Pmc::attach(m, target))
+    }
+    fn detach(&mut self, target: Target) -> Result<()> {
+        self.members
+            .iter_mut()
+            .try_for_each(|m| pmc_core::Pmc::detach(m, target))
+    }
+    fn start(&mut self) -> Result<()> {
+        self.members.iter_mut().try_for_each(pmc_core::Pmc::start)?;
+        self.state = State::Running;
+        Ok(())
+    }
+    fn stop(&mut self) -> Result<()> {
+        self.members.iter_mut().try_for_each(pmc_core::Pmc::stop)?;
+        if self.state == State::Running {
+            self.state = State::Stopped;
+        }
+        Ok(())
+    }
+    fn read_into(&self, out: &mut [Reading]) -> Result<()> {
+        if out.len() != self.members.len() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Read,
+                format!(
+                    "read_into needs {} slots, got {}",
+                    self.members.len(),
+                    out.len()
+                ),
+            ));
+        }
+        for (slot, m) in out.iter_mut().zip(&self.members) {
+            *slot = pmc_core::Pmc::read(m)?;
+        }
+        Ok(())
+    }
+}
+
+impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
+    type Pmc = FreebsdPmc<D>;
+    type Group = FreebsdGroup<D>;
+
+    fn name(&self) -> &'static str {
+        "freebsd-hwpmc"
+    }
+
+    fn allocate(&self, a: &Allocation) -> Result<FreebsdPmc<D>> {
+        let sampling = a.mode.is_sampling();
+        let encs = events::resolve(&a.event, &self.inner.machine, sampling)?;
+        let count = match a.mode {
+            Mode::Sampling(rate) => period(rate, encs.first(), self.inner.hz),
+            Mode::Counting => 0,
+        };
+        let mut ids = Vec::new();
+        let mut chosen = None;
+        match &a.scope {
+            Scope::Process => {
+                let (id, enc) = self.allocate_one(a, &encs, PMC_CPU_ANY, count)?;
+                ids.push((None, id));
+                chosen = Some(enc);
+            }
+            Scope::System { cpu } => {
+                let mut held: Vec<(Option<u32>, u32)> = Vec::new();
+                let mut first_err = None;
+                for (c, skip_absent) in self.cpus(cpu) {
+                    // Once one CPU chose an encoding, use it on every CPU.
+                    let encs_here = chosen
+                        .as_ref()
+                        .map_or_else(|| encs.clone(), |e: &Encoding| vec![e.clone()]);
+                    match self.allocate_one(a, &encs_here, c, count) {
+                        Ok((id, enc)) => {
+                            held.push((Some(c), id));
+                            chosen = Some(enc);
+                        }
+                        Err(e) if skip_absent && e.kind() == ErrorKind::NoSuchCpu => {}
+                        Err(e) => {
+                            first_err = Some(e);
+                            break;
+                        }
+                    }
+                }
+                if let Some(e) = first_err.or_else(|| {
+                    held.is_empty().then(|| {
+                        Error::new(ErrorKind::NoSuchCpu, Op::Allocate, "no CPU is online")
+                            .with_help("check sysctl kern.smp.cpus")
+                    })
+                }) {
+                    for (_, id) in held {
+                        let mut s = pmc_op_simple { pm_pmcid: id };
+                        let _ = self.inner.driver.call(OpArg::PmcRelease(&mut s));
+                    }
+                    return Err(e);
+                }
+                ids = held;
+            }
+        }
+        let Some(encoding) = chosen else {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "nothing was allocated",
+            ));
+        };
+        Ok(FreebsdPmc {
+            inner: self.inner.clone(),
+            allocation: a.clone(),
+            ids,
+            encoding,
+            count,
+            state: State::Allocated,
+            targets: Vec::new(),
+            running_since: None,
+            ran: Duration::ZERO,
+            released: false,
+        })
+    }
+
+    fn allocate_group(&self, allocations: &[Allocation]) -> Result<FreebsdGroup<D>> {
+        let Some(first) = allocations.first() else {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "a group needs at least one member",
+            ));
+        };
+        if allocations.iter().any(|a| a.scope != first.scope) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "all members of a group must share the scope",
+            ));
+        }
+        let members = allocations
+            .iter()
+            .map(|a| self.allocate(a))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(FreebsdGroup {
+            allocations: allocations.to_vec(),
+            members,
+            state: State::Allocated,
+        })
+    }
+
+    /// hwpmc's stream is read by a thread that converts each kernel record
+    /// into the pmc-log format as it arrives (`pmc_log::hwpmc::StreamImporter`,
+    /// holding at most `pmc_log::hwpmc::MAX_BUFFERED` bytes of an incomplete
+    /// record) and writes it to `sink` a pmc-log block at a time;
+    /// [`flush_log`](pmc_core::Backend::flush_log) pushes everything so far
+    /// to `sink`, and the end of the log (`close_log`, a replacing
+    /// `configure_log`, or dropping the backend) writes the clean-close
+    /// marker. Use [`Backend::configure_hwpmc_log`] for hwpmc's own format.
+    fn configure_log(&self, sink: LogSink) -> Result<()> {
+        self.configure_log_impl(sink, LogFormat::PmcLog)
+    }
+
+    /// `PMC_OP_FLUSHLOG`, then waits (at most a few tens of ms on an idle
+    /// log) until the log reader has taken in what the kernel wrote to the
+    /// log, converted it, and flushed `sink`: a reader of `sink` then sees
+    /// every record written so far. (hwpmc writes its buffers from a kernel
+    /// thread: records still in flight there come with the next flush.)
+    fn flush_log(&self) -> Result<()> {
+        self.inner
+            .driver
+            .call(OpArg::FlushLog)
+            .map_err(|e| self.inner.err(PmcOp::FlushLog, e, &Context::default()))?;
+        let ctl = self
+            .inner
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|p| p.ctl.clone());
+        match ctl {
+            Some(ctl) => ctl.flush(),
+            None => Ok(()),
+        }
+    }
+
+    fn close_log(&self) -> Result<()> {
+        let r = self
+            .inner
+            .driver
+            .call(OpArg::CloseLog)
+            .map_err(|e| self.inner.err(PmcOp::CloseLog, e, &Context::default()));
+        // Make sure the kernel lets go of the pipe, so the reader sees EOF
+        // (EINVAL here just means CLOSELOG already deconfigured it).
+        let mut off = pmc_op_configurelog {
+            pm_flags: 0,
+            pm_logfd: -1,
+        };
+        let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
+        let pump = self
+            .inner
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let pump_err = pump.and_then(finish_pump);
+        r?;
+        pump_err.map_or(Ok(()), Err)
+    }
+
+    fn write_log(&self, user_data: u32) -> Result<()> {
+        let mut w = pmc_op_writelog {
+            pm_userdata: user_data,
+        };
+        self.inner
+            .driver
+            .call(OpArg::WriteLog(&mut w))
+            .map_err(|e| self.inner.err(PmcOp::WriteLog, e, &Context::default()))
+    }
+
+    fn list_events(&self, _tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
+        self.list_events_impl()
+    }
+
+    fn diagnose(&self) -> Vec<pmc_core::info::Check> {
+        self.diagnose_impl()
+    }
+}
+
+/// Closes our end of the pipe and waits for the reader thread; returns the
+/// error it met (a sink write or conversion failure), if any.
+fn finish_pump(mut p: LogPump) -> Option<Error> {
+    #[cfg(unix)]
+    drop(p.write_end);
+    let t = p.thread.take()?;
+    match t.join() {
+        Ok(e) => e,
+        Err(_) => Some(Error::new(
+            ErrorKind::Os,
+            Op::Log,
+            "the log reader thread panicked",
+        )),
+    }
+}
+
+impl<D: Driver> Backend<D> {
+    /// `PMC_OP_CONFIGURELOG` with hwpmc's own record format: the kernel's
+    /// log stream is copied to `sink` unchanged, as `pmcstat -O` writes it
+    /// (readable by `pmcstat -R` and pmclog(3)). Replaces any earlier log.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Os`] when the pipe or reader thread cannot be created;
+    /// the `PMC_OP_CONFIGURELOG` errors (e.g. [`ErrorKind::Busy`]).
+    #[doc(alias = "PMC_OP_CONFIGURELOG")]
+    #[doc(alias = "pmc_configure_logfile")]
+    pub fn configure_hwpmc_log(&self, sink: LogSink) -> Result<()> {
+        self.configure_log_impl(sink, LogFormat::Hwpmc)
+    }
+
+    /// Bytes of hwpmc's log stream the reader of the configured log has
+    /// taken in so far; `None` without a configured log.
+    pub fn log_bytes_read(&self) -> Option<u64> {
+        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_ref().map(|p| p.ctl.lock().bytes_read)
+    }
+
+    /// The most bytes of hwpmc's stream the reader of the configured log
+    /// has held at once while waiting for the rest of a record (at most
+    /// `pmc_log::hwpmc::MAX_BUFFERED`, however long the session); `None`
+    /// without a configured log.
+    pub fn log_max_buffered(&self) -> Option<usize> {
+        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_ref().map(|p| p.ctl.lock().max_buffered)
+    }
+
+    #[cfg(unix)]
+    fn configure_log_impl(&self, mut sink: LogSink, format: LogFormat) -> Result<()> {
+        use std::os::fd::AsRawFd;
+        let ctx = Context::default();
+        let mut guard = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = guard.take() {
+            // Replace: flush and deconfigure the old log first.
+            let _ = self.inner.driver.call(OpArg::FlushLog);
+            let mut off = pmc_op_configurelog {
+                pm_flags: 0,
+                pm_logfd: -1,
+            };
+            let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
+            // The old log's errors have no caller left to report to.
+            let _ = finish_pump(old);
+        }
+        // A socket pair rather than a pipe: the reader can wait with a
+        // timeout and drain without blocking (hwpmc writes to any writable
+        // fd; pmcstat -O host:port logs to a socket too).
+        let (read_end, write_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
+            Error::new(
+                ErrorKind::Os,
+                Op::Log,
+                format!("cannot create the log socket pair: {e}"),
+            )
+            .with_source(e)
+        })?;
+        let write_end = std::os::fd::OwnedFd::from(write_end);
+        let ctl = Arc::new(PumpCtl::default());
+        let thread_ctl = ctl.clone();
+        let mut cl = pmc_op_configurelog {
+            pm_flags: 0,
+            pm_logfd: write_end.as_raw_fd(),
+        };
+        self.inner
+            .driver
+            .call(OpArg::ConfigureLog(&mut cl))
+            .map_err(|e| self.inner.err(PmcOp::ConfigureLog, e, &ctx))?;
+        let thread = std::thread::Builder::new()
+            .name("pmc-freebsd-log".into())
+            .spawn(move || {
+                let r = pump(read_end, &mut sink, format, &thread_ctl);
+                let mut st = thread_ctl.lock();
+                st.ended = true;
+                if let (Some(e), None) = (&r, &st.failure) {
+                    st.failure = Some(e.to_string());
+                }
+                drop(st);
+                thread_ctl.cond.notify_all();
+                r
+            })
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Os,
+                    Op::Log,
+                    format!("cannot start the log reader: {e}"),
+                )
+                .with_source(e)
+            })?;
+        *guard = Some(LogPump {
+            write_end,
+            thread: Some(thread),
+            ctl,
+        });
+        Ok(())
+    }
+
+    #[cfg(not(unix))]
+    fn configure_log_impl(&self, _sink: LogSink, _format: LogFormat) -> Result<()> {
+        Err(Error::new(
+            ErrorKind::Unsupported,
+            Op::Log,
+            "hwpmc logs need file descriptors",
+        ))
+    }
+}
+
+/// Where the log reader puts hwpmc's bytes.
+#[cfg(unix)]
+enum PumpOut<'s> {
+    /// hwpmc's format: copied as is.
+    Raw(&'s mut LogSink),
+    /// pmc-log, converted as records complete.
+    Convert(Box<pmc_log::hwpmc::StreamImporter<&'s mut LogSink>>),
+}
+
+#[cfg(unix)]
+fn io_error(what: &str, e: std::io::Error) -> Error {
+    let mut err = Error::new(ErrorKind::Os, Op::Log, format!("cannot {what}: {e}"));
+    if let Some(n) = e.raw_os_error() {
+        err = err.with_errno(n);
+    }
+    err.with_source(e)
+}
+
+#[cfg(unix)]
+fn convert_error(bytes: u64, e: pmc_log::hwpmc::HwpmcError) -> Error {
+    Error::new(
+        ErrorKind::Os,
+        Op::Log,
+        format!("cannot convert hwpmc's log (at byte {bytes}) to pmc-log: {e}"),
+    )
+    .with_help("use Backend::configure_hwpmc_log to keep hwpmc's own format")
+    .with_source(e)
+}
+
+#[cfg(unix)]
+impl PumpOut<'_> {
+    fn take(&mut self, data: &[u8], bytes_before: u64) -> std::result::Result<usize, Error> {
+        use std::io::Write;
+        match self {
+            PumpOut::Raw(sink) => sink
+                .write_all(data)
+                .map(|()| 0)
+                .map_err(|e| io_error("write the log", e)),
+            PumpOut::Convert(imp) => match imp.feed(data) {
+                Ok(()) => Ok(imp.buffered()),
+                Err(e) => Err(convert_error(bytes_before, e)),
+            },
+        }
+    }
+
+    fn flush(&mut self) -> std::result::Result<(), Error> {
+        use std::io::Write;
+        match self {
+            PumpOut::Raw(sink) => sink.flush().map_err(|e| io_error("flush the log", e)),
+            PumpOut::Convert(imp) => imp.flush().map_err(|e| {
+                Error::new(
+                    ErrorKind::Os,
+                    Op::Log,
+                    format!("cannot flush the converted log: {e}"),
+                )
+                .with_source(e)
+            }),
+        }
+    }
+}
+
+/// The log reader thread: reads hwpmc's stream as the kernel writes it and
+/// hands each chunk to the sink (as is, or converted to pmc-log record by
+/// record); serves `flush_log` requests; at EOF writes the end of the log.
+///
+/// After a sink or conversion error it keeps reading (and dropping) the
+/// stream, so the kernel's writer never blocks on a full socket, and
+/// returns the first error at the end.
+#[cfg(unix)]
+fn pump(
+    mut read_end: std::os::unix::net::UnixStream,
+    sink: &mut LogSink,
+    format: LogFormat,
+    ctl: &PumpCtl,
+) -> Option<Error> {
+    use std::io::{ErrorKind as IoKind, Read, Write};
+    if let Err(e) = read_end.set_read_timeout(Some(PUMP_POLL)) {
+        return Some(io_error("set up the log reader", e));
+    }
+    let mut out = match format {
+        LogFormat::Hwpmc => PumpOut::Raw(sink),
+        LogFormat::PmcLog => PumpOut::Convert(Box::new(pmc_log::hwpmc::StreamImporter::new(sink))),
+    };
+    let mut failure: Option<Error> = None;
+    let mut bytes: u64 = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    let take =
+        |out: &mut PumpOut<'_>, failure: &mut Option<Error>, bytes: &mut u64, data: &[u8]| {
+            let before = *bytes;
+            *bytes += data.len() as u64;
+            let held = if failure.is_none() {
+                match out.take(data, before) {
+                    Ok(held) => held,
+                    Err(e) => {
+                        ctl.lock().failure = Some(e.to_string());
+                        *failure = Some(e);
+                        0
+                    }
+                }
+            } else {
+                0
+            };
+            let mut st = ctl.lock();
+            st.bytes_read = *bytes;
+            st.max_buffered = st.max_buffered.max(held);
+        };
+    let mut eof = false;
+    while !eof {
+        match read_end.read(&mut buf) {
+            Ok(0) => eof = true,
+            Ok(n) => take(&mut out, &mut failure, &mut bytes, &buf[..n]),
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
+            Err(e) if e.kind() == IoKind::Interrupted => {}
+            Err(e) => {
+                failure.get_or_insert(io_error("read hwpmc's log", e));
+                break;
+            }
+        }
+        // A flush_log request: take in what the kernel has written so far
+        // (without blocking), then push it all to the sink.
+        let wanted = {
+            let st = ctl.lock();
+            (st.flush_requested > st.flush_done).then_some(st.flush_requested)
+        };
+        let Some(wanted) = wanted.filter(|_| !eof) else {
+            continue;
+        };
+        let mut drained = 0u64;
+        if let Err(e) = read_end.set_nonblocking(true) {
+            failure.get_or_insert(io_error("drain hwpmc's log", e));
+        }
+        while drained < FLUSH_DRAIN_MAX {
+            match read_end.read(&mut buf) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    drained += n as u64;
+                    take(&mut out, &mut failure, &mut bytes, &buf[..n]);
+                }
+                Err(e) if e.kind() == IoKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = read_end.set_nonblocking(false) {
+            failure.get_or_insert(io_error("drain hwpmc's log", e));
+        }
+        if failure.is_none() {
+            if let Err(e) = out.flush() {
+                ctl.lock().failure = Some(e.to_string());
+                failure = Some(e);
+            }
+        }
+        let mut st = ctl.lock();
+        st.flush_done = st.flush_done.max(wanted);
+        drop(st);
+        ctl.cond.notify_all();
+    }
+    // After a failure the loop above kept reading until EOF (or a read
+    // error), so the kernel's writer was never left blocked.
+    if let Some(e) = failure {
+        return Some(e);
+    }
+    match out {
+        PumpOut::Raw(sink) => sink.flush().err().map(|e| io_error("flush the log", e)),
+        PumpOut::Convert(imp) => {
+            if imp.position() == 0 {
+                return None;
+            }
+            match imp.finish() {
+                Ok((sink, _report)) => sink.flush().err().map(|e| io_error("flush the log", e)),
+                Err(e) => Some(convert_error(bytes, e)),
+            }
+        }
+    }
+}
+
+impl<D: Driver> Drop for Inner<D> {
+    fn drop(&mut self) {
+        let pump = self.log.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(p) = pump {
+            let _ = self.driver.call(OpArg::FlushLog);
+            let mut off = pmc_op_configurelog {
+                pm_flags: 0,
+                pm_logfd: -1,
+            };
+            let _ = self.driver.call(OpArg::ConfigureLog(&mut off));
+            let _ = finish_pump(p);
+        }
+    }
+}
+
+fn class_name(class: u32) -> String {
+    match class {
+        PMC_CLASS_TSC => "TSC".into(),
+        PMC_CLASS_K8 => "K8".into(),
+        PMC_CLASS_IBS => "IBS".into(),
+        PMC_CLASS_IAF => "IAF".into(),
+        PMC_CLASS_IAP => "IAP".into(),
+        PMC_CLASS_UCF => "UCF".into(),
+        PMC_CLASS_UCP => "UCP".into(),
+        PMC_CLASS_SOFT => "SOFT".into(),
+        PMC_CLASS_ARMV7 => "ARMV7".into(),
+        PMC_CLASS_ARMV8 => "ARMV8".into(),
+        PMC_CLASS_RAPL => "RAPL".into(),
+        PMC_CLASS_PERF => "PERF".into(),
+        c => format!("class {c:#x}"),
+    }
+}
+
+impl<D: Driver + 'static> Backend<D> {
+    /// Allocates and releases a PMC to see whether it can be opened here.
+    fn probe(&self, a: &Allocation) -> pmc_core::info::Availability {
+        use pmc_core::info::Availability;
+        match pmc_core::Backend::allocate(self, a) {
+            Ok(p) => match pmc_core::Pmc::release(p) {
+                Ok(()) => Availability::Available,
+                Err(e) => Availability::Unavailable(e.to_string()),
+            },
+            Err(e) => Availability::Unavailable(e.to_string()),
+        }
+    }
+
+    fn list_events_impl(&self) -> Vec<pmc_core::info::EventInfo> {
+        use pmc_core::info::{Availability, EventInfo, EventSource as Src};
+        use pmc_core::{EventSpec, PortableEvent};
+        let mut out = Vec::new();
+        for p in PortableEvent::ALL {
+            let spec = EventSpec::portable(p);
+            let description = match events::resolve(&spec, &self.inner.machine, false) {
+                Ok(encs) => encs
+                    .iter()
+                    .map(|e| e.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                Err(_) => "no hwpmc equivalent here".into(),
+            };
+            let availability = self.probe(&Allocation::counting(spec));
+            out.push(EventInfo {
+                name: p.name().into(),
+                source: Src::Portable,
+                description,
+                availability,
+            });
+        }
+        for (name, code) in &self.inner.machine.soft_events {
+            let full = format!("SOFT-{name}");
+            let availability = match full.parse::<EventSpec>() {
+                Ok(spec) => self.probe(&Allocation::counting(spec)),
+                Err(e) => Availability::Unavailable(e.to_string()),
+            };
+            out.push(EventInfo {
+                name: full,
+                source: Src::HwpmcClass("SOFT".into()),
+                description: format!("software event {name} (pm_ev {code:#x})"),
+                availability,
+            });
+        }
+        for c in &self.inner.machine.classes {
+            let cname = class_name(c.pm_class);
+            match c.pm_class {
+                PMC_CLASS_SOFT => {}
+                PMC_CLASS_TSC => {
+                    let availability = match "tsc-tsc".parse::<EventSpec>() {
+                        Ok(spec) => self.probe(&Allocation::counting(spec).system(Cpus::One(0))),
+                        Err(e) => Availability::Unavailable(e.to_string()),
+                    };
+                    out.push(EventInfo {
+                        name: "tsc-tsc".into(),
+                        source: Src::HwpmcClass(cname),
+                        description: "the time-stamp counter (system-scope counting only)".into(),
+                        availability,
+                    });
+                }
+                _ => out.push(EventInfo {
+                    name: "event=0x..,umask=0x..".into(),
+                    source: Src::HwpmcClass(cname.clone()),
+                    description: format!(
+                        "{} {cname} counters, {} bits wide; raw events with usr, os, edge, inv, cmask=",
+                        c.pm_num, c.pm_width
+                    ),
+                    availability: Availability::NotProbed(
+                        "raw events are not enumerated (this backend carries no pmu-events table)".into(),
+                    ),
+                }),
+            }
+        }
+        out
+    }
+
+    fn diagnose_impl(&self) -> Vec<pmc_core::info::Check> {
+        use pmc_core::info::Check;
+        let m = &self.inner.machine;
+        let mut out = vec![Check::yes(
+            "hwpmc driver",
+            format!(
+                "loaded, ABI version {:#010x} (major {:#04x})",
+                m.version,
+                m.version >> 24
+            ),
+        )];
+        out.push(Check::info(
+            "CPU",
+            format!(
+                "pmc_cputype {:#x} ({:?}), {} CPUs",
+                m.cputype,
+                m.vendor(),
+                self.inner.ncpu
+            ),
+        ));
+        let classes: Vec<String> = m
+            .classes
+            .iter()
+            .map(|c| format!("{}x{}", class_name(c.pm_class), c.pm_num))
+            .collect();
+        out.push(Check::info("PMC classes", classes.join(", ")));
+        if [PMC_CLASS_IAP, PMC_CLASS_IAF, PMC_CLASS_K8]
+            .iter()
+            .any(|c| m.has_class(*c))
+        {
+            out.push(Check::yes("hardware PMCs", "hardware counters present"));
+        } else {
+            out.push(Check::no(
+                "hardware PMCs",
+                "no hardware counter class (a VM without a virtual PMU, or a CPU hwpmc does not know)",
+                "use SOFT events (page-faults, cpu-clock), enable the virtual PMU in the hypervisor, or run on hardware",
+            ));
+        }
+        if m.soft_events.is_empty() {
+            out.push(Check::no(
+                "software events",
+                "hwpmc reported no SOFT events",
+                "kldload hwpmc on a kernel with HWPMC_HOOKS",
+            ));
+        } else {
+            let names: Vec<&str> = m.soft_events.iter().map(|(n, _)| n.as_str()).collect();
+            out.push(Check::yes("software events", names.join(", ")));
+        }
+        let f = errno_map::Facts::read(&self.inner.driver);
+        let show = |v: Option<i64>| v.map_or_else(|| "unknown".to_owned(), |v| v.to_string());
+        out.push(Check::info(
+            "privilege",
+            format!(
+                "euid {}, jailed {}, security.bsd.unprivileged_syspmcs = {}, \
+                 security.bsd.unprivileged_proc_debug = {}",
+                f.euid
+                    .map_or_else(|| "unknown".to_owned(), |u| u.to_string()),
+                f.jailed
+                    .map_or_else(|| "unknown".to_owned(), |j| j.to_string()),
+                show(f.unprivileged_syspmcs),
+                show(f.unprivileged_proc_debug)
+            ),
+        ));
+        let page_faults = pmc_core::EventSpec::portable(pmc_core::PortableEvent::PageFaults);
+        for (name, a) in [
+            (
+                "process-scope counting",
+                Allocation::counting(page_faults.clone()),
+            ),
+            (
+                "system-scope counting",
+                Allocation::counting(page_faults).system(Cpus::One(0)),
+            ),
+        ] {
+            match pmc_core::Backend::allocate(self, &a) {
+                Ok(p) => {
+                    let _ = pmc_core::Pmc::release(p);
+                    out.push(Check::yes(name, "allocated and released a page-faults PMC"));
+                }
+                Err(e) => out.push(Check::no(
+                    name,
+                    e.message().to_owned(),
+                    e.help().unwrap_or("see hwpmc(4)").to_owned(),
+                )),
+            }
+        }
+        let offline: Vec<String> = (0..self.inner.ncpu.min(4096))
+            .filter(|c| {
+                self.rows(*c)
+                    .is_err_and(|e| e.kind() == ErrorKind::NoSuchCpu)
+            })
+            .map(|c| c.to_string())
+            .collect();
+        if offline.is_empty() {
+            out.push(Check::yes(
+                "CPUs",
+                format!("all {} CPUs online", self.inner.ncpu),
+            ));
+        } else {
+            out.push(Check::info(
+                "CPUs",
+                format!("absent or disabled: {}", offline.join(", ")),
+            ));
+        }
+        out
+    }
+}

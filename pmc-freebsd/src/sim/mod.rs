@@ -1,0 +1,1534 @@
+//! A simulated hwpmc(4) driver (feature `sim`; also built for this crate's
+//! own tests).
+//!
+//! [`SimDriver`] implements [`Driver`] with the behaviour hwpmc(4)
+//! documents: PMC states, rows and their dispositions, process and system
+//! scope, the attach/detach rules (including `PMC_OP_PMCSTART` on an
+//! unattached process PMC attaching it to its owner), the TSC and SOFT
+//! classes (plus IAF/IAP or K8 hardware classes, per [`SimCpu`]), the log
+//! (records in the kernel's format, written to the configured fd), and the
+//! errno of every case in hwpmc(4)'s ERRORS section that applies.
+//!
+//! Time, work and page faults are driven by the test, deterministically:
+//! [`SimDriver::advance`] lets time pass on every CPU, and
+//! [`SimDriver::run`] runs a process on a CPU for a while with the given
+//! instructions and page faults.
+//!
+//! It exists so the backend's real code runs in tests on every OS; it is not
+//! a backend anyone should ship.
+//!
+//! ## Where the details come from
+//!
+//! hwpmc(4) first; where it is silent or out of date, the behaviour of
+//! `sys/dev/hwpmc/hwpmc_mod.c` (order of checks, `EPERM` for a disabled
+//! row, `ENOSYS` from `PMC_OP_PMCGETMSR` on a class without RDPMC, `EINVAL`
+//! from `PMC_OP_PMCSTOP` on a never-started PMC, `ENXIO` from
+//! `PMC_OP_PMCRW` on an offline CPU, the minimum sampling count of 1000).
+//! The remaining choices:
+//!
+//! * `PMC_OP_PMCRW` works on sampling PMCs too (as hwpmc_mod.c does, though
+//!   hwpmc(4) calls it "valid only for counting modes").
+//! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
+//!   `EINVAL`; `DESCENDANTS` is accepted and ignored there (hwpmc_mod.c).
+//! * Only system sampling and the log-process flags need a log for
+//!   `PMC_OP_PMCSTART` (`EDOOFUS`); process sampling without a log drops
+//!   its samples.
+//! * A counting PMC keeps its value across stop/start; `PMC_OP_PMCSETCOUNT`
+//!   and a `PMC_F_NEWVALUE` write both set it.
+//! * `PMC_OP_CLOSELOG` writes CLOSELOG and flushes; the log stays
+//!   configured (so a second CONFIGURELOG is `EBUSY`) until
+//!   `PMC_OP_CONFIGURELOG` with -1, as in hwpmc_mod.c.
+//! * Hardware events are counted in user mode only; a PMC restricted to the
+//!   kernel (`os` only) counts nothing.
+//! * A sampling PMC attached to its owner feeds profil(2) in hwpmc, so its
+//!   samples are not logged (none are simulated either); attached to other
+//!   processes it needs a log to start.
+//! * Each [`SimDriver::run`] is one time slice: PMCs with
+//!   `PMC_F_LOG_PROCCSW` log one PROCCSW record at its end.
+
+pub mod log;
+
+use crate::errno::Errno;
+use crate::sys::abi::*;
+use crate::sys::{Driver, OpArg, PmcInfoRequest};
+use log::{KernelFormat, LogEncoder, LogRecord};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, MutexGuard};
+
+/// The simulated CPU (decides the hardware PMC classes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimCpu {
+    /// An Intel Skylake: IAP (4 rows) and IAF (3 rows).
+    IntelSkylake,
+    /// An AMD Zen (`PMC_CPU_AMD_K8`): K8 (6 rows), `PMC_F_EV_PMU` required.
+    AmdZen,
+    /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): TSC and SOFT only.
+    Generic,
+}
+
+impl SimCpu {
+    /// The `pmc_cputype`.
+    pub fn cputype(self) -> u32 {
+        match self {
+            SimCpu::IntelSkylake => PMC_CPU_INTEL_SKYLAKE,
+            SimCpu::AmdZen => PMC_CPU_AMD_K8,
+            SimCpu::Generic => PMC_CPU_GENERIC,
+        }
+    }
+    fn cpuid(self) -> &'static str {
+        match self {
+            SimCpu::IntelSkylake => "GenuineIntel-6-5E-3",
+            SimCpu::AmdZen => "AuthenticAMD-23-1-1",
+            SimCpu::Generic => "",
+        }
+    }
+}
+
+/// The simulated machine and its security settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimConfig {
+    /// `PMC_VERSION` the "kernel" reports.
+    pub version: u32,
+    /// The CPU model.
+    pub cpu: SimCpu,
+    /// Number of CPUs (`pm_ncpu`).
+    pub ncpu: u32,
+    /// The caller is root (uid 0).
+    pub privileged: bool,
+    /// The caller runs in a jail.
+    pub jailed: bool,
+    /// sysctl `security.bsd.unprivileged_syspmcs`.
+    pub unprivileged_syspmcs: bool,
+    /// sysctl `security.bsd.unprivileged_proc_debug`.
+    pub unprivileged_proc_debug: bool,
+    /// The hardware supports RDPMC (`PMC_OP_PMCGETMSR`).
+    pub rdpmc: bool,
+    /// TSC frequency in Hz.
+    pub tsc_freq: u64,
+    /// Core clock in cycles per nanosecond.
+    pub cycles_per_ns: u64,
+    /// The calling process's pid.
+    pub pid: i32,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            version: PMC_VERSION,
+            cpu: SimCpu::IntelSkylake,
+            ncpu: 2,
+            privileged: true,
+            jailed: false,
+            unprivileged_syspmcs: false,
+            unprivileged_proc_debug: true,
+            rdpmc: true,
+            tsc_freq: 2_000_000_000,
+            cycles_per_ns: 3,
+            pid: 1000,
+        }
+    }
+}
+
+/// The software events the simulated kernel registers, in order (codes
+/// from `PMC_EV_SOFT_FIRST`).
+pub const SOFT_EVENTS: &[&str] = &[
+    "CLOCK.HARD",
+    "CLOCK.STAT",
+    "CLOCK.PROF",
+    "PAGE_FAULT.ALL",
+    "PAGE_FAULT.READ",
+    "PAGE_FAULT.WRITE",
+];
+
+/// `SOFT_NPMCS` in hwpmc_soft.c.
+const SOFT_NROWS: u32 = 16;
+/// The kernel's minimum sampling count.
+pub const MIN_SAMPLING_COUNT: u64 = 1000;
+/// Clock ticks per second of the SOFT CLOCK.* events (`hz`).
+pub const HZ: u64 = 1000;
+/// The PC the simulator samples at (user space).
+pub const SAMPLE_PC: u64 = 0x0040_1000;
+
+/// Work a process does on a CPU, for [`SimDriver::run`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Work {
+    /// The process that runs (0: the caller).
+    pub pid: i32,
+    /// The CPU it runs on.
+    pub cpu: u32,
+    /// How long it runs, in nanoseconds (time passes for everyone).
+    pub nanos: u64,
+    /// Instructions retired.
+    pub instructions: u64,
+    /// Branches retired.
+    pub branches: u64,
+    /// Mispredicted branches.
+    pub branch_misses: u64,
+    /// Page faults taken while reading.
+    pub page_faults_read: u64,
+    /// Page faults taken while writing.
+    pub page_faults_write: u64,
+}
+
+/// A signal the driver sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// `SIGIO`: a process PMC lost its last target.
+    Io,
+}
+
+#[derive(Debug, Clone)]
+struct ClassDesc {
+    class: u32,
+    caps: u32,
+    width: u32,
+    num: u32,
+    first_row: usize,
+    name: &'static str,
+}
+
+#[derive(Debug, Clone, Default)]
+struct RowCpu {
+    disabled: bool,
+    /// (owner pid, pmc id) of the system PMC using this row on this CPU.
+    system: Option<(i32, u32)>,
+}
+
+#[derive(Debug, Clone)]
+struct Row {
+    class_idx: usize,
+    index: u32,
+    cpus: Vec<RowCpu>,
+    /// Process-mode PMCs allocated on this row.
+    thread_refs: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PState {
+    Allocated,
+    Stopped,
+    Running,
+}
+
+#[derive(Debug, Clone)]
+struct SimPmc {
+    id: u32,
+    owner: i32,
+    mode: u32,
+    class: u32,
+    event: u32,
+    flags: u32,
+    cpu: u32,
+    row: usize,
+    md: pmc_md_op_pmcallocate,
+    state: PState,
+    value: u64,
+    reload: u64,
+    /// Events left until the next sample.
+    left: u64,
+    /// `PMC_OP_PMCGETMSR` handed out the RDPMC index.
+    msr_taken: bool,
+    targets: BTreeMap<i32, u64>,
+}
+
+impl SimPmc {
+    fn is_system(&self) -> bool {
+        self.mode == PMC_MODE_SS || self.mode == PMC_MODE_SC
+    }
+    fn is_sampling(&self) -> bool {
+        self.mode == PMC_MODE_SS || self.mode == PMC_MODE_TS
+    }
+}
+
+struct LogState {
+    fd: i32,
+    buf: Vec<u8>,
+    error: Option<Errno>,
+    /// CLOSELOG was requested: nothing more is logged.
+    shutdown: bool,
+}
+
+#[derive(Default)]
+struct Owner {
+    pmcs: BTreeSet<u32>,
+    log: Option<LogState>,
+}
+
+#[derive(Debug, Clone)]
+struct Proc {
+    parent: i32,
+    debuggable: bool,
+    path: String,
+}
+
+struct State {
+    cfg: SimConfig,
+    current: i32,
+    classes: Vec<ClassDesc>,
+    rows: Vec<Row>,
+    online: Vec<bool>,
+    procs: BTreeMap<i32, Proc>,
+    owners: BTreeMap<i32, Owner>,
+    pmcs: BTreeMap<(i32, u32), SimPmc>,
+    now_ns: u64,
+    signals: Vec<(i32, Signal)>,
+    stats: pmc_op_getdriverstats,
+    encoder: Box<dyn LogEncoder>,
+    calls: Vec<(crate::sys::PmcOp, Result<(), Errno>)>,
+}
+
+/// The simulated hwpmc driver. Cheap to share behind an `Arc`; every method
+/// takes `&self`.
+pub struct SimDriver {
+    st: Mutex<State>,
+}
+
+impl std::fmt::Debug for SimDriver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimDriver")
+            .field("config", &self.lock().cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for SimDriver {
+    fn default() -> Self {
+        Self::new(SimConfig::default())
+    }
+}
+
+fn ticks(from_ns: u64, nanos: u64) -> u64 {
+    let per = 1_000_000_000 / HZ;
+    (from_ns.saturating_add(nanos)) / per - from_ns / per
+}
+
+impl SimDriver {
+    /// A simulated machine with hwpmc loaded.
+    pub fn new(cfg: SimConfig) -> SimDriver {
+        let mut classes = Vec::new();
+        let mut next = 0usize;
+        let mut add = |class, caps, width, num, name| {
+            classes.push(ClassDesc {
+                class,
+                caps,
+                width,
+                num,
+                first_row: next,
+                name,
+            });
+            next += num as usize;
+        };
+        let hw = PMC_CAP_INTERRUPT | PMC_CAP_USER | PMC_CAP_SYSTEM | PMC_CAP_READ | PMC_CAP_WRITE;
+        let prog = hw | PMC_CAP_EDGE | PMC_CAP_THRESHOLD | PMC_CAP_INVERT | PMC_CAP_QUALIFIER;
+        add(PMC_CLASS_SOFT, hw, 64, SOFT_NROWS, "SOFT");
+        add(PMC_CLASS_TSC, PMC_CAP_READ, 64, 1, "TSC");
+        match cfg.cpu {
+            SimCpu::IntelSkylake => {
+                add(PMC_CLASS_IAP, prog | PMC_CAP_PRECISE, 48, 4, "IAP");
+                add(PMC_CLASS_IAF, hw, 48, 3, "IAF");
+            }
+            SimCpu::AmdZen => add(PMC_CLASS_K8, prog, 48, 6, "K8"),
+            SimCpu::Generic => {}
+        }
+        let ncpu = cfg.ncpu.clamp(1, 4096) as usize;
+        let mut rows = Vec::new();
+        for (ci, c) in classes.iter().enumerate() {
+            for i in 0..c.num {
+                rows.push(Row {
+                    class_idx: ci,
+                    index: i,
+                    cpus: vec![RowCpu::default(); ncpu],
+                    thread_refs: 0,
+                });
+            }
+        }
+        let mut procs = BTreeMap::new();
+        procs.insert(
+            cfg.pid,
+            Proc {
+                parent: 1,
+                debuggable: true,
+                path: "/usr/bin/sim-self".into(),
+            },
+        );
+        procs.insert(
+            1,
+            Proc {
+                parent: 0,
+                debuggable: false,
+                path: "/sbin/init".into(),
+            },
+        );
+        SimDriver {
+            st: Mutex::new(State {
+                current: cfg.pid,
+                classes,
+                rows,
+                online: vec![true; ncpu],
+                procs,
+                owners: BTreeMap::new(),
+                pmcs: BTreeMap::new(),
+                now_ns: 0,
+                signals: Vec::new(),
+                stats: pmc_op_getdriverstats::default(),
+                encoder: Box::new(KernelFormat),
+                calls: Vec::new(),
+                cfg,
+            }),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> SimConfig {
+        self.lock().cfg.clone()
+    }
+
+    /// Changes the privilege and sysctl settings at run time.
+    pub fn set_security(
+        &self,
+        privileged: bool,
+        jailed: bool,
+        unprivileged_syspmcs: bool,
+        unprivileged_proc_debug: bool,
+    ) {
+        let mut st = self.lock();
+        st.cfg.privileged = privileged;
+        st.cfg.jailed = jailed;
+        st.cfg.unprivileged_syspmcs = unprivileged_syspmcs;
+        st.cfg.unprivileged_proc_debug = unprivileged_proc_debug;
+    }
+
+    /// Makes requests come from another process (to simulate other owners).
+    /// The process is created if needed.
+    pub fn set_current_pid(&self, pid: i32) {
+        let mut st = self.lock();
+        st.procs.entry(pid).or_insert(Proc {
+            parent: 1,
+            debuggable: true,
+            path: format!("/usr/bin/p{pid}"),
+        });
+        st.current = pid;
+    }
+
+    /// Brings a CPU on- or off-line (hot-plug). Out-of-range CPUs are ignored.
+    pub fn set_cpu_online(&self, cpu: u32, online: bool) {
+        if let Some(c) = self.lock().online.get_mut(cpu as usize) {
+            *c = online;
+        }
+    }
+
+    /// Creates a process. `debuggable`: whether the caller may debug it
+    /// (p_candebug) without privilege. If its parent is the target of a
+    /// PMC with `PMC_F_DESCENDANTS`, the child is attached too.
+    pub fn spawn(&self, pid: i32, parent: i32, debuggable: bool, path: &str) {
+        let mut st = self.lock();
+        st.procs.insert(
+            pid,
+            Proc {
+                parent,
+                debuggable,
+                path: path.to_owned(),
+            },
+        );
+        let keys: Vec<(i32, u32)> = st
+            .pmcs
+            .iter()
+            .filter(|(_, p)| p.flags & PMC_F_DESCENDANTS != 0 && p.targets.contains_key(&parent))
+            .map(|(k, _)| *k)
+            .collect();
+        let mut logged_owners = BTreeSet::new();
+        for k in keys {
+            if let Some(p) = st.pmcs.get_mut(&k) {
+                p.targets.insert(pid, 0);
+            }
+            if logged_owners.insert(k.0) {
+                st.emit(
+                    k.0,
+                    LogRecord::ProcFork {
+                        oldpid: parent,
+                        newpid: pid,
+                    },
+                );
+            }
+        }
+    }
+
+    /// Ends a process: PMCs attached to it are detached (PROCEXIT records
+    /// for `PMC_F_LOG_PROCEXIT`, SIGIO to owners whose PMC lost its last
+    /// target).
+    pub fn exit(&self, pid: i32) {
+        let mut st = self.lock();
+        st.procs.remove(&pid);
+        let keys: Vec<(i32, u32)> = st
+            .pmcs
+            .iter()
+            .filter(|(_, p)| p.targets.contains_key(&pid))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in keys {
+            let Some(p) = st.pmcs.get_mut(&k) else {
+                continue;
+            };
+            let v = p.targets.remove(&pid).unwrap_or(0);
+            if pid == p.owner {
+                p.flags &= !PMC_F_ATTACHED_TO_OWNER;
+            }
+            let (flags, id, empty) = (p.flags, p.id, p.targets.is_empty());
+            if flags & PMC_F_LOG_PROCEXIT != 0 {
+                st.emit(
+                    k.0,
+                    LogRecord::ProcExit {
+                        pmcid: id,
+                        pid,
+                        value: v,
+                    },
+                );
+            }
+            if empty {
+                st.signals.push((k.0, Signal::Io));
+            }
+        }
+    }
+
+    /// Lets `nanos` pass on every CPU with no process running: TSC and the
+    /// SOFT clock events of system PMCs advance.
+    pub fn advance(&self, nanos: u64) {
+        let mut st = self.lock();
+        st.step(None, nanos);
+    }
+
+    /// Runs a process on a CPU (time passes for everyone as in
+    /// [`advance`](Self::advance)).
+    pub fn run(&self, work: Work) {
+        let mut st = self.lock();
+        let mut w = work;
+        if w.pid == 0 {
+            w.pid = st.current;
+        }
+        st.step(Some(w), w.nanos);
+    }
+
+    /// Shorthand: the caller runs on CPU 0 for `nanos` and takes
+    /// `page_faults` (read) faults and retires `instructions`.
+    pub fn tick(&self, nanos: u64, instructions: u64, page_faults: u64) {
+        self.run(Work {
+            nanos,
+            instructions,
+            page_faults_read: page_faults,
+            ..Work::default()
+        });
+    }
+
+    /// The signals sent so far (drained).
+    pub fn take_signals(&self) -> Vec<(i32, Signal)> {
+        std::mem::take(&mut self.lock().signals)
+    }
+
+    /// Every request so far with its result (drained).
+    pub fn take_calls(&self) -> Vec<(crate::sys::PmcOp, Result<(), Errno>)> {
+        std::mem::take(&mut self.lock().calls)
+    }
+
+    /// Replaces the log encoder (default: [`KernelFormat`]).
+    pub fn set_encoder(&self, enc: Box<dyn LogEncoder>) {
+        self.lock().encoder = enc;
+    }
+
+    /// How many PMCs are allocated, by anyone.
+    pub fn allocated(&self) -> usize {
+        self.lock().pmcs.len()
+    }
+
+    /// The current simulated TSC.
+    pub fn tsc(&self) -> u64 {
+        self.lock().tsc()
+    }
+}
+
+impl State {
+    fn tsc(&self) -> u64 {
+        (u128::from(self.now_ns) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64
+    }
+
+    fn ncpu(&self) -> u32 {
+        self.online.len() as u32
+    }
+
+    fn class(&self, class: u32) -> Option<usize> {
+        self.classes.iter().position(|c| c.class == class)
+    }
+
+    fn npmc(&self) -> usize {
+        self.rows.len()
+    }
+
+    fn is_privileged(&self) -> bool {
+        self.cfg.privileged && !self.cfg.jailed
+    }
+
+    fn make_id(&self, cpu: u32, mode: u32, class: u32, row: usize) -> u32 {
+        let cpu = cpu & 0xFFF;
+        if self.cfg.version >> 24 >= 0x0A {
+            (cpu << 20) | ((mode & 0xF) << 16) | ((class & 0xFF) << 8) | (row as u32 & 0xFF)
+        } else {
+            (cpu << 20) | ((mode & 0xFF) << 12) | ((class & 0xF) << 8) | (row as u32 & 0xFF)
+        }
+    }
+
+    fn disposition(&self, row: usize) -> u32 {
+        let r = &self.rows[row];
+        if r.thread_refs > 0 {
+            PMC_DISP_THREAD
+        } else if r.cpus.iter().any(|c| c.disabled || c.system.is_some()) {
+            PMC_DISP_STANDALONE
+        } else {
+            PMC_DISP_FREE
+        }
+    }
+
+    /// `pmc_find_pmc`: ESRCH if the caller owns no PMC at all, EINVAL for an
+    /// unknown handle.
+    fn find(&self, id: u32) -> Result<(i32, u32), Errno> {
+        if (id & 0xFF) as usize >= self.npmc() {
+            return Err(Errno::EINVAL);
+        }
+        let me = self.current;
+        match self.owners.get(&me) {
+            None => Err(Errno::ESRCH),
+            Some(o) if o.pmcs.is_empty() && o.log.is_none() => Err(Errno::ESRCH),
+            Some(o) if o.pmcs.contains(&id) => Ok((me, id)),
+            Some(_) => Err(Errno::EINVAL),
+        }
+    }
+
+    fn pmc_mut(&mut self, key: (i32, u32)) -> Result<&mut SimPmc, Errno> {
+        self.pmcs.get_mut(&key).ok_or(Errno::EINVAL)
+    }
+
+    fn emit(&mut self, owner: i32, rec: LogRecord) {
+        let tsc = self.tsc();
+        let State {
+            owners, encoder, ..
+        } = self;
+        let Some(log) = owners.get_mut(&owner).and_then(|o| o.log.as_mut()) else {
+            return;
+        };
+        if log.error.is_some() || log.shutdown {
+            return;
+        }
+        encoder.encode(tsc, &rec, &mut log.buf);
+        if log.buf.len() >= 4096 {
+            Self::write_out(log);
+        }
+    }
+
+    fn write_out(log: &mut LogState) {
+        if log.error.is_some() || log.buf.is_empty() {
+            log.buf.clear();
+            return;
+        }
+        if let Err(e) = crate::sys::write_all_fd(log.fd, &log.buf) {
+            log.error = Some(e);
+        }
+        log.buf.clear();
+    }
+
+    fn hw_events(&self, p: &SimPmc, w: &Work) -> u64 {
+        let cycles = w.nanos.saturating_mul(self.cfg.cycles_per_ns);
+        let ref_cycles =
+            (u128::from(w.nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
+        match p.class {
+            PMC_CLASS_IAP | PMC_CLASS_IAF => {
+                let cfg = p.md.as_iap().pm_iap_config;
+                if cfg & IAP_USR == 0 && cfg & (IAP_OS) != 0 {
+                    return 0;
+                }
+                match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
+                    (0xC0, _) => w.instructions,
+                    (0x3C, 1) => ref_cycles,
+                    (0x3C, _) => cycles,
+                    (0x00, 3) => ref_cycles,
+                    (0xC4, _) => w.branches,
+                    (0xC5, _) => w.branch_misses,
+                    _ => 0,
+                }
+            }
+            PMC_CLASS_K8 => {
+                let cfg = p.md.as_amd().pm_amd_config;
+                if cfg & AMD_PMC_USR == 0 && cfg & AMD_PMC_OS != 0 {
+                    return 0;
+                }
+                match (cfg & 0xFF) | ((cfg >> 24) & 0xF00) {
+                    0x76 => cycles,
+                    0xC0 => w.instructions,
+                    0xC2 => w.branches,
+                    0xC3 => w.branch_misses,
+                    _ => 0,
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    fn soft_events(p: &SimPmc, ticks: u64, w: Option<&Work>) -> u64 {
+        let idx = p.event.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
+        match SOFT_EVENTS.get(idx).copied() {
+            Some("CLOCK.HARD" | "CLOCK.STAT" | "CLOCK.PROF") => ticks,
+            Some("PAGE_FAULT.ALL") => w.map_or(0, |w| {
+                w.page_faults_read.saturating_add(w.page_faults_write)
+            }),
+            Some("PAGE_FAULT.READ") => w.map_or(0, |w| w.page_faults_read),
+            Some("PAGE_FAULT.WRITE") => w.map_or(0, |w| w.page_faults_write),
+            _ => 0,
+        }
+    }
+
+    fn step(&mut self, work: Option<Work>, nanos: u64) {
+        let t = ticks(self.now_ns, nanos);
+        let tsc_delta = (u128::from(nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
+        let keys: Vec<(i32, u32)> = self.pmcs.keys().copied().collect();
+        let mut samples: Vec<(i32, LogRecord)> = Vec::new();
+        for k in keys {
+            let Some(p) = self.pmcs.get(&k) else { continue };
+            if p.state != PState::Running {
+                continue;
+            }
+            let n = if p.is_system() {
+                if !self.online.get(p.cpu as usize).copied().unwrap_or(false) {
+                    continue;
+                }
+                match p.class {
+                    PMC_CLASS_TSC => tsc_delta,
+                    PMC_CLASS_SOFT => {
+                        let on_cpu = work.filter(|w| w.cpu == p.cpu);
+                        Self::soft_events(p, t, on_cpu.as_ref())
+                    }
+                    _ => work
+                        .filter(|w| w.cpu == p.cpu)
+                        .map_or(0, |w| self.hw_events(p, &w)),
+                }
+            } else {
+                match work {
+                    Some(w) if p.targets.contains_key(&w.pid) => match p.class {
+                        PMC_CLASS_SOFT => Self::soft_events(p, t, Some(&w)),
+                        _ => self.hw_events(p, &w),
+                    },
+                    _ => 0,
+                }
+            };
+            if n == 0 {
+                continue;
+            }
+            let (pid, cpu) = work.map_or((-1, p.cpu), |w| (w.pid, w.cpu));
+            let Some(p) = self.pmcs.get_mut(&k) else {
+                continue;
+            };
+            p.value = p.value.wrapping_add(n);
+            if let Some(v) = p.targets.get_mut(&pid) {
+                *v = v.wrapping_add(n);
+                if p.flags & PMC_F_LOG_PROCCSW != 0 {
+                    // The time slice ends with a context switch out.
+                    samples.push((
+                        k.0,
+                        LogRecord::ProcCsw {
+                            value: n,
+                            pmcid: p.id,
+                            pid,
+                            tid: pid.wrapping_mul(100),
+                        },
+                    ));
+                }
+            }
+            // Samples of a PMC attached to its owner go to profil(2), not
+            // to the log.
+            let logs_samples = p.flags & PMC_F_ATTACHED_TO_OWNER == 0;
+            if p.is_sampling() {
+                let mut left = n;
+                while left >= p.left {
+                    left -= p.left;
+                    p.left = p.reload.max(1);
+                    let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
+                    let pcs: Vec<u64> = (0..depth).map(|i| SAMPLE_PC + 0x100 * i).collect();
+                    let sample_pid = if pid < 0 { 11 } else { pid };
+                    if !logs_samples {
+                        continue;
+                    }
+                    samples.push((
+                        k.0,
+                        LogRecord::Callchain {
+                            pid: sample_pid,
+                            tid: sample_pid.wrapping_mul(100),
+                            pmcid: p.id,
+                            cpu,
+                            flags: PMC_CC_F_USERSPACE,
+                            pcs,
+                        },
+                    ));
+                    if samples.len() > 100_000 {
+                        break;
+                    }
+                }
+                p.left -= left.min(p.left);
+                self.stats.pm_intr_processed = self.stats.pm_intr_processed.wrapping_add(1);
+            }
+        }
+        self.now_ns = self.now_ns.saturating_add(nanos);
+        for (owner, rec) in samples {
+            self.emit(owner, rec);
+        }
+    }
+
+    // ----- the ops -----
+
+    fn configure_log(&mut self, a: &mut pmc_op_configurelog) -> Result<(), Errno> {
+        // No flags are defined.
+        if a.pm_flags != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let me = self.current;
+        let owner = self.owners.entry(me).or_default();
+        if a.pm_logfd < 0 {
+            // Deconfigure: close (CLOSELOG record) unless already closed,
+            // stop the running PMCs that need the log, drop the log.
+            let Some(shutdown) = owner.log.as_ref().map(|l| l.shutdown) else {
+                return Err(Errno::EINVAL);
+            };
+            if !shutdown {
+                self.emit(me, LogRecord::CloseLog);
+            }
+            let ids: Vec<u32> = self
+                .owners
+                .get(&me)
+                .map(|o| o.pmcs.iter().copied().collect())
+                .unwrap_or_default();
+            for id in ids {
+                if let Some(p) = self.pmcs.get_mut(&(me, id)) {
+                    if p.flags & PMC_F_NEEDS_LOGFILE != 0 && p.state == PState::Running {
+                        p.state = PState::Stopped;
+                    }
+                }
+            }
+            if let Some(owner) = self.owners.get_mut(&me) {
+                if let Some(mut log) = owner.log.take() {
+                    Self::write_out(&mut log);
+                }
+                if owner.pmcs.is_empty() {
+                    self.owners.remove(&me);
+                }
+            }
+            return Ok(());
+        }
+        if owner.log.is_some() {
+            return Err(Errno::EBUSY);
+        }
+        if !crate::sys::fd_is_writable(a.pm_logfd) {
+            return Err(Errno::EBADF);
+        }
+        owner.log = Some(LogState {
+            fd: a.pm_logfd,
+            buf: Vec::new(),
+            error: None,
+            shutdown: false,
+        });
+        let rec = LogRecord::Initialize {
+            version: self.cfg.version,
+            cputype: self.cfg.cpu.cputype(),
+            tsc_freq: self.cfg.tsc_freq,
+            ts_sec: 1_700_000_000 + (self.now_ns / 1_000_000_000) as i64,
+            ts_nsec: (self.now_ns % 1_000_000_000) as i64,
+            cpuid: self.cfg.cpu.cpuid().to_owned(),
+        };
+        self.emit(me, rec);
+        Ok(())
+    }
+
+    fn with_log(&mut self) -> Result<&mut LogState, Errno> {
+        let me = self.current;
+        self.owners
+            .get_mut(&me)
+            .and_then(|o| o.log.as_mut())
+            .ok_or(Errno::EINVAL)
+    }
+
+    fn flush_log(&mut self) -> Result<(), Errno> {
+        let log = self.with_log()?;
+        // A pending writer error is reported first.
+        if let Some(e) = log.error {
+            return Err(e);
+        }
+        Self::write_out(log);
+        match log.error {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// CLOSELOG: writes the CLOSELOG record, flushes, and stops logging;
+    /// the log stays configured until `PMC_OP_CONFIGURELOG` with -1.
+    fn close_log(&mut self) -> Result<(), Errno> {
+        let shutdown = self.with_log()?.shutdown;
+        let me = self.current;
+        if !shutdown {
+            self.emit(me, LogRecord::CloseLog);
+        }
+        let log = self.with_log()?;
+        log.shutdown = true;
+        Self::write_out(log);
+        Ok(())
+    }
+
+    fn write_log(&mut self, a: &mut pmc_op_writelog) -> Result<(), Errno> {
+        self.with_log()?;
+        let me = self.current;
+        self.emit(
+            me,
+            LogRecord::UserData {
+                userdata: a.pm_userdata,
+            },
+        );
+        Ok(())
+    }
+
+    fn cpuinfo(&self, a: &mut pmc_op_getcpuinfo) {
+        *a = pmc_op_getcpuinfo::default();
+        a.pm_cputype = self.cfg.cpu.cputype();
+        a.pm_ncpu = self.ncpu();
+        a.pm_npmc = self.npmc() as u32;
+        a.pm_nclass = self.classes.len().min(PMC_CLASS_MAX) as u32;
+        for (slot, c) in a.pm_classes.iter_mut().zip(&self.classes) {
+            *slot = pmc_classinfo {
+                pm_class: c.class,
+                pm_caps: c.caps,
+                pm_width: c.width,
+                pm_num: c.num,
+            };
+        }
+    }
+
+    fn check_cpu(&self, cpu: i64) -> Result<usize, Errno> {
+        if cpu < 0 || cpu >= i64::from(self.ncpu()) {
+            return Err(Errno::EINVAL);
+        }
+        let c = cpu as usize;
+        if !self.online[c] {
+            return Err(Errno::ENXIO);
+        }
+        Ok(c)
+    }
+
+    fn pmcinfo(&self, req: &mut PmcInfoRequest) -> Result<(), Errno> {
+        let cpu = self.check_cpu(i64::from(req.cpu))?;
+        if (req.npmc as usize) < self.npmc() {
+            // The kernel would write past the caller's buffer.
+            return Err(Errno::EFAULT);
+        }
+        req.pmcs.clear();
+        for (ri, r) in self.rows.iter().enumerate() {
+            let c = &self.classes[r.class_idx];
+            let mut info = pmc_info::default();
+            crate::sys::set_c_str(&mut info.pm_name, &format!("{}-{}", c.name, r.index));
+            info.pm_class = c.class;
+            info.pm_enabled = i32::from(!r.cpus[cpu].disabled);
+            info.pm_rowdisp = self.disposition(ri);
+            info.pm_ownerpid = -1;
+            if let Some(p) = r.cpus[cpu].system.and_then(|k| self.pmcs.get(&k)) {
+                info.pm_ownerpid = p.owner;
+                info.pm_mode = p.mode;
+                info.pm_event = p.event;
+                info.pm_flags = p.flags;
+                info.pm_reloadcount = p.reload;
+            }
+            req.pmcs.push(info);
+        }
+        Ok(())
+    }
+
+    fn admin(&mut self, a: &mut pmc_op_pmcadmin) -> Result<(), Errno> {
+        if !self.is_privileged() {
+            return Err(Errno::EPERM);
+        }
+        let cpu = self.check_cpu(i64::from(a.pm_cpu))?;
+        let disable = match a.pm_state {
+            PMC_STATE_DISABLED => true,
+            PMC_STATE_FREE => false,
+            _ => return Err(Errno::EINVAL),
+        };
+        if a.pm_pmc < 0 || a.pm_pmc as usize >= self.npmc() {
+            return Err(Errno::EINVAL);
+        }
+        let ri = a.pm_pmc as usize;
+        // Rows reserved for process PMCs cannot be disabled; a row holding a
+        // system PMC on this CPU cannot change at all.
+        if (disable && self.rows[ri].thread_refs > 0) || self.rows[ri].cpus[cpu].system.is_some() {
+            return Err(Errno::EBUSY);
+        }
+        self.rows[ri].cpus[cpu].disabled = disable;
+        Ok(())
+    }
+
+    fn allocate(&mut self, a: &mut pmc_op_pmcallocate) -> Result<(), Errno> {
+        let mode = a.pm_mode;
+        if mode > PMC_MODE_TC {
+            return Err(Errno::EINVAL);
+        }
+        let system = mode == PMC_MODE_SS || mode == PMC_MODE_SC;
+        let sampling = mode == PMC_MODE_SS || mode == PMC_MODE_TS;
+        // CPU.
+        let cpu = if system {
+            if a.pm_cpu == PMC_CPU_ANY {
+                return Err(Errno::EINVAL);
+            }
+            self.check_cpu(i64::from(a.pm_cpu))? as u32
+        } else {
+            if a.pm_cpu != PMC_CPU_ANY {
+                return Err(Errno::EINVAL);
+            }
+            PMC_CPU_ANY
+        };
+        // Privilege.
+        if system && (self.cfg.jailed || (!self.cfg.privileged && !self.cfg.unprivileged_syspmcs)) {
+            return Err(Errno::EPERM);
+        }
+        // Flags.
+        let mut allowed = PMC_F_DESCENDANTS
+            | PMC_F_LOG_PROCCSW
+            | PMC_F_LOG_PROCEXIT
+            | PMC_F_CALLCHAIN
+            | PMC_F_USERCALLCHAIN;
+        if self.cfg.version >> 24 >= 0x0A {
+            allowed |= PMC_F_EV_PMU;
+        }
+        let flags = a.pm_flags;
+        if flags & !allowed != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if flags & PMC_F_USERCALLCHAIN != 0 && (flags & PMC_F_CALLCHAIN == 0 || !sampling) {
+            return Err(Errno::EINVAL);
+        }
+        if system && flags & (PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        // Class and caps.
+        let ci = self.class(a.pm_class).ok_or(Errno::EINVAL)?;
+        let cd = self.classes[ci].clone();
+        let mut caps = a.pm_caps;
+        if sampling {
+            caps |= PMC_CAP_INTERRUPT;
+        }
+        if caps & !cd.caps != 0 {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        // Class-specific checks; `fixed` pins the row within the class.
+        let mut fixed: Option<u32> = None;
+        match cd.class {
+            PMC_CLASS_TSC if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC => {
+                return Err(Errno::EINVAL)
+            }
+            PMC_CLASS_SOFT => {
+                let idx = a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
+                if a.pm_ev < PMC_EV_SOFT_FIRST || idx >= SOFT_EVENTS.len() {
+                    return Err(Errno::EINVAL);
+                }
+            }
+            // "AMD PMCs require PMC_F_EV_PMU"
+            PMC_CLASS_K8 if flags & PMC_F_EV_PMU == 0 => return Err(Errno::EINVAL),
+            PMC_CLASS_IAF => {
+                let cfg = a.pm_md.as_iap().pm_iap_config;
+                fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
+                    (0xC0, _) => 0,
+                    (0x3C, _) => 1,
+                    (0x00, 3) => 2,
+                    _ => return Err(Errno::EINVAL),
+                });
+            }
+            _ => {}
+        }
+        // Row search (pmc_can_allocate_row).
+        let me = self.current;
+        let mut chosen = None;
+        for i in 0..cd.num {
+            if fixed.is_some_and(|f| f != i) {
+                continue;
+            }
+            let ri = cd.first_row + i as usize;
+            let owner_has_row = self.pmcs.values().any(|p| {
+                p.owner == me && p.row == ri && (!p.is_system() || (system && p.cpu == cpu))
+            });
+            // Nor may the caller be the target of a PMC on this row (a
+            // later attach to itself would fail).
+            let target_of_row = self
+                .pmcs
+                .values()
+                .any(|p| p.row == ri && p.targets.contains_key(&me));
+            if owner_has_row || target_of_row {
+                continue;
+            }
+            let disp = self.disposition(ri);
+            let ok = if system {
+                disp != PMC_DISP_THREAD && self.rows[ri].cpus[cpu as usize].system.is_none()
+            } else {
+                disp != PMC_DISP_STANDALONE
+            };
+            if ok {
+                chosen = Some(ri);
+                break;
+            }
+        }
+        let ri = chosen.ok_or(Errno::EINVAL)?;
+        // hwpmc configures system PMCs at once and refuses an
+        // administratively disabled counter with EPERM.
+        if system && self.rows[ri].cpus[cpu as usize].disabled {
+            return Err(Errno::EPERM);
+        }
+        let id = self.make_id(cpu, mode, cd.class, ri);
+        let mut pflags = flags;
+        // Process logging options and system-wide sampling need a log.
+        if (sampling && system) || flags & (PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT) != 0 {
+            pflags |= PMC_F_NEEDS_LOGFILE;
+        }
+        let reload = if sampling {
+            a.pm_count.max(MIN_SAMPLING_COUNT)
+        } else {
+            0
+        };
+        let pmc = SimPmc {
+            id,
+            owner: me,
+            mode,
+            class: cd.class,
+            event: a.pm_ev,
+            flags: pflags,
+            cpu,
+            row: ri,
+            md: a.pm_md,
+            state: PState::Allocated,
+            value: if sampling { 0 } else { a.pm_count },
+            reload,
+            left: reload,
+            msr_taken: false,
+            targets: BTreeMap::new(),
+        };
+        if system {
+            self.rows[ri].cpus[cpu as usize].system = Some((me, id));
+        } else {
+            self.rows[ri].thread_refs += 1;
+        }
+        self.pmcs.insert((me, id), pmc);
+        self.owners.entry(me).or_default().pmcs.insert(id);
+        let rec = if cd.class == PMC_CLASS_SOFT {
+            let name = SOFT_EVENTS
+                .get(a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize)
+                .copied()
+                .unwrap_or("");
+            LogRecord::PmcAllocateDyn {
+                pmcid: id,
+                event: a.pm_ev,
+                flags,
+                rate: reload,
+                name: name.to_owned(),
+            }
+        } else {
+            LogRecord::PmcAllocate {
+                pmcid: id,
+                event: a.pm_ev,
+                flags,
+                rate: reload,
+            }
+        };
+        self.emit(me, rec);
+        a.pm_pmcid = id;
+        Ok(())
+    }
+
+    fn target_pid(&self, pid: i32) -> Result<i32, Errno> {
+        if pid < 0 {
+            return Err(Errno::EINVAL);
+        }
+        let pid = if pid == 0 { self.current } else { pid };
+        if !self.procs.contains_key(&pid) {
+            return Err(Errno::ESRCH);
+        }
+        Ok(pid)
+    }
+
+    fn can_debug(&self, pid: i32) -> bool {
+        if pid == self.current || self.is_privileged() {
+            return true;
+        }
+        self.cfg.unprivileged_proc_debug && self.procs.get(&pid).is_some_and(|p| p.debuggable)
+    }
+
+    fn descendants(&self, pid: i32) -> Vec<i32> {
+        let mut out = vec![pid];
+        let mut i = 0;
+        while i < out.len() {
+            let parent = out[i];
+            out.extend(
+                self.procs
+                    .iter()
+                    .filter(|(c, p)| p.parent == parent && **c != parent)
+                    .map(|(c, _)| *c),
+            );
+            i += 1;
+            if out.len() > 100_000 {
+                break;
+            }
+        }
+        out
+    }
+
+    fn attach(&mut self, a: &mut pmc_op_pmcattach) -> Result<(), Errno> {
+        if a.pm_pid < 0 {
+            return Err(Errno::EINVAL);
+        }
+        let key = self.find(a.pm_pmc)?;
+        let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
+        if p.is_system() {
+            return Err(Errno::EINVAL);
+        }
+        if p.state == PState::Running {
+            return Err(Errno::EBUSY);
+        }
+        let pid = self.target_pid(a.pm_pid)?;
+        self.attach_checked(key, pid)
+    }
+
+    fn attach_checked(&mut self, key: (i32, u32), pid: i32) -> Result<(), Errno> {
+        if !self.can_debug(pid) {
+            return Err(Errno::EPERM);
+        }
+        let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
+        if p.msr_taken && pid != p.owner {
+            return Err(Errno::EPERM);
+        }
+        if p.targets.contains_key(&pid) {
+            return Err(Errno::EEXIST);
+        }
+        let row = p.row;
+        let busy = self
+            .pmcs
+            .iter()
+            .any(|(k, o)| *k != key && o.row == row && o.targets.contains_key(&pid));
+        if busy {
+            return Err(Errno::EBUSY);
+        }
+        let pids = if p.flags & PMC_F_DESCENDANTS != 0 {
+            self.descendants(pid)
+        } else {
+            vec![pid]
+        };
+        let path = self
+            .procs
+            .get(&pid)
+            .map(|p| p.path.clone())
+            .unwrap_or_default();
+        let id = key.1;
+        let p = self.pmc_mut(key)?;
+        // A sampling PMC attached to another process logs its samples, so
+        // it needs a log (hwpmc_mod.c); attached to its owner, it feeds
+        // profil(2) instead.
+        if p.is_sampling() && p.flags & PMC_F_ATTACHED_TO_OWNER == 0 && pid != p.owner {
+            p.flags |= PMC_F_NEEDS_LOGFILE;
+        }
+        for t in pids {
+            p.targets.entry(t).or_insert(0);
+        }
+        if p.targets.contains_key(&p.owner) {
+            p.flags |= PMC_F_ATTACHED_TO_OWNER;
+        }
+        p.flags |= PMC_F_ATTACH_DONE;
+        self.emit(
+            key.0,
+            LogRecord::PmcAttach {
+                pmcid: id,
+                pid,
+                path,
+            },
+        );
+        Ok(())
+    }
+
+    fn detach(&mut self, a: &mut pmc_op_pmcattach) -> Result<(), Errno> {
+        if a.pm_pid < 0 {
+            return Err(Errno::EINVAL);
+        }
+        let key = self.find(a.pm_pmc)?;
+        let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
+        if p.is_system() {
+            return Err(Errno::EINVAL);
+        }
+        let pid = self.target_pid(a.pm_pid)?;
+        let descendants = p.flags & PMC_F_DESCENDANTS != 0;
+        let pids = if descendants {
+            self.descendants(pid)
+        } else {
+            vec![pid]
+        };
+        if !descendants {
+            if !self.pmcs.values().any(|o| o.targets.contains_key(&pid)) {
+                return Err(Errno::ESRCH);
+            }
+            if !p.targets.contains_key(&pid) {
+                return Err(Errno::EINVAL);
+            }
+        }
+        // With DESCENDANTS the whole tree is detached and errors are
+        // ignored (a partially attached tree), as in hwpmc_mod.c.
+        let p = self.pmc_mut(key)?;
+        let removed: Vec<i32> = pids
+            .into_iter()
+            .filter(|t| p.targets.remove(t).is_some())
+            .collect();
+        let owner = p.owner;
+        if !p.targets.contains_key(&owner) {
+            p.flags &= !PMC_F_ATTACHED_TO_OWNER;
+        }
+        let (id, empty) = (p.id, p.targets.is_empty());
+        if empty && descendants {
+            p.flags &= !PMC_F_ATTACH_DONE;
+        }
+        for t in &removed {
+            self.emit(key.0, LogRecord::PmcDetach { pmcid: id, pid: *t });
+        }
+        if empty && !removed.is_empty() {
+            self.signals.push((key.0, Signal::Io));
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
+        let key = self.find(a.pm_pmcid)?;
+        let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
+        if p.state == PState::Running {
+            return Ok(());
+        }
+        let has_log = self.owners.get(&key.0).is_some_and(|o| o.log.is_some());
+        if p.flags & PMC_F_NEEDS_LOGFILE != 0 && !has_log {
+            return Err(Errno::EDOOFUS);
+        }
+        if p.is_system() {
+            if !self.online.get(p.cpu as usize).copied().unwrap_or(false) {
+                return Err(Errno::ENXIO);
+            }
+        } else if p.targets.is_empty() {
+            if p.flags & PMC_F_ATTACH_DONE != 0 {
+                return Err(Errno::ESRCH);
+            }
+            let owner = p.owner;
+            self.attach_checked(key, owner)?;
+        }
+        self.pmc_mut(key)?.state = PState::Running;
+        Ok(())
+    }
+
+    fn stop(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
+        let key = self.find(a.pm_pmcid)?;
+        let online = self.online.clone();
+        let p = self.pmc_mut(key)?;
+        match p.state {
+            PState::Stopped => return Ok(()),
+            // Never started.
+            PState::Allocated => return Err(Errno::EINVAL),
+            PState::Running => p.state = PState::Stopped,
+        }
+        if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
+            return Err(Errno::ENXIO);
+        }
+        Ok(())
+    }
+
+    fn release(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
+        let key = self.find(a.pm_pmcid)?;
+        let p = self.pmcs.remove(&key).ok_or(Errno::EINVAL)?;
+        if p.is_system() {
+            if let Some(rc) = self
+                .rows
+                .get_mut(p.row)
+                .and_then(|r| r.cpus.get_mut(p.cpu as usize))
+            {
+                rc.system = None;
+            }
+        } else if let Some(r) = self.rows.get_mut(p.row) {
+            r.thread_refs = r.thread_refs.saturating_sub(1);
+        }
+        if let Some(o) = self.owners.get_mut(&key.0) {
+            o.pmcs.remove(&key.1);
+            if o.pmcs.is_empty() && o.log.is_none() {
+                self.owners.remove(&key.0);
+            }
+        }
+        Ok(())
+    }
+
+    fn rw(&mut self, a: &mut pmc_op_pmcrw) -> Result<(), Errno> {
+        // At least one of OLDVALUE/NEWVALUE, and nothing else (hwpmc(4):
+        // "illegal flags").
+        let rw = PMC_F_OLDVALUE | PMC_F_NEWVALUE;
+        if a.pm_flags & rw == 0 || a.pm_flags & !rw != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let key = self.find(a.pm_pmcid)?;
+        let online = self.online.clone();
+        let p = self.pmc_mut(key)?;
+        if a.pm_flags & PMC_F_NEWVALUE != 0 && p.state == PState::Running {
+            return Err(Errno::EBUSY);
+        }
+        if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
+            return Err(Errno::ENXIO);
+        }
+        let old = p.value;
+        if a.pm_flags & PMC_F_NEWVALUE != 0 {
+            p.value = a.pm_value;
+        }
+        if a.pm_flags & PMC_F_OLDVALUE != 0 {
+            a.pm_value = old;
+        }
+        Ok(())
+    }
+
+    fn setcount(&mut self, a: &mut pmc_op_pmcsetcount) -> Result<(), Errno> {
+        let key = self.find(a.pm_pmcid)?;
+        let p = self.pmc_mut(key)?;
+        if p.state == PState::Running {
+            return Err(Errno::EBUSY);
+        }
+        if p.is_sampling() {
+            p.reload = a.pm_count.max(MIN_SAMPLING_COUNT);
+            p.left = p.reload;
+        } else {
+            p.value = a.pm_count;
+        }
+        Ok(())
+    }
+
+    fn getmsr(&mut self, a: &mut pmc_op_getmsr) -> Result<(), Errno> {
+        let key = self.find(a.pm_pmcid)?;
+        let rdpmc = self.cfg.rdpmc;
+        let index = self
+            .pmcs
+            .get(&key)
+            .and_then(|p| self.rows.get(p.row))
+            .map_or(0, |r| r.index);
+        let p = self.pmc_mut(key)?;
+        // hwpmc(4): process-private, no DESCENDANTS, attached only to its owner.
+        let only_owner = p.targets.len() == 1 && p.targets.contains_key(&p.owner);
+        if p.is_system() || p.flags & PMC_F_DESCENDANTS != 0 || !only_owner {
+            return Err(Errno::EINVAL);
+        }
+        match p.class {
+            PMC_CLASS_IAP | PMC_CLASS_K8 => a.pm_msr = index,
+            PMC_CLASS_IAF => a.pm_msr = 0x4000_0000 | index,
+            // The class has no RDPMC access (SOFT).
+            _ => return Err(Errno::ENOSYS),
+        }
+        if !rdpmc {
+            return Err(Errno::ENOSYS);
+        }
+        p.msr_taken = true;
+        Ok(())
+    }
+
+    fn dyneventinfo(&self, a: &mut pmc_op_getdyneventinfo) -> Result<(), Errno> {
+        if a.pm_class != PMC_CLASS_SOFT {
+            return Err(Errno::EINVAL);
+        }
+        a.pm_nevent = SOFT_EVENTS.len() as u32;
+        for (i, (slot, name)) in a.pm_events.iter_mut().zip(SOFT_EVENTS).enumerate() {
+            crate::sys::set_c_str(&mut slot.pm_ev_name, name);
+            slot.pm_ev_code = PMC_EV_SOFT_FIRST + i as u32;
+        }
+        Ok(())
+    }
+
+    fn caps(&self, a: &mut pmc_op_caps) -> Result<(), Errno> {
+        if self.cfg.version < 0x0A03_0000 {
+            return Err(Errno::EINVAL);
+        }
+        let key = self.find(a.pm_pmcid)?;
+        let class = self.pmcs.get(&key).ok_or(Errno::EINVAL)?.class;
+        // What the PMC's counter can do: its class's capabilities.
+        a.pm_caps = self.class(class).map_or(0, |ci| self.classes[ci].caps);
+        Ok(())
+    }
+
+    fn dispatch(&mut self, arg: OpArg<'_>) -> Result<(), Errno> {
+        match arg {
+            OpArg::ConfigureLog(a) => self.configure_log(a),
+            OpArg::FlushLog => self.flush_log(),
+            OpArg::GetCpuInfo(a) => {
+                self.cpuinfo(a);
+                Ok(())
+            }
+            OpArg::GetDriverStats(a) => {
+                *a = self.stats;
+                Ok(())
+            }
+            OpArg::GetModuleVersion(v) => {
+                if (*v & 0xFFFF_0000) > (self.cfg.version & 0xFFFF_0000) {
+                    return Err(Errno::EPROGMISMATCH);
+                }
+                *v = self.cfg.version;
+                Ok(())
+            }
+            OpArg::GetPmcInfo(req) => self.pmcinfo(req),
+            OpArg::PmcAdmin(a) => self.admin(a),
+            OpArg::PmcAllocate(a) => self.allocate(a),
+            OpArg::PmcAttach(a) => self.attach(a),
+            OpArg::PmcDetach(a) => self.detach(a),
+            OpArg::PmcGetMsr(a) => self.getmsr(a),
+            OpArg::PmcRelease(a) => self.release(a),
+            OpArg::PmcRw(a) => self.rw(a),
+            OpArg::PmcSetCount(a) => self.setcount(a),
+            OpArg::PmcStart(a) => self.start(a),
+            OpArg::PmcStop(a) => self.stop(a),
+            OpArg::WriteLog(a) => self.write_log(a),
+            OpArg::CloseLog => self.close_log(),
+            OpArg::GetDynEventInfo(a) => self.dyneventinfo(a),
+            OpArg::GetCaps(a) => self.caps(a),
+        }
+    }
+}
+
+impl Driver for SimDriver {
+    fn call(&self, arg: OpArg<'_>) -> Result<(), Errno> {
+        let mut st = self.lock();
+        let op = arg.op();
+        st.stats.pm_syscalls = st.stats.pm_syscalls.wrapping_add(1);
+        let r = st.dispatch(arg);
+        if r.is_err() {
+            st.stats.pm_syscall_errors = st.stats.pm_syscall_errors.wrapping_add(1);
+        }
+        if st.calls.len() < 1_000_000 {
+            st.calls.push((op, r));
+        }
+        r
+    }
+
+    fn current_pid(&self) -> i32 {
+        self.lock().current
+    }
+
+    fn sysctl_int(&self, name: &str) -> Option<i64> {
+        let st = self.lock();
+        match name {
+            "security.bsd.unprivileged_syspmcs" => Some(i64::from(st.cfg.unprivileged_syspmcs)),
+            "security.bsd.unprivileged_proc_debug" => {
+                Some(i64::from(st.cfg.unprivileged_proc_debug))
+            }
+            "security.jail.jailed" => Some(i64::from(st.cfg.jailed)),
+            "kern.hz" => Some(HZ as i64),
+            _ => None,
+        }
+    }
+
+    fn euid(&self) -> Option<u32> {
+        Some(if self.lock().cfg.privileged { 0 } else { 1001 })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,829 @@
+//! Driver-level tests of the simulator against hwpmc(4)'s documented
+//! behaviour and ERRORS section.
+
+use super::*;
+use crate::sys::PmcOp;
+
+fn sim() -> SimDriver {
+    SimDriver::new(SimConfig::default())
+}
+
+fn soft(name: &str) -> u32 {
+    PMC_EV_SOFT_FIRST
+        + SOFT_EVENTS
+            .iter()
+            .position(|n| *n == name)
+            .expect("known soft event") as u32
+}
+
+fn alloc_req(mode: u32, class: u32, ev: u32, cpu: u32) -> pmc_op_pmcallocate {
+    pmc_op_pmcallocate {
+        pm_mode: mode,
+        pm_class: class,
+        pm_ev: ev,
+        pm_cpu: cpu,
+        ..Default::default()
+    }
+}
+
+fn alloc(d: &SimDriver, mut a: pmc_op_pmcallocate) -> Result<u32, Errno> {
+    d.call(OpArg::PmcAllocate(&mut a))?;
+    Ok(a.pm_pmcid)
+}
+
+fn tc_pagefaults(d: &SimDriver) -> u32 {
+    alloc(
+        d,
+        alloc_req(
+            PMC_MODE_TC,
+            PMC_CLASS_SOFT,
+            soft("PAGE_FAULT.ALL"),
+            PMC_CPU_ANY,
+        ),
+    )
+    .unwrap()
+}
+
+fn simple(d: &SimDriver, op: PmcOp, id: u32) -> Result<(), Errno> {
+    let mut s = pmc_op_simple { pm_pmcid: id };
+    d.call(match op {
+        PmcOp::PmcStart => OpArg::PmcStart(&mut s),
+        PmcOp::PmcStop => OpArg::PmcStop(&mut s),
+        _ => OpArg::PmcRelease(&mut s),
+    })
+}
+fn start(d: &SimDriver, id: u32) -> Result<(), Errno> {
+    simple(d, PmcOp::PmcStart, id)
+}
+fn stop(d: &SimDriver, id: u32) -> Result<(), Errno> {
+    simple(d, PmcOp::PmcStop, id)
+}
+fn release(d: &SimDriver, id: u32) -> Result<(), Errno> {
+    simple(d, PmcOp::PmcRelease, id)
+}
+fn read(d: &SimDriver, id: u32) -> Result<u64, Errno> {
+    let mut rw = pmc_op_pmcrw {
+        pm_flags: PMC_F_OLDVALUE,
+        pm_pmcid: id,
+        pm_value: 0,
+    };
+    d.call(OpArg::PmcRw(&mut rw))?;
+    Ok(rw.pm_value)
+}
+fn write(d: &SimDriver, id: u32, v: u64) -> Result<u64, Errno> {
+    let mut rw = pmc_op_pmcrw {
+        pm_flags: PMC_F_OLDVALUE | PMC_F_NEWVALUE,
+        pm_pmcid: id,
+        pm_value: v,
+    };
+    d.call(OpArg::PmcRw(&mut rw))?;
+    Ok(rw.pm_value)
+}
+fn setcount(d: &SimDriver, id: u32, c: u64) -> Result<(), Errno> {
+    let mut s = pmc_op_pmcsetcount {
+        pm_count: c,
+        pm_pmcid: id,
+    };
+    d.call(OpArg::PmcSetCount(&mut s))
+}
+fn attach(d: &SimDriver, id: u32, pid: i32) -> Result<(), Errno> {
+    let mut a = pmc_op_pmcattach {
+        pm_pmc: id,
+        pm_pid: pid,
+    };
+    d.call(OpArg::PmcAttach(&mut a))
+}
+fn detach(d: &SimDriver, id: u32, pid: i32) -> Result<(), Errno> {
+    let mut a = pmc_op_pmcattach {
+        pm_pmc: id,
+        pm_pid: pid,
+    };
+    d.call(OpArg::PmcDetach(&mut a))
+}
+
+#[test]
+fn version_handshake() {
+    let d = sim();
+    let mut v = 0u32;
+    d.call(OpArg::GetModuleVersion(&mut v)).unwrap();
+    assert_eq!(v, PMC_VERSION);
+    let mut newer = 0x0A04_0000u32;
+    assert_eq!(
+        d.call(OpArg::GetModuleVersion(&mut newer)),
+        Err(Errno::EPROGMISMATCH)
+    );
+}
+
+#[test]
+fn cpuinfo_and_pmcinfo() {
+    let d = sim();
+    let mut ci = pmc_op_getcpuinfo::default();
+    d.call(OpArg::GetCpuInfo(&mut ci)).unwrap();
+    assert_eq!(ci.pm_cputype, PMC_CPU_INTEL_SKYLAKE);
+    assert_eq!(ci.pm_ncpu, 2);
+    assert_eq!(ci.pm_nclass, 4);
+    assert_eq!(ci.pm_npmc, 16 + 1 + 4 + 3);
+    let mut req = PmcInfoRequest {
+        cpu: 0,
+        npmc: ci.pm_npmc,
+        pmcs: vec![],
+    };
+    d.call(OpArg::GetPmcInfo(&mut req)).unwrap();
+    assert_eq!(req.pmcs.len(), 24);
+    assert_eq!(crate::sys::c_str(&req.pmcs[16].pm_name), "TSC-0");
+    assert!(req.pmcs.iter().all(|p| p.pm_rowdisp == PMC_DISP_FREE));
+    // EINVAL: invalid CPU number; ENXIO: absent or disabled CPU.
+    req.cpu = 7;
+    assert_eq!(d.call(OpArg::GetPmcInfo(&mut req)), Err(Errno::EINVAL));
+    d.set_cpu_online(1, false);
+    req.cpu = 1;
+    assert_eq!(d.call(OpArg::GetPmcInfo(&mut req)), Err(Errno::ENXIO));
+}
+
+#[test]
+fn dyn_events() {
+    let d = sim();
+    let mut a = pmc_op_getdyneventinfo::new_boxed(PMC_CLASS_SOFT);
+    d.call(OpArg::GetDynEventInfo(&mut a)).unwrap();
+    assert_eq!(a.pm_nevent as usize, SOFT_EVENTS.len());
+    assert_eq!(crate::sys::c_str(&a.pm_events[0].pm_ev_name), "CLOCK.HARD");
+    assert_eq!(a.pm_events[3].pm_ev_code, PMC_EV_SOFT_FIRST + 3);
+    a.pm_class = PMC_CLASS_TSC;
+    assert_eq!(d.call(OpArg::GetDynEventInfo(&mut a)), Err(Errno::EINVAL));
+}
+
+#[test]
+fn process_counting_lifecycle_and_start_attaches_owner() {
+    let d = sim();
+    let id = tc_pagefaults(&d);
+    start(&d, id).unwrap(); // attaches to the owner
+    d.tick(1_000_000, 0, 5);
+    assert_eq!(read(&d, id).unwrap(), 5);
+    // Re-attach to self now fails with EEXIST: start attached it.
+    assert_eq!(attach(&d, id, 0), Err(Errno::EBUSY), "attach while running");
+    stop(&d, id).unwrap();
+    assert_eq!(attach(&d, id, 0), Err(Errno::EEXIST));
+    d.tick(1_000_000, 0, 7);
+    assert_eq!(read(&d, id).unwrap(), 5, "stopped PMCs do not count");
+    release(&d, id).unwrap();
+    // The owner has no PMCs left: ESRCH.
+    assert_eq!(read(&d, id), Err(Errno::ESRCH));
+}
+
+#[test]
+fn setcount_and_write_while_running_are_ebusy() {
+    let d = sim();
+    let id = tc_pagefaults(&d);
+    setcount(&d, id, 100).unwrap();
+    start(&d, id).unwrap();
+    assert_eq!(setcount(&d, id, 1), Err(Errno::EBUSY));
+    assert_eq!(write(&d, id, 1), Err(Errno::EBUSY));
+    d.tick(0, 0, 3);
+    stop(&d, id).unwrap();
+    assert_eq!(write(&d, id, 10).unwrap(), 103);
+    assert_eq!(read(&d, id).unwrap(), 10);
+    // Illegal PMCRW flags.
+    let mut rw = pmc_op_pmcrw {
+        pm_flags: 0x1,
+        pm_pmcid: id,
+        pm_value: 0,
+    };
+    assert_eq!(d.call(OpArg::PmcRw(&mut rw)), Err(Errno::EINVAL));
+}
+
+#[test]
+fn invalid_handle_is_einval() {
+    let d = sim();
+    let id = tc_pagefaults(&d);
+    assert_eq!(start(&d, id ^ 0xFF), Err(Errno::EINVAL));
+    assert_eq!(release(&d, 0xDEAD), Err(Errno::EINVAL));
+}
+
+#[test]
+fn attach_rules() {
+    let d = sim();
+    d.spawn(2000, 1000, true, "/bin/sleep");
+    d.spawn(3000, 1, false, "/usr/sbin/sshd");
+    let id = tc_pagefaults(&d);
+    // ESRCH: no such process; EINVAL: illegal pid.
+    assert_eq!(attach(&d, id, 4242), Err(Errno::ESRCH));
+    assert_eq!(attach(&d, id, -5), Err(Errno::EINVAL));
+    attach(&d, id, 2000).unwrap();
+    assert_eq!(attach(&d, id, 2000), Err(Errno::EEXIST));
+    // Unprivileged: only debuggable targets.
+    d.set_security(false, false, false, true);
+    assert_eq!(attach(&d, id, 3000), Err(Errno::EPERM));
+    d.set_security(false, false, false, false);
+    let id2 = alloc(
+        &d,
+        alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY),
+    )
+    .unwrap();
+    assert_eq!(
+        attach(&d, id2, 2000),
+        Err(Errno::EPERM),
+        "unprivileged_proc_debug=0"
+    );
+    attach(&d, id2, 0).unwrap(); // self is always allowed
+    d.set_security(true, false, false, true);
+    attach(&d, id2, 3000).unwrap(); // root attaches to anything
+                                    // Detach: EINVAL when not attached to this PMC, ESRCH when not
+                                    // monitored at all, ESRCH for no such process.
+    d.spawn(5000, 1000, true, "/bin/cat");
+    assert_eq!(detach(&d, id, 5000), Err(Errno::ESRCH));
+    assert_eq!(detach(&d, id, 3000), Err(Errno::EINVAL));
+    assert_eq!(detach(&d, id, 9999), Err(Errno::ESRCH));
+    detach(&d, id, 2000).unwrap();
+    assert_eq!(
+        d.take_signals(),
+        vec![(1000, Signal::Io)],
+        "last target gone: SIGIO"
+    );
+    // Started again after being detached from everything: ESRCH.
+    assert_eq!(start(&d, id), Err(Errno::ESRCH));
+}
+
+#[test]
+fn attach_busy_when_target_has_pmc_on_same_row() {
+    let d = sim();
+    d.spawn(2000, 1000, true, "/bin/sleep");
+    let id = tc_pagefaults(&d);
+    attach(&d, id, 2000).unwrap();
+    d.set_current_pid(1500);
+    let other = tc_pagefaults(&d);
+    assert_eq!(attach(&d, other, 2000), Err(Errno::EBUSY));
+}
+
+#[test]
+fn system_mode_rules() {
+    let d = sim();
+    let tsc = alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)).unwrap();
+    // attach/detach on a system PMC: EINVAL.
+    assert_eq!(attach(&d, tsc, 0), Err(Errno::EINVAL));
+    assert_eq!(detach(&d, tsc, 0), Err(Errno::EINVAL));
+    start(&d, tsc).unwrap();
+    d.advance(1_000);
+    assert_eq!(read(&d, tsc).unwrap(), 2_000); // 2 GHz TSC
+                                               // CPU ANY for system, a CPU for process: EINVAL.
+    assert_eq!(
+        alloc(
+            &d,
+            alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, PMC_CPU_ANY)
+        ),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        alloc(
+            &d,
+            alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0)
+        ),
+        Err(Errno::EINVAL)
+    );
+    // Invalid CPU: EINVAL; absent/disabled: ENXIO (allocate and start).
+    assert_eq!(
+        alloc(
+            &d,
+            alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 9)
+        ),
+        Err(Errno::EINVAL)
+    );
+    let c1 = alloc(
+        &d,
+        alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 1),
+    )
+    .unwrap();
+    d.set_cpu_online(1, false);
+    assert_eq!(
+        alloc(
+            &d,
+            alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 1)
+        ),
+        Err(Errno::ENXIO)
+    );
+    assert_eq!(start(&d, c1), Err(Errno::ENXIO));
+    assert_eq!(stop(&d, c1), Err(Errno::EINVAL), "never started");
+    d.set_cpu_online(1, true);
+    start(&d, c1).unwrap();
+    d.set_cpu_online(1, false);
+    assert_eq!(stop(&d, c1), Err(Errno::ENXIO));
+    assert_eq!(read(&d, c1), Err(Errno::ENXIO));
+    // Invalid mode.
+    assert_eq!(
+        alloc(&d, alloc_req(7, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0)),
+        Err(Errno::EINVAL)
+    );
+    // TSC is system counting only.
+    assert_eq!(
+        alloc(
+            &d,
+            alloc_req(PMC_MODE_TC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, PMC_CPU_ANY)
+        ),
+        Err(Errno::EINVAL)
+    );
+}
+
+#[test]
+fn system_pmc_privilege() {
+    let d = sim();
+    d.set_security(false, false, false, true);
+    let req = alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0);
+    assert_eq!(alloc(&d, req), Err(Errno::EPERM));
+    d.set_security(false, false, true, true);
+    alloc(&d, req).unwrap();
+    // Jailed: always EPERM, even root with the sysctl set.
+    d.set_security(true, true, true, true);
+    assert_eq!(alloc(&d, req), Err(Errno::EPERM));
+}
+
+#[test]
+fn flags_and_caps_validation() {
+    let d = sim();
+    let mut a = alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY);
+    a.pm_flags = 0x8000;
+    assert_eq!(alloc(&d, a), Err(Errno::EINVAL), "unknown flags");
+    a.pm_flags = PMC_F_USERCALLCHAIN | PMC_F_CALLCHAIN;
+    assert_eq!(
+        alloc(&d, a),
+        Err(Errno::EINVAL),
+        "usercallchain in counting mode"
+    );
+    let mut s = alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0);
+    s.pm_flags = PMC_F_LOG_PROCEXIT;
+    assert_eq!(
+        alloc(&d, s),
+        Err(Errno::EINVAL),
+        "process logging on a system PMC"
+    );
+    s.pm_flags = PMC_F_DESCENDANTS;
+    assert!(
+        alloc(&d, s).is_ok(),
+        "hwpmc_mod.c ignores DESCENDANTS there"
+    );
+    // Sampling needs PMC_CAP_INTERRUPT, which the TSC lacks: EOPNOTSUPP.
+    assert_eq!(
+        alloc(&d, alloc_req(PMC_MODE_SS, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)),
+        Err(Errno::EOPNOTSUPP)
+    );
+    let mut t = alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0);
+    t.pm_caps = PMC_CAP_INTERRUPT;
+    assert_eq!(alloc(&d, t), Err(Errno::EOPNOTSUPP));
+    // Unknown class / unknown soft event.
+    assert_eq!(
+        alloc(&d, alloc_req(PMC_MODE_TC, PMC_CLASS_K8, 0, PMC_CPU_ANY)),
+        Err(Errno::EINVAL)
+    );
+    assert_eq!(
+        alloc(
+            &d,
+            alloc_req(
+                PMC_MODE_TC,
+                PMC_CLASS_SOFT,
+                PMC_EV_SOFT_FIRST + 99,
+                PMC_CPU_ANY
+            )
+        ),
+        Err(Errno::EINVAL)
+    );
+}
+
+#[test]
+fn row_dispositions() {
+    let d = sim();
+    let sys = alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)).unwrap();
+    let mut ci = pmc_op_getcpuinfo::default();
+    d.call(OpArg::GetCpuInfo(&mut ci)).unwrap();
+    let info = |cpu| {
+        let mut req = PmcInfoRequest {
+            cpu,
+            npmc: ci.pm_npmc,
+            pmcs: vec![],
+        };
+        d.call(OpArg::GetPmcInfo(&mut req)).unwrap();
+        req.pmcs
+    };
+    assert_eq!(info(0)[16].pm_rowdisp, PMC_DISP_STANDALONE);
+    assert_eq!(info(0)[16].pm_ownerpid, 1000);
+    assert_eq!(info(1)[16].pm_ownerpid, -1);
+    // A process PMC on SOFT row 0 makes it THREAD; a system PMC then skips it.
+    let p = tc_pagefaults(&d);
+    assert_eq!(info(0)[0].pm_rowdisp, PMC_DISP_THREAD);
+    let s = alloc(
+        &d,
+        alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0),
+    )
+    .unwrap();
+    assert_eq!(s & 0xFF, 1, "system PMC took the next row");
+    assert_eq!(info(0)[1].pm_rowdisp, PMC_DISP_STANDALONE);
+    // Once all 16 SOFT rows are taken, allocation fails with EINVAL.
+    for _ in 2..16 {
+        alloc(
+            &d,
+            alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0),
+        )
+        .unwrap();
+    }
+    assert_eq!(
+        alloc(
+            &d,
+            alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0)
+        ),
+        Err(Errno::EINVAL)
+    );
+    release(&d, p).unwrap();
+    release(&d, sys).unwrap();
+    assert_eq!(info(0)[16].pm_rowdisp, PMC_DISP_FREE);
+}
+
+#[test]
+fn admin_rules() {
+    let d = sim();
+    let mut a = pmc_op_pmcadmin {
+        pm_cpu: 0,
+        pm_flags: 0,
+        pm_pmc: 17,
+        pm_state: PMC_STATE_DISABLED,
+    };
+    d.call(OpArg::PmcAdmin(&mut a)).unwrap();
+    // A disabled row is not allocatable on that CPU.
+    let mut ci = pmc_op_getcpuinfo::default();
+    d.call(OpArg::GetCpuInfo(&mut ci)).unwrap();
+    let mut req = PmcInfoRequest {
+        cpu: 0,
+        npmc: ci.pm_npmc,
+        pmcs: vec![],
+    };
+    d.call(OpArg::GetPmcInfo(&mut req)).unwrap();
+    assert_eq!(req.pmcs[17].pm_enabled, 0);
+    assert_eq!(req.pmcs[17].pm_rowdisp, PMC_DISP_STANDALONE);
+    a.pm_state = PMC_STATE_FREE;
+    d.call(OpArg::PmcAdmin(&mut a)).unwrap();
+    // EBUSY: disabling a row in use by process PMCs, or an active system PMC.
+    let _p = tc_pagefaults(&d);
+    let mut b = pmc_op_pmcadmin {
+        pm_cpu: 0,
+        pm_flags: 0,
+        pm_pmc: 0,
+        pm_state: PMC_STATE_DISABLED,
+    };
+    assert_eq!(d.call(OpArg::PmcAdmin(&mut b)), Err(Errno::EBUSY));
+    let _s = alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 1)).unwrap();
+    let mut c = pmc_op_pmcadmin {
+        pm_cpu: 1,
+        pm_flags: 0,
+        pm_pmc: 16,
+        pm_state: PMC_STATE_DISABLED,
+    };
+    assert_eq!(d.call(OpArg::PmcAdmin(&mut c)), Err(Errno::EBUSY));
+    // EINVAL: bad CPU, bad row, bad state.
+    c.pm_cpu = 5;
+    assert_eq!(d.call(OpArg::PmcAdmin(&mut c)), Err(Errno::EINVAL));
+    c.pm_cpu = 0;
+    c.pm_pmc = 999;
+    assert_eq!(d.call(OpArg::PmcAdmin(&mut c)), Err(Errno::EINVAL));
+    c.pm_pmc = 3;
+    c.pm_state = PMC_STATE_RUNNING;
+    assert_eq!(d.call(OpArg::PmcAdmin(&mut c)), Err(Errno::EINVAL));
+    // EPERM: not root, or jailed root.
+    d.set_security(true, true, false, true);
+    assert_eq!(d.call(OpArg::PmcAdmin(&mut a)), Err(Errno::EPERM));
+}
+
+#[test]
+fn log_errors() {
+    let d = sim();
+    // FLUSHLOG / WRITELOG / deconfigure without a log: EINVAL.
+    assert_eq!(d.call(OpArg::FlushLog), Err(Errno::EINVAL));
+    let mut w = pmc_op_writelog { pm_userdata: 1 };
+    assert_eq!(d.call(OpArg::WriteLog(&mut w)), Err(Errno::EINVAL));
+    let mut off = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: -1,
+    };
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut off)), Err(Errno::EINVAL));
+    let mut bad = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: 987_654,
+    };
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut bad)), Err(Errno::EBADF));
+}
+
+#[cfg(unix)]
+#[test]
+fn sampling_needs_a_log_then_logs_kernel_records() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let d = sim();
+    // EDOOFUS: system sampling PMC started without a log.
+    let mut ss = alloc_req(PMC_MODE_SS, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0);
+    ss.pm_count = 10; // raised to the minimum, 1000
+    ss.pm_flags = PMC_F_CALLCHAIN;
+    let id = alloc(&d, ss).unwrap();
+    assert_eq!(start(&d, id), Err(Errno::EDOOFUS));
+    // Process PMC with LOG_PROCEXIT: EDOOFUS too.
+    let mut tc = alloc_req(
+        PMC_MODE_TC,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.ALL"),
+        PMC_CPU_ANY,
+    );
+    tc.pm_flags = PMC_F_LOG_PROCEXIT;
+    let pe = alloc(&d, tc).unwrap();
+    assert_eq!(start(&d, pe), Err(Errno::EDOOFUS));
+
+    let (r, w) = crate::sys::pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    assert_eq!(
+        d.call(OpArg::ConfigureLog(&mut cl)),
+        Err(Errno::EBUSY),
+        "log already active"
+    );
+    start(&d, id).unwrap();
+    d.advance(2_500_000_000); // 2500 ticks at hz=1000: 2 samples of 1000
+    let mut wl = pmc_op_writelog {
+        pm_userdata: 0xABCD,
+    };
+    d.call(OpArg::WriteLog(&mut wl)).unwrap();
+    d.call(OpArg::CloseLog).unwrap();
+    drop(w);
+    let mut bytes = Vec::new();
+    std::fs::File::from(r).read_to_end(&mut bytes).unwrap();
+    let mut types = Vec::new();
+    let mut off = 0;
+    while off + 4 <= bytes.len() {
+        let h = u32::from_le_bytes([bytes[off], bytes[off + 1], bytes[off + 2], bytes[off + 3]]);
+        assert_eq!(h >> 24, PMCLOG_HEADER_MAGIC);
+        let len = (h & 0xFFFF) as usize;
+        assert!(len >= 16 && len % 4 == 0);
+        types.push((h >> 16) & 0xFF);
+        off += len;
+    }
+    assert_eq!(off, bytes.len());
+    assert_eq!(
+        types,
+        vec![
+            PMCLOG_TYPE_INITIALIZE,
+            PMCLOG_TYPE_CALLCHAIN,
+            PMCLOG_TYPE_CALLCHAIN,
+            PMCLOG_TYPE_USERDATA,
+            PMCLOG_TYPE_CLOSELOG
+        ]
+    );
+    // After CLOSELOG the log stays configured until CONFIGURELOG(-1).
+    assert_eq!(d.call(OpArg::FlushLog), Ok(()));
+    let mut again = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: 1,
+    };
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut again)), Err(Errno::EBUSY));
+    let mut off = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: -1,
+    };
+    d.call(OpArg::ConfigureLog(&mut off)).unwrap();
+    assert_eq!(d.call(OpArg::FlushLog), Err(Errno::EINVAL));
+    // Deconfiguring stopped the system sampling PMC that needed the log.
+    assert_eq!(stop(&d, id), Ok(()), "already stopped");
+    assert_eq!(start(&d, id), Err(Errno::EDOOFUS));
+    // Flags on CONFIGURELOG are reserved.
+    let mut flagged = pmc_op_configurelog {
+        pm_flags: 1,
+        pm_logfd: -1,
+    };
+    assert_eq!(
+        d.call(OpArg::ConfigureLog(&mut flagged)),
+        Err(Errno::EINVAL)
+    );
+}
+
+#[test]
+fn descendants_follow_forks() {
+    let d = sim();
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let mut a = alloc_req(
+        PMC_MODE_TC,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.ALL"),
+        PMC_CPU_ANY,
+    );
+    a.pm_flags = PMC_F_DESCENDANTS;
+    let id = alloc(&d, a).unwrap();
+    attach(&d, id, 2000).unwrap();
+    start(&d, id).unwrap();
+    d.spawn(2001, 2000, true, "/bin/ls");
+    d.run(Work {
+        pid: 2001,
+        page_faults_write: 4,
+        ..Work::default()
+    });
+    d.run(Work {
+        pid: 2000,
+        page_faults_read: 1,
+        ..Work::default()
+    });
+    d.run(Work {
+        pid: 1000,
+        page_faults_read: 100,
+        ..Work::default()
+    }); // not a target
+    assert_eq!(read(&d, id).unwrap(), 5);
+}
+
+#[test]
+fn getmsr_rules() {
+    let d = sim();
+    let mut a = alloc_req(PMC_MODE_TC, PMC_CLASS_IAP, 0, PMC_CPU_ANY);
+    a.pm_flags = PMC_F_EV_PMU;
+    a.pm_md = pmc_md_op_pmcallocate::iap(0xC0 | IAP_USR | IAP_OS, 0);
+    let id = alloc(&d, a).unwrap();
+    let mut m = pmc_op_getmsr {
+        pm_msr: 0,
+        pm_pmcid: id,
+    };
+    assert_eq!(
+        d.call(OpArg::PmcGetMsr(&mut m)),
+        Err(Errno::EINVAL),
+        "not attached to its owner yet"
+    );
+    attach(&d, id, 0).unwrap();
+    d.call(OpArg::PmcGetMsr(&mut m)).unwrap();
+    assert_eq!(m.pm_msr, 0);
+    d.spawn(2000, 1000, true, "/bin/sh");
+    assert_eq!(
+        attach(&d, id, 2000),
+        Err(Errno::EPERM),
+        "MSR retrieved: owner only"
+    );
+    // Not process mode: EINVAL. No RDPMC: ENOSYS.
+    let tsc = alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)).unwrap();
+    let mut m2 = pmc_op_getmsr {
+        pm_msr: 0,
+        pm_pmcid: tsc,
+    };
+    assert_eq!(d.call(OpArg::PmcGetMsr(&mut m2)), Err(Errno::EINVAL));
+    let d2 = SimDriver::new(SimConfig {
+        rdpmc: false,
+        ..SimConfig::default()
+    });
+    let id2 = alloc(&d2, a).unwrap();
+    attach(&d2, id2, 0).unwrap();
+    let mut m3 = pmc_op_getmsr {
+        pm_msr: 0,
+        pm_pmcid: id2,
+    };
+    assert_eq!(d2.call(OpArg::PmcGetMsr(&mut m3)), Err(Errno::ENOSYS));
+}
+
+#[test]
+fn hardware_counting_and_amd_requires_ev_pmu() {
+    let d = sim();
+    let mut a = alloc_req(PMC_MODE_TC, PMC_CLASS_IAF, 0, PMC_CPU_ANY);
+    a.pm_flags = PMC_F_EV_PMU;
+    a.pm_md = pmc_md_op_pmcallocate::iap(0xC0 | IAP_USR | IAP_OS, 0);
+    let id = alloc(&d, a).unwrap();
+    start(&d, id).unwrap();
+    d.tick(1000, 12345, 0);
+    assert_eq!(read(&d, id).unwrap(), 12345);
+    // A second IAF instructions PMC for the same owner has no fixed row left.
+    assert_eq!(alloc(&d, a), Err(Errno::EINVAL));
+
+    let amd = SimDriver::new(SimConfig {
+        cpu: SimCpu::AmdZen,
+        ..SimConfig::default()
+    });
+    let mut k = alloc_req(PMC_MODE_TC, PMC_CLASS_K8, 0, PMC_CPU_ANY);
+    k.pm_md = pmc_md_op_pmcallocate::amd(0x76 | AMD_PMC_USR | AMD_PMC_OS, 0);
+    assert_eq!(alloc(&amd, k), Err(Errno::EINVAL));
+    k.pm_flags = PMC_F_EV_PMU;
+    let kid = alloc(&amd, k).unwrap();
+    start(&amd, kid).unwrap();
+    amd.tick(100, 0, 0);
+    assert_eq!(read(&amd, kid).unwrap(), 300);
+}
+
+#[test]
+fn stats_count_calls_and_errors() {
+    let d = sim();
+    let _ = d.call(OpArg::FlushLog);
+    let mut s = pmc_op_getdriverstats::default();
+    d.call(OpArg::GetDriverStats(&mut s)).unwrap();
+    assert_eq!(s.pm_syscalls, 2);
+    assert_eq!(s.pm_syscall_errors, 1);
+    let calls = d.take_calls();
+    assert_eq!(calls[0], (PmcOp::FlushLog, Err(Errno::EINVAL)));
+}
+
+#[test]
+fn getcaps_is_version_gated() {
+    let d = sim();
+    let id = tc_pagefaults(&d);
+    let mut c = pmc_op_caps {
+        pm_pmcid: id,
+        pm_caps: 0,
+    };
+    d.call(OpArg::GetCaps(&mut c)).unwrap();
+    assert!(c.pm_caps & PMC_CAP_READ != 0);
+    let old = SimDriver::new(SimConfig {
+        version: 0x0903_0000,
+        ..SimConfig::default()
+    });
+    let id = tc_pagefaults(&old);
+    let mut c = pmc_op_caps {
+        pm_pmcid: id,
+        pm_caps: 0,
+    };
+    assert_eq!(old.call(OpArg::GetCaps(&mut c)), Err(Errno::EINVAL));
+    // EV_PMU is unknown to 0x09 kernels.
+    let mut a = alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY);
+    a.pm_flags = PMC_F_EV_PMU;
+    assert_eq!(alloc(&old, a), Err(Errno::EINVAL));
+}
+
+#[test]
+fn exit_logs_procexit_and_signals() {
+    let d = sim();
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let id = tc_pagefaults(&d);
+    attach(&d, id, 2000).unwrap();
+    start(&d, id).unwrap();
+    d.run(Work {
+        pid: 2000,
+        page_faults_read: 3,
+        ..Work::default()
+    });
+    d.exit(2000);
+    assert_eq!(d.take_signals(), vec![(1000, Signal::Io)]);
+    assert_eq!(read(&d, id).unwrap(), 3, "the count stays in the PMC total");
+}
+
+#[cfg(unix)]
+#[test]
+fn proccsw_and_procexit_records() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let d = sim();
+    let (r, w) = crate::sys::pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let mut a = alloc_req(
+        PMC_MODE_TC,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.ALL"),
+        PMC_CPU_ANY,
+    );
+    a.pm_flags = PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT;
+    let id = alloc(&d, a).unwrap();
+    attach(&d, id, 2000).unwrap();
+    start(&d, id).unwrap();
+    d.run(Work {
+        pid: 2000,
+        page_faults_read: 4,
+        ..Work::default()
+    });
+    d.run(Work {
+        pid: 2000,
+        page_faults_read: 6,
+        ..Work::default()
+    });
+    d.exit(2000);
+    d.call(OpArg::CloseLog).unwrap();
+    drop(w);
+    let mut bytes = Vec::new();
+    std::fs::File::from(r).read_to_end(&mut bytes).unwrap();
+    let mut recs = Vec::new();
+    let mut off = 0;
+    while off + 16 <= bytes.len() {
+        let h = u32::from_le_bytes([bytes[off], bytes[off + 1], bytes[off + 2], bytes[off + 3]]);
+        let len = (h & 0xFFFF) as usize;
+        recs.push(((h >> 16) & 0xFF, bytes[off..off + len].to_vec()));
+        off += len;
+    }
+    let types: Vec<u32> = recs.iter().map(|r| r.0).collect();
+    assert_eq!(
+        types,
+        vec![
+            PMCLOG_TYPE_INITIALIZE,
+            PMCLOG_TYPE_PMCALLOCATEDYN,
+            PMCLOG_TYPE_PMCATTACH,
+            PMCLOG_TYPE_PROCCSW,
+            PMCLOG_TYPE_PROCCSW,
+            PMCLOG_TYPE_PROCEXIT,
+            PMCLOG_TYPE_CLOSELOG
+        ]
+    );
+    let v = |b: &[u8], o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap());
+    assert_eq!(v(&recs[3].1, 16), 4);
+    assert_eq!(v(&recs[4].1, 16), 6);
+    assert_eq!(
+        v(&recs[5].1, 24),
+        10,
+        "PROCEXIT carries the per-process total"
+    );
+}

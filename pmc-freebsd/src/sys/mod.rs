@@ -1,0 +1,322 @@
+//! The only module of pmc-freebsd that may use `unsafe`: the raw ABI
+//! ([`abi`]), the [`Driver`] seam every `PMC_OP_*` request passes through,
+//! and (on FreeBSD) the real syscall driver.
+//!
+//! # Safety
+//!
+//! Functions here take references and return `Result<_, Errno>`; raw
+//! pointers never leave this module. Each `unsafe` block names the user
+//! memory the kernel reads or writes.
+#![allow(unsafe_code)]
+
+pub mod abi;
+#[cfg(target_os = "freebsd")]
+mod real;
+
+#[cfg(target_os = "freebsd")]
+pub use real::RealDriver;
+
+use crate::errno::Errno;
+use abi::*;
+
+/// The `PMC_OP_*` request codes (`enum pmc_ops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+#[allow(missing_docs)]
+pub enum PmcOp {
+    ConfigureLog = PMC_OP_CONFIGURELOG,
+    FlushLog = PMC_OP_FLUSHLOG,
+    GetCpuInfo = PMC_OP_GETCPUINFO,
+    GetDriverStats = PMC_OP_GETDRIVERSTATS,
+    GetModuleVersion = PMC_OP_GETMODULEVERSION,
+    GetPmcInfo = PMC_OP_GETPMCINFO,
+    PmcAdmin = PMC_OP_PMCADMIN,
+    PmcAllocate = PMC_OP_PMCALLOCATE,
+    PmcAttach = PMC_OP_PMCATTACH,
+    PmcDetach = PMC_OP_PMCDETACH,
+    PmcGetMsr = PMC_OP_PMCGETMSR,
+    PmcRelease = PMC_OP_PMCRELEASE,
+    PmcRw = PMC_OP_PMCRW,
+    PmcSetCount = PMC_OP_PMCSETCOUNT,
+    PmcStart = PMC_OP_PMCSTART,
+    PmcStop = PMC_OP_PMCSTOP,
+    WriteLog = PMC_OP_WRITELOG,
+    CloseLog = PMC_OP_CLOSELOG,
+    GetDynEventInfo = PMC_OP_GETDYNEVENTINFO,
+    GetCaps = PMC_OP_GETCAPS,
+}
+
+impl PmcOp {
+    /// The C name (`"PMC_OP_PMCALLOCATE"`).
+    pub fn c_name(self) -> &'static str {
+        match self {
+            PmcOp::ConfigureLog => "PMC_OP_CONFIGURELOG",
+            PmcOp::FlushLog => "PMC_OP_FLUSHLOG",
+            PmcOp::GetCpuInfo => "PMC_OP_GETCPUINFO",
+            PmcOp::GetDriverStats => "PMC_OP_GETDRIVERSTATS",
+            PmcOp::GetModuleVersion => "PMC_OP_GETMODULEVERSION",
+            PmcOp::GetPmcInfo => "PMC_OP_GETPMCINFO",
+            PmcOp::PmcAdmin => "PMC_OP_PMCADMIN",
+            PmcOp::PmcAllocate => "PMC_OP_PMCALLOCATE",
+            PmcOp::PmcAttach => "PMC_OP_PMCATTACH",
+            PmcOp::PmcDetach => "PMC_OP_PMCDETACH",
+            PmcOp::PmcGetMsr => "PMC_OP_PMCGETMSR",
+            PmcOp::PmcRelease => "PMC_OP_PMCRELEASE",
+            PmcOp::PmcRw => "PMC_OP_PMCRW",
+            PmcOp::PmcSetCount => "PMC_OP_PMCSETCOUNT",
+            PmcOp::PmcStart => "PMC_OP_PMCSTART",
+            PmcOp::PmcStop => "PMC_OP_PMCSTOP",
+            PmcOp::WriteLog => "PMC_OP_WRITELOG",
+            PmcOp::CloseLog => "PMC_OP_CLOSELOG",
+            PmcOp::GetDynEventInfo => "PMC_OP_GETDYNEVENTINFO",
+            PmcOp::GetCaps => "PMC_OP_GETCAPS",
+        }
+    }
+}
+
+/// `PMC_OP_GETPMCINFO` in safe form: `cpu` in, one [`pmc_info`] per row out.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PmcInfoRequest {
+    /// `pm_cpu` (in).
+    pub cpu: i32,
+    /// How many rows to make room for (`pm_npmc` from `PMC_OP_GETCPUINFO`).
+    pub npmc: u32,
+    /// The rows (out), `npmc` of them.
+    pub pmcs: Vec<pmc_info>,
+}
+
+/// One `PMC_OP_*` request with its argument. The op code is derived from the
+/// variant, so a request can never carry the wrong argument type.
+#[derive(Debug)]
+#[allow(missing_docs)]
+pub enum OpArg<'a> {
+    ConfigureLog(&'a mut pmc_op_configurelog),
+    FlushLog,
+    GetCpuInfo(&'a mut pmc_op_getcpuinfo),
+    GetDriverStats(&'a mut pmc_op_getdriverstats),
+    /// In: the client's version (0 is always accepted); out: the kernel's.
+    GetModuleVersion(&'a mut u32),
+    GetPmcInfo(&'a mut PmcInfoRequest),
+    PmcAdmin(&'a mut pmc_op_pmcadmin),
+    PmcAllocate(&'a mut pmc_op_pmcallocate),
+    PmcAttach(&'a mut pmc_op_pmcattach),
+    PmcDetach(&'a mut pmc_op_pmcattach),
+    PmcGetMsr(&'a mut pmc_op_getmsr),
+    PmcRelease(&'a mut pmc_op_simple),
+    PmcRw(&'a mut pmc_op_pmcrw),
+    PmcSetCount(&'a mut pmc_op_pmcsetcount),
+    PmcStart(&'a mut pmc_op_simple),
+    PmcStop(&'a mut pmc_op_simple),
+    WriteLog(&'a mut pmc_op_writelog),
+    CloseLog,
+    GetDynEventInfo(&'a mut pmc_op_getdyneventinfo),
+    GetCaps(&'a mut pmc_op_caps),
+}
+
+impl OpArg<'_> {
+    /// The request code this argument goes with.
+    pub fn op(&self) -> PmcOp {
+        match self {
+            OpArg::ConfigureLog(_) => PmcOp::ConfigureLog,
+            OpArg::FlushLog => PmcOp::FlushLog,
+            OpArg::GetCpuInfo(_) => PmcOp::GetCpuInfo,
+            OpArg::GetDriverStats(_) => PmcOp::GetDriverStats,
+            OpArg::GetModuleVersion(_) => PmcOp::GetModuleVersion,
+            OpArg::GetPmcInfo(_) => PmcOp::GetPmcInfo,
+            OpArg::PmcAdmin(_) => PmcOp::PmcAdmin,
+            OpArg::PmcAllocate(_) => PmcOp::PmcAllocate,
+            OpArg::PmcAttach(_) => PmcOp::PmcAttach,
+            OpArg::PmcDetach(_) => PmcOp::PmcDetach,
+            OpArg::PmcGetMsr(_) => PmcOp::PmcGetMsr,
+            OpArg::PmcRelease(_) => PmcOp::PmcRelease,
+            OpArg::PmcRw(_) => PmcOp::PmcRw,
+            OpArg::PmcSetCount(_) => PmcOp::PmcSetCount,
+            OpArg::PmcStart(_) => PmcOp::PmcStart,
+            OpArg::PmcStop(_) => PmcOp::PmcStop,
+            OpArg::WriteLog(_) => PmcOp::WriteLog,
+            OpArg::CloseLog => PmcOp::CloseLog,
+            OpArg::GetDynEventInfo(_) => PmcOp::GetDynEventInfo,
+            OpArg::GetCaps(_) => PmcOp::GetCaps,
+        }
+    }
+}
+
+/// The seam every `PMC_OP_*` request passes through: the real hwpmc syscall
+/// on FreeBSD (`RealDriver`, FreeBSD only), or the simulator (`sim::SimDriver`, feature
+/// `sim`) anywhere.
+///
+/// `call` returns `Ok(())` for a 0 return and `Err(errno)` for -1, exactly
+/// like `syscall(pmc_syscall, op, arg)`.
+pub trait Driver: Send + Sync {
+    /// Issues one request.
+    fn call(&self, arg: OpArg<'_>) -> Result<(), Errno>;
+
+    /// The pid of the calling process, as the driver sees it (the "owner").
+    fn current_pid(&self) -> i32;
+
+    /// An integer sysctl (`security.bsd.unprivileged_syspmcs`, `kern.hz`,
+    /// ...), for error messages and defaults; `None` if unknown.
+    fn sysctl_int(&self, name: &str) -> Option<i64> {
+        let _ = name;
+        None
+    }
+
+    /// The caller's effective uid, if known.
+    fn euid(&self) -> Option<u32> {
+        None
+    }
+}
+
+impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
+    fn call(&self, arg: OpArg<'_>) -> Result<(), Errno> {
+        (**self).call(arg)
+    }
+    fn current_pid(&self) -> i32 {
+        (**self).current_pid()
+    }
+    fn sysctl_int(&self, name: &str) -> Option<i64> {
+        (**self).sysctl_int(name)
+    }
+    fn euid(&self) -> Option<u32> {
+        (**self).euid()
+    }
+}
+
+/// Reads a NUL-terminated C string out of a fixed buffer, lossily.
+pub fn c_str(buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Writes `name` into a fixed buffer, truncated and always NUL-terminated.
+pub fn set_c_str(buf: &mut [u8], name: &str) {
+    buf.fill(0);
+    let n = name.len().min(buf.len().saturating_sub(1));
+    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+}
+
+/// `write(fd, buf)`: writes the whole buffer to a raw fd (used by the
+/// simulator's log writer, as the kernel's writer thread would).
+#[cfg(unix)]
+pub fn write_all_fd(fd: i32, mut buf: &[u8]) -> Result<(), Errno> {
+    while !buf.is_empty() {
+        // SAFETY: `write` reads at most `buf.len()` bytes from `buf`, which is
+        // a live slice; it does not retain the pointer. An invalid fd is
+        // reported as EBADF, not undefined behaviour.
+        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            if e == libc::EINTR {
+                continue;
+            }
+            return Err(host_errno(e));
+        }
+        let n = usize::try_from(n).unwrap_or(0).min(buf.len());
+        if n == 0 {
+            return Err(Errno::EIO);
+        }
+        buf = &buf[n..];
+    }
+    Ok(())
+}
+
+/// Non-unix hosts have no fds; the simulator's log writer reports EBADF.
+#[cfg(not(unix))]
+pub fn write_all_fd(_fd: i32, _buf: &[u8]) -> Result<(), Errno> {
+    Err(Errno::EBADF)
+}
+
+/// Whether `fd` is an open descriptor opened for writing (`fcntl(F_GETFL)`),
+/// as the kernel's `fget_write` checks for `PMC_OP_CONFIGURELOG`.
+#[cfg(unix)]
+pub fn fd_is_writable(fd: i32) -> bool {
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: `fcntl(F_GETFL)` takes no pointer argument and touches no user
+    // memory; an invalid fd yields -1/EBADF.
+    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    fl >= 0 && (fl & libc::O_ACCMODE) != libc::O_RDONLY
+}
+
+/// Non-unix hosts have no fds.
+#[cfg(not(unix))]
+pub fn fd_is_writable(_fd: i32) -> bool {
+    false
+}
+
+/// Maps a host errno to the FreeBSD number (identity on FreeBSD).
+#[cfg(unix)]
+fn host_errno(e: i32) -> Errno {
+    match e {
+        libc::EBADF => Errno::EBADF,
+        libc::EPIPE => Errno::EPIPE,
+        libc::EAGAIN => Errno::EAGAIN,
+        libc::EINVAL => Errno::EINVAL,
+        libc::EFAULT => Errno::EFAULT,
+        libc::ENOMEM => Errno::ENOMEM,
+        libc::EPERM => Errno::EPERM,
+        _ => Errno::EIO,
+    }
+}
+
+/// `pipe(2)`: a pipe as (read end, write end), close-on-exec.
+#[cfg(unix)]
+pub fn pipe() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [-1i32; 2];
+    // SAFETY: `pipe` writes two ints into `fds`, a live 2-element array.
+    let r = unsafe { libc::pipe(fds.as_mut_ptr()) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    for fd in fds {
+        // SAFETY: `fcntl(F_SETFD)` only changes the descriptor flags of an fd
+        // we just created and own; no memory is passed.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    // SAFETY: `pipe` succeeded, so both fds are open and owned by nobody else.
+    Ok(unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_codes_match_variants() {
+        let mut v = 0u32;
+        let mut cl = pmc_op_configurelog::default();
+        assert_eq!(
+            OpArg::ConfigureLog(&mut cl).op() as i32,
+            PMC_OP_CONFIGURELOG
+        );
+        assert_eq!(
+            OpArg::GetModuleVersion(&mut v).op() as i32,
+            PMC_OP_GETMODULEVERSION
+        );
+        assert_eq!(OpArg::CloseLog.op() as i32, PMC_OP_CLOSELOG);
+        assert_eq!(PmcOp::GetCaps as i32, 19);
+        assert_eq!(PmcOp::PmcStart.c_name(), "PMC_OP_PMCSTART");
+    }
+
+    #[test]
+    fn c_strings() {
+        let mut b = [0xFFu8; 8];
+        set_c_str(&mut b, "CLOCK.HARD");
+        assert_eq!(&b, b"CLOCK.H\0");
+        assert_eq!(c_str(&b), "CLOCK.H");
+        assert_eq!(c_str(b"abc"), "abc");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn write_to_bad_fd_is_ebadf() {
+        assert_eq!(write_all_fd(-1, b"x"), Err(Errno::EBADF));
+    }
+}

@@ -1,0 +1,170 @@
+//! The real hwpmc driver: `modfind("hwpmc")` + `modstat` give the dynamic
+//! syscall number; every request is `syscall(nr, op, arg)`.
+
+use super::abi::*;
+use super::{Driver, OpArg};
+use crate::errno::Errno;
+use std::ffi::{c_char, c_int, c_void};
+
+unsafe extern "C" {
+    /// `int modfind(const char *modname)` (FreeBSD libc).
+    fn modfind(modname: *const c_char) -> c_int;
+    /// `int modstat(int modid, struct module_stat *stat)` (FreeBSD libc).
+    fn modstat(modid: c_int, stat: *mut module_stat) -> c_int;
+}
+
+fn last_errno() -> Errno {
+    Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
+/// The hwpmc syscall, found at run time.
+#[derive(Debug)]
+pub struct RealDriver {
+    syscall: c_int,
+}
+
+impl RealDriver {
+    /// `modfind("hwpmc")` then `modstat` to learn the syscall number.
+    ///
+    /// # Errors
+    /// `ENOENT` when hwpmc is not loaded (`kldload hwpmc`); whatever
+    /// `modstat` returns otherwise.
+    #[doc(alias = "modfind")]
+    #[doc(alias = "modstat")]
+    pub fn find() -> Result<RealDriver, Errno> {
+        // SAFETY: `modfind` reads the NUL-terminated string, a 'static literal.
+        let id = unsafe { modfind(c"hwpmc".as_ptr()) };
+        if id < 0 {
+            return Err(last_errno());
+        }
+        // `version` = sizeof(struct module_stat) = 56.
+        let mut st = module_stat::default();
+        // SAFETY: `modstat` writes at most `st.version` (56) bytes into `st`,
+        // a live, properly aligned `module_stat` of exactly that size.
+        let r = unsafe { modstat(id, &mut st) };
+        if r < 0 {
+            return Err(last_errno());
+        }
+        let nr = st.intval();
+        if nr <= 0 {
+            return Err(Errno::ENOSYS);
+        }
+        Ok(RealDriver { syscall: nr })
+    }
+
+    /// The syscall number hwpmc registered (usually 210; never assumed).
+    pub fn syscall_number(&self) -> i32 {
+        self.syscall
+    }
+
+    fn raw(&self, op: c_int, arg: *mut c_void) -> Result<(), Errno> {
+        // SAFETY: callers pass either NULL (FLUSHLOG, CLOSELOG) or a pointer
+        // to a live, exclusively borrowed argument struct of the exact C
+        // layout the kernel expects for `op` (pinned in `abi`); the kernel
+        // copies in/out at most that struct's size and keeps no reference.
+        let r = unsafe { libc::syscall(self.syscall, op, arg) };
+        if r < 0 {
+            Err(last_errno())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn ptr<T>(r: &mut T) -> *mut c_void {
+    (r as *mut T).cast()
+}
+
+impl Driver for RealDriver {
+    fn call(&self, arg: OpArg<'_>) -> Result<(), Errno> {
+        let op = arg.op() as c_int;
+        match arg {
+            OpArg::FlushLog | OpArg::CloseLog => self.raw(op, std::ptr::null_mut()),
+            OpArg::ConfigureLog(a) => self.raw(op, ptr(a)),
+            OpArg::GetCpuInfo(a) => self.raw(op, ptr(a)),
+            OpArg::GetDriverStats(a) => self.raw(op, ptr(a)),
+            OpArg::GetModuleVersion(a) => self.raw(op, ptr(a)),
+            OpArg::PmcAdmin(a) => self.raw(op, ptr(a)),
+            OpArg::PmcAllocate(a) => self.raw(op, ptr(a)),
+            OpArg::PmcAttach(a) | OpArg::PmcDetach(a) => self.raw(op, ptr(a)),
+            OpArg::PmcGetMsr(a) => self.raw(op, ptr(a)),
+            OpArg::PmcRelease(a) | OpArg::PmcStart(a) | OpArg::PmcStop(a) => self.raw(op, ptr(a)),
+            OpArg::PmcRw(a) => self.raw(op, ptr(a)),
+            OpArg::PmcSetCount(a) => self.raw(op, ptr(a)),
+            OpArg::WriteLog(a) => self.raw(op, ptr(a)),
+            OpArg::GetDynEventInfo(a) => self.raw(op, ptr(a)),
+            OpArg::GetCaps(a) => self.raw(op, ptr(a)),
+            OpArg::GetPmcInfo(req) => {
+                // Header (8 bytes) + npmc * 104, 8-aligned: a Vec<u64> of
+                // 1 + 13 * npmc words.
+                // Rows per CPU are a few dozen; refuse absurd sizes rather
+                // than allocate gigabytes.
+                if req.npmc > 1 << 16 {
+                    return Err(Errno::EINVAL);
+                }
+                let n = req.npmc as usize;
+                let words = 1usize
+                    .checked_add(n.checked_mul(13).ok_or(Errno::ENOMEM)?)
+                    .ok_or(Errno::ENOMEM)?;
+                let mut buf = vec![0u64; words];
+                let hdr = pmc_op_getpmcinfo {
+                    pm_cpu: req.cpu,
+                    __pad0: 0,
+                    pm_pmcs: [],
+                };
+                // SAFETY: `buf` holds at least 8 bytes, is 8-aligned, and
+                // `pmc_op_getpmcinfo` is 8 bytes of plain integers.
+                unsafe { std::ptr::write(buf.as_mut_ptr().cast::<pmc_op_getpmcinfo>(), hdr) };
+                self.raw(op, buf.as_mut_ptr().cast())?;
+                req.pmcs.clear();
+                for i in 0..n {
+                    // SAFETY: entry i lies at byte 8 + 104 * i, inside `buf`
+                    // (8 + 104 * n bytes), 8-aligned; `pmc_info` is plain
+                    // integers, valid for any bit pattern the kernel wrote.
+                    let info =
+                        unsafe { std::ptr::read(buf.as_ptr().add(1 + 13 * i).cast::<pmc_info>()) };
+                    req.pmcs.push(info);
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn current_pid(&self) -> i32 {
+        std::process::id() as i32
+    }
+
+    fn sysctl_int(&self, name: &str) -> Option<i64> {
+        let cname = std::ffi::CString::new(name).ok()?;
+        let mut buf = [0u8; 8];
+        let mut len: libc::size_t = buf.len();
+        // SAFETY: `sysctlbyname` reads the NUL-terminated `cname`, writes at
+        // most `len` (8) bytes into `buf` and the result size into `len`; no
+        // new value is passed (NULL, 0).
+        let r = unsafe {
+            libc::sysctlbyname(
+                cname.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                &mut len,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if r != 0 {
+            return None;
+        }
+        match len {
+            4 => Some(i64::from(i32::from_ne_bytes([
+                buf[0], buf[1], buf[2], buf[3],
+            ]))),
+            8 => Some(i64::from_ne_bytes(buf)),
+            _ => None,
+        }
+    }
+
+    fn euid(&self) -> Option<u32> {
+        // SAFETY: `geteuid` takes no arguments, touches no user memory and
+        // cannot fail.
+        Some(unsafe { libc::geteuid() })
+    }
+}

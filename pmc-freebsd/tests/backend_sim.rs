@@ -1,0 +1,825 @@
+//! The backend through the public pmc-core API, on the simulated driver.
+
+use pmc_core::testing::{self, Workload};
+use pmc_core::{
+    Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Instance, Mode, Pmc as _, Rate,
+    Scope, State, Target,
+};
+use pmc_freebsd::sim::{SimConfig, SimCpu, SimDriver, Work};
+use pmc_freebsd::sys::abi::*;
+use pmc_freebsd::Backend;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+type B = Backend<Arc<SimDriver>>;
+
+fn backend(cfg: SimConfig) -> (Arc<SimDriver>, B) {
+    let sim = Arc::new(SimDriver::new(cfg));
+    let b = Backend::with_driver(sim.clone()).expect("handshake with the simulator");
+    (sim, b)
+}
+
+fn default() -> (Arc<SimDriver>, B) {
+    backend(SimConfig::default())
+}
+
+fn counting(spec: &str) -> Allocation {
+    Allocation::counting(spec.parse().expect("spec parses"))
+}
+
+struct PageFaults(Arc<SimDriver>);
+impl Workload for PageFaults {
+    fn run(&self, n: u64) {
+        self.0.tick(1_000_000, 0, n);
+    }
+}
+
+#[test]
+fn conformance_suite_passes() {
+    let (sim, b) = default();
+    let failures = testing::run_all(&b, &PageFaults(sim.clone()));
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert_eq!(sim.allocated(), 0, "every PMC released");
+}
+
+#[test]
+fn handshake_learns_the_machine() {
+    let (_, b) = default();
+    assert_eq!(b.machine().cputype, PMC_CPU_INTEL_SKYLAKE);
+    assert_eq!(b.machine().version, PMC_VERSION);
+    assert_eq!(b.ncpu(), 2);
+    assert!(b
+        .machine()
+        .soft_events
+        .iter()
+        .any(|(n, _)| n == "PAGE_FAULT.ALL"));
+    assert_eq!(b.name(), "freebsd-hwpmc");
+    // FreeBSD 12/13's major 0x09 is accepted; anything else is not.
+    let (_, old) = backend(SimConfig {
+        version: 0x0903_0000,
+        ..SimConfig::default()
+    });
+    assert_eq!(old.machine().version >> 24, 9);
+    let sim = Arc::new(SimDriver::new(SimConfig {
+        version: 0x0B00_0000,
+        ..SimConfig::default()
+    }));
+    let e = Backend::with_driver(sim).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::VersionMismatch);
+}
+
+#[test]
+fn process_counting_tc() {
+    let (sim, b) = default();
+    let mut p = b.allocate(&counting("instructions")).unwrap();
+    assert!(p
+        .native_config()
+        .iter()
+        .any(|f| f.name == "event" && f.value.starts_with("IAF")));
+    p.start().unwrap();
+    assert_eq!(p.targets(), vec![Target::Current]);
+    sim.tick(1_000, 5_000, 0);
+    p.stop().unwrap();
+    let r = p.read().unwrap();
+    assert_eq!(r.value, 5_000);
+    assert_eq!(r.scaled(), Some(5_000), "hwpmc never multiplexes");
+    assert_eq!(p.write(7).unwrap(), 5_000);
+    assert_eq!(p.read().unwrap().value, 7);
+    // Two instruction PMCs: the second falls back from IAF to IAP.
+    let mut q = b.allocate(&counting("instructions")).unwrap();
+    assert!(q
+        .native_config()
+        .iter()
+        .any(|f| f.name == "event" && f.value.starts_with("IAP")));
+    q.start().unwrap();
+    sim.tick(1_000, 10, 0);
+    assert_eq!(q.read().unwrap().value, 10);
+    let inst = q.read_instances().unwrap();
+    assert_eq!(inst[0].instance, Instance::Target(Target::Current));
+    drop(p);
+    drop(q);
+    assert_eq!(sim.allocated(), 0, "drop releases");
+}
+
+#[test]
+fn process_counting_other_target_and_descendants() {
+    let (sim, b) = default();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let mut p = b.allocate(&counting("page-faults").descendants()).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    sim.spawn(2001, 2000, true, "/bin/ls");
+    sim.run(Work {
+        pid: 2001,
+        page_faults_read: 2,
+        ..Work::default()
+    });
+    sim.run(Work {
+        pid: 2000,
+        page_faults_write: 3,
+        ..Work::default()
+    });
+    assert_eq!(p.read().unwrap().value, 5);
+    p.stop().unwrap();
+    // With DESCENDANTS, detaching 2000 detaches its tree (2001 too), and
+    // hwpmc forgets the PMC was ever attached: start attaches the owner.
+    p.detach(Target::Pid(2000)).unwrap();
+    assert!(p.targets().is_empty());
+    p.detach(Target::Pid(2001)).unwrap(); // errors are ignored for trees
+    p.start().unwrap();
+    assert_eq!(p.targets(), vec![Target::Current]);
+    sim.run(Work {
+        pid: 2001,
+        page_faults_read: 100,
+        ..Work::default()
+    });
+    assert_eq!(
+        p.read().unwrap().value,
+        105,
+        "start attached the owner and, with DESCENDANTS, its tree (2000, 2001)"
+    );
+
+    // Without DESCENDANTS, a PMC detached from everything cannot start.
+    let mut q = b.allocate(&counting("cpu-clock")).unwrap();
+    q.attach(Target::Pid(2000)).unwrap();
+    q.detach(Target::Pid(2000)).unwrap();
+    let e = q.start().unwrap_err();
+    assert_eq!((e.kind(), e.errno()), (ErrorKind::InvalidState, Some(3)));
+    assert!(e.help().unwrap_or("").contains("attach"));
+}
+
+#[test]
+fn system_counting_sc_per_cpu() {
+    let (sim, b) = default();
+    let mut p = b
+        .allocate(&counting("instructions").system(Cpus::All))
+        .unwrap();
+    assert_eq!(p.pmc_ids().len(), 2);
+    p.start().unwrap();
+    assert!(p.targets().is_empty());
+    sim.run(Work {
+        pid: 0,
+        cpu: 0,
+        instructions: 100,
+        ..Work::default()
+    });
+    sim.run(Work {
+        pid: 0,
+        cpu: 1,
+        instructions: 20,
+        ..Work::default()
+    });
+    sim.run(Work {
+        pid: 4242,
+        cpu: 1,
+        instructions: 3,
+        ..Work::default()
+    }); // any process counts
+    assert_eq!(p.read().unwrap().value, 123);
+    let per_cpu = p.read_instances().unwrap();
+    assert_eq!(per_cpu.len(), 2);
+    assert_eq!(per_cpu[0].instance, Instance::Cpu(0));
+    assert_eq!(per_cpu[0].reading.value, 100);
+    assert_eq!(per_cpu[1].reading.value, 23);
+    // TSC: system counting on one CPU.
+    let mut t = b
+        .allocate(&counting("tsc-tsc").system(Cpus::One(1)))
+        .unwrap();
+    t.start().unwrap();
+    sim.advance(1_000);
+    assert_eq!(t.read().unwrap().value, 2_000);
+    // attach on a system PMC is refused.
+    assert_eq!(
+        t.attach(Target::Current).unwrap_err().kind(),
+        ErrorKind::InvalidState
+    );
+    // An offline CPU is skipped by Cpus::All and refused by Cpus::One.
+    sim.set_cpu_online(1, false);
+    let all = b
+        .allocate(&counting("page-faults").system(Cpus::All))
+        .unwrap();
+    assert_eq!(all.pmc_ids().len(), 1);
+    let e = b
+        .allocate(&counting("page-faults").system(Cpus::One(1)))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoSuchCpu);
+    assert!(e.to_string().contains("CPU 1"), "{e}");
+    // Starting a PMC whose CPU went away: ENXIO.
+    assert_eq!(t.stop().unwrap_err().kind(), ErrorKind::NoSuchCpu);
+}
+
+#[derive(Clone, Default)]
+struct SharedBuf(Arc<Mutex<Vec<u8>>>);
+impl Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn record_types(bytes: &[u8]) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut off = 0;
+    while off + 16 <= bytes.len() {
+        let h = u32::from_le_bytes(bytes[off..off + 4].try_into().unwrap());
+        assert_eq!(h >> 24, 0xEE, "magic at {off}");
+        let len = (h & 0xFFFF) as usize;
+        assert!(len >= 16 && len % 4 == 0, "length {len} at {off}");
+        out.push((h >> 16) & 0xFF);
+        off += len;
+    }
+    assert_eq!(off, bytes.len(), "records end on a record boundary");
+    out
+}
+
+#[test]
+fn system_sampling_ss_needs_a_log_then_logs() {
+    let (sim, b) = default();
+    let a =
+        Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Period(1000)).system(Cpus::One(0));
+    let mut p = b.allocate(&a).unwrap();
+    let e = p.start().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LogRequired);
+    assert_eq!(e.errno(), Some(88), "EDOOFUS kept");
+    assert!(e.help().unwrap().contains("configure a log first"));
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
+    p.start().unwrap();
+    sim.advance(3_000_000_000); // 3000 ticks: 3 samples
+                                // hwpmc reads sampling PMCs too: the events counted so far.
+    assert_eq!(p.read().unwrap().value, 3000);
+    b.write_log(0x5EED).unwrap();
+    b.flush_log().unwrap();
+    p.stop().unwrap();
+    b.close_log().unwrap();
+    // configure_log hands over the pmc-log format.
+    let bytes = buf.0.lock().unwrap().clone();
+    let (kinds, closed) = pmc_log_kinds(&bytes);
+    assert_eq!(
+        kinds,
+        vec!["header", "sample", "sample", "sample", "user-data", "close"]
+    );
+    assert!(closed, "CLOSELOG became the clean-close marker");
+    // After close, log operations say "no log".
+    assert_eq!(b.flush_log().unwrap_err().kind(), ErrorKind::InvalidState);
+}
+
+#[test]
+fn process_sampling_ts_logs_allocation_attach_and_samples() {
+    let (sim, b) = default();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+    let mut p = b.allocate(&a).unwrap();
+    assert_eq!(p.allocation().mode, Mode::Sampling(Rate::Period(5_000)));
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    sim.run(Work {
+        pid: 2000,
+        nanos: 1_000,
+        instructions: 12_000,
+        ..Work::default()
+    }); // 2 samples
+    assert_eq!(p.set_count(10_000).unwrap_err().kind(), ErrorKind::Busy);
+    p.stop().unwrap();
+    p.set_count(10_000).unwrap();
+    // Sampling itself: hwpmc feeds profil(2), nothing reaches the log.
+    let mut own = b.allocate(&a).unwrap();
+    own.start().unwrap();
+    sim.tick(1_000, 50_000, 0);
+    own.stop().unwrap();
+    b.close_log().unwrap();
+    let types = record_types(&buf.0.lock().unwrap());
+    assert_eq!(
+        types,
+        vec![
+            PMCLOG_TYPE_INITIALIZE,
+            PMCLOG_TYPE_PMCALLOCATE,
+            PMCLOG_TYPE_PMCATTACH,
+            PMCLOG_TYPE_CALLCHAIN,
+            PMCLOG_TYPE_CALLCHAIN,
+            PMCLOG_TYPE_PMCALLOCATE,
+            PMCLOG_TYPE_PMCATTACH,
+            PMCLOG_TYPE_CLOSELOG
+        ]
+    );
+}
+
+#[test]
+fn process_sampling_another_process_needs_a_log() {
+    let (sim, b) = default();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    assert_eq!(p.start().unwrap_err().kind(), ErrorKind::LogRequired);
+    // Sampling itself needs none.
+    let mut own = b.allocate(&a).unwrap();
+    own.start().unwrap();
+}
+
+#[test]
+fn replacing_a_log_flushes_the_old_one() {
+    let (_sim, b) = default();
+    let first = SharedBuf::default();
+    b.configure_log(Box::new(first.clone())).unwrap();
+    b.write_log(1).unwrap();
+    let second = SharedBuf::default();
+    b.configure_log(Box::new(second.clone())).unwrap();
+    b.write_log(2).unwrap();
+    b.close_log().unwrap();
+    // Deconfiguring the first log closed it (pmclog_close writes CLOSELOG).
+    let (kinds, closed) = pmc_log_kinds(&first.0.lock().unwrap());
+    assert_eq!(kinds, vec!["header", "user-data", "close"]);
+    assert!(closed);
+    let (kinds, closed) = pmc_log_kinds(&second.0.lock().unwrap());
+    assert_eq!(kinds, vec!["header", "user-data", "close"]);
+    assert!(closed);
+    assert_eq!(b.write_log(3).unwrap_err().kind(), ErrorKind::InvalidState);
+}
+
+#[test]
+fn hwpmc_format_streams_and_converts_the_same() {
+    let (sim, b) = default();
+    let raw = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(raw.clone())).unwrap();
+    let mut p = b
+        .allocate(&Allocation::sampling(
+            "instructions".parse().unwrap(),
+            Rate::Period(5_000),
+        ))
+        .unwrap();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    sim.run(Work {
+        pid: 2000,
+        nanos: 1_000,
+        instructions: 12_000,
+        ..Work::default()
+    });
+    b.flush_log().unwrap();
+    p.stop().unwrap();
+    b.close_log().unwrap();
+    let raw = raw.0.lock().unwrap().clone();
+    // Converting hwpmc's bytes ourselves gives what configure_log gives.
+    let (converted, report) = pmc_log::hwpmc::convert(&raw, Vec::new()).unwrap();
+    assert!(report.closed_cleanly);
+    let (kinds, closed) = pmc_log_kinds(&converted);
+    assert_eq!(
+        kinds,
+        vec!["header", "pmc", "attach", "sample", "sample", "close"]
+    );
+    assert!(closed);
+}
+
+/// The kinds of the records of a pmc-log file, and whether it was closed
+/// cleanly.
+fn pmc_log_kinds(bytes: &[u8]) -> (Vec<&'static str>, bool) {
+    use pmc_log::Record;
+    let reader = pmc_log::Reader::new(bytes).expect("a pmc-log file");
+    let mut it = reader.records();
+    let kinds = it
+        .by_ref()
+        .map(|r| match r {
+            Record::Header(_) => "header",
+            Record::Pmc(_) => "pmc",
+            Record::Sample(_) => "sample",
+            Record::Attach(_) => "attach",
+            Record::Detach(_) => "detach",
+            Record::UserData(_) => "user-data",
+            Record::Counter(_) => "counter",
+            Record::Close(_) => "close",
+            _ => "other",
+        })
+        .collect();
+    let closed = it.report().closed_cleanly;
+    (kinds, closed)
+}
+
+#[test]
+fn permission_errors_say_which_sysctl() {
+    let (sim, b) = backend(SimConfig {
+        privileged: false,
+        ..SimConfig::default()
+    });
+    let e = b
+        .allocate(&counting("page-faults").system(Cpus::One(0)))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Permission);
+    assert_eq!(e.errno(), Some(1));
+    let text = e.to_string();
+    assert!(
+        text.contains("help: run as root, or allow it: sysctl security.bsd.unprivileged_syspmcs=1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(security.bsd.unprivileged_syspmcs = 0), and this process runs as uid 1001"),
+        "{text}"
+    );
+    sim.set_security(false, false, true, true);
+    b.allocate(&counting("page-faults").system(Cpus::One(0)))
+        .unwrap();
+    // Jailed: refused whatever the sysctl says; the message says so.
+    sim.set_security(true, true, true, true);
+    let e = b
+        .allocate(&counting("page-faults").system(Cpus::One(0)))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Permission);
+    assert!(e.to_string().contains("security.jail.jailed = 1"), "{e}");
+    assert!(e.help().unwrap().contains("outside the jail"));
+    // Attaching to a process we may not debug.
+    sim.set_security(false, false, false, false);
+    sim.spawn(3000, 1, false, "/usr/sbin/sshd");
+    let mut p = b.allocate(&counting("page-faults")).unwrap();
+    let e = p.attach(Target::Pid(3000)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Permission);
+    assert!(
+        e.to_string()
+            .contains("security.bsd.unprivileged_proc_debug = 0"),
+        "{e}"
+    );
+    assert!(e
+        .to_string()
+        .contains("security.bsd.unprivileged_proc_debug=1"));
+    // With the sysctl on, the refusal is about that particular target.
+    sim.set_security(false, false, false, true);
+    let e = p.attach(Target::Pid(3000)).unwrap_err();
+    assert!(e.to_string().contains("p_candebug"), "{e}");
+}
+
+#[test]
+fn attach_detach_errors() {
+    let (sim, b) = default();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let mut p = b.allocate(&counting("page-faults")).unwrap();
+    let e = p.attach(Target::Pid(4242)).unwrap_err();
+    assert_eq!((e.kind(), e.errno()), (ErrorKind::NoSuchProcess, Some(3)));
+    assert!(e.to_string().contains("pid 4242"));
+    p.attach(Target::Pid(2000)).unwrap();
+    let e = p.attach(Target::Pid(2000)).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::AlreadyAttached, Some(17))
+    );
+    let e = p.detach(Target::Current).unwrap_err();
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NotAttached, Some(3)),
+        "self is not monitored at all: ESRCH"
+    );
+    let e = p.detach(Target::Pid(4242)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotAttached, "never attached to 4242");
+    let mut q = b.allocate(&counting("cpu-clock")).unwrap();
+    q.attach(Target::Current).unwrap();
+    let e = p.detach(Target::Current).unwrap_err();
+    assert_eq!((e.kind(), e.errno()), (ErrorKind::NotAttached, Some(22)));
+    // Attach while running: EBUSY.
+    q.start().unwrap();
+    assert_eq!(
+        q.attach(Target::Pid(2000)).unwrap_err().kind(),
+        ErrorKind::Busy
+    );
+}
+
+#[test]
+fn events_hwpmc_lacks_and_vms_without_pmu() {
+    let (_, vm) = backend(SimConfig {
+        cpu: SimCpu::Generic,
+        ..SimConfig::default()
+    });
+    let e = vm.allocate(&counting("cycles")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoPmu);
+    vm.allocate(&counting("page-faults")).unwrap();
+    let (_, b) = default();
+    assert_eq!(
+        b.allocate(&counting("context-switches"))
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotSupported
+    );
+    assert_eq!(
+        b.allocate(&counting("SOFT-NOPE")).unwrap_err().kind(),
+        ErrorKind::NoSuchEvent
+    );
+}
+
+#[test]
+fn amd_counts_with_ev_pmu() {
+    let (sim, b) = backend(SimConfig {
+        cpu: SimCpu::AmdZen,
+        ..SimConfig::default()
+    });
+    let mut p = b.allocate(&counting("cycles")).unwrap();
+    assert!(p
+        .native_config()
+        .iter()
+        .any(|f| f.name == "pm_flags" && f.value == "0x200"));
+    p.start().unwrap();
+    sim.tick(1_000, 0, 0);
+    assert_eq!(p.read().unwrap().value, 3_000);
+}
+
+#[test]
+fn rows_run_out_with_a_typed_error() {
+    let (_, b) = default();
+    // IAP has 4 rows and IAF 3; 'branches' only fits IAP.
+    let held: Vec<_> = (0..4)
+        .map(|_| b.allocate(&counting("branches")).unwrap())
+        .collect();
+    let e = b.allocate(&counting("branches")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.help().unwrap().contains("pmccontrol -l"));
+    drop(held);
+    b.allocate(&counting("branches")).unwrap();
+}
+
+#[test]
+fn groups_start_and_read_together() {
+    let (sim, b) = default();
+    let mut g = b
+        .allocate_group(&[
+            counting("instructions"),
+            counting("cycles"),
+            counting("page-faults"),
+        ])
+        .unwrap();
+    g.start().unwrap();
+    assert_eq!(g.state(), State::Running);
+    sim.tick(1_000, 400, 2);
+    g.stop().unwrap();
+    let r = g.read().unwrap();
+    assert_eq!(
+        r.iter().map(|r| r.value).collect::<Vec<_>>(),
+        vec![400, 3_000, 2]
+    );
+    let e = b
+        .allocate_group(&[
+            counting("instructions"),
+            counting("cycles").system(Cpus::All),
+        ])
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn flags_reach_the_kernel() {
+    let (_sim, b) = default();
+    let a = counting("page-faults").flags(Flags::LOG_PROCEXIT);
+    let mut p = b.allocate(&a).unwrap();
+    assert_eq!(
+        p.start().unwrap_err().kind(),
+        ErrorKind::LogRequired,
+        "LOG_PROCEXIT needs a log"
+    );
+    let s = Allocation::sampling("page-faults".parse().unwrap(), Rate::Frequency(1_000))
+        .scope(Scope::Process)
+        .flags(Flags::CALLCHAIN);
+    let p = b.allocate(&s).unwrap();
+    assert!(p
+        .native_config()
+        .iter()
+        .any(|f| f.name == "pm_count" && f.value == "1"));
+    let count = |spec: &str, rate| {
+        let p = b
+            .allocate(&Allocation::sampling(spec.parse().unwrap(), rate))
+            .unwrap();
+        let value = p
+            .native_config()
+            .into_iter()
+            .find(|f| f.name == "pm_count")
+            .map(|f| f.value);
+        value.unwrap_or_default()
+    };
+    assert_eq!(count("cycles", Rate::Frequency(1_000)), "2000000");
+    assert_eq!(count("cpu-clock", Rate::Frequency(100)), "10");
+    assert_eq!(count("cpu-clock", Rate::Frequency(0)), "1000");
+    assert_eq!(count("instructions", Rate::Period(65_536)), "65536");
+}
+
+#[test]
+fn list_events_probes_what_works() {
+    use pmc_core::info::{Availability, EventSource};
+    let (sim, b) = default();
+    let list = b.list_events(false);
+    let get = |n: &str| {
+        list.iter()
+            .find(|e| e.name == n)
+            .unwrap_or_else(|| panic!("{n} listed"))
+    };
+    assert_eq!(get("page-faults").availability, Availability::Available);
+    assert_eq!(get("instructions").availability, Availability::Available);
+    assert!(matches!(
+        get("context-switches").availability,
+        Availability::Unavailable(_)
+    ));
+    assert_eq!(
+        get("SOFT-CLOCK.HARD").source,
+        EventSource::HwpmcClass("SOFT".into())
+    );
+    assert_eq!(get("tsc-tsc").availability, Availability::Available);
+    assert!(list
+        .iter()
+        .any(|e| e.source == EventSource::HwpmcClass("IAP".into())));
+    assert_eq!(sim.allocated(), 0, "probes release what they allocate");
+    // Unprivileged: the TSC (system scope only) is listed as unavailable, with why.
+    sim.set_security(false, false, false, true);
+    let list = b.list_events(false);
+    let tsc = list.iter().find(|e| e.name == "tsc-tsc").unwrap();
+    assert!(
+        matches!(&tsc.availability, Availability::Unavailable(r) if r.contains("unprivileged_syspmcs"))
+    );
+}
+
+#[test]
+fn diagnose_explains_each_no() {
+    use pmc_core::info::Verdict;
+    let (sim, b) = backend(SimConfig {
+        cpu: SimCpu::Generic,
+        privileged: false,
+        ..SimConfig::default()
+    });
+    sim.set_cpu_online(1, false);
+    let d = b.diagnose();
+    let get = |n: &str| {
+        d.iter()
+            .find(|c| c.name == n)
+            .unwrap_or_else(|| panic!("{n} checked"))
+    };
+    assert_eq!(get("hwpmc driver").verdict, Verdict::Yes);
+    assert_eq!(get("hardware PMCs").verdict, Verdict::No);
+    assert!(get("hardware PMCs")
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("SOFT"));
+    assert_eq!(get("process-scope counting").verdict, Verdict::Yes);
+    let sys = get("system-scope counting");
+    assert_eq!(sys.verdict, Verdict::No);
+    assert!(sys
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("security.bsd.unprivileged_syspmcs=1"));
+    assert!(get("CPUs").detail.contains('1'));
+    assert_eq!(
+        get("privilege").detail,
+        "euid 1001, jailed false, security.bsd.unprivileged_syspmcs = 0, security.bsd.unprivileged_proc_debug = 1"
+    );
+}
+
+#[test]
+fn a_start_failing_on_one_cpu_leaves_none_running() {
+    let (sim, b) = default();
+    let mut p = b
+        .allocate(&counting("page-faults").system(Cpus::All))
+        .unwrap();
+    sim.set_cpu_online(1, false);
+    assert_eq!(p.start().unwrap_err().kind(), ErrorKind::NoSuchCpu);
+    assert_eq!(p.state(), State::Allocated);
+    sim.run(Work {
+        cpu: 0,
+        page_faults_read: 9,
+        ..Work::default()
+    });
+    sim.set_cpu_online(1, true);
+    assert_eq!(p.read().unwrap().value, 0, "CPU 0's PMC was stopped again");
+}
+
+#[test]
+fn conformance_on_other_machines() {
+    for cfg in [
+        SimConfig {
+            cpu: SimCpu::AmdZen,
+            ..SimConfig::default()
+        },
+        SimConfig {
+            cpu: SimCpu::Generic,
+            ncpu: 1,
+            ..SimConfig::default()
+        },
+        SimConfig {
+            version: 0x0903_0000,
+            ..SimConfig::default()
+        },
+        SimConfig {
+            privileged: false,
+            ..SimConfig::default()
+        },
+    ] {
+        let (sim, b) = backend(cfg.clone());
+        let failures = testing::run_all(&b, &PageFaults(sim.clone()));
+        assert!(failures.is_empty(), "{cfg:?}: {failures:#?}");
+        assert_eq!(sim.allocated(), 0);
+    }
+}
+
+#[test]
+fn backend_is_shared_across_threads() {
+    let (sim, b) = default();
+    let b = Arc::new(b);
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                let mut p = b.allocate(&counting("page-faults")).unwrap();
+                p.start().unwrap();
+                p.stop().unwrap();
+                p.read().unwrap().value
+            })
+        })
+        .collect();
+    for h in handles {
+        assert_eq!(h.join().unwrap(), 0);
+    }
+    assert_eq!(sim.allocated(), 0);
+}
+
+#[test]
+fn rows_and_offline_cpus_from_getpmcinfo() {
+    let sim = Arc::new(SimDriver::new(SimConfig {
+        ncpu: 3,
+        ..SimConfig::default()
+    }));
+    sim.set_cpu_online(1, false);
+    let b = Backend::with_driver(sim.clone()).unwrap();
+    assert_eq!(b.offline_cpus(), &[1]);
+    let p = b
+        .allocate(&counting("page-faults").system(Cpus::All))
+        .unwrap();
+    assert_eq!(
+        p.pmc_ids().iter().map(|(c, _)| *c).collect::<Vec<_>>(),
+        vec![Some(0), Some(2)]
+    );
+    let mut tsc = b
+        .allocate(&counting("tsc-tsc").system(Cpus::One(2)))
+        .unwrap();
+    tsc.start().unwrap();
+    let rows = b.rows(2).unwrap();
+    let row = rows.iter().find(|r| r.name == "TSC-0").unwrap();
+    assert_eq!(row.class, PMC_CLASS_TSC);
+    assert_eq!(row.disposition, PMC_DISP_STANDALONE);
+    assert_eq!(row.owner_pid, Some(1000));
+    assert_eq!(row.mode, PMC_MODE_SC);
+    assert!(row.enabled);
+    assert_eq!(b.rows(1).unwrap_err().kind(), ErrorKind::NoSuchCpu);
+    assert_eq!(b.rows(7).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        b.rows(u32::MAX).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+}
+
+#[test]
+fn admin_through_the_backend() {
+    let (sim, b) = default();
+    // Disable the TSC row on CPU 0: the TSC can no longer be allocated there.
+    b.set_row_enabled(0, 16, false).unwrap();
+    assert!(!b.rows(0).unwrap()[16].enabled);
+    let e = b
+        .allocate(&counting("tsc-tsc").system(Cpus::One(0)))
+        .unwrap_err();
+    assert_eq!(
+        e.kind(),
+        ErrorKind::Permission,
+        "hwpmc: EPERM for a disabled row"
+    );
+    assert!(e.help().unwrap().contains("pmccontrol"), "{e}");
+    b.set_row_enabled(0, 16, true).unwrap();
+    let _tsc = b
+        .allocate(&counting("tsc-tsc").system(Cpus::One(0)))
+        .unwrap();
+    let e = b.set_row_enabled(0, 16, false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy);
+    assert!(e.help().unwrap().contains("release"));
+    assert_eq!(
+        b.set_row_enabled(0, 999, false).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        b.set_row_enabled(5, 0, false).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    sim.set_security(true, true, false, true);
+    let e = b.set_row_enabled(1, 3, false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Permission);
+    assert!(e.to_string().contains("root"), "{e}");
+}
+
+#[test]
+fn stopping_a_never_started_pmc_is_a_no_op() {
+    let (sim, b) = default();
+    let mut p = b.allocate(&counting("page-faults")).unwrap();
+    p.stop().unwrap();
+    assert_eq!(p.state(), State::Allocated);
+    assert!(
+        !sim.take_calls()
+            .iter()
+            .any(|(op, _)| *op == pmc_freebsd::sys::PmcOp::PmcStop),
+        "no PMC_OP_PMCSTOP was sent (hwpmc would answer EINVAL)"
+    );
+}

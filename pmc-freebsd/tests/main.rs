@@ -1,0 +1,8 @@
+//! pmc-freebsd's integration tests: the backend through the public
+//! pmc-core API, driven by the simulated hwpmc driver (runs on every OS).
+
+mod backend_sim;
+mod encoder_crosscheck;
+mod hostile;
+mod log_stream;
+mod real_hwpmc;

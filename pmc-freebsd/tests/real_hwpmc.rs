@@ -1,0 +1,124 @@
+//! Tests against the real hwpmc. They need FreeBSD with hwpmc loaded
+//! (`kldload hwpmc`); the system-scope ones need root. Run them with
+//! `cargo test -p pmc-freebsd -- --ignored` on such a machine.
+
+#[cfg(target_os = "freebsd")]
+mod freebsd {
+    use pmc_core::{Allocation, Backend as _, Cpus, ErrorKind, Pmc as _, Rate, Target};
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    fn open() -> pmc_freebsd::Backend {
+        pmc_freebsd::Backend::open().expect("hwpmc loaded (kldload hwpmc)")
+    }
+
+    fn touch_pages() {
+        let v: Vec<u8> = vec![1; 64 << 20];
+        std::hint::black_box(&v);
+    }
+
+    #[test]
+    #[ignore = "needs FreeBSD with hwpmc loaded"]
+    fn handshake_reports_a_known_abi() {
+        let b = open();
+        let major = b.machine().version >> 24;
+        assert!(major == 0x09 || major == 0x0A, "{:#x}", b.machine().version);
+        assert!(b.ncpu() >= 1);
+        assert!(
+            !b.machine().soft_events.is_empty(),
+            "SOFT events via GETDYNEVENTINFO"
+        );
+    }
+
+    #[test]
+    #[ignore = "needs FreeBSD with hwpmc loaded"]
+    fn process_counting_page_faults() {
+        let b = open();
+        let mut pmc = b
+            .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+            .unwrap();
+        pmc.start().unwrap();
+        assert_eq!(pmc.targets(), vec![Target::Current]);
+        touch_pages();
+        pmc.stop().unwrap();
+        assert!(pmc.read().unwrap().value > 0);
+        pmc.set_count(0).unwrap();
+        assert_eq!(
+            pmc.read().unwrap().value,
+            0,
+            "SETCOUNT on a stopped counting PMC"
+        );
+    }
+
+    #[test]
+    #[ignore = "needs FreeBSD with hwpmc loaded"]
+    fn busy_and_already_attached_errors() {
+        let b = open();
+        let mut pmc = b
+            .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+            .unwrap();
+        pmc.start().unwrap();
+        assert_eq!(pmc.set_count(5).unwrap_err().kind(), ErrorKind::Busy);
+        assert_eq!(pmc.write(5).unwrap_err().kind(), ErrorKind::Busy);
+        pmc.stop().unwrap();
+        assert_eq!(
+            pmc.attach(Target::Current).unwrap_err().kind(),
+            ErrorKind::AlreadyAttached
+        );
+    }
+
+    #[test]
+    #[ignore = "needs FreeBSD with hwpmc loaded, as root"]
+    fn system_counting_tsc_and_sampling_log() {
+        #[derive(Clone, Default)]
+        struct Buf(Arc<Mutex<Vec<u8>>>);
+        impl Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let b = open();
+        let mut tsc = b
+            .allocate(&Allocation::counting("tsc-tsc".parse().unwrap()).system(Cpus::One(0)))
+            .unwrap();
+        tsc.start().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        assert!(tsc.read().unwrap().value > 0);
+
+        let a = Allocation::sampling("SOFT-CLOCK.HARD".parse().unwrap(), Rate::Period(10))
+            .system(Cpus::All);
+        let mut s = b.allocate(&a).unwrap();
+        assert_eq!(
+            s.start().unwrap_err().kind(),
+            ErrorKind::LogRequired,
+            "EDOOFUS before CONFIGURELOG"
+        );
+        let buf = Buf::default();
+        b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+        s.start().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        s.stop().unwrap();
+        b.close_log().unwrap();
+        let bytes = buf.0.lock().unwrap().clone();
+        assert!(bytes.len() >= 16);
+        let h = u32::from_le_bytes(bytes[0..4].try_into().unwrap());
+        assert_eq!(h >> 24, 0xEE, "hwpmc log magic");
+        assert_eq!((h >> 16) & 0xFF, 3, "INITIALIZE first");
+        let (_, report) =
+            pmc_log::hwpmc::convert(&bytes, Vec::new()).expect("pmc-log imports a real hwpmc log");
+        assert!(report.closed_cleanly);
+        assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    }
+}
+
+#[cfg(not(target_os = "freebsd"))]
+#[test]
+fn open_elsewhere_is_unsupported() {
+    let e = pmc_freebsd::Backend::open().unwrap_err();
+    assert_eq!(e.kind(), pmc_core::ErrorKind::Unsupported);
+    assert!(e.help().unwrap_or("").contains("facade"));
+}

@@ -1,0 +1,122 @@
+//! `perf_event_attr` field by field, as `perf stat -vv` prints it.
+
+use perf_event_open_sys::bindings as b;
+use perf_event_open_sys::bindings::perf_event_attr;
+use pmc_core::NativeField;
+
+fn names(bits: u64, table: &[(u64, &str)]) -> String {
+    let mut parts: Vec<String> = table
+        .iter()
+        .filter(|(bit, _)| bits & bit != 0)
+        .map(|(_, n)| (*n).to_owned())
+        .collect();
+    let known: u64 = table.iter().map(|(b, _)| b).fold(0, |a, b| a | b);
+    if bits & !known != 0 {
+        parts.push(format!("{:#x}", bits & !known));
+    }
+    parts.join("|")
+}
+
+/// Every non-zero field of `attr`, by its C name.
+pub fn attr_fields(attr: &perf_event_attr) -> Vec<NativeField> {
+    let mut v = Vec::new();
+    let mut push = |name: &str, value: String| {
+        v.push(NativeField {
+            name: name.to_owned(),
+            value,
+        })
+    };
+    push("type", attr.type_.to_string());
+    push("size", attr.size.to_string());
+    if attr.config != 0 {
+        push("config", format!("{:#x}", attr.config));
+    }
+    let (period, c1, c2) = crate::sys::attr_unions(attr);
+    if period != 0 {
+        push(
+            if attr.freq() != 0 {
+                "sample_freq"
+            } else {
+                "sample_period"
+            },
+            period.to_string(),
+        );
+    }
+    if attr.sample_type != 0 {
+        push(
+            "sample_type",
+            names(
+                attr.sample_type,
+                &[
+                    (b::PERF_SAMPLE_IP.into(), "IP"),
+                    (b::PERF_SAMPLE_TID.into(), "TID"),
+                    (b::PERF_SAMPLE_TIME.into(), "TIME"),
+                    (b::PERF_SAMPLE_ADDR.into(), "ADDR"),
+                    (b::PERF_SAMPLE_READ.into(), "READ"),
+                    (b::PERF_SAMPLE_CALLCHAIN.into(), "CALLCHAIN"),
+                    (b::PERF_SAMPLE_ID.into(), "ID"),
+                    (b::PERF_SAMPLE_CPU.into(), "CPU"),
+                    (b::PERF_SAMPLE_PERIOD.into(), "PERIOD"),
+                    (b::PERF_SAMPLE_STREAM_ID.into(), "STREAM_ID"),
+                    (b::PERF_SAMPLE_RAW.into(), "RAW"),
+                    (b::PERF_SAMPLE_IDENTIFIER.into(), "IDENTIFIER"),
+                ],
+            ),
+        );
+    }
+    if attr.read_format != 0 {
+        push(
+            "read_format",
+            names(
+                attr.read_format,
+                &[
+                    (
+                        b::PERF_FORMAT_TOTAL_TIME_ENABLED.into(),
+                        "TOTAL_TIME_ENABLED",
+                    ),
+                    (
+                        b::PERF_FORMAT_TOTAL_TIME_RUNNING.into(),
+                        "TOTAL_TIME_RUNNING",
+                    ),
+                    (b::PERF_FORMAT_ID.into(), "ID"),
+                    (b::PERF_FORMAT_GROUP.into(), "GROUP"),
+                    (b::PERF_FORMAT_LOST.into(), "LOST"),
+                ],
+            ),
+        );
+    }
+    let bits: [(&str, u64); 20] = [
+        ("disabled", attr.disabled()),
+        ("inherit", attr.inherit()),
+        ("pinned", attr.pinned()),
+        ("exclusive", attr.exclusive()),
+        ("exclude_user", attr.exclude_user()),
+        ("exclude_kernel", attr.exclude_kernel()),
+        ("exclude_hv", attr.exclude_hv()),
+        ("exclude_idle", attr.exclude_idle()),
+        ("mmap", attr.mmap()),
+        ("comm", attr.comm()),
+        ("freq", attr.freq()),
+        ("inherit_stat", attr.inherit_stat()),
+        ("enable_on_exec", attr.enable_on_exec()),
+        ("task", attr.task()),
+        ("precise_ip", attr.precise_ip()),
+        ("sample_id_all", attr.sample_id_all()),
+        ("exclude_guest", attr.exclude_guest()),
+        ("mmap2", attr.mmap2()),
+        ("comm_exec", attr.comm_exec()),
+        ("context_switch", attr.context_switch()),
+    ];
+    for (name, val) in bits {
+        if val != 0 {
+            push(name, val.to_string());
+        }
+    }
+    if c1 != 0 {
+        push("config1", format!("{c1:#x}"));
+    }
+    if c2 != 0 {
+        push("config2", format!("{c2:#x}"));
+    }
+    v
+}

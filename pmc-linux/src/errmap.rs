@@ -1,0 +1,288 @@
+//! errno -> typed [`Error`], per operation, with the facts that explain it
+//! (the paranoid level, the rlimit, whether a PMU exists).
+
+use crate::env;
+use crate::resolve::Resolved;
+use pmc_core::{Error, ErrorKind, Op, PermissionReason};
+
+/// What was being opened, for explaining a `perf_event_open` failure.
+#[derive(Debug, Clone)]
+pub struct OpenContext<'a> {
+    /// The event as the user wrote it.
+    pub event: &'a str,
+    /// Its resolution.
+    pub resolved: &'a Resolved,
+    /// `pid` argument (-1 for system-wide).
+    pub pid: i32,
+    /// `cpu` argument (-1 for any).
+    pub cpu: i32,
+    /// Whether kernel mode was to be counted.
+    pub counts_kernel: bool,
+    /// Whether it was a sampling event, and its frequency if any.
+    pub sample_freq: Option<u64>,
+}
+
+/// The facts the mapping depends on, read from the machine (or given, in tests).
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// `kernel.perf_event_paranoid`.
+    pub paranoid: Option<i32>,
+    /// CAP_PERFMON or CAP_SYS_ADMIN.
+    pub privileged: bool,
+    /// A hardware PMU exists.
+    pub has_pmu: bool,
+    /// `RLIMIT_NOFILE` soft limit.
+    pub nofile: Option<u64>,
+    /// `kernel.perf_event_max_sample_rate`.
+    pub max_sample_rate: Option<u64>,
+    /// Number of online CPUs.
+    pub ncpus: usize,
+}
+
+impl Facts {
+    /// Reads the facts from this machine.
+    pub fn probe() -> Facts {
+        Facts {
+            paranoid: env::paranoid_level(),
+            privileged: env::has_perfmon(),
+            has_pmu: env::has_hardware_pmu(),
+            nofile: crate::sys::rlimit_soft(crate::sys::Rlimit::NoFile),
+            max_sample_rate: env::max_sample_rate(),
+            ncpus: env::online_cpus().len(),
+        }
+    }
+}
+
+/// Maps a `perf_event_open` errno to a typed error.
+pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
+    let ev = ctx.event;
+    let e = match errno {
+        libc::EACCES | libc::EPERM => {
+            if ctx.pid == -1 {
+                Error::permission(
+                    Op::Allocate,
+                    &format!("count `{ev}` system-wide (every process on CPU {})", ctx.cpu),
+                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 0 },
+                )
+            } else if ctx.resolved.is_tracepoint() && f.paranoid.is_some_and(|p| p > -1) {
+                Error::permission(
+                    Op::Allocate,
+                    &format!("use tracepoint `{ev}`"),
+                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: -1 },
+                )
+            } else if ctx.counts_kernel && f.paranoid.is_some_and(|p| p >= 2) {
+                Error::permission(
+                    Op::Allocate,
+                    &format!("count `{ev}` in kernel mode"),
+                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 1 },
+                )
+                .with_help(format!(
+                    "count user mode only (`{ev}:u`), or lower the level: sysctl -w kernel.perf_event_paranoid=1"
+                ))
+            } else if ctx.pid > 0 {
+                Error::permission(
+                    Op::Attach,
+                    &format!("count `{ev}`"),
+                    PermissionReason::Ptrace { pid: ctx.pid as u32 },
+                )
+            } else {
+                Error::permission(
+                    Op::Allocate,
+                    &format!("count `{ev}`"),
+                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 2 },
+                )
+            }
+        }
+        libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV
+            if ctx.resolved.is_hardware() && !f.has_pmu =>
+        {
+            Error::new(
+                ErrorKind::NoPmu,
+                Op::Allocate,
+                format!("`{ev}` is not supported: this machine exposes no hardware PMU (no /sys/bus/event_source/devices/cpu; common in virtual machines)"),
+            )
+            .with_help("use software events (task-clock, cpu-clock, page-faults, context-switches), or enable a virtual PMU in the hypervisor")
+        }
+        libc::ENOENT => Error::new(
+            ErrorKind::NoSuchEvent,
+            Op::Allocate,
+            format!("`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
+        )
+        .with_help("`pmcstat -L` lists the events this machine has"),
+        libc::EOPNOTSUPP if ctx.sample_freq.is_some() => Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!("`{ev}` cannot sample here: its PMU has no overflow interrupt"),
+        )
+        .with_help("count it instead, or sample a software event such as cpu-clock"),
+        libc::EOPNOTSUPP => Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!("`{ev}`: this kernel or CPU does not support the requested options (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
+        ),
+        libc::ESRCH => Error::new(
+            ErrorKind::NoSuchProcess,
+            Op::Attach,
+            format!("no process with pid {}", ctx.pid),
+        )
+        .with_help("check the pid; the process may have exited"),
+        libc::EMFILE | libc::ENFILE => {
+            let lim = f.nofile.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
+            Error::new(
+                ErrorKind::TooManyOpenFiles,
+                Op::Allocate,
+                format!("too many open files: each PMC needs one descriptor per CPU or thread, and RLIMIT_NOFILE is {lim}"),
+            )
+            .with_help(match f.nofile {
+                Some(l) => format!("raise the limit: ulimit -n {}", l.saturating_mul(4).max(4096)),
+                None => "raise the limit with ulimit -n".to_owned(),
+            })
+        }
+        libc::EINVAL if ctx.pid == -1 && ctx.cpu == -1 => Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            format!("`{ev}`: a system-wide event needs a CPU (pid == -1 and cpu == -1 is invalid)"),
+        ),
+        libc::EINVAL | libc::ENODEV if ctx.cpu >= 0 && ctx.cpu as usize >= f.ncpus.max(1) => Error::new(
+            ErrorKind::NoSuchCpu,
+            Op::Allocate,
+            format!("CPU {} does not exist or is offline ({} online)", ctx.cpu, f.ncpus),
+        )
+        .with_help("see /sys/devices/system/cpu/online"),
+        libc::ENODEV => Error::new(
+            ErrorKind::NoSuchCpu,
+            Op::Allocate,
+            format!("`{ev}`: CPU {} is offline, or the event is not available on it", ctx.cpu),
+        ),
+        libc::EINVAL if ctx.sample_freq.zip(f.max_sample_rate).is_some_and(|(q, m)| q > m) => Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            format!(
+                "sampling frequency {} Hz is above kernel.perf_event_max_sample_rate = {}",
+                ctx.sample_freq.unwrap_or(0),
+                f.max_sample_rate.unwrap_or(0)
+            ),
+        )
+        .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"),
+        libc::EINVAL => Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            format!("the kernel rejected the configuration of `{ev}` (type {}, config {:#x}, pid {}, cpu {})", ctx.resolved.type_, ctx.resolved.config, ctx.pid, ctx.cpu),
+        )
+        .with_help("`pmcstat -v` prints the perf_event_attr that was opened"),
+        libc::E2BIG => Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            "this kernel is older than the perf_event_attr layout requested",
+        ),
+        libc::EBUSY => Error::new(
+            ErrorKind::Busy,
+            Op::Allocate,
+            format!("`{ev}`: the PMU is in exclusive use (another exclusive or pinned event, or the NMI watchdog)"),
+        )
+        .with_help("stop the other user, or free the watchdog's counter: sysctl -w kernel.nmi_watchdog=0"),
+        libc::ENOSYS => Error::new(
+            ErrorKind::Unsupported,
+            Op::Allocate,
+            "perf_event_open(2) is not available: the kernel lacks CONFIG_PERF_EVENTS, or this is not Linux",
+        ),
+        _ => Error::new(ErrorKind::Os, Op::Allocate, format!("perf_event_open for `{ev}` failed")),
+    };
+    e.with_errno(errno)
+}
+
+/// Maps a failed ioctl or read.
+pub fn op_error(op: Op, errno: i32) -> Error {
+    let kind = match errno {
+        libc::ENODEV | libc::ENXIO => ErrorKind::NoSuchCpu,
+        libc::ESRCH => ErrorKind::NoSuchProcess,
+        libc::EINVAL => ErrorKind::InvalidArgument,
+        _ => ErrorKind::Os,
+    };
+    Error::new(kind, op, format!("perf_event {op} failed")).with_errno(errno)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const F: Facts = Facts {
+        paranoid: Some(2),
+        privileged: false,
+        has_pmu: false,
+        nofile: Some(1024),
+        max_sample_rate: Some(100_000),
+        ncpus: 2,
+    };
+
+    fn ctx<'a>(r: &'a Resolved, pid: i32, cpu: i32) -> OpenContext<'a> {
+        OpenContext {
+            event: "cycles",
+            resolved: r,
+            pid,
+            cpu,
+            counts_kernel: false,
+            sample_freq: None,
+        }
+    }
+
+    #[test]
+    fn system_wide_permission_names_paranoid_and_cap() {
+        let r = crate::resolve::portable(pmc_core::PortableEvent::CpuClock);
+        let e = open_error(libc::EACCES, &ctx(&r, -1, 0), &F);
+        assert_eq!(e.kind(), ErrorKind::Permission);
+        let m = e.to_string();
+        assert!(
+            m.contains("perf_event_paranoid = 2")
+                && m.contains("CAP_PERFMON")
+                && m.contains("<= 0"),
+            "{m}"
+        );
+        assert_eq!(e.errno(), Some(libc::EACCES));
+    }
+
+    #[test]
+    fn no_pmu_is_said() {
+        let r = crate::resolve::portable(pmc_core::PortableEvent::Cycles);
+        let e = open_error(libc::ENOENT, &ctx(&r, 0, -1), &F);
+        assert_eq!(e.kind(), ErrorKind::NoPmu);
+        assert!(e.to_string().contains("no hardware PMU"));
+        let with_pmu = Facts { has_pmu: true, ..F };
+        assert_eq!(
+            open_error(libc::ENOENT, &ctx(&r, 0, -1), &with_pmu).kind(),
+            ErrorKind::NoSuchEvent
+        );
+    }
+
+    #[test]
+    fn known_einval_causes() {
+        let r = crate::resolve::portable(pmc_core::PortableEvent::CpuClock);
+        let e = open_error(libc::EINVAL, &ctx(&r, -1, -1), &F);
+        assert!(e.to_string().contains("needs a CPU"), "{e}");
+        let e = open_error(libc::EINVAL, &ctx(&r, -1, 7), &F);
+        assert_eq!(e.kind(), ErrorKind::NoSuchCpu);
+        let mut c = ctx(&r, 0, -1);
+        c.sample_freq = Some(200_000);
+        let e = open_error(libc::EINVAL, &c, &F);
+        assert!(
+            e.to_string()
+                .contains("perf_event_max_sample_rate = 100000"),
+            "{e}"
+        );
+        let e = open_error(libc::EMFILE, &ctx(&r, 0, -1), &F);
+        assert_eq!(e.kind(), ErrorKind::TooManyOpenFiles);
+        assert!(
+            e.to_string().contains("RLIMIT_NOFILE is 1024")
+                && e.to_string().contains("ulimit -n 4096"),
+            "{e}"
+        );
+        assert_eq!(
+            open_error(libc::ESRCH, &ctx(&r, 99, -1), &F).kind(),
+            ErrorKind::NoSuchProcess
+        );
+        let mut k = ctx(&r, 0, -1);
+        k.counts_kernel = true;
+        let e = open_error(libc::EACCES, &k, &F);
+        assert!(e.to_string().contains(":u"), "{e}");
+    }
+}

@@ -1,0 +1,404 @@
+//! Event listing (`pmcstat -L`) and diagnostics (`pmcstat --diagnose`) for
+//! Linux: every event is probed by opening it (disabled, on the calling
+//! thread) and closing it again, so "available" means "opened here".
+
+use crate::env;
+use crate::errmap::{self, Facts, OpenContext};
+use crate::resolve::{self, Resolved};
+use crate::sys;
+use perf_event_open_sys::bindings as b;
+use perf_event_open_sys::bindings::perf_event_attr;
+use pmc_core::info::{Availability, Check, EventInfo, EventSource};
+use pmc_core::{EventSpec, PortableEvent};
+use std::path::Path;
+
+/// At most this many tracepoints are probed; the rest are listed as not probed.
+pub const MAX_TRACEPOINT_PROBES: usize = 4096;
+
+fn probe_resolved(name: &str, r: &Resolved, facts: &Facts) -> Availability {
+    let kernel = facts.privileged || facts.paranoid.is_none_or(|p| p < 2);
+    let mut attr = perf_event_attr {
+        type_: r.type_,
+        size: std::mem::size_of::<perf_event_attr>() as u32,
+        config: r.config,
+        ..Default::default()
+    };
+    attr.__bindgen_anon_3.config1 = r.config1;
+    attr.__bindgen_anon_4.config2 = r.config2;
+    attr.set_disabled(1);
+    attr.set_exclude_kernel(u64::from(!kernel));
+    attr.set_exclude_hv(u64::from(!kernel));
+    match sys::perf_event_open(&mut attr, 0, -1, None) {
+        Ok(fd) => {
+            drop(fd);
+            Availability::Available
+        }
+        Err(errno) => {
+            let ctx = OpenContext {
+                event: name,
+                resolved: r,
+                pid: 0,
+                cpu: -1,
+                counts_kernel: kernel,
+                sample_freq: None,
+            };
+            let e = errmap::open_error(errno, &ctx, facts);
+            if e.kind() == pmc_core::ErrorKind::NoPmu {
+                return Availability::Unavailable("no hardware PMU".to_owned());
+            }
+            Availability::Unavailable(e.message().to_owned())
+        }
+    }
+}
+
+fn probe(name: &str, facts: &Facts) -> Availability {
+    match name
+        .parse::<EventSpec>()
+        .map_err(|e| e.to_string())
+        .and_then(|s| resolve::resolve(&s).map_err(|e| e.message().to_owned()))
+    {
+        Ok(r) => probe_resolved(name, &r, facts),
+        Err(why) => Availability::Unavailable(why),
+    }
+}
+
+fn info(name: &str, source: EventSource, description: &str, facts: &Facts) -> EventInfo {
+    EventInfo {
+        name: name.to_owned(),
+        source,
+        description: description.to_owned(),
+        availability: probe(name, facts),
+    }
+}
+
+/// Every event this machine names, grouped by source, each probed.
+/// Tracepoints are included when `tracepoints` is true (there can be
+/// thousands).
+pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
+    let facts = Facts::probe();
+    let mut out = Vec::new();
+    for p in PortableEvent::ALL {
+        let desc = if p.is_hardware() {
+            "portable (hardware)"
+        } else {
+            "portable (software)"
+        };
+        out.push(info(p.name(), EventSource::Portable, desc, &facts));
+    }
+    for (n, d) in [
+        ("bus-cycles", "bus cycles"),
+        (
+            "ref-cycles",
+            "reference cycles, unaffected by frequency scaling",
+        ),
+        ("stalled-cycles-frontend", "cycles stalled in the front end"),
+        ("stalled-cycles-backend", "cycles stalled in the back end"),
+    ] {
+        out.push(info(n, EventSource::Hardware, d, &facts));
+    }
+    for (n, d) in [
+        ("minor-faults", "page faults served without I/O"),
+        ("major-faults", "page faults that needed I/O"),
+        ("alignment-faults", "alignment fix-ups"),
+        ("emulation-faults", "instruction emulations"),
+        ("dummy", "placeholder for side-band records"),
+        ("bpf-output", "BPF output"),
+        ("cgroup-switches", "cgroup switches"),
+    ] {
+        out.push(info(n, EventSource::Software, d, &facts));
+    }
+    for cache in pmc_core::event::LINUX_CACHE_NAMES {
+        for (access, miss) in pmc_core::event::LINUX_CACHE_OPS {
+            for op in [access, miss] {
+                let n = format!("{cache}-{op}");
+                out.push(info(&n, EventSource::Cache, "generic cache event", &facts));
+            }
+        }
+    }
+    out.extend(pmu_events(Path::new(resolve::PMU_DIR), &facts));
+    if tracepoints {
+        out.extend(tracepoint_events(&facts));
+    }
+    out
+}
+
+fn pmu_events(dir: &Path, facts: &Facts) -> Vec<EventInfo> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    let mut pmus: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    pmus.sort();
+    for pmu in pmus {
+        // The generic types are listed above under their own names.
+        if matches!(pmu.as_str(), "software" | "tracepoint" | "breakpoint") {
+            continue;
+        }
+        let events = dir.join(&pmu).join("events");
+        let mut aliases: Vec<String> = std::fs::read_dir(&events)
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.contains('.')) // .scale / .unit companions
+                    .collect()
+            })
+            .unwrap_or_default();
+        aliases.sort();
+        if aliases.is_empty() {
+            out.push(EventInfo {
+                name: format!("{pmu}/.../"),
+                source: EventSource::Pmu(pmu.clone()),
+                description: "takes terms from its sysfs format/ directory".into(),
+                availability: Availability::NotProbed("no named events; give terms".into()),
+            });
+        }
+        for a in aliases {
+            let name = format!("{pmu}/{a}/");
+            let desc = std::fs::read_to_string(events.join(&a))
+                .map(|s| s.trim().to_owned())
+                .unwrap_or_default();
+            out.push(EventInfo {
+                availability: probe(&name, facts),
+                name,
+                source: EventSource::Pmu(pmu.clone()),
+                description: desc,
+            });
+        }
+    }
+    out
+}
+
+fn tracepoint_events(facts: &Facts) -> Vec<EventInfo> {
+    let Some(root) = resolve::TRACEFS_DIRS
+        .iter()
+        .map(Path::new)
+        .find(|d| d.join("events").is_dir())
+    else {
+        return vec![EventInfo {
+            name: "<subsystem>:<name>".into(),
+            source: EventSource::Tracepoint,
+            description: "tracepoints".into(),
+            availability: Availability::Unavailable(
+                "tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing".into(),
+            ),
+        }];
+    };
+    let mut names = Vec::new();
+    if let Ok(subs) = std::fs::read_dir(root.join("events")) {
+        for sub in subs.flatten().filter(|e| e.path().is_dir()) {
+            let s = sub.file_name().to_string_lossy().into_owned();
+            if let Ok(evs) = std::fs::read_dir(sub.path()) {
+                for ev in evs.flatten().filter(|e| e.path().join("id").exists()) {
+                    names.push(format!("{s}:{}", ev.file_name().to_string_lossy()));
+                }
+            }
+        }
+    }
+    names.sort();
+    names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let availability = if i < MAX_TRACEPOINT_PROBES {
+                probe(&n, facts)
+            } else {
+                Availability::NotProbed(format!(
+                    "only the first {MAX_TRACEPOINT_PROBES} tracepoints are probed"
+                ))
+            };
+            EventInfo {
+                name: n,
+                source: EventSource::Tracepoint,
+                description: String::new(),
+                availability,
+            }
+        })
+        .collect()
+}
+
+fn is_vm() -> Option<String> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let hyper = cpuinfo
+        .lines()
+        .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+    if !hyper {
+        return None;
+    }
+    let product = env::read_trimmed("/sys/class/dmi/id/product_name")
+        .unwrap_or_else(|| "unknown hypervisor".into());
+    Some(product)
+}
+
+fn uid() -> Option<u32> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("Uid:"))?;
+    line.split_whitespace().nth(2)?.parse().ok() // effective uid
+}
+
+/// The diagnostics report: what works here and, for each "no", the fix.
+pub fn diagnose() -> Vec<Check> {
+    let facts = Facts::probe();
+    let mut v = Vec::new();
+    v.push(Check::info(
+        "kernel",
+        env::read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
+    ));
+    // Hardware PMU.
+    if env::has_hardware_pmu() {
+        v.push(Check::yes(
+            "hardware PMU",
+            "present (/sys/bus/event_source/devices/cpu)",
+        ));
+    } else {
+        let vm = is_vm();
+        let detail = match &vm {
+            Some(p) => format!("none: this is a virtual machine ({p}) without a virtual PMU, so cycles, instructions, branches and cache events are not supported"),
+            None => "none: no /sys/bus/event_source/devices/cpu (kernel built without the CPU's PMU driver?)".to_owned(),
+        };
+        let fix = if vm.is_some() {
+            "enable a virtual PMU in the hypervisor (e.g. QEMU/KVM `-cpu host,pmu=on`), or use software events (task-clock, cpu-clock, page-faults)"
+        } else {
+            "use software events (task-clock, cpu-clock, page-faults), or a kernel with the PMU driver"
+        };
+        v.push(Check::no("hardware PMU", detail, fix));
+    }
+    // Identity and privileges.
+    let uid = uid();
+    v.push(Check::info(
+        "user",
+        match uid {
+            Some(0) => "running as root (uid 0)".to_owned(),
+            Some(u) => format!("running as uid {u} (not root)"),
+            None => "unknown uid".to_owned(),
+        },
+    ));
+    let caps = sys::effective_caps().unwrap_or(0);
+    let perfmon = caps & (1 << env::CAP_PERFMON) != 0;
+    let sysadmin = caps & (1 << env::CAP_SYS_ADMIN) != 0;
+    v.push(Check::info(
+        "capabilities",
+        format!(
+            "CAP_PERFMON: {}, CAP_SYS_ADMIN: {}",
+            if perfmon { "yes" } else { "no" },
+            if sysadmin { "yes" } else { "no" }
+        ),
+    ));
+    let lvl = facts.paranoid;
+    let lvl_s = lvl.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
+    v.push(Check::info(
+        "perf_event_paranoid",
+        format!(
+            "kernel.perf_event_paranoid = {lvl_s}: {}",
+            match lvl {
+                Some(l) if l <= -1 => "no restrictions",
+                Some(0) => "unprivileged users may count system-wide (no raw tracepoints)",
+                Some(1) => "unprivileged users may count their own processes, user and kernel",
+                Some(2) => "unprivileged users may count their own processes in user mode only",
+                Some(_) => "unprivileged users may not use perf events at all",
+                None => "unreadable",
+            }
+        ),
+    ));
+    // What this process can do, by trying.
+    let privileged = facts.privileged;
+    let sw = crate::resolve::portable(PortableEvent::TaskClock);
+    match probe_resolved("task-clock", &sw, &facts) {
+        Availability::Available => v.push(Check::yes(
+            "counting own processes",
+            "task-clock opens on this thread",
+        )),
+        Availability::Unavailable(why) | Availability::NotProbed(why) => v.push(Check::no(
+            "counting own processes",
+            why,
+            "sysctl -w kernel.perf_event_paranoid=2 (or lower), or grant CAP_PERFMON",
+        )),
+    }
+    let mut attr = perf_event_attr {
+        type_: b::PERF_TYPE_SOFTWARE,
+        size: std::mem::size_of::<perf_event_attr>() as u32,
+        config: u64::from(b::PERF_COUNT_SW_CPU_CLOCK),
+        ..Default::default()
+    };
+    attr.set_disabled(1);
+    match sys::perf_event_open(&mut attr, -1, 0, None) {
+        Ok(_) => v.push(Check::yes("system-wide counting", "cpu-clock opens on CPU 0 for every process")),
+        Err(_) if !privileged => v.push(Check::no(
+            "system-wide counting",
+            format!("not allowed: kernel.perf_event_paranoid = {lvl_s} (needs <= 0) and no CAP_PERFMON"),
+            "run as root, setcap cap_perfmon+ep <binary>, or sysctl -w kernel.perf_event_paranoid=0",
+        )),
+        Err(e) => v.push(Check::no("system-wide counting", format!("perf_event_open failed with errno {e}"), "check dmesg and the kernel's CONFIG_PERF_EVENTS")),
+    }
+    let kernel_ok = privileged || lvl.is_some_and(|l| l <= 1);
+    if kernel_ok {
+        v.push(Check::yes(
+            "kernel-mode counting",
+            "events may include kernel mode",
+        ));
+    } else {
+        v.push(Check::no(
+            "kernel-mode counting",
+            format!("user mode only: kernel.perf_event_paranoid = {lvl_s} (needs <= 1) and no CAP_PERFMON"),
+            "sysctl -w kernel.perf_event_paranoid=1, or grant CAP_PERFMON",
+        ));
+    }
+    // rdpmc.
+    match env::read_trimmed("/sys/bus/event_source/devices/cpu/rdpmc") {
+        Some(s) if s != "0" => v.push(Check::yes(
+            "rdpmc (user-space counter reads)",
+            format!("/sys/bus/event_source/devices/cpu/rdpmc = {s}"),
+        )),
+        Some(s) => v.push(Check::no(
+            "rdpmc (user-space counter reads)",
+            format!("disabled: /sys/bus/event_source/devices/cpu/rdpmc = {s}"),
+            "echo 1 > /sys/bus/event_source/devices/cpu/rdpmc",
+        )),
+        None => v.push(Check::no(
+            "rdpmc (user-space counter reads)",
+            "unavailable: no hardware PMU; reads use read(2)",
+            "needs a hardware PMU (see above)",
+        )),
+    }
+    // Sampling buffers.
+    let mlock = env::mlock_kb().map_or_else(|| "unknown".to_owned(), |k| format!("{k} KiB"));
+    let rlim = env::memlock_limit()
+        .map_or_else(|| "unlimited".to_owned(), |b| format!("{} KiB", b / 1024));
+    v.push(Check::info(
+        "sample buffer limits",
+        format!("kernel.perf_event_mlock_kb = {mlock} per user (beyond it RLIMIT_MEMLOCK = {rlim} applies; root and CAP_IPC_LOCK are exempt)"),
+    ));
+    if let Some(r) = facts.max_sample_rate {
+        v.push(Check::info(
+            "max sample rate",
+            format!("kernel.perf_event_max_sample_rate = {r} Hz"),
+        ));
+    }
+    match env::read_trimmed("/proc/sys/kernel/nmi_watchdog").as_deref() {
+        Some("1") if env::has_hardware_pmu() => v.push(Check::no(
+            "NMI watchdog",
+            "enabled: it holds one hardware counter, leaving one fewer for you",
+            "sysctl -w kernel.nmi_watchdog=0",
+        )),
+        Some(s) => v.push(Check::info(
+            "NMI watchdog",
+            format!("kernel.nmi_watchdog = {s}"),
+        )),
+        None => {}
+    }
+    if resolve::TRACEFS_DIRS
+        .iter()
+        .any(|d| Path::new(d).join("events").is_dir())
+    {
+        v.push(Check::yes("tracepoints", "tracefs is mounted"));
+    } else {
+        v.push(Check::no(
+            "tracepoints",
+            "tracefs is not mounted",
+            "mount -t tracefs nodev /sys/kernel/tracing",
+        ));
+    }
+    v
+}

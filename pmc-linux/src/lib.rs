@@ -1,0 +1,47 @@
+//! # pmc-linux: the perf_event backend of pmc
+//!
+//! You probably want the `pmc` facade, which picks this backend on Linux as
+//! `pmc::Native`.
+//!
+//! This crate maps pmc-core's hwpmc-style API onto `perf_event_open(2)`:
+//! one fd per target thread or CPU, groups with `PERF_FORMAT_GROUP`,
+//! `read_format` with `TOTAL_TIME_ENABLED/RUNNING` for multiplex scaling,
+//! and the enable/disable/reset/period ioctls. See [`counter`] for where
+//! hwpmc semantics are emulated, and [`sampler`] for sampling: ring buffers, the
+//! drain thread writing the pmc-log, and in-process samples.
+//!
+//! ```
+//! use pmc_core::{Allocation, Backend as _, Pmc as _};
+//! # fn main() -> pmc_core::Result<()> {
+//! let backend = pmc_linux::Backend::open()?;
+//! let mut faults = backend.allocate(&Allocation::counting("page-faults".parse()?))?;
+//! faults.start()?;
+//! let v = vec![1u8; 1 << 20];
+//! faults.stop()?;
+//! println!("{} page faults for {} bytes", faults.read()?.value, v.len());
+//! # Ok(()) }
+//! ```
+//!
+//! # Platform support
+//!
+//! The crate builds on every OS (so its pure parts test anywhere); only the
+//! system calls in `sys` are Linux-only, and elsewhere they fail with
+//! `ENOSYS`.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod counter;
+mod describe;
+pub mod env;
+pub mod errmap;
+pub mod info;
+pub mod rdpmc;
+pub mod record;
+pub mod resolve;
+pub mod ring;
+pub mod sampler;
+mod sys;
+
+pub use counter::{Backend, LinuxGroup, LinuxPmc};
+pub use describe::attr_fields;
+pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};

@@ -1,0 +1,459 @@
+//! Resolving an [`EventSpec`] against this machine: generic names, sysfs
+//! PMUs and their aliases, tracepoint ids, and hwpmc SOFT names.
+
+use perf_event_open_sys::bindings as b;
+use pmc_core::event::Term;
+use pmc_core::{Error, ErrorKind, EventSource, EventSpec, Op, PortableEvent};
+use std::path::{Path, PathBuf};
+
+/// An event as `perf_event_attr` needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// `attr.type`.
+    pub type_: u32,
+    /// `attr.config`.
+    pub config: u64,
+    /// `attr.config1`.
+    pub config1: u64,
+    /// `attr.config2`.
+    pub config2: u64,
+}
+
+impl Resolved {
+    fn new(type_: u32, config: u64) -> Resolved {
+        Resolved {
+            type_,
+            config,
+            config1: 0,
+            config2: 0,
+        }
+    }
+    /// Whether the event needs a hardware PMU.
+    pub fn is_hardware(&self) -> bool {
+        matches!(
+            self.type_,
+            b::PERF_TYPE_HARDWARE | b::PERF_TYPE_HW_CACHE | b::PERF_TYPE_RAW
+        )
+    }
+    /// Whether this is a tracepoint.
+    pub fn is_tracepoint(&self) -> bool {
+        self.type_ == b::PERF_TYPE_TRACEPOINT
+    }
+}
+
+/// Where sysfs lists the PMUs.
+pub const PMU_DIR: &str = "/sys/bus/event_source/devices";
+/// Where tracefs may be mounted.
+pub const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+
+fn no_event(spec: &EventSpec, why: impl Into<String>) -> Error {
+    Error::new(
+        ErrorKind::NoSuchEvent,
+        Op::Allocate,
+        format!("no such event `{spec}`: {}", why.into()),
+    )
+    .with_help("`pmcstat -L` lists the events this machine has")
+}
+
+/// The portable events' Linux encodings.
+pub fn portable(p: PortableEvent) -> Resolved {
+    use PortableEvent::*;
+    let (t, c) = match p {
+        Cycles => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_CPU_CYCLES),
+        Instructions => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_INSTRUCTIONS),
+        Branches => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_BRANCH_INSTRUCTIONS),
+        BranchMisses => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_BRANCH_MISSES),
+        CacheReferences => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_CACHE_REFERENCES),
+        CacheMisses => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_CACHE_MISSES),
+        CpuClock => (b::PERF_TYPE_SOFTWARE, b::PERF_COUNT_SW_CPU_CLOCK),
+        TaskClock => (b::PERF_TYPE_SOFTWARE, b::PERF_COUNT_SW_TASK_CLOCK),
+        PageFaults => (b::PERF_TYPE_SOFTWARE, b::PERF_COUNT_SW_PAGE_FAULTS),
+        ContextSwitches => (b::PERF_TYPE_SOFTWARE, b::PERF_COUNT_SW_CONTEXT_SWITCHES),
+        CpuMigrations => (b::PERF_TYPE_SOFTWARE, b::PERF_COUNT_SW_CPU_MIGRATIONS),
+    };
+    Resolved::new(t, u64::from(c))
+}
+
+fn generic(name: &str) -> Option<Resolved> {
+    let n = name.to_ascii_lowercase();
+    let hw = |c: u32| Some(Resolved::new(b::PERF_TYPE_HARDWARE, u64::from(c)));
+    let sw = |c: u32| Some(Resolved::new(b::PERF_TYPE_SOFTWARE, u64::from(c)));
+    match n.as_str() {
+        "bus-cycles" => return hw(b::PERF_COUNT_HW_BUS_CYCLES),
+        "stalled-cycles-frontend" | "idle-cycles-frontend" => {
+            return hw(b::PERF_COUNT_HW_STALLED_CYCLES_FRONTEND)
+        }
+        "stalled-cycles-backend" | "idle-cycles-backend" => {
+            return hw(b::PERF_COUNT_HW_STALLED_CYCLES_BACKEND)
+        }
+        "ref-cycles" => return hw(b::PERF_COUNT_HW_REF_CPU_CYCLES),
+        "minor-faults" => return sw(b::PERF_COUNT_SW_PAGE_FAULTS_MIN),
+        "major-faults" => return sw(b::PERF_COUNT_SW_PAGE_FAULTS_MAJ),
+        "alignment-faults" => return sw(b::PERF_COUNT_SW_ALIGNMENT_FAULTS),
+        "emulation-faults" => return sw(b::PERF_COUNT_SW_EMULATION_FAULTS),
+        "dummy" => return sw(b::PERF_COUNT_SW_DUMMY),
+        "bpf-output" => return sw(b::PERF_COUNT_SW_BPF_OUTPUT),
+        "cgroup-switches" => return sw(b::PERF_COUNT_SW_CGROUP_SWITCHES),
+        _ => {}
+    }
+    // Cache events: <cache>-<op>[-misses].
+    let caches = [
+        ("l1-dcache", 0u64),
+        ("l1-icache", 1),
+        ("llc", 2),
+        ("dtlb", 3),
+        ("itlb", 4),
+        ("branch", 5),
+        ("node", 6),
+    ];
+    let ops = [
+        ("loads", 0u64, 0u64),
+        ("load-misses", 0, 1),
+        ("stores", 1, 0),
+        ("store-misses", 1, 1),
+        ("prefetches", 2, 0),
+        ("prefetch-misses", 2, 1),
+    ];
+    for (cname, cid) in caches {
+        if let Some(rest) = n.strip_prefix(cname).and_then(|r| r.strip_prefix('-')) {
+            for (oname, op, res) in ops {
+                if rest == oname {
+                    return Some(Resolved::new(
+                        b::PERF_TYPE_HW_CACHE,
+                        cid | (op << 8) | (res << 16),
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Resolves a spec on this machine.
+///
+/// # Errors
+///
+/// [`ErrorKind::NoSuchEvent`] for unknown PMUs, aliases, formats or
+/// tracepoints; [`ErrorKind::NotSupported`] for hwpmc events Linux has no
+/// counterpart for.
+pub fn resolve(spec: &EventSpec) -> Result<Resolved, Error> {
+    resolve_in(spec, Path::new(PMU_DIR), &TRACEFS_DIRS.map(PathBuf::from))
+}
+
+/// [`resolve`] against other sysfs/tracefs roots (for tests).
+pub fn resolve_in(
+    spec: &EventSpec,
+    pmu_dir: &Path,
+    tracefs: &[PathBuf],
+) -> Result<Resolved, Error> {
+    match &spec.source {
+        EventSource::Portable(p) => Ok(portable(*p)),
+        EventSource::Generic(g) => {
+            generic(g).ok_or_else(|| no_event(spec, "not a Linux generic event"))
+        }
+        EventSource::Raw(c) => Ok(Resolved::new(b::PERF_TYPE_RAW, *c)),
+        EventSource::Pmu { pmu, terms } => pmu_event(spec, pmu_dir, pmu, terms),
+        EventSource::Tracepoint { subsystem, name } => {
+            if tracefs.is_empty() || !tracefs.iter().any(|d| d.join("events").is_dir()) {
+                return Err(no_event(
+                    spec,
+                    "tracefs is not mounted, so tracepoints cannot be resolved",
+                )
+                .with_help("mount it: mount -t tracefs nodev /sys/kernel/tracing"));
+            }
+            for dir in tracefs {
+                let id_path = dir.join("events").join(subsystem).join(name).join("id");
+                if let Ok(s) = std::fs::read_to_string(&id_path) {
+                    let id: u64 = s.trim().parse().map_err(|_| {
+                        no_event(spec, format!("{} holds `{}`", id_path.display(), s.trim()))
+                    })?;
+                    return Ok(Resolved::new(b::PERF_TYPE_TRACEPOINT, id));
+                }
+            }
+            Err(no_event(
+                spec,
+                format!(
+                    "no tracepoint {subsystem}:{name} under {}/events",
+                    tracefs[0].display()
+                ),
+            )
+            .with_help("list them: ls /sys/kernel/tracing/events (or `pmcstat -L`)"))
+        }
+        EventSource::Hwpmc(name) => hwpmc_name(spec, name),
+        EventSource::HwpmcTerms(terms) => hwpmc_terms(spec, terms),
+    }
+}
+
+/// hwpmc SOFT names that have a Linux software counterpart.
+fn hwpmc_name(spec: &EventSpec, name: &str) -> Result<Resolved, Error> {
+    let n = name.to_ascii_uppercase().replace(['-', ' '], "_");
+    let n = n.strip_prefix("SOFT_").unwrap_or(&n);
+    let sw = |c: u32| Ok(Resolved::new(b::PERF_TYPE_SOFTWARE, u64::from(c)));
+    match n {
+        "CLOCK.HARD" => sw(b::PERF_COUNT_SW_CPU_CLOCK),
+        "CLOCK.PROF" | "CLOCK.STAT" => sw(b::PERF_COUNT_SW_TASK_CLOCK),
+        "PAGE_FAULT.ALL" => sw(b::PERF_COUNT_SW_PAGE_FAULTS),
+        "PAGE_FAULT.READ" | "PAGE_FAULT.WRITE" => Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!("`{spec}`: Linux counts page faults without a read/write split"),
+        )
+        .with_help("use page-faults (PAGE_FAULT.ALL), minor-faults or major-faults")),
+        _ => Err(Error::new(
+            ErrorKind::NoSuchEvent,
+            Op::Allocate,
+            format!("`{spec}` is a FreeBSD hwpmc event with no Linux counterpart"),
+        )
+        .with_help("use a portable name (cycles, instructions, page-faults, ...) or a perf event; `pmcstat -L` lists them")),
+    }
+}
+
+/// hwpmc's `event=,umask=,cmask=,edge,inv` for x86, as a raw config.
+fn hwpmc_terms(spec: &EventSpec, terms: &[Term]) -> Result<Resolved, Error> {
+    let mut config = 0u64;
+    for t in terms {
+        let v = t.value.unwrap_or(1);
+        let (shift, width) = match t.key.to_ascii_lowercase().as_str() {
+            "event" => (0, 8),
+            "umask" => (8, 8),
+            "edge" => (18, 1),
+            "anythread" => (21, 1),
+            "inv" => (23, 1),
+            "cmask" | "threshold" => (24, 8),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::NotSupported,
+                    Op::Allocate,
+                    format!(
+                        "`{spec}`: the term `{}` has no x86 raw encoding on Linux",
+                        t.key
+                    ),
+                )
+                .with_help("write it as a raw event (rNNNN) or cpu/event=..,umask=../"))
+            }
+        };
+        if v >> width != 0 {
+            return Err(no_event(
+                spec,
+                format!("{}={v:#x} does not fit in {width} bits", t.key),
+            ));
+        }
+        config |= v << shift;
+    }
+    Ok(Resolved::new(b::PERF_TYPE_RAW, config))
+}
+
+/// `pmu/terms/`: the PMU's dynamic type and each term placed by its sysfs
+/// format (`config:0-7`), aliases expanded from `events/`.
+fn pmu_event(spec: &EventSpec, dir: &Path, pmu: &str, terms: &[Term]) -> Result<Resolved, Error> {
+    let pmu_dir = dir.join(pmu);
+    let type_ = std::fs::read_to_string(pmu_dir.join("type"))
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .ok_or_else(|| {
+            let mut e = no_event(spec, format!("no PMU `{pmu}` in {}", dir.display()));
+            if pmu == "cpu" && !crate::env::has_hardware_pmu() {
+                e = Error::new(ErrorKind::NoPmu, Op::Allocate, format!("`{spec}`: this machine exposes no hardware PMU (no {}/cpu; common in virtual machines)", dir.display()))
+                    .with_help("use software events (task-clock, page-faults, cpu-clock), or enable a virtual PMU in the hypervisor");
+            }
+            e
+        })?;
+    let mut r = Resolved::new(type_, 0);
+    let mut expanded: Vec<(String, u64)> = Vec::new();
+    for t in terms {
+        match t.value {
+            Some(v) => expanded.push((t.key.clone(), v)),
+            None if pmu_dir.join("format").join(&t.key).exists() => {
+                expanded.push((t.key.clone(), 1))
+            }
+            None => {
+                let alias =
+                    std::fs::read_to_string(pmu_dir.join("events").join(&t.key)).map_err(|_| {
+                        no_event(
+                            spec,
+                            format!("PMU `{pmu}` has no format or event named `{}`", t.key),
+                        )
+                    })?;
+                for part in alias.trim().split(',').filter(|p| !p.is_empty()) {
+                    let (k, v) = part.split_once('=').unwrap_or((part, "1"));
+                    let v = parse_sysfs_number(v).ok_or_else(|| {
+                        no_event(spec, format!("alias `{}` has a bad term `{part}`", t.key))
+                    })?;
+                    expanded.push((k.trim().to_owned(), v));
+                }
+            }
+        }
+    }
+    for (key, value) in expanded {
+        let fmt = std::fs::read_to_string(pmu_dir.join("format").join(&key))
+            .map_err(|_| no_event(spec, format!("PMU `{pmu}` has no format `{key}`")))?;
+        place(&mut r, fmt.trim(), value)
+            .map_err(|why| no_event(spec, format!("term {key}={value:#x}: {why}")))?;
+    }
+    Ok(r)
+}
+
+fn parse_sysfs_number(v: &str) -> Option<u64> {
+    let v = v.trim();
+    match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => v.parse().ok(),
+    }
+}
+
+/// Places `value` into the config field(s) a sysfs format describes:
+/// `config:0-7`, `config1:0-63`, `config:0-7,32-35` (bits filled low to high).
+pub fn place(r: &mut Resolved, format: &str, mut value: u64) -> Result<(), String> {
+    let (field, ranges) = format
+        .split_once(':')
+        .ok_or_else(|| format!("bad format `{format}`"))?;
+    let target = match field {
+        "config" => &mut r.config,
+        "config1" => &mut r.config1,
+        "config2" => &mut r.config2,
+        _ => return Err(format!("unsupported format field `{field}`")),
+    };
+    for range in ranges.split(',') {
+        let (lo, hi) = match range.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>(), b.trim().parse::<u32>()),
+            None => (range.trim().parse::<u32>(), range.trim().parse::<u32>()),
+        };
+        let (lo, hi) = match (lo, hi) {
+            (Ok(l), Ok(h)) if l <= h && h < 64 => (l, h),
+            _ => return Err(format!("bad bit range `{range}`")),
+        };
+        let width = hi - lo + 1;
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        *target |= (value & mask) << lo;
+        value = if width == 64 { 0 } else { value >> width };
+    }
+    if value != 0 {
+        return Err(format!("value too wide for `{format}`"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_pmu() -> tempdir::Dir {
+        let d = tempdir::Dir::new();
+        let cpu = d.path().join("cpu");
+        std::fs::create_dir_all(cpu.join("format")).unwrap();
+        std::fs::create_dir_all(cpu.join("events")).unwrap();
+        std::fs::write(cpu.join("type"), "4\n").unwrap();
+        std::fs::write(cpu.join("format/event"), "config:0-7\n").unwrap();
+        std::fs::write(cpu.join("format/umask"), "config:8-15\n").unwrap();
+        std::fs::write(cpu.join("format/edge"), "config:18\n").unwrap();
+        std::fs::write(cpu.join("format/ldlat"), "config1:0-15\n").unwrap();
+        std::fs::write(
+            cpu.join("events/mem-loads"),
+            "event=0xcd,umask=0x1,ldlat=3\n",
+        )
+        .unwrap();
+        d
+    }
+
+    mod tempdir {
+        pub struct Dir(std::path::PathBuf);
+        impl Dir {
+            pub fn new() -> Dir {
+                use std::sync::atomic::{AtomicU32, Ordering};
+                static N: AtomicU32 = AtomicU32::new(0);
+                let p = std::env::temp_dir().join(format!(
+                    "pmc-resolve-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
+                std::fs::create_dir_all(&p).unwrap();
+                Dir(p)
+            }
+            pub fn path(&self) -> &std::path::Path {
+                &self.0
+            }
+        }
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    fn r(s: &str, d: &Path) -> Result<Resolved, Error> {
+        resolve_in(&s.parse().unwrap(), d, &[])
+    }
+
+    #[test]
+    fn pmu_terms_use_sysfs_formats() {
+        let d = fake_pmu();
+        let x = r("cpu/event=0x3c,umask=0x1,edge/", d.path()).unwrap();
+        assert_eq!(
+            x,
+            Resolved {
+                type_: 4,
+                config: 0x3c | 0x100 | (1 << 18),
+                config1: 0,
+                config2: 0
+            }
+        );
+        let x = r("cpu/mem-loads/", d.path()).unwrap();
+        assert_eq!((x.config, x.config1), (0x1cd, 3));
+        let e = r("cpu/event=0x1ff/", d.path()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NoSuchEvent, "{e}");
+        let e = r("cpu/bogus/", d.path()).unwrap_err();
+        assert!(
+            e.to_string().contains("no format or event named `bogus`"),
+            "{e}"
+        );
+        let e = r("nopmu/event=1/", d.path()).unwrap_err();
+        assert!(e.to_string().contains("no PMU `nopmu`"), "{e}");
+    }
+
+    #[test]
+    fn generic_and_cache() {
+        let d = Path::new("/nonexistent");
+        assert_eq!(r("page-faults", d).unwrap(), Resolved::new(1, 2));
+        assert_eq!(r("cycles", d).unwrap(), Resolved::new(0, 0));
+        assert_eq!(
+            r("L1-dcache-load-misses", d).unwrap(),
+            Resolved::new(3, 0x10000)
+        );
+        assert_eq!(r("LLC-stores", d).unwrap(), Resolved::new(3, 0x102));
+        assert_eq!(r("r01c2", d).unwrap(), Resolved::new(4, 0x1c2));
+        assert_eq!(r("SOFT-CLOCK.HARD", d).unwrap(), Resolved::new(1, 0));
+        assert_eq!(r("PAGE_FAULT.ALL", d).unwrap(), Resolved::new(1, 2));
+        assert_eq!(
+            r("PAGE_FAULT.WRITE", d).unwrap_err().kind(),
+            ErrorKind::NotSupported
+        );
+        assert_eq!(
+            r("k8-dc-misses", d).unwrap_err().kind(),
+            ErrorKind::NoSuchEvent
+        );
+        assert_eq!(
+            r("event=0xc0,umask=0x1,cmask=2,inv", d).unwrap(),
+            Resolved::new(4, 0xc0 | 0x100 | (2 << 24) | (1 << 23))
+        );
+        assert!(r("sched:sched_switch", d)
+            .unwrap_err()
+            .to_string()
+            .contains("tracefs"));
+    }
+
+    #[test]
+    fn place_bit_ranges() {
+        let mut x = Resolved::new(0, 0);
+        place(&mut x, "config:0-3,8-11", 0xab).unwrap();
+        assert_eq!(x.config, 0xa0b);
+        assert!(place(&mut x, "config:0-3", 0x10).is_err());
+        assert!(place(&mut x, "config:9-2", 1).is_err());
+        assert!(place(&mut x, "config:0-64", 1).is_err());
+        place(&mut x, "config2:0-63", u64::MAX).unwrap();
+        assert_eq!(x.config2, u64::MAX);
+    }
+}

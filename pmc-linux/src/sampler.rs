@@ -1,0 +1,1385 @@
+//! Sampling on perf_event: ring buffers, the log drain thread, and in-process samples.
+//!
+//! # How samples reach the log
+//!
+//! When a sampling PMC starts, [`crate::counter`] maps one ring buffer per CPU (system scope,
+//! or process scope with descendants) or per thread (process scope without descendants) and
+//! registers the rings with the backend's log hub. Events that share a CPU (group members, the
+//! threads of an inherited process PMC on that CPU) send their records to one ring with
+//! `PERF_EVENT_IOC_SET_OUTPUT`. The hub:
+//!
+//! 1. wrote the log header at [`configure_log`](pmc_core::Backend::configure_log) (host facts
+//!    from `/proc`, the clock, the start wall time);
+//! 2. writes a [`PmcDescriptor`](pmc_log::record::PmcDescriptor) for each PMC before any of its
+//!    samples, then synthesizes, as `perf record` does, the command names (`COMM`) and executable
+//!    mappings (`/proc/<pid>/maps`) of processes that were already running (the attached pid,
+//!    or every process for system scope), so their samples can be symbolized;
+//! 3. runs a drain thread that `poll(2)`s the rings (each ring wakes it when a quarter full:
+//!    `watermark`/`wakeup_watermark`), with a [`DRAIN_PERIOD`] timeout so a slow trickle of
+//!    samples still reaches the log, parses every record with [`crate::record`], converts it to
+//!    a pmc-log record and writes it through one [`pmc_log::Writer`].
+//!
+//! [`flush_log`](pmc_core::Backend::flush_log) drains every ring and flushes the writer;
+//! [`close_log`](pmc_core::Backend::close_log) stops the thread, drains one last time and writes
+//! the clean-close marker.
+//!
+//! # Record mapping
+//!
+//! | perf record | pmc-log record |
+//! |---|---|
+//! | `SAMPLE` | [`Sample`](pmc_log::record::Sample) (callchain leaf first, kernel frames first) |
+//! | `MMAP2`, `MMAP` (executable only) | [`Map`](pmc_log::record::Map) |
+//! | `COMM` (exec flag kept) | [`Comm`](pmc_log::record::Comm) |
+//! | `FORK` | [`Fork`](pmc_log::record::Fork), or [`ThreadCreate`](pmc_log::record::ThreadCreate) for a new thread |
+//! | `EXIT` | [`Exit`](pmc_log::record::Exit), or [`ThreadExit`](pmc_log::record::ThreadExit) |
+//! | `LOST`, `LOST_SAMPLES` | [`Lost`](pmc_log::record::Lost) with the count |
+//! | `THROTTLE` | [`Lost`](pmc_log::record::Lost) with count 0 ("some, unknown") |
+//! | `EXIT`, for PMCs with log-procexit | also a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` with the sum of the process's sample periods |
+//!
+//! Every loss is also counted in the [`SamplingSummary`] (per CPU), which
+//! [`Backend::sampling_summary`](crate::Backend::sampling_summary) returns.
+//!
+//! # Timestamps
+//!
+//! Every event is opened with `use_clockid` and `clockid = CLOCK_MONOTONIC`, so sample times,
+//! synthesized records and the header's `start_time` share one clock: nanoseconds of
+//! `CLOCK_MONOTONIC` ([`Clock::Monotonic`](pmc_log::record::Clock::Monotonic)).
+
+use crate::record::{self, FileId, ParseConfig, Record};
+use crate::ring::RingReader;
+#[cfg(not(target_os = "linux"))]
+use crate::ring::RingStorage;
+use crate::sys;
+use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
+use pmc_log::record as log;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write as _;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+#[cfg(target_os = "linux")]
+pub(crate) use crate::ring::MmapRing;
+
+/// Stand-in for the kernel mapping on systems other than Linux: never constructed.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
+pub(crate) struct MmapRing(());
+
+#[cfg(not(target_os = "linux"))]
+impl MmapRing {
+    pub(crate) fn new(_fd: BorrowedFd<'_>, _pages: usize) -> std::io::Result<Self> {
+        Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl RingStorage for MmapRing {
+    fn data_size(&self) -> usize {
+        0
+    }
+    fn load_head(&self) -> u64 {
+        0
+    }
+    fn load_tail(&self) -> u64 {
+        0
+    }
+    fn store_tail(&mut self, _tail: u64) {}
+    fn data(&self, _offset: usize, _len: usize) -> Option<&[u8]> {
+        None
+    }
+}
+
+/// The longest the drain thread waits before reading the rings even if none woke it.
+pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);
+
+/// The default size of each ring's data area, in pages (256 KiB with 4 KiB pages: about 6000
+/// samples with short callchains).
+pub const DEFAULT_RING_PAGES: usize = 64;
+
+/// Samples and losses of one CPU.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuCounts {
+    /// Samples read.
+    pub samples: u64,
+    /// Samples the kernel dropped (`PERF_RECORD_LOST`, `PERF_RECORD_LOST_SAMPLES`).
+    pub lost: u64,
+    /// Times the kernel throttled an event for interrupting too often (`PERF_RECORD_THROTTLE`).
+    pub throttled: u64,
+}
+
+/// What sampling produced so far: samples read, samples lost, per CPU, and anything that could
+/// not be decoded. Nothing is dropped silently: every loss is in here and in the log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SamplingSummary {
+    /// Samples read from the rings.
+    pub samples: u64,
+    /// Samples the kernel reported as lost because a ring was full.
+    pub lost: u64,
+    /// Throttle events (the kernel lowered the sample rate; those samples are gone too).
+    pub throttled: u64,
+    /// Per CPU (samples without a CPU field are not in here).
+    pub by_cpu: BTreeMap<u32, CpuCounts>,
+    /// Non-sample records converted (mappings, comms, forks, exits, counter values).
+    pub side_records: u64,
+    /// Records that could not be decoded, or ring corruption events (each also a log `Lost`).
+    pub errors: u64,
+    /// Bytes of ring data discarded after corruption.
+    pub discarded_bytes: u64,
+    /// Records written to the log (header included), when there is one.
+    pub log_records: u64,
+}
+
+impl SamplingSummary {
+    fn cpu(&mut self, cpu: Option<u32>) -> Option<&mut CpuCounts> {
+        cpu.map(|c| self.by_cpu.entry(c).or_default())
+    }
+
+    /// Adds another summary's counts into this one.
+    pub fn merge(&mut self, other: &SamplingSummary) {
+        self.samples += other.samples;
+        self.lost += other.lost;
+        self.throttled += other.throttled;
+        self.side_records += other.side_records;
+        self.errors += other.errors;
+        self.discarded_bytes += other.discarded_bytes;
+        for (cpu, c) in &other.by_cpu {
+            let e = self.by_cpu.entry(*cpu).or_default();
+            e.samples += c.samples;
+            e.lost += c.lost;
+            e.throttled += c.throttled;
+        }
+    }
+}
+
+/// One decoded sample, owning its callchain: what [`LinuxPmc::samples`](crate::LinuxPmc::samples)
+/// yields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnedSample {
+    /// `CLOCK_MONOTONIC` nanoseconds.
+    pub time: u64,
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+    /// The CPU it ran on.
+    pub cpu: Option<u32>,
+    /// The sampled instruction address.
+    pub ip: u64,
+    /// Events since the previous sample (the period; varies with a frequency).
+    pub period: u64,
+    /// Whether `ip` is in the kernel.
+    pub kernel: bool,
+    /// The callchain, leaf first, context markers removed (empty without callchains).
+    pub callchain: Vec<u64>,
+    /// How many leading frames of `callchain` are kernel addresses.
+    pub kernel_frames: u32,
+}
+
+/// A mapped ring buffer and what its records mean.
+pub(crate) struct RingSource {
+    reader: RingReader<MmapRing>,
+    /// A duplicate of the ring owner's fd, for `poll(2)` from the drain thread.
+    poll_fd: Arc<OwnedFd>,
+    cfg: ParseConfig,
+    /// Kernel event id to log PMC id, for every event writing into this ring.
+    ids: Vec<(u64, u32)>,
+    /// PMC id for records without an identifier.
+    default_pmc: u32,
+    /// The CPU of a per-CPU ring.
+    cpu: Option<u32>,
+    /// The PMC owning this ring (its first member's log id).
+    pub(crate) token: u32,
+    /// The event hung up (its task exited): drained, no longer polled.
+    hung_up: bool,
+}
+
+impl std::fmt::Debug for RingSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingSource")
+            .field("token", &self.token)
+            .field("cpu", &self.cpu)
+            .field("data_size", &self.reader.data_size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RingSource {
+    /// Maps `data_pages` pages of ring for `fd` (the first fd writing into it).
+    pub(crate) fn map(
+        fd: BorrowedFd<'_>,
+        data_pages: usize,
+        cfg: ParseConfig,
+        token: u32,
+        cpu: Option<u32>,
+    ) -> Result<RingSource> {
+        let ring = MmapRing::new(fd, data_pages).map_err(|e| mmap_error(&e, data_pages))?;
+        let reader = RingReader::new(ring).map_err(|e| {
+            Error::new(
+                ErrorKind::Os,
+                Op::Mmap,
+                format!("the kernel gave an unusable ring buffer: {e}"),
+            )
+        })?;
+        let poll_fd = fd.try_clone_to_owned().map_err(|e| {
+            let mut err = Error::new(
+                ErrorKind::TooManyOpenFiles,
+                Op::Mmap,
+                format!("cannot duplicate a perf fd for polling: {e}"),
+            );
+            if let Some(n) = e.raw_os_error() {
+                err = err.with_errno(n);
+            }
+            err
+        })?;
+        Ok(RingSource {
+            reader,
+            poll_fd: Arc::new(poll_fd),
+            cfg,
+            ids: Vec::new(),
+            default_pmc: token,
+            cpu,
+            token,
+            hung_up: false,
+        })
+    }
+
+    /// Says that records with kernel id `id` belong to log PMC `pmc_id`.
+    pub(crate) fn add_id(&mut self, id: u64, pmc_id: u32) {
+        self.ids.push((id, pmc_id));
+    }
+}
+
+/// A ring's metadata, detached from its reader while a batch borrows it.
+struct RingMeta {
+    ids: Vec<(u64, u32)>,
+    default_pmc: u32,
+    cpu: Option<u32>,
+}
+
+fn tally(summary: &mut SamplingSummary, r: &Record<'_>, ring_cpu: Option<u32>) {
+    match r {
+        Record::Sample(s) => {
+            summary.samples += 1;
+            if let Some(c) = summary.cpu(s.cpu.or(ring_cpu)) {
+                c.samples += 1;
+            }
+        }
+        Record::Lost(l) => {
+            summary.lost += l.lost;
+            if let Some(c) = summary.cpu(l.sample_id.cpu.or(ring_cpu)) {
+                c.lost += l.lost;
+            }
+        }
+        Record::LostSamples(l) => {
+            summary.lost += l.lost;
+            if let Some(c) = summary.cpu(l.sample_id.cpu.or(ring_cpu)) {
+                c.lost += l.lost;
+            }
+        }
+        Record::Throttle(t) => {
+            summary.throttled += 1;
+            if let Some(c) = summary.cpu(t.sample_id.cpu.or(ring_cpu)) {
+                c.throttled += 1;
+            }
+        }
+        Record::Unthrottle(_) | Record::Unknown { .. } => {}
+        _ => summary.side_records += 1,
+    }
+}
+
+fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
+    let errno = e.raw_os_error();
+    let kib = pages * sys::page_size() / 1024;
+    let mut err = match errno {
+        Some(libc::EPERM) => {
+            let mlock =
+                crate::env::mlock_kb().map_or_else(|| "unknown".to_owned(), |v| format!("{v} KiB"));
+            let rlimit = crate::env::memlock_limit()
+                .map_or_else(|| "unlimited".to_owned(), |v| format!("{} KiB", v / 1024));
+            Error::new(
+                ErrorKind::MlockLimit,
+                Op::Mmap,
+                format!(
+                    "cannot lock a {kib} KiB sample buffer: over kernel.perf_event_mlock_kb = \
+                     {mlock} per CPU and RLIMIT_MEMLOCK = {rlimit}"
+                ),
+            )
+            .with_help(format!(
+                "use a smaller buffer (Backend::set_ring_pages({})), fewer threads or CPUs, \
+                 raise the limit (sysctl -w kernel.perf_event_mlock_kb=2048; ulimit -l), or run \
+                 with CAP_IPC_LOCK",
+                fitting_pages(pages)
+            ))
+        }
+        Some(libc::ENOMEM) => Error::new(
+            ErrorKind::Os,
+            Op::Mmap,
+            format!("no memory for a {kib} KiB sample buffer"),
+        )
+        .with_help("use a smaller buffer (Backend::set_ring_pages)"),
+        _ => Error::new(
+            ErrorKind::Os,
+            Op::Mmap,
+            format!("cannot map a {kib} KiB sample buffer: {e}"),
+        ),
+    };
+    if let Some(n) = errno {
+        err = err.with_errno(n);
+    }
+    err
+}
+
+/// The largest power-of-two ring (in data pages, below `pages`) that fits in one CPU's share of
+/// `perf_event_mlock_kb`, counting the control page.
+fn fitting_pages(pages: usize) -> usize {
+    let page = sys::page_size() as u64;
+    let budget = crate::env::mlock_kb().map_or(516 * 1024, |kb| kb.saturating_mul(1024));
+    let fit = (budget.saturating_sub(page) / page).max(1);
+    let pow = 1u64 << (63 - fit.leading_zeros());
+    usize::try_from(pow).unwrap_or(1).min((pages / 2).max(1))
+}
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every timestamp in the log.
+pub(crate) fn now() -> u64 {
+    sys::clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// The log header for this host.
+pub(crate) fn host_header() -> log::Header<'static> {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| -> String {
+        cpuinfo
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().to_owned())
+            })
+            .unwrap_or_default()
+    };
+    let model = field("model name");
+    let cpuid = {
+        let (vendor, family, model_no, stepping) = (
+            field("vendor_id"),
+            field("cpu family"),
+            field("model"),
+            field("stepping"),
+        );
+        if vendor.is_empty() {
+            String::new()
+        } else {
+            let model_no = model_no
+                .parse::<u32>()
+                .map_or(model_no.clone(), |m| format!("{m:X}"));
+            format!("{vendor}-{family}-{model_no}-{stepping}")
+                .replace("--", "-")
+                .trim_end_matches('-')
+                .to_owned()
+        }
+    };
+    let wall = sys::clock_ns(libc::CLOCK_REALTIME);
+    let mono = now();
+    log::Header {
+        os: Cow::Borrowed("Linux"),
+        kernel_release: Cow::Owned(
+            crate::env::read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
+        ),
+        arch: Cow::Borrowed(std::env::consts::ARCH),
+        cpu_model: Cow::Owned(model),
+        cpuid: Cow::Owned(cpuid),
+        cpu_count: crate::env::online_cpus().len() as u32,
+        page_size: sys::page_size() as u32,
+        clock: log::Clock::Monotonic,
+        ticks_per_second: 1_000_000_000,
+        start_wall_ns: i64::try_from(wall).unwrap_or(i64::MAX),
+        start_time: mono,
+        backend: Cow::Borrowed("linux-perf"),
+    }
+}
+
+fn to_i32(v: u32) -> i32 {
+    i32::try_from(v).unwrap_or(-1)
+}
+
+/// Converts one perf record into a pmc-log record (None for records the log does not carry).
+fn to_log<'a>(
+    r: &Record<'a>,
+    meta: &RingMeta,
+    pmc_of: impl Fn(Option<u64>) -> u32,
+) -> Option<log::Record<'a>> {
+    Some(match r {
+        Record::Sample(s) => {
+            let mut frames: Vec<u64> = Vec::new();
+            let mut kernel_frames = 0u32;
+            if let Some(chain) = &s.callchain {
+                let mut leading_kernel = true;
+                for f in chain.frames() {
+                    if leading_kernel && f.context.is_kernel() {
+                        kernel_frames += 1;
+                    } else {
+                        leading_kernel = false;
+                    }
+                    frames.push(f.addr);
+                }
+            }
+            if frames.is_empty() {
+                if let Some(ip) = s.ip {
+                    frames.push(ip);
+                    kernel_frames = u32::from(s.cpu_mode() == record::CpuMode::Kernel);
+                }
+            }
+            log::Record::Sample(log::Sample {
+                time: s.time.unwrap_or(0),
+                pmc_id: pmc_of(s.identifier.or(s.id)),
+                pid: s.pid.map_or(-1, to_i32),
+                tid: s.tid.map_or(-1, to_i32),
+                cpu: s.cpu.or(meta.cpu),
+                period: s.period.unwrap_or(0),
+                callchain: log::Callchain::from_vec(frames),
+                kernel_frames,
+                raw: log::Bytes::borrowed(s.raw.unwrap_or_default()),
+            })
+        }
+        Record::Mmap2(m) => {
+            if m.prot & libc::PROT_EXEC as u32 == 0 {
+                return None;
+            }
+            log::Record::Map(log::Map {
+                time: m.sample_id.time.unwrap_or(0),
+                pid: to_i32(m.pid),
+                start: m.addr,
+                len: m.len,
+                pgoff: m.pgoff,
+                build_id: match m.file_id {
+                    FileId::BuildId(b) => log::Bytes::borrowed(b),
+                    FileId::Inode { .. } => log::Bytes::default(),
+                },
+                path: log::Bytes::borrowed(m.filename),
+            })
+        }
+        Record::Mmap(m) => log::Record::Map(log::Map {
+            time: m.sample_id.time.unwrap_or(0),
+            pid: to_i32(m.pid),
+            start: m.addr,
+            len: m.len,
+            pgoff: m.pgoff,
+            build_id: log::Bytes::default(),
+            path: log::Bytes::borrowed(m.filename),
+        }),
+        Record::Comm(c) => log::Record::Comm(log::Comm {
+            time: c.sample_id.time.unwrap_or(0),
+            pid: to_i32(c.pid),
+            tid: to_i32(c.tid),
+            exec: c.is_exec(),
+            comm: log::Bytes::borrowed(c.comm),
+        }),
+        Record::Fork(t) if t.pid == t.ppid => log::Record::ThreadCreate(log::ThreadCreate {
+            time: t.time,
+            pid: to_i32(t.pid),
+            tid: to_i32(t.tid),
+            flags: 0,
+            name: log::Bytes::default(),
+        }),
+        Record::Fork(t) => log::Record::Fork(log::Fork {
+            time: t.time,
+            parent_pid: to_i32(t.ppid),
+            parent_tid: to_i32(t.ptid),
+            child_pid: to_i32(t.pid),
+            child_tid: to_i32(t.tid),
+        }),
+        Record::Exit(t) if t.pid != t.tid => log::Record::ThreadExit(log::ThreadExit {
+            time: t.time,
+            pid: to_i32(t.pid),
+            tid: to_i32(t.tid),
+        }),
+        Record::Exit(t) => log::Record::Exit(log::Exit {
+            time: t.time,
+            pid: to_i32(t.pid),
+            tid: to_i32(t.tid),
+        }),
+        Record::Lost(l) => log::Record::Lost(log::Lost {
+            time: l.sample_id.time.unwrap_or_else(now),
+            pmc_id: Some(pmc_of(Some(l.id))),
+            cpu: l.sample_id.cpu.or(meta.cpu),
+            count: l.lost,
+        }),
+        Record::LostSamples(l) => log::Record::Lost(log::Lost {
+            time: l.sample_id.time.unwrap_or_else(now),
+            pmc_id: Some(pmc_of(l.sample_id.identifier.or(l.sample_id.id))),
+            cpu: l.sample_id.cpu.or(meta.cpu),
+            count: l.lost,
+        }),
+        Record::Throttle(t) => log::Record::Lost(log::Lost {
+            time: t.time,
+            pmc_id: Some(pmc_of(Some(t.id))),
+            cpu: t.sample_id.cpu.or(meta.cpu),
+            count: 0,
+        }),
+        _ => return None,
+    })
+}
+
+fn to_owned_sample(s: &record::Sample<'_>, ring_cpu: Option<u32>) -> Option<OwnedSample> {
+    let ip = s.ip?;
+    let mut callchain = Vec::new();
+    let mut kernel_frames = 0u32;
+    if let Some(chain) = &s.callchain {
+        let mut leading = true;
+        for f in chain.frames() {
+            if leading && f.context.is_kernel() {
+                kernel_frames += 1;
+            } else {
+                leading = false;
+            }
+            callchain.push(f.addr);
+        }
+    }
+    Some(OwnedSample {
+        time: s.time.unwrap_or(0),
+        pid: s.pid.unwrap_or(0),
+        tid: s.tid.unwrap_or(0),
+        cpu: s.cpu.or(ring_cpu),
+        ip,
+        period: s.period.unwrap_or(0),
+        kernel: s.cpu_mode() == record::CpuMode::Kernel,
+        callchain,
+        kernel_frames,
+    })
+}
+
+/// Drains `ring`, handing each decoded record, with the ring's metadata, to `f`. Returns how
+/// many records could not be read (ring corruption, undecodable records): their contents are
+/// lost, and the caller reports it.
+fn drain_ring(
+    ring: &mut RingSource,
+    summary: &mut SamplingSummary,
+    f: &mut dyn FnMut(&RingMeta, &Record<'_>),
+) -> u64 {
+    let mut bad = 0u64;
+    let before = ring.reader.stats();
+    let cfg = ring.cfg;
+    let meta = RingMeta {
+        ids: std::mem::take(&mut ring.ids),
+        default_pmc: ring.default_pmc,
+        cpu: ring.cpu,
+    };
+    {
+        let mut batch = ring.reader.batch();
+        while let Some(rec) = batch.next_record() {
+            let Ok(rec) = rec else { continue };
+            match cfg.parse(rec.bytes) {
+                Ok(r) => {
+                    tally(summary, &r, meta.cpu);
+                    f(&meta, &r);
+                }
+                Err(_) => bad += 1,
+            }
+        }
+    }
+    ring.ids = meta.ids;
+    let after = ring.reader.stats();
+    bad += after.errors.saturating_sub(before.errors);
+    summary.errors += bad;
+    summary.discarded_bytes += after.discarded_bytes.saturating_sub(before.discarded_bytes);
+    bad
+}
+
+impl RingMeta {
+    fn pmc_of(&self, id: Option<u64>) -> u32 {
+        id.and_then(|id| self.ids.iter().find(|(i, _)| *i == id).map(|(_, p)| *p))
+            .unwrap_or(self.default_pmc)
+    }
+}
+
+/// Rings read by the PMC's owner instead of a log (in-process sampling).
+#[derive(Debug, Default)]
+pub(crate) struct LocalRings {
+    pub(crate) rings: Vec<RingSource>,
+    pub(crate) summary: SamplingSummary,
+}
+
+impl LocalRings {
+    /// Drains every ring into decoded samples.
+    pub(crate) fn drain(&mut self) -> Vec<OwnedSample> {
+        let mut out = Vec::new();
+        for ring in &mut self.rings {
+            // Losses to corruption are counted in the summary's `errors`.
+            drain_ring(ring, &mut self.summary, &mut |meta, r| {
+                if let Record::Sample(s) = r {
+                    if let Some(o) = to_owned_sample(s, meta.cpu) {
+                        out.push(o);
+                    }
+                }
+            });
+        }
+        out
+    }
+}
+
+/// The executable mappings of `pid` from `/proc/<pid>/maps`, and its command name, as log
+/// records stamped `time`.
+fn synthesize(pid: u32, time: u64, out: &mut Vec<log::Record<'static>>) {
+    let Ok(comm) = std::fs::read(format!("/proc/{pid}/comm")) else {
+        return; // gone
+    };
+    let comm: Vec<u8> = comm.strip_suffix(b"\n").unwrap_or(&comm).to_vec();
+    let p = to_i32(pid);
+    out.push(log::Record::Comm(log::Comm {
+        time,
+        pid: p,
+        tid: p,
+        exec: false,
+        comm: log::Bytes::from(comm),
+    }));
+    let Ok(maps) = std::fs::read(format!("/proc/{pid}/maps")) else {
+        return;
+    };
+    for line in maps.split(|b| *b == b'\n') {
+        if let Some(m) = parse_maps_line(line, p, time) {
+            out.push(log::Record::Map(m));
+        }
+    }
+}
+
+/// One line of `/proc/<pid>/maps`: `start-end perms offset dev inode   path`; executable
+/// mappings only.
+fn parse_maps_line(line: &[u8], pid: i32, time: u64) -> Option<log::Map<'static>> {
+    let text = std::str::from_utf8(line).ok()?;
+    let mut it = text.splitn(6, ' ');
+    let range = it.next()?;
+    let perms = it.next()?;
+    let offset = it.next()?;
+    let _dev = it.next()?;
+    let _inode = it.next()?;
+    let path = it.next().unwrap_or("").trim_start();
+    if !perms.contains('x') {
+        return None;
+    }
+    let (a, b) = range.split_once('-')?;
+    let start = u64::from_str_radix(a, 16).ok()?;
+    let end = u64::from_str_radix(b, 16).ok()?;
+    let pgoff = u64::from_str_radix(offset, 16).ok()?;
+    Some(log::Map {
+        time,
+        pid,
+        start,
+        len: end.checked_sub(start)?,
+        pgoff,
+        build_id: log::Bytes::default(),
+        path: log::Bytes::from(path.to_owned()),
+    })
+}
+
+/// The kernel as a mapping of pid -1 (`[kernel.kallsyms]`), as perf synthesizes it: from
+/// `_stext` (an early line of `/proc/kallsyms`, so the 100k-line file is not read to its end)
+/// to the top of the address space, which also covers the modules (symbolize kernel addresses
+/// with `/proc/kallsyms`). `None` when the addresses are hidden (`kernel.kptr_restrict`) or
+/// unreadable.
+fn kernel_map(time: u64) -> Option<log::Map<'static>> {
+    use std::io::BufRead;
+    let file = std::fs::File::open("/proc/kallsyms").ok()?;
+    let start = std::io::BufReader::new(file)
+        .lines()
+        .map_while(|l| l.ok())
+        .find_map(|line| {
+            let mut f = line.split_whitespace();
+            let (addr, _, name) = (f.next()?, f.next()?, f.next()?);
+            (name == "_stext").then(|| u64::from_str_radix(addr, 16).ok())?
+        })
+        .filter(|a| *a != 0)?;
+    Some(log::Map {
+        time,
+        pid: -1,
+        start,
+        len: 0u64.wrapping_sub(start),
+        pgoff: start,
+        build_id: log::Bytes::default(),
+        path: log::Bytes::from("[kernel.kallsyms]"),
+    })
+}
+
+/// What to synthesize when a PMC registers.
+#[derive(Debug, Clone)]
+pub(crate) enum Synth {
+    /// Nothing (a command launched with the PMC: the kernel reports its exec and mappings).
+    Nothing,
+    /// These processes.
+    Pids(Vec<u32>),
+    /// Every process (system scope).
+    All,
+}
+
+fn all_pids() -> Vec<u32> {
+    let Ok(rd) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut v: Vec<u32> = rd
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// The backend's log: the writer, the registered rings, and the drain thread.
+#[derive(Debug, Default)]
+pub(crate) struct Hub {
+    state: Mutex<HubState>,
+}
+
+#[derive(Default)]
+struct HubState {
+    writer: Option<pmc_log::Writer<LogSink>>,
+    rings: Vec<RingSource>,
+    /// Descriptors of registered PMCs, written again at the start of a replacement log.
+    descriptors: Vec<log::PmcDescriptor<'static>>,
+    synthesized: HashSet<u32>,
+    /// What each registered PMC (by token) had synthesized, to repeat in a replacement log.
+    bookkeeping: Vec<(u32, Synth, bool)>,
+    summary: SamplingSummary,
+    thread: Option<std::thread::JoinHandle<()>>,
+    stop: Option<Arc<AtomicBool>>,
+    /// Write end of the drain thread's wake-up socket.
+    waker: Option<UnixStream>,
+    /// The first error the drain thread met; reported by flush_log and close_log.
+    error: Option<String>,
+    /// log-procexit bookkeeping.
+    procexit: ProcExit,
+}
+
+/// log-procexit: per-process counts at exit.
+///
+/// The kernel's own mechanism (`inherit_stat`: a `PERF_RECORD_READ` when an inherited event's
+/// task exits) is not used: kernels since the perf context rework (5.x/6.x) mark the context
+/// dead before syncing the child's events and no longer write it, and where it is written it
+/// comes once per CPU event, after the `EXIT`. Instead, for PMCs with the flag, the hub sums
+/// the sample periods of each process, and when the process's `EXIT` arrives it logs that sum
+/// as the process's count ([`CounterKind::ProcessExit`](log::CounterKind::ProcessExit);
+/// `time_enabled`/`time_running` 0: not read from the kernel). The sum is the events counted
+/// in the process up to its last sample: exact but for the last, incomplete period.
+#[derive(Default)]
+struct ProcExit {
+    /// PMC ids with log-procexit.
+    pmcs: HashSet<u32>,
+    /// (pmc id, pid) -> sum of sample periods.
+    sums: BTreeMap<(u32, i32), u64>,
+}
+
+impl std::fmt::Debug for HubState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubState")
+            .field("log", &self.writer.is_some())
+            .field("rings", &self.rings.len())
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+fn poisoned() -> Error {
+    Error::new(
+        ErrorKind::Os,
+        Op::Log,
+        "the log lock was poisoned by a panic in another thread",
+    )
+}
+
+pub(crate) fn no_log() -> Error {
+    Error::new(ErrorKind::InvalidState, Op::Log, "no log is configured")
+        .with_help("call configure_log first")
+}
+
+fn write_error(e: &pmc_log::WriteError) -> Error {
+    Error::new(
+        ErrorKind::Os,
+        Op::Log,
+        format!("cannot write the sample log: {e}"),
+    )
+}
+
+impl HubState {
+    /// Drains every ring (or only `token`'s) into the writer.
+    fn drain(&mut self, token: Option<u32>) {
+        let HubState {
+            writer,
+            rings,
+            summary,
+            error,
+            procexit,
+            ..
+        } = self;
+        for ring in rings.iter_mut() {
+            if token.is_some_and(|t| t != ring.token) {
+                continue;
+            }
+            let bad = drain_ring(ring, summary, &mut |meta, r| {
+                let Some(w) = writer.as_mut() else { return };
+                let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
+                    return;
+                };
+                let mut put = |rec: &log::Record<'_>| {
+                    if let Err(e) = w.write(rec) {
+                        error.get_or_insert_with(|| format!("cannot write the sample log: {e}"));
+                    }
+                };
+                put(&rec);
+                if procexit.pmcs.is_empty() {
+                    return;
+                }
+                match &rec {
+                    log::Record::Sample(s) if procexit.pmcs.contains(&s.pmc_id) => {
+                        let e = procexit.sums.entry((s.pmc_id, s.pid)).or_default();
+                        *e = e.saturating_add(s.period);
+                    }
+                    log::Record::Exit(x) => {
+                        let pmcs: Vec<u32> = procexit.pmcs.iter().copied().collect();
+                        for pmc in pmcs {
+                            let Some(sum) = procexit.sums.remove(&(pmc, x.pid)) else {
+                                continue;
+                            };
+                            put(&log::Record::Counter(log::Counter {
+                                time: x.time,
+                                pmc_id: pmc,
+                                pid: x.pid,
+                                tid: x.tid,
+                                cpu: meta.cpu,
+                                kind: log::CounterKind::ProcessExit,
+                                value: sum,
+                                time_enabled: 0,
+                                time_running: 0,
+                            }));
+                        }
+                    }
+                    _ => {}
+                }
+            });
+            if bad > 0 {
+                // Unreadable ring data: say in the log that an unknown number of records
+                // (count 0) went missing here.
+                if let Some(w) = writer.as_mut() {
+                    let lost = log::Record::Lost(log::Lost {
+                        time: now(),
+                        pmc_id: Some(ring.default_pmc),
+                        cpu: ring.cpu,
+                        count: 0,
+                    });
+                    if let Err(e) = w.write(&lost) {
+                        error.get_or_insert_with(|| format!("cannot write the sample log: {e}"));
+                    }
+                }
+            }
+        }
+        if let Some(w) = writer.as_ref() {
+            summary.log_records = w.records_written();
+        }
+    }
+
+    fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
+        match self.writer.as_mut() {
+            Some(w) => w.write(rec).map_err(|e| write_error(&e)),
+            None => Err(no_log()),
+        }
+    }
+
+    /// Writes the comms and executable mappings of already-running processes (once per pid
+    /// per log), and the kernel text if `kernel`.
+    fn synthesize(&mut self, synth: &Synth, kernel: bool) -> Result<()> {
+        let pids = match synth {
+            Synth::Nothing => Vec::new(),
+            Synth::Pids(p) => p.clone(),
+            Synth::All => all_pids(),
+        };
+        let time = now();
+        let mut recs = Vec::new();
+        // The kernel text once per log (key u32::MAX), for kernel-mode samples.
+        if kernel && self.synthesized.insert(u32::MAX) {
+            recs.extend(kernel_map(time).map(log::Record::Map));
+        }
+        for pid in pids {
+            if self.synthesized.insert(pid) {
+                synthesize(pid, time, &mut recs);
+            }
+        }
+        for r in &recs {
+            self.write(r)?;
+        }
+        Ok(())
+    }
+
+    fn take_error(&mut self) -> Result<()> {
+        match self.error.take() {
+            Some(msg) => Err(Error::new(ErrorKind::Os, Op::Log, msg)),
+            None => Ok(()),
+        }
+    }
+
+    fn stop_thread(&mut self) -> Option<std::thread::JoinHandle<()>> {
+        if let Some(s) = self.stop.take() {
+            s.store(true, Ordering::Release);
+        }
+        if let Some(w) = self.waker.take() {
+            // Wakes the thread out of poll(2) now rather than at its next timeout. If the
+            // write fails, the timeout still ends the wait.
+            let _ = (&w).write(&[1]);
+        }
+        self.thread.take()
+    }
+}
+
+impl Hub {
+    fn lock(&self) -> Result<MutexGuard<'_, HubState>> {
+        self.state.lock().map_err(|_| poisoned())
+    }
+
+    /// Whether a log is configured.
+    pub(crate) fn has_log(&self) -> bool {
+        self.lock().is_ok_and(|s| s.writer.is_some())
+    }
+
+    /// Starts a log on `sink` (header first), replacing and cleanly closing any earlier one.
+    pub(crate) fn configure(self: &Arc<Self>, sink: LogSink) -> Result<()> {
+        let header = host_header();
+        let mut writer = pmc_log::Writer::new(sink, &header).map_err(|e| write_error(&e))?;
+        let mut st = self.lock()?;
+        let mut result = Ok(());
+        if st.writer.is_some() {
+            st.drain(None);
+            if let Some(old) = st.writer.take() {
+                if let Err(e) = old.finish() {
+                    result = Err(write_error(&e));
+                }
+            }
+        }
+        for d in &st.descriptors {
+            writer
+                .write(&log::Record::Pmc(d.clone()))
+                .map_err(|e| write_error(&e))?;
+        }
+        st.synthesized.clear();
+        st.writer = Some(writer);
+        // PMCs still sampling: their processes' bookkeeping again, for the new log.
+        let again: Vec<(Synth, bool)> = st
+            .bookkeeping
+            .iter()
+            .map(|(_, s, k)| (s.clone(), *k))
+            .collect();
+        for (synth, kernel) in again {
+            st.synthesize(&synth, kernel)?;
+        }
+        drop(st);
+        self.ensure_thread()?;
+        result
+    }
+
+    /// Drains every ring into the log and flushes it.
+    pub(crate) fn flush(&self) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Err(no_log());
+        }
+        st.drain(None);
+        st.take_error()?;
+        match st.writer.as_mut() {
+            Some(w) => w.flush().map_err(|e| write_error(&e)),
+            None => Err(no_log()),
+        }
+    }
+
+    /// Stops the drain thread, drains the rings a last time, and closes the log with its
+    /// clean-close marker. The rings are released: PMCs still running stop feeding a log until
+    /// they are started again with a new one.
+    pub(crate) fn close(&self) -> Result<()> {
+        let handle = {
+            let mut st = self.lock()?;
+            if st.writer.is_none() {
+                return Err(no_log());
+            }
+            st.stop_thread()
+        };
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+        let mut st = self.lock()?;
+        st.drain(None);
+        st.rings.clear();
+        st.bookkeeping.clear();
+        let pending = st.take_error();
+        let finished = match st.writer.take() {
+            Some(w) => w.finish().map(|_| ()).map_err(|e| write_error(&e)),
+            None => Err(no_log()),
+        };
+        pending.and(finished)
+    }
+
+    /// Appends counter values (interval readings), after the descriptors of their PMCs.
+    pub(crate) fn write_counters(
+        &self,
+        descriptors: Vec<log::PmcDescriptor<'static>>,
+        counters: &[log::Counter],
+    ) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Err(no_log());
+        }
+        for d in descriptors {
+            if !st.descriptors.iter().any(|k| k.pmc_id == d.pmc_id) {
+                st.write(&log::Record::Pmc(d.clone()))?;
+                st.descriptors.push(d);
+            }
+        }
+        for c in counters {
+            st.write(&log::Record::Counter(c.clone()))?;
+        }
+        Ok(())
+    }
+
+    /// Appends a user-data record.
+    pub(crate) fn write_user(&self, data: u32) -> Result<()> {
+        let mut st = self.lock()?;
+        st.write(&log::Record::UserData(log::UserData {
+            time: now(),
+            pid: to_i32(std::process::id()),
+            data: log::Bytes::from(data.to_le_bytes().to_vec()),
+        }))
+    }
+
+    /// The counts so far.
+    pub(crate) fn summary(&self) -> SamplingSummary {
+        self.lock().map(|s| s.summary.clone()).unwrap_or_default()
+    }
+
+    /// Whether rings of `token` are registered.
+    pub(crate) fn has_rings(&self, token: u32) -> bool {
+        self.lock()
+            .is_ok_and(|s| s.rings.iter().any(|r| r.token == token))
+    }
+
+    /// Writes the descriptors (once per PMC id), synthesizes the bookkeeping of running
+    /// processes (and, if `kernel` samples are taken, the kernel text mapping), and hands the
+    /// rings to the drain thread.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        descriptors: Vec<log::PmcDescriptor<'static>>,
+        rings: Vec<RingSource>,
+        synth: Synth,
+        kernel: bool,
+    ) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Err(no_log());
+        }
+        for d in descriptors {
+            if st.descriptors.iter().any(|k| k.pmc_id == d.pmc_id) {
+                continue;
+            }
+            st.write(&log::Record::Pmc(d.clone()))?;
+            if d.flags & log::FLAG_LOG_PROCEXIT != 0 {
+                st.procexit.pmcs.insert(d.pmc_id);
+            }
+            st.descriptors.push(d);
+        }
+        st.synthesize(&synth, kernel)?;
+        if let Some(token) = rings.first().map(|r| r.token) {
+            st.bookkeeping.push((token, synth, kernel));
+        }
+        st.rings.extend(rings);
+        drop(st);
+        self.ensure_thread()
+    }
+
+    /// Drains `token`'s rings now (at stop).
+    pub(crate) fn drain_token(&self, token: u32) {
+        if let Ok(mut st) = self.lock() {
+            st.drain(Some(token));
+        }
+    }
+
+    /// Drains and drops `token`'s rings (the PMC is going away).
+    pub(crate) fn unregister(&self, token: u32) {
+        if let Ok(mut st) = self.lock() {
+            st.drain(Some(token));
+            st.rings.retain(|r| r.token != token);
+            st.bookkeeping.retain(|(t, _, _)| *t != token);
+        }
+    }
+
+    fn ensure_thread(self: &Arc<Self>) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.thread.is_some() || st.writer.is_none() || st.rings.is_empty() {
+            return Ok(());
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let weak = Arc::downgrade(self);
+        let flag = stop.clone();
+        let (waker, wake) = UnixStream::pair().map_err(|e| {
+            Error::new(
+                ErrorKind::Os,
+                Op::Start,
+                format!("cannot create the log drain thread's wake-up socket: {e}"),
+            )
+        })?;
+        let handle = std::thread::Builder::new()
+            .name("pmc-log-drain".into())
+            .spawn(move || drain_loop(&weak, &flag, &wake))
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Os,
+                    Op::Start,
+                    format!("cannot start the log drain thread: {e}"),
+                )
+            })?;
+        st.thread = Some(handle);
+        st.stop = Some(stop);
+        st.waker = Some(waker);
+        Ok(())
+    }
+}
+
+fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
+    let timeout = i32::try_from(DRAIN_PERIOD.as_millis()).unwrap_or(100);
+    loop {
+        let fds: Vec<Arc<OwnedFd>> = {
+            let Some(h) = hub.upgrade() else { return };
+            let Ok(st) = h.state.lock() else { return };
+            st.rings
+                .iter()
+                .filter(|r| !r.hung_up)
+                .map(|r| r.poll_fd.clone())
+                .collect()
+        };
+        // The wake-up socket first, then the rings.
+        let borrowed: Vec<BorrowedFd<'_>> = std::iter::once(wake.as_fd())
+            .chain(fds.iter().map(|f| f.as_fd()))
+            .collect();
+        let revents = match sys::poll(&borrowed, timeout) {
+            Ok(r) => r.into_iter().skip(1).collect(),
+            Err(_) => {
+                std::thread::sleep(DRAIN_PERIOD);
+                Vec::new()
+            }
+        };
+        if stop.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(h) = hub.upgrade() else { return };
+        let Ok(mut st) = h.state.lock() else { return };
+        // An event whose task exited reports POLLHUP forever: stop polling it (its ring is still
+        // drained every round).
+        for (fd, ev) in fds.iter().zip(&revents) {
+            if ev & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                for r in st.rings.iter_mut() {
+                    if Arc::ptr_eq(&r.poll_fd, fd) {
+                        r.hung_up = true;
+                    }
+                }
+            }
+        }
+        st.drain(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_lines() {
+        let l = b"55d0c8a00000-55d0c8a21000 r-xp 00002000 08:01 1234   /usr/bin/foo bar";
+        let m = parse_maps_line(l, 7, 5).expect("exec mapping");
+        assert_eq!(m.start, 0x55d0c8a00000);
+        assert_eq!(m.len, 0x21000);
+        assert_eq!(m.pgoff, 0x2000);
+        assert_eq!(m.path.as_bytes(), b"/usr/bin/foo bar");
+        assert!(parse_maps_line(b"7f00-7f10 rw-p 0 00:00 0", 7, 5).is_none());
+        assert!(parse_maps_line(b"garbage", 7, 5).is_none());
+        let v = parse_maps_line(
+            b"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]",
+            1,
+            0,
+        )
+        .expect("vsyscall");
+        assert_eq!(v.path.as_bytes(), b"[vsyscall]");
+    }
+
+    use crate::record::{context, record_type, sample_type as st};
+
+    const CFG_TYPE: u64 =
+        st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD | st::CALLCHAIN;
+
+    fn cfg() -> ParseConfig {
+        ParseConfig::new(CFG_TYPE, 0, true)
+    }
+
+    fn record(kind: u32, misc: u16, body: &[u64]) -> Vec<u8> {
+        let mut v = Vec::new();
+        v.extend_from_slice(&kind.to_ne_bytes());
+        v.extend_from_slice(&misc.to_ne_bytes());
+        v.extend_from_slice(&((8 + body.len() * 8) as u16).to_ne_bytes());
+        for w in body {
+            v.extend_from_slice(&w.to_ne_bytes());
+        }
+        v
+    }
+
+    fn pid_tid(pid: u32, tid: u32) -> u64 {
+        u64::from(pid) | (u64::from(tid) << 32)
+    }
+
+    /// sample_id trailer for CFG_TYPE: tid, time, cpu, identifier.
+    fn trailer(pid: u32, tid: u32, time: u64, cpu: u32, id: u64) -> [u64; 4] {
+        [pid_tid(pid, tid), time, u64::from(cpu), id]
+    }
+
+    fn meta() -> RingMeta {
+        RingMeta {
+            ids: vec![(77, 3), (78, 4)],
+            default_pmc: 3,
+            cpu: Some(1),
+        }
+    }
+
+    fn convert(bytes: &[u8]) -> Option<log::Record<'static>> {
+        let m = meta();
+        let r = cfg().parse(bytes).expect("parses");
+        to_log(&r, &m, |id| m.pmc_of(id)).map(|r| r.into_owned())
+    }
+
+    #[test]
+    fn sample_with_kernel_and_user_frames() {
+        let body = [
+            78,               // identifier
+            0xffff_8000_1234, // ip
+            pid_tid(10, 11),  // pid, tid
+            500,              // time
+            1,                // cpu, res
+            4000,             // period
+            6,                // callchain nr
+            context::KERNEL,
+            0xffff_8000_1234,
+            0xffff_8000_5678,
+            context::USER,
+            0x40_1000,
+            0x40_2000,
+        ];
+        let Some(log::Record::Sample(s)) = convert(&record(record_type::SAMPLE, 1, &body)) else {
+            panic!("a sample")
+        };
+        assert_eq!(s.pmc_id, 4, "identifier 78 is PMC 4");
+        assert_eq!(
+            (s.pid, s.tid, s.cpu, s.time, s.period),
+            (10, 11, Some(1), 500, 4000)
+        );
+        assert_eq!(
+            s.callchain.to_vec(),
+            [0xffff_8000_1234, 0xffff_8000_5678, 0x40_1000, 0x40_2000]
+        );
+        assert_eq!(s.kernel_frames, 2);
+
+        // No callchain frames: the IP alone, kernel by the header's CPU mode.
+        let body = [99, 0x40_1234, pid_tid(10, 10), 1, 0, 1, 0];
+        let Some(log::Record::Sample(s)) = convert(&record(record_type::SAMPLE, 2, &body)) else {
+            panic!("a sample")
+        };
+        assert_eq!(s.pmc_id, 3, "unknown identifier: the ring's PMC");
+        assert_eq!(s.callchain.to_vec(), [0x40_1234]);
+        assert_eq!(s.kernel_frames, 0);
+    }
+
+    #[test]
+    fn task_records() {
+        // FORK of a new process, FORK of a thread, EXIT of a thread and of a process.
+        let fork = |pid: u32, ppid: u32, tid: u32, ptid: u32| {
+            let mut b = vec![pid_tid(pid, ppid), pid_tid(tid, ptid), 9];
+            b.extend(trailer(pid, tid, 9, 0, 77));
+            b
+        };
+        match convert(&record(record_type::FORK, 0, &fork(20, 10, 20, 10))) {
+            Some(log::Record::Fork(f)) => {
+                assert_eq!((f.parent_pid, f.child_pid, f.child_tid), (10, 20, 20))
+            }
+            other => panic!("{other:?}"),
+        }
+        match convert(&record(record_type::FORK, 0, &fork(20, 20, 21, 20))) {
+            Some(log::Record::ThreadCreate(t)) => assert_eq!((t.pid, t.tid), (20, 21)),
+            other => panic!("{other:?}"),
+        }
+        match convert(&record(record_type::EXIT, 0, &fork(20, 20, 21, 20))) {
+            Some(log::Record::ThreadExit(t)) => assert_eq!((t.pid, t.tid), (20, 21)),
+            other => panic!("{other:?}"),
+        }
+        match convert(&record(record_type::EXIT, 0, &fork(20, 10, 20, 10))) {
+            Some(log::Record::Exit(e)) => assert_eq!((e.pid, e.tid, e.time), (20, 20, 9)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn losses_become_lost_records() {
+        let mut lost = vec![78, 123];
+        lost.extend(trailer(0, 0, 7, 1, 78));
+        match convert(&record(record_type::LOST, 0, &lost)) {
+            Some(log::Record::Lost(l)) => {
+                assert_eq!(
+                    (l.pmc_id, l.cpu, l.count, l.time),
+                    (Some(4), Some(1), 123, 7)
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut throttle = vec![8, 77, 0];
+        throttle.extend(trailer(0, 0, 8, 0, 77));
+        match convert(&record(record_type::THROTTLE, 0, &throttle)) {
+            Some(log::Record::Lost(l)) => assert_eq!((l.pmc_id, l.count), (Some(3), 0)),
+            other => panic!("{other:?}"),
+        }
+        let mut summary = SamplingSummary::default();
+        let bytes = record(record_type::LOST, 0, &lost);
+        let r = cfg().parse(&bytes).expect("parses");
+        tally(&mut summary, &r, Some(1));
+        assert_eq!(summary.lost, 123);
+        assert_eq!(summary.by_cpu[&1].lost, 123);
+    }
+
+    #[test]
+    fn only_executable_mappings_are_logged() {
+        let mmap2 = |prot: u64| {
+            let mut b = vec![
+                pid_tid(5, 5),
+                0x1000,
+                0x2000,
+                0,
+                (8u64 << 32) | 1, // maj, min
+                42,               // ino
+                0,                // ino generation
+                prot | (2 << 32), // prot, flags
+            ];
+            // "/bin/x\0" padded to 8 bytes
+            b.push(u64::from_ne_bytes(*b"/bin/x\0\0"));
+            b.extend(trailer(5, 5, 3, 0, 77));
+            b
+        };
+        match convert(&record(record_type::MMAP2, 2, &mmap2(5))) {
+            Some(log::Record::Map(m)) => {
+                assert_eq!((m.pid, m.start, m.len), (5, 0x1000, 0x2000));
+                assert_eq!(m.path.as_bytes(), b"/bin/x");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(convert(&record(record_type::MMAP2, 2, &mmap2(3))).is_none());
+    }
+
+    #[test]
+    fn header_has_host_facts() {
+        let h = host_header();
+        assert_eq!(h.backend, "linux-perf");
+        assert_eq!(h.clock, log::Clock::Monotonic);
+        assert!(h.page_size >= 4096);
+        if cfg!(target_os = "linux") {
+            assert!(h.cpu_count >= 1);
+            assert!(!h.kernel_release.is_empty());
+            assert!(h.start_time > 0 && h.start_wall_ns > 0);
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The only module of pmc-linux that may use `unsafe`: the system calls.
+//!
+//! # Safety
+//!
+//! Functions here take references, `BorrowedFd`s and slices, and return
+//! `Result<_, Errno>`; each `unsafe` block names the user memory the kernel
+//! reads or writes. Raw pointers never leave this module. On systems other
+//! than Linux every call fails with `ENOSYS`, so the backend's logic still
+//! builds (and its pure parts still test) everywhere.
+#![allow(unsafe_code)]
+
+#[cfg(target_os = "linux")]
+pub(crate) mod mmap;
+#[cfg(target_os = "linux")]
+pub(crate) mod rdpmc;
+
+use perf_event_open_sys::bindings::perf_event_attr;
+use std::os::fd::{BorrowedFd, OwnedFd};
+
+/// A raw OS error number.
+pub type Errno = i32;
+
+/// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`—Opens one
+/// counter, close-on-exec.
+#[cfg(target_os = "linux")]
+pub fn perf_event_open(
+    attr: &mut perf_event_attr,
+    pid: i32,
+    cpu: i32,
+    group: Option<BorrowedFd<'_>>,
+) -> Result<OwnedFd, Errno> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let group_fd = group.map_or(-1, |g| g.as_raw_fd());
+    let flags = perf_event_open_sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong;
+    // SAFETY: `attr` is a valid, exclusively borrowed perf_event_attr whose
+    // `size` field is at most its real size; the kernel reads it and may write
+    // back `size` on E2BIG. The other arguments are integers.
+    let fd = unsafe { perf_event_open_sys::perf_event_open(attr, pid, cpu, group_fd, flags) };
+    if fd < 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: the syscall returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The perf_event ioctls the counting backend uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ioctl {
+    /// `PERF_EVENT_IOC_ENABLE`, with `PERF_IOC_FLAG_GROUP` if `true`.
+    Enable(bool),
+    /// `PERF_EVENT_IOC_DISABLE`, with `PERF_IOC_FLAG_GROUP` if `true`.
+    Disable(bool),
+    /// `PERF_EVENT_IOC_RESET`, with `PERF_IOC_FLAG_GROUP` if `true`.
+    Reset(bool),
+    /// `PERF_EVENT_IOC_PERIOD`: a new sampling period.
+    Period(u64),
+    /// `PERF_EVENT_IOC_SET_OUTPUT`: send this event's records to the ring buffer of the event
+    /// whose fd is given (same CPU, or same task for per-task events; the kernel checks).
+    SetOutput(i32),
+}
+
+/// `ioctl(fd, PERF_EVENT_IOC_*, arg)`.
+#[cfg(target_os = "linux")]
+pub fn ioctl(fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno> {
+    use perf_event_open_sys::ioctls;
+    use std::os::fd::AsRawFd;
+    let raw = fd.as_raw_fd();
+    let flag = |g: bool| {
+        if g {
+            perf_event_open_sys::bindings::PERF_IOC_FLAG_GROUP
+        } else {
+            0
+        }
+    };
+    // SAFETY: ENABLE/DISABLE/RESET/SET_OUTPUT take an integer argument (a flag or
+    // an fd number the kernel validates) and touch no user memory; PERIOD reads one u64 through the pointer, which points at the
+    // local `period` for the duration of the call.
+    let rc = unsafe {
+        match op {
+            Ioctl::Enable(g) => ioctls::ENABLE(raw, flag(g)),
+            Ioctl::Disable(g) => ioctls::DISABLE(raw, flag(g)),
+            Ioctl::Reset(g) => ioctls::RESET(raw, flag(g)),
+            Ioctl::SetOutput(target) => ioctls::SET_OUTPUT(raw, target),
+            Ioctl::Period(p) => {
+                let mut period = p;
+                libc::ioctl(
+                    raw,
+                    perf_event_open_sys::bindings::PERIOD as _,
+                    &mut period as *mut u64,
+                )
+            }
+        }
+    };
+    if rc < 0 {
+        return Err(last_errno());
+    }
+    Ok(())
+}
+
+/// `read(fd, buf)`—one read of a counter's `read_format` block.
+#[cfg(target_os = "linux")]
+pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: `buf` is a valid, exclusively borrowed byte slice of
+        // `buf.len()` bytes that the kernel writes into.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = last_errno();
+        if e != libc::EINTR {
+            return Err(e);
+        }
+    }
+}
+
+/// `PERF_EVENT_IOC_ID`: the kernel's id of the event behind `fd` (what `PERF_SAMPLE_IDENTIFIER`
+/// and `PERF_FORMAT_ID` report).
+#[cfg(target_os = "linux")]
+pub fn event_id(fd: BorrowedFd<'_>) -> Result<u64, Errno> {
+    use std::os::fd::AsRawFd;
+    let mut id: u64 = 0;
+    // SAFETY: PERF_EVENT_IOC_ID writes one u64 through the pointer, which points at the live
+    // local `id` for the duration of the call.
+    let rc = unsafe { perf_event_open_sys::ioctls::ID(fd.as_raw_fd(), &mut id) };
+    if rc < 0 {
+        return Err(last_errno());
+    }
+    Ok(id)
+}
+
+/// `poll(fds, POLLIN, timeout_ms)`: waits until one of `fds` is readable (a perf ring passed its
+/// wakeup watermark, or the event hung up) or the timeout expires. Returns each fd's `revents`,
+/// in order; all zero on timeout or when interrupted by a signal.
+#[cfg(target_os = "linux")]
+pub fn poll(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno> {
+    use std::os::fd::AsRawFd;
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|fd| libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: `pfds` is a valid, exclusively borrowed array of `pfds.len()` pollfds that the
+    // kernel reads and writes (revents) during the call; the fds are borrowed, so open.
+    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
+    if rc < 0 {
+        let e = last_errno();
+        if e == libc::EINTR {
+            return Ok(vec![0; pfds.len()]);
+        }
+        return Err(e);
+    }
+    Ok(pfds.iter().map(|p| p.revents).collect())
+}
+
+/// `clock_gettime(clock)` in nanoseconds (0 if the clock is unavailable).
+#[cfg(target_os = "linux")]
+pub fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec the call fills in.
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// The page size (`sysconf(_SC_PAGESIZE)`), 4096 if it cannot be read.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf reads no user memory.
+    let ps = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(ps)
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096)
+}
+
+#[cfg(target_os = "linux")]
+fn last_errno() -> Errno {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}
+
+/// `perf_event_open` elsewhere: `ENOSYS`.
+#[cfg(not(target_os = "linux"))]
+pub fn perf_event_open(
+    _attr: &mut perf_event_attr,
+    _pid: i32,
+    _cpu: i32,
+    _group: Option<BorrowedFd<'_>>,
+) -> Result<OwnedFd, Errno> {
+    Err(libc::ENOSYS)
+}
+
+/// `ioctl` elsewhere: `ENOSYS`.
+#[cfg(not(target_os = "linux"))]
+pub fn ioctl(_fd: BorrowedFd<'_>, _op: Ioctl) -> Result<(), Errno> {
+    Err(libc::ENOSYS)
+}
+
+/// `PERF_EVENT_IOC_ID` elsewhere: `ENOSYS`.
+#[cfg(not(target_os = "linux"))]
+pub fn event_id(_fd: BorrowedFd<'_>) -> Result<u64, Errno> {
+    Err(libc::ENOSYS)
+}
+
+/// `poll` elsewhere: `ENOSYS`.
+#[cfg(not(target_os = "linux"))]
+pub fn poll(_fds: &[BorrowedFd<'_>], _timeout_ms: i32) -> Result<Vec<i16>, Errno> {
+    Err(libc::ENOSYS)
+}
+
+/// `clock_gettime` elsewhere: 0.
+#[cfg(not(target_os = "linux"))]
+pub fn clock_ns(_clock: i32) -> u64 {
+    0
+}
+
+/// `read` elsewhere: `ENOSYS`.
+#[cfg(not(target_os = "linux"))]
+pub fn read(_fd: BorrowedFd<'_>, _buf: &mut [u8]) -> Result<usize, Errno> {
+    Err(libc::ENOSYS)
+}
+
+/// The process's effective capabilities from `/proc/self/status` (`CapEff`).
+pub fn effective_caps() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("CapEff:"))?;
+    u64::from_str_radix(line.trim_start_matches("CapEff:").trim(), 16).ok()
+}
+
+/// `getrlimit(resource)`: the soft limit, or `None` when unlimited or unknown.
+pub fn rlimit_soft(resource: Rlimit) -> Option<u64> {
+    let res = match resource {
+        Rlimit::NoFile => libc::RLIMIT_NOFILE,
+        Rlimit::MemLock => libc::RLIMIT_MEMLOCK,
+    };
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit the call fills in.
+    let rc = unsafe { libc::getrlimit(res, &mut lim) };
+    // rlim_t is u64 on Linux but i64 on FreeBSD.
+    #[allow(clippy::unnecessary_cast)]
+    let cur = lim.rlim_cur as u64;
+    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
+}
+
+/// The resource limits the error messages name.
+#[derive(Debug, Clone, Copy)]
+pub enum Rlimit {
+    /// `RLIMIT_NOFILE`.
+    NoFile,
+    /// `RLIMIT_MEMLOCK`.
+    MemLock,
+}
+
+/// The integer unions of `perf_event_attr`: (`sample_period`/`sample_freq`,
+/// `config1`, `config2`).
+pub fn attr_unions(attr: &perf_event_attr) -> (u64, u64, u64) {
+    // SAFETY: every variant of these unions is a plain u64 (bindgen unions of
+    // `__u64`s), so reading any of them reads initialized integer bytes.
+    unsafe {
+        (
+            attr.__bindgen_anon_1.sample_period,
+            attr.__bindgen_anon_3.config1,
+            attr.__bindgen_anon_4.config2,
+        )
+    }
+}

@@ -1,0 +1,250 @@
+//! The Linux backend against the real kernel, on software events.
+
+use pmc_core::testing::{self, Workload};
+use pmc_core::{Allocation, Backend as _, Cpus, ErrorKind, Group as _, Pmc as _, Status, Target};
+use pmc_linux::Backend;
+
+/// Touches `n` fresh pages: at least `n` page faults in the calling thread.
+struct TouchPages;
+
+impl Workload for TouchPages {
+    fn run(&self, n: u64) {
+        touch_pages(n as usize);
+    }
+}
+
+fn touch_pages(n: usize) {
+    let page = 4096;
+    let len = n * page;
+    // SAFETY: an anonymous private mapping of `len` bytes, not aliased; we
+    // write one byte per page inside it and unmap it before returning.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        let base = p.cast::<u8>();
+        for i in 0..n {
+            std::ptr::write_volatile(base.add(i * page), 1);
+        }
+        libc::munmap(p, len);
+    }
+}
+
+#[test]
+fn conformance_suite_passes() {
+    let b = Backend::open().unwrap();
+    let failures = testing::run_all(&b, &TouchPages);
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn page_faults_are_counted_deterministically() {
+    let b = Backend::open().unwrap();
+    let mut pmc = b
+        .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+        .unwrap();
+    pmc.start().unwrap();
+    touch_pages(4096);
+    pmc.stop().unwrap();
+    let r = pmc.read().unwrap();
+    assert_eq!(r.status(), Status::Ok);
+    assert!(r.value >= 4096, "{r:?}");
+    // Other test threads may fault too, but not by a million.
+    assert!(r.value < 4096 * 4, "{r:?}");
+}
+
+#[test]
+fn task_clock_measures_cpu_time() {
+    let b = Backend::open().unwrap();
+    let mut pmc = b
+        .allocate(&Allocation::counting("task-clock".parse().unwrap()))
+        .unwrap();
+    // Current is the whole process: other test threads may add to it.
+    pmc.attach(Target::Current).unwrap();
+    pmc.start().unwrap();
+    let t0 = std::time::Instant::now();
+    let mut x = 0u64;
+    while t0.elapsed() < std::time::Duration::from_millis(200) {
+        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+    pmc.stop().unwrap();
+    let ns = pmc.read().unwrap().scaled().unwrap();
+    // The loop ran for 200 ms of wall time; its CPU time is at most that
+    // (plus other test threads), and on a loaded 2-vCPU VM at least a fraction.
+    assert!(ns >= 40_000_000, "task-clock {ns} ns for a 200 ms spin");
+}
+
+#[test]
+fn group_of_task_clock_and_page_faults_reads_consistently() {
+    let b = Backend::open().unwrap();
+    let g = [
+        Allocation::counting("task-clock".parse().unwrap()),
+        Allocation::counting("page-faults".parse().unwrap()),
+    ];
+    let mut grp = b.allocate_group(&g).unwrap();
+    grp.start().unwrap();
+    touch_pages(1024);
+    grp.stop().unwrap();
+    let r = grp.read().unwrap();
+    assert_eq!(r.len(), 2);
+    assert!(r[0].value > 0 && r[1].value >= 1024, "{r:?}");
+    // Group members are scheduled together: identical enabled/running times.
+    assert_eq!(r[0].time_enabled, r[1].time_enabled);
+    assert_eq!(r[0].time_running, r[1].time_running);
+    let again = grp.read().unwrap();
+    assert_eq!(again, r, "a stopped group reads the same twice");
+}
+
+#[test]
+fn detached_target_keeps_its_count() {
+    let b = Backend::open().unwrap();
+    let mut pmc = b
+        .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+        .unwrap();
+    pmc.attach(Target::Current).unwrap();
+    pmc.start().unwrap();
+    touch_pages(512);
+    pmc.detach(Target::Current).unwrap();
+    let kept = pmc.read().unwrap().value;
+    assert!(kept >= 512, "{kept}");
+    assert!(pmc.targets().is_empty());
+    touch_pages(512);
+    assert_eq!(
+        pmc.read().unwrap().value,
+        kept,
+        "a detached target no longer counts"
+    );
+    assert_eq!(
+        pmc.detach(Target::Current).unwrap_err().kind(),
+        ErrorKind::NotAttached
+    );
+}
+
+#[test]
+fn system_scope_counts_per_cpu() {
+    let b = Backend::open().unwrap();
+    let mut pmc =
+        match b.allocate(&Allocation::counting("cpu-clock".parse().unwrap()).system(Cpus::All)) {
+            Ok(p) => p,
+            Err(e) if e.kind() == ErrorKind::Permission => {
+                eprintln!("SKIP system_scope_counts_per_cpu: not privileged: {e}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+    pmc.start().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    pmc.stop().unwrap();
+    let per = pmc.read_instances().unwrap();
+    assert_eq!(per.len(), pmc_linux::env::online_cpus().len());
+    for ir in &per {
+        let ms = ir.reading.scaled().unwrap() as f64 / 1e6;
+        assert!((70.0..200.0).contains(&ms), "{:?}: {ms} ms", ir.instance);
+    }
+    assert_eq!(
+        pmc.attach(Target::Current).unwrap_err().kind(),
+        ErrorKind::InvalidState
+    );
+}
+
+#[test]
+fn hardware_event_without_pmu_is_not_supported_with_reason() {
+    let b = Backend::open().unwrap();
+    if pmc_linux::env::has_hardware_pmu() {
+        eprintln!(
+            "SKIP: this machine has a hardware PMU; the no-PMU path is tested on VMs without one"
+        );
+        return;
+    }
+    let e = b
+        .allocate(&Allocation::counting("cycles".parse().unwrap()))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoPmu, "{e}");
+    assert!(e.to_string().contains("no hardware PMU"), "{e}");
+    assert!(e.help().is_some());
+}
+
+#[test]
+fn set_count_running_and_reattach_errors() {
+    let b = Backend::open().unwrap();
+    let mut pmc = b
+        .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+        .unwrap();
+    pmc.start().unwrap();
+    let e = pmc.set_count(5).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy);
+    assert_eq!(e.errno(), Some(libc::EBUSY));
+    assert!(e.to_string().contains("stop it first"), "{e}");
+    let e = pmc.attach(Target::Current).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::AlreadyAttached);
+    assert_eq!(e.errno(), Some(libc::EEXIST));
+}
+
+#[test]
+fn unknown_pid_is_no_such_process() {
+    let b = Backend::open().unwrap();
+    let mut pmc = b
+        .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+        .unwrap();
+    let e = pmc.attach(Target::Pid(0x3fff_fff0)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoSuchProcess, "{e}");
+}
+
+#[test]
+fn sampling_without_log_is_log_required() {
+    let b = Backend::open().unwrap();
+    let a = Allocation::sampling(
+        "cpu-clock".parse().unwrap(),
+        pmc_core::Rate::Frequency(1000),
+    );
+    let mut pmc = b.allocate(&a).unwrap();
+    let e = pmc.start().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LogRequired, "{e}");
+}
+
+#[test]
+fn launched_child_is_counted_from_exec() {
+    let b = Backend::open().unwrap();
+    let mut child =
+        pmc_core::launch::PausedChild::spawn("sh", &["-c".into(), "exit 3".into()]).unwrap();
+    let mut pmc = b
+        .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+        .unwrap();
+    pmc.attach(Target::Exec(child.pid())).unwrap();
+    pmc.start().unwrap();
+    child.resume().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+    pmc.stop().unwrap();
+    let r = pmc.read().unwrap();
+    assert!(r.value > 10, "sh faults pages in: {r:?}");
+}
+
+fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+#[test]
+fn ten_thousand_allocations_leak_no_fds() {
+    let b = Backend::open().unwrap();
+    let a = Allocation::counting("page-faults".parse().unwrap());
+    // Warm up anything lazily opened.
+    drop(b.allocate(&a).unwrap());
+    let before = open_fds();
+    for i in 0..10_000 {
+        let mut p = b.allocate(&a).unwrap();
+        if i % 100 == 0 {
+            p.start().unwrap();
+            p.stop().unwrap();
+        }
+    }
+    // Other tests run in parallel threads and may hold fds briefly; allow that
+    // slack but not one fd per allocation.
+    let after = open_fds();
+    assert!(after <= before + 16, "fds before {before}, after {after}");
+}

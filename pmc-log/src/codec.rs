@@ -1,0 +1,577 @@
+//! Encoding and decoding of record bodies (see `FORMAT.md` §4).
+
+use std::borrow::Cow;
+
+use crate::format::{kind, NONE_U32};
+use crate::record::*;
+
+/// Why a record body could not be encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EncodeError {
+    /// A string or byte field exceeds its length prefix.
+    FieldTooLong(&'static str, usize),
+}
+
+/// Why a record body could not be decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DecodeError {
+    /// The body ended before the named field.
+    Short(&'static str),
+    /// A field holds a value this version does not define.
+    BadValue(&'static str),
+    /// A text field is not UTF-8.
+    NotUtf8(&'static str),
+}
+
+impl DecodeError {
+    pub(crate) fn field(self) -> &'static str {
+        match self {
+            DecodeError::Short(f) | DecodeError::BadValue(f) | DecodeError::NotUtf8(f) => f,
+        }
+    }
+}
+
+struct Enc<'b>(&'b mut Vec<u8>);
+
+impl Enc<'_> {
+    #[inline]
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    #[inline]
+    fn u16(&mut self, v: u16) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    #[inline]
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    #[inline]
+    fn i32(&mut self, v: i32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    #[inline]
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    #[inline]
+    fn opt(&mut self, v: Option<u32>) {
+        self.u32(v.unwrap_or(NONE_U32));
+    }
+    fn zeros(&mut self, n: usize) {
+        self.0.extend(std::iter::repeat_n(0u8, n));
+    }
+    fn bytes16(&mut self, field: &'static str, b: &[u8]) -> Result<(), EncodeError> {
+        let n = u16::try_from(b.len()).map_err(|_| EncodeError::FieldTooLong(field, b.len()))?;
+        self.u16(n);
+        self.0.extend_from_slice(b);
+        Ok(())
+    }
+}
+
+/// Append the body of `r` to `out`.
+pub(crate) fn encode_body(r: &Record<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    let mut e = Enc(out);
+    match r {
+        Record::Header(h) => {
+            e.u32(h.cpu_count);
+            e.u32(h.page_size);
+            e.u8(h.clock.code());
+            e.zeros(7);
+            e.u64(h.ticks_per_second);
+            e.u64(h.start_wall_ns as u64);
+            e.u64(h.start_time);
+            e.bytes16("os", h.os.as_bytes())?;
+            e.bytes16("kernel_release", h.kernel_release.as_bytes())?;
+            e.bytes16("arch", h.arch.as_bytes())?;
+            e.bytes16("cpu_model", h.cpu_model.as_bytes())?;
+            e.bytes16("cpuid", h.cpuid.as_bytes())?;
+            e.bytes16("backend", h.backend.as_bytes())?;
+        }
+        Record::Pmc(p) => {
+            e.u64(p.time);
+            e.u32(p.pmc_id);
+            e.u8(match p.scope {
+                Scope::Process => 0,
+                Scope::System => 1,
+            });
+            let (mode, rate) = match p.mode {
+                Mode::Counting => (0, 0),
+                Mode::SamplingPeriod(n) => (1, n),
+                Mode::SamplingFrequency(n) => (2, n),
+            };
+            e.u8(mode);
+            e.u16(0);
+            e.opt(p.cpu);
+            e.u32(p.flags);
+            e.u64(rate);
+            e.bytes16("event_spec", p.event_spec.as_bytes())?;
+            e.bytes16("canonical_name", p.canonical_name.as_bytes())?;
+            e.bytes16("native_config", p.native_config.as_bytes())?;
+        }
+        Record::Sample(s) => {
+            e.u64(s.time);
+            e.u32(s.pmc_id);
+            e.i32(s.pid);
+            e.i32(s.tid);
+            e.opt(s.cpu);
+            e.u64(s.period);
+            let n = u32::try_from(s.callchain.len())
+                .map_err(|_| EncodeError::FieldTooLong("callchain", s.callchain.len()))?;
+            e.u32(n);
+            e.u32(s.kernel_frames);
+            let raw_len = u32::try_from(s.raw.len())
+                .map_err(|_| EncodeError::FieldTooLong("raw", s.raw.len()))?;
+            e.u32(raw_len);
+            match s.callchain.raw_bytes() {
+                Some(b) => e.0.extend_from_slice(b),
+                None => {
+                    for pc in s.callchain.iter() {
+                        e.u64(pc);
+                    }
+                }
+            }
+            e.0.extend_from_slice(s.raw.as_bytes());
+        }
+        Record::Comm(c) => {
+            e.u64(c.time);
+            e.i32(c.pid);
+            e.i32(c.tid);
+            e.u8(u8::from(c.exec));
+            e.zeros(3);
+            e.bytes16("comm", c.comm.as_bytes())?;
+        }
+        Record::Exec(x) => {
+            e.u64(x.time);
+            e.i32(x.pid);
+            e.opt(x.pmc_id);
+            e.u64(x.base);
+            e.u64(x.dyn_base);
+            e.u32(x.flags);
+            e.bytes16("path", x.path.as_bytes())?;
+        }
+        Record::Fork(f) => {
+            e.u64(f.time);
+            e.i32(f.parent_pid);
+            e.i32(f.parent_tid);
+            e.i32(f.child_pid);
+            e.i32(f.child_tid);
+        }
+        Record::Exit(x) => {
+            e.u64(x.time);
+            e.i32(x.pid);
+            e.i32(x.tid);
+        }
+        Record::ThreadCreate(t) => {
+            e.u64(t.time);
+            e.i32(t.pid);
+            e.i32(t.tid);
+            e.u32(t.flags);
+            e.bytes16("name", t.name.as_bytes())?;
+        }
+        Record::ThreadExit(t) => {
+            e.u64(t.time);
+            e.i32(t.pid);
+            e.i32(t.tid);
+        }
+        Record::ProcessCreate(p) => {
+            e.u64(p.time);
+            e.i32(p.pid);
+            e.u32(p.flags);
+            e.bytes16("comm", p.comm.as_bytes())?;
+        }
+        Record::Map(m) => {
+            e.u64(m.time);
+            e.i32(m.pid);
+            e.u32(0);
+            e.u64(m.start);
+            e.u64(m.len);
+            e.u64(m.pgoff);
+            e.bytes16("build_id", m.build_id.as_bytes())?;
+            e.bytes16("path", m.path.as_bytes())?;
+        }
+        Record::Unmap(u) => {
+            e.u64(u.time);
+            e.i32(u.pid);
+            e.u32(0);
+            e.u64(u.start);
+            e.u64(u.end);
+        }
+        Record::Attach(a) => {
+            e.u64(a.time);
+            e.u32(a.pmc_id);
+            e.i32(a.pid);
+            e.bytes16("path", a.path.as_bytes())?;
+        }
+        Record::Detach(d) => {
+            e.u64(d.time);
+            e.u32(d.pmc_id);
+            e.i32(d.pid);
+        }
+        Record::Counter(c) => {
+            e.u64(c.time);
+            e.u32(c.pmc_id);
+            e.i32(c.pid);
+            e.i32(c.tid);
+            e.opt(c.cpu);
+            e.u8(match c.kind {
+                CounterKind::Interval => 0,
+                CounterKind::ProcessExit => 1,
+                CounterKind::ContextSwitch => 2,
+            });
+            e.zeros(7);
+            e.u64(c.value);
+            e.u64(c.time_enabled);
+            e.u64(c.time_running);
+        }
+        Record::Lost(l) => {
+            e.u64(l.time);
+            e.opt(l.pmc_id);
+            e.opt(l.cpu);
+            e.u64(l.count);
+        }
+        Record::UserData(u) => {
+            e.u64(u.time);
+            e.i32(u.pid);
+            let n = u32::try_from(u.data.len())
+                .map_err(|_| EncodeError::FieldTooLong("data", u.data.len()))?;
+            e.u32(n);
+            e.0.extend_from_slice(u.data.as_bytes());
+        }
+        Record::Close(c) => {
+            e.u64(c.time);
+            e.u64(c.records);
+        }
+    }
+    Ok(())
+}
+
+/// Bounds-checked little-endian cursor over a record body.
+struct Cur<'a> {
+    b: &'a [u8],
+    p: usize,
+}
+
+impl<'a> Cur<'a> {
+    #[inline]
+    fn take(&mut self, n: usize, f: &'static str) -> Result<&'a [u8], DecodeError> {
+        let end = self.p.checked_add(n).ok_or(DecodeError::Short(f))?;
+        let s = self.b.get(self.p..end).ok_or(DecodeError::Short(f))?;
+        self.p = end;
+        Ok(s)
+    }
+    #[inline]
+    fn arr<const N: usize>(&mut self, f: &'static str) -> Result<[u8; N], DecodeError> {
+        let s = self.take(N, f)?;
+        s.try_into().map_err(|_| DecodeError::Short(f))
+    }
+    #[inline]
+    fn u8(&mut self, f: &'static str) -> Result<u8, DecodeError> {
+        Ok(self.arr::<1>(f)?[0])
+    }
+    #[inline]
+    fn u16(&mut self, f: &'static str) -> Result<u16, DecodeError> {
+        Ok(u16::from_le_bytes(self.arr(f)?))
+    }
+    #[inline]
+    fn u32(&mut self, f: &'static str) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.arr(f)?))
+    }
+    #[inline]
+    fn i32(&mut self, f: &'static str) -> Result<i32, DecodeError> {
+        Ok(i32::from_le_bytes(self.arr(f)?))
+    }
+    #[inline]
+    fn u64(&mut self, f: &'static str) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.arr(f)?))
+    }
+    #[inline]
+    fn opt(&mut self, f: &'static str) -> Result<Option<u32>, DecodeError> {
+        let v = self.u32(f)?;
+        Ok((v != NONE_U32).then_some(v))
+    }
+    fn skip(&mut self, n: usize, f: &'static str) -> Result<(), DecodeError> {
+        self.take(n, f).map(|_| ())
+    }
+    fn bytes16(&mut self, f: &'static str) -> Result<Bytes<'a>, DecodeError> {
+        let n = self.u16(f)?;
+        Ok(Bytes::borrowed(self.take(usize::from(n), f)?))
+    }
+    fn str16(&mut self, f: &'static str) -> Result<Cow<'a, str>, DecodeError> {
+        let n = self.u16(f)?;
+        let b = self.take(usize::from(n), f)?;
+        std::str::from_utf8(b)
+            .map(Cow::Borrowed)
+            .map_err(|_| DecodeError::NotUtf8(f))
+    }
+}
+
+/// Decode a body. `Ok(None)` means the kind is unknown to this version.
+/// Bytes after the known fields are ignored (fields appended by later minors).
+pub(crate) fn decode_body(k: u16, body: &[u8]) -> Result<Option<Record<'_>>, DecodeError> {
+    let mut c = Cur { b: body, p: 0 };
+    let r = match k {
+        kind::SAMPLE => {
+            let time = c.u64("time")?;
+            let pmc_id = c.u32("pmc_id")?;
+            let pid = c.i32("pid")?;
+            let tid = c.i32("tid")?;
+            let cpu = c.opt("cpu")?;
+            let period = c.u64("period")?;
+            let n = c.u32("nframes")?;
+            let kernel_frames = c.u32("kernel_frames")?;
+            let raw_len = c.u32("raw_len")?;
+            let nbytes = (n as usize)
+                .checked_mul(8)
+                .ok_or(DecodeError::Short("callchain"))?;
+            let frames = c.take(nbytes, "callchain")?;
+            let raw = c.take(raw_len as usize, "raw")?;
+            Record::Sample(Sample {
+                time,
+                pmc_id,
+                pid,
+                tid,
+                cpu,
+                period,
+                callchain: Callchain::from_le_bytes(frames),
+                kernel_frames,
+                raw: Bytes::borrowed(raw),
+            })
+        }
+        kind::HEADER => {
+            let cpu_count = c.u32("cpu_count")?;
+            let page_size = c.u32("page_size")?;
+            let clock = Clock::from_code(c.u8("clock")?);
+            c.skip(7, "reserved")?;
+            let ticks_per_second = c.u64("ticks_per_second")?;
+            let start_wall_ns = c.u64("start_wall_ns")? as i64;
+            let start_time = c.u64("start_time")?;
+            Record::Header(Header {
+                cpu_count,
+                page_size,
+                clock,
+                ticks_per_second,
+                start_wall_ns,
+                start_time,
+                os: c.str16("os")?,
+                kernel_release: c.str16("kernel_release")?,
+                arch: c.str16("arch")?,
+                cpu_model: c.str16("cpu_model")?,
+                cpuid: c.str16("cpuid")?,
+                backend: c.str16("backend")?,
+            })
+        }
+        kind::PMC => {
+            let time = c.u64("time")?;
+            let pmc_id = c.u32("pmc_id")?;
+            let scope = match c.u8("scope")? {
+                0 => Scope::Process,
+                1 => Scope::System,
+                _ => return Err(DecodeError::BadValue("scope")),
+            };
+            let mode = c.u8("mode")?;
+            c.skip(2, "reserved")?;
+            let cpu = c.opt("cpu")?;
+            let flags = c.u32("flags")?;
+            let rate = c.u64("rate")?;
+            let mode = match mode {
+                0 => Mode::Counting,
+                1 => Mode::SamplingPeriod(rate),
+                2 => Mode::SamplingFrequency(rate),
+                _ => return Err(DecodeError::BadValue("mode")),
+            };
+            Record::Pmc(PmcDescriptor {
+                time,
+                pmc_id,
+                scope,
+                cpu,
+                mode,
+                flags,
+                event_spec: c.str16("event_spec")?,
+                canonical_name: c.str16("canonical_name")?,
+                native_config: c.str16("native_config")?,
+            })
+        }
+        kind::COMM => {
+            let time = c.u64("time")?;
+            let pid = c.i32("pid")?;
+            let tid = c.i32("tid")?;
+            let exec = c.u8("exec")? != 0;
+            c.skip(3, "reserved")?;
+            Record::Comm(Comm {
+                time,
+                pid,
+                tid,
+                exec,
+                comm: c.bytes16("comm")?,
+            })
+        }
+        kind::EXEC => Record::Exec(Exec {
+            time: c.u64("time")?,
+            pid: c.i32("pid")?,
+            pmc_id: c.opt("pmc_id")?,
+            base: c.u64("base")?,
+            dyn_base: c.u64("dyn_base")?,
+            flags: c.u32("flags")?,
+            path: c.bytes16("path")?,
+        }),
+        kind::FORK => Record::Fork(Fork {
+            time: c.u64("time")?,
+            parent_pid: c.i32("parent_pid")?,
+            parent_tid: c.i32("parent_tid")?,
+            child_pid: c.i32("child_pid")?,
+            child_tid: c.i32("child_tid")?,
+        }),
+        kind::EXIT => Record::Exit(Exit {
+            time: c.u64("time")?,
+            pid: c.i32("pid")?,
+            tid: c.i32("tid")?,
+        }),
+        kind::THREAD_CREATE => Record::ThreadCreate(ThreadCreate {
+            time: c.u64("time")?,
+            pid: c.i32("pid")?,
+            tid: c.i32("tid")?,
+            flags: c.u32("flags")?,
+            name: c.bytes16("name")?,
+        }),
+        kind::THREAD_EXIT => Record::ThreadExit(ThreadExit {
+            time: c.u64("time")?,
+            pid: c.i32("pid")?,
+            tid: c.i32("tid")?,
+        }),
+        kind::PROCESS_CREATE => Record::ProcessCreate(ProcessCreate {
+            time: c.u64("time")?,
+            pid: c.i32("pid")?,
+            flags: c.u32("flags")?,
+            comm: c.bytes16("comm")?,
+        }),
+        kind::MAP => {
+            let time = c.u64("time")?;
+            let pid = c.i32("pid")?;
+            c.skip(4, "reserved")?;
+            Record::Map(Map {
+                time,
+                pid,
+                start: c.u64("start")?,
+                len: c.u64("len")?,
+                pgoff: c.u64("pgoff")?,
+                build_id: c.bytes16("build_id")?,
+                path: c.bytes16("path")?,
+            })
+        }
+        kind::UNMAP => {
+            let time = c.u64("time")?;
+            let pid = c.i32("pid")?;
+            c.skip(4, "reserved")?;
+            Record::Unmap(Unmap {
+                time,
+                pid,
+                start: c.u64("start")?,
+                end: c.u64("end")?,
+            })
+        }
+        kind::ATTACH => Record::Attach(Attach {
+            time: c.u64("time")?,
+            pmc_id: c.u32("pmc_id")?,
+            pid: c.i32("pid")?,
+            path: c.bytes16("path")?,
+        }),
+        kind::DETACH => Record::Detach(Detach {
+            time: c.u64("time")?,
+            pmc_id: c.u32("pmc_id")?,
+            pid: c.i32("pid")?,
+        }),
+        kind::COUNTER => {
+            let time = c.u64("time")?;
+            let pmc_id = c.u32("pmc_id")?;
+            let pid = c.i32("pid")?;
+            let tid = c.i32("tid")?;
+            let cpu = c.opt("cpu")?;
+            let kind = match c.u8("kind")? {
+                0 => CounterKind::Interval,
+                1 => CounterKind::ProcessExit,
+                2 => CounterKind::ContextSwitch,
+                _ => return Err(DecodeError::BadValue("kind")),
+            };
+            c.skip(7, "reserved")?;
+            Record::Counter(Counter {
+                time,
+                pmc_id,
+                pid,
+                tid,
+                cpu,
+                kind,
+                value: c.u64("value")?,
+                time_enabled: c.u64("time_enabled")?,
+                time_running: c.u64("time_running")?,
+            })
+        }
+        kind::LOST => Record::Lost(Lost {
+            time: c.u64("time")?,
+            pmc_id: c.opt("pmc_id")?,
+            cpu: c.opt("cpu")?,
+            count: c.u64("count")?,
+        }),
+        kind::USER_DATA => {
+            let time = c.u64("time")?;
+            let pid = c.i32("pid")?;
+            let n = c.u32("data")?;
+            Record::UserData(UserData {
+                time,
+                pid,
+                data: Bytes::borrowed(c.take(n as usize, "data")?),
+            })
+        }
+        kind::CLOSE => Record::Close(Close {
+            time: c.u64("time")?,
+            records: c.u64("records")?,
+        }),
+        _ => return Ok(None),
+    };
+    Ok(Some(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_body_layout() {
+        let frames = [0x1122_3344_5566_7788u64, 2];
+        let r = Record::Sample(Sample {
+            time: 5,
+            pmc_id: 9,
+            pid: 10,
+            tid: 11,
+            cpu: None,
+            period: 1000,
+            callchain: Callchain::from_frames(&frames),
+            kernel_frames: 1,
+            raw: Bytes::from(&b"xy"[..]),
+        });
+        let mut v = Vec::new();
+        encode_body(&r, &mut v).unwrap();
+        assert_eq!(v.len(), 44 + 16 + 2);
+        assert_eq!(&v[0..8], &5u64.to_le_bytes());
+        assert_eq!(&v[20..24], &u32::MAX.to_le_bytes());
+        assert_eq!(&v[32..36], &2u32.to_le_bytes());
+        assert_eq!(&v[44..52], &0x1122_3344_5566_7788u64.to_le_bytes());
+        assert_eq!(decode_body(kind::SAMPLE, &v).unwrap(), Some(r));
+        // Every truncation of the body is an error, never a panic.
+        for cut in 0..v.len() {
+            assert!(decode_body(kind::SAMPLE, &v[..cut]).is_err(), "cut {cut}");
+        }
+        // Unknown kinds are not errors.
+        assert_eq!(decode_body(999, &v).unwrap(), None);
+    }
+
+    #[test]
+    fn huge_frame_count_is_bounded_by_body() {
+        let mut v = vec![0u8; 44];
+        v[32..36].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert_eq!(
+            decode_body(kind::SAMPLE, &v),
+            Err(DecodeError::Short("callchain"))
+        );
+    }
+}

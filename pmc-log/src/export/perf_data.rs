@@ -1,0 +1,474 @@
+//! perf.data export, readable by `perf report` and `perf script`.
+//!
+//! Writes the `PERFILE2` format (tools/perf/Documentation/perf.data-file-format.txt):
+//! the 104-byte file header, one `perf_event_attr` (112 bytes, `PERF_ATTR_SIZE_VER5`)
+//! per PMC descriptor with its id, the data section, and the
+//! `HEADER_EVENT_DESC` feature so perf shows our event names.
+//!
+//! Exported: samples (`PERF_RECORD_SAMPLE` with `IDENTIFIER | IP | TID | TIME
+//! | CPU | PERIOD | CALLCHAIN`; the callchain carries `PERF_CONTEXT_KERNEL` /
+//! `PERF_CONTEXT_USER` markers from `kernel_frames`), maps (`MMAP`), comm and
+//! exec (`COMM`, exec flagged with `PERF_RECORD_MISC_COMM_EXEC`), fork and
+//! exit (`FORK`, `EXIT`), and lost samples (`LOST`). Every non-sample record
+//! carries the `sample_id_all` trailer, so perf orders them by time.
+//!
+//! Not exported (perf.data has no direct equivalent, or perf does not need
+//! it to symbolise): counters, unmaps, attach/detach, thread create/exit,
+//! user data, and the build-id / host feature sections (perf then finds
+//! binaries by path, which works for local files). Timestamps in ticks
+//! (hwpmc TSC) are converted to nanoseconds when the header gives the rate.
+//!
+//! ```
+//! use pmc_log::record::*;
+//! use pmc_log::export::perf_data::PerfDataWriter;
+//! let mut p = PerfDataWriter::new(&Header::default());
+//! let frames = [0x401000u64];
+//! p.add(&Record::Sample(Sample { time: 1, pmc_id: 0, pid: 1, tid: 1, cpu: Some(0), period: 1,
+//!     callchain: Callchain::from_frames(&frames), kernel_frames: 0, raw: Default::default() }));
+//! let mut out = Vec::new();
+//! p.finish(&mut out)?;
+//! assert_eq!(&out[..8], b"PERFILE2");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use crate::record::{Header, Mode, Record, FLAG_DESCENDANTS};
+
+const PERF_MAGIC: &[u8; 8] = b"PERFILE2";
+const FILE_HEADER_SIZE: u64 = 104;
+const ATTR_SIZE: usize = 112; // PERF_ATTR_SIZE_VER5
+const HEADER_EVENT_DESC: usize = 12;
+
+const PERF_RECORD_MMAP: u32 = 1;
+const PERF_RECORD_LOST: u32 = 2;
+const PERF_RECORD_COMM: u32 = 3;
+const PERF_RECORD_EXIT: u32 = 4;
+const PERF_RECORD_FORK: u32 = 7;
+const PERF_RECORD_SAMPLE: u32 = 9;
+
+const PERF_RECORD_MISC_KERNEL: u16 = 1;
+const PERF_RECORD_MISC_USER: u16 = 2;
+const PERF_RECORD_MISC_COMM_EXEC: u16 = 1 << 13;
+
+const PERF_SAMPLE_IP: u64 = 1 << 0;
+const PERF_SAMPLE_TID: u64 = 1 << 1;
+const PERF_SAMPLE_TIME: u64 = 1 << 2;
+const PERF_SAMPLE_CALLCHAIN: u64 = 1 << 5;
+const PERF_SAMPLE_CPU: u64 = 1 << 7;
+const PERF_SAMPLE_PERIOD: u64 = 1 << 8;
+const PERF_SAMPLE_IDENTIFIER: u64 = 1 << 16;
+const SAMPLE_TYPE: u64 = PERF_SAMPLE_IDENTIFIER
+    | PERF_SAMPLE_IP
+    | PERF_SAMPLE_TID
+    | PERF_SAMPLE_TIME
+    | PERF_SAMPLE_CPU
+    | PERF_SAMPLE_PERIOD
+    | PERF_SAMPLE_CALLCHAIN;
+
+const PERF_CONTEXT_KERNEL: u64 = (-128i64) as u64;
+const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
+
+const PERF_TYPE_SOFTWARE: u32 = 1;
+
+struct Attr {
+    ty: u32,
+    config: u64,
+    period: u64,
+    freq: bool,
+    inherit: bool,
+    name: String,
+    id: u64,
+}
+
+/// Accumulates records and writes a perf.data file.
+///
+/// The data section is buffered in memory (perf.data needs its size in the
+/// header, before the data).
+pub struct PerfDataWriter {
+    attrs: Vec<Attr>,
+    by_pmc: HashMap<u32, usize>,
+    data: Vec<u8>,
+    tps: u64,
+    start: u64,
+    samples: u64,
+    /// Process names, to name threads perf has not seen a COMM for.
+    names: HashMap<i32, Vec<u8>>,
+    named_tids: std::collections::HashSet<i32>,
+}
+
+fn parse_kv(cfg: &str, key: &str) -> Option<u64> {
+    cfg.split(',').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        if k.trim() != key {
+            return None;
+        }
+        let v = v.trim();
+        match v.strip_prefix("0x") {
+            Some(h) => u64::from_str_radix(h, 16).ok(),
+            None => v.parse().ok(),
+        }
+    })
+}
+
+impl PerfDataWriter {
+    /// Start a perf.data file for a log with this header.
+    pub fn new(header: &Header<'_>) -> Self {
+        PerfDataWriter {
+            attrs: Vec::new(),
+            by_pmc: HashMap::new(),
+            data: Vec::new(),
+            tps: header.ticks_per_second,
+            start: header.start_time,
+            samples: 0,
+            names: HashMap::new(),
+            named_tids: std::collections::HashSet::new(),
+        }
+    }
+
+    /// Samples written so far.
+    pub fn samples(&self) -> u64 {
+        self.samples
+    }
+
+    fn ns(&self, t: u64) -> u64 {
+        if self.tps == 0 || self.tps == 1_000_000_000 {
+            t
+        } else {
+            let d = u128::from(t.saturating_sub(self.start)) * 1_000_000_000 / u128::from(self.tps);
+            u64::try_from(d).unwrap_or(u64::MAX)
+        }
+    }
+
+    /// The attr index for a PMC id, creating a generic one if the log had no
+    /// descriptor for it.
+    fn attr_for(&mut self, pmc: u32) -> u64 {
+        if let Some(&i) = self.by_pmc.get(&pmc) {
+            return self.attrs[i].id;
+        }
+        let id = self.attrs.len() as u64 + 1;
+        self.attrs.push(Attr {
+            ty: PERF_TYPE_SOFTWARE,
+            config: 0,
+            period: 1,
+            freq: false,
+            inherit: false,
+            name: format!("pmc{pmc:#x}"),
+            id,
+        });
+        self.by_pmc.insert(pmc, self.attrs.len() - 1);
+        id
+    }
+
+    fn begin(&mut self, ty: u32, misc: u16) -> usize {
+        let at = self.data.len();
+        self.data.extend_from_slice(&ty.to_le_bytes());
+        self.data.extend_from_slice(&misc.to_le_bytes());
+        self.data.extend_from_slice(&0u16.to_le_bytes());
+        at
+    }
+    fn u32(&mut self, v: u32) {
+        self.data.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.data.extend_from_slice(&v.to_le_bytes());
+    }
+    /// NUL-terminated string padded to 8 bytes.
+    fn string(&mut self, s: &[u8]) {
+        let s = &s[..s.len().min(4000)];
+        self.data.extend_from_slice(s);
+        self.data.push(0);
+        while self.data.len() % 8 != 0 {
+            self.data.push(0);
+        }
+    }
+    /// `sample_id_all` trailer: TID, TIME, CPU, IDENTIFIER.
+    fn trailer(&mut self, pid: i32, tid: i32, time: u64, id: u64) {
+        self.u32(pid as u32);
+        self.u32(tid as u32);
+        let t = self.ns(time);
+        self.u64(t);
+        self.u32(0);
+        self.u32(0);
+        self.u64(id);
+    }
+    /// Patch the record size; records over 64 KiB are dropped.
+    fn end(&mut self, at: usize) {
+        let size = self.data.len() - at;
+        match u16::try_from(size) {
+            Ok(s) => self.data[at + 6..at + 8].copy_from_slice(&s.to_le_bytes()),
+            Err(_) => self.data.truncate(at),
+        }
+    }
+
+    fn comm(&mut self, pid: i32, tid: i32, exec: bool, name: &[u8], time: u64) {
+        self.named_tids.insert(tid);
+        let at = self.begin(
+            PERF_RECORD_COMM,
+            if exec { PERF_RECORD_MISC_COMM_EXEC } else { 0 },
+        );
+        self.u32(pid as u32);
+        self.u32(tid as u32);
+        self.string(name);
+        self.trailer(pid, tid, time, 1);
+        self.end(at);
+    }
+
+    /// Feed one record.
+    pub fn add(&mut self, r: &Record<'_>) {
+        let default_id = 1;
+        match r {
+            Record::Pmc(p) => {
+                let (period, freq) = match p.mode {
+                    Mode::Counting => (0, false),
+                    Mode::SamplingPeriod(n) => (n, false),
+                    Mode::SamplingFrequency(n) => (n, true),
+                };
+                let attr = Attr {
+                    ty: parse_kv(&p.native_config, "type").map_or(PERF_TYPE_SOFTWARE, |t| t as u32),
+                    config: parse_kv(&p.native_config, "config").unwrap_or(0),
+                    period,
+                    freq,
+                    inherit: p.flags & FLAG_DESCENDANTS != 0,
+                    name: if p.event_spec.is_empty() {
+                        p.canonical_name.to_string()
+                    } else {
+                        p.event_spec.to_string()
+                    },
+                    id: self.attrs.len() as u64 + 1,
+                };
+                match self.by_pmc.get(&p.pmc_id) {
+                    Some(&i) => {
+                        let id = self.attrs[i].id;
+                        self.attrs[i] = Attr { id, ..attr };
+                    }
+                    None => {
+                        self.attrs.push(attr);
+                        self.by_pmc.insert(p.pmc_id, self.attrs.len() - 1);
+                    }
+                }
+            }
+            Record::Sample(s) => {
+                // perf names threads by tid; hwpmc logs name processes only.
+                if !self.named_tids.contains(&s.tid) {
+                    if let Some(name) = self.names.get(&s.pid).cloned() {
+                        self.comm(s.pid, s.tid, false, &name, s.time);
+                    }
+                }
+                let id = self.attr_for(s.pmc_id);
+                let kernel = s.kernel_frames > 0;
+                let at = self.begin(
+                    PERF_RECORD_SAMPLE,
+                    if kernel {
+                        PERF_RECORD_MISC_KERNEL
+                    } else {
+                        PERF_RECORD_MISC_USER
+                    },
+                );
+                self.u64(id);
+                self.u64(s.callchain.get(0).unwrap_or(0));
+                self.u32(s.pid as u32);
+                self.u32(s.tid as u32);
+                let t = self.ns(s.time);
+                self.u64(t);
+                self.u32(s.cpu.unwrap_or(0));
+                self.u32(0);
+                self.u64(s.period);
+                let n = s.callchain.len();
+                let k = (s.kernel_frames as usize).min(n);
+                let nr = n + usize::from(k > 0) + usize::from(k < n);
+                self.u64(nr as u64);
+                for (i, pc) in s.callchain.iter().enumerate() {
+                    if i == 0 && k > 0 {
+                        self.u64(PERF_CONTEXT_KERNEL);
+                    }
+                    if i == k {
+                        self.u64(PERF_CONTEXT_USER);
+                    }
+                    self.u64(pc);
+                }
+                self.end(at);
+                self.samples += 1;
+            }
+            Record::Map(m) => {
+                let kernel = m.pid == -1;
+                let at = self.begin(
+                    PERF_RECORD_MMAP,
+                    if kernel {
+                        PERF_RECORD_MISC_KERNEL
+                    } else {
+                        PERF_RECORD_MISC_USER
+                    },
+                );
+                self.u32(m.pid as u32);
+                self.u32(m.pid as u32);
+                self.u64(m.start);
+                self.u64(if m.len == 0 { 1 << 30 } else { m.len });
+                self.u64(m.pgoff);
+                self.string(m.path.as_bytes());
+                self.trailer(m.pid, m.pid, m.time, default_id);
+                self.end(at);
+            }
+            Record::Comm(c) => {
+                if c.pid == c.tid {
+                    self.names.insert(c.pid, c.comm.as_bytes().to_vec());
+                }
+                self.comm(c.pid, c.tid, c.exec, c.comm.as_bytes(), c.time);
+            }
+            Record::Exec(e) => {
+                let name = e
+                    .path
+                    .as_bytes()
+                    .rsplit(|&b| b == b'/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_vec();
+                self.names.insert(e.pid, name.clone());
+                // A new image renames every thread of the process.
+                self.named_tids.clear();
+                self.comm(e.pid, e.pid, true, &name, e.time);
+            }
+            Record::ProcessCreate(p) => {
+                self.names.insert(p.pid, p.comm.as_bytes().to_vec());
+                self.comm(p.pid, p.pid, false, p.comm.as_bytes(), p.time);
+            }
+            Record::Fork(f) => {
+                let at = self.begin(PERF_RECORD_FORK, 0);
+                self.u32(f.child_pid as u32);
+                self.u32(f.parent_pid as u32);
+                self.u32(if f.child_tid == -1 {
+                    f.child_pid
+                } else {
+                    f.child_tid
+                } as u32);
+                self.u32(if f.parent_tid == -1 {
+                    f.parent_pid
+                } else {
+                    f.parent_tid
+                } as u32);
+                let t = self.ns(f.time);
+                self.u64(t);
+                self.trailer(f.child_pid, f.child_pid, f.time, default_id);
+                self.end(at);
+            }
+            Record::Exit(e) => {
+                let tid = if e.tid == -1 { e.pid } else { e.tid };
+                let at = self.begin(PERF_RECORD_EXIT, 0);
+                self.u32(e.pid as u32);
+                self.u32(e.pid as u32);
+                self.u32(tid as u32);
+                self.u32(tid as u32);
+                let t = self.ns(e.time);
+                self.u64(t);
+                self.trailer(e.pid, tid, e.time, default_id);
+                self.end(at);
+            }
+            Record::Lost(l) => {
+                let id = l.pmc_id.map_or(default_id, |p| self.attr_for(p));
+                let at = self.begin(PERF_RECORD_LOST, 0);
+                self.u64(id);
+                self.u64(l.count.max(1));
+                self.trailer(-1, -1, l.time, id);
+                self.end(at);
+            }
+            _ => {}
+        }
+    }
+
+    fn attr_bytes(&self, a: &Attr) -> [u8; ATTR_SIZE] {
+        let mut b = [0u8; ATTR_SIZE];
+        b[0..4].copy_from_slice(&a.ty.to_le_bytes());
+        b[4..8].copy_from_slice(&(ATTR_SIZE as u32).to_le_bytes());
+        b[8..16].copy_from_slice(&a.config.to_le_bytes());
+        b[16..24].copy_from_slice(&a.period.to_le_bytes());
+        b[24..32].copy_from_slice(&SAMPLE_TYPE.to_le_bytes());
+        // flags: disabled(0) inherit(1) mmap(8) comm(9) freq(10) task(13) sample_id_all(18)
+        let mut flags: u64 = 1 | 1 << 8 | 1 << 9 | 1 << 13 | 1 << 18;
+        if a.inherit {
+            flags |= 1 << 1;
+        }
+        if a.freq {
+            flags |= 1 << 10;
+        }
+        b[40..48].copy_from_slice(&flags.to_le_bytes());
+        b
+    }
+
+    /// Write the perf.data file.
+    pub fn finish<W: Write>(mut self, out: &mut W) -> io::Result<()> {
+        if self.attrs.is_empty() {
+            self.attr_for(0);
+        }
+        let n = self.attrs.len() as u64;
+        // Layout: header | ids (n x u64) | attrs (n x (attr + section)) | data | feature index | features
+        let ids_off = FILE_HEADER_SIZE;
+        let attr_entry = ATTR_SIZE as u64 + 16;
+        let attrs_off = ids_off + 8 * n;
+        let data_off = attrs_off + attr_entry * n;
+        let data_size = self.data.len() as u64;
+        let feat_index_off = data_off + data_size;
+        // HEADER_EVENT_DESC: u32 nr, u32 attr_size, then per event: attr,
+        // u32 nr_ids, string (u32 len + NUL-padded to 8), ids.
+        let mut desc = Vec::new();
+        desc.extend_from_slice(&(n as u32).to_le_bytes());
+        desc.extend_from_slice(&(ATTR_SIZE as u32).to_le_bytes());
+        for a in &self.attrs {
+            desc.extend_from_slice(&self.attr_bytes(a));
+            desc.extend_from_slice(&1u32.to_le_bytes());
+            let mut name = a.name.as_bytes().to_vec();
+            name.push(0);
+            while name.len() % 8 != 0 {
+                name.push(0);
+            }
+            desc.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            desc.extend_from_slice(&name);
+            desc.extend_from_slice(&a.id.to_le_bytes());
+        }
+        let feat_data_off = feat_index_off + 16;
+
+        let mut h = Vec::with_capacity(FILE_HEADER_SIZE as usize);
+        h.extend_from_slice(PERF_MAGIC);
+        h.extend_from_slice(&FILE_HEADER_SIZE.to_le_bytes());
+        h.extend_from_slice(&attr_entry.to_le_bytes());
+        h.extend_from_slice(&attrs_off.to_le_bytes());
+        h.extend_from_slice(&(attr_entry * n).to_le_bytes());
+        h.extend_from_slice(&data_off.to_le_bytes());
+        h.extend_from_slice(&data_size.to_le_bytes());
+        h.extend_from_slice(&[0u8; 16]); // event_types
+        let mut features = [0u64; 4];
+        features[HEADER_EVENT_DESC / 64] |= 1 << (HEADER_EVENT_DESC % 64);
+        for f in features {
+            h.extend_from_slice(&f.to_le_bytes());
+        }
+        out.write_all(&h)?;
+        for a in &self.attrs {
+            out.write_all(&a.id.to_le_bytes())?;
+        }
+        for (i, a) in self.attrs.iter().enumerate() {
+            out.write_all(&self.attr_bytes(a))?;
+            out.write_all(&(ids_off + 8 * i as u64).to_le_bytes())?;
+            out.write_all(&8u64.to_le_bytes())?;
+        }
+        out.write_all(&self.data)?;
+        out.write_all(&feat_data_off.to_le_bytes())?;
+        out.write_all(&(desc.len() as u64).to_le_bytes())?;
+        out.write_all(&desc)?;
+        Ok(())
+    }
+}
+
+/// Convert every record to a perf.data file. Returns the sample count.
+pub fn write_all<'a, W: Write>(
+    header: &Header<'_>,
+    records: impl IntoIterator<Item = Record<'a>>,
+    out: &mut W,
+) -> io::Result<u64> {
+    let mut p = PerfDataWriter::new(header);
+    for r in records {
+        p.add(&r);
+    }
+    let n = p.samples();
+    p.finish(out)?;
+    Ok(n)
+}

@@ -1,0 +1,1309 @@
+//! FreeBSD hwpmc log import, and a kernel-format [`Encoder`].
+//!
+//! hwpmc writes a flat stream of native-endian, 4-byte-packed records to the
+//! fd given to `PMC_OP_CONFIGURELOG` (`sys/sys/pmclog.h`; hwpmc.md §4). This
+//! module reads it on any OS:
+//!
+//! - [`Parser`]: zero-copy iterator of raw kernel records ([`Event`]),
+//!   lenient where libpmc is strict: unknown types are skipped by length,
+//!   damage is skipped by scanning for the next plausible header, and every
+//!   skip is reported.
+//! - [`Importer`]: iterator of pmc-log [`Record`]s converted from those
+//!   events, the [`Header`] first.
+//! - [`StreamImporter`]: the same conversion fed in chunks of any size as
+//!   the kernel writes them (a live log), writing each record to a
+//!   pmc-log [`Writer`](crate::Writer) as soon as it is complete and buffering at most
+//!   [`MAX_BUFFERED`] bytes of the stream.
+//! - [`convert`]: import straight into a pmc-log file (a [`StreamImporter`]
+//!   fed the whole input).
+//! - [`Encoder`]: the other direction, for fixtures and simulated drivers.
+//!
+//! Handled quirks: the `pmc record` `"PMCL"` file prefix (its SYSINFO chunk
+//! fills the header's CPU model and OS release), both PROCEXEC layouts,
+//! multipart (IBS) callchains, and the PMCALLOCATEDYN name offset.
+//!
+//! # Conversion
+//!
+//! | hwpmc | pmc-log |
+//! |---|---|
+//! | INITIALIZE | [`Header`]: clock TSC, `ticks_per_second = pl_tsc_freq`, wall time from `pl_ts`, `cpuid` from `pl_cpuid` |
+//! | PMCALLOCATE(DYN) | [`PmcDescriptor`]: mode and CPU from the PMC id (newest id layout), flags mapped to `FLAG_*` |
+//! | CALLCHAIN | [`Sample`]: CPU from `pl_cpuflags >> 16`; `kernel_frames` = 0 if `PMC_CC_F_USERSPACE`, else all; `period` = the PMC's rate; multipart: the CALLCHAIN part becomes the callchain, the 8-byte part header plus the other parts go to `raw` |
+//! | PROCCSW / PROCEXIT | [`Counter`] (`ContextSwitch` / `ProcessExit`) |
+//! | PROCEXEC | [`Exec`] (legacy layout: `EXEC_LEGACY_ENTRY`) |
+//! | MAP_IN / MAP_OUT | [`Map`] (`len` 0: unknown) / [`Unmap`] |
+//! | PROCFORK, SYSEXIT, THR_CREATE, THR_EXIT, PROC_CREATE | [`Fork`], [`Exit`], [`ThreadCreate`], [`ThreadExit`], [`ProcessCreate`] |
+//! | PMCATTACH / PMCDETACH | [`Attach`] / [`Detach`] |
+//! | DROPNOTIFY | [`Lost`] with `count` 0 (unknown) |
+//! | USERDATA | [`UserData`] (4 bytes, LE) |
+//! | CLOSELOG | [`Close`] |
+//!
+//! Not representable: `pl_spare` and pad words (always 0), INITIALIZE's
+//! `pl_cpu` cputype (kept in `Header::backend` text).
+
+mod consts;
+mod encode;
+mod stream;
+
+pub use consts::*;
+pub use encode::Encoder;
+pub use stream::{StreamImporter, MAX_BUFFERED};
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+
+use crate::error::WriteError;
+use crate::record::*;
+
+/// An error that stops an import.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HwpmcError {
+    /// The input does not start with an hwpmc record or a `pmc record` header.
+    #[error("not an hwpmc log: first word is {word:#010x}; expected a record header with magic 0xEE in the top byte, or \"PMCL\" (0x504d434c) from `pmc record`. Was the file written by pmcstat -O?")]
+    NotHwpmcLog {
+        /// The first little-endian u32.
+        word: u32,
+    },
+    /// INITIALIZE carries a version whose log layout this importer does not know.
+    #[error("hwpmc log version {version:#010x} is not supported: only major 0x09 and 0x0A (16-byte record header) are; logs from FreeBSD before 12 use the old 12-byte header")]
+    UnsupportedVersion {
+        /// `pl_version`.
+        version: u32,
+    },
+    /// Writing the converted log failed.
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// A [`StreamImporter`] was used after an error had stopped it.
+    #[error("the hwpmc import already stopped on an earlier error")]
+    Stopped,
+}
+
+/// A region of the hwpmc stream that was skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Byte offset in the input.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// Why.
+    pub reason: &'static str,
+}
+
+/// What the importer saw.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// Kernel records parsed.
+    pub records_in: u64,
+    /// pmc-log records produced.
+    pub records_out: u64,
+    /// Records of types this importer does not know (skipped by length).
+    pub unknown_types: u64,
+    /// Damaged or truncated regions.
+    pub skipped: Vec<Skipped>,
+    /// `pl_version` of INITIALIZE, if seen.
+    pub version: Option<u32>,
+    /// True if the input had a `pmc record` "PMCL" prefix.
+    pub pmc_record_prefix: bool,
+    /// True if a CLOSELOG record was seen.
+    pub closed_cleanly: bool,
+    /// Damaged regions beyond the first [`MAX_SKIPPED_LISTED`], not listed
+    /// in `skipped`.
+    pub skipped_unlisted: u64,
+    /// Bytes in the regions counted by `skipped_unlisted`.
+    pub skipped_unlisted_bytes: u64,
+}
+
+impl ImportReport {
+    /// Bytes skipped as damaged or truncated, listed or not.
+    pub fn skipped_bytes(&self) -> u64 {
+        self.skipped
+            .iter()
+            .fold(self.skipped_unlisted_bytes, |a, s| a.saturating_add(s.len))
+    }
+}
+
+/// One raw kernel record, fields as in `sys/sys/pmclog.h`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+#[allow(missing_docs)] // Field names are the kernel's, minus `pl_`.
+pub enum Event<'a> {
+    CloseLog {
+        tsc: u64,
+    },
+    DropNotify {
+        tsc: u64,
+    },
+    Initialize {
+        tsc: u64,
+        version: u32,
+        cputype: u32,
+        tsc_freq: u64,
+        ts_sec: i64,
+        ts_nsec: i64,
+        cpuid: &'a [u8],
+    },
+    PmcAllocate {
+        tsc: u64,
+        pmcid: u32,
+        event: u32,
+        flags: u32,
+        rate: u64,
+    },
+    PmcAllocateDyn {
+        tsc: u64,
+        pmcid: u32,
+        event: u32,
+        flags: u32,
+        evname: &'a [u8],
+    },
+    PmcAttach {
+        tsc: u64,
+        pmcid: u32,
+        pid: i32,
+        path: &'a [u8],
+    },
+    PmcDetach {
+        tsc: u64,
+        pmcid: u32,
+        pid: i32,
+    },
+    ProcCsw {
+        tsc: u64,
+        value: u64,
+        pmcid: u32,
+        pid: i32,
+        tid: i32,
+    },
+    /// `legacy`: the pre-PIE layout, where `base` is `pl_start` (entry) and `dyn_base` 0.
+    ProcExec {
+        tsc: u64,
+        pid: i32,
+        pmcid: u32,
+        base: u64,
+        dyn_base: u64,
+        path: &'a [u8],
+        legacy: bool,
+    },
+    ProcExit {
+        tsc: u64,
+        pmcid: u32,
+        pid: i32,
+        value: u64,
+    },
+    ProcFork {
+        tsc: u64,
+        oldpid: i32,
+        newpid: i32,
+    },
+    SysExit {
+        tsc: u64,
+        pid: i32,
+    },
+    UserData {
+        tsc: u64,
+        userdata: u32,
+    },
+    MapIn {
+        tsc: u64,
+        pid: i32,
+        start: u64,
+        path: &'a [u8],
+    },
+    MapOut {
+        tsc: u64,
+        pid: i32,
+        start: u64,
+        end: u64,
+    },
+    /// `pcs`: the callchain (for multipart records, the CALLCHAIN part);
+    /// `extra`: for multipart records, the 8-byte part header followed by
+    /// the other parts, else empty.
+    Callchain {
+        tsc: u64,
+        pid: i32,
+        tid: i32,
+        pmcid: u32,
+        cpuflags: u32,
+        pcs: Callchain<'a>,
+        extra: &'a [u8],
+    },
+    ThrCreate {
+        tsc: u64,
+        tid: i32,
+        pid: i32,
+        flags: u32,
+        tdname: &'a [u8],
+    },
+    ThrExit {
+        tsc: u64,
+        tid: i32,
+    },
+    ProcCreate {
+        tsc: u64,
+        pid: i32,
+        flags: u32,
+        pcomm: &'a [u8],
+    },
+}
+
+#[inline]
+fn u32_at(b: &[u8], off: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(
+        b.get(off..off.checked_add(4)?)?.try_into().ok()?,
+    ))
+}
+#[inline]
+fn u64_at(b: &[u8], off: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(
+        b.get(off..off.checked_add(8)?)?.try_into().ok()?,
+    ))
+}
+/// NUL-terminated string starting at `off`, bounded by the record.
+fn cstr_at(b: &[u8], off: usize) -> &[u8] {
+    let s = b.get(off..).unwrap_or_default();
+    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+    s.get(..end).unwrap_or_default()
+}
+fn plausible_name(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&c| c.is_ascii_graphic())
+}
+
+/// Zero-copy iterator of the raw records of an hwpmc log.
+#[derive(Debug)]
+pub struct Parser<'a> {
+    data: &'a [u8],
+    pos: usize,
+    core: Core,
+}
+
+/// Header word sanity: magic, known type, length bounds.
+fn header_ok(word: u32, remaining: usize) -> Option<(u8, usize)> {
+    if (word >> 24) as u8 != PMCLOG_HEADER_MAGIC {
+        return None;
+    }
+    let ty = (word >> 16) as u8;
+    let len = (word & 0xFFFF) as usize;
+    if len < PMCLOG_HEADER_LEN || len % 4 != 0 || len > remaining {
+        return None;
+    }
+    Some((ty, len))
+}
+
+/// Types the parser decodes (everything else is skipped by length).
+fn known_type(ty: u8) -> bool {
+    (1..=20).contains(&ty) && ty != PMCLOG_TYPE_MAPPINGCHANGE
+}
+
+/// A resync candidate at a position with `remaining` bytes available.
+enum Candidate {
+    /// A plausible header whose record fits.
+    Accept,
+    /// Not a header.
+    Reject,
+    /// A plausible header whose record does not fit yet: more input decides.
+    Undecided,
+}
+
+fn candidate(word: u32, remaining: usize) -> Candidate {
+    match header_ok(word, remaining) {
+        Some((ty, _)) if known_type(ty) => Candidate::Accept,
+        Some(_) => Candidate::Reject,
+        None => {
+            let len = (word & 0xFFFF) as usize;
+            if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
+                && known_type((word >> 16) as u8)
+                && len >= PMCLOG_HEADER_LEN
+                && len % 4 == 0
+                && len > remaining
+            {
+                Candidate::Undecided
+            } else {
+                Candidate::Reject
+            }
+        }
+    }
+}
+
+/// The most damaged regions an [`ImportReport`] lists; further ones are
+/// counted in [`ImportReport::skipped_unlisted`] and
+/// [`ImportReport::skipped_unlisted_bytes`].
+pub const MAX_SKIPPED_LISTED: usize = 4096;
+
+/// The most distinct PMC ids whose sampling rate the importer remembers
+/// (for `Sample::period`); samples of PMCs allocated beyond that get period 0.
+/// hwpmc has far fewer PMCs (rows x CPUs); the cap bounds hostile input.
+pub const MAX_TRACKED_PMCS: usize = 65536;
+
+/// Longest input the parser may need before it can decide anything: a
+/// `pmc record` sub-record (8-byte header, 16-bit length) or a kernel record
+/// (16-bit length).
+const MAX_ITEM: usize = 8 + 0xFFFF;
+
+/// `pmc record` prefix facts: (arch code, cpumodel, osrelease).
+#[derive(Debug, Clone, Default)]
+struct PrefixInfo {
+    arch: u16,
+    cpumodel: Vec<u8>,
+    osrelease: Vec<u8>,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Before the first word.
+    Start,
+    /// Before the 8-byte `pmc record` file header.
+    PrefixHead,
+    /// Inside the `pmc record` sub-records.
+    Prefix,
+    /// At a kernel record header.
+    Records,
+    /// Scanning for the next plausible header after damage at `from`.
+    Resync { from: u64, reason: &'static str },
+    /// The input is over.
+    Done,
+}
+
+/// What one parser step did.
+enum Step<'a> {
+    /// Consumed that many bytes of the window, maybe producing an event.
+    Advance(usize, Option<Event<'a>>),
+    /// Nothing can be decided without more input.
+    NeedMore,
+    /// The input is over.
+    End,
+}
+
+/// The parser's state machine, shared by [`Parser`] (whole input at once)
+/// and [`StreamImporter`] (input in chunks). A step looks at a window
+/// starting at the current position and never decides anything that more
+/// input could change unless `eof` says there is no more input, so the
+/// result does not depend on how the input was split.
+#[derive(Debug)]
+struct Core {
+    phase: Phase,
+    version: Option<u32>,
+    report: ImportReport,
+    prefix: Option<PrefixInfo>,
+}
+
+impl Core {
+    fn new() -> Self {
+        Core {
+            phase: Phase::Start,
+            version: None,
+            report: ImportReport::default(),
+            prefix: None,
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Done)
+    }
+
+    fn skip(&mut self, offset: u64, len: u64, reason: &'static str) {
+        if self.report.skipped.len() < MAX_SKIPPED_LISTED {
+            self.report.skipped.push(Skipped {
+                offset,
+                len,
+                reason,
+            });
+        } else {
+            self.report.skipped_unlisted += 1;
+            self.report.skipped_unlisted_bytes =
+                self.report.skipped_unlisted_bytes.saturating_add(len);
+        }
+    }
+
+    /// One step over `w`, the input from absolute offset `base` on.
+    fn step<'a>(&mut self, w: &'a [u8], base: u64, eof: bool) -> Result<Step<'a>, HwpmcError> {
+        match self.phase {
+            Phase::Done => Ok(Step::End),
+            Phase::Start => {
+                if w.is_empty() {
+                    if eof {
+                        self.phase = Phase::Done;
+                        return Ok(Step::End);
+                    }
+                    return Ok(Step::NeedMore);
+                }
+                let Some(word) = u32_at(w, 0) else {
+                    if eof {
+                        return Err(HwpmcError::NotHwpmcLog { word: 0 });
+                    }
+                    return Ok(Step::NeedMore);
+                };
+                if word == PMCL_MAGIC {
+                    self.report.pmc_record_prefix = true;
+                    self.phase = Phase::PrefixHead;
+                } else if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC {
+                    self.phase = Phase::Records;
+                } else {
+                    return Err(HwpmcError::NotHwpmcLog { word });
+                }
+                Ok(Step::Advance(0, None))
+            }
+            Phase::PrefixHead => {
+                if w.len() < 8 && !eof {
+                    return Ok(Step::NeedMore);
+                }
+                let arch = w
+                    .get(6..8)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                    .unwrap_or(0);
+                self.prefix = Some(PrefixInfo {
+                    arch,
+                    ..PrefixInfo::default()
+                });
+                if w.len() < 8 {
+                    self.skip(base + 8, 0, "pmc record header cut short");
+                    self.phase = Phase::Records;
+                    return Ok(Step::Advance(w.len(), None));
+                }
+                self.phase = Phase::Prefix;
+                Ok(Step::Advance(8, None))
+            }
+            Phase::Prefix => {
+                let Some(h) = w.get(..8) else {
+                    if !eof {
+                        return Ok(Step::NeedMore);
+                    }
+                    self.skip(base, w.len() as u64, "pmc record header cut short");
+                    self.phase = Phase::Records;
+                    return Ok(Step::Advance(w.len(), None));
+                };
+                let ty = h[0];
+                let len = usize::from(u16::from_le_bytes([h[2], h[3]]));
+                let (body, used): (&[u8], usize) = match w.get(8..8 + len) {
+                    Some(b) => (b, 8 + len),
+                    None if !eof => return Ok(Step::NeedMore),
+                    None => (&[], w.len()),
+                };
+                match ty {
+                    PMCL_INFO_DONE => self.phase = Phase::Records,
+                    PMCL_INFO_SYSINFO => {
+                        if let Some(p) = self.prefix.as_mut() {
+                            p.cpumodel = cstr_at(body.get(..64).unwrap_or(body), 0).to_vec();
+                            p.osrelease =
+                                cstr_at(body.get(64..128).unwrap_or_default(), 0).to_vec();
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(Step::Advance(used, None))
+            }
+            Phase::Resync { from, reason } => {
+                let mut at = 0usize;
+                loop {
+                    if at + PMCLOG_HEADER_LEN > w.len() {
+                        if !eof {
+                            return Ok(if at > 0 {
+                                Step::Advance(at, None)
+                            } else {
+                                Step::NeedMore
+                            });
+                        }
+                        let end = base + w.len() as u64;
+                        self.skip(from, end - from, reason);
+                        self.phase = Phase::Records;
+                        return Ok(Step::Advance(w.len(), None));
+                    }
+                    let word = u32_at(w, at).unwrap_or(0);
+                    match candidate(word, w.len() - at) {
+                        Candidate::Accept => {
+                            self.skip(from, base + at as u64 - from, reason);
+                            self.phase = Phase::Records;
+                            return Ok(Step::Advance(at, None));
+                        }
+                        Candidate::Undecided if !eof => {
+                            return Ok(if at > 0 {
+                                Step::Advance(at, None)
+                            } else {
+                                Step::NeedMore
+                            });
+                        }
+                        Candidate::Undecided | Candidate::Reject => at += 4,
+                    }
+                }
+            }
+            Phase::Records => {
+                let remaining = w.len();
+                if remaining == 0 {
+                    if eof {
+                        self.phase = Phase::Done;
+                        return Ok(Step::End);
+                    }
+                    return Ok(Step::NeedMore);
+                }
+                if remaining < PMCLOG_HEADER_LEN {
+                    if !eof {
+                        return Ok(Step::NeedMore);
+                    }
+                    self.skip(base, remaining as u64, "input ends inside a record header");
+                    self.phase = Phase::Done;
+                    return Ok(Step::End);
+                }
+                let word = u32_at(w, 0).unwrap_or(0);
+                let Some((ty, len)) = header_ok(word, remaining) else {
+                    // A well-formed header whose length overruns the input:
+                    // wait for the rest, or report the cut at the end.
+                    let len = (word & 0xFFFF) as usize;
+                    if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC && len > remaining && len % 4 == 0
+                    {
+                        if !eof {
+                            return Ok(Step::NeedMore);
+                        }
+                        self.skip(base, remaining as u64, "input ends inside a record");
+                        self.phase = Phase::Done;
+                        return Ok(Step::End);
+                    }
+                    self.phase = Phase::Resync {
+                        from: base,
+                        reason: "bad record header (magic or length)",
+                    };
+                    return Ok(Step::Advance(4, None));
+                };
+                let rec = w.get(..len).unwrap_or_default();
+                self.report.records_in += 1;
+                if !known_type(ty) {
+                    self.report.unknown_types += 1;
+                    return Ok(Step::Advance(len, None));
+                }
+                match self.decode(ty, rec) {
+                    Some(ev) => {
+                        if let Event::Initialize { version, .. } = ev {
+                            self.report.version = Some(version);
+                        }
+                        if let Event::CloseLog { .. } = ev {
+                            self.report.closed_cleanly = true;
+                        }
+                        Ok(Step::Advance(len, Some(ev)))
+                    }
+                    None => {
+                        self.skip(base, len as u64, "record too short for its type");
+                        Ok(Step::Advance(len, None))
+                    }
+                }
+            }
+        }
+    }
+
+    fn decode<'a>(&mut self, ty: u8, r: &'a [u8]) -> Option<Event<'a>> {
+        let tsc = u64_at(r, 8)?;
+        let i32_at = |off| u32_at(r, off).map(|v| v as i32);
+        Some(match ty {
+            PMCLOG_TYPE_CLOSELOG => Event::CloseLog { tsc },
+            PMCLOG_TYPE_DROPNOTIFY => Event::DropNotify { tsc },
+            PMCLOG_TYPE_INITIALIZE => {
+                let version = u32_at(r, 16)?;
+                self.version = Some(version);
+                Event::Initialize {
+                    tsc,
+                    version,
+                    cputype: u32_at(r, 20)?,
+                    tsc_freq: u64_at(r, 24)?,
+                    ts_sec: u64_at(r, 32)? as i64,
+                    ts_nsec: u64_at(r, 40)? as i64,
+                    cpuid: cstr_at(r.get(..112).unwrap_or(r), 48),
+                }
+            }
+            PMCLOG_TYPE_PMCALLOCATE => Event::PmcAllocate {
+                tsc,
+                pmcid: u32_at(r, 16)?,
+                event: u32_at(r, 20)?,
+                flags: u32_at(r, 24)?,
+                rate: u64_at(r, 32)?,
+            },
+            PMCLOG_TYPE_PMCALLOCATEDYN => {
+                // Kernel writes an 8-byte reload count before the name; the
+                // struct (and libpmc) put the name at 32. Take whichever
+                // offset holds a plausible name.
+                let at32 = cstr_at(r, 32);
+                let evname = if plausible_name(at32) {
+                    at32
+                } else {
+                    cstr_at(r, 40)
+                };
+                Event::PmcAllocateDyn {
+                    tsc,
+                    pmcid: u32_at(r, 16)?,
+                    event: u32_at(r, 20)?,
+                    flags: u32_at(r, 24)?,
+                    evname,
+                }
+            }
+            PMCLOG_TYPE_PMCATTACH => Event::PmcAttach {
+                tsc,
+                pmcid: u32_at(r, 16)?,
+                pid: i32_at(20)?,
+                path: cstr_at(r, 24),
+            },
+            PMCLOG_TYPE_PMCDETACH => Event::PmcDetach {
+                tsc,
+                pmcid: u32_at(r, 16)?,
+                pid: i32_at(20)?,
+            },
+            PMCLOG_TYPE_PROCCSW => Event::ProcCsw {
+                tsc,
+                value: u64_at(r, 16)?,
+                pmcid: u32_at(r, 24)?,
+                pid: i32_at(28)?,
+                tid: i32_at(32)?,
+            },
+            PMCLOG_TYPE_PROCEXEC => {
+                let new_path = r.get(40) == Some(&b'/');
+                let old_path = r.get(32) == Some(&b'/');
+                let legacy = if new_path {
+                    false
+                } else if old_path {
+                    true
+                } else {
+                    // Not a path at either offset: trust the version.
+                    self.version.is_some_and(|v| v >> 24 < 0x0A)
+                };
+                if legacy {
+                    Event::ProcExec {
+                        tsc,
+                        pid: i32_at(16)?,
+                        pmcid: u32_at(r, 20)?,
+                        base: u64_at(r, 24)?,
+                        dyn_base: 0,
+                        path: cstr_at(r, 32),
+                        legacy,
+                    }
+                } else {
+                    Event::ProcExec {
+                        tsc,
+                        pid: i32_at(16)?,
+                        pmcid: u32_at(r, 20)?,
+                        base: u64_at(r, 24)?,
+                        dyn_base: u64_at(r, 32)?,
+                        path: cstr_at(r, 40),
+                        legacy,
+                    }
+                }
+            }
+            PMCLOG_TYPE_PROCEXIT => Event::ProcExit {
+                tsc,
+                pmcid: u32_at(r, 16)?,
+                pid: i32_at(20)?,
+                value: u64_at(r, 24)?,
+            },
+            PMCLOG_TYPE_PROCFORK => Event::ProcFork {
+                tsc,
+                oldpid: i32_at(16)?,
+                newpid: i32_at(20)?,
+            },
+            PMCLOG_TYPE_SYSEXIT => Event::SysExit {
+                tsc,
+                pid: i32_at(16)?,
+            },
+            PMCLOG_TYPE_USERDATA => Event::UserData {
+                tsc,
+                userdata: u32_at(r, 16)?,
+            },
+            PMCLOG_TYPE_MAP_IN => Event::MapIn {
+                tsc,
+                pid: i32_at(16)?,
+                start: u64_at(r, 24)?,
+                path: cstr_at(r, 32),
+            },
+            PMCLOG_TYPE_MAP_OUT => Event::MapOut {
+                tsc,
+                pid: i32_at(16)?,
+                start: u64_at(r, 24)?,
+                end: u64_at(r, 32)?,
+            },
+            PMCLOG_TYPE_CALLCHAIN => {
+                let cpuflags = u32_at(r, 28)?;
+                let area = r.get(32..)?;
+                let area = area.get(..area.len() / 8 * 8)?;
+                let (pcs, extra): (&[u8], &[u8]) = if cpuflags & PMC_CC_F_MULTIPART != 0 {
+                    split_multipart(area)?
+                } else {
+                    (area, &[])
+                };
+                Event::Callchain {
+                    tsc,
+                    pid: i32_at(16)?,
+                    tid: i32_at(20)?,
+                    pmcid: u32_at(r, 24)?,
+                    cpuflags,
+                    pcs: Callchain::from_le_bytes(pcs),
+                    extra,
+                }
+            }
+            PMCLOG_TYPE_THR_CREATE => Event::ThrCreate {
+                tsc,
+                tid: i32_at(16)?,
+                pid: i32_at(20)?,
+                flags: u32_at(r, 24)?,
+                tdname: cstr_at(r.get(..52).unwrap_or(r), 32),
+            },
+            PMCLOG_TYPE_THR_EXIT => Event::ThrExit {
+                tsc,
+                tid: i32_at(16)?,
+            },
+            PMCLOG_TYPE_PROC_CREATE => Event::ProcCreate {
+                tsc,
+                pid: i32_at(16)?,
+                flags: u32_at(r, 20)?,
+                pcomm: cstr_at(r.get(..44).unwrap_or(r), 24),
+            },
+            _ => return None,
+        })
+    }
+}
+
+impl<'a> Parser<'a> {
+    /// Start parsing; skips a `pmc record` prefix.
+    ///
+    /// # Errors
+    /// [`HwpmcError::NotHwpmcLog`] when the input starts with neither.
+    pub fn new(data: &'a [u8]) -> Result<Self, HwpmcError> {
+        let mut p = Parser {
+            data,
+            pos: 0,
+            core: Core::new(),
+        };
+        // Run through the start and the prefix (they produce no events).
+        while matches!(
+            p.core.phase,
+            Phase::Start | Phase::PrefixHead | Phase::Prefix
+        ) {
+            let w = p.data.get(p.pos..).unwrap_or_default();
+            match p.core.step(w, p.pos as u64, true)? {
+                Step::Advance(n, _) => p.pos += n,
+                Step::NeedMore | Step::End => break,
+            }
+        }
+        Ok(p)
+    }
+
+    /// The report so far.
+    pub fn report(&self) -> &ImportReport {
+        &self.core.report
+    }
+}
+
+/// Split a multipart payload into (callchain part, header + other parts).
+/// `None` when the part lengths overrun the record.
+fn split_multipart(area: &[u8]) -> Option<(&[u8], &[u8])> {
+    let hdr = area.get(..PMC_MULTIPART_HEADER_LENGTH)?;
+    let mut off = PMC_MULTIPART_HEADER_LENGTH;
+    let mut chain = (0usize, 0usize);
+    for i in 0..PMC_MULTIPART_HEADER_ENTRIES {
+        let ty = hdr[2 * i];
+        let words = usize::from(hdr[2 * i + 1]);
+        if ty == PMC_CC_MULTIPART_NONE {
+            continue;
+        }
+        area.get(off..off + words * 8)?;
+        if ty == PMC_CC_MULTIPART_CALLCHAIN {
+            chain = (off, off + words * 8);
+        }
+        off += words * 8;
+    }
+    let pcs = area.get(chain.0..chain.1)?;
+    // `extra` = the part header and the other parts. When the callchain is
+    // the last part (the kernel's order) that is the prefix before it;
+    // otherwise keep the whole payload so nothing is lost.
+    let extra = if chain.1 == off && chain.0 > 0 {
+        area.get(..chain.0)?
+    } else {
+        area.get(..off)?
+    };
+    Some((pcs, extra))
+}
+
+impl<'a> Iterator for Parser<'a> {
+    type Item = Event<'a>;
+    fn next(&mut self) -> Option<Event<'a>> {
+        loop {
+            let data: &'a [u8] = self.data;
+            let w = data.get(self.pos..).unwrap_or_default();
+            match self.core.step(w, self.pos as u64, true) {
+                Ok(Step::Advance(n, ev)) => {
+                    self.pos += n;
+                    if ev.is_some() {
+                        return ev;
+                    }
+                }
+                // With the whole input there is never more to wait for.
+                Ok(Step::NeedMore | Step::End) | Err(_) => return None,
+            }
+        }
+    }
+}
+
+fn text(b: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(b)
+}
+
+/// hwpmc `PMC_F_*` flags to pmc-log `FLAG_*` bits.
+pub fn map_flags(f: u32) -> u32 {
+    let mut out = 0;
+    if f & PMC_F_DESCENDANTS != 0 {
+        out |= FLAG_DESCENDANTS;
+    }
+    if f & PMC_F_CALLCHAIN != 0 {
+        out |= FLAG_CALLCHAIN;
+    }
+    if f & PMC_F_LOG_PROCEXIT != 0 {
+        out |= FLAG_LOG_PROCEXIT;
+    }
+    if f & PMC_F_LOG_PROCCSW != 0 {
+        out |= FLAG_LOG_PROCCSW;
+    }
+    out
+}
+
+/// Names of the few fixed-code events the log can name without the
+/// pmu-events table of the recording machine.
+fn event_name(event: u32) -> Option<&'static str> {
+    Some(match event {
+        0x1000 => "TSC",
+        0x2000 => "ibs-fetch",
+        0x2001 => "ibs-op",
+        0x14800 => "MPERF",
+        0x14801 => "APERF",
+        _ => return None,
+    })
+}
+
+/// Converts an hwpmc log into pmc-log [`Record`]s, the [`Header`] first.
+///
+/// ```
+/// use pmc_log::hwpmc::{Encoder, Importer};
+/// use pmc_log::record::Record;
+/// let mut e = Encoder::new(Vec::new());
+/// e.initialize(0, 0x0A01_0000, 0x9D, 1_000_000_000, 0, 0, "GenuineIntel-6-9A-4")?;
+/// e.map_in(1, 42, 0x400000, b"/bin/sh")?;
+/// let log = e.into_inner();
+/// let recs: Vec<Record> = Importer::new(&log)?.collect();
+/// assert!(matches!(&recs[1], Record::Map(m) if m.path.as_bytes() == b"/bin/sh"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Importer<'a> {
+    parser: Parser<'a>,
+    pending: Option<Event<'a>>,
+    started: bool,
+    conv: Converter,
+    error: Option<HwpmcError>,
+}
+
+impl<'a> Importer<'a> {
+    /// Start importing `data`.
+    ///
+    /// # Errors
+    /// [`HwpmcError::NotHwpmcLog`].
+    pub fn new(data: &'a [u8]) -> Result<Self, HwpmcError> {
+        let parser = Parser::new(data)?;
+        let conv = Converter::new(parser.core.prefix.clone());
+        Ok(Importer {
+            parser,
+            pending: None,
+            started: false,
+            conv,
+            error: None,
+        })
+    }
+
+    /// What was parsed and skipped so far.
+    pub fn report(&self) -> ImportReport {
+        let mut r = self.parser.core.report.clone();
+        r.records_out = self.conv.out;
+        r
+    }
+
+    /// An error that stopped the import early (unsupported version), if any.
+    pub fn error(&self) -> Option<&HwpmcError> {
+        self.error.as_ref()
+    }
+}
+
+/// Event-to-record conversion state shared by [`Importer`] and
+/// [`StreamImporter`].
+#[derive(Debug, Default)]
+struct Converter {
+    prefix: Option<PrefixInfo>,
+    /// Sampling rate per PMC id (at most [`MAX_TRACKED_PMCS`]).
+    rates: HashMap<u32, u64>,
+    /// Records produced, the header included.
+    out: u64,
+}
+
+impl Converter {
+    fn new(prefix: Option<PrefixInfo>) -> Self {
+        Converter {
+            prefix,
+            ..Converter::default()
+        }
+    }
+
+    fn track(&mut self, pmcid: u32, rate: u64) {
+        if self.rates.len() < MAX_TRACKED_PMCS || self.rates.contains_key(&pmcid) {
+            self.rates.insert(pmcid, rate);
+        }
+    }
+
+    /// The log's header from the first event, and that event back when it
+    /// is not INITIALIZE (it is then the first ordinary record).
+    fn first<'a>(
+        &mut self,
+        ev: Option<Event<'a>>,
+    ) -> Result<(Header<'a>, Option<Event<'a>>), HwpmcError> {
+        let r = match ev {
+            Some(ev @ Event::Initialize { .. }) => {
+                if let Event::Initialize { version, .. } = ev {
+                    let major = version >> 24;
+                    if major != 0x09 && major != 0x0A {
+                        return Err(HwpmcError::UnsupportedVersion { version });
+                    }
+                }
+                (self.header(Some(&ev)), None)
+            }
+            other => (self.header(None), other),
+        };
+        self.out += 1;
+        Ok(r)
+    }
+
+    fn header<'a>(&self, init: Option<&Event<'a>>) -> Header<'a> {
+        let (arch, cpu_model, release): (&str, Cow<'a, str>, Cow<'a, str>) = match &self.prefix {
+            Some(p) => (
+                match p.arch {
+                    1 => "amd64",
+                    2 => "arm64",
+                    3 => "powerpc64",
+                    4 => "riscv64",
+                    5 => "arm",
+                    _ => "",
+                },
+                text(&p.cpumodel).into_owned().into(),
+                text(&p.osrelease).into_owned().into(),
+            ),
+            None => ("", Cow::Borrowed(""), Cow::Borrowed("")),
+        };
+        let mut h = Header {
+            os: "FreeBSD".into(),
+            kernel_release: release,
+            arch: arch.into(),
+            cpu_model,
+            clock: Clock::Tsc,
+            backend: "hwpmc (imported)".into(),
+            ..Header::default()
+        };
+        if let Some(Event::Initialize {
+            tsc,
+            version,
+            cputype,
+            tsc_freq,
+            ts_sec,
+            ts_nsec,
+            cpuid,
+        }) = init
+        {
+            h.cpuid = text(cpuid);
+            h.ticks_per_second = *tsc_freq;
+            h.start_wall_ns = ts_sec
+                .saturating_mul(1_000_000_000)
+                .saturating_add(*ts_nsec);
+            h.start_time = *tsc;
+            h.backend =
+                format!("hwpmc version={version:#010x} cputype={cputype:#x} (imported)").into();
+        }
+        h
+    }
+
+    fn convert<'a>(&mut self, ev: Event<'a>) -> Record<'a> {
+        match ev {
+            Event::Initialize { .. } => Record::Header(self.header(Some(&ev))),
+            Event::CloseLog { tsc } => Record::Close(Close {
+                time: tsc,
+                records: self.out,
+            }),
+            Event::DropNotify { tsc } => Record::Lost(Lost {
+                time: tsc,
+                pmc_id: None,
+                cpu: None,
+                count: 0,
+            }),
+            Event::PmcAllocate {
+                tsc,
+                pmcid,
+                event,
+                flags,
+                rate,
+            } => {
+                self.track(pmcid, rate);
+                let name: Cow<'a, str> = match event_name(event) {
+                    Some(n) => n.into(),
+                    None => format!("event={event:#x}").into(),
+                };
+                self.pmc(tsc, pmcid, name, event, flags, rate)
+            }
+            Event::PmcAllocateDyn {
+                tsc,
+                pmcid,
+                event,
+                flags,
+                evname,
+            } => {
+                self.track(pmcid, 0);
+                self.pmc(tsc, pmcid, text(evname), event, flags, 0)
+            }
+            Event::PmcAttach {
+                tsc,
+                pmcid,
+                pid,
+                path,
+            } => Record::Attach(Attach {
+                time: tsc,
+                pmc_id: pmcid,
+                pid,
+                path: path.into(),
+            }),
+            Event::PmcDetach { tsc, pmcid, pid } => Record::Detach(Detach {
+                time: tsc,
+                pmc_id: pmcid,
+                pid,
+            }),
+            Event::ProcCsw {
+                tsc,
+                value,
+                pmcid,
+                pid,
+                tid,
+            } => Record::Counter(Counter {
+                time: tsc,
+                pmc_id: pmcid,
+                pid,
+                tid,
+                cpu: None,
+                kind: CounterKind::ContextSwitch,
+                value,
+                time_enabled: 0,
+                time_running: 0,
+            }),
+            Event::ProcExec {
+                tsc,
+                pid,
+                pmcid,
+                base,
+                dyn_base,
+                path,
+                legacy,
+            } => Record::Exec(Exec {
+                time: tsc,
+                pid,
+                pmc_id: Some(pmcid).filter(|&p| p != u32::MAX),
+                base,
+                dyn_base,
+                flags: if legacy { EXEC_LEGACY_ENTRY } else { 0 },
+                path: path.into(),
+            }),
+            Event::ProcExit {
+                tsc,
+                pmcid,
+                pid,
+                value,
+            } => Record::Counter(Counter {
+                time: tsc,
+                pmc_id: pmcid,
+                pid,
+                tid: -1,
+                cpu: None,
+                kind: CounterKind::ProcessExit,
+                value,
+                time_enabled: 0,
+                time_running: 0,
+            }),
+            Event::ProcFork {
+                tsc,
+                oldpid,
+                newpid,
+            } => Record::Fork(Fork {
+                time: tsc,
+                parent_pid: oldpid,
+                parent_tid: -1,
+                child_pid: newpid,
+                child_tid: -1,
+            }),
+            Event::SysExit { tsc, pid } => Record::Exit(Exit {
+                time: tsc,
+                pid,
+                tid: -1,
+            }),
+            Event::UserData { tsc, userdata } => Record::UserData(UserData {
+                time: tsc,
+                pid: -1,
+                data: Bytes::from(userdata.to_le_bytes().to_vec()),
+            }),
+            Event::MapIn {
+                tsc,
+                pid,
+                start,
+                path,
+            } => Record::Map(Map {
+                time: tsc,
+                pid,
+                start,
+                len: 0,
+                pgoff: 0,
+                build_id: Bytes::default(),
+                path: path.into(),
+            }),
+            Event::MapOut {
+                tsc,
+                pid,
+                start,
+                end,
+            } => Record::Unmap(Unmap {
+                time: tsc,
+                pid,
+                start,
+                end,
+            }),
+            Event::Callchain {
+                tsc,
+                pid,
+                tid,
+                pmcid,
+                cpuflags,
+                pcs,
+                extra,
+            } => {
+                let n = pcs.len() as u32;
+                Record::Sample(Sample {
+                    time: tsc,
+                    pmc_id: pmcid,
+                    pid,
+                    tid,
+                    cpu: Some(cpuflags >> 16),
+                    period: self.rates.get(&pmcid).copied().unwrap_or(0),
+                    kernel_frames: if cpuflags & PMC_CC_F_USERSPACE != 0 {
+                        0
+                    } else {
+                        n
+                    },
+                    callchain: pcs,
+                    raw: extra.into(),
+                })
+            }
+            Event::ThrCreate {
+                tsc,
+                tid,
+                pid,
+                flags,
+                tdname,
+            } => Record::ThreadCreate(ThreadCreate {
+                time: tsc,
+                pid,
+                tid,
+                flags,
+                name: tdname.into(),
+            }),
+            Event::ThrExit { tsc, tid } => Record::ThreadExit(ThreadExit {
+                time: tsc,
+                pid: -1,
+                tid,
+            }),
+            Event::ProcCreate {
+                tsc,
+                pid,
+                flags,
+                pcomm,
+            } => Record::ProcessCreate(ProcessCreate {
+                time: tsc,
+                pid,
+                flags,
+                comm: pcomm.into(),
+            }),
+        }
+    }
+
+    fn pmc<'a>(
+        &self,
+        tsc: u64,
+        pmcid: u32,
+        name: Cow<'a, str>,
+        event: u32,
+        flags: u32,
+        rate: u64,
+    ) -> Record<'a> {
+        // Newest id layout: cpu << 20 (12 bits), mode << 16 (4 bits).
+        let mode_bits = (pmcid >> 16) & 0xF;
+        let cpu_bits = pmcid >> 20;
+        let sampling = match mode_bits {
+            PMC_MODE_SS | PMC_MODE_TS => true,
+            PMC_MODE_SC | PMC_MODE_TC => false,
+            _ => rate > 0,
+        };
+        let scope = match mode_bits {
+            PMC_MODE_SS | PMC_MODE_SC => Scope::System,
+            _ => Scope::Process,
+        };
+        Record::Pmc(PmcDescriptor {
+            time: tsc,
+            pmc_id: pmcid,
+            event_spec: name.clone(),
+            canonical_name: name,
+            scope,
+            cpu: (scope == Scope::System && cpu_bits != 0xFFF).then_some(cpu_bits),
+            mode: if sampling {
+                Mode::SamplingPeriod(rate)
+            } else {
+                Mode::Counting
+            },
+            flags: map_flags(flags),
+            native_config: format!("event={event:#x},flags={flags:#x},rate={rate}").into(),
+        })
+    }
+}
+
+impl<'a> Iterator for Importer<'a> {
+    type Item = Record<'a>;
+    fn next(&mut self) -> Option<Record<'a>> {
+        if self.error.is_some() {
+            return None;
+        }
+        if !self.started {
+            self.started = true;
+            let first = self.parser.next();
+            match self.conv.first(first) {
+                Ok((h, rest)) => {
+                    self.pending = rest;
+                    return Some(Record::Header(h));
+                }
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            }
+        }
+        let ev = match self.pending.take() {
+            Some(ev) => ev,
+            None => self.parser.next()?,
+        };
+        let rec = self.conv.convert(ev);
+        self.conv.out += 1;
+        Some(rec)
+    }
+}
+
+/// Import an hwpmc log into a pmc-log file written to `out`: a
+/// [`StreamImporter`] fed the whole input at once.
+///
+/// A CLOSELOG in the input becomes the clean-close marker; without one the
+/// output is flushed but left "not closed cleanly", like its input.
+///
+/// # Errors
+/// [`HwpmcError::NotHwpmcLog`], [`HwpmcError::UnsupportedVersion`],
+/// [`HwpmcError::Write`].
+pub fn convert<W: Write>(data: &[u8], out: W) -> Result<(W, ImportReport), HwpmcError> {
+    let mut s = StreamImporter::new(out);
+    s.feed(data)?;
+    s.finish()
+}

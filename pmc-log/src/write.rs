@@ -1,0 +1,202 @@
+//! The streaming writer.
+
+use std::io::{self, Write};
+
+use crate::codec::{encode_body, EncodeError};
+use crate::error::WriteError;
+use crate::format::{
+    encode_block_header, preamble, record_crc, BlockHeader, BLOCK_HEADER_LEN, DEFAULT_BLOCK_SIZE,
+    MAX_BLOCK_PAYLOAD, RECORD_HEADER_LEN,
+};
+use crate::record::{Close, Header, Record};
+
+/// Writes a log to any [`io::Write`].
+///
+/// Records are encoded straight into a reusable block buffer (no allocation
+/// per record once the buffer has grown to the block size). A block is
+/// sealed and written when it is full, on [`Writer::flush`], and on
+/// [`Writer::finish`], which also writes the clean-close marker. Dropping a
+/// writer without `finish` writes out the pending block but no close marker,
+/// so readers report the log as "not closed cleanly".
+///
+/// ```
+/// use pmc_log::record::{Header, Record, Exit};
+/// use pmc_log::{Reader, Writer};
+/// let mut w = Writer::new(Vec::new(), &Header::default())?;
+/// w.write(&Record::Exit(Exit { time: 10, pid: 1, tid: 1 }))?;
+/// let bytes = w.finish()?;
+/// let reader = Reader::new(&bytes)?;
+/// let mut it = reader.records();
+/// assert!(matches!(it.next(), Some(Record::Header(_))));
+/// assert!(matches!(it.next(), Some(Record::Exit(_))));
+/// assert!(matches!(it.next(), Some(Record::Close(_))));
+/// assert!(it.report().closed_cleanly);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Writer<W: Write> {
+    out: Option<W>,
+    /// Block header placeholder followed by the payload.
+    block: Vec<u8>,
+    block_size: usize,
+    seq: u64,
+    records_in_block: u32,
+    records: u64,
+    last_time: u64,
+}
+
+impl<W: Write> Writer<W> {
+    /// Start a log with the default block size (64 KiB): writes the
+    /// preamble and the header record (sealed into its own block at once).
+    pub fn new(out: W, header: &Header<'_>) -> Result<Self, WriteError> {
+        Self::with_block_size(out, header, DEFAULT_BLOCK_SIZE)
+    }
+
+    /// Start a log whose blocks hold about `block_size` bytes of records
+    /// (clamped to 256 B ..= 16 MiB). Smaller blocks lose less on damage and
+    /// on a crash between flushes; larger blocks are slightly smaller files.
+    pub fn with_block_size(
+        mut out: W,
+        header: &Header<'_>,
+        block_size: usize,
+    ) -> Result<Self, WriteError> {
+        out.write_all(&preamble())?;
+        let block_size = block_size.clamp(256, MAX_BLOCK_PAYLOAD as usize);
+        let mut block = Vec::with_capacity(BLOCK_HEADER_LEN + block_size + 1024);
+        block.resize(BLOCK_HEADER_LEN, 0);
+        let mut w = Writer {
+            out: Some(out),
+            block,
+            block_size,
+            seq: 0,
+            records_in_block: 0,
+            records: 0,
+            last_time: header.start_time,
+        };
+        w.write(&Record::Header(header.clone()))?;
+        w.seal()?;
+        Ok(w)
+    }
+
+    /// Append one record. It is in the output after the next block seal
+    /// ([`Writer::flush`], a full block, or [`Writer::finish`]).
+    pub fn write(&mut self, r: &Record<'_>) -> Result<(), WriteError> {
+        let start = self.block.len();
+        self.block.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
+        if let Err(EncodeError::FieldTooLong(field, len)) = encode_body(r, &mut self.block) {
+            self.block.truncate(start);
+            let max = if matches!(field, "callchain" | "raw" | "data") {
+                u32::MAX as usize
+            } else {
+                u16::MAX as usize
+            };
+            return Err(WriteError::FieldTooLong { field, len, max });
+        }
+        let body_len = self.block.len() - start - RECORD_HEADER_LEN;
+        let total = body_len + RECORD_HEADER_LEN;
+        if total > MAX_BLOCK_PAYLOAD as usize {
+            self.block.truncate(start);
+            return Err(WriteError::RecordTooLarge {
+                len: total,
+                max: MAX_BLOCK_PAYLOAD as usize,
+            });
+        }
+        let mut head = [0u8; RECORD_HEADER_LEN];
+        head[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
+        head[4..6].copy_from_slice(&r.kind().to_le_bytes());
+        let body = &self.block[start + RECORD_HEADER_LEN..];
+        let crc = record_crc(&head[..8], body);
+        head[8..12].copy_from_slice(&crc.to_le_bytes());
+        self.block[start..start + RECORD_HEADER_LEN].copy_from_slice(&head);
+
+        let payload_before = start - BLOCK_HEADER_LEN;
+        if payload_before > 0 && payload_before + total > self.block_size {
+            // The new record overflows a non-empty block: seal the block
+            // without it, then move it to the front of the next block.
+            self.seal_prefix(start)?;
+            self.block
+                .copy_within(start..start + total, BLOCK_HEADER_LEN);
+            self.block.truncate(BLOCK_HEADER_LEN + total);
+        }
+        self.records_in_block += 1;
+        self.records += 1;
+        self.last_time = self.last_time.max(r.time());
+        if self.block.len() - BLOCK_HEADER_LEN >= self.block_size {
+            self.seal()?;
+        }
+        Ok(())
+    }
+
+    /// Number of records written so far (the header included).
+    pub fn records_written(&self) -> u64 {
+        self.records
+    }
+
+    /// Seal the pending block and flush the underlying writer. After
+    /// `flush`, every record written so far survives a crash of this process.
+    pub fn flush(&mut self) -> Result<(), WriteError> {
+        self.seal()?;
+        if let Some(out) = self.out.as_mut() {
+            out.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Write the clean-close marker (timestamped with the latest record time
+    /// seen), flush, and return the underlying writer.
+    pub fn finish(self) -> Result<W, WriteError> {
+        let t = self.last_time;
+        self.finish_at(t)
+    }
+
+    /// Like [`Writer::finish`] with an explicit close timestamp.
+    pub fn finish_at(mut self, time: u64) -> Result<W, WriteError> {
+        let records = self.records;
+        self.write(&Record::Close(Close { time, records }))?;
+        self.flush()?;
+        let out = self.out.take();
+        out.ok_or_else(|| WriteError::Io(io::Error::other("writer already finished")))
+    }
+
+    /// Flush and return the underlying writer *without* the close marker,
+    /// leaving a log that readers report as "not closed cleanly" (used when
+    /// converting a log that was itself not closed, and to simulate crashes).
+    pub fn into_inner_unclosed(mut self) -> Result<W, WriteError> {
+        self.flush()?;
+        let out = self.out.take();
+        out.ok_or_else(|| WriteError::Io(io::Error::other("writer already finished")))
+    }
+
+    fn seal(&mut self) -> Result<(), WriteError> {
+        let end = self.block.len();
+        self.seal_prefix(end)?;
+        self.block.truncate(BLOCK_HEADER_LEN);
+        Ok(())
+    }
+
+    /// Write the block header plus `block[BLOCK_HEADER_LEN..end]`. Counts the
+    /// records in that range as `records_in_block` (the caller adjusts).
+    fn seal_prefix(&mut self, end: usize) -> Result<(), WriteError> {
+        if end <= BLOCK_HEADER_LEN {
+            return Ok(());
+        }
+        let h = BlockHeader {
+            seq: self.seq,
+            payload_len: (end - BLOCK_HEADER_LEN) as u32,
+            record_count: self.records_in_block,
+        };
+        self.block[..BLOCK_HEADER_LEN].copy_from_slice(&encode_block_header(&h));
+        if let Some(out) = self.out.as_mut() {
+            out.write_all(&self.block[..end])?;
+        }
+        self.seq += 1;
+        self.records_in_block = 0;
+        Ok(())
+    }
+}
+
+impl<W: Write> Drop for Writer<W> {
+    fn drop(&mut self) {
+        // Best effort: keep what was written, without a close marker.
+        let _ = self.flush();
+    }
+}

@@ -1,0 +1,69 @@
+//! A fixed-iteration run of the fuzz harnesses (`/fuzz/harness.rs`), so
+//! the normal test suite exercises what cargo-fuzz runs: mutations (flips,
+//! cuts, splices, random bytes) of valid pmc-log files and hwpmc streams.
+
+#[path = "../../fuzz/harness.rs"]
+mod harness;
+
+use crate::util::{gen_file, Rng};
+
+fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
+    let mut d = seed.to_vec();
+    match rng.below(5) {
+        0 => {
+            for _ in 0..=rng.below(8) {
+                let i = rng.below(d.len() as u64) as usize;
+                d[i] ^= rng.next() as u8 | 1;
+            }
+        }
+        1 => d.truncate(rng.below(d.len() as u64 + 1) as usize),
+        2 => {
+            let i = rng.below(d.len() as u64) as usize;
+            let n = rng.below(64) as usize;
+            let junk: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
+            d.splice(i..i, junk);
+        }
+        3 => {
+            let a = rng.below(d.len() as u64) as usize;
+            let b = (a + rng.below(200) as usize).min(d.len());
+            d.drain(a..b);
+        }
+        _ => {
+            // Keep the first 16 bytes (preamble / first header), randomise the rest.
+            for b in d.iter_mut().skip(16) {
+                if rng.below(4) == 0 {
+                    *b = rng.next() as u8;
+                }
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn log_reader_harness_fixed_iterations() {
+    let iterations = if cfg!(miri) { 3 } else { 1500 };
+    let (seed, _) = gen_file(if cfg!(miri) { 10 } else { 60 }, 11, 512);
+    harness::log_reader(&seed);
+    let mut rng = Rng(2024);
+    for _ in 0..iterations {
+        let d = mutate(&mut rng, &seed);
+        harness::log_reader(&d);
+    }
+}
+
+#[test]
+fn hwpmc_harness_fixed_iterations() {
+    let iterations = if cfg!(miri) { 3 } else { 3000 };
+    let seed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pmclog/synthetic-amd64-all-types.pmclog"
+    ))
+    .expect("fixture");
+    harness::hwpmc_import(&seed);
+    let mut rng = Rng(77);
+    for _ in 0..iterations {
+        let d = mutate(&mut rng, &seed);
+        harness::hwpmc_import(&d);
+    }
+}

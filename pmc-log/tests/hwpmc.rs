@@ -1,0 +1,515 @@
+//! hwpmc import: kernel layouts (checked against abi-amd64.json), a golden
+//! text dump of a fixture covering every record type, and damage.
+
+use std::path::PathBuf;
+
+use pmc_log::hwpmc::{self, Encoder, Event, Importer, Parser};
+use pmc_log::record::Record;
+use pmc_log::Reader;
+use serde_json::Value;
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+fn layouts() -> Value {
+    let text = std::fs::read_to_string(data_dir().join("data/abi-amd64-pmclog.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Check that `rec` holds `value` (little-endian, `size` bytes from the
+/// JSON) at the JSON offset of `field` of `st`.
+fn field(l: &Value, st: &str, rec: &[u8], name: &str, value: u64) {
+    let f = &l["pmclog"]["records"][st]["fields"][name];
+    let off = f["offset"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{st}.{name} not in JSON")) as usize;
+    let size = f["size"].as_u64().unwrap() as usize;
+    let mut b = [0u8; 8];
+    b[..size].copy_from_slice(&rec[off..off + size]);
+    assert_eq!(u64::from_le_bytes(b), value, "{st}.{name} at offset {off}");
+}
+
+fn string(l: &Value, st: &str, rec: &[u8], name: &str, s: &[u8]) {
+    let off = l["pmclog"]["records"][st]["fields"][name]["offset"]
+        .as_u64()
+        .unwrap() as usize;
+    assert_eq!(&rec[off..off + s.len()], s, "{st}.{name}");
+    assert_eq!(rec[off + s.len()], 0, "{st}.{name} NUL");
+}
+
+fn header(l: &Value, st: &str, rec: &[u8], ty: u64, tsc: u64) {
+    let len = rec.len() as u64;
+    field(l, st, rec, "pl_header", 0xEE << 24 | ty << 16 | len);
+    field(l, st, rec, "pl_tsc", tsc);
+    assert_eq!(len % 4, 0, "{st}: length {len} not a multiple of 4");
+    let max = l["pmclog"]["records"][st]["size"].as_u64().unwrap();
+    assert!(len <= max, "{st}: length {len} > struct size {max}");
+}
+
+fn one(f: impl FnOnce(&mut Encoder<Vec<u8>>) -> std::io::Result<()>) -> Vec<u8> {
+    let mut e = Encoder::new(Vec::new());
+    f(&mut e).unwrap();
+    e.into_inner()
+}
+
+#[test]
+fn encoder_layouts_match_abi_json() {
+    let l = layouts();
+    let c = &l["pmclog"]["constants"];
+    assert_eq!(c["PMCLOG_HEADER_MAGIC"], 0xEE);
+    assert_eq!(
+        c["sizeof_union_pmclog_entry"].as_u64(),
+        Some(hwpmc::PMCLOG_MAX_RECORD as u64)
+    );
+    assert_eq!(
+        c["PMC_CC_MULTIPART_IBS_OP"].as_u64(),
+        Some(u64::from(hwpmc::PMC_CC_MULTIPART_IBS_OP))
+    );
+    for (name, v) in [
+        ("PMCLOG_TYPE_CLOSELOG", hwpmc::PMCLOG_TYPE_CLOSELOG),
+        ("PMCLOG_TYPE_CALLCHAIN", hwpmc::PMCLOG_TYPE_CALLCHAIN),
+        ("PMCLOG_TYPE_PROC_CREATE", hwpmc::PMCLOG_TYPE_PROC_CREATE),
+        (
+            "PMCLOG_TYPE_PMCALLOCATEDYN",
+            hwpmc::PMCLOG_TYPE_PMCALLOCATEDYN,
+        ),
+    ] {
+        assert_eq!(c[name].as_u64(), Some(u64::from(v)), "{name}");
+    }
+    let t = 0x1122_3344_5566_7788u64;
+
+    let r = one(|e| {
+        e.initialize(
+            t,
+            0x0A01_0000,
+            0x9D,
+            0xAABB_CCDD_0011,
+            1_700_000_000,
+            123,
+            "GenuineIntel-6-9A-4",
+        )
+    });
+    let st = "struct pmclog_initialize";
+    header(&l, st, &r, 3, t);
+    assert_eq!(r.len(), 112);
+    field(&l, st, &r, "pl_version", 0x0A01_0000);
+    field(&l, st, &r, "pl_cpu", 0x9D);
+    field(&l, st, &r, "pl_tsc_freq", 0xAABB_CCDD_0011);
+    assert_eq!(&r[32..40], &1_700_000_000u64.to_le_bytes());
+    assert_eq!(&r[40..48], &123u64.to_le_bytes());
+    string(&l, st, &r, "pl_cpuid", b"GenuineIntel-6-9A-4");
+
+    let r = one(|e| e.closelog(t));
+    header(&l, "struct pmclog_closelog", &r, 1, t);
+    assert_eq!(r.len(), 16);
+    let r = one(|e| e.dropnotify(t));
+    header(&l, "struct pmclog_dropnotify", &r, 2, t);
+
+    let r = one(|e| e.pmc_allocate(t, 0x0102_0304, 0x1000, 0x280, 65536));
+    let st = "struct pmclog_pmcallocate";
+    header(&l, st, &r, 5, t);
+    assert_eq!(r.len(), 40);
+    field(&l, st, &r, "pl_pmcid", 0x0102_0304);
+    field(&l, st, &r, "pl_event", 0x1000);
+    field(&l, st, &r, "pl_flags", 0x280);
+    field(&l, st, &r, "pl_pad", 0);
+    field(&l, st, &r, "pl_rate", 65536);
+
+    let r = one(|e| e.pmc_allocate_dyn_struct(t, 7, 0x20001, 0x80, "SOFT-CLOCK.HARD"));
+    let st = "struct pmclog_pmcallocatedyn";
+    header(&l, st, &r, 17, t);
+    assert_eq!(r.len(), 96);
+    field(&l, st, &r, "pl_pmcid", 7);
+    field(&l, st, &r, "pl_event", 0x20001);
+    string(&l, st, &r, "pl_evname", b"SOFT-CLOCK.HARD");
+
+    let r = one(|e| e.pmc_attach(t, 9, 4242, b"/usr/bin/yes"));
+    let st = "struct pmclog_pmcattach";
+    header(&l, st, &r, 6, t);
+    assert_eq!(r.len(), (24 + 13usize).div_ceil(4) * 4);
+    field(&l, st, &r, "pl_pmcid", 9);
+    field(&l, st, &r, "pl_pid", 4242);
+    string(&l, st, &r, "pl_pathname", b"/usr/bin/yes");
+
+    let r = one(|e| e.pmc_detach(t, 9, 4242));
+    let st = "struct pmclog_pmcdetach";
+    header(&l, st, &r, 7, t);
+    field(&l, st, &r, "pl_pmcid", 9);
+    field(&l, st, &r, "pl_pid", 4242);
+
+    let r = one(|e| e.proccsw(t, 9, 10, 100010, 0xDEAD_BEEF_0000_0001));
+    let st = "struct pmclog_proccsw";
+    header(&l, st, &r, 8, t);
+    assert_eq!(r.len(), 40);
+    field(&l, st, &r, "pl_value", 0xDEAD_BEEF_0000_0001);
+    field(&l, st, &r, "pl_pmcid", 9);
+    field(&l, st, &r, "pl_pid", 10);
+    field(&l, st, &r, "pl_tid", 100010);
+
+    let r = one(|e| e.procexec(t, 10, 9, 0x8000_0000_1000, 0x20_0000, b"/bin/ls"));
+    let st = "struct pmclog_procexec";
+    header(&l, st, &r, 9, t);
+    field(&l, st, &r, "pl_pid", 10);
+    field(&l, st, &r, "pl_pmcid", 9);
+    field(&l, st, &r, "pl_base", 0x8000_0000_1000);
+    field(&l, st, &r, "pl_dyn", 0x20_0000);
+    string(&l, st, &r, "pl_pathname", b"/bin/ls");
+
+    let r = one(|e| e.procexec_legacy(t, 10, 9, 0x40_1000, b"/bin/ls"));
+    let st = "struct pmclog_procexec_legacy";
+    header(&l, st, &r, 9, t);
+    field(&l, st, &r, "pl_start", 0x40_1000);
+    string(&l, st, &r, "pl_pathname", b"/bin/ls");
+
+    let r = one(|e| e.procexit(t, 9, 10, 77));
+    let st = "struct pmclog_procexit";
+    header(&l, st, &r, 10, t);
+    assert_eq!(r.len(), 32);
+    field(&l, st, &r, "pl_pmcid", 9);
+    field(&l, st, &r, "pl_pid", 10);
+    field(&l, st, &r, "pl_value", 77);
+
+    let r = one(|e| e.procfork(t, 10, 11));
+    let st = "struct pmclog_procfork";
+    header(&l, st, &r, 11, t);
+    field(&l, st, &r, "pl_oldpid", 10);
+    field(&l, st, &r, "pl_newpid", 11);
+
+    let r = one(|e| e.sysexit(t, 10));
+    header(&l, "struct pmclog_sysexit", &r, 12, t);
+    field(&l, "struct pmclog_sysexit", &r, "pl_pid", 10);
+
+    let r = one(|e| e.userdata(t, 0xCAFE));
+    header(&l, "struct pmclog_userdata", &r, 13, t);
+    field(&l, "struct pmclog_userdata", &r, "pl_userdata", 0xCAFE);
+
+    let r = one(|e| e.map_in(t, -1, 0xffff_ffff_8020_0000, b"/boot/kernel/kernel"));
+    let st = "struct pmclog_map_in";
+    header(&l, st, &r, 14, t);
+    field(&l, st, &r, "pl_pid", 0xFFFF_FFFF);
+    field(&l, st, &r, "pl_start", 0xffff_ffff_8020_0000);
+    string(&l, st, &r, "pl_pathname", b"/boot/kernel/kernel");
+
+    let r = one(|e| e.map_out(t, 10, 0x1000, 0x2000));
+    let st = "struct pmclog_map_out";
+    header(&l, st, &r, 15, t);
+    assert_eq!(r.len(), 40);
+    field(&l, st, &r, "pl_start", 0x1000);
+    field(&l, st, &r, "pl_end", 0x2000);
+
+    let r = one(|e| {
+        e.callchain(
+            t,
+            10,
+            100010,
+            9,
+            3,
+            true,
+            &[0x40_1000, 0x40_2000, 0x40_3000],
+        )
+    });
+    let st = "struct pmclog_callchain";
+    header(&l, st, &r, 16, t);
+    assert_eq!(r.len(), 32 + 24);
+    field(&l, st, &r, "pl_pid", 10);
+    field(&l, st, &r, "pl_tid", 100010);
+    field(&l, st, &r, "pl_pmcid", 9);
+    field(&l, st, &r, "pl_cpuflags", 3 << 16 | 1);
+    assert_eq!(&r[40..48], &0x40_2000u64.to_le_bytes());
+
+    let r = one(|e| e.thr_create(t, 100010, 10, 1, b"worker"));
+    let st = "struct pmclog_threadcreate";
+    header(&l, st, &r, 18, t);
+    assert_eq!(r.len(), 52);
+    field(&l, st, &r, "pl_tid", 100010);
+    field(&l, st, &r, "pl_pid", 10);
+    field(&l, st, &r, "pl_flags", 1);
+    string(&l, st, &r, "pl_tdname", b"worker");
+
+    let r = one(|e| e.thr_exit(t, 100010));
+    header(&l, "struct pmclog_threadexit", &r, 19, t);
+    field(&l, "struct pmclog_threadexit", &r, "pl_tid", 100010);
+
+    let r = one(|e| e.proc_create(t, 10, 2, b"sh"));
+    let st = "struct pmclog_proccreate";
+    header(&l, st, &r, 20, t);
+    assert_eq!(r.len(), 44);
+    field(&l, st, &r, "pl_pid", 10);
+    field(&l, st, &r, "pl_flags", 2);
+    string(&l, st, &r, "pl_pcomm", b"sh");
+}
+
+/// Every record type, the quirks, and one unknown type: the golden fixture.
+fn fixture() -> Vec<u8> {
+    let mut e = Encoder::new(Vec::new());
+    let mut t = 5_000_000u64;
+    let mut tick = || {
+        t += 1000;
+        t
+    };
+    e.pmc_record_prefix(
+        1,
+        Some((
+            "Intel(R) Core(TM) i7-1185G7 @ 3.00GHz",
+            "15.0-RELEASE",
+            "0123abcd",
+        )),
+    )
+    .unwrap();
+    e.initialize(
+        tick(),
+        0x0A01_0000,
+        0x9D,
+        3_000_000_000,
+        1_750_000_000,
+        500,
+        "GenuineIntel-6-8C-1",
+    )
+    .unwrap();
+    // Process-sampling PMC (mode TS=2 in the id) with callchains, descendants, procexit, proccsw.
+    e.pmc_allocate(tick(), 0x0002_0700, 0x1000, 0x80 | 0x2 | 0x8 | 0x4, 65536)
+        .unwrap();
+    // System-counting dynamic PMC on CPU 1 (mode SC=1), kernel quirk layout.
+    e.pmc_allocate_dyn(tick(), 0x0011_0F00, 0x20000, 0, 0, "SOFT-CLOCK.HARD")
+        .unwrap();
+    e.proc_create(tick(), 1, 0, b"init").unwrap();
+    e.thr_create(tick(), 100001, 1, 0, b"init main").unwrap();
+    e.pmc_attach(tick(), 0x0002_0700, 4242, b"/usr/bin/yes")
+        .unwrap();
+    e.map_in(tick(), -1, 0xffff_ffff_8020_0000, b"/boot/kernel/kernel")
+        .unwrap();
+    e.procexec(
+        tick(),
+        4242,
+        0x0002_0700,
+        0x8002_1000,
+        0x20_0000,
+        b"/usr/bin/yes",
+    )
+    .unwrap();
+    e.map_in(tick(), 4242, 0x20_0000, b"/usr/bin/yes").unwrap();
+    e.map_in(tick(), 4242, 0x8002_1000, b"/libexec/ld-elf.so.1")
+        .unwrap();
+    e.callchain(
+        tick(),
+        4242,
+        104242,
+        0x0002_0700,
+        1,
+        true,
+        &[0x20_1234, 0x20_0100, 0x8002_1500],
+    )
+    .unwrap();
+    e.callchain(
+        tick(),
+        4242,
+        104242,
+        0x0002_0700,
+        0,
+        false,
+        &[0xffff_ffff_8020_1000, 0xffff_ffff_8020_2000],
+    )
+    .unwrap();
+    e.callchain_multipart(
+        tick(),
+        4242,
+        104242,
+        0x0002_0700,
+        1,
+        true,
+        &[
+            (hwpmc::PMC_CC_MULTIPART_IBS_OP, &[0x1111, 0x2222, 0x3333]),
+            (hwpmc::PMC_CC_MULTIPART_CALLCHAIN, &[0x20_1234, 0x20_0100]),
+        ],
+    )
+    .unwrap();
+    e.proccsw(tick(), 0x0002_0700, 4242, 104242, 123_456)
+        .unwrap();
+    // An unknown future record type: skipped by length.
+    e.raw(&[
+        0x18, 0, 99, 0xEE, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9,
+    ])
+    .unwrap();
+    e.procfork(tick(), 4242, 4243).unwrap();
+    e.procexec_legacy(tick(), 4243, 0x0002_0700, 0x40_1000, b"/bin/sh")
+        .unwrap();
+    e.userdata(tick(), 0xC0FFEE).unwrap();
+    e.dropnotify(tick()).unwrap();
+    e.map_out(tick(), 4242, 0x8002_1000, 0x8004_0000).unwrap();
+    e.thr_exit(tick(), 104242).unwrap();
+    e.procexit(tick(), 0x0002_0700, 4242, 9_999_999).unwrap();
+    e.sysexit(tick(), 4242).unwrap();
+    e.pmc_detach(tick(), 0x0002_0700, 4242).unwrap();
+    e.closelog(tick()).unwrap();
+    e.into_inner()
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = data_dir().join("fixtures/pmclog").join(name);
+    if std::env::var_os("PMC_UPDATE_EXPECTED").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with PMC_UPDATE_EXPECTED=1 to create it",
+            path.display()
+        )
+    });
+    if expected != actual {
+        for (i, (a, b)) in expected.lines().zip(actual.lines()).enumerate() {
+            if a != b {
+                panic!("{name} line {}:\nexpected: {a}\nactual:   {b}\n(PMC_UPDATE_EXPECTED=1 regenerates; review the diff)", i + 1);
+            }
+        }
+        panic!(
+            "{name}: line count differs: expected {}, actual {}",
+            expected.lines().count(),
+            actual.lines().count()
+        );
+    }
+}
+
+#[test]
+fn fixture_bytes_are_stable() {
+    let path = data_dir().join("fixtures/pmclog/synthetic-amd64-all-types.pmclog");
+    let bytes = fixture();
+    if std::env::var_os("PMC_UPDATE_EXPECTED").is_some() {
+        std::fs::write(&path, &bytes).unwrap();
+    }
+    let on_disk = std::fs::read(&path).unwrap();
+    assert_eq!(
+        on_disk, bytes,
+        "Encoder output changed; PMC_UPDATE_EXPECTED=1 regenerates"
+    );
+}
+
+#[test]
+fn hwpmc_fixture_to_pmc_log_to_text_matches_golden() {
+    let log = fixture();
+    let (file, report) = hwpmc::convert(&log, Vec::new()).unwrap();
+    assert_eq!(report.unknown_types, 1, "{report:?}");
+    assert!(report.skipped.is_empty(), "{report:?}");
+    assert!(report.closed_cleanly && report.pmc_record_prefix);
+    assert_eq!(report.version, Some(0x0A01_0000));
+    let reader = Reader::new(&file).unwrap();
+    let mut it = reader.records();
+    let mut text = Vec::new();
+    pmc_log::export::text::write_all(it.by_ref(), &mut text).unwrap();
+    assert!(it.report().is_clean(), "{}", it.report());
+    golden(
+        "synthetic-amd64-all-types.expected",
+        &String::from_utf8(text).unwrap(),
+    );
+}
+
+#[test]
+fn quirks_are_decoded() {
+    let log = fixture();
+    let recs: Vec<Record<'_>> = Importer::new(&log).unwrap().collect();
+    let Record::Header(h) = &recs[0] else {
+        panic!("no header")
+    };
+    assert_eq!(h.cpu_model, "Intel(R) Core(TM) i7-1185G7 @ 3.00GHz");
+    assert_eq!(h.kernel_release, "15.0-RELEASE");
+    assert_eq!(h.arch, "amd64");
+    assert_eq!(h.ticks_per_second, 3_000_000_000);
+    assert_eq!(h.start_wall_ns, 1_750_000_000_000_000_500);
+    let dyn_name = recs.iter().find_map(|r| match r {
+        Record::Pmc(p) if p.pmc_id == 0x0011_0F00 => Some(p.clone()),
+        _ => None,
+    });
+    let p = dyn_name.unwrap();
+    assert_eq!(p.canonical_name, "SOFT-CLOCK.HARD");
+    assert_eq!(p.scope, pmc_log::record::Scope::System);
+    assert_eq!(p.cpu, Some(1));
+    let execs: Vec<_> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Exec(e) => Some(e.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(execs[0].path.as_bytes(), b"/usr/bin/yes");
+    assert_eq!(
+        (execs[0].base, execs[0].dyn_base, execs[0].flags),
+        (0x8002_1000, 0x20_0000, 0)
+    );
+    assert_eq!(execs[1].path.as_bytes(), b"/bin/sh");
+    assert_eq!(
+        (execs[1].base, execs[1].flags),
+        (0x40_1000, pmc_log::record::EXEC_LEGACY_ENTRY)
+    );
+    let samples: Vec<_> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Sample(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(samples.len(), 3);
+    assert_eq!(samples[0].kernel_frames, 0);
+    assert_eq!(samples[1].kernel_frames, 2);
+    assert_eq!(samples[2].callchain.to_vec(), vec![0x20_1234, 0x20_0100]);
+    assert_eq!(samples[2].raw.len(), 8 + 24, "part header + IBS part");
+    assert_eq!(samples[0].period, 65536);
+}
+
+#[test]
+fn pmcallocatedyn_struct_layout_also_accepted() {
+    let log = one(|e| e.pmc_allocate_dyn_struct(1, 7, 0x20001, 0x80, "SOFT-CLOCK.PROF"));
+    let ev: Vec<Event<'_>> = Parser::new(&log).unwrap().collect();
+    assert!(
+        matches!(&ev[0], Event::PmcAllocateDyn { evname, .. } if *evname == b"SOFT-CLOCK.PROF")
+    );
+}
+
+#[test]
+fn not_hwpmc_is_a_clear_error() {
+    let e = Importer::new(b"\x7fELF....").err().unwrap();
+    assert!(e.to_string().contains("pmcstat -O"), "{e}");
+    let mut old = Encoder::new(Vec::new());
+    old.initialize(0, 0x0300_0000, 0, 0, 0, 0, "").unwrap();
+    let log = old.into_inner();
+    let e = hwpmc::convert(&log, Vec::new()).err().unwrap();
+    assert!(
+        matches!(
+            e,
+            hwpmc::HwpmcError::UnsupportedVersion {
+                version: 0x0300_0000
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn truncated_and_damaged_hwpmc_never_panics() {
+    let log = fixture();
+    let full: Vec<Record<'_>> = Importer::new(&log).unwrap().collect();
+    for cut in 0..log.len() {
+        let Ok(imp) = Importer::new(&log[..cut]) else {
+            continue;
+        };
+        let got: Vec<Record<'_>> = imp.collect();
+        // A prefix of the records (the header is synthesized if INITIALIZE was cut).
+        assert!(got.len() <= full.len());
+        for (a, b) in got.iter().zip(&full).skip(1) {
+            assert_eq!(a, b, "cut {cut}");
+        }
+    }
+    let mut rng = crate::util::Rng(99);
+    for _ in 0..2000 {
+        let mut d = log.clone();
+        for _ in 0..=rng.below(4) {
+            let i = rng.below(d.len() as u64) as usize;
+            d[i] ^= rng.next() as u8;
+        }
+        if let Ok(mut imp) = Importer::new(&d) {
+            let _ = imp.by_ref().count();
+            let _ = imp.report();
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! pmc-log integration tests: one test binary.
+
+mod util;
+
+mod damage;
+mod export;
+mod fuzz_corpus;
+mod hwpmc;
+mod hwpmc_stream;
+mod perf_data;
+mod roundtrip;

@@ -1,0 +1,55 @@
+//! # pmc: portable performance counters
+//!
+//! One API to hardware (and software) performance counters on Linux
+//! (`perf_event_open(2)`) and FreeBSD (`hwpmc(4)`), modelled on hwpmc's
+//! verbs: allocate, attach, detach, start, stop, read, write, set_count,
+//! release (on drop).
+//!
+//! ```
+//! use pmc::{Allocation, Backend, Pmc};
+//!
+//! fn main() -> pmc::Result<()> {
+//!     let backend = pmc::Native::open()?;
+//!     let mut faults = backend.allocate(&Allocation::counting("page-faults".parse()?))?;
+//!     faults.start()?; // attaches to this process
+//!     let buf = vec![7u8; 1 << 22];
+//!     faults.stop()?;
+//!     let r = faults.read()?;
+//!     println!("{} page faults ({} bytes), running {:?}", r.value, buf.len(), r.running_ratio());
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Required types
+//!
+//! Each backend crate exports the same names, and this crate picks the
+//! native one (the only place in the project that chooses by OS):
+//!
+//! | name | Linux | FreeBSD | elsewhere |
+//! |---|---|---|---|
+//! | [`Native`] | `pmc_linux::Backend` | `pmc_freebsd::Backend` | `pmc::Unsupported` |
+//!
+//! `Native::open()` returns the backend; everything else goes through the
+//! [`Backend`], [`Pmc`] and [`Group`] traits re-exported from `pmc-core`.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub use pmc_core::*;
+
+cfg_if::cfg_if! {
+    if #[cfg(target_os = "linux")] {
+        /// The native backend: perf_event on Linux.
+        pub type Native = pmc_linux::Backend;
+        pub use pmc_linux as native;
+    } else if #[cfg(target_os = "freebsd")] {
+        /// The native backend: hwpmc on FreeBSD.
+        pub type Native = pmc_freebsd::Backend;
+        pub use pmc_freebsd as native;
+    } else {
+        mod unsupported;
+        pub use unsupported::Unsupported;
+        /// The native backend: none on this OS; every call fails with
+        /// [`ErrorKind::Unsupported`].
+        pub type Native = Unsupported;
+    }
+}

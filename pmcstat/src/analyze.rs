@@ -1,0 +1,175 @@
+//! `-R file`: reading a log (ours or FreeBSD hwpmc's) and reporting on it:
+//! a record dump, `-G` call graph, `--folded`, `--flamegraph`, and a top-N
+//! summary (text, `--json` or `-x` CSV).
+
+use crate::cli::Args;
+use crate::count::Failure;
+use pmc::{Error, ErrorKind, Op};
+use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions};
+use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
+use pmc_analyze::top::{TopOptions, TopReport};
+use pmc_analyze::{AnalyzeOptions, Profile};
+use std::io::Write;
+use std::path::Path;
+
+fn fail(what: String) -> Failure {
+    Failure::Setup(Error::new(ErrorKind::Os, Op::Log, what))
+}
+
+/// Which log format a file holds, by its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogKind {
+    /// pmc-log.
+    Pmc,
+    /// FreeBSD hwpmc's kernel stream (or a `pmc record` file with the
+    /// `PMCL` prefix).
+    Hwpmc,
+}
+
+/// `pmc record`'s file prefix, as the first native-endian (amd64: little
+/// endian) word: the bytes `LCMP`.
+const PMCL_WORD: u32 = 0x504d_434c;
+
+/// Detects the format by magic: pmc-log's preamble, hwpmc's `PMCL` file
+/// prefix, or a first hwpmc record header (magic 0xEE in the top byte of a
+/// little-endian word).
+pub fn detect(data: &[u8]) -> Option<LogKind> {
+    if data.starts_with(&pmc_log::format::MAGIC) {
+        return Some(LogKind::Pmc);
+    }
+    let word = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
+    (word == PMCL_WORD || word >> 24 == 0xEE).then_some(LogKind::Hwpmc)
+}
+
+/// Reads `path` and returns it as pmc-log bytes (converting a hwpmc log).
+pub fn load(path: &Path) -> Result<Vec<u8>, Failure> {
+    let data =
+        std::fs::read(path).map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?;
+    match detect(&data) {
+        Some(LogKind::Pmc) => Ok(data),
+        Some(LogKind::Hwpmc) => {
+            let (out, report) = pmc_log::hwpmc::convert(&data, Vec::new())
+                .map_err(|e| fail(format!("{}: not a readable hwpmc log: {e}", path.display())))?;
+            eprintln!(
+                "pmcstat: {}: FreeBSD hwpmc log converted ({report:?})",
+                path.display()
+            );
+            Ok(out)
+        }
+        None => Err(fail(format!(
+            "{}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)",
+            path.display()
+        ))),
+    }
+}
+
+fn create(path: &Path) -> Result<Box<dyn Write>, Failure> {
+    if path == Path::new("-") {
+        return Ok(Box::new(std::io::stdout()));
+    }
+    let f = std::fs::File::create(path)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
+    Ok(Box::new(std::io::BufWriter::new(f)))
+}
+
+/// Runs `-R`.
+pub fn run(args: &Args) -> Result<u8, Failure> {
+    let Some(path) = args.read_log.as_deref() else {
+        return Err(Failure::Usage("-R needs a file".into()));
+    };
+    let log = load(path)?;
+    let reports = args.callgraph.is_some()
+        || args.folded.is_some()
+        || args.flamegraph.is_some()
+        || args.summary;
+    if !reports {
+        // As pmcstat -R alone: one line per record.
+        let mut out = match &args.output {
+            Some(p) => create(p)?,
+            None => Box::new(std::io::stdout()),
+        };
+        let reader =
+            pmc_log::Reader::new(&log).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+        let mut it = reader.records();
+        let r = if args.json {
+            pmc_log::export::json::write_all(&mut it, &mut out)
+        } else {
+            pmc_log::export::text::write_all(&mut it, &mut out)
+        };
+        match r {
+            // `pmcstat -R log | head`: the reader went away; stop quietly.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+            r => r.map_err(|e| fail(format!("writing the dump: {e}")))?,
+        };
+        let report = it.into_report();
+        if !report.is_clean() {
+            eprintln!("pmcstat: {}: {report:?}", path.display());
+        }
+        let _ = out.flush();
+        return Ok(0);
+    }
+    let profile = Profile::from_log(&log, AnalyzeOptions::default())
+        .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    for w in &profile.warnings {
+        eprintln!("pmcstat: warning: {w}");
+    }
+    if let Some(g) = &args.callgraph {
+        let opts = CallGraphOptions {
+            max_depth: args.depth.unwrap_or(16),
+            ..Default::default()
+        };
+        let mut out = create(g)?;
+        write_callgraph(&profile, &opts, &mut out)
+            .map_err(|e| fail(format!("writing the call graph: {e}")))?;
+        let _ = out.flush();
+    }
+    if let Some(f) = &args.folded {
+        let mut out = create(f)?;
+        write_folded(&profile, &FoldedOptions::default(), &mut out)
+            .map_err(|e| fail(format!("writing folded stacks: {e}")))?;
+        let _ = out.flush();
+    }
+    if let Some(svg) = &args.flamegraph {
+        let mut out = create(svg)?;
+        write_flamegraph(&profile, &FlameGraphOptions::default(), &mut out)
+            .map_err(|e| fail(format!("writing the flame graph: {e}")))?;
+        let _ = out.flush();
+    }
+    if args.summary {
+        let top = TopReport::build(
+            &profile,
+            &TopOptions {
+                limit: args.top,
+                ..Default::default()
+            },
+        );
+        let mut out = match &args.output {
+            Some(p) => create(p)?,
+            None => Box::new(std::io::stdout()),
+        };
+        let r = if args.json {
+            top.write_json(&mut out).map_err(|e| e.to_string())
+        } else if args.csv.is_some() {
+            top.write_csv(&mut out).map_err(|e| e.to_string())
+        } else {
+            top.write_text(&mut out).map_err(|e| e.to_string())
+        };
+        r.map_err(|e| fail(format!("writing the summary: {e}")))?;
+        let _ = out.flush();
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_by_magic() {
+        assert_eq!(detect(&pmc_log::format::MAGIC), Some(LogKind::Pmc));
+        assert_eq!(detect(b"LCMP\0\0\0\0"), Some(LogKind::Hwpmc));
+        assert_eq!(detect(&[0x10, 0x00, 0x01, 0xEE]), Some(LogKind::Hwpmc));
+        assert_eq!(detect(b"hello"), None);
+        assert_eq!(detect(b""), None);
+    }
+}

@@ -1,0 +1,177 @@
+//! Command-line options, after FreeBSD pmcstat(8).
+
+use clap::Parser;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// Count events in a command, a process or the whole system.
+///
+/// With no -p/-s, counts a perf-stat-like default set for the command:
+/// task-clock, context-switches, cpu-migrations, page-faults, cycles,
+/// instructions, branches, branch-misses.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pmcstat",
+    version,
+    about = "Portable performance counters: count a command, a process or the system",
+    after_help = "Event specs: portable names (cycles, instructions, page-faults, task-clock, ...), \
+perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
+(instructions,usr, SOFT-CLOCK.HARD).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
+pmcstat -p page-faults -p task-clock -- make\n  pmcstat -s cpu-clock -c 0,1 -l 1\n  pmcstat --json -p page-faults -t 1234 -l 5\n  \
+pmcstat -P cpu-clock -F 4000 -O out.pmclog -- ./a.out\n  pmcstat -S cpu-clock -c 0 -l 2"
+)]
+pub struct Args {
+    /// Count SPEC in the target process (process-scope counting PMC). Repeatable.
+    #[arg(short = 'p', value_name = "SPEC", action = clap::ArgAction::Append)]
+    pub process: Vec<String>,
+
+    /// Count SPEC system-wide (system-scope counting PMC). Repeatable.
+    #[arg(short = 's', value_name = "SPEC", action = clap::ArgAction::Append)]
+    pub system: Vec<String>,
+
+    /// Sample SPEC in the target process (process-scope sampling PMC, hwpmc mode TS).
+    /// Repeatable. A `,freq=HZ` qualifier samples at HZ per second instead of every -n events.
+    #[arg(short = 'P', value_name = "SPEC", action = clap::ArgAction::Append)]
+    pub process_sampling: Vec<String>,
+
+    /// Sample SPEC system-wide (system-scope sampling PMC, hwpmc mode SS; CPUs from -c).
+    /// Repeatable; `,freq=HZ` as for -P.
+    #[arg(short = 'S', value_name = "SPEC", action = clap::ArgAction::Append)]
+    pub system_sampling: Vec<String>,
+
+    /// Sampling period: one sample every RATE events (default 65536, as pmcstat; for the
+    /// clock events, RATE nanoseconds).
+    #[arg(short = 'n', value_name = "RATE")]
+    pub rate: Option<u64>,
+
+    /// Sample HZ times a second of the event (perf record -F) instead of every -n events.
+    #[arg(short = 'F', value_name = "HZ", conflicts_with = "rate")]
+    pub frequency: Option<u64>,
+
+    /// Toggle callchain capture for sampling PMCs (on by default).
+    #[arg(short = 'N')]
+    pub no_callchain: bool,
+
+    /// Write the samples to log FILE (pmc-log format: pmc-log's reader, or
+    /// `cargo run -p pmc-log --example pmclog-tool -- dump FILE`).
+    #[arg(short = 'O', value_name = "FILE")]
+    pub log: Option<PathBuf>,
+
+    /// How many entries a top-N summary shows (sampling without -O, and -R
+    /// with --summary).
+    #[arg(long = "top", value_name = "N", default_value_t = 20)]
+    pub top: usize,
+
+    /// Read a log FILE (pmc-log, or a FreeBSD hwpmc log, detected by its
+    /// magic) instead of counting. Alone, prints one line per record.
+    #[arg(short = 'R', value_name = "FILE")]
+    pub read_log: Option<PathBuf>,
+
+    /// With -R: write a call graph (indented, with percentages) to FILE; `-` is stdout.
+    #[arg(short = 'G', value_name = "FILE", requires = "read_log")]
+    pub callgraph: Option<PathBuf>,
+
+    /// With -G: the call graph's maximum depth (0: unlimited; default 16).
+    #[arg(short = 'z', value_name = "DEPTH", requires = "callgraph")]
+    pub depth: Option<usize>,
+
+    /// With -R: write folded stacks (for flame graph tools) to FILE; `-` is stdout.
+    #[arg(long = "folded", value_name = "FILE", requires = "read_log")]
+    pub folded: Option<PathBuf>,
+
+    /// With -R: write an SVG flame graph to FILE.
+    #[arg(long = "flamegraph", value_name = "FILE", requires = "read_log")]
+    pub flamegraph: Option<PathBuf>,
+
+    /// With -R: print the top-N functions and objects (text, --json or -x CSV).
+    #[arg(long = "summary", requires = "read_log")]
+    pub summary: bool,
+
+    /// CPUs for system-scope PMCs: `0`, `0,2`, `1-3` or `*` (default: all).
+    #[arg(short = 'c', value_name = "CPU-LIST")]
+    pub cpus: Option<String>,
+
+    /// Also count the target's descendants (threads and child processes).
+    #[arg(short = 'd')]
+    pub descendants: bool,
+
+    /// Attach to an existing process instead of launching a command.
+    #[arg(short = 't', value_name = "PID")]
+    pub pid: Option<u32>,
+
+    /// Print the counts every SECS seconds (fractions allowed). In sampling mode
+    /// (-P/-S), log the sampling PMCs' counts every SECS seconds into the -O file.
+    #[arg(short = 'w', value_name = "SECS")]
+    pub interval: Option<f64>,
+
+    /// With -w: toggle between incremental (default) and cumulative counts.
+    #[arg(short = 'C')]
+    pub cumulative: bool,
+
+    /// Count for SECS seconds (for -t and -s without a command).
+    #[arg(short = 'l', value_name = "SECS")]
+    pub duration: Option<f64>,
+
+    /// Write the counts to FILE instead of standard error.
+    #[arg(short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print, for every PMC, the native configuration it opened
+    /// (on Linux, every non-zero perf_event_attr field).
+    #[arg(short = 'v')]
+    pub verbose: bool,
+
+    /// Print CSV with this field separator: value, unit, event, scope, cpu,
+    /// time_enabled, time_running, running percent, status.
+    #[arg(short = 'x', value_name = "SEP")]
+    pub csv: Option<String>,
+
+    /// Print one JSON object (or, with -w, one JSON line per interval).
+    #[arg(long = "json", conflicts_with = "csv")]
+    pub json: bool,
+
+    /// Show system-scope counters per CPU instead of summed.
+    #[arg(long = "per-cpu")]
+    pub per_cpu: bool,
+
+    /// Run the command N times and print the mean and its relative
+    /// standard error (`+- x.xx%`), as `perf stat -r`.
+    #[arg(short = 'r', value_name = "N")]
+    pub repeat: Option<u32>,
+
+    /// List the events this machine offers, grouped by source, each marked
+    /// available or not (and why).
+    #[arg(short = 'L')]
+    pub list: bool,
+
+    /// With -L: also list (and probe) tracepoints.
+    #[arg(long = "tracepoints", requires = "list")]
+    pub tracepoints: bool,
+
+    /// Report what works on this machine and why not, with fixes.
+    #[arg(long = "diagnose", conflicts_with = "list")]
+    pub diagnose: bool,
+
+    /// The command to run and count.
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+impl Args {
+    /// Parses `std::env::args_os()`.
+    pub fn parse_from_env() -> Result<Args, clap::Error> {
+        Args::try_parse()
+    }
+}
+
+/// The default event set, as perf stat's.
+pub const DEFAULT_EVENTS: [&str; 8] = [
+    "task-clock",
+    "context-switches",
+    "cpu-migrations",
+    "page-faults",
+    "cycles",
+    "instructions",
+    "branches",
+    "branch-misses",
+];

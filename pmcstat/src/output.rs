@@ -1,0 +1,495 @@
+//! Printing counts: perf-stat-style text, CSV (`-x`), and JSON (`--json`).
+
+use crate::cli::Args;
+use pmc::{Error, NativeField, Reading, Scope, Status};
+use serde::Serialize;
+use std::io::Write;
+use std::time::Duration;
+
+/// One line of output: a counter (or one CPU of it) and its reading.
+pub struct Counter {
+    pub event: String,
+    pub scope: Scope,
+    pub cpu: Option<u32>,
+    pub reading: Reading,
+    pub error: Option<String>,
+}
+
+/// Everything printed at the end.
+pub struct Report {
+    pub command: Vec<String>,
+    pub pid: Option<u32>,
+    pub exit_status: Option<i32>,
+    pub elapsed: Duration,
+    pub counters: Vec<Counter>,
+}
+
+/// Where output goes: standard error (as perf stat and pmcstat do) or `-o FILE`.
+pub struct Sink {
+    out: Box<dyn Write>,
+}
+
+#[derive(Serialize)]
+struct JsonCounter<'a> {
+    event: &'a str,
+    scope: &'static str,
+    cpu: Option<u32>,
+    value: Option<u64>,
+    scaled: Option<u64>,
+    time_enabled: u64,
+    time_running: u64,
+    status: &'static str,
+    error: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    command: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pid: Option<u32>,
+    exit_status: Option<i32>,
+    elapsed_ns: u64,
+    counters: Vec<JsonCounter<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonInterval<'a> {
+    interval_ns: u64,
+    counters: Vec<JsonCounter<'a>>,
+}
+
+fn status_str(r: &Reading) -> &'static str {
+    match r.status() {
+        Status::Ok => "ok",
+        Status::NotCounted => "not-counted",
+        Status::NotSupported => "not-supported",
+    }
+}
+
+fn json_counter(c: &Counter) -> JsonCounter<'_> {
+    let supported = c.reading.status() != Status::NotSupported;
+    JsonCounter {
+        event: &c.event,
+        scope: if c.scope.is_system() {
+            "system"
+        } else {
+            "process"
+        },
+        cpu: c.cpu,
+        value: supported
+            .then_some(c.reading.value)
+            .filter(|_| c.reading.status() == Status::Ok),
+        scaled: c.reading.scaled(),
+        time_enabled: c.reading.time_enabled,
+        time_running: c.reading.time_running,
+        status: status_str(&c.reading),
+        error: c.error.as_deref(),
+    }
+}
+
+fn is_clock(event: &str) -> bool {
+    event
+        .parse::<pmc::EventSpec>()
+        .ok()
+        .and_then(|s| s.as_portable())
+        .is_some_and(|p| p.is_clock())
+        || event.eq_ignore_ascii_case("SOFT-CLOCK.HARD")
+}
+
+/// `1234567` -> `1,234,567`.
+fn thousands(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn label(c: &Counter) -> String {
+    match (&c.scope, c.cpu) {
+        (_, Some(cpu)) => format!("{} (CPU {cpu})", c.event),
+        (Scope::System { .. }, None) => format!("{} (system)", c.event),
+        (Scope::Process, None) => c.event.clone(),
+    }
+}
+
+impl Sink {
+    /// Opens `-o FILE`, or standard error.
+    pub fn open(path: Option<&std::path::Path>) -> std::io::Result<Sink> {
+        let out: Box<dyn Write> = match path {
+            Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
+            None => Box::new(std::io::stderr()),
+        };
+        Ok(Sink { out })
+    }
+
+    /// `-v`: the native configuration of each PMC.
+    pub fn verbose(&mut self, event: &str, fields: Option<Vec<NativeField>>, err: Option<&Error>) {
+        let o = &mut self.out;
+        let _ = writeln!(
+            o,
+            "------------------------------------------------------------"
+        );
+        let _ = writeln!(o, "{event}: native configuration:");
+        match (fields, err) {
+            (Some(fields), _) => {
+                for f in fields {
+                    let _ = writeln!(o, "  {:<32} {}", f.name, f.value);
+                }
+            }
+            (None, Some(e)) => {
+                let _ = writeln!(o, "  not opened: {}", e.message());
+            }
+            (None, None) => {}
+        }
+        let _ = writeln!(
+            o,
+            "------------------------------------------------------------"
+        );
+    }
+
+    /// One interval of `-w`.
+    pub fn interval(&mut self, at: Duration, counters: &[Counter], args: &Args) {
+        let t = at.as_secs_f64();
+        if args.json {
+            let j = JsonInterval {
+                interval_ns: at.as_nanos() as u64,
+                counters: counters.iter().map(json_counter).collect(),
+            };
+            if let Ok(s) = serde_json::to_string(&j) {
+                let _ = writeln!(self.out, "{s}");
+            }
+        } else if let Some(sep) = &args.csv {
+            for c in counters {
+                let _ = writeln!(self.out, "{t:.9}{sep}{}", csv_fields(c, sep));
+            }
+        } else {
+            for c in counters {
+                let _ = writeln!(self.out, "{t:>16.9} {}", text_value(c));
+            }
+        }
+        let _ = self.out.flush();
+    }
+
+    /// The final report.
+    pub fn report(&mut self, r: &Report, args: &Args) {
+        if args.json {
+            let j = JsonReport {
+                command: &r.command,
+                pid: r.pid,
+                exit_status: r.exit_status,
+                elapsed_ns: r.elapsed.as_nanos() as u64,
+                counters: r.counters.iter().map(json_counter).collect(),
+            };
+            if let Ok(s) = serde_json::to_string(&j) {
+                let _ = writeln!(self.out, "{s}");
+            }
+        } else if let Some(sep) = &args.csv {
+            for c in &r.counters {
+                let _ = writeln!(self.out, "{}", csv_fields(c, sep));
+            }
+        } else {
+            self.text(r);
+        }
+        let _ = self.out.flush();
+    }
+
+    /// The summary of `-r N` runs: per counter, the mean of the scaled
+    /// values and the relative standard error of that mean.
+    pub fn repeated(&mut self, runs: &[Report], args: &Args) {
+        let Some(first) = runs.first() else { return };
+        let stats: Vec<RepeatStat> = (0..first.counters.len())
+            .map(|i| RepeatStat::of(runs.iter().filter_map(|r| r.counters.get(i))))
+            .collect();
+        let n = runs.len();
+        let elapsed = RepeatStat::of_values(runs.iter().map(|r| r.elapsed.as_nanos() as f64));
+        if args.json {
+            let counters: Vec<serde_json::Value> = first
+                .counters
+                .iter()
+                .zip(&stats)
+                .map(|(c, st)| {
+                    serde_json::json!({
+                        "event": c.event,
+                        "scope": if c.scope.is_system() { "system" } else { "process" },
+                        "cpu": c.cpu,
+                        "runs": n,
+                        "counted_runs": st.count,
+                        "mean": st.mean,
+                        "stddev": st.stddev,
+                        "rel_stderr_pct": st.rel_stderr_pct(),
+                        "status": if st.count == 0 { status_str(&c.reading) } else { "ok" },
+                    })
+                })
+                .collect();
+            let j = serde_json::json!({
+                "command": first.command,
+                "runs": n,
+                "exit_status": runs.last().and_then(|r| r.exit_status),
+                "elapsed_ns_mean": elapsed.mean,
+                "elapsed_rel_stderr_pct": elapsed.rel_stderr_pct(),
+                "counters": counters,
+            });
+            let _ = writeln!(self.out, "{j}");
+        } else if let Some(sep) = &args.csv {
+            for (c, st) in first.counters.iter().zip(&stats) {
+                let _ = writeln!(
+                    self.out,
+                    "{:.2}{sep}{}{sep}{}{sep}{:.2}{sep}{n}",
+                    st.mean,
+                    if is_clock(&c.event) { "ns" } else { "" },
+                    c.event,
+                    st.rel_stderr_pct().unwrap_or(0.0)
+                );
+            }
+        } else {
+            let o = &mut self.out;
+            let _ = writeln!(
+                o,
+                "\n Performance counter stats for '{}' ({n} runs):\n",
+                first.command.join(" ")
+            );
+            for (c, st) in first.counters.iter().zip(&stats) {
+                let name = label(c);
+                if st.count == 0 {
+                    let shown = if c.reading.status() == Status::NotSupported {
+                        "<not supported>"
+                    } else {
+                        "<not counted>"
+                    };
+                    let _ = writeln!(o, "{shown:>18}      {name}");
+                    continue;
+                }
+                let value = if is_clock(&c.event) {
+                    format!("{:>18.2} msec {name}", st.mean / 1e6)
+                } else {
+                    format!("{:>18}      {name}", thousands(st.mean.round() as u64))
+                };
+                let noise = st
+                    .rel_stderr_pct()
+                    .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"));
+                let partial = if st.count < n {
+                    format!(" (counted in {}/{n} runs)", st.count)
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(o, "{value:<52} {noise}{partial}");
+            }
+            let _ = writeln!(
+                o,
+                "\n {:>16.9} seconds time elapsed {}\n",
+                elapsed.mean / 1e9,
+                elapsed
+                    .rel_stderr_pct()
+                    .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"))
+            );
+        }
+        let _ = self.out.flush();
+    }
+
+    fn text(&mut self, r: &Report) {
+        let o = &mut self.out;
+        let what = if !r.command.is_empty() {
+            format!("'{}'", r.command.join(" "))
+        } else if let Some(pid) = r.pid {
+            format!("process id '{pid}'")
+        } else {
+            "'system wide'".to_owned()
+        };
+        let _ = writeln!(o, "\n Performance counter stats for {what}:\n");
+        let task_ms = r
+            .counters
+            .iter()
+            .find(|c| c.event == "task-clock" && c.reading.status() == Status::Ok)
+            .and_then(|c| c.reading.scaled())
+            .map(|ns| ns as f64 / 1e6);
+        let secs = r.elapsed.as_secs_f64();
+        for c in &r.counters {
+            let mut line = text_value(c);
+            if c.reading.status() == Status::Ok {
+                let v = c.reading.scaled().unwrap_or(0) as f64;
+                let note = if c.event == "task-clock" && secs > 0.0 {
+                    format!("#  {:>8.3} CPUs utilized", v / 1e9 / secs)
+                } else if let Some(ms) = task_ms.filter(|m| *m > 0.0 && !is_clock(&c.event)) {
+                    let per_sec = v / (ms / 1e3);
+                    if per_sec >= 1e9 {
+                        format!("#  {:>8.3} G/sec", per_sec / 1e9)
+                    } else if per_sec >= 1e6 {
+                        format!("#  {:>8.3} M/sec", per_sec / 1e6)
+                    } else if per_sec >= 1e3 {
+                        format!("#  {:>8.3} K/sec", per_sec / 1e3)
+                    } else {
+                        format!("#  {per_sec:>8.3} /sec")
+                    }
+                } else {
+                    String::new()
+                };
+                line = format!("{line:<52} {note:<32}");
+                if c.reading.is_multiplexed() {
+                    if let Some(q) = c.reading.running_ratio() {
+                        line.push_str(&format!(" ({:.2}%)", q * 100.0));
+                    }
+                }
+            } else if let Some(e) = &c.error {
+                line = format!("{line:<52} # {e}");
+            }
+            let _ = writeln!(o, "{}", line.trim_end());
+        }
+        let _ = writeln!(o, "\n {:>16.9} seconds time elapsed", secs);
+        if let Some(code) = r.exit_status.filter(|c| *c != 0) {
+            let _ = writeln!(o, " (the command exited with status {code})");
+        }
+        let _ = writeln!(o);
+    }
+}
+
+/// Mean and spread of one counter over repeated runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepeatStat {
+    /// Runs in which the counter counted.
+    pub count: usize,
+    /// Mean of the scaled values.
+    pub mean: f64,
+    /// Sample standard deviation.
+    pub stddev: f64,
+}
+
+impl RepeatStat {
+    fn of<'a>(counters: impl Iterator<Item = &'a Counter>) -> RepeatStat {
+        RepeatStat::of_values(
+            counters
+                .filter_map(|c| c.reading.scaled())
+                .map(|v| v as f64),
+        )
+    }
+
+    /// Welford's algorithm over the values.
+    pub fn of_values(values: impl Iterator<Item = f64>) -> RepeatStat {
+        let (mut n, mut mean, mut m2) = (0usize, 0.0f64, 0.0f64);
+        for x in values {
+            n += 1;
+            let d = x - mean;
+            mean += d / n as f64;
+            m2 += d * (x - mean);
+        }
+        let stddev = if n > 1 {
+            (m2 / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        RepeatStat {
+            count: n,
+            mean,
+            stddev,
+        }
+    }
+
+    /// The standard error of the mean relative to the mean, in percent
+    /// (what `perf stat -r` prints as `+- x%`).
+    pub fn rel_stderr_pct(&self) -> Option<f64> {
+        (self.count > 0 && self.mean != 0.0)
+            .then(|| 100.0 * self.stddev / (self.count as f64).sqrt() / self.mean)
+    }
+}
+
+fn text_value(c: &Counter) -> String {
+    let name = label(c);
+    match c.reading.status() {
+        Status::NotSupported => format!("{:>18}      {name}", "<not supported>"),
+        Status::NotCounted => format!("{:>18}      {name}", "<not counted>"),
+        Status::Ok => {
+            let v = c.reading.scaled().unwrap_or(0);
+            if is_clock(&c.event) {
+                format!("{:>18.2} msec {name}", v as f64 / 1e6)
+            } else {
+                format!("{:>18}      {name}", thousands(v))
+            }
+        }
+    }
+}
+
+fn csv_fields(c: &Counter, sep: &str) -> String {
+    let (value, unit) = match c.reading.status() {
+        Status::Ok => {
+            let v = c.reading.scaled().unwrap_or(0);
+            if is_clock(&c.event) {
+                (format!("{:.2}", v as f64 / 1e6), "msec")
+            } else {
+                (v.to_string(), "")
+            }
+        }
+        Status::NotCounted => ("<not counted>".to_owned(), ""),
+        Status::NotSupported => ("<not supported>".to_owned(), ""),
+    };
+    let pct = c
+        .reading
+        .running_ratio()
+        .map_or_else(String::new, |q| format!("{:.2}", q * 100.0));
+    [
+        value,
+        unit.to_owned(),
+        c.event.clone(),
+        if c.scope.is_system() {
+            "system"
+        } else {
+            "process"
+        }
+        .to_owned(),
+        c.cpu.map_or_else(String::new, |x| x.to_string()),
+        c.reading.time_enabled.to_string(),
+        c.reading.time_running.to_string(),
+        pct,
+        status_str(&c.reading).to_owned(),
+    ]
+    .join(sep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeat_statistics() {
+        let st = RepeatStat::of_values([10.0, 12.0, 14.0].into_iter());
+        assert_eq!(st.count, 3);
+        assert!((st.mean - 12.0).abs() < 1e-9);
+        assert!((st.stddev - 2.0).abs() < 1e-9);
+        let pct = st.rel_stderr_pct().unwrap();
+        assert!((pct - 100.0 * 2.0 / 3f64.sqrt() / 12.0).abs() < 1e-9);
+        assert_eq!(
+            RepeatStat::of_values(std::iter::empty()).rel_stderr_pct(),
+            None
+        );
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn states_print_like_perf() {
+        let c = |r| Counter {
+            event: "cycles".into(),
+            scope: Scope::Process,
+            cpu: None,
+            reading: r,
+            error: None,
+        };
+        assert!(text_value(&c(Reading::not_supported())).contains("<not supported>"));
+        assert!(text_value(&c(Reading::new(5, 10, 0))).contains("<not counted>"));
+        assert!(text_value(&c(Reading::new(1500, 10, 10))).contains("1,500"));
+        let j = serde_json::to_value(json_counter(&c(Reading::new(5, 10, 0)))).unwrap();
+        assert_eq!(j["status"], "not-counted");
+        assert_eq!(j["value"], serde_json::Value::Null);
+        let csv = csv_fields(&c(Reading::new(100, 20, 10)), ",");
+        assert_eq!(csv, "200,,cycles,process,,20,10,50.00,ok");
+    }
+}

@@ -1,0 +1,147 @@
+//! `pmcstat -L` and `pmcstat --diagnose` on the machine running the tests.
+
+use std::process::Command;
+
+fn pmcstat(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn has_pmu() -> bool {
+    std::path::Path::new("/sys/bus/event_source/devices/cpu").exists()
+}
+
+fn line<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.split_whitespace().next() == Some(name))
+        .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
+}
+
+#[test]
+fn list_marks_software_available_and_hardware_by_pmu() {
+    let (code, out, err) = pmcstat(&["-L"]);
+    assert_eq!(code, 0, "{err}");
+    for sw in [
+        "task-clock",
+        "cpu-clock",
+        "page-faults",
+        "context-switches",
+        "cpu-migrations",
+    ] {
+        assert!(
+            line(&out, sw).contains("[available]"),
+            "{sw}: {}",
+            line(&out, sw)
+        );
+    }
+    for hw in ["cycles", "instructions"] {
+        let l = line(&out, hw);
+        if has_pmu() {
+            eprintln!("note: this machine has a PMU; {hw}: {l}");
+        } else {
+            assert!(l.contains("[unavailable: no hardware PMU]"), "{l}");
+        }
+    }
+    let (code, json, _) = pmcstat(&["-L", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert!(v.as_array().is_some_and(|a| a
+        .iter()
+        .any(|e| e["name"] == "page-faults" && e["availability"]["state"] == "available")));
+}
+
+fn paranoid() -> Option<i32> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[test]
+fn diagnose_reports_pmu_paranoid_and_user() {
+    let (code, out, err) = pmcstat(&["--diagnose"]);
+    assert_eq!(code, 0, "{err}");
+    let hw = out.lines().find(|l| l.contains("hardware PMU")).unwrap();
+    if has_pmu() {
+        assert!(hw.contains("yes"), "{hw}");
+    } else {
+        assert!(hw.contains("NO") && hw.contains("none"), "{hw}");
+    }
+    if let Some(p) = paranoid() {
+        assert!(
+            out.contains(&format!("kernel.perf_event_paranoid = {p}")),
+            "{out}"
+        );
+    }
+    let uid0 = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if uid0 {
+        assert!(out.contains("running as root (uid 0)"), "{out}");
+    } else {
+        assert!(out.contains("(not root)"), "{out}");
+    }
+    let (_, json, _) = pmcstat(&["--diagnose", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert!(
+        v.as_array().is_some_and(|a| a
+            .iter()
+            .all(|c| c["verdict"] != "no" || c["fix"].is_string())),
+        "every no has a fix: {v}"
+    );
+}
+
+#[test]
+fn diagnose_as_unprivileged_user_says_what_it_cannot_do() {
+    let uid0 = std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(2) == Some("0"));
+    if !uid0
+        || paranoid().is_none_or(|p| p < 1)
+        || Command::new("setpriv").arg("--version").output().is_err()
+    {
+        eprintln!("SKIP diagnose_as_unprivileged_user: needs root (to drop to nobody), setpriv, and perf_event_paranoid >= 1");
+        return;
+    }
+    // Copy the binary somewhere nobody can execute it.
+    let dir = std::env::temp_dir().join(format!("pmcstat-nobody-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("pmcstat");
+    std::fs::copy(env!("CARGO_BIN_EXE_pmcstat"), &bin).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"])
+        .arg(&bin)
+        .arg("--diagnose")
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sys = text
+        .lines()
+        .find(|l| l.contains("system-wide counting"))
+        .unwrap();
+    assert!(sys.contains("NO") && sys.contains("CAP_PERFMON"), "{text}");
+    assert!(text.contains("(not root)"), "{text}");
+    assert!(
+        text.contains("fix: run as root, setcap cap_perfmon+ep"),
+        "{text}"
+    );
+}

@@ -1,0 +1,289 @@
+//! `pmcstat -P/-S` sampling mode end to end on this machine (cpu-clock, no PMU needed).
+#![cfg(target_os = "linux")]
+
+use pmc_log::record::Record;
+use std::process::Command;
+
+fn pmcstat(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const LOOP: &str = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3";
+
+fn can_sample() -> bool {
+    let (code, _, err) = pmcstat(&["-P", "cpu-clock", "-F", "100", "--", "true"]);
+    if code != 0 {
+        eprintln!("SKIP: sampling not permitted here: {err}");
+    }
+    code == 0
+}
+
+fn sh_path() -> String {
+    let p = std::fs::canonicalize("/bin/sh").unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn process_sampling_writes_a_log() {
+    if !can_sample() {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("pmcstat-cli-{}.pmclog", std::process::id()));
+    let log_s = log.to_string_lossy().into_owned();
+    let (code, _, err) = pmcstat(&[
+        "-P",
+        "cpu-clock",
+        "-F",
+        "2000",
+        "-O",
+        &log_s,
+        "--",
+        "sh",
+        "-c",
+        LOOP,
+    ]);
+    assert_eq!(code, 3, "the command's exit status: {err}");
+    assert!(
+        err.contains("samples") && err.contains("written to"),
+        "{err}"
+    );
+    let bytes = std::fs::read(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let mut it = reader.records();
+    let recs: Vec<Record<'static>> = it.by_ref().map(|r| r.into_owned()).collect();
+    assert!(it.report().closed_cleanly, "{:?}", it.report());
+    let exec_pid = recs
+        .iter()
+        .find_map(|r| match r {
+            Record::Comm(c) if c.exec => Some(c.pid),
+            _ => None,
+        })
+        .expect("the exec is logged");
+    let samples: Vec<_> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Sample(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert!(samples.len() > 50, "{} samples", samples.len());
+    assert!(samples.iter().all(|s| s.pid == exec_pid));
+    // Callchains by default: more than the leaf for most samples.
+    let deep = samples.iter().filter(|s| s.callchain.len() > 1).count();
+    assert!(
+        deep * 2 > samples.len(),
+        "{deep} of {} with a callchain",
+        samples.len()
+    );
+    assert!(recs.iter().any(|r| matches!(r, Record::Map(m)
+        if m.pid == exec_pid && m.path.to_string_lossy() == sh_path())));
+}
+
+#[test]
+fn no_callchain_toggle() {
+    if !can_sample() {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("pmcstat-cli-n-{}.pmclog", std::process::id()));
+    let log_s = log.to_string_lossy().into_owned();
+    let (code, _, err) = pmcstat(&[
+        "-P",
+        "cpu-clock,freq=1000",
+        "-N",
+        "-O",
+        &log_s,
+        "--",
+        "sh",
+        "-c",
+        LOOP,
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let bytes = std::fs::read(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let recs: Vec<Record<'static>> = reader.records().map(|r| r.into_owned()).collect();
+    let mut n = 0;
+    for r in &recs {
+        match r {
+            Record::Pmc(d) => {
+                assert_eq!(d.mode, pmc_log::record::Mode::SamplingFrequency(1000));
+                assert_eq!(d.flags & pmc_log::record::FLAG_CALLCHAIN, 0);
+            }
+            Record::Sample(s) => {
+                n += 1;
+                assert_eq!(s.callchain.len(), 1, "-N: the leaf only");
+            }
+            _ => {}
+        }
+    }
+    assert!(n > 20, "{n} samples");
+}
+
+#[test]
+fn summary_without_log_is_symbolized() {
+    if !can_sample() {
+        return;
+    }
+    let (code, _, err) = pmcstat(&[
+        "-P",
+        "cpu-clock",
+        "-n",
+        "250000",
+        "--top",
+        "5",
+        "--",
+        "sh",
+        "-c",
+        LOOP,
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("# ") && first.contains("samples of cpu-clock"),
+        "{err}"
+    );
+    // The summary is symbolized: functions, then objects; the loop runs in
+    // the shell and libc, so the shell's binary leads the objects.
+    assert!(err.contains("Top functions ("), "{err}");
+    let objects = err.split("Top objects (").nth(1).expect("objects table");
+    let rows: Vec<&str> = objects
+        .lines()
+        .skip(2)
+        .filter(|l| l.contains('%'))
+        .collect();
+    assert!(!rows.is_empty() && rows.len() <= 5, "{err}");
+    let sh = sh_path();
+    assert!(
+        objects.contains(&sh),
+        "the shell {sh} is not among the sampled objects:\n{err}"
+    );
+    assert!(
+        !objects.contains("[unknown]"),
+        "samples outside every mapping:\n{err}"
+    );
+}
+
+#[test]
+fn system_sampling_for_a_duration() {
+    if !can_sample() {
+        return;
+    }
+    let (code, _, err) = pmcstat(&["-S", "cpu-clock", "-c", "0", "-F", "500", "-l", "0.5"]);
+    assert_eq!(code, 0, "{err}");
+    let first = err.lines().next().unwrap_or("");
+    let n: u64 = first
+        .strip_prefix("# ")
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sample count in {first:?}"));
+    // cpu-clock ticks whether or not CPU 0 is idle: 500 Hz for 0.5 s.
+    assert!((150..=400).contains(&n), "{n} samples:\n{err}");
+}
+
+#[test]
+fn sampling_usage_errors() {
+    for args in [
+        &["-P", "cpu-clock"][..],
+        &["-S", "cpu-clock"],
+        &["-P", "cpu-clock", "-p", "task-clock", "--", "true"],
+        &["-P", "cpu-clock,freq=abc", "--", "true"],
+        &["-P", "cpu-clock", "-n", "0", "--", "true"],
+        &["-P", "cpu-clock", "-n", "10", "-F", "10", "--", "true"],
+    ] {
+        let (code, _, err) = pmcstat(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn interval_counts_go_to_the_log() {
+    if !can_sample() {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("pmcstat-cli-w-{}.pmclog", std::process::id()));
+    let log_s = log.to_string_lossy().into_owned();
+    let (code, _, err) = pmcstat(&[
+        "-P",
+        "cpu-clock",
+        "-F",
+        "500",
+        "-w",
+        "0.1",
+        "-O",
+        &log_s,
+        "--",
+        "sh",
+        "-c",
+        LOOP,
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let bytes = std::fs::read(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let values: Vec<u64> = reader
+        .records()
+        .filter_map(|r| match r {
+            Record::Counter(c) if c.kind == pmc_log::record::CounterKind::Interval => Some(c.value),
+            _ => None,
+        })
+        .collect();
+    assert!(values.len() >= 2, "{values:?}");
+    assert!(values.windows(2).all(|w| w[0] <= w[1]), "{values:?}");
+    assert!(values.last().is_some_and(|v| *v > 0));
+    // Without -O there is nowhere to put them.
+    let (code, _, err) = pmcstat(&["-P", "cpu-clock", "-w", "1", "--", "true"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// On a terminal, a live status line (elapsed, samples, lost) on stderr; never when piped.
+#[test]
+fn live_status_line_on_a_terminal() {
+    if !can_sample() {
+        return;
+    }
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("SKIP: script(1) is not installed");
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("pmcstat-cli-tty-{}.pmclog", std::process::id()));
+    let cmd = format!(
+        "{} -S cpu-clock -c 0 -F 500 -l 0.7 -O {}",
+        env!("CARGO_BIN_EXE_pmcstat"),
+        log.display()
+    );
+    let out = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&log);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("\r\x1b[K[pmcstat] ") && text.contains(" samples  0 lost"),
+        "{text:?}"
+    );
+    // Piped (as in every other test here): no status line.
+    let log2 = std::env::temp_dir().join(format!("pmcstat-cli-p-{}.pmclog", std::process::id()));
+    let (code, _, err) = pmcstat(&[
+        "-S",
+        "cpu-clock",
+        "-c",
+        "0",
+        "-l",
+        "0.3",
+        "-O",
+        &log2.to_string_lossy(),
+    ]);
+    let _ = std::fs::remove_file(&log2);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("[pmcstat]"), "{err}");
+}

@@ -1,0 +1,118 @@
+//! `pmc-workload`: small deterministic workloads for the cross-crate tests,
+//! run as a separate process so that the library and `perf` can count the
+//! very same command from its `exec`.
+//!
+//! ```text
+//! pmc-workload touch-pages N      mmap N fresh anonymous pages, write one byte to each
+//! pmc-workload spin-cpu-ms N      spin until this process has used N ms of CPU time
+//! pmc-workload sleep-ms N         sleep N ms
+//! pmc-workload exit N             exit with status N
+//! pmc-workload unprivileged-check WORKLOAD
+//!                                 (run as an unprivileged user) try what an
+//!                                 unprivileged user may and may not count;
+//!                                 print the facts as one JSON object
+//! ```
+//!
+//! Exit status 0 on success, 2 on a usage error.
+#![allow(missing_docs)]
+
+use std::process::ExitCode;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: pmc-workload touch-pages N | spin-cpu-ms N | sleep-ms N | exit N | unprivileged-check WORKLOAD"
+    );
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(mode), arg) = (args.first(), args.get(1)) else {
+        return usage();
+    };
+    let num = || arg.and_then(|a| a.parse::<u64>().ok());
+    match (mode.as_str(), num()) {
+        ("touch-pages", Some(n)) => pmc_tests::touch_pages(n as usize),
+        ("spin-cpu-ms", Some(n)) => {
+            pmc_tests::spin_cpu(std::time::Duration::from_millis(n));
+        }
+        ("sleep-ms", Some(n)) => std::thread::sleep(std::time::Duration::from_millis(n)),
+        ("exit", Some(n)) => return ExitCode::from(n as u8),
+        ("unprivileged-check", _) => match arg {
+            Some(w) => {
+                println!("{}", unprivileged::check(w));
+            }
+            None => return usage(),
+        },
+        _ => return usage(),
+    }
+    ExitCode::SUCCESS
+}
+
+mod unprivileged {
+    use pmc_core::launch::PausedChild;
+    use pmc_core::{Allocation, Backend as _, Cpus, Pmc as _, Target};
+    use serde_json::{json, Value};
+
+    fn ids() -> Value {
+        let (mut r, mut e, mut s) = (0, 0, 0);
+        let (mut gr, mut ge, mut gs) = (0, 0, 0);
+        // SAFETY: all six pointers are to valid, writable locals.
+        unsafe {
+            libc::getresuid(&mut r, &mut e, &mut s);
+            libc::getresgid(&mut gr, &mut ge, &mut gs);
+        }
+        json!({ "uid": [r, e, s], "gid": [gr, ge, gs] })
+    }
+
+    fn error_json(e: &pmc_core::Error) -> Value {
+        json!({
+            "kind": format!("{:?}", e.kind()),
+            "message": e.to_string(),
+            "errno": e.errno(),
+        })
+    }
+
+    /// System-wide cpu-clock (must be refused), then page-faults and
+    /// task-clock of a launched child (must work).
+    pub fn check(workload: &str) -> Value {
+        let backend = match pmc_linux::Backend::open() {
+            Ok(b) => b,
+            Err(e) => return json!({ "ids": ids(), "open_error": error_json(&e) }),
+        };
+        let system =
+            backend.allocate(&Allocation::counting("cpu-clock".parse().unwrap()).system(Cpus::All));
+        let system = match system {
+            Ok(_) => json!({ "ok": true }),
+            Err(e) => json!({ "ok": false, "error": error_json(&e) }),
+        };
+        let mut exec = serde_json::Map::new();
+        for event in ["page-faults", "task-clock"] {
+            exec.insert(event.into(), count_exec(&backend, event, workload));
+        }
+        json!({
+            "ids": ids(),
+            "has_perfmon": pmc_linux::env::has_perfmon(),
+            "paranoid": pmc_linux::env::paranoid_level(),
+            "system": system,
+            "exec": exec,
+        })
+    }
+
+    fn count_exec(backend: &pmc_linux::Backend, event: &str, workload: &str) -> Value {
+        let run = || -> pmc_core::Result<(u64, Option<i32>)> {
+            let mut pmc = backend.allocate(&Allocation::counting(event.parse()?))?;
+            let mut child = PausedChild::spawn(workload, &["touch-pages".into(), "256".into()])?;
+            pmc.attach(Target::Exec(child.pid()))?;
+            pmc.start()?;
+            child.resume()?;
+            let status = child.wait()?;
+            pmc.stop()?;
+            Ok((pmc.read()?.value, status.code()))
+        };
+        match run() {
+            Ok((value, code)) => json!({ "ok": true, "value": value, "exit_code": code }),
+            Err(e) => json!({ "ok": false, "error": error_json(&e) }),
+        }
+    }
+}

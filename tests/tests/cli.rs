@@ -1,0 +1,472 @@
+//! `pmcstat` end to end: the binary of this build counting `pmc-workload`,
+//! its JSON, its exit statuses, its event-string errors and its default set.
+//!
+//! The binary is `<target>/<profile>/pmcstat`, next to this test's
+//! `deps/` directory; `cargo test --workspace` builds it (pmcstat has
+//! integration tests of its own). Without it, each test prints `SKIP` and
+//! returns.
+#![cfg(target_os = "linux")]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use pmc_tests::{perf_available, perf_stat, pmcstat_path, skip};
+use serde_json::Value;
+
+const WORKLOAD: &str = env!("CARGO_BIN_EXE_pmc-workload");
+
+fn pmcstat_or_skip(name: &str) -> Option<PathBuf> {
+    let p = pmcstat_path();
+    if p.is_none() {
+        skip!(
+            name,
+            "no pmcstat binary next to {} (run `cargo build -p pmcstat` or `cargo test --workspace`)",
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        );
+    }
+    p
+}
+
+fn run(pmcstat: &PathBuf, args: &[&str]) -> Output {
+    let out = Command::new(pmcstat)
+        .args(args)
+        .output()
+        .expect("run pmcstat");
+    eprintln!(
+        "$ pmcstat {}\n{}{}[exit {:?}]",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        out.status.code()
+    );
+    out
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The text line for `event`: `(value, rest)` with the value's thousands
+/// separators removed (clocks in msec); `None` for `<not supported>` and
+/// `<not counted>`.
+fn text_line<'a>(text: &'a str, event: &str) -> Option<(Option<f64>, &'a str)> {
+    text.lines().find_map(|l| {
+        let t = l.trim_start();
+        let (value, rest) = if let Some(r) = t.strip_prefix("<not supported>") {
+            (None, r)
+        } else if let Some(r) = t.strip_prefix("<not counted>") {
+            (None, r)
+        } else {
+            let (v, r) = t.split_once(char::is_whitespace)?;
+            (Some(v.replace(',', "").parse().ok()?), r)
+        };
+        let mut rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("msec ") {
+            rest = r.trim_start();
+        }
+        (rest.split_whitespace().next() == Some(event)).then_some((value, rest))
+    })
+}
+
+/// The last line of stderr that parses as a JSON object.
+fn json_of(o: &Output) -> Value {
+    let s = stderr(o);
+    s.lines()
+        .rev()
+        .find_map(|l| {
+            l.trim_start()
+                .starts_with('{')
+                .then(|| serde_json::from_str(l).ok())
+                .flatten()
+        })
+        .unwrap_or_else(|| panic!("no JSON object in pmcstat's output:\n{s}"))
+}
+
+#[test]
+fn counts_page_faults_of_a_command() {
+    let name = "counts_page_faults_of_a_command";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let out = run(
+        &p,
+        &["-p", "page-faults", "--", WORKLOAD, "touch-pages", "4096"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = stderr(&out);
+    let (value, _) = text_line(&text, "page-faults")
+        .unwrap_or_else(|| panic!("no page-faults line in:\n{text}"));
+    let value = value.expect("page-faults counted");
+    assert_eq!(value.fract(), 0.0, "{value}");
+    assert!(
+        value >= 4096.0,
+        "pmcstat counted {value} page faults:\n{text}"
+    );
+    assert!(value < 4096.0 + 2048.0, "{value}:\n{text}");
+    assert!(
+        text.contains("Performance counter stats for"),
+        "perf-stat-style header missing:\n{text}"
+    );
+}
+
+#[test]
+fn json_has_the_documented_fields_and_agrees_with_perf() {
+    let name = "json_has_the_documented_fields_and_agrees_with_perf";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let out = run(
+        &p,
+        &[
+            "--json",
+            "-p",
+            "page-faults",
+            "-p",
+            "task-clock",
+            "-p",
+            "cycles",
+            "--",
+            WORKLOAD,
+            "touch-pages",
+            "4096",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let j = json_of(&out);
+    let cmd: Vec<&str> = j["command"]
+        .as_array()
+        .expect("command is an array")
+        .iter()
+        .map(|v| v.as_str().expect("command strings"))
+        .collect();
+    assert_eq!(cmd, [WORKLOAD, "touch-pages", "4096"]);
+    assert_eq!(j["exit_status"], 0, "{j}");
+    let elapsed = j["elapsed_ns"].as_u64().expect("elapsed_ns");
+    assert!(elapsed > 0 && elapsed < 60_000_000_000, "{j}");
+
+    let counters = j["counters"].as_array().expect("counters array");
+    assert_eq!(counters.len(), 3, "{j}");
+    for c in counters {
+        for field in [
+            "event",
+            "scope",
+            "cpu",
+            "value",
+            "scaled",
+            "time_enabled",
+            "time_running",
+            "status",
+            "error",
+        ] {
+            assert!(c.get(field).is_some(), "counter lacks `{field}`: {c}");
+        }
+        assert_eq!(c["scope"], "process", "{c}");
+        assert!(c["cpu"].is_null(), "{c}");
+    }
+    let by = |e: &str| {
+        counters
+            .iter()
+            .find(|c| c["event"] == e)
+            .unwrap_or_else(|| panic!("no {e} counter: {j}"))
+    };
+    let pf = by("page-faults");
+    assert_eq!(pf["status"], "ok", "{pf}");
+    assert!(pf["error"].is_null(), "{pf}");
+    let faults = pf["value"].as_u64().expect("page-faults value");
+    assert!(faults >= 4096, "{pf}");
+    assert_eq!(pf["scaled"], pf["value"], "not multiplexed: {pf}");
+    assert_eq!(pf["time_enabled"], pf["time_running"], "{pf}");
+    assert!(pf["time_enabled"].as_u64().unwrap() > 0, "{pf}");
+    let tc = by("task-clock");
+    assert_eq!(tc["status"], "ok", "{tc}");
+    assert!(tc["value"].as_u64().unwrap_or(0) > 0, "{tc}");
+
+    let cy = by("cycles");
+    if pmc_linux::env::has_hardware_pmu() {
+        assert_eq!(cy["status"], "ok", "{cy}");
+    } else {
+        assert_eq!(cy["status"], "not-supported", "{cy}");
+        assert!(cy["value"].is_null(), "{cy}");
+        let err = cy["error"].as_str().expect("an error message for cycles");
+        assert!(err.contains("no hardware PMU"), "{cy}");
+    }
+
+    match perf_available().and_then(|()| {
+        perf_stat(
+            &["page-faults"],
+            WORKLOAD.as_ref(),
+            &["touch-pages", "4096"],
+        )
+    }) {
+        Err(reason) => skip!(name, "perf oracle part: {reason}"),
+        Ok(counts) => {
+            let perf = counts
+                .iter()
+                .find(|c| c.event.starts_with("page-faults"))
+                .and_then(|c| c.value)
+                .expect("perf counted page-faults") as u64;
+            let diff = (faults as f64 - perf as f64).abs() / perf as f64;
+            assert!(
+                diff <= 0.02,
+                "pmcstat {faults} vs perf stat {perf} page faults"
+            );
+        }
+    }
+}
+
+#[test]
+fn exit_status_of_the_command_is_propagated() {
+    let name = "exit_status_of_the_command_is_propagated";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let out = run(&p, &["-p", "page-faults", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let out = run(&p, &["-p", "page-faults", "--", WORKLOAD, "exit", "42"]);
+    assert_eq!(out.status.code(), Some(42), "{}", stderr(&out));
+    // JSON reports it too.
+    let out = run(
+        &p,
+        &["--json", "-p", "page-faults", "--", "sh", "-c", "exit 3"],
+    );
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(json_of(&out)["exit_status"], 3);
+    // A signal: the shell convention, 128 + signal number.
+    let out = run(
+        &p,
+        &["-p", "page-faults", "--", "sh", "-c", "kill -TERM $$"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGTERM),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let name = "usage_errors_exit_2";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    for args in [
+        &["--no-such-option"][..],
+        &[][..],                // process counters and nothing to count
+        &["-p", "page-faults"], // the same
+        &["-w", "0", "--", "true"],
+        &["-c", "3-1", "-s", "cpu-clock", "-l", "0.1"],
+        &["-t", "1", "--", "true"],
+    ] {
+        let out = run(&p, args);
+        assert_eq!(out.status.code(), Some(2), "pmcstat {args:?}");
+        assert!(!stderr(&out).trim().is_empty(), "no message for {args:?}");
+    }
+}
+
+#[test]
+fn misspelt_event_is_an_error_naming_its_position() {
+    let name = "misspelt_event_is_an_error_naming_its_position";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    // A misspelt name: refused before running the command (the marker file
+    // is not created), exit 2 as for other usage errors.
+    let dir = pmc_tests::TempDir::new("cli-typo", 0o755).unwrap();
+    let marker = dir.0.join("ran");
+    let touch = format!("touch {}", marker.display());
+    let out = run(&p, &["-p", "page-fualts", "--", "sh", "-c", &touch]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!marker.exists(), "the command ran despite the bad event");
+    assert!(err.contains("page-fualts"), "{err}");
+    assert!(err.contains("at position 0"), "{err}");
+    assert!(err.contains("page-faults"), "no suggestion: {err}");
+
+    // A bad modifier: the position points at it, with a caret under it.
+    let out = run(&p, &["-p", "page-faults:q", "--", "true"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("at position 12"), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    let echo = lines
+        .iter()
+        .position(|l| l.trim() == "page-faults:q")
+        .unwrap_or_else(|| panic!("the spec is not echoed: {err}"));
+    let caret = lines.get(echo + 1).copied().unwrap_or_default();
+    let col = |l: &str, pat: char| l.find(pat);
+    assert_eq!(
+        col(caret, '^').map(|c| c as isize - col(lines[echo], 'p').unwrap() as isize),
+        Some(12),
+        "caret not under position 12:\n{err}"
+    );
+}
+
+#[test]
+fn default_event_set_shows_cycles_not_supported_without_pmu() {
+    let name = "default_event_set_shows_cycles_not_supported_without_pmu";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let out = run(&p, &["--", WORKLOAD, "touch-pages", "64"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = stderr(&out);
+    // The software half of perf stat's default set is always counted.
+    for ev in [
+        "task-clock",
+        "context-switches",
+        "cpu-migrations",
+        "page-faults",
+    ] {
+        let (v, _) = text_line(&text, ev).unwrap_or_else(|| panic!("no {ev} line:\n{text}"));
+        assert!(v.is_some(), "{ev} not counted:\n{text}");
+    }
+    let (pf, _) = text_line(&text, "page-faults").unwrap();
+    assert!(pf.unwrap() >= 64.0, "{text}");
+    let hw = ["cycles", "instructions", "branches", "branch-misses"];
+    if pmc_linux::env::has_hardware_pmu() {
+        for ev in hw {
+            assert!(text_line(&text, ev).is_some(), "no {ev} line:\n{text}");
+        }
+        skip!(
+            name,
+            "this machine has a hardware PMU: the <not supported> rendering needs one without"
+        );
+        return;
+    }
+    for ev in hw {
+        let (v, rest) = text_line(&text, ev).unwrap_or_else(|| panic!("no {ev} line:\n{text}"));
+        assert_eq!(v, None, "{ev} counted without a PMU?\n{text}");
+        let line = text.lines().find(|l| l.contains(rest)).unwrap();
+        assert!(
+            line.trim_start().starts_with("<not supported>"),
+            "{ev}: {line}"
+        );
+        assert!(line.contains("no hardware PMU"), "{ev}: no reason: {line}");
+    }
+}
+
+#[test]
+fn descendants_flag_counts_children() {
+    let name = "descendants_flag_counts_children";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let script = format!("{WORKLOAD} touch-pages 2048; {WORKLOAD} touch-pages 2048");
+    let faults = |d: bool| {
+        let mut args = vec!["--json", "-p", "page-faults"];
+        if d {
+            args.push("-d");
+        }
+        args.extend(["--", "sh", "-c", &script]);
+        let out = run(&p, &args);
+        assert_eq!(out.status.code(), Some(0));
+        json_of(&out)["counters"][0]["value"]
+            .as_u64()
+            .expect("page-faults value")
+    };
+    let with = faults(true);
+    let without = faults(false);
+    assert!(with >= 4096, "-d: {with}");
+    assert!(
+        without < 2048,
+        "without -d the children are not counted: {without}"
+    );
+}
+
+#[test]
+fn system_scope_per_cpu_json_and_csv() {
+    let name = "system_scope_per_cpu_json_and_csv";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    if !pmc_linux::env::has_perfmon() && pmc_linux::env::paranoid_level().is_none_or(|l| l > 0) {
+        skip!(
+            name,
+            "system scope needs CAP_PERFMON or perf_event_paranoid <= 0"
+        );
+        return;
+    }
+    let out = run(
+        &p,
+        &[
+            "--json",
+            "--per-cpu",
+            "-s",
+            "cpu-clock",
+            "--",
+            WORKLOAD,
+            "sleep-ms",
+            "100",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let j = json_of(&out);
+    let elapsed = j["elapsed_ns"].as_u64().unwrap() as f64;
+    assert!(elapsed >= 100e6, "{j}");
+    let counters = j["counters"].as_array().unwrap();
+    let cpus: Vec<u64> = counters
+        .iter()
+        .map(|c| c["cpu"].as_u64().unwrap())
+        .collect();
+    let online: Vec<u64> = pmc_linux::env::online_cpus()
+        .into_iter()
+        .map(u64::from)
+        .collect();
+    assert_eq!(cpus, online, "one counter per online CPU, in order: {j}");
+    for c in counters {
+        assert_eq!(c["scope"], "system", "{c}");
+        assert_eq!(c["status"], "ok", "{c}");
+        let v = c["value"].as_u64().unwrap() as f64;
+        assert!(
+            (0.7 * elapsed..=1.3 * elapsed).contains(&v),
+            "cpu-clock {v} ns on CPU {} over {elapsed} ns: {c}",
+            c["cpu"]
+        );
+    }
+
+    // CSV: value, unit, event, scope, cpu, time_enabled, time_running,
+    // running percent, status; summed over CPUs without --per-cpu.
+    let out = run(
+        &p,
+        &[
+            "-x",
+            ",",
+            "-s",
+            "cpu-clock",
+            "-p",
+            "page-faults",
+            "--",
+            WORKLOAD,
+            "touch-pages",
+            "128",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let text = stderr(&out);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|f| f.len() == 9)
+        .collect();
+    assert_eq!(rows.len(), 2, "two CSV rows of 9 fields:\n{text}");
+    let sys = rows
+        .iter()
+        .find(|f| f[2] == "cpu-clock")
+        .expect("cpu-clock row");
+    assert_eq!(
+        (sys[1], sys[3], sys[8]),
+        ("msec", "system", "ok"),
+        "{sys:?}"
+    );
+    let pf = rows
+        .iter()
+        .find(|f| f[2] == "page-faults")
+        .expect("page-faults row");
+    assert_eq!((pf[3], pf[8]), ("process", "ok"), "{pf:?}");
+    assert!(pf[0].parse::<u64>().unwrap() >= 128, "{pf:?}");
+    assert_eq!(pf[5], pf[6], "time enabled = running: {pf:?}");
+    assert_eq!(pf[7], "100.00", "{pf:?}");
+}
