@@ -501,6 +501,14 @@ impl Counters {
             }
             let group = fds.first().map(|f| f.as_fd());
             let fd = sys::perf_event_open(&mut attr, pid, cpu, group).map_err(|errno| {
+                // A member whose leader was just opened on a thread that is now exiting fails
+                // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
+                // vanished thread it is, so attach skips it like any thread that exited.
+                let errno = if errno == libc::ENODEV && !leader && pid > 0 && thread_exiting(pid) {
+                    libc::ESRCH
+                } else {
+                    errno
+                };
                 let freq = match m.alloc.mode {
                     Mode::Sampling(Rate::Frequency(f)) => Some(f),
                     Mode::Sampling(Rate::Period(_)) => Some(0),
@@ -1183,6 +1191,23 @@ fn gettid() -> i32 {
 }
 
 /// The thread ids of `/proc/<pid>`, main thread first.
+/// Whether thread `tid` has gone or is exiting: no `/proc/<tid>/stat`, a zombie or dead state,
+/// or `PF_EXITING` (0x4) in its flags.
+fn thread_exiting(tid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
+        return true;
+    };
+    // The fields after the command name, which is in parentheses and may contain anything.
+    let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 1..)) else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first().copied().unwrap_or("");
+    // Field 9 of stat (flags) is the 7th after the state.
+    let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
+    matches!(state, "Z" | "X" | "x") || flags & 0x4 != 0
+}
+
 fn thread_ids(pid: &str) -> Result<Vec<i32>> {
     let dir = format!("/proc/{pid}/task");
     let rd = std::fs::read_dir(&dir).map_err(|_| {

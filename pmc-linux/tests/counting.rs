@@ -248,3 +248,44 @@ fn ten_thousand_allocations_leak_no_fds() {
     let after = open_fds();
     assert!(after <= before + 16, "fds before {before}, after {after}");
 }
+
+/// Attaching a group to the whole calling process while its threads come and go: a thread
+/// that exits between the leader's and a member's open makes the member fail with ENODEV
+/// (its leader's context is gone), which must be skipped like any vanished thread, never
+/// reported as an offline CPU. (Seen in CI: the test harness's threads exit at any time.)
+#[test]
+fn group_attach_survives_thread_churn() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let churners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = std::thread::spawn(|| std::hint::black_box(0u64)).join();
+                }
+            })
+        })
+        .collect();
+    let b = Backend::open().unwrap();
+    let mk = |e: &str| Allocation::counting(e.parse().unwrap());
+    let mut failure = None;
+    for _ in 0..300 {
+        let mut g = b
+            .allocate_group(&[mk("cpu-clock"), mk("task-clock"), mk("page-faults")])
+            .unwrap();
+        if let Err(e) = g.start() {
+            failure = Some(e);
+            break;
+        }
+        g.stop().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    for c in churners {
+        c.join().unwrap();
+    }
+    if let Some(e) = failure {
+        panic!("attach under thread churn failed: {e}");
+    }
+}

@@ -1055,3 +1055,52 @@ fn procexit_of_the_target_itself() {
     // cpu-clock nanoseconds: the sum of the periods, or the kernel's read of them.
     assert!(exit_counts[0] >= periods && periods > 0);
 }
+
+/// Starting a sampling group on the whole calling process (open, mmap, SET_OUTPUT per thread)
+/// while threads come and go: threads that exit mid-attach are skipped, never an error.
+#[test]
+fn sampling_group_attach_survives_thread_churn() {
+    use pmc_core::Group as _;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let churners: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let _ = std::thread::spawn(|| std::hint::black_box(0u64)).join();
+                }
+            })
+        })
+        .collect();
+    let b = Backend::open().unwrap();
+    let mk = |e: &str| Allocation::sampling(e.parse().unwrap(), Rate::Period(500_000));
+    let mut failure = None;
+    for _ in 0..400 {
+        let buf = SharedBuf::default();
+        b.configure_log(Box::new(buf.clone())).unwrap();
+        let mut g = b
+            .allocate_group(&[mk("cpu-clock"), mk("task-clock")])
+            .unwrap();
+        let r = g.start().and_then(|()| g.stop());
+        drop(g);
+        b.close_log().unwrap();
+        if let Err(e) = r {
+            failure = Some(e);
+            break;
+        }
+        let (_, clean) = read_log(&buf.bytes());
+        assert!(clean);
+    }
+    stop.store(true, Ordering::Relaxed);
+    for c in churners {
+        c.join().unwrap();
+    }
+    if let Some(e) = failure {
+        panic!("sampling attach under thread churn failed: {e}");
+    }
+}
