@@ -138,14 +138,22 @@ fn system_scope_counts_per_cpu() {
             }
             Err(e) => panic!("{e}"),
         };
+    let t0 = std::time::Instant::now();
     pmc.start().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(100));
     pmc.stop().unwrap();
+    // The window the counters were enabled in, however long a loaded machine made it.
+    let window_ms = t0.elapsed().as_secs_f64() * 1e3;
     let per = pmc.read_instances().unwrap();
     assert_eq!(per.len(), pmc_linux::env::online_cpus().len());
     for ir in &per {
+        // cpu-clock ticks on every CPU, idle or not: about the whole window.
         let ms = ir.reading.scaled().unwrap() as f64 / 1e6;
-        assert!((70.0..200.0).contains(&ms), "{:?}: {ms} ms", ir.instance);
+        assert!(
+            ms >= 70.0 && ms <= window_ms + 1.0,
+            "{:?}: {ms} ms in a {window_ms:.1} ms window",
+            ir.instance
+        );
     }
     assert_eq!(
         pmc.attach(Target::Current).unwrap_err().kind(),
