@@ -31,3 +31,15 @@ fi
 
 step "tests: cargo test --workspace"
 cargo test --workspace
+
+# Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
+# miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
+if [ "${PMC_CI_MIRI:-1}" != 0 ]; then
+  step "miri: parsing and ring-buffer code (ci/miri.sh)"
+  if { rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal; } &&
+    rustup +nightly component add miri rust-src; then
+    bash ci/miri.sh
+  else
+    echo "SKIPPED (not passed): Miri needs the nightly toolchain, or its miri component, could not be installed here"
+  fi
+fi

@@ -155,6 +155,11 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 16 } else { 256 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
         #[test]
         fn never_panics(v: u64, e: u64, r: u64) {
             let x = Reading::new(v, e, r);

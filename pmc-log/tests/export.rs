@@ -57,7 +57,7 @@ fn folded_counts_every_sample() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: if cfg!(miri) { 2 } else { 64 }, ..Default::default() })]
+    #![proptest_config(crate::util::proptest_config(64, 2))]
 
     /// Exports accept any record values (overflowing offsets, huge pids...).
     #[test]

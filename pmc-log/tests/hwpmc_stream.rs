@@ -129,7 +129,7 @@ fn damaged_and_truncated_streams_split_anywhere_give_the_same_output() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
+    #![proptest_config(crate::util::proptest_config(300, 3))]
     #[test]
     fn random_chunking_gives_the_same_output(
         cuts in proptest::collection::vec(0usize..1400, 0..24),

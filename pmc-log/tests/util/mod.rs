@@ -373,3 +373,17 @@ pub fn arb_record() -> impl Strategy<Value = Record<'static>> {
         (t, any::<u64>()).prop_map(|(time, records)| Record::Close(Close { time, records })),
     ]
 }
+
+/// A proptest configuration: `cases` normally, `miri_cases` under Miri, where there is also no
+/// failure persistence (it needs the working directory, which Miri's isolation hides).
+pub fn proptest_config(cases: u32, miri_cases: u32) -> ProptestConfig {
+    if cfg!(miri) {
+        ProptestConfig {
+            cases: miri_cases,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    } else {
+        ProptestConfig::with_cases(cases)
+    }
+}
