@@ -17,5 +17,5 @@ cargo +nightly miri setup
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance -Zmiri-disable-isolation}"
 cargo +nightly miri test -p pmc-log
 cargo +nightly miri test -p pmc-linux --test ring --test record
-cargo +nightly miri test -p pmc-linux --lib -- ring record rdpmc sys::mmap
+cargo +nightly miri test -p pmc-linux --lib -- ring record rdpmc sys::mmap switch_samples
 cargo +nightly miri test -p pmc-core --lib -- event reading

@@ -144,7 +144,11 @@ impl Flags {
     /// (`PMC_F_LOG_PROCEXIT`).
     pub const LOG_PROCEXIT: Flags = Flags(4);
     /// Log the counts at each context switch of a target
-    /// (`PMC_F_LOG_PROCCSW`).
+    /// (`PMC_F_LOG_PROCCSW`): process scope only, and the PMC needs a log
+    /// before it starts. On Linux each switch-out of a target thread logs the
+    /// counts of the slice that just ended; this needs kernel-mode counting
+    /// (CAP_PERFMON or `perf_event_paranoid` <= 1), and the slice that ends
+    /// at a thread's exit is not logged.
     pub const LOG_PROCCSW: Flags = Flags(8);
     const NAMES: [(Flags, &'static str); 4] = [
         (Flags::DESCENDANTS, "descendants"),

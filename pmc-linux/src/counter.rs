@@ -44,8 +44,12 @@
 //! returns is in it; dropping the PMC drains them a last time.
 //! `Flags::LOG_PROCEXIT` (process-scope sampling only) logs each process's
 //! count at its exit (see [`crate::sampler`]);
-//! `Flags::LOG_PROCCSW` is refused at allocate (the kernel logs context
-//! switches, not counter values at them).
+//! `Flags::LOG_PROCCSW` (process scope, counting or sampling) logs the counts
+//! of each time slice at every context switch of the targets, through a
+//! switch group: a `context-switches` sampler with `PERF_SAMPLE_READ` over
+//! copies of the PMC's events (see `Counters::switch_group`). The slice that
+//! ends at a task's exit is not logged: the kernel detaches the task's events
+//! before its final switch.
 
 use crate::errmap::{self, Facts, OpenContext};
 use crate::record::ParseConfig;
@@ -280,6 +284,12 @@ struct Counters {
     /// In-process sampling: the owner reads the rings ([`LinuxPmc::samples`]).
     local_wanted: bool,
     local: Option<LocalRings>,
+    /// log-proccsw: the switch group that logs this PMC's counts at every context switch of
+    /// its targets (see [`Counters::switch_group`]).
+    csw: Option<Box<Counters>>,
+    /// This is a switch group: its leader is the `context-switches` sampler and its members
+    /// are copies of the owning PMC's events, logged under the owner's PMC ids.
+    switch_group: bool,
 }
 
 fn build_attr(
@@ -375,15 +385,14 @@ impl Counters {
         }
         let mut members = Vec::with_capacity(allocs.len());
         for a in allocs {
-            if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) {
+            if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) && a.scope.is_system() {
                 return Err(Error::new(
-                    ErrorKind::NotSupported,
+                    ErrorKind::InvalidArgument,
                     Op::Allocate,
-                    "log-proccsw (counts at every context switch) is not available on Linux: \
-                     perf_event reports context switches (PERF_RECORD_SWITCH) but not the \
-                     counter values at them",
+                    "log-proccsw needs a process-scope PMC: it logs the counts of the target \
+                     processes at their context switches",
                 )
-                .with_help("sample instead, or read the counter periodically (pmcstat -w)"));
+                .with_errno(libc::EINVAL));
             }
             if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT)
                 && (!a.mode.is_sampling() || a.scope.is_system())
@@ -435,7 +444,21 @@ impl Counters {
             per_cpu_task: sampling && inherit,
             local_wanted: false,
             local: None,
+            csw: None,
+            switch_group: false,
         };
+        if allocs
+            .iter()
+            .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCCSW))
+        {
+            c.csw = Some(Box::new(Counters::switch_group(
+                &c.members,
+                inherit,
+                ring_pages,
+                &facts,
+                c._shared.clone(),
+            )?));
+        }
         match &allocs[0].scope {
             Scope::System { cpu } => {
                 let cpus = match cpu {
@@ -472,6 +495,117 @@ impl Counters {
                 let tid = gettid();
                 c.probe = Some((tid, c.open_set(0, -1, false)?));
             }
+        }
+        Ok(c)
+    }
+
+    /// The switch group of a PMC with log-proccsw (hwpmc's `PMC_F_LOG_PROCCSW`).
+    ///
+    /// perf_event has no "log the counts at every context switch" bit, but it gives enough to
+    /// build one: a `context-switches` software event sampling every switch (period 1) with
+    /// `PERF_SAMPLE_READ` of its group, whose members are copies of the PMC's events. The
+    /// context-switch event fires while the outgoing task's events are still scheduled, so each
+    /// sample carries the task's cumulative counts at the moment it leaves the CPU; the drain
+    /// thread logs the difference from the previous one as a
+    /// [`CounterKind::ContextSwitch`](pmc_log::record::CounterKind::ContextSwitch) record (the
+    /// counts of that time slice, as hwpmc's `PROCCSW`) under the PMC's own ids. The copies
+    /// count alongside the PMC's events (twice the counters, which matters only for hardware
+    /// events), and writes and set_count on the PMC do not touch them. The switch event fires
+    /// in the kernel, so this needs kernel-mode counting: CAP_PERFMON or
+    /// `perf_event_paranoid` <= 1.
+    fn switch_group(
+        owner: &[Member],
+        inherit: bool,
+        ring_pages: usize,
+        facts: &Facts,
+        shared: Arc<Shared>,
+    ) -> Result<Counters> {
+        let cs: pmc_core::EventSpec = "context-switches"
+            .parse()
+            .map_err(|e| Error::new(ErrorKind::InvalidArgument, Op::Allocate, format!("{e}")))?;
+        let mut lead_alloc = Allocation::sampling(cs, Rate::Period(1));
+        if inherit {
+            lead_alloc = lead_alloc.flags(pmc_core::Flags::DESCENDANTS);
+        }
+        let lead_resolved = resolve::resolve(&lead_alloc.event)?;
+        let mut lead = build_attr(&lead_alloc, &lead_resolved, facts, true, ring_pages);
+        lead.sample_type = u64::from(
+            b::PERF_SAMPLE_IDENTIFIER
+                | b::PERF_SAMPLE_TID
+                | b::PERF_SAMPLE_TIME
+                | b::PERF_SAMPLE_CPU
+                | b::PERF_SAMPLE_READ,
+        );
+        // The switch happens in the kernel: excluding it would silence the sampler.
+        lead.set_exclude_kernel(0);
+        lead.set_exclude_user(0);
+        let mut members = vec![Member {
+            alloc: lead_alloc,
+            pmc_id: shared.next_pmc_id.fetch_add(1, Ordering::Relaxed),
+            event: "context-switches".to_owned(),
+            resolved: lead_resolved,
+            attr: lead,
+            opened: lead,
+        }];
+        for m in owner {
+            let mut alloc = m.alloc.clone();
+            alloc.mode = Mode::Counting;
+            let mut attr = build_attr(&alloc, &m.resolved, facts, true, ring_pages);
+            // A group has one clock (the kernel refuses members with another).
+            attr.set_use_clockid(1);
+            attr.clockid = libc::CLOCK_MONOTONIC;
+            members.push(Member {
+                alloc,
+                pmc_id: m.pmc_id,
+                event: m.event.clone(),
+                resolved: m.resolved.clone(),
+                attr,
+                opened: attr,
+            });
+        }
+        let n = members.len();
+        let mut c = Counters {
+            members,
+            state: State::Allocated,
+            instances: Vec::new(),
+            retired: vec![Reading::default(); n],
+            base: vec![0; n],
+            probe: None,
+            per_member_read: false,
+            _shared: shared,
+            ring_pages,
+            per_cpu_task: inherit,
+            local_wanted: false,
+            local: None,
+            csw: None,
+            switch_group: true,
+        };
+        let tid = gettid();
+        match c.open_set(0, -1, false) {
+            Ok(fds) => c.probe = Some((tid, fds)),
+            Err(e) if e.kind() == ErrorKind::Permission => {
+                return Err(Error::permission(
+                    Op::Allocate,
+                    "log counts at context switches (log-proccsw samples the kernel's \
+                     context-switch event)",
+                    pmc_core::PermissionReason::PerfEventParanoid {
+                        level: Facts::probe().paranoid,
+                        needed: 1,
+                    },
+                )
+                .with_errno(e.errno().unwrap_or(libc::EACCES)));
+            }
+            Err(e) if e.errno() == Some(libc::EINVAL) && inherit => {
+                return Err(Error::new(
+                    ErrorKind::NotSupported,
+                    Op::Allocate,
+                    "log-proccsw with descendants needs PERF_SAMPLE_READ on inherited events, \
+                     which this kernel refuses (Linux 6.12 or later has it)",
+                )
+                .with_errno(libc::EINVAL)
+                .with_help("drop descendants, or attach to each process"));
+            }
+            Err(e) => return Err(e),
         }
         Ok(c)
     }
@@ -640,6 +774,12 @@ impl Counters {
                 return Err(e);
             }
         }
+        if let Some(sw) = self.csw.as_mut() {
+            if let Err(e) = sw.attach(target) {
+                self.instances.pop();
+                return Err(e);
+            }
+        }
         Ok(())
     }
 
@@ -676,6 +816,9 @@ impl Counters {
             kept.accumulate(r);
         }
         self.instances.remove(pos);
+        if let Some(sw) = self.csw.as_mut() {
+            sw.detach(target)?;
+        }
         Ok(())
     }
 
@@ -709,6 +852,15 @@ impl Counters {
     }
 
     fn start(&mut self) -> Result<()> {
+        if (self.csw.is_some() || self.switch_group) && !self._shared.hub.has_log() {
+            return Err(Error::new(
+                ErrorKind::LogRequired,
+                Op::Start,
+                "a PMC with log-proccsw needs a log for its counts at context switches \
+                 (hwpmc's EDOOFUS)",
+            )
+            .with_help("call configure_log first (pmcstat: -O file)"));
+        }
         if self.is_sampling() && !self.local_wanted && !self._shared.hub.has_log() {
             return Err(Error::new(
                 ErrorKind::LogRequired,
@@ -725,6 +877,9 @@ impl Counters {
         }
         if self.instances.is_empty() && !self.members[0].alloc.scope.is_system() {
             self.attach(Target::Current)?;
+        }
+        if let Some(sw) = self.csw.as_mut() {
+            sw.start()?;
         }
         if self.is_sampling() {
             if !self.local_wanted && !self._shared.hub.has_rings(self.token()) {
@@ -751,6 +906,9 @@ impl Counters {
             let _ = self.for_each_leader(|_, fd| {
                 sys::ioctl(fd, Ioctl::Disable(group)).map_err(|e| errmap::op_error(Op::Stop, e))
             });
+            if let Some(sw) = self.csw.as_mut() {
+                let _ = sw.stop();
+            }
         }
         r
     }
@@ -767,6 +925,9 @@ impl Counters {
         if self.is_sampling() && !self.local_wanted {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
+        }
+        if let Some(sw) = self.csw.as_mut() {
+            sw.stop()?;
         }
         Ok(())
     }
@@ -840,13 +1001,10 @@ impl Counters {
                     Some(x) => x,
                     None => {
                         let ring_cpu = u32::try_from(cpu).ok();
-                        rings.push(RingSource::map(
-                            first.as_fd(),
-                            self.ring_pages,
-                            cfg,
-                            token,
-                            ring_cpu,
-                        )?);
+                        let mut ring =
+                            RingSource::map(first.as_fd(), self.ring_pages, cfg, token, ring_cpu)?;
+                        ring.switch_counts = self.switch_group;
+                        rings.push(ring);
                         let x = (rings.len() - 1, first.as_raw_fd());
                         if cpu >= 0 {
                             by_cpu.push((cpu, x.0, x.1));
@@ -915,8 +1073,10 @@ impl Counters {
     fn descriptors(&self) -> Vec<pmc_log::record::PmcDescriptor<'static>> {
         use pmc_log::record as log;
         let time = sampler::now();
+        // A switch group's leader is internal: its samples become the owner's counter records.
         self.members
             .iter()
+            .skip(usize::from(self.switch_group))
             .map(|m| {
                 let cpu = match &m.alloc.scope {
                     Scope::System {

@@ -35,6 +35,7 @@
 //! | `LOST`, `LOST_SAMPLES` | [`Lost`](pmc_log::record::Lost) with the count |
 //! | `THROTTLE` | [`Lost`](pmc_log::record::Lost) with count 0 ("some, unknown") |
 //! | `EXIT`, for PMCs with log-procexit | also a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` with the sum of the process's sample periods |
+//! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
 //!
 //! Every loss is also counted in the [`SamplingSummary`] (per CPU), which
 //! [`Backend::sampling_summary`](crate::Backend::sampling_summary) returns.
@@ -195,6 +196,9 @@ pub(crate) struct RingSource {
     pub(crate) token: u32,
     /// The event hung up (its task exited): drained, no longer polled.
     hung_up: bool,
+    /// A log-proccsw switch group's ring: its samples are context switches carrying the
+    /// group's counts, logged as counter records rather than samples.
+    pub(crate) switch_counts: bool,
 }
 
 impl std::fmt::Debug for RingSource {
@@ -244,6 +248,7 @@ impl RingSource {
             cpu,
             token,
             hung_up: false,
+            switch_counts: false,
         })
     }
 
@@ -258,6 +263,7 @@ struct RingMeta {
     ids: Vec<(u64, u32)>,
     default_pmc: u32,
     cpu: Option<u32>,
+    switch_counts: bool,
 }
 
 fn tally(summary: &mut SamplingSummary, r: &Record<'_>, ring_cpu: Option<u32>) {
@@ -565,6 +571,7 @@ fn drain_ring(
         ids: std::mem::take(&mut ring.ids),
         default_pmc: ring.default_pmc,
         cpu: ring.cpu,
+        switch_counts: ring.switch_counts,
     };
     {
         let mut batch = ring.reader.batch();
@@ -572,7 +579,10 @@ fn drain_ring(
             let Ok(rec) = rec else { continue };
             match cfg.parse(rec.bytes) {
                 Ok(r) => {
-                    tally(summary, &r, meta.cpu);
+                    // A switch group's samples are counter readings, not samples.
+                    if !(meta.switch_counts && matches!(r, Record::Sample(_))) {
+                        tally(summary, &r, meta.cpu);
+                    }
                     f(&meta, &r);
                 }
                 Err(_) => bad += 1,
@@ -748,6 +758,54 @@ struct HubState {
     error: Option<String>,
     /// log-procexit bookkeeping.
     procexit: ProcExit,
+    /// log-proccsw bookkeeping.
+    proccsw: ProcCsw,
+}
+
+/// log-proccsw: the previous cumulative reading of each (PMC id, thread), so each context
+/// switch logs the counts of the time slice that just ended. Entries go when the thread exits.
+#[derive(Default)]
+struct ProcCsw {
+    /// (pmc id, tid) -> (value, time_enabled, time_running) at the thread's previous switch.
+    last: BTreeMap<(u32, i32), (u64, u64, u64)>,
+}
+
+impl ProcCsw {
+    /// The counter records for one switch sample of a switch group: one per member (the
+    /// group's leader, the switch event itself, is left out), each the difference from the
+    /// thread's previous switch.
+    fn counters(&mut self, s: &record::Sample<'_>, meta: &RingMeta, out: &mut Vec<log::Counter>) {
+        let Some(record::ReadValues::Group(g)) = &s.read else {
+            return;
+        };
+        let pid = s.pid.map_or(-1, to_i32);
+        let tid = s.tid.map_or(-1, to_i32);
+        let (en, run) = (g.time_enabled.unwrap_or(0), g.time_running.unwrap_or(0));
+        for e in g.iter() {
+            let pmc = meta.pmc_of(e.id);
+            if pmc == meta.default_pmc {
+                continue; // the context-switch event
+            }
+            let prev = self.last.insert((pmc, tid), (e.value, en, run));
+            let (v0, e0, r0) = prev.unwrap_or((0, 0, 0));
+            out.push(log::Counter {
+                time: s.time.unwrap_or(0),
+                pmc_id: pmc,
+                pid,
+                tid,
+                cpu: s.cpu.or(meta.cpu),
+                kind: log::CounterKind::ContextSwitch,
+                value: e.value.saturating_sub(v0),
+                time_enabled: en.saturating_sub(e0),
+                time_running: run.saturating_sub(r0),
+            });
+        }
+    }
+
+    /// Forgets a thread that exited.
+    fn exited(&mut self, tid: i32) {
+        self.last.retain(|(_, t), _| *t != tid);
+    }
 }
 
 /// log-procexit: per-process counts at exit.
@@ -808,14 +866,34 @@ impl HubState {
             summary,
             error,
             procexit,
+            proccsw,
             ..
         } = self;
         for ring in rings.iter_mut() {
             if token.is_some_and(|t| t != ring.token) {
                 continue;
             }
+            let mut csw = Vec::new();
             let bad = drain_ring(ring, summary, &mut |meta, r| {
                 let Some(w) = writer.as_mut() else { return };
+                if meta.switch_counts {
+                    match r {
+                        Record::Sample(s) => {
+                            csw.clear();
+                            proccsw.counters(s, meta, &mut csw);
+                            for c in csw.drain(..) {
+                                if let Err(e) = w.write(&log::Record::Counter(c)) {
+                                    error.get_or_insert_with(|| {
+                                        format!("cannot write the sample log: {e}")
+                                    });
+                                }
+                            }
+                            return;
+                        }
+                        Record::Exit(x) => proccsw.exited(to_i32(x.tid)),
+                        _ => {}
+                    }
+                }
                 let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
                     return;
                 };
@@ -1237,7 +1315,84 @@ mod tests {
             ids: vec![(77, 3), (78, 4)],
             default_pmc: 3,
             cpu: Some(1),
+            switch_counts: false,
         }
+    }
+
+    /// log-proccsw: each switch sample of a switch group (leader: the context-switch event,
+    /// id 77 = PMC 3; member id 78 = PMC 4) becomes one counter record per member with the
+    /// slice's counts: the difference from the thread's previous switch.
+    #[test]
+    fn switch_samples_become_slice_counters() {
+        use crate::record::read_format as rf;
+        let cfg = ParseConfig::new(
+            st::IDENTIFIER | st::TID | st::TIME | st::CPU | st::READ,
+            rf::GROUP | rf::ID | rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING,
+            true,
+        );
+        let m = RingMeta {
+            switch_counts: true,
+            ..meta()
+        };
+        let sample = |tid: u32, time: u64, switches: u64, value: u64, en: u64| {
+            record(
+                record_type::SAMPLE,
+                1,
+                &[
+                    77,
+                    pid_tid(10, tid),
+                    time,
+                    1,
+                    2,
+                    en,
+                    en,
+                    switches,
+                    77,
+                    value,
+                    78,
+                ],
+            )
+        };
+        let mut csw = ProcCsw::default();
+        let mut out = Vec::new();
+        for bytes in [
+            sample(11, 100, 1, 1_000, 5_000),
+            sample(12, 150, 1, 700, 800),
+            sample(11, 200, 2, 1_600, 9_000),
+        ] {
+            let Ok(Record::Sample(s)) = cfg.parse(&bytes) else {
+                panic!("a sample")
+            };
+            csw.counters(&s, &m, &mut out);
+        }
+        let got: Vec<_> = out
+            .iter()
+            .map(|c| (c.pmc_id, c.tid, c.time, c.value, c.time_enabled, c.kind))
+            .collect();
+        let k = log::CounterKind::ContextSwitch;
+        assert_eq!(
+            got,
+            [
+                (4, 11, 100, 1_000, 5_000, k),
+                (4, 12, 150, 700, 800, k),
+                (4, 11, 200, 600, 4_000, k),
+            ]
+        );
+        assert!(out.iter().all(|c| c.pid == 10 && c.cpu == Some(1)));
+        csw.exited(11);
+        assert_eq!(csw.last.len(), 1, "thread 11 forgotten");
+        // Not a group read: nothing to log.
+        let bytes = record(record_type::SAMPLE, 1, &[77, pid_tid(10, 11), 1]);
+        let Ok(Record::Sample(s)) = cfg_no_read().parse(&bytes) else {
+            panic!("a sample")
+        };
+        let before = out.len();
+        csw.counters(&s, &m, &mut out);
+        assert_eq!(out.len(), before);
+    }
+
+    fn cfg_no_read() -> ParseConfig {
+        ParseConfig::new(st::IDENTIFIER | st::TID | st::TIME, 0, true)
     }
 
     fn convert(bytes: &[u8]) -> Option<log::Record<'static>> {

@@ -721,14 +721,191 @@ fn descendants_sample_children_per_cpu() {
         .any(|r| matches!(r, Record::Exit(e) if forks.contains(&e.pid))));
 }
 
+/// CPU time of the calling thread in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// log-proccsw: at every context switch of the target, the counts of the time slice that just
+/// ended, as `ContextSwitch` counter records under the PMC's id. Their sum over the thread's
+/// slices is the task-clock the thread used, measured independently with
+/// `CLOCK_THREAD_CPUTIME_ID`.
 #[test]
-fn log_proccsw_is_a_clear_error() {
+fn log_proccsw_logs_each_time_slice() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
     let b = Backend::open().unwrap();
-    let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(100))
+    let a = Allocation::counting("task-clock".parse().unwrap()).flags(pmc_core::Flags::LOG_PROCCSW);
+    let mut pmc = match b.allocate(&a) {
+        Ok(p) => p,
+        Err(e) if e.kind() == ErrorKind::Permission => {
+            eprintln!("SKIP log_proccsw_logs_each_time_slice: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    // hwpmc: such a PMC cannot start before a log is configured (EDOOFUS).
+    let e = pmc.start().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LogRequired, "{e}");
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
+    pmc.attach(Target::Current).unwrap();
+    pmc.start().unwrap();
+    let tid = own_tid();
+    let cpu0 = thread_cpu_ns();
+    let slices = 8;
+    for _ in 0..slices {
+        burn(Duration::from_millis(15));
+        // Sleeping switches the thread out: one record with the slice's CPU time.
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let used = thread_cpu_ns() - cpu0;
+    pmc.stop().unwrap();
+    let total = pmc.read().unwrap().value;
+    b.close_log().unwrap();
+    let (recs, clean) = read_log(&buf.bytes());
+    assert!(clean);
+    let d = recs
+        .iter()
+        .find_map(|r| match r {
+            Record::Pmc(d) if d.flags & log::FLAG_LOG_PROCCSW != 0 => Some(d.clone()),
+            _ => None,
+        })
+        .expect("the PMC's descriptor, with the log-proccsw flag");
+    assert_eq!(d.mode, log::Mode::Counting);
+    let mine: Vec<&log::Counter> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Counter(c) if c.kind == log::CounterKind::ContextSwitch => Some(c),
+            _ => None,
+        })
+        .filter(|c| c.tid == tid)
+        .collect();
+    assert!(
+        mine.iter()
+            .all(|c| c.pmc_id == d.pmc_id && c.pid == std::process::id() as i32),
+        "{mine:?}"
+    );
+    assert!(
+        mine.len() >= slices,
+        "{} switches logged for {slices} sleeps",
+        mine.len()
+    );
+    assert!(
+        mine.windows(2).all(|w| w[0].time <= w[1].time),
+        "in time order"
+    );
+    let sum: u64 = mine.iter().map(|c| c.value).sum();
+    eprintln!(
+        "{} slices, task-clock sum {sum} ns; thread CPU time {used} ns; PMC total {total} ns",
+        mine.len()
+    );
+    // The slices cover the thread's CPU time from start to its last switch (its last sleep),
+    // which is all of `used` but the few microseconds after it.
+    assert!(
+        sum as f64 >= used as f64 * 0.9 && sum as f64 <= used as f64 * 1.1 + 2e6,
+        "switch records sum to {sum} ns, the thread used {used} ns"
+    );
+    // The PMC itself counted every thread of the process: at least this one's slices.
+    assert!(total >= sum, "PMC total {total} < slices {sum}");
+    // Nothing here is a sample: the switch samples became counter records.
+    assert!(samples(&recs).is_empty());
+    assert_eq!(b.sampling_summary().samples, 0);
+}
+
+/// log-proccsw with descendants: the switches of a launched shell and of the processes it
+/// forks are logged, each under its own pid, and the counts of the slices add up to what the
+/// PMC counted in the whole tree.
+#[test]
+fn log_proccsw_follows_descendants() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let b = Backend::open().unwrap();
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
+    let mut child = PausedChild::spawn(
+        "sh",
+        &[
+            "-c".into(),
+            "for i in 1 2 3 4; do sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'; done"
+                .into(),
+        ],
+    )
+    .unwrap();
+    let pid = child.pid();
+    let a = Allocation::counting("task-clock".parse().unwrap())
+        .flags(pmc_core::Flags::DESCENDANTS | pmc_core::Flags::LOG_PROCCSW);
+    let mut pmc = match b.allocate(&a) {
+        Ok(p) => p,
+        Err(e) if matches!(e.kind(), ErrorKind::Permission | ErrorKind::NotSupported) => {
+            eprintln!("SKIP log_proccsw_follows_descendants: {e}");
+            let _ = child.resume();
+            let _ = child.wait();
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    pmc.attach(Target::Exec(pid)).unwrap();
+    pmc.start().unwrap();
+    child.resume().unwrap();
+    assert!(child.wait().unwrap().success());
+    pmc.stop().unwrap();
+    let total = pmc.read().unwrap().value;
+    b.close_log().unwrap();
+    let (recs, clean) = read_log(&buf.bytes());
+    assert!(clean);
+    let csw: Vec<&log::Counter> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Counter(c) if c.kind == log::CounterKind::ContextSwitch => Some(c),
+            _ => None,
+        })
+        .collect();
+    let pids: std::collections::BTreeSet<i32> = csw.iter().map(|c| c.pid).collect();
+    let sum: u64 = csw.iter().map(|c| c.value).sum();
+    eprintln!(
+        "{} switch records from {} processes; slices sum {sum} ns, PMC total {total} ns",
+        csw.len(),
+        pids.len()
+    );
+    assert!(pids.contains(&(pid as i32)), "the shell itself: {pids:?}");
+    // The shell and its four children (each exec'd once by sh -c).
+    assert!(pids.len() >= 5, "{pids:?}");
+    // Each process's last slice (from its last switch to its exit) ends in no switch (the
+    // kernel detaches a task's events before its final one), so it is not logged: the
+    // slices sum to part of the total, never more.
+    assert!(sum > 0 && sum <= total, "slices {sum}, total {total}");
+}
+
+/// log-proccsw is for process-scope PMCs (hwpmc(4): "process-private mode").
+#[test]
+fn log_proccsw_needs_process_scope() {
+    let b = Backend::open().unwrap();
+    let a = Allocation::counting("task-clock".parse().unwrap())
+        .system(Cpus::All)
         .flags(pmc_core::Flags::LOG_PROCCSW);
     let e = b.allocate(&a).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported);
-    assert!(e.to_string().contains("context switch"), "{e}");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("process-scope"), "{e}");
+}
+
+fn own_tid() -> i32 {
+    let stat = std::fs::read_link("/proc/thread-self").expect("/proc/thread-self");
+    stat.file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.parse().ok())
+        .expect("a tid")
 }
 
 /// The unprivileged half of `mlock_limit_error_names_the_limits`: maps a ring far above

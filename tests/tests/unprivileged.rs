@@ -102,6 +102,19 @@ fn nobody_is_refused_system_scope_but_counts_its_own_child() {
     let want = format!("perf_event_paranoid = {level}");
     assert!(msg.contains(&want), "message does not say `{want}`: {msg}");
 
+    // log-proccsw needs kernel-mode counting (the switch event fires in the kernel): refused
+    // above paranoid 1, naming the level that would allow it.
+    if level >= 2 {
+        let csw = &v["proccsw"];
+        assert_eq!(csw["ok"], false, "{v}");
+        assert_eq!(csw["error"]["kind"], "Permission", "{csw}");
+        let msg = csw["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            msg.contains("context switch") && msg.contains(&want) && msg.contains("<= 1"),
+            "{msg}"
+        );
+    }
+
     // Its own launched child: counted (from exec).
     let pf = &v["exec"]["page-faults"];
     assert_eq!(

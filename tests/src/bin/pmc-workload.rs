@@ -90,11 +90,21 @@ mod unprivileged {
         for event in ["page-faults", "task-clock"] {
             exec.insert(event.into(), count_exec(&backend, event, workload));
         }
+        // log-proccsw samples the kernel's context-switch event: kernel mode.
+        let proccsw = backend.allocate(
+            &Allocation::counting("task-clock".parse().unwrap())
+                .flags(pmc_core::Flags::LOG_PROCCSW),
+        );
+        let proccsw = match proccsw {
+            Ok(_) => json!({ "ok": true }),
+            Err(e) => json!({ "ok": false, "error": error_json(&e) }),
+        };
         json!({
             "ids": ids(),
             "has_perfmon": pmc_linux::env::has_perfmon(),
             "paranoid": pmc_linux::env::paranoid_level(),
             "system": system,
+            "proccsw": proccsw,
             "exec": exec,
         })
     }
