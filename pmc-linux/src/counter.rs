@@ -878,9 +878,6 @@ impl Counters {
         if self.instances.is_empty() && !self.members[0].alloc.scope.is_system() {
             self.attach(Target::Current)?;
         }
-        if let Some(sw) = self.csw.as_mut() {
-            sw.start()?;
-        }
         if self.is_sampling() {
             if !self.local_wanted && !self._shared.hub.has_rings(self.token()) {
                 // Never mapped, or the log was closed (which released the rings).
@@ -901,14 +898,17 @@ impl Counters {
         for i in &mut self.instances {
             i.pending_exec = false;
         }
+        // The switch group starts after the PMC and stops before it, so the counts it logs
+        // lie inside the PMC's own.
+        let r = r.and_then(|()| match self.csw.as_mut() {
+            Some(sw) => sw.start(),
+            None => Ok(()),
+        });
         if r.is_err() {
             self.state = State::Stopped;
             let _ = self.for_each_leader(|_, fd| {
                 sys::ioctl(fd, Ioctl::Disable(group)).map_err(|e| errmap::op_error(Op::Stop, e))
             });
-            if let Some(sw) = self.csw.as_mut() {
-                let _ = sw.stop();
-            }
         }
         r
     }
@@ -916,6 +916,9 @@ impl Counters {
     fn stop(&mut self) -> Result<()> {
         if self.state != State::Running {
             return Ok(());
+        }
+        if let Some(sw) = self.csw.as_mut() {
+            sw.stop()?;
         }
         let group = self.members.len() > 1;
         self.for_each_leader(|_, fd| {
@@ -925,9 +928,6 @@ impl Counters {
         if self.is_sampling() && !self.local_wanted {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
-        }
-        if let Some(sw) = self.csw.as_mut() {
-            sw.stop()?;
         }
         Ok(())
     }
