@@ -48,7 +48,7 @@ pub type Check<B> = fn(&B, &dyn Workload) -> CheckResult;
 
 /// Runs every check, returning the names of those that failed with why.
 pub fn run_all<B: Backend>(backend: &B, work: &dyn Workload) -> Vec<(&'static str, String)> {
-    let checks: [(&'static str, Check<B>); 7] = [
+    let checks: [(&'static str, Check<B>); 8] = [
         ("start_attaches_to_caller", start_attaches_to_caller),
         ("counts_advance", counts_advance),
         (
@@ -62,11 +62,52 @@ pub fn run_all<B: Backend>(backend: &B, work: &dyn Workload) -> Vec<(&'static st
         ),
         ("write_returns_old_value", write_returns_old_value),
         ("group_reads_every_member", group_reads_every_member),
+        ("log_proccsw_rules", log_proccsw_rules),
     ];
     checks
         .iter()
         .filter_map(|(name, f)| f(backend, work).err().map(|e| (*name, e)))
         .collect()
+}
+
+/// log-proccsw follows hwpmc(4): valid only for process scope (a system-scope one is refused as
+/// invalid, or as not permitted where system PMCs are), and such a PMC cannot start
+/// before a log is configured (EDOOFUS). Expects a backend with no log configured. A backend
+/// that cannot offer the flag here (e.g. Linux without kernel-mode counting) must refuse it at
+/// allocate with a permission or not-supported error; the start rule is then not checked.
+pub fn log_proccsw_rules<B: Backend>(b: &B, w: &dyn Workload) -> CheckResult {
+    let system = Allocation::counting(w.event())
+        .system(crate::Cpus::All)
+        .flags(crate::Flags::LOG_PROCCSW);
+    // Refused as invalid, or first as not permitted (an unprivileged FreeBSD process may not
+    // allocate system PMCs at all).
+    match b.allocate(&system) {
+        Err(e) if matches!(e.kind(), ErrorKind::InvalidArgument | ErrorKind::Permission) => {}
+        Err(e) => {
+            return Err(format!(
+                "allocate system-scope log-proccsw: expected InvalidArgument, got {:?}: {e}",
+                e.kind()
+            ))
+        }
+        Ok(_) => return Err("allocate system-scope log-proccsw: expected an error, got Ok".into()),
+    }
+    let process = Allocation::counting(w.event()).flags(crate::Flags::LOG_PROCCSW);
+    let mut pmc = match b.allocate(&process) {
+        Ok(p) => p,
+        Err(e) if matches!(e.kind(), ErrorKind::Permission | ErrorKind::NotSupported) => {
+            return Ok(());
+        }
+        Err(e) => return Err(format!("allocate process-scope log-proccsw: {e}")),
+    };
+    expect_kind(
+        "start log-proccsw without a log",
+        pmc.start(),
+        ErrorKind::LogRequired,
+    )?;
+    if pmc.state() == State::Running {
+        return Err("a failed start left the PMC running".into());
+    }
+    Ok(())
 }
 
 /// `start` on an unattached process PMC attaches it to the caller.
