@@ -430,23 +430,8 @@ impl Counters {
                 opened: attr,
             });
         }
-        let n = members.len();
-        let mut c = Counters {
-            members,
-            state: State::Allocated,
-            instances: Vec::new(),
-            retired: vec![Reading::default(); n],
-            base: vec![0; n],
-            probe: None,
-            per_member_read,
-            _shared: shared,
-            ring_pages,
-            per_cpu_task: sampling && inherit,
-            local_wanted: false,
-            local: None,
-            csw: None,
-            switch_group: false,
-        };
+        let mut c = Counters::unopened(members, shared, ring_pages, per_member_read);
+        c.per_cpu_task = sampling && inherit;
         if allocs
             .iter()
             .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCCSW))
@@ -497,6 +482,32 @@ impl Counters {
             }
         }
         Ok(c)
+    }
+
+    /// A PMC or group with nothing opened yet: allocated, no targets, no counts kept.
+    fn unopened(
+        members: Vec<Member>,
+        shared: Arc<Shared>,
+        ring_pages: usize,
+        per_member_read: bool,
+    ) -> Counters {
+        let n = members.len();
+        Counters {
+            members,
+            state: State::Allocated,
+            instances: Vec::new(),
+            retired: vec![Reading::default(); n],
+            base: vec![0; n],
+            probe: None,
+            per_member_read,
+            _shared: shared,
+            ring_pages,
+            per_cpu_task: false,
+            local_wanted: false,
+            local: None,
+            csw: None,
+            switch_group: false,
+        }
     }
 
     /// The switch group of a PMC with log-proccsw (hwpmc's `PMC_F_LOG_PROCCSW`).
@@ -563,23 +574,9 @@ impl Counters {
                 opened: attr,
             });
         }
-        let n = members.len();
-        let mut c = Counters {
-            members,
-            state: State::Allocated,
-            instances: Vec::new(),
-            retired: vec![Reading::default(); n],
-            base: vec![0; n],
-            probe: None,
-            per_member_read: false,
-            _shared: shared,
-            ring_pages,
-            per_cpu_task: inherit,
-            local_wanted: false,
-            local: None,
-            csw: None,
-            switch_group: true,
-        };
+        let mut c = Counters::unopened(members, shared, ring_pages, false);
+        c.per_cpu_task = inherit;
+        c.switch_group = true;
         let tid = gettid();
         match c.open_set(0, -1, false) {
             Ok(fds) => c.probe = Some((tid, fds)),
