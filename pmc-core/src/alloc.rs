@@ -292,11 +292,13 @@ pub enum Target {
     /// afterwards. Without it, threads created after the attach are not
     /// counted on Linux, unlike hwpmc.
     Current,
-    /// A running process, by pid.
+    /// A running process, by pid: all its threads, including those it
+    /// creates later (on Linux, `inherit_thread`, 5.13+); its child
+    /// processes only with [`Flags::DESCENDANTS`].
     Pid(u32),
     /// A child created paused (see `pmc::launch`), whose counting starts at
     /// its `exec` (perf's `enable_on_exec`; on FreeBSD, at attach, while the
-    /// child still waits to exec).
+    /// child still waits to exec). Like [`Target::Pid`], all its threads.
     Exec(u32),
 }
 

@@ -11,10 +11,15 @@
 //!   calling thread (to report a bad event at allocate time, as hwpmc does);
 //!   each [`attach`](pmc_core::Pmc::attach) opens one fd per thread of the
 //!   target.
-//! * **Process targets.** A target is every thread present at attach time;
-//!   with [`Flags::DESCENDANTS`](pmc_core::Flags::DESCENDANTS) (`inherit`),
-//!   also the threads and processes they create afterwards. Without it, Linux
-//!   cannot follow threads created later, unlike hwpmc.
+//! * **Process targets.** Another process ([`Target::Pid`], [`Target::Exec`])
+//!   is counted whole, as hwpmc counts a process: every thread present at
+//!   attach time, and the threads it creates later (`inherit` with
+//!   `inherit_thread`, Linux 5.13+; older kernels get the threads present at
+//!   attach time only). With [`Flags::DESCENDANTS`](pmc_core::Flags::DESCENDANTS)
+//!   (plain `inherit`) its child processes too. [`Target::Current`] is every
+//!   thread of the calling process at attach time, without inheritance (so
+//!   its fds can be mapped, e.g. for rdpmc); threads created later need
+//!   `DESCENDANTS`.
 //! * **write / set_count** on counting PMCs: `PERF_EVENT_IOC_RESET` plus a
 //!   kept base value; on sampling PMCs set_count is `PERF_EVENT_IOC_PERIOD`.
 //! * **detach** reads the target's final counts into a kept total, then
@@ -30,8 +35,8 @@
 //! `comm_exec`, `task`). At start their ring buffers are mapped ([`crate::sampler`]):
 //!
 //! * system scope: one ring per CPU;
-//! * process scope without descendants: one ring per thread (`cpu = -1`);
-//! * process scope with descendants (`inherit`): the kernel will not map an
+//! * the calling process without descendants: one ring per thread (`cpu = -1`);
+//! * another process, or descendants (`inherit`): the kernel will not map an
 //!   inherited per-task event, so, as `perf record` does, one fd set per
 //!   (thread, CPU) and one ring per CPU;
 //! * group members and the other events of a CPU write into the first ring of
@@ -466,7 +471,7 @@ impl Counters {
                             format!("CPU {cpu} is out of range"),
                         )
                     })?;
-                    let fds = c.open_set(-1, cpu_i, false)?;
+                    let fds = c.open_set(-1, cpu_i, false, false)?;
                     c.instances.push(InstanceFds {
                         instance: Instance::Cpu(cpu),
                         threads: vec![fds],
@@ -478,7 +483,7 @@ impl Counters {
             }
             Scope::Process => {
                 let tid = gettid();
-                c.probe = Some((tid, c.open_set(0, -1, false)?));
+                c.probe = Some((tid, c.open_set(0, -1, false, false)?));
             }
         }
         Ok(c)
@@ -578,7 +583,7 @@ impl Counters {
         c.per_cpu_task = inherit;
         c.switch_group = true;
         let tid = gettid();
-        match c.open_set(0, -1, false) {
+        match c.open_set(0, -1, false, false) {
             Ok(fds) => c.probe = Some((tid, fds)),
             Err(e) if e.kind() == ErrorKind::Permission => {
                 return Err(Error::permission(
@@ -607,8 +612,18 @@ impl Counters {
         Ok(c)
     }
 
-    /// Opens one fd per member for `(pid, cpu)`, leader first.
-    fn open_set(&mut self, pid: i32, cpu: i32, exec: bool) -> Result<Vec<OwnedFd>> {
+    /// Opens one fd per member for `(pid, cpu)`, leader first. With `follow_threads`, the
+    /// events are inherited by the threads the target creates later (`inherit` +
+    /// `inherit_thread`), but not by its child processes: a hwpmc process PMC counts the
+    /// whole process. Kernels before 5.13 lack `inherit_thread`; there the fds are reopened
+    /// without it (threads that exist at attach time only).
+    fn open_set(
+        &mut self,
+        pid: i32,
+        cpu: i32,
+        exec: bool,
+        follow_threads: bool,
+    ) -> Result<Vec<OwnedFd>> {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(self.members.len());
         let enabled = self.state == State::Running && !exec;
         let grouped = !self.per_member_read;
@@ -631,7 +646,20 @@ impl Counters {
                 attr.set_task(1);
             }
             let group = fds.first().map(|f| f.as_fd());
-            let fd = sys::perf_event_open(&mut attr, pid, cpu, group).map_err(|errno| {
+            if follow_threads && attr.inherit() == 0 {
+                attr.set_inherit(1);
+                attr.set_inherit_thread(1);
+            }
+            let opened = match sys::perf_event_open(&mut attr, pid, cpu, group) {
+                Err(libc::EINVAL) if attr.inherit_thread() == 1 => {
+                    // No inherit_thread (Linux < 5.13): the threads there are now.
+                    attr.set_inherit(0);
+                    attr.set_inherit_thread(0);
+                    sys::perf_event_open(&mut attr, pid, cpu, group)
+                }
+                r => r,
+            };
+            let fd = opened.map_err(|errno| {
                 // A member whose leader was just opened on a thread that is now exiting fails
                 // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
                 // vanished thread it is, so attach skips it like any thread that exited.
@@ -687,9 +715,13 @@ impl Counters {
             )
             .with_errno(libc::EEXIST));
         }
-        // Sampling with descendants: one fd set per (thread, CPU), as perf record does, since
+        // Another process (a pid or a launched command) is counted whole: its threads created
+        // later inherit the events (without descendants, its child processes do not).
+        let follow_threads = matches!(target, Target::Pid(_) | Target::Exec(_))
+            && !self.members[0].alloc.scope.is_system();
+        // Sampling inherited events: one fd set per (thread, CPU), as perf record does, since
         // the kernel refuses to map the ring of an inherited per-task event.
-        let per_cpu: Vec<i32> = if self.per_cpu_task {
+        let per_cpu: Vec<i32> = if self.per_cpu_task || (follow_threads && self.is_sampling()) {
             crate::env::online_cpus()
                 .into_iter()
                 .filter_map(|c| i32::try_from(c).ok())
@@ -708,7 +740,7 @@ impl Counters {
                         continue;
                     }
                     for &cpu in &per_cpu {
-                        match self.open_set(tid, cpu, false) {
+                        match self.open_set(tid, cpu, false, false) {
                             Ok(s) => {
                                 threads.push(s);
                                 cpus.push(cpu);
@@ -735,7 +767,7 @@ impl Counters {
                 let tids = thread_ids(&pid.to_string())?;
                 for tid in tids {
                     for &cpu in &per_cpu {
-                        match self.open_set(tid, cpu, false) {
+                        match self.open_set(tid, cpu, false, follow_threads) {
                             Ok(s) => {
                                 threads.push(s);
                                 cpus.push(cpu);
@@ -750,7 +782,7 @@ impl Counters {
             Target::Exec(pid) => {
                 let p = pid_i32(pid)?;
                 for &cpu in &per_cpu {
-                    threads.push(self.open_set(p, cpu, true)?);
+                    threads.push(self.open_set(p, cpu, true, follow_threads)?);
                     cpus.push(cpu);
                 }
                 true

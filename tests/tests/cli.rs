@@ -470,3 +470,66 @@ fn system_scope_per_cpu_json_and_csv() {
     assert_eq!(pf[5], pf[6], "time enabled = running: {pf:?}");
     assert_eq!(pf[7], "100.00", "{pf:?}");
 }
+
+/// `pmcstat -p` counts the whole launched command, every thread it starts (hwpmc's process
+/// PMC; perf stat's count), and `-P` samples every thread: two threads of 150 ms CPU each.
+#[test]
+fn threads_of_the_command_are_counted_and_sampled() {
+    let name = "threads_of_the_command_are_counted_and_sampled";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let out = run(
+        &p,
+        &[
+            "--json",
+            "-p",
+            "task-clock",
+            "--",
+            WORKLOAD,
+            "spin-threads",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let j = json_of(&out);
+    let ms = j["counters"][0]["value"]
+        .as_u64()
+        .expect("task-clock value") as f64
+        / 1e6;
+    assert!(
+        ms >= 300.0 * 0.98,
+        "two threads x 150 ms, counted {ms:.1} ms: {j}"
+    );
+
+    let dir = std::env::temp_dir().join(format!("pmc-cli-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let log = dir.join("threads.pmclog");
+    let log_s = log.to_str().expect("utf-8 path");
+    let out = run(
+        &p,
+        &[
+            "-P",
+            "cpu-clock",
+            "-n",
+            "1000000",
+            "-O",
+            log_s,
+            "--",
+            WORKLOAD,
+            "spin-threads",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let dump = run(&p, &["-R", log_s]);
+    let text = String::from_utf8_lossy(&dump.stdout);
+    let tids: std::collections::BTreeSet<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sample "))
+        .filter_map(|l| l.split_whitespace().find(|w| w.starts_with("tid=")))
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    // The main thread hardly runs; the two spinning threads are sampled.
+    assert!(tids.len() >= 2, "samples from threads {tids:?}");
+}

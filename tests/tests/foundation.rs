@@ -263,3 +263,42 @@ fn hardware_events_count_or_fail_with_no_pmu() {
         }
     }
 }
+
+/// A launched command is counted whole, as a hwpmc process PMC counts a process: the threads it
+/// starts after exec inherit the counters (`inherit_thread`), without descendants. Three
+/// threads each use 150 ms of CPU: at least 3 x 150 ms of task-clock, as perf stat counts.
+#[test]
+fn threads_of_a_launched_command_are_counted() {
+    let name = "threads_of_a_launched_command_are_counted";
+    let c = count_command(
+        &backend(),
+        &["task-clock"],
+        WORKLOAD,
+        &["spin-threads", "3"],
+    )
+    .expect("count task-clock of the workload");
+    assert!(c.status.success(), "workload failed: {:?}", c.status);
+    let ms = c.readings[0].value as f64 / 1e6;
+    eprintln!("{name}: library {ms:.1} ms of task-clock for 3 threads x 150 ms");
+    assert!(ms >= 450.0 * 0.98, "threads not counted: {ms:.1} ms");
+    assert!(
+        ms < 450.0 * 1.5,
+        "counted more than the command: {ms:.1} ms"
+    );
+    if let Err(reason) = perf_available() {
+        skip!(name, "perf oracle unavailable: {reason}");
+        return;
+    }
+    match perf_stat(&["task-clock"], WORKLOAD.as_ref(), &["spin-threads", "3"]) {
+        Err(reason) => skip!(name, "perf oracle unavailable: {reason}"),
+        Ok(perf) => {
+            // perf stat -x, prints task-clock in msec.
+            let perf_ms = perf[0].value.expect("perf counted task-clock");
+            eprintln!("{name}: perf stat {perf_ms:.1} ms");
+            assert!(
+                (ms - perf_ms).abs() <= perf_ms * 0.1,
+                "library {ms:.1} ms, perf {perf_ms:.1} ms"
+            );
+        }
+    }
+}

@@ -7,6 +7,7 @@
 //! pmc-workload spin-cpu-ms N      spin until this process has used N ms of CPU time
 //! pmc-workload sleep-ms N         sleep N ms
 //! pmc-workload exit N             exit with status N
+//! pmc-workload spin-threads N           start N threads that each use 150 ms of CPU
 //! pmc-workload unprivileged-check WORKLOAD
 //!                                 (run as an unprivileged user) try what an
 //!                                 unprivileged user may and may not count;
@@ -20,7 +21,7 @@ use std::process::ExitCode;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: pmc-workload touch-pages N | spin-cpu-ms N | sleep-ms N | exit N | unprivileged-check WORKLOAD"
+        "usage: pmc-workload touch-pages N | spin-cpu-ms N | sleep-ms N | exit N | spin-threads N | unprivileged-check WORKLOAD"
     );
     ExitCode::from(2)
 }
@@ -38,6 +39,7 @@ fn main() -> ExitCode {
         }
         ("sleep-ms", Some(n)) => std::thread::sleep(std::time::Duration::from_millis(n)),
         ("exit", Some(n)) => return ExitCode::from(n as u8),
+        ("spin-threads", Some(n)) => spin_threads(n),
         ("unprivileged-check", _) => match arg {
             Some(w) => {
                 println!("{}", unprivileged::check(w));
@@ -47,6 +49,40 @@ fn main() -> ExitCode {
         _ => return usage(),
     }
     ExitCode::SUCCESS
+}
+
+/// Starts `n` threads after a short sleep (so a counter attached at exec is already running),
+/// each spinning until it has used 150 ms of its own CPU time, and waits for them.
+fn spin_threads(n: u64) {
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let threads: Vec<_> = (0..n)
+        .map(|_| {
+            std::thread::spawn(|| {
+                let mut x = 1u64;
+                while thread_cpu_ns() < 150_000_000 {
+                    for _ in 0..1000 {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        let _ = t.join();
+    }
+}
+
+/// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`), in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (ts.tv_sec as u64).saturating_mul(1_000_000_000) + ts.tv_nsec as u64
 }
 
 mod unprivileged {
