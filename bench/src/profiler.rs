@@ -428,17 +428,27 @@ fn marginal(rows: &mut Vec<Row>, sys_wide: bool, p1: &Obs, p10: &Obs, q1: &Obs, 
         return;
     };
     let (flag, pflag) = if sys_wide { ("-S", " -a") } else { ("-P", "") };
+    let mut note = format!(
+        "fixed cost at 1 kHz ~{:.1} ms (perf {:.1} ms); one run each, noisy",
+        med(&p1.profiler_cpu_ms) - p * p1.samples as f64 / 1e3,
+        med(&q1.profiler_cpu_ms) - q * q1.samples as f64 / 1e3
+    );
+    // A difference of two noisy CPU times can come out at or below zero: no ratio then.
+    let vs = if q > 0.0 {
+        Some((format!("perf record -g{pflag}: {q:.2} us"), p / q))
+    } else {
+        note.push_str(&format!(
+            "; perf record -g{pflag}'s marginal cost came out at {q:.2} us (within its noise): no ratio"
+        ));
+        None
+    };
     rows.push(Row {
         section: "profiler",
         what: format!("pmcstat {flag}: marginal CPU/sample (10k-1k)"),
         value: p,
         unit: "us",
-        vs: Some((format!("perf record -g{pflag}: {q:.2} us"), p / q.max(1e-9))),
-        note: format!(
-            "fixed cost at 1 kHz ~{:.1} ms (perf {:.1} ms); one run each, noisy",
-            med(&p1.profiler_cpu_ms) - p * p1.samples as f64 / 1e3,
-            med(&q1.profiler_cpu_ms) - q * q1.samples as f64 / 1e3
-        ),
+        vs,
+        note,
     });
 }
 
