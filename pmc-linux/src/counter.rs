@@ -536,9 +536,7 @@ impl Counters {
         facts: &Facts,
         shared: Arc<Shared>,
     ) -> Result<Counters> {
-        let cs: pmc_core::EventSpec = "context-switches"
-            .parse()
-            .map_err(|e| Error::new(ErrorKind::InvalidArgument, Op::Allocate, format!("{e}")))?;
+        let cs = pmc_core::EventSpec::portable(pmc_core::PortableEvent::ContextSwitches);
         let mut lead_alloc = Allocation::sampling(cs, Rate::Period(1));
         if inherit {
             lead_alloc = lead_alloc.flags(pmc_core::Flags::DESCENDANTS);
@@ -556,9 +554,9 @@ impl Counters {
         lead.set_exclude_kernel(0);
         lead.set_exclude_user(0);
         let mut members = vec![Member {
+            event: lead_alloc.event.to_string(),
             alloc: lead_alloc,
             pmc_id: shared.next_pmc_id.fetch_add(1, Ordering::Relaxed),
-            event: "context-switches".to_owned(),
             resolved: lead_resolved,
             attr: lead,
             opened: lead,
@@ -1379,7 +1377,6 @@ fn gettid() -> i32 {
         .unwrap_or(0)
 }
 
-/// The thread ids of `/proc/<pid>`, main thread first.
 /// Whether thread `tid` has gone or is exiting: no `/proc/<tid>/stat`, a zombie or dead state,
 /// or `PF_EXITING` (0x4) in its flags.
 fn thread_exiting(tid: i32) -> bool {
@@ -1397,6 +1394,7 @@ fn thread_exiting(tid: i32) -> bool {
     matches!(state, "Z" | "X" | "x") || flags & 0x4 != 0
 }
 
+/// The thread ids of `/proc/<pid>`, main thread first.
 fn thread_ids(pid: &str) -> Result<Vec<i32>> {
     let dir = format!("/proc/{pid}/task");
     let rd = std::fs::read_dir(&dir).map_err(|_| {

@@ -1,5 +1,6 @@
 //! The Linux backend against the real kernel, on software events.
 
+mod common;
 use pmc_core::testing::{self, Workload};
 use pmc_core::{Allocation, Backend as _, Cpus, ErrorKind, Group as _, Pmc as _, Status, Target};
 use pmc_linux::Backend;
@@ -263,19 +264,7 @@ fn ten_thousand_allocations_leak_no_fds() {
 /// reported as an offline CPU. (Seen in CI: the test harness's threads exit at any time.)
 #[test]
 fn group_attach_survives_thread_churn() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::Arc;
-    let stop = Arc::new(AtomicBool::new(false));
-    let churners: Vec<_> = (0..2)
-        .map(|_| {
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let _ = std::thread::spawn(|| std::hint::black_box(0u64)).join();
-                }
-            })
-        })
-        .collect();
+    let churn = common::ThreadChurn::start();
     let b = Backend::open().unwrap();
     let mk = |e: &str| Allocation::counting(e.parse().unwrap());
     let mut failure = None;
@@ -289,10 +278,7 @@ fn group_attach_survives_thread_churn() {
         }
         g.stop().unwrap();
     }
-    stop.store(true, Ordering::Relaxed);
-    for c in churners {
-        c.join().unwrap();
-    }
+    drop(churn);
     if let Some(e) = failure {
         panic!("attach under thread churn failed: {e}");
     }

@@ -4,6 +4,7 @@
 //! Each test skips with a printed reason when perf_event_open is not permitted here.
 #![cfg(target_os = "linux")]
 
+mod common;
 use pmc_core::launch::PausedChild;
 use pmc_core::{Allocation, Backend as _, Cpus, ErrorKind, Pmc as _, Rate, Target};
 use pmc_linux::Backend;
@@ -1245,22 +1246,11 @@ fn procexit_of_the_target_itself() {
 #[test]
 fn sampling_group_attach_survives_thread_churn() {
     use pmc_core::Group as _;
-    use std::sync::atomic::{AtomicBool, Ordering};
     let _serial = serial();
     if !can_sample() {
         return;
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    let churners: Vec<_> = (0..2)
-        .map(|_| {
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let _ = std::thread::spawn(|| std::hint::black_box(0u64)).join();
-                }
-            })
-        })
-        .collect();
+    let churn = common::ThreadChurn::start();
     let b = Backend::open().unwrap();
     let mk = |e: &str| Allocation::sampling(e.parse().unwrap(), Rate::Period(500_000));
     let mut failure = None;
@@ -1280,10 +1270,7 @@ fn sampling_group_attach_survives_thread_churn() {
         let (_, clean) = read_log(&buf.bytes());
         assert!(clean);
     }
-    stop.store(true, Ordering::Relaxed);
-    for c in churners {
-        c.join().unwrap();
-    }
+    drop(churn);
     if let Some(e) = failure {
         panic!("sampling attach under thread churn failed: {e}");
     }
