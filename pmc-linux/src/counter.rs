@@ -397,7 +397,10 @@ impl Counters {
                     "log-proccsw needs a process-scope PMC: it logs the counts of the target \
                      processes at their context switches",
                 )
-                .with_errno(libc::EINVAL));
+                .with_errno(libc::EINVAL)
+                .with_help(
+                    "allocate it with process scope and attach it to the processes to watch",
+                ));
             }
             if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT)
                 && (!a.mode.is_sampling() || a.scope.is_system())
