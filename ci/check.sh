@@ -6,6 +6,20 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+ci_tmp=$(mktemp -d)
+trap 'rm -rf "$ci_tmp"' EXIT
+passed=0 failed=0
+# Adds the libtest `test result:` lines of a log to the running totals.
+# Ignored tests (they cannot run here, e.g. the real-hwpmc ones) are listed
+# in $ci_tmp/ignored and counted as skipped.
+tally() {
+  local p f
+  p=$(sed -nE 's/^test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\1/p' "$1" | awk '{s+=$1} END {print s+0}')
+  f=$(sed -nE 's/^test result: [a-zA-Z]+\. ([0-9]+) passed; ([0-9]+) failed.*/\2/p' "$1" | awk '{s+=$1} END {print s+0}')
+  passed=$((passed + p)) failed=$((failed + f))
+  sed -nE "s/^test (.*) \.\.\. ignored(, (.*))?$/$(basename "$1" .log): \1\t\3/p" "$1" >>"$ci_tmp/ignored"
+}
+
 step "toolchain setup"
 bash ci/setup.sh
 
@@ -30,7 +44,12 @@ if [ "$(uname -s)" = Linux ] && [ "$(id -u)" = 0 ] && ! [ -d /sys/kernel/tracing
 fi
 
 step "tests: cargo test --workspace"
-cargo test --workspace
+# Skipping tests record themselves in PMC_SKIP_LOG (pmc-testkit); they are
+# listed below and not counted as passes in the closing summary line.
+export PMC_SKIP_LOG="$ci_tmp/skips"
+: >"$PMC_SKIP_LOG"
+cargo test --workspace 2>&1 | tee "$ci_tmp/tests.log"
+tally "$ci_tmp/tests.log"
 
 # Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
@@ -38,8 +57,26 @@ if [ "${PMC_CI_MIRI:-1}" != 0 ]; then
   step "miri: parsing and ring-buffer code (ci/miri.sh)"
   if { rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal; } &&
     rustup +nightly component add miri rust-src; then
-    bash ci/miri.sh
+    PMC_SKIP_LOG="$ci_tmp/skips-miri" bash ci/miri.sh 2>&1 | tee "$ci_tmp/miri.log"
+    tally "$ci_tmp/miri.log"
   else
     echo "SKIPPED (not passed): Miri needs the nightly toolchain, or its miri component, could not be installed here"
   fi
 fi
+
+# The closing summary: every libtest pass above, less the tests that skipped
+# (they returned early and libtest counted them as passed).
+step "summary"
+early=0 ignored=0
+for log in "$PMC_SKIP_LOG" "$ci_tmp/skips-miri"; do
+  [ -s "$log" ] || continue
+  early=$((early + $(cut -f1 "$log" | sort -u | wc -l)))
+  echo "Skipped in $(basename "$log"), NOT passed (test, reason):"
+  sort -u "$log" | sed 's/^/  SKIPPED /'
+done
+if [ -s "$ci_tmp/ignored" ]; then
+  ignored=$(wc -l <"$ci_tmp/ignored")
+  echo "Ignored (not run here), NOT passed (run, test, reason):"
+  sed 's/^/  IGNORED /' "$ci_tmp/ignored"
+fi
+echo "total: $((passed - early)) passed, $failed failed, $((early + ignored)) skipped"

@@ -211,14 +211,11 @@ fn record(dir: &std::path::Path, cmd: &[&std::ffi::OsStr]) -> Option<(Vec<u8>, C
     match rec {
         Ok(r) if r.status.success() => {}
         Ok(r) => {
-            println!(
-                "SKIPPED: perf record failed: {}",
-                String::from_utf8_lossy(&r.stderr)
-            );
+            pmc_testkit::skip!("perf record failed: {}", String::from_utf8_lossy(&r.stderr));
             return None;
         }
         Err(e) => {
-            println!("SKIPPED: perf not runnable: {e}");
+            pmc_testkit::skip!("perf not runnable: {e}");
             return None;
         }
     }

@@ -134,7 +134,7 @@ fn system_scope_counts_per_cpu() {
         match b.allocate(&Allocation::counting("cpu-clock".parse().unwrap()).system(Cpus::All)) {
             Ok(p) => p,
             Err(e) if e.kind() == ErrorKind::Permission => {
-                eprintln!("SKIP system_scope_counts_per_cpu: not privileged: {e}");
+                pmc_testkit::skip!("not privileged: {e}");
                 return;
             }
             Err(e) => panic!("{e}"),
@@ -166,8 +166,8 @@ fn system_scope_counts_per_cpu() {
 fn hardware_event_without_pmu_is_not_supported_with_reason() {
     let b = Backend::open().unwrap();
     if pmc_linux::env::has_hardware_pmu() {
-        eprintln!(
-            "SKIP: this machine has a hardware PMU; the no-PMU path is tested on VMs without one"
+        pmc_testkit::skip!(
+            "this machine has a hardware PMU; the no-PMU path is tested on VMs without one"
         );
         return;
     }

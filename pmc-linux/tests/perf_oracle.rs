@@ -147,14 +147,11 @@ fn parser_agrees_with_perf() {
     match recorded {
         Ok(o) if o.status.success() => {}
         Ok(o) => {
-            eprintln!(
-                "SKIP: perf record failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+            pmc_testkit::skip!("perf record failed: {}", String::from_utf8_lossy(&o.stderr));
             return;
         }
         Err(e) => {
-            eprintln!("SKIP: perf not runnable: {e}");
+            pmc_testkit::skip!("perf not runnable: {e}");
             return;
         }
     }

@@ -55,7 +55,7 @@ fn cpu_clock_samples_through_mmap_ring() {
     let fd = match perf_event_open_raw(&mut attr, 0, -1, None) {
         Ok(fd) => fd,
         Err(e) => {
-            eprintln!("SKIP: perf_event_open(cpu-clock) failed: {e}");
+            pmc_testkit::skip!("perf_event_open(cpu-clock) failed: {e}");
             return;
         }
     };
@@ -140,7 +140,7 @@ fn full_ring_reports_lost_records() {
     let fd = match perf_event_open_raw(&mut attr, 0, -1, None) {
         Ok(fd) => fd,
         Err(e) => {
-            eprintln!("SKIP: perf_event_open(cpu-clock) failed: {e}");
+            pmc_testkit::skip!("perf_event_open(cpu-clock) failed: {e}");
             return;
         }
     };
@@ -181,7 +181,7 @@ fn mmap_ring_rejects_bad_input() {
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     let mut attr = sampling_attr(st::IP);
     let Ok(fd) = perf_event_open_raw(&mut attr, 0, -1, None) else {
-        eprintln!("SKIP: perf_event_open not permitted");
+        pmc_testkit::skip!("perf_event_open not permitted");
         return;
     };
     for pages in [0usize, 3, 6] {

@@ -57,7 +57,7 @@ fn can_sample() -> bool {
     match b.allocate(&a) {
         Ok(_) => true,
         Err(e) => {
-            eprintln!("SKIP: cannot allocate a cpu-clock sampling PMC: {e}");
+            pmc_testkit::skip!("cannot allocate a cpu-clock sampling PMC: {e}");
             false
         }
     }
@@ -334,7 +334,7 @@ fn system_sampling_sees_both_cpus() {
     }
     let cpus = pmc_linux::env::online_cpus();
     if cpus.len() < 2 {
-        eprintln!("SKIP: one CPU");
+        pmc_testkit::skip!("one CPU");
         return;
     }
     // A busy process pinned to each CPU.
@@ -473,7 +473,7 @@ fn sample_rate_matches_perf_record() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !perf_ok {
-        eprintln!("SKIP: perf is not installed");
+        pmc_testkit::skip!("perf is not installed");
         return;
     }
     const HZ: u64 = 1000;
@@ -749,7 +749,7 @@ fn log_proccsw_logs_each_time_slice() {
     let mut pmc = match b.allocate(&a) {
         Ok(p) => p,
         Err(e) if e.kind() == ErrorKind::Permission => {
-            eprintln!("SKIP log_proccsw_logs_each_time_slice: {e}");
+            pmc_testkit::skip!("{e}");
             return;
         }
         Err(e) => panic!("{e}"),
@@ -850,7 +850,7 @@ fn log_proccsw_follows_descendants() {
     let mut pmc = match b.allocate(&a) {
         Ok(p) => p,
         Err(e) if matches!(e.kind(), ErrorKind::Permission | ErrorKind::NotSupported) => {
-            eprintln!("SKIP log_proccsw_follows_descendants: {e}");
+            pmc_testkit::skip!("{e}");
             let _ = child.resume();
             let _ = child.wait();
             return;
@@ -951,7 +951,7 @@ fn mlock_limit_error_names_the_limits() {
         || paranoid.is_none_or(|p| p > 2)
         || Command::new("setpriv").arg("--version").output().is_err()
     {
-        eprintln!("SKIP: needs root (to drop to nobody), setpriv, and perf_event_paranoid <= 2");
+        pmc_testkit::skip!("needs root (to drop to nobody), setpriv, and perf_event_paranoid <= 2");
         return;
     }
     // Copy this test binary somewhere nobody can execute it.

@@ -35,11 +35,11 @@ fn sym(name: &str) -> Option<u64> {
 #[cfg_attr(miri, ignore)]
 fn perf_script_sees_our_samples() {
     if !tool("perf") || !tool("nm") || !std::path::Path::new(LIBC).exists() {
-        println!("SKIPPED perf_script_sees_our_samples: needs perf, nm and {LIBC}");
+        pmc_testkit::skip!("needs perf, nm and {LIBC}");
         return;
     }
     let (Some(malloc), Some(qsort)) = (sym("malloc"), sym("qsort")) else {
-        println!("SKIPPED perf_script_sees_our_samples: malloc/qsort not found in {LIBC}");
+        pmc_testkit::skip!("malloc/qsort not found in {LIBC}");
         return;
     };
     let base = 0x7f00_0000_0000u64;

@@ -70,9 +70,7 @@ fn parse_line(l: &str) -> Option<(usize, f64, String)> {
 fn callgraph_flamegraph_and_summary_of_a_sampled_program() {
     let dir = workdir("analyze");
     let Some(exe) = build_prog(&dir) else {
-        eprintln!(
-            "SKIP callgraph_flamegraph_and_summary: no C compiler (cc) to build the test program"
-        );
+        pmc_testkit::skip!("no C compiler (cc) to build the test program");
         return;
     };
     let log = sample(&dir, &exe);
@@ -153,7 +151,7 @@ fn callgraph_flamegraph_and_summary_of_a_sampled_program() {
     // perf as the oracle: the same three hottest functions (about 70%, 22%
     // and 7% of the samples, far apart enough to be stable).
     if Command::new("perf").arg("--version").output().is_err() {
-        eprintln!("SKIP perf agreement: perf is not installed");
+        pmc_testkit::skip!("perf agreement part: perf is not installed");
     } else {
         let data = dir.join("perf.data");
         let rec = Command::new("perf")

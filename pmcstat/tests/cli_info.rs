@@ -110,7 +110,7 @@ fn diagnose_as_unprivileged_user_says_what_it_cannot_do() {
         || paranoid().is_none_or(|p| p < 1)
         || Command::new("setpriv").arg("--version").output().is_err()
     {
-        eprintln!("SKIP diagnose_as_unprivileged_user: needs root (to drop to nobody), setpriv, and perf_event_paranoid >= 1");
+        pmc_testkit::skip!("needs root (to drop to nobody), setpriv, and perf_event_paranoid >= 1");
         return;
     }
     // Copy the binary somewhere nobody can execute it.

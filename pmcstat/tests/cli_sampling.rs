@@ -21,7 +21,7 @@ const LOOP: &str = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3";
 fn can_sample() -> bool {
     let (code, _, err) = pmcstat(&["-P", "cpu-clock", "-F", "100", "--", "true"]);
     if code != 0 {
-        eprintln!("SKIP: sampling not permitted here: {err}");
+        pmc_testkit::skip!("sampling not permitted here: {err}");
     }
     code == 0
 }
@@ -251,7 +251,7 @@ fn live_status_line_on_a_terminal() {
         return;
     }
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("SKIP: script(1) is not installed");
+        pmc_testkit::skip!("script(1) is not installed");
         return;
     }
     let log = std::env::temp_dir().join(format!("pmcstat-cli-tty-{}.pmclog", std::process::id()));

@@ -13,11 +13,12 @@ use std::time::Duration;
 use pmc_core::launch::PausedChild;
 use pmc_core::{Allocation, Backend as _, Flags, Pmc as _, Reading, Target};
 
-/// Prints `SKIP <name>: <reason>` to stderr (the test then returns).
+/// Records a visible skip of test `name` (see `pmc_testkit`); the test then
+/// returns.
 #[macro_export]
 macro_rules! skip {
     ($name:expr, $($reason:tt)+) => {
-        eprintln!("SKIP {}: {}", $name, format_args!($($reason)+))
+        pmc_testkit::record_skip(Some($name), format_args!($($reason)+))
     };
 }
 

@@ -1,0 +1,106 @@
+//! Test support shared by the pmc workspace's test suites.
+//!
+//! A test that cannot run on this machine (no hardware PMU, no `perf`, not
+//! root, ...) must say so where CI's summary shows it and must never count as
+//! a pass. libtest has no run-time skip, so a skipping test returns early and
+//! calls [`skip!`] first, which:
+//!
+//! 1. prints `SKIP <test>: <reason>` to stderr (seen with `--nocapture`);
+//! 2. appends `<test>\t<reason>` to the file named by `PMC_SKIP_LOG`, if set.
+//!    `ci/check.sh` sets it, lists every skip after the test run, and
+//!    subtracts them from the passes in its closing `N passed, N failed,
+//!    N skipped` line;
+//! 3. panics when `PMC_NO_SKIP=1`, so that an environment that must run
+//!    everything (the PMU lab, the FreeBSD VM job) fails instead of skipping.
+//!
+//! ```
+//! fn needs_perf() -> Option<&'static str> { Some("perf is not installed") }
+//! # std::env::remove_var("PMC_NO_SKIP");
+//! if let Some(why) = needs_perf() {
+//!     pmc_testkit::skip!("{why}");
+//!     return;
+//! }
+//! ```
+
+use std::fmt;
+use std::io::Write as _;
+
+/// Environment variable naming the file that collects skips.
+pub const SKIP_LOG_ENV: &str = "PMC_SKIP_LOG";
+/// Environment variable that turns every skip into a failure when `1`.
+pub const NO_SKIP_ENV: &str = "PMC_NO_SKIP";
+
+/// Records that the current test skips, for `reason`. Use [`skip!`].
+///
+/// `test` names the test; `None` takes the name libtest gives the test's
+/// thread. Panics when `PMC_NO_SKIP=1`.
+pub fn record_skip(test: Option<&str>, reason: fmt::Arguments<'_>) {
+    let thread = std::thread::current();
+    let name = test
+        .or_else(|| thread.name())
+        .unwrap_or("<unnamed test>")
+        .to_owned();
+    let reason = reason.to_string().replace(['\n', '\t'], " ");
+    eprintln!("SKIP {name}: {reason}");
+    if let Some(path) = std::env::var_os(SKIP_LOG_ENV) {
+        // One write per line with O_APPEND: concurrent tests do not interleave.
+        let line = format!("{name}\t{reason}\n");
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            panic!("SKIP {name}: could not record the skip in {path:?}: {e}");
+        }
+    }
+    if std::env::var(NO_SKIP_ENV).is_ok_and(|v| v == "1") {
+        panic!("SKIP {name}: {reason} (skips are failures here: {NO_SKIP_ENV}=1)");
+    }
+}
+
+/// Whether skips are failures in this environment (`PMC_NO_SKIP=1`).
+pub fn skips_forbidden() -> bool {
+    std::env::var(NO_SKIP_ENV).is_ok_and(|v| v == "1")
+}
+
+/// Records a visible skip of the current test (see the crate docs); the
+/// caller then returns. `skip!("reason {x}")` names the test after libtest's
+/// thread; `skip!(name = "x", "reason")` names it explicitly.
+#[macro_export]
+macro_rules! skip {
+    (name = $name:expr, $($reason:tt)+) => {
+        $crate::record_skip(Some($name), format_args!($($reason)+))
+    };
+    ($($reason:tt)+) => {
+        $crate::record_skip(None, format_args!($($reason)+))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skip_is_appended_to_the_log() {
+        let dir = std::env::temp_dir().join(format!("pmc-testkit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("skips");
+        // Only this test touches these variables in this binary.
+        std::env::set_var(SKIP_LOG_ENV, &log);
+        std::env::remove_var(NO_SKIP_ENV);
+        record_skip(Some("t1"), format_args!("no\tperf"));
+        record_skip(None, format_args!("second"));
+        std::env::remove_var(SKIP_LOG_ENV);
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert_eq!(
+            text,
+            "t1\tno perf\ntests::a_skip_is_appended_to_the_log\tsecond\n"
+        );
+        std::env::set_var(NO_SKIP_ENV, "1");
+        let r = std::panic::catch_unwind(|| record_skip(Some("t2"), format_args!("x")));
+        std::env::remove_var(NO_SKIP_ENV);
+        assert!(r.is_err(), "PMC_NO_SKIP=1 must turn a skip into a failure");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
