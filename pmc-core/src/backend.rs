@@ -2,6 +2,7 @@
 
 use crate::alloc::{Allocation, Target};
 use crate::error::Result;
+use crate::event::EventSpec;
 use crate::reading::Reading;
 use serde::{Deserialize, Serialize};
 
@@ -136,6 +137,27 @@ pub trait Backend: Send + Sync {
 pub trait Pmc: Send {
     /// What this PMC was allocated as.
     fn allocation(&self) -> &Allocation;
+
+    /// The event as it is really counted, for labels: the allocated event
+    /// with the privilege modes the backend applied. It differs from
+    /// `allocation().event` when the backend narrowed an event that named no
+    /// modes: on Linux an unprivileged process at `perf_event_paranoid` >= 2
+    /// counts user mode only, so `context-switches` is counted, and
+    /// displayed, as `context-switches:u` (as `perf stat` labels it). To
+    /// count the kernel too, allocate with privileges (CAP_PERFMON, or a
+    /// lower `perf_event_paranoid`).
+    ///
+    /// ```
+    /// use pmc_core::Pmc;
+    ///
+    /// /// The label a report shows for `pmc`: what was really counted.
+    /// fn label(pmc: &impl Pmc) -> String {
+    ///     pmc.counted_event().to_string() // e.g. "context-switches:u"
+    /// }
+    /// ```
+    fn counted_event(&self) -> EventSpec {
+        self.allocation().event.clone()
+    }
 
     /// Its state.
     fn state(&self) -> State;

@@ -252,6 +252,20 @@ struct Member {
     opened: perf_event_attr,
 }
 
+impl Member {
+    /// The event as counted: an event that named no privilege modes but was
+    /// opened with `exclude_kernel` (an unprivileged process at
+    /// `perf_event_paranoid` >= 2, see `build_attr`) is user mode only,
+    /// `:u`, as perf labels it.
+    fn counted_event(&self) -> pmc_core::EventSpec {
+        let mut spec = self.alloc.event.clone();
+        if !spec.modifiers.is_restricted() && self.attr.exclude_kernel() != 0 {
+            spec.modifiers.user = true;
+        }
+        spec
+    }
+}
+
 struct InstanceFds {
     instance: Instance,
     /// One fd set per thread (or per CPU for system scope: exactly one), leader first.
@@ -1442,6 +1456,9 @@ impl std::fmt::Debug for LinuxPmc {
 impl pmc_core::Pmc for LinuxPmc {
     fn allocation(&self) -> &Allocation {
         &self.c.members[0].alloc
+    }
+    fn counted_event(&self) -> pmc_core::EventSpec {
+        self.c.members[0].counted_event()
     }
     fn state(&self) -> State {
         self.c.state

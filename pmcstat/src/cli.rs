@@ -6,9 +6,10 @@ use std::path::PathBuf;
 
 /// Count events in a command, a process or the whole system.
 ///
-/// With no -p/-s, counts a perf-stat-like default set for the command:
-/// task-clock, context-switches, cpu-migrations, page-faults, cycles,
-/// instructions, branches, branch-misses.
+/// With no -p/-s/-e, counts a perf-stat-like default set for the command
+/// and all its child processes, as perf stat does: task-clock,
+/// context-switches, cpu-migrations, page-faults, cycles, instructions,
+/// branches, branch-misses.
 #[derive(Debug, Parser)]
 #[command(
     name = "pmcstat",
@@ -17,13 +18,20 @@ use std::path::PathBuf;
     after_help = "Event specs: portable names (cycles, instructions, page-faults, task-clock, ...), \
 perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
 (instructions,usr, SOFT-CLOCK.HARD).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
-pmcstat -p page-faults -p task-clock -- make\n  pmcstat -s cpu-clock -c 0,1 -l 1\n  pmcstat --json -p page-faults -t 1234 -l 5\n  \
+pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -s cpu-clock -c 0,1 -l 1\n  pmcstat --json -p page-faults -t 1234 -l 5\n  \
 pmcstat -P cpu-clock -F 4000 -O out.pmclog -- ./a.out\n  pmcstat -S cpu-clock -c 0 -l 2"
 )]
 pub struct Args {
-    /// Count SPEC in the target process (process-scope counting PMC). Repeatable.
+    /// Count SPEC in the target process (process-scope counting PMC), as
+    /// pmcstat(8): the process alone, its child processes only with -d.
+    /// Repeatable.
     #[arg(short = 'p', value_name = "SPEC", action = clap::ArgAction::Append)]
     pub process: Vec<String>,
+
+    /// Count SPEC in the command and all its child processes, as perf stat
+    /// -e (a comma-separated list is several events). Repeatable.
+    #[arg(short = 'e', long = "event", value_name = "SPEC[,SPEC...]", action = clap::ArgAction::Append)]
+    pub events: Vec<String>,
 
     /// Count SPEC system-wide (system-scope counting PMC). Repeatable.
     #[arg(short = 's', value_name = "SPEC", action = clap::ArgAction::Append)]

@@ -62,20 +62,32 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             "give either -t PID or a command, not both".into(),
         ));
     }
-    let mut wanted: Vec<(String, Scope)> = Vec::new();
+    let mut wanted: Vec<Wanted> = Vec::new();
+    // pmcstat(8)'s -p: the process alone unless -d.
     for p in &args.process {
-        wanted.push((p.clone(), Scope::Process));
+        wanted.push(Wanted::process(p, args.descendants));
+    }
+    // perf stat's -e: the command and all its child processes.
+    for list in &args.events {
+        for e in split_event_list(list) {
+            wanted.push(Wanted::process(&e, true));
+        }
     }
     for s in &args.system {
-        wanted.push((s.clone(), Scope::System { cpu: cpus.clone() }));
+        wanted.push(Wanted {
+            text: s.clone(),
+            scope: Scope::System { cpu: cpus.clone() },
+            descendants: false,
+        });
     }
     if wanted.is_empty() {
+        // The default set counts the whole command tree, as perf stat does.
         wanted = DEFAULT_EVENTS
             .iter()
-            .map(|e| ((*e).to_owned(), Scope::Process))
+            .map(|e| Wanted::process(e, true))
             .collect();
     }
-    let has_process = wanted.iter().any(|(_, s)| !s.is_system());
+    let has_process = wanted.iter().any(|w| !w.scope.is_system());
     if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
         return Err(Failure::Usage(if has_process {
             "process-scope counters need a command or -t PID".into()
@@ -115,32 +127,138 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     Ok(last.map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
 }
 
+/// One requested counter, before allocation.
+#[derive(Clone)]
+struct Wanted {
+    text: String,
+    scope: Scope,
+    /// Count the target's child processes too (`-d`, `-e`, the default set).
+    descendants: bool,
+}
+
+impl Wanted {
+    fn process(text: &str, descendants: bool) -> Wanted {
+        Wanted {
+            text: text.to_owned(),
+            scope: Scope::Process,
+            descendants,
+        }
+    }
+}
+
+/// perf's `-e a,b,c`: several events, unless the commas are one event's
+/// own (hwpmc qualifiers as in `instructions,usr`, or terms inside
+/// `pmu/.../`): the list is split only where every piece is an event.
+fn split_event_list(text: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let (mut depth, mut start) = (0usize, 0usize);
+    let mut in_pmu = false;
+    for (i, ch) in text.char_indices() {
+        match ch {
+            '/' => in_pmu = !in_pmu,
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 && !in_pmu => {
+                pieces.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    pieces.push(&text[start..]);
+    if pieces.len() > 1 && pieces.iter().all(|p| p.parse::<EventSpec>().is_ok()) {
+        pieces.into_iter().map(str::to_owned).collect()
+    } else {
+        vec![text.to_owned()]
+    }
+}
+
+/// The label a count is shown under: the event as typed, or, when the
+/// backend narrowed its privilege modes, as counted (`context-switches:u`,
+/// as perf labels it). The flag says whether it was narrowed.
+fn counted_label(text: &str, spec: &EventSpec, pmc: &impl Pmc) -> (String, bool) {
+    let counted = pmc.counted_event();
+    if counted.modifiers != spec.modifiers {
+        (counted.to_string(), true)
+    } else {
+        (text.to_owned(), false)
+    }
+}
+
+/// A task-clock pair, one on the target alone and one on it and its
+/// descendants, to notice child processes the requested counters left out.
+struct ChildProbe {
+    alone: <pmc::Native as Backend>::Pmc,
+    tree: <pmc::Native as Backend>::Pmc,
+}
+
+impl ChildProbe {
+    /// CPU time below this in child processes is not reported (the two
+    /// clocks are stopped a few microseconds apart).
+    const THRESHOLD_NS: u64 = 100_000;
+
+    fn new(backend: &pmc::Native, target: Target) -> Option<ChildProbe> {
+        let clock = || Allocation::counting(EventSpec::portable(pmc::PortableEvent::TaskClock));
+        let mut alone = backend.allocate(&clock()).ok()?;
+        let mut tree = backend.allocate(&clock().descendants()).ok()?;
+        alone.attach(target).ok()?;
+        tree.attach(target).ok()?;
+        Some(ChildProbe { alone, tree })
+    }
+
+    fn start(&mut self) {
+        let _ = self.alone.start();
+        let _ = self.tree.start();
+    }
+
+    /// Stops both clocks; the CPU time of child processes, if any ran.
+    fn finish(mut self) -> Option<u64> {
+        let _ = self.tree.stop();
+        let _ = self.alone.stop();
+        let tree = self.tree.read().ok()?.scaled()?;
+        let alone = self.alone.read().ok()?.scaled()?;
+        Some(tree.saturating_sub(alone)).filter(|ns| *ns >= Self::THRESHOLD_NS)
+    }
+}
+
 /// One run: allocate, attach, start, run the command (or wait), stop, read.
 fn run_once(
     args: &Args,
-    wanted: &[(String, Scope)],
+    wanted: &[Wanted],
     sink: &mut Sink,
     verbose: bool,
 ) -> Result<Report, Failure> {
     let backend = pmc::Native::open()?;
-    let flags = if args.descendants {
-        Flags::DESCENDANTS
-    } else {
-        Flags::NONE
-    };
     let mut slots = Vec::with_capacity(wanted.len());
-    for (text, scope) in wanted.iter().cloned() {
+    let mut user_only = false;
+    for w in wanted.iter().cloned() {
+        let Wanted {
+            text,
+            scope,
+            descendants,
+        } = w;
         let spec: EventSpec = text
             .parse()
             .map_err(|e: pmc::ParseError| Failure::Usage(parse_hint(&text, &e)))?;
-        let alloc = Allocation::counting(spec).scope(scope.clone()).flags(flags);
+        let flags = if descendants {
+            Flags::DESCENDANTS
+        } else {
+            Flags::NONE
+        };
+        let alloc = Allocation::counting(spec.clone())
+            .scope(scope.clone())
+            .flags(flags);
         match backend.allocate(&alloc) {
-            Ok(p) => slots.push(Slot {
-                event: text,
-                scope,
-                pmc: Some(p),
-                error: None,
-            }),
+            Ok(p) => {
+                let (event, narrowed) = counted_label(&text, &spec, &p);
+                user_only |= narrowed;
+                slots.push(Slot {
+                    event,
+                    scope,
+                    pmc: Some(p),
+                    error: None,
+                })
+            }
             Err(e) if is_unsupported(&e) => slots.push(Slot {
                 event: text,
                 scope,
@@ -170,6 +288,13 @@ fn run_once(
             }
         }
     }
+    // Counters of the process alone: watch for child processes they miss.
+    let alone = wanted
+        .iter()
+        .any(|w| !w.scope.is_system() && !w.descendants);
+    let mut probe = target
+        .filter(|_| alone)
+        .and_then(|t| ChildProbe::new(&backend, t));
     if verbose {
         for s in &slots {
             sink.verbose(
@@ -182,6 +307,9 @@ fn run_once(
     // The counting window starts before the first start, so per-CPU clock
     // counts never exceed the elapsed time reported.
     let started = Instant::now();
+    if let Some(p) = probe.as_mut() {
+        p.start();
+    }
     for s in &mut slots {
         if let Some(p) = s.pmc.as_mut() {
             p.start()?;
@@ -198,26 +326,14 @@ fn run_once(
         duration: args.duration,
         interval: args.interval,
     };
+    let mut last_at = std::time::Duration::ZERO;
     let status = wait.run(
         child.as_mut(),
         target,
         || {
-            let counters = collect(&slots, args.per_cpu);
-            let shown: Vec<Counter> = if args.cumulative {
-                counters
-            } else {
-                counters
-                    .into_iter()
-                    .zip(last.iter_mut())
-                    .map(|(mut c, prev)| {
-                        let total = c.reading;
-                        c.reading = total.delta(prev);
-                        *prev = total;
-                        c
-                    })
-                    .collect()
-            };
-            sink.interval(started.elapsed(), &shown, args);
+            let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
+            last_at = started.elapsed();
+            sink.interval(last_at, &shown, args);
             Ok(())
         },
         None,
@@ -229,7 +345,16 @@ fn run_once(
             p.stop()?;
         }
     }
+    let uncounted_children_ns = probe.and_then(ChildProbe::finish);
     let counters = collect(&slots, args.per_cpu);
+    // The last, partial interval: with it the intervals add up to the total.
+    if args.interval.is_some() {
+        let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
+        let moved = shown.iter().any(|c| c.reading.value != 0);
+        if moved || elapsed > last_at + std::time::Duration::from_millis(1) {
+            sink.interval(elapsed, &shown, args);
+        }
+    }
     let exit_status = status.map(exit_code);
     let report = Report {
         command: args
@@ -241,8 +366,32 @@ fn run_once(
         exit_status,
         elapsed,
         counters,
+        descendants: wanted
+            .iter()
+            .any(|w| !w.scope.is_system())
+            .then_some(!alone),
+        uncounted_children_ns,
+        user_only,
     };
     Ok(report)
+}
+
+/// One `-w` interval's rows: the counts since the previous interval (or,
+/// with -C, the running totals); `last` keeps the totals seen so far.
+fn interval_rows(counters: Vec<Counter>, last: &mut [Reading], cumulative: bool) -> Vec<Counter> {
+    if cumulative {
+        return counters;
+    }
+    counters
+        .into_iter()
+        .zip(last.iter_mut())
+        .map(|(mut c, prev)| {
+            let total = c.reading;
+            c.reading = total.delta(prev);
+            *prev = total;
+            c
+        })
+        .collect()
 }
 
 /// The parse error, plus a hint when a perf-style comma list was given to

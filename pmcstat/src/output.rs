@@ -22,6 +22,36 @@ pub struct Report {
     pub exit_status: Option<i32>,
     pub elapsed: Duration,
     pub counters: Vec<Counter>,
+    /// For process-scope counters: whether the target's child processes
+    /// were counted too (`None`: system scope only).
+    pub descendants: Option<bool>,
+    /// CPU time of child processes that ran uncounted (`-p` without `-d`).
+    pub uncounted_children_ns: Option<u64>,
+    /// Some events were narrowed to user mode (`:u`) by the system's policy.
+    pub user_only: bool,
+}
+
+impl Report {
+    /// One-line notes about what was not counted, each with its fix.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if let Some(ns) = self.uncounted_children_ns {
+            notes.push(format!(
+                "child processes ran {:.2} msec of task-clock that the -p counters above exclude: \
+                 add -d (or use -e) to count the command's descendants",
+                ns as f64 / 1e6
+            ));
+        }
+        if self.user_only {
+            notes.push(
+                "events marked :u counted user mode only: this process may not count the kernel \
+                 (Linux: perf_event_paranoid >= 2 without CAP_PERFMON); to count it too, run with \
+                 CAP_PERFMON or lower the level: sysctl -w kernel.perf_event_paranoid=1"
+                    .to_owned(),
+            );
+        }
+        notes
+    }
 }
 
 /// Where output goes: standard error (as perf stat and pmcstat do) or `-o FILE`.
@@ -49,7 +79,13 @@ struct JsonReport<'a> {
     pid: Option<u32>,
     exit_status: Option<i32>,
     elapsed_ns: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    descendants: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uncounted_children_ns: Option<u64>,
     counters: Vec<JsonCounter<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    notes: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -85,6 +121,14 @@ fn json_counter(c: &Counter) -> JsonCounter<'_> {
         status: status_str(&c.reading),
         error: c.error.as_deref(),
     }
+}
+
+fn is_task_clock(event: &str) -> bool {
+    event
+        .parse::<pmc::EventSpec>()
+        .ok()
+        .and_then(|s| s.as_portable())
+        == Some(pmc::PortableEvent::TaskClock)
 }
 
 fn is_clock(event: &str) -> bool {
@@ -183,7 +227,10 @@ impl Sink {
                 pid: r.pid,
                 exit_status: r.exit_status,
                 elapsed_ns: r.elapsed.as_nanos() as u64,
+                descendants: r.descendants,
+                uncounted_children_ns: r.uncounted_children_ns,
                 counters: r.counters.iter().map(json_counter).collect(),
+                notes: r.notes(),
             };
             if let Ok(s) = serde_json::to_string(&j) {
                 let _ = writeln!(self.out, "{s}");
@@ -191,6 +238,10 @@ impl Sink {
         } else if let Some(sep) = &args.csv {
             for c in &r.counters {
                 let _ = writeln!(self.out, "{}", csv_fields(c, sep));
+            }
+            // Comment lines, as perf stat -x writes its own.
+            for note in r.notes() {
+                let _ = writeln!(self.out, "# note: {note}");
             }
         } else {
             self.text(r);
@@ -300,11 +351,17 @@ impl Sink {
         } else {
             "'system wide'".to_owned()
         };
-        let _ = writeln!(o, "\n Performance counter stats for {what}:\n");
+        let whom = match r.descendants {
+            Some(true) if !r.command.is_empty() => " and its child processes",
+            Some(true) => " and the child processes it starts",
+            Some(false) => " alone (without child processes)",
+            None => "",
+        };
+        let _ = writeln!(o, "\n Performance counter stats for {what}{whom}:\n");
         let task_ms = r
             .counters
             .iter()
-            .find(|c| c.event == "task-clock" && c.reading.status() == Status::Ok)
+            .find(|c| is_task_clock(&c.event) && c.reading.status() == Status::Ok)
             .and_then(|c| c.reading.scaled())
             .map(|ns| ns as f64 / 1e6);
         let secs = r.elapsed.as_secs_f64();
@@ -312,7 +369,7 @@ impl Sink {
             let mut line = text_value(c);
             if c.reading.status() == Status::Ok {
                 let v = c.reading.scaled().unwrap_or(0) as f64;
-                let note = if c.event == "task-clock" && secs > 0.0 {
+                let note = if is_task_clock(&c.event) && secs > 0.0 {
                     format!("#  {:>8.3} CPUs utilized", v / 1e9 / secs)
                 } else if let Some(ms) = task_ms.filter(|m| *m > 0.0 && !is_clock(&c.event)) {
                     let per_sec = v / (ms / 1e3);
@@ -342,6 +399,9 @@ impl Sink {
         let _ = writeln!(o, "\n {:>16.9} seconds time elapsed", secs);
         if let Some(code) = r.exit_status.filter(|c| *c != 0) {
             let _ = writeln!(o, " (the command exited with status {code})");
+        }
+        for note in r.notes() {
+            let _ = writeln!(o, " note: {note}");
         }
         let _ = writeln!(o);
     }
