@@ -231,10 +231,22 @@ impl ProfileBuilder {
 
     /// Finish: sort stacks (heaviest first) and collect warnings.
     pub fn finish(mut self) -> Profile {
+        let warnings = self.sym.take_warnings();
+        self.assemble(warnings)
+    }
+
+    /// The profile of everything fed so far, leaving the builder as it is
+    /// (a live view refreshing while samples arrive). Symbolization warnings
+    /// are kept for [`ProfileBuilder::finish`].
+    pub fn snapshot(&self) -> Profile {
+        self.assemble(Vec::new())
+    }
+
+    fn assemble(&self, mut warnings: Vec<Warning>) -> Profile {
         let mut stacks: Vec<Stack> = self
             .stacks
-            .into_iter()
-            .filter_map(|(k, (samples, period))| {
+            .iter()
+            .filter_map(|(k, &(samples, period))| {
                 let (head, frames) = k.split_at_checked(2)?;
                 Some(Stack {
                     pmc_id: *head.first()?,
@@ -252,12 +264,12 @@ impl ProfileBuilder {
                 .then_with(|| a.frames.cmp(&b.frames))
                 .then_with(|| a.comm.cmp(&b.comm))
         });
-        for p in self.pmcs.values_mut() {
+        let mut pmcs: Vec<PmcInfo> = self.pmcs.values().cloned().collect();
+        for p in &mut pmcs {
             if p.name.is_empty() {
                 p.name = format!("pmc{}", p.pmc_id);
             }
         }
-        let mut warnings = self.sym.take_warnings();
         if self.stats.lost_records > 0 {
             warnings.push(Warning::LostSamples {
                 records: self.stats.lost_records,
@@ -276,8 +288,8 @@ impl ProfileBuilder {
             functions: self.sym.functions().to_vec(),
             comms: self.comms.iter().map(|c| c.to_string()).collect(),
             stacks,
-            pmcs: self.pmcs.into_values().collect(),
-            stats: self.stats,
+            pmcs,
+            stats: self.stats.clone(),
             warnings,
         }
     }
@@ -329,6 +341,37 @@ impl Profile {
         }
         b.set_read_report(&reader.finish());
         Ok(b.finish())
+    }
+
+    /// The samples of `self` that `earlier`, a previous
+    /// [`ProfileBuilder::snapshot`] of the same builder, did not have: what
+    /// a live view shows in delta mode (pmcstat(8) `-T`, keys `c` `d`).
+    /// Function and command ids are the builder's, so they agree.
+    pub fn since(&self, earlier: &Profile) -> Profile {
+        let before: HashMap<(u32, u32, &[FuncId]), (u64, u64)> = earlier
+            .stacks
+            .iter()
+            .map(|s| ((s.pmc_id, s.comm, &*s.frames), (s.samples, s.period)))
+            .collect();
+        let mut out = self.clone();
+        out.stacks.retain_mut(|s| {
+            if let Some(&(n, p)) = before.get(&(s.pmc_id, s.comm, &*s.frames)) {
+                s.samples = s.samples.saturating_sub(n);
+                s.period = s.period.saturating_sub(p);
+            }
+            s.samples > 0
+        });
+        out.stacks.sort_by_key(|s| std::cmp::Reverse(s.samples));
+        for p in &mut out.pmcs {
+            if let Some(e) = earlier.pmcs.iter().find(|e| e.pmc_id == p.pmc_id) {
+                p.samples = p.samples.saturating_sub(e.samples);
+                p.period = p.period.saturating_sub(e.period);
+            }
+        }
+        out.stats.samples = out.stats.samples.saturating_sub(earlier.stats.samples);
+        out.stats.frames = out.stats.frames.saturating_sub(earlier.stats.frames);
+        out.stats.lost = out.stats.lost.saturating_sub(earlier.stats.lost);
+        out
     }
 
     /// The function `id`.

@@ -65,6 +65,13 @@ pub struct Args {
     #[arg(short = 'O', value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Top mode, as pmcstat(8) -T: a live view of the top functions of the
+    /// -P/-S PMCs (or, with -R, the log replayed), redrawn every -w seconds
+    /// (default 1). Keys: q quit, space pause, p next PMC, m merge PMCs,
+    /// n functions/objects, c then d/a delta/accumulation mode.
+    #[arg(short = 'T')]
+    pub top_mode: bool,
+
     /// How many entries a top-N summary shows (sampling without -O, and -R
     /// with --summary).
     #[arg(long = "top", value_name = "N", default_value_t = 20)]

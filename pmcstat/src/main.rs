@@ -7,9 +7,11 @@ mod analyze;
 mod cli;
 mod count;
 mod info;
+mod live;
 mod output;
 mod run;
 mod sample;
+mod top;
 
 use std::process::ExitCode;
 
@@ -23,7 +25,9 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    let result = if args.read_log.is_some() {
+    let result = if args.read_log.is_some() && args.top_mode {
+        top_replay(&args)
+    } else if args.read_log.is_some() {
         analyze::run(&args)
     } else if args.list || args.diagnose {
         info::run(&args)
@@ -44,4 +48,24 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// `-R FILE -T`: the top view, replayed from the log.
+fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
+    let path = args
+        .read_log
+        .as_deref()
+        .unwrap_or(std::path::Path::new("-"));
+    let log = analyze::load(path)?;
+    let refresh = args
+        .interval
+        .map_or(top::DEFAULT_REFRESH, std::time::Duration::from_secs_f64);
+    top::replay(&log, refresh).map_err(|e| {
+        count::Failure::Setup(pmc::Error::new(
+            pmc::ErrorKind::Os,
+            pmc::Op::Log,
+            format!("-T: {e}"),
+        ))
+    })?;
+    Ok(0)
 }

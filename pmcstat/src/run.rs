@@ -4,6 +4,7 @@
 use crate::count::Failure;
 use pmc::launch::PausedChild;
 use pmc::Target;
+use std::ops::ControlFlow;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
@@ -19,7 +20,8 @@ pub struct Wait {
 
 impl Wait {
     /// Waits until the child exits, the target pid disappears (Linux: its
-    /// `/proc` entry), or the duration passes. Calls `on_interval` every
+    /// `/proc` entry), the duration passes, or `on_poll` breaks (the `-T`
+    /// view's `q`; the child is then still running). Calls `on_interval` every
     /// interval and `on_poll` about every `poll_every` (if given). Between
     /// those it sleeps: on the child itself where the OS allows (a pidfd on
     /// Linux), so its exit is seen at once without periodic wake-ups.
@@ -30,7 +32,7 @@ impl Wait {
         target: Option<Target>,
         mut on_interval: impl FnMut() -> Result<(), Failure>,
         poll_every: Option<Duration>,
-        mut on_poll: impl FnMut(Instant),
+        mut on_poll: impl FnMut(Instant) -> ControlFlow<()>,
     ) -> Result<Option<ExitStatus>, Failure> {
         /// How often a `-t PID` target is checked for having exited.
         const PID_CHECK: Duration = Duration::from_millis(100);
@@ -53,7 +55,9 @@ impl Wait {
             }
             if let (Some(p), Some(every)) = (next_poll, poll_every) {
                 if now >= p {
-                    on_poll(now);
+                    if on_poll(now).is_break() {
+                        return Ok(None);
+                    }
                     next_poll = Some(now + every);
                 }
             }

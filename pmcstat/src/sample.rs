@@ -1,42 +1,23 @@
 //! Sampling mode (`-P`, `-S`): allocate sampling PMCs, log their samples, summarise.
 //!
-//! With `-O FILE` the samples go to a pmc-log file. Without it they go to memory, and at exit
-//! pmcstat prints the sampled instruction addresses that came up most, each with the mapping
-//! it falls in (`path+offset`, from the log's mapping records; symbol names need the
-//! symbolizer), plus the same grouped by mapping.
+//! With `-O FILE` the samples go to a pmc-log file. Without it they are aggregated as they
+//! arrive ([`LiveProfile`]: memory bounded by the distinct stacks), and at exit pmcstat
+//! prints the top functions and objects, symbolized by pmc-analyze.
 
 use crate::cli::Args;
 use crate::count::Failure;
+use crate::live::LiveProfile;
 use crate::run::{exit_code, Wait};
 use pmc::{
     Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Flags, Pmc, Rate, Scope, Target,
 };
 use pmc_analyze::top::{TopOptions, TopReport};
-use pmc_analyze::{AnalyzeOptions, Profile};
-use pmc_log::record::Record;
+use pmc_analyze::Profile;
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// pmcstat's default sampling period (`-n`).
 pub const DEFAULT_RATE: u64 = 65536;
-
-/// A log sink kept in memory, for the summary printed when there is no `-O`.
-#[derive(Clone, Default)]
-struct MemLog(Arc<Mutex<Vec<u8>>>);
-
-impl Write for MemLog {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .map_err(|_| std::io::Error::other("log buffer lock poisoned"))?
-            .extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Splits a `,freq=HZ` qualifier off an event spec: `("cpu-clock", Some(1000))`.
 pub fn split_freq(spec: &str) -> Result<(String, Option<u64>), String> {
@@ -89,9 +70,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 "-w: interval must be a positive number of seconds, got {w}"
             )));
         }
-        if args.log.is_none() {
+        if args.log.is_none() && !args.top_mode {
             return Err(Failure::Usage(
-                "-w in sampling mode logs the counts every interval: give -O FILE".into(),
+                "-w in sampling mode logs the counts every interval: give -O FILE \
+                 (with -T it is the refresh interval)"
+                    .into(),
             ));
         }
     }
@@ -139,15 +122,27 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         flags |= Flags::DESCENDANTS;
     }
 
+    if args.top_mode && args.log.is_some() {
+        return Err(Failure::Usage(
+            "-T shows the samples live and writes no log: drop -O, or record with -O \
+             and view the log with -R FILE -T"
+                .into(),
+        ));
+    }
     let backend = pmc::Native::open()?;
-    let mem = MemLog::default();
+    let mut aggregator = None;
     match &args.log {
         Some(path) => {
             let f = std::fs::File::create(path)
                 .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
             backend.configure_log(Box::new(std::io::BufWriter::new(f)))?;
         }
-        None => backend.configure_log(Box::new(mem.clone()))?,
+        None => {
+            let (profile, sink) =
+                LiveProfile::start().map_err(|e| io_failure("start the log reader", &e))?;
+            backend.configure_log(Box::new(sink))?;
+            aggregator = Some(profile);
+        }
     }
 
     let mut wanted: Vec<(String, Scope)> = Vec::new();
@@ -203,13 +198,28 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         c.resume()?;
     }
 
-    let live = std::io::stderr().is_terminal();
-    let interval = args.interval;
+    let live = std::io::stderr().is_terminal() && !args.top_mode;
+    // -T: the view, and -w is its refresh interval instead of count logging.
+    let mut view = None;
+    if args.top_mode {
+        let refresh = args
+            .interval
+            .map_or(crate::top::DEFAULT_REFRESH, Duration::from_secs_f64);
+        let names: Vec<&str> = samplers.iter().map(|s| s.text.as_str()).collect();
+        let title = format!("pmcstat -T: {}", names.join(", "));
+        view = Some(
+            crate::top::TopView::open(title, refresh)
+                .map_err(|e| io_failure("open the -T view", &e))?,
+        );
+    }
+    let interval = args.interval.filter(|_| !args.top_mode);
     let wait = Wait {
         started,
         duration: args.duration,
         interval,
     };
+    let mut view_error = None;
+    let mut quit = false;
     let status = wait.run(
         child.as_mut(),
         target,
@@ -219,9 +229,51 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             }
             Ok(())
         },
-        live.then_some(Duration::from_millis(250)),
-        |_| status_line(&backend, started.elapsed(), false),
+        (live || view.is_some()).then_some(Duration::from_millis(if view.is_some() {
+            50
+        } else {
+            250
+        })),
+        |_| {
+            let (Some(v), Some(agg)) = (view.as_mut(), aggregator.as_ref()) else {
+                status_line(&backend, started.elapsed(), false);
+                return std::ops::ControlFlow::Continue(());
+            };
+            let step = v.keys(Duration::ZERO).and_then(|k| {
+                if k.is_continue() && v.due() {
+                    v.draw(agg.snapshot())?;
+                }
+                Ok(k)
+            });
+            match step {
+                Ok(k) => {
+                    quit = k.is_break();
+                    k
+                }
+                Err(e) => {
+                    view_error = Some(e);
+                    std::ops::ControlFlow::Break(())
+                }
+            }
+        },
     )?;
+    drop(view);
+    let view_failed = view_error.is_some();
+    if let Some(e) = view_error {
+        eprintln!("pmcstat: the -T view failed: {e}");
+    }
+    // `q` while the command runs: it gets SIGTERM and is waited for, so
+    // nothing is left running behind pmcstat.
+    let status = match (status, child.as_mut()) {
+        (None, Some(c)) if quit || view_failed => {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(c.pid()).unwrap_or(i32::MAX)),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            Some(c.wait()?)
+        }
+        (s, _) => s,
+    };
     let elapsed = started.elapsed();
     for s in &mut samplers {
         s.pmc.stop()?;
@@ -257,11 +309,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             };
         }
         None => {
-            let bytes =
-                mem.0.lock().map(|b| b.clone()).map_err(|_| {
-                    io_failure("read the samples", &std::io::Error::other("poisoned"))
-                })?;
-            print_top(&mut out, &bytes, &events, elapsed, args.top)
+            let profile = aggregator
+                .take()
+                .ok_or_else(|| io_failure("read the samples", &std::io::Error::other("no log")))?
+                .finish()
+                .map_err(|e| io_failure("read the samples", &std::io::Error::other(e)))?;
+            print_top(&mut out, &profile, &events, elapsed, args.top)
                 .map_err(|e| io_failure("print the summary", &e))?;
         }
     }
@@ -269,6 +322,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let _ = writeln!(out, "{line}");
     }
     let _ = out.flush();
+    // After `q` the command ended because pmcstat ended it: not a failure.
+    if quit {
+        return Ok(0);
+    }
     Ok(status
         .map(exit_code)
         .map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
@@ -343,55 +400,40 @@ fn status_line(backend: &pmc::Native, elapsed: Duration, last: bool) {
     let _ = e.flush();
 }
 
-/// Where an address falls: the mapping and the file offset.
-/// Prints the top-N sampled functions (symbolized by pmc-analyze) from an
-/// in-memory log, after a line with the sample and loss totals.
+/// Prints the top-N sampled functions (symbolized by pmc-analyze) after a
+/// line with the sample and loss totals.
 fn print_top(
     out: &mut dyn Write,
-    log: &[u8],
+    profile: &Profile,
     events: &[String],
     elapsed: Duration,
     top: usize,
 ) -> std::io::Result<()> {
-    let reader = pmc_log::Reader::new(log).map_err(std::io::Error::other)?;
-    let mut samples = 0u64;
-    let mut lost = 0u64;
-    let mut lost_records = 0u64;
-    let mut records = reader.records();
-    for r in records.by_ref() {
-        match r {
-            Record::Sample(_) => samples += 1,
-            Record::Lost(l) => {
-                lost += l.count;
-                lost_records += 1;
-            }
-            _ => {}
-        }
-    }
-    let report = records.into_report();
+    let st = &profile.stats;
     writeln!(
         out,
-        "# {samples} samples of {} in {:.3} s; {lost} lost ({lost_records} loss records)",
+        "# {} samples of {} in {:.3} s; {} lost ({} loss records)",
+        st.samples,
         events.join(", "),
-        elapsed.as_secs_f64()
+        elapsed.as_secs_f64(),
+        st.lost,
+        st.lost_records
     )?;
-    if !report.closed_cleanly || report.skipped_bytes() > 0 {
+    if !st.closed_cleanly || st.skipped_bytes > 0 {
         writeln!(
             out,
             "# warning: the log is damaged or unfinished ({} bytes skipped)",
-            report.skipped_bytes()
+            st.skipped_bytes
         )?;
     }
-    if samples == 0 {
+    if st.samples == 0 {
         return Ok(());
     }
-    let profile =
-        Profile::from_log(log, AnalyzeOptions::default()).map_err(std::io::Error::other)?;
     for w in &profile.warnings {
         writeln!(out, "# warning: {w}")?;
     }
     TopReport::build(
-        &profile,
+        profile,
         &TopOptions {
             limit: top,
             ..Default::default()
