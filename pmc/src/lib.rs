@@ -31,10 +31,29 @@
 //!
 //! `Native::open()` returns the backend; everything else goes through the
 //! [`Backend`], [`Pmc`] and [`Group`] traits re-exported from `pmc-core`.
+//! [`NativePmc`] and [`NativeGroup`] name the backend's PMC and group types,
+//! for storing them in your own structs.
+//!
+//! # Conveniences
+//!
+//! - [`measure`] counts events around a closure, and [`Region`] is the same
+//!   as a guard: both count the calling process and the threads it starts
+//!   meanwhile.
+//! - The crate's `examples/` run as they are: `cargo run -p pmc --example
+//!   region` (also `group_ratio`, `child_process`, `system_wide`,
+//!   `sample_and_read`).
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
+
+mod region;
+pub use region::{measure, Count, Region};
+
+/// The native backend's PMC type (`<Native as Backend>::Pmc`).
+pub type NativePmc = <Native as Backend>::Pmc;
+/// The native backend's group type (`<Native as Backend>::Group`).
+pub type NativeGroup = <Native as Backend>::Group;
 
 cfg_if::cfg_if! {
     if #[cfg(target_os = "linux")] {
