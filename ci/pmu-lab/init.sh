@@ -33,7 +33,10 @@ if [ ! -f "$plan" ]; then
   echo "PMULAB_ERROR no plan for boot '$boot'"
 else
   while IFS= read -r line; do
-    case "$line" in ''|'#'*) continue ;; esac
+    case "$line" in
+      ''|'#'*) continue ;;
+      'SKIPBIN '*) echo "PMULAB_$line"; continue ;;
+    esac
     bin=${line#*-- }; bin=${bin%% *}
     echo "PMULAB_BEGIN $bin"
     cd /tmp

@@ -38,6 +38,7 @@ BEGIN { pass = fail = skip = 0; done = 0 }
   inbin = 0; cur = ""; next
 }
 /^PMULAB_DONE/ { done = 1; next }
+/^PMULAB_SKIPBIN / { why = $0; sub(/^PMULAB_SKIPBIN [^ ]+ /, "", why); result("SKIP", $2, "not run in the guest: " why); next }
 inbin && /^test .* \.\.\. / {
   cur = $2; skipline = ""; lastpanic = ""
   rest = $0; sub(/^test [^ ]+ \.\.\. ?/, "", rest)

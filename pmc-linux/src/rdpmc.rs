@@ -49,6 +49,29 @@
 //! architectures, or when the seqlock stayed contended. [`FastReader::read_traced`]
 //! says which path was taken and why.
 //!
+//! # aarch64
+//!
+//! The arm64 kernel lets EL0 read a counter only when
+//! `kernel.perf_user_access` is 1 *and* the event asked for it with the
+//! PMU's `rdpmc` format bit (`config1:1`); it refuses that bit on CPU-bound
+//! events. So the backend sets the bit, read from the PMU's
+//! `format/rdpmc`, on per-thread counting events of the CPU PMU whenever the
+//! sysctl is 1 at allocate time ([`user_read_bits`]); a `long` event keeps
+//! its config1 as asked (the kernel refuses user reads of chained counters).
+//! The page's `index` then names the register: 32 is `PMCCNTR_EL0`, n is
+//! `PMEVCNTR<n-1>_EL0`.
+//!
+//! # Where this is tested
+//!
+//! The aarch64 path runs for real in the PMU lab (`ci/pmu-lab`, QEMU's
+//! emulated Armv8 PMU): fast reads agree with read(2), a million of them make
+//! no system call (counted by `raw_syscalls:sys_enter`), and with access off
+//! every read is exactly one read(2), without SIGILL (`tests/tests/hw.rs`).
+//! The x86_64 `rdpmc` path cannot run in CI: the CI host is a VM without a
+//! PMU, and QEMU's x86 emulation has no PMU at all (checked). It is covered
+//! by the simulated-page tests below (seqlock, sign extension, time
+//! extrapolation, fallbacks) and on real x86 hardware by the same hw tests.
+//!
 //! # Cost
 //!
 //! A read allocates nothing. The user-space path makes no system call; the

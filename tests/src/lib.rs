@@ -32,8 +32,9 @@ pub fn page_size() -> usize {
     }
 }
 
-/// Maps `n` fresh anonymous pages and writes one byte to each: `n` page
-/// faults in the calling thread (plus whatever else it does).
+/// Maps `n` fresh anonymous pages (no transparent huge pages) and writes one
+/// byte to each: `n` page faults in the calling thread (plus whatever else
+/// it does).
 pub fn touch_pages(n: usize) {
     let page = page_size();
     let len = n.max(1) * page;
@@ -49,6 +50,11 @@ pub fn touch_pages(n: usize) {
             0,
         );
         assert_ne!(p, libc::MAP_FAILED, "mmap {len} bytes");
+        // One fault per page even where transparent huge pages are
+        // "always" (the PMU lab's Debian kernel): a 2 MiB huge page would
+        // take one fault for 512 pages. Best effort: without THP it fails
+        // harmlessly with EINVAL.
+        libc::madvise(p, len, libc::MADV_NOHUGEPAGE);
         let base = p.cast::<u8>();
         for i in 0..n {
             std::ptr::write_volatile(base.add(i * page), 1);
