@@ -51,6 +51,16 @@ export PMC_SKIP_LOG="$ci_tmp/skips"
 cargo test --workspace 2>&1 | tee "$ci_tmp/tests.log"
 tally "$ci_tmp/tests.log"
 
+# The PMU lab: the hardware tests on QEMU's emulated Armv8 PMU, and the whole
+# suite on aarch64 (ci/pmu-lab/README.md). Needs root and Debian (apt);
+# PMC_CI_PMU_LAB=0 leaves it out, loudly.
+if [ "${PMC_CI_PMU_LAB:-1}" != 0 ]; then
+  step "PMU lab: hardware tests on an emulated Armv8 PMU (ci/pmu-lab/lab.sh)"
+  bash ci/pmu-lab/lab.sh
+else
+  echo "SKIPPED (not passed): the PMU lab (PMC_CI_PMU_LAB=0)"
+fi
+
 # Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then

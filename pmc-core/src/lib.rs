@@ -66,6 +66,7 @@ mod backend;
 mod error;
 pub mod event;
 pub mod info;
+pub mod metrics;
 mod reading;
 mod sys;
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]

@@ -324,7 +324,14 @@ fn build_attr(
         config: r.config,
         ..Default::default()
     };
-    attr.__bindgen_anon_3.config1 = r.config1;
+    // aarch64: ask for user-space reads (the rdpmc format bit) when they are on (crate::rdpmc).
+    attr.__bindgen_anon_3.config1 = r.config1
+        | crate::rdpmc::machine_user_read_bits(
+            r.type_,
+            r.config1,
+            a.scope.is_system(),
+            a.mode.is_sampling(),
+        );
     attr.__bindgen_anon_4.config2 = r.config2;
     attr.read_format = u64::from(
         b::PERF_FORMAT_TOTAL_TIME_ENABLED | b::PERF_FORMAT_TOTAL_TIME_RUNNING | b::PERF_FORMAT_ID,

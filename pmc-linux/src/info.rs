@@ -254,6 +254,83 @@ fn uid() -> Option<u32> {
     line.split_whitespace().nth(2)?.parse().ok() // effective uid
 }
 
+/// x86's (and other non-arm64) switch for user-space reads.
+fn rdpmc_check(v: &mut Vec<Check>) {
+    match env::read_trimmed("/sys/bus/event_source/devices/cpu/rdpmc") {
+        Some(s) if s != "0" => v.push(Check::yes(
+            "rdpmc (user-space counter reads)",
+            format!("/sys/bus/event_source/devices/cpu/rdpmc = {s}"),
+        )),
+        Some(s) => v.push(Check::no(
+            "rdpmc (user-space counter reads)",
+            format!("disabled: /sys/bus/event_source/devices/cpu/rdpmc = {s}"),
+            "echo 1 > /sys/bus/event_source/devices/cpu/rdpmc",
+        )),
+        None => v.push(Check::no(
+            "rdpmc (user-space counter reads)",
+            "unavailable: no hardware PMU; reads use read(2)",
+            "needs a hardware PMU (see above)",
+        )),
+    }
+}
+
+/// The core PMUs in sysfs: (name, type, CPUs): `cpu`, `cpu_core`/`cpu_atom`,
+/// `armv8_*`.
+fn core_pmus() -> Vec<(String, String, String)> {
+    let dir = Path::new(resolve::PMU_DIR);
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| {
+            matches!(n.as_str(), "cpu" | "cpu_core" | "cpu_atom")
+                || n.starts_with("armv8")
+                || n.starts_with("armv7")
+        })
+        .map(|n| {
+            let t = env::read_trimmed(dir.join(&n).join("type")).unwrap_or_else(|| "?".into());
+            let cpus = env::read_trimmed(dir.join(&n).join("cpus"))
+                .or_else(|| env::read_trimmed("/sys/devices/system/cpu/online"))
+                .unwrap_or_else(|| "?".into());
+            (n, t, cpus)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// How many counters one event group can use: the largest group of
+/// `cycles` events (all enabled: the kernel skips disabled events when
+/// validating a group) that opens on this thread, as the armv8 and x86 drivers
+/// validate a group against their counters at open. `None` if none opens.
+fn group_capacity(kernel: bool) -> Option<usize> {
+    let attr = || {
+        let mut a = perf_event_attr {
+            type_: b::PERF_TYPE_HARDWARE,
+            size: std::mem::size_of::<perf_event_attr>() as u32,
+            config: u64::from(b::PERF_COUNT_HW_CPU_CYCLES),
+            ..Default::default()
+        };
+        a.set_exclude_kernel(u64::from(!kernel));
+        a.set_exclude_hv(1);
+        a
+    };
+    let leader = sys::perf_event_open(&mut attr(), 0, -1, None).ok()?;
+    use std::os::fd::AsFd;
+    let mut members = Vec::new();
+    // 64: more than any PMU's counters, a bound on the probe's fds.
+    // Members enabled too: the drivers skip disabled events when validating.
+    while members.len() < 64 {
+        match sys::perf_event_open(&mut attr(), 0, -1, Some(leader.as_fd())) {
+            Ok(fd) => members.push(fd),
+            Err(_) => break,
+        }
+    }
+    Some(members.len() + 1)
+}
+
 /// The diagnostics report: what works here and, for each "no", the fix.
 pub fn diagnose() -> Vec<Check> {
     let facts = Facts::probe();
@@ -264,9 +341,23 @@ pub fn diagnose() -> Vec<Check> {
     ));
     // Hardware PMU.
     if env::has_hardware_pmu() {
-        v.push(Check::yes(
-            "hardware PMU",
-            "present (/sys/bus/event_source/devices/cpu)",
+        let pmus = core_pmus();
+        let names = if pmus.is_empty() {
+            "present".to_owned()
+        } else {
+            pmus.iter()
+                .map(|(n, t, cpus)| format!("{n} (type {t}, CPUs {cpus})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        v.push(Check::yes("hardware PMU", names));
+        let kernel = facts.privileged || facts.paranoid.is_none_or(|p| p < 2);
+        v.push(Check::info(
+            "PMU counters",
+            match group_capacity(kernel) {
+                Some(n) => format!("{n} counters for one event group (the most cycles events that open together on this thread; the NMI watchdog or other users may hold some)"),
+                None => "unknown: no cycles group opens on this thread".to_owned(),
+            },
         ));
     } else {
         let vm = is_vm();
@@ -361,22 +452,19 @@ pub fn diagnose() -> Vec<Check> {
             "sysctl -w kernel.perf_event_paranoid=1, or grant CAP_PERFMON",
         ));
     }
-    // rdpmc.
-    match env::read_trimmed("/sys/bus/event_source/devices/cpu/rdpmc") {
-        Some(s) if s != "0" => v.push(Check::yes(
-            "rdpmc (user-space counter reads)",
-            format!("/sys/bus/event_source/devices/cpu/rdpmc = {s}"),
+    // User-space counter reads: aarch64's sysctl, else x86's sysfs switch.
+    let user_access = env::read_trimmed("/proc/sys/kernel/perf_user_access");
+    match (std::env::consts::ARCH == "aarch64", user_access) {
+        (true, Some(s)) if s == "0" => v.push(Check::no(
+            "user-space counter reads",
+            "disabled: kernel.perf_user_access = 0; FastReader uses read(2)",
+            "sysctl -w kernel.perf_user_access=1",
         )),
-        Some(s) => v.push(Check::no(
-            "rdpmc (user-space counter reads)",
-            format!("disabled: /sys/bus/event_source/devices/cpu/rdpmc = {s}"),
-            "echo 1 > /sys/bus/event_source/devices/cpu/rdpmc",
+        (true, Some(s)) => v.push(Check::yes(
+            "user-space counter reads",
+            format!("kernel.perf_user_access = {s}: this thread's counting events are read with mrs (pmc sets the PMU's rdpmc format bit)"),
         )),
-        None => v.push(Check::no(
-            "rdpmc (user-space counter reads)",
-            "unavailable: no hardware PMU; reads use read(2)",
-            "needs a hardware PMU (see above)",
-        )),
+        _ => rdpmc_check(&mut v),
     }
     // Sampling buffers.
     let mlock = env::mlock_kb().map_or_else(|| "unknown".to_owned(), |k| format!("{k} KiB"));

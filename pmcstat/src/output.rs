@@ -365,11 +365,16 @@ impl Sink {
             .and_then(|c| c.reading.scaled())
             .map(|ns| ns as f64 / 1e6);
         let secs = r.elapsed.as_secs_f64();
-        for c in &r.counters {
+        let derived = derived_metrics(&r.counters);
+        for (c, metrics) in r.counters.iter().zip(&derived) {
             let mut line = text_value(c);
             if c.reading.status() == Status::Ok {
                 let v = c.reading.scaled().unwrap_or(0) as f64;
-                let note = if is_task_clock(&c.event) && secs > 0.0 {
+                // perf stat's derived metric, when its partner event is there,
+                // takes the place of the rate (stat-shadow.c).
+                let note = if let Some(m) = metrics.first() {
+                    m.to_string()
+                } else if is_task_clock(&c.event) && secs > 0.0 {
                     format!("#  {:>8.3} CPUs utilized", v / 1e9 / secs)
                 } else if let Some(ms) = task_ms.filter(|m| *m > 0.0 && !is_clock(&c.event)) {
                     let per_sec = v / (ms / 1e3);
@@ -395,6 +400,11 @@ impl Sink {
                 line = format!("{line:<52} # {e}");
             }
             let _ = writeln!(o, "{}", line.trim_end());
+            // Further metrics of the same event on their own lines, as perf
+            // prints `stalled cycles per insn` under `insn per cycle`.
+            for m in metrics.iter().skip(1) {
+                let _ = writeln!(o, "{:<52} {m}", "");
+            }
         }
         let _ = writeln!(o, "\n {:>16.9} seconds time elapsed", secs);
         if let Some(code) = r.exit_status.filter(|c| *c != 0) {
@@ -405,6 +415,34 @@ impl Sink {
         }
         let _ = writeln!(o);
     }
+}
+
+/// perf stat's derived metrics for each counter (`pmc::metrics::derive`),
+/// pairing counters only within the same CPU line, from scaled values.
+fn derived_metrics(counters: &[Counter]) -> Vec<Vec<pmc::metrics::Derived>> {
+    let mut out = vec![Vec::new(); counters.len()];
+    let specs: Vec<Option<pmc::EventSpec>> =
+        counters.iter().map(|c| c.event.parse().ok()).collect();
+    let mut cpus: Vec<Option<u32>> = counters.iter().map(|c| c.cpu).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    for cpu in cpus {
+        let members: Vec<(usize, &pmc::EventSpec)> = counters
+            .iter()
+            .zip(&specs)
+            .enumerate()
+            .filter(|(_, (c, _))| c.cpu == cpu && c.reading.status() == Status::Ok)
+            .filter_map(|(i, (_, s))| s.as_ref().map(|s| (i, s)))
+            .collect();
+        let events: Vec<(&pmc::EventSpec, &Reading)> = members
+            .iter()
+            .map(|(i, s)| (*s, &counters[*i].reading))
+            .collect();
+        for d in pmc::metrics::derive(&events) {
+            out[members[d.index].0].push(d);
+        }
+    }
+    out
 }
 
 /// Mean and spread of one counter over repeated runs.
@@ -523,6 +561,89 @@ mod tests {
         assert_eq!(
             RepeatStat::of_values(std::iter::empty()).rel_stderr_pct(),
             None
+        );
+    }
+
+    /// The derived comments, laid out as perf stat 6.1 prints them
+    /// (`stat-display.c`: the value column, the name, then `# metric`).
+    #[test]
+    fn derived_metrics_print_like_perf_stat() {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let c = |event: &str, r| Counter {
+            event: event.into(),
+            scope: Scope::Process,
+            cpu: None,
+            reading: r,
+            error: None,
+        };
+        let report = Report {
+            command: vec!["prog".into()],
+            pid: None,
+            exit_status: Some(0),
+            elapsed: Duration::from_millis(2),
+            counters: vec![
+                c("task-clock", Reading::new(1_000_000, 1, 1)),
+                c("cycles", Reading::new(2_000_000, 10, 5)), // multiplexed: 4,000,000
+                c("instructions", Reading::new(4_000_000, 1, 1)),
+                c("stalled-cycles-frontend", Reading::new(1_000_000, 1, 1)),
+                c("branches", Reading::new(800_000, 1, 1)),
+                c("branch-misses", Reading::new(8_000, 1, 1)),
+                c("cache-references", Reading::new(10_000, 1, 1)),
+                c("cache-misses", Reading::new(0, 1, 0)), // not counted: no ratio
+            ],
+        };
+        let buf = Buf::default();
+        let mut sink = Sink {
+            out: Box::new(buf.clone()),
+        };
+        sink.text(&report);
+        let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+        let line = |name: &str| {
+            text.lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(name))
+                .unwrap_or_else(|| panic!("no {name} line in {text}"))
+                .to_owned()
+        };
+        assert!(
+            line("cycles").ends_with("#    4.000 GHz                   (50.00%)"),
+            "{text}"
+        );
+        assert!(
+            line("instructions").ends_with("#    1.00  insn per cycle"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("\n{:52} #    0.25  stalled cycles per insn\n", "")),
+            "{text}"
+        );
+        assert!(
+            line("stalled-cycles-frontend").ends_with("#   25.00% frontend cycles idle"),
+            "{text}"
+        );
+        assert!(
+            line("branch-misses").ends_with("#    1.00% of all branches"),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .any(|l| l.contains("<not counted>") && l.ends_with("cache-misses")),
+            "{text}"
+        );
+        assert!(!text.contains("cache refs"), "{text}");
+        // The value column: 18 wide, then 6 spaces, then the name.
+        assert!(
+            line("instructions").starts_with("         4,000,000      instructions "),
+            "{text}"
         );
     }
 

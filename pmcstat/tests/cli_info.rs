@@ -14,8 +14,14 @@ fn pmcstat(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A core PMU: x86's `cpu` (`cpu_core` on hybrids) or an Armv8 PMU.
 fn has_pmu() -> bool {
-    std::path::Path::new("/sys/bus/event_source/devices/cpu").exists()
+    let dir = std::path::Path::new("/sys/bus/event_source/devices");
+    ["cpu", "cpu_core"].iter().any(|p| dir.join(p).exists())
+        || std::fs::read_dir(dir).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with("armv8"))
+        })
 }
 
 fn line<'a>(text: &'a str, name: &str) -> &'a str {

@@ -33,8 +33,9 @@ pub fn page_size() -> usize {
     }
 }
 
-/// Maps `n` fresh anonymous pages and writes one byte to each: `n` page
-/// faults in the calling thread (plus whatever else it does).
+/// Maps `n` fresh anonymous pages (no transparent huge pages) and writes one
+/// byte to each: `n` page faults in the calling thread (plus whatever else
+/// it does).
 pub fn touch_pages(n: usize) {
     let page = page_size();
     let len = n.max(1) * page;
@@ -50,6 +51,11 @@ pub fn touch_pages(n: usize) {
             0,
         );
         assert_ne!(p, libc::MAP_FAILED, "mmap {len} bytes");
+        // One fault per page even where transparent huge pages are
+        // "always" (the PMU lab's Debian kernel): a 2 MiB huge page would
+        // take one fault for 512 pages. Best effort: without THP it fails
+        // harmlessly with EINVAL.
+        libc::madvise(p, len, libc::MADV_NOHUGEPAGE);
         let base = p.cast::<u8>();
         for i in 0..n {
             std::ptr::write_volatile(base.add(i * page), 1);
@@ -286,4 +292,49 @@ pub fn pmcstat_path() -> Option<PathBuf> {
     let profile_dir = exe.parent()?.parent()?;
     let p = profile_dir.join("pmcstat");
     p.is_file().then_some(p)
+}
+
+/// Runs exactly `2 * n` user instructions of loop body plus a constant few
+/// (one compare-and-branch before the loop, the call and return): a
+/// workload whose instruction count is known, for the hardware tests.
+///
+/// aarch64: `subs x, x, #1; b.ne` per iteration; x86_64: `dec; jnz`. Other
+/// architectures: a plain loop (not exact).
+#[inline(never)]
+pub fn insn_loop(n: u64) {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: register-only arithmetic and branches inside the asm block; no
+    // memory, no stack; the flags are declared clobbered by default.
+    unsafe {
+        std::arch::asm!(
+            "cbz {n}, 3f",
+            "2:",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            "3:",
+            n = inout(reg) n => _,
+            options(nomem, nostack),
+        );
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as above: registers and branches only.
+    unsafe {
+        std::arch::asm!(
+            "test {n}, {n}",
+            "jz 3f",
+            "2:",
+            "dec {n}",
+            "jnz 2b",
+            "3:",
+            n = inout(reg) n => _,
+            options(nomem, nostack),
+        );
+    }
+    #[cfg(not(any(target_arch = "aarch64", target_arch = "x86_64")))]
+    {
+        let mut i = 0u64;
+        while std::hint::black_box(i) < n {
+            i += 1;
+        }
+    }
 }

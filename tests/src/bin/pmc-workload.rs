@@ -7,6 +7,12 @@
 //! pmc-workload spin-cpu-ms N      spin until this process has used N ms of CPU time
 //! pmc-workload sleep-ms N         sleep N ms
 //! pmc-workload exit N             exit with status N
+//! pmc-workload insns N            run exactly 2N user instructions of loop (pmc_tests::insn_loop)
+//! pmc-workload fast-reads EVENT [READS]
+//!                                 (single-threaded, as FastReader requires) read EVENT
+//!                                 with pmc_linux::rdpmc::FastReader and with read(2),
+//!                                 counting raw_syscalls:sys_enter around READS (1M) fast reads
+//!                                 and 1000 read(2)s; print the facts as one JSON object
 //! pmc-workload spin-threads N           start N threads that each use 150 ms of CPU
 //! pmc-workload unprivileged-check WORKLOAD
 //!                                 (run as an unprivileged user) try what an
@@ -21,7 +27,7 @@ use std::process::ExitCode;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: pmc-workload touch-pages N | spin-cpu-ms N | sleep-ms N | exit N | spin-threads N | unprivileged-check WORKLOAD"
+        "usage: pmc-workload touch-pages N | spin-cpu-ms N | sleep-ms N | exit N | insns N | fast-reads EVENT [READS] | spin-threads N | unprivileged-check WORKLOAD"
     );
     ExitCode::from(2)
 }
@@ -39,7 +45,20 @@ fn main() -> ExitCode {
         }
         ("sleep-ms", Some(n)) => std::thread::sleep(std::time::Duration::from_millis(n)),
         ("exit", Some(n)) => return ExitCode::from(n as u8),
+        ("insns", Some(n)) => pmc_tests::insn_loop(n),
         ("spin-threads", Some(n)) => spin_threads(n),
+        ("fast-reads", _) => match arg {
+            Some(e) => println!(
+                "{}",
+                fast_reads(
+                    e,
+                    args.get(2)
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(1_000_000)
+                )
+            ),
+            None => return usage(),
+        },
         ("unprivileged-check", _) => match arg {
             Some(w) => {
                 println!("{}", unprivileged::check(w));
@@ -53,6 +72,77 @@ fn main() -> ExitCode {
 
 /// Starts `n` threads after a short sleep (so a counter attached at exec is already running),
 /// each spinning until it has used 150 ms of its own CPU time, and waits for them.
+/// The facts of `fast-reads EVENT`: the path and values of a fast read next
+/// to a read(2), and the system calls made by `reads` fast reads and by 1000
+/// read(2)s (counted by a `raw_syscalls:sys_enter` PMC on this thread).
+fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
+    use pmc_core::{Allocation, Backend as _, Pmc as _};
+    use pmc_linux::rdpmc::FastReader;
+    let fail = |what: &str, e: &dyn std::fmt::Display| serde_json::json!({ "error": format!("{what}: {e}") });
+    let b = match pmc_linux::Backend::open() {
+        Ok(b) => b,
+        Err(e) => return fail("open", &e),
+    };
+    let spec = match event.parse() {
+        Ok(s) => s,
+        Err(e) => return fail("parse", &e),
+    };
+    let sys_enter = |work: &dyn Fn()| -> Option<u64> {
+        let mut s = b
+            .allocate(&Allocation::counting(
+                "raw_syscalls:sys_enter".parse().ok()?,
+            ))
+            .ok()?;
+        s.start().ok()?;
+        work();
+        s.stop().ok()?;
+        s.read().ok().map(|r| r.value)
+    };
+    let mut p = match b.allocate(&Allocation::counting(spec)) {
+        Ok(p) => p,
+        Err(e) => return fail("allocate", &e),
+    };
+    if let Err(e) = p.start() {
+        return fail("start", &e);
+    }
+    let f = match FastReader::new(&p) {
+        Ok(f) => f,
+        Err(e) => return fail("FastReader::new", &e),
+    };
+    let first = f.read_traced(true);
+    let slow = p.read();
+    let (Ok((fast, path)), Ok(slow)) = (first, slow) else {
+        return serde_json::json!({ "error": "a read failed" });
+    };
+    let none = sys_enter(&|| {});
+    let fast_n = sys_enter(&|| {
+        for _ in 0..reads {
+            std::hint::black_box(f.read().ok());
+        }
+    });
+    let slow_1k = sys_enter(&|| {
+        for _ in 0..1_000 {
+            std::hint::black_box(p.read().ok());
+        }
+    });
+    let paths: Vec<String> = (0..3)
+        .filter_map(|_| f.read_traced(false).ok())
+        .map(|(_, path)| format!("{path:?}"))
+        .collect();
+    serde_json::json!({
+        "event": event,
+        "unavailable": f.unavailable().map(|w| w.to_string()),
+        "path": format!("{path:?}"),
+        "later_paths": paths,
+        "fast": fast.value,
+        "read": slow.value,
+        "sys_enter_none": none,
+        "reads": reads,
+        "sys_enter_fast": fast_n,
+        "sys_enter_1k_read": slow_1k,
+    })
+}
+
 fn spin_threads(n: u64) {
     std::thread::sleep(std::time::Duration::from_millis(20));
     let threads: Vec<_> = (0..n)

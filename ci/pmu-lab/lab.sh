@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# The PMU lab: runs pmc's hardware paths on QEMU's emulated Armv8 PMUv3 (the
+# kernel's real armv8_pmuv3 driver) and the workspace's tests on aarch64.
+# One command, idempotent: bash ci/pmu-lab/lab.sh (as root on Debian bookworm).
+# What each step and flag is for, and what the emulator cannot show: README.md.
+#
+# Environment:
+#   PMU_LAB_DIR      cache and output (default target/pmu-lab)
+#   PMU_LAB_SETUP=0  skip the host set-up (apt, rustup)
+#   PMU_LAB_BOOTS    which boots to run (default "exact sample smp")
+#   PMU_LAB_TIMEOUT  seconds per boot before QEMU is killed (default 900)
+#   PMU_LAB_KERNEL   the kernel package (default: what linux-image-cloud-arm64 depends on)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+HERE=$ROOT/ci/pmu-lab
+LAB=${PMU_LAB_DIR:-$ROOT/target/pmu-lab}
+TRIPLE=aarch64-unknown-linux-musl
+BOOTS=${PMU_LAB_BOOTS:-exact sample smp}
+TIMEOUT=${PMU_LAB_TIMEOUT:-900}
+mkdir -p "$LAB/dl" "$LAB/out"
+LAB=$(cd "$LAB" && pwd)
+
+T0=$(date +%s.%N)
+TPHASE=$T0
+phase_done() {
+  local now; now=$(date +%s.%N)
+  awk -v a="$TPHASE" -v b="$now" -v n="$1" 'BEGIN {printf "pmu-lab: %-8s %6.1f s\n", n, b - a}' | tee -a "$LAB/out/times"
+  TPHASE=$now
+}
+: > "$LAB/out/times"
+
+# --- 1. host set-up ------------------------------------------------------------
+if [ "${PMU_LAB_SETUP:-1}" = 1 ]; then
+  bash "$HERE/setup.sh"
+fi
+phase_done setup
+
+# --- 2. guest kernel and busybox (arm64 .debs, no root filesystem needed) ----
+kpkg=${PMU_LAB_KERNEL:-}
+# A kernel already fetched is reused (its package may since have left the mirror).
+if [ -z "$kpkg" ] && [ -s "$LAB/dl/vmlinuz" ] && [ -x "$LAB/dl/busybox" ]; then
+  kpkg=$(cat "$LAB/dl/kernel.pkg" 2>/dev/null || true)
+fi
+if [ -z "$kpkg" ]; then
+  # The cloud flavour: 21 MB instead of 60 MB, PMU driver built in, boots as fast.
+  kpkg=$(apt-cache depends linux-image-cloud-arm64:arm64 2>/dev/null |
+    sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*-cloud-arm64\).*/\1/p' | head -1)
+  [ -n "$kpkg" ] || { echo "pmu-lab: cannot resolve linux-image-cloud-arm64:arm64 (apt-get update?)"; exit 1; }
+  kpkg=${kpkg%-unsigned}-unsigned
+fi
+if [ "$(cat "$LAB/dl/kernel.pkg" 2>/dev/null)" != "$kpkg" ] || [ ! -s "$LAB/dl/vmlinuz" ] || [ ! -x "$LAB/dl/busybox" ]; then
+  (
+    cd "$LAB/dl"
+    rm -rf kroot bbroot ./*.deb
+    apt-get download "$kpkg:arm64" busybox-static:arm64
+    dpkg-deb -x linux-image-*.deb kroot
+    dpkg-deb -x busybox-static_*.deb bbroot
+    cp kroot/boot/vmlinuz-* vmlinuz
+    cp kroot/boot/config-* kernel.config
+    cp bbroot/bin/busybox busybox
+    rm -rf kroot bbroot ./*.deb
+    echo "$kpkg" > kernel.pkg
+  )
+fi
+# The PMU driver must be built in (the initramfs carries no modules):
+# CONFIG_ARM_PMU (6.1) or CONFIG_ARM_PMUV3 (6.12+), and perf events at all.
+grep -qx 'CONFIG_HW_PERF_EVENTS=y' "$LAB/dl/kernel.config" &&
+  grep -qE '^CONFIG_ARM_PMU(V3)?=y' "$LAB/dl/kernel.config" ||
+  { echo "pmu-lab: $kpkg does not build the Armv8 PMU driver in"; exit 1; }
+echo "pmu-lab: kernel $kpkg"
+phase_done fetch
+
+# --- 3. cross-build: static aarch64 musl, linked by rust-lld ------------------
+# Env vars only, so host builds and their cache are untouched (own target dir
+# subtree target/$TRIPLE). Line tables only: symbols and lines for -G and the
+# analyzer's tests, at a fraction of full debug info's size.
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+cd "$ROOT"
+cargo test --workspace --exclude pmc-bench --no-run --target "$TRIPLE" 2> "$LAB/out/build.log" ||
+  { cat "$LAB/out/build.log"; exit 1; }
+sed -n 's/^ *Executable .* (\(.*\))$/\1/p' "$LAB/out/build.log" | sort -u > "$LAB/out/tests.list"
+TDIR=$ROOT/target/$TRIPLE/debug
+for b in pmcstat pmc-workload; do
+  [ -x "$TDIR/$b" ] || { echo "pmu-lab: $TDIR/$b was not built"; exit 1; }
+done
+HW=$ROOT/$(grep '/deps/hw-' "$LAB/out/tests.list" | head -1)
+[ "$HW" != "$ROOT/" ] || { echo "pmu-lab: the hardware test binary (tests/tests/hw.rs) was not built"; exit 1; }
+phase_done build
+
+# --- 4. initramfs: busybox, /init, the plans, the binaries at their build paths
+# Test binaries find pmcstat, pmc-workload and their fixtures through paths
+# fixed at compile time (CARGO_BIN_EXE_*, CARGO_MANIFEST_DIR), so everything
+# goes in at the same absolute path as on the host.
+pack() { # pack NAME FILE...  -> $LAB/out/NAME.cpio.gz
+  local name=$1; shift
+  local r=$LAB/out/root-$name
+  rm -rf "$r"; mkdir -p "$r/bin" "$r/lab"
+  cp "$LAB/dl/busybox" "$r/bin/busybox"
+  cp "$HERE/init.sh" "$r/init"; chmod +x "$r/init"
+  cp "$LAB"/out/plan-* "$r/lab/"
+  local f
+  for f in "$@"; do
+    mkdir -p "$r$(dirname "$f")"
+    cp -a "$f" "$r$f"
+  done
+  (cd "$r" && find . | cpio -o -H newc --quiet | gzip -1 > "$LAB/out/$name.cpio.gz")
+  rm -rf "$r"
+}
+hwflags="--test-threads=1 --nocapture"
+# Test binaries that cannot run in the guest, each with the reason; they
+# are reported as skipped (never as passed) and run in the host suite.
+host_only() {
+  case $1 in
+    analyze) echo "pmc-analyze's tests/analyze.rs builds its ELF and DWARF fixtures with cc, and the guest has no C compiler (no cross toolchain: rust-lld only); the host suite runs it" ;;
+  esac
+}
+{
+  # Precise icount, 1 vCPU: instructions and cycles are exact. Event-counter
+  # sampling is left to the 'sample' boot (QEMU bug, see README.md).
+  echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=exact -- $HW $hwflags --skip sample_boot_ --skip smp_boot_"
+} > "$LAB/out/plan-exact"
+{
+  # -icount shift=auto: event-counter overflow works, but no instructions event.
+  echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=sample -- $HW $hwflags sample_boot_"
+} > "$LAB/out/plan-sample"
+{
+  # 2 vCPUs, no icount: per-CPU and migration cases, then the whole suite.
+  echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=smp -- $HW $hwflags smp_boot_"
+  grep -v '/deps/hw-' "$LAB/out/tests.list" | while read -r t; do
+    name=$(basename "$t"); name=${name%-*}
+    why=$(host_only "$name")
+    if [ -n "$why" ]; then
+      echo "SKIPBIN $name $why"
+    else
+      echo "PMC_LAB_BOOT=smp -- $ROOT/$t --test-threads=1 --nocapture"
+    fi
+  done
+} > "$LAB/out/plan-smp"
+srcs=$(git -C "$ROOT" ls-files | grep -vE '^(target|\.git)/' | sed "s|^|$ROOT/|")
+# shellcheck disable=SC2086
+pack small "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload"
+case " $BOOTS " in *" smp "*)
+# shellcheck disable=SC2046,SC2086
+pack full "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload" $(sed "s|^|$ROOT/|" "$LAB/out/tests.list") $srcs ;;
+esac
+ls -l "$LAB"/out/*.cpio.gz | awk '{printf "pmu-lab: %s %.1f MB\n", $NF, $5/1e6}'
+phase_done pack
+
+# --- 5. boots -----------------------------------------------------------------
+boot() { # boot NAME SMP ICOUNT INITRD
+  local name=$1 smp=$2 icount=$3 initrd=$4 rc=0
+  local ic=()
+  [ "$icount" = none ] || ic=(-icount "shift=$icount")
+  echo "pmu-lab: boot $name: -smp $smp ${ic[*]}"
+  timeout "$TIMEOUT" qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on -smp "$smp" -m 2G "${ic[@]}" \
+    -nographic -no-reboot -nic none -kernel "$LAB/dl/vmlinuz" -initrd "$LAB/out/$initrd.cpio.gz" \
+    -append "console=ttyAMA0 panic=-1 loglevel=3 pmulab.boot=$name" </dev/null |
+    sed -u 's/\r$//' > "$LAB/out/console-$name.log" || rc=$?
+  [ "$rc" = 0 ] || echo "PMULAB_QEMU_EXIT rc=$rc" >> "$LAB/out/console-$name.log"
+  phase_done "$name"
+}
+for b in $BOOTS; do
+  case $b in
+    exact) boot exact 1 0 small ;;
+    sample) boot sample 1 auto small ;;
+    smp) boot smp 2 none full ;;
+    *) echo "pmu-lab: unknown boot $b"; exit 2 ;;
+  esac
+done
+
+# --- 6. results ---------------------------------------------------------------
+for b in $BOOTS; do
+  awk -v boot="$b" -f "$HERE/results.awk" "$LAB/out/console-$b.log"
+done > "$LAB/out/results"
+grep -v '^PMULAB_TOTAL' "$LAB/out/results"
+awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN {printf "pmu-lab: total    %6.1f s\n", b - a}' | tee -a "$LAB/out/times"
+echo "pmu-lab: consoles, results and times in $LAB/out"
+# The last line, counted by CI's test summary.
+awk '/^PMULAB_TOTAL/ {p += $2; f += $3; s += $4} END {printf "%d passed, %d failed, %d skipped\n", p, f, s; exit (f > 0 || NR == 0)}' "$LAB/out/results"
