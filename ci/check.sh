@@ -8,7 +8,7 @@ step() { printf '\n==> %s\n' "$*"; }
 
 ci_tmp=$(mktemp -d)
 trap 'rm -rf "$ci_tmp"' EXIT
-passed=0 failed=0
+passed=0 failed=0 lab_skipped=0
 # Adds the libtest `test result:` lines of a log to the running totals.
 # Ignored tests (they cannot run here, e.g. the real-hwpmc ones) are listed
 # in $ci_tmp/ignored and counted as skipped.
@@ -56,7 +56,10 @@ tally "$ci_tmp/tests.log"
 # PMC_CI_PMU_LAB=0 leaves it out, loudly.
 if [ "${PMC_CI_PMU_LAB:-1}" != 0 ]; then
   step "PMU lab: hardware tests on an emulated Armv8 PMU (ci/pmu-lab/lab.sh)"
-  bash ci/pmu-lab/lab.sh
+  bash ci/pmu-lab/lab.sh 2>&1 | tee "$ci_tmp/lab.log"
+  # Its last line is `N passed, N failed, N skipped` (its own skips counted).
+  read -r lab_p lab_f lab_s < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/p' "$ci_tmp/lab.log" | tail -n 1)
+  passed=$((passed + ${lab_p:-0})) failed=$((failed + ${lab_f:-0})) lab_skipped=${lab_s:-0}
 else
   echo "SKIPPED (not passed): the PMU lab (PMC_CI_PMU_LAB=0)"
 fi
@@ -89,4 +92,5 @@ if [ -s "$ci_tmp/ignored" ]; then
   echo "Ignored (not run here), NOT passed (run, test, reason):"
   sed 's/^/  IGNORED /' "$ci_tmp/ignored"
 fi
-echo "total: $((passed - early)) passed, $failed failed, $((early + ignored)) skipped"
+[ "$lab_skipped" = 0 ] || echo "Skipped in the PMU lab, NOT passed: $lab_skipped (listed in its SKIP lines above)"
+echo "total: $((passed - early)) passed, $failed failed, $((early + ignored + lab_skipped)) skipped"
