@@ -208,10 +208,11 @@ fn lost_block_is_counted() {
     assert!(!it.report().is_clean());
 }
 
-/// The framing of a clean file, walked from the bytes (not with the reader):
-/// for each block, `(start, end, record ranges)`, ranges absolute.
-#[allow(clippy::type_complexity)]
-fn framing(bytes: &[u8]) -> Vec<(usize, usize, Vec<(usize, usize)>)> {
+/// A block of a clean file: `(start, end, record ranges)`, ranges absolute.
+type Frame = (usize, usize, Vec<(usize, usize)>);
+
+/// The framing of a clean file, walked from the bytes (not with the reader).
+fn framing(bytes: &[u8]) -> Vec<Frame> {
     blocks(bytes)
         .into_iter()
         .map(|(s, e)| {
@@ -232,7 +233,7 @@ fn framing(bytes: &[u8]) -> Vec<(usize, usize, Vec<(usize, usize)>)> {
 /// Indices (into the clean file's records) of the records that lie wholly in
 /// `[from, to)` of the clean file, where `from` is a block start: what a
 /// reader must recover from that segment when it is copied elsewhere.
-fn records_in(frames: &[(usize, usize, Vec<(usize, usize)>)], from: usize, to: usize) -> Vec<usize> {
+fn records_in(frames: &[Frame], from: usize, to: usize) -> Vec<usize> {
     let mut out = Vec::new();
     let mut idx = 0;
     for (s, _, recs) in frames {
@@ -285,7 +286,11 @@ fn expect_exactly(
 /// to the torn block's claimed end, inside the next block, and lost it.
 #[test]
 fn torn_block_then_intact_block_loses_nothing_intact() {
-    let (n, bs) = if cfg!(miri) { (120, 1024) } else { (20_000, 64 << 10) };
+    let (n, bs) = if cfg!(miri) {
+        (120, 1024)
+    } else {
+        (20_000, 64 << 10)
+    };
     let (bytes, _) = gen_file(n, 5, bs);
     let full: Vec<Record<'_>> = Reader::new(&bytes).unwrap().records().collect();
     let frames = framing(&bytes);
@@ -311,7 +316,11 @@ fn torn_block_then_intact_block_loses_nothing_intact() {
 /// around it are all recovered, and so are the complete records of the half.
 #[test]
 fn half_block_spliced_between_two_others() {
-    let (n, bs) = if cfg!(miri) { (120, 1024) } else { (20_000, 64 << 10) };
+    let (n, bs) = if cfg!(miri) {
+        (120, 1024)
+    } else {
+        (20_000, 64 << 10)
+    };
     let (bytes, _) = gen_file(n, 8, bs);
     let full: Vec<Record<'_>> = Reader::new(&bytes).unwrap().records().collect();
     let frames = framing(&bytes);
@@ -343,7 +352,11 @@ fn half_block_spliced_between_two_others() {
 /// read.
 #[test]
 fn garbage_inserted_inside_a_block_costs_only_that_block() {
-    let (n, bs) = if cfg!(miri) { (120, 1024) } else { (5_000, 16 << 10) };
+    let (n, bs) = if cfg!(miri) {
+        (120, 1024)
+    } else {
+        (5_000, 16 << 10)
+    };
     let (bytes, _) = gen_file(n, 13, bs);
     let full: Vec<Record<'_>> = Reader::new(&bytes).unwrap().records().collect();
     let frames = framing(&bytes);
