@@ -149,7 +149,9 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// Number of records written so far (the header included).
+    /// Number of records written so far (the header included): in the output,
+    /// or in the pending block. After a failure, the records of the block
+    /// that failed are not counted here but in [`Writer::records_dropped`].
     pub fn records_written(&self) -> u64 {
         self.records
     }
@@ -188,6 +190,7 @@ impl<W: Write> Writer<W> {
     fn fail(&mut self, e: io::Error) -> WriteError {
         self.failed = Some(e.kind());
         self.dropped += u64::from(self.records_in_block);
+        self.records -= u64::from(self.records_in_block);
         self.records_in_block = 0;
         self.block.truncate(BLOCK_HEADER_LEN);
         self.block

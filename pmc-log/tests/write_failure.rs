@@ -133,6 +133,8 @@ fn full_disk_fails_the_writer_memory_stays_flat_and_nothing_is_hidden() {
     assert!(w.flush().is_err());
     assert_eq!(w.failed(), Some(io::ErrorKind::StorageFull));
     let dropped = w.records_dropped();
+    // Every record offered (and the header) is either written or counted as dropped.
+    assert_eq!(w.records_written() + dropped, n + 1);
     assert!(matches!(w.finish(), Err(WriteError::Failed { .. })));
     assert_eq!(
         disk.len(),
