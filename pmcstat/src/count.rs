@@ -221,7 +221,7 @@ fn run_once(
             Ok(())
         },
         None,
-        |_| {},
+        |_| Ok(()),
     )?;
     let elapsed = started.elapsed();
     for s in &mut slots {

@@ -20,7 +20,8 @@ pub struct Wait {
 impl Wait {
     /// Waits until the child exits, the target pid disappears (Linux: its
     /// `/proc` entry), or the duration passes. Calls `on_interval` every
-    /// interval and `on_poll` about every `poll_every` (if given). Between
+    /// interval and `on_poll` about every `poll_every` (if given); an error
+    /// from either ends the wait with that error. Between
     /// those it sleeps: on the child itself where the OS allows (a pidfd on
     /// Linux), so its exit is seen at once without periodic wake-ups.
     /// Returns the child's exit status, if there was a child.
@@ -30,7 +31,7 @@ impl Wait {
         target: Option<Target>,
         mut on_interval: impl FnMut() -> Result<(), Failure>,
         poll_every: Option<Duration>,
-        mut on_poll: impl FnMut(Instant),
+        mut on_poll: impl FnMut(Instant) -> Result<(), Failure>,
     ) -> Result<Option<ExitStatus>, Failure> {
         /// How often a `-t PID` target is checked for having exited.
         const PID_CHECK: Duration = Duration::from_millis(100);
@@ -53,7 +54,7 @@ impl Wait {
             }
             if let (Some(p), Some(every)) = (next_poll, poll_every) {
                 if now >= p {
-                    on_poll(now);
+                    on_poll(now)?;
                     next_poll = Some(now + every);
                 }
             }

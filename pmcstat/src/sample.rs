@@ -4,6 +4,13 @@
 //! pmcstat prints the sampled instruction addresses that came up most, each with the mapping
 //! it falls in (`path+offset`, from the log's mapping records; symbol names need the
 //! symbolizer), plus the same grouped by mapping.
+//!
+//! A log that cannot be written (a full disk, a closed pipe) stops the run: the backend's
+//! log takes nothing after its first write error (so the file holds, readable, everything
+//! written before it), pmcstat sees the error within [`LOG_CHECK`] plus the backend's drain
+//! period, prints it at once, stops the PMCs and exits 1. A launched command is not killed
+//! (its work is the user's, and may matter more than its profile) nor left behind: pmcstat
+//! says so and waits for it.
 
 use crate::cli::Args;
 use crate::count::Failure;
@@ -17,6 +24,9 @@ use pmc_log::record::Record;
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// How often the run checks the backend's log for a write error.
+pub const LOG_CHECK: Duration = Duration::from_millis(250);
 
 /// pmcstat's default sampling period (`-n`).
 pub const DEFAULT_RATE: u64 = 65536;
@@ -210,6 +220,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         duration: args.duration,
         interval,
     };
+    let log_failed = std::cell::Cell::new(false);
     let status = wait.run(
         child.as_mut(),
         target,
@@ -219,9 +230,26 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             }
             Ok(())
         },
-        live.then_some(Duration::from_millis(250)),
-        |_| status_line(&backend, started.elapsed(), false),
-    )?;
+        Some(LOG_CHECK),
+        |_| {
+            if live {
+                status_line(&backend, started.elapsed(), false);
+            }
+            match backend.log_error() {
+                Some(e) => {
+                    log_failed.set(true);
+                    Err(Failure::Setup(e))
+                }
+                None => Ok(()),
+            }
+        },
+    );
+    let status = match status {
+        Err(Failure::Setup(e)) if log_failed.get() => {
+            return log_failure(&e, samplers, child, &backend, args);
+        }
+        other => other?,
+    };
     let elapsed = started.elapsed();
     for s in &mut samplers {
         s.pmc.stop()?;
@@ -272,6 +300,67 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     Ok(status
         .map(exit_code)
         .map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
+}
+
+/// The log could not be written: say so at once, stop sampling, wait for a launched command
+/// (never killed, never left behind), and exit 1.
+fn log_failure(
+    e: &Error,
+    mut samplers: Vec<Sampler>,
+    child: Option<pmc::launch::PausedChild>,
+    backend: &pmc::Native,
+    args: &Args,
+) -> Result<u8, Failure> {
+    let path = args
+        .log
+        .as_ref()
+        .map_or_else(|| "the log".into(), |p| p.display().to_string());
+    // The library's remedy names its API; pmcstat's names flags.
+    let fact = e.to_string();
+    let fact = fact.lines().next().unwrap_or_default();
+    // Best effort from here on: the error that matters is already known.
+    let _ = writeln!(
+        std::io::stderr(),
+        "pmcstat: {fact}\npmcstat: sampling stopped: {path} holds every record written before \
+         the error\nhelp: free space where the log goes, or give another file with -O, and run again"
+    );
+    for s in &mut samplers {
+        let _ = s.pmc.stop();
+    }
+    drop(samplers);
+    let _ = backend.close_log();
+    if let Some(mut c) = child {
+        let _ = writeln!(
+            std::io::stderr(),
+            "pmcstat: waiting for `{}` (pid {}) to exit; it is not killed",
+            args.command
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+            c.pid()
+        );
+        let _ = c.wait();
+    }
+    if let Some(line) = dropped_line(backend) {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+    Ok(1)
+}
+
+/// After a log failure: what was dropped, where the backend counts it.
+#[cfg(target_os = "linux")]
+fn dropped_line(backend: &pmc::Native) -> Option<String> {
+    let s = backend.sampling_summary();
+    Some(format!(
+        "pmcstat: {} records written, {} dropped after the error ({} samples read)",
+        s.log_records, s.log_dropped, s.samples
+    ))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dropped_line(_backend: &pmc::Native) -> Option<String> {
+    None
 }
 
 /// `-w`: the PMC's current counts into the log.
