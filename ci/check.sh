@@ -32,6 +32,10 @@ fi
 step "tests: cargo test --workspace"
 cargo test --workspace
 
+step "fault suite: logs (disk full, damaged pmc-log and hwpmc logs)"
+cargo test -p pmc-tests --test faults_log -- --nocapture --test-threads=1 2>&1 |
+  grep -oE '(FAULT|SKIP) .*|^test result.*'
+
 # Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then
