@@ -64,6 +64,10 @@ else
   echo "SKIPPED (not passed): the PMU lab (PMC_CI_PMU_LAB=0)"
 fi
 
+step "fault suite: logs (disk full, damaged pmc-log and hwpmc logs)"
+cargo test -p pmc-tests --test faults_log -- --nocapture --test-threads=1 2>&1 |
+  grep -oE '(FAULT|SKIP) .*|^test result.*'
+
 # Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then

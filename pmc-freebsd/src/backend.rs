@@ -81,9 +81,48 @@ struct PumpState {
     /// The reader thread has ended.
     ended: bool,
     /// Why the sink stopped receiving records, if it did.
-    failure: Option<String>,
+    failure: Option<PumpFailure>,
     bytes_read: u64,
     max_buffered: usize,
+}
+
+/// The log reader's first failure, kept so it can be reported more than once (by
+/// `log_error`, `flush_log`) with its errno and `io::ErrorKind`.
+#[derive(Clone, Debug)]
+struct PumpFailure {
+    message: String,
+    errno: Option<i32>,
+    kind: Option<std::io::ErrorKind>,
+}
+
+impl PumpFailure {
+    fn of(e: &Error) -> PumpFailure {
+        // The io::Error, wherever it is in the chain (a sink write, or the pmc-log writer
+        // inside the converter).
+        let (mut kind, mut errno) = (None, e.errno());
+        let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+        while let Some(s) = src {
+            let io = match s.downcast_ref::<pmc_log::WriteError>() {
+                Some(pmc_log::WriteError::Io(io)) => Some(io),
+                Some(w) => {
+                    kind = w.io_kind();
+                    break;
+                }
+                None => s.downcast_ref::<std::io::Error>(),
+            };
+            if let Some(io) = io {
+                kind = Some(io.kind());
+                errno = errno.or(io.raw_os_error());
+                break;
+            }
+            src = s.source();
+        }
+        PumpFailure {
+            message: e.message().to_string(),
+            errno,
+            kind,
+        }
+    }
 }
 
 impl PumpCtl {
@@ -91,11 +130,21 @@ impl PumpCtl {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn failed(msg: &str) -> Error {
-        Error::new(
+    fn failed(f: &PumpFailure) -> Error {
+        let mut e = Error::new(
             ErrorKind::Os,
             Op::Log,
-            format!("the log reader stopped writing the log: {msg}"),
+            format!("the log reader stopped writing the log: {}", f.message),
+        );
+        if let Some(n) = f.errno {
+            e = e.with_errno(n);
+        }
+        if let Some(k) = f.kind {
+            e = e.with_source(std::io::Error::from(k));
+        }
+        e.with_help(
+            "the log takes nothing more (hwpmc's stream is read and dropped so the kernel \
+             never blocks): stop the PMCs, make room or fix the sink, and configure a new log",
         )
     }
 
@@ -1121,6 +1170,21 @@ impl<D: Driver> Backend<D> {
         self.configure_log_impl(sink, LogFormat::Hwpmc)
     }
 
+    /// The error that stopped the configured log, if one did (a sink write
+    /// error such as a full disk, or a conversion error): `ErrorKind::Os`
+    /// with the errno and, for I/O errors, the `std::io::Error` (its
+    /// `kind()`) as its source. The log reader records it the moment it
+    /// happens, so a caller polling this learns of it at once rather than at
+    /// `close_log`. After it the sink receives nothing more; the reader keeps
+    /// reading and dropping hwpmc's stream so the kernel's writer never
+    /// blocks (the samples are lost; hwpmc itself counts none as dropped).
+    pub fn log_error(&self) -> Option<Error> {
+        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
+        let p = g.as_ref()?;
+        let f = p.ctl.lock().failure.clone()?;
+        Some(PumpCtl::failed(&f))
+    }
+
     /// Bytes of hwpmc's log stream the reader of the configured log has
     /// taken in so far; `None` without a configured log.
     pub fn log_bytes_read(&self) -> Option<u64> {
@@ -1182,7 +1246,7 @@ impl<D: Driver> Backend<D> {
                 let mut st = thread_ctl.lock();
                 st.ended = true;
                 if let (Some(e), None) = (&r, &st.failure) {
-                    st.failure = Some(e.to_string());
+                    st.failure = Some(PumpFailure::of(e));
                 }
                 drop(st);
                 thread_ctl.cond.notify_all();
@@ -1308,7 +1372,7 @@ fn pump(
                 match out.take(data, before) {
                     Ok(held) => held,
                     Err(e) => {
-                        ctl.lock().failure = Some(e.to_string());
+                        ctl.lock().failure = Some(PumpFailure::of(&e));
                         *failure = Some(e);
                         0
                     }
@@ -1364,7 +1428,7 @@ fn pump(
         }
         if failure.is_none() {
             if let Err(e) = out.flush() {
-                ctl.lock().failure = Some(e.to_string());
+                ctl.lock().failure = Some(PumpFailure::of(&e));
                 failure = Some(e);
             }
         }

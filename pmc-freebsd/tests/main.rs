@@ -4,5 +4,6 @@
 mod backend_sim;
 mod encoder_crosscheck;
 mod hostile;
+mod log_pump_error;
 mod log_stream;
 mod real_hwpmc;

@@ -149,6 +149,24 @@ impl Backend {
         Ok(Backend::default())
     }
 
+    /// The error that failed this backend's log, if one did (a full disk, a closed pipe):
+    /// `ErrorKind::Os` with the errno, and the `std::io::Error` (its `kind()`, e.g.
+    /// `StorageFull`) as its source. It is here within [`DRAIN_PERIOD`](crate::sampler::DRAIN_PERIOD)
+    /// of the failing write, so a caller polling it learns of the failure at once rather than
+    /// at [`close_log`](pmc_core::Backend::close_log).
+    ///
+    /// After the first write error the log takes nothing more (nothing written later could
+    /// then hide what came before; the file ends with the block that was being written, cut
+    /// where the error struck). Sampling goes on: the drain thread keeps emptying the rings
+    /// (so the kernel does not start dropping and the process's memory stays flat) and counts
+    /// every record it could not log in [`SamplingSummary::log_dropped`]. The library does not
+    /// stop the PMCs itself because they belong to the caller, who may still be reading their
+    /// counts; stopping is the caller's decision (pmcstat stops sampling and exits non-zero).
+    /// A new [`configure_log`](pmc_core::Backend::configure_log) starts a fresh log.
+    pub fn log_error(&self) -> Option<Error> {
+        self.shared.hub.log_error()
+    }
+
     /// Samples read and lost so far by the sampling PMCs feeding this backend's log, per CPU
     /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]).
     pub fn sampling_summary(&self) -> SamplingSummary {

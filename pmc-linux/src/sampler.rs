@@ -132,6 +132,11 @@ pub struct SamplingSummary {
     pub discarded_bytes: u64,
     /// Records written to the log (header included), when there is one.
     pub log_records: u64,
+    /// Records that could not be written because the log failed (a full disk, a closed
+    /// pipe): after the first write error the log takes nothing more, and the drain thread
+    /// keeps emptying the rings and counts here what it could not log. The error itself is
+    /// [`Backend::log_error`](crate::Backend::log_error).
+    pub log_dropped: u64,
 }
 
 impl SamplingSummary {
@@ -147,6 +152,7 @@ impl SamplingSummary {
         self.side_records += other.side_records;
         self.errors += other.errors;
         self.discarded_bytes += other.discarded_bytes;
+        self.log_dropped += other.log_dropped;
         for (cpu, c) in &other.by_cpu {
             let e = self.by_cpu.entry(*cpu).or_default();
             e.samples += c.samples;
@@ -754,8 +760,9 @@ struct HubState {
     stop: Option<Arc<AtomicBool>>,
     /// Write end of the drain thread's wake-up socket.
     waker: Option<UnixStream>,
-    /// The first error the drain thread met; reported by flush_log and close_log.
-    error: Option<String>,
+    /// The first error writing the log; the log takes nothing more after it. Reported by
+    /// `log_error` (as soon as the drain thread meets it), flush_log and close_log.
+    error: Option<LogFailure>,
     /// log-procexit bookkeeping.
     procexit: ProcExit,
     /// log-proccsw bookkeeping.
@@ -890,11 +897,64 @@ pub(crate) fn no_log() -> Error {
 }
 
 fn write_error(e: &pmc_log::WriteError) -> Error {
-    Error::new(
-        ErrorKind::Os,
-        Op::Log,
-        format!("cannot write the sample log: {e}"),
-    )
+    LogFailure::from(e).to_error()
+}
+
+/// The first error writing the log, kept so that it can be reported again (by `log_error`,
+/// `flush_log` and `close_log`) with its errno and `io::ErrorKind`.
+#[derive(Debug, Clone)]
+struct LogFailure {
+    message: String,
+    errno: Option<i32>,
+    kind: Option<std::io::ErrorKind>,
+}
+
+impl From<&pmc_log::WriteError> for LogFailure {
+    fn from(e: &pmc_log::WriteError) -> Self {
+        let (message, errno) = match e {
+            // The errno's text follows in the error's display.
+            pmc_log::WriteError::Io(io) if io.raw_os_error().is_some() => {
+                (String::new(), io.raw_os_error())
+            }
+            pmc_log::WriteError::Io(io) => (format!(": {io}"), None),
+            e => (format!(": {e}"), None),
+        };
+        LogFailure {
+            message,
+            errno,
+            kind: e.io_kind(),
+        }
+    }
+}
+
+impl LogFailure {
+    /// The error: `ErrorKind::Os`, `Op::Log`, the errno, and the `io::Error` (with its kind)
+    /// as its source.
+    fn to_error(&self) -> Error {
+        let mut e = Error::new(
+            ErrorKind::Os,
+            Op::Log,
+            format!("cannot write the sample log{}", self.message),
+        );
+        if let Some(n) = self.errno {
+            e = e.with_errno(n);
+        }
+        if let Some(k) = self.kind {
+            e = e.with_source(std::io::Error::from(k)).with_help(
+                "the log takes no more records (samples drained since are counted in \
+                     SamplingSummary::log_dropped): stop the PMCs, make room or fix the \
+                     output, and start a new log with configure_log",
+            );
+        }
+        e
+    }
+
+    /// Keeps the first failure.
+    fn note(slot: &mut Option<LogFailure>, e: &pmc_log::WriteError) {
+        if slot.is_none() {
+            *slot = Some(LogFailure::from(e));
+        }
+    }
 }
 
 impl HubState {
@@ -923,9 +983,7 @@ impl HubState {
                             proccsw.counters(s, meta, &mut csw);
                             for c in csw.drain(..) {
                                 if let Err(e) = w.write(&log::Record::Counter(c)) {
-                                    error.get_or_insert_with(|| {
-                                        format!("cannot write the sample log: {e}")
-                                    });
+                                    LogFailure::note(error, &e);
                                 }
                             }
                             return;
@@ -939,7 +997,7 @@ impl HubState {
                 };
                 let mut put = |rec: &log::Record<'_>| {
                     if let Err(e) = w.write(rec) {
-                        error.get_or_insert_with(|| format!("cannot write the sample log: {e}"));
+                        LogFailure::note(error, &e);
                     }
                 };
                 put(&rec);
@@ -984,7 +1042,7 @@ impl HubState {
                         count: 0,
                     });
                     if let Err(e) = w.write(&lost) {
-                        error.get_or_insert_with(|| format!("cannot write the sample log: {e}"));
+                        LogFailure::note(error, &e);
                     }
                 }
             }
@@ -994,12 +1052,16 @@ impl HubState {
         }
         if let Some(w) = writer.as_ref() {
             summary.log_records = w.records_written();
+            summary.log_dropped = w.records_dropped();
         }
     }
 
     fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
         match self.writer.as_mut() {
-            Some(w) => w.write(rec).map_err(|e| write_error(&e)),
+            Some(w) => w.write(rec).map_err(|e| {
+                LogFailure::note(&mut self.error, &e);
+                write_error(&e)
+            }),
             None => Err(no_log()),
         }
     }
@@ -1029,9 +1091,10 @@ impl HubState {
         Ok(())
     }
 
-    fn take_error(&mut self) -> Result<()> {
-        match self.error.take() {
-            Some(msg) => Err(Error::new(ErrorKind::Os, Op::Log, msg)),
+    /// The log's failure, if it failed (it stays failed until a new log is configured).
+    fn check_error(&self) -> Result<()> {
+        match &self.error {
+            Some(f) => Err(f.to_error()),
             None => Ok(()),
         }
     }
@@ -1052,6 +1115,12 @@ impl HubState {
 impl Hub {
     fn lock(&self) -> Result<MutexGuard<'_, HubState>> {
         self.state.lock().map_err(|_| poisoned())
+    }
+
+    /// The error that failed the log, if one did: the drain thread meets it within
+    /// [`DRAIN_PERIOD`] of the write that failed.
+    pub(crate) fn log_error(&self) -> Option<Error> {
+        self.lock().ok()?.error.as_ref().map(LogFailure::to_error)
     }
 
     /// Whether a log is configured.
@@ -1080,6 +1149,7 @@ impl Hub {
         }
         st.synthesized.clear();
         st.writer = Some(writer);
+        st.error = None;
         // PMCs still sampling: their processes' bookkeeping again, for the new log.
         let again: Vec<(Synth, bool)> = st
             .bookkeeping
@@ -1101,9 +1171,13 @@ impl Hub {
             return Err(no_log());
         }
         st.drain(None);
-        st.take_error()?;
-        match st.writer.as_mut() {
-            Some(w) => w.flush().map_err(|e| write_error(&e)),
+        st.check_error()?;
+        let HubState { writer, error, .. } = &mut *st;
+        match writer.as_mut() {
+            Some(w) => w.flush().map_err(|e| {
+                LogFailure::note(error, &e);
+                write_error(&e)
+            }),
             None => Err(no_log()),
         }
     }
@@ -1126,11 +1200,12 @@ impl Hub {
         st.drain(None);
         st.rings.clear();
         st.bookkeeping.clear();
-        let pending = st.take_error();
+        let pending = st.check_error();
         let finished = match st.writer.take() {
             Some(w) => w.finish().map(|_| ()).map_err(|e| write_error(&e)),
             None => Err(no_log()),
         };
+        st.error = None;
         pending.and(finished)
     }
 

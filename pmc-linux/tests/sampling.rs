@@ -1275,3 +1275,117 @@ fn sampling_group_attach_survives_thread_churn() {
         panic!("sampling attach under thread churn failed: {e}");
     }
 }
+
+/// A log sink on a "disk" with `room` bytes: writes past it are cut short, then fail with
+/// ENOSPC, as write(2) does on a full file system.
+#[derive(Clone)]
+struct FullDisk(Arc<Mutex<(Vec<u8>, usize)>>);
+
+impl Write for FullDisk {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let mut g = self.0.lock().unwrap();
+        let room = g.1.saturating_sub(g.0.len());
+        if room == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        }
+        let n = b.len().min(room);
+        g.0.extend_from_slice(&b[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The drain thread meets a full disk: the error is there for `log_error` while sampling
+/// runs (with its errno and io::ErrorKind, not only as text at close), nothing more is
+/// written, the drained records are counted as dropped, and everything written before the
+/// failure reads back.
+#[test]
+fn log_write_error_is_reported_while_sampling_with_its_kind() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let b = Backend::open().unwrap();
+    let disk = FullDisk(Arc::new(Mutex::new((Vec::new(), 200 << 10))));
+    b.configure_log(Box::new(disk.clone())).unwrap();
+    let mut spin = Spin::spawn();
+    let pid = spin.pid();
+    let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(4000));
+    let mut pmc = b.allocate(&a).unwrap();
+    pmc.attach(Target::Exec(pid)).unwrap();
+    pmc.start().unwrap();
+    spin.child.resume().unwrap();
+    // No timed assertion (shared machines): wait as long as it takes, and print how long.
+    let t0 = Instant::now();
+    let mut full_at = None;
+    let err = loop {
+        if full_at.is_none() && disk.0.lock().unwrap().0.len() >= 200 << 10 {
+            full_at = Some(Instant::now());
+        }
+        if let Some(e) = b.log_error() {
+            break e;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no log error after 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let seen = Instant::now();
+    println!(
+        "log error seen {:?} after the disk filled: {err}",
+        full_at.map(|f| seen.duration_since(f))
+    );
+    assert_eq!(err.kind(), ErrorKind::Os);
+    assert_eq!(err.errno(), Some(libc::ENOSPC), "{err}");
+    let io = std::error::Error::source(&err)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("the io::Error is the source");
+    assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
+    let len_at_error = disk.0.lock().unwrap().0.len();
+    let dropped_at_error = b.sampling_summary().log_dropped;
+    // Sampling goes on; the log takes nothing more; the drained records are counted.
+    disk.0.lock().unwrap().1 = usize::MAX; // space comes back: still nothing may be appended
+    while b.sampling_summary().log_dropped <= dropped_at_error {
+        assert!(
+            seen.elapsed() < Duration::from_secs(120),
+            "nothing counted as dropped"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    kill(pid);
+    let _ = spin.child.wait();
+    pmc.stop().unwrap();
+    let closed = b.close_log().expect_err("close_log reports the failure");
+    assert_eq!(closed.errno(), Some(libc::ENOSPC), "{closed}");
+    let summary = b.sampling_summary();
+    let bytes = disk.0.lock().unwrap().0.clone();
+    assert_eq!(
+        bytes.len(),
+        len_at_error,
+        "bytes were written after the error"
+    );
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let mut it = reader.records();
+    let n = it.by_ref().count() as u64;
+    let rep = it.into_report();
+    println!(
+        "{n} records read back, {} dropped, {} samples drained: {rep}",
+        summary.log_dropped, summary.samples
+    );
+    assert!(!rep.closed_cleanly);
+    // Only the cut tail of the failed block is skipped; every record written before it reads.
+    assert!(
+        rep.skipped
+            .iter()
+            .all(|s| s.reason == pmc_log::SkipReason::Truncated),
+        "{rep}"
+    );
+    assert!(
+        n >= summary.log_records.saturating_sub(1),
+        "{n} read, {} written",
+        summary.log_records
+    );
+}

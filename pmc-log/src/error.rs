@@ -19,6 +19,16 @@ pub enum WriteError {
         /// The maximum.
         max: usize,
     },
+    /// The writer met an I/O error earlier and has stopped: nothing more is
+    /// written after the first failure (see [`crate::Writer`]).
+    #[error("the pmc log writer stopped at an earlier I/O error ({kind}); {dropped} records were not written. Records written before the error stay readable; free space (or fix the output) and start a new log")]
+    Failed {
+        /// The kind of the first I/O error.
+        kind: io::ErrorKind,
+        /// Records accepted by `write` that are not in the output (the
+        /// pending block at the failure, and every record offered since).
+        dropped: u64,
+    },
     /// One record does not fit in the largest block.
     #[error("record of {len} bytes exceeds the largest block payload of {max} bytes; split the data (e.g. shorten the callchain)")]
     RecordTooLarge {
@@ -27,6 +37,18 @@ pub enum WriteError {
         /// Largest allowed.
         max: usize,
     },
+}
+
+impl WriteError {
+    /// The I/O error kind, for [`WriteError::Io`] and [`WriteError::Failed`]
+    /// (`StorageFull` for a full disk, `BrokenPipe` for a closed pipe, ...).
+    pub fn io_kind(&self) -> Option<io::ErrorKind> {
+        match self {
+            WriteError::Io(e) => Some(e.kind()),
+            WriteError::Failed { kind, .. } => Some(*kind),
+            _ => None,
+        }
+    }
 }
 
 /// An error that prevents reading a log at all. Damage inside a log is not

@@ -34,6 +34,15 @@ pub enum SkipReason {
     /// The input ends inside a block header or record: the file was cut
     /// (or is still being written).
     Truncated,
+    /// A valid block header starts right where a block's next record should
+    /// be, before the end that block claims: the block lost its last
+    /// `missing` bytes (a torn write). Its records before the cut were
+    /// returned; the region has length 0 (nothing was skipped, the bytes are
+    /// not in the input).
+    BlockCut {
+        /// Bytes of the cut block's claimed payload that are not there.
+        missing: u64,
+    },
 }
 
 impl fmt::Display for SkipReason {
@@ -44,6 +53,10 @@ impl fmt::Display for SkipReason {
             SkipReason::BadChecksum => f.write_str("record checksum mismatch"),
             SkipReason::Malformed { field } => write!(f, "malformed record (field `{field}`)"),
             SkipReason::Truncated => f.write_str("input ends mid-record"),
+            SkipReason::BlockCut { missing } => write!(
+                f,
+                "block cut short: the next block starts {missing} bytes before this one's claimed end"
+            ),
         }
     }
 }
@@ -88,7 +101,7 @@ impl ReadReport {
         self.skipped.is_empty() && self.missing_blocks == 0 && self.closed_cleanly
     }
     fn skip(&mut self, offset: u64, len: u64, reason: SkipReason) {
-        if len > 0 {
+        if len > 0 || matches!(reason, SkipReason::BlockCut { .. }) {
             self.skipped.push(Skipped {
                 offset,
                 len,
@@ -159,8 +172,14 @@ enum Mode {
     Between,
     /// Inside a block whose payload ends at `end` (absolute).
     InBlock { end: u64 },
-    /// Scanning for a valid block header; the damaged region began at `from`.
-    Resync { from: u64 },
+    /// Scanning for a valid block header; the damaged region began at `from`
+    /// and is reported with `why`. `claimed_end` is the end the damaged block
+    /// claimed (0 for damage between blocks).
+    Resync {
+        from: u64,
+        why: SkipReason,
+        claimed_end: u64,
+    },
 }
 
 enum Loc {
@@ -221,7 +240,11 @@ impl Core {
                     if hb.len() < BLOCK_HEADER_LEN {
                         // Could be a cut header or damage: only decide at EOF.
                         if hb.get(..4.min(hb.len())) != SYNC.get(..4.min(hb.len())) {
-                            self.mode = Mode::Resync { from: self.pos };
+                            self.mode = Mode::Resync {
+                                from: self.pos,
+                                why: SkipReason::BadBlockHeader,
+                                claimed_end: 0,
+                            };
                             self.pos += 1;
                             continue;
                         }
@@ -236,12 +259,20 @@ impl Core {
                     match decode_block_header(hb) {
                         Some(h) => self.enter_block(h),
                         None => {
-                            self.mode = Mode::Resync { from: self.pos };
+                            self.mode = Mode::Resync {
+                                from: self.pos,
+                                why: SkipReason::BadBlockHeader,
+                                claimed_end: 0,
+                            };
                             self.pos += 1;
                         }
                     }
                 }
-                Mode::Resync { from } => {
+                Mode::Resync {
+                    from,
+                    why,
+                    claimed_end,
+                } => {
                     let hay = buf.get(idx(self.pos)..).unwrap_or_default();
                     let mut found = None;
                     let mut i = 0usize;
@@ -272,14 +303,22 @@ impl Core {
                     match found {
                         Some((at, h)) => {
                             let abs = self.pos + at as u64;
-                            self.report
-                                .skip(from, abs - from, SkipReason::BadBlockHeader);
+                            if abs > from {
+                                self.report.skip(from, abs - from, why);
+                            } else if claimed_end > abs {
+                                self.report.skip(
+                                    abs,
+                                    0,
+                                    SkipReason::BlockCut {
+                                        missing: claimed_end - abs,
+                                    },
+                                );
+                            }
                             self.pos = abs;
                             self.enter_block(h);
                         }
                         None if eof => {
-                            self.report
-                                .skip(from, avail_end - from, SkipReason::BadBlockHeader);
+                            self.report.skip(from, avail_end - from, why);
                             self.pos = avail_end;
                             self.mode = Mode::Between;
                             return Loc::End;
@@ -307,15 +346,8 @@ impl Core {
                     let rest = buf.get(idx(self.pos)..).unwrap_or_default();
                     let in_block = end - self.pos;
                     if in_block < RECORD_HEADER_LEN as u64 {
-                        let lost = in_block.min(avail_end - self.pos);
-                        self.report
-                            .skip(self.pos, lost, SkipReason::BadRecordLength);
-                        self.pos += lost;
-                        if self.pos < end {
-                            // Rest of block not here (cut): nothing more to read.
-                            self.mode = Mode::Between;
-                            self.pos = end;
-                        }
+                        // No record fits: damage (a writer never leaves this).
+                        self.damaged_in_block(end, SkipReason::BadRecordLength);
                         continue;
                     }
                     let Some(head) = rest.get(..RECORD_HEADER_LEN) else {
@@ -333,11 +365,18 @@ impl Core {
                     let crc = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
                     let total = RECORD_HEADER_LEN as u64 + u64::from(body_len);
                     if total > in_block {
-                        self.skip_rest_of_block(end, avail_end, eof, SkipReason::BadRecordLength);
+                        self.damaged_in_block(end, SkipReason::BadRecordLength);
                         continue;
                     }
                     let Some(body) = rest.get(RECORD_HEADER_LEN..total as usize) else {
                         if eof {
+                            // A record running past the end of the input is a cut, unless
+                            // a valid block header follows it: then it is damage, and the
+                            // block there is read.
+                            if find_block_header(rest.get(1..).unwrap_or_default()).is_some() {
+                                self.damaged_in_block(end, SkipReason::BadRecordLength);
+                                continue;
+                            }
                             self.report
                                 .skip(self.pos, rest.len() as u64, SkipReason::Truncated);
                             self.pos = avail_end;
@@ -347,7 +386,7 @@ impl Core {
                         return Loc::NeedMore;
                     };
                     if record_crc(&head[..8], body) != crc {
-                        self.skip_rest_of_block(end, avail_end, eof, SkipReason::BadChecksum);
+                        self.damaged_in_block(end, SkipReason::BadChecksum);
                         continue;
                     }
                     let at = self.pos;
@@ -425,12 +464,35 @@ impl Core {
         };
     }
 
-    fn skip_rest_of_block(&mut self, end: u64, avail_end: u64, eof: bool, why: SkipReason) {
-        let stop = if eof { end.min(avail_end) } else { end };
-        self.report.skip(self.pos, stop - self.pos, why);
-        self.pos = end;
-        self.mode = Mode::Between;
+    /// A record at `pos` inside the block ending at `end` failed its checks.
+    /// Its length cannot be trusted, so neither can the block's claimed end
+    /// (a torn block's claimed end lies inside whatever was written after
+    /// it): rescan for the next valid block header from `pos` itself (a
+    /// block header can sit exactly where the damaged record starts: a block
+    /// that lost its tail) and report everything up to it with `why`.
+    fn damaged_in_block(&mut self, end: u64, why: SkipReason) {
+        self.mode = Mode::Resync {
+            from: self.pos,
+            why,
+            claimed_end: end,
+        };
     }
+}
+
+/// The first valid block header in `hay`: its offset and fields.
+fn find_block_header(hay: &[u8]) -> Option<(usize, crate::format::BlockHeader)> {
+    let mut i = 0usize;
+    while let Some(rel) = hay
+        .get(i..)
+        .and_then(|h| h.iter().position(|&b| b == SYNC[0]))
+    {
+        let at = i + rel;
+        if let Some(h) = hay.get(at..).and_then(decode_block_header) {
+            return Some((at, h));
+        }
+        i = at + 1;
+    }
+    None
 }
 
 /// A zero-copy reader over a complete log in memory (or memory-mapped).

@@ -19,6 +19,19 @@ use crate::record::{Close, Header, Record};
 /// writer without `finish` writes out the pending block but no close marker,
 /// so readers report the log as "not closed cleanly".
 ///
+/// # I/O errors
+///
+/// The first I/O error (a full disk, a closed pipe) **fails** the writer for
+/// good: it is returned as [`WriteError::Io`] with its [`io::ErrorKind`], the
+/// pending block is discarded (memory goes back to one block), and every
+/// later `write`, `flush` or `finish` returns [`WriteError::Failed`] without
+/// touching the output. The writer never retries: the failed write may have
+/// put part of a block in the output, and nothing appended after it may hide
+/// what came before, so the output ends with that cut block. Every record of
+/// the blocks written before the error, and every complete record of the cut
+/// one, stays readable (FORMAT.md §3). [`Writer::records_dropped`] counts the
+/// records that did not make it.
+///
 /// ```
 /// use pmc_log::record::{Header, Record, Exit};
 /// use pmc_log::{Reader, Writer};
@@ -42,6 +55,10 @@ pub struct Writer<W: Write> {
     records_in_block: u32,
     records: u64,
     last_time: u64,
+    /// The kind of the first I/O error; set, the writer writes nothing more.
+    failed: Option<io::ErrorKind>,
+    /// Records accepted but not written because of the failure.
+    dropped: u64,
 }
 
 impl<W: Write> Writer<W> {
@@ -71,6 +88,8 @@ impl<W: Write> Writer<W> {
             records_in_block: 0,
             records: 0,
             last_time: header.start_time,
+            failed: None,
+            dropped: 0,
         };
         w.write(&Record::Header(header.clone()))?;
         w.seal()?;
@@ -80,6 +99,7 @@ impl<W: Write> Writer<W> {
     /// Append one record. It is in the output after the next block seal
     /// ([`Writer::flush`], a full block, or [`Writer::finish`]).
     pub fn write(&mut self, r: &Record<'_>) -> Result<(), WriteError> {
+        self.check_failed(1)?;
         let start = self.block.len();
         self.block.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
         if let Err(EncodeError::FieldTooLong(field, len)) = encode_body(r, &mut self.block) {
@@ -112,7 +132,10 @@ impl<W: Write> Writer<W> {
         if payload_before > 0 && payload_before + total > self.block_size {
             // The new record overflows a non-empty block: seal the block
             // without it, then move it to the front of the next block.
-            self.seal_prefix(start)?;
+            if let Err(e) = self.seal_prefix(start) {
+                self.dropped += 1; // the new record goes with the failed block
+                return Err(e);
+            }
             self.block
                 .copy_within(start..start + total, BLOCK_HEADER_LEN);
             self.block.truncate(BLOCK_HEADER_LEN + total);
@@ -126,17 +149,64 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// Number of records written so far (the header included).
+    /// Number of records written so far (the header included): in the output,
+    /// or in the pending block. After a failure, the records of the block
+    /// that failed are not counted here but in [`Writer::records_dropped`].
     pub fn records_written(&self) -> u64 {
         self.records
+    }
+
+    /// The kind of the I/O error that failed this writer, if one did. A
+    /// failed writer writes nothing more (see [I/O errors](Writer#io-errors)).
+    pub fn failed(&self) -> Option<io::ErrorKind> {
+        self.failed
+    }
+
+    /// Records passed to [`Writer::write`] that are not in the output because
+    /// the writer failed: the pending block at the failure (some of its
+    /// records may still be readable if part of the block was written) and
+    /// every record offered since.
+    pub fn records_dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// `Err(Failed)` once the writer has failed, counting `offered` records
+    /// as dropped.
+    fn check_failed(&mut self, offered: u64) -> Result<(), WriteError> {
+        match self.failed {
+            Some(kind) => {
+                self.dropped += offered;
+                Err(WriteError::Failed {
+                    kind,
+                    dropped: self.dropped,
+                })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Fail the writer on `e`: drop the pending block and give its memory
+    /// back (down to one block), so nothing grows and nothing is re-sent.
+    fn fail(&mut self, e: io::Error) -> WriteError {
+        self.failed = Some(e.kind());
+        self.dropped += u64::from(self.records_in_block);
+        self.records -= u64::from(self.records_in_block);
+        self.records_in_block = 0;
+        self.block.truncate(BLOCK_HEADER_LEN);
+        self.block
+            .shrink_to(BLOCK_HEADER_LEN + self.block_size + 1024);
+        WriteError::Io(e)
     }
 
     /// Seal the pending block and flush the underlying writer. After
     /// `flush`, every record written so far survives a crash of this process.
     pub fn flush(&mut self) -> Result<(), WriteError> {
+        self.check_failed(0)?;
         self.seal()?;
         if let Some(out) = self.out.as_mut() {
-            out.flush()?;
+            if let Err(e) = out.flush() {
+                return Err(self.fail(e));
+            }
         }
         Ok(())
     }
@@ -186,7 +256,9 @@ impl<W: Write> Writer<W> {
         };
         self.block[..BLOCK_HEADER_LEN].copy_from_slice(&encode_block_header(&h));
         if let Some(out) = self.out.as_mut() {
-            out.write_all(&self.block[..end])?;
+            if let Err(e) = out.write_all(&self.block[..end]) {
+                return Err(self.fail(e));
+            }
         }
         self.seq += 1;
         self.records_in_block = 0;
@@ -196,7 +268,10 @@ impl<W: Write> Writer<W> {
 
 impl<W: Write> Drop for Writer<W> {
     fn drop(&mut self) {
-        // Best effort: keep what was written, without a close marker.
-        let _ = self.flush();
+        // Best effort: keep what was written, without a close marker (a
+        // failed writer writes nothing).
+        if self.failed.is_none() {
+            let _ = self.flush();
+        }
     }
 }

@@ -337,7 +337,7 @@ fn run_once(
             Ok(())
         },
         None,
-        |_| std::ops::ControlFlow::Continue(()),
+        |_| Ok(std::ops::ControlFlow::Continue(())),
     )?;
     let elapsed = started.elapsed();
     for s in &mut slots {

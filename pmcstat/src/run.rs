@@ -22,7 +22,8 @@ impl Wait {
     /// Waits until the child exits, the target pid disappears (Linux: its
     /// `/proc` entry), the duration passes, or `on_poll` breaks (the `-T`
     /// view's `q`; the child is then still running). Calls `on_interval` every
-    /// interval and `on_poll` about every `poll_every` (if given). Between
+    /// interval and `on_poll` about every `poll_every` (if given); an error
+    /// from either ends the wait with that error. Between
     /// those it sleeps: on the child itself where the OS allows (a pidfd on
     /// Linux), so its exit is seen at once without periodic wake-ups.
     /// Returns the child's exit status, if there was a child.
@@ -32,7 +33,7 @@ impl Wait {
         target: Option<Target>,
         mut on_interval: impl FnMut() -> Result<(), Failure>,
         poll_every: Option<Duration>,
-        mut on_poll: impl FnMut(Instant) -> ControlFlow<()>,
+        mut on_poll: impl FnMut(Instant) -> Result<ControlFlow<()>, Failure>,
     ) -> Result<Option<ExitStatus>, Failure> {
         /// How often a `-t PID` target is checked for having exited.
         const PID_CHECK: Duration = Duration::from_millis(100);
@@ -55,7 +56,7 @@ impl Wait {
             }
             if let (Some(p), Some(every)) = (next_poll, poll_every) {
                 if now >= p {
-                    if on_poll(now).is_break() {
+                    if on_poll(now)?.is_break() {
                         return Ok(None);
                     }
                     next_poll = Some(now + every);

@@ -3,6 +3,13 @@
 //! With `-O FILE` the samples go to a pmc-log file. Without it they are aggregated as they
 //! arrive ([`LiveProfile`]: memory bounded by the distinct stacks), and at exit pmcstat
 //! prints the top functions and objects, symbolized by pmc-analyze.
+//!
+//! A log that cannot be written (a full disk, a closed pipe) stops the run: the backend's
+//! log takes nothing after its first write error (so the file holds, readable, everything
+//! written before it), pmcstat sees the error within [`LOG_CHECK`] plus the backend's drain
+//! period, prints it at once, stops the PMCs and exits 1. A launched command is not killed
+//! (its work is the user's, and may matter more than its profile) nor left behind: pmcstat
+//! says so and waits for it.
 
 use crate::cli::Args;
 use crate::count::Failure;
@@ -15,6 +22,9 @@ use pmc_analyze::top::{TopOptions, TopReport};
 use pmc_analyze::Profile;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
+
+/// How often the run checks the backend's log for a write error.
+pub const LOG_CHECK: Duration = Duration::from_millis(250);
 
 /// pmcstat's default sampling period (`-n`).
 pub const DEFAULT_RATE: u64 = 65536;
@@ -220,6 +230,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     };
     let mut view_error = None;
     let mut quit = false;
+    let log_failed = std::cell::Cell::new(false);
     let status = wait.run(
         child.as_mut(),
         target,
@@ -229,15 +240,21 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             }
             Ok(())
         },
-        (live || view.is_some()).then_some(Duration::from_millis(if view.is_some() {
-            50
+        Some(if view.is_some() {
+            Duration::from_millis(50)
         } else {
-            250
-        })),
+            LOG_CHECK
+        }),
         |_| {
+            if let Some(e) = backend.log_error() {
+                log_failed.set(true);
+                return Err(Failure::Setup(e));
+            }
             let (Some(v), Some(agg)) = (view.as_mut(), aggregator.as_ref()) else {
-                status_line(&backend, started.elapsed(), false);
-                return std::ops::ControlFlow::Continue(());
+                if live {
+                    status_line(&backend, started.elapsed(), false);
+                }
+                return Ok(std::ops::ControlFlow::Continue(()));
             };
             let step = v.keys(Duration::ZERO).and_then(|k| {
                 if k.is_continue() && v.due() {
@@ -245,7 +262,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 }
                 Ok(k)
             });
-            match step {
+            Ok(match step {
                 Ok(k) => {
                     quit = k.is_break();
                     k
@@ -254,10 +271,16 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                     view_error = Some(e);
                     std::ops::ControlFlow::Break(())
                 }
-            }
+            })
         },
-    )?;
+    );
     drop(view);
+    let status = match status {
+        Err(Failure::Setup(e)) if log_failed.get() => {
+            return log_failure(&e, samplers, child, &backend, args);
+        }
+        other => other?,
+    };
     let view_failed = view_error.is_some();
     if let Some(e) = view_error {
         eprintln!("pmcstat: the -T view failed: {e}");
@@ -329,6 +352,67 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     Ok(status
         .map(exit_code)
         .map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
+}
+
+/// The log could not be written: say so at once, stop sampling, wait for a launched command
+/// (never killed, never left behind), and exit 1.
+fn log_failure(
+    e: &Error,
+    mut samplers: Vec<Sampler>,
+    child: Option<pmc::launch::PausedChild>,
+    backend: &pmc::Native,
+    args: &Args,
+) -> Result<u8, Failure> {
+    let path = args
+        .log
+        .as_ref()
+        .map_or_else(|| "the log".into(), |p| p.display().to_string());
+    // The library's remedy names its API; pmcstat's names flags.
+    let fact = e.to_string();
+    let fact = fact.lines().next().unwrap_or_default();
+    // Best effort from here on: the error that matters is already known.
+    let _ = writeln!(
+        std::io::stderr(),
+        "pmcstat: {fact}\npmcstat: sampling stopped: {path} holds every record written before \
+         the error\nhelp: free space where the log goes, or give another file with -O, and run again"
+    );
+    for s in &mut samplers {
+        let _ = s.pmc.stop();
+    }
+    drop(samplers);
+    let _ = backend.close_log();
+    if let Some(mut c) = child {
+        let _ = writeln!(
+            std::io::stderr(),
+            "pmcstat: waiting for `{}` (pid {}) to exit; it is not killed",
+            args.command
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+            c.pid()
+        );
+        let _ = c.wait();
+    }
+    if let Some(line) = dropped_line(backend) {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
+    Ok(1)
+}
+
+/// After a log failure: what was dropped, where the backend counts it.
+#[cfg(target_os = "linux")]
+fn dropped_line(backend: &pmc::Native) -> Option<String> {
+    let s = backend.sampling_summary();
+    Some(format!(
+        "pmcstat: {} records written, {} dropped after the error ({} samples read)",
+        s.log_records, s.log_dropped, s.samples
+    ))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn dropped_line(_backend: &pmc::Native) -> Option<String> {
+    None
 }
 
 /// `-w`: the PMC's current counts into the log.
