@@ -591,6 +591,9 @@ mod tests {
             pid: None,
             exit_status: Some(0),
             elapsed: Duration::from_millis(2),
+            descendants: Some(true),
+            uncounted_children_ns: None,
+            user_only: false,
             counters: vec![
                 c("task-clock", Reading::new(1_000_000, 1, 1)),
                 c("cycles", Reading::new(2_000_000, 10, 5)), // multiplexed: 4,000,000
