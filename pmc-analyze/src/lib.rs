@@ -17,8 +17,9 @@
 //!   ([`gmon`], `pmcstat -g`), callgrind files for `callgrind_annotate` and
 //!   KCachegrind ([`callgrind`], `pmcstat -F`), the record listing of
 //!   `pmcstat -R` ([`printlog`]), folded stacks and SVG flame graphs
-//!   ([`flame`], through `inferno`), and top-N tables by function and
-//!   object as text, JSON and CSV ([`top`]).
+//!   ([`flame`], through `inferno`), top-N tables by function and
+//!   object as text, JSON and CSV ([`top`]), and the per-sample address
+//!   listings of `pmcstat -m` and `-a` ([`annotate`]).
 //!
 //! ```no_run
 //! use pmc_analyze::{AnalyzeOptions, Profile};
@@ -90,6 +91,7 @@
 //! unsymbolized with a [`Warning`].
 #![forbid(unsafe_code)]
 
+pub mod annotate;
 pub mod callgraph;
 pub mod callgrind;
 pub mod error;

@@ -657,6 +657,20 @@ impl Symbolizer {
         }
     }
 
+    /// The raw (not demangled) name and bounds `[start, end)` (SVMA) of the
+    /// function symbol covering `svma` in object `obj` (for listings that
+    /// other tools parse, such as pmcannotate's input).
+    pub fn raw_symbol(&self, obj: u32, svma: u64) -> Option<(String, u64, u64)> {
+        match &self.objects.get(obj as usize)?.state {
+            ObjState::Loaded(elf) => {
+                let hit = elf.symbol(svma)?;
+                let (start, end) = elf.symbol_bounds(svma)?;
+                Some((hit.name.to_string(), start, end))
+            }
+            _ => None,
+        }
+    }
+
     /// The number of objects seen so far (valid `obj` values are below it).
     pub fn object_count(&self) -> usize {
         self.objects.len()

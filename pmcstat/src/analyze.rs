@@ -6,6 +6,7 @@
 use crate::cli::{Args, CallgraphOrder};
 use crate::count::Failure;
 use pmc::{Error, ErrorKind, Op};
+use pmc_analyze::annotate::{write_listing, Listing};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
 use pmc_analyze::callgrind::{write_callgrind, CallgrindOptions};
 use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
@@ -81,7 +82,41 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         return Err(Failure::Usage("-R needs a file".into()));
     };
     let log = load(path)?;
+    let listings = [
+        (&args.annotate_pcs, Listing::SampledPcs, "-m"),
+        (&args.annotate_callchains, Listing::Callchains, "-a"),
+    ];
+    for (file, kind, flag) in listings {
+        let Some(file) = file else { continue };
+        let mut out = create(file)?;
+        let r = write_listing(&log, kind, AnalyzeOptions::default().symbolize, &mut out)
+            .and_then(|s| out.flush().map(|()| s).map_err(pmc_analyze::Error::Write));
+        let stats = match r {
+            // `pmcstat -R log -m - | head`: the reader went away; stop quietly.
+            Err(pmc_analyze::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                return Ok(0)
+            }
+            r => r.map_err(|e| fail(format!("{flag}: writing {}: {e}", file.display())))?,
+        };
+        if stats.unresolved > 0 {
+            let what = match kind {
+                Listing::SampledPcs => "samples have no symbol and are not listed",
+                Listing::Callchains => "callchain nodes have no symbol (listed as <unknown>)",
+            };
+            eprintln!(
+                "pmcstat: {flag}: {} of {} {what}",
+                stats.unresolved,
+                if kind == Listing::SampledPcs {
+                    stats.samples
+                } else {
+                    stats.lines
+                }
+            );
+        }
+    }
     let reports = args.callgraph.is_some()
+        || args.annotate_pcs.is_some()
+        || args.annotate_callchains.is_some()
         || args.gprof
         || args.calltree.is_some()
         || args.folded.is_some()

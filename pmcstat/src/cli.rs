@@ -98,6 +98,17 @@ pub struct Args {
     #[arg(short = 'F', value_name = "FILE", requires = "read_log")]
     pub calltree: Option<PathBuf>,
 
+    /// With -R: write every sampled PC with its function's raw symbol name and
+    /// bounds to FILE (`-`: stdout), one line per sample, for pmcannotate(8).
+    #[arg(short = 'm', value_name = "FILE", requires = "read_log")]
+    pub annotate_pcs: Option<PathBuf>,
+
+    /// With -R: write every callchain node resolved to its function and
+    /// file:line to FILE (`-`: stdout), a `--` line after each sample. (perf's
+    /// -a, all CPUs, is -s/-S here.)
+    #[arg(short = 'a', value_name = "FILE", requires = "read_log")]
+    pub annotate_callchains: Option<PathBuf>,
+
     /// With -R alone: print pmc-log's own record dump (every field,
     /// key=value, with timestamps) instead of pmcstat(8)'s record lines.
     #[arg(long = "dump", requires = "read_log")]

@@ -195,6 +195,7 @@ fn callgraph_flamegraph_and_summary_of_a_sampled_program() {
     assert_eq!(first.and_then(|x| x.as_str()), Some("hot_leaf"), "{v}");
     gprof_agrees_with_summary(&dir, &exe, &log, &v);
     callgrind_annotate_agrees_with_summary(&dir, &log, &v);
+    annotate_listings(&exe, &log, &v);
 
     // perf as the oracle: the same three hottest functions (about 70%, 22%
     // and 7% of the samples, far apart enough to be stable).
@@ -477,5 +478,85 @@ fn callgrind_annotate_agrees_with_summary(dir: &Path, log: &Path, v: &serde_json
             line.contains(&format!("{pct:.2}%")),
             "{name}: {pct:.2}%\n{text}"
         );
+    }
+}
+
+/// `-m -` and `-a -`: per-sample listings. Oracles: binutils' addr2line and
+/// nm for the PCs and bounds of -m, and the program's source (one function
+/// per line) for the file:line of -a.
+fn annotate_listings(exe: &Path, log: &Path, v: &serde_json::Value) {
+    let m = pmcstat()
+        .arg("-R")
+        .arg(log)
+        .args(["-m", "-"])
+        .output()
+        .unwrap();
+    assert!(m.status.success(), "{}", String::from_utf8_lossy(&m.stderr));
+    let text = String::from_utf8_lossy(&m.stdout);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(rows.iter().all(|r| r.len() == 4), "{text}");
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    for r in &rows {
+        let (pc, lo, hi) = (hex(r[0]), hex(r[2]), hex(r[3]));
+        assert!(lo <= pc && pc < hi, "PC outside its function: {r:?}");
+    }
+    // One line per sample: hot_leaf's lines are its --summary self count.
+    let (hot, _) = summary_self(v, "hot_leaf");
+    let n = rows.iter().filter(|r| r[1] == "hot_leaf").count() as u64;
+    assert_eq!(n, hot, "{text}");
+    // nm gives hot_leaf's start; addr2line names the function of a PC.
+    let nm = Command::new("nm").arg(exe).output();
+    let a2l = Command::new("addr2line").arg("--version").output();
+    if let (Ok(nm), Ok(_)) = (nm, a2l) {
+        let nm = String::from_utf8_lossy(&nm.stdout).into_owned();
+        let start = nm
+            .lines()
+            .find(|l| l.ends_with(" T hot_leaf"))
+            .map(|l| hex(l.split_whitespace().next().unwrap()))
+            .unwrap();
+        let r = rows.iter().find(|r| r[1] == "hot_leaf").unwrap();
+        assert_eq!(hex(r[2]), start, "{r:?} vs nm:\n{nm}");
+        let f = Command::new("addr2line")
+            .arg("-f")
+            .arg("-e")
+            .arg(exe)
+            .arg(r[0])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&f.stdout).lines().next(),
+            Some("hot_leaf")
+        );
+    } else {
+        eprintln!("SKIP -m against binutils: nm/addr2line not runnable");
+    }
+
+    let a = pmcstat()
+        .arg("-R")
+        .arg(log)
+        .args(["-a", "-"])
+        .output()
+        .unwrap();
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let text = String::from_utf8_lossy(&a.stdout);
+    let samples = text.lines().filter(|l| *l == "--").count() as u64;
+    assert_eq!(samples, v["total"].as_u64().unwrap(), "one -- per sample");
+    // PROG (after its leading newline) has hot_leaf on line 4, outer on 7,
+    // main on 8.
+    for (func, line) in [("hot_leaf", 4), ("outer", 7), ("main", 8)] {
+        let nodes: Vec<&str> = text
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some(func))
+            .collect();
+        assert!(!nodes.is_empty(), "{func} missing");
+        for l in nodes {
+            assert!(
+                l.ends_with(&format!("prog.c:{line}")),
+                "{func} should be at prog.c:{line}: {l}"
+            );
+        }
     }
 }
