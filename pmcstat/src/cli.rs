@@ -85,7 +85,7 @@ pub struct Args {
     pub callgraph_order: CallgraphOrder,
 
     /// With -R: write gprof profiles (gmon.out format, for gprof(1)), one per
-    /// executable object and PMC, as DIR/<event>/<object>.gmon (DIR from -D).
+    /// executable object and PMC, as DIR/EVENT/OBJECT.gmon (DIR from -D).
     #[arg(short = 'g', requires = "read_log")]
     pub gprof: bool,
 
@@ -114,7 +114,7 @@ pub struct Args {
     #[arg(long = "dump", requires = "read_log")]
     pub dump: bool,
 
-    /// With -G, -g or -F: the call graph's maximum depth (0: unlimited; default 16).
+    /// With -G or -g: the call graph's maximum depth (0: unlimited; default 16).
     #[arg(short = 'z', value_name = "DEPTH", requires = "read_log")]
     pub depth: Option<usize>,
 
