@@ -95,7 +95,7 @@ pub struct Args {
 
     /// With -R: write a callgrind ("calltree") profile to FILE (`-`: stdout),
     /// for callgrind_annotate and KCachegrind.
-    #[arg(short = 'F', value_name = "FILE", requires = "read_log")]
+    #[arg(short = 'F', value_name = "FILE")]
     pub calltree: Option<PathBuf>,
 
     /// With -R: write every sampled PC with its function's raw symbol name and
@@ -203,7 +203,20 @@ pub struct Args {
 impl Args {
     /// Parses `std::env::args_os()`.
     pub fn parse_from_env() -> Result<Args, clap::Error> {
-        Args::try_parse()
+        Args::try_parse()?.checked()
+    }
+
+    /// Checks clap cannot express: `-F` without `-R` is most likely perf's
+    /// `-F HZ` habit, so say where the frequency went.
+    fn checked(self) -> Result<Args, clap::Error> {
+        if self.calltree.is_some() && self.read_log.is_none() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "-F FILE writes a callgrind file from a log and needs -R LOG \
+                 (pmcstat(8)'s -F); to sample at a frequency as perf's -F does, use --freq HZ\n",
+            ));
+        }
+        Ok(self)
     }
 }
 

@@ -287,3 +287,11 @@ fn live_status_line_on_a_terminal() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("[pmcstat]"), "{err}");
 }
+
+#[test]
+fn perf_frequency_habit_points_to_freq() {
+    // pmcstat(8)'s -F is the callgrind output; perf's -F HZ is --freq HZ.
+    let (code, _, err) = pmcstat(&["-P", "cpu-clock", "-F", "4000", "--", "true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--freq HZ") && err.contains("-R"), "{err}");
+}
