@@ -252,6 +252,36 @@ mod tests {
             line(&s),
             "callchain 42 0x20700 1 2 u\n...       0x401000\n...       0x401234\n"
         );
+        let c = Record::Comm(pmc_log::record::Comm {
+            time: 1,
+            pid: 7,
+            tid: 8,
+            exec: false,
+            comm: pmc_log::record::Bytes(b"worker".as_slice().into()),
+        });
+        assert_eq!(line(&c), "comm      7 8 \"worker\"\n");
+        let i = Record::Counter(pmc_log::record::Counter {
+            time: 1,
+            pmc_id: 3,
+            pid: 7,
+            tid: 7,
+            cpu: None,
+            kind: CounterKind::Interval,
+            value: 99,
+            time_enabled: 0,
+            time_running: 0,
+        });
+        assert_eq!(line(&i), "interval  0x3 7 -1 99\n");
+        let l = |count| {
+            line(&Record::Lost(pmc_log::record::Lost {
+                time: 1,
+                pmc_id: None,
+                cpu: None,
+                count,
+            }))
+        };
+        assert_eq!(l(0), "drop\n");
+        assert_eq!(l(12), "drop      12\n");
         assert_eq!(
             hwpmc_version("hwpmc version=0x0a010000 cputype=0x1 (imported)"),
             0x0a01_0000
