@@ -53,7 +53,7 @@ pub const HEADER_SIZE: usize = 8 + 8 + 4 + 4 + 4 + 3 * 4;
 
 /// Largest histogram written (counters); a bigger text segment is an error
 /// for that object rather than an unbounded allocation.
-pub const MAX_BUCKETS: u64 = 1 << 28;
+pub const MAX_BUCKETS: u64 = 1 << 25;
 
 /// One gmon file written.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -318,6 +318,53 @@ mod tests {
         assert_eq!(&b[40..42], &1u16.to_le_bytes());
         assert_eq!(&b[46..54], &0x1004u64.to_le_bytes());
         assert_eq!(&b[62..70], &5u64.to_le_bytes());
+    }
+
+    fn profile_with(text: (u64, u64), svma: u64, samples: u64) -> Profile {
+        Profile {
+            functions: Vec::new(),
+            comms: Vec::new(),
+            stacks: Vec::new(),
+            pmcs: Vec::new(),
+            stats: Default::default(),
+            warnings: Vec::new(),
+            pcs: vec![SampledPc {
+                pmc_id: 0,
+                object: Some(0),
+                svma: Some(svma),
+                ip: svma,
+                function: 0,
+                bounds: None,
+                kernel: false,
+                samples,
+            }],
+            objects: vec![crate::ObjectInfo {
+                path: "/bin/x".into(),
+                text: Some(text),
+            }],
+        }
+    }
+
+    #[test]
+    fn counters_saturate_and_huge_text_is_refused() {
+        let dir = std::env::temp_dir().join(format!("pmc-gmon-unit-{}", std::process::id()));
+        let opts = GmonOptions {
+            dir: dir.clone(),
+            max_depth: 16,
+        };
+        let r = write_gmon(&profile_with((0x1000, 0x1100), 0x1010, 70_000), &opts).expect("write");
+        assert_eq!(r.files.len(), 1);
+        assert!(r.files[0].overflowed);
+        let b = std::fs::read(dir.join("pmc0").join("x.gmon")).expect("read");
+        // Bucket (0x1010 - 0x1000) / 4 = 4, after the 40-byte header.
+        assert_eq!(
+            &b[HEADER_SIZE + 8..HEADER_SIZE + 10],
+            &u16::MAX.to_le_bytes()
+        );
+        let r = write_gmon(&profile_with((0, 1 << 40), 0x10, 1), &opts).expect("write");
+        assert!(r.files.is_empty());
+        assert_eq!(r.skipped.len(), 1, "{r:?}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
