@@ -10,3 +10,11 @@ rustup target list --installed | grep -qx x86_64-unknown-freebsd || rustup targe
 rustup target list --installed | grep -qx aarch64-unknown-freebsd || rustup target add aarch64-unknown-freebsd 2>/dev/null || true
 # An OS with no backend: checks that the facade's Unsupported stand-in compiles.
 rustup target list --installed | grep -qx x86_64-apple-darwin || rustup target add x86_64-apple-darwin 2>/dev/null || true
+# Oracles of pmcstat's analysis outputs: GNU gprof and addr2line (binutils)
+# for -g and -m/-a, callgrind_annotate (valgrind) for -F. Their tests print
+# SKIP without them; installed here when apt-get is usable as root.
+if { ! command -v gprof >/dev/null || ! command -v callgrind_annotate >/dev/null; } \
+   && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  apt-get install -y --no-install-recommends binutils valgrind >/dev/null 2>&1 \
+    || echo "ci/setup.sh: could not install binutils/valgrind; the gprof/callgrind oracle tests will SKIP" >&2
+fi

@@ -252,7 +252,7 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
             Tool::Pmc => {
                 let mut c = Command::new(&pmcstat);
                 c.arg(if sys_wide { "-S" } else { "-P" })
-                    .args(["cpu-clock", "-F", &hz, "-O"])
+                    .args(["cpu-clock", "--freq", &hz, "-O"])
                     .arg(&out)
                     .arg("--")
                     .arg(&exe);
@@ -606,7 +606,7 @@ pub(crate) fn bench_symbolize(o: &Opts, rows: &mut Vec<Row>) {
     let exe = std::env::current_exe().expect("current exe");
     // 1. A real profile (maps, comm, kernel and user callchains).
     let mut c = Command::new(&pmcstat);
-    c.args(["-P", "cpu-clock", "-F", "4000", "-O"])
+    c.args(["-P", "cpu-clock", "--freq", "4000", "-O"])
         .arg(&small)
         .arg("--")
         .arg(&exe)

@@ -1,14 +1,35 @@
-//! Call-graph reports in the manner of FreeBSD `pmcstat -G`.
+//! Call-graph reports: FreeBSD `pmcstat -G`'s layout and a top-down tree.
 //!
-//! [`CallTree::build`] merges a profile's stacks into a tree; the
-//! [`Order::Callers`] tree (the default) has each function under its real
-//! callers, from the outermost caller (`main`, a thread start routine) down
-//! to the sampled function, and [`Order::Callees`] is `pmcstat -G`'s
-//! classic inverted view: sampled functions at the top, their callers below.
+//! [`CallTree::build`] merges a profile's stacks into a tree.
 //!
-//! In the callers tree every line shows its inclusive share of all samples,
-//! and a node's children plus its `[self]` line add up to the node, so the
-//! top-level lines add up to 100%.
+//! [`Order::Callees`] is `pmcstat -G` as FreeBSD writes it
+//! (usr.sbin/pmcstat/pmcpl_callgraph.c, `pmcstat_cgnode_print`): each
+//! sampled function at the top level, with its share of the PMC's samples,
+//! then its callers indented below it, each with its share **of its
+//! parent's** samples. One space of indent per level, before the percentage
+//! and again before the name; a percentage is `%05.2f%%`, or `100.0%` when
+//! a node has all of its parent's samples; the sample count `[n]` is padded
+//! to 12 columns; ` @ object` follows a name when its object differs from the
+//! previous line's (reset at each top-level entry); a blank line ends each
+//! top-level entry.
+//!
+//! ```text
+//! @ cpu-clock [1000 samples]
+//!
+//! 90.00%  [900]      hot_leaf @ /usr/bin/prog
+//!  100.0%  [900]       outer
+//!   100.0%  [900]        main
+//!
+//! 10.00%  [100]      outer @ /usr/bin/prog
+//!  100.0%  [100]       main
+//! ```
+//!
+//! [`Order::Callers`] is the top-down view (`pmcstat --callgraph-order
+//! caller`): each function under its real callers, from the outermost
+//! caller (`main`, a thread start routine) down to the sampled function;
+//! every line shows its inclusive share of all samples, and a node's
+//! children plus its `[self]` line add up to the node, so the top-level
+//! lines add up to 100%.
 //!
 //! ```text
 //! @ cpu-clock [1000 samples]
@@ -34,7 +55,7 @@ pub enum Order {
     #[default]
     Callers,
     /// Sampled functions at the top, each followed by its callers
-    /// (bottom-up, `pmcstat -G`'s layout); child percentages are of the parent.
+    /// (bottom-up): FreeBSD `pmcstat -G`'s layout, percentages of the parent.
     Callees,
 }
 
@@ -244,13 +265,18 @@ impl CallTree {
         }))
     }
 
-    /// Write the tree as text (see the module documentation).
+    /// Write the tree as text (see the module documentation): FreeBSD's
+    /// `pmcstat -G` layout for [`Order::Callees`], the indented top-down
+    /// tree for [`Order::Callers`].
     pub fn write_text<W: Write>(
         &self,
         profile: &Profile,
         opts: &CallGraphOptions,
         out: &mut W,
     ) -> std::io::Result<()> {
+        if self.order == Order::Callees {
+            return self.write_pmcstat(profile, opts, out);
+        }
         // Iterative depth-first walk: deep recursion in a profile must not
         // overflow our stack.
         enum Item {
@@ -321,6 +347,81 @@ impl CallTree {
                     parent_total: n.total,
                 });
             }
+        }
+        Ok(())
+    }
+
+    /// FreeBSD's layout (pmcpl_callgraph.c: `pmcstat_cgnode_print`, and
+    /// `pmcstat_callgraph_print_for_pmcid` for the blank line after each
+    /// top-level node).
+    fn write_pmcstat<W: Write>(
+        &self,
+        profile: &Profile,
+        opts: &CallGraphOptions,
+        out: &mut W,
+    ) -> std::io::Result<()> {
+        use std::fmt::Write as _;
+        // (node, depth from 0, parent's count); iterative, so a deep
+        // profile cannot overflow our stack.
+        let mut todo: Vec<(usize, usize, u64)> = Vec::new();
+        let mut line = String::new();
+        for &root in &self.roots {
+            let Some(r) = self.nodes.get(root) else {
+                continue;
+            };
+            if pct(r.total, self.total) < opts.min_percent {
+                continue;
+            }
+            // `pmcstat_previous_filename_printed = NULL` per top-level node.
+            let mut previous: Option<Option<&str>> = None;
+            todo.push((root, 0, self.total));
+            while let Some((i, depth, parent)) = todo.pop() {
+                let Some(n) = self.nodes.get(i) else { continue };
+                line.clear();
+                let indent = " ".repeat(depth);
+                line.push_str(&indent);
+                if n.total == parent {
+                    line.push_str("100.0% ");
+                } else {
+                    let _ = write!(line, "{:05.2}% ", pct(n.total, parent));
+                }
+                let count = format!(" [{}] ", n.total);
+                line.push_str(&count);
+                // "#samples is a 12 character wide field."
+                line.push_str(&" ".repeat(12usize.saturating_sub(count.len())));
+                line.push_str(&indent);
+                let f = n.function.and_then(|f| profile.function(f));
+                line.push_str(f.map_or("[no callchain]", |f| f.name.as_str()));
+                if f.is_some_and(|f| f.inlined) {
+                    line.push_str(" (inlined)");
+                }
+                if opts.show_source {
+                    if let Some(s) = f.and_then(|f| f.source.as_ref()) {
+                        let _ = write!(line, " ({}:{})", s.file, s.line);
+                    }
+                }
+                let object = f.and_then(|f| f.object.as_deref());
+                if opts.show_object && previous != Some(object) {
+                    previous = Some(object);
+                    if let Some(o) = object {
+                        let _ = write!(line, " @ {o}");
+                    }
+                }
+                writeln!(out, "{line}")?;
+                if opts.max_depth != 0 && depth + 1 >= opts.max_depth {
+                    continue;
+                }
+                for &c in n.children.iter().rev() {
+                    let keep = self
+                        .nodes
+                        .get(c)
+                        .is_some_and(|k| pct(k.total, self.total) >= opts.min_percent);
+                    if keep {
+                        todo.push((c, depth + 1, n.total));
+                    }
+                }
+            }
+            writeln!(out)?;
         }
         Ok(())
     }

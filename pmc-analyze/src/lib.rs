@@ -12,9 +12,14 @@
 //!   object's frames are shown as `[object]` rather than mis-symbolized.
 //! - **Aggregation** ([`Profile`]): distinct stacks with sample and period
 //!   counts, per PMC and command.
-//! - **Reports**: a `pmcstat -G` call graph ([`callgraph`]), folded stacks
-//!   and SVG flame graphs ([`flame`], through `inferno`), and top-N tables by
-//!   function and object as text, JSON and CSV ([`top`]).
+//! - **Reports**: a `pmcstat -G` call graph in FreeBSD's layout or
+//!   top-down ([`callgraph`]), gprof `gmon.out` files per object
+//!   ([`gmon`], `pmcstat -g`), callgrind files for `callgrind_annotate` and
+//!   KCachegrind ([`callgrind`], `pmcstat -F`), the record listing of
+//!   `pmcstat -R` ([`printlog`]), folded stacks and SVG flame graphs
+//!   ([`flame`], through `inferno`), top-N tables by function and
+//!   object as text, JSON and CSV ([`top`]), and the per-sample address
+//!   listings of `pmcstat -m` and `-a` ([`annotate`]).
 //!
 //! ```no_run
 //! use pmc_analyze::{AnalyzeOptions, Profile};
@@ -86,11 +91,15 @@
 //! unsymbolized with a [`Warning`].
 #![forbid(unsafe_code)]
 
+pub mod annotate;
 pub mod callgraph;
+pub mod callgrind;
 pub mod error;
 pub mod flame;
+pub mod gmon;
 pub mod kallsyms;
 pub mod object;
+pub mod printlog;
 pub mod profile;
 pub mod symbolize;
 pub mod top;
@@ -98,8 +107,12 @@ pub mod top;
 pub use error::{Error, Result};
 pub use kallsyms::Kallsyms;
 pub use object::ElfObject;
-pub use profile::{AnalyzeOptions, Filter, PmcInfo, Profile, ProfileBuilder, Stack, Stats, Weight};
-pub use symbolize::{FuncId, Function, KernelSymbols, SymbolizeOptions, Symbolizer};
+pub use profile::{
+    AnalyzeOptions, Filter, PmcInfo, Profile, ProfileBuilder, SampledPc, Stack, Stats, Weight,
+};
+pub use symbolize::{
+    FuncId, Function, KernelSymbols, ObjectInfo, ResolvedPc, SymbolizeOptions, Symbolizer,
+};
 
 use std::fmt;
 

@@ -279,6 +279,22 @@ impl ElfObject {
         Some((lo, hi))
     }
 
+    /// `[lowest, highest)` SVMA covered by the executable `PT_LOAD`
+    /// segments (the range a gmon histogram of this object covers).
+    pub fn text_extent(&self) -> Option<(u64, u64)> {
+        let exec = || self.segments.iter().filter(|s| s.executable);
+        let lo = exec().map(|s| s.vaddr).min()?;
+        let hi = exec().map(|s| s.vaddr.saturating_add(s.memsz)).max()?;
+        (hi > lo).then_some((lo, hi))
+    }
+
+    /// The bounds `[start, end)` of the function symbol containing `svma`.
+    pub fn symbol_bounds(&self, svma: u64) -> Option<(u64, u64)> {
+        let idx = self.symbols.partition_point(|s| s.start <= svma);
+        let s = self.symbols.get(idx.checked_sub(1)?)?;
+        (svma < s.end).then_some((s.start, s.end))
+    }
+
     /// The function symbol containing `svma`, by binary search.
     pub fn symbol(&self, svma: u64) -> Option<SymbolHit<'_>> {
         let idx = self.symbols.partition_point(|s| s.start <= svma);

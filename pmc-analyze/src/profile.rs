@@ -7,7 +7,8 @@ use pmc_log::record::Record;
 use pmc_log::Reader;
 
 use crate::error::Result;
-use crate::symbolize::{FuncId, Function, SymbolizeOptions, Symbolizer};
+use crate::symbolize::PERF_CONTEXT_MAX;
+use crate::symbolize::{FuncId, Function, ObjectInfo, SymbolizeOptions, Symbolizer};
 use crate::Warning;
 
 /// What a sample counts for in reports.
@@ -59,6 +60,9 @@ pub struct PmcInfo {
     pub samples: u64,
     /// Sum of their periods.
     pub period: u64,
+    /// The sampling frequency in Hz, when the PMC sampled by frequency
+    /// (perf `-F`, pmcstat `--freq`, `,freq=`).
+    pub frequency: Option<u64>,
 }
 
 /// Counts about the analysis.
@@ -101,6 +105,32 @@ pub struct AnalyzeOptions {
     pub symbolize: SymbolizeOptions,
     /// Sample selection.
     pub filter: Filter,
+    /// Also keep every distinct sampled address ([`Profile::pcs`]), for
+    /// per-address reports (gmon histograms, `pmcstat -m`). Off by default.
+    pub keep_pcs: bool,
+}
+
+/// A distinct sampled address (the leaf of samples) and how often it was
+/// sampled; kept with [`AnalyzeOptions::keep_pcs`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SampledPc {
+    /// The PMC id of the samples.
+    pub pmc_id: u32,
+    /// Index into [`Profile::objects`], when a mapping covers the address.
+    pub object: Option<u32>,
+    /// The address in its object (SVMA), when translated; otherwise the
+    /// sampled address itself is in [`SampledPc::ip`].
+    pub svma: Option<u64>,
+    /// The sampled (run-time) address of the first sample seen here.
+    pub ip: u64,
+    /// The function.
+    pub function: FuncId,
+    /// `[start, end)` SVMA of the function symbol, when known.
+    pub bounds: Option<(u64, u64)>,
+    /// True for a kernel address.
+    pub kernel: bool,
+    /// Number of samples.
+    pub samples: u64,
 }
 
 /// Builds a [`Profile`] from records fed one at a time (for
@@ -117,6 +147,9 @@ pub struct ProfileBuilder {
     pmcs: BTreeMap<u32, PmcInfo>,
     stats: Stats,
     scratch: Vec<u32>,
+    keep_pcs: bool,
+    /// Key: `(pmc_id, object or u32::MAX, svma or ip)`.
+    pcs: HashMap<(u32, u32, u64), SampledPc>,
 }
 
 impl ProfileBuilder {
@@ -131,6 +164,8 @@ impl ProfileBuilder {
             pmcs: BTreeMap::new(),
             stats: Stats::default(),
             scratch: Vec::new(),
+            keep_pcs: opts.keep_pcs,
+            pcs: HashMap::new(),
         }
     }
 
@@ -167,6 +202,9 @@ impl ProfileBuilder {
                 let e = self.pmcs.entry(p.pmc_id).or_default();
                 e.pmc_id = p.pmc_id;
                 e.name = name;
+                if let pmc_log::record::Mode::SamplingFrequency(hz) = p.mode {
+                    e.frequency = Some(hz);
+                }
             }
             Record::Lost(l) => {
                 self.stats.lost = self.stats.lost.saturating_add(l.count);
@@ -199,6 +237,9 @@ impl ProfileBuilder {
                         &mut key,
                     );
                 }
+                if self.keep_pcs {
+                    self.add_pc(s);
+                }
                 let period = s.period.max(1);
                 match self.stacks.get_mut(key.as_slice()) {
                     Some(c) => {
@@ -221,6 +262,44 @@ impl ProfileBuilder {
             }
             _ => self.sym.observe(r),
         }
+    }
+
+    fn add_pc(&mut self, s: &pmc_log::record::Sample<'_>) {
+        let kframes = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
+        let skip = if self.filter.user_only { kframes } else { 0 };
+        let Some((i, ip)) = s
+            .callchain
+            .iter()
+            .enumerate()
+            .skip(skip)
+            .find(|(_, ip)| *ip < PERF_CONTEXT_MAX)
+        else {
+            return;
+        };
+        let kernel = i < kframes;
+        let r = self.sym.resolve_pc(s.pid, ip, kernel, false);
+        let key = (s.pmc_id, r.object.unwrap_or(u32::MAX), r.svma.unwrap_or(ip));
+        if let Some(pc) = self.pcs.get_mut(&key) {
+            pc.samples = pc.samples.saturating_add(1);
+            return;
+        }
+        let bounds = match (r.object, r.svma) {
+            (Some(o), Some(a)) => self.sym.symbol_bounds(o, a),
+            _ => None,
+        };
+        self.pcs.insert(
+            key,
+            SampledPc {
+                pmc_id: s.pmc_id,
+                object: r.object,
+                svma: r.svma,
+                ip,
+                function: r.function,
+                bounds,
+                kernel: kernel || ip >= crate::symbolize::KERNEL_START,
+                samples: 1,
+            },
+        );
     }
 
     /// Record what the reader skipped (damage) and whether the log closed.
@@ -284,7 +363,16 @@ impl ProfileBuilder {
         if self.stats.records > 0 && !self.stats.closed_cleanly {
             warnings.push(Warning::NotClosed);
         }
+        let mut pcs: Vec<SampledPc> = self.pcs.values().cloned().collect();
+        pcs.sort_by(|a, b| {
+            (a.pmc_id, a.object, a.svma, a.ip).cmp(&(b.pmc_id, b.object, b.svma, b.ip))
+        });
+        let objects = (0..self.sym.object_count())
+            .filter_map(|o| self.sym.object_info(u32::try_from(o).ok()?))
+            .collect();
         Profile {
+            pcs,
+            objects,
             functions: self.sym.functions().to_vec(),
             comms: self.comms.iter().map(|c| c.to_string()).collect(),
             stacks,
@@ -312,6 +400,11 @@ pub struct Profile {
     /// What could not be done as asked (missing objects, build-id
     /// mismatches, lost samples, damage).
     pub warnings: Vec<Warning>,
+    /// Distinct sampled addresses, by PMC, object and address (empty
+    /// unless [`AnalyzeOptions::keep_pcs`]).
+    pub pcs: Vec<SampledPc>,
+    /// The objects the log named; [`SampledPc::object`] indexes this.
+    pub objects: Vec<ObjectInfo>,
 }
 
 impl Profile {

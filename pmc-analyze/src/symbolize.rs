@@ -135,6 +135,34 @@ pub struct AddressInfo {
     pub source: Option<SourceLocation>,
 }
 
+/// A sampled address resolved to its function, object and object-relative
+/// address (see [`Symbolizer::resolve_pc`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ResolvedPc {
+    /// The function.
+    pub function: FuncId,
+    /// The object (an index for [`Symbolizer::object_info`]), when a mapping
+    /// covers the address.
+    pub object: Option<u32>,
+    /// The address in the object (SVMA), when translated.
+    pub svma: Option<u64>,
+}
+
+/// What reports need to know of an object (see [`Symbolizer::object_info`]).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ObjectInfo {
+    /// The object's path as the log names it.
+    #[serde(serialize_with = "ser_arc")]
+    pub path: Arc<str>,
+    /// `[start, end)` SVMA of its executable `PT_LOAD` segments, when the
+    /// file was read (`None` for `[vdso]`, unreadable or foreign files).
+    pub text: Option<(u64, u64)>,
+}
+
+fn ser_arc<S: serde::Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum FuncKey {
     Sym { obj: u32, index: u32 },
@@ -203,10 +231,10 @@ pub struct Symbolizer {
 }
 
 /// Frames at or above this value are perf `PERF_CONTEXT_*` markers.
-const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
+pub(crate) const PERF_CONTEXT_MAX: u64 = -4095i64 as u64;
 /// Addresses in the upper half of a 64-bit address space are kernel code
 /// (x86-64, arm64, riscv64, FreeBSD amd64).
-const KERNEL_START: u64 = 0xffff_8000_0000_0000;
+pub(crate) const KERNEL_START: u64 = 0xffff_8000_0000_0000;
 
 impl Symbolizer {
     /// A symbolizer with no process state.
@@ -593,6 +621,59 @@ impl Symbolizer {
             offset,
             source,
         }
+    }
+
+    /// Resolve one address as [`Symbolizer::resolve`] does, keeping the
+    /// object and the object-relative address (for per-address reports:
+    /// gmon histograms, sampled-PC listings).
+    pub fn resolve_pc(&mut self, pid: i32, ip: u64, kernel: bool, caller: bool) -> ResolvedPc {
+        let (function, svma, object) = self.resolve_full(pid, ip, kernel, caller);
+        ResolvedPc {
+            function,
+            object,
+            svma,
+        }
+    }
+
+    /// The path and text extent of object `obj` (from [`ResolvedPc::object`]).
+    pub fn object_info(&self, obj: u32) -> Option<ObjectInfo> {
+        let slot = self.objects.get(obj as usize)?;
+        let text = match &slot.state {
+            ObjState::Loaded(elf) => elf.text_extent(),
+            _ => None,
+        };
+        Some(ObjectInfo {
+            path: slot.display.clone(),
+            text,
+        })
+    }
+
+    /// The bounds `[start, end)` (SVMA) of the function symbol covering
+    /// `svma` in object `obj`, when the object was read and has one.
+    pub fn symbol_bounds(&self, obj: u32, svma: u64) -> Option<(u64, u64)> {
+        match &self.objects.get(obj as usize)?.state {
+            ObjState::Loaded(elf) => elf.symbol_bounds(svma),
+            _ => None,
+        }
+    }
+
+    /// The raw (not demangled) name and bounds `[start, end)` (SVMA) of the
+    /// function symbol covering `svma` in object `obj` (for listings that
+    /// other tools parse, such as pmcannotate's input).
+    pub fn raw_symbol(&self, obj: u32, svma: u64) -> Option<(String, u64, u64)> {
+        match &self.objects.get(obj as usize)?.state {
+            ObjState::Loaded(elf) => {
+                let hit = elf.symbol(svma)?;
+                let (start, end) = elf.symbol_bounds(svma)?;
+                Some((hit.name.to_string(), start, end))
+            }
+            _ => None,
+        }
+    }
+
+    /// The number of objects seen so far (valid `obj` values are below it).
+    pub fn object_count(&self) -> usize {
+        self.objects.len()
     }
 
     fn resolve_full(

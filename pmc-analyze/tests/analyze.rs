@@ -142,6 +142,35 @@ fn callgraph_puts_hot_leaf_under_outer_under_main() {
     write_callgraph(&p, &o, &mut out).expect("write");
     let text = String::from_utf8(out).expect("utf8");
     println!("{text}");
+    // FreeBSD's exact layout (pmcpl_callgraph.c, pmcstat_cgnode_print):
+    // "%05.2f%% " or "100.0% ", " [%u] " padded to 12, the depth's indent
+    // before both, " @ object" only when the object changes, a blank line
+    // after each top-level entry.
+    let prog = _prog.display();
+    assert_eq!(
+        text,
+        format!(
+            "@ cpu-clock [1000 samples]\n\n\
+             90.00%  [900]      hot_leaf @ {prog}\n \
+             100.0%  [900]       outer\n  \
+             100.0%  [900]        main\n\n\
+             10.00%  [100]      cold_leaf @ {prog}\n \
+             100.0%  [100]       outer\n  \
+             100.0%  [100]        main\n\n"
+        )
+    );
+    // -z 2: the sampled function and its direct caller only.
+    let mut out = Vec::new();
+    let o2 = CallGraphOptions {
+        max_depth: 2,
+        ..o.clone()
+    };
+    write_callgraph(&p, &o2, &mut out).expect("write");
+    let text2 = String::from_utf8(out).expect("utf8");
+    assert!(
+        text2.contains("outer") && !text2.contains("main"),
+        "{text2}"
+    );
     let sum = top_level_percent_sum(&text);
     assert!(
         (sum - 100.0).abs() <= 0.1,
@@ -1007,4 +1036,152 @@ fn inlined_functions_as_frames() {
         folded_lines(&p, &FoldedOptions::default()),
         vec![("inl;main;wrapper".to_string(), 5)]
     );
+}
+
+/// The standard profile with its sampled addresses kept (for gmon).
+fn standard_with_pcs(dir: &Path) -> (std::path::PathBuf, Profile) {
+    let prog = compile(dir, "prog", &["-pie", "-fPIE"]);
+    let mut recs = vec![pmc(0, "cpu-clock"), comm(PID, "prog")];
+    recs.extend(maps_for(PID, &prog, PIE_BASE, &build_id(&prog)));
+    recs.extend(standard_samples(PID, &addrs(&prog, PIE_BASE)));
+    let log = write_log(&recs);
+    let opts = AnalyzeOptions {
+        keep_pcs: true,
+        ..opts_with_kallsyms(dir)
+    };
+    (prog, Profile::from_log(&log, opts).expect("profile"))
+}
+
+/// A tool's stdout, or None (with a visible SKIP) when it is not installed.
+fn run_tool(test: &str, tool: &str, args: &[&std::ffi::OsStr]) -> Option<String> {
+    match std::process::Command::new(tool).args(args).output() {
+        Ok(o) => {
+            assert!(
+                o.status.success(),
+                "{tool} failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            Some(String::from_utf8_lossy(&o.stdout).into_owned())
+        }
+        Err(e) => {
+            eprintln!("SKIP {test}: {tool} is not runnable here ({e})");
+            None
+        }
+    }
+}
+
+#[test]
+fn gmon_files_are_read_by_gnu_gprof() {
+    let dir = scratch("gmon");
+    let (prog, p) = standard_with_pcs(&dir);
+    assert_eq!(p.pcs.iter().map(|pc| pc.samples).sum::<u64>(), 1000);
+    let out = dir.join("samples");
+    let report = pmc_analyze::gmon::write_gmon(
+        &p,
+        &pmc_analyze::gmon::GmonOptions {
+            dir: out.clone(),
+            max_depth: 16,
+        },
+    )
+    .expect("write gmon");
+    assert_eq!(report.unattributed, 0);
+    assert_eq!(report.files.len(), 1, "{report:?}");
+    let gmon = out.join("cpu-clock").join("prog.gmon");
+    assert_eq!(report.files[0].path, gmon);
+    assert_eq!(report.files[0].samples, 1000);
+    // The oracle: GNU gprof's flat profile and call graph.
+    let Some(text) = run_tool(
+        "gmon_files_are_read_by_gnu_gprof",
+        "gprof",
+        &["-b".as_ref(), prog.as_os_str(), gmon.as_os_str()],
+    ) else {
+        return;
+    };
+    println!("{text}");
+    // Flat profile rows: "% time, cumulative, self seconds, calls, ..., name".
+    // The profiling rate is 1 (no frequency in this log): seconds are samples.
+    let row = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().last() == Some(name))
+            .map(|l| l.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .unwrap_or_else(|| panic!("gprof has no row for {name}:\n{text}"))
+    };
+    let hot = row("hot_leaf");
+    assert_eq!(hot[0], "90.00", "{text}");
+    assert_eq!(hot[2], "900.00", "{text}");
+    let cold = row("cold_leaf");
+    assert_eq!(cold[0], "10.00", "{text}");
+    assert_eq!(cold[2], "100.00", "{text}");
+    // First flat-profile row is the hot function.
+    let first = text
+        .lines()
+        .find(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or_default();
+    assert!(first.ends_with("hot_leaf"), "{text}");
+    // Arcs: outer calls hot_leaf (900 samples) and cold_leaf (100).
+    assert!(
+        text.lines()
+            .any(|l| l.contains("900/900") && l.contains("hot_leaf")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.contains("100/100") && l.contains("cold_leaf")),
+        "{text}"
+    );
+}
+
+#[test]
+fn callgrind_file_is_read_by_callgrind_annotate() {
+    let dir = scratch("callgrind");
+    let (_prog, p) = standard(&dir);
+    let file = dir.join("out.callgrind");
+    let mut out = Vec::new();
+    pmc_analyze::callgrind::write_callgrind(
+        &p,
+        &pmc_analyze::callgrind::CallgrindOptions::default(),
+        &mut out,
+    )
+    .expect("write");
+    std::fs::write(&file, &out).expect("save");
+    let text = String::from_utf8(out).expect("utf8");
+    assert!(
+        text.starts_with("# callgrind format\nversion: 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nevents: cpu-clock\nsummary: 1000\n"),
+        "{text}"
+    );
+    let Some(ann) = run_tool(
+        "callgrind_file_is_read_by_callgrind_annotate",
+        "callgrind_annotate",
+        &[file.as_os_str()],
+    ) else {
+        return;
+    };
+    println!("{ann}");
+    let cost = |name: &str| -> Option<String> {
+        ann.lines()
+            .find(|l| l.contains(&format!(":{name} ")))
+            .and_then(|l| l.split_whitespace().next().map(str::to_string))
+    };
+    assert!(ann.contains("1,000"), "total:\n{ann}");
+    assert_eq!(cost("hot_leaf").as_deref(), Some("900"), "{ann}");
+    assert_eq!(cost("cold_leaf").as_deref(), Some("100"), "{ann}");
+    // Inclusive: main and outer carry all 1000 samples through the calls.
+    let Some(inc) = run_tool(
+        "callgrind_file_is_read_by_callgrind_annotate",
+        "callgrind_annotate",
+        &["--inclusive=yes".as_ref(), file.as_os_str()],
+    ) else {
+        return;
+    };
+    for f in ["main", "outer"] {
+        assert!(
+            inc.lines()
+                .any(|l| l.contains(&format!(":{f} ")) && l.trim_start().starts_with("1,000")),
+            "{f} inclusive:\n{inc}"
+        );
+    }
 }

@@ -1,12 +1,16 @@
 //! `-R file`: reading a log (ours or FreeBSD hwpmc's) and reporting on it:
-//! a record dump, `-G` call graph, `--folded`, `--flamegraph`, and a top-N
-//! summary (text, `--json` or `-x` CSV).
+//! the record listing (pmcstat(8)'s lines, or `--dump`/`--json`), `-G` call
+//! graph, `-g` gmon files, `-F` callgrind file, `--folded`, `--flamegraph`,
+//! and a top-N summary (text, `--json` or `-x` CSV).
 
-use crate::cli::Args;
+use crate::cli::{Args, CallgraphOrder};
 use crate::count::Failure;
 use pmc::{Error, ErrorKind, Op};
-use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions};
+use pmc_analyze::annotate::{write_listing, Listing};
+use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
+use pmc_analyze::callgrind::{write_callgrind, CallgrindOptions};
 use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
+use pmc_analyze::gmon::{write_gmon, GmonOptions};
 use pmc_analyze::top::{TopOptions, TopReport};
 use pmc_analyze::{AnalyzeOptions, Profile};
 use std::io::Write;
@@ -78,7 +82,43 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         return Err(Failure::Usage("-R needs a file".into()));
     };
     let log = load(path)?;
+    let listings = [
+        (&args.annotate_pcs, Listing::SampledPcs, "-m"),
+        (&args.annotate_callchains, Listing::Callchains, "-a"),
+    ];
+    for (file, kind, flag) in listings {
+        let Some(file) = file else { continue };
+        let mut out = create(file)?;
+        let r = write_listing(&log, kind, AnalyzeOptions::default().symbolize, &mut out)
+            .and_then(|s| out.flush().map(|()| s).map_err(pmc_analyze::Error::Write));
+        let stats = match r {
+            // `pmcstat -R log -m - | head`: the reader went away; stop quietly.
+            Err(pmc_analyze::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                return Ok(0)
+            }
+            r => r.map_err(|e| fail(format!("{flag}: writing {}: {e}", file.display())))?,
+        };
+        if stats.unresolved > 0 {
+            let what = match kind {
+                Listing::SampledPcs => "samples have no symbol and are not listed",
+                Listing::Callchains => "callchain nodes have no symbol (listed as <unknown>)",
+            };
+            eprintln!(
+                "pmcstat: {flag}: {} of {} {what}",
+                stats.unresolved,
+                if kind == Listing::SampledPcs {
+                    stats.samples
+                } else {
+                    stats.lines
+                }
+            );
+        }
+    }
     let reports = args.callgraph.is_some()
+        || args.annotate_pcs.is_some()
+        || args.annotate_callchains.is_some()
+        || args.gprof
+        || args.calltree.is_some()
         || args.folded.is_some()
         || args.flamegraph.is_some()
         || args.summary;
@@ -93,35 +133,96 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let mut it = reader.records();
         let r = if args.json {
             pmc_log::export::json::write_all(&mut it, &mut out)
-        } else {
+        } else if args.dump {
             pmc_log::export::text::write_all(&mut it, &mut out)
+        } else {
+            pmc_analyze::printlog::write_all(&mut it, &mut out)
         };
         match r {
             // `pmcstat -R log | head`: the reader went away; stop quietly.
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
             r => r.map_err(|e| fail(format!("writing the dump: {e}")))?,
         };
+        match out.flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
+            r => r.map_err(|e| fail(format!("writing the dump: {e}")))?,
+        }
         let report = it.into_report();
         if !report.is_clean() {
             eprintln!("pmcstat: {}: {report:?}", path.display());
         }
-        let _ = out.flush();
         return Ok(0);
     }
-    let profile = Profile::from_log(&log, AnalyzeOptions::default())
-        .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let opts = AnalyzeOptions {
+        keep_pcs: args.gprof,
+        ..AnalyzeOptions::default()
+    };
+    let profile =
+        Profile::from_log(&log, opts).map_err(|e| fail(format!("{}: {e}", path.display())))?;
     for w in &profile.warnings {
         eprintln!("pmcstat: warning: {w}");
     }
     if let Some(g) = &args.callgraph {
         let opts = CallGraphOptions {
             max_depth: args.depth.unwrap_or(16),
+            order: match args.callgraph_order {
+                CallgraphOrder::Callee => Order::Callees,
+                CallgraphOrder::Caller => Order::Callers,
+            },
             ..Default::default()
         };
         let mut out = create(g)?;
         write_callgraph(&profile, &opts, &mut out)
-            .map_err(|e| fail(format!("writing the call graph: {e}")))?;
-        let _ = out.flush();
+            .and_then(|()| out.flush())
+            .map_err(|e| fail(format!("writing the call graph to {}: {e}", g.display())))?;
+    }
+    if args.gprof {
+        let opts = GmonOptions {
+            dir: args
+                .samples_dir
+                .clone()
+                .unwrap_or_else(|| std::path::PathBuf::from(".")),
+            max_depth: args.depth.unwrap_or(16),
+        };
+        let report = write_gmon(&profile, &opts)
+            .map_err(|e| fail(format!("writing the gmon files: {e}")))?;
+        for f in &report.files {
+            eprintln!(
+                "pmcstat: {}: {} samples of {} in {}{}",
+                f.path.display(),
+                f.samples,
+                f.pmc,
+                f.object,
+                if f.overflowed {
+                    " (some counters saturated at 65535)"
+                } else {
+                    ""
+                }
+            );
+        }
+        if report.files.is_empty() {
+            eprintln!("pmcstat: -g: no samples in any object file; no gmon file written");
+        }
+        if report.unattributed > 0 {
+            eprintln!(
+                "pmcstat: -g: {} samples outside any object file (kernel through kallsyms, [vdso], \
+                 unmapped) are in no gmon file",
+                report.unattributed
+            );
+        }
+        for (object, why) in &report.skipped {
+            eprintln!("pmcstat: -g: {object}: {why}");
+        }
+    }
+    if let Some(c) = &args.calltree {
+        let opts = CallgrindOptions {
+            command: (!profile.comms.is_empty()).then(|| profile.comms.join(" ")),
+            ..Default::default()
+        };
+        let mut out = create(c)?;
+        write_callgrind(&profile, &opts, &mut out)
+            .and_then(|()| out.flush())
+            .map_err(|e| fail(format!("writing the callgrind file {}: {e}", c.display())))?;
     }
     if let Some(f) = &args.folded {
         let mut out = create(f)?;

@@ -19,7 +19,9 @@ use std::path::PathBuf;
 perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
 (instructions,usr, SOFT-CLOCK.HARD).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
 pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -s cpu-clock -c 0,1 -l 1\n  pmcstat --json -p page-faults -t 1234 -l 5\n  \
-pmcstat -P cpu-clock -F 4000 -O out.pmclog -- ./a.out\n  pmcstat -S cpu-clock -c 0 -l 2"
+pmcstat -P cpu-clock --freq 4000 -O out.pmclog -- ./a.out\n  pmcstat -S cpu-clock -c 0 -l 2\n  pmcstat -T -P cpu-clock -- ./a.out\n  \
+pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out prof/cpu-clock/a.out.gmon\n  \
+pmcstat -R out.pmclog -F out.callgrind && callgrind_annotate out.callgrind"
 )]
 pub struct Args {
     /// Count SPEC in the target process (process-scope counting PMC), as
@@ -52,8 +54,9 @@ pub struct Args {
     #[arg(short = 'n', value_name = "RATE")]
     pub rate: Option<u64>,
 
-    /// Sample HZ times a second of the event (perf record -F) instead of every -n events.
-    #[arg(short = 'F', value_name = "HZ", conflicts_with = "rate")]
+    /// Sample HZ times a second of the event (perf record's -F; here -F is
+    /// pmcstat(8)'s callgrind output) instead of every -n events.
+    #[arg(long = "freq", value_name = "HZ", conflicts_with = "rate")]
     pub frequency: Option<u64>,
 
     /// Toggle callchain capture for sampling PMCs (on by default).
@@ -78,16 +81,56 @@ pub struct Args {
     pub top: usize,
 
     /// Read a log FILE (pmc-log, or a FreeBSD hwpmc log, detected by its
-    /// magic) instead of counting. Alone, prints one line per record.
+    /// magic) instead of counting. Alone, prints one line per record as
+    /// pmcstat(8) does (see --dump, --json).
     #[arg(short = 'R', value_name = "FILE")]
     pub read_log: Option<PathBuf>,
 
-    /// With -R: write a call graph (indented, with percentages) to FILE; `-` is stdout.
+    /// With -R: write a call graph to FILE (`-`: stdout) as FreeBSD pmcstat -G
+    /// does: each sampled function, then its callers indented below it with
+    /// their share of the parent's samples. See --callgraph-order.
     #[arg(short = 'G', value_name = "FILE", requires = "read_log")]
     pub callgraph: Option<PathBuf>,
 
-    /// With -G: the call graph's maximum depth (0: unlimited; default 16).
-    #[arg(short = 'z', value_name = "DEPTH", requires = "callgraph")]
+    /// With -G: `callee` (default) is pmcstat(8)'s layout, sampled functions
+    /// first; `caller` is a top-down tree from main down to the sampled
+    /// functions, with shares of all samples and [self] lines.
+    #[arg(long = "callgraph-order", value_name = "ORDER", value_enum,
+          default_value_t = CallgraphOrder::Callee, requires = "callgraph")]
+    pub callgraph_order: CallgraphOrder,
+
+    /// With -R: write gprof profiles (gmon.out format, for gprof(1)), one per
+    /// executable object and PMC, as DIR/EVENT/OBJECT.gmon (DIR from -D).
+    #[arg(short = 'g', requires = "read_log")]
+    pub gprof: bool,
+
+    /// With -g: the directory for the gmon files (default: the current one).
+    #[arg(short = 'D', value_name = "DIR", requires = "gprof")]
+    pub samples_dir: Option<PathBuf>,
+
+    /// With -R: write a callgrind ("calltree") profile to FILE (`-`: stdout),
+    /// for callgrind_annotate and KCachegrind.
+    #[arg(short = 'F', value_name = "FILE")]
+    pub calltree: Option<PathBuf>,
+
+    /// With -R: write every sampled PC with its function's raw symbol name and
+    /// bounds to FILE (`-`: stdout), one line per sample, for pmcannotate(8).
+    #[arg(short = 'm', value_name = "FILE", requires = "read_log")]
+    pub annotate_pcs: Option<PathBuf>,
+
+    /// With -R: write every callchain node resolved to its function and
+    /// file:line to FILE (`-`: stdout), a `--` line after each sample. (perf's
+    /// -a, all CPUs, is -s/-S here.)
+    #[arg(short = 'a', value_name = "FILE", requires = "read_log")]
+    pub annotate_callchains: Option<PathBuf>,
+
+    /// With -R alone: print pmc-log's own record dump (every field,
+    /// key=value, with timestamps) instead of pmcstat(8)'s record lines.
+    #[arg(long = "dump", requires = "read_log")]
+    pub dump: bool,
+
+    /// With -G or -g: the call graph's maximum depth (0: unlimited; default 16).
+    #[arg(short = 'z', value_name = "DEPTH", requires = "read_log")]
     pub depth: Option<usize>,
 
     /// With -R: write folded stacks (for flame graph tools) to FILE; `-` is stdout.
@@ -175,8 +218,30 @@ pub struct Args {
 impl Args {
     /// Parses `std::env::args_os()`.
     pub fn parse_from_env() -> Result<Args, clap::Error> {
-        Args::try_parse()
+        Args::try_parse()?.checked()
     }
+
+    /// Checks clap cannot express: `-F` without `-R` is most likely perf's
+    /// `-F HZ` habit, so say where the frequency went.
+    fn checked(self) -> Result<Args, clap::Error> {
+        if self.calltree.is_some() && self.read_log.is_none() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "-F FILE writes a callgrind file from a log and needs -R LOG \
+                 (pmcstat(8)'s -F); to sample at a frequency as perf's -F does, use --freq HZ\n",
+            ));
+        }
+        Ok(self)
+    }
+}
+
+/// `--callgraph-order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CallgraphOrder {
+    /// Sampled functions first, callers below (pmcstat(8) -G).
+    Callee,
+    /// Outermost callers first (top-down).
+    Caller,
 }
 
 /// The default event set, as perf stat's.

@@ -117,7 +117,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     if args.frequency == Some(0) {
         return Err(Failure::Usage(
-            "-F: the frequency must be at least 1".into(),
+            "--freq: the frequency must be at least 1".into(),
         ));
     }
     let default_rate = match args.frequency {
@@ -455,7 +455,7 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
         .collect();
     Some(format!(
         "pmcstat: warning: {} samples lost, {} throttle events ({}); use a longer period (-n) \
-         or a lower frequency (-F)",
+         or a lower frequency (--freq)",
         s.lost,
         s.throttled,
         per.join("; ")

@@ -19,7 +19,7 @@ fn pmcstat(args: &[&str]) -> (i32, String, String) {
 const LOOP: &str = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3";
 
 fn can_sample() -> bool {
-    let (code, _, err) = pmcstat(&["-P", "cpu-clock", "-F", "100", "--", "true"]);
+    let (code, _, err) = pmcstat(&["-P", "cpu-clock", "--freq", "100", "--", "true"]);
     if code != 0 {
         pmc_testkit::skip!("sampling not permitted here: {err}");
     }
@@ -41,7 +41,7 @@ fn process_sampling_writes_a_log() {
     let (code, _, err) = pmcstat(&[
         "-P",
         "cpu-clock",
-        "-F",
+        "--freq",
         "2000",
         "-O",
         &log_s,
@@ -177,7 +177,7 @@ fn system_sampling_for_a_duration() {
     if !can_sample() {
         return;
     }
-    let (code, _, err) = pmcstat(&["-S", "cpu-clock", "-c", "0", "-F", "500", "-l", "0.5"]);
+    let (code, _, err) = pmcstat(&["-S", "cpu-clock", "-c", "0", "--freq", "500", "-l", "0.5"]);
     assert_eq!(code, 0, "{err}");
     let first = err.lines().next().unwrap_or("");
     let n: u64 = first
@@ -197,7 +197,7 @@ fn sampling_usage_errors() {
         &["-P", "cpu-clock", "-p", "task-clock", "--", "true"],
         &["-P", "cpu-clock,freq=abc", "--", "true"],
         &["-P", "cpu-clock", "-n", "0", "--", "true"],
-        &["-P", "cpu-clock", "-n", "10", "-F", "10", "--", "true"],
+        &["-P", "cpu-clock", "-n", "10", "--freq", "10", "--", "true"],
     ] {
         let (code, _, err) = pmcstat(args);
         assert_eq!(code, 2, "{args:?}: {err}");
@@ -214,7 +214,7 @@ fn interval_counts_go_to_the_log() {
     let (code, _, err) = pmcstat(&[
         "-P",
         "cpu-clock",
-        "-F",
+        "--freq",
         "500",
         "-w",
         "0.1",
@@ -256,7 +256,7 @@ fn live_status_line_on_a_terminal() {
     }
     let log = std::env::temp_dir().join(format!("pmcstat-cli-tty-{}.pmclog", std::process::id()));
     let cmd = format!(
-        "{} -S cpu-clock -c 0 -F 500 -l 0.7 -O {}",
+        "{} -S cpu-clock -c 0 --freq 500 -l 0.7 -O {}",
         env!("CARGO_BIN_EXE_pmcstat"),
         log.display()
     );
@@ -286,4 +286,12 @@ fn live_status_line_on_a_terminal() {
     let _ = std::fs::remove_file(&log2);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("[pmcstat]"), "{err}");
+}
+
+#[test]
+fn perf_frequency_habit_points_to_freq() {
+    // pmcstat(8)'s -F is the callgrind output; perf's -F HZ is --freq HZ.
+    let (code, _, err) = pmcstat(&["-P", "cpu-clock", "-F", "4000", "--", "true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--freq HZ") && err.contains("-R"), "{err}");
 }

@@ -522,7 +522,7 @@ fn threads_of_the_command_are_counted_and_sampled() {
         ],
     );
     assert_eq!(out.status.code(), Some(0));
-    let dump = run(&p, &["-R", log_s]);
+    let dump = run(&p, &["-R", log_s, "--dump"]);
     let text = String::from_utf8_lossy(&dump.stdout);
     let tids: std::collections::BTreeSet<&str> = text
         .lines()

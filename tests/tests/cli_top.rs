@@ -108,7 +108,7 @@ fn live_top_view_takes_pmcstats_keys_and_quits_cleanly() {
     // A duration no other test uses, to find this workload by command line.
     let spin = format!("{WORKLOAD} spin-cpu-ms 86421");
     let cmd = format!(
-        "{} -T -w 0.3 -P cpu-clock -F 1000 -- {spin}; echo PMCSTAT-EXIT=$?; sleep 60",
+        "{} -T -w 0.3 -P cpu-clock --freq 1000 -- {spin}; echo PMCSTAT-EXIT=$?; sleep 60",
         bin.display()
     );
     let Some(t) = Tmux::start("top", &cmd) else {
@@ -156,7 +156,7 @@ fn replayed_top_view_ends_on_the_whole_log() {
     }
     let log = std::env::temp_dir().join(format!("pmc-top-replay-{}.pmclog", std::process::id()));
     let rec = Command::new(&bin)
-        .args(["-P", "cpu-clock", "-F", "1000", "-O"])
+        .args(["-P", "cpu-clock", "--freq", "1000", "-O"])
         .arg(&log)
         .args(["--", WORKLOAD, "spin-cpu-ms", "400"])
         .output()

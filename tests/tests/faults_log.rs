@@ -634,7 +634,7 @@ fn disk_full_tmpfs_pmcstat() {
     let log = fs.path().join("run.pmclog");
     let t0 = Instant::now();
     let mut child = Command::new(&pmcstat)
-        .args(["-S", "cpu-clock", "-F", "4000", "-l", "120", "-O"])
+        .args(["-S", "cpu-clock", "--freq", "4000", "-l", "120", "-O"])
         .arg(&log)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

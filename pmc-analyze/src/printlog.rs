@@ -1,0 +1,292 @@
+//! A log printed as FreeBSD `pmcstat -R file` prints it
+//! (usr.sbin/pmcstat/pmcstat_log.c, `pmcstat_print_log`): one line per
+//! record, the record name left-aligned in 9 columns, a space, then the
+//! fields (`PMCSTAT_PRINT_ENTRY`). A callchain is followed by one `...`
+//! line per PC, leaf first.
+//!
+//! | record | line |
+//! |---|---|
+//! | header | `initlog 0x<version> "<cpu>"` |
+//! | PMC | `allocate 0x<pmcid> "<event>" 0x<flags>` |
+//! | sample | `callchain <pid> 0x<pmcid> <cpu> <npc> <u\|s>`, then `... 0x<pc>` |
+//! | map / unmap | `map-in <pid> 0x<start> "<path>"` / `map-out <pid> 0x<start> 0x<end>` |
+//! | exec | `exec 0x<pmcid> <pid> 0x<base> "<path>"` |
+//! | fork / exit | `fork <oldpid> <newpid>` / `exit <pid>` |
+//! | process / thread creation | `create <pid> <flags> "<comm>"` / `thr-create <tid> <pid> <flags> "<name>"` |
+//! | thread exit | `thr-exit <tid>` |
+//! | attach / detach | `attach 0x<pmcid> <pid> "<path>"` / `detach 0x<pmcid> <pid>` |
+//! | context-switch / exit counts | `cswval 0x<pmcid> <pid> <value>` / `exitval 0x<pmcid> <pid> <value>` |
+//! | lost samples | `drop` (then the count, when the log knows it) |
+//! | user data | `userdata 0x<value>` |
+//! | clean close | `closelog` |
+//!
+//! Records hwpmc has no type for (Linux logs) get names in the same style:
+//! `comm <pid> <tid> "<name>"` (`exec-comm` for a command name set by
+//! exec) and `interval 0x<pmcid> <pid> <cpu> <value>` (a periodic count).
+//! The `initlog` version is hwpmc's `PMC_VERSION` for an imported FreeBSD
+//! log and 0 otherwise; its name is the CPU model the log names.
+
+use std::io::{self, Write};
+
+use pmc_log::record::{CounterKind, Record};
+
+/// `PMCSTAT_PRINT_ENTRY`: the name in 9 columns and a space.
+fn entry<W: Write>(out: &mut W, name: &str) -> io::Result<()> {
+    write!(out, "{name:<9} ")
+}
+
+/// A string field, quoted as pmcstat does (`\"%s\"`), on one line.
+fn q(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(b);
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// hwpmc's `PMC_VERSION` from an imported log's backend text
+/// (`hwpmc version=0x0a010000 ...`), else 0.
+fn hwpmc_version(backend: &str) -> u32 {
+    backend
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("version=0x"))
+        .and_then(|v| u32::from_str_radix(v, 16).ok())
+        .unwrap_or(0)
+}
+
+/// Print one record (its line or lines, with newlines).
+pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
+    match r {
+        Record::Header(h) => {
+            entry(out, "initlog")?;
+            let cpu = if h.cpu_model.is_empty() {
+                &h.arch
+            } else {
+                &h.cpu_model
+            };
+            writeln!(
+                out,
+                "{:#x} {}",
+                hwpmc_version(&h.backend),
+                q(cpu.as_bytes())
+            )
+        }
+        Record::Pmc(p) => {
+            entry(out, "allocate")?;
+            let name = if p.event_spec.is_empty() {
+                &p.canonical_name
+            } else {
+                &p.event_spec
+            };
+            writeln!(out, "{:#x} {} {:#x}", p.pmc_id, q(name.as_bytes()), p.flags)
+        }
+        Record::Sample(s) => {
+            entry(out, "callchain")?;
+            let cpu = s.cpu.map_or(-1, i64::from);
+            let mode = if s.kernel_frames > 0 { 's' } else { 'u' };
+            writeln!(
+                out,
+                "{} {:#x} {} {} {}",
+                s.pid,
+                s.pmc_id,
+                cpu,
+                s.callchain.len(),
+                mode
+            )?;
+            for pc in s.callchain.iter() {
+                entry(out, "...")?;
+                writeln!(out, "{pc:#x}")?;
+            }
+            Ok(())
+        }
+        Record::Comm(c) => {
+            entry(out, if c.exec { "exec-comm" } else { "comm" })?;
+            writeln!(out, "{} {} {}", c.pid, c.tid, q(c.comm.as_bytes()))
+        }
+        Record::Exec(e) => {
+            entry(out, "exec")?;
+            writeln!(
+                out,
+                "{:#x} {} {:#x} {}",
+                e.pmc_id.unwrap_or(0),
+                e.pid,
+                e.base,
+                q(e.path.as_bytes())
+            )
+        }
+        Record::Fork(f) => {
+            entry(out, "fork")?;
+            writeln!(out, "{} {}", f.parent_pid, f.child_pid)
+        }
+        Record::Exit(e) => {
+            entry(out, "exit")?;
+            writeln!(out, "{}", e.pid)
+        }
+        Record::ThreadCreate(t) => {
+            entry(out, "thr-create")?;
+            writeln!(
+                out,
+                "{} {} {:x} {}",
+                t.tid,
+                t.pid,
+                t.flags,
+                q(t.name.as_bytes())
+            )
+        }
+        Record::ThreadExit(t) => {
+            entry(out, "thr-exit")?;
+            writeln!(out, "{}", t.tid)
+        }
+        Record::ProcessCreate(p) => {
+            entry(out, "create")?;
+            writeln!(out, "{} {:x} {}", p.pid, p.flags, q(p.comm.as_bytes()))
+        }
+        Record::Map(m) => {
+            entry(out, "map-in")?;
+            writeln!(out, "{} {:#x} {}", m.pid, m.start, q(m.path.as_bytes()))
+        }
+        Record::Unmap(u) => {
+            entry(out, "map-out")?;
+            writeln!(out, "{} {:#x} {:#x}", u.pid, u.start, u.end)
+        }
+        Record::Attach(a) => {
+            entry(out, "attach")?;
+            writeln!(out, "{:#x} {} {}", a.pmc_id, a.pid, q(a.path.as_bytes()))
+        }
+        Record::Detach(d) => {
+            entry(out, "detach")?;
+            writeln!(out, "{:#x} {}", d.pmc_id, d.pid)
+        }
+        Record::Counter(c) => match c.kind {
+            CounterKind::ContextSwitch => {
+                entry(out, "cswval")?;
+                writeln!(out, "{:#x} {} {}", c.pmc_id, c.pid, c.value)
+            }
+            CounterKind::ProcessExit => {
+                entry(out, "exitval")?;
+                writeln!(out, "{:#x} {} {}", c.pmc_id, c.pid, c.value)
+            }
+            CounterKind::Interval => {
+                entry(out, "interval")?;
+                let cpu = c.cpu.map_or(-1, i64::from);
+                writeln!(out, "{:#x} {} {} {}", c.pmc_id, c.pid, cpu, c.value)
+            }
+        },
+        Record::Lost(l) => {
+            if l.count == 0 {
+                writeln!(out, "drop")
+            } else {
+                entry(out, "drop")?;
+                writeln!(out, "{}", l.count)
+            }
+        }
+        Record::UserData(u) => {
+            entry(out, "userdata")?;
+            let b = u.data.as_bytes();
+            let mut w = [0u8; 4];
+            for (d, s) in w.iter_mut().zip(b) {
+                *d = *s;
+            }
+            writeln!(out, "{:#x}", u32::from_le_bytes(w))
+        }
+        Record::Close(_) => writeln!(out, "closelog"),
+        // A record kind newer than this printer: pmc-log's own line.
+        other => pmc_log::export::text::write_record(other, out),
+    }
+}
+
+/// Print every record of `records` (see [`write_record`]); returns how many.
+pub fn write_all<'a, W: Write>(
+    records: impl IntoIterator<Item = Record<'a>>,
+    out: &mut W,
+) -> io::Result<u64> {
+    let mut n = 0;
+    for r in records {
+        write_record(&r, out)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmc_log::record::{Callchain, Exit, Sample};
+
+    fn line(r: &Record<'_>) -> String {
+        let mut v = Vec::new();
+        write_record(r, &mut v).expect("write");
+        String::from_utf8(v).expect("utf8")
+    }
+
+    #[test]
+    fn lines_as_pmcstat_print_log() {
+        assert_eq!(
+            line(&Record::Exit(Exit {
+                time: 1,
+                pid: 42,
+                tid: -1
+            })),
+            "exit      42\n"
+        );
+        let frames = [0x401000u64, 0x401234];
+        let s = Record::Sample(Sample {
+            time: 1,
+            pmc_id: 0x20700,
+            pid: 42,
+            tid: 42,
+            cpu: Some(1),
+            period: 65536,
+            callchain: Callchain::from_frames(&frames),
+            kernel_frames: 0,
+            raw: Default::default(),
+        });
+        assert_eq!(
+            line(&s),
+            "callchain 42 0x20700 1 2 u\n...       0x401000\n...       0x401234\n"
+        );
+        let c = Record::Comm(pmc_log::record::Comm {
+            time: 1,
+            pid: 7,
+            tid: 8,
+            exec: false,
+            comm: pmc_log::record::Bytes(b"worker".as_slice().into()),
+        });
+        assert_eq!(line(&c), "comm      7 8 \"worker\"\n");
+        let i = Record::Counter(pmc_log::record::Counter {
+            time: 1,
+            pmc_id: 3,
+            pid: 7,
+            tid: 7,
+            cpu: None,
+            kind: CounterKind::Interval,
+            value: 99,
+            time_enabled: 0,
+            time_running: 0,
+        });
+        assert_eq!(line(&i), "interval  0x3 7 -1 99\n");
+        let l = |count| {
+            line(&Record::Lost(pmc_log::record::Lost {
+                time: 1,
+                pmc_id: None,
+                cpu: None,
+                count,
+            }))
+        };
+        assert_eq!(l(0), "drop\n");
+        assert_eq!(l(12), "drop      12\n");
+        assert_eq!(
+            hwpmc_version("hwpmc version=0x0a010000 cputype=0x1 (imported)"),
+            0x0a01_0000
+        );
+        assert_eq!(hwpmc_version("perf_event"), 0);
+        assert_eq!(q(b"a\nb"), "\"a\\nb\"");
+    }
+}
