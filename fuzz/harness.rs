@@ -96,3 +96,73 @@ pub fn hwpmc_import(data: &[u8]) {
         assert!(m >= 1);
     }
 }
+
+/// Fuzz the streaming hwpmc importer fed in random splits: the first 8 bytes
+/// seed the split sizes, the rest is the stream. Checks, beyond "no panic":
+/// the importer never holds more than `MAX_BUFFERED` bytes, and when both the
+/// slice importer and the streaming one take the whole input, they produce
+/// the same samples.
+pub fn hwpmc_stream(data: &[u8]) {
+    use pmc_log::hwpmc::{Importer, StreamImporter, MAX_BUFFERED};
+    let (seed, data) = match data.split_first_chunk::<8>() {
+        Some((s, rest)) => (u64::from_le_bytes(*s) | 1, rest),
+        None => (1, data),
+    };
+    let mut x = seed;
+    let mut st = StreamImporter::new(Vec::new());
+    let mut pos = 0;
+    let mut complete = true;
+    while pos < data.len() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        // Mostly small pieces (record headers split), sometimes large ones.
+        let step = if x % 8 == 0 {
+            (x >> 8) as usize % 70_000
+        } else {
+            (x >> 8) as usize % 40
+        } + 1;
+        let end = (pos + step).min(data.len());
+        if st.feed(&data[pos..end]).is_err() {
+            complete = false;
+            break;
+        }
+        assert!(
+            st.buffered() <= MAX_BUFFERED,
+            "{} bytes buffered",
+            st.buffered()
+        );
+        pos = end;
+    }
+    let streamed = if complete { st.finish().ok() } else { None };
+    let Ok(imp) = Importer::new(data) else {
+        return;
+    };
+    let mut imp = imp;
+    let slice: Vec<Record<'static>> = imp
+        .by_ref()
+        .filter(|r| matches!(r, Record::Sample(_)))
+        .map(Record::into_owned)
+        .collect();
+    if imp.error().is_some() {
+        return;
+    }
+    if let Some((out, _)) = streamed {
+        let reader = Reader::new(&out).expect("the streaming importer writes pmc-log");
+        let mut it = reader.records();
+        let stream: Vec<Record<'_>> = it
+            .by_ref()
+            .filter(|r| matches!(r, Record::Sample(_)))
+            .collect();
+        assert!(it.report().skipped.is_empty(), "{}", it.report());
+        assert_eq!(
+            stream.len(),
+            slice.len(),
+            "stream and slice imports disagree"
+        );
+        assert!(
+            stream == slice,
+            "stream and slice imports give different samples"
+        );
+    }
+}

@@ -67,3 +67,24 @@ fn hwpmc_harness_fixed_iterations() {
         harness::hwpmc_import(&d);
     }
 }
+
+#[test]
+fn hwpmc_stream_harness_fixed_iterations() {
+    let iterations = if cfg!(miri) { 2 } else { 1500 };
+    let seed = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/pmclog/synthetic-amd64-all-types.pmclog"
+    ))
+    .expect("fixture");
+    let mut rng = Rng(4242);
+    for i in 0..iterations {
+        // 8 bytes of split seed, then a mutated stream (the clean one first).
+        let mut d = rng.next().to_le_bytes().to_vec();
+        if i == 0 {
+            d.extend_from_slice(&seed);
+        } else {
+            d.extend(mutate(&mut rng, &seed));
+        }
+        harness::hwpmc_stream(&d);
+    }
+}

@@ -23,6 +23,17 @@ use pmc_analyze::Profile;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
+/// pmcstat's remedy for a log that cannot be written.
+const LOG_HELP: &str = "free space where the log goes, or give another file with -O, and run again";
+
+/// A log error with pmcstat's remedy instead of the library's.
+fn log_err(e: Error) -> Failure {
+    match e.op() {
+        pmc::Op::Log => Failure::Setup(e.with_help(LOG_HELP)),
+        _ => Failure::Setup(e),
+    }
+}
+
 /// How often the run checks the backend's log for a write error.
 pub const LOG_CHECK: Duration = Duration::from_millis(250);
 
@@ -145,7 +156,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         Some(path) => {
             let f = std::fs::File::create(path)
                 .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
-            backend.configure_log(Box::new(std::io::BufWriter::new(f)))?;
+            backend
+                .configure_log(Box::new(std::io::BufWriter::new(f)))
+                .map_err(log_err)?;
         }
         None => {
             let (profile, sink) =
@@ -236,7 +249,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         target,
         || {
             for s in &samplers {
-                log_counts(&s.pmc)?;
+                if let Err(e) = log_counts(&s.pmc) {
+                    // `-w` writing into a log that just failed: the same stop as below.
+                    log_failed.set(backend.log_error().is_some());
+                    return Err(e);
+                }
             }
             Ok(())
         },
@@ -277,7 +294,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     drop(view);
     let status = match status {
         Err(Failure::Setup(e)) if log_failed.get() => {
-            return log_failure(&e, samplers, child, &backend, args);
+            // The first failure (with its errno), not a later write refused because of it.
+            let first = backend.log_error().unwrap_or(e);
+            return log_failure(&first, samplers, child, &backend, args);
         }
         other => other?,
     };
@@ -309,7 +328,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let events: Vec<String> = samplers.iter().map(|s| s.text.clone()).collect();
     drop(samplers);
-    backend.close_log()?;
+    backend.close_log().map_err(log_err)?;
 
     let mut out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::io::BufWriter::new(
@@ -374,7 +393,7 @@ fn log_failure(
     let _ = writeln!(
         std::io::stderr(),
         "pmcstat: {fact}\npmcstat: sampling stopped: {path} holds every record written before \
-         the error\nhelp: free space where the log goes, or give another file with -O, and run again"
+         the error\nhelp: {LOG_HELP}"
     );
     for s in &mut samplers {
         let _ = s.pmc.stop();
