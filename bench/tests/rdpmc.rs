@@ -48,14 +48,14 @@ fn rdpmc_matches_read() {
     let mut pmc = match be.allocate(&Allocation::counting("instructions:u".parse().unwrap())) {
         Ok(p) => p,
         Err(e) => {
-            println!("SKIP {name}: no hardware PMU ({})", e.message());
+            pmc_testkit::skip!(name = name, "no hardware PMU ({})", e.message());
             return;
         }
     };
     pmc.start().unwrap();
     let fast = FastReader::new(&pmc).unwrap();
     if let Some(why) = fast.unavailable() {
-        println!("SKIP {name}: {why}");
+        pmc_testkit::skip!(name = name, "{why}");
         return;
     }
     let mut user = 0;

@@ -1064,7 +1064,7 @@ fn run_tool(test: &str, tool: &str, args: &[&std::ffi::OsStr]) -> Option<String>
             Some(String::from_utf8_lossy(&o.stdout).into_owned())
         }
         Err(e) => {
-            eprintln!("SKIP {test}: {tool} is not runnable here ({e})");
+            pmc_testkit::skip!(name = test, "{tool} is not runnable here ({e})");
             None
         }
     }

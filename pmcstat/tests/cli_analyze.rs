@@ -363,7 +363,7 @@ fn gprof_agrees_with_summary(dir: &Path, exe: &Path, log: &Path, v: &serde_json:
     let g = match Command::new("gprof").arg("-b").arg(exe).arg(&gmon).output() {
         Ok(g) => g,
         Err(e) => {
-            eprintln!("SKIP gprof agreement: gprof is not runnable ({e})");
+            pmc_testkit::skip!("gprof agreement: gprof is not runnable ({e})");
             return;
         }
     };
@@ -430,7 +430,7 @@ fn callgrind_annotate_agrees_with_summary(dir: &Path, log: &Path, v: &serde_json
     {
         Ok(a) => a,
         Err(e) => {
-            eprintln!("SKIP callgrind_annotate agreement: not runnable ({e})");
+            pmc_testkit::skip!("callgrind_annotate agreement: not runnable ({e})");
             return;
         }
     };
@@ -529,7 +529,7 @@ fn annotate_listings(exe: &Path, log: &Path, v: &serde_json::Value) {
             Some("hot_leaf")
         );
     } else {
-        eprintln!("SKIP -m against binutils: nm/addr2line not runnable");
+        pmc_testkit::skip!("-m against binutils: nm/addr2line not runnable");
     }
 
     let a = pmcstat()
