@@ -27,6 +27,7 @@
 
 #[rustfmt::skip]
 mod generated;
+pub mod sys;
 
 use generated::{ARM_PARTS, EVENTS, STRINGS, TABLES, X86_MODELS};
 
