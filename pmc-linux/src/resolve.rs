@@ -571,7 +571,7 @@ mod tests {
             ErrorKind::NotSupported
         );
         assert_eq!(
-            r("k8-dc-misses", d).unwrap_err().kind(),
+            r("k8-no-such-event", d).unwrap_err().kind(),
             ErrorKind::NoSuchEvent
         );
         assert_eq!(
@@ -582,6 +582,100 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("tracefs"));
+    }
+
+    fn rc(s: &str, d: &Path, cpu: CpuId) -> Result<Resolved, Error> {
+        resolve_for(&s.parse().unwrap(), d, &[], Some(&cpu))
+    }
+
+    fn x86(vendor: pmc_events::X86Vendor, family: u32, model: u32) -> CpuId {
+        CpuId::X86 {
+            vendor,
+            family,
+            model,
+            stepping: 0,
+        }
+    }
+
+    /// Table names resolve per CPU, with fake CPUIDs/MIDRs; the expected
+    /// encodings are the kernel JSON's (the oracle test in pmc-events
+    /// compares every entry with the JSON itself).
+    #[test]
+    fn table_names_per_cpu() {
+        use pmc_events::X86Vendor::{Amd, Intel};
+        let d = Path::new("/nonexistent");
+        let skl = x86(Intel, 6, 0x5E);
+        let raw = |c| Resolved::new(b::PERF_TYPE_RAW, c);
+        assert_eq!(rc("inst_retired.any_p", d, skl).unwrap(), raw(0xC0));
+        assert_eq!(rc("INST_RETIRED.ANY", d, skl).unwrap(), raw(0x100));
+        assert_eq!(
+            rc("cpu_clk_unhalted.thread_p:u", d, skl).unwrap(),
+            raw(0x3C)
+        );
+        assert_eq!(
+            rc("iap-arith.divider_active", d, skl).unwrap(),
+            raw(0x0100_0114)
+        );
+        assert_eq!(
+            rc("arith.divider_active,cmask=2,inv", d, skl).unwrap(),
+            raw(0x14 | 0x100 | (2 << 24) | (1 << 23))
+        );
+        assert_eq!(rc("LLC_REFERENCE", d, skl).unwrap(), raw(0x4F2E));
+        assert_eq!(rc("llc-reference", d, skl).unwrap(), raw(0x4F2E));
+        assert_eq!(rc("RESOURCE_STALL", d, skl).unwrap(), raw(0x01A2));
+        assert_eq!(rc("branch_misses_retired", d, skl).unwrap(), raw(0xC5));
+        // ic-misses = frontend_retired.l1i_miss: MSR_PEBS_FRONTEND value in config1.
+        let ic = rc("ic-misses", d, skl).unwrap();
+        assert_eq!((ic.config, ic.config1), (0x01C6, 0x12));
+        let icl = x86(Intel, 6, 0x7E);
+        assert_eq!(rc("inst_retired.any_p", d, icl).unwrap(), raw(0xC0));
+        let spr = x86(Intel, 6, 0x8F);
+        assert_eq!(
+            rc("br_misp_retired.all_branches", d, spr).unwrap(),
+            raw(0xC5)
+        );
+        let adl = x86(Intel, 6, 0x97);
+        assert_eq!(rc("inst_retired.any_p", d, adl).unwrap(), raw(0xC0));
+        // AMD Zen 2 / 3 / 4.
+        for (f, m) in [(23, 0x31), (25, 0x21), (25, 0x61)] {
+            let zen = x86(Amd, f, m);
+            assert_eq!(rc("ex_ret_instr", d, zen).unwrap(), raw(0xC0), "{f} {m:#x}");
+            assert_eq!(rc("LS_NOT_HALTED_CYC", d, zen).unwrap(), raw(0x76));
+            // libpmc's UNHALTED_CORE_CYCLES is the portable `cycles` here.
+            assert_eq!(
+                rc("UNHALTED_CORE_CYCLES", d, zen).unwrap(),
+                Resolved::new(b::PERF_TYPE_HARDWARE, 0)
+            );
+            assert_eq!(rc("k8-ex_ret_brn_misp", d, zen).unwrap(), raw(0xC3));
+            let e = rc("inst_retired.any", d, zen).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        }
+        // Zen 1: a known name, but no table for this model.
+        let e = rc("ex_ret_instr", d, x86(Amd, 23, 1)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        assert!(e.message().contains("no pmu-events table"), "{e}");
+        // Arm: Neoverse N1, Cortex-A57, and QEMU -cpu max (MIDR 0x000f0510).
+        for midr in [0x410f_d0c0u64, 0x411f_d070, 0x000f_0510] {
+            let arm = CpuId::from_midr(midr);
+            assert_eq!(rc("inst_retired", d, arm).unwrap(), raw(0x08), "{midr:#x}");
+            assert_eq!(rc("L1D_CACHE_REFILL:u", d, arm).unwrap(), raw(0x03));
+            assert_eq!(rc("armv8-br_mis_pred", d, arm).unwrap(), raw(0x10));
+        }
+        // Unknown names stay unknown.
+        assert_eq!(
+            rc("inst_retired.nope", d, skl).unwrap_err().kind(),
+            ErrorKind::NoSuchEvent
+        );
+    }
+
+    #[test]
+    fn hybrid_intel_uses_the_cpu_core_pmu() {
+        let d = tempdir::Dir::new();
+        std::fs::create_dir_all(d.path().join("cpu_core")).unwrap();
+        std::fs::write(d.path().join("cpu_core/type"), "8\n").unwrap();
+        let adl = x86(pmc_events::X86Vendor::Intel, 6, 0x9A);
+        let x = rc("br_inst_retired.all_branches", d.path(), adl).unwrap();
+        assert_eq!((x.type_, x.config), (8, 0xC4));
     }
 
     #[test]
