@@ -475,6 +475,13 @@ pub fn libpmc_alias(vendor: Kind, name: &str) -> Option<&'static str> {
         ("unhalted-reference-cycles", "CPU_CLK_UNHALTED.REF_XCLK"),
         ("instruction-retired", "INST_RETIRED.ANY"),
         ("dc-misses", "L1D.REPLACEMENT"),
+        // pmc_events.h IAF names (`iaf-instr_retired.any`, ...).
+        ("instr_retired.any", "INST_RETIRED.ANY"),
+        ("instr-retired-any", "INST_RETIRED.ANY"),
+        ("cpu_clk_unhalted.core", "CPU_CLK_UNHALTED.THREAD"),
+        ("cpu-clk-unhalted-core", "CPU_CLK_UNHALTED.THREAD"),
+        ("cpu_clk_unhalted.ref", "CPU_CLK_UNHALTED.REF_TSC"),
+        ("cpu-clk-unhalted-ref", "CPU_CLK_UNHALTED.REF_TSC"),
     ];
     const AMD: &[(&str, &str)] = &[
         ("UNHALTED_CORE_CYCLES", "ls_not_halted_cyc"),

@@ -1161,6 +1161,10 @@ mod tests {
         let skl = machine(SKL);
         let e = ra("inst_retired.any", &skl).unwrap();
         assert_eq!(e[0].class, PMC_CLASS_IAF);
+        let e = ra("iaf-instr_retired.any", &skl).unwrap();
+        assert_eq!(e[0].class, PMC_CLASS_IAF);
+        let e = ra("IAF-CPU_CLK_UNHALTED.REF", &skl).unwrap();
+        assert_eq!((e.len(), e[0].class), (1, PMC_CLASS_IAF));
         let e = ra("BR_MISP_RETIRED.ALL_BRANCHES,usr", &skl).unwrap();
         assert_eq!(e[0].class, PMC_CLASS_IAP);
         assert_eq!(e[0].md.as_iap().pm_iap_config, 0xC5 | IAP_USR);
