@@ -227,9 +227,17 @@ struct Raw {
 
 impl Raw {
     fn of(e: &Event) -> Raw {
+        // The table's fixed-only spellings (event 0, umask 1/2) as the
+        // encodings the kernel's IAF allocator pins to rows 0 and 1 (0xC0,
+        // 0x3C; hwpmc_core.c `iaf_allocate_pmc`); 0/3 is already its REF.
+        let (event, umask) = match e.intel_fixed_counter() {
+            Some(0) => (0xC0, 0),
+            Some(1) => (0x3C, 0),
+            _ => (e.code.into(), e.umask.into()),
+        };
         Raw {
-            event: e.code.into(),
-            umask: e.umask.into(),
+            event,
+            umask,
             cmask: e.cmask.into(),
             edge: e.edge,
             inv: e.inv,

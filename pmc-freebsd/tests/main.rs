@@ -5,4 +5,5 @@ mod backend_sim;
 mod encoder_crosscheck;
 mod hostile;
 mod log_stream;
+mod named_events_sim;
 mod real_hwpmc;
