@@ -306,3 +306,24 @@ fn every_entry_matches_the_kernel_json() {
     println!("{checked} entries match the kernel JSON");
     assert!(checked > 2000);
 }
+
+proptest::proptest! {
+    /// The outside-input parsers never panic, on any text.
+    #[test]
+    fn cpu_parsers_never_panic(s in "(?s).{0,400}", midr: u64, eax: u32) {
+        let _ = CpuId::from_proc_cpuinfo(&s);
+        let _ = CpuId::from_hwpmc_cpuid(&s);
+        let c = CpuId::from_midr(midr);
+        proptest::prop_assert!(Table::for_cpu(&c).is_some(), "every Arm CPU gets a table");
+        let _ = Table::for_cpu(&decode_leaf1(X86Vendor::Intel, eax));
+        let _ = pmc_events::is_known(&s);
+    }
+
+    #[test]
+    fn cpuinfo_fields_round_trip(family in 0u32..300, model in 0u32..256, stepping in 0u32..16) {
+        let text = format!("vendor_id\t: AuthenticAMD\ncpu family\t: {family}\nmodel\t\t: {model}\nstepping\t: {stepping}\n");
+        let want = CpuId::X86 { vendor: X86Vendor::Amd, family, model, stepping };
+        proptest::prop_assert_eq!(CpuId::from_proc_cpuinfo(&text), Some(want));
+        proptest::prop_assert_eq!(CpuId::from_hwpmc_cpuid(&want.to_string()), Some(want));
+    }
+}
