@@ -132,6 +132,12 @@ fn cpu_identity_parsers() {
             part: 0xd0c
         })
     );
+    // QEMU `-cpu max` (target/arm/tcg/cpu64.c aarch64_max_tcg_initfn: MIDR
+    // implementer 0, architecture 0xf, part 'Q'): the architected events.
+    let qemu = "processor\t: 0\nCPU implementer\t: 0x00\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0x051\nCPU revision\t: 0\n";
+    let cpu = CpuId::from_proc_cpuinfo(qemu).unwrap();
+    assert_eq!(cpu, CpuId::from_midr(0x000f_0510));
+    assert_eq!(Table::for_cpu(&cpu).unwrap().name(), "armv8-common");
     assert_eq!(CpuId::from_proc_cpuinfo("garbage\n:::\n"), None);
     assert_eq!(
         CpuId::from_hwpmc_cpuid("AuthenticAMD-25-21-0"),
