@@ -444,73 +444,87 @@ pub fn is_known(name: &str) -> bool {
     tables_with(name).next().is_some()
 }
 
-/// libpmc's event-name aliases (`lib/libpmc/libpmc_pmu_util.c`
-/// `pmu_intel_alias_table` / `pmu_amd_alias_table`, and `libpmc.c`
-/// `pmc_mdep_event_aliases`), resolved to a table event name. Compared
-/// case-insensitively, as libpmc's `strcasecmp`.
+const INTEL_ALIASES: &[(&str, &str)] = &[
+    ("UNHALTED_CORE_CYCLES", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+    ("UNHALTED-CORE-CYCLES", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
+    ("LLC_MISSES", "LONGEST_LAT_CACHE.MISS"),
+    ("LLC-MISSES", "LONGEST_LAT_CACHE.MISS"),
+    ("LLC_REFERENCE", "LONGEST_LAT_CACHE.REFERENCE"),
+    ("LLC-REFERENCE", "LONGEST_LAT_CACHE.REFERENCE"),
+    ("LLC_MISS_RHITM", "mem_load_l3_miss_retired.remote_hitm"),
+    ("LLC-MISS-RHITM", "mem_load_l3_miss_retired.remote_hitm"),
+    ("RESOURCE_STALL", "RESOURCE_STALLS.ANY"),
+    ("RESOURCE_STALLS_ANY", "RESOURCE_STALLS.ANY"),
+    ("BRANCH_INSTRUCTION_RETIRED", "BR_INST_RETIRED.ALL_BRANCHES"),
+    ("BRANCH-INSTRUCTION-RETIRED", "BR_INST_RETIRED.ALL_BRANCHES"),
+    ("BRANCH_MISSES_RETIRED", "BR_MISP_RETIRED.ALL_BRANCHES"),
+    ("BRANCH-MISSES-RETIRED", "BR_MISP_RETIRED.ALL_BRANCHES"),
+    ("interrupts", "hw_interrupts.received"),
+    ("ic-misses", "frontend_retired.l1i_miss"),
+    // Intel's architectural event names (libpmc's IAP class: 0x3C/0x01,
+    // 0xC0/0x00); dc-misses has no libpmc Intel alias: pmc's choice.
+    ("unhalted-reference-cycles", "CPU_CLK_UNHALTED.REF_XCLK"),
+    // The same 0x3C/0x01 on Alder Lake and Sapphire Rapids.
+    ("unhalted-reference-cycles", "CPU_CLK_UNHALTED.REF_TSC_P"),
+    ("instruction-retired", "INST_RETIRED.ANY"),
+    ("dc-misses", "L1D.REPLACEMENT"),
+    // pmc_events.h IAF names (`iaf-instr_retired.any`, ...).
+    ("instr_retired.any", "INST_RETIRED.ANY"),
+    ("instr-retired-any", "INST_RETIRED.ANY"),
+    ("cpu_clk_unhalted.core", "CPU_CLK_UNHALTED.THREAD"),
+    ("cpu-clk-unhalted-core", "CPU_CLK_UNHALTED.THREAD"),
+    ("cpu_clk_unhalted.ref", "CPU_CLK_UNHALTED.REF_TSC"),
+    ("cpu-clk-unhalted-ref", "CPU_CLK_UNHALTED.REF_TSC"),
+];
+const AMD_ALIASES: &[(&str, &str)] = &[
+    ("UNHALTED_CORE_CYCLES", "ls_not_halted_cyc"),
+    ("UNHALTED-CORE-CYCLES", "ls_not_halted_cyc"),
+    // libpmc.c k8_aliases (k8-dc-miss 0x41, k8-ic-miss 0x81,
+    // k8-fr-taken-hardware-interrupts): the Zen events of the same codes.
+    ("dc-misses", "ls_mab_alloc.loads"),
+    ("dc-misses", "ls_mab_alloc.load_store_allocations"),
+    ("ic-misses", "ic_fw32_miss"),
+    ("ic-misses", "ic_tag_hit_miss.instruction_cache_miss"),
+    ("interrupts", "ls_int_taken"),
+    ("instruction-retired", "ex_ret_instr"),
+    ("BRANCH_INSTRUCTION_RETIRED", "ex_ret_brn"),
+    ("BRANCH_MISSES_RETIRED", "ex_ret_brn_misp"),
+];
+// libpmc has no Arm aliases; these are pmc's, by the Armv8 event meanings.
+const ARM_ALIASES: &[(&str, &str)] = &[
+    ("dc-misses", "L1D_CACHE_REFILL"),
+    ("ic-misses", "L1I_CACHE_REFILL"),
+    ("instruction-retired", "INST_RETIRED"),
+    ("interrupts", "EXC_IRQ"),
+    ("BRANCH_INSTRUCTION_RETIRED", "BR_RETIRED"),
+    ("BRANCH_MISSES_RETIRED", "BR_MIS_PRED_RETIRED"),
+];
+
+/// libpmc's event-name aliases, resolved to a table event name: Intel's
+/// from `lib/libpmc/libpmc_pmu_util.c` `pmu_intel_alias_table` plus Intel's
+/// architectural event names (`unhalted-reference-cycles` 0x3C/0x01,
+/// `instruction-retired` 0xC0); AMD's from `pmu_amd_alias_table` plus
+/// `libpmc.c` `k8_aliases` (`dc-misses`, `ic-misses`, `interrupts`) mapped
+/// to the Zen events with the same event codes; Arm's are pmc's own (libpmc
+/// has none). Compared case-insensitively, as libpmc's `strcasecmp`.
 ///
 /// Not here: `cycles` (libpmc: `tsc-tsc`; pmc: core cycles, see the
 /// backends), `instructions`/`branches`/`branch-mispredicts`/
 /// `unhalted-cycles`/`LLC-MISSES` (pmc's portable events).
 pub fn libpmc_alias(vendor: Kind, name: &str) -> Option<&'static str> {
-    const INTEL: &[(&str, &str)] = &[
-        ("UNHALTED_CORE_CYCLES", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
-        ("UNHALTED-CORE-CYCLES", "CPU_CLK_UNHALTED.THREAD_P_ANY"),
-        ("LLC_MISSES", "LONGEST_LAT_CACHE.MISS"),
-        ("LLC-MISSES", "LONGEST_LAT_CACHE.MISS"),
-        ("LLC_REFERENCE", "LONGEST_LAT_CACHE.REFERENCE"),
-        ("LLC-REFERENCE", "LONGEST_LAT_CACHE.REFERENCE"),
-        ("LLC_MISS_RHITM", "mem_load_l3_miss_retired.remote_hitm"),
-        ("LLC-MISS-RHITM", "mem_load_l3_miss_retired.remote_hitm"),
-        ("RESOURCE_STALL", "RESOURCE_STALLS.ANY"),
-        ("RESOURCE_STALLS_ANY", "RESOURCE_STALLS.ANY"),
-        ("BRANCH_INSTRUCTION_RETIRED", "BR_INST_RETIRED.ALL_BRANCHES"),
-        ("BRANCH-INSTRUCTION-RETIRED", "BR_INST_RETIRED.ALL_BRANCHES"),
-        ("BRANCH_MISSES_RETIRED", "BR_MISP_RETIRED.ALL_BRANCHES"),
-        ("BRANCH-MISSES-RETIRED", "BR_MISP_RETIRED.ALL_BRANCHES"),
-        ("interrupts", "hw_interrupts.received"),
-        ("ic-misses", "frontend_retired.l1i_miss"),
-        // Intel's architectural event names (libpmc's IAP class: 0x3C/0x01,
-        // 0xC0/0x00); dc-misses has no libpmc Intel alias: pmc's choice.
-        ("unhalted-reference-cycles", "CPU_CLK_UNHALTED.REF_XCLK"),
-        ("instruction-retired", "INST_RETIRED.ANY"),
-        ("dc-misses", "L1D.REPLACEMENT"),
-        // pmc_events.h IAF names (`iaf-instr_retired.any`, ...).
-        ("instr_retired.any", "INST_RETIRED.ANY"),
-        ("instr-retired-any", "INST_RETIRED.ANY"),
-        ("cpu_clk_unhalted.core", "CPU_CLK_UNHALTED.THREAD"),
-        ("cpu-clk-unhalted-core", "CPU_CLK_UNHALTED.THREAD"),
-        ("cpu_clk_unhalted.ref", "CPU_CLK_UNHALTED.REF_TSC"),
-        ("cpu-clk-unhalted-ref", "CPU_CLK_UNHALTED.REF_TSC"),
-    ];
-    const AMD: &[(&str, &str)] = &[
-        ("UNHALTED_CORE_CYCLES", "ls_not_halted_cyc"),
-        ("UNHALTED-CORE-CYCLES", "ls_not_halted_cyc"),
-        // libpmc.c k8_aliases (k8-dc-miss 0x41, k8-ic-miss 0x81,
-        // k8-fr-taken-hardware-interrupts): the Zen events of the same codes.
-        ("dc-misses", "ls_mab_alloc.loads"),
-        ("ic-misses", "ic_fw32_miss"),
-        ("interrupts", "ls_int_taken"),
-        ("instruction-retired", "ex_ret_instr"),
-        ("unhalted-reference-cycles", "ls_not_halted_cyc"),
-        ("BRANCH_INSTRUCTION_RETIRED", "ex_ret_brn"),
-        ("BRANCH_MISSES_RETIRED", "ex_ret_brn_misp"),
-    ];
-    const ARM: &[(&str, &str)] = &[
-        ("dc-misses", "L1D_CACHE_REFILL"),
-        ("ic-misses", "L1I_CACHE_REFILL"),
-        ("instruction-retired", "INST_RETIRED"),
-        ("interrupts", "EXC_IRQ"),
-        ("BRANCH_INSTRUCTION_RETIRED", "BR_RETIRED"),
-        ("BRANCH_MISSES_RETIRED", "BR_MIS_PRED_RETIRED"),
-    ];
+    libpmc_aliases(vendor, name).next()
+}
+
+/// Every target of a [`libpmc_alias`] name, in order of preference (an
+/// alias can name different events on different generations).
+pub fn libpmc_aliases(vendor: Kind, name: &str) -> impl Iterator<Item = &'static str> + '_ {
     let t = match vendor {
-        Kind::IntelCore => INTEL,
-        Kind::AmdZen => AMD,
-        Kind::ArmV8 => ARM,
+        Kind::IntelCore => INTEL_ALIASES,
+        Kind::AmdZen => AMD_ALIASES,
+        Kind::ArmV8 => ARM_ALIASES,
     };
     t.iter()
-        .find(|(a, _)| a.eq_ignore_ascii_case(name))
+        .filter(move |(a, _)| a.eq_ignore_ascii_case(name))
         .map(|&(_, n)| n)
 }
 
@@ -527,6 +541,5 @@ pub fn lookup(table: Table, name: &str) -> Option<(Event, bool)> {
     if let Some(e) = table.find(name) {
         return Some((e, false));
     }
-    let real = libpmc_alias(table.kind(), name)?;
-    table.find(real).map(|e| (e, true))
+    libpmc_aliases(table.kind(), name).find_map(|real| table.find(real).map(|e| (e, true)))
 }
