@@ -43,6 +43,13 @@ if [ "$(uname -s)" = Linux ] && [ "$(id -u)" = 0 ] && ! [ -d /sys/kernel/tracing
   mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || echo "tracefs could not be mounted; tracepoint tests will skip with a reason"
 fi
 
+step "pmu-events: the kernel's JSON, the oracle for pmc-events' table (ci/pmu-events-data.sh)"
+if events_env=$(bash ci/pmu-events-data.sh); then
+  eval "$events_env"
+else
+  echo "SKIPPED (not passed): no usable kernel pmu-events JSON (above); the table test will skip"
+fi
+
 step "tests: cargo test --workspace"
 # Skipping tests record themselves in PMC_SKIP_LOG (pmc-testkit); they are
 # listed below and not counted as passes in the closing summary line.

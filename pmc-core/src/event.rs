@@ -16,7 +16,11 @@
 //! | PMU terms | `cpu/event=0x3c,umask=0x0/`, `cpu/mem-loads/u` | [`EventSource::Pmu`] |
 //! | tracepoint | `sched:sched_switch`, `syscalls:sys_enter_read:k` | [`EventSource::Tracepoint`] |
 //! | hwpmc style | `instructions,usr`, `unhalted-cycles,os`, `event=0xc0,umask=0x0,usr,cmask=1` | portable, [`EventSource::Hwpmc`] or [`EventSource::Raw`]-like terms with [`Modifiers`] |
-//! | hwpmc SOFT / class names | `SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`, `k8-bu-cpu-clk-unhalted`, `tsc-tsc` | [`EventSource::Hwpmc`] |
+//! | hwpmc SOFT / class names | `SOFT-CLOCK.HARD`, `clock.hard`, `PAGE_FAULT.ALL`, `k8-bu-cpu-clk-unhalted`, `tsc`, `tsc-tsc` | [`EventSource::Hwpmc`] |
+//! | CPU event names ([`pmc_events`] table, any case) and libpmc aliases | `inst_retired.any`, `ls_not_halted_cyc:u`, `INST_RETIRED,usr`, `iap-inst_retired.any`, `dc-misses`, `LLC_REFERENCE`, `inst_retired.any,cmask=1,inv` | [`EventSource::Hwpmc`] (resolved per CPU by the backend) |
+//!
+//! `cycles` is always core cycles (the portable event), on both systems;
+//! libpmc's `cycles` (the TSC) is spelled `tsc` here.
 //!
 //! # The portable names
 //!
@@ -337,8 +341,10 @@ pub enum EventSource {
         /// The tracepoint name (`sched_switch`).
         name: String,
     },
-    /// A native hwpmc event name: SOFT (`SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`),
-    /// TSC, or a class-prefixed name (`k8-dc-misses`).
+    /// A native named event: SOFT (`SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`),
+    /// TSC, a class-prefixed name (`k8-dc-misses`, `iap-inst_retired.any`),
+    /// a CPU event from the [`pmc_events`] table (`inst_retired.any`) or a
+    /// libpmc alias (`dc-misses`). Which CPU has it is the backend's question.
     Hwpmc(String),
 }
 
@@ -916,6 +922,7 @@ impl Parser<'_> {
 fn is_known_name(name: &str) -> bool {
     PortableEvent::from_name(name).is_some()
         || is_generic_name(name)
+        || is_table_name(name)
         || name
             .strip_prefix('r')
             .is_some_and(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_hexdigit()))
@@ -925,9 +932,21 @@ fn is_modifier_string(s: &str) -> bool {
     !s.is_empty() && s.len() <= 8 && s.chars().all(|c| "ukhpPGHIDSW".contains(c))
 }
 
-/// SOFT events (`SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`): upper-case words
-/// joined by `.`, or a known hwpmc class prefix.
+/// A CPU event of the pmu-events table (any model), a libpmc alias, or
+/// `tsc`: case-insensitive, as libpmc's `strcasecmp`.
+fn is_table_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("tsc")
+        || pmc_events::is_known(name)
+        || pmc_events::is_libpmc_alias(name)
+}
+
+/// SOFT events (`SOFT-CLOCK.HARD`, `clock.hard`, `PAGE_FAULT.ALL`): words
+/// joined by `.` in either case (libpmc compares case-insensitively), a
+/// known hwpmc class prefix, or a table name / libpmc alias.
 fn is_hwpmc_name(name: &str) -> bool {
+    if is_table_name(name) {
+        return true;
+    }
     let lower = name.to_ascii_lowercase();
     if HWPMC_CLASS_PREFIXES
         .iter()
@@ -940,12 +959,15 @@ fn is_hwpmc_name(name: &str) -> bool {
     let Some((a, b)) = name.split_once('.') else {
         return false;
     };
-    let upper = |s: &str| {
+    let word = |s: &str| {
         !s.is_empty()
             && s.chars()
-                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_' || c == '-')
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     };
-    upper(a) && b.split('.').all(upper)
+    // One case throughout (`CLOCK.HARD`, `clock.hard`), so a mistyped
+    // mixed-case name still gets a suggestion.
+    let one_case = name == name.to_ascii_uppercase() || name == lower;
+    one_case && word(a) && b.split('.').all(word)
 }
 
 fn known_names() -> impl Iterator<Item = &'static str> {

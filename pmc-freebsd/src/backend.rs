@@ -361,6 +361,7 @@ impl<D: Driver> Backend<D> {
             version,
             classes: ci.pm_classes[..nclass].to_vec(),
             soft_events: vec![],
+            cpu: events::host_cpu_for(ci.pm_cputype),
         };
         if machine.has_class(PMC_CLASS_SOFT) {
             let mut dyn_ev = pmc_op_getdyneventinfo::new_boxed(PMC_CLASS_SOFT);
@@ -1561,10 +1562,41 @@ impl<D: Driver + 'static> Backend<D> {
                         c.pm_num, c.pm_width
                     ),
                     availability: Availability::NotProbed(
-                        "raw events are not enumerated (this backend carries no pmu-events table)".into(),
+                        "raw encodings; the named ones are listed below".into(),
                     ),
                 }),
             }
+        }
+        // The CPU's own events (pmc-events table), each resolved and, where
+        // it resolves, allocated once to see that the kernel takes it.
+        let table = self
+            .inner
+            .machine
+            .table()
+            .map(|t| t.name())
+            .unwrap_or("none");
+        for (e, r) in events::table_listing(&self.inner.machine) {
+            let (description, availability) = match r {
+                Ok(encs) => {
+                    let class = encs.first().map_or(0, |x| x.class);
+                    let d = format!("{} [{} {:#x}]", e.desc, class_name(class), e.config());
+                    let a = match e.name.parse::<EventSpec>() {
+                        Ok(spec) => self.probe(&Allocation::counting(spec)),
+                        Err(err) => Availability::Unavailable(err.to_string()),
+                    };
+                    (d, a)
+                }
+                Err(err) => (
+                    format!("{} [{:#x}]", e.desc, e.config()),
+                    Availability::Unavailable(err.message().to_owned()),
+                ),
+            };
+            out.push(EventInfo {
+                name: e.name.to_owned(),
+                source: Src::HwpmcClass(format!("pmu-events {table}")),
+                description: description.trim_start().to_owned(),
+                availability,
+            });
         }
         out
     }

@@ -20,14 +20,31 @@
 //! and request `PMC_CAP_USER`/`PMC_CAP_SYSTEM`. Sampling adds the INT bit
 //! and `PMC_CAP_INTERRUPT`, as libpmc does.
 //!
-//! Hardware encodings set `PMC_F_EV_PMU` (ABI major 0x0A and later, which
-//! the newest kernels require for AMD) with `pm_ev` = 0, because this crate
-//! carries no pmu-events table: `pmcstat -R` may print a wrong event name
-//! for such PMCs. IAF encodings use the `PMC_EV_IAF_*` codes.
+//! CPU event names (`inst_retired.any`, `ls_not_halted_cyc`, Arm's
+//! `INST_RETIRED`, with or without an `iap-`/`iaf-`/`k8-`/`armv8-` class
+//! prefix, and libpmc's aliases such as `dc-misses` or `LLC_REFERENCE`)
+//! come from the shared [`pmc_events`] table, selected by the CPU's CPUID
+//! (or, failing that, by `pm_cputype`). `cycles` stays core cycles (the
+//! portable event); libpmc's `cycles` (the TSC) is `tsc` here, and the
+//! encoding's name says which was counted.
+//!
+//! Hardware encodings for IAP/IAF/K8 set `PMC_F_EV_PMU` only for ABI major
+//! 0x0A and later: 0x09 kernels reject unknown flags with EINVAL (K20
+//! `hwpmc_mod.c:3890-3892`), for AMD as for Intel. With EV_PMU, `pm_ev` is
+//! the event's index in the CPU's pmu-events table, which is what libpmc
+//! writes (`libpmc_pmu_util.c` `pmc_pmu_pmcallocate`: `pm->pm_ev = idx`)
+//! and what `pmclog.c` reads back (`pmc_pmu_event_get_by_idx(cpuid,
+//! pl_event)` for every PMCALLOCATE record, unchecked) so that FreeBSD's
+//! `pmcstat -R` names the PMC. A raw encoding gets the index of a table
+//! event with the same encoding, if there is one. The index equals libpmc's
+//! only where FreeBSD's vendored JSON lists the same events in the same
+//! order (unverified). Without EV_PMU, IAF uses `PMC_EV_IAF_*` and ARMV8
+//! `PMC_EV_ARMV8_FIRST + n` (names `_pmc_name_of_event` knows).
 
 use crate::sys::abi::*;
 use pmc_core::event::Term;
 use pmc_core::{Error, ErrorKind, EventSource, EventSpec, Modifiers, Op, PortableEvent};
+use pmc_events::{CpuId, Event, Kind, Table, X86Vendor};
 
 /// The CPU vendor, from `pm_cputype`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +53,8 @@ pub enum Vendor {
     Intel,
     /// `PMC_CPU_AMD_K8` (all modern AMD).
     Amd,
+    /// `PMC_CPU_ARMV8_*` (class ARMV8).
+    Arm,
     /// Anything else (including `PMC_CPU_GENERIC`: no hardware PMCs).
     Other,
 }
@@ -46,9 +65,35 @@ impl Vendor {
         match cputype {
             PMC_CPU_AMD_K8 => Vendor::Amd,
             PMC_CPU_INTEL_CORE..=PMC_CPU_INTEL_SAPPHIRE_RAPIDS => Vendor::Intel,
+            PMC_CPU_ARMV8_CORTEX_A53..=0x6FF => Vendor::Arm,
             _ => Vendor::Other,
         }
     }
+}
+
+/// The CPU to select a pmu-events table by: this machine's CPUID when its
+/// vendor agrees with the kernel's `pm_cputype` (a simulated driver on
+/// another CPU does not), else `None` (then [`Machine::table`] uses
+/// `pm_cputype`).
+pub fn host_cpu_for(cputype: u32) -> Option<CpuId> {
+    let cpu = pmc_events::sys::host()?;
+    let agrees = matches!(
+        (cpu, Vendor::of(cputype)),
+        (
+            CpuId::X86 {
+                vendor: X86Vendor::Intel,
+                ..
+            },
+            Vendor::Intel
+        ) | (
+            CpuId::X86 {
+                vendor: X86Vendor::Amd,
+                ..
+            },
+            Vendor::Amd
+        ) | (CpuId::Arm { .. }, Vendor::Arm)
+    );
+    agrees.then_some(cpu)
 }
 
 /// What the machine offers, as learnt at open time.
@@ -62,6 +107,9 @@ pub struct Machine {
     pub classes: Vec<pmc_classinfo>,
     /// SOFT events from `PMC_OP_GETDYNEVENTINFO`: (name, code).
     pub soft_events: Vec<(String, u32)>,
+    /// The CPU's identity (CPUID / MIDR), if known: selects the pmu-events
+    /// table. See [`host_cpu_for`].
+    pub cpu: Option<CpuId>,
 }
 
 impl Machine {
@@ -81,6 +129,38 @@ impl Machine {
     /// The vendor.
     pub fn vendor(&self) -> Vendor {
         Vendor::of(self.cputype)
+    }
+    /// The pmu-events table for this CPU: by CPUID/MIDR when known, else by
+    /// `pm_cputype` (Intel and Arm types name their core; `PMC_CPU_AMD_K8`
+    /// covers every AMD family, so AMD needs the CPUID).
+    pub fn table(&self) -> Option<Table> {
+        if let Some(c) = &self.cpu {
+            return Table::for_cpu(c);
+        }
+        let name = match self.cputype {
+            PMC_CPU_INTEL_SKYLAKE => "skylake",
+            PMC_CPU_INTEL_ICELAKE => "icelake",
+            PMC_CPU_INTEL_ALDERLAKE => "alderlake",
+            PMC_CPU_INTEL_SAPPHIRE_RAPIDS => "sapphirerapids",
+            PMC_CPU_ARMV8_CORTEX_A57 => "cortex-a57-a72",
+            PMC_CPU_ARMV8_CORTEX_A76 => "cortex-a76",
+            _ if self.vendor() == Vendor::Arm => "armv8-common",
+            _ => return None,
+        };
+        Table::by_name(name)
+    }
+    fn table_kind(&self) -> Option<Kind> {
+        match self.vendor() {
+            Vendor::Intel => Some(Kind::IntelCore),
+            Vendor::Amd => Some(Kind::AmdZen),
+            Vendor::Arm => Some(Kind::ArmV8),
+            Vendor::Other => None,
+        }
+    }
+    /// Whether the kernel takes `PMC_F_EV_PMU` (ABI major 0x0A and later;
+    /// 0x09 kernels reject unknown flags: K20 `hwpmc_mod.c:3890-3892`).
+    pub fn takes_ev_pmu(&self) -> bool {
+        self.version >> 24 >= 0x0A
     }
 }
 
@@ -143,6 +223,39 @@ struct Raw {
     edge: bool,
     inv: bool,
     any: bool,
+}
+
+impl Raw {
+    fn of(e: &Event) -> Raw {
+        // The table's fixed-only spellings (event 0, umask 1/2) as the
+        // encodings the kernel's IAF allocator pins to rows 0 and 1 (0xC0,
+        // 0x3C; hwpmc_core.c `iaf_allocate_pmc`); 0/3 is already its REF.
+        let (event, umask) = match e.intel_fixed_counter() {
+            Some(0) => (0xC0, 0),
+            Some(1) => (0x3C, 0),
+            _ => (e.code.into(), e.umask.into()),
+        };
+        Raw {
+            event,
+            umask,
+            cmask: e.cmask.into(),
+            edge: e.edge,
+            inv: e.inv,
+            any: e.any,
+        }
+    }
+}
+
+/// `pm_ev` for an EV_PMU allocation: the index of the table event with this
+/// encoding (what libpmc's `pmc_pmu_pmcallocate` writes), else 0.
+fn pmu_index(machine: &Machine, raw: &Raw, fixed: Option<u8>) -> u32 {
+    let Some(t) = machine.table() else { return 0 };
+    t.events()
+        .find(|e| match fixed {
+            Some(f) => e.intel_fixed_counter() == Some(f),
+            None => e.msr.is_none() && e.intel_fixed_counter().is_none() && Raw::of(e) == *raw,
+        })
+        .map_or(0, |e| e.index as u32)
 }
 
 fn priv_bits(m: &Modifiers) -> (bool, bool) {
@@ -212,7 +325,7 @@ fn intel(raw: Raw, m: &Modifiers, sampling: bool, machine: &Machine, name: &str)
         cfg |= IAP_INT;
         caps |= PMC_CAP_INTERRUPT;
     }
-    let ev_pmu = if machine.version >> 24 >= 0x0A {
+    let ev_pmu = if machine.takes_ev_pmu() {
         PMC_F_EV_PMU
     } else {
         0
@@ -220,13 +333,25 @@ fn intel(raw: Raw, m: &Modifiers, sampling: bool, machine: &Machine, name: &str)
     let mut out = Vec::new();
     // Fixed counters first: instructions, core cycles, reference cycles.
     let fixed = match (raw.event, raw.umask, raw.cmask, raw.edge || raw.inv) {
-        (0xC0, 0, 0, false) => Some(PMC_EV_IAF_INSTR_RETIRED_ANY),
-        (0x3C, 0, 0, false) => Some(PMC_EV_IAF_CPU_CLK_UNHALTED_CORE),
+        // The table's fixed-only spellings: event 0 with umask 1/2/3.
+        (0xC0, 0, 0, false) | (0x00, 1, 0, false) => Some(PMC_EV_IAF_INSTR_RETIRED_ANY),
+        (0x3C, 0, 0, false) | (0x00, 2, 0, false) => Some(PMC_EV_IAF_CPU_CLK_UNHALTED_CORE),
         (0x00, 3, 0, false) => Some(PMC_EV_IAF_CPU_CLK_UNHALTED_REF),
         _ => None,
     };
     if let Some(ev) = fixed {
         if machine.has_class(PMC_CLASS_IAF) {
+            // EV_PMU: libpmc's table index (pmclog.c names the PMC by it);
+            // without: the PMC_EV_IAF_* code `_pmc_name_of_event` knows.
+            let ev = if ev_pmu != 0 {
+                pmu_index(
+                    machine,
+                    &raw,
+                    Some((ev - PMC_EV_IAF_INSTR_RETIRED_ANY) as u8),
+                )
+            } else {
+                ev
+            };
             out.push(Encoding {
                 class: PMC_CLASS_IAF,
                 ev,
@@ -240,7 +365,11 @@ fn intel(raw: Raw, m: &Modifiers, sampling: bool, machine: &Machine, name: &str)
     if machine.has_class(PMC_CLASS_IAP) && raw.event != 0 {
         out.push(Encoding {
             class: PMC_CLASS_IAP,
-            ev: 0,
+            ev: if ev_pmu != 0 {
+                pmu_index(machine, &raw, None)
+            } else {
+                0
+            },
             flags: ev_pmu,
             caps: caps | PMC_CAP_QUALIFIER,
             md: pmc_md_op_pmcallocate::iap(cfg, 0),
@@ -284,14 +413,155 @@ fn amd(raw: Raw, m: &Modifiers, sampling: bool, machine: &Machine, name: &str) -
         cfg |= AMD_PMC_INT;
         caps |= PMC_CAP_INTERRUPT;
     }
+    // EV_PMU only where the kernel knows it (issue 14 item 2: 0x09 kernels
+    // return EINVAL for it, K20 `hwpmc_mod.c:3890-3892`); Zen on 0x09
+    // kernels takes `pm_amd_config` as is (K20 `hwpmc_amd.c`
+    // `amd_allocate_pmc`, the `pmc_cpuid` branch).
+    let ev_pmu = machine.takes_ev_pmu();
     vec![Encoding {
         class: PMC_CLASS_K8,
-        ev: 0,
-        flags: PMC_F_EV_PMU,
+        ev: if ev_pmu {
+            pmu_index(machine, &raw, None)
+        } else {
+            0
+        },
+        flags: if ev_pmu { PMC_F_EV_PMU } else { 0 },
         caps,
         md: pmc_md_op_pmcallocate::amd(cfg, PMC_AMD_SUB_CLASS_CORE),
         name: format!("K8 {name}"),
     }]
+}
+
+/// ARMV8: `pm_ev = PMC_EV_ARMV8_FIRST + n` without EV_PMU, which every
+/// ABI version takes and `_pmc_name_of_event` names; the event number must
+/// fit the enum's 0x00-0xFF range. USR/OS go in as capabilities.
+fn arm(
+    spec: &EventSpec,
+    raw: Raw,
+    sampling: bool,
+    machine: &Machine,
+    name: &str,
+) -> Result<Vec<Encoding>, Error> {
+    if !machine.has_class(PMC_CLASS_ARMV8) {
+        return Ok(Vec::new());
+    }
+    if raw.event > 0xFF || raw.umask != 0 || raw.cmask != 0 || raw.edge || raw.inv || raw.any {
+        return Err(err(
+            ErrorKind::NotSupported,
+            spec,
+            format!(
+                "Arm event {:#x} needs an event number up to 0xff and no x86 qualifiers for hwpmc's ARMV8 class",
+                raw.event
+            ),
+            "pick an architected event (0x00-0xff); `pmcstat -L` lists them",
+        ));
+    }
+    let m = &spec.modifiers;
+    let (usr, os) = priv_bits(m);
+    let mut caps = PMC_CAP_READ | PMC_CAP_WRITE;
+    if m.is_restricted() {
+        caps |= if usr { PMC_CAP_USER } else { 0 } | if os { PMC_CAP_SYSTEM } else { 0 };
+    }
+    if sampling {
+        caps |= PMC_CAP_INTERRUPT;
+    }
+    Ok(vec![Encoding {
+        class: PMC_CLASS_ARMV8,
+        ev: PMC_EV_ARMV8_FIRST + raw.event as u32,
+        flags: 0,
+        caps,
+        md: pmc_md_op_pmcallocate::default(),
+        name: format!("ARMV8 {name}"),
+    }])
+}
+
+/// A named CPU event (table name, class-prefixed name or libpmc alias).
+/// `Ok(None)`: not a table name at all.
+fn table_event(
+    spec: &EventSpec,
+    name: &str,
+    machine: &Machine,
+) -> Result<Option<(Event, String)>, Error> {
+    let lower = name.to_ascii_lowercase();
+    let bare = ["iap-", "iaf-", "k8-", "armv8-"]
+        .iter()
+        .find_map(|p| lower.strip_prefix(p).map(|_| &name[p.len()..]))
+        .unwrap_or(name);
+    if let Some(t) = machine.table() {
+        if let Some((e, alias)) = pmc_events::lookup(t, bare) {
+            if let Some(msr) = e.msr {
+                return Err(err(
+                    ErrorKind::NotSupported,
+                    spec,
+                    format!(
+                        "{} needs an extra MSR ({msr:?}) that hwpmc's IAP class does not program",
+                        e.name
+                    ),
+                    "pick an event without ldlat/frontend qualifiers",
+                ));
+            }
+            let shown = if alias {
+                format!("{} (libpmc alias {bare})", e.name)
+            } else {
+                e.name.to_owned()
+            };
+            return Ok(Some((e, shown)));
+        }
+    }
+    let elsewhere: Vec<&str> = pmc_events::tables_with(bare)
+        .map(|(t, _)| t.name())
+        .collect();
+    let alias = machine
+        .table_kind()
+        .is_some_and(|k| pmc_events::libpmc_alias(k, bare).is_some())
+        || pmc_events::is_libpmc_alias(bare);
+    if elsewhere.is_empty() && !alias {
+        return Ok(None);
+    }
+    if machine.vendor() == Vendor::Other {
+        return Err(no_pmu(spec));
+    }
+    let here = match (machine.cpu, machine.table()) {
+        (Some(c), Some(t)) => format!("this CPU ({c}) uses the {} table, which lacks it", t.name()),
+        (Some(c), None) => format!("pmc has no pmu-events table for this CPU ({c})"),
+        (None, Some(t)) => format!(
+            "this CPU (pm_cputype {:#x}) uses the {} table, which lacks it",
+            machine.cputype,
+            t.name()
+        ),
+        (None, None) => format!(
+            "this CPU (pm_cputype {:#x}) could not be matched to a pmu-events table",
+            machine.cputype
+        ),
+    };
+    let what = if elsewhere.is_empty() {
+        format!("`{bare}` is a libpmc alias")
+    } else {
+        format!("`{bare}` is an event of {}", elsewhere.join(", "))
+    };
+    Err(err(
+        ErrorKind::NotSupported,
+        spec,
+        format!("{what}, but {here}"),
+        "`pmcstat -L` lists this CPU's events; event=0x..,umask=0x.. works on any CPU",
+    ))
+}
+
+/// This CPU's table events and how each resolves (for `pmcstat -L`).
+pub fn table_listing(machine: &Machine) -> Vec<(Event, Result<Vec<Encoding>, Error>)> {
+    let Some(t) = machine.table() else {
+        return Vec::new();
+    };
+    t.events()
+        .map(|e| {
+            let r = e
+                .name
+                .parse::<EventSpec>()
+                .map_err(Error::from)
+                .and_then(|spec| resolve(&spec, machine, false));
+            (e, r)
+        })
+        .collect()
 }
 
 fn hardware(
@@ -305,6 +575,7 @@ fn hardware(
     let mut out = match machine.vendor() {
         Vendor::Intel => intel(raw, &spec.modifiers, sampling, machine, name),
         Vendor::Amd => amd(raw, &spec.modifiers, sampling, machine, name),
+        Vendor::Arm => arm(spec, raw, sampling, machine, name)?,
         Vendor::Other => Vec::new(),
     };
     // READ/WRITE are asked for by default: keep only what the class has, so
@@ -444,6 +715,13 @@ fn portable_raw(p: PortableEvent, v: Vendor) -> Option<Raw> {
         (PortableEvent::BranchMisses, Vendor::Amd) => r(0xC3, 0),
         (PortableEvent::CacheReferences, Vendor::Amd) => r(0x60, 0xFF),
         (PortableEvent::CacheMisses, Vendor::Amd) => r(0x64, 0x09),
+        // Arm PMUv3 architected events (as Linux's armv8 PMU maps them).
+        (PortableEvent::Cycles, Vendor::Arm) => r(0x11, 0),
+        (PortableEvent::Instructions, Vendor::Arm) => r(0x08, 0),
+        (PortableEvent::Branches, Vendor::Arm) => r(0x21, 0),
+        (PortableEvent::BranchMisses, Vendor::Arm) => r(0x22, 0),
+        (PortableEvent::CacheReferences, Vendor::Arm) => r(0x04, 0),
+        (PortableEvent::CacheMisses, Vendor::Arm) => r(0x03, 0),
         _ => None,
     }
 }
@@ -473,6 +751,14 @@ pub fn resolve(
                 "count it with the Linux backend, or use dtrace/sysctl on FreeBSD",
             )),
             hw => match portable_raw(*hw, machine.vendor()) {
+                // Say which `cycles` this is: libpmc's means the TSC.
+                Some(raw) if *hw == PortableEvent::Cycles => hardware(
+                    spec,
+                    raw,
+                    sampling,
+                    machine,
+                    "cycles (core cycles; libpmc's `cycles` is the TSC, spelled `tsc`)",
+                ),
                 Some(raw) => hardware(spec, raw, sampling, machine, hw.name()),
                 None if machine.vendor() == Vendor::Other => Err(no_pmu(spec)),
                 None => Err(err(
@@ -501,9 +787,14 @@ pub fn resolve(
             {
                 // `name,qualifiers`: a named event with raw qualifiers.
                 let named: EventSpec = first.key.parse().map_err(Error::from)?;
+                let from_table = match &named.source {
+                    EventSource::Hwpmc(n) => table_event(spec, n, machine)?,
+                    _ => None,
+                };
                 let base = match named
                     .as_portable()
                     .and_then(|p| portable_raw(p, machine.vendor()))
+                    .or(from_table.as_ref().map(|(e, _)| Raw::of(e)))
                 {
                     Some(r) => r,
                     None => {
@@ -535,6 +826,14 @@ pub fn resolve(
                     } else {
                         base.umask
                     },
+                    cmask: if extra.cmask != 0 {
+                        extra.cmask
+                    } else {
+                        base.cmask
+                    },
+                    edge: extra.edge || base.edge,
+                    inv: extra.inv || base.inv,
+                    any: extra.any || base.any,
                     ..extra
                 };
                 return hardware(spec, raw, sampling, machine, &first.key);
@@ -559,11 +858,14 @@ pub fn resolve(
             {
                 return soft(spec, machine, soft_name, sampling);
             }
+            if let Some((e, shown)) = table_event(spec, name, machine)? {
+                return hardware(spec, Raw::of(&e), sampling, machine, &shown);
+            }
             Err(err(
                 ErrorKind::NoSuchEvent,
                 spec,
-                format!("`{name}` is not a SOFT or TSC event here, and this backend carries no pmu-events table"),
-                "use event=0x..,umask=0x.. for hardware events; `pmcstat -L` lists the names",
+                format!("`{name}` is not a SOFT, TSC or pmu-events table event on this machine"),
+                "`pmcstat -L` lists the names; event=0x..,umask=0x.. gives a raw encoding",
             ))
         }
         EventSource::Pmu { pmu, .. } => Err(err(
@@ -634,6 +936,14 @@ mod tests {
                 pm_width: 48,
                 pm_num: 6,
             }),
+            // hwpmc_arm64.c: ARMV8 class (PMCR_EL0.N counters; caps as the
+            // driver's ARMV8_PMC_CAPS: READ|WRITE|USER|SYSTEM|INTERRUPT|...).
+            Vendor::Arm => classes.push(pmc_classinfo {
+                pm_class: PMC_CLASS_ARMV8,
+                pm_caps: 0x7F,
+                pm_width: 64,
+                pm_num: 6,
+            }),
             Vendor::Other => {}
         }
         Machine {
@@ -645,6 +955,7 @@ mod tests {
                 ("PAGE_FAULT.ALL".into(), PMC_EV_SOFT_FIRST + 3),
                 ("PAGE_FAULT.READ".into(), PMC_EV_SOFT_FIRST + 4),
             ],
+            cpu: None,
         }
     }
 
@@ -661,12 +972,13 @@ mod tests {
         let e = r("instructions", SKL, false).unwrap();
         assert_eq!(e.len(), 2, "IAF fixed counter, then IAP");
         assert_eq!(e[0].class, PMC_CLASS_IAF);
-        assert_eq!(e[0].ev, PMC_EV_IAF_INSTR_RETIRED_ANY);
+        // EV_PMU: pm_ev is the pmu-events index (see pm_ev_is_the_pmu_table_index).
+        assert_eq!(pmclog_name(&machine(SKL), &e[0]), "INST_RETIRED.ANY");
         assert_eq!(e[0].flags, PMC_F_EV_PMU);
         assert_eq!(e[0].md.as_iap().pm_iap_config, 0xC0 | IAP_USR | IAP_OS);
         assert_eq!(e[1].class, PMC_CLASS_IAP);
         let c = r("cycles", SKL, false).unwrap();
-        assert_eq!(c[0].ev, PMC_EV_IAF_CPU_CLK_UNHALTED_CORE);
+        assert_eq!(pmclog_name(&machine(SKL), &c[0]), "CPU_CLK_UNHALTED.THREAD");
         for (name, cfg) in [
             ("branches", 0xC4),
             ("branch-misses", 0xC5),
@@ -739,8 +1051,14 @@ mod tests {
             r("SOFT-NOPE", SKL, false).unwrap_err().kind(),
             ErrorKind::NoSuchEvent
         );
+        // A libpmc alias on an AMD CPU whose family is unknown (no CPUID):
+        // known, but not resolvable here.
         assert_eq!(
             r("k8-dc-misses", ZEN, false).unwrap_err().kind(),
+            ErrorKind::NotSupported
+        );
+        assert_eq!(
+            r("k8-no-such-event", ZEN, false).unwrap_err().kind(),
             ErrorKind::NoSuchEvent
         );
     }
@@ -816,12 +1134,209 @@ mod tests {
         );
     }
 
+    fn on(cputype: u32, cpu: Option<CpuId>, version: u32) -> Machine {
+        Machine {
+            cpu,
+            version,
+            ..machine(cputype)
+        }
+    }
+
+    fn amd(family: u32, model: u32) -> Option<CpuId> {
+        Some(CpuId::X86 {
+            vendor: X86Vendor::Amd,
+            family,
+            model,
+            stepping: 0,
+        })
+    }
+
+    fn ra(spec: &str, m: &Machine) -> Result<Vec<Encoding>, Error> {
+        resolve(&spec.parse().expect("spec parses"), m, false)
+    }
+
+    /// The name FreeBSD's pmclog.c gives a PMCALLOCATE record:
+    /// `pmc_pmu_event_get_by_idx(cpuid, pl_event)` = table[pm_ev].name.
+    fn pmclog_name(m: &Machine, e: &Encoding) -> &'static str {
+        m.table()
+            .and_then(|t| t.events().nth(e.ev as usize))
+            .map_or("<out of range>", |x| x.name)
+    }
+
+    #[test]
+    fn table_names_on_intel_amd_arm() {
+        // Skylake by pm_cputype (no CPUID): inst_retired.any is fixed-only.
+        let skl = machine(SKL);
+        let e = ra("inst_retired.any", &skl).unwrap();
+        assert_eq!(e[0].class, PMC_CLASS_IAF);
+        let e = ra("iaf-instr_retired.any", &skl).unwrap();
+        assert_eq!(e[0].class, PMC_CLASS_IAF);
+        let e = ra("IAF-CPU_CLK_UNHALTED.REF", &skl).unwrap();
+        assert_eq!((e.len(), e[0].class), (1, PMC_CLASS_IAF));
+        let e = ra("BR_MISP_RETIRED.ALL_BRANCHES,usr", &skl).unwrap();
+        assert_eq!(e[0].class, PMC_CLASS_IAP);
+        assert_eq!(e[0].md.as_iap().pm_iap_config, 0xC5 | IAP_USR);
+        let e = ra("iap-arith.divider_active", &skl).unwrap();
+        assert_eq!(
+            e[0].md.as_iap().pm_iap_config,
+            0x14 | 0x100 | (1 << 24) | IAP_USR | IAP_OS
+        );
+        // Table cmask overridden by a qualifier, edge/inv added.
+        let e = ra("arith.divider_active,cmask=3,edge,inv", &skl).unwrap();
+        assert_eq!(
+            e[0].md.as_iap().pm_iap_config,
+            0x14 | 0x100 | (3 << 24) | IAP_EDGE | IAP_INV | IAP_USR | IAP_OS
+        );
+        // libpmc aliases (libpmc_pmu_util.c pmu_intel_alias_table).
+        for (alias, want) in [
+            ("LLC_REFERENCE", 0x4F2E),
+            ("llc-reference", 0x4F2E),
+            ("RESOURCE_STALL", 0x01A2),
+            ("BRANCH_INSTRUCTION_RETIRED", 0x00C4),
+            ("BRANCH_MISSES_RETIRED", 0x00C5),
+            ("unhalted-reference-cycles", 0x013C),
+        ] {
+            let e = ra(alias, &skl).unwrap_or_else(|e| panic!("{alias}: {e}"));
+            let iap = e.iter().find(|x| x.class == PMC_CLASS_IAP).unwrap();
+            assert_eq!(iap.md.as_iap().pm_iap_config & 0xFFFF, want, "{alias}");
+        }
+        // ic-misses needs MSR_PEBS_FRONTEND, which IAP cannot program.
+        assert_eq!(
+            ra("ic-misses", &skl).unwrap_err().kind(),
+            ErrorKind::NotSupported
+        );
+        // AMD Zen 3 by CPUID (family 25, model 0x21).
+        let zen3 = on(ZEN, amd(25, 0x21), PMC_VERSION);
+        let e = ra("ls_not_halted_cyc:u", &zen3).unwrap();
+        assert_eq!(e[0].md.as_amd().pm_amd_config, 0x76 | AMD_PMC_USR);
+        let e = ra("K8-EX_RET_INSTR", &zen3).unwrap();
+        assert_eq!(e[0].md.as_amd().pm_amd_config & 0xFFFF, 0xC0);
+        let e = ra("UNHALTED_CORE_CYCLES", &zen3).unwrap();
+        assert_eq!(e[0].md.as_amd().pm_amd_config & 0xFF, 0x76);
+        // Intel name on AMD: known, not supported here, never "unknown".
+        let err = ra("inst_retired.any", &zen3).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::NotSupported, "{err}");
+        assert!(err.message().contains("amdzen3"), "{err}");
+        // Zen 1 (family 23 model 1): no table here, still not "unknown".
+        let zen1 = on(ZEN, amd(23, 1), PMC_VERSION);
+        assert_eq!(
+            ra("ex_ret_instr", &zen1).unwrap_err().kind(),
+            ErrorKind::NotSupported
+        );
+        // Arm Neoverse N1 by MIDR 0x410fd0c0; QEMU -cpu max (MIDR 0x000f0510)
+        // gets the architected events.
+        let n1 = on(
+            PMC_CPU_ARMV8_CORTEX_A76,
+            Some(CpuId::from_midr(0x410f_d0c0)),
+            PMC_VERSION,
+        );
+        assert_eq!(n1.table().unwrap().name(), "neoverse-n1");
+        let e = ra("inst_retired", &n1).unwrap();
+        assert_eq!(
+            (e[0].class, e[0].ev, e[0].flags),
+            (PMC_CLASS_ARMV8, PMC_EV_ARMV8_FIRST + 8, 0)
+        );
+        let qemu = on(
+            PMC_CPU_ARMV8_CORTEX_A53,
+            Some(CpuId::from_midr(0x000f_0510)),
+            0x0903_0000,
+        );
+        assert_eq!(qemu.table().unwrap().name(), "armv8-common");
+        let e = ra("CPU_CYCLES,usr", &qemu).unwrap();
+        assert_eq!(e[0].ev, PMC_EV_ARMV8_FIRST + 0x11);
+        assert_eq!(e[0].caps & (PMC_CAP_USER | PMC_CAP_SYSTEM), PMC_CAP_USER);
+        assert_eq!(
+            ra("armv8-l1d_cache_refill", &qemu).unwrap()[0].ev,
+            PMC_EV_ARMV8_FIRST + 3
+        );
+        assert_eq!(
+            ra("cycles", &qemu).unwrap()[0].ev,
+            PMC_EV_ARMV8_FIRST + 0x11
+        );
+        // A table name on a machine without PMCs: NoPmu, not "unknown".
+        assert_eq!(
+            ra("inst_retired.any", &machine(VM)).unwrap_err().kind(),
+            ErrorKind::NoPmu
+        );
+        // Lower-case SOFT names and bare tsc (libpmc compares case-insensitively).
+        assert_eq!(ra("clock.hard", &skl).unwrap()[0].ev, PMC_EV_SOFT_FIRST);
+        assert_eq!(
+            ra("page_fault.all", &skl).unwrap()[0].ev,
+            PMC_EV_SOFT_FIRST + 3
+        );
+        assert_eq!(ra("tsc", &skl).unwrap()[0].class, PMC_CLASS_TSC);
+        assert_eq!(ra("TSC", &zen3).unwrap()[0].class, PMC_CLASS_TSC);
+        // `cycles` is core cycles and says so.
+        let c = ra("cycles", &skl).unwrap();
+        assert_eq!(
+            c[0].ev,
+            pmu_index(
+                &skl,
+                &Raw {
+                    event: 0x3C,
+                    ..Raw::default()
+                },
+                Some(1)
+            )
+        );
+        assert!(
+            c[0].name.contains("core cycles") && c[0].name.contains("tsc"),
+            "{}",
+            c[0].name
+        );
+    }
+
+    /// Issue 14 item 2: 0x09 kernels reject PMC_F_EV_PMU with EINVAL (K20
+    /// `hwpmc_mod.c:3890-3892` checks pm_flags against the flags it knows);
+    /// before this fix K8 allocations always carried it.
+    #[test]
+    fn no_ev_pmu_for_amd_on_0x09_kernels() {
+        let old = on(ZEN, amd(23, 0x31), 0x0903_0000);
+        for name in ["instructions", "ex_ret_instr", "event=0xc0", "r76"] {
+            let e = ra(name, &old).unwrap();
+            assert_eq!(e[0].flags & PMC_F_EV_PMU, 0, "{name}");
+        }
+        let new = on(ZEN, amd(23, 0x31), PMC_VERSION);
+        assert_eq!(ra("instructions", &new).unwrap()[0].flags, PMC_F_EV_PMU);
+    }
+
+    /// Issue 14 item 9: FreeBSD's pmclog.c names every PMCALLOCATE record by
+    /// `pmc_pmu_event_get_by_idx(cpuid, pl_event)` (no bounds check), and
+    /// libpmc's `pmc_pmu_pmcallocate` writes `pm->pm_ev = idx` of the event
+    /// in the CPU's pmu-events table. Before: IAP/K8 carried 0 (table entry
+    /// 0's name) and IAF 0x10000 (out of range).
+    #[test]
+    fn pm_ev_is_the_pmu_table_index() {
+        let skl = machine(SKL);
+        let i = ra("instructions", &skl).unwrap();
+        assert_eq!(i[0].class, PMC_CLASS_IAF);
+        assert_eq!(pmclog_name(&skl, &i[0]), "INST_RETIRED.ANY");
+        assert_eq!(pmclog_name(&skl, &i[1]), "INST_RETIRED.ANY_P");
+        let c = ra("cpu_clk_unhalted.thread", &skl).unwrap();
+        assert_eq!(pmclog_name(&skl, &c[0]), "CPU_CLK_UNHALTED.THREAD");
+        let b = ra("branches", &skl).unwrap();
+        assert_eq!(pmclog_name(&skl, &b[0]), "BR_INST_RETIRED.ALL_BRANCHES");
+        let zen3 = on(ZEN, amd(25, 0x21), PMC_VERSION);
+        let e = ra("cycles", &zen3).unwrap();
+        assert_eq!(pmclog_name(&zen3, &e[0]), "ls_not_halted_cyc");
+        let e = ra("event=0xc0", &zen3).unwrap();
+        assert_eq!(pmclog_name(&zen3, &e[0]), "ex_ret_instr");
+        // Without EV_PMU (0x09), IAF keeps the PMC_EV_IAF_* code that
+        // `_pmc_name_of_event` knows.
+        let old = on(SKL, None, 0x0903_0000);
+        assert_eq!(
+            ra("instructions", &old).unwrap()[0].ev,
+            PMC_EV_IAF_INSTR_RETIRED_ANY
+        );
+    }
+
     #[test]
     fn vendor_of_cputypes() {
         assert_eq!(Vendor::of(PMC_CPU_INTEL_CORE), Vendor::Intel);
         assert_eq!(Vendor::of(PMC_CPU_INTEL_SAPPHIRE_RAPIDS), Vendor::Intel);
         assert_eq!(Vendor::of(PMC_CPU_AMD_K8), Vendor::Amd);
-        assert_eq!(Vendor::of(PMC_CPU_ARMV8_CORTEX_A53), Vendor::Other);
+        assert_eq!(Vendor::of(PMC_CPU_ARMV8_CORTEX_A53), Vendor::Arm);
+        assert_eq!(Vendor::of(PMC_CPU_GENERIC), Vendor::Other);
         assert_eq!(normalize("soft-clock.hard"), normalize("SOFT_CLOCK HARD"));
     }
 

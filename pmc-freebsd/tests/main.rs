@@ -6,4 +6,5 @@ mod encoder_crosscheck;
 mod hostile;
 mod log_pump_error;
 mod log_stream;
+mod named_events_sim;
 mod real_hwpmc;

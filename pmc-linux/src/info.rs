@@ -118,10 +118,45 @@ pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
         }
     }
     out.extend(pmu_events(Path::new(resolve::PMU_DIR), &facts));
+    out.extend(table_events(resolve::host_cpu(), &facts));
     if tracepoints {
         out.extend(tracepoint_events(&facts));
     }
     out
+}
+
+/// The CPU's own events from the pmc-events table (the one perf's
+/// `mapfile.csv` picks for this CPU), each resolved and probed; the source
+/// names the table.
+fn table_events(cpu: Option<pmc_events::CpuId>, facts: &Facts) -> Vec<EventInfo> {
+    let Some(table) = cpu.as_ref().and_then(pmc_events::Table::for_cpu) else {
+        return Vec::new();
+    };
+    table
+        .events()
+        .map(|e| {
+            let enc = match e.kind {
+                pmc_events::Kind::ArmV8 => format!("event={:#x}", e.code),
+                _ => format!("config={:#x}", e.config()),
+            };
+            let extra = if e.config1() != 0 {
+                format!(",config1={:#x}", e.config1())
+            } else {
+                String::new()
+            };
+            let description = if e.desc.is_empty() {
+                format!("[{enc}{extra}]")
+            } else {
+                format!("{} [{enc}{extra}]", e.desc)
+            };
+            EventInfo {
+                name: e.name.to_ascii_lowercase(),
+                source: EventSource::Pmu(format!("cpu (pmu-events {})", table.name())),
+                availability: probe(e.name, facts),
+                description,
+            }
+        })
+        .collect()
 }
 
 fn pmu_events(dir: &Path, facts: &Facts) -> Vec<EventInfo> {

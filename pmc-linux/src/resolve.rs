@@ -1,9 +1,12 @@
 //! Resolving an [`EventSpec`] against this machine: generic names, sysfs
-//! PMUs and their aliases, tracepoint ids, and hwpmc SOFT names.
+//! PMUs and their aliases, tracepoint ids, hwpmc SOFT names, and the CPU's
+//! own event names from the [`pmc_events`] table (selected by the CPU in
+//! `/proc/cpuinfo`, after sysfs aliases).
 
 use perf_event_open_sys::bindings as b;
 use pmc_core::event::Term;
 use pmc_core::{Error, ErrorKind, EventSource, EventSpec, Op, PortableEvent};
+use pmc_events::{CpuId, Kind, Table};
 use std::path::{Path, PathBuf};
 
 /// An event as `perf_event_attr` needs it.
@@ -140,11 +143,31 @@ pub fn resolve(spec: &EventSpec) -> Result<Resolved, Error> {
     resolve_in(spec, Path::new(PMU_DIR), &TRACEFS_DIRS.map(PathBuf::from))
 }
 
+/// This machine's CPU, from `/proc/cpuinfo` (read once).
+pub fn host_cpu() -> Option<CpuId> {
+    static CPU: std::sync::OnceLock<Option<CpuId>> = std::sync::OnceLock::new();
+    *CPU.get_or_init(|| {
+        std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|t| CpuId::from_proc_cpuinfo(&t))
+    })
+}
+
 /// [`resolve`] against other sysfs/tracefs roots (for tests).
 pub fn resolve_in(
     spec: &EventSpec,
     pmu_dir: &Path,
     tracefs: &[PathBuf],
+) -> Result<Resolved, Error> {
+    resolve_for(spec, pmu_dir, tracefs, host_cpu().as_ref())
+}
+
+/// [`resolve_in`] for a given CPU (the seam for tests with fake CPUIDs).
+pub fn resolve_for(
+    spec: &EventSpec,
+    pmu_dir: &Path,
+    tracefs: &[PathBuf],
+    cpu: Option<&CpuId>,
 ) -> Result<Resolved, Error> {
     match &spec.source {
         EventSource::Portable(p) => Ok(portable(*p)),
@@ -179,9 +202,125 @@ pub fn resolve_in(
             )
             .with_help("list them: ls /sys/kernel/tracing/events (or `pmcstat -L`)"))
         }
-        EventSource::Hwpmc(name) => hwpmc_name(spec, name),
-        EventSource::HwpmcTerms(terms) => hwpmc_terms(spec, terms),
+        EventSource::Hwpmc(name) => named(spec, name, pmu_dir, cpu),
+        EventSource::HwpmcTerms(terms) => match terms.first() {
+            Some(first) if first.value.is_none() && !is_flag_term(&first.key) => {
+                // `inst_retired.any,cmask=1,inv`: a table event plus qualifiers.
+                let base = named(spec, &first.key, pmu_dir, cpu)?;
+                if base.type_ != b::PERF_TYPE_RAW && !is_cpu_pmu_type(base.type_, pmu_dir) {
+                    return Err(no_event(
+                        spec,
+                        format!(
+                            "qualifiers apply to CPU events only, and `{}` is not one",
+                            first.key
+                        ),
+                    ));
+                }
+                let extra = hwpmc_terms(spec, &terms[1..])?;
+                // A qualifier replaces the field it names.
+                let mut config = base.config;
+                for t in &terms[1..] {
+                    let mask = match t.key.to_ascii_lowercase().as_str() {
+                        "event" => 0xFF,
+                        "umask" => 0xFF00,
+                        "cmask" | "threshold" => 0xFF00_0000,
+                        _ => 0,
+                    };
+                    config &= !mask;
+                }
+                Ok(Resolved {
+                    config: config | extra.config,
+                    ..base
+                })
+            }
+            _ => hwpmc_terms(spec, terms),
+        },
     }
+}
+
+fn is_flag_term(k: &str) -> bool {
+    matches!(
+        k.to_ascii_lowercase().as_str(),
+        "edge" | "inv" | "anythread" | "any"
+    )
+}
+
+fn is_cpu_pmu_type(t: u32, pmu_dir: &Path) -> bool {
+    ["cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0"]
+        .iter()
+        .any(|p| {
+            std::fs::read_to_string(pmu_dir.join(p).join("type"))
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok())
+                == Some(t)
+        })
+}
+
+/// hwpmc class prefixes a table name may carry (`iap-inst_retired.any`).
+const CLASS_PREFIXES: [&str; 4] = ["iap-", "iaf-", "k8-", "armv8-"];
+
+/// A named event: `tsc`, a table event for this CPU (with or without a
+/// hwpmc class prefix), a libpmc alias, or a SOFT name.
+fn named(
+    spec: &EventSpec,
+    name: &str,
+    pmu_dir: &Path,
+    cpu: Option<&CpuId>,
+) -> Result<Resolved, Error> {
+    if name.eq_ignore_ascii_case("tsc") || name.eq_ignore_ascii_case("tsc-tsc") {
+        // The msr PMU's `tsc` event (arch/x86/events/msr.c).
+        return pmu_event(spec, pmu_dir, "msr", &[Term { key: "tsc".into(), value: None }]).map_err(|_| {
+            Error::new(ErrorKind::NotSupported, Op::Allocate, format!("`{spec}`: the time-stamp counter is read through the msr PMU, which this kernel does not have ({}/msr)", pmu_dir.display()))
+                .with_help("use ref-cycles or cpu-clock, or load a kernel with CONFIG_PERF_EVENTS_INTEL_MSR / AMD msr support")
+        });
+    }
+    let lower = name.to_ascii_lowercase();
+    let bare = CLASS_PREFIXES
+        .iter()
+        .find_map(|p| lower.strip_prefix(p).map(|_| &name[p.len()..]))
+        .unwrap_or(name);
+    let table = cpu.and_then(Table::for_cpu);
+    if let Some(t) = table {
+        if let Some((e, _alias)) = pmc_events::lookup(t, bare) {
+            let type_ = if t.kind() == Kind::IntelCore {
+                // Hybrid Intel: the table is the P-core's (cpu_core PMU).
+                std::fs::read_to_string(pmu_dir.join("cpu_core").join("type"))
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok())
+                    .unwrap_or(b::PERF_TYPE_RAW)
+            } else {
+                b::PERF_TYPE_RAW
+            };
+            return Ok(Resolved {
+                type_,
+                config: e.config(),
+                config1: e.config1(),
+                config2: 0,
+            });
+        }
+    }
+    let elsewhere: Vec<&str> = pmc_events::tables_with(bare)
+        .map(|(t, _)| t.name())
+        .collect();
+    let alias = pmc_events::is_libpmc_alias(bare);
+    if !elsewhere.is_empty() || alias {
+        let here = match (cpu, table) {
+            (Some(c), Some(t)) => format!(
+                "this CPU ({c}) uses the {} table, which has no `{bare}`",
+                t.name()
+            ),
+            (Some(c), None) => format!("this CPU ({c}) has no pmu-events table in pmc"),
+            (None, _) => "this machine's CPU could not be identified from /proc/cpuinfo".to_owned(),
+        };
+        let what = if elsewhere.is_empty() {
+            format!("`{bare}` is a libpmc alias")
+        } else {
+            format!("`{bare}` is an event of {}", elsewhere.join(", "))
+        };
+        return Err(Error::new(ErrorKind::NotSupported, Op::Allocate, format!("`{spec}`: {what}, but {here}"))
+            .with_help("`pmcstat -L` lists this CPU's events; raw encodings work too (rNNNN, cpu/event=..,umask=../)"));
+    }
+    hwpmc_name(spec, name)
 }
 
 /// hwpmc SOFT names that have a Linux software counterpart.
@@ -432,7 +571,7 @@ mod tests {
             ErrorKind::NotSupported
         );
         assert_eq!(
-            r("k8-dc-misses", d).unwrap_err().kind(),
+            r("k8-no-such-event", d).unwrap_err().kind(),
             ErrorKind::NoSuchEvent
         );
         assert_eq!(
@@ -443,6 +582,100 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("tracefs"));
+    }
+
+    fn rc(s: &str, d: &Path, cpu: CpuId) -> Result<Resolved, Error> {
+        resolve_for(&s.parse().unwrap(), d, &[], Some(&cpu))
+    }
+
+    fn x86(vendor: pmc_events::X86Vendor, family: u32, model: u32) -> CpuId {
+        CpuId::X86 {
+            vendor,
+            family,
+            model,
+            stepping: 0,
+        }
+    }
+
+    /// Table names resolve per CPU, with fake CPUIDs/MIDRs; the expected
+    /// encodings are the kernel JSON's (the oracle test in pmc-events
+    /// compares every entry with the JSON itself).
+    #[test]
+    fn table_names_per_cpu() {
+        use pmc_events::X86Vendor::{Amd, Intel};
+        let d = Path::new("/nonexistent");
+        let skl = x86(Intel, 6, 0x5E);
+        let raw = |c| Resolved::new(b::PERF_TYPE_RAW, c);
+        assert_eq!(rc("inst_retired.any_p", d, skl).unwrap(), raw(0xC0));
+        assert_eq!(rc("INST_RETIRED.ANY", d, skl).unwrap(), raw(0x100));
+        assert_eq!(
+            rc("cpu_clk_unhalted.thread_p:u", d, skl).unwrap(),
+            raw(0x3C)
+        );
+        assert_eq!(
+            rc("iap-arith.divider_active", d, skl).unwrap(),
+            raw(0x0100_0114)
+        );
+        assert_eq!(
+            rc("arith.divider_active,cmask=2,inv", d, skl).unwrap(),
+            raw(0x14 | 0x100 | (2 << 24) | (1 << 23))
+        );
+        assert_eq!(rc("LLC_REFERENCE", d, skl).unwrap(), raw(0x4F2E));
+        assert_eq!(rc("llc-reference", d, skl).unwrap(), raw(0x4F2E));
+        assert_eq!(rc("RESOURCE_STALL", d, skl).unwrap(), raw(0x01A2));
+        assert_eq!(rc("branch_misses_retired", d, skl).unwrap(), raw(0xC5));
+        // ic-misses = frontend_retired.l1i_miss: MSR_PEBS_FRONTEND value in config1.
+        let ic = rc("ic-misses", d, skl).unwrap();
+        assert_eq!((ic.config, ic.config1), (0x01C6, 0x12));
+        let icl = x86(Intel, 6, 0x7E);
+        assert_eq!(rc("inst_retired.any_p", d, icl).unwrap(), raw(0xC0));
+        let spr = x86(Intel, 6, 0x8F);
+        assert_eq!(
+            rc("br_misp_retired.all_branches", d, spr).unwrap(),
+            raw(0xC5)
+        );
+        let adl = x86(Intel, 6, 0x97);
+        assert_eq!(rc("inst_retired.any_p", d, adl).unwrap(), raw(0xC0));
+        // AMD Zen 2 / 3 / 4.
+        for (f, m) in [(23, 0x31), (25, 0x21), (25, 0x61)] {
+            let zen = x86(Amd, f, m);
+            assert_eq!(rc("ex_ret_instr", d, zen).unwrap(), raw(0xC0), "{f} {m:#x}");
+            assert_eq!(rc("LS_NOT_HALTED_CYC", d, zen).unwrap(), raw(0x76));
+            // libpmc's UNHALTED_CORE_CYCLES is the portable `cycles` here.
+            assert_eq!(
+                rc("UNHALTED_CORE_CYCLES", d, zen).unwrap(),
+                Resolved::new(b::PERF_TYPE_HARDWARE, 0)
+            );
+            assert_eq!(rc("k8-ex_ret_brn_misp", d, zen).unwrap(), raw(0xC3));
+            let e = rc("inst_retired.any", d, zen).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        }
+        // Zen 1: a known name, but no table for this model.
+        let e = rc("ex_ret_instr", d, x86(Amd, 23, 1)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        assert!(e.message().contains("no pmu-events table"), "{e}");
+        // Arm: Neoverse N1, Cortex-A57, and QEMU -cpu max (MIDR 0x000f0510).
+        for midr in [0x410f_d0c0u64, 0x411f_d070, 0x000f_0510] {
+            let arm = CpuId::from_midr(midr);
+            assert_eq!(rc("inst_retired", d, arm).unwrap(), raw(0x08), "{midr:#x}");
+            assert_eq!(rc("L1D_CACHE_REFILL:u", d, arm).unwrap(), raw(0x03));
+            assert_eq!(rc("armv8-br_mis_pred", d, arm).unwrap(), raw(0x10));
+        }
+        // Unknown names stay unknown.
+        assert_eq!(
+            rc("inst_retired.nope", d, skl).unwrap_err().kind(),
+            ErrorKind::NoSuchEvent
+        );
+    }
+
+    #[test]
+    fn hybrid_intel_uses_the_cpu_core_pmu() {
+        let d = tempdir::Dir::new();
+        std::fs::create_dir_all(d.path().join("cpu_core")).unwrap();
+        std::fs::write(d.path().join("cpu_core/type"), "8\n").unwrap();
+        let adl = x86(pmc_events::X86Vendor::Intel, 6, 0x9A);
+        let x = rc("br_inst_retired.all_branches", d.path(), adl).unwrap();
+        assert_eq!((x.type_, x.config), (8, 0xC4));
     }
 
     #[test]

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""Generates pmc-events/src/generated.rs from the Linux kernel's pmu-events JSON.
+
+Usage: gen.py ARCH_DIR [OUT]
+  ARCH_DIR is tools/perf/pmu-events/arch of a kernel source tree (see fetch.sh,
+  which takes it from Debian's linux-source-6.12 package).
+
+Stdlib only. The output is deterministic: same input, same bytes.
+Licensing (see SOURCES.md): Intel descriptions are kept (Intel perfmon data,
+BSD-3-Clause); AMD and Arm descriptions are GPL-2.0 text in the kernel tree
+and are NOT copied: only event names and encodings (facts) are.
+"""
+import glob
+import json
+import os
+import re
+import sys
+
+# (table name, arch dir, kind, keep descriptions)
+TABLES = [
+    ("skylake", "x86/skylake", "intel", True),
+    ("icelake", "x86/icelake", "intel", True),
+    ("sapphirerapids", "x86/sapphirerapids", "intel", True),
+    ("alderlake", "x86/alderlake", "intel", True),
+    ("amdzen2", "x86/amdzen2", "amd", False),
+    ("amdzen3", "x86/amdzen3", "amd", False),
+    ("amdzen4", "x86/amdzen4", "amd", False),
+    ("cortex-a57-a72", "arm64/arm/cortex-a57-a72", "arm", False),
+    ("cortex-a76", "arm64/arm/cortex-a76", "arm", False),
+    ("neoverse-n1", "arm64/arm/neoverse-n1", "arm", False),
+    ("neoverse-v1", "arm64/arm/neoverse-v1", "arm", False),
+    ("neoverse-n2-v2", "arm64/arm/neoverse-n2-v2", "arm", False),
+    # Arm's architected common events (PMUv3), for any Arm core without a
+    # table of its own (QEMU's -cpu max, unknown MIDRs).
+    ("armv8-common", "arm64/common-and-microarch.json", "arm", False),
+]
+
+FLAG_EDGE, FLAG_INV, FLAG_ANY = 1, 2, 4
+# MSRs whose value goes to config1 (perf's `ldlat`/`frontend` formats).
+CONFIG1_MSRS = {"0x3f6": 8, "0x3f7": 16}  # flag bit telling which
+
+
+def num(s, default=0):
+    if s is None:
+        return default
+    s = str(s).strip()
+    return int(s, 16) if s.lower().startswith("0x") else int(s)
+
+
+def short(desc):
+    d = " ".join((desc or "").split())
+    if len(d) > 160:
+        cut = d.rfind(" ", 0, 157)
+        d = d[: cut if cut > 80 else 157] + "..."
+    return d
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def arm_std(arch):
+    std = {}
+    for f in ("arm64/common-and-microarch.json", "arm64/recommended.json"):
+        for e in load(os.path.join(arch, f)):
+            if "EventName" in e and "EventCode" in e:
+                std.setdefault(e["EventName"], e)
+    return std
+
+
+def events_of(arch, rel, kind, keep_desc, std, skipped):
+    path = os.path.join(arch, rel)
+    files = [path] if path.endswith(".json") else sorted(glob.glob(path + "/*.json"))
+    out = {}
+    for f in files:
+        data = load(f)
+        if not isinstance(data, list):
+            continue
+        for e in data:
+            if "ArchStdEvent" in e:
+                base = std.get(e["ArchStdEvent"])
+                if base is None:
+                    skipped["no ArchStdEvent"] = skipped.get("no ArchStdEvent", 0) + 1
+                    continue
+                e = dict(base, **e)
+                e["EventName"] = e["ArchStdEvent"]
+            name = e.get("EventName")
+            if not name or "MetricExpr" in e:
+                continue
+            if "EventCode" not in e:
+                # Intel's fixed-counter events (INST_RETIRED.ANY, REF_TSC) have
+                # no EventCode: perf encodes them as event=0 with the umask,
+                # the kernel's fixed-counter pseudo-encoding.
+                if kind != "intel" or "UMask" not in e:
+                    continue
+                e = dict(e, EventCode="0x00")
+            unit = e.get("Unit")
+            if unit is not None and unit != "cpu_core":
+                skipped["uncore"] = skipped.get("uncore", 0) + 1
+                continue
+            if e.get("Deprecated") == "1":
+                skipped["deprecated"] = skipped.get("deprecated", 0) + 1
+                continue
+            if "," in e["EventCode"]:
+                skipped["offcore"] = skipped.get("offcore", 0) + 1
+                continue
+            flags = 0
+            config1 = 0
+            msr = str(e.get("MSRIndex", "0")).lower().replace(" ", "")
+            if msr not in ("0", "0x0", "0x00"):
+                if msr in CONFIG1_MSRS:
+                    flags |= CONFIG1_MSRS[msr]
+                    config1 = num(e.get("MSRValue"))
+                else:
+                    skipped["offcore"] = skipped.get("offcore", 0) + 1
+                    continue
+            code = num(e["EventCode"])
+            umask = num(e.get("UMask"))
+            cmask = num(e.get("CounterMask"))
+            if num(e.get("EdgeDetect")):
+                flags |= FLAG_EDGE
+            if num(e.get("Invert")):
+                flags |= FLAG_INV
+            if num(e.get("AnyThread")):
+                flags |= FLAG_ANY
+            assert code <= 0xFFFF and umask <= 0xFF and cmask <= 0xFF, e
+            assert config1 <= 0xFFFFFFFF, e
+            desc = short(e.get("BriefDescription") or e.get("PublicDescription")) if keep_desc else ""
+            key = name.lower()
+            if key in out:
+                continue
+            out[key] = (name, desc, code, umask, cmask, flags, config1)
+    return sorted(out.values(), key=lambda v: v[0].lower())
+
+
+def x86_models(arch, chosen):
+    rows = []
+    with open(os.path.join(arch, "x86/mapfile.csv")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip() or line.startswith("Family"):
+                continue
+            cpuid, _ver, d, typ = line.strip().split(",")[:4]
+            if typ != "core":
+                continue
+            rx = cpuid.replace("[[:xdigit:]]", "[0-9A-Fa-f]")
+            dashes = re.sub(r"\[[^\]]*\]", "", rx).count("-")
+            rows.append((re.compile(rx), dashes >= 3, d))
+    found = {}
+    for vendor, families in (("GenuineIntel", [6]), ("AuthenticAMD", [23, 25])):
+        for fam in families:
+            for model in range(256):
+                for step in range(16):
+                    short_id = f"{vendor}-{fam}-{model:X}"
+                    full = f"{short_id}-{step:X}"
+                    for rx, has_step, d in rows:
+                        if rx.fullmatch(full) or (not has_step and rx.fullmatch(short_id)):
+                            if d in chosen:
+                                k = (0 if vendor == "GenuineIntel" else 1, fam, model, chosen[d])
+                                found[k] = found.get(k, 0) | (1 << step)
+                            break
+    ranges = []  # merge consecutive models with the same table and steppings
+    for (v, fam, model, t), mask in sorted(found.items()):
+        if ranges and tuple(ranges[-1][:2]) == (v, fam) and ranges[-1][3] == model - 1 \
+                and tuple(ranges[-1][4:]) == (mask, t):
+            ranges[-1][3] = model
+        else:
+            ranges.append([v, fam, model, model, mask, t])
+    return ranges
+
+
+def arm_parts(arch, chosen):
+    out = []
+    with open(os.path.join(arch, "arm64/mapfile.csv")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            midr, _v, d, typ = line.strip().split(",")[:4]
+            if typ != "core" or d not in chosen:
+                continue
+            m = int(midr, 16)
+            out.append(((m >> 24) & 0xFF, (m >> 4) & 0xFFF, chosen[d]))
+    return sorted(set(out))
+
+
+def rust_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def main():
+    arch = sys.argv[1]
+    out_path = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+        os.path.dirname(__file__), "..", "src", "generated.rs")
+    std = arm_std(arch)
+    strings = []
+    str_index = {}
+
+    def intern(s):
+        if s not in str_index:
+            str_index[s] = sum(len(x) for x in strings)
+            strings.append(s)
+        return str_index[s]
+
+    events, tables, skipped = [], [], {}
+    for tname, rel, kind, keep in TABLES:
+        evs = events_of(arch, rel, kind, keep, std, skipped)
+        start = len(events)
+        for (name, desc, code, umask, cmask, flags, config1) in evs:
+            assert len(name) < 256 and len(desc) < 65536
+            events.append((intern(name), len(name), intern(desc) if desc else 0, len(desc),
+                           code, umask, cmask, flags, config1))
+        tables.append((tname, rel, kind, start, len(events)))
+    chosen = {rel.split("/", 1)[1]: i for i, (_, rel, _, _, _) in enumerate(tables) if rel.startswith("x86/")}
+    chosen_arm = {rel.split("/", 1)[1]: i for i, (_, rel, _, _, _) in enumerate(tables) if rel.startswith("arm64/arm/")}
+    models = x86_models(arch, chosen)
+    parts = arm_parts(arch, chosen_arm)
+    blob = "".join(strings)
+    assert blob.isascii()
+    o = []
+    w = o.append
+    w("// @generated by pmc-events/gen/gen.py from the Linux kernel's")
+    w("// tools/perf/pmu-events/arch JSON (see pmc-events/gen/SOURCES.md). Do not edit.")
+    w("// Skipped while generating: " + ", ".join(f"{k}: {v}" for k, v in sorted(skipped.items())))
+    w("")
+    w("use crate::{Kind, RawEvent, RawTable};")
+    w("")
+    w("/// Every name and description, concatenated (ASCII).")
+    w(f"pub(crate) static STRINGS: &str = {rust_str(blob)};")
+    w("")
+    w(f"pub(crate) static EVENTS: [RawEvent; {len(events)}] = [")
+    for (n, nl, d, dl, code, umask, cmask, flags, config1) in events:
+        w(f"    RawEvent {{ name: {n}, name_len: {nl}, desc: {d}, desc_len: {dl}, code: {code:#x}, umask: {umask:#x}, cmask: {cmask}, flags: {flags}, config1: {config1:#x} }},")
+    w("];")
+    w("")
+    kinds = {"intel": "Kind::IntelCore", "amd": "Kind::AmdZen", "arm": "Kind::ArmV8"}
+    w(f"pub(crate) static TABLES: [RawTable; {len(tables)}] = [")
+    for (tname, rel, kind, s, e) in tables:
+        w(f"    RawTable {{ name: {rust_str(tname)}, source: {rust_str(rel)}, kind: {kinds[kind]}, start: {s}, end: {e} }},")
+    w("];")
+    w("")
+    w("/// (vendor 0=Intel 1=AMD, family, first model, last model, stepping bit mask, table index):")
+    w("/// for each model, the first row of perf's x86 mapfile.csv that matches it.")
+    w(f"pub(crate) static X86_MODELS: [(u8, u8, u8, u8, u16, u8); {len(models)}] = [")
+    for v, fam, lo, hi, mask, t in models:
+        w(f"    ({v}, {fam}, {lo:#04x}, {hi:#04x}, {mask:#06x}, {t}),")
+    w("];")
+    w("")
+    w("/// (MIDR implementer, MIDR part number, table index), from perf's arm64 mapfile.csv.")
+    w(f"pub(crate) static ARM_PARTS: [(u8, u16, u8); {len(parts)}] = [")
+    for (imp, part, t) in parts:
+        w(f"    ({imp:#04x}, {part:#05x}, {t}),")
+    w("];")
+    w("")
+    with open(out_path, "w", encoding="ascii") as f:
+        f.write("\n".join(o))
+    print(f"{len(events)} events in {len(tables)} tables, {len(blob)} string bytes, "
+          f"{len(models)} x86 models, {len(parts)} Arm parts; skipped {skipped}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
