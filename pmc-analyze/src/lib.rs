@@ -14,7 +14,9 @@
 //!   counts, per PMC and command.
 //! - **Reports**: a `pmcstat -G` call graph ([`callgraph`]), folded stacks
 //!   and SVG flame graphs ([`flame`], through `inferno`), and top-N tables by
-//!   function and object as text, JSON and CSV ([`top`]).
+//!   function and object as text, JSON and CSV ([`top`]), and a gzipped
+//!   pprof `profile.proto` for `go tool pprof` and the tools that read it
+//!   ([`pprof`]).
 //!
 //! ```no_run
 //! use pmc_analyze::{AnalyzeOptions, Profile};
@@ -91,6 +93,7 @@ pub mod error;
 pub mod flame;
 pub mod kallsyms;
 pub mod object;
+pub mod pprof;
 pub mod profile;
 pub mod symbolize;
 pub mod top;
@@ -99,7 +102,10 @@ pub use error::{Error, Result};
 pub use kallsyms::Kallsyms;
 pub use object::ElfObject;
 pub use profile::{AnalyzeOptions, Filter, PmcInfo, Profile, ProfileBuilder, Stack, Stats, Weight};
-pub use symbolize::{FuncId, Function, KernelSymbols, SymbolizeOptions, Symbolizer};
+pub use symbolize::{
+    FuncId, Function, KernelSymbols, MappedRange, MappingDetails, SourceFrame, SymbolizeOptions,
+    Symbolizer,
+};
 
 use std::fmt;
 
