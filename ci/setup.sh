@@ -10,3 +10,5 @@ rustup target list --installed | grep -qx x86_64-unknown-freebsd || rustup targe
 rustup target list --installed | grep -qx aarch64-unknown-freebsd || rustup target add aarch64-unknown-freebsd 2>/dev/null || true
 # An OS with no backend: checks that the facade's Unsupported stand-in compiles.
 rustup target list --installed | grep -qx x86_64-apple-darwin || rustup target add x86_64-apple-darwin 2>/dev/null || true
+# go tool pprof (Debian golang-go): the oracle of pmcstat/tests/cli_pprof.rs, which SKIPs without it.
+command -v go >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && { apt-get install -y -qq golang-go >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }; }; } || echo "ci/setup.sh: golang-go not installed; the go tool pprof test will SKIP" >&2
