@@ -61,7 +61,7 @@ use crate::Warning;
 /// The messages of pprof's `profile.proto` (package `perftools.profiles`)
 /// that this export writes, with the upstream field numbers. Every `i64`
 /// named like a string (`name`, `filename`, `key`, ...) is an index into
-/// [`Profile::string_table`].
+/// [`proto::Profile::string_table`].
 pub mod proto {
     /// A profile: samples, their locations, and the tables they index.
     #[derive(Clone, PartialEq, prost::Message)]
