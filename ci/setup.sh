@@ -18,3 +18,5 @@ if { ! command -v gprof >/dev/null || ! command -v callgrind_annotate >/dev/null
   apt-get install -y --no-install-recommends binutils valgrind >/dev/null 2>&1 \
     || echo "ci/setup.sh: could not install binutils/valgrind; the gprof/callgrind oracle tests will SKIP" >&2
 fi
+# go tool pprof (Debian golang-go): the oracle of pmcstat/tests/cli_pprof.rs, which SKIPs without it.
+command -v go >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && { apt-get install -y -qq golang-go >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }; }; } || echo "ci/setup.sh: golang-go not installed; the go tool pprof test will SKIP" >&2

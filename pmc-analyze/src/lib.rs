@@ -19,7 +19,8 @@
 //!   `pmcstat -R` ([`printlog`]), folded stacks and SVG flame graphs
 //!   ([`flame`], through `inferno`), top-N tables by function and
 //!   object as text, JSON and CSV ([`top`]), and the per-sample address
-//!   listings of `pmcstat -m` and `-a` ([`annotate`]).
+//!   listings of `pmcstat -m` and `-a` ([`annotate`]), and a gzipped
+//!   pprof `profile.proto` for `go tool pprof` ([`pprof`]).
 //!
 //! ```no_run
 //! use pmc_analyze::{AnalyzeOptions, Profile};
@@ -99,6 +100,7 @@ pub mod flame;
 pub mod gmon;
 pub mod kallsyms;
 pub mod object;
+pub mod pprof;
 pub mod printlog;
 pub mod profile;
 pub mod symbolize;
@@ -111,7 +113,8 @@ pub use profile::{
     AnalyzeOptions, Filter, PmcInfo, Profile, ProfileBuilder, SampledPc, Stack, Stats, Weight,
 };
 pub use symbolize::{
-    FuncId, Function, KernelSymbols, ObjectInfo, ResolvedPc, SymbolizeOptions, Symbolizer,
+    FuncId, Function, KernelSymbols, MappedRange, MappingDetails, ObjectInfo, ResolvedPc,
+    SourceFrame, SymbolizeOptions, Symbolizer,
 };
 
 use std::fmt;

@@ -317,6 +317,17 @@ impl ElfObject {
     /// The functions inlined at `svma`, innermost first, from DWARF; the
     /// outermost (real) function is not included. Empty without debug info.
     pub fn inlined_at(&self, svma: u64) -> Vec<InlinedFrame> {
+        let mut out = self.frames_at(svma);
+        // The last frame is the real function.
+        out.pop();
+        out
+    }
+
+    /// Every source-level frame at `svma` from DWARF, innermost first: the
+    /// functions inlined there, then the real (outermost) function, each
+    /// with its location (for a caller, the line of the inlined call).
+    /// Empty without debug info.
+    pub fn frames_at(&self, svma: u64) -> Vec<InlinedFrame> {
         let mut out = Vec::new();
         if svma == u64::MAX {
             return out;
@@ -345,8 +356,6 @@ impl ElfObject {
                 break; // a DWARF cycle in a damaged file
             }
         }
-        // The last frame is the real function.
-        out.pop();
         out
     }
 

@@ -163,6 +163,43 @@ fn ser_arc<S: serde::Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_str(v)
 }
 
+/// The mapping of an object that covers an address, in one process (see
+/// [`Symbolizer::mapping_at`]). Equal values are the same mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MappedRange {
+    /// First address (AVMA).
+    pub start: u64,
+    /// End address (exclusive).
+    pub end: u64,
+    object: u32,
+    xlate: Xlate,
+}
+
+/// What is known of a mapped object (see [`Symbolizer::mapping_details`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MappingDetails {
+    /// The object's path, as the log names it (`[vdso]` and the like for
+    /// pseudo-objects).
+    pub path: Arc<str>,
+    /// Build-id: the log's, or else the file's; empty when unknown.
+    pub build_id: Vec<u8>,
+    /// File offset of [`MappedRange::start`] (0 when unknown).
+    pub file_offset: u64,
+    /// The object was read: its addresses resolve to symbols.
+    pub symbols: bool,
+    /// DWARF was loaded: file, line and inlined frames are known.
+    pub debug_info: bool,
+}
+
+/// One source-level frame at an address (see [`Symbolizer::source_frames`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceFrame {
+    /// The function (for an inlined frame, a [`Function::inlined`] one).
+    pub function: FuncId,
+    /// Where in that function, when debug info has it.
+    pub source: Option<SourceLocation>,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum FuncKey {
     Sym { obj: u32, index: u32 },
@@ -189,7 +226,7 @@ struct ObjSlot {
     state: ObjState,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Xlate {
     /// `svma` from the file offset `ip - start + pgoff`.
     FileOffset { start: u64, pgoff: u64 },
@@ -857,6 +894,121 @@ impl Symbolizer {
                 inlined: false,
             }
         })
+    }
+
+    /// The mapping covering frame `ip` of process `pid` (or the kernel's,
+    /// pid -1), looked up as [`Symbolizer::resolve`] does; `None` for
+    /// unmapped addresses and for kernel addresses that kallsyms resolves.
+    pub fn mapping_at(
+        &mut self,
+        pid: i32,
+        ip: u64,
+        kernel: bool,
+        caller: bool,
+    ) -> Option<MappedRange> {
+        let probe = if caller { ip.saturating_sub(1) } else { ip };
+        let kernel = kernel || probe >= KERNEL_START;
+        let find = |procs: &HashMap<i32, Process>, pid: i32| {
+            let (&start, m) = procs.get(&pid)?.maps.range(..=probe).next_back()?;
+            (probe < m.end).then_some(MappedRange {
+                start,
+                end: m.end,
+                object: m.obj,
+                xlate: m.xlate,
+            })
+        };
+        if kernel {
+            if !self.kallsyms_decided {
+                self.set_log_origin("", "");
+            }
+            if self
+                .kallsyms
+                .as_ref()
+                .is_some_and(|k| k.lookup(probe).is_some())
+            {
+                return None;
+            }
+            return find(&self.procs, -1);
+        }
+        find(&self.procs, pid).or_else(|| find(&self.procs, -1))
+    }
+
+    /// True when kernel addresses resolve through a kallsyms table.
+    pub fn has_kallsyms(&self) -> bool {
+        self.kallsyms.is_some()
+    }
+
+    /// Path, build-id and file offset of a mapping from
+    /// [`Symbolizer::mapping_at`] (reads the object if not read yet).
+    pub fn mapping_details(&mut self, m: &MappedRange) -> MappingDetails {
+        let elf = self.loaded(m.object);
+        let (path, want) = match self.objects.get(m.object as usize) {
+            Some(slot) => (slot.display.clone(), slot.expected_build_id.clone()),
+            None => (Arc::from("[unknown]"), Vec::new()),
+        };
+        let build_id = match (&elf, want.is_empty()) {
+            (Some(e), true) => e.build_id().map(<[u8]>::to_vec).unwrap_or_default(),
+            _ => want,
+        };
+        let file_offset = match m.xlate {
+            Xlate::FileOffset { start, pgoff } => pgoff.wrapping_add(m.start.wrapping_sub(start)),
+            Xlate::Bias(bias) => {
+                let svma = m.start.wrapping_sub(bias);
+                elf.as_ref()
+                    .and_then(|e| {
+                        e.segments()
+                            .iter()
+                            .find(|s| svma >= s.vaddr && svma - s.vaddr < s.memsz.max(1))
+                            .map(|s| s.offset.wrapping_add(svma - s.vaddr))
+                    })
+                    .unwrap_or(0)
+            }
+        };
+        MappingDetails {
+            path,
+            build_id,
+            file_offset,
+            symbols: elf.is_some(),
+            debug_info: elf.as_ref().is_some_and(|e| e.has_debug_info()),
+        }
+    }
+
+    /// The source-level frames at one callchain frame, **innermost first**:
+    /// the functions inlined there (from DWARF, whatever
+    /// [`SymbolizeOptions::inlines`] says), then the function
+    /// [`Symbolizer::resolve`] returns, each with its line (for the outer
+    /// ones, the line of the inlined call). Never empty.
+    pub fn source_frames(
+        &mut self,
+        pid: i32,
+        ip: u64,
+        kernel: bool,
+        caller: bool,
+    ) -> Vec<SourceFrame> {
+        let (id, svma, obj) = self.resolve_full(pid, ip, kernel, caller);
+        let elf = obj
+            .and_then(|o| self.objects.get(o as usize))
+            .and_then(|slot| match &slot.state {
+                ObjState::Loaded(e) => Some(e.clone()),
+                _ => None,
+            });
+        let mut out = Vec::new();
+        let mut outer = None;
+        if let (Some(elf), Some(svma), Some(obj)) = (elf, svma, obj) {
+            let mut frames = elf.frames_at(svma);
+            outer = frames.pop().and_then(|f| f.source);
+            let kernel = self.functions.get(id as usize).map_or(kernel, |f| f.kernel);
+            for f in frames {
+                let source = f.source.clone();
+                let function = self.inline_function(obj, f, kernel);
+                out.push(SourceFrame { function, source });
+            }
+        }
+        out.push(SourceFrame {
+            function: id,
+            source: outer,
+        });
+        out
     }
 
     /// Resolve a sample's callchain (leaf first, as in the log) into

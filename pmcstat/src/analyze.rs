@@ -1,7 +1,7 @@
 //! `-R file`: reading a log (ours or FreeBSD hwpmc's) and reporting on it:
 //! the record listing (pmcstat(8)'s lines, or `--dump`/`--json`), `-G` call
 //! graph, `-g` gmon files, `-F` callgrind file, `--folded`, `--flamegraph`,
-//! and a top-N summary (text, `--json` or `-x` CSV).
+//! `--pprof`, and a top-N summary (text, `--json` or `-x` CSV).
 
 use crate::cli::{Args, CallgraphOrder};
 use crate::count::Failure;
@@ -121,6 +121,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         || args.calltree.is_some()
         || args.folded.is_some()
         || args.flamegraph.is_some()
+        || args.pprof.is_some()
         || args.summary;
     if !reports {
         // As pmcstat -R alone: one line per record.
@@ -152,6 +153,18 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             eprintln!("pmcstat: {}: {report:?}", path.display());
         }
         return Ok(0);
+    }
+    if let Some(p) = &args.pprof {
+        let only = args.callgraph.is_none()
+            && args.folded.is_none()
+            && args.flamegraph.is_none()
+            && args.calltree.is_none()
+            && !args.gprof
+            && !args.summary;
+        write_pprof(&log, path, p, only)?;
+        if only {
+            return Ok(0);
+        }
     }
     let opts = AnalyzeOptions {
         keep_pcs: args.gprof,
@@ -259,6 +272,25 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let _ = out.flush();
     }
     Ok(0)
+}
+
+/// `--pprof FILE`: the log as a gzipped pprof profile. Its warnings are
+/// printed when no other report (which prints the same ones) is asked for.
+fn write_pprof(log: &[u8], path: &Path, to: &Path, warn: bool) -> Result<(), Failure> {
+    let export = pmc_analyze::pprof::export_log(log, AnalyzeOptions::default())
+        .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    if warn {
+        for w in &export.warnings {
+            eprintln!("pmcstat: warning: {w}");
+        }
+    }
+    let mut out = create(to)?;
+    export
+        .write_gzip(&mut out)
+        .map_err(|e| fail(format!("writing the pprof profile {}: {e}", to.display())))?;
+    out.flush()
+        .map_err(|e| fail(format!("writing the pprof profile {}: {e}", to.display())))?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -141,6 +141,11 @@ pub struct Args {
     #[arg(long = "flamegraph", value_name = "FILE", requires = "read_log")]
     pub flamegraph: Option<PathBuf>,
 
+    /// With -R: write a pprof profile (profile.proto, gzipped) to FILE, for
+    /// `go tool pprof` and the tools that read it (Pyroscope, Parca, ...).
+    #[arg(long = "pprof", value_name = "FILE", requires = "read_log")]
+    pub pprof: Option<PathBuf>,
+
     /// With -R: print the top-N functions and objects (text, --json or -x CSV).
     #[arg(long = "summary", requires = "read_log")]
     pub summary: bool,
