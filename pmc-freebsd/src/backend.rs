@@ -4,6 +4,7 @@
 use crate::errno::Errno;
 use crate::errno_map::{self, Context};
 use crate::events::{self, Encoding, Machine};
+use crate::logpump::{LogFormat, PumpCtl};
 use crate::sys::abi::*;
 use crate::sys::{self, Driver, OpArg, PmcOp};
 use pmc_core::{
@@ -46,105 +47,13 @@ pub const NOMINAL_EVENTS_PER_SEC: u64 = 2_000_000_000;
 /// The `kern.hz` assumed when the driver cannot tell (`sysctl kern.hz`).
 pub const ASSUMED_HZ: u64 = 1000;
 
+/// The kernel log, configured once per backend (see `logpump`).
 struct LogPump {
+    /// The kernel's end of the socket pair.
     #[cfg(unix)]
     write_end: std::os::fd::OwnedFd,
     thread: Option<std::thread::JoinHandle<Option<Error>>>,
     ctl: Arc<PumpCtl>,
-}
-
-/// How long the log reader blocks in one `read(2)` before it looks for a
-/// `flush_log` request: the most `flush_log` waits on an idle log.
-#[cfg(unix)]
-const PUMP_POLL: Duration = Duration::from_millis(20);
-
-/// How long `flush_log` waits for the log reader to drain and flush.
-const FLUSH_WAIT: Duration = Duration::from_secs(30);
-
-/// At most this much is drained for one `flush_log` request, so a stream
-/// that never pauses cannot hold the request forever.
-#[cfg(unix)]
-const FLUSH_DRAIN_MAX: u64 = 16 << 20;
-
-/// Shared by the backend and its log reader thread.
-#[derive(Default)]
-struct PumpCtl {
-    state: Mutex<PumpState>,
-    cond: std::sync::Condvar,
-}
-
-#[derive(Default)]
-struct PumpState {
-    /// `flush_log` requests made / served.
-    flush_requested: u64,
-    flush_done: u64,
-    /// The reader thread has ended.
-    ended: bool,
-    /// Why the sink stopped receiving records, if it did.
-    failure: Option<String>,
-    bytes_read: u64,
-    max_buffered: usize,
-}
-
-impl PumpCtl {
-    fn lock(&self) -> std::sync::MutexGuard<'_, PumpState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn failed(msg: &str) -> Error {
-        Error::new(
-            ErrorKind::Os,
-            Op::Log,
-            format!("the log reader stopped writing the log: {msg}"),
-        )
-    }
-
-    /// Ask the reader to take in what the kernel has written and flush the
-    /// sink; wait until it has.
-    fn flush(&self) -> Result<()> {
-        let mut st = self.lock();
-        if let Some(f) = &st.failure {
-            return Err(Self::failed(f));
-        }
-        if st.ended {
-            return Ok(());
-        }
-        st.flush_requested += 1;
-        let ticket = st.flush_requested;
-        let deadline = Instant::now() + FLUSH_WAIT;
-        while st.flush_done < ticket && !st.ended {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Error::new(
-                    ErrorKind::Os,
-                    Op::Log,
-                    format!(
-                        "the log reader did not flush within {} s (is the sink blocked?)",
-                        FLUSH_WAIT.as_secs()
-                    ),
-                ));
-            }
-            st = self
-                .cond
-                .wait_timeout(st, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        match &st.failure {
-            Some(f) => Err(Self::failed(f)),
-            None => Ok(()),
-        }
-    }
-}
-
-/// What the sink of a configured log receives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LogFormat {
-    /// hwpmc's kernel records, unchanged.
-    Hwpmc,
-    /// The pmc-log format, converted by `pmc_log::hwpmc::StreamImporter`
-    /// as the kernel writes it.
-    PmcLog,
 }
 
 struct Inner<D: Driver> {
@@ -1018,9 +927,16 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// holding at most `pmc_log::hwpmc::MAX_BUFFERED` bytes of an incomplete
     /// record) and writes it to `sink` a pmc-log block at a time;
     /// [`flush_log`](pmc_core::Backend::flush_log) pushes everything so far
-    /// to `sink`, and the end of the log (`close_log`, a replacing
+    /// to `sink`, and the end of the sink (`close_log`, a replacing
     /// `configure_log`, or dropping the backend) writes the clean-close
     /// marker. Use [`Backend::configure_hwpmc_log`] for hwpmc's own format.
+    ///
+    /// hwpmc gives a process one log for as long as it owns PMCs (after
+    /// `PMC_OP_CLOSELOG` it refuses a new one with ENOMEM), so the kernel
+    /// log is configured on the first call and kept until the backend is
+    /// dropped; later calls swap the sink in user space. A new sink starts
+    /// with the records that describe the session so far (INITIALIZE, PMC
+    /// allocations, attaches, mappings), so each sink is a complete log.
     fn configure_log(&self, sink: LogSink) -> Result<()> {
         self.configure_log_impl(sink, LogFormat::PmcLog)
     }
@@ -1031,48 +947,27 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// every record written so far. (hwpmc writes its buffers from a kernel
     /// thread: records still in flight there come with the next flush.)
     fn flush_log(&self) -> Result<()> {
+        let ctl = self.sink_ctl(PmcOp::FlushLog)?;
         self.inner
             .driver
             .call(OpArg::FlushLog)
             .map_err(|e| self.inner.err(PmcOp::FlushLog, e, &Context::default()))?;
-        let ctl = self
-            .inner
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|p| p.ctl.clone());
-        match ctl {
-            Some(ctl) => ctl.flush(),
-            None => Ok(()),
-        }
+        ctl.flush()
     }
 
+    /// Ends the sink: everything the kernel wrote so far reaches it, then
+    /// the clean-close marker. The kernel log itself stays configured (see
+    /// [`configure_log`](pmc_core::Backend::configure_log)): samples of
+    /// PMCs still running are dropped until the next `configure_log`, and
+    /// counted in [`Backend::log_bytes_discarded`].
     fn close_log(&self) -> Result<()> {
-        let r = self
-            .inner
-            .driver
-            .call(OpArg::CloseLog)
-            .map_err(|e| self.inner.err(PmcOp::CloseLog, e, &Context::default()));
-        // Make sure the kernel lets go of the pipe, so the reader sees EOF
-        // (EINVAL here just means CLOSELOG already deconfigured it).
-        let mut off = pmc_op_configurelog {
-            pm_flags: 0,
-            pm_logfd: -1,
-        };
-        let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
-        let pump = self
-            .inner
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        let pump_err = pump.and_then(finish_pump);
-        r?;
-        pump_err.map_or(Ok(()), Err)
+        let ctl = self.sink_ctl(PmcOp::CloseLog)?;
+        let _ = self.inner.driver.call(OpArg::FlushLog);
+        ctl.swap(None)
     }
 
     fn write_log(&self, user_data: u32) -> Result<()> {
+        self.sink_ctl(PmcOp::WriteLog)?;
         let mut w = pmc_op_writelog {
             pm_userdata: user_data,
         };
@@ -1091,8 +986,8 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     }
 }
 
-/// Closes our end of the pipe and waits for the reader thread; returns the
-/// error it met (a sink write or conversion failure), if any.
+/// Closes our end of the socket pair and waits for the reader thread;
+/// returns the error it met, if any.
 fn finish_pump(mut p: LogPump) -> Option<Error> {
     #[cfg(unix)]
     drop(p.write_end);
@@ -1110,98 +1005,116 @@ fn finish_pump(mut p: LogPump) -> Option<Error> {
 impl<D: Driver> Backend<D> {
     /// `PMC_OP_CONFIGURELOG` with hwpmc's own record format: the kernel's
     /// log stream is copied to `sink` unchanged, as `pmcstat -O` writes it
-    /// (readable by `pmcstat -R` and pmclog(3)). Replaces any earlier log.
+    /// (readable by `pmcstat -R` and pmclog(3)). Replaces any earlier sink,
+    /// as [`configure_log`](pmc_core::Backend::configure_log) does.
     ///
     /// # Errors
-    /// [`ErrorKind::Os`] when the pipe or reader thread cannot be created;
-    /// the `PMC_OP_CONFIGURELOG` errors (e.g. [`ErrorKind::Busy`]).
+    /// [`ErrorKind::Os`] when the socket pair or reader thread cannot be
+    /// created; the `PMC_OP_CONFIGURELOG` errors (e.g. [`ErrorKind::Busy`]).
     #[doc(alias = "PMC_OP_CONFIGURELOG")]
     #[doc(alias = "pmc_configure_logfile")]
     pub fn configure_hwpmc_log(&self, sink: LogSink) -> Result<()> {
         self.configure_log_impl(sink, LogFormat::Hwpmc)
     }
 
-    /// Bytes of hwpmc's log stream the reader of the configured log has
-    /// taken in so far; `None` without a configured log.
-    pub fn log_bytes_read(&self) -> Option<u64> {
+    fn pump_ctl(&self) -> Option<Arc<PumpCtl>> {
         let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
-        g.as_ref().map(|p| p.ctl.lock().bytes_read)
+        g.as_ref().map(|p| p.ctl.clone())
     }
 
-    /// The most bytes of hwpmc's stream the reader of the configured log
-    /// has held at once while waiting for the rest of a record (at most
-    /// `pmc_log::hwpmc::MAX_BUFFERED`, however long the session); `None`
-    /// without a configured log.
+    /// The reader of a log with a sink, or the error hwpmc gives `op`
+    /// without a log (EINVAL: "no log is configured").
+    fn sink_ctl(&self, op: PmcOp) -> Result<Arc<PumpCtl>> {
+        match self.pump_ctl() {
+            Some(c) if c.has_sink() => Ok(c),
+            _ => Err(self.inner.err(op, Errno::EINVAL, &Context::default())),
+        }
+    }
+
+    /// Bytes of hwpmc's log stream the log reader has taken in so far;
+    /// `None` before the first `configure_log`.
+    pub fn log_bytes_read(&self) -> Option<u64> {
+        self.pump_ctl().map(|c| c.stats().bytes_read)
+    }
+
+    /// The most bytes of hwpmc's stream the log reader has held at once
+    /// while waiting for the rest of a record (at most
+    /// `pmc_log::hwpmc::MAX_BUFFERED` plus one record, however long the
+    /// session); `None` before the first `configure_log`.
     pub fn log_max_buffered(&self) -> Option<usize> {
-        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
-        g.as_ref().map(|p| p.ctl.lock().max_buffered)
+        self.pump_ctl().map(|c| c.stats().max_buffered)
+    }
+
+    /// Bytes of kernel log records that arrived while no sink was
+    /// configured (after `close_log`, from PMCs still running) and were
+    /// dropped; `None` before the first `configure_log`.
+    pub fn log_bytes_discarded(&self) -> Option<u64> {
+        self.pump_ctl().map(|c| c.stats().discarded)
     }
 
     #[cfg(unix)]
-    fn configure_log_impl(&self, mut sink: LogSink, format: LogFormat) -> Result<()> {
+    fn configure_log_impl(&self, sink: LogSink, format: LogFormat) -> Result<()> {
         use std::os::fd::AsRawFd;
         let ctx = Context::default();
         let mut guard = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(old) = guard.take() {
-            // Replace: flush and deconfigure the old log first.
-            let _ = self.inner.driver.call(OpArg::FlushLog);
-            let mut off = pmc_op_configurelog {
-                pm_flags: 0,
-                pm_logfd: -1,
-            };
-            let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
-            // The old log's errors have no caller left to report to.
-            let _ = finish_pump(old);
-        }
-        // A socket pair rather than a pipe: the reader can wait with a
-        // timeout and drain without blocking (hwpmc writes to any writable
-        // fd; pmcstat -O host:port logs to a socket too).
-        let (read_end, write_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
-            Error::new(
-                ErrorKind::Os,
-                Op::Log,
-                format!("cannot create the log socket pair: {e}"),
-            )
-            .with_source(e)
-        })?;
-        let write_end = std::os::fd::OwnedFd::from(write_end);
-        let ctl = Arc::new(PumpCtl::default());
-        let thread_ctl = ctl.clone();
-        let mut cl = pmc_op_configurelog {
-            pm_flags: 0,
-            pm_logfd: write_end.as_raw_fd(),
-        };
-        self.inner
-            .driver
-            .call(OpArg::ConfigureLog(&mut cl))
-            .map_err(|e| self.inner.err(PmcOp::ConfigureLog, e, &ctx))?;
-        let thread = std::thread::Builder::new()
-            .name("pmc-freebsd-log".into())
-            .spawn(move || {
-                let r = pump(read_end, &mut sink, format, &thread_ctl);
-                let mut st = thread_ctl.lock();
-                st.ended = true;
-                if let (Some(e), None) = (&r, &st.failure) {
-                    st.failure = Some(e.to_string());
-                }
-                drop(st);
-                thread_ctl.cond.notify_all();
-                r
-            })
-            .map_err(|e| {
+        if guard.is_none() {
+            // A socket pair rather than a pipe: the reader can wait with a
+            // timeout and drain without blocking (hwpmc writes to any
+            // writable fd; pmcstat -O host:port logs to a socket too).
+            let (read_end, write_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
                 Error::new(
                     ErrorKind::Os,
                     Op::Log,
-                    format!("cannot start the log reader: {e}"),
+                    format!("cannot create the log socket pair: {e}"),
                 )
                 .with_source(e)
             })?;
-        *guard = Some(LogPump {
-            write_end,
-            thread: Some(thread),
-            ctl,
-        });
-        Ok(())
+            let write_end = std::os::fd::OwnedFd::from(write_end);
+            let mut cl = pmc_op_configurelog {
+                pm_flags: 0,
+                pm_logfd: write_end.as_raw_fd(),
+            };
+            self.inner
+                .driver
+                .call(OpArg::ConfigureLog(&mut cl))
+                .map_err(|e| self.inner.err(PmcOp::ConfigureLog, e, &ctx))?;
+            let ctl = Arc::new(PumpCtl::default());
+            let thread_ctl = ctl.clone();
+            let thread = std::thread::Builder::new()
+                .name("pmc-freebsd-log".into())
+                .spawn(move || crate::logpump::run(read_end, &thread_ctl));
+            let thread = match thread {
+                Ok(t) => t,
+                Err(e) => {
+                    let mut off = pmc_op_configurelog {
+                        pm_flags: 0,
+                        pm_logfd: -1,
+                    };
+                    let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
+                    return Err(Error::new(
+                        ErrorKind::Os,
+                        Op::Log,
+                        format!("cannot start the log reader: {e}"),
+                    )
+                    .with_source(e));
+                }
+            };
+            *guard = Some(LogPump {
+                write_end,
+                thread: Some(thread),
+                ctl,
+            });
+        }
+        let ctl = guard.as_ref().map(|p| p.ctl.clone());
+        drop(guard);
+        let Some(ctl) = ctl else {
+            return Err(Error::new(ErrorKind::Os, Op::Log, "no log reader"));
+        };
+        // Everything the kernel wrote so far goes to the old sink (if any),
+        // which then ends cleanly; its errors have no caller left to report
+        // to, so only the new sink's start counts.
+        let _ = self.inner.driver.call(OpArg::FlushLog);
+        ctl.swap(Some((sink, format)))
     }
 
     #[cfg(not(unix))]
@@ -1214,189 +1127,14 @@ impl<D: Driver> Backend<D> {
     }
 }
 
-/// Where the log reader puts hwpmc's bytes.
-#[cfg(unix)]
-enum PumpOut<'s> {
-    /// hwpmc's format: copied as is.
-    Raw(&'s mut LogSink),
-    /// pmc-log, converted as records complete.
-    Convert(Box<pmc_log::hwpmc::StreamImporter<&'s mut LogSink>>),
-}
-
-#[cfg(unix)]
-fn io_error(what: &str, e: std::io::Error) -> Error {
-    let mut err = Error::new(ErrorKind::Os, Op::Log, format!("cannot {what}: {e}"));
-    if let Some(n) = e.raw_os_error() {
-        err = err.with_errno(n);
-    }
-    err.with_source(e)
-}
-
-#[cfg(unix)]
-fn convert_error(bytes: u64, e: pmc_log::hwpmc::HwpmcError) -> Error {
-    Error::new(
-        ErrorKind::Os,
-        Op::Log,
-        format!("cannot convert hwpmc's log (at byte {bytes}) to pmc-log: {e}"),
-    )
-    .with_help("use Backend::configure_hwpmc_log to keep hwpmc's own format")
-    .with_source(e)
-}
-
-#[cfg(unix)]
-impl PumpOut<'_> {
-    fn take(&mut self, data: &[u8], bytes_before: u64) -> std::result::Result<usize, Error> {
-        use std::io::Write;
-        match self {
-            PumpOut::Raw(sink) => sink
-                .write_all(data)
-                .map(|()| 0)
-                .map_err(|e| io_error("write the log", e)),
-            PumpOut::Convert(imp) => match imp.feed(data) {
-                Ok(()) => Ok(imp.buffered()),
-                Err(e) => Err(convert_error(bytes_before, e)),
-            },
-        }
-    }
-
-    fn flush(&mut self) -> std::result::Result<(), Error> {
-        use std::io::Write;
-        match self {
-            PumpOut::Raw(sink) => sink.flush().map_err(|e| io_error("flush the log", e)),
-            PumpOut::Convert(imp) => imp.flush().map_err(|e| {
-                Error::new(
-                    ErrorKind::Os,
-                    Op::Log,
-                    format!("cannot flush the converted log: {e}"),
-                )
-                .with_source(e)
-            }),
-        }
-    }
-}
-
-/// The log reader thread: reads hwpmc's stream as the kernel writes it and
-/// hands each chunk to the sink (as is, or converted to pmc-log record by
-/// record); serves `flush_log` requests; at EOF writes the end of the log.
-///
-/// After a sink or conversion error it keeps reading (and dropping) the
-/// stream, so the kernel's writer never blocks on a full socket, and
-/// returns the first error at the end.
-#[cfg(unix)]
-fn pump(
-    mut read_end: std::os::unix::net::UnixStream,
-    sink: &mut LogSink,
-    format: LogFormat,
-    ctl: &PumpCtl,
-) -> Option<Error> {
-    use std::io::{ErrorKind as IoKind, Read, Write};
-    if let Err(e) = read_end.set_read_timeout(Some(PUMP_POLL)) {
-        return Some(io_error("set up the log reader", e));
-    }
-    let mut out = match format {
-        LogFormat::Hwpmc => PumpOut::Raw(sink),
-        LogFormat::PmcLog => PumpOut::Convert(Box::new(pmc_log::hwpmc::StreamImporter::new(sink))),
-    };
-    let mut failure: Option<Error> = None;
-    let mut bytes: u64 = 0;
-    let mut buf = vec![0u8; 64 * 1024];
-    let take =
-        |out: &mut PumpOut<'_>, failure: &mut Option<Error>, bytes: &mut u64, data: &[u8]| {
-            let before = *bytes;
-            *bytes += data.len() as u64;
-            let held = if failure.is_none() {
-                match out.take(data, before) {
-                    Ok(held) => held,
-                    Err(e) => {
-                        ctl.lock().failure = Some(e.to_string());
-                        *failure = Some(e);
-                        0
-                    }
-                }
-            } else {
-                0
-            };
-            let mut st = ctl.lock();
-            st.bytes_read = *bytes;
-            st.max_buffered = st.max_buffered.max(held);
-        };
-    let mut eof = false;
-    while !eof {
-        match read_end.read(&mut buf) {
-            Ok(0) => eof = true,
-            Ok(n) => take(&mut out, &mut failure, &mut bytes, &buf[..n]),
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
-            Err(e) if e.kind() == IoKind::Interrupted => {}
-            Err(e) => {
-                failure.get_or_insert(io_error("read hwpmc's log", e));
-                break;
-            }
-        }
-        // A flush_log request: take in what the kernel has written so far
-        // (without blocking), then push it all to the sink.
-        let wanted = {
-            let st = ctl.lock();
-            (st.flush_requested > st.flush_done).then_some(st.flush_requested)
-        };
-        let Some(wanted) = wanted.filter(|_| !eof) else {
-            continue;
-        };
-        let mut drained = 0u64;
-        if let Err(e) = read_end.set_nonblocking(true) {
-            failure.get_or_insert(io_error("drain hwpmc's log", e));
-        }
-        while drained < FLUSH_DRAIN_MAX {
-            match read_end.read(&mut buf) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => {
-                    drained += n as u64;
-                    take(&mut out, &mut failure, &mut bytes, &buf[..n]);
-                }
-                Err(e) if e.kind() == IoKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        if let Err(e) = read_end.set_nonblocking(false) {
-            failure.get_or_insert(io_error("drain hwpmc's log", e));
-        }
-        if failure.is_none() {
-            if let Err(e) = out.flush() {
-                ctl.lock().failure = Some(e.to_string());
-                failure = Some(e);
-            }
-        }
-        let mut st = ctl.lock();
-        st.flush_done = st.flush_done.max(wanted);
-        drop(st);
-        ctl.cond.notify_all();
-    }
-    // After a failure the loop above kept reading until EOF (or a read
-    // error), so the kernel's writer was never left blocked.
-    if let Some(e) = failure {
-        return Some(e);
-    }
-    match out {
-        PumpOut::Raw(sink) => sink.flush().err().map(|e| io_error("flush the log", e)),
-        PumpOut::Convert(imp) => {
-            if imp.position() == 0 {
-                return None;
-            }
-            match imp.finish() {
-                Ok((sink, _report)) => sink.flush().err().map(|e| io_error("flush the log", e)),
-                Err(e) => Some(convert_error(bytes, e)),
-            }
-        }
-    }
-}
-
 impl<D: Driver> Drop for Inner<D> {
     fn drop(&mut self) {
         let pump = self.log.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(p) = pump {
+            // The end of the kernel log: CLOSELOG (its record ends the
+            // current sink), then deconfigure so the reader sees EOF.
             let _ = self.driver.call(OpArg::FlushLog);
+            let _ = self.driver.call(OpArg::CloseLog);
             let mut off = pmc_op_configurelog {
                 pm_flags: 0,
                 pm_logfd: -1,

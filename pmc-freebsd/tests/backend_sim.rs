@@ -342,6 +342,59 @@ fn replacing_a_log_flushes_the_old_one() {
     assert_eq!(b.write_log(3).unwrap_err().kind(), ErrorKind::InvalidState);
 }
 
+/// Item 1 of issue 14: hwpmc keeps PMC_PO_SHUTDOWN on the owner after
+/// CLOSELOG or CONFIGURELOG(-1) (hwpmc_logging.c:pmclog_close), so a second
+/// kernel log in one process fails with ENOMEM while it owns PMCs. The
+/// backend configures the kernel log once and swaps the sink in user space.
+#[test]
+fn a_second_log_works_while_pmcs_are_allocated() {
+    let (sim, b) = default();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+    // A PMC owned before any log: close_log() gives the owner no log.
+    let _early = b.allocate(&a).unwrap();
+    let run = || {
+        sim.run(Work {
+            pid: 2000,
+            nanos: 1_000,
+            instructions: 10_000,
+            ..Work::default()
+        })
+    };
+    // close_log() with no log configured must not poison later logs.
+    let _ = b.close_log();
+    let logs: Vec<SharedBuf> = (0..3).map(|_| SharedBuf::default()).collect();
+    // Replace a log while one is configured.
+    b.configure_log(Box::new(logs[0].clone())).unwrap();
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    run();
+    b.configure_log(Box::new(logs[1].clone())).unwrap();
+    run();
+    // close_log(), then configure_log() again.
+    b.close_log().unwrap();
+    b.configure_log(Box::new(logs[2].clone())).unwrap();
+    run();
+    b.write_log(7).unwrap();
+    p.stop().unwrap();
+    b.close_log().unwrap();
+    for (i, log) in logs.iter().enumerate() {
+        let (kinds, closed) = pmc_log_kinds(&log.0.lock().unwrap());
+        assert!(closed, "log {i} closed cleanly: {kinds:?}");
+        assert_eq!(kinds.first().copied(), Some("header"), "log {i}");
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "sample").count(),
+            2,
+            "log {i} has its own samples: {kinds:?}"
+        );
+        assert!(
+            kinds.contains(&"pmc"),
+            "log {i} describes the PMC: {kinds:?}"
+        );
+    }
+}
+
 #[test]
 fn hwpmc_format_streams_and_converts_the_same() {
     let (sim, b) = default();

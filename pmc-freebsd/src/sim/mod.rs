@@ -244,14 +244,20 @@ struct LogState {
     fd: i32,
     buf: Vec<u8>,
     error: Option<Errno>,
-    /// CLOSELOG was requested: nothing more is logged.
-    shutdown: bool,
 }
 
 #[derive(Default)]
 struct Owner {
     pmcs: BTreeSet<u32>,
+    /// `PMC_PO_OWNS_LOGFILE`: the configured log.
     log: Option<LogState>,
+    /// `PMC_PO_SHUTDOWN`, set by `pmclog_close()` (CLOSELOG and
+    /// CONFIGURELOG(-1)) and never cleared while the owner descriptor lives
+    /// (`hwpmc_logging.c:pmclog_close`; only OWNS_LOGFILE is cleared, by
+    /// `pmclog_stop_kthread`). `pmclog_reserve()` returns NULL while it is
+    /// set, so nothing more is logged and the INITIALIZE record of a later
+    /// CONFIGURELOG cannot be reserved (ENOMEM).
+    shutdown: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -614,10 +620,18 @@ impl State {
         let State {
             owners, encoder, ..
         } = self;
-        let Some(log) = owners.get_mut(&owner).and_then(|o| o.log.as_mut()) else {
+        let Some(o) = owners.get_mut(&owner) else {
             return;
         };
-        if log.error.is_some() || log.shutdown {
+        // hwpmc_logging.c:pmclog_reserve: "No more data when shutdown in
+        // progress."
+        if o.shutdown {
+            return;
+        }
+        let Some(log) = o.log.as_mut() else {
+            return;
+        };
+        if log.error.is_some() {
             return;
         }
         encoder.encode(tsc, &rec, &mut log.buf);
@@ -784,22 +798,28 @@ impl State {
 
     // ----- the ops -----
 
+    /// `hwpmc_mod.c:pmc_syscall_handler` PMC_OP_CONFIGURELOG and
+    /// `hwpmc_logging.c:pmclog_configure_log` / `pmclog_deconfigure_log`.
     fn configure_log(&mut self, a: &mut pmc_op_configurelog) -> Result<(), Errno> {
-        // No flags are defined.
-        if a.pm_flags != 0 {
-            return Err(Errno::EINVAL);
-        }
+        // `pm_flags` is copied in and never looked at (hwpmc_mod.c,
+        // PMC_OP_CONFIGURELOG): any value is accepted.
         let me = self.current;
+        // The owner descriptor is found or created first, whatever follows
+        // (pmc_find_owner_descriptor / pmc_allocate_owner_descriptor).
         let owner = self.owners.entry(me).or_default();
         if a.pm_logfd < 0 {
-            // Deconfigure: close (CLOSELOG record) unless already closed,
-            // stop the running PMCs that need the log, drop the log.
-            let Some(shutdown) = owner.log.as_ref().map(|l| l.shutdown) else {
+            // "if 'fd' was less than zero and there was a log file
+            // configured, flush its buffers and de-configure it", else EINVAL.
+            if owner.log.is_none() {
                 return Err(Errno::EINVAL);
-            };
-            if !shutdown {
-                self.emit(me, LogRecord::CloseLog);
             }
+            // pmclog_close(): CLOSELOG record (unless already shut down),
+            // then PMC_PO_SHUTDOWN.
+            self.emit(me, LogRecord::CloseLog);
+            if let Some(o) = self.owners.get_mut(&me) {
+                o.shutdown = true;
+            }
+            // Running PMCs that need the log are stopped (pmc_stop).
             let ids: Vec<u32> = self
                 .owners
                 .get(&me)
@@ -812,27 +832,35 @@ impl State {
                     }
                 }
             }
+            // pmclog_deconfigure_log(): the kthread writes what was queued,
+            // OWNS_LOGFILE is cleared, the file reference dropped. The owner
+            // descriptor (with SHUTDOWN) stays: only pmc_maybe_remove_owner,
+            // on PMC release, or process exit remove it.
             if let Some(owner) = self.owners.get_mut(&me) {
                 if let Some(mut log) = owner.log.take() {
                     Self::write_out(&mut log);
                 }
-                if owner.pmcs.is_empty() {
-                    self.owners.remove(&me);
-                }
             }
             return Ok(());
         }
+        // pmclog_configure_log: EBUSY if a log file was already present.
         if owner.log.is_some() {
             return Err(Errno::EBUSY);
         }
+        // fget_write().
         if !crate::sys::fd_is_writable(a.pm_logfd) {
             return Err(Errno::EBADF);
+        }
+        // PMCLOG_RESERVE_WITH_ERROR(po, INITIALIZE, ...): pmclog_reserve()
+        // returns NULL under PMC_PO_SHUTDOWN -> error = ENOMEM, the file is
+        // dropped and OWNS_LOGFILE cleared again.
+        if owner.shutdown {
+            return Err(Errno::ENOMEM);
         }
         owner.log = Some(LogState {
             fd: a.pm_logfd,
             buf: Vec::new(),
             error: None,
-            shutdown: false,
         });
         let rec = LogRecord::Initialize {
             version: self.cfg.version,
@@ -854,9 +882,10 @@ impl State {
             .ok_or(Errno::EINVAL)
     }
 
+    /// `hwpmc_logging.c:pmclog_flush`: a pending writer error first, then
+    /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG).
     fn flush_log(&mut self) -> Result<(), Errno> {
         let log = self.with_log()?;
-        // A pending writer error is reported first.
         if let Some(e) = log.error {
             return Err(e);
         }
@@ -867,23 +896,35 @@ impl State {
         }
     }
 
-    /// CLOSELOG: writes the CLOSELOG record, flushes, and stops logging;
-    /// the log stays configured until `PMC_OP_CONFIGURELOG` with -1.
+    /// PMC_OP_CLOSELOG (`hwpmc_mod.c:pmc_syscall_handler`): EINVAL only
+    /// without an owner descriptor; otherwise `pmclog_close()`, which
+    /// writes CLOSELOG (when a log is there to take it), sets
+    /// PMC_PO_SHUTDOWN and returns 0, even when no log is configured. The
+    /// log stays configured (OWNS_LOGFILE) until CONFIGURELOG(-1).
     fn close_log(&mut self) -> Result<(), Errno> {
-        let shutdown = self.with_log()?.shutdown;
         let me = self.current;
-        if !shutdown {
-            self.emit(me, LogRecord::CloseLog);
+        if !self.owners.contains_key(&me) {
+            return Err(Errno::EINVAL);
         }
-        let log = self.with_log()?;
-        log.shutdown = true;
-        Self::write_out(log);
+        self.emit(me, LogRecord::CloseLog);
+        if let Some(o) = self.owners.get_mut(&me) {
+            o.shutdown = true;
+            if let Some(log) = o.log.as_mut() {
+                Self::write_out(log);
+            }
+        }
         Ok(())
     }
 
+    /// PMC_OP_WRITELOG: EINVAL without an owner or OWNS_LOGFILE, else
+    /// `hwpmc_logging.c:pmclog_process_userlog`, whose
+    /// PMCLOG_RESERVE_WITH_ERROR fails with ENOMEM under PMC_PO_SHUTDOWN.
     fn write_log(&mut self, a: &mut pmc_op_writelog) -> Result<(), Errno> {
         self.with_log()?;
         let me = self.current;
+        if self.owners.get(&me).is_some_and(|o| o.shutdown) {
+            return Err(Errno::ENOMEM);
+        }
         self.emit(
             me,
             LogRecord::UserData {

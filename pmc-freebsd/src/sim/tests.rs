@@ -588,14 +588,57 @@ fn sampling_needs_a_log_then_logs_kernel_records() {
     // Deconfiguring stopped the system sampling PMC that needed the log.
     assert_eq!(stop(&d, id), Ok(()), "already stopped");
     assert_eq!(start(&d, id), Err(Errno::EDOOFUS));
-    // Flags on CONFIGURELOG are reserved.
-    let mut flagged = pmc_op_configurelog {
-        pm_flags: 1,
-        pm_logfd: -1,
+    // The owner keeps PMC_PO_SHUTDOWN (hwpmc_logging.c:pmclog_close): a new
+    // log cannot even write its INITIALIZE record while it owns PMCs.
+    let (_r2, w2) = crate::sys::pipe().unwrap();
+    let mut next = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w2.as_raw_fd(),
     };
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut next)), Err(Errno::ENOMEM));
+    // Releasing the last PMC removes the owner (pmc_maybe_remove_owner);
+    // a new owner starts without SHUTDOWN. `pm_flags` is never looked at.
+    release(&d, id).unwrap();
+    release(&d, pe).unwrap();
+    next.pm_flags = 0x7;
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut next)), Ok(()));
+}
+
+/// PMC_OP_CLOSELOG without a log returns 0 but poisons the owner
+/// (hwpmc_mod.c PMC_OP_CLOSELOG -> pmclog_close); WRITELOG after CLOSELOG
+/// is ENOMEM (pmclog_process_userlog's reserve fails).
+#[cfg(unix)]
+#[test]
+fn closelog_sets_shutdown_for_the_owner() {
+    use std::os::fd::AsRawFd;
+    let d = sim();
+    assert_eq!(d.call(OpArg::CloseLog), Err(Errno::EINVAL), "no owner yet");
+    let id = alloc(
+        &d,
+        alloc_req(
+            PMC_MODE_TC,
+            PMC_CLASS_SOFT,
+            soft("PAGE_FAULT.ALL"),
+            PMC_CPU_ANY,
+        ),
+    )
+    .unwrap();
+    assert_eq!(d.call(OpArg::CloseLog), Ok(()), "no log, still 0");
+    let (_r, w) = crate::sys::pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut cl)), Err(Errno::ENOMEM));
+    release(&d, id).unwrap();
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    d.call(OpArg::CloseLog).unwrap();
+    let mut wl = pmc_op_writelog { pm_userdata: 1 };
+    assert_eq!(d.call(OpArg::WriteLog(&mut wl)), Err(Errno::ENOMEM));
     assert_eq!(
-        d.call(OpArg::ConfigureLog(&mut flagged)),
-        Err(Errno::EINVAL)
+        d.call(OpArg::FlushLog),
+        Ok(()),
+        "the log is still configured"
     );
 }
 
