@@ -47,6 +47,12 @@ pub const NOMINAL_EVENTS_PER_SEC: u64 = 2_000_000_000;
 /// The `kern.hz` assumed when the driver cannot tell (`sysctl kern.hz`).
 pub const ASSUMED_HZ: u64 = 1000;
 
+/// hwpmc's smallest reload count of a sampling PMC when the kernel has no
+/// `kern.hwpmc.mincount` sysctl: `MAX(1000, pm_count)` (hwpmc_mod.c,
+/// PMC_OP_PMCALLOCATE, 2020 tree). Later kernels use
+/// `MAX(MAX(1, kern.hwpmc.mincount), pm_count)`, read when present.
+pub const DEFAULT_MIN_RELOAD: u64 = 1000;
+
 /// The kernel log, configured once per backend (see `logpump`).
 struct LogPump {
     /// The kernel's end of the socket pair.
@@ -62,6 +68,9 @@ struct Inner<D: Driver> {
     ncpu: u32,
     /// `kern.hz`, for converting frequencies into clock ticks.
     hz: u64,
+    /// The kernel's smallest reload count (`kern.hwpmc.mincount`, or
+    /// [`DEFAULT_MIN_RELOAD`]).
+    min_reload: u64,
     /// `pm_npmc`: rows per CPU.
     npmc: u32,
     /// CPUs `PMC_OP_GETPMCINFO` called absent or disabled at open time.
@@ -247,8 +256,13 @@ impl<D: Driver> Backend<D> {
                 offline.push(cpu);
             }
         }
+        let min_reload = driver
+            .sysctl_int("kern.hwpmc.mincount")
+            .and_then(|m| u64::try_from(m).ok())
+            .map_or(DEFAULT_MIN_RELOAD, |m| m.max(1));
         Ok(Backend {
             inner: Arc::new(Inner {
+                min_reload,
                 hz: driver
                     .sysctl_int("kern.hz")
                     .and_then(|h| u64::try_from(h).ok())
@@ -422,16 +436,63 @@ impl<D: Driver> Backend<D> {
     }
 }
 
-fn period(rate: Rate, enc: Option<&Encoding>, hz: u64) -> u64 {
-    let f = match rate {
-        Rate::Period(p) => return p,
-        Rate::Frequency(f) => f.max(1),
+/// The reload count for `rate`, raised to the kernel's floor, and a
+/// warning when the kernel will not sample as asked (hwpmc raises any
+/// smaller count, hwpmc_mod.c PMC_OP_PMCALLOCATE): the effective rate is
+/// computed and the nearest count the kernel honours is asked for, so the
+/// log and the descriptor say what really happens.
+fn period(
+    rate: Rate,
+    enc: Option<&Encoding>,
+    hz: u64,
+    min_reload: u64,
+    event: &str,
+) -> (u64, Option<String>) {
+    // Events per second of the event's own clock, where it has one.
+    let clock = match enc {
+        Some(e) if e.class == PMC_CLASS_SOFT && e.name.starts_with("SOFT-CLOCK") => {
+            Some((hz, "clock ticks", format!("kern.hz {hz}")))
+        }
+        Some(e) if e.class == PMC_CLASS_SOFT => None,
+        _ => Some((
+            NOMINAL_EVENTS_PER_SEC,
+            "events",
+            format!("{NOMINAL_EVENTS_PER_SEC} events/s nominal"),
+        )),
     };
-    match enc {
-        Some(e) if e.class == PMC_CLASS_SOFT && e.name.starts_with("SOFT-CLOCK") => (hz / f).max(1),
-        Some(e) if e.class == PMC_CLASS_SOFT => 1,
-        _ => (NOMINAL_EVENTS_PER_SEC / f).max(1),
+    let (wanted, asked) = match rate {
+        Rate::Period(p) => (p.max(1), format!("a period of {p}")),
+        Rate::Frequency(f) => {
+            let f = f.max(1);
+            let p = match &clock {
+                Some((per_sec, _, _)) => (per_sec / f).max(1),
+                None => 1,
+            };
+            (p, format!("{f} Hz"))
+        }
+    };
+    if wanted >= min_reload {
+        return (wanted, None);
     }
+    let effective = match (&clock, rate) {
+        (Some((per_sec, unit, basis)), _) => {
+            let hz_eff = *per_sec as f64 / min_reload as f64;
+            format!(
+                "one sample per {min_reload} {unit}, about {hz_eff:.3} Hz ({basis}){}",
+                if matches!(enc, Some(e) if e.class == PMC_CLASS_SOFT) {
+                    " per CPU"
+                } else {
+                    ""
+                }
+            )
+        }
+        (None, _) => format!("one sample per {min_reload} events"),
+    };
+    let warning = format!(
+        "{event}: {asked} needs a reload count of {wanted}, below hwpmc's minimum of \
+         {min_reload} (kern.hwpmc.mincount); sampling at {effective} instead"
+    );
+    (min_reload, Some(warning))
 }
 
 /// One allocated PMC: for system scope on several CPUs, one hwpmc PMC per
@@ -443,6 +504,8 @@ pub struct FreebsdPmc<D: Driver = DefaultDriver> {
     ids: Vec<(Option<u32>, u32)>,
     encoding: Encoding,
     count: u64,
+    /// Why the PMC samples less often than asked, if it does.
+    rate_warning: Option<String>,
     state: State,
     targets: Vec<Target>,
     running_since: Option<Instant>,
@@ -461,6 +524,64 @@ impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
 }
 
 impl<D: Driver> FreebsdPmc<D> {
+    /// `PMC_OP_PMCRW` of a sampling PMC: per hwpmc PMC (one per CPU for
+    /// system scope), the kernel's reload-down counter, the events left
+    /// until the next sample (`hwpmc_core.c:iap_read_pmc`), or the value
+    /// saved at the last context switch for a process PMC not running
+    /// here. Not an event total.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidArgument`] for a counting PMC (use `read`); the
+    /// `PMC_OP_PMCRW` errors.
+    pub fn sample_countdown(&self) -> Result<Vec<(Option<u32>, u64)>> {
+        if !self.allocation.mode.is_sampling() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Read,
+                "sample_countdown is for sampling PMCs",
+            )
+            .with_help("use Pmc::read for a counting PMC"));
+        }
+        self.ids
+            .iter()
+            .map(|(cpu, id)| Ok((*cpu, self.rw(*id, *cpu, None)?)))
+            .collect()
+    }
+
+    /// Why this PMC samples less often than its allocation asked (hwpmc's
+    /// minimum reload count), if it does; also in `native_config` as
+    /// `warning`.
+    pub fn rate_warning(&self) -> Option<&str> {
+        self.rate_warning.as_deref()
+    }
+
+    /// hwpmc sends the samples of a PMC attached to its owner to profil(2),
+    /// never to the log (`hwpmc_mod.c:pmc_process_samples`: "if
+    /// (pm->pm_flags & PMC_F_ATTACHED_TO_OWNER) addupc_intr(...) else
+    /// pmclog_process_callchain(...)"): refuse rather than log nothing.
+    fn refuse_sampling_self(&self, op: Op) -> Result<()> {
+        Err(Error::new(
+            ErrorKind::NotSupported,
+            op,
+            format!(
+                "hwpmc does not log the samples of a process-scope sampling PMC ({}) attached to the process that allocated it: it feeds them to profil(2)",
+                self.allocation.event
+            ),
+        )
+        .with_help(
+            "sample another process (Pmc::attach with Target::Pid, or Target::Exec for a command launched paused), or use system scope (Allocation::system)",
+        ))
+    }
+
+    fn is_self(&self, t: Target) -> bool {
+        match t {
+            Target::Current => true,
+            Target::Pid(p) | Target::Exec(p) => {
+                i64::from(p) == i64::from(self.inner.driver.current_pid())
+            }
+        }
+    }
+
     /// The hwpmc handles: `(cpu, pmcid)`, one per CPU for system scope.
     pub fn pmc_ids(&self) -> &[(Option<u32>, u32)] {
         &self.ids
@@ -607,6 +728,12 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn attach(&mut self, target: Target) -> Result<()> {
+        if self.allocation.mode.is_sampling()
+            && !self.allocation.scope.is_system()
+            && self.is_self(target)
+        {
+            return self.refuse_sampling_self(Op::Attach);
+        }
         self.attach_op(target, false)
     }
 
@@ -621,6 +748,14 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     fn start(&mut self) -> Result<()> {
         if self.state == State::Running {
             return Ok(());
+        }
+        // Started without a target, hwpmc attaches it to its owner
+        // (hwpmc_mod.c:pmc_start), which for sampling logs nothing.
+        if self.allocation.mode.is_sampling()
+            && !self.allocation.scope.is_system()
+            && self.targets.is_empty()
+        {
+            return self.refuse_sampling_self(Op::Start);
         }
         self.simple(PmcOp::PmcStart)?;
         if !self.allocation.scope.is_system() && self.targets.is_empty() {
@@ -646,7 +781,25 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         Ok(())
     }
 
+    /// Counting PMCs only: hwpmc reads a sampling PMC as its reload-down
+    /// counter (the events left until the next sample,
+    /// `hwpmc_core.c:iap_read_pmc`) or a saved value, never an event total,
+    /// so `read` refuses them ([`ErrorKind::NotSupported`]); the countdown
+    /// is [`FreebsdPmc::sample_countdown`].
     fn read(&self) -> Result<Reading> {
+        if self.allocation.mode.is_sampling() {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Read,
+                format!(
+                    "hwpmc reads a sampling PMC ({}) as the countdown to its next sample, not as an event total",
+                    self.allocation.event
+                ),
+            )
+            .with_help(
+                "allocate a counting PMC for totals (Allocation::counting), or count the samples in the log; FreebsdPmc::sample_countdown gives the countdown",
+            ));
+        }
         let mut total = 0u64;
         for (cpu, id) in &self.ids {
             total = total.wrapping_add(self.rw(*id, *cpu, None)?);
@@ -745,6 +898,9 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
                     .join(","),
             ),
         ]
+        .into_iter()
+        .chain(self.rate_warning.clone().map(|w| f("warning", w)))
+        .collect()
     }
 
     fn release(mut self) -> Result<()> {
@@ -828,9 +984,15 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     fn allocate(&self, a: &Allocation) -> Result<FreebsdPmc<D>> {
         let sampling = a.mode.is_sampling();
         let encs = events::resolve(&a.event, &self.inner.machine, sampling)?;
-        let count = match a.mode {
-            Mode::Sampling(rate) => period(rate, encs.first(), self.inner.hz),
-            Mode::Counting => 0,
+        let (count, rate_warning) = match a.mode {
+            Mode::Sampling(rate) => period(
+                rate,
+                encs.first(),
+                self.inner.hz,
+                self.inner.min_reload,
+                &a.event.to_string(),
+            ),
+            Mode::Counting => (0, None),
         };
         let mut ids = Vec::new();
         let mut chosen = None;
@@ -888,6 +1050,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             ids,
             encoding,
             count,
+            rate_warning,
             state: State::Allocated,
             targets: Vec::new(),
             running_since: None,

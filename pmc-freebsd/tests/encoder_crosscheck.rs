@@ -194,6 +194,7 @@ fn session(sim: Arc<SimDriver>) -> Vec<u8> {
             Rate::Period(10_000),
         ))
         .unwrap();
+    ts.attach(Target::Pid(2000)).unwrap();
     ts.start().unwrap();
     let mut ss = b
         .allocate(

@@ -109,6 +109,13 @@ pub struct SimConfig {
     pub cycles_per_ns: u64,
     /// The calling process's pid.
     pub pid: i32,
+    /// sysctl `kern.hwpmc.mincount`: the smallest reload count of a
+    /// sampling PMC. `None`: a kernel without it (the 2020 tree), whose
+    /// floor is 1000.
+    pub mincount: Option<u64>,
+    /// The PMC id layout. `None`: by the version, as FreeBSD's own trees
+    /// do (0x09 old, 0x0A new); `Some(New)` with 0x09 is a CheriBSD kernel.
+    pub id_layout: Option<pmc_log::hwpmc::IdLayout>,
 }
 
 impl Default for SimConfig {
@@ -125,6 +132,8 @@ impl Default for SimConfig {
             tsc_freq: 2_000_000_000,
             cycles_per_ns: 3,
             pid: 1000,
+            mincount: None,
+            id_layout: None,
         }
     }
 }
@@ -576,13 +585,29 @@ impl State {
         self.cfg.privileged && !self.cfg.jailed
     }
 
+    /// `PMC_ID_MAKE_ID` (`sys/sys/pmc.h`): the old layout in FreeBSD's 0x09
+    /// trees, the new one in 0x0A trees and in CheriBSD's 0x09 tree.
     fn make_id(&self, cpu: u32, mode: u32, class: u32, row: usize) -> u32 {
-        let cpu = cpu & 0xFFF;
-        if self.cfg.version >> 24 >= 0x0A {
-            (cpu << 20) | ((mode & 0xF) << 16) | ((class & 0xFF) << 8) | (row as u32 & 0xFF)
-        } else {
-            (cpu << 20) | ((mode & 0xFF) << 12) | ((class & 0xF) << 8) | (row as u32 & 0xFF)
-        }
+        use pmc_log::hwpmc::IdLayout;
+        let layout = self
+            .cfg
+            .id_layout
+            .unwrap_or(if self.cfg.version >> 24 >= 0x0A {
+                IdLayout::New
+            } else {
+                IdLayout::Old
+            });
+        layout.make(cpu, mode, class, row as u32)
+    }
+
+    /// The smallest reload count of a sampling PMC:
+    /// `MAX(1000, pa.pm_count)` in the 2020 tree (hwpmc_mod.c
+    /// PMC_OP_PMCALLOCATE and PMC_OP_PMCSETCOUNT, with "pmcallocate: passed
+    /// sample rate %ju - setting to 1000"), `MAX(MAX(1, pmc_mincount),
+    /// pm_count)` with sysctl kern.hwpmc.mincount in later trees
+    /// (hwpmc_mod.c:pmc_do_op_pmcallocate).
+    fn min_reload(&self) -> u64 {
+        self.cfg.mincount.map_or(MIN_SAMPLING_COUNT, |m| m.max(1))
     }
 
     fn disposition(&self, row: usize) -> u32 {
@@ -1132,7 +1157,7 @@ impl State {
             pflags |= PMC_F_NEEDS_LOGFILE;
         }
         let reload = if sampling {
-            a.pm_count.max(MIN_SAMPLING_COUNT)
+            a.pm_count.max(self.min_reload())
         } else {
             0
         };
@@ -1421,7 +1446,11 @@ impl State {
         if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
             return Err(Errno::ENXIO);
         }
-        let old = p.value;
+        // A sampling PMC reads as its reload-down counter, the events left
+        // until the next sample (hwpmc_core.c:iap_read_pmc:
+        // "if (PMC_IS_SAMPLING_MODE(...)) *v = iap_perfctr_value_to_reload_count(tmp)"),
+        // not an event total.
+        let old = if p.is_sampling() { p.left } else { p.value };
         if a.pm_flags & PMC_F_NEWVALUE != 0 {
             p.value = a.pm_value;
         }
@@ -1433,12 +1462,13 @@ impl State {
 
     fn setcount(&mut self, a: &mut pmc_op_pmcsetcount) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
+        let floor = self.min_reload();
         let p = self.pmc_mut(key)?;
         if p.state == PState::Running {
             return Err(Errno::EBUSY);
         }
         if p.is_sampling() {
-            p.reload = a.pm_count.max(MIN_SAMPLING_COUNT);
+            p.reload = a.pm_count.max(floor);
             p.left = p.reload;
         } else {
             p.value = a.pm_count;
@@ -1562,6 +1592,7 @@ impl Driver for SimDriver {
             }
             "security.jail.jailed" => Some(i64::from(st.cfg.jailed)),
             "kern.hz" => Some(HZ as i64),
+            "kern.hwpmc.mincount" => st.cfg.mincount.map(|m| m as i64),
             _ => None,
         }
     }
