@@ -60,9 +60,9 @@ use std::sync::{Mutex, MutexGuard};
 pub enum SimCpu {
     /// An Intel Skylake: IAP (4 rows) and IAF (3 rows).
     IntelSkylake,
-    /// An AMD Zen (`PMC_CPU_AMD_K8`): K8 (6 rows), `PMC_F_EV_PMU` required.
+    /// An AMD Zen (`PMC_CPU_AMD_K8`): K8 (16 rows), `PMC_F_EV_PMU` required.
     AmdZen,
-    /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): TSC and SOFT only.
+    /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): SOFT only.
     Generic,
 }
 
@@ -235,8 +235,6 @@ struct SimPmc {
     reload: u64,
     /// Events left until the next sample.
     left: u64,
-    /// `PMC_OP_PMCGETMSR` handed out the RDPMC index.
-    msr_taken: bool,
     targets: BTreeMap<i32, u64>,
 }
 
@@ -336,13 +334,24 @@ impl SimDriver {
         let hw = PMC_CAP_INTERRUPT | PMC_CAP_USER | PMC_CAP_SYSTEM | PMC_CAP_READ | PMC_CAP_WRITE;
         let prog = hw | PMC_CAP_EDGE | PMC_CAP_THRESHOLD | PMC_CAP_INVERT | PMC_CAP_QUALIFIER;
         add(PMC_CLASS_SOFT, hw, 64, SOFT_NROWS, "SOFT");
-        add(PMC_CLASS_TSC, PMC_CAP_READ, 64, 1, "TSC");
+        // TSC comes with the vendor's machine-dependent initialisation
+        // (tsc_initialize from pmc_intel_initialize / pmc_amd_initialize);
+        // a CPU hwpmc does not know gets pmc_generic_cpu_initialize(),
+        // SOFT only (hwpmc_mod.c).
+        if cfg.cpu != SimCpu::Generic {
+            add(PMC_CLASS_TSC, PMC_CAP_READ, 64, 1, "TSC");
+        }
         match cfg.cpu {
             SimCpu::IntelSkylake => {
                 add(PMC_CLASS_IAP, prog | PMC_CAP_PRECISE, 48, 4, "IAP");
                 add(PMC_CLASS_IAF, hw, 48, 3, "IAF");
             }
-            SimCpu::AmdZen => add(PMC_CLASS_K8, prog, 48, 6, "K8"),
+            // 16 K8 rows: hwpmc_amd.h AMD_NPMCS 16 in the 2020 tree, and
+            // AMD_PMC_CORE_DEFAULT 6 + AMD_PMC_L3_DEFAULT 6 +
+            // AMD_PMC_DF_DEFAULT 4 later (amd_allocate_pmc picks the
+            // sub-class by row range). The simulator programs the
+            // core rows; the L3/DF rows exist and are allocatable.
+            SimCpu::AmdZen => add(PMC_CLASS_K8, prog, 48, 16, "K8"),
             SimCpu::Generic => {}
         }
         let ncpu = cfg.ncpu.clamp(1, 4096) as usize;
@@ -493,7 +502,12 @@ impl SimDriver {
                 p.flags &= !PMC_F_ATTACHED_TO_OWNER;
             }
             let (flags, id, empty) = (p.flags, p.id, p.targets.is_empty());
-            if flags & PMC_F_LOG_PROCEXIT != 0 {
+            let counting = p.mode == PMC_MODE_TC || p.mode == PMC_MODE_SC;
+            // hwpmc_mod.c:pmc_process_exit: "if (pm->pm_flags &
+            // PMC_F_NEEDS_LOGFILE && PMC_IS_COUNTING_MODE(PMC_TO_MODE(pm)))
+            // pmclog_process_procexit(pm, pp)": so also for LOG_PROCCSW-only
+            // PMCs, never for sampling ones.
+            if flags & PMC_F_NEEDS_LOGFILE != 0 && counting {
                 st.emit(
                     k.0,
                     LogRecord::ProcExit {
@@ -769,7 +783,9 @@ impl State {
             p.value = p.value.wrapping_add(n);
             if let Some(v) = p.targets.get_mut(&pid) {
                 *v = v.wrapping_add(n);
-                if p.flags & PMC_F_LOG_PROCCSW != 0 {
+                // hwpmc_mod.c:pmc_process_csw_out logs PROCCSW only for a
+                // PMC_MODE_TC PMC with PMC_F_LOG_PROCCSW.
+                if p.flags & PMC_F_LOG_PROCCSW != 0 && p.mode == PMC_MODE_TC {
                     // The time slice ends with a context switch out.
                     samples.push((
                         k.0,
@@ -1175,7 +1191,6 @@ impl State {
             value: if sampling { 0 } else { a.pm_count },
             reload,
             left: reload,
-            msr_taken: false,
             targets: BTreeMap::new(),
         };
         if system {
@@ -1268,9 +1283,12 @@ impl State {
             return Err(Errno::EPERM);
         }
         let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
-        if p.msr_taken && pid != p.owner {
-            return Err(Errno::EPERM);
-        }
+        // No "GETMSR was used" refusal: hwpmc_mod.c:pmc_attach_process tests
+        // `pm->pm_flags & PMC_PP_ENABLE_MSR_ACCESS`, a process-descriptor
+        // flag (0x1, the never-set PMC_F_UNUSED1 in pm_flags), so the check
+        // is dead and the attach goes ahead.
+        // hwpmc_mod.c:pmc_attach_one_process: same PMC at the row: EEXIST;
+        // another PMC at the row: EBUSY.
         if p.targets.contains_key(&pid) {
             return Err(Errno::EEXIST);
         }
@@ -1324,9 +1342,10 @@ impl State {
         }
         let key = self.find(a.pm_pmc)?;
         let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
-        if p.is_system() {
-            return Err(Errno::EINVAL);
-        }
+        // PMC_OP_PMCDETACH has no system-mode check (hwpmc_mod.c): a
+        // system PMC is at no process's row, so pmc_detach_one_process
+        // answers ESRCH (the pid is nobody's target) or EINVAL (it is the
+        // target of another PMC).
         let pid = self.target_pid(a.pm_pid)?;
         let descendants = p.flags & PMC_F_DESCENDANTS != 0;
         let pids = if descendants {
@@ -1431,10 +1450,11 @@ impl State {
     }
 
     fn rw(&mut self, a: &mut pmc_op_pmcrw) -> Result<(), Errno> {
-        // At least one of OLDVALUE/NEWVALUE, and nothing else (hwpmc(4):
-        // "illegal flags").
+        // At least one of OLDVALUE/NEWVALUE; other bits are ignored
+        // (hwpmc_mod.c PMC_OP_PMCRW: "if ((prw.pm_flags & (PMC_F_OLDVALUE |
+        // PMC_F_NEWVALUE)) == 0) error = EINVAL").
         let rw = PMC_F_OLDVALUE | PMC_F_NEWVALUE;
-        if a.pm_flags & rw == 0 || a.pm_flags & !rw != 0 {
+        if a.pm_flags & rw == 0 {
             return Err(Errno::EINVAL);
         }
         let key = self.find(a.pm_pmcid)?;
@@ -1499,7 +1519,6 @@ impl State {
         if !rdpmc {
             return Err(Errno::ENOSYS);
         }
-        p.msr_taken = true;
         Ok(())
     }
 
