@@ -2,7 +2,7 @@
 //! pmc-core API, driven by the simulated hwpmc driver (runs on every OS).
 
 mod backend_sim;
-mod encoder_crosscheck;
 mod hostile;
 mod log_stream;
 mod real_hwpmc;
+mod sim_session;
