@@ -19,32 +19,41 @@
 //!
 //! ## Where the details come from
 //!
-//! hwpmc(4) first; where it is silent or out of date, the behaviour of
-//! `sys/dev/hwpmc/hwpmc_mod.c` (order of checks, `EPERM` for a disabled
-//! row, `ENOSYS` from `PMC_OP_PMCGETMSR` on a class without RDPMC, `EINVAL`
-//! from `PMC_OP_PMCSTOP` on a never-started PMC, `ENXIO` from
-//! `PMC_OP_PMCRW` on an offline CPU, the minimum sampling count of 1000).
-//! The remaining choices:
+//! FreeBSD's own source, cited at each rule as `file:function`: mainly
+//! `sys/dev/hwpmc/hwpmc_mod.c` and `hwpmc_logging.c` of the 2020 tree
+//! (`PMC_VERSION` 0x09030000), checked against the 2023+ and 2025/26 trees
+//! where they differ (see `../shared/reference/freebsd-audit.md`). hwpmc(4)
+//! where the source agrees. Among the rules:
 //!
-//! * `PMC_OP_PMCRW` works on sampling PMCs too (as hwpmc_mod.c does, though
-//!   hwpmc(4) calls it "valid only for counting modes").
+//! * `PMC_OP_PMCRW` works on sampling PMCs and reads the reload-down
+//!   counter (`hwpmc_core.c:iap_read_pmc`), not an event total; only
+//!   OLDVALUE/NEWVALUE are looked at.
 //! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
-//!   `EINVAL`; `DESCENDANTS` is accepted and ignored there (hwpmc_mod.c).
-//! * Only system sampling and the log-process flags need a log for
-//!   `PMC_OP_PMCSTART` (`EDOOFUS`); process sampling without a log drops
-//!   its samples.
+//!   `EINVAL`; `DESCENDANTS` is accepted and ignored there.
+//! * System sampling, the log-process flags, and process sampling attached
+//!   to another process need a log for `PMC_OP_PMCSTART` (`EDOOFUS`).
+//! * A sampling PMC attached to its owner feeds profil(2): its samples are
+//!   never logged (`hwpmc_mod.c:pmc_process_samples`).
+//! * `PMC_OP_CLOSELOG` and `PMC_OP_CONFIGURELOG(-1)` run `pmclog_close()`,
+//!   which sets `PMC_PO_SHUTDOWN` on the owner for as long as the owner
+//!   descriptor lives (until its last PMC is released with no log): a
+//!   later CONFIGURELOG fails with `ENOMEM`, WRITELOG after CLOSELOG too.
+//! * The reload count of a sampling PMC is at least 1000, or
+//!   `kern.hwpmc.mincount` where the kernel has it ([`SimConfig::mincount`]).
+//! * PMC ids use the layout of the version, or [`SimConfig::id_layout`]
+//!   (CheriBSD's 0x09 kernels use the new one).
+//! * PROCCSW is logged only for TC PMCs, PROCEXIT for counting PMCs that
+//!   need the log.
 //! * A counting PMC keeps its value across stop/start; `PMC_OP_PMCSETCOUNT`
-//!   and a `PMC_F_NEWVALUE` write both set it.
-//! * `PMC_OP_CLOSELOG` writes CLOSELOG and flushes; the log stays
-//!   configured (so a second CONFIGURELOG is `EBUSY`) until
-//!   `PMC_OP_CONFIGURELOG` with -1, as in hwpmc_mod.c.
+//!   and a `PMC_F_NEWVALUE` write both set it (the kernel keeps
+//!   `pm_initial`/`pm_savedvalue` apart: not modelled).
 //! * Hardware events are counted in user mode only; a PMC restricted to the
 //!   kernel (`os` only) counts nothing.
-//! * A sampling PMC attached to its owner feeds profil(2) in hwpmc, so its
-//!   samples are not logged (none are simulated either); attached to other
-//!   processes it needs a log to start.
-//! * Each [`SimDriver::run`] is one time slice: PMCs with
+//! * Each [`SimDriver::run`] is one time slice: TC PMCs with
 //!   `PMC_F_LOG_PROCCSW` log one PROCCSW record at its end.
+//!
+//! Not modelled: PMCATTACH records are written for kernel processes too
+//! (the kernel skips them), module unload (SIGBUS to owners).
 
 pub mod log;
 
