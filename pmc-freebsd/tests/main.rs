@@ -1,6 +1,7 @@
 //! pmc-freebsd's integration tests: the backend through the public
 //! pmc-core API, driven by the simulated hwpmc driver (runs on every OS).
 
+mod atf_cases;
 mod backend_sim;
 mod hostile;
 mod log_stream;
