@@ -944,3 +944,54 @@ fn stopping_a_never_started_pmc_is_a_no_op() {
         "no PMC_OP_PMCSTOP was sent (hwpmc would answer EINVAL)"
     );
 }
+
+/// Issue 14 item 3, end to end: a 0x09 kernel writes PMC ids in the old
+/// layout (FreeBSD's own trees) or the new one (CheriBSD); the importer
+/// reads both right from the log's evidence and notes the unusual one.
+#[test]
+fn both_id_layouts_of_0x09_kernels_import_right() {
+    use pmc_log::hwpmc::IdLayout;
+    use pmc_log::record::{Mode as LogMode, Record, Scope as LogScope};
+    for layout in [None, Some(IdLayout::New)] {
+        let (sim, b) = backend(SimConfig {
+            version: PMC_VERSION_0X09,
+            id_layout: layout,
+            ..SimConfig::default()
+        });
+        let raw = SharedBuf::default();
+        b.configure_hwpmc_log(Box::new(raw.clone())).unwrap();
+        sim.spawn(2000, 1000, true, "/usr/bin/make");
+        let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+        let mut p = b.allocate(&a).unwrap();
+        p.attach(Target::Pid(2000)).unwrap();
+        p.start().unwrap();
+        sim.run(Work {
+            pid: 2000,
+            nanos: 1_000,
+            instructions: 12_000,
+            ..Work::default()
+        });
+        p.stop().unwrap();
+        b.close_log().unwrap();
+        let bytes = raw.0.lock().unwrap().clone();
+        let mut imp = pmc_log::hwpmc::Importer::new(&bytes).unwrap();
+        let pmcs: Vec<_> = imp
+            .by_ref()
+            .filter_map(|r| match r {
+                Record::Pmc(d) => Some((d.scope, d.mode)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            pmcs,
+            vec![(LogScope::Process, LogMode::SamplingPeriod(5_000))],
+            "{layout:?}"
+        );
+        let notes = imp.report().notes;
+        assert_eq!(
+            notes.iter().any(|n| n.contains("New id layout")),
+            layout.is_some(),
+            "{layout:?}: {notes:?}"
+        );
+    }
+}
