@@ -732,6 +732,7 @@ fn many_samples() -> (Vec<u8>, Vec<usize>) {
 /// report lists every skipped range; near the end of the file it is not
 /// reported as truncation.
 #[test]
+#[cfg_attr(miri, ignore)] // 24 imports of a 150 KB log: minutes under Miri
 fn one_flipped_length_byte_loses_only_the_damaged_record() {
     let (log, offsets) = many_samples();
     let samples = |bytes: &[u8]| {
