@@ -4,6 +4,7 @@
 use crate::errno::Errno;
 use crate::errno_map::{self, Context};
 use crate::events::{self, Encoding, Machine};
+use crate::logpump::{LogFormat, PumpCtl};
 use crate::sys::abi::*;
 use crate::sys::{self, Driver, OpArg, PmcOp};
 use pmc_core::{
@@ -46,154 +47,19 @@ pub const NOMINAL_EVENTS_PER_SEC: u64 = 2_000_000_000;
 /// The `kern.hz` assumed when the driver cannot tell (`sysctl kern.hz`).
 pub const ASSUMED_HZ: u64 = 1000;
 
+/// hwpmc's smallest reload count of a sampling PMC when the kernel has no
+/// `kern.hwpmc.mincount` sysctl: `MAX(1000, pm_count)` (hwpmc_mod.c,
+/// PMC_OP_PMCALLOCATE, 2020 tree). Later kernels use
+/// `MAX(MAX(1, kern.hwpmc.mincount), pm_count)`, read when present.
+pub const DEFAULT_MIN_RELOAD: u64 = 1000;
+
+/// The kernel log, configured once per backend (see `logpump`).
 struct LogPump {
+    /// The kernel's end of the socket pair.
     #[cfg(unix)]
     write_end: std::os::fd::OwnedFd,
     thread: Option<std::thread::JoinHandle<Option<Error>>>,
     ctl: Arc<PumpCtl>,
-}
-
-/// How long the log reader blocks in one `read(2)` before it looks for a
-/// `flush_log` request: the most `flush_log` waits on an idle log.
-#[cfg(unix)]
-const PUMP_POLL: Duration = Duration::from_millis(20);
-
-/// How long `flush_log` waits for the log reader to drain and flush.
-const FLUSH_WAIT: Duration = Duration::from_secs(30);
-
-/// At most this much is drained for one `flush_log` request, so a stream
-/// that never pauses cannot hold the request forever.
-#[cfg(unix)]
-const FLUSH_DRAIN_MAX: u64 = 16 << 20;
-
-/// Shared by the backend and its log reader thread.
-#[derive(Default)]
-struct PumpCtl {
-    state: Mutex<PumpState>,
-    cond: std::sync::Condvar,
-}
-
-#[derive(Default)]
-struct PumpState {
-    /// `flush_log` requests made / served.
-    flush_requested: u64,
-    flush_done: u64,
-    /// The reader thread has ended.
-    ended: bool,
-    /// Why the sink stopped receiving records, if it did.
-    failure: Option<PumpFailure>,
-    bytes_read: u64,
-    max_buffered: usize,
-}
-
-/// The log reader's first failure, kept so it can be reported more than once (by
-/// `log_error`, `flush_log`) with its errno and `io::ErrorKind`.
-#[derive(Clone, Debug)]
-struct PumpFailure {
-    message: String,
-    errno: Option<i32>,
-    kind: Option<std::io::ErrorKind>,
-}
-
-impl PumpFailure {
-    fn of(e: &Error) -> PumpFailure {
-        // The io::Error, wherever it is in the chain (a sink write, or the pmc-log writer
-        // inside the converter).
-        let (mut kind, mut errno) = (None, e.errno());
-        let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
-        while let Some(s) = src {
-            let io = match s.downcast_ref::<pmc_log::WriteError>() {
-                Some(pmc_log::WriteError::Io(io)) => Some(io),
-                Some(w) => {
-                    kind = w.io_kind();
-                    break;
-                }
-                None => s.downcast_ref::<std::io::Error>(),
-            };
-            if let Some(io) = io {
-                kind = Some(io.kind());
-                errno = errno.or(io.raw_os_error());
-                break;
-            }
-            src = s.source();
-        }
-        PumpFailure {
-            message: e.message().to_string(),
-            errno,
-            kind,
-        }
-    }
-}
-
-impl PumpCtl {
-    fn lock(&self) -> std::sync::MutexGuard<'_, PumpState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn failed(f: &PumpFailure) -> Error {
-        let mut e = Error::new(
-            ErrorKind::Os,
-            Op::Log,
-            format!("the log reader stopped writing the log: {}", f.message),
-        );
-        if let Some(n) = f.errno {
-            e = e.with_errno(n);
-        }
-        if let Some(k) = f.kind {
-            e = e.with_source(std::io::Error::from(k));
-        }
-        e.with_help(
-            "the log takes nothing more (hwpmc's stream is read and dropped so the kernel \
-             never blocks): stop the PMCs, make room or fix the sink, and configure a new log",
-        )
-    }
-
-    /// Ask the reader to take in what the kernel has written and flush the
-    /// sink; wait until it has.
-    fn flush(&self) -> Result<()> {
-        let mut st = self.lock();
-        if let Some(f) = &st.failure {
-            return Err(Self::failed(f));
-        }
-        if st.ended {
-            return Ok(());
-        }
-        st.flush_requested += 1;
-        let ticket = st.flush_requested;
-        let deadline = Instant::now() + FLUSH_WAIT;
-        while st.flush_done < ticket && !st.ended {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Error::new(
-                    ErrorKind::Os,
-                    Op::Log,
-                    format!(
-                        "the log reader did not flush within {} s (is the sink blocked?)",
-                        FLUSH_WAIT.as_secs()
-                    ),
-                ));
-            }
-            st = self
-                .cond
-                .wait_timeout(st, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        match &st.failure {
-            Some(f) => Err(Self::failed(f)),
-            None => Ok(()),
-        }
-    }
-}
-
-/// What the sink of a configured log receives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LogFormat {
-    /// hwpmc's kernel records, unchanged.
-    Hwpmc,
-    /// The pmc-log format, converted by `pmc_log::hwpmc::StreamImporter`
-    /// as the kernel writes it.
-    PmcLog,
 }
 
 struct Inner<D: Driver> {
@@ -202,6 +68,9 @@ struct Inner<D: Driver> {
     ncpu: u32,
     /// `kern.hz`, for converting frequencies into clock ticks.
     hz: u64,
+    /// The kernel's smallest reload count (`kern.hwpmc.mincount`, or
+    /// [`DEFAULT_MIN_RELOAD`]).
+    min_reload: u64,
     /// `pm_npmc`: rows per CPU.
     npmc: u32,
     /// CPUs `PMC_OP_GETPMCINFO` called absent or disabled at open time.
@@ -388,8 +257,13 @@ impl<D: Driver> Backend<D> {
                 offline.push(cpu);
             }
         }
+        let min_reload = driver
+            .sysctl_int("kern.hwpmc.mincount")
+            .and_then(|m| u64::try_from(m).ok())
+            .map_or(DEFAULT_MIN_RELOAD, |m| m.max(1));
         Ok(Backend {
             inner: Arc::new(Inner {
+                min_reload,
                 hz: driver
                     .sysctl_int("kern.hz")
                     .and_then(|h| u64::try_from(h).ok())
@@ -563,16 +437,63 @@ impl<D: Driver> Backend<D> {
     }
 }
 
-fn period(rate: Rate, enc: Option<&Encoding>, hz: u64) -> u64 {
-    let f = match rate {
-        Rate::Period(p) => return p,
-        Rate::Frequency(f) => f.max(1),
+/// The reload count for `rate`, raised to the kernel's floor, and a
+/// warning when the kernel will not sample as asked (hwpmc raises any
+/// smaller count, hwpmc_mod.c PMC_OP_PMCALLOCATE): the effective rate is
+/// computed and the nearest count the kernel honours is asked for, so the
+/// log and the descriptor say what really happens.
+fn period(
+    rate: Rate,
+    enc: Option<&Encoding>,
+    hz: u64,
+    min_reload: u64,
+    event: &str,
+) -> (u64, Option<String>) {
+    // Events per second of the event's own clock, where it has one.
+    let clock = match enc {
+        Some(e) if e.class == PMC_CLASS_SOFT && e.name.starts_with("SOFT-CLOCK") => {
+            Some((hz, "clock ticks", format!("kern.hz {hz}")))
+        }
+        Some(e) if e.class == PMC_CLASS_SOFT => None,
+        _ => Some((
+            NOMINAL_EVENTS_PER_SEC,
+            "events",
+            format!("{NOMINAL_EVENTS_PER_SEC} events/s nominal"),
+        )),
     };
-    match enc {
-        Some(e) if e.class == PMC_CLASS_SOFT && e.name.starts_with("SOFT-CLOCK") => (hz / f).max(1),
-        Some(e) if e.class == PMC_CLASS_SOFT => 1,
-        _ => (NOMINAL_EVENTS_PER_SEC / f).max(1),
+    let (wanted, asked) = match rate {
+        Rate::Period(p) => (p.max(1), format!("a period of {p}")),
+        Rate::Frequency(f) => {
+            let f = f.max(1);
+            let p = match &clock {
+                Some((per_sec, _, _)) => (per_sec / f).max(1),
+                None => 1,
+            };
+            (p, format!("{f} Hz"))
+        }
+    };
+    if wanted >= min_reload {
+        return (wanted, None);
     }
+    let effective = match (&clock, rate) {
+        (Some((per_sec, unit, basis)), _) => {
+            let hz_eff = *per_sec as f64 / min_reload as f64;
+            format!(
+                "one sample per {min_reload} {unit}, about {hz_eff:.3} Hz ({basis}){}",
+                if matches!(enc, Some(e) if e.class == PMC_CLASS_SOFT) {
+                    " per CPU"
+                } else {
+                    ""
+                }
+            )
+        }
+        (None, _) => format!("one sample per {min_reload} events"),
+    };
+    let warning = format!(
+        "{event}: {asked} needs a reload count of {wanted}, below hwpmc's minimum of \
+         {min_reload} (kern.hwpmc.mincount); sampling at {effective} instead"
+    );
+    (min_reload, Some(warning))
 }
 
 /// One allocated PMC: for system scope on several CPUs, one hwpmc PMC per
@@ -584,6 +505,8 @@ pub struct FreebsdPmc<D: Driver = DefaultDriver> {
     ids: Vec<(Option<u32>, u32)>,
     encoding: Encoding,
     count: u64,
+    /// Why the PMC samples less often than asked, if it does.
+    rate_warning: Option<String>,
     state: State,
     targets: Vec<Target>,
     running_since: Option<Instant>,
@@ -602,6 +525,64 @@ impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
 }
 
 impl<D: Driver> FreebsdPmc<D> {
+    /// `PMC_OP_PMCRW` of a sampling PMC: per hwpmc PMC (one per CPU for
+    /// system scope), the kernel's reload-down counter, the events left
+    /// until the next sample (`hwpmc_core.c:iap_read_pmc`), or the value
+    /// saved at the last context switch for a process PMC not running
+    /// here. Not an event total.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidArgument`] for a counting PMC (use `read`); the
+    /// `PMC_OP_PMCRW` errors.
+    pub fn sample_countdown(&self) -> Result<Vec<(Option<u32>, u64)>> {
+        if !self.allocation.mode.is_sampling() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Read,
+                "sample_countdown is for sampling PMCs",
+            )
+            .with_help("use Pmc::read for a counting PMC"));
+        }
+        self.ids
+            .iter()
+            .map(|(cpu, id)| Ok((*cpu, self.rw(*id, *cpu, None)?)))
+            .collect()
+    }
+
+    /// Why this PMC samples less often than its allocation asked (hwpmc's
+    /// minimum reload count), if it does; also in `native_config` as
+    /// `warning`.
+    pub fn rate_warning(&self) -> Option<&str> {
+        self.rate_warning.as_deref()
+    }
+
+    /// hwpmc sends the samples of a PMC attached to its owner to profil(2),
+    /// never to the log (`hwpmc_mod.c:pmc_process_samples`: "if
+    /// (pm->pm_flags & PMC_F_ATTACHED_TO_OWNER) addupc_intr(...) else
+    /// pmclog_process_callchain(...)"): refuse rather than log nothing.
+    fn refuse_sampling_self(&self, op: Op) -> Result<()> {
+        Err(Error::new(
+            ErrorKind::NotSupported,
+            op,
+            format!(
+                "hwpmc does not log the samples of a process-scope sampling PMC ({}) attached to the process that allocated it: it feeds them to profil(2)",
+                self.allocation.event
+            ),
+        )
+        .with_help(
+            "sample another process (Pmc::attach with Target::Pid, or Target::Exec for a command launched paused), or use system scope (Allocation::system)",
+        ))
+    }
+
+    fn is_self(&self, t: Target) -> bool {
+        match t {
+            Target::Current => true,
+            Target::Pid(p) | Target::Exec(p) => {
+                i64::from(p) == i64::from(self.inner.driver.current_pid())
+            }
+        }
+    }
+
     /// The hwpmc handles: `(cpu, pmcid)`, one per CPU for system scope.
     pub fn pmc_ids(&self) -> &[(Option<u32>, u32)] {
         &self.ids
@@ -748,6 +729,12 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn attach(&mut self, target: Target) -> Result<()> {
+        if self.allocation.mode.is_sampling()
+            && !self.allocation.scope.is_system()
+            && self.is_self(target)
+        {
+            return self.refuse_sampling_self(Op::Attach);
+        }
         self.attach_op(target, false)
     }
 
@@ -762,6 +749,14 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     fn start(&mut self) -> Result<()> {
         if self.state == State::Running {
             return Ok(());
+        }
+        // Started without a target, hwpmc attaches it to its owner
+        // (hwpmc_mod.c:pmc_start), which for sampling logs nothing.
+        if self.allocation.mode.is_sampling()
+            && !self.allocation.scope.is_system()
+            && self.targets.is_empty()
+        {
+            return self.refuse_sampling_self(Op::Start);
         }
         self.simple(PmcOp::PmcStart)?;
         if !self.allocation.scope.is_system() && self.targets.is_empty() {
@@ -787,7 +782,25 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         Ok(())
     }
 
+    /// Counting PMCs only: hwpmc reads a sampling PMC as its reload-down
+    /// counter (the events left until the next sample,
+    /// `hwpmc_core.c:iap_read_pmc`) or a saved value, never an event total,
+    /// so `read` refuses them ([`ErrorKind::NotSupported`]); the countdown
+    /// is [`FreebsdPmc::sample_countdown`].
     fn read(&self) -> Result<Reading> {
+        if self.allocation.mode.is_sampling() {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Read,
+                format!(
+                    "hwpmc reads a sampling PMC ({}) as the countdown to its next sample, not as an event total",
+                    self.allocation.event
+                ),
+            )
+            .with_help(
+                "allocate a counting PMC for totals (Allocation::counting), or count the samples in the log; FreebsdPmc::sample_countdown gives the countdown",
+            ));
+        }
         let mut total = 0u64;
         for (cpu, id) in &self.ids {
             total = total.wrapping_add(self.rw(*id, *cpu, None)?);
@@ -886,6 +899,9 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
                     .join(","),
             ),
         ]
+        .into_iter()
+        .chain(self.rate_warning.clone().map(|w| f("warning", w)))
+        .collect()
     }
 
     fn release(mut self) -> Result<()> {
@@ -969,9 +985,15 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     fn allocate(&self, a: &Allocation) -> Result<FreebsdPmc<D>> {
         let sampling = a.mode.is_sampling();
         let encs = events::resolve(&a.event, &self.inner.machine, sampling)?;
-        let count = match a.mode {
-            Mode::Sampling(rate) => period(rate, encs.first(), self.inner.hz),
-            Mode::Counting => 0,
+        let (count, rate_warning) = match a.mode {
+            Mode::Sampling(rate) => period(
+                rate,
+                encs.first(),
+                self.inner.hz,
+                self.inner.min_reload,
+                &a.event.to_string(),
+            ),
+            Mode::Counting => (0, None),
         };
         let mut ids = Vec::new();
         let mut chosen = None;
@@ -1029,6 +1051,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             ids,
             encoding,
             count,
+            rate_warning,
             state: State::Allocated,
             targets: Vec::new(),
             running_since: None,
@@ -1068,9 +1091,16 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// holding at most `pmc_log::hwpmc::MAX_BUFFERED` bytes of an incomplete
     /// record) and writes it to `sink` a pmc-log block at a time;
     /// [`flush_log`](pmc_core::Backend::flush_log) pushes everything so far
-    /// to `sink`, and the end of the log (`close_log`, a replacing
+    /// to `sink`, and the end of the sink (`close_log`, a replacing
     /// `configure_log`, or dropping the backend) writes the clean-close
     /// marker. Use [`Backend::configure_hwpmc_log`] for hwpmc's own format.
+    ///
+    /// hwpmc gives a process one log for as long as it owns PMCs (after
+    /// `PMC_OP_CLOSELOG` it refuses a new one with ENOMEM), so the kernel
+    /// log is configured on the first call and kept until the backend is
+    /// dropped; later calls swap the sink in user space. A new sink starts
+    /// with the records that describe the session so far (INITIALIZE, PMC
+    /// allocations, attaches, mappings), so each sink is a complete log.
     fn configure_log(&self, sink: LogSink) -> Result<()> {
         self.configure_log_impl(sink, LogFormat::PmcLog)
     }
@@ -1081,48 +1111,27 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// every record written so far. (hwpmc writes its buffers from a kernel
     /// thread: records still in flight there come with the next flush.)
     fn flush_log(&self) -> Result<()> {
+        let ctl = self.sink_ctl(PmcOp::FlushLog)?;
         self.inner
             .driver
             .call(OpArg::FlushLog)
             .map_err(|e| self.inner.err(PmcOp::FlushLog, e, &Context::default()))?;
-        let ctl = self
-            .inner
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .map(|p| p.ctl.clone());
-        match ctl {
-            Some(ctl) => ctl.flush(),
-            None => Ok(()),
-        }
+        ctl.flush()
     }
 
+    /// Ends the sink: everything the kernel wrote so far reaches it, then
+    /// the clean-close marker. The kernel log itself stays configured (see
+    /// [`configure_log`](pmc_core::Backend::configure_log)): samples of
+    /// PMCs still running are dropped until the next `configure_log`, and
+    /// counted in [`Backend::log_bytes_discarded`].
     fn close_log(&self) -> Result<()> {
-        let r = self
-            .inner
-            .driver
-            .call(OpArg::CloseLog)
-            .map_err(|e| self.inner.err(PmcOp::CloseLog, e, &Context::default()));
-        // Make sure the kernel lets go of the pipe, so the reader sees EOF
-        // (EINVAL here just means CLOSELOG already deconfigured it).
-        let mut off = pmc_op_configurelog {
-            pm_flags: 0,
-            pm_logfd: -1,
-        };
-        let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
-        let pump = self
-            .inner
-            .log
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        let pump_err = pump.and_then(finish_pump);
-        r?;
-        pump_err.map_or(Ok(()), Err)
+        let ctl = self.sink_ctl(PmcOp::CloseLog)?;
+        let _ = self.inner.driver.call(OpArg::FlushLog);
+        ctl.swap(None)
     }
 
     fn write_log(&self, user_data: u32) -> Result<()> {
+        self.sink_ctl(PmcOp::WriteLog)?;
         let mut w = pmc_op_writelog {
             pm_userdata: user_data,
         };
@@ -1141,8 +1150,8 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     }
 }
 
-/// Closes our end of the pipe and waits for the reader thread; returns the
-/// error it met (a sink write or conversion failure), if any.
+/// Closes our end of the socket pair and waits for the reader thread;
+/// returns the error it met, if any.
 fn finish_pump(mut p: LogPump) -> Option<Error> {
     #[cfg(unix)]
     drop(p.write_end);
@@ -1160,113 +1169,128 @@ fn finish_pump(mut p: LogPump) -> Option<Error> {
 impl<D: Driver> Backend<D> {
     /// `PMC_OP_CONFIGURELOG` with hwpmc's own record format: the kernel's
     /// log stream is copied to `sink` unchanged, as `pmcstat -O` writes it
-    /// (readable by `pmcstat -R` and pmclog(3)). Replaces any earlier log.
+    /// (readable by `pmcstat -R` and pmclog(3)). Replaces any earlier sink,
+    /// as [`configure_log`](pmc_core::Backend::configure_log) does.
     ///
     /// # Errors
-    /// [`ErrorKind::Os`] when the pipe or reader thread cannot be created;
-    /// the `PMC_OP_CONFIGURELOG` errors (e.g. [`ErrorKind::Busy`]).
+    /// [`ErrorKind::Os`] when the socket pair or reader thread cannot be
+    /// created; the `PMC_OP_CONFIGURELOG` errors (e.g. [`ErrorKind::Busy`]).
     #[doc(alias = "PMC_OP_CONFIGURELOG")]
     #[doc(alias = "pmc_configure_logfile")]
     pub fn configure_hwpmc_log(&self, sink: LogSink) -> Result<()> {
         self.configure_log_impl(sink, LogFormat::Hwpmc)
     }
 
-    /// The error that stopped the configured log, if one did (a sink write
-    /// error such as a full disk, or a conversion error): `ErrorKind::Os`
-    /// with the errno and, for I/O errors, the `std::io::Error` (its
-    /// `kind()`) as its source. The log reader records it the moment it
-    /// happens, so a caller polling this learns of it at once rather than at
-    /// `close_log`. After it the sink receives nothing more; the reader keeps
-    /// reading and dropping hwpmc's stream so the kernel's writer never
-    /// blocks (the samples are lost; hwpmc itself counts none as dropped).
+    /// The error that stopped the configured log's sink, if one did (a sink
+    /// write error such as a full disk, or a conversion error):
+    /// `ErrorKind::Os` with the errno and, for I/O errors, a
+    /// `std::io::Error` (its `kind()`) as its source. The log reader records
+    /// it the moment it happens, so a caller polling this learns of it at
+    /// once rather than at `close_log`. After it the sink receives nothing
+    /// more; the reader keeps reading and dropping hwpmc's stream so the
+    /// kernel's writer never blocks.
     pub fn log_error(&self) -> Option<Error> {
-        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
-        let p = g.as_ref()?;
-        let f = p.ctl.lock().failure.clone()?;
-        Some(PumpCtl::failed(&f))
+        self.pump_ctl()?.sink_error()
     }
 
-    /// Bytes of hwpmc's log stream the reader of the configured log has
-    /// taken in so far; `None` without a configured log.
+    fn pump_ctl(&self) -> Option<Arc<PumpCtl>> {
+        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
+        g.as_ref().map(|p| p.ctl.clone())
+    }
+
+    /// The reader of a log with a sink, or the error hwpmc gives `op`
+    /// without a log (EINVAL: "no log is configured").
+    fn sink_ctl(&self, op: PmcOp) -> Result<Arc<PumpCtl>> {
+        match self.pump_ctl() {
+            Some(c) if c.has_sink() => Ok(c),
+            _ => Err(self.inner.err(op, Errno::EINVAL, &Context::default())),
+        }
+    }
+
+    /// Bytes of hwpmc's log stream the log reader has taken in so far;
+    /// `None` before the first `configure_log`.
     pub fn log_bytes_read(&self) -> Option<u64> {
-        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
-        g.as_ref().map(|p| p.ctl.lock().bytes_read)
+        self.pump_ctl().map(|c| c.stats().bytes_read)
     }
 
-    /// The most bytes of hwpmc's stream the reader of the configured log
-    /// has held at once while waiting for the rest of a record (at most
-    /// `pmc_log::hwpmc::MAX_BUFFERED`, however long the session); `None`
-    /// without a configured log.
+    /// The most bytes of hwpmc's stream the log reader has held at once
+    /// while waiting for the rest of a record (at most
+    /// `pmc_log::hwpmc::MAX_BUFFERED` plus one record, however long the
+    /// session); `None` before the first `configure_log`.
     pub fn log_max_buffered(&self) -> Option<usize> {
-        let g = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
-        g.as_ref().map(|p| p.ctl.lock().max_buffered)
+        self.pump_ctl().map(|c| c.stats().max_buffered)
+    }
+
+    /// Bytes of kernel log records that arrived while no sink was
+    /// configured (after `close_log`, from PMCs still running) and were
+    /// dropped; `None` before the first `configure_log`.
+    pub fn log_bytes_discarded(&self) -> Option<u64> {
+        self.pump_ctl().map(|c| c.stats().discarded)
     }
 
     #[cfg(unix)]
-    fn configure_log_impl(&self, mut sink: LogSink, format: LogFormat) -> Result<()> {
+    fn configure_log_impl(&self, sink: LogSink, format: LogFormat) -> Result<()> {
         use std::os::fd::AsRawFd;
         let ctx = Context::default();
         let mut guard = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(old) = guard.take() {
-            // Replace: flush and deconfigure the old log first.
-            let _ = self.inner.driver.call(OpArg::FlushLog);
-            let mut off = pmc_op_configurelog {
-                pm_flags: 0,
-                pm_logfd: -1,
-            };
-            let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
-            // The old log's errors have no caller left to report to.
-            let _ = finish_pump(old);
-        }
-        // A socket pair rather than a pipe: the reader can wait with a
-        // timeout and drain without blocking (hwpmc writes to any writable
-        // fd; pmcstat -O host:port logs to a socket too).
-        let (read_end, write_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
-            Error::new(
-                ErrorKind::Os,
-                Op::Log,
-                format!("cannot create the log socket pair: {e}"),
-            )
-            .with_source(e)
-        })?;
-        let write_end = std::os::fd::OwnedFd::from(write_end);
-        let ctl = Arc::new(PumpCtl::default());
-        let thread_ctl = ctl.clone();
-        let mut cl = pmc_op_configurelog {
-            pm_flags: 0,
-            pm_logfd: write_end.as_raw_fd(),
-        };
-        self.inner
-            .driver
-            .call(OpArg::ConfigureLog(&mut cl))
-            .map_err(|e| self.inner.err(PmcOp::ConfigureLog, e, &ctx))?;
-        let thread = std::thread::Builder::new()
-            .name("pmc-freebsd-log".into())
-            .spawn(move || {
-                let r = pump(read_end, &mut sink, format, &thread_ctl);
-                let mut st = thread_ctl.lock();
-                st.ended = true;
-                if let (Some(e), None) = (&r, &st.failure) {
-                    st.failure = Some(PumpFailure::of(e));
-                }
-                drop(st);
-                thread_ctl.cond.notify_all();
-                r
-            })
-            .map_err(|e| {
+        if guard.is_none() {
+            // A socket pair rather than a pipe: the reader can wait with a
+            // timeout and drain without blocking (hwpmc writes to any
+            // writable fd; pmcstat -O host:port logs to a socket too).
+            let (read_end, write_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
                 Error::new(
                     ErrorKind::Os,
                     Op::Log,
-                    format!("cannot start the log reader: {e}"),
+                    format!("cannot create the log socket pair: {e}"),
                 )
                 .with_source(e)
             })?;
-        *guard = Some(LogPump {
-            write_end,
-            thread: Some(thread),
-            ctl,
-        });
-        Ok(())
+            let write_end = std::os::fd::OwnedFd::from(write_end);
+            let mut cl = pmc_op_configurelog {
+                pm_flags: 0,
+                pm_logfd: write_end.as_raw_fd(),
+            };
+            self.inner
+                .driver
+                .call(OpArg::ConfigureLog(&mut cl))
+                .map_err(|e| self.inner.err(PmcOp::ConfigureLog, e, &ctx))?;
+            let ctl = Arc::new(PumpCtl::default());
+            let thread_ctl = ctl.clone();
+            let thread = std::thread::Builder::new()
+                .name("pmc-freebsd-log".into())
+                .spawn(move || crate::logpump::run(read_end, &thread_ctl));
+            let thread = match thread {
+                Ok(t) => t,
+                Err(e) => {
+                    let mut off = pmc_op_configurelog {
+                        pm_flags: 0,
+                        pm_logfd: -1,
+                    };
+                    let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
+                    return Err(Error::new(
+                        ErrorKind::Os,
+                        Op::Log,
+                        format!("cannot start the log reader: {e}"),
+                    )
+                    .with_source(e));
+                }
+            };
+            *guard = Some(LogPump {
+                write_end,
+                thread: Some(thread),
+                ctl,
+            });
+        }
+        let ctl = guard.as_ref().map(|p| p.ctl.clone());
+        drop(guard);
+        let Some(ctl) = ctl else {
+            return Err(Error::new(ErrorKind::Os, Op::Log, "no log reader"));
+        };
+        // Everything the kernel wrote so far goes to the old sink (if any),
+        // which then ends cleanly; its errors have no caller left to report
+        // to, so only the new sink's start counts.
+        let _ = self.inner.driver.call(OpArg::FlushLog);
+        ctl.swap(Some((sink, format)))
     }
 
     #[cfg(not(unix))]
@@ -1279,189 +1303,14 @@ impl<D: Driver> Backend<D> {
     }
 }
 
-/// Where the log reader puts hwpmc's bytes.
-#[cfg(unix)]
-enum PumpOut<'s> {
-    /// hwpmc's format: copied as is.
-    Raw(&'s mut LogSink),
-    /// pmc-log, converted as records complete.
-    Convert(Box<pmc_log::hwpmc::StreamImporter<&'s mut LogSink>>),
-}
-
-#[cfg(unix)]
-fn io_error(what: &str, e: std::io::Error) -> Error {
-    let mut err = Error::new(ErrorKind::Os, Op::Log, format!("cannot {what}: {e}"));
-    if let Some(n) = e.raw_os_error() {
-        err = err.with_errno(n);
-    }
-    err.with_source(e)
-}
-
-#[cfg(unix)]
-fn convert_error(bytes: u64, e: pmc_log::hwpmc::HwpmcError) -> Error {
-    Error::new(
-        ErrorKind::Os,
-        Op::Log,
-        format!("cannot convert hwpmc's log (at byte {bytes}) to pmc-log: {e}"),
-    )
-    .with_help("use Backend::configure_hwpmc_log to keep hwpmc's own format")
-    .with_source(e)
-}
-
-#[cfg(unix)]
-impl PumpOut<'_> {
-    fn take(&mut self, data: &[u8], bytes_before: u64) -> std::result::Result<usize, Error> {
-        use std::io::Write;
-        match self {
-            PumpOut::Raw(sink) => sink
-                .write_all(data)
-                .map(|()| 0)
-                .map_err(|e| io_error("write the log", e)),
-            PumpOut::Convert(imp) => match imp.feed(data) {
-                Ok(()) => Ok(imp.buffered()),
-                Err(e) => Err(convert_error(bytes_before, e)),
-            },
-        }
-    }
-
-    fn flush(&mut self) -> std::result::Result<(), Error> {
-        use std::io::Write;
-        match self {
-            PumpOut::Raw(sink) => sink.flush().map_err(|e| io_error("flush the log", e)),
-            PumpOut::Convert(imp) => imp.flush().map_err(|e| {
-                Error::new(
-                    ErrorKind::Os,
-                    Op::Log,
-                    format!("cannot flush the converted log: {e}"),
-                )
-                .with_source(e)
-            }),
-        }
-    }
-}
-
-/// The log reader thread: reads hwpmc's stream as the kernel writes it and
-/// hands each chunk to the sink (as is, or converted to pmc-log record by
-/// record); serves `flush_log` requests; at EOF writes the end of the log.
-///
-/// After a sink or conversion error it keeps reading (and dropping) the
-/// stream, so the kernel's writer never blocks on a full socket, and
-/// returns the first error at the end.
-#[cfg(unix)]
-fn pump(
-    mut read_end: std::os::unix::net::UnixStream,
-    sink: &mut LogSink,
-    format: LogFormat,
-    ctl: &PumpCtl,
-) -> Option<Error> {
-    use std::io::{ErrorKind as IoKind, Read, Write};
-    if let Err(e) = read_end.set_read_timeout(Some(PUMP_POLL)) {
-        return Some(io_error("set up the log reader", e));
-    }
-    let mut out = match format {
-        LogFormat::Hwpmc => PumpOut::Raw(sink),
-        LogFormat::PmcLog => PumpOut::Convert(Box::new(pmc_log::hwpmc::StreamImporter::new(sink))),
-    };
-    let mut failure: Option<Error> = None;
-    let mut bytes: u64 = 0;
-    let mut buf = vec![0u8; 64 * 1024];
-    let take =
-        |out: &mut PumpOut<'_>, failure: &mut Option<Error>, bytes: &mut u64, data: &[u8]| {
-            let before = *bytes;
-            *bytes += data.len() as u64;
-            let held = if failure.is_none() {
-                match out.take(data, before) {
-                    Ok(held) => held,
-                    Err(e) => {
-                        ctl.lock().failure = Some(PumpFailure::of(&e));
-                        *failure = Some(e);
-                        0
-                    }
-                }
-            } else {
-                0
-            };
-            let mut st = ctl.lock();
-            st.bytes_read = *bytes;
-            st.max_buffered = st.max_buffered.max(held);
-        };
-    let mut eof = false;
-    while !eof {
-        match read_end.read(&mut buf) {
-            Ok(0) => eof = true,
-            Ok(n) => take(&mut out, &mut failure, &mut bytes, &buf[..n]),
-            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
-            Err(e) if e.kind() == IoKind::Interrupted => {}
-            Err(e) => {
-                failure.get_or_insert(io_error("read hwpmc's log", e));
-                break;
-            }
-        }
-        // A flush_log request: take in what the kernel has written so far
-        // (without blocking), then push it all to the sink.
-        let wanted = {
-            let st = ctl.lock();
-            (st.flush_requested > st.flush_done).then_some(st.flush_requested)
-        };
-        let Some(wanted) = wanted.filter(|_| !eof) else {
-            continue;
-        };
-        let mut drained = 0u64;
-        if let Err(e) = read_end.set_nonblocking(true) {
-            failure.get_or_insert(io_error("drain hwpmc's log", e));
-        }
-        while drained < FLUSH_DRAIN_MAX {
-            match read_end.read(&mut buf) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => {
-                    drained += n as u64;
-                    take(&mut out, &mut failure, &mut bytes, &buf[..n]);
-                }
-                Err(e) if e.kind() == IoKind::Interrupted => {}
-                Err(_) => break,
-            }
-        }
-        if let Err(e) = read_end.set_nonblocking(false) {
-            failure.get_or_insert(io_error("drain hwpmc's log", e));
-        }
-        if failure.is_none() {
-            if let Err(e) = out.flush() {
-                ctl.lock().failure = Some(PumpFailure::of(&e));
-                failure = Some(e);
-            }
-        }
-        let mut st = ctl.lock();
-        st.flush_done = st.flush_done.max(wanted);
-        drop(st);
-        ctl.cond.notify_all();
-    }
-    // After a failure the loop above kept reading until EOF (or a read
-    // error), so the kernel's writer was never left blocked.
-    if let Some(e) = failure {
-        return Some(e);
-    }
-    match out {
-        PumpOut::Raw(sink) => sink.flush().err().map(|e| io_error("flush the log", e)),
-        PumpOut::Convert(imp) => {
-            if imp.position() == 0 {
-                return None;
-            }
-            match imp.finish() {
-                Ok((sink, _report)) => sink.flush().err().map(|e| io_error("flush the log", e)),
-                Err(e) => Some(convert_error(bytes, e)),
-            }
-        }
-    }
-}
-
 impl<D: Driver> Drop for Inner<D> {
     fn drop(&mut self) {
         let pump = self.log.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(p) = pump {
+            // The end of the kernel log: CLOSELOG (its record ends the
+            // current sink), then deconfigure so the reader sees EOF.
             let _ = self.driver.call(OpArg::FlushLog);
+            let _ = self.driver.call(OpArg::CloseLog);
             let mut off = pmc_op_configurelog {
                 pm_flags: 0,
                 pm_logfd: -1,

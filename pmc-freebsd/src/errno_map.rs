@@ -188,8 +188,7 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
             kind: K::Permission,
             message: format!(
                 "permission denied to attach to {pid}: this process may not debug it (p_candebug: another \
-                 user, a setuid program, or another jail), or the PMC's RDPMC index was handed out so it may \
-                 only count its owner"
+                 user, a setuid program, or another jail)"
             ),
             help: Some(
                 "run as the target's owner or as root (not jailed); unprivileged debugging also needs \
@@ -306,7 +305,7 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
         ),
         (PmcOp::PmcRw, Errno::EINVAL) => ex(
             K::InvalidArgument,
-            "hwpmc refused the read/write request (neither PMC_F_OLDVALUE nor PMC_F_NEWVALUE, or an unknown flag)"
+            "hwpmc refused the read/write request (neither PMC_F_OLDVALUE nor PMC_F_NEWVALUE)"
                 .into(),
             None,
         ),

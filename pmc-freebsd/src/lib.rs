@@ -60,6 +60,7 @@ mod backend;
 pub mod errno;
 pub mod errno_map;
 pub mod events;
+mod logpump;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
 pub mod sys;

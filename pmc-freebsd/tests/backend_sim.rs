@@ -249,8 +249,14 @@ fn system_sampling_ss_needs_a_log_then_logs() {
     b.configure_log(Box::new(buf.clone())).unwrap();
     p.start().unwrap();
     sim.advance(3_000_000_000); // 3000 ticks: 3 samples
-                                // hwpmc reads sampling PMCs too: the events counted so far.
-    assert_eq!(p.read().unwrap().value, 3000);
+                                // hwpmc reads a sampling PMC as the countdown to its next sample
+                                // (hwpmc_core.c:iap_read_pmc), not a total: read() refuses it.
+    let e = p.read().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.message().contains("countdown"), "{e}");
+    assert_eq!(p.sample_countdown().unwrap(), vec![(Some(0), 1000)]);
+    sim.advance(250_000_000);
+    assert_eq!(p.sample_countdown().unwrap(), vec![(Some(0), 750)]);
     b.write_log(0x5EED).unwrap();
     b.flush_log().unwrap();
     p.stop().unwrap();
@@ -287,11 +293,20 @@ fn process_sampling_ts_logs_allocation_attach_and_samples() {
     assert_eq!(p.set_count(10_000).unwrap_err().kind(), ErrorKind::Busy);
     p.stop().unwrap();
     p.set_count(10_000).unwrap();
-    // Sampling itself: hwpmc feeds profil(2), nothing reaches the log.
+    // Sampling itself: hwpmc feeds profil(2), nothing would reach the log;
+    // the backend refuses instead of logging nothing.
     let mut own = b.allocate(&a).unwrap();
-    own.start().unwrap();
-    sim.tick(1_000, 50_000, 0);
-    own.stop().unwrap();
+    let e = own.start().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.message().contains("profil"), "{e}");
+    assert!(e.help().unwrap().contains("Target::Exec"), "{e}");
+    let e = own.attach(Target::Current).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    let me = i64::from(sim.config().pid) as u32;
+    assert_eq!(
+        own.attach(Target::Pid(me)).unwrap_err().kind(),
+        ErrorKind::NotSupported
+    );
     b.close_log().unwrap();
     let types = record_types(&buf.0.lock().unwrap());
     assert_eq!(
@@ -303,7 +318,6 @@ fn process_sampling_ts_logs_allocation_attach_and_samples() {
             PMCLOG_TYPE_CALLCHAIN,
             PMCLOG_TYPE_CALLCHAIN,
             PMCLOG_TYPE_PMCALLOCATE,
-            PMCLOG_TYPE_PMCATTACH,
             PMCLOG_TYPE_CLOSELOG
         ]
     );
@@ -317,9 +331,60 @@ fn process_sampling_another_process_needs_a_log() {
     let mut p = b.allocate(&a).unwrap();
     p.attach(Target::Pid(2000)).unwrap();
     assert_eq!(p.start().unwrap_err().kind(), ErrorKind::LogRequired);
-    // Sampling itself needs none.
+    // Sampling itself would need none, but logs nothing: refused.
     let mut own = b.allocate(&a).unwrap();
-    own.start().unwrap();
+    assert_eq!(own.start().unwrap_err().kind(), ErrorKind::NotSupported);
+}
+
+/// Issue 14 item 5: hwpmc raises a reload count below its minimum (1000,
+/// or kern.hwpmc.mincount); the backend asks for what the kernel honours
+/// and says what the effective rate is.
+#[test]
+fn frequencies_below_the_kernels_floor_are_reported() {
+    use pmc_core::Pmc as _;
+    let (sim, b) = default();
+    let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(99))
+        .system(Cpus::One(0));
+    let p = b.allocate(&a).unwrap();
+    let w = p.rate_warning().expect("a warning").to_owned();
+    assert!(w.contains("99 Hz") && w.contains("1000"), "{w}");
+    assert!(w.contains("1.000 Hz"), "{w}");
+    let nc = p.native_config();
+    assert!(nc.iter().any(|f| f.name == "warning" && f.value == w));
+    assert!(nc.iter().any(|f| f.name == "pm_count" && f.value == "1000"));
+    let info = b.rows(0).unwrap();
+    assert!(info
+        .iter()
+        .any(|r| r.owner_pid.is_some() && r.reload_count == 1000));
+    drop(p);
+    // Page faults have no clock: a period of 1 becomes 1 in 1000.
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Frequency(10));
+    let p = b.allocate(&a).unwrap();
+    assert!(
+        p.rate_warning()
+            .unwrap()
+            .contains("one sample per 1000 events"),
+        "{:?}",
+        p.rate_warning()
+    );
+    // A period at or above the floor: no warning.
+    let a =
+        Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Period(2000)).system(Cpus::One(0));
+    assert_eq!(b.allocate(&a).unwrap().rate_warning(), None);
+    drop(sim);
+    // A kernel with kern.hwpmc.mincount = 5: 99 Hz is 10 ticks, honoured.
+    let (_sim, b) = backend(SimConfig {
+        mincount: Some(5),
+        ..SimConfig::default()
+    });
+    let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(99))
+        .system(Cpus::One(0));
+    let p = b.allocate(&a).unwrap();
+    assert_eq!(p.rate_warning(), None);
+    assert!(p
+        .native_config()
+        .iter()
+        .any(|f| f.name == "pm_count" && f.value == "10"));
 }
 
 #[test]
@@ -340,6 +405,59 @@ fn replacing_a_log_flushes_the_old_one() {
     assert_eq!(kinds, vec!["header", "user-data", "close"]);
     assert!(closed);
     assert_eq!(b.write_log(3).unwrap_err().kind(), ErrorKind::InvalidState);
+}
+
+/// Item 1 of issue 14: hwpmc keeps PMC_PO_SHUTDOWN on the owner after
+/// CLOSELOG or CONFIGURELOG(-1) (hwpmc_logging.c:pmclog_close), so a second
+/// kernel log in one process fails with ENOMEM while it owns PMCs. The
+/// backend configures the kernel log once and swaps the sink in user space.
+#[test]
+fn a_second_log_works_while_pmcs_are_allocated() {
+    let (sim, b) = default();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+    // A PMC owned before any log: close_log() gives the owner no log.
+    let _early = b.allocate(&a).unwrap();
+    let run = || {
+        sim.run(Work {
+            pid: 2000,
+            nanos: 1_000,
+            instructions: 10_000,
+            ..Work::default()
+        })
+    };
+    // close_log() with no log configured must not poison later logs.
+    let _ = b.close_log();
+    let logs: Vec<SharedBuf> = (0..3).map(|_| SharedBuf::default()).collect();
+    // Replace a log while one is configured.
+    b.configure_log(Box::new(logs[0].clone())).unwrap();
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    run();
+    b.configure_log(Box::new(logs[1].clone())).unwrap();
+    run();
+    // close_log(), then configure_log() again.
+    b.close_log().unwrap();
+    b.configure_log(Box::new(logs[2].clone())).unwrap();
+    run();
+    b.write_log(7).unwrap();
+    p.stop().unwrap();
+    b.close_log().unwrap();
+    for (i, log) in logs.iter().enumerate() {
+        let (kinds, closed) = pmc_log_kinds(&log.0.lock().unwrap());
+        assert!(closed, "log {i} closed cleanly: {kinds:?}");
+        assert_eq!(kinds.first().copied(), Some("header"), "log {i}");
+        assert_eq!(
+            kinds.iter().filter(|k| **k == "sample").count(),
+            2,
+            "log {i} has its own samples: {kinds:?}"
+        );
+        assert!(
+            kinds.contains(&"pmc"),
+            "log {i} describes the PMC: {kinds:?}"
+        );
+    }
 }
 
 #[test]
@@ -580,10 +698,12 @@ fn flags_reach_the_kernel() {
         .scope(Scope::Process)
         .flags(Flags::CALLCHAIN);
     let p = b.allocate(&s).unwrap();
+    // A period of 1 page fault is below hwpmc's floor: the count the
+    // kernel honours is asked for.
     assert!(p
         .native_config()
         .iter()
-        .any(|f| f.name == "pm_count" && f.value == "1"));
+        .any(|f| f.name == "pm_count" && f.value == "1000"));
     let count = |spec: &str, rate| {
         let p = b
             .allocate(&Allocation::sampling(spec.parse().unwrap(), rate))
@@ -596,7 +716,8 @@ fn flags_reach_the_kernel() {
         value.unwrap_or_default()
     };
     assert_eq!(count("cycles", Rate::Frequency(1_000)), "2000000");
-    assert_eq!(count("cpu-clock", Rate::Frequency(100)), "10");
+    // 100 Hz would be 10 ticks, below hwpmc's floor of 1000: the floor.
+    assert_eq!(count("cpu-clock", Rate::Frequency(100)), "1000");
     assert_eq!(count("cpu-clock", Rate::Frequency(0)), "1000");
     assert_eq!(count("instructions", Rate::Period(65_536)), "65536");
 }
@@ -822,4 +943,55 @@ fn stopping_a_never_started_pmc_is_a_no_op() {
             .any(|(op, _)| *op == pmc_freebsd::sys::PmcOp::PmcStop),
         "no PMC_OP_PMCSTOP was sent (hwpmc would answer EINVAL)"
     );
+}
+
+/// Issue 14 item 3, end to end: a 0x09 kernel writes PMC ids in the old
+/// layout (FreeBSD's own trees) or the new one (CheriBSD); the importer
+/// reads both right from the log's evidence and notes the unusual one.
+#[test]
+fn both_id_layouts_of_0x09_kernels_import_right() {
+    use pmc_log::hwpmc::IdLayout;
+    use pmc_log::record::{Mode as LogMode, Record, Scope as LogScope};
+    for layout in [None, Some(IdLayout::New)] {
+        let (sim, b) = backend(SimConfig {
+            version: PMC_VERSION_0X09,
+            id_layout: layout,
+            ..SimConfig::default()
+        });
+        let raw = SharedBuf::default();
+        b.configure_hwpmc_log(Box::new(raw.clone())).unwrap();
+        sim.spawn(2000, 1000, true, "/usr/bin/make");
+        let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+        let mut p = b.allocate(&a).unwrap();
+        p.attach(Target::Pid(2000)).unwrap();
+        p.start().unwrap();
+        sim.run(Work {
+            pid: 2000,
+            nanos: 1_000,
+            instructions: 12_000,
+            ..Work::default()
+        });
+        p.stop().unwrap();
+        b.close_log().unwrap();
+        let bytes = raw.0.lock().unwrap().clone();
+        let mut imp = pmc_log::hwpmc::Importer::new(&bytes).unwrap();
+        let pmcs: Vec<_> = imp
+            .by_ref()
+            .filter_map(|r| match r {
+                Record::Pmc(d) => Some((d.scope, d.mode)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            pmcs,
+            vec![(LogScope::Process, LogMode::SamplingPeriod(5_000))],
+            "{layout:?}"
+        );
+        let notes = imp.report().notes;
+        assert_eq!(
+            notes.iter().any(|n| n.contains("New id layout")),
+            layout.is_some(),
+            "{layout:?}: {notes:?}"
+        );
+    }
 }

@@ -1,10 +1,11 @@
 //! pmc-freebsd's integration tests: the backend through the public
 //! pmc-core API, driven by the simulated hwpmc driver (runs on every OS).
 
+mod atf_cases;
 mod backend_sim;
-mod encoder_crosscheck;
 mod hostile;
 mod log_pump_error;
 mod log_stream;
 mod named_events_sim;
 mod real_hwpmc;
+mod sim_session;

@@ -17,6 +17,17 @@ mod freebsd {
         std::hint::black_box(&v);
     }
 
+    /// AMD's ATF hwpmc syscall cases (tests/atf_cases.rs) against the
+    /// real driver; the system-mode case needs root or
+    /// security.bsd.unprivileged_syspmcs=1 and says SKIP otherwise.
+    #[test]
+    #[ignore = "needs FreeBSD with hwpmc loaded"]
+    fn atf_syscall_cases() {
+        let d = pmc_freebsd::sys::RealDriver::find().expect("hwpmc loaded (kldload hwpmc)");
+        let fails = crate::atf_cases::failures(crate::atf_cases::run_all(&d));
+        assert!(fails.is_empty(), "{fails:?}");
+    }
+
     #[test]
     #[ignore = "needs FreeBSD with hwpmc loaded"]
     fn handshake_reports_a_known_abi() {

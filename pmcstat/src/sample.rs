@@ -186,6 +186,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             .scope(scope.clone())
             .flags(flags);
         let pmc = backend.allocate(&alloc)?;
+        // A backend that samples less often than asked says so (hwpmc's
+        // minimum reload count).
+        for f in pmc.native_config() {
+            if f.name == "warning" {
+                let _ = writeln!(std::io::stderr(), "pmcstat: warning: {}", f.value);
+            }
+        }
         samplers.push(Sampler { text, scope, pmc });
     }
 

@@ -1,5 +1,6 @@
 //! The simulator's log writer: records in hwpmc's kernel format
-//! (`sys/sys/pmclog.h`), emitted through a pluggable [`LogEncoder`].
+//! (`sys/sys/pmclog.h`), emitted through a pluggable [`LogEncoder`]; the
+//! default, [`KernelFormat`], is pmc-log's kernel-format encoder.
 
 use crate::sys::abi::*;
 
@@ -63,75 +64,37 @@ pub enum LogRecord {
 }
 
 /// Turns [`LogRecord`]s into bytes. The built-in [`KernelFormat`] writes
-/// hwpmc's format; a test can plug in another encoder (for example
-/// `pmc_log`'s public hwpmc encoder) to cross-check.
+/// hwpmc's format; a test can plug in another encoder (for example one that
+/// damages records) with `SimDriver::set_encoder`.
 pub trait LogEncoder: Send {
     /// Appends the encoding of `rec`, stamped with `tsc`, to `out`.
     fn encode(&mut self, tsc: u64, rec: &LogRecord, out: &mut Vec<u8>);
 }
 
-/// hwpmc's own on-disk format: `__packed`, native-endian (little-endian on
-/// amd64/arm64), 16-byte header, lengths rounded up to 4.
+/// hwpmc's own on-disk format, written by pmc-log's kernel-format encoder
+/// ([`pmc_log::hwpmc::Encoder`], which follows `hwpmc_logging.c`'s emit
+/// rules): one encoder for the simulator and for pmc-log, so the two
+/// cannot drift apart. Like the kernel, it cuts what cannot be represented
+/// instead of failing: paths to `PATH_MAX - 1` bytes (and at a NUL),
+/// callchains to `PMC_CALLCHAIN_DEPTH_MAX` frames.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct KernelFormat;
 
-struct Rec {
-    buf: Vec<u8>,
-}
-
-impl Rec {
-    fn new(ty: u32, tsc: u64) -> Rec {
-        let mut buf = Vec::with_capacity(64);
-        buf.extend_from_slice(&pmclog_header_word(ty, 0).to_le_bytes());
-        buf.extend_from_slice(&0u32.to_le_bytes());
-        buf.extend_from_slice(&tsc.to_le_bytes());
-        Rec { buf }
-    }
-    fn u32(mut self, v: u32) -> Rec {
-        self.buf.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    fn i32(self, v: i32) -> Rec {
-        self.u32(v as u32)
-    }
-    fn u64(mut self, v: u64) -> Rec {
-        // PMCLOG_EMIT64: two 32-bit words, low word first.
-        self.buf.extend_from_slice(&(v as u32).to_le_bytes());
-        self.buf
-            .extend_from_slice(&((v >> 32) as u32).to_le_bytes());
-        self
-    }
-    /// A fixed-size, NUL-padded string field.
-    fn fixed_str(mut self, s: &str, len: usize) -> Rec {
-        let mut b = vec![0u8; len];
-        crate::sys::set_c_str(&mut b, s);
-        self.buf.extend_from_slice(&b);
-        self
-    }
-    /// A variable-length NUL-terminated string (PMCLOG_EMITSTRING), at most
-    /// `max` bytes including the NUL.
-    fn var_str(mut self, s: &str, max: usize) -> Rec {
-        let n = s.len().min(max.saturating_sub(1));
-        self.buf.extend_from_slice(&s.as_bytes()[..n]);
-        self.buf.push(0);
-        self
-    }
-    fn finish(mut self, out: &mut Vec<u8>) {
-        while self.buf.len() % 4 != 0 {
-            self.buf.push(0);
-        }
-        let len = self.buf.len().min(PMCLOG_ENTRY_MAX) as u32;
-        self.buf.truncate(len as usize);
-        let ty =
-            (u32::from_le_bytes([self.buf[0], self.buf[1], self.buf[2], self.buf[3]]) >> 16) & 0xFF;
-        self.buf[0..4].copy_from_slice(&pmclog_header_word(ty, len).to_le_bytes());
-        out.extend_from_slice(&self.buf);
-    }
+/// A path as `PMCLOG_EMITSTRING` copies it: up to its NUL, at most
+/// `PATH_MAX - 1` bytes.
+fn kpath(s: &str) -> &[u8] {
+    let b = s.as_bytes();
+    let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
+    &b[..b.len().min(FBSD_PATH_MAX - 1)]
 }
 
 impl LogEncoder for KernelFormat {
     fn encode(&mut self, tsc: u64, rec: &LogRecord, out: &mut Vec<u8>) {
-        match rec {
+        let mut e = pmc_log::hwpmc::Encoder::new(&mut *out);
+        // Every input is cut to fit above, so the encoder cannot refuse it;
+        // a refusal would leave the record out (the kernel never fails
+        // to emit either).
+        let _ = match rec {
             LogRecord::Initialize {
                 version,
                 cputype,
@@ -139,81 +102,34 @@ impl LogEncoder for KernelFormat {
                 ts_sec,
                 ts_nsec,
                 cpuid,
-            } => Rec::new(PMCLOG_TYPE_INITIALIZE, tsc)
-                .u32(*version)
-                .u32(*cputype)
-                .u64(*tsc_freq)
-                .u64(*ts_sec as u64)
-                .u64(*ts_nsec as u64)
-                .fixed_str(cpuid, PMC_CPUID_LEN)
-                .finish(out),
-            LogRecord::CloseLog => Rec::new(PMCLOG_TYPE_CLOSELOG, tsc).finish(out),
+            } => e.initialize(tsc, *version, *cputype, *tsc_freq, *ts_sec, *ts_nsec, cpuid),
+            LogRecord::CloseLog => e.closelog(tsc),
             LogRecord::PmcAllocate {
                 pmcid,
                 event,
                 flags,
                 rate,
-            } => Rec::new(PMCLOG_TYPE_PMCALLOCATE, tsc)
-                .u32(*pmcid)
-                .u32(*event)
-                .u32(*flags)
-                .u32(0)
-                .u64(*rate)
-                .finish(out),
+            } => e.pmc_allocate(tsc, *pmcid, *event, *flags, *rate),
             LogRecord::PmcAllocateDyn {
                 pmcid,
                 event,
                 flags,
                 rate,
                 name,
-            } => {
-                // As the kernel's emitter writes it, not as the struct
-                // declares it (hwpmc.md §4.3): the 8-byte reload count at
-                // 32, then the name from 40, cut to stay within the 96-byte
-                // reservation. Readers must accept both layouts.
-                Rec::new(PMCLOG_TYPE_PMCALLOCATEDYN, tsc)
-                    .u32(*pmcid)
-                    .u32(*event)
-                    .u32(*flags)
-                    .u32(0)
-                    .u64(*rate)
-                    .fixed_str(name, PMC_NAME_MAX - 8)
-                    .finish(out)
+            } => e.pmc_allocate_dyn(tsc, *pmcid, *event, *flags, *rate, name),
+            LogRecord::PmcAttach { pmcid, pid, path } => {
+                e.pmc_attach(tsc, *pmcid, *pid, kpath(path))
             }
-            LogRecord::PmcAttach { pmcid, pid, path } => Rec::new(PMCLOG_TYPE_PMCATTACH, tsc)
-                .u32(*pmcid)
-                .i32(*pid)
-                .var_str(path, FBSD_PATH_MAX)
-                .finish(out),
-            LogRecord::PmcDetach { pmcid, pid } => Rec::new(PMCLOG_TYPE_PMCDETACH, tsc)
-                .u32(*pmcid)
-                .i32(*pid)
-                .finish(out),
-            LogRecord::ProcExit { pmcid, pid, value } => Rec::new(PMCLOG_TYPE_PROCEXIT, tsc)
-                .u32(*pmcid)
-                .i32(*pid)
-                .u64(*value)
-                .finish(out),
+            LogRecord::PmcDetach { pmcid, pid } => e.pmc_detach(tsc, *pmcid, *pid),
+            LogRecord::ProcExit { pmcid, pid, value } => e.procexit(tsc, *pmcid, *pid, *value),
+            LogRecord::ProcFork { oldpid, newpid } => e.procfork(tsc, *oldpid, *newpid),
             LogRecord::ProcCsw {
                 value,
                 pmcid,
                 pid,
                 tid,
-            } => Rec::new(PMCLOG_TYPE_PROCCSW, tsc)
-                .u64(*value)
-                .u32(*pmcid)
-                .i32(*pid)
-                .i32(*tid)
-                .u32(0)
-                .finish(out),
-            LogRecord::ProcFork { oldpid, newpid } => Rec::new(PMCLOG_TYPE_PROCFORK, tsc)
-                .i32(*oldpid)
-                .i32(*newpid)
-                .finish(out),
-            LogRecord::UserData { userdata } => Rec::new(PMCLOG_TYPE_USERDATA, tsc)
-                .u32(*userdata)
-                .u32(0)
-                .finish(out),
+            } => e.proccsw(tsc, *pmcid, *pid, *tid, *value),
+            LogRecord::UserData { userdata } => e.userdata(tsc, *userdata),
             LogRecord::Callchain {
                 pid,
                 tid,
@@ -221,18 +137,16 @@ impl LogEncoder for KernelFormat {
                 cpu,
                 flags,
                 pcs,
-            } => {
-                let mut r = Rec::new(PMCLOG_TYPE_CALLCHAIN, tsc)
-                    .i32(*pid)
-                    .i32(*tid)
-                    .u32(*pmcid)
-                    .u32((cpu << 16) | (flags & 0xFFFF));
-                for pc in pcs.iter().take(PMC_CALLCHAIN_DEPTH_MAX as usize) {
-                    r = r.u64(*pc);
-                }
-                r.finish(out)
-            }
-        }
+            } => e.callchain(
+                tsc,
+                *pid,
+                *tid,
+                *pmcid,
+                *cpu as u16,
+                flags & PMC_CC_F_USERSPACE != 0,
+                &pcs[..pcs.len().min(PMC_CALLCHAIN_DEPTH_MAX as usize)],
+            ),
+        };
     }
 }
 
@@ -449,11 +363,11 @@ mod tests {
             tid: 6,
             pmcid: 7,
             cpu: 3,
-            flags: 2,
+            flags: PMC_CC_F_USERSPACE,
             pcs: vec![1 << 33],
         });
         assert_eq!((u32_at(&b, 16), u32_at(&b, 20), u32_at(&b, 24)), (5, 6, 7));
-        assert_eq!(u32_at(&b, 28), (3 << 16) | 2);
+        assert_eq!(u32_at(&b, 28), (3 << 16) | PMC_CC_F_USERSPACE);
         assert_eq!(u64_at(&b, 32), 1 << 33);
         let b = enc(LogRecord::CloseLog);
         assert_eq!(u32_at(&b, 0), pmclog_header_word(PMCLOG_TYPE_CLOSELOG, 16));

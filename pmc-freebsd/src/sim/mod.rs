@@ -19,32 +19,41 @@
 //!
 //! ## Where the details come from
 //!
-//! hwpmc(4) first; where it is silent or out of date, the behaviour of
-//! `sys/dev/hwpmc/hwpmc_mod.c` (order of checks, `EPERM` for a disabled
-//! row, `ENOSYS` from `PMC_OP_PMCGETMSR` on a class without RDPMC, `EINVAL`
-//! from `PMC_OP_PMCSTOP` on a never-started PMC, `ENXIO` from
-//! `PMC_OP_PMCRW` on an offline CPU, the minimum sampling count of 1000).
-//! The remaining choices:
+//! FreeBSD's own source, cited at each rule as `file:function`: mainly
+//! `sys/dev/hwpmc/hwpmc_mod.c` and `hwpmc_logging.c` of the 2020 tree
+//! (`PMC_VERSION` 0x09030000), checked against the 2023+ and 2025/26 trees
+//! where they differ (see `../shared/reference/freebsd-audit.md`). hwpmc(4)
+//! where the source agrees. Among the rules:
 //!
-//! * `PMC_OP_PMCRW` works on sampling PMCs too (as hwpmc_mod.c does, though
-//!   hwpmc(4) calls it "valid only for counting modes").
+//! * `PMC_OP_PMCRW` works on sampling PMCs and reads the reload-down
+//!   counter (`hwpmc_core.c:iap_read_pmc`), not an event total; only
+//!   OLDVALUE/NEWVALUE are looked at.
 //! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
-//!   `EINVAL`; `DESCENDANTS` is accepted and ignored there (hwpmc_mod.c).
-//! * Only system sampling and the log-process flags need a log for
-//!   `PMC_OP_PMCSTART` (`EDOOFUS`); process sampling without a log drops
-//!   its samples.
+//!   `EINVAL`; `DESCENDANTS` is accepted and ignored there.
+//! * System sampling, the log-process flags, and process sampling attached
+//!   to another process need a log for `PMC_OP_PMCSTART` (`EDOOFUS`).
+//! * A sampling PMC attached to its owner feeds profil(2): its samples are
+//!   never logged (`hwpmc_mod.c:pmc_process_samples`).
+//! * `PMC_OP_CLOSELOG` and `PMC_OP_CONFIGURELOG(-1)` run `pmclog_close()`,
+//!   which sets `PMC_PO_SHUTDOWN` on the owner for as long as the owner
+//!   descriptor lives (until its last PMC is released with no log): a
+//!   later CONFIGURELOG fails with `ENOMEM`, WRITELOG after CLOSELOG too.
+//! * The reload count of a sampling PMC is at least 1000, or
+//!   `kern.hwpmc.mincount` where the kernel has it ([`SimConfig::mincount`]).
+//! * PMC ids use the layout of the version, or [`SimConfig::id_layout`]
+//!   (CheriBSD's 0x09 kernels use the new one).
+//! * PROCCSW is logged only for TC PMCs, PROCEXIT for counting PMCs that
+//!   need the log.
 //! * A counting PMC keeps its value across stop/start; `PMC_OP_PMCSETCOUNT`
-//!   and a `PMC_F_NEWVALUE` write both set it.
-//! * `PMC_OP_CLOSELOG` writes CLOSELOG and flushes; the log stays
-//!   configured (so a second CONFIGURELOG is `EBUSY`) until
-//!   `PMC_OP_CONFIGURELOG` with -1, as in hwpmc_mod.c.
+//!   and a `PMC_F_NEWVALUE` write both set it (the kernel keeps
+//!   `pm_initial`/`pm_savedvalue` apart: not modelled).
 //! * Hardware events are counted in user mode only; a PMC restricted to the
 //!   kernel (`os` only) counts nothing.
-//! * A sampling PMC attached to its owner feeds profil(2) in hwpmc, so its
-//!   samples are not logged (none are simulated either); attached to other
-//!   processes it needs a log to start.
-//! * Each [`SimDriver::run`] is one time slice: PMCs with
+//! * Each [`SimDriver::run`] is one time slice: TC PMCs with
 //!   `PMC_F_LOG_PROCCSW` log one PROCCSW record at its end.
+//!
+//! Not modelled: PMCATTACH records are written for kernel processes too
+//! (the kernel skips them), module unload (SIGBUS to owners).
 
 pub mod log;
 
@@ -60,9 +69,9 @@ use std::sync::{Mutex, MutexGuard};
 pub enum SimCpu {
     /// An Intel Skylake: IAP (4 rows) and IAF (3 rows).
     IntelSkylake,
-    /// An AMD Zen (`PMC_CPU_AMD_K8`): K8 (6 rows), `PMC_F_EV_PMU` required.
+    /// An AMD Zen (`PMC_CPU_AMD_K8`): K8 (16 rows), `PMC_F_EV_PMU` required.
     AmdZen,
-    /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): TSC and SOFT only.
+    /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): SOFT only.
     Generic,
 }
 
@@ -109,6 +118,13 @@ pub struct SimConfig {
     pub cycles_per_ns: u64,
     /// The calling process's pid.
     pub pid: i32,
+    /// sysctl `kern.hwpmc.mincount`: the smallest reload count of a
+    /// sampling PMC. `None`: a kernel without it (the 2020 tree), whose
+    /// floor is 1000.
+    pub mincount: Option<u64>,
+    /// The PMC id layout. `None`: by the version, as FreeBSD's own trees
+    /// do (0x09 old, 0x0A new); `Some(New)` with 0x09 is a CheriBSD kernel.
+    pub id_layout: Option<pmc_log::hwpmc::IdLayout>,
 }
 
 impl Default for SimConfig {
@@ -125,6 +141,8 @@ impl Default for SimConfig {
             tsc_freq: 2_000_000_000,
             cycles_per_ns: 3,
             pid: 1000,
+            mincount: None,
+            id_layout: None,
         }
     }
 }
@@ -226,8 +244,6 @@ struct SimPmc {
     reload: u64,
     /// Events left until the next sample.
     left: u64,
-    /// `PMC_OP_PMCGETMSR` handed out the RDPMC index.
-    msr_taken: bool,
     targets: BTreeMap<i32, u64>,
 }
 
@@ -244,14 +260,20 @@ struct LogState {
     fd: i32,
     buf: Vec<u8>,
     error: Option<Errno>,
-    /// CLOSELOG was requested: nothing more is logged.
-    shutdown: bool,
 }
 
 #[derive(Default)]
 struct Owner {
     pmcs: BTreeSet<u32>,
+    /// `PMC_PO_OWNS_LOGFILE`: the configured log.
     log: Option<LogState>,
+    /// `PMC_PO_SHUTDOWN`, set by `pmclog_close()` (CLOSELOG and
+    /// CONFIGURELOG(-1)) and never cleared while the owner descriptor lives
+    /// (`hwpmc_logging.c:pmclog_close`; only OWNS_LOGFILE is cleared, by
+    /// `pmclog_stop_kthread`). `pmclog_reserve()` returns NULL while it is
+    /// set, so nothing more is logged and the INITIALIZE record of a later
+    /// CONFIGURELOG cannot be reserved (ENOMEM).
+    shutdown: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -321,13 +343,24 @@ impl SimDriver {
         let hw = PMC_CAP_INTERRUPT | PMC_CAP_USER | PMC_CAP_SYSTEM | PMC_CAP_READ | PMC_CAP_WRITE;
         let prog = hw | PMC_CAP_EDGE | PMC_CAP_THRESHOLD | PMC_CAP_INVERT | PMC_CAP_QUALIFIER;
         add(PMC_CLASS_SOFT, hw, 64, SOFT_NROWS, "SOFT");
-        add(PMC_CLASS_TSC, PMC_CAP_READ, 64, 1, "TSC");
+        // TSC comes with the vendor's machine-dependent initialisation
+        // (tsc_initialize from pmc_intel_initialize / pmc_amd_initialize);
+        // a CPU hwpmc does not know gets pmc_generic_cpu_initialize(),
+        // SOFT only (hwpmc_mod.c).
+        if cfg.cpu != SimCpu::Generic {
+            add(PMC_CLASS_TSC, PMC_CAP_READ, 64, 1, "TSC");
+        }
         match cfg.cpu {
             SimCpu::IntelSkylake => {
                 add(PMC_CLASS_IAP, prog | PMC_CAP_PRECISE, 48, 4, "IAP");
                 add(PMC_CLASS_IAF, hw, 48, 3, "IAF");
             }
-            SimCpu::AmdZen => add(PMC_CLASS_K8, prog, 48, 6, "K8"),
+            // 16 K8 rows: hwpmc_amd.h AMD_NPMCS 16 in the 2020 tree, and
+            // AMD_PMC_CORE_DEFAULT 6 + AMD_PMC_L3_DEFAULT 6 +
+            // AMD_PMC_DF_DEFAULT 4 later (amd_allocate_pmc picks the
+            // sub-class by row range). The simulator programs the
+            // core rows; the L3/DF rows exist and are allocatable.
+            SimCpu::AmdZen => add(PMC_CLASS_K8, prog, 48, 16, "K8"),
             SimCpu::Generic => {}
         }
         let ncpu = cfg.ncpu.clamp(1, 4096) as usize;
@@ -478,7 +511,12 @@ impl SimDriver {
                 p.flags &= !PMC_F_ATTACHED_TO_OWNER;
             }
             let (flags, id, empty) = (p.flags, p.id, p.targets.is_empty());
-            if flags & PMC_F_LOG_PROCEXIT != 0 {
+            let counting = p.mode == PMC_MODE_TC || p.mode == PMC_MODE_SC;
+            // hwpmc_mod.c:pmc_process_exit: "if (pm->pm_flags &
+            // PMC_F_NEEDS_LOGFILE && PMC_IS_COUNTING_MODE(PMC_TO_MODE(pm)))
+            // pmclog_process_procexit(pm, pp)": so also for LOG_PROCCSW-only
+            // PMCs, never for sampling ones.
+            if flags & PMC_F_NEEDS_LOGFILE != 0 && counting {
                 st.emit(
                     k.0,
                     LogRecord::ProcExit {
@@ -570,13 +608,29 @@ impl State {
         self.cfg.privileged && !self.cfg.jailed
     }
 
+    /// `PMC_ID_MAKE_ID` (`sys/sys/pmc.h`): the old layout in FreeBSD's 0x09
+    /// trees, the new one in 0x0A trees and in CheriBSD's 0x09 tree.
     fn make_id(&self, cpu: u32, mode: u32, class: u32, row: usize) -> u32 {
-        let cpu = cpu & 0xFFF;
-        if self.cfg.version >> 24 >= 0x0A {
-            (cpu << 20) | ((mode & 0xF) << 16) | ((class & 0xFF) << 8) | (row as u32 & 0xFF)
-        } else {
-            (cpu << 20) | ((mode & 0xFF) << 12) | ((class & 0xF) << 8) | (row as u32 & 0xFF)
-        }
+        use pmc_log::hwpmc::IdLayout;
+        let layout = self
+            .cfg
+            .id_layout
+            .unwrap_or(if self.cfg.version >> 24 >= 0x0A {
+                IdLayout::New
+            } else {
+                IdLayout::Old
+            });
+        layout.make(cpu, mode, class, row as u32)
+    }
+
+    /// The smallest reload count of a sampling PMC:
+    /// `MAX(1000, pa.pm_count)` in the 2020 tree (hwpmc_mod.c
+    /// PMC_OP_PMCALLOCATE and PMC_OP_PMCSETCOUNT, with "pmcallocate: passed
+    /// sample rate %ju - setting to 1000"), `MAX(MAX(1, pmc_mincount),
+    /// pm_count)` with sysctl kern.hwpmc.mincount in later trees
+    /// (hwpmc_mod.c:pmc_do_op_pmcallocate).
+    fn min_reload(&self) -> u64 {
+        self.cfg.mincount.map_or(MIN_SAMPLING_COUNT, |m| m.max(1))
     }
 
     fn disposition(&self, row: usize) -> u32 {
@@ -614,10 +668,18 @@ impl State {
         let State {
             owners, encoder, ..
         } = self;
-        let Some(log) = owners.get_mut(&owner).and_then(|o| o.log.as_mut()) else {
+        let Some(o) = owners.get_mut(&owner) else {
             return;
         };
-        if log.error.is_some() || log.shutdown {
+        // hwpmc_logging.c:pmclog_reserve: "No more data when shutdown in
+        // progress."
+        if o.shutdown {
+            return;
+        }
+        let Some(log) = o.log.as_mut() else {
+            return;
+        };
+        if log.error.is_some() {
             return;
         }
         encoder.encode(tsc, &rec, &mut log.buf);
@@ -730,7 +792,9 @@ impl State {
             p.value = p.value.wrapping_add(n);
             if let Some(v) = p.targets.get_mut(&pid) {
                 *v = v.wrapping_add(n);
-                if p.flags & PMC_F_LOG_PROCCSW != 0 {
+                // hwpmc_mod.c:pmc_process_csw_out logs PROCCSW only for a
+                // PMC_MODE_TC PMC with PMC_F_LOG_PROCCSW.
+                if p.flags & PMC_F_LOG_PROCCSW != 0 && p.mode == PMC_MODE_TC {
                     // The time slice ends with a context switch out.
                     samples.push((
                         k.0,
@@ -784,22 +848,28 @@ impl State {
 
     // ----- the ops -----
 
+    /// `hwpmc_mod.c:pmc_syscall_handler` PMC_OP_CONFIGURELOG and
+    /// `hwpmc_logging.c:pmclog_configure_log` / `pmclog_deconfigure_log`.
     fn configure_log(&mut self, a: &mut pmc_op_configurelog) -> Result<(), Errno> {
-        // No flags are defined.
-        if a.pm_flags != 0 {
-            return Err(Errno::EINVAL);
-        }
+        // `pm_flags` is copied in and never looked at (hwpmc_mod.c,
+        // PMC_OP_CONFIGURELOG): any value is accepted.
         let me = self.current;
+        // The owner descriptor is found or created first, whatever follows
+        // (pmc_find_owner_descriptor / pmc_allocate_owner_descriptor).
         let owner = self.owners.entry(me).or_default();
         if a.pm_logfd < 0 {
-            // Deconfigure: close (CLOSELOG record) unless already closed,
-            // stop the running PMCs that need the log, drop the log.
-            let Some(shutdown) = owner.log.as_ref().map(|l| l.shutdown) else {
+            // "if 'fd' was less than zero and there was a log file
+            // configured, flush its buffers and de-configure it", else EINVAL.
+            if owner.log.is_none() {
                 return Err(Errno::EINVAL);
-            };
-            if !shutdown {
-                self.emit(me, LogRecord::CloseLog);
             }
+            // pmclog_close(): CLOSELOG record (unless already shut down),
+            // then PMC_PO_SHUTDOWN.
+            self.emit(me, LogRecord::CloseLog);
+            if let Some(o) = self.owners.get_mut(&me) {
+                o.shutdown = true;
+            }
+            // Running PMCs that need the log are stopped (pmc_stop).
             let ids: Vec<u32> = self
                 .owners
                 .get(&me)
@@ -812,27 +882,35 @@ impl State {
                     }
                 }
             }
+            // pmclog_deconfigure_log(): the kthread writes what was queued,
+            // OWNS_LOGFILE is cleared, the file reference dropped. The owner
+            // descriptor (with SHUTDOWN) stays: only pmc_maybe_remove_owner,
+            // on PMC release, or process exit remove it.
             if let Some(owner) = self.owners.get_mut(&me) {
                 if let Some(mut log) = owner.log.take() {
                     Self::write_out(&mut log);
                 }
-                if owner.pmcs.is_empty() {
-                    self.owners.remove(&me);
-                }
             }
             return Ok(());
         }
+        // pmclog_configure_log: EBUSY if a log file was already present.
         if owner.log.is_some() {
             return Err(Errno::EBUSY);
         }
+        // fget_write().
         if !crate::sys::fd_is_writable(a.pm_logfd) {
             return Err(Errno::EBADF);
+        }
+        // PMCLOG_RESERVE_WITH_ERROR(po, INITIALIZE, ...): pmclog_reserve()
+        // returns NULL under PMC_PO_SHUTDOWN -> error = ENOMEM, the file is
+        // dropped and OWNS_LOGFILE cleared again.
+        if owner.shutdown {
+            return Err(Errno::ENOMEM);
         }
         owner.log = Some(LogState {
             fd: a.pm_logfd,
             buf: Vec::new(),
             error: None,
-            shutdown: false,
         });
         let rec = LogRecord::Initialize {
             version: self.cfg.version,
@@ -854,9 +932,10 @@ impl State {
             .ok_or(Errno::EINVAL)
     }
 
+    /// `hwpmc_logging.c:pmclog_flush`: a pending writer error first, then
+    /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG).
     fn flush_log(&mut self) -> Result<(), Errno> {
         let log = self.with_log()?;
-        // A pending writer error is reported first.
         if let Some(e) = log.error {
             return Err(e);
         }
@@ -867,23 +946,35 @@ impl State {
         }
     }
 
-    /// CLOSELOG: writes the CLOSELOG record, flushes, and stops logging;
-    /// the log stays configured until `PMC_OP_CONFIGURELOG` with -1.
+    /// PMC_OP_CLOSELOG (`hwpmc_mod.c:pmc_syscall_handler`): EINVAL only
+    /// without an owner descriptor; otherwise `pmclog_close()`, which
+    /// writes CLOSELOG (when a log is there to take it), sets
+    /// PMC_PO_SHUTDOWN and returns 0, even when no log is configured. The
+    /// log stays configured (OWNS_LOGFILE) until CONFIGURELOG(-1).
     fn close_log(&mut self) -> Result<(), Errno> {
-        let shutdown = self.with_log()?.shutdown;
         let me = self.current;
-        if !shutdown {
-            self.emit(me, LogRecord::CloseLog);
+        if !self.owners.contains_key(&me) {
+            return Err(Errno::EINVAL);
         }
-        let log = self.with_log()?;
-        log.shutdown = true;
-        Self::write_out(log);
+        self.emit(me, LogRecord::CloseLog);
+        if let Some(o) = self.owners.get_mut(&me) {
+            o.shutdown = true;
+            if let Some(log) = o.log.as_mut() {
+                Self::write_out(log);
+            }
+        }
         Ok(())
     }
 
+    /// PMC_OP_WRITELOG: EINVAL without an owner or OWNS_LOGFILE, else
+    /// `hwpmc_logging.c:pmclog_process_userlog`, whose
+    /// PMCLOG_RESERVE_WITH_ERROR fails with ENOMEM under PMC_PO_SHUTDOWN.
     fn write_log(&mut self, a: &mut pmc_op_writelog) -> Result<(), Errno> {
         self.with_log()?;
         let me = self.current;
+        if self.owners.get(&me).is_some_and(|o| o.shutdown) {
+            return Err(Errno::ENOMEM);
+        }
         self.emit(
             me,
             LogRecord::UserData {
@@ -1091,7 +1182,7 @@ impl State {
             pflags |= PMC_F_NEEDS_LOGFILE;
         }
         let reload = if sampling {
-            a.pm_count.max(MIN_SAMPLING_COUNT)
+            a.pm_count.max(self.min_reload())
         } else {
             0
         };
@@ -1109,7 +1200,6 @@ impl State {
             value: if sampling { 0 } else { a.pm_count },
             reload,
             left: reload,
-            msr_taken: false,
             targets: BTreeMap::new(),
         };
         if system {
@@ -1202,9 +1292,12 @@ impl State {
             return Err(Errno::EPERM);
         }
         let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
-        if p.msr_taken && pid != p.owner {
-            return Err(Errno::EPERM);
-        }
+        // No "GETMSR was used" refusal: hwpmc_mod.c:pmc_attach_process tests
+        // `pm->pm_flags & PMC_PP_ENABLE_MSR_ACCESS`, a process-descriptor
+        // flag (0x1, the never-set PMC_F_UNUSED1 in pm_flags), so the check
+        // is dead and the attach goes ahead.
+        // hwpmc_mod.c:pmc_attach_one_process: same PMC at the row: EEXIST;
+        // another PMC at the row: EBUSY.
         if p.targets.contains_key(&pid) {
             return Err(Errno::EEXIST);
         }
@@ -1258,9 +1351,10 @@ impl State {
         }
         let key = self.find(a.pm_pmc)?;
         let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
-        if p.is_system() {
-            return Err(Errno::EINVAL);
-        }
+        // PMC_OP_PMCDETACH has no system-mode check (hwpmc_mod.c): a
+        // system PMC is at no process's row, so pmc_detach_one_process
+        // answers ESRCH (the pid is nobody's target) or EINVAL (it is the
+        // target of another PMC).
         let pid = self.target_pid(a.pm_pid)?;
         let descendants = p.flags & PMC_F_DESCENDANTS != 0;
         let pids = if descendants {
@@ -1365,10 +1459,11 @@ impl State {
     }
 
     fn rw(&mut self, a: &mut pmc_op_pmcrw) -> Result<(), Errno> {
-        // At least one of OLDVALUE/NEWVALUE, and nothing else (hwpmc(4):
-        // "illegal flags").
+        // At least one of OLDVALUE/NEWVALUE; other bits are ignored
+        // (hwpmc_mod.c PMC_OP_PMCRW: "if ((prw.pm_flags & (PMC_F_OLDVALUE |
+        // PMC_F_NEWVALUE)) == 0) error = EINVAL").
         let rw = PMC_F_OLDVALUE | PMC_F_NEWVALUE;
-        if a.pm_flags & rw == 0 || a.pm_flags & !rw != 0 {
+        if a.pm_flags & rw == 0 {
             return Err(Errno::EINVAL);
         }
         let key = self.find(a.pm_pmcid)?;
@@ -1380,7 +1475,11 @@ impl State {
         if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
             return Err(Errno::ENXIO);
         }
-        let old = p.value;
+        // A sampling PMC reads as its reload-down counter, the events left
+        // until the next sample (hwpmc_core.c:iap_read_pmc:
+        // "if (PMC_IS_SAMPLING_MODE(...)) *v = iap_perfctr_value_to_reload_count(tmp)"),
+        // not an event total.
+        let old = if p.is_sampling() { p.left } else { p.value };
         if a.pm_flags & PMC_F_NEWVALUE != 0 {
             p.value = a.pm_value;
         }
@@ -1392,12 +1491,13 @@ impl State {
 
     fn setcount(&mut self, a: &mut pmc_op_pmcsetcount) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
+        let floor = self.min_reload();
         let p = self.pmc_mut(key)?;
         if p.state == PState::Running {
             return Err(Errno::EBUSY);
         }
         if p.is_sampling() {
-            p.reload = a.pm_count.max(MIN_SAMPLING_COUNT);
+            p.reload = a.pm_count.max(floor);
             p.left = p.reload;
         } else {
             p.value = a.pm_count;
@@ -1428,7 +1528,6 @@ impl State {
         if !rdpmc {
             return Err(Errno::ENOSYS);
         }
-        p.msr_taken = true;
         Ok(())
     }
 
@@ -1521,6 +1620,7 @@ impl Driver for SimDriver {
             }
             "security.jail.jailed" => Some(i64::from(st.cfg.jailed)),
             "kern.hz" => Some(HZ as i64),
+            "kern.hwpmc.mincount" => st.cfg.mincount.map(|m| m as i64),
             _ => None,
         }
     }

@@ -258,8 +258,13 @@ fn attach_busy_when_target_has_pmc_on_same_row() {
 fn system_mode_rules() {
     let d = sim();
     let tsc = alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)).unwrap();
-    // attach/detach on a system PMC: EINVAL.
+    // attach on a system PMC: EINVAL. Detach has no system-mode check
+    // (hwpmc_mod.c PMC_OP_PMCDETACH -> pmc_detach_one_process): ESRCH when
+    // the pid is nobody's target, EINVAL when it is another PMC's.
     assert_eq!(attach(&d, tsc, 0), Err(Errno::EINVAL));
+    assert_eq!(detach(&d, tsc, 0), Err(Errno::ESRCH));
+    let tc = tc_pagefaults(&d);
+    attach(&d, tc, 0).unwrap();
     assert_eq!(detach(&d, tsc, 0), Err(Errno::EINVAL));
     start(&d, tsc).unwrap();
     d.advance(1_000);
@@ -588,14 +593,57 @@ fn sampling_needs_a_log_then_logs_kernel_records() {
     // Deconfiguring stopped the system sampling PMC that needed the log.
     assert_eq!(stop(&d, id), Ok(()), "already stopped");
     assert_eq!(start(&d, id), Err(Errno::EDOOFUS));
-    // Flags on CONFIGURELOG are reserved.
-    let mut flagged = pmc_op_configurelog {
-        pm_flags: 1,
-        pm_logfd: -1,
+    // The owner keeps PMC_PO_SHUTDOWN (hwpmc_logging.c:pmclog_close): a new
+    // log cannot even write its INITIALIZE record while it owns PMCs.
+    let (_r2, w2) = crate::sys::pipe().unwrap();
+    let mut next = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w2.as_raw_fd(),
     };
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut next)), Err(Errno::ENOMEM));
+    // Releasing the last PMC removes the owner (pmc_maybe_remove_owner);
+    // a new owner starts without SHUTDOWN. `pm_flags` is never looked at.
+    release(&d, id).unwrap();
+    release(&d, pe).unwrap();
+    next.pm_flags = 0x7;
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut next)), Ok(()));
+}
+
+/// PMC_OP_CLOSELOG without a log returns 0 but poisons the owner
+/// (hwpmc_mod.c PMC_OP_CLOSELOG -> pmclog_close); WRITELOG after CLOSELOG
+/// is ENOMEM (pmclog_process_userlog's reserve fails).
+#[cfg(unix)]
+#[test]
+fn closelog_sets_shutdown_for_the_owner() {
+    use std::os::fd::AsRawFd;
+    let d = sim();
+    assert_eq!(d.call(OpArg::CloseLog), Err(Errno::EINVAL), "no owner yet");
+    let id = alloc(
+        &d,
+        alloc_req(
+            PMC_MODE_TC,
+            PMC_CLASS_SOFT,
+            soft("PAGE_FAULT.ALL"),
+            PMC_CPU_ANY,
+        ),
+    )
+    .unwrap();
+    assert_eq!(d.call(OpArg::CloseLog), Ok(()), "no log, still 0");
+    let (_r, w) = crate::sys::pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut cl)), Err(Errno::ENOMEM));
+    release(&d, id).unwrap();
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    d.call(OpArg::CloseLog).unwrap();
+    let mut wl = pmc_op_writelog { pm_userdata: 1 };
+    assert_eq!(d.call(OpArg::WriteLog(&mut wl)), Err(Errno::ENOMEM));
     assert_eq!(
-        d.call(OpArg::ConfigureLog(&mut flagged)),
-        Err(Errno::EINVAL)
+        d.call(OpArg::FlushLog),
+        Ok(()),
+        "the log is still configured"
     );
 }
 
@@ -652,11 +700,9 @@ fn getmsr_rules() {
     d.call(OpArg::PmcGetMsr(&mut m)).unwrap();
     assert_eq!(m.pm_msr, 0);
     d.spawn(2000, 1000, true, "/bin/sh");
-    assert_eq!(
-        attach(&d, id, 2000),
-        Err(Errno::EPERM),
-        "MSR retrieved: owner only"
-    );
+    // hwpmc_mod.c:pmc_attach_process's "GETMSR was used" test reads a
+    // process-descriptor flag from pm_flags: dead, the attach succeeds.
+    assert_eq!(attach(&d, id, 2000), Ok(()), "the kernel's check is dead");
     // Not process mode: EINVAL. No RDPMC: ENOSYS.
     let tsc = alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)).unwrap();
     let mut m2 = pmc_op_getmsr {
@@ -826,4 +872,121 @@ fn proccsw_and_procexit_records() {
         10,
         "PROCEXIT carries the per-process total"
     );
+}
+
+/// PMC_OP_PMCRW needs OLDVALUE or NEWVALUE and ignores other bits
+/// (hwpmc_mod.c PMC_OP_PMCRW).
+#[test]
+fn rw_ignores_other_flag_bits() {
+    let d = sim();
+    let id = alloc(
+        &d,
+        alloc_req(
+            PMC_MODE_TC,
+            PMC_CLASS_SOFT,
+            soft("PAGE_FAULT.ALL"),
+            PMC_CPU_ANY,
+        ),
+    )
+    .unwrap();
+    let mut rw = pmc_op_pmcrw {
+        pm_flags: PMC_F_OLDVALUE | 0x4_0000 | 0x1,
+        pm_pmcid: id,
+        pm_value: 0,
+    };
+    assert_eq!(d.call(OpArg::PmcRw(&mut rw)), Ok(()));
+    rw.pm_flags = 0x4;
+    assert_eq!(d.call(OpArg::PmcRw(&mut rw)), Err(Errno::EINVAL));
+}
+
+/// PROCCSW only for TC PMCs with LOG_PROCCSW (hwpmc_mod.c:
+/// pmc_process_csw_out); PROCEXIT for every counting PMC that needs the log,
+/// LOG_PROCCSW-only ones included, never for sampling ones
+/// (hwpmc_mod.c:pmc_process_exit).
+#[cfg(unix)]
+#[test]
+fn proccsw_only_for_tc_and_procexit_for_counting_log_pmcs() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    let d = sim();
+    let (r, w) = crate::sys::pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    d.spawn(2000, 1000, true, "/bin/sh");
+    // TC with LOG_PROCCSW only: PROCCSW per slice, PROCEXIT at exit.
+    let mut a = alloc_req(
+        PMC_MODE_TC,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.ALL"),
+        PMC_CPU_ANY,
+    );
+    a.pm_flags = PMC_F_LOG_PROCCSW;
+    let tc = alloc(&d, a).unwrap();
+    // TS with both flags: neither record.
+    let mut b = alloc_req(
+        PMC_MODE_TS,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.READ"),
+        PMC_CPU_ANY,
+    );
+    b.pm_flags = PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT;
+    b.pm_count = 1_000_000;
+    let ts = alloc(&d, b).unwrap();
+    for id in [tc, ts] {
+        attach(&d, id, 2000).unwrap();
+        start(&d, id).unwrap();
+    }
+    d.run(Work {
+        pid: 2000,
+        page_faults_read: 4,
+        ..Work::default()
+    });
+    d.exit(2000);
+    d.call(OpArg::CloseLog).unwrap();
+    drop(w);
+    let mut bytes = Vec::new();
+    std::fs::File::from(r).read_to_end(&mut bytes).unwrap();
+    let mut recs = Vec::new();
+    let mut off = 0;
+    while off + 16 <= bytes.len() {
+        let h = u32::from_le_bytes([bytes[off], bytes[off + 1], bytes[off + 2], bytes[off + 3]]);
+        let len = (h & 0xFFFF) as usize;
+        let pmcid = bytes
+            .get(off + 16..off + 20)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()));
+        let ty = (h >> 16) & 0xFF;
+        let csw_pmcid = bytes
+            .get(off + 24..off + 28)
+            .map_or(0, |b| u32::from_le_bytes(b.try_into().unwrap()));
+        match ty {
+            PMCLOG_TYPE_PROCCSW => recs.push(("csw", csw_pmcid)),
+            PMCLOG_TYPE_PROCEXIT => recs.push(("exit", pmcid)),
+            _ => {}
+        }
+        off += len;
+    }
+    assert_eq!(recs, vec![("csw", tc), ("exit", tc)]);
+}
+
+/// The simulated machines have the kernel's classes: 16 K8 rows on AMD,
+/// and no TSC on a CPU hwpmc does not know (pmc_generic_cpu_initialize).
+#[test]
+fn class_rows_match_the_kernel() {
+    let rows = |cpu| {
+        let d = SimDriver::new(SimConfig {
+            cpu,
+            ..SimConfig::default()
+        });
+        let mut ci = pmc_op_getcpuinfo::default();
+        d.call(OpArg::GetCpuInfo(&mut ci)).unwrap();
+        ci.pm_classes[..ci.pm_nclass as usize]
+            .iter()
+            .map(|c| (c.pm_class, c.pm_num))
+            .collect::<Vec<_>>()
+    };
+    assert!(rows(SimCpu::AmdZen).contains(&(PMC_CLASS_K8, 16)));
+    assert_eq!(rows(SimCpu::Generic), vec![(PMC_CLASS_SOFT, 16)]);
 }

@@ -38,6 +38,17 @@ pub const PMC_VERSION_PATCH: u32 = 0x0000;
 /// `PMC_VERSION`: the ABI version this crate was written against.
 pub const PMC_VERSION: u32 =
     (PMC_VERSION_MAJOR << 24) | (PMC_VERSION_MINOR << 16) | PMC_VERSION_PATCH;
+/// `PMC_VERSION` of FreeBSD's 0x09 trees: the 2020 13-CURRENT tree,
+/// `sobomax/freebsd14_vendor` and an `opnsense/src` tree of the 2023+ era
+/// (Alder Lake cputypes, SPDX headers) all read 0x09030000 in
+/// `sys/sys/pmc.h`, with the old PMC id layout (`PMC_ID_MAKE_ID`: mode 8 bits
+/// at 12, class 4 bits at 8), no `PMC_F_EV_PMU`, no `PMC_OP_GETCAPS`, and
+/// the legacy PROCEXEC record in `sys/sys/pmclog.h`. That is what a FreeBSD
+/// 14.x kernel most likely reports; no 14-stable/releng-14 `pmc.h` was among
+/// the stored sources, so it is not verified against a release branch.
+/// The argument structs are the same as 0x0A's (checked in `abi-amd64.json`
+/// field by field for 0x0A only).
+pub const PMC_VERSION_0X09: u32 = 0x0903_0000;
 /// `PMC_MODULE_NAME`: the name to pass to `modfind(2)`.
 pub const PMC_MODULE_NAME: &str = "hwpmc";
 /// `PMC_NAME_MAX`.

@@ -105,7 +105,13 @@ pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
             "drop       pmc={} cpu={} count={}",
             l.pmc_id.map_or("-".into(), |p| format!("{p:#x}")), opt(l.cpu), l.count
         )?,
-        Record::UserData(u) => write!(out, "userdata   pid={} data={}", u.pid, hex(u.data.as_bytes()))?,
+        // hwpmc's USERDATA (PMC_OP_WRITELOG) is one 32-bit word, stored
+        // little-endian: printed as the value, as pmcstat -R does
+        // ("userdata 0x%x"); other payloads as hex bytes.
+        Record::UserData(u) => match <[u8; 4]>::try_from(u.data.as_bytes()) {
+            Ok(w) => write!(out, "userdata   pid={} data={:#x}", u.pid, u32::from_le_bytes(w))?,
+            Err(_) => write!(out, "userdata   pid={} data={}", u.pid, hex(u.data.as_bytes()))?,
+        },
         Record::Close(c) => write!(out, "close      records={}", c.records)?,
     }
     writeln!(out, " t={:020}", r.time())

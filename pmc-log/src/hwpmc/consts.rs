@@ -44,6 +44,63 @@ pub const PMC_F_LOG_PROCEXIT: u32 = 0x8;
 pub const PMC_F_CALLCHAIN: u32 = 0x80;
 pub const PMC_F_USERCALLCHAIN: u32 = 0x100;
 pub const PMC_F_EV_PMU: u32 = 0x200;
+/// Internal flag the kernel writes into `pl_flags` of allocation records.
+pub const PMC_F_NEEDS_LOGFILE: u32 = 0x20000;
+
+/// `PMC_CPU_ANY & 0xFFF`: the CPU field of a process-mode PMC id.
+pub const PMC_ID_CPU_ANY: u32 = 0xFFF;
+
+/// The two layouts of a PMC id (`pmc_id_t`) in `sys/sys/pmc.h`. Both exist
+/// under `PMC_VERSION` 0x09: FreeBSD's own 0x09 trees (the 2020 tree, the
+/// 14-era trees read) use [`IdLayout::Old`], CheriBSD's 0x09 tree and every
+/// 0x0A tree use [`IdLayout::New`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IdLayout {
+    /// `PMC_ID_MAKE_ID`: CPU 12 bits at 20, mode 8 bits at 12, class 4
+    /// bits at 8, row 8 bits.
+    Old,
+    /// CPU 12 bits at 20, mode 4 bits at 16, class 8 bits at 8, row 8 bits.
+    New,
+}
+
+/// A PMC id's fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PmcIdFields {
+    pub cpu: u32,
+    pub mode: u32,
+    pub class: u32,
+    pub row: u32,
+}
+
+impl IdLayout {
+    /// `PMC_ID_MAKE_ID` of this layout.
+    pub fn make(self, cpu: u32, mode: u32, class: u32, row: u32) -> u32 {
+        let cpu = (cpu & 0xFFF) << 20;
+        match self {
+            IdLayout::Old => cpu | ((mode & 0xFF) << 12) | ((class & 0xF) << 8) | (row & 0xFF),
+            IdLayout::New => cpu | ((mode & 0xF) << 16) | ((class & 0xFF) << 8) | (row & 0xFF),
+        }
+    }
+
+    /// `PMC_ID_TO_*` of this layout.
+    pub fn split(self, id: u32) -> PmcIdFields {
+        let (mode, class) = match self {
+            IdLayout::Old => ((id >> 12) & 0xFF, (id >> 8) & 0xF),
+            IdLayout::New => ((id >> 16) & 0xF, (id >> 8) & 0xFF),
+        };
+        PmcIdFields {
+            cpu: id >> 20,
+            mode,
+            class,
+            row: id & 0xFF,
+        }
+    }
+}
+
+/// `enum pmc_class` values any tree read defines (`sys/sys/pmc.h`, 2020
+/// tree to 16-CURRENT): TSC 0 .. POWER8 0x15, DMC620 0x16/0x17, CMN600
+/// 0x18; newer trees add a few more below 0x20.
+pub const PMC_CLASS_LAST_KNOWN: u32 = 0x1F;
 
 /// `enum pmc_mode`.
 pub const PMC_MODE_SS: u32 = 0;

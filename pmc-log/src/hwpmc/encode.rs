@@ -198,7 +198,8 @@ impl<W: Write> Encoder<W> {
     /// PMCALLOCATEDYN (type 17, 96 bytes) as the kernel actually writes it:
     /// the 8-byte reload count at offset 32 and the name from offset 40
     /// (truncated to 55 bytes so the record stays within its 96-byte
-    /// reservation). This is the writer/reader inconsistency of hwpmc.md §4.3.
+    /// reservation), as `hwpmc_logging.c:pmclog_process_pmcallocate` does; no
+    /// kernel writes the struct's own layout (name at 32).
     pub fn pmc_allocate_dyn(
         &mut self,
         tsc: u64,
@@ -215,25 +216,6 @@ impl<W: Write> Encoder<W> {
         self.emit32(0);
         self.emit64(rate);
         self.emit_fixed(evname.as_bytes(), 56);
-        self.despatch()
-    }
-
-    /// PMCALLOCATEDYN laid out as `struct pmclog_pmcallocatedyn` declares
-    /// it (name at offset 32), as libpmc's reader expects.
-    pub fn pmc_allocate_dyn_struct(
-        &mut self,
-        tsc: u64,
-        pmcid: u32,
-        event: u32,
-        flags: u32,
-        evname: &str,
-    ) -> io::Result<()> {
-        self.reserve(PMCLOG_TYPE_PMCALLOCATEDYN, tsc);
-        self.emit32(pmcid);
-        self.emit32(event);
-        self.emit32(flags);
-        self.emit32(0);
-        self.emit_fixed(evname.as_bytes(), 64);
         self.despatch()
     }
 

@@ -19,8 +19,36 @@
 //! - [`Encoder`]: the other direction, for fixtures and simulated drivers.
 //!
 //! Handled quirks: the `pmc record` `"PMCL"` file prefix (its SYSINFO chunk
-//! fills the header's CPU model and OS release), both PROCEXEC layouts,
-//! multipart (IBS) callchains, and the PMCALLOCATEDYN name offset.
+//! fills the header's CPU model and OS release), both PROCEXEC layouts
+//! (chosen by the log's version: 0x09 legacy, 0x0A current; by the
+//! record's length without INITIALIZE), both PMC id layouts (chosen by
+//! evidence, see below), multipart (IBS) callchains, merged
+//! `PMC_F_USERCALLCHAIN` chains, and PMCALLOCATEDYN as the kernel writes
+//! it (reload count at 32, name at 40).
+//!
+//! # Damage
+//!
+//! A record's length is checked against what its type can be
+//! (`sys/sys/pmclog.h` sizes and the kernel's emitters): fixed-size records
+//! must have their size, path records must end with their path's NUL, a
+//! callchain must be 32 bytes plus at most PMC_CALLCHAIN_DEPTH_MAX PCs and
+//! must not contain another record's header (a length damaged upwards
+//! swallows the records after it). An implausible length is damage: the
+//! parser resynchronises on the next plausible header and reports every
+//! skipped range, so one damaged length costs that record, not the 64 KiB
+//! a 16-bit length can claim, and near the end of the input it is not
+//! mistaken for truncation. A length damaged downwards (within what the
+//! type allows) shortens that record's callchain; the rest of the record
+//! is reported as skipped.
+//!
+//! # PMC ids
+//!
+//! Both id layouts of `sys/sys/pmc.h` exist under `PMC_VERSION` 0x09
+//! ([`IdLayout`]). Each allocation's id is read in the layout(s) in which
+//! it is a PMC hwpmc can allocate (mode, known class, CPU field ANY exactly
+//! for process modes); when both fit differently, the layout earlier
+//! allocations showed or the version's usual one is taken, and
+//! [`ImportReport::notes`] says so.
 //!
 //! # Conversion
 //!
@@ -113,7 +141,14 @@ pub struct ImportReport {
     pub skipped_unlisted: u64,
     /// Bytes in the regions counted by `skipped_unlisted`.
     pub skipped_unlisted_bytes: u64,
+    /// What the importer could not decide from the log alone, or decided
+    /// from evidence other than the version (each distinct note once, at
+    /// most [`MAX_NOTES`]): PMC id layout, PROCEXEC layout.
+    pub notes: Vec<String>,
 }
+
+/// The most distinct notes an [`ImportReport`] keeps.
+pub const MAX_NOTES: usize = 32;
 
 impl ImportReport {
     /// Bytes skipped as damaged or truncated, listed or not.
@@ -151,11 +186,14 @@ pub enum Event<'a> {
         flags: u32,
         rate: u64,
     },
+    /// As the kernel writes it (`hwpmc_logging.c:pmclog_process_pmcallocate`):
+    /// the reload count at 32, the name from 40; not as the struct declares.
     PmcAllocateDyn {
         tsc: u64,
         pmcid: u32,
         event: u32,
         flags: u32,
+        rate: u64,
         evname: &'a [u8],
     },
     PmcAttach {
@@ -266,8 +304,83 @@ fn cstr_at(b: &[u8], off: usize) -> &[u8] {
     let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
     s.get(..end).unwrap_or_default()
 }
-fn plausible_name(s: &[u8]) -> bool {
-    !s.is_empty() && s.iter().all(|&c| c.is_ascii_graphic())
+
+/// Where the path of a variable-length record starts, by type (PROCEXEC:
+/// by layout).
+fn path_offset(ty: u8, new_exec: bool) -> Option<usize> {
+    match ty {
+        PMCLOG_TYPE_PMCATTACH => Some(24),
+        PMCLOG_TYPE_MAP_IN => Some(32),
+        PMCLOG_TYPE_PROCEXEC => Some(if new_exec { 40 } else { 32 }),
+        _ => None,
+    }
+}
+
+/// The kernel sizes a path record as `roundup(offsetof(pl_pathname) +
+/// strlen(path) + 1, 4)` (`hwpmc_logging.c:pmclog_process_pmcattach`,
+/// `_procexec`, `_map_in`): the path's NUL lies in the last 4 bytes.
+fn path_len_consistent(r: &[u8], at: usize) -> bool {
+    let Some(s) = r.get(at..) else {
+        return false;
+    };
+    match s.iter().position(|&c| c == 0) {
+        Some(n) => (at + n + 1).div_ceil(4) * 4 == r.len(),
+        None => false,
+    }
+}
+
+/// Whether `len` is a length a record of type `ty` can have, by
+/// `sys/sys/pmclog.h` and the kernel's emitters (`hwpmc_logging.c`):
+/// fixed-size records have exactly their size; path records at most their
+/// fixed part plus PATH_MAX; a callchain 32 bytes plus 8 per PC, at most
+/// PMC_CALLCHAIN_DEPTH_MAX PCs. `None` for types this importer does not know.
+fn plausible_len(ty: u8, len: usize) -> Option<bool> {
+    let fixed = |n: usize| len == n;
+    let path = |off: usize| len > off && len <= (off + FBSD_PATH_MAX).div_ceil(4) * 4;
+    Some(match ty {
+        PMCLOG_TYPE_CLOSELOG | PMCLOG_TYPE_DROPNOTIFY => fixed(16),
+        PMCLOG_TYPE_INITIALIZE => fixed(112),
+        PMCLOG_TYPE_PMCALLOCATE | PMCLOG_TYPE_PROCCSW | PMCLOG_TYPE_MAP_OUT => fixed(40),
+        PMCLOG_TYPE_PMCDETACH
+        | PMCLOG_TYPE_PROCFORK
+        | PMCLOG_TYPE_SYSEXIT
+        | PMCLOG_TYPE_USERDATA
+        | PMCLOG_TYPE_THR_EXIT => fixed(24),
+        PMCLOG_TYPE_PROCEXIT => fixed(32),
+        PMCLOG_TYPE_PMCALLOCATEDYN => fixed(96),
+        PMCLOG_TYPE_THR_CREATE => fixed(52),
+        PMCLOG_TYPE_PROC_CREATE => fixed(44),
+        PMCLOG_TYPE_PMCATTACH => path(24),
+        PMCLOG_TYPE_MAP_IN => path(32),
+        // Either PROCEXEC layout (path at 32 or 40).
+        PMCLOG_TYPE_PROCEXEC => len > 32 && len <= (40 + FBSD_PATH_MAX).div_ceil(4) * 4,
+        PMCLOG_TYPE_CALLCHAIN => {
+            len >= 32 && (len - 32) % 8 == 0 && (len - 32) / 8 <= PMC_CALLCHAIN_DEPTH_MAX
+        }
+        _ => return None,
+    })
+}
+
+/// A plausible record header at `at` in `w`: magic, known type, a length
+/// that type can have, and `pl_spare` 0 when it is there to check.
+fn header_at(w: &[u8], at: usize) -> bool {
+    let Some(word) = u32_at(w, at) else {
+        return false;
+    };
+    let ty = (word >> 16) as u8;
+    (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
+        && known_type(ty)
+        && plausible_len(ty, (word & 0xFFFF) as usize) == Some(true)
+        && u32_at(w, at + 4).is_none_or(|spare| spare == 0)
+}
+
+/// Where a callchain record whose length was damaged upwards really ends:
+/// the first plausible record header inside what it claims (the kernel
+/// writes records back to back, and a PC whose low word looks like a
+/// header followed by a zero high word lies at 0xEE01_0000..0xEE15_FFFF,
+/// which real code rarely does).
+fn embedded_header(rec: &[u8]) -> Option<usize> {
+    (32..rec.len()).step_by(4).find(|&k| header_at(rec, k))
 }
 
 /// Zero-copy iterator of the raw records of an hwpmc log.
@@ -307,6 +420,10 @@ enum Candidate {
 }
 
 fn candidate(word: u32, remaining: usize) -> Candidate {
+    let len = (word & 0xFFFF) as usize;
+    if plausible_len((word >> 16) as u8, len) == Some(false) {
+        return Candidate::Reject;
+    }
     match header_ok(word, remaining) {
         Some((ty, _)) if known_type(ty) => Candidate::Accept,
         Some(_) => Candidate::Reject,
@@ -545,14 +662,34 @@ impl Core {
                     return Ok(Step::End);
                 }
                 let word = u32_at(w, 0).unwrap_or(0);
+                let claimed = (word & 0xFFFF) as usize;
+                let wty = (word >> 16) as u8;
+                if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
+                    && plausible_len(wty, claimed) == Some(false)
+                {
+                    // A known type with a length it cannot have: damage.
+                    // Resynchronise on the next plausible header.
+                    self.phase = Phase::Resync {
+                        from: base,
+                        reason: "implausible length for the record type",
+                    };
+                    return Ok(Step::Advance(4, None));
+                }
                 let Some((ty, len)) = header_ok(word, remaining) else {
                     // A well-formed header whose length overruns the input:
-                    // wait for the rest, or report the cut at the end.
-                    let len = (word & 0xFFFF) as usize;
+                    // wait for the rest, or report the cut at the end,
+                    // unless what is there shows the length was damaged.
+                    let len = claimed;
                     if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC && len > remaining && len % 4 == 0
                     {
                         if !eof {
                             return Ok(Step::NeedMore);
+                        }
+                        if wty == PMCLOG_TYPE_CALLCHAIN {
+                            if let Some(k) = embedded_header(w) {
+                                self.skip(base, k as u64, "record length overruns the next record");
+                                return Ok(Step::Advance(k, None));
+                            }
                         }
                         self.skip(base, remaining as u64, "input ends inside a record");
                         self.phase = Phase::Done;
@@ -565,11 +702,31 @@ impl Core {
                     return Ok(Step::Advance(4, None));
                 };
                 let rec = w.get(..len).unwrap_or_default();
-                self.report.records_in += 1;
                 if !known_type(ty) {
+                    self.report.records_in += 1;
                     self.report.unknown_types += 1;
                     return Ok(Step::Advance(len, None));
                 }
+                // A length damaged upwards swallows the next records: a
+                // callchain shows it by a record header inside it, a path
+                // record by its NUL not ending the record.
+                if ty == PMCLOG_TYPE_CALLCHAIN {
+                    if let Some(k) = embedded_header(rec) {
+                        self.skip(base, k as u64, "record length overruns the next record");
+                        return Ok(Step::Advance(k, None));
+                    }
+                }
+                let new_exec = self.exec_layout_new(rec);
+                if let Some(at) = path_offset(ty, new_exec) {
+                    if !path_len_consistent(rec, at) {
+                        self.phase = Phase::Resync {
+                            from: base,
+                            reason: "record length does not match its path",
+                        };
+                        return Ok(Step::Advance(4, None));
+                    }
+                }
+                self.report.records_in += 1;
                 match self.decode(ty, rec) {
                     Some(ev) => {
                         if let Event::Initialize { version, .. } = ev {
@@ -585,6 +742,40 @@ impl Core {
                         Ok(Step::Advance(len, None))
                     }
                 }
+            }
+        }
+    }
+
+    fn note(&mut self, n: String) {
+        if self.report.notes.len() < MAX_NOTES && !self.report.notes.contains(&n) {
+            self.report.notes.push(n);
+        }
+    }
+
+    /// The PROCEXEC layout, by the log's version: every 0x09 tree read
+    /// (the 2020 tree, the 14-era trees, CheriBSD) declares the legacy
+    /// `pl_start` + path@32 (`sys/sys/pmclog.h`); 0x0A trees add `pl_dynaddr`
+    /// and put the path at 40. Without INITIALIZE, the record's length
+    /// decides (the kernel sizes it to the path, see
+    /// [`path_len_consistent`]); when both layouts fit, the legacy one is
+    /// taken and the report says so.
+    fn exec_layout_new(&mut self, r: &[u8]) -> bool {
+        if let Some(v) = self.version {
+            return v >> 24 >= 0x0A;
+        }
+        if r.len() < 16 || r.get(2) != Some(&PMCLOG_TYPE_PROCEXEC) {
+            return false;
+        }
+        match (path_len_consistent(r, 32), path_len_consistent(r, 40)) {
+            (false, true) => true,
+            (true, false) => false,
+            _ => {
+                self.note(
+                    "PROCEXEC layout ambiguous without an INITIALIZE record: read as the \
+                     legacy layout (path at 32)"
+                        .into(),
+                );
+                false
             }
         }
     }
@@ -615,24 +806,17 @@ impl Core {
                 flags: u32_at(r, 24)?,
                 rate: u64_at(r, 32)?,
             },
-            PMCLOG_TYPE_PMCALLOCATEDYN => {
-                // Kernel writes an 8-byte reload count before the name; the
-                // struct (and libpmc) put the name at 32. Take whichever
-                // offset holds a plausible name.
-                let at32 = cstr_at(r, 32);
-                let evname = if plausible_name(at32) {
-                    at32
-                } else {
-                    cstr_at(r, 40)
-                };
-                Event::PmcAllocateDyn {
-                    tsc,
-                    pmcid: u32_at(r, 16)?,
-                    event: u32_at(r, 20)?,
-                    flags: u32_at(r, 24)?,
-                    evname,
-                }
-            }
+            // hwpmc_logging.c:pmclog_process_pmcallocate writes pad@28,
+            // PMCLOG_EMIT64(pm_reloadcount)@32, then the name from 40 (cut
+            // by the 96-byte reservation), whatever the struct declares.
+            PMCLOG_TYPE_PMCALLOCATEDYN => Event::PmcAllocateDyn {
+                tsc,
+                pmcid: u32_at(r, 16)?,
+                event: u32_at(r, 20)?,
+                flags: u32_at(r, 24)?,
+                rate: u64_at(r, 32)?,
+                evname: cstr_at(r, 40),
+            },
             PMCLOG_TYPE_PMCATTACH => Event::PmcAttach {
                 tsc,
                 pmcid: u32_at(r, 16)?,
@@ -652,16 +836,7 @@ impl Core {
                 tid: i32_at(32)?,
             },
             PMCLOG_TYPE_PROCEXEC => {
-                let new_path = r.get(40) == Some(&b'/');
-                let old_path = r.get(32) == Some(&b'/');
-                let legacy = if new_path {
-                    false
-                } else if old_path {
-                    true
-                } else {
-                    // Not a path at either offset: trust the version.
-                    self.version.is_some_and(|v| v >> 24 < 0x0A)
-                };
+                let legacy = !self.exec_layout_new(r);
                 if legacy {
                     Event::ProcExec {
                         tsc,
@@ -914,6 +1089,7 @@ impl<'a> Importer<'a> {
     pub fn report(&self) -> ImportReport {
         let mut r = self.parser.core.report.clone();
         r.records_out = self.conv.out;
+        self.conv.add_notes(&mut r);
         r
     }
 
@@ -928,10 +1104,16 @@ impl<'a> Importer<'a> {
 #[derive(Debug, Default)]
 struct Converter {
     prefix: Option<PrefixInfo>,
-    /// Sampling rate per PMC id (at most [`MAX_TRACKED_PMCS`]).
-    rates: HashMap<u32, u64>,
+    /// Sampling rate (0: counting) and `PMC_F_*` flags per PMC id (at most
+    /// [`MAX_TRACKED_PMCS`]).
+    rates: HashMap<u32, (u64, u32)>,
     /// Records produced, the header included.
     out: u64,
+    /// `pl_version` of INITIALIZE.
+    version: Option<u32>,
+    /// The PMC id layout the log's allocation records showed, if any did.
+    layout: Option<IdLayout>,
+    notes: Vec<String>,
 }
 
 impl Converter {
@@ -942,10 +1124,102 @@ impl Converter {
         }
     }
 
-    fn track(&mut self, pmcid: u32, rate: u64) {
+    fn track(&mut self, pmcid: u32, rate: u64, flags: u32) {
         if self.rates.len() < MAX_TRACKED_PMCS || self.rates.contains_key(&pmcid) {
-            self.rates.insert(pmcid, rate);
+            self.rates.insert(pmcid, (rate, flags));
         }
+    }
+
+    fn note(&mut self, n: String) {
+        if self.notes.len() < MAX_NOTES && !self.notes.contains(&n) {
+            self.notes.push(n);
+        }
+    }
+
+    fn add_notes(&self, r: &mut ImportReport) {
+        for n in &self.notes {
+            if r.notes.len() < MAX_NOTES && !r.notes.contains(n) {
+                r.notes.push(n.clone());
+            }
+        }
+    }
+
+    /// Whether `id` read in `layout` is a PMC hwpmc can have allocated:
+    /// mode at most TC, a class some tree defines, and the CPU field
+    /// PMC_CPU_ANY exactly for process (virtual) modes
+    /// (`hwpmc_mod.c` PMC_OP_PMCALLOCATE: "Virtual PMCs should only ask for
+    /// a default CPU. System mode PMCs need to specify a non-default CPU"),
+    /// with a reload count for sampling modes at least the kernel's floor
+    /// of 1 (`MAX(1000, pm_count)` in the 2020 tree, `MAX(1, pmc_mincount)`
+    /// later).
+    fn consistent(layout: IdLayout, id: u32, rate: u64) -> Option<PmcIdFields> {
+        let f = layout.split(id);
+        let virtual_mode = f.mode == PMC_MODE_TS || f.mode == PMC_MODE_TC;
+        let sampling = f.mode == PMC_MODE_SS || f.mode == PMC_MODE_TS;
+        (f.mode <= PMC_MODE_TC
+            && f.class <= PMC_CLASS_LAST_KNOWN
+            && virtual_mode == (f.cpu == PMC_ID_CPU_ANY)
+            && (!sampling || rate >= 1))
+            .then_some(f)
+    }
+
+    /// The fields of an allocated PMC's id, decoded from the evidence in the
+    /// log: the layouts under which the id is consistent (see
+    /// [`Converter::consistent`]), the layout earlier records showed, and
+    /// the version (0x0A: new; 0x09: FreeBSD's own trees use the old one,
+    /// CheriBSD's the new). `None` when no layout fits. Every decision not
+    /// forced by the id itself is noted in the report.
+    fn decode_id(&mut self, id: u32, rate: u64) -> Option<PmcIdFields> {
+        let old = Self::consistent(IdLayout::Old, id, rate);
+        let new = Self::consistent(IdLayout::New, id, rate);
+        let by_version = match self.version.map(|v| v >> 24) {
+            Some(0x09) => Some(IdLayout::Old),
+            Some(v) if v >= 0x0A => Some(IdLayout::New),
+            _ => None,
+        };
+        let (layout, fields) = match (old, new) {
+            (Some(o), Some(n)) if o == n => return Some(o),
+            (Some(o), None) => (IdLayout::Old, o),
+            (None, Some(n)) => (IdLayout::New, n),
+            (Some(o), Some(n)) => {
+                let pick = self.layout.or(by_version).unwrap_or(IdLayout::New);
+                self.note(format!(
+                    "PMC id {id:#010x} reads as a valid PMC in both id layouts; read in the \
+                     {pick:?} layout ({})",
+                    if self.layout.is_some() {
+                        "as earlier allocations showed"
+                    } else {
+                        "by the log version; ambiguous"
+                    }
+                ));
+                return Some(if pick == IdLayout::Old { o } else { n });
+            }
+            (None, None) => {
+                self.note(format!(
+                    "PMC id {id:#010x} is valid in neither id layout: its scope and mode are \
+                     unknown (taken from its sampling rate)"
+                ));
+                return None;
+            }
+        };
+        match self.layout {
+            None => {
+                self.layout = Some(layout);
+                if by_version.is_some_and(|v| v != layout) {
+                    self.note(format!(
+                        "PMC ids use the {layout:?} id layout although the log version {:#010x} \
+                         usually has the other (as CheriBSD's 0x09 kernels do)",
+                        self.version.unwrap_or(0)
+                    ));
+                }
+            }
+            Some(l) if l != layout => self.note(format!(
+                "PMC id {id:#010x} fits only the {layout:?} id layout, earlier ones only the \
+                 {l:?} layout: the log is inconsistent"
+            )),
+            Some(_) => {}
+        }
+        Some(fields)
     }
 
     /// The log's header from the first event, and that event back when it
@@ -961,6 +1235,7 @@ impl Converter {
                     if major != 0x09 && major != 0x0A {
                         return Err(HwpmcError::UnsupportedVersion { version });
                     }
+                    self.version = Some(version);
                 }
                 (self.header(Some(&ev)), None)
             }
@@ -1019,7 +1294,10 @@ impl Converter {
 
     fn convert<'a>(&mut self, ev: Event<'a>) -> Record<'a> {
         match ev {
-            Event::Initialize { .. } => Record::Header(self.header(Some(&ev))),
+            Event::Initialize { version, .. } => {
+                self.version = Some(version);
+                Record::Header(self.header(Some(&ev)))
+            }
             Event::CloseLog { tsc } => Record::Close(Close {
                 time: tsc,
                 records: self.out,
@@ -1037,7 +1315,7 @@ impl Converter {
                 flags,
                 rate,
             } => {
-                self.track(pmcid, rate);
+                self.track(pmcid, rate, flags);
                 let name: Cow<'a, str> = match event_name(event) {
                     Some(n) => n.into(),
                     None => format!("event={event:#x}").into(),
@@ -1049,10 +1327,11 @@ impl Converter {
                 pmcid,
                 event,
                 flags,
+                rate,
                 evname,
             } => {
-                self.track(pmcid, 0);
-                self.pmc(tsc, pmcid, text(evname), event, flags, 0)
+                self.track(pmcid, rate, flags);
+                self.pmc(tsc, pmcid, text(evname), event, flags, rate)
             }
             Event::PmcAttach {
                 tsc,
@@ -1176,18 +1455,27 @@ impl Converter {
                 extra,
             } => {
                 let n = pcs.len() as u32;
+                let (period, pmc_flags) = self.rates.get(&pmcid).copied().unwrap_or((0, 0));
+                let kernel_frames = if cpuflags & PMC_CC_F_USERSPACE != 0 {
+                    0
+                } else if pmc_flags & PMC_F_USERCALLCHAIN != 0 {
+                    // With PMC_F_USERCALLCHAIN the kernel appends the user
+                    // stack to a kernel-mode sample's chain in the same
+                    // record, USERSPACE clear (hwpmc_mod.c:
+                    // pmc_capture_user_callchain): the kernel frames are
+                    // the leading upper-half (kernel) addresses.
+                    pcs.iter().take_while(|&pc| pc >> 63 == 1).count() as u32
+                } else {
+                    n
+                };
                 Record::Sample(Sample {
                     time: tsc,
                     pmc_id: pmcid,
                     pid,
                     tid,
                     cpu: Some(cpuflags >> 16),
-                    period: self.rates.get(&pmcid).copied().unwrap_or(0),
-                    kernel_frames: if cpuflags & PMC_CC_F_USERSPACE != 0 {
-                        0
-                    } else {
-                        n
-                    },
+                    period,
+                    kernel_frames,
                     callchain: pcs,
                     raw: extra.into(),
                 })
@@ -1225,7 +1513,7 @@ impl Converter {
     }
 
     fn pmc<'a>(
-        &self,
+        &mut self,
         tsc: u64,
         pmcid: u32,
         name: Cow<'a, str>,
@@ -1233,17 +1521,25 @@ impl Converter {
         flags: u32,
         rate: u64,
     ) -> Record<'a> {
-        // Newest id layout: cpu << 20 (12 bits), mode << 16 (4 bits).
-        let mode_bits = (pmcid >> 16) & 0xF;
         let cpu_bits = pmcid >> 20;
-        let sampling = match mode_bits {
-            PMC_MODE_SS | PMC_MODE_TS => true,
-            PMC_MODE_SC | PMC_MODE_TC => false,
-            _ => rate > 0,
-        };
-        let scope = match mode_bits {
-            PMC_MODE_SS | PMC_MODE_SC => Scope::System,
-            _ => Scope::Process,
+        let (sampling, scope) = match self.decode_id(pmcid, rate) {
+            Some(f) => (
+                f.mode == PMC_MODE_SS || f.mode == PMC_MODE_TS,
+                if f.mode == PMC_MODE_SS || f.mode == PMC_MODE_SC {
+                    Scope::System
+                } else {
+                    Scope::Process
+                },
+            ),
+            // The CPU field is in the same place in both layouts.
+            None => (
+                rate > 0,
+                if cpu_bits == PMC_ID_CPU_ANY {
+                    Scope::Process
+                } else {
+                    Scope::System
+                },
+            ),
         };
         Record::Pmc(PmcDescriptor {
             time: tsc,

@@ -201,6 +201,7 @@ impl<W: Write> StreamImporter<W> {
     pub fn report(&self) -> ImportReport {
         let mut r = self.core.report.clone();
         r.records_out = self.conv.out;
+        self.conv.add_notes(&mut r);
         r
     }
 

@@ -1,0 +1,562 @@
+//! The user-space side of hwpmc's log: one kernel log per backend, many
+//! sinks over its lifetime.
+//!
+//! hwpmc cannot give one process a second log. `pmclog_close()` (run by
+//! PMC_OP_CLOSELOG and by PMC_OP_CONFIGURELOG with -1) sets
+//! `PMC_PO_SHUTDOWN` on the owner, nothing clears it while the owner owns
+//! PMCs, and `pmclog_reserve()` refuses every record under it, so the
+//! INITIALIZE record of the next CONFIGURELOG fails with ENOMEM
+//! (`hwpmc_logging.c:pmclog_close`, `pmclog_reserve`,
+//! `pmclog_configure_log`). So the backend configures the kernel log once,
+//! on the first `configure_log`, into a socket pair read by one thread,
+//! and closes it only when the backend is dropped. `configure_log`,
+//! `configure_hwpmc_log` and `close_log` swap the *sink* that thread
+//! writes to:
+//!
+//! - the stream is cut into whole kernel records (each starts with its
+//!   16-bit length), so a swap never splits a record;
+//! - a sink being replaced or closed gets a CLOSELOG record (pmc-log: the
+//!   clean-close marker) after the last record it was sent;
+//! - a new sink first gets the records that describe the session so far
+//!   (INITIALIZE, PMC allocations, attaches, mappings; at most
+//!   [`REPLAY_MAX`] bytes), so each sink is a complete log on its own;
+//! - records that arrive while no sink is configured (after `close_log`,
+//!   from PMCs still running) are dropped and counted
+//!   ([`PumpCtl::discarded`]).
+
+use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How long the log reader blocks in one `read(2)` before it looks for a
+/// request: the most a request waits on an idle log.
+#[cfg(unix)]
+const PUMP_POLL: Duration = Duration::from_millis(20);
+
+/// How long a request waits for the log reader.
+const REQUEST_WAIT: Duration = Duration::from_secs(30);
+
+/// At most this much is drained for one request, so a stream that never
+/// pauses cannot hold the request forever.
+#[cfg(unix)]
+const DRAIN_MAX: u64 = 16 << 20;
+
+/// The most bytes of session-describing records kept to start a new sink
+/// with; later ones are not replayed (and counted in
+/// [`PumpStats::replay_dropped`]).
+pub const REPLAY_MAX: usize = 1 << 20;
+
+/// What the sink of a configured log receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LogFormat {
+    /// hwpmc's kernel records, unchanged.
+    Hwpmc,
+    /// The pmc-log format, converted by `pmc_log::hwpmc::StreamImporter`
+    /// as the kernel writes it.
+    PmcLog,
+}
+
+/// A request to the reader thread.
+enum Request {
+    /// Take in what the kernel wrote and flush the sink.
+    Flush,
+    /// End the current sink (if any) and continue with this one (or none).
+    Swap(Option<(LogSink, LogFormat)>),
+}
+
+/// Counters the reader keeps.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PumpStats {
+    /// Bytes of hwpmc's stream taken in.
+    pub bytes_read: u64,
+    /// The most bytes held at once waiting for the rest of a record.
+    pub max_buffered: usize,
+    /// Bytes of records that arrived while no sink was configured.
+    pub discarded: u64,
+    /// Session records not kept for replay (over [`REPLAY_MAX`]).
+    pub replay_dropped: u64,
+}
+
+#[derive(Default)]
+struct PumpState {
+    request: Option<Request>,
+    requested: u64,
+    done: u64,
+    /// The result of the last request served.
+    result: Option<Failure>,
+    /// The reader thread has ended.
+    ended: bool,
+    /// A sink is configured.
+    has_sink: bool,
+    /// Why the current sink stopped receiving records, if it did.
+    failure: Option<Failure>,
+    stats: PumpStats,
+}
+
+/// Shared by the backend and its log reader thread.
+#[derive(Default)]
+pub(crate) struct PumpCtl {
+    state: Mutex<PumpState>,
+    cond: Condvar,
+}
+
+/// Why the sink stopped receiving records, kept with its errno and
+/// `io::ErrorKind` so `Backend::log_error` can say what happened (a full
+/// disk is `StorageFull`/ENOSPC), not only as text.
+#[derive(Debug, Clone)]
+pub(crate) struct Failure {
+    message: String,
+    errno: Option<i32>,
+    kind: Option<std::io::ErrorKind>,
+}
+
+impl Failure {
+    fn msg(message: String) -> Failure {
+        Failure {
+            message,
+            errno: None,
+            kind: None,
+        }
+    }
+
+    fn io(what: &str, e: &std::io::Error) -> Failure {
+        Failure {
+            message: format!("{what}: {e}"),
+            errno: e.raw_os_error(),
+            kind: Some(e.kind()),
+        }
+    }
+
+    /// A conversion error: the io::Error, wherever it is in the chain (the
+    /// pmc-log writer inside the converter, or the sink under it).
+    fn convert(what: &str, e: &(dyn std::error::Error + 'static)) -> Failure {
+        let (mut errno, mut kind) = (None, None);
+        let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(s) = src {
+            if let Some(w) = s.downcast_ref::<pmc_log::WriteError>() {
+                kind = kind.or(w.io_kind());
+            }
+            if let Some(io) = s.downcast_ref::<std::io::Error>() {
+                kind = Some(io.kind());
+                errno = errno.or(io.raw_os_error());
+                break;
+            }
+            src = s.source();
+        }
+        Failure {
+            message: format!("{what}: {e}"),
+            errno,
+            kind,
+        }
+    }
+}
+
+fn failed(f: &Failure) -> Error {
+    let mut e = Error::new(
+        ErrorKind::Os,
+        Op::Log,
+        format!("the log reader stopped writing the log: {}", f.message),
+    );
+    if let Some(n) = f.errno {
+        e = e
+            .with_errno(n)
+            .with_source(std::io::Error::from_raw_os_error(n));
+    } else if let Some(k) = f.kind {
+        e = e.with_source(std::io::Error::from(k));
+    }
+    e
+}
+
+impl PumpCtl {
+    fn lock(&self) -> MutexGuard<'_, PumpState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A sink is configured.
+    pub(crate) fn has_sink(&self) -> bool {
+        self.lock().has_sink
+    }
+
+    /// The error that stopped the current sink, if one did (it receives
+    /// nothing more after it).
+    pub(crate) fn sink_error(&self) -> Option<Error> {
+        self.lock().failure.as_ref().map(failed)
+    }
+
+    /// The reader's counters.
+    pub(crate) fn stats(&self) -> PumpStats {
+        self.lock().stats
+    }
+
+    fn request(&self, r: Request) -> Result<()> {
+        let mut st = self.lock();
+        if st.ended {
+            return Err(failed(&Failure::msg("the reader has ended".into())));
+        }
+        st.request = Some(r);
+        st.requested += 1;
+        let ticket = st.requested;
+        let deadline = Instant::now() + REQUEST_WAIT;
+        while st.done < ticket && !st.ended {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::new(
+                    ErrorKind::Os,
+                    Op::Log,
+                    format!(
+                        "the log reader did not answer within {} s (is the sink blocked?)",
+                        REQUEST_WAIT.as_secs()
+                    ),
+                ));
+            }
+            st = self
+                .cond
+                .wait_timeout(st, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        if st.done < ticket {
+            let f = st
+                .failure
+                .clone()
+                .unwrap_or_else(|| Failure::msg("the reader has ended".into()));
+            return Err(failed(&f));
+        }
+        match st.result.take() {
+            Some(f) => Err(failed(&f)),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes in what the kernel has written so far and flushes the sink.
+    pub(crate) fn flush(&self) -> Result<()> {
+        self.request(Request::Flush)
+    }
+
+    /// Ends the current sink with a clean close and continues with `next`.
+    /// Returns the error the ended sink met, if any.
+    pub(crate) fn swap(&self, next: Option<(LogSink, LogFormat)>) -> Result<()> {
+        self.request(Request::Swap(next))
+    }
+}
+
+/// Cuts hwpmc's byte stream into whole kernel records.
+#[derive(Default)]
+struct Framer {
+    pending: Vec<u8>,
+}
+
+impl Framer {
+    /// Appends `data` and hands out every complete record. Words that are
+    /// not a record header (never in a kernel stream) are handed out 4
+    /// bytes at a time, for the sink's reader to report.
+    fn push(&mut self, data: &[u8], mut out: impl FnMut(&[u8])) {
+        self.pending.extend_from_slice(data);
+        let mut off = 0;
+        while let Some(w) = self.pending.get(off..off + 4) {
+            let word = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            let len = (word & 0xFFFF) as usize;
+            let header = (word >> 24) as u8 == pmc_log::hwpmc::PMCLOG_HEADER_MAGIC
+                && len >= pmc_log::hwpmc::PMCLOG_HEADER_LEN
+                && len % 4 == 0;
+            let take = if header { len } else { 4 };
+            let Some(rec) = self.pending.get(off..off + take) else {
+                break;
+            };
+            out(rec);
+            off += take;
+        }
+        self.pending.drain(..off);
+    }
+}
+
+/// Record types that describe the session: replayed to every new sink.
+fn describes_session(ty: u8) -> bool {
+    use pmc_log::hwpmc::*;
+    matches!(
+        ty,
+        PMCLOG_TYPE_INITIALIZE
+            | PMCLOG_TYPE_PMCALLOCATE
+            | PMCLOG_TYPE_PMCALLOCATEDYN
+            | PMCLOG_TYPE_PMCATTACH
+            | PMCLOG_TYPE_MAP_IN
+    )
+}
+
+/// Where the records go.
+enum Out {
+    Raw(LogSink),
+    Convert(Box<pmc_log::hwpmc::StreamImporter<LogSink>>),
+}
+
+impl Out {
+    fn new(sink: LogSink, format: LogFormat) -> Out {
+        match format {
+            LogFormat::Hwpmc => Out::Raw(sink),
+            LogFormat::PmcLog => Out::Convert(Box::new(pmc_log::hwpmc::StreamImporter::new(sink))),
+        }
+    }
+
+    /// Returns the bytes held waiting for the rest of a record.
+    fn take(&mut self, rec: &[u8]) -> std::result::Result<usize, Failure> {
+        use std::io::Write;
+        match self {
+            Out::Raw(s) => s
+                .write_all(rec)
+                .map(|()| 0)
+                .map_err(|e| Failure::io("cannot write the log", &e)),
+            Out::Convert(imp) => imp
+                .feed(rec)
+                .map(|()| imp.buffered())
+                .map_err(|e| Failure::convert("cannot convert hwpmc's log to pmc-log", &e)),
+        }
+    }
+
+    fn flush(&mut self) -> std::result::Result<(), Failure> {
+        use std::io::Write;
+        match self {
+            Out::Raw(s) => s
+                .flush()
+                .map_err(|e| Failure::io("cannot flush the log", &e)),
+            Out::Convert(imp) => imp
+                .flush()
+                .map_err(|e| Failure::convert("cannot flush the converted log", &e)),
+        }
+    }
+
+    /// Ends this sink: a CLOSELOG record stamped `tsc`, then flush.
+    fn finish(mut self, tsc: u64, failure: Option<Failure>, closed: bool) -> Option<Failure> {
+        if failure.is_some() {
+            return failure;
+        }
+        if closed {
+            return self.flush_end();
+        }
+        let mut close = pmc_log::hwpmc::Encoder::new(Vec::new());
+        if close.closelog(tsc).is_ok() {
+            if let Err(e) = self.take(&close.into_inner()) {
+                return Some(e);
+            }
+        }
+        self.flush_end()
+    }
+
+    fn flush_end(self) -> Option<Failure> {
+        use std::io::Write;
+        match self {
+            Out::Raw(mut s) => s
+                .flush()
+                .err()
+                .map(|e| Failure::io("cannot flush the log", &e)),
+            Out::Convert(imp) => match imp.finish() {
+                Ok((mut s, _)) => s
+                    .flush()
+                    .err()
+                    .map(|e| Failure::io("cannot flush the log", &e)),
+                Err(e) => Some(Failure::convert(
+                    "cannot convert hwpmc's log to pmc-log",
+                    &e,
+                )),
+            },
+        }
+    }
+}
+
+/// The reader's state outside the shared lock.
+struct Reader<'c> {
+    ctl: &'c PumpCtl,
+    framer: Framer,
+    out: Option<Out>,
+    /// The current sink's first error (it then receives nothing more).
+    failure: Option<Failure>,
+    replay: Vec<u8>,
+    last_tsc: u64,
+    /// The current sink was sent the kernel's own CLOSELOG record.
+    sink_closed: bool,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, data: &[u8]) {
+        let Reader {
+            framer,
+            out,
+            failure,
+            replay,
+            last_tsc,
+            ctl,
+            sink_closed,
+        } = self;
+        let mut discarded = 0u64;
+        let mut replay_dropped = 0u64;
+        let mut held = 0usize;
+        framer.push(data, |rec| {
+            let mut kept = false;
+            if rec.len() >= 16 {
+                *last_tsc = u64::from_le_bytes(rec[8..16].try_into().unwrap_or([0; 8]));
+                if describes_session(rec[2]) {
+                    if replay.len() + rec.len() <= REPLAY_MAX {
+                        replay.extend_from_slice(rec);
+                        kept = true;
+                    } else {
+                        replay_dropped += rec.len() as u64;
+                    }
+                }
+            }
+            if out.is_some() && rec.len() >= 16 && rec[2] == pmc_log::hwpmc::PMCLOG_TYPE_CLOSELOG {
+                *sink_closed = true;
+            }
+            match out {
+                Some(o) if failure.is_none() => match o.take(rec) {
+                    Ok(h) => held = held.max(h),
+                    Err(e) => {
+                        ctl.lock().failure = Some(e.clone());
+                        *failure = Some(e);
+                    }
+                },
+                Some(_) => {}
+                // Kept for replay: the next sink gets it; not lost.
+                None if kept => {}
+                None => discarded += rec.len() as u64,
+            }
+        });
+        let mut st = ctl.lock();
+        st.stats.bytes_read += data.len() as u64;
+        st.stats.discarded += discarded;
+        st.stats.replay_dropped += replay_dropped;
+        st.stats.max_buffered = st.stats.max_buffered.max(held + framer.pending.len());
+    }
+
+    /// Ends the current sink; returns its error.
+    fn end_sink(&mut self) -> Option<Failure> {
+        let failure = self.failure.take();
+        let closed = std::mem::take(&mut self.sink_closed);
+        let r = self
+            .out
+            .take()
+            .map(|o| o.finish(self.last_tsc, failure, closed));
+        let mut st = self.ctl.lock();
+        st.has_sink = false;
+        st.failure = None;
+        r.flatten()
+    }
+
+    fn start_sink(&mut self, sink: LogSink, format: LogFormat) -> Option<Failure> {
+        let mut out = Out::new(sink, format);
+        let replay = std::mem::take(&mut self.replay);
+        let r = out.take(&replay).err();
+        self.replay = replay;
+        self.out = Some(out);
+        self.ctl.lock().has_sink = true;
+        if let Some(e) = &r {
+            self.ctl.lock().failure = Some(e.clone());
+            self.failure = Some(e.clone());
+        }
+        r
+    }
+}
+
+/// The log reader thread: reads hwpmc's stream as the kernel writes it and
+/// hands each record to the current sink; serves flush and swap requests;
+/// at EOF (the kernel log was closed when the backend was dropped) ends the
+/// sink. It keeps reading after a sink error, so the kernel's writer never
+/// blocks on a full socket.
+#[cfg(unix)]
+pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -> Option<Error> {
+    use std::io::{ErrorKind as IoKind, Read};
+    let end = |ctl: &PumpCtl, e: Option<Failure>| {
+        let mut st = ctl.lock();
+        st.ended = true;
+        st.has_sink = false;
+        if let Some(e) = &e {
+            st.failure = Some(e.clone());
+        }
+        drop(st);
+        ctl.cond.notify_all();
+        e.map(|m| failed(&m))
+    };
+    if let Err(e) = read_end.set_read_timeout(Some(PUMP_POLL)) {
+        return end(ctl, Some(Failure::io("cannot set up the log reader", &e)));
+    }
+    let mut r = Reader {
+        ctl,
+        framer: Framer::default(),
+        out: None,
+        failure: None,
+        replay: Vec::new(),
+        last_tsc: 0,
+        sink_closed: false,
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut eof = false;
+    let mut read_error = None;
+    while !eof {
+        match read_end.read(&mut buf) {
+            Ok(0) => eof = true,
+            Ok(n) => r.take(&buf[..n]),
+            Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
+            Err(e) if e.kind() == IoKind::Interrupted => {}
+            Err(e) => {
+                read_error = Some(Failure::io("cannot read hwpmc's log", &e));
+                break;
+            }
+        }
+        let req = {
+            let mut st = ctl.lock();
+            (st.requested > st.done)
+                .then(|| st.request.take().map(|q| (q, st.requested)))
+                .flatten()
+        };
+        let Some((req, ticket)) = req else {
+            continue;
+        };
+        // Take in what the kernel has written so far, without blocking.
+        let mut drain_error = None;
+        if let Err(e) = read_end.set_nonblocking(true) {
+            drain_error = Some(Failure::io("cannot drain hwpmc's log", &e));
+        }
+        let mut drained = 0u64;
+        while drained < DRAIN_MAX && drain_error.is_none() {
+            match read_end.read(&mut buf) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => {
+                    drained += n as u64;
+                    r.take(&buf[..n]);
+                }
+                Err(e) if e.kind() == IoKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        if let Err(e) = read_end.set_nonblocking(false) {
+            drain_error.get_or_insert(Failure::io("cannot drain hwpmc's log", &e));
+        }
+        let result = match req {
+            Request::Flush => drain_error.or_else(|| {
+                r.failure.clone().or_else(|| {
+                    r.out.as_mut().and_then(|o| o.flush().err()).inspect(|e| {
+                        r.failure = Some(e.clone());
+                    })
+                })
+            }),
+            // Closing reports how the sink ended; replacing reports how the
+            // new one started (the old sink's errors have no caller left).
+            Request::Swap(None) => {
+                let ended = r.end_sink();
+                drain_error.or(ended)
+            }
+            Request::Swap(Some((sink, format))) => {
+                let _ = r.end_sink();
+                r.start_sink(sink, format).or(drain_error)
+            }
+        };
+        let mut st = ctl.lock();
+        st.done = st.done.max(ticket);
+        st.result = result;
+        drop(st);
+        ctl.cond.notify_all();
+    }
+    let ended = r.end_sink();
+    end(ctl, read_error.or(ended))
+}
