@@ -436,10 +436,8 @@ fn hwpmc_cut_splice_garbage() {
 }
 
 /// Issue 10 defect 4: one flipped length byte must cost the damaged record (and at most a
-/// neighbour), not up to 64 KiB, and be reported. The importer's fix is on another branch;
-/// until it is merged this test is ignored (run it with `--ignored`).
+/// neighbour), not up to 64 KiB, and be reported.
 #[test]
-#[ignore = "issue 10 defect 4 (hwpmc length plausibility) is fixed in pmc-log/src/hwpmc on another branch"]
 fn hwpmc_flipped_length() {
     let n = 4_000;
     let (clean, ranges) = hwpmc_log(n);
