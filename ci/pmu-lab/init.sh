@@ -35,7 +35,7 @@ else
   while IFS= read -r line; do
     case "$line" in
       ''|'#'*) continue ;;
-      'SKIPBIN '*) echo "PMULAB_$line"; continue ;;
+      'SKIPBIN '*|'SKIPTEST '*) echo "PMULAB_$line"; continue ;;
     esac
     bin=${line#*-- }; bin=${bin%% *}
     echo "PMULAB_BEGIN $bin"
