@@ -610,10 +610,10 @@ fn sample_boot_event_counter_sampling() {
         .allocate(&Allocation::counting("cycles:u".parse().unwrap()))
         .unwrap();
     hold.start().unwrap();
-    // A long period: under shift=auto QEMU's virtual clock advances in
-    // jumps, and an overflow noticed more than a period late drops a period
-    // (armpmu_event_set_period); 1M lost ~4 % of the samples this way.
-    const P: u64 = 10_000_000;
+    // A period shorter than the 4 ms tick (1M cycles = 1 ms of virtual
+    // time), so QEMU's precise-icount bug (one sample per tick: ~25 % here)
+    // could not pass for working sampling.
+    const P: u64 = 1_000_000;
     // Raw CPU_CYCLES (0x11) through an event counter, sampled and counted.
     let mut s = b
         .allocate(&Allocation::sampling(
@@ -626,7 +626,7 @@ fn sample_boot_event_counter_sampling() {
         .unwrap();
     own.start().unwrap();
     s.start().unwrap();
-    insn_loop(40_000_000);
+    insn_loop(20_000_000);
     s.stop().unwrap();
     own.stop().unwrap();
     hold.stop().unwrap();
@@ -645,11 +645,17 @@ fn sample_boot_event_counter_sampling() {
         "{n} samples for {count} counted cycles at period {P}: expected {}",
         count / P
     );
-    assert!(count / P >= 10, "too few cycles to judge: {count}");
+    let want = count / P;
+    assert!(want >= 50, "too few cycles to judge: {count}");
+    // Never more samples than periods counted (+1 for the edges).
+    assert!(n <= want + 1, "{n} samples for {want} periods");
+    // Fewer by a few percent: under shift=auto QEMU's virtual clock moves
+    // in jumps with the host's load, and an overflow handled more than a
+    // period late drops that period (armpmu_event_set_period discards
+    // `left <= -period`), silently. Measured: 602/628, 66/69 (~4 %).
     assert!(
-        (n as i64 - (count / P) as i64).abs() <= 2,
-        "{n} samples vs {}",
-        count / P
+        n * 10 >= want * 9,
+        "{n} samples for {want} periods: event-counter sampling is not working"
     );
 }
 
