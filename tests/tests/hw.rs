@@ -645,7 +645,7 @@ fn sample_boot_event_counter_sampling() {
         "{n} samples for {count} counted cycles at period {P}: expected {}",
         count / P
     );
-    let want = count / P;
+    let (n, want) = (n as u64, count / P);
     assert!(want >= 50, "too few cycles to judge: {count}");
     // Never more samples than periods counted (+1 for the edges).
     assert!(n <= want + 1, "{n} samples for {want} periods");
