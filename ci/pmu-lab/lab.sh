@@ -215,7 +215,7 @@ done > "$LAB/out/results"
 grep -v '^PMULAB_TOTAL' "$LAB/out/results"
 # Fast-read and read(2) latencies measured in the guest (emulated: only the
 # ratio is informative), for BENCHMARKS.md.
-cat "$LAB"/out/console-*.log 2>/dev/null | grep -a '^PMULAB_BENCH ' | sed 's/^PMULAB_BENCH /pmu-lab: bench /' | tee "$LAB/out/bench"
+for b in $BOOTS; do cat "$LAB/out/console-$b.log"; done | grep -a '^PMULAB_BENCH ' | sed 's/^PMULAB_BENCH /pmu-lab: bench /' | tee "$LAB/out/bench"
 awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN {printf "pmu-lab: total    %6.1f s\n", b - a}' | tee -a "$LAB/out/times"
 echo "pmu-lab: consoles, results and times in $LAB/out"
 # The last line, counted by CI's test summary.

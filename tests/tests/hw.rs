@@ -649,12 +649,14 @@ fn sample_boot_event_counter_sampling() {
     assert!(want >= 50, "too few cycles to judge: {count}");
     // Never more samples than periods counted (+1 for the edges).
     assert!(n <= want + 1, "{n} samples for {want} periods");
-    // Fewer by a few percent: under shift=auto QEMU's virtual clock moves
-    // in jumps with the host's load, and an overflow handled more than a
-    // period late drops that period (armpmu_event_set_period discards
-    // `left <= -period`), silently. Measured: 602/628, 66/69 (~4 %).
+    // Fewer by some percent: under shift=auto QEMU's virtual clock moves in
+    // jumps with the host's load, and an overflow handled more than a period
+    // late drops that period (armpmu_event_set_period discards
+    // `left <= -period`), silently. Measured 602/628, 98/108: 4-10 %. The
+    // precise-icount bug would give one sample per 4 ms tick, a quarter of
+    // the periods at P = 1 ms, so half is the line between working and not.
     assert!(
-        n * 10 >= want * 9,
+        n * 2 >= want,
         "{n} samples for {want} periods: event-counter sampling is not working"
     );
 }
