@@ -658,7 +658,7 @@ fn sample_boot_event_counter_sampling() {
     // Fewer by some percent: under shift=auto QEMU's virtual clock moves in
     // jumps with the host's load, and an overflow handled more than a period
     // late drops that period (armpmu_event_set_period discards
-    // `left <= -period`), silently. Measured 602/628, 98/108: 4-10 %. The
+    // `left <= -period`), silently. Measured 602/628, 98/108, 472/599. The
     // precise-icount bug would give one sample per 4 ms tick, a quarter of
     // the periods at P = 1 ms, so half is the line between working and not.
     assert!(
