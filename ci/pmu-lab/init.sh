@@ -11,6 +11,11 @@
 /bin/busybox --install -s
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
+# Users for the tests that drop privileges (nobody) or exec a non-executable
+# file; a busybox initramfs has no /etc otherwise.
+mkdir -p /etc
+printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > /etc/passwd
+printf 'root:x:0:\nnogroup:x:65534:\n' > /etc/group
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root TMPDIR=/tmp RUST_BACKTRACE=1
 boot=$(sed -n 's/.*pmulab\.boot=\([a-z0-9_-]*\).*/\1/p' /proc/cmdline)
 echo "PMULAB_BOOT $boot nproc=$(nproc) kernel=$(uname -r)"
@@ -35,7 +40,7 @@ else
   while IFS= read -r line; do
     case "$line" in
       ''|'#'*) continue ;;
-      'SKIPBIN '*) echo "PMULAB_$line"; continue ;;
+      'SKIPBIN '*|'SKIPTEST '*) echo "PMULAB_$line"; continue ;;
     esac
     bin=${line#*-- }; bin=${bin%% *}
     echo "PMULAB_BEGIN $bin"

@@ -1,58 +1,57 @@
-# Reads one boot's serial console (libtest run with --test-threads=1
-# --nocapture, between init.sh's PMULAB_BEGIN/END markers) and prints one line
-# per test: PASS, FAIL or SKIP, then "PMULAB_TOTAL passed failed skipped".
-# A test that prints "SKIP ..." is a skip, except in the hardware test binary
-# (hw-*), where nothing may skip: that is a failure. A binary that exits
-# non-zero without a failed test (a crash), a test with no result, or a boot
-# that never reached PMULAB_DONE (timeout, panic) is a failure too.
+# Reads one boot's serial console and prints one line per test: PASS, FAIL
+# or SKIP, then "PMULAB_TOTAL passed failed skipped boot".
+#
+# Each test binary runs between init.sh's PMULAB_BEGIN/PMULAB_END markers,
+# as libtest with --show-output: "test NAME ... ok|FAILED|ignored" lines,
+# then the captured output of every test in "---- NAME stdout ----" blocks
+# (successes and failures). A test whose output has a line starting with
+# "SKIP" is a skip, except in the hardware test binary (hw-*), where nothing
+# may skip: there it is a failure. A binary that exits non-zero without a
+# failed test (a crash), or a boot that never reached PMULAB_DONE (timeout,
+# kernel panic), is a failure too. PMULAB_SKIPBIN lines (binaries the lab
+# does not run, with the reason) are skips.
 function result(kind, what, why) {
   if (kind == "PASS") pass++
-  else if (kind == "FAIL") { fail++; binfail++ }
+  else if (kind == "FAIL") fail++
   else skip++
   printf "%s %s %s%s\n", kind, boot, what, (why == "" ? "" : "  -- " why)
 }
-function finish(word) {
-  if (word == "ok") {
-    if (skipline != "" && hw) result("FAIL", bin "::" cur, "skipped in the lab: " skipline)
-    else if (skipline != "") result("SKIP", bin "::" cur, skipline)
-    else result("PASS", bin "::" cur, "")
-  } else if (word == "FAILED") result("FAIL", bin "::" cur, lastpanic)
-  else result((hw ? "FAIL" : "SKIP"), bin "::" cur, "ignored")
-  cur = ""
+function flush_bin(rc,   i, t, k, nfail) {
+  nfail = 0
+  for (i = 1; i <= n; i++) {
+    t = order[i]; k = st[t]
+    if (k == "ok") {
+      if (skipline[t] != "" && hw) { result("FAIL", bin "::" t, "skipped in the lab: " skipline[t]); nfail++ }
+      else if (skipline[t] != "") result("SKIP", bin "::" t, skipline[t])
+      else result("PASS", bin "::" t, "")
+    } else if (k == "FAILED") { result("FAIL", bin "::" t, panicline[t]); nfail++ }
+    else if (hw) { result("FAIL", bin "::" t, "ignored in the lab"); nfail++ }
+    else result("SKIP", bin "::" t, "ignored")
+  }
+  if (rc != 0 && nfail == 0) result("FAIL", bin, "exited with status " rc " without a failed test")
+  n = 0; delete order; delete st; delete skipline; delete panicline; block = ""
 }
-function word(s) {
-  if (s == "ok" || s == "FAILED") return s
-  if (s ~ /^ignored/) return "ignored"
-  return ""
-}
-BEGIN { pass = fail = skip = 0; done = 0 }
+BEGIN { pass = fail = skip = 0; done = 0; n = 0 }
 { sub(/\r$/, "") }
 /^PMULAB_BEGIN / {
-  bin = $2; sub(/.*\//, "", bin); hw = (bin ~ /^hw-/); sub(/-[0-9a-f]{16}$/, "", bin)
-  cur = ""; binfail = 0; inbin = 1; next
+  bin = $2; sub(/.*\//, "", bin); hw = (bin ~ /^hw-/); sub(/-[0-9a-f]+$/, "", bin)
+  inbin = 1; n = 0; block = ""; next
 }
-/^PMULAB_END / {
-  if (cur != "") result("FAIL", bin "::" cur, "no result (the test binary died)")
-  rc = $3; sub(/^rc=/, "", rc)
-  if (rc != 0 && binfail == 0) result("FAIL", bin, "exited with status " rc " without a failed test")
-  inbin = 0; cur = ""; next
-}
+/^PMULAB_END / { rc = $3; sub(/^rc=/, "", rc); flush_bin(rc); inbin = 0; next }
+/^PMULAB_SKIP(BIN|TEST) / { why = $0; sub(/^PMULAB_SKIP(BIN|TEST) [^ ]+ /, "", why); result("SKIP", $2, "not run in the guest: " why); next }
 /^PMULAB_DONE/ { done = 1; next }
-/^PMULAB_SKIPBIN / { why = $0; sub(/^PMULAB_SKIPBIN [^ ]+ /, "", why); result("SKIP", $2, "not run in the guest: " why); next }
-inbin && /^test .* \.\.\. / {
-  cur = $2; skipline = ""; lastpanic = ""
-  rest = $0; sub(/^test [^ ]+ \.\.\. ?/, "", rest)
-  w = word(rest)
-  if (w != "") finish(w)
-  next
+!inbin { next }
+/^test .* \.\.\. (ok|FAILED|ignored)/ {
+  t = $2; w = $4; sub(/,$/, "", w)
+  if (!(t in st)) order[++n] = t
+  st[t] = w; next
 }
-inbin && cur != "" {
-  if ($0 ~ /^SKIP[ :]/) skipline = $0
-  if ($0 ~ /panicked at/) lastpanic = $0
-  w = word($0)
-  if (w != "") finish(w)
-}
+/^---- .* stdout ----$/ { block = $2; next }
+/^(successes|failures):$/ { block = ""; next }
+block != "" && /^SKIP[ :]/ && skipline[block] == "" { skipline[block] = $0 }
+block != "" && /panicked at/ && panicline[block] == "" { panicline[block] = $0 }
 END {
+  if (inbin) flush_bin(1)
   if (!done) result("FAIL", "boot", "the guest did not finish (timeout or kernel panic; see console-" boot ".log)")
   printf "PMULAB_TOTAL %d %d %d %s\n", pass, fail, skip, boot
 }

@@ -6,7 +6,7 @@
 //! Every metric uses the *scaled* values ([`Reading::scaled`]), as perf does
 //! (`tools/perf/util/stat-shadow.c`), so multiplexed counters give the same
 //! ratio they would unmultiplexed. A metric is absent (`None`, or left out of
-//! [`derive`]) when one of its readings did not count or its denominator is
+//! [`derive()`]) when one of its readings did not count or its denominator is
 //! zero: never a made-up number.
 //!
 //! ```
@@ -76,7 +76,7 @@ impl Metric {
     }
 }
 
-/// One metric computed by [`derive`]: it annotates event `index` of the
+/// One metric computed by [`derive()`]: it annotates event `index` of the
 /// input (the line perf prints it on).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Derived {

@@ -721,6 +721,22 @@ impl Counters {
                     counts_kernel: attr.exclude_kernel() == 0,
                     sample_freq: freq,
                 };
+                if errno == libc::EINVAL && grouped && !leader && m.resolved.is_hardware() {
+                    // The PMU drivers validate a group against their counters when a
+                    // member joins (armv8/x86 validate_group): EINVAL here means the
+                    // group no longer fits, not a bad event (the leader, same kind, opened).
+                    let n = fds.len() + 1;
+                    return pmc_core::Error::new(
+                        ErrorKind::NotSupported,
+                        Op::Allocate,
+                        format!(
+                            "a group of {n} or more hardware events does not fit on this PMU's counters: the kernel refused member {n} (`{}`) with EINVAL",
+                            m.event
+                        ),
+                    )
+                    .with_errno(errno)
+                    .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
+                }
                 errmap::open_error(errno, &ctx, &Facts::probe())
             })?;
             m.opened = attr;

@@ -354,7 +354,10 @@ fn descendants_flag_counts_children() {
     let Some(p) = pmcstat_or_skip(name) else {
         return;
     };
-    let script = format!("{WORKLOAD} touch-pages 2048; {WORKLOAD} touch-pages 2048");
+    // The trailing builtin keeps both workloads children of the shell:
+    // busybox sh (the PMU lab's) execs a -c script's last external command
+    // in place, which would count it without -d.
+    let script = format!("{WORKLOAD} touch-pages 2048; {WORKLOAD} touch-pages 2048; exit 0");
     let faults = |d: bool| {
         let mut args = vec!["--json", "-p", "page-faults"];
         if d {

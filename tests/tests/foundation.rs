@@ -113,7 +113,9 @@ fn descendants_are_counted_like_perf_stat_inherit() {
     // perf stat counts children too (attr.inherit); the library does with
     // Flags::DESCENDANTS, and without it counts the shell alone.
     let name = "descendants_are_counted_like_perf_stat_inherit";
-    let script = format!("{WORKLOAD} touch-pages 2048; {WORKLOAD} touch-pages 2048");
+    // `exit 0` keeps both workloads children: busybox sh execs a -c
+    // script's last external command in place.
+    let script = format!("{WORKLOAD} touch-pages 2048; {WORKLOAD} touch-pages 2048; exit 0");
     let args = ["-c", script.as_str()];
     let run = |flags| {
         let c = count_command_flags(&backend(), &["page-faults"], flags, "/bin/sh", &args)

@@ -441,8 +441,11 @@ fn group_larger_than_the_counters() {
         return;
     };
     let b = Backend::open().unwrap();
-    // 33 members: more than any PMU's counters (Armv8 has at most 31 + 1).
-    let allocs: Vec<_> = (0..33)
+    // 16 members: more than the counters any PMU gives instructions (Armv8
+    // here: 6 event counters, since instructions cannot use the cycle
+    // counter; Intel: 8 general + 1 fixed), within pmc's own limit of 32,
+    // so the kernel decides.
+    let allocs: Vec<_> = (0..16)
         .map(|_| Allocation::counting("instructions:u".parse().unwrap()))
         .collect();
     match b.allocate_group(&allocs) {
@@ -450,7 +453,8 @@ fn group_larger_than_the_counters() {
             eprintln!("refused: {e}");
             let msg = e.to_string();
             assert!(
-                msg.contains("group") || msg.contains("counters"),
+                msg.contains("does not fit on this PMU's counters")
+                    && msg.contains("smaller groups"),
                 "unclear error: {msg}"
             );
         }
@@ -458,7 +462,9 @@ fn group_larger_than_the_counters() {
             g.start().unwrap();
             insn_loop(1_000_000);
             g.stop().unwrap();
-            for r in g.read().unwrap() {
+            let r = g.read().unwrap();
+            eprintln!("the group opened; its reads: {r:?}");
+            for r in r {
                 assert_eq!(
                     r.status(),
                     Status::NotCounted,
@@ -610,10 +616,10 @@ fn sample_boot_event_counter_sampling() {
         .allocate(&Allocation::counting("cycles:u".parse().unwrap()))
         .unwrap();
     hold.start().unwrap();
-    // A long period: under shift=auto QEMU's virtual clock advances in
-    // jumps, and an overflow noticed more than a period late drops a period
-    // (armpmu_event_set_period); 1M lost ~4 % of the samples this way.
-    const P: u64 = 10_000_000;
+    // A period shorter than the 4 ms tick (1M cycles = 1 ms of virtual
+    // time), so QEMU's precise-icount bug (one sample per tick: ~25 % here)
+    // could not pass for working sampling.
+    const P: u64 = 1_000_000;
     // Raw CPU_CYCLES (0x11) through an event counter, sampled and counted.
     let mut s = b
         .allocate(&Allocation::sampling(
@@ -626,7 +632,7 @@ fn sample_boot_event_counter_sampling() {
         .unwrap();
     own.start().unwrap();
     s.start().unwrap();
-    insn_loop(40_000_000);
+    insn_loop(20_000_000);
     s.stop().unwrap();
     own.stop().unwrap();
     hold.stop().unwrap();
@@ -645,11 +651,19 @@ fn sample_boot_event_counter_sampling() {
         "{n} samples for {count} counted cycles at period {P}: expected {}",
         count / P
     );
-    assert!(count / P >= 10, "too few cycles to judge: {count}");
+    let (n, want) = (n as u64, count / P);
+    assert!(want >= 50, "too few cycles to judge: {count}");
+    // Never more samples than periods counted (+1 for the edges).
+    assert!(n <= want + 1, "{n} samples for {want} periods");
+    // Fewer by some percent: under shift=auto QEMU's virtual clock moves in
+    // jumps with the host's load, and an overflow handled more than a period
+    // late drops that period (armpmu_event_set_period discards
+    // `left <= -period`), silently. Measured 602/628, 98/108, 472/599. The
+    // precise-icount bug would give one sample per 4 ms tick, a quarter of
+    // the periods at P = 1 ms, so half is the line between working and not.
     assert!(
-        (n as i64 - (count / P) as i64).abs() <= 2,
-        "{n} samples vs {}",
-        count / P
+        n * 2 >= want,
+        "{n} samples for {want} periods: event-counter sampling is not working"
     );
 }
 
@@ -717,6 +731,15 @@ fn fast_reads_agree_with_read_and_make_no_syscall() {
             n(&v, "sys_enter_1k_read"),
             none + 1_000,
             "the syscall counter is the judge: {v}"
+        );
+        // For the benchmark record (BENCHMARKS.md): emulated, so only the
+        // ratio means something.
+        let f_ns = v["fast_read_ns"].as_f64().unwrap_or(0.0);
+        let r_ns = v["read_syscall_ns"].as_f64().unwrap_or(0.0);
+        println!(
+            "PMULAB_BENCH {event} fast_read_ns={f_ns:.0} read_syscall_ns={r_ns:.0} ratio={:.1} (emulated, boot {})",
+            r_ns / f_ns.max(1.0),
+            lab_boot()
         );
     }
     if aarch64 {
@@ -866,4 +889,40 @@ fn pin_to(cpu: usize) {
         );
     }
     std::thread::yield_now();
+}
+
+/// The UEFI/ACPI boot: the PMU is named as ACPI names it (`armv8_pmuv3_0`,
+/// not the device tree's `armv8_pmuv3`), and events spelled with that name
+/// count exactly; `pmcstat -L` lists its sysfs events under it.
+#[test]
+fn uefi_boot_acpi_pmu_name_and_its_spelling() {
+    let t = "uefi_boot_acpi_pmu_name_and_its_spelling";
+    let Some(()) = need(t, &["instructions:u"]) else {
+        return;
+    };
+    let Some(()) = aarch64_or_skip(t) else { return };
+    let pmu = armv8_pmu().expect("an armv8 PMU");
+    if lab_boot() == "uefi" {
+        assert!(
+            pmu.ends_with("_0"),
+            "under ACPI the PMU is armv8_pmuv3_0 (one per PMU node), got {pmu}"
+        );
+    }
+    let b = Backend::open().unwrap();
+    let spelling = format!("{pmu}/event=0x8/u");
+    let base = region(&b, &spelling, 0).value as i64;
+    let got = region(&b, &spelling, 1_000_000).value as i64;
+    eprintln!("{spelling}: N=0 {base}, N=1M {got}");
+    assert!(
+        (got - 2_000_000 - base).abs() <= 8,
+        "{spelling}: {got} vs 2N + {base}"
+    );
+    let Some(bin) = pmcstat(t) else { return };
+    let out = Command::new(&bin).arg("-L").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = text
+        .lines()
+        .find(|l| l.contains(&format!("{pmu}/inst_retired/")))
+        .unwrap_or_else(|| panic!("-L does not list {pmu}/inst_retired/:\n{text}"));
+    assert!(line.contains("[available]"), "{line}");
 }

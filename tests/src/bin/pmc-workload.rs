@@ -74,7 +74,8 @@ fn main() -> ExitCode {
 /// each spinning until it has used 150 ms of its own CPU time, and waits for them.
 /// The facts of `fast-reads EVENT`: the path and values of a fast read next
 /// to a read(2), and the system calls made by `reads` fast reads and by 1000
-/// read(2)s (counted by a `raw_syscalls:sys_enter` PMC on this thread).
+/// read(2)s (counted by a `raw_syscalls:sys_enter` PMC on this thread), and
+/// the mean latency of each kind of read.
 fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
     use pmc_core::{Allocation, Backend as _, Pmc as _};
     use pmc_linux::rdpmc::FastReader;
@@ -115,6 +116,13 @@ fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
         return serde_json::json!({ "error": "a read failed" });
     };
     let none = sys_enter(&|| {});
+    let timed = |n: u64, read: &dyn Fn()| {
+        let t0 = std::time::Instant::now();
+        for _ in 0..n {
+            read();
+        }
+        t0.elapsed().as_nanos() as f64 / n.max(1) as f64
+    };
     let fast_n = sys_enter(&|| {
         for _ in 0..reads {
             std::hint::black_box(f.read().ok());
@@ -124,6 +132,13 @@ fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
         for _ in 0..1_000 {
             std::hint::black_box(p.read().ok());
         }
+    });
+    // Latencies (outside the syscall counting): mean ns per read.
+    let fast_ns = timed(reads.min(100_000), &|| {
+        std::hint::black_box(f.read().ok());
+    });
+    let read_ns = timed(1_000, &|| {
+        std::hint::black_box(p.read().ok());
     });
     let paths: Vec<String> = (0..3)
         .filter_map(|_| f.read_traced(false).ok())
@@ -140,6 +155,8 @@ fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
         "reads": reads,
         "sys_enter_fast": fast_n,
         "sys_enter_1k_read": slow_1k,
+        "fast_read_ns": fast_ns,
+        "read_syscall_ns": read_ns,
     })
 }
 
