@@ -199,7 +199,7 @@ fn exact_counts_of_a_region_in_process() {
 
 /// Every spelling of "instructions in user mode", through pmcstat counting
 /// `pmc-workload insns N`: perf's name, raw and sysfs-PMU forms, hwpmc's
-/// forms, and the 64-bit `long` format field. Each is 2N plus the process's
+/// forms, the 64-bit `long` format field, and the pmc-events table's names. Each is 2N plus the process's
 /// own start-up and exit, measured with N = 0.
 #[test]
 fn exact_counts_in_every_spelling_through_pmcstat() {
@@ -219,10 +219,16 @@ fn exact_counts_in_every_spelling_through_pmcstat() {
         "instructions,usr",
         "event=0x8,usr",
         long.as_str(),
+        // The CPU's own event names, from the pmc-events table (Arm's
+        // architected events; any case, as libpmc), in perf and hwpmc style.
+        "INST_RETIRED:u",
+        "inst_retired,usr",
+        "armv8-inst_retired,usr",
     ];
     if exact_cycles() {
         spellings.push("cycles:u");
         spellings.push("r11:u");
+        spellings.push("CPU_CYCLES:u");
     }
     const N: u64 = 5_000_000;
     // One counter per run: nothing multiplexed, each count exact. N = 0 is
