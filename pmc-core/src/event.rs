@@ -1216,7 +1216,12 @@ mod tests {
     fn trailing_colon_forms_are_rejected() {
         // `page-faults:k:` used to parse as the tracepoint `page-faults:k`, printed as
         // `page-faults:k`, which re-parses as page-faults with the kernel modifier.
-        for s in ["page-faults:k:", "page-faults:", "sched:sched_switch:", "cycles:u:"] {
+        for s in [
+            "page-faults:k:",
+            "page-faults:",
+            "sched:sched_switch:",
+            "cycles:u:",
+        ] {
             let e = s.parse::<EventSpec>().unwrap_err();
             assert_eq!(e.kind(), &ParseErrorKind::EmptyModifiers, "{s}");
             assert_eq!(e.position(), s.len() - 1);

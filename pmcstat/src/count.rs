@@ -101,7 +101,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if repeat > 1 && args.command.is_empty() {
         return Err(Failure::Usage("-r repeats a command: give one".into()));
     }
-    let mut reports = Vec::with_capacity(repeat as usize);
+    // Not preallocated: the count comes from the user (`-r` is bounded by clap, too).
+    let mut reports = Vec::new();
     for i in 0..repeat {
         let report = run_once(args, &wanted, &mut sink, args.verbose && i == 0)?;
         reports.push(report);

@@ -259,10 +259,20 @@ fn usage_errors_exit_2() {
         &["-w", "0", "--", "true"],
         &["-c", "3-1", "-s", "cpu-clock", "-l", "0.1"],
         &["-t", "1", "--", "true"],
+        // Issue 10, defect 6: values that panicked (Duration conversion) or aborted
+        // (a 343 GB allocation), and an interval under perf's 10 ms floor.
+        &["-l", "1e20", "-s", "task-clock"],
+        &["-w", "1e20", "--", "true"],
+        &["-w", "1e300", "--", "true"],
+        &["-w", "1e-9", "--", "true"],
+        &["-r", "4294967295", "--", "true"],
+        &["-t", "4294967295", "-l", "1"],
+        &["-P", "cpu-clock", "-n", "9223372036854775808", "--", "true"],
     ] {
         let out = run(&p, args);
         assert_eq!(out.status.code(), Some(2), "pmcstat {args:?}");
         assert!(!stderr(&out).trim().is_empty(), "no message for {args:?}");
+        assert!(!stderr(&out).contains("panicked"), "panic for {args:?}");
     }
 }
 
