@@ -4,13 +4,14 @@
 
 use crate::cli::Args;
 use crate::count::Failure;
+use crate::output::{write_outcome, Checked};
 use pmc::{Error, ErrorKind, Op};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions};
 use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
 use pmc_analyze::top::{TopOptions, TopReport};
 use pmc_analyze::{AnalyzeOptions, Profile};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn fail(what: String) -> Failure {
     Failure::Setup(Error::new(ErrorKind::Os, Op::Log, what))
@@ -41,35 +42,143 @@ pub fn detect(data: &[u8]) -> Option<LogKind> {
     (word == PMCL_WORD || word >> 24 == 0xEE).then_some(LogKind::Hwpmc)
 }
 
-/// Reads `path` and returns it as pmc-log bytes (converting a hwpmc log).
-pub fn load(path: &Path) -> Result<Vec<u8>, Failure> {
-    let data =
-        std::fs::read(path).map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?;
+/// The largest log `-R` reads: 64 GiB. Regular files are mapped, so this bounds address
+/// space, not memory.
+pub const MAX_LOG_SIZE: u64 = 64 << 30;
+
+/// A log to report on: mapped from a regular file, or (a FIFO, socket or device) a stream
+/// read through the streaming reader with bounded memory.
+pub enum Input {
+    /// pmc-log bytes (a mapped pmc-log, or a converted hwpmc log).
+    Bytes(pmc_analyze::file::Bytes),
+    /// A pmc-log arriving through a FIFO, socket or device.
+    Stream(std::fs::File),
+}
+
+/// Opens `path` for `-R`: a regular file is mapped (a hwpmc log converted); anything else is
+/// opened without blocking on the open, then read as a stream that must be a pmc-log. Never
+/// an unbounded read into memory.
+pub fn load(path: &Path) -> Result<Input, Failure> {
+    use pmc_analyze::file::{map_regular, open_regular};
+    let shown = path.display();
+    match open_regular(path, MAX_LOG_SIZE) {
+        Ok(_) => {}
+        Err(pmc_analyze::Error::Refused { .. }) => return open_stream(path),
+        Err(e) => return Err(fail(format!("cannot read {e}"))),
+    }
+    let data = map_regular(path, MAX_LOG_SIZE).map_err(|e| fail(format!("cannot read {e}")))?;
     match detect(&data) {
-        Some(LogKind::Pmc) => Ok(data),
+        Some(LogKind::Pmc) => Ok(Input::Bytes(data)),
         Some(LogKind::Hwpmc) => {
             let (out, report) = pmc_log::hwpmc::convert(&data, Vec::new())
-                .map_err(|e| fail(format!("{}: not a readable hwpmc log: {e}", path.display())))?;
-            eprintln!(
-                "pmcstat: {}: FreeBSD hwpmc log converted ({report:?})",
-                path.display()
+                .map_err(|e| fail(format!("{shown}: not a readable hwpmc log: {e}")))?;
+            diag!(
+                "pmcstat: {shown}: FreeBSD hwpmc log converted ({})",
+                import_summary(&report)
             );
-            Ok(out)
+            Ok(Input::Bytes(out.into()))
         }
         None => Err(fail(format!(
-            "{}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)",
-            path.display()
+            "{shown}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)"
         ))),
     }
+}
+
+/// A FIFO, socket or character device: opened without blocking (a FIFO with no writer yet
+/// cannot hang the open), then switched to blocking reads and streamed. A directory or a
+/// file over [`MAX_LOG_SIZE`] is refused.
+fn open_stream(path: &Path) -> Result<Input, Failure> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = path.display();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+    let t = meta.file_type();
+    if !(t.is_fifo() || t.is_socket() || t.is_char_device()) {
+        return Err(fail(format!(
+            "{shown}: {} is not a log; -R reads a regular file, FIFO, socket or character device",
+            pmc_analyze::file::file_kind(&meta)
+        )));
+    }
+    // Reads block from here on: the stream ends when its writer closes it.
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = fcntl(&f, FcntlArg::F_GETFL).map_err(|e| fail(format!("{shown}: {e}")))?;
+    let blocking = OFlag::from_bits_truncate(flags) & !OFlag::O_NONBLOCK;
+    fcntl(&f, FcntlArg::F_SETFL(blocking)).map_err(|e| fail(format!("{shown}: {e}")))?;
+    Ok(Input::Stream(f))
+}
+
+/// The hwpmc importer's report, one readable line.
+fn import_summary(r: &pmc_log::hwpmc::ImportReport) -> String {
+    let mut s = format!(
+        "{} kernel records read, {} pmc-log records written",
+        r.records_in, r.records_out
+    );
+    if r.unknown_types > 0 {
+        s.push_str(&format!(", {} of unknown type skipped", r.unknown_types));
+    }
+    let regions = r.skipped.len() as u64 + r.skipped_unlisted;
+    if regions > 0 {
+        s.push_str(&format!(
+            ", {} bytes skipped in {regions} damaged regions",
+            r.skipped_bytes()
+        ));
+        for k in &r.skipped {
+            s.push_str(&format!(
+                "; {} bytes at offset {}: {}",
+                k.len, k.offset, k.reason
+            ));
+        }
+    }
+    if !r.closed_cleanly {
+        s.push_str(", no CLOSELOG record (the log was cut or is still being written)");
+    }
+    s
 }
 
 fn create(path: &Path) -> Result<Box<dyn Write>, Failure> {
     if path == Path::new("-") {
         return Ok(Box::new(std::io::stdout()));
     }
-    let f = std::fs::File::create(path)
+    let f = crate::output::create_file(path)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     Ok(Box::new(std::io::BufWriter::new(f)))
+}
+
+/// `-` or a path, for messages.
+fn named(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard output".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Writes one report to `path` (`-`: standard output) and checks every write and the final
+/// flush: a failure is an error naming the file (exit 1); a closed pipe ends quietly.
+fn report_to(
+    path: &Path,
+    what: &str,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    let mut out = Checked::new(create(path)?);
+    let r = write(&mut out);
+    let end = out.finish();
+    // The writer's own error (ENOSPC, EPIPE) first: a report writer may wrap it.
+    write_outcome(end.and(r), &format!("{what} to {}", named(path)))
+}
+
+/// The analysis crate's error as an I/O error (its `Write` variant unwrapped).
+fn io_error(e: impl Into<pmc_analyze::Error>) -> std::io::Error {
+    match e.into() {
+        pmc_analyze::Error::Write(io) => io,
+        e => std::io::Error::other(e),
+    }
 }
 
 /// Runs `-R`.
@@ -77,63 +186,54 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
-    let log = load(path)?;
+    let input = load(path)?;
     let reports = args.callgraph.is_some()
         || args.folded.is_some()
         || args.flamegraph.is_some()
         || args.summary;
+    let stdout = PathBuf::from("-");
+    let out_path = args.output.as_deref().unwrap_or(&stdout);
     if !reports {
         // As pmcstat -R alone: one line per record.
-        let mut out = match &args.output {
-            Some(p) => create(p)?,
-            None => Box::new(std::io::stdout()),
-        };
-        let reader =
-            pmc_log::Reader::new(&log).map_err(|e| fail(format!("{}: {e}", path.display())))?;
-        let mut it = reader.records();
-        let r = if args.json {
-            pmc_log::export::json::write_all(&mut it, &mut out)
-        } else {
-            pmc_log::export::text::write_all(&mut it, &mut out)
-        };
-        match r {
-            // `pmcstat -R log | head`: the reader went away; stop quietly.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
-            r => r.map_err(|e| fail(format!("writing the dump: {e}")))?,
-        };
-        let report = it.into_report();
-        if !report.is_clean() {
-            eprintln!("pmcstat: {}: {report:?}", path.display());
+        let mut report = None;
+        report_to(out_path, "the record dump", |out| {
+            report = Some(dump(&input, path, args.json, out)?);
+            Ok(())
+        })?;
+        if let Some(report) = report.filter(|r| !r.is_clean()) {
+            diag!("pmcstat: {}: {report}", path.display());
         }
-        let _ = out.flush();
         return Ok(0);
     }
-    let profile = Profile::from_log(&log, AnalyzeOptions::default())
-        .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let profile = match &input {
+        Input::Bytes(b) => Profile::from_log(b, AnalyzeOptions::default()),
+        Input::Stream(f) => {
+            Profile::from_stream(std::io::BufReader::new(f), AnalyzeOptions::default())
+        }
+    }
+    .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     for w in &profile.warnings {
-        eprintln!("pmcstat: warning: {w}");
+        diag!("pmcstat: warning: {w}");
     }
     if let Some(g) = &args.callgraph {
         let opts = CallGraphOptions {
             max_depth: args.depth.unwrap_or(16),
             ..Default::default()
         };
-        let mut out = create(g)?;
-        write_callgraph(&profile, &opts, &mut out)
-            .map_err(|e| fail(format!("writing the call graph: {e}")))?;
-        let _ = out.flush();
+        report_to(g, "the call graph", |out| {
+            write_callgraph(&profile, &opts, &mut &mut *out).map_err(io_error)
+        })?;
     }
     if let Some(f) = &args.folded {
-        let mut out = create(f)?;
-        write_folded(&profile, &FoldedOptions::default(), &mut out)
-            .map_err(|e| fail(format!("writing folded stacks: {e}")))?;
-        let _ = out.flush();
+        report_to(f, "folded stacks", |out| {
+            write_folded(&profile, &FoldedOptions::default(), &mut &mut *out).map_err(io_error)
+        })?;
     }
     if let Some(svg) = &args.flamegraph {
-        let mut out = create(svg)?;
-        write_flamegraph(&profile, &FlameGraphOptions::default(), &mut out)
-            .map_err(|e| fail(format!("writing the flame graph: {e}")))?;
-        let _ = out.flush();
+        report_to(svg, "the flame graph", |out| {
+            write_flamegraph(&profile, &FlameGraphOptions::default(), &mut &mut *out)
+                .map_err(io_error)
+        })?;
     }
     if args.summary {
         let top = TopReport::build(
@@ -143,21 +243,52 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 ..Default::default()
             },
         );
-        let mut out = match &args.output {
-            Some(p) => create(p)?,
-            None => Box::new(std::io::stdout()),
-        };
-        let r = if args.json {
-            top.write_json(&mut out).map_err(|e| e.to_string())
-        } else if args.csv.is_some() {
-            top.write_csv(&mut out).map_err(|e| e.to_string())
-        } else {
-            top.write_text(&mut out).map_err(|e| e.to_string())
-        };
-        r.map_err(|e| fail(format!("writing the summary: {e}")))?;
-        let _ = out.flush();
+        report_to(out_path, "the summary", |out| {
+            let mut out = &mut *out;
+            if args.json {
+                top.write_json(&mut out).map_err(io_error)
+            } else if args.csv.is_some() {
+                top.write_csv(&mut out)
+            } else {
+                top.write_text(&mut out)
+            }
+        })?;
     }
     Ok(0)
+}
+
+/// The record dump (text or JSON Lines) of a mapped or streamed log; returns the reader's
+/// report.
+fn dump(
+    input: &Input,
+    path: &Path,
+    json: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<pmc_log::ReadReport> {
+    let bad = |e: pmc_log::ReadError| std::io::Error::other(format!("{}: {e}", path.display()));
+    match input {
+        Input::Bytes(b) => {
+            let reader = pmc_log::Reader::new(b).map_err(bad)?;
+            let mut it = reader.records();
+            if json {
+                pmc_log::export::json::write_all(&mut it, &mut &mut *out)?;
+            } else {
+                pmc_log::export::text::write_all(&mut it, &mut &mut *out)?;
+            }
+            Ok(it.into_report())
+        }
+        Input::Stream(f) => {
+            let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f)).map_err(bad)?;
+            while let Some(r) = reader.next_record().map_err(bad)? {
+                if json {
+                    pmc_log::export::json::write_record(&r, &mut &mut *out)?;
+                } else {
+                    pmc_log::export::text::write_record(&r, &mut &mut *out)?;
+                }
+            }
+            Ok(reader.finish())
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,8 @@ pub enum Failure {
     Usage(String),
     /// Counters could not be set up: exit 1.
     Setup(Error),
+    /// Results could not be written (`-o /dev/full`, a full disk): exit 1 with this message.
+    Output(String),
 }
 
 impl From<Error> for Failure {
@@ -88,7 +90,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         Failure::Setup(Error::new(
             ErrorKind::Os,
             pmc::Op::Open,
-            format!("cannot write the output file: {e}"),
+            format!(
+                "cannot write {}: {e}",
+                args.output
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("-o"))
+                    .display()
+            ),
         ))
     })?;
 
@@ -113,6 +121,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     } else {
         sink.repeated(&reports, args);
     }
+    sink.finish()?;
     Ok(last.map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
 }
 

@@ -3,11 +3,12 @@
 //! `perf stat`.
 #![forbid(unsafe_code)]
 
+#[macro_use]
+mod output;
 mod analyze;
 mod cli;
 mod count;
 mod info;
-mod output;
 mod run;
 mod sample;
 
@@ -35,12 +36,16 @@ fn main() -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status),
         Err(count::Failure::Usage(msg)) => {
-            eprintln!("pmcstat: {msg}");
-            eprintln!("Try 'pmcstat --help' for more information.");
+            diag!("pmcstat: {msg}");
+            diag!("Try 'pmcstat --help' for more information.");
             ExitCode::from(2)
         }
         Err(count::Failure::Setup(e)) => {
-            eprintln!("pmcstat: {e}");
+            diag!("pmcstat: {e}");
+            ExitCode::from(1)
+        }
+        Err(count::Failure::Output(msg)) => {
+            diag!("pmcstat: {msg}");
             ExitCode::from(1)
         }
     }

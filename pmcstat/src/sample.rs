@@ -140,11 +140,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
 
     let backend = pmc::Native::open()?;
+    // Declared after the backend, so dropped (the file removed) before it on a failed start.
+    let mut created_log = RemoveUnlessStarted(None);
     let mem = MemLog::default();
     match &args.log {
         Some(path) => {
-            let f = std::fs::File::create(path)
+            let f = crate::output::create_file(path)
                 .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
+            created_log.0 = Some(path.clone());
             backend.configure_log(Box::new(std::io::BufWriter::new(f)))?;
         }
         None => backend.configure_log(Box::new(mem.clone()))?,
@@ -189,9 +192,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     if args.verbose {
         for s in &samplers {
-            eprintln!("{}: native configuration:", s.text);
+            diag!("{}: native configuration:", s.text);
             for f in s.pmc.native_config() {
-                eprintln!("  {:<24} {}", f.name, f.value);
+                diag!("  {:<24} {}", f.name, f.value);
             }
         }
     }
@@ -202,6 +205,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if let Some(c) = child.as_mut() {
         c.resume()?;
     }
+    created_log.0 = None; // started: the log is kept, whatever happens next
 
     let live = std::io::stderr().is_terminal();
     let interval = args.interval;
@@ -236,12 +240,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     drop(samplers);
     backend.close_log()?;
 
-    let mut out: Box<dyn Write> = match &args.output {
+    let out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| io_failure("write the output file", &e))?,
+            crate::output::create_file(p)
+                .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
         )),
         None => Box::new(std::io::stderr()),
     };
+    let mut out = crate::output::Checked::new(out);
     let summary = summary_counts(&backend);
     match &args.log {
         Some(path) => {
@@ -268,10 +274,22 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if let Some(line) = losses_by_cpu(&backend) {
         let _ = writeln!(out, "{line}");
     }
-    let _ = out.flush();
+    crate::output::write_outcome(out.finish(), "the sampling summary")?;
     Ok(status
         .map(exit_code)
         .map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
+}
+
+/// The `-O` file while the run has not started: a start that fails (command not found,
+/// permission denied, a PMC refused) removes it rather than leave a partial, unclosed log.
+struct RemoveUnlessStarted(Option<std::path::PathBuf>);
+
+impl Drop for RemoveUnlessStarted {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// `-w`: the PMC's current counts into the log.
