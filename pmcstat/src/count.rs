@@ -114,6 +114,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     for i in 0..repeat {
         let report = run_once(args, &wanted, &mut sink, args.verbose && i == 0)?;
         reports.push(report);
+        if crate::run::stop_signal().is_some() {
+            break; // -r: the runs so far are reported, as perf stat -r does on Ctrl-C
+        }
     }
     let last = reports.last().and_then(|r| r.exit_status);
     if let [one] = reports.as_slice() {
@@ -122,7 +125,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         sink.repeated(&reports, args);
     }
     sink.finish()?;
-    Ok(last.map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
+    Ok(crate::run::final_status(last))
 }
 
 /// One run: allocate, attach, start, run the command (or wait), stop, read.

@@ -24,6 +24,13 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let measuring = args.read_log.is_none() && !args.list && !args.diagnose;
+    if measuring {
+        if let Err(e) = run::arm_stop_signals() {
+            diag!("pmcstat: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {e}");
+            return ExitCode::from(1);
+        }
+    }
     let result = if args.read_log.is_some() {
         analyze::run(&args)
     } else if args.list || args.diagnose {

@@ -275,9 +275,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let _ = writeln!(out, "{line}");
     }
     crate::output::write_outcome(out.finish(), "the sampling summary")?;
-    Ok(status
-        .map(exit_code)
-        .map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
+    Ok(crate::run::final_status(status.map(exit_code)))
 }
 
 /// The `-O` file while the run has not started: a start that fails (command not found,
