@@ -267,8 +267,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 mem.0.lock().map(|b| b.clone()).map_err(|_| {
                     io_failure("read the samples", &std::io::Error::other("poisoned"))
                 })?;
-            print_top(&mut out, &bytes, &events, elapsed, args.top)
-                .map_err(|e| io_failure("print the summary", &e))?;
+            // A closed pipe (`2>&1 | head -1`) ends quietly; other failures name the summary.
+            crate::output::write_outcome(
+                print_top(&mut out, &bytes, &events, elapsed, args.top),
+                "the sampling summary",
+            )?;
         }
     }
     if let Some(line) = losses_by_cpu(&backend) {
