@@ -606,3 +606,43 @@ fn unprivileged_tracepoint_on_private_tracefs_says_unreadable() {
     );
     assert!(!err.contains("not mounted"), "{err}");
 }
+
+/// Issue 10, defect 9: `-R` of a damaged or unfinished log prints the reader's report in its
+/// readable form (`N records in M blocks, ... not closed cleanly ...`), not a Rust `Debug`
+/// struct (`ReadReport { .. }`).
+#[test]
+fn read_damage_report_is_readable() {
+    let name = "read_damage_report_is_readable";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = pmc_tests::TempDir::new("cli-damage", 0o755).unwrap();
+    let log = dir.0.join("cut.pmclog");
+    let out = run(
+        &p,
+        &[
+            "-P",
+            "cpu-clock",
+            "-F",
+            "1000",
+            "-O",
+            &log.to_string_lossy(),
+            "--",
+            WORKLOAD,
+            "spin-cpu-ms",
+            "50",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Cut the log's last 10 bytes: the clean-close marker goes, and a record is torn.
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..bytes.len() - 10]).unwrap();
+    let out = run(&p, &["-R", &log.to_string_lossy(), "-o", "/dev/null"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("ReadReport"), "Debug output: {err}");
+    assert!(
+        err.contains("records in") && err.contains("not closed cleanly"),
+        "{err}"
+    );
+}
