@@ -105,6 +105,19 @@ fn open_stream(path: &Path) -> Result<Input, Failure> {
             pmc_analyze::file::file_kind(&meta)
         )));
     }
+    if t.is_fifo() {
+        // Reopen the same FIFO (through its descriptor, so a path swapped meanwhile cannot
+        // substitute another file) with a blocking open: it waits for a writer, as `cat`
+        // does, where reading the non-blocking one would see end-of-file before any writer.
+        let again = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
+        let reopened = std::fs::File::open(if Path::new(&again).exists() {
+            Path::new(&again)
+        } else {
+            path
+        })
+        .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+        return Ok(Input::Stream(reopened));
+    }
     // Reads block from here on: the stream ends when its writer closes it.
     use nix::fcntl::{fcntl, FcntlArg, OFlag};
     let flags = fcntl(&f, FcntlArg::F_GETFL).map_err(|e| fail(format!("{shown}: {e}")))?;

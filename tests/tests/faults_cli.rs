@@ -464,9 +464,28 @@ fn hostile_map_paths() {
         let fifo = fifo.clone();
         let good = good.clone();
         std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
             let data = std::fs::read(good).unwrap();
-            // Blocks until pmcstat opens the FIFO to read.
-            let mut f = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            // Wait (bounded) for pmcstat to open the FIFO for reading: a non-blocking open
+            // for writing fails with ENXIO until a reader exists, and never hangs this test.
+            let deadline = Instant::now() + WATCHDOG;
+            let mut f = loop {
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo)
+                {
+                    Ok(f) => break f,
+                    Err(_) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(e) => panic!("pmcstat never opened the FIFO: {e}"),
+                }
+            };
+            // Blocking writes from here (the reader drains as it parses).
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+            // SAFETY: fcntl on a descriptor this closure owns.
+            unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
             std::io::Write::write_all(&mut f, &data).unwrap();
         })
     };
