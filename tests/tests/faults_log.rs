@@ -487,9 +487,6 @@ impl Write for FullDisk {
     }
 }
 
-/// Bound on the growth of this process's RSS while sampling goes on for 3 s after the log
-/// failed (the writer's block is one 64 KiB block; before the fix it grew by every record).
-
 /// The tests of this file measure this process's RSS; run them one at a time
 /// so one test's buffers are not counted against another's bound.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -497,6 +494,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Bound on the growth of this process's RSS while sampling goes on for 3 s after the log
+/// failed (the writer's block is one 64 KiB block; before the fix it grew by every record).
 const RSS_GROWTH_BOUND_KB: u64 = 2048;
 
 /// The library under a full disk (a failing writer; runs unprivileged): the error comes with
