@@ -75,6 +75,11 @@ step "fault suite: logs (disk full, damaged pmc-log and hwpmc logs)"
 cargo test -p pmc-tests --test faults_log -- --nocapture --test-threads=1 2>&1 |
   grep -oE '(FAULT|SKIP) .*|^test result.*'
 
+step "fault suite: pmcstat under signals, hostile maps, output errors, EMFILE (FAULT rows)"
+# (pipefail: a failing test fails the step; the filter keeps the summary rows and any failure.)
+cargo test -p pmc-tests --test faults_cli -- --nocapture --test-threads=1 2>&1 |
+  grep -E '^(FAULT|SKIP|test |failures|thread )|panicked|left:|right:'
+
 # Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then

@@ -21,6 +21,15 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// A file was not read: not a regular file (a device, FIFO, socket or directory, which
+    /// could block or never end), or larger than the limit ([`crate::file`]).
+    #[error("{path}: refused: {reason}")]
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// Why (its type, or its size and the limit).
+        reason: String,
+    },
     /// A file is not an object file this crate can read (not ELF, damaged).
     #[error("{path}: not a readable object file: {message}")]
     Object {

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 #[derive(Clone, Copy, Debug)]
 struct KSym {
@@ -38,12 +38,11 @@ pub struct Kallsyms {
 }
 
 impl Kallsyms {
-    /// Read and parse a kallsyms file.
+    /// Read and parse a kallsyms file (a regular file of at most
+    /// [`crate::file::MAX_KALLSYMS_SIZE`] bytes; anything else is refused).
     pub fn open(path: &Path) -> Result<Self> {
-        let text = std::fs::read(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        // Only a regular file, opened without blocking, at most MAX_KALLSYMS_SIZE bytes.
+        let text = crate::file::read_regular(path, crate::file::MAX_KALLSYMS_SIZE)?;
         Ok(Self::parse(&String::from_utf8_lossy(&text)))
     }
 

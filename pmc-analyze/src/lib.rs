@@ -90,12 +90,13 @@
 //! Nothing here panics on bad input: a damaged log is skipped as the reader
 //! reports, and unreadable or foreign objects leave their frames
 //! unsymbolized with a [`Warning`].
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod annotate;
 pub mod callgraph;
 pub mod callgrind;
 pub mod error;
+pub mod file;
 pub mod flame;
 pub mod gmon;
 pub mod kallsyms;
@@ -104,6 +105,8 @@ pub mod pprof;
 pub mod printlog;
 pub mod profile;
 pub mod symbolize;
+#[allow(unsafe_code)] // read-only file mappings, with SAFETY comments
+mod sys;
 pub mod top;
 
 pub use error::{Error, Result};

@@ -9,7 +9,9 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, Sy
 
 use crate::error::{Error, Result};
 
-type Reader = gimli::EndianArcSlice<gimli::RunTimeEndian>;
+use crate::file::{map_regular, Bytes, MAX_OBJECT_SIZE};
+
+type Reader = gimli::EndianReader<gimli::RunTimeEndian, Bytes>;
 
 /// The ELF file type, as far as address translation cares.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -116,21 +118,25 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 impl ElfObject {
-    /// Read and parse the file at `path`. With `debug_info`, also load
+    /// Map and parse the file at `path`. With `debug_info`, also load
     /// DWARF (from the file or a separate debug file) for file:line lookups.
+    ///
+    /// Only a regular file of at most [`MAX_OBJECT_SIZE`] bytes is opened
+    /// (without blocking, so a FIFO cannot hang it), and it is mapped, not
+    /// read: memory grows with the pages parsed, not with the file
+    /// ([`crate::file`]). Anything else is [`Error::Refused`].
     pub fn open(path: &Path, debug_info: bool) -> Result<Self> {
-        let data: Arc<[u8]> = std::fs::read(path)
-            .map_err(|source| Error::Io {
-                path: path.to_path_buf(),
-                source,
-            })?
-            .into();
-        Self::parse(path, data, debug_info)
+        let data = map_regular(path, MAX_OBJECT_SIZE)?;
+        Self::parse_bytes(path, data, debug_info)
     }
 
     /// Parse an object from bytes already in memory; `path` is used for
     /// messages and to find separate debug files.
     pub fn parse(path: &Path, data: Arc<[u8]>, debug_info: bool) -> Result<Self> {
+        Self::parse_bytes(path, Bytes::from(data), debug_info)
+    }
+
+    fn parse_bytes(path: &Path, data: Bytes, debug_info: bool) -> Result<Self> {
         let file = object::File::parse(&*data).map_err(|e| obj_err(path, e))?;
         let kind = match file.kind() {
             object::ObjectKind::Executable => ObjectType::Executable,
@@ -497,20 +503,20 @@ fn finish_symbols(mut raw: Vec<(Sym, u8)>, names: &str) -> Vec<Sym> {
         .collect()
 }
 
-fn load_dwarf(file: &object::File<'_>, data: &Arc<[u8]>) -> Option<addr2line::Context<Reader>> {
+fn load_dwarf(file: &object::File<'_>, data: &Bytes) -> Option<addr2line::Context<Reader>> {
     let endian = if file.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
         gimli::RunTimeEndian::Big
     };
-    let whole = gimli::EndianArcSlice::new(data.clone(), endian);
-    let empty: Arc<[u8]> = Arc::from(&[][..]);
+    let whole = gimli::EndianReader::new(data.clone(), endian);
+    let empty = Bytes::from(Vec::new());
     let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
         let Some(section) = file.section_by_name(id.name()) else {
-            return Ok(gimli::EndianArcSlice::new(empty.clone(), endian));
+            return Ok(gimli::EndianReader::new(empty.clone(), endian));
         };
         if section.kind() == SectionKind::UninitializedData {
-            return Ok(gimli::EndianArcSlice::new(empty.clone(), endian));
+            return Ok(gimli::EndianReader::new(empty.clone(), endian));
         }
         match section.uncompressed_data() {
             Ok(Cow::Borrowed(_)) => {
@@ -522,11 +528,11 @@ fn load_dwarf(file: &object::File<'_>, data: &Arc<[u8]>) -> Option<addr2line::Co
                 });
                 Ok(match range {
                     Some(r) => whole.range(r),
-                    None => gimli::EndianArcSlice::new(empty.clone(), endian),
+                    None => gimli::EndianReader::new(empty.clone(), endian),
                 })
             }
-            Ok(Cow::Owned(v)) => Ok(gimli::EndianArcSlice::new(Arc::from(v), endian)),
-            Err(_) => Ok(gimli::EndianArcSlice::new(empty.clone(), endian)),
+            Ok(Cow::Owned(v)) => Ok(gimli::EndianReader::new(Bytes::from(v), endian)),
+            Err(_) => Ok(gimli::EndianReader::new(empty.clone(), endian)),
         }
     };
     let dwarf = gimli::Dwarf::load(load).ok()?;
@@ -537,7 +543,7 @@ fn find_debug_file(
     path: &Path,
     file: &object::File<'_>,
     build_id: Option<&[u8]>,
-) -> Option<(PathBuf, Arc<[u8]>)> {
+) -> Option<(PathBuf, Bytes)> {
     let mut candidates = Vec::new();
     if let Some(id) = build_id.filter(|id| id.len() >= 2) {
         let h = hex(id);
@@ -559,10 +565,10 @@ fn find_debug_file(
         if c == path {
             continue;
         }
-        let Ok(bytes) = std::fs::read(&c) else {
+        // Debug files are found by name, so they get the same checks as objects.
+        let Ok(bytes) = map_regular(&c, MAX_OBJECT_SIZE) else {
             continue;
         };
-        let bytes: Arc<[u8]> = bytes.into();
         // A build-id match is required when both sides have one.
         let ok = match (build_id, object::File::parse(&*bytes).ok()) {
             (Some(want), Some(f)) => f.build_id().ok().flatten().is_none_or(|got| got == want),

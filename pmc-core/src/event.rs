@@ -482,6 +482,10 @@ pub enum ParseErrorKind {
     BadModifier(char),
     /// More than three `p` modifiers.
     TooPrecise,
+    /// A `:` with nothing after it (`page-faults:`, `page-faults:k:`): rejected because its
+    /// meaning is ambiguous (`a:b:` could be the tracepoint `a:b` or the event `a` with
+    /// modifiers `b`) and it could not be printed back as written.
+    EmptyModifiers,
     /// A hwpmc qualifier that is not `usr`, `os`, `edge`, `inv`, `anythread`
     /// or a `key=value` term.
     BadQualifier,
@@ -566,6 +570,9 @@ impl fmt::Display for ParseError {
             ParseErrorKind::TooPrecise => {
                 f.write_str("at most three `p` modifiers (precise_ip 0-3)")?
             }
+            ParseErrorKind::EmptyModifiers => f.write_str(
+                "nothing after the last `:` (remove it, or give modifiers u, k, h or p)",
+            )?,
             ParseErrorKind::BadQualifier => write!(
                 f,
                 "unknown qualifier `{part}` (expected usr, os, edge, inv, anythread, or key=value)"
@@ -807,6 +814,9 @@ impl Parser<'_> {
 
     /// A name with optional `:mods`, a raw `rNNN`, or a tracepoint.
     fn plain(&self, s: &str) -> Result<EventSpec, ParseError> {
+        if s.ends_with(':') {
+            return Err(self.err(s.len() - 1, 1, ParseErrorKind::EmptyModifiers));
+        }
         let parts: Vec<&str> = s.split(':').collect();
         match parts.as_slice() {
             [name] => self.name(name, 0, Modifiers::default()),
@@ -1225,6 +1235,23 @@ mod tests {
     }
 
     #[test]
+    fn trailing_colon_forms_are_rejected() {
+        // `page-faults:k:` used to parse as the tracepoint `page-faults:k`, printed as
+        // `page-faults:k`, which re-parses as page-faults with the kernel modifier.
+        for s in [
+            "page-faults:k:",
+            "page-faults:",
+            "sched:sched_switch:",
+            "cycles:u:",
+        ] {
+            let e = s.parse::<EventSpec>().unwrap_err();
+            assert_eq!(e.kind(), &ParseErrorKind::EmptyModifiers, "{s}");
+            assert_eq!(e.position(), s.len() - 1);
+        }
+        assert!("sched:sched_switch:k".parse::<EventSpec>().is_ok());
+    }
+
+    #[test]
     fn too_long_is_bounded() {
         let long = "a".repeat(MAX_EVENT_SPEC_LEN + 1);
         assert_eq!(
@@ -1256,5 +1283,41 @@ mod tests {
                 proptest::prop_assert_eq!(again, spec);
             }
         }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: if cfg!(miri) {
+                4
+            } else {
+                std::env::var("PMC_EVENT_ROUNDTRIP_CASES")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(20_000)
+            },
+            failure_persistence: None,
+            ..Default::default()
+        })]
+        /// Random strings built from the grammar's own pieces (names, separators, modifier
+        /// letters, qualifiers, terms), so most are accepted: every accepted string's Display
+        /// must re-parse to the same event. `PMC_EVENT_ROUNDTRIP_CASES` raises the count (a
+        /// million cases found the trailing-colon forms such as `page-faults:k:`).
+        #[test]
+        fn accepted_strings_round_trip(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "page-faults", "cycles", "task-clock", "cpu-clock", "instructions", "L1-dcache-loads",
+                "r1a", "r0", "sched", "sched_switch", "cpu", "SOFT-CLOCK.HARD", "PAGE_FAULT.ALL",
+                "usr", "os", "u", "k", "h", "p", "pp", "uk", "event=0x3c", "umask=1", "edge", "inv",
+                "cmask=2", "/", ":", ",", "=", "0x10", "7", "-", "_", ".",
+            ]), 1..7)
+        ) {
+            let s: String = parts.concat();
+            if let Ok(spec) = s.parse::<EventSpec>() {
+                let shown = spec.to_string();
+                let again: Result<EventSpec, _> = shown.parse();
+                proptest::prop_assert_eq!(again.as_ref().ok(), Some(&spec), "{:?} -> {:?}", s, shown);
+            }
+        }
+
     }
 }

@@ -1,7 +1,7 @@
 //! Facts about this machine that decide what can be counted, read from
 //! `/proc` and `/sys` (never cached: they can change at run time).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// `CAP_SYS_ADMIN`'s bit number.
 pub const CAP_SYS_ADMIN: u32 = 21;
@@ -83,4 +83,76 @@ pub(crate) fn read_trimmed(path: impl AsRef<Path>) -> Option<String> {
 /// `RLIMIT_MEMLOCK`'s soft limit in bytes, or `None` when unlimited.
 pub fn memlock_limit() -> Option<u64> {
     crate::sys::rlimit_soft(crate::sys::Rlimit::MemLock)
+}
+
+/// Whether this process can use tracefs (for tracepoint ids), and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tracefs {
+    /// `events/` is readable under this mount point.
+    Usable(PathBuf),
+    /// tracefs is mounted here but this user cannot read it (a root-only mount is mode 0700).
+    Unreadable {
+        /// The mount point.
+        path: PathBuf,
+        /// Its permission bits, when they could be read.
+        mode: Option<u32>,
+    },
+    /// tracefs is not mounted at any of the places looked at.
+    NotMounted,
+}
+
+impl Tracefs {
+    /// Looks at `dirs` (such as `resolve::TRACEFS_DIRS`) in order.
+    pub fn probe(dirs: &[PathBuf]) -> Tracefs {
+        use std::os::unix::fs::PermissionsExt;
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let mut unreadable = None;
+        for d in dirs {
+            let events = d.join("events");
+            match std::fs::metadata(&events) {
+                Ok(m) if m.is_dir() => return Tracefs::Usable(d.clone()),
+                Ok(_) => {}
+                Err(e) => {
+                    let mounted = mounts.lines().any(|l| {
+                        let mut f = l.split_whitespace();
+                        let (_, at, ty) = (f.next(), f.next(), f.next());
+                        at == Some(&*d.to_string_lossy()) && ty == Some("tracefs")
+                    });
+                    if (e.kind() == std::io::ErrorKind::PermissionDenied || mounted)
+                        && unreadable.is_none()
+                    {
+                        unreadable = Some(Tracefs::Unreadable {
+                            path: d.clone(),
+                            mode: std::fs::metadata(d)
+                                .ok()
+                                .map(|m| m.permissions().mode() & 0o7777),
+                        });
+                    }
+                }
+            }
+        }
+        unreadable.unwrap_or(Tracefs::NotMounted)
+    }
+
+    /// Why tracepoints cannot be used, and the command that fixes it (`None` when usable).
+    pub fn problem(&self) -> Option<(String, String)> {
+        match self {
+            Tracefs::Usable(_) => None,
+            Tracefs::Unreadable { path, mode } => Some((
+                format!(
+                    "tracefs is mounted at {} but not readable by this user{}",
+                    path.display(),
+                    mode.map(|m| format!(" (mode {m:04o})")).unwrap_or_default()
+                ),
+                format!(
+                    "run as root, or make it readable: chmod 0755 {} (or mount it with -o mode=0755)",
+                    path.display()
+                ),
+            )),
+            Tracefs::NotMounted => Some((
+                "tracefs is not mounted".into(),
+                "mount -t tracefs nodev /sys/kernel/tracing".into(),
+            )),
+        }
+    }
 }

@@ -53,6 +53,22 @@ impl Facts {
     }
 }
 
+/// The user-mode-only form of the event string `ev`, as a string that parses: its
+/// privilege modifiers replaced by `u` (precision kept), in the syntax it was written in
+/// (`task-clock:k` -> `task-clock:u`, `cpu/event=0x3c/k` -> `cpu/event=0x3c/u`). Falls back
+/// to appending `:u` only for a string that does not parse (it did, to get here).
+pub fn user_only(ev: &str) -> String {
+    match ev.parse::<pmc_core::EventSpec>() {
+        Ok(mut spec) => {
+            spec.modifiers.user = true;
+            spec.modifiers.kernel = false;
+            spec.modifiers.hv = false;
+            spec.to_string()
+        }
+        Err(_) => format!("{ev}:u"),
+    }
+}
+
 /// Maps a `perf_event_open` errno to a typed error.
 pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
     let ev = ctx.event;
@@ -77,7 +93,8 @@ pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
                     PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 1 },
                 )
                 .with_help(format!(
-                    "count user mode only (`{ev}:u`), or lower the level: sysctl -w kernel.perf_event_paranoid=1"
+                    "count user mode only (`{}`), or lower the level: sysctl -w kernel.perf_event_paranoid=1",
+                    user_only(ev)
                 ))
             } else if ctx.pid > 0 {
                 Error::permission(
@@ -284,5 +301,21 @@ mod tests {
         k.counts_kernel = true;
         let e = open_error(libc::EACCES, &k, &F);
         assert!(e.to_string().contains(":u"), "{e}");
+        // The suggestion is a valid event string (it was `task-clock:k:u`).
+        for (given, want) in [
+            ("task-clock:k", "task-clock:u"),
+            ("task-clock:kpp", "task-clock:upp"),
+            ("cycles", "cycles:u"),
+            ("sched:sched_switch:k", "sched:sched_switch:u"),
+            ("instructions,os", "instructions:u"),
+            ("cpu/event=0x3c/k", "cpu/event=0x3c/u"),
+        ] {
+            let mut k = ctx(&r, 0, -1);
+            k.event = given;
+            k.counts_kernel = true;
+            let e = open_error(libc::EACCES, &k, &F).to_string();
+            assert!(e.contains(&format!("(`{want}`)")), "{given}: {e}");
+            assert!(want.parse::<pmc_core::EventSpec>().is_ok(), "{want}");
+        }
     }
 }

@@ -219,7 +219,9 @@ fn tracepoint_events(facts: &Facts) -> Vec<EventInfo> {
             source: EventSource::Tracepoint,
             description: "tracepoints".into(),
             availability: Availability::Unavailable(
-                "tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing".into(),
+                crate::env::Tracefs::probe(&resolve::TRACEFS_DIRS.map(std::path::PathBuf::from))
+                    .problem()
+                    .map_or_else(String::new, |(why, fix)| format!("{why}: {fix}")),
             ),
         }];
     };
@@ -527,17 +529,10 @@ pub fn diagnose() -> Vec<Check> {
         )),
         None => {}
     }
-    if resolve::TRACEFS_DIRS
-        .iter()
-        .any(|d| Path::new(d).join("events").is_dir())
+    match crate::env::Tracefs::probe(&resolve::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem()
     {
-        v.push(Check::yes("tracepoints", "tracefs is mounted"));
-    } else {
-        v.push(Check::no(
-            "tracepoints",
-            "tracefs is not mounted",
-            "mount -t tracefs nodev /sys/kernel/tracing",
-        ));
+        None => v.push(Check::yes("tracepoints", "tracefs is mounted")),
+        Some((why, fix)) => v.push(Check::no("tracepoints", why, fix)),
     }
     v
 }

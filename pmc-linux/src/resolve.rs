@@ -177,12 +177,11 @@ pub fn resolve_for(
         EventSource::Raw(c) => Ok(Resolved::new(b::PERF_TYPE_RAW, *c)),
         EventSource::Pmu { pmu, terms } => pmu_event(spec, pmu_dir, pmu, terms),
         EventSource::Tracepoint { subsystem, name } => {
-            if tracefs.is_empty() || !tracefs.iter().any(|d| d.join("events").is_dir()) {
-                return Err(no_event(
-                    spec,
-                    "tracefs is not mounted, so tracepoints cannot be resolved",
-                )
-                .with_help("mount it: mount -t tracefs nodev /sys/kernel/tracing"));
+            if let Some((why, fix)) = crate::env::Tracefs::probe(tracefs).problem() {
+                return Err(
+                    no_event(spec, format!("{why}, so tracepoints cannot be resolved"))
+                        .with_help(fix),
+                );
             }
             for dir in tracefs {
                 let id_path = dir.join("events").join(subsystem).join(name).join("id");

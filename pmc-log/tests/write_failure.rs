@@ -42,6 +42,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
+/// Both tests read the process-wide allocation count: one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
@@ -93,6 +99,7 @@ fn records(n: u64) -> Vec<Record<'static>> {
 
 #[test]
 fn full_disk_fails_the_writer_memory_stays_flat_and_nothing_is_hidden() {
+    let _serial = serial();
     let n = if cfg!(miri) { 300 } else { 200_000 };
     let recs = records(n);
     let disk = Disk::new(if cfg!(miri) { 4 << 10 } else { 256 << 10 });
@@ -177,6 +184,7 @@ fn full_disk_fails_the_writer_memory_stays_flat_and_nothing_is_hidden() {
 
 #[test]
 fn failed_flush_also_fails_the_writer() {
+    let _serial = serial();
     struct BadFlush(Vec<u8>);
     impl Write for BadFlush {
         fn write(&mut self, b: &[u8]) -> io::Result<usize> {

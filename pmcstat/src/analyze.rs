@@ -1,10 +1,12 @@
 //! `-R file`: reading a log (ours or FreeBSD hwpmc's) and reporting on it:
 //! the record listing (pmcstat(8)'s lines, or `--dump`/`--json`), `-G` call
-//! graph, `-g` gmon files, `-F` callgrind file, `--folded`, `--flamegraph`,
-//! `--pprof`, and a top-N summary (text, `--json` or `-x` CSV).
+//! graph, `-g` gmon files, `-F` callgrind file, `-m`/`-a` listings,
+//! `--folded`, `--flamegraph`, `--pprof`, and a top-N summary (text,
+//! `--json` or `-x` CSV).
 
 use crate::cli::{Args, CallgraphOrder};
 use crate::count::Failure;
+use crate::output::{write_outcome, Checked};
 use pmc::{Error, ErrorKind, Op};
 use pmc_analyze::annotate::{write_listing, Listing};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
@@ -14,7 +16,7 @@ use pmc_analyze::gmon::{write_gmon, GmonOptions};
 use pmc_analyze::top::{TopOptions, TopReport};
 use pmc_analyze::{AnalyzeOptions, Profile};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 fn fail(what: String) -> Failure {
     Failure::Setup(Error::new(ErrorKind::Os, Op::Log, what))
@@ -45,35 +47,156 @@ pub fn detect(data: &[u8]) -> Option<LogKind> {
     (word == PMCL_WORD || word >> 24 == 0xEE).then_some(LogKind::Hwpmc)
 }
 
-/// Reads `path` and returns it as pmc-log bytes (converting a hwpmc log).
-pub fn load(path: &Path) -> Result<Vec<u8>, Failure> {
-    let data =
-        std::fs::read(path).map_err(|e| fail(format!("cannot read {}: {e}", path.display())))?;
+/// The largest log `-R` reads: 64 GiB. Regular files are mapped, so this bounds address
+/// space, not memory.
+pub const MAX_LOG_SIZE: u64 = 64 << 30;
+
+/// A log to report on: mapped from a regular file, or (a FIFO, socket or device) a stream
+/// read through the streaming reader with bounded memory.
+pub enum Input {
+    /// pmc-log bytes (a mapped pmc-log, or a converted hwpmc log).
+    Bytes(pmc_analyze::file::Bytes),
+    /// A pmc-log arriving through a FIFO, socket or device.
+    Stream(std::fs::File),
+}
+
+/// Opens `path` for `-R`: a regular file is mapped (a hwpmc log converted); anything else is
+/// opened without blocking on the open, then read as a stream that must be a pmc-log. Never
+/// an unbounded read into memory.
+pub fn load(path: &Path) -> Result<Input, Failure> {
+    use pmc_analyze::file::{map_regular, open_regular};
+    let shown = path.display();
+    match open_regular(path, MAX_LOG_SIZE) {
+        Ok(_) => {}
+        Err(pmc_analyze::Error::Refused { .. }) => return open_stream(path),
+        Err(e) => return Err(fail(format!("cannot read {e}"))),
+    }
+    let data = map_regular(path, MAX_LOG_SIZE).map_err(|e| fail(format!("cannot read {e}")))?;
     match detect(&data) {
-        Some(LogKind::Pmc) => Ok(data),
+        Some(LogKind::Pmc) => Ok(Input::Bytes(data)),
         Some(LogKind::Hwpmc) => {
             let (out, report) = pmc_log::hwpmc::convert(&data, Vec::new())
-                .map_err(|e| fail(format!("{}: not a readable hwpmc log: {e}", path.display())))?;
-            eprintln!(
-                "pmcstat: {}: FreeBSD hwpmc log converted ({report:?})",
-                path.display()
+                .map_err(|e| fail(format!("{shown}: not a readable hwpmc log: {e}")))?;
+            diag!(
+                "pmcstat: {shown}: FreeBSD hwpmc log converted ({})",
+                import_summary(&report)
             );
-            Ok(out)
+            Ok(Input::Bytes(out.into()))
         }
         None => Err(fail(format!(
-            "{}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)",
-            path.display()
+            "{shown}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)"
         ))),
     }
+}
+
+/// A FIFO, socket or character device: opened without blocking (a FIFO with no writer yet
+/// cannot hang the open), then switched to blocking reads and streamed. A directory or a
+/// file over [`MAX_LOG_SIZE`] is refused.
+fn open_stream(path: &Path) -> Result<Input, Failure> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let shown = path.display();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+    let meta = f
+        .metadata()
+        .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+    let t = meta.file_type();
+    if !(t.is_fifo() || t.is_socket() || t.is_char_device()) {
+        return Err(fail(format!(
+            "{shown}: {} is not a log; -R reads a regular file, FIFO, socket or character device",
+            pmc_analyze::file::file_kind(&meta)
+        )));
+    }
+    if t.is_fifo() {
+        // Reopen the same FIFO (through its descriptor, so a path swapped meanwhile cannot
+        // substitute another file) with a blocking open: it waits for a writer, as `cat`
+        // does, where reading the non-blocking one would see end-of-file before any writer.
+        let again = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
+        let reopened = std::fs::File::open(if Path::new(&again).exists() {
+            Path::new(&again)
+        } else {
+            path
+        })
+        .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+        return Ok(Input::Stream(reopened));
+    }
+    // Reads block from here on: the stream ends when its writer closes it.
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = fcntl(&f, FcntlArg::F_GETFL).map_err(|e| fail(format!("{shown}: {e}")))?;
+    let blocking = OFlag::from_bits_truncate(flags) & !OFlag::O_NONBLOCK;
+    fcntl(&f, FcntlArg::F_SETFL(blocking)).map_err(|e| fail(format!("{shown}: {e}")))?;
+    Ok(Input::Stream(f))
+}
+
+/// The hwpmc importer's report, one readable line.
+fn import_summary(r: &pmc_log::hwpmc::ImportReport) -> String {
+    let mut s = format!(
+        "{} kernel records read, {} pmc-log records written",
+        r.records_in, r.records_out
+    );
+    if r.unknown_types > 0 {
+        s.push_str(&format!(", {} of unknown type skipped", r.unknown_types));
+    }
+    let regions = r.skipped.len() as u64 + r.skipped_unlisted;
+    if regions > 0 {
+        s.push_str(&format!(
+            ", {} bytes skipped in {regions} damaged regions",
+            r.skipped_bytes()
+        ));
+        for k in &r.skipped {
+            s.push_str(&format!(
+                "; {} bytes at offset {}: {}",
+                k.len, k.offset, k.reason
+            ));
+        }
+    }
+    if !r.closed_cleanly {
+        s.push_str(", no CLOSELOG record (the log was cut or is still being written)");
+    }
+    s
 }
 
 fn create(path: &Path) -> Result<Box<dyn Write>, Failure> {
     if path == Path::new("-") {
         return Ok(Box::new(std::io::stdout()));
     }
-    let f = std::fs::File::create(path)
+    let f = crate::output::create_file(path)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
     Ok(Box::new(std::io::BufWriter::new(f)))
+}
+
+/// `-` or a path, for messages.
+fn named(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard output".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Writes one report to `path` (`-`: standard output) and checks every write and the final
+/// flush: a failure is an error naming the file (exit 1); a closed pipe ends quietly.
+fn report_to(
+    path: &Path,
+    what: &str,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Failure> {
+    let mut out = Checked::new(create(path)?);
+    let r = write(&mut out);
+    let end = out.finish();
+    // The writer's own error (ENOSPC, EPIPE) first: a report writer may wrap it.
+    write_outcome(end.and(r), &format!("{what} to {}", named(path)))
+}
+
+/// The analysis crate's error as an I/O error (its `Write` variant unwrapped).
+fn io_error(e: impl Into<pmc_analyze::Error>) -> std::io::Error {
+    match e.into() {
+        pmc_analyze::Error::Write(io) => io,
+        e => std::io::Error::other(e),
+    }
 }
 
 /// Runs `-R`.
@@ -81,37 +204,54 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
-    let log = load(path)?;
+    let input = load(path)?;
+    let stdout = PathBuf::from("-");
+    let out_path = args.output.as_deref().unwrap_or(&stdout);
+    // The outputs that read the log more than once need it whole.
+    let needs_bytes =
+        args.annotate_pcs.is_some() || args.annotate_callchains.is_some() || args.pprof.is_some();
+    let log: Option<&[u8]> = match &input {
+        Input::Bytes(b) => Some(b),
+        Input::Stream(_) if needs_bytes => {
+            return Err(Failure::Usage(format!(
+                "{}: -m, -a and --pprof read a regular file, not a stream",
+                path.display()
+            )))
+        }
+        Input::Stream(_) => None,
+    };
     let listings = [
         (&args.annotate_pcs, Listing::SampledPcs, "-m"),
         (&args.annotate_callchains, Listing::Callchains, "-a"),
     ];
     for (file, kind, flag) in listings {
-        let Some(file) = file else { continue };
-        let mut out = create(file)?;
-        let r = write_listing(&log, kind, AnalyzeOptions::default().symbolize, &mut out)
-            .and_then(|s| out.flush().map(|()| s).map_err(pmc_analyze::Error::Write));
-        let stats = match r {
-            // `pmcstat -R log -m - | head`: the reader went away; stop quietly.
-            Err(pmc_analyze::Error::Write(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-                return Ok(0)
-            }
-            r => r.map_err(|e| fail(format!("{flag}: writing {}: {e}", file.display())))?,
+        let (Some(file), Some(log)) = (file, log) else {
+            continue;
         };
-        if stats.unresolved > 0 {
+        let mut stats = None;
+        report_to(file, &format!("the {flag} listing"), |out| {
+            stats = Some(
+                write_listing(
+                    log,
+                    kind,
+                    AnalyzeOptions::default().symbolize,
+                    &mut &mut *out,
+                )
+                .map_err(io_error)?,
+            );
+            Ok(())
+        })?;
+        if let Some(stats) = stats.filter(|s| s.unresolved > 0) {
             let what = match kind {
                 Listing::SampledPcs => "samples have no symbol and are not listed",
                 Listing::Callchains => "callchain nodes have no symbol (listed as <unknown>)",
             };
-            eprintln!(
-                "pmcstat: {flag}: {} of {} {what}",
-                stats.unresolved,
-                if kind == Listing::SampledPcs {
-                    stats.samples
-                } else {
-                    stats.lines
-                }
-            );
+            let of = if kind == Listing::SampledPcs {
+                stats.samples
+            } else {
+                stats.lines
+            };
+            diag!("pmcstat: {flag}: {} of {of} {what}", stats.unresolved);
         }
     }
     let reports = args.callgraph.is_some()
@@ -125,43 +265,24 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         || args.summary;
     if !reports {
         // As pmcstat -R alone: one line per record.
-        let mut out = match &args.output {
-            Some(p) => create(p)?,
-            None => Box::new(std::io::stdout()),
-        };
-        let reader =
-            pmc_log::Reader::new(&log).map_err(|e| fail(format!("{}: {e}", path.display())))?;
-        let mut it = reader.records();
-        let r = if args.json {
-            pmc_log::export::json::write_all(&mut it, &mut out)
-        } else if args.dump {
-            pmc_log::export::text::write_all(&mut it, &mut out)
-        } else {
-            pmc_analyze::printlog::write_all(&mut it, &mut out)
-        };
-        match r {
-            // `pmcstat -R log | head`: the reader went away; stop quietly.
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
-            r => r.map_err(|e| fail(format!("writing the dump: {e}")))?,
-        };
-        match out.flush() {
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(0),
-            r => r.map_err(|e| fail(format!("writing the dump: {e}")))?,
-        }
-        let report = it.into_report();
-        if !report.is_clean() {
-            eprintln!("pmcstat: {}: {report:?}", path.display());
+        let mut report = None;
+        report_to(out_path, "the record dump", |out| {
+            report = Some(dump(&input, path, args, out)?);
+            Ok(())
+        })?;
+        if let Some(report) = report.filter(|r| !r.is_clean()) {
+            diag!("pmcstat: {}: {report}", path.display());
         }
         return Ok(0);
     }
-    if let Some(p) = &args.pprof {
+    if let (Some(p), Some(log)) = (&args.pprof, log) {
         let only = args.callgraph.is_none()
             && args.folded.is_none()
             && args.flamegraph.is_none()
             && args.calltree.is_none()
             && !args.gprof
             && !args.summary;
-        write_pprof(&log, path, p, only)?;
+        write_pprof(log, path, p, only)?;
         if only {
             return Ok(0);
         }
@@ -170,10 +291,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         keep_pcs: args.gprof,
         ..AnalyzeOptions::default()
     };
-    let profile =
-        Profile::from_log(&log, opts).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let profile = match &input {
+        Input::Bytes(b) => Profile::from_log(b, opts),
+        Input::Stream(f) => Profile::from_stream(std::io::BufReader::new(f), opts),
+    }
+    .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     for w in &profile.warnings {
-        eprintln!("pmcstat: warning: {w}");
+        diag!("pmcstat: warning: {w}");
     }
     if let Some(g) = &args.callgraph {
         let opts = CallGraphOptions {
@@ -184,23 +308,22 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             },
             ..Default::default()
         };
-        let mut out = create(g)?;
-        write_callgraph(&profile, &opts, &mut out)
-            .and_then(|()| out.flush())
-            .map_err(|e| fail(format!("writing the call graph to {}: {e}", g.display())))?;
+        report_to(g, "the call graph", |out| {
+            write_callgraph(&profile, &opts, &mut &mut *out).map_err(io_error)
+        })?;
     }
     if args.gprof {
         let opts = GmonOptions {
             dir: args
                 .samples_dir
                 .clone()
-                .unwrap_or_else(|| std::path::PathBuf::from(".")),
+                .unwrap_or_else(|| PathBuf::from(".")),
             max_depth: args.depth.unwrap_or(16),
         };
         let report = write_gmon(&profile, &opts)
-            .map_err(|e| fail(format!("writing the gmon files: {e}")))?;
+            .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
         for f in &report.files {
-            eprintln!(
+            diag!(
                 "pmcstat: {}: {} samples of {} in {}{}",
                 f.path.display(),
                 f.samples,
@@ -214,17 +337,17 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             );
         }
         if report.files.is_empty() {
-            eprintln!("pmcstat: -g: no samples in any object file; no gmon file written");
+            diag!("pmcstat: -g: no samples in any object file; no gmon file written");
         }
         if report.unattributed > 0 {
-            eprintln!(
+            diag!(
                 "pmcstat: -g: {} samples outside any object file (kernel through kallsyms, [vdso], \
                  unmapped) are in no gmon file",
                 report.unattributed
             );
         }
         for (object, why) in &report.skipped {
-            eprintln!("pmcstat: -g: {object}: {why}");
+            diag!("pmcstat: -g: {object}: {why}");
         }
     }
     if let Some(c) = &args.calltree {
@@ -232,22 +355,20 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             command: (!profile.comms.is_empty()).then(|| profile.comms.join(" ")),
             ..Default::default()
         };
-        let mut out = create(c)?;
-        write_callgrind(&profile, &opts, &mut out)
-            .and_then(|()| out.flush())
-            .map_err(|e| fail(format!("writing the callgrind file {}: {e}", c.display())))?;
+        report_to(c, "the callgrind file", |out| {
+            write_callgrind(&profile, &opts, &mut &mut *out)
+        })?;
     }
     if let Some(f) = &args.folded {
-        let mut out = create(f)?;
-        write_folded(&profile, &FoldedOptions::default(), &mut out)
-            .map_err(|e| fail(format!("writing folded stacks: {e}")))?;
-        let _ = out.flush();
+        report_to(f, "folded stacks", |out| {
+            write_folded(&profile, &FoldedOptions::default(), &mut &mut *out).map_err(io_error)
+        })?;
     }
     if let Some(svg) = &args.flamegraph {
-        let mut out = create(svg)?;
-        write_flamegraph(&profile, &FlameGraphOptions::default(), &mut out)
-            .map_err(|e| fail(format!("writing the flame graph: {e}")))?;
-        let _ = out.flush();
+        report_to(svg, "the flame graph", |out| {
+            write_flamegraph(&profile, &FlameGraphOptions::default(), &mut &mut *out)
+                .map_err(io_error)
+        })?;
     }
     if args.summary {
         let top = TopReport::build(
@@ -257,19 +378,16 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 ..Default::default()
             },
         );
-        let mut out = match &args.output {
-            Some(p) => create(p)?,
-            None => Box::new(std::io::stdout()),
-        };
-        let r = if args.json {
-            top.write_json(&mut out).map_err(|e| e.to_string())
-        } else if args.csv.is_some() {
-            top.write_csv(&mut out).map_err(|e| e.to_string())
-        } else {
-            top.write_text(&mut out).map_err(|e| e.to_string())
-        };
-        r.map_err(|e| fail(format!("writing the summary: {e}")))?;
-        let _ = out.flush();
+        report_to(out_path, "the summary", |out| {
+            let mut out = &mut *out;
+            if args.json {
+                top.write_json(&mut out).map_err(io_error)
+            } else if args.csv.is_some() {
+                top.write_csv(&mut out)
+            } else {
+                top.write_text(&mut out)
+            }
+        })?;
     }
     Ok(0)
 }
@@ -281,16 +399,50 @@ fn write_pprof(log: &[u8], path: &Path, to: &Path, warn: bool) -> Result<(), Fai
         .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     if warn {
         for w in &export.warnings {
-            eprintln!("pmcstat: warning: {w}");
+            diag!("pmcstat: warning: {w}");
         }
     }
-    let mut out = create(to)?;
-    export
-        .write_gzip(&mut out)
-        .map_err(|e| fail(format!("writing the pprof profile {}: {e}", to.display())))?;
-    out.flush()
-        .map_err(|e| fail(format!("writing the pprof profile {}: {e}", to.display())))?;
-    Ok(())
+    report_to(to, "the pprof profile", |out| {
+        export.write_gzip(&mut &mut *out).map_err(io_error)
+    })
+}
+
+/// The record dump (text or JSON Lines) of a mapped or streamed log; returns the reader's
+/// report.
+fn dump(
+    input: &Input,
+    path: &Path,
+    args: &Args,
+    out: &mut dyn Write,
+) -> std::io::Result<pmc_log::ReadReport> {
+    let bad = |e: pmc_log::ReadError| std::io::Error::other(format!("{}: {e}", path.display()));
+    match input {
+        Input::Bytes(b) => {
+            let reader = pmc_log::Reader::new(b).map_err(bad)?;
+            let mut it = reader.records();
+            if args.json {
+                pmc_log::export::json::write_all(&mut it, &mut &mut *out)?;
+            } else if args.dump {
+                pmc_log::export::text::write_all(&mut it, &mut &mut *out)?;
+            } else {
+                pmc_analyze::printlog::write_all(&mut it, &mut &mut *out)?;
+            }
+            Ok(it.into_report())
+        }
+        Input::Stream(f) => {
+            let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f)).map_err(bad)?;
+            while let Some(r) = reader.next_record().map_err(bad)? {
+                if args.json {
+                    pmc_log::export::json::write_record(&r, &mut &mut *out)?;
+                } else if args.dump {
+                    pmc_log::export::text::write_record(&r, &mut &mut *out)?;
+                } else {
+                    pmc_analyze::printlog::write_record(&r, &mut &mut *out)?;
+                }
+            }
+            Ok(reader.finish())
+        }
+    }
 }
 
 #[cfg(test)]

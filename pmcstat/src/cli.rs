@@ -51,12 +51,12 @@ pub struct Args {
 
     /// Sampling period: one sample every RATE events (default 65536, as pmcstat; for the
     /// clock events, RATE nanoseconds).
-    #[arg(short = 'n', value_name = "RATE")]
+    #[arg(short = 'n', value_name = "RATE", value_parser = clap::value_parser!(u64).range(1..=MAX_PERIOD))]
     pub rate: Option<u64>,
 
     /// Sample HZ times a second of the event (perf record's -F; here -F is
     /// pmcstat(8)'s callgrind output) instead of every -n events.
-    #[arg(long = "freq", value_name = "HZ", conflicts_with = "rate")]
+    #[arg(long = "freq", value_name = "HZ", conflicts_with = "rate", value_parser = clap::value_parser!(u64).range(1..=MAX_PERIOD))]
     pub frequency: Option<u64>,
 
     /// Toggle callchain capture for sampling PMCs (on by default).
@@ -76,8 +76,8 @@ pub struct Args {
     pub top_mode: bool,
 
     /// How many entries a top-N summary shows (sampling without -O, and -R
-    /// with --summary).
-    #[arg(long = "top", value_name = "N", default_value_t = 20)]
+    /// with --summary; 0 shows all).
+    #[arg(long = "top", value_name = "N", default_value_t = 20, value_parser = parse_count::<0, 1_000_000>)]
     pub top: usize,
 
     /// Read a log FILE (pmc-log, or a FreeBSD hwpmc log, detected by its
@@ -130,7 +130,7 @@ pub struct Args {
     pub dump: bool,
 
     /// With -G or -g: the call graph's maximum depth (0: unlimited; default 16).
-    #[arg(short = 'z', value_name = "DEPTH", requires = "read_log")]
+    #[arg(short = 'z', value_name = "DEPTH", requires = "read_log", value_parser = parse_count::<0, 100_000>)]
     pub depth: Option<usize>,
 
     /// With -R: write folded stacks (for flame graph tools) to FILE; `-` is stdout.
@@ -159,20 +159,21 @@ pub struct Args {
     pub descendants: bool,
 
     /// Attach to an existing process instead of launching a command.
-    #[arg(short = 't', value_name = "PID")]
+    #[arg(short = 't', value_name = "PID", value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
     pub pid: Option<u32>,
 
-    /// Print the counts every SECS seconds (fractions allowed). In sampling mode
-    /// (-P/-S), log the sampling PMCs' counts every SECS seconds into the -O file.
-    #[arg(short = 'w', value_name = "SECS")]
+    /// Print the counts every SECS seconds (fractions allowed, at least 0.01 as perf's
+    /// 10 ms floor, at most a year). In sampling mode (-P/-S), log the sampling PMCs'
+    /// counts every SECS seconds into the -O file.
+    #[arg(short = 'w', value_name = "SECS", value_parser = parse_interval)]
     pub interval: Option<f64>,
 
     /// With -w: toggle between incremental (default) and cumulative counts.
     #[arg(short = 'C')]
     pub cumulative: bool,
 
-    /// Count for SECS seconds (for -t and -s without a command).
-    #[arg(short = 'l', value_name = "SECS")]
+    /// Count for SECS seconds (for -t and -s without a command; more than 0, at most a year).
+    #[arg(short = 'l', value_name = "SECS", value_parser = parse_duration)]
     pub duration: Option<f64>,
 
     /// Write the counts to FILE instead of standard error.
@@ -198,8 +199,8 @@ pub struct Args {
     pub per_cpu: bool,
 
     /// Run the command N times and print the mean and its relative
-    /// standard error (`+- x.xx%`), as `perf stat -r`.
-    #[arg(short = 'r', value_name = "N")]
+    /// standard error (`+- x.xx%`), as `perf stat -r` (1 to 100000).
+    #[arg(short = 'r', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
     pub repeat: Option<u32>,
 
     /// List the events this machine offers, grouped by source, each marked
@@ -260,3 +261,99 @@ pub const DEFAULT_EVENTS: [&str; 8] = [
     "branches",
     "branch-misses",
 ];
+
+/// The largest `-n` period or `-F` frequency: the kernel rejects a period with the top
+/// bit set (perf_event_open(2), `sample_period & (1ULL << 63)`).
+pub const MAX_PERIOD: u64 = i64::MAX as u64;
+
+/// The largest `-r` repeat count.
+pub const MAX_REPEAT: u32 = 100_000;
+
+/// The longest `-l` duration or `-w` interval: a year, in seconds.
+pub const MAX_SECS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// The shortest `-w` interval: 10 ms, perf stat's floor (`-I`: "print interval must be >= 10ms").
+pub const MIN_INTERVAL_SECS: f64 = 0.01;
+
+/// Seconds in `[min, MAX_SECS]` (`min` itself excluded when `open`).
+fn parse_secs(s: &str, min: f64, open: bool) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    let low_ok = if open { v > min } else { v >= min };
+    if !(v.is_finite() && low_ok && v <= MAX_SECS) {
+        let low = if open { "more than" } else { "at least" };
+        return Err(format!(
+            "`{s}` is out of range: give {low} {min} and at most {MAX_SECS} seconds (a year)"
+        ));
+    }
+    Ok(v)
+}
+
+/// `-w SECS`: 10 ms to a year.
+fn parse_interval(s: &str) -> Result<f64, String> {
+    parse_secs(s, MIN_INTERVAL_SECS, false)
+}
+
+/// `-l SECS`: more than 0, at most a year.
+fn parse_duration(s: &str) -> Result<f64, String> {
+    parse_secs(s, 0.0, true)
+}
+
+/// A count in `[MIN, MAX]`.
+fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(v) if (MIN..=MAX).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a whole number from {MIN} to {MAX}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_bounded() {
+        for bad in [
+            "1e20", "1e300", "inf", "NaN", "-1", "0", "1e-9", "0.009", "x",
+        ] {
+            assert!(parse_interval(bad).is_err(), "-w {bad}");
+        }
+        for bad in ["1e20", "1e300", "inf", "0", "-0.5", "NaN"] {
+            assert!(parse_duration(bad).is_err(), "-l {bad}");
+        }
+        assert_eq!(parse_interval("0.01"), Ok(0.01));
+        assert_eq!(parse_duration("1e-9"), Ok(1e-9));
+        // Every accepted value converts to a Duration without panicking.
+        let _ = std::time::Duration::from_secs_f64(parse_duration(&MAX_SECS.to_string()).unwrap());
+    }
+
+    #[test]
+    fn numeric_options_are_usage_errors() {
+        use clap::Parser;
+        for args in [
+            &["pmcstat", "-r", "4294967295", "true"][..],
+            &["pmcstat", "-r", "0", "true"],
+            &["pmcstat", "-w", "1e-9", "true"],
+            &["pmcstat", "-l", "1e20", "-s", "task-clock"],
+            &["pmcstat", "-t", "4294967295"],
+            &["pmcstat", "-t", "0"],
+            &["pmcstat", "-n", "0", "-P", "cpu-clock", "true"],
+            &[
+                "pmcstat",
+                "-n",
+                "9223372036854775808",
+                "-P",
+                "cpu-clock",
+                "true",
+            ],
+            &["pmcstat", "-F", "0", "-P", "cpu-clock", "true"],
+            &["pmcstat", "--top", "1000001", "-R", "f", "--summary"],
+            &["pmcstat", "-z", "-1", "-R", "f", "-G", "-"],
+        ] {
+            let e = Args::try_parse_from(args).expect_err(&args.join(" "));
+            assert!(e.use_stderr(), "{}", args.join(" "));
+        }
+    }
+}

@@ -14,6 +14,8 @@ pub enum Failure {
     Usage(String),
     /// Counters could not be set up: exit 1.
     Setup(Error),
+    /// Results could not be written (`-o /dev/full`, a full disk): exit 1 with this message.
+    Output(String),
 }
 
 impl From<Error> for Failure {
@@ -100,7 +102,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         Failure::Setup(Error::new(
             ErrorKind::Os,
             pmc::Op::Open,
-            format!("cannot write the output file: {e}"),
+            format!(
+                "cannot write {}: {e}",
+                args.output
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("-o"))
+                    .display()
+            ),
         ))
     })?;
 
@@ -113,10 +121,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if repeat > 1 && args.command.is_empty() {
         return Err(Failure::Usage("-r repeats a command: give one".into()));
     }
-    let mut reports = Vec::with_capacity(repeat as usize);
+    // Not preallocated: the count comes from the user (`-r` is bounded by clap, too).
+    let mut reports = Vec::new();
     for i in 0..repeat {
         let report = run_once(args, &wanted, &mut sink, args.verbose && i == 0)?;
         reports.push(report);
+        if crate::run::stop_signal().is_some() {
+            break; // -r: the runs so far are reported, as perf stat -r does on Ctrl-C
+        }
     }
     let last = reports.last().and_then(|r| r.exit_status);
     if let [one] = reports.as_slice() {
@@ -124,7 +136,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     } else {
         sink.repeated(&reports, args);
     }
-    Ok(last.map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
+    sink.finish()?;
+    Ok(crate::run::final_status(last))
 }
 
 /// One requested counter, before allocation.

@@ -9,8 +9,8 @@ use std::io::Write;
 /// Runs -L or --diagnose; returns the exit status.
 pub fn run(args: &Args) -> Result<u8, Failure> {
     let backend = pmc::Native::open()?;
-    let mut out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::fs::File::create(p).map_err(|e| {
+    let out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(crate::output::create_file(p).map_err(|e| {
             Failure::Setup(pmc::Error::new(
                 pmc::ErrorKind::Os,
                 pmc::Op::Open,
@@ -19,6 +19,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         })?),
         None => Box::new(std::io::stdout()),
     };
+    let mut out = crate::output::Checked::new(out);
     if args.list {
         let events = backend.list_events(args.tracepoints);
         if args.json {
@@ -65,6 +66,6 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             }
         }
     }
-    let _ = out.flush();
+    crate::output::write_outcome(out.finish(), "the listing")?;
     Ok(0)
 }

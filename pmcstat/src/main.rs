@@ -3,12 +3,13 @@
 //! `perf stat`.
 #![forbid(unsafe_code)]
 
+#[macro_use]
+mod output;
 mod analyze;
 mod cli;
 mod count;
 mod info;
 mod live;
-mod output;
 mod run;
 mod sample;
 mod top;
@@ -25,6 +26,13 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    let measuring = args.read_log.is_none() && !args.list && !args.diagnose;
+    if measuring {
+        if let Err(e) = run::arm_stop_signals() {
+            diag!("pmcstat: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {e}");
+            return ExitCode::from(1);
+        }
+    }
     let result = if args.read_log.is_some() && args.top_mode {
         top_replay(&args)
     } else if args.read_log.is_some() {
@@ -39,12 +47,16 @@ fn main() -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status),
         Err(count::Failure::Usage(msg)) => {
-            eprintln!("pmcstat: {msg}");
-            eprintln!("Try 'pmcstat --help' for more information.");
+            diag!("pmcstat: {msg}");
+            diag!("Try 'pmcstat --help' for more information.");
             ExitCode::from(2)
         }
         Err(count::Failure::Setup(e)) => {
-            eprintln!("pmcstat: {e}");
+            diag!("pmcstat: {e}");
+            ExitCode::from(1)
+        }
+        Err(count::Failure::Output(msg)) => {
+            diag!("pmcstat: {msg}");
             ExitCode::from(1)
         }
     }
@@ -60,6 +72,12 @@ fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
     let refresh = args
         .interval
         .map_or(top::DEFAULT_REFRESH, std::time::Duration::from_secs_f64);
+    let analyze::Input::Bytes(log) = log else {
+        return Err(count::Failure::Usage(format!(
+            "-T replays a regular log file, not a stream: {}",
+            path.display()
+        )));
+    };
     top::replay(&log, refresh).map_err(|e| {
         count::Failure::Setup(pmc::Error::new(
             pmc::ErrorKind::Os,

@@ -1,9 +1,11 @@
 //! Printing counts: perf-stat-style text, CSV (`-x`), and JSON (`--json`).
 
 use crate::cli::Args;
+use crate::count::Failure;
 use pmc::{Error, NativeField, Reading, Scope, Status};
 use serde::Serialize;
 use std::io::Write;
+use std::path::Path;
 use std::time::Duration;
 
 /// One line of output: a counter (or one CPU of it) and its reading.
@@ -56,7 +58,114 @@ impl Report {
 
 /// Where output goes: standard error (as perf stat and pmcstat do) or `-o FILE`.
 pub struct Sink {
-    out: Box<dyn Write>,
+    out: Checked<Box<dyn Write>>,
+    /// What the output is, for messages: `standard error` or the file's path.
+    name: String,
+}
+
+/// Writes a diagnostic line to standard error, ignoring errors: a closed or full standard
+/// error has nowhere to report to, and `eprintln!` would panic there
+/// (`pmcstat ... 2>&1 | head -1`).
+macro_rules! diag {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
+/// A writer that keeps the first error it met and fails every later write at once, so
+/// printing code can write line after line and the caller checks once, at the end
+/// ([`Checked::finish`]). Nothing written after an error is half-written.
+pub struct Checked<W: Write> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> Checked<W> {
+    /// Wraps `inner`.
+    pub fn new(inner: W) -> Self {
+        Checked { inner, error: None }
+    }
+
+    /// Flushes and returns the first error met, if any.
+    pub fn finish(&mut self) -> std::io::Result<()> {
+        let _ = self.flush();
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            if self.error.is_none() {
+                self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
+            }
+        }
+        r
+    }
+
+    fn failed(&self) -> Option<std::io::Error> {
+        self.error
+            .as_ref()
+            .map(|e| std::io::Error::new(e.kind(), e.to_string()))
+    }
+}
+
+impl<W: Write> Write for Checked<W> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if let Some(e) = self.failed() {
+            return Err(e);
+        }
+        let r = self.inner.write(b);
+        self.keep(r)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if let Some(e) = self.failed() {
+            return Err(e);
+        }
+        let r = self.inner.flush();
+        self.keep(r)
+    }
+}
+
+/// What a failed write of results means for the exit: `Ok(())` when the reader of a pipe
+/// went away (EPIPE: stop quietly, as Unix tools do), otherwise a message naming what
+/// could not be written (exit 1).
+pub fn write_outcome(r: std::io::Result<()>, what: &str) -> Result<(), Failure> {
+    match r {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::Output(format!("cannot write {what}: {e}"))),
+    }
+}
+
+/// Creates (or truncates) an output file so that a symbolic link planted at `path` cannot
+/// redirect it: `O_NOFOLLOW` refuses a link as the last component (`ELOOP`), and the file is
+/// opened with mode 0666 minus the umask, as `File::create`. Links under `/dev/` and
+/// `/proc/` (`/dev/stdout`, `/dev/fd/N`) are the system's own and are followed. A FIFO or
+/// device is opened without blocking on the open and written as usual.
+pub fn create_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let system_link = path.starts_with("/dev/") || path.starts_with("/proc/");
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    if !system_link {
+        o.custom_flags(libc::O_NOFOLLOW);
+    }
+    o.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(libc::ELOOP)
+            && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            std::io::Error::new(
+                e.kind(),
+                "it is a symbolic link, which pmcstat does not follow when creating files \
+                 (remove it, or give the link's target)",
+            )
+        } else {
+            e
+        }
+    })
 }
 
 #[derive(Serialize)]
@@ -164,11 +273,23 @@ fn label(c: &Counter) -> String {
 impl Sink {
     /// Opens `-o FILE`, or standard error.
     pub fn open(path: Option<&std::path::Path>) -> std::io::Result<Sink> {
-        let out: Box<dyn Write> = match path {
-            Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p)?)),
-            None => Box::new(std::io::stderr()),
+        let (out, name): (Box<dyn Write>, String) = match path {
+            Some(p) => (
+                Box::new(std::io::BufWriter::new(create_file(p)?)),
+                p.display().to_string(),
+            ),
+            None => (Box::new(std::io::stderr()), "standard error".into()),
         };
-        Ok(Sink { out })
+        Ok(Sink {
+            out: Checked::new(out),
+            name,
+        })
+    }
+
+    /// Flushes, and reports the first write error (a closed pipe is a quiet success).
+    pub fn finish(&mut self) -> Result<(), Failure> {
+        let r = self.out.finish();
+        write_outcome(r, &format!("the counts to {}", self.name))
     }
 
     /// `-v`: the native configuration of each PMC.
@@ -607,7 +728,8 @@ mod tests {
         };
         let buf = Buf::default();
         let mut sink = Sink {
-            out: Box::new(buf.clone()),
+            out: Checked::new(Box::new(buf.clone())),
+            name: "test".into(),
         };
         sink.text(&report);
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();

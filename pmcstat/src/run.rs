@@ -6,7 +6,71 @@ use pmc::launch::PausedChild;
 use pmc::Target;
 use std::ops::ControlFlow;
 use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+
+/// The signals that stop a run, as in perf: counting stops, the counts are printed, the
+/// rings are drained and the log is closed.
+pub const STOP_SIGNALS: [i32; 3] = [
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+];
+
+struct StopFlags {
+    fired: Arc<AtomicBool>,
+    which: Arc<AtomicUsize>,
+}
+
+static STOP: OnceLock<StopFlags> = OnceLock::new();
+
+/// Installs the handlers for [`STOP_SIGNALS`] (through `signal-hook`, which keeps the
+/// handlers async-signal-safe: they only store to atomics or call `_exit`).
+///
+/// - The first SIGINT, SIGTERM or SIGHUP is recorded; [`Wait::run`] sees it within
+///   [`SIGNAL_CHECK`], passes it on to the launched command (which is then waited for, so it
+///   is never orphaned) or, with `-t PID`/`-l`, ends the wait; the caller then stops the
+///   PMCs, prints or logs what was counted and closes the log.
+/// - A second one exits at once with status 128 + the signal, as perf does on a second
+///   Ctrl-C.
+pub fn arm_stop_signals() -> std::io::Result<()> {
+    let flags = STOP.get_or_init(|| StopFlags {
+        fired: Arc::new(AtomicBool::new(false)),
+        which: Arc::new(AtomicUsize::new(0)),
+    });
+    for sig in STOP_SIGNALS {
+        // Registered first, so it sees the flag as it was before this signal.
+        signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&flags.fired))?;
+        signal_hook::flag::register_usize(sig, Arc::clone(&flags.which), sig as usize)?;
+        signal_hook::flag::register(sig, Arc::clone(&flags.fired))?;
+    }
+    Ok(())
+}
+
+/// The stop signal received, if any.
+pub fn stop_signal() -> Option<i32> {
+    let f = STOP.get()?;
+    if !f.fired.load(Ordering::SeqCst) {
+        return None;
+    }
+    i32::try_from(f.which.load(Ordering::SeqCst))
+        .ok()
+        .filter(|s| *s > 0)
+}
+
+/// The longest a wait sleeps before looking at the stop flag (a signal usually wakes it
+/// at once: `poll` and `nanosleep` return on EINTR).
+pub const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+/// The exit status for a run: the command's (the shell's 128 + signal if it died of one),
+/// else 128 + the stop signal received, else 0.
+pub fn final_status(command: Option<i32>) -> u8 {
+    let code = command
+        .or_else(|| stop_signal().map(|s| 128 + s))
+        .unwrap_or(0);
+    u8::try_from(code.clamp(0, 255)).unwrap_or(1)
+}
 
 /// What ends the wait, and the periodic work to do meanwhile.
 pub struct Wait {
@@ -43,7 +107,19 @@ impl Wait {
         let interval = self.interval.map(Duration::from_secs_f64);
         let mut next_tick = interval.map(|i| self.started + i);
         let mut next_poll = poll_every.map(|p| self.started + p);
+        let mut forwarded = false;
         loop {
+            if let Some(sig) = stop_signal() {
+                match child.as_deref_mut() {
+                    // Pass it on once, then wait for the command to end.
+                    Some(c) if !forwarded => {
+                        forwarded = true;
+                        forward(c.pid(), sig);
+                    }
+                    Some(_) => {}
+                    None => return Ok(None),
+                }
+            }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return Ok(None);
@@ -70,9 +146,9 @@ impl Wait {
             let now = Instant::now();
             match child.as_deref_mut() {
                 Some(c) => {
-                    let timeout = until.map_or(Duration::from_secs(3600), |u| {
-                        u.saturating_duration_since(now)
-                    });
+                    let timeout = until
+                        .map_or(SIGNAL_CHECK, |u| u.saturating_duration_since(now))
+                        .min(SIGNAL_CHECK);
                     if let Some(s) = c.wait_timeout(timeout)? {
                         return Ok(Some(s));
                     }
@@ -92,6 +168,15 @@ impl Wait {
                 }
             }
         }
+    }
+}
+
+/// Sends `sig` to the launched command (`kill(2)` on its pid, which pmcstat has not reaped
+/// yet, so it cannot name another process).
+fn forward(pid: u32, sig: i32) {
+    use nix::sys::signal::{kill, Signal};
+    if let (Ok(pid), Ok(sig)) = (i32::try_from(pid), Signal::try_from(sig)) {
+        let _ = kill(nix::unistd::Pid::from_raw(pid), sig);
     }
 }
 

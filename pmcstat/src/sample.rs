@@ -152,10 +152,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let backend = pmc::Native::open()?;
     let mut aggregator = None;
+    // Declared after the backend, so dropped (the file removed) before it on a failed start.
+    let mut created_log = RemoveUnlessStarted(None);
     match &args.log {
         Some(path) => {
-            let f = std::fs::File::create(path)
+            let f = crate::output::create_file(path)
                 .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
+            created_log.0 = Some(path.clone());
             backend
                 .configure_log(Box::new(std::io::BufWriter::new(f)))
                 .map_err(log_err)?;
@@ -214,9 +217,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     if args.verbose {
         for s in &samplers {
-            eprintln!("{}: native configuration:", s.text);
+            diag!("{}: native configuration:", s.text);
             for f in s.pmc.native_config() {
-                eprintln!("  {:<24} {}", f.name, f.value);
+                diag!("  {:<24} {}", f.name, f.value);
             }
         }
     }
@@ -227,6 +230,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if let Some(c) = child.as_mut() {
         c.resume()?;
     }
+    created_log.0 = None; // started: the log is kept, whatever happens next
 
     let live = std::io::stderr().is_terminal() && !args.top_mode;
     // -T: the view, and -w is its refresh interval instead of count logging.
@@ -309,7 +313,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     };
     let view_failed = view_error.is_some();
     if let Some(e) = view_error {
-        eprintln!("pmcstat: the -T view failed: {e}");
+        diag!("pmcstat: the -T view failed: {e}");
     }
     // `q` while the command runs: it gets SIGTERM and is waited for, so
     // nothing is left running behind pmcstat.
@@ -337,12 +341,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     drop(samplers);
     backend.close_log().map_err(log_err)?;
 
-    let mut out: Box<dyn Write> = match &args.output {
+    let out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| io_failure("write the output file", &e))?,
+            crate::output::create_file(p)
+                .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
         )),
         None => Box::new(std::io::stderr()),
     };
+    let mut out = crate::output::Checked::new(out);
     let summary = summary_counts(&backend);
     match &args.log {
         Some(path) => {
@@ -363,21 +369,34 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 .ok_or_else(|| io_failure("read the samples", &std::io::Error::other("no log")))?
                 .finish()
                 .map_err(|e| io_failure("read the samples", &std::io::Error::other(e)))?;
-            print_top(&mut out, &profile, &events, elapsed, args.top)
-                .map_err(|e| io_failure("print the summary", &e))?;
+            // A closed pipe (`2>&1 | head -1`) ends quietly; other failures name the summary.
+            crate::output::write_outcome(
+                print_top(&mut out, &profile, &events, elapsed, args.top),
+                "the sampling summary",
+            )?;
         }
     }
     if let Some(line) = losses_by_cpu(&backend) {
         let _ = writeln!(out, "{line}");
     }
-    let _ = out.flush();
+    crate::output::write_outcome(out.finish(), "the sampling summary")?;
     // After `q` the command ended because pmcstat ended it: not a failure.
     if quit {
         return Ok(0);
     }
-    Ok(status
-        .map(exit_code)
-        .map_or(0, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1)))
+    Ok(crate::run::final_status(status.map(exit_code)))
+}
+
+/// The `-O` file while the run has not started: a start that fails (command not found,
+/// permission denied, a PMC refused) removes it rather than leave a partial, unclosed log.
+struct RemoveUnlessStarted(Option<std::path::PathBuf>);
+
+impl Drop for RemoveUnlessStarted {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
 }
 
 /// The log could not be written: say so at once, stop sampling, wait for a launched command

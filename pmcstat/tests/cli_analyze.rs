@@ -272,20 +272,20 @@ fn freebsd_hwpmc_log_is_read_by_magic() {
         "{text}"
     );
     for want in [
-        "allocate  0x20700 \"TSC\" 0xf",
+        "allocate  0xfff20700 \"TSC\" 0xf",
         "map-in    -1 0xffffffff80200000 \"/boot/kernel/kernel\"",
-        "exec      0x20700 4242 0x80021000 \"/usr/bin/yes\"",
-        "callchain 4242 0x20700 1 3 u",
+        "exec      0xfff20700 4242 0x80021000 \"/usr/bin/yes\"",
+        "callchain 4242 0xfff20700 1 3 u",
         "...       0x201234",
-        "callchain 4242 0x20700 0 2 s",
-        "cswval    0x20700 4242 123456",
+        "callchain 4242 0xfff20700 0 2 s",
+        "cswval    0xfff20700 4242 123456",
         "fork      4242 4243",
         "userdata  0xc0ffee",
         "drop",
         "map-out   4242 0x80021000 0x80040000",
-        "exitval   0x20700 4242 9999999",
+        "exitval   0xfff20700 4242 9999999",
         "exit      4242",
-        "detach    0x20700 4242",
+        "detach    0xfff20700 4242",
     ] {
         assert!(lines.contains(&want), "no line {want:?} in:\n{text}");
     }
@@ -293,7 +293,7 @@ fn freebsd_hwpmc_log_is_read_by_magic() {
     // The callchain's PCs follow it, leaf first.
     let cc = lines
         .iter()
-        .position(|l| *l == "callchain 4242 0x20700 1 3 u")
+        .position(|l| *l == "callchain 4242 0xfff20700 1 3 u")
         .unwrap();
     assert_eq!(
         &lines[cc + 1..cc + 4],

@@ -259,10 +259,20 @@ fn usage_errors_exit_2() {
         &["-w", "0", "--", "true"],
         &["-c", "3-1", "-s", "cpu-clock", "-l", "0.1"],
         &["-t", "1", "--", "true"],
+        // Issue 10, defect 6: values that panicked (Duration conversion) or aborted
+        // (a 343 GB allocation), and an interval under perf's 10 ms floor.
+        &["-l", "1e20", "-s", "task-clock"],
+        &["-w", "1e20", "--", "true"],
+        &["-w", "1e300", "--", "true"],
+        &["-w", "1e-9", "--", "true"],
+        &["-r", "4294967295", "--", "true"],
+        &["-t", "4294967295", "-l", "1"],
+        &["-P", "cpu-clock", "-n", "9223372036854775808", "--", "true"],
     ] {
         let out = run(&p, args);
         assert_eq!(out.status.code(), Some(2), "pmcstat {args:?}");
         assert!(!stderr(&out).trim().is_empty(), "no message for {args:?}");
+        assert!(!stderr(&out).contains("panicked"), "panic for {args:?}");
     }
 }
 
@@ -535,4 +545,107 @@ fn threads_of_the_command_are_counted_and_sampled() {
     let _ = std::fs::remove_dir_all(&dir);
     // The main thread hardly runs; the two spinning threads are sampled.
     assert!(tids.len() >= 2, "samples from threads {tids:?}");
+}
+
+/// Issue 10, defect 9: as an unprivileged user, a tracepoint on a root-only tracefs
+/// (mounted, mode 0700) is reported as mounted but unreadable, with its mode, not as
+/// "not mounted" (which sent users to mount what was already there).
+#[test]
+fn unprivileged_tracepoint_on_private_tracefs_says_unreadable() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    let name = "unprivileged_tracepoint_on_private_tracefs_says_unreadable";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        skip!(name, "must run as root to become `nobody`");
+        return;
+    }
+    let tracefs = std::path::Path::new("/sys/kernel/tracing");
+    let mounted = std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| {
+            l.split_whitespace().nth(1) == Some("/sys/kernel/tracing") && l.contains(" tracefs ")
+        });
+    let mode = std::fs::metadata(tracefs).map(|m| m.permissions().mode() & 0o7777);
+    let Ok(mode) = mode.ok().filter(|m| mounted && m & 0o005 == 0).ok_or(()) else {
+        skip!(
+            name,
+            "tracefs is not mounted at /sys/kernel/tracing with mode 0700 here"
+        );
+        return;
+    };
+    let Some((uid, gid)) = pmc_tests::nobody_ids() else {
+        skip!(name, "no user `nobody`");
+        return;
+    };
+    let (exe, _keep) = pmc_tests::executable_for(&p, uid, gid).expect("pmcstat for nobody");
+    let mut cmd = Command::new(&exe);
+    cmd.args(["-p", "sched:sched_switch", "--", "true"])
+        .current_dir("/");
+    // SAFETY: only async-signal-safe calls between fork and exec, on values computed before.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setgroups(0, std::ptr::null()) != 0
+                || libc::setresgid(gid, gid, gid) != 0
+                || libc::setresuid(uid, uid, uid) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("run pmcstat as nobody");
+    let err = stderr(&out);
+    eprintln!("as nobody: {err}");
+    // The event is shown as not supported, with the reason (the command still ran).
+    assert!(
+        err.contains("tracefs is mounted at /sys/kernel/tracing but not readable")
+            && err.contains(&format!("(mode {mode:04o})")),
+        "{err}"
+    );
+    assert!(!err.contains("not mounted"), "{err}");
+}
+
+/// Issue 10, defect 9: `-R` of a damaged or unfinished log prints the reader's report in its
+/// readable form (`N records in M blocks, ... not closed cleanly ...`), not a Rust `Debug`
+/// struct (`ReadReport { .. }`).
+#[test]
+fn read_damage_report_is_readable() {
+    let name = "read_damage_report_is_readable";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = pmc_tests::TempDir::new("cli-damage", 0o755).unwrap();
+    let log = dir.0.join("cut.pmclog");
+    let out = run(
+        &p,
+        &[
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "1000",
+            "-O",
+            &log.to_string_lossy(),
+            "--",
+            WORKLOAD,
+            "spin-cpu-ms",
+            "50",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Cut the log's last 10 bytes: the clean-close marker goes, and a record is torn.
+    let bytes = std::fs::read(&log).unwrap();
+    std::fs::write(&log, &bytes[..bytes.len() - 10]).unwrap();
+    let out = run(&p, &["-R", &log.to_string_lossy(), "-o", "/dev/null"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("ReadReport"), "Debug output: {err}");
+    assert!(
+        err.contains("records in") && err.contains("not closed cleanly"),
+        "{err}"
+    );
 }

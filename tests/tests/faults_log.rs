@@ -181,6 +181,7 @@ fn check_pmclog(name: &str, injected: &str, data: &[u8], expected: &[Record<'sta
 
 #[test]
 fn pmclog_cut_at_every_region() {
+    let _serial = serial();
     let clean = pmclog(6_000, 16 << 10);
     let blocks = framing(&clean);
     // A cut inside a block header, inside a record header, inside a body, at a record
@@ -205,6 +206,7 @@ fn pmclog_cut_at_every_region() {
 
 #[test]
 fn pmclog_flip_one_byte_anywhere_in_a_block() {
+    let _serial = serial();
     let clean = pmclog(6_000, 16 << 10);
     let blocks = framing(&clean);
     let b = &blocks[blocks.len() / 3];
@@ -236,6 +238,7 @@ fn pmclog_flip_one_byte_anywhere_in_a_block() {
 
 #[test]
 fn pmclog_torn_block_then_intact_blocks() {
+    let _serial = serial();
     let clean = pmclog(20_000, 64 << 10);
     let blocks = framing(&clean);
     let b = &blocks[blocks.len() / 2];
@@ -253,6 +256,7 @@ fn pmclog_torn_block_then_intact_blocks() {
 
 #[test]
 fn pmclog_half_block_spliced_between_two() {
+    let _serial = serial();
     let clean = pmclog(20_000, 64 << 10);
     let blocks = framing(&clean);
     let k = blocks.len() / 2;
@@ -274,6 +278,7 @@ fn pmclog_half_block_spliced_between_two() {
 
 #[test]
 fn pmclog_inserted_garbage() {
+    let _serial = serial();
     let clean = pmclog(6_000, 16 << 10);
     let blocks = framing(&clean);
     let garbage: Vec<u8> = (0..500u32)
@@ -396,6 +401,7 @@ fn check_hwpmc(name: &str, injected: &str, data: &[u8], expected: u64) -> (u64, 
 
 #[test]
 fn hwpmc_cut_splice_garbage() {
+    let _serial = serial();
     let n = 4_000;
     let (clean, ranges) = hwpmc_log(n);
     let (all, _) = import(&clean);
@@ -439,6 +445,7 @@ fn hwpmc_cut_splice_garbage() {
 /// neighbour), not up to 64 KiB, and be reported.
 #[test]
 fn hwpmc_flipped_length() {
+    let _serial = serial();
     let n = 4_000;
     let (clean, ranges) = hwpmc_log(n);
     let r = ranges[2 + n as usize / 2];
@@ -480,6 +487,13 @@ impl Write for FullDisk {
     }
 }
 
+/// The tests of this file measure this process's RSS; run them one at a time
+/// so one test's buffers are not counted against another's bound.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Bound on the growth of this process's RSS while sampling goes on for 3 s after the log
 /// failed (the writer's block is one 64 KiB block; before the fix it grew by every record).
 const RSS_GROWTH_BOUND_KB: u64 = 2048;
@@ -489,6 +503,7 @@ const RSS_GROWTH_BOUND_KB: u64 = 2048;
 /// written before the failure reads back.
 #[test]
 fn disk_full_failing_writer_library() {
+    let _serial = serial();
     let name = "disk_full_failing_writer";
     let b = pmc_linux::Backend::open().unwrap();
     let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(4000))
@@ -614,6 +629,7 @@ const PMCSTAT_RSS_BOUND_KB: u64 = 64 * 1024;
 /// record written before the failure.
 #[test]
 fn disk_full_tmpfs_pmcstat() {
+    let _serial = serial();
     let name = "disk_full_tmpfs_pmcstat";
     let Some(pmcstat) = pmcstat_path() else {
         skip!(

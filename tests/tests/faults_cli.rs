@@ -1,0 +1,724 @@
+//! The fault suite for pmcstat (issue 10): signals at random points of counting and sampling
+//! runs, hostile map paths, output errors and planted links, EMFILE, and commands that die at
+//! once. Every test runs the built `pmcstat` binary as a user would, measures the child's
+//! peak RSS with `wait4(2)`'s `ru_maxrss`, and prints one summary row:
+//!
+//! ```text
+//! FAULT <name>: injected=.. expected=.. recovered=.. rss_peak_kb=..
+//! ```
+//!
+//! Expectations are properties (exit status, what was printed, what is left on disk, a stated
+//! RSS bound), never timings: a test waits for a readiness signal (the command has written its
+//! pid) before injecting, and a watchdog only turns a hang into a failure.
+#![cfg(target_os = "linux")]
+
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pmc_log::record::{Callchain, Comm, Header, Map, Mode, PmcDescriptor, Record, Sample, Scope};
+use pmc_tests::{pmcstat_path, skip, TempDir};
+
+/// A hang is a failure after this long (a watchdog, not a timed assertion).
+const WATCHDOG: Duration = Duration::from_secs(120);
+
+/// The peak RSS bound for `-R` over a log whose maps name `/dev/zero`, a FIFO and a 1 GiB
+/// sparse file (before the fix: past 1.8 GB, growing until memory ran out, or a hang).
+const RSS_BOUND_KB: u64 = 200 * 1024;
+
+fn pmcstat_or_skip(name: &str) -> Option<PathBuf> {
+    let p = pmcstat_path();
+    if p.is_none() {
+        skip!(
+            name,
+            "no pmcstat binary next to the test (run `cargo build -p pmcstat`)"
+        );
+    }
+    p
+}
+
+/// How a child ended, what it printed, and its peak RSS.
+struct Ran {
+    /// Exit code, or 128 + the signal that killed it.
+    code: i32,
+    stdout: String,
+    stderr: String,
+    rss_peak_kb: u64,
+}
+
+/// Spawns `cmd` (output to files, so a full pipe cannot stall it), calls `inject` with its
+/// pid, then reaps it with `wait4`, which also gives `ru_maxrss`.
+#[allow(clippy::zombie_processes)] // reaped below with wait4, which std does not know about
+fn run_measured(mut cmd: Command, dir: &Path, inject: impl FnOnce(u32)) -> Ran {
+    let out = dir.join(format!("out-{}", rand_ish()));
+    let err = dir.join(format!("err-{}", rand_ish()));
+    cmd.stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .stdin(Stdio::null());
+    let child = cmd.spawn().expect("spawn");
+    let pid = child.id();
+    inject(pid);
+    let deadline = Instant::now() + WATCHDOG;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `ru` are valid for writes; `pid` is our unreaped child.
+        let r = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut ru) };
+        if r == pid as i32 {
+            break;
+        }
+        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
+        if Instant::now() > deadline {
+            // SAFETY: kill on our own unreaped child.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("pmcstat hung for {WATCHDOG:?}: {cmd:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    };
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    let ran = Ran {
+        code,
+        stdout: read(&out),
+        stderr: read(&err),
+        rss_peak_kb: ru.ru_maxrss as u64,
+    };
+    let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(err);
+    eprintln!(
+        "$ {cmd:?}\n{}{}[exit {}, rss_peak {} kB]",
+        ran.stdout, ran.stderr, ran.code, ran.rss_peak_kb
+    );
+    ran
+}
+
+/// A varying number (no rand crate needed): the clock's nanoseconds.
+fn rand_ish() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::from(d.subsec_nanos()))
+        .unwrap_or(0)
+}
+
+/// Waits (bounded by the watchdog) until `file` holds a pid, written by the command once it
+/// runs: the readiness signal.
+fn wait_ready(file: &Path) -> i32 {
+    let deadline = Instant::now() + WATCHDOG;
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "the command never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether `pid` is still a live (not zombie) process: an orphan if its parent has exited.
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Kills `pid` if still alive (cleanup after a failed expectation).
+fn reap_orphan(pid: i32) {
+    if alive(pid) {
+        // SAFETY: kill has no memory preconditions.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+fn sig_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "signal",
+    }
+}
+
+/// Counting: a signal at a random point after the command started stops counting, prints
+/// the counts, passes the signal to the command (not orphaned) and exits 128 + signal.
+/// Covers a launched command and `-t PID`.
+#[test]
+fn signals_during_counting() {
+    let name = "signals_during_counting";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-sig-count", 0o755).unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let ready = dir.0.join(format!("ready-{sig}"));
+        let delay = Duration::from_millis(rand_ish() % 300);
+        let mut cmd = Command::new(&p);
+        cmd.args(["-p", "task-clock", "-p", "page-faults", "--", "sh", "-c"])
+            .arg(format!("echo $$ > {}; exec sleep 60", ready.display()));
+        let mut target = 0;
+        let ran = run_measured(cmd, &dir.0, |pid| {
+            target = wait_ready(&ready);
+            std::thread::sleep(delay);
+            // SAFETY: kill has no memory preconditions.
+            unsafe { libc::kill(pid as i32, sig) };
+        });
+        let orphan = alive(target);
+        reap_orphan(target);
+        let counted = ran.stderr.contains("Performance counter stats")
+            && ran.stderr.contains("page-faults")
+            && !ran.stderr.contains("<not counted>      page-faults");
+        println!(
+            "FAULT {name}-{}: injected={} {}ms after the command started expected=exit {} \
+             counts printed, no orphan recovered=exit {} counts_printed={counted} orphan={orphan} \
+             rss_peak_kb={}",
+            sig_name(sig),
+            sig_name(sig),
+            delay.as_millis(),
+            128 + sig,
+            ran.code,
+            ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 128 + sig, "{}", sig_name(sig));
+        assert!(counted, "no counts printed after {}", sig_name(sig));
+        assert!(
+            !orphan,
+            "the command was left running after {}",
+            sig_name(sig)
+        );
+    }
+
+    // -t PID, which only a signal can end: counts are printed, the target is left alone.
+    let ready = dir.0.join("ready-t");
+    let mut bg = Command::new("sh");
+    bg.arg("-c")
+        .arg(format!("echo $$ > {}; exec sleep 60", ready.display()));
+    let mut bg = bg.spawn().unwrap();
+    let target = wait_ready(&ready);
+    let mut cmd = Command::new(&p);
+    cmd.args(["-p", "task-clock", "-t", &target.to_string()]);
+    let ran = run_measured(cmd, &dir.0, |pid| {
+        std::thread::sleep(Duration::from_millis(100 + rand_ish() % 300));
+        // SAFETY: kill has no memory preconditions.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    });
+    let target_alive = alive(target);
+    let _ = bg.kill();
+    let _ = bg.wait();
+    println!(
+        "FAULT {name}-t-PID: injected=SIGINT expected=exit 130, counts printed, target left \
+         running recovered=exit {} counts_printed={} target_alive={target_alive} rss_peak_kb={}",
+        ran.code,
+        ran.stderr.contains("Performance counter stats"),
+        ran.rss_peak_kb
+    );
+    assert_eq!(ran.code, 130);
+    assert!(ran
+        .stderr
+        .contains("Performance counter stats for process id"));
+    assert!(target_alive, "-t must not signal the process it watches");
+}
+
+/// A second SIGINT exits at once, even when the command ignores the first.
+#[test]
+fn second_sigint_exits_at_once() {
+    let name = "second_sigint_exits_at_once";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-sig-twice", 0o755).unwrap();
+    let ready = dir.0.join("ready");
+    let mut cmd = Command::new(&p);
+    cmd.args(["-p", "task-clock", "--", "sh", "-c"])
+        .arg(format!(
+            "trap '' INT; echo $$ > {}; while :; do sleep 1; done",
+            ready.display()
+        ));
+    let mut target = 0;
+    let ran = run_measured(cmd, &dir.0, |pid| {
+        target = wait_ready(&ready);
+        for _ in 0..2 {
+            // SAFETY: kill has no memory preconditions.
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    });
+    reap_orphan(target);
+    println!(
+        "FAULT {name}: injected=SIGINT twice (the command ignores it) expected=exit 130 \
+         recovered=exit {} rss_peak_kb={}",
+        ran.code, ran.rss_peak_kb
+    );
+    assert_eq!(ran.code, 130);
+}
+
+/// Sampling into a log: a signal at a random point drains the rings and closes the log
+/// cleanly (the pmc-log reader says so), and the samples are there.
+#[test]
+fn signals_during_sampling() {
+    let name = "signals_during_sampling";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-sig-sample", 0o755).unwrap();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        let ready = dir.0.join(format!("ready-{sig}"));
+        let log = dir.0.join(format!("log-{sig}.pmclog"));
+        let delay = Duration::from_millis(200 + rand_ish() % 300);
+        let mut cmd = Command::new(&p);
+        cmd.args(["-P", "cpu-clock", "--freq", "1000", "-O"])
+            .arg(&log)
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "echo $$ > {}; while :; do :; done",
+                ready.display()
+            ));
+        let mut target = 0;
+        let ran = run_measured(cmd, &dir.0, |pid| {
+            target = wait_ready(&ready);
+            std::thread::sleep(delay);
+            // SAFETY: kill has no memory preconditions.
+            unsafe { libc::kill(pid as i32, sig) };
+        });
+        let orphan = alive(target);
+        reap_orphan(target);
+        let bytes = std::fs::read(&log).unwrap_or_default();
+        let (samples, report) = match pmc_log::Reader::new(&bytes) {
+            Ok(r) => {
+                let mut it = r.records();
+                let n = it
+                    .by_ref()
+                    .filter(|r| matches!(r, Record::Sample(_)))
+                    .count();
+                (n, Some(it.into_report()))
+            }
+            Err(_) => (0, None),
+        };
+        let clean = report.as_ref().is_some_and(|r| r.is_clean());
+        println!(
+            "FAULT {name}-{}: injected={} {}ms after the command started expected=exit {}, log \
+             closed cleanly, samples>0, no orphan recovered=exit {} clean={clean} samples={samples} \
+             skipped_bytes={} orphan={orphan} rss_peak_kb={}",
+            sig_name(sig),
+            sig_name(sig),
+            delay.as_millis(),
+            128 + sig,
+            ran.code,
+            report.as_ref().map_or(0, |r| r.skipped_bytes()),
+            ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 128 + sig);
+        assert!(clean, "log not closed cleanly: {report:?}");
+        assert!(samples > 0, "no samples in the log");
+        assert!(!orphan);
+    }
+}
+
+fn header() -> Header<'static> {
+    Header {
+        os: "Linux".into(),
+        page_size: 4096,
+        ..Header::default()
+    }
+}
+
+/// A log whose maps name `paths`, one 4 KiB map each at 0x10000000 + i MiB, with 100 samples
+/// (two frames) inside each.
+fn hostile_log(paths: &[&Path]) -> Vec<u8> {
+    let mut w = pmc_log::Writer::new(Vec::new(), &header()).unwrap();
+    w.write(&Record::Pmc(PmcDescriptor {
+        time: 0,
+        pmc_id: 0,
+        event_spec: "cpu-clock".into(),
+        canonical_name: "cpu-clock".into(),
+        scope: Scope::Process,
+        cpu: None,
+        mode: Mode::SamplingPeriod(100_000),
+        flags: pmc_log::record::FLAG_CALLCHAIN,
+        native_config: "".into(),
+    }))
+    .unwrap();
+    w.write(&Record::Comm(Comm {
+        time: 1,
+        pid: 42,
+        tid: 42,
+        exec: true,
+        comm: "victim".into(),
+    }))
+    .unwrap();
+    for (i, p) in paths.iter().enumerate() {
+        w.write(&Record::Map(Map {
+            time: 1,
+            pid: 42,
+            start: 0x1000_0000 + ((i as u64) << 20),
+            len: 0x1000,
+            pgoff: 0,
+            build_id: Vec::new().into(),
+            path: p.to_string_lossy().into_owned().into(),
+        }))
+        .unwrap();
+    }
+    for i in 0..paths.len() as u64 {
+        for k in 0..100u64 {
+            let base = 0x1000_0000 + (i << 20);
+            w.write(&Record::Sample(Sample {
+                time: 2,
+                pmc_id: 0,
+                pid: 42,
+                tid: 42,
+                cpu: Some(0),
+                period: 100_000,
+                callchain: Callchain::from_vec(vec![base + 0x10 + k, base + 0x800]),
+                kernel_frames: 0,
+                raw: Default::default(),
+            }))
+            .unwrap();
+        }
+    }
+    w.finish().unwrap()
+}
+
+/// Maps naming `/dev/zero`, a FIFO (no writer: opening it to read would block forever) and a
+/// 1 GiB sparse file: every report finishes, warns once per refused or unreadable object,
+/// and stays under RSS_BOUND_KB.
+#[test]
+fn hostile_map_paths() {
+    let name = "hostile_map_paths";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-maps", 0o755).unwrap();
+    let fifo = dir.0.join("fifo");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    let sparse = dir.0.join("sparse-1g");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let paths: [&Path; 3] = [Path::new("/dev/zero"), &fifo, &sparse];
+    let log = dir.0.join("hostile.pmclog");
+    std::fs::write(&log, hostile_log(&paths)).unwrap();
+    let out = dir.0.join("report");
+    let out_s = out.to_string_lossy().into_owned();
+    for report in [
+        vec!["--summary"],
+        vec!["-G", &out_s],
+        vec!["--folded", &out_s],
+        vec!["--flamegraph", &out_s],
+    ] {
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&log).args(&report);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let warned = paths
+            .iter()
+            .filter(|q| {
+                ran.stderr
+                    .lines()
+                    .any(|l| l.contains("warning") && l.contains(&*q.to_string_lossy()))
+            })
+            .count();
+        let printed = !ran.stdout.is_empty() || std::fs::metadata(&out).is_ok_and(|m| m.len() > 0);
+        println!(
+            "FAULT {name} {}: injected=maps naming /dev/zero, a FIFO, a 1 GiB sparse file \
+             expected=exit 0, 3 warnings, a report, rss < {RSS_BOUND_KB} kB recovered=exit {} \
+             warnings={warned} report_written={printed} rss_peak_kb={}",
+            report[0], ran.code, ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 0);
+        assert_eq!(warned, 3, "one warning per refused object");
+        assert!(printed, "no report");
+        assert!(ran.rss_peak_kb < RSS_BOUND_KB, "RSS {} kB", ran.rss_peak_kb);
+        let _ = std::fs::remove_file(&out);
+    }
+
+    // -R of a device: refused or streamed, never read into memory without bound.
+    let mut cmd = Command::new(&p);
+    cmd.args(["-R", "/dev/zero", "--summary"]);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    println!(
+        "FAULT {name} -R /dev/zero: injected=a character device as the log expected=exit 1 with \
+         a message, rss < {RSS_BOUND_KB} kB recovered=exit {} rss_peak_kb={}",
+        ran.code, ran.rss_peak_kb
+    );
+    assert_eq!(ran.code, 1);
+    assert!(ran.stderr.contains("/dev/zero"));
+    assert!(ran.rss_peak_kb < RSS_BOUND_KB);
+
+    // -R of a FIFO: streamed (a writer feeds it the log), not refused, not hung.
+    let good = dir.0.join("good.pmclog");
+    std::fs::write(&good, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let writer = {
+        let fifo = fifo.clone();
+        let good = good.clone();
+        std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            let data = std::fs::read(good).unwrap();
+            // Wait (bounded) for pmcstat to open the FIFO for reading: a non-blocking open
+            // for writing fails with ENXIO until a reader exists, and never hangs this test.
+            let deadline = Instant::now() + WATCHDOG;
+            let mut f = loop {
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo)
+                {
+                    Ok(f) => break f,
+                    Err(_) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(e) => panic!("pmcstat never opened the FIFO: {e}"),
+                }
+            };
+            // Blocking writes from here (the reader drains as it parses).
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+            // SAFETY: fcntl on a descriptor this closure owns.
+            unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
+            std::io::Write::write_all(&mut f, &data).unwrap();
+        })
+    };
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&fifo).args(["--summary"]);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    writer.join().unwrap();
+    println!(
+        "FAULT {name} -R FIFO: injected=a FIFO as the log expected=streamed, 100 samples \
+         recovered=exit {} summary={} rss_peak_kb={}",
+        ran.code,
+        ran.stdout.contains("(100 samples)"),
+        ran.rss_peak_kb
+    );
+    assert_eq!(ran.code, 0);
+    assert!(ran.stdout.contains("(100 samples)"), "{}", ran.stdout);
+}
+
+/// Output errors: results to /dev/full are an error naming the file (exit 1), never exit 0
+/// with the counts lost; a closed pipe ends quietly, never a panic (exit 101).
+#[test]
+fn output_errors() {
+    let name = "output_errors";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-out", 0o755).unwrap();
+    let log = dir.0.join("ok.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let log_s = log.to_string_lossy().into_owned();
+    for args in [
+        vec!["-o", "/dev/full", "-p", "task-clock", "--", "true"],
+        vec!["-R", &log_s, "-G", "/dev/full"],
+        vec!["-R", &log_s, "--folded", "/dev/full"],
+        vec!["-R", &log_s, "--flamegraph", "/dev/full"],
+        vec!["-R", &log_s, "--summary", "-o", "/dev/full"],
+    ] {
+        let mut cmd = Command::new(&p);
+        cmd.args(&args);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let named = ran.stderr.contains("/dev/full") && ran.stderr.contains("No space left");
+        println!(
+            "FAULT {name} {}: injected=ENOSPC on every write expected=exit 1 naming /dev/full \
+             recovered=exit {} message={named} rss_peak_kb={}",
+            args.join(" "),
+            ran.code,
+            ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 1, "{args:?}");
+        assert!(named, "{args:?}: {}", ran.stderr);
+    }
+
+    // EPIPE: `pmcstat -P ... 2>&1 | head -1`, and `pmcstat -R log | head -1`.
+    for args in [
+        vec![
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "1000",
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done",
+        ],
+        vec!["-R", &log_s],
+        vec!["-p", "task-clock", "--", "true"],
+    ] {
+        let mut child = Command::new(&p)
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 1];
+        // Read one byte of whichever stream the output goes to, then close both.
+        let mut so = child.stdout.take().unwrap();
+        let se = child.stderr.take().unwrap();
+        drop(se);
+        let _ = so.read(&mut first);
+        drop(so);
+        let st = child.wait().unwrap();
+        let code = st.code().unwrap_or(-1);
+        println!(
+            "FAULT {name} EPIPE {}: injected=closed pipe on stdout and stderr expected=no panic \
+             (exit != 101), exit 0 recovered=exit {code}",
+            args[..2].join(" ")
+        );
+        assert_ne!(code, 101, "panicked on a closed pipe: {args:?}");
+        assert_eq!(code, 0, "{args:?}");
+    }
+}
+
+/// A planted symlink cannot redirect -o, -O or -G; a failed start leaves no partial log.
+#[test]
+fn planted_links_and_failed_starts() {
+    let name = "planted_links_and_failed_starts";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-links", 0o755).unwrap();
+    let victim = dir.0.join("victim");
+    let link = dir.0.join("link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let log = dir.0.join("ok.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let link_s = link.to_string_lossy().into_owned();
+    let log_s = log.to_string_lossy().into_owned();
+    for args in [
+        vec!["-o", &link_s, "-p", "task-clock", "--", "true"],
+        vec!["-P", "cpu-clock", "-O", &link_s, "--", "true"],
+        vec!["-R", &log_s, "-G", &link_s],
+    ] {
+        std::fs::write(&victim, b"precious").unwrap();
+        let mut cmd = Command::new(&p);
+        cmd.args(&args);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let intact = std::fs::read(&victim).unwrap() == b"precious";
+        println!(
+            "FAULT {name} {}: injected=symlink to another file expected=refused (exit 1), \
+             target intact recovered=exit {} intact={intact} rss_peak_kb={}",
+            args[..2].join(" "),
+            ran.code,
+            ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 1, "{args:?}");
+        assert!(intact, "{args:?} wrote through the link");
+        assert!(ran.stderr.contains("symbolic link"), "{}", ran.stderr);
+    }
+
+    // Failed starts: the -O log is removed, not left unclosed.
+    let out = dir.0.join("failed.pmclog");
+    let out_s = out.to_string_lossy().into_owned();
+    let noexec = dir.0.join("noexec.sh");
+    std::fs::write(&noexec, "#!/bin/sh\n").unwrap();
+    let noexec_s = noexec.to_string_lossy().into_owned();
+    for (what, cmdline) in [
+        ("command not found", "/nonexistent/command"),
+        ("permission denied", noexec_s.as_str()),
+    ] {
+        let mut cmd = Command::new(&p);
+        cmd.args(["-P", "cpu-clock", "-O", &out_s, "--", cmdline]);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let left = out.exists();
+        println!(
+            "FAULT {name} {what}: injected=exec failure expected=exit 1, no log left \
+             recovered=exit {} log_left={left} rss_peak_kb={}",
+            ran.code, ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 1);
+        assert!(!left, "a failed start left {}", out.display());
+    }
+}
+
+/// Commands that die at once: killed by SIGKILL (exit 137, counts still printed) or missing
+/// (exit 1 with a message).
+#[test]
+fn command_dies_at_once() {
+    let name = "command_dies_at_once";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-die", 0o755).unwrap();
+    let mut cmd = Command::new(&p);
+    cmd.args(["-p", "task-clock", "--", "sh", "-c", "kill -9 $$"]);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    let printed = ran.stderr.contains("Performance counter stats");
+    println!(
+        "FAULT {name} kill-9: injected=the command SIGKILLs itself expected=exit 137, counts \
+         printed recovered=exit {} counts_printed={printed} rss_peak_kb={}",
+        ran.code, ran.rss_peak_kb
+    );
+    assert_eq!(ran.code, 137);
+    assert!(printed);
+
+    let mut cmd = Command::new(&p);
+    cmd.args(["-p", "task-clock", "--", "/nonexistent/command"]);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    println!(
+        "FAULT {name} missing: injected=no such command expected=exit 1 with a message \
+         recovered=exit {} rss_peak_kb={}",
+        ran.code, ran.rss_peak_kb
+    );
+    assert_eq!(ran.code, 1);
+    assert!(ran.stderr.contains("/nonexistent/command"));
+    assert!(!ran.stderr.contains("panicked"));
+}
+
+/// EMFILE: with RLIMIT_NOFILE lowered in the child, pmcstat either works or says why, and
+/// never panics.
+#[test]
+fn emfile() {
+    let name = "emfile";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-emfile", 0o755).unwrap();
+    let mut errors = 0;
+    let mut oks = 0;
+    let mut peak = 0;
+    for limit in [4u64, 5, 6, 8, 10, 12, 16] {
+        let mut cmd = Command::new(&p);
+        cmd.args(["-p", "task-clock", "-p", "page-faults", "--", "true"]);
+        // SAFETY: setrlimit is async-signal-safe; the value is computed before the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                let r = libc::rlimit {
+                    rlim_cur: limit,
+                    rlim_max: limit,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        peak = peak.max(ran.rss_peak_kb);
+        assert!(!ran.stderr.contains("panicked"), "limit {limit}: panic");
+        match ran.code {
+            0 => oks += 1,
+            1 => {
+                errors += 1;
+                assert!(
+                    ran.stderr.lines().any(|l| l.starts_with("pmcstat: ")),
+                    "limit {limit}: no message"
+                );
+            }
+            c => panic!("limit {limit}: exit {c}"),
+        }
+    }
+    println!(
+        "FAULT {name}: injected=RLIMIT_NOFILE 4..16 expected=exit 0 or exit 1 with a message, \
+         no panic recovered=ok {oks}, clear errors {errors} rss_peak_kb={peak}"
+    );
+    assert!(errors > 0, "the low limits should have failed somewhere");
+}
