@@ -287,7 +287,7 @@ impl TopView {
     }
 
     /// Handles the keys pressed so far, waiting at most `wait` for one.
-    /// `Break` when the user quit. A key redraws at the next [`TopView::tick`].
+    /// `Break` when the user quit. A key makes a redraw due at once ([`TopView::due`]).
     pub fn keys(&mut self, wait: Duration) -> std::io::Result<ControlFlow<()>> {
         let mut wait = wait;
         while event::poll(wait)? {
