@@ -348,7 +348,7 @@ mod tests {
                 "cpu-clock",
                 "true",
             ],
-            &["pmcstat", "-F", "0", "-P", "cpu-clock", "true"],
+            &["pmcstat", "--freq", "0", "-P", "cpu-clock", "true"],
             &["pmcstat", "--top", "1000001", "-R", "f", "--summary"],
             &["pmcstat", "-z", "-1", "-R", "f", "-G", "-"],
         ] {
