@@ -7,7 +7,10 @@
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox mount -t devtmpfs devtmpfs /dev 2>/dev/null
-/bin/busybox mount -t tmpfs tmpfs /tmp
+# A tmpfs on /tmp, unless the packed tree lives there (a checkout under /tmp:
+# the binaries' paths are compiled in, and a mount would hide them; the
+# initramfs root is writable anyway).
+[ -n "$(/bin/busybox ls -A /tmp)" ] || /bin/busybox mount -t tmpfs tmpfs /tmp
 /bin/busybox --install -s
 mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mount -t debugfs nodev /sys/kernel/debug 2>/dev/null
