@@ -13,7 +13,7 @@
 //! 3. panics when `PMC_NO_SKIP=1`, so that an environment that must run
 //!    everything (the PMU lab, the FreeBSD VM job) fails instead of skipping.
 //!
-//! ```
+//! ```no_run
 //! fn needs_perf() -> Option<&'static str> { Some("perf is not installed") }
 //! # std::env::remove_var("PMC_NO_SKIP");
 //! if let Some(why) = needs_perf() {
