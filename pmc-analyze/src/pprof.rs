@@ -271,25 +271,18 @@ impl PprofExport {
 /// Damage in the log is skipped (and reported in the warnings); only an
 /// unreadable preamble is an error.
 pub fn export_log(log: &[u8], opts: AnalyzeOptions) -> Result<PprofExport> {
-    let reader = pmc_log::Reader::new(log)?;
     let mut b = PprofBuilder::new(opts);
-    let mut it = reader.records();
-    for r in it.by_ref() {
-        b.add(&r);
-    }
-    b.set_read_report(it.report());
+    let report = crate::profile::feed_log(log, |r| b.add(r))?;
+    b.set_read_report(&report);
     Ok(b.finish())
 }
 
 /// Read, symbolize and export a log from any reader (a pipe, a file still
 /// being written) through [`pmc_log::StreamReader`].
 pub fn export_stream<R: std::io::Read>(input: R, opts: AnalyzeOptions) -> Result<PprofExport> {
-    let mut reader = pmc_log::StreamReader::new(input)?;
     let mut b = PprofBuilder::new(opts);
-    while let Some(r) = reader.next_record()? {
-        b.add(&r);
-    }
-    b.set_read_report(&reader.finish());
+    let report = crate::profile::feed_stream(input, |r| b.add(r))?;
+    b.set_read_report(&report);
     Ok(b.finish())
 }
 

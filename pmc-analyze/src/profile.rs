@@ -413,13 +413,9 @@ impl Profile {
     /// Damage in the log is skipped (and reported in [`Profile::stats`] and
     /// [`Profile::warnings`]); only an unreadable preamble is an error.
     pub fn from_log(log: &[u8], opts: AnalyzeOptions) -> Result<Profile> {
-        let reader = Reader::new(log)?;
         let mut b = ProfileBuilder::new(opts);
-        let mut it = reader.records();
-        for r in it.by_ref() {
-            b.add(&r);
-        }
-        b.set_read_report(it.report());
+        let report = feed_log(log, |r| b.add(r))?;
+        b.set_read_report(&report);
         Ok(b.finish())
     }
 
@@ -427,12 +423,9 @@ impl Profile {
     /// still being written), through [`pmc_log::StreamReader`], until the
     /// end of its input.
     pub fn from_stream<R: std::io::Read>(input: R, opts: AnalyzeOptions) -> Result<Profile> {
-        let mut reader = pmc_log::StreamReader::new(input)?;
         let mut b = ProfileBuilder::new(opts);
-        while let Some(r) = reader.next_record()? {
-            b.add(&r);
-        }
-        b.set_read_report(&reader.finish());
+        let report = feed_stream(input, |r| b.add(r))?;
+        b.set_read_report(&report);
         Ok(b.finish())
     }
 
@@ -493,4 +486,31 @@ impl Profile {
     pub fn total(&self, pmc: Option<u32>, w: Weight) -> u64 {
         self.stacks_of(pmc).map(|s| s.weight(w)).sum()
     }
+}
+
+/// Hands every record of a log held in memory to `add`; returns the
+/// reader's report (damage skipped, whether it closed cleanly).
+pub(crate) fn feed_log(
+    log: &[u8],
+    mut add: impl FnMut(&Record<'_>),
+) -> Result<pmc_log::ReadReport> {
+    let reader = Reader::new(log)?;
+    let mut it = reader.records();
+    for r in it.by_ref() {
+        add(&r);
+    }
+    Ok(it.into_report())
+}
+
+/// [`feed_log`] for a log read through [`pmc_log::StreamReader`] until the
+/// end of its input.
+pub(crate) fn feed_stream<R: std::io::Read>(
+    input: R,
+    mut add: impl FnMut(&Record<'_>),
+) -> Result<pmc_log::ReadReport> {
+    let mut reader = pmc_log::StreamReader::new(input)?;
+    while let Some(r) = reader.next_record()? {
+        add(&r);
+    }
+    Ok(reader.finish())
 }
