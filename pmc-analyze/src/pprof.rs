@@ -447,15 +447,7 @@ impl PprofBuilder {
                     key.push(loc);
                 }
                 let period = s.period.max(1);
-                match self.samples.get_mut(key.as_slice()) {
-                    Some(v) => {
-                        v.0 += 1;
-                        v.1 = v.1.saturating_add(period);
-                    }
-                    None => {
-                        self.samples.insert(key.clone(), (1, period));
-                    }
-                }
+                crate::profile::count_sample(&mut self.samples, &key, period);
                 self.scratch = key;
                 self.stats.samples += 1;
                 self.last_time = self.last_time.max(s.time);

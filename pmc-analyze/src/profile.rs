@@ -241,15 +241,7 @@ impl ProfileBuilder {
                     self.add_pc(s);
                 }
                 let period = s.period.max(1);
-                match self.stacks.get_mut(key.as_slice()) {
-                    Some(c) => {
-                        c.0 += 1;
-                        c.1 = c.1.saturating_add(period);
-                    }
-                    None => {
-                        self.stacks.insert(key.clone(), (1, period));
-                    }
-                }
+                count_sample(&mut self.stacks, &key, period);
                 self.scratch = key;
                 self.stats.samples += 1;
                 let p = self.pmcs.entry(s.pmc_id).or_insert_with(|| PmcInfo {
@@ -513,4 +505,22 @@ pub(crate) fn feed_stream<R: std::io::Read>(
         add(&r);
     }
     Ok(reader.finish())
+}
+
+/// Adds one sample of `period` to the (samples, period) count of `key`,
+/// allocating the key only the first time it is seen.
+pub(crate) fn count_sample<K: Clone + Eq + std::hash::Hash>(
+    map: &mut HashMap<Vec<K>, (u64, u64)>,
+    key: &[K],
+    period: u64,
+) {
+    match map.get_mut(key) {
+        Some(c) => {
+            c.0 += 1;
+            c.1 = c.1.saturating_add(period);
+        }
+        None => {
+            map.insert(key.to_vec(), (1, period));
+        }
+    }
 }
