@@ -8,7 +8,9 @@
 # "SKIP" is a skip, except in the hardware test binary (hw-*), where nothing
 # may skip: there it is a failure. A binary that exits non-zero without a
 # failed test (a crash), or a boot that never reached PMULAB_DONE (timeout,
-# kernel panic), is a failure too. PMULAB_SKIPBIN lines (binaries the lab
+# kernel panic), is a failure too. In the "control" boot (the emulator bug a
+# hardware test must detect) it is the other way round: the test's failure
+# is the pass, and its pass a failure. PMULAB_SKIPBIN lines (binaries the lab
 # does not run, with the reason) are skips.
 function result(kind, what, why) {
   if (kind == "PASS") pass++
@@ -20,6 +22,11 @@ function flush_bin(rc,   i, t, k, nfail) {
   nfail = 0
   for (i = 1; i <= n; i++) {
     t = order[i]; k = st[t]
+    if (boot == "control" && hw) {
+      if (k == "FAILED") { result("PASS", bin "::" t " (negative control)", "fails under the emulator bug, as it must: " panicline[t]); nfail++ }
+      else result("FAIL", bin "::" t " (negative control)", "did not fail under the emulator bug (" k "): it cannot tell the bug from working sampling")
+      continue
+    }
     if (k == "ok") {
       if (skipline[t] != "" && hw) { result("FAIL", bin "::" t, "skipped in the lab: " skipline[t]); nfail++ }
       else if (skipline[t] != "") result("SKIP", bin "::" t, skipline[t])
@@ -31,7 +38,7 @@ function flush_bin(rc,   i, t, k, nfail) {
   if (rc != 0 && nfail == 0) result("FAIL", bin, "exited with status " rc " without a failed test")
   n = 0; delete order; delete st; delete skipline; delete panicline; block = ""
 }
-BEGIN { pass = fail = skip = 0; done = 0; n = 0 }
+BEGIN { pass = fail = skip = 0; done = 0; n = 0; want_msg = "" }
 { sub(/\r$/, "") }
 /^PMULAB_BEGIN / {
   bin = $2; sub(/.*\//, "", bin); hw = (bin ~ /^hw-/); sub(/-[0-9a-f]+$/, "", bin)
@@ -49,7 +56,9 @@ BEGIN { pass = fail = skip = 0; done = 0; n = 0 }
 /^---- .* stdout ----$/ { block = $2; next }
 /^(successes|failures):$/ { block = ""; next }
 block != "" && /^SKIP[ :]/ && skipline[block] == "" { skipline[block] = $0 }
-block != "" && /panicked at/ && panicline[block] == "" { panicline[block] = $0 }
+block != "" && /panicked at/ && panicline[block] == "" { panicline[block] = $0; want_msg = block; next }
+# The panic message: the line after "panicked at".
+want_msg != "" { if ($0 != "") panicline[want_msg] = panicline[want_msg] " " $0; want_msg = ""; next }
 END {
   if (inbin) flush_bin(1)
   if (!done) result("FAIL", "boot", "the guest did not finish (timeout or kernel panic; see console-" boot ".log)")
