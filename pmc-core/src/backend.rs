@@ -3,6 +3,7 @@
 use crate::alloc::{Allocation, Target};
 use crate::error::Result;
 use crate::event::EventSpec;
+use crate::members::GroupReading;
 use crate::reading::Reading;
 use serde::{Deserialize, Serialize};
 
@@ -241,4 +242,27 @@ pub trait Group: Send {
     /// Reads every member into `out` (which must have one slot per member),
     /// without allocating.
     fn read_into(&self, out: &mut [Reading]) -> Result<()>;
+    /// Reads every member into a [`GroupReading`], indexed by the
+    /// [`Member`](crate::Member) handles of the [`GroupSpec`](crate::GroupSpec)
+    /// the group was allocated from.
+    ///
+    /// ```no_run
+    /// use pmc_core::{Allocation, Backend, Group, GroupSpec, Target};
+    ///
+    /// fn page_faults_per_cpu_ms<B: Backend>(backend: &B, work: impl FnOnce()) -> pmc_core::Result<f64> {
+    ///     let mut spec = GroupSpec::new();
+    ///     let clock = spec.add(Allocation::counting("task-clock".parse()?));
+    ///     let faults = spec.add(Allocation::counting("page-faults".parse()?));
+    ///     let mut group = backend.allocate_group(spec.allocations())?;
+    ///     group.attach(Target::Current)?;
+    ///     group.start()?;
+    ///     work();
+    ///     group.stop()?;
+    ///     let r = group.read_members()?;
+    ///     Ok(r.ratio(faults, clock).unwrap_or(0.0) * 1e6)
+    /// }
+    /// ```
+    fn read_members(&self) -> Result<GroupReading> {
+        self.read().map(GroupReading::new)
+    }
 }
