@@ -7,18 +7,19 @@
 # Environment:
 #   PMU_LAB_DIR      cache and output (default target/pmu-lab)
 #   PMU_LAB_SETUP=0  skip the host set-up (apt, rustup)
-#   PMU_LAB_BOOTS    which boots to run (default "exact sample control uefi smp")
+#   PMU_LAB_BOOTS    which boots to run (default "user exact sample control uefi smp";
+#                    "user" is the pure-logic binaries under qemu-user on the host)
 #   PMU_LAB_TIMEOUT  seconds per boot before QEMU is killed (default 900)
 #   PMU_LAB_SUITE    which other test binaries the smp boot runs: "kernel" (default:
-#                    those that drive the kernel's perf_event and pmcstat end to end)
-#                    or "full" (every binary of the workspace; ~20 min under load)
+#                    those that drive the kernel's perf_event and pmcstat end to end;
+#                    "user" runs the rest) or "full" (every binary in the guest; ~20 min)
 #   PMU_LAB_KERNEL   the kernel package (default: what linux-image-cloud-arm64 depends on)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/ci/pmu-lab
 LAB=${PMU_LAB_DIR:-$ROOT/target/pmu-lab}
 TRIPLE=aarch64-unknown-linux-musl
-BOOTS=${PMU_LAB_BOOTS:-exact sample control uefi smp}
+BOOTS=${PMU_LAB_BOOTS:-user exact sample control uefi smp}
 TIMEOUT=${PMU_LAB_TIMEOUT:-900}
 SUITE=${PMU_LAB_SUITE:-kernel}
 mkdir -p "$LAB/dl" "$LAB/out"
@@ -117,22 +118,27 @@ hwflags="--test-threads=1 --show-output"
 # host suite.
 host_only() {
   case $1 in
-    analyze | perf_record) echo "pmc-analyze's tests/$1.rs builds its ELF and DWARF fixtures with cc, and the guest has no C compiler (no cross toolchain: rust-lld only); the host suite runs it" ;;
+    cli_top) echo "drives pmcstat -T inside tmux, which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
+    cli_pprof) echo "its oracle is 'go tool pprof', which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
   esac
 }
-# The "kernel" suite: the test binaries that drive perf_event_open, the ring
-# buffers and pmcstat end to end. The others (parsers, the hwpmc simulator,
-# fuzz corpora, symbolization) are pure logic that the host suite already runs
-# on the same code; under emulation in a debug build they take most of the
-# time (pmc-log's damage tests alone ~9 min), so they run with
-# PMU_LAB_SUITE=full.
-in_suite() {
+# Where each test binary runs. The kernel-facing ones (perf_event_open, ring
+# buffers, pmcstat end to end, which spawn aarch64 processes) boot in the
+# guest (smp). The pure-logic ones (parsers, the hwpmc simulator, fuzz
+# corpora, symbolization, unit tests) run under qemu-user on the host, which
+# is ~10x faster than the guest's TCG and overlaps with the 1-vCPU boots;
+# analyze and perf_record also find the host's cc there for their fixtures.
+# PMU_LAB_SUITE=full runs every binary in the guest instead (~20 min).
+in_guest() {
   [ "$SUITE" = full ] && return 0
   case $1 in
     cli | cli_info | cli_analyze | facade | foundation | counting | perf_oracle) return 0 ;;
+    cli_sampling | cli_scope | faults_cli | faults_log | region | ring_real | sampling) return 0 ;;
+    unprivileged | write_failure | info | pmc_linux) return 0 ;;
   esac
   return 1
 }
+in_suite() { in_guest "$1"; }
 host_only_tests() { # BINARY -> lines "TEST REASON"
   case $1 in
     cli_sampling) echo "system_sampling_for_a_duration asserts a wall-clock sampling rate (cpu-clock at 500 Hz): an emulated CPU's timer interrupts are late whenever the host is busy, and late hrtimer periods are dropped, so the count says nothing about pmc; the host suite runs it" ;;
@@ -164,10 +170,10 @@ host_only_tests() { # BINARY -> lines "TEST REASON"
   grep -v '/deps/hw-' "$LAB/out/tests.list" | while read -r t; do
     name=$(basename "$t"); name=${name%-*}
     why=$(host_only "$name")
-    if ! in_suite "$name"; then
-      : # not in this suite: not reported (pure logic, run by the host suite)
-    elif [ -n "$why" ]; then
+    if [ -n "$why" ]; then
       echo "SKIPBIN $name $why"
+    elif ! in_guest "$name"; then
+      : # run under qemu-user (step 5), reported there
     else
       skips=
       while read -r test why; do
@@ -179,12 +185,20 @@ host_only_tests() { # BINARY -> lines "TEST REASON"
     fi
   done
 } > "$LAB/out/plan-smp"
+guest_bins() { # the test binaries the smp boot runs, as absolute paths
+  local t name
+  while read -r t; do
+    name=$(basename "$t"); name=${name%-*}
+    [ -z "$(host_only "$name")" ] && in_guest "$name" && echo "$ROOT/$t"
+  done < "$LAB/out/tests.list"
+  return 0
+}
 srcs=$(git -C "$ROOT" ls-files | grep -vE '^(target|\.git)/' | sed "s|^|$ROOT/|")
 # shellcheck disable=SC2086
 pack small "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload"
 case " $BOOTS " in *" smp "*)
 # shellcheck disable=SC2046,SC2086
-pack full "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload" $(sed "s|^|$ROOT/|" "$LAB/out/tests.list") $srcs ;;
+pack full "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload" $(guest_bins) $srcs ;;
 esac
 ls -l "$LAB"/out/*.cpio.gz | awk '{printf "pmu-lab: %s %.1f MB\n", $NF, $5/1e6}'
 phase_done pack
@@ -205,16 +219,52 @@ boot() { # boot NAME SMP ICOUNT INITRD [FIRMWARE]
   [ "$rc" = 0 ] || echo "PMULAB_QEMU_EXIT rc=$rc" >> "$LAB/out/console-$name.log"
   phase_done "$name"
 }
+# The pure-logic test binaries under qemu-user on the host (see in_guest),
+# one at a time on one core while the 1-vCPU boots use the other. Their
+# randomized and fixed-iteration tests run a tenth of their iterations
+# (PMC_TEST_DIVISOR, PROPTEST_CASES; the host suite runs them all), which the
+# summary says. Same console format as the guest's /init, for results.awk.
+USER_DIVISOR=10 USER_CASES=32
+usermode() {
+  local t name t0
+  t0=$(date +%s.%N)
+  while read -r t; do
+    name=$(basename "$t"); name=${name%-*}
+    case $t in */deps/hw-*) continue ;; esac
+    [ -z "$(host_only "$name")" ] || continue
+    in_guest "$name" && continue
+    echo "PMULAB_BEGIN $ROOT/$t"
+    (cd "$ROOT" && PMC_TEST_DIVISOR=$USER_DIVISOR PROPTEST_CASES=$USER_CASES \
+      timeout "$TIMEOUT" qemu-aarch64 "$ROOT/$t" --show-output --test-threads=1 </dev/null 2>&1)
+    echo "PMULAB_END $ROOT/$t rc=$?"
+  done < "$LAB/out/tests.list"
+  echo PMULAB_DONE
+  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "pmu-lab: user      %6.1f s (qemu-user, alongside the boots)\n", b - a}' >> "$LAB/out/times"
+}
+upid=
+wait_user() {
+  [ -n "$upid" ] || return 0
+  wait "$upid" || true
+  upid=
+  tail -1 "$LAB/out/times"
+}
+case " $BOOTS " in *" user "*)
+  echo "pmu-lab: qemu-user: $(qemu-aarch64 --version | head -1); iterations of randomized tests divided by $USER_DIVISOR, PROPTEST_CASES=$USER_CASES"
+  usermode > "$LAB/out/console-user.log" 2>&1 &
+  upid=$! ;;
+esac
 for b in $BOOTS; do
   case $b in
+    user) ;; # started above, alongside the boots
     exact) boot exact 1 0 small ;;
     sample) boot sample 1 1 small ;;
     control) boot control 1 0 small ;;
     uefi) boot uefi 1 0 small /usr/share/qemu-efi-aarch64/QEMU_EFI.fd ;;
-    smp) boot smp 2 none full ;;
+    smp) wait_user; boot smp 2 none full ;;
     *) echo "pmu-lab: unknown boot $b"; exit 2 ;;
   esac
 done
+wait_user
 
 # --- 6. results ---------------------------------------------------------------
 for b in $BOOTS; do

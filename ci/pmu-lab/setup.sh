@@ -26,20 +26,24 @@ if [ "${PMU_LAB_BACKPORTS:-1}" = 1 ] && ! grep -rqs "${codename}-backports" /etc
   need_update=1
 fi
 EFI=/usr/share/qemu-efi-aarch64/QEMU_EFI.fd
-if ! command -v qemu-system-aarch64 >/dev/null || ! command -v cpio >/dev/null || [ ! -f "$EFI" ]; then
+have_qemu() {
+  command -v qemu-system-aarch64 >/dev/null && command -v qemu-aarch64 >/dev/null &&
+    command -v cpio >/dev/null && [ -f "$EFI" ]
+}
+if ! have_qemu; then
   need_update=1
 fi
 if [ "$need_update" = 1 ] || ! apt-cache show "busybox-static:arm64" >/dev/null 2>&1; then
   log "apt-get update"
   $SUDO apt-get update -qq
 fi
-if ! command -v qemu-system-aarch64 >/dev/null || ! command -v cpio >/dev/null || [ ! -f "$EFI" ]; then
-  log "installing qemu-system-arm, qemu-efi-aarch64 (EDK2, for the UEFI/ACPI boot) and cpio"
+if ! have_qemu; then
+  log "installing qemu-system-arm, qemu-user (the pure-logic test binaries), qemu-efi-aarch64 (EDK2, for the UEFI/ACPI boot) and cpio"
   if [ "${PMU_LAB_BACKPORTS:-1}" = 1 ]; then
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      -t "${codename}-backports" qemu-system-arm qemu-efi-aarch64 cpio
+      -t "${codename}-backports" qemu-system-arm qemu-user qemu-efi-aarch64 cpio
   else
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-system-arm qemu-efi-aarch64 cpio
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-system-arm qemu-user qemu-efi-aarch64 cpio
   fi
 fi
 # Static aarch64 binaries linked by rust-lld: no cross C compiler needed.

@@ -43,7 +43,7 @@ fn cut_at_1000_random_offsets() {
     let reader = Reader::new(&bytes).unwrap();
     let full: Vec<Record<'_>> = reader.records().collect();
     let mut rng = Rng(7);
-    for i in 0..1000 {
+    for i in 0..pmc_testkit::iterations(1000, 1000) {
         let cut = PREAMBLE_LEN as u64 + rng.below(bytes.len() as u64 - PREAMBLE_LEN as u64 + 1);
         let data = &bytes[..cut as usize];
         let expected = ends.iter().take_while(|&&e| e <= cut).count();
@@ -109,7 +109,7 @@ fn flip_random_bytes_in_the_middle() {
     let full: Vec<Record<'_>> = reader.records().collect();
     assert_eq!(full.len(), recs.len());
     let mut rng = Rng(1234);
-    for round in 0..300 {
+    for round in 0..pmc_testkit::iterations(300, 300) {
         let mut data = bytes.clone();
         // 1 to 3 flips close together, in the middle half of the file.
         let len = data.len() as u64;

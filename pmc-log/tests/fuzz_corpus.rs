@@ -42,7 +42,7 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
 
 #[test]
 fn log_reader_harness_fixed_iterations() {
-    let iterations = if cfg!(miri) { 3 } else { 1500 };
+    let iterations = pmc_testkit::iterations(1500, 3);
     let (seed, _) = gen_file(if cfg!(miri) { 10 } else { 60 }, 11, 512);
     harness::log_reader(&seed);
     let mut rng = Rng(2024);
@@ -54,7 +54,7 @@ fn log_reader_harness_fixed_iterations() {
 
 #[test]
 fn hwpmc_harness_fixed_iterations() {
-    let iterations = if cfg!(miri) { 3 } else { 3000 };
+    let iterations = pmc_testkit::iterations(3000, 3);
     let seed = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/pmclog/synthetic-amd64-all-types.pmclog"
@@ -70,7 +70,7 @@ fn hwpmc_harness_fixed_iterations() {
 
 #[test]
 fn hwpmc_stream_harness_fixed_iterations() {
-    let iterations = if cfg!(miri) { 2 } else { 1500 };
+    let iterations = pmc_testkit::iterations(1500, 2);
     let seed = std::fs::read(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/pmclog/synthetic-amd64-all-types.pmclog"

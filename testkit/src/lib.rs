@@ -59,6 +59,33 @@ pub fn record_skip(test: Option<&str>, reason: fmt::Arguments<'_>) {
     }
 }
 
+/// The environment variable that divides the iteration counts of
+/// randomized and fixed-iteration tests (see [`iterations`]).
+pub const DIVISOR_ENV: &str = "PMC_TEST_DIVISOR";
+
+/// How many iterations a randomized or fixed-iteration test runs: `n`
+/// normally; `n / PMC_TEST_DIVISOR` (at least 1) when that variable holds a
+/// number above 1, which the PMU lab sets for its emulated aarch64 runs,
+/// where code runs ~10x slower (it says so in its summary; the host suite
+/// always runs the full counts); `miri` under Miri.
+///
+/// ```
+/// let rounds = pmc_testkit::iterations(1000, 3);
+/// assert!((1..=1000).contains(&rounds));
+/// ```
+pub fn iterations(n: u32, miri: u32) -> u32 {
+    if cfg!(miri) {
+        return miri;
+    }
+    match std::env::var(DIVISOR_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+    {
+        Some(d) if d > 1 => (n / d).max(1),
+        _ => n,
+    }
+}
+
 /// Whether skips are failures in this environment (`PMC_NO_SKIP=1`).
 pub fn skips_forbidden() -> bool {
     std::env::var(NO_SKIP_ENV).is_ok_and(|v| v == "1")

@@ -96,13 +96,13 @@ const EVENTS: &[&str] = &[
 fn event_spec_harness_fixed_iterations() {
     let alphabet = b"abcdefklmpruvxyzACEHLST0123456789:/,=._- ";
     let mut rng = Rng(31);
-    let iterations = if cfg!(miri) { 50 } else { 60_000 };
+    let iterations = pmc_testkit::iterations(60_000, 50);
     for e in EVENTS {
         harness::event_spec(e.as_bytes());
     }
     let mut failures = Vec::new();
     for i in 0..iterations {
-        let seed = EVENTS[i % EVENTS.len()].as_bytes();
+        let seed = EVENTS[i as usize % EVENTS.len()].as_bytes();
         let d = mutate(&mut rng, seed, alphabet);
         if std::panic::catch_unwind(|| harness::event_spec(&d)).is_err() {
             failures.push(String::from_utf8_lossy(&d).into_owned());
@@ -118,7 +118,7 @@ fn event_spec_harness_fixed_iterations() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 8 } else { 4096 }, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: pmc_testkit::iterations(4096, 8), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Event-like strings from a grammar of the pieces the parser knows.
     #[test]
@@ -170,7 +170,7 @@ fn perf_ring_harness_fixed_iterations() {
     let seed = perf_seed();
     harness::perf_ring(&seed);
     let mut rng = Rng(97);
-    let iterations = if cfg!(miri) { 20 } else { 20_000 };
+    let iterations = pmc_testkit::iterations(20_000, 20);
     for _ in 0..iterations {
         let d = mutate(&mut rng, &seed, &[]);
         harness::perf_ring(&d);
@@ -186,7 +186,7 @@ fn elf_object_harness_fixed_iterations() {
         .expect("an ELF object to mutate");
     harness::elf_object(&seed);
     let mut rng = Rng(5);
-    let iterations = if cfg!(miri) { 2 } else { 400 };
+    let iterations = pmc_testkit::iterations(400, 2);
     for _ in 0..iterations {
         let mut d = mutate(&mut rng, &seed, &[]);
         // Mostly damage the headers and tables at the front, where the parser starts.

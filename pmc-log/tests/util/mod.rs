@@ -374,12 +374,14 @@ pub fn arb_record() -> impl Strategy<Value = Record<'static>> {
     ]
 }
 
-/// A proptest configuration: `cases` normally, `miri_cases` under Miri, where there is also no
+/// A proptest configuration: `cases` normally (divided under emulation: see
+/// `pmc_testkit::iterations`), `miri_cases` under Miri, where there is also no
 /// failure persistence (it needs the working directory, which Miri's isolation hides).
 pub fn proptest_config(cases: u32, miri_cases: u32) -> ProptestConfig {
+    let cases = pmc_testkit::iterations(cases, miri_cases);
     if cfg!(miri) {
         ProptestConfig {
-            cases: miri_cases,
+            cases,
             failure_persistence: None,
             ..ProptestConfig::default()
         }
