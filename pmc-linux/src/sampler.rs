@@ -767,6 +767,58 @@ struct HubState {
     procexit: ProcExit,
     /// log-proccsw bookkeeping.
     proccsw: ProcCsw,
+    /// Records drained but not yet written, for time order across rings (see [`Reorder`]).
+    reorder: Reorder,
+}
+
+/// How far behind a drain pass's start a record's time must be before it is written. A
+/// record is stamped before the kernel commits it to its ring; the slack covers that gap.
+const REORDER_SLACK_NS: u64 = 10_000_000;
+
+/// Puts the records of several rings into time order before they reach the log, as perf's
+/// `ordered_events` does for `perf report`.
+///
+/// Rings are drained one after another, so without it a record of one CPU can reach the
+/// log before an older record of another: a sample of a process just exec'd on CPU 1
+/// before its `MMAP2` from CPU 0, which then resolves to no mapping. A pass drains every
+/// ring, then writes, in time order, every record stamped before the pass began (less
+/// [`REORDER_SLACK_NS`]): each of those was in its ring when the pass read it. Later ones
+/// wait for the next pass (or flush_log/close_log, or a record written directly, such as
+/// user data, which follows everything drained before it). Memory stays bounded by what the
+/// rings hold plus that slack's worth of records.
+#[derive(Default)]
+struct Reorder {
+    /// (time, arrival order, record).
+    pending: Vec<(u64, u64, log::Record<'static>)>,
+    seq: u64,
+}
+
+impl Reorder {
+    fn push(&mut self, rec: log::Record<'_>) {
+        self.seq += 1;
+        self.pending.push((rec.time(), self.seq, rec.into_owned()));
+    }
+
+    /// Writes, in time order, the records stamped at or before `upto` (all with `u64::MAX`).
+    fn flush(
+        &mut self,
+        upto: u64,
+        writer: &mut Option<pmc_log::Writer<LogSink>>,
+        error: &mut Option<LogFailure>,
+    ) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.pending.sort_unstable_by_key(|&(t, seq, _)| (t, seq));
+        let n = self.pending.partition_point(|&(t, _, _)| t <= upto);
+        for (_, _, rec) in self.pending.drain(..n) {
+            if let Some(w) = writer.as_mut() {
+                if let Err(e) = w.write(&rec) {
+                    LogFailure::note(error, &e);
+                }
+            }
+        }
+    }
 }
 
 /// log-proccsw: the previous cumulative reading of each counter, so each context switch logs
@@ -958,8 +1010,10 @@ impl LogFailure {
 }
 
 impl HubState {
-    /// Drains every ring (or only `token`'s) into the writer.
+    /// Drains every ring (or only `token`'s) into the writer, in time order (see
+    /// [`Reorder`]).
     fn drain(&mut self, token: Option<u32>) {
+        let pass_start = now();
         let HubState {
             writer,
             rings,
@@ -967,6 +1021,7 @@ impl HubState {
             error,
             procexit,
             proccsw,
+            reorder,
             ..
         } = self;
         for ring in rings.iter_mut() {
@@ -975,16 +1030,16 @@ impl HubState {
             }
             let mut csw = Vec::new();
             let bad = drain_ring(ring, summary, &mut |meta, r| {
-                let Some(w) = writer.as_mut() else { return };
+                if writer.is_none() {
+                    return;
+                }
                 if meta.switch_counts {
                     match r {
                         Record::Sample(s) => {
                             csw.clear();
                             proccsw.counters(s, meta, &mut csw);
                             for c in csw.drain(..) {
-                                if let Err(e) = w.write(&log::Record::Counter(c)) {
-                                    LogFailure::note(error, &e);
-                                }
+                                reorder.push(log::Record::Counter(c));
                             }
                             return;
                         }
@@ -995,58 +1050,51 @@ impl HubState {
                 let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
                     return;
                 };
-                let mut put = |rec: &log::Record<'_>| {
-                    if let Err(e) = w.write(rec) {
-                        LogFailure::note(error, &e);
-                    }
-                };
-                put(&rec);
-                if procexit.pmcs.is_empty() {
-                    return;
-                }
-                match &rec {
-                    log::Record::Sample(s) if procexit.pmcs.contains(&s.pmc_id) => {
-                        let e = procexit.sums.entry((s.pmc_id, s.pid)).or_default();
-                        *e = e.saturating_add(s.period);
-                    }
-                    log::Record::Exit(x) => {
-                        let pmcs: Vec<u32> = procexit.pmcs.iter().copied().collect();
-                        for pmc in pmcs {
-                            let Some(sum) = procexit.sums.remove(&(pmc, x.pid)) else {
-                                continue;
-                            };
-                            put(&log::Record::Counter(log::Counter {
-                                time: x.time,
-                                pmc_id: pmc,
-                                pid: x.pid,
-                                tid: x.tid,
-                                cpu: meta.cpu,
-                                kind: log::CounterKind::ProcessExit,
-                                value: sum,
-                                time_enabled: 0,
-                                time_running: 0,
-                            }));
+                if !procexit.pmcs.is_empty() {
+                    match &rec {
+                        log::Record::Sample(s) if procexit.pmcs.contains(&s.pmc_id) => {
+                            let e = procexit.sums.entry((s.pmc_id, s.pid)).or_default();
+                            *e = e.saturating_add(s.period);
                         }
+                        log::Record::Exit(x) => {
+                            let (time, pid, tid) = (x.time, x.pid, x.tid);
+                            let pmcs: Vec<u32> = procexit.pmcs.iter().copied().collect();
+                            reorder.push(rec);
+                            for pmc in pmcs {
+                                let Some(sum) = procexit.sums.remove(&(pmc, pid)) else {
+                                    continue;
+                                };
+                                reorder.push(log::Record::Counter(log::Counter {
+                                    time,
+                                    pmc_id: pmc,
+                                    pid,
+                                    tid,
+                                    cpu: meta.cpu,
+                                    kind: log::CounterKind::ProcessExit,
+                                    value: sum,
+                                    time_enabled: 0,
+                                    time_running: 0,
+                                }));
+                            }
+                            return;
+                        }
+                        _ => {}
                     }
-                    _ => {}
                 }
+                reorder.push(rec);
             });
-            if bad > 0 {
+            if bad > 0 && writer.is_some() {
                 // Unreadable ring data: say in the log that an unknown number of records
                 // (count 0) went missing here.
-                if let Some(w) = writer.as_mut() {
-                    let lost = log::Record::Lost(log::Lost {
-                        time: now(),
-                        pmc_id: Some(ring.default_pmc),
-                        cpu: ring.cpu,
-                        count: 0,
-                    });
-                    if let Err(e) = w.write(&lost) {
-                        LogFailure::note(error, &e);
-                    }
-                }
+                reorder.push(log::Record::Lost(log::Lost {
+                    time: now(),
+                    pmc_id: Some(ring.default_pmc),
+                    cpu: ring.cpu,
+                    count: 0,
+                }));
             }
         }
+        reorder.flush(pass_start.saturating_sub(REORDER_SLACK_NS), writer, error);
         if token.is_none() {
             proccsw.end_pass();
         }
@@ -1056,7 +1104,29 @@ impl HubState {
         }
     }
 
+    /// Drains every ring and writes every record drained so far, in time order (for
+    /// flush_log and close_log).
+    fn drain_all(&mut self) {
+        self.drain(None);
+        let HubState {
+            writer,
+            error,
+            reorder,
+            summary,
+            ..
+        } = self;
+        reorder.flush(u64::MAX, writer, error);
+        if let Some(w) = writer.as_ref() {
+            summary.log_records = w.records_written();
+            summary.log_dropped = w.records_dropped();
+        }
+    }
+
+    /// Writes `rec` now, after every record drained so far (records written directly, such
+    /// as user data marking a point in the program, follow all that was drained before).
     fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
+        self.reorder
+            .flush(u64::MAX, &mut self.writer, &mut self.error);
         match self.writer.as_mut() {
             Some(w) => w.write(rec).map_err(|e| {
                 LogFailure::note(&mut self.error, &e);
@@ -1135,7 +1205,7 @@ impl Hub {
         let mut st = self.lock()?;
         let mut result = Ok(());
         if st.writer.is_some() {
-            st.drain(None);
+            st.drain_all();
             if let Some(old) = st.writer.take() {
                 if let Err(e) = old.finish() {
                     result = Err(write_error(&e));
@@ -1170,7 +1240,7 @@ impl Hub {
         if st.writer.is_none() {
             return Err(no_log());
         }
-        st.drain(None);
+        st.drain_all();
         st.check_error()?;
         let HubState { writer, error, .. } = &mut *st;
         match writer.as_mut() {
@@ -1197,7 +1267,7 @@ impl Hub {
             let _ = h.join();
         }
         let mut st = self.lock()?;
-        st.drain(None);
+        st.drain_all();
         st.rings.clear();
         st.bookkeeping.clear();
         let pending = st.check_error();
@@ -1603,6 +1673,58 @@ mod tests {
             Some(log::Record::Exit(e)) => assert_eq!((e.pid, e.tid, e.time), (20, 20, 9)),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A shared in-memory sink.
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl std::io::Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn records_of_several_rings_reach_the_log_in_time_order() {
+        let buf = Buf::default();
+        let sink: LogSink = Box::new(buf.clone());
+        let mut writer = Some(pmc_log::Writer::new(sink, &host_header()).unwrap());
+        let mut error = None;
+        let lost = |time: u64, cpu: u32| {
+            log::Record::Lost(log::Lost {
+                time,
+                pmc_id: Some(1),
+                cpu: Some(cpu),
+                count: 1,
+            })
+        };
+        let mut r = Reorder::default();
+        // One pass: CPU 0's ring, then CPU 1's, each in its own order.
+        for (t, cpu) in [(10, 0), (40, 0), (70, 0), (20, 1), (30, 1), (80, 1)] {
+            r.push(lost(t, cpu));
+        }
+        // The pass began at 60: 70 and 80 may still have older company in the rings.
+        r.flush(60, &mut writer, &mut error);
+        assert_eq!(r.pending.len(), 2);
+        // The next pass brings 65 from CPU 1; close flushes everything.
+        r.push(lost(65, 1));
+        r.flush(u64::MAX, &mut writer, &mut error);
+        assert!(r.pending.is_empty() && error.is_none());
+        writer.take().unwrap().finish().unwrap();
+        let bytes = buf.0.lock().unwrap().clone();
+        let reader = pmc_log::Reader::new(&bytes[..]).unwrap();
+        let times: Vec<u64> = reader
+            .records()
+            .filter_map(|r| match r {
+                log::Record::Lost(l) => Some(l.time),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(times, [10, 20, 30, 40, 65, 70, 80]);
     }
 
     #[test]
