@@ -277,6 +277,6 @@ fn help_suffix(help: &Option<String>) -> String {
 impl From<crate::event::ParseError> for Error {
     fn from(e: crate::event::ParseError) -> Error {
         Error::new(ErrorKind::Parse, Op::Allocate, e.to_string())
-            .with_help("`pmcstat -L` lists the events this machine has")
+            .with_help("`Backend::list_events` lists the events this machine has")
     }
 }

@@ -561,7 +561,7 @@ impl fmt::Display for ParseError {
                 write!(f, "unknown event `{part}`")?;
                 match suggestion {
                     Some(s) => write!(f, "; did you mean `{s}`?")?,
-                    None => f.write_str("; `pmcstat -L` lists the events")?,
+                    None => f.write_str("; `Backend::list_events` lists the events")?,
                 }
             }
             ParseErrorKind::BadModifier(c) => {

@@ -105,13 +105,12 @@ fn ex(kind: ErrorKind, message: String, help: Option<&str>) -> Explanation {
 
 const KLDLOAD: &str =
     "load the driver: kldload hwpmc (or add hwpmc_load=\"YES\" to /boot/loader.conf)";
-const LOG_FIRST: &str =
-    "configure a log first (Backend::configure_log; pmcstat -O file), then start the PMC";
+const LOG_FIRST: &str = "configure a log first (`Backend::configure_log`), then start the PMC";
 const STOP_FIRST: &str = "stop the PMC first, then retry";
 const NO_CPU: &str =
     "pick an online CPU (sysctl kern.smp.cpus; pmccontrol -l lists them) or bring it back online";
 const LIST: &str =
-    "list the rows and their state with `pmccontrol -l`, and the events with `pmcstat -L`";
+    "list the rows and their state with `pmccontrol -l`, and the events with `Backend::list_events`";
 
 /// Explains `errno` from `op`.
 pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {

@@ -453,7 +453,7 @@ fn arm(
                 "Arm event {:#x} needs an event number up to 0xff and no x86 qualifiers for hwpmc's ARMV8 class",
                 raw.event
             ),
-            "pick an architected event (0x00-0xff); `pmcstat -L` lists them",
+            "pick an architected event (0x00-0xff); `Backend::list_events` lists them",
         ));
     }
     let m = &spec.modifiers;
@@ -543,7 +543,7 @@ fn table_event(
         ErrorKind::NotSupported,
         spec,
         format!("{what}, but {here}"),
-        "`pmcstat -L` lists this CPU's events; event=0x..,umask=0x.. works on any CPU",
+        "`Backend::list_events` lists this CPU's events; event=0x..,umask=0x.. works on any CPU",
     ))
 }
 
@@ -609,7 +609,7 @@ fn soft(
             ErrorKind::NoSuchEvent,
             spec,
             format!("hwpmc has no software event {name} here"),
-            "list the SOFT events with `pmcstat -L`",
+            "list the SOFT events with `Backend::list_events`",
         ));
     };
     let mut caps = PMC_CAP_READ | PMC_CAP_WRITE;
@@ -865,7 +865,7 @@ pub fn resolve(
                 ErrorKind::NoSuchEvent,
                 spec,
                 format!("`{name}` is not a SOFT, TSC or pmu-events table event on this machine"),
-                "`pmcstat -L` lists the names; event=0x..,umask=0x.. gives a raw encoding",
+                "`Backend::list_events` lists the names; event=0x..,umask=0x.. gives a raw encoding",
             ))
         }
         EventSource::Pmu { pmu, .. } => Err(err(

@@ -451,8 +451,9 @@ impl Counters {
                      each process's exit is the sum of its sample periods",
                 )
                 .with_help(
-                    "use a process-scope sampling PMC (pmcstat -P, with -d for descendants), \
-                     or read a counting PMC when the command ends (pmcstat -p)",
+                    "use a process-scope sampling PMC (`Allocation::sampling`, with \
+                     `Flags::DESCENDANTS` for child processes), or read a counting PMC when \
+                     the command ends",
                 ));
             }
             let resolved = resolve::resolve(&a.event)?;
@@ -944,7 +945,7 @@ impl Counters {
                 "a PMC with log-proccsw needs a log for its counts at context switches \
                  (hwpmc's EDOOFUS)",
             )
-            .with_help("call configure_log first (pmcstat: -O file)"));
+            .with_help("call `Backend::configure_log` first"));
         }
         if self.is_sampling() && !self.local_wanted && !self._shared.hub.has_log() {
             return Err(Error::new(
@@ -953,7 +954,7 @@ impl Counters {
                 "a sampling PMC needs a log to write its samples to (hwpmc's EDOOFUS)",
             )
             .with_help(
-                "call configure_log first (pmcstat: -O file), or read the samples in-process \
+                "call `Backend::configure_log` first, or read the samples in-process \
                  with LinuxPmc::sample_in_process before starting",
             ));
         }

@@ -125,7 +125,7 @@ pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
             Op::Allocate,
             format!("`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
         )
-        .with_help("`pmcstat -L` lists the events this machine has"),
+        .with_help("`Backend::list_events` lists the events this machine has"),
         libc::EOPNOTSUPP if ctx.sample_freq.is_some() => Error::new(
             ErrorKind::NotSupported,
             Op::Allocate,
@@ -186,7 +186,7 @@ pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
             Op::Allocate,
             format!("the kernel rejected the configuration of `{ev}` (type {}, config {:#x}, pid {}, cpu {})", ctx.resolved.type_, ctx.resolved.config, ctx.pid, ctx.cpu),
         )
-        .with_help("`pmcstat -v` prints the perf_event_attr that was opened"),
+        .with_help("`Pmc::native_config` shows the perf_event_attr that was opened"),
         libc::E2BIG => Error::new(
             ErrorKind::NotSupported,
             Op::Allocate,

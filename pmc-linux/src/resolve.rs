@@ -55,7 +55,7 @@ fn no_event(spec: &EventSpec, why: impl Into<String>) -> Error {
         Op::Allocate,
         format!("no such event `{spec}`: {}", why.into()),
     )
-    .with_help("`pmcstat -L` lists the events this machine has")
+    .with_help("`Backend::list_events` lists the events this machine has")
 }
 
 /// The portable events' Linux encodings.
@@ -199,7 +199,9 @@ pub fn resolve_for(
                     tracefs[0].display()
                 ),
             )
-            .with_help("list them: ls /sys/kernel/tracing/events (or `pmcstat -L`)"))
+            .with_help(
+                "list them: ls /sys/kernel/tracing/events (or `Backend::list_events(true)`)",
+            ))
         }
         EventSource::Hwpmc(name) => named(spec, name, pmu_dir, cpu),
         EventSource::HwpmcTerms(terms) => match terms.first() {
@@ -317,7 +319,7 @@ fn named(
             format!("`{bare}` is an event of {}", elsewhere.join(", "))
         };
         return Err(Error::new(ErrorKind::NotSupported, Op::Allocate, format!("`{spec}`: {what}, but {here}"))
-            .with_help("`pmcstat -L` lists this CPU's events; raw encodings work too (rNNNN, cpu/event=..,umask=../)"));
+            .with_help("`Backend::list_events` lists this CPU's events; raw encodings work too (rNNNN, cpu/event=..,umask=../)"));
     }
     hwpmc_name(spec, name)
 }
@@ -342,7 +344,7 @@ fn hwpmc_name(spec: &EventSpec, name: &str) -> Result<Resolved, Error> {
             Op::Allocate,
             format!("`{spec}` is a FreeBSD hwpmc event with no Linux counterpart"),
         )
-        .with_help("use a portable name (cycles, instructions, page-faults, ...) or a perf event; `pmcstat -L` lists them")),
+        .with_help("use a portable name (cycles, instructions, page-faults, ...) or a perf event; `Backend::list_events` lists them")),
     }
 }
 

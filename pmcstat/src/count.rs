@@ -18,6 +18,31 @@ pub enum Failure {
     Output(String),
 }
 
+/// The library's errors name API calls (`Backend::list_events`); pmcstat's
+/// users get the options that do the same (`pmcstat -L`). Applied to every
+/// error pmcstat prints when it stops.
+pub fn cli_terms(text: &str) -> String {
+    const TERMS: &[(&str, &str)] = &[
+        ("`Backend::list_events(true)`", "`pmcstat -L --tracepoints`"),
+        ("`Backend::list_events`", "`pmcstat -L`"),
+        ("call `Backend::configure_log` first", "give a log with -O file"),
+        ("(`Backend::configure_log`)", "(-O file)"),
+        ("`Pmc::native_config`", "`pmcstat -v`"),
+        (
+            "a process-scope sampling PMC (`Allocation::sampling`, with `Flags::DESCENDANTS` for child processes)",
+            "process sampling (-P, with -d for child processes)",
+        ),
+        ("or read a counting PMC when the command ends", "or count with -p"),
+    ];
+    let mut out = text.to_owned();
+    for (api, cli) in TERMS {
+        if out.contains(api) {
+            out = out.replace(api, cli);
+        }
+    }
+    out
+}
+
 impl From<Error> for Failure {
     fn from(e: Error) -> Failure {
         Failure::Setup(e)

@@ -47,12 +47,12 @@ fn main() -> ExitCode {
     match result {
         Ok(status) => ExitCode::from(status),
         Err(count::Failure::Usage(msg)) => {
-            diag!("pmcstat: {msg}");
+            diag!("pmcstat: {}", count::cli_terms(&msg));
             diag!("Try 'pmcstat --help' for more information.");
             ExitCode::from(2)
         }
         Err(count::Failure::Setup(e)) => {
-            diag!("pmcstat: {e}");
+            diag!("pmcstat: {}", count::cli_terms(&e.to_string()));
             ExitCode::from(1)
         }
         Err(count::Failure::Output(msg)) => {

@@ -294,6 +294,15 @@ fn misspelt_event_is_an_error_naming_its_position() {
     assert!(err.contains("page-fualts"), "{err}");
     assert!(err.contains("at position 0"), "{err}");
     assert!(err.contains("page-faults"), "no suggestion: {err}");
+    // No near name: the library's help names `Backend::list_events`; pmcstat's
+    // user gets its option instead.
+    let out = run(&p, &["-p", "zzqqxxyy", "--", "true"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("`pmcstat -L`") && !err.contains("Backend::"),
+        "{err}"
+    );
 
     // A bad modifier: the position points at it, with a caret under it.
     let out = run(&p, &["-p", "page-faults:q", "--", "true"]);

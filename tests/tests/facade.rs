@@ -71,3 +71,38 @@ fn native_is_the_linux_backend_and_counts() {
         "{e}"
     );
 }
+
+/// Library errors say what to do next in API terms, never in pmcstat's flags
+/// (pmcstat translates them for its users: tests/tests/cli.rs).
+#[test]
+fn library_errors_name_api_calls_not_cli_flags() {
+    use pmc::Backend;
+    let e = pmc::Error::from("cycles:q".parse::<pmc::EventSpec>().unwrap_err());
+    let help = e.help().unwrap_or("");
+    assert!(help.contains("`Backend::list_events`"), "{help}");
+    let Ok(b) = pmc::Native::open() else {
+        pmc_testkit::skip!("no native backend here");
+        return;
+    };
+    let mut unknown = 0;
+    for event in [
+        "no-such-event-anywhere",
+        "cpu/no-such-term=1/",
+        "nosuchsys:nosuchtp",
+    ] {
+        let Ok(spec) = event.parse::<pmc::EventSpec>() else {
+            continue;
+        };
+        let e = match b.allocate(&pmc::Allocation::counting(spec)) {
+            Ok(_) => panic!("{event} was allocated"),
+            Err(e) => e,
+        };
+        let text = e.to_string();
+        assert!(!text.contains("pmcstat -"), "{event}: {text}");
+        if e.kind() == pmc::ErrorKind::NoSuchEvent {
+            assert!(text.contains("Backend::list_events"), "{event}: {text}");
+            unknown += 1;
+        }
+    }
+    assert!(unknown >= 1, "no unknown-event error was seen");
+}
