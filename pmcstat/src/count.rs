@@ -345,6 +345,7 @@ fn run_once(
     // The counting window starts before the first start, so per-CPU clock
     // counts never exceed the elapsed time reported.
     let started = Instant::now();
+    let children_before = child.as_ref().and_then(|_| children_cpu());
     if let Some(p) = probe.as_mut() {
         p.start();
     }
@@ -378,6 +379,11 @@ fn run_once(
         |_| Ok(std::ops::ControlFlow::Continue(())),
     )?;
     let elapsed = started.elapsed();
+    // The command has been waited for: its CPU time is in RUSAGE_CHILDREN now.
+    let user_sys = children_before.and_then(|(u0, s0)| {
+        let (u1, s1) = children_cpu()?;
+        Some((u1.saturating_sub(u0), s1.saturating_sub(s0)))
+    });
     for s in &mut slots {
         if let Some(p) = s.pmc.as_mut() {
             p.stop()?;
@@ -410,8 +416,21 @@ fn run_once(
             .then_some(!alone),
         uncounted_children_ns,
         user_only,
+        user_sys,
     };
     Ok(report)
+}
+
+/// User and system CPU time of this process's waited-for children so far
+/// (`getrusage(RUSAGE_CHILDREN)`, which includes the descendants they waited
+/// for, as `perf stat`'s wait4 rusage does).
+fn children_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let r = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
+    let d = |t: nix::sys::time::TimeVal| {
+        std::time::Duration::new(t.tv_sec().max(0) as u64, (t.tv_usec().max(0) as u32) * 1000)
+    };
+    Some((d(r.user_time()), d(r.system_time())))
 }
 
 /// One `-w` interval's rows: the counts since the previous interval (or,

@@ -31,6 +31,10 @@ pub struct Report {
     pub uncounted_children_ns: Option<u64>,
     /// Some events were narrowed to user mode (`:u`) by the system's policy.
     pub user_only: bool,
+    /// CPU time of the launched command and the descendants it waited for,
+    /// in user and in kernel mode, from `getrusage(RUSAGE_CHILDREN)` (what
+    /// `perf stat` prints as `seconds user` / `seconds sys`).
+    pub user_sys: Option<(Duration, Duration)>,
 }
 
 impl Report {
@@ -170,6 +174,9 @@ pub fn create_file(path: &Path) -> std::io::Result<std::fs::File> {
 
 #[derive(Serialize)]
 struct JsonCounter<'a> {
+    /// Always "counter".
+    #[serde(rename = "type")]
+    kind: &'static str,
     event: &'a str,
     scope: &'static str,
     cpu: Option<u32>,
@@ -183,6 +190,9 @@ struct JsonCounter<'a> {
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
+    /// Always "total": the whole run.
+    #[serde(rename = "type")]
+    kind: &'static str,
     command: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<u32>,
@@ -193,12 +203,19 @@ struct JsonReport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     uncounted_children_ns: Option<u64>,
     counters: Vec<JsonCounter<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_ns: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sys_ns: Option<u64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     notes: Vec<String>,
 }
 
 #[derive(Serialize)]
 struct JsonInterval<'a> {
+    /// Always "interval": one `-w`/`-I` interval.
+    #[serde(rename = "type")]
+    kind: &'static str,
     interval_ns: u64,
     counters: Vec<JsonCounter<'a>>,
 }
@@ -214,6 +231,7 @@ fn status_str(r: &Reading) -> &'static str {
 fn json_counter(c: &Counter) -> JsonCounter<'_> {
     let supported = c.reading.status() != Status::NotSupported;
     JsonCounter {
+        kind: "counter",
         event: &c.event,
         scope: if c.scope.is_system() {
             "system"
@@ -322,6 +340,7 @@ impl Sink {
         let t = at.as_secs_f64();
         if args.json {
             let j = JsonInterval {
+                kind: "interval",
                 interval_ns: at.as_nanos() as u64,
                 counters: counters.iter().map(json_counter).collect(),
             };
@@ -344,6 +363,7 @@ impl Sink {
     pub fn report(&mut self, r: &Report, args: &Args) {
         if args.json {
             let j = JsonReport {
+                kind: "total",
                 command: &r.command,
                 pid: r.pid,
                 exit_status: r.exit_status,
@@ -351,6 +371,8 @@ impl Sink {
                 descendants: r.descendants,
                 uncounted_children_ns: r.uncounted_children_ns,
                 counters: r.counters.iter().map(json_counter).collect(),
+                user_ns: r.user_sys.map(|(u, _)| u.as_nanos() as u64),
+                sys_ns: r.user_sys.map(|(_, s)| s.as_nanos() as u64),
                 notes: r.notes(),
             };
             if let Ok(s) = serde_json::to_string(&j) {
@@ -386,6 +408,7 @@ impl Sink {
                 .zip(&stats)
                 .map(|(c, st)| {
                     serde_json::json!({
+                        "type": "counter",
                         "event": c.event,
                         "scope": if c.scope.is_system() { "system" } else { "process" },
                         "cpu": c.cpu,
@@ -399,6 +422,7 @@ impl Sink {
                 })
                 .collect();
             let j = serde_json::json!({
+                "type": "repeat",
                 "command": first.command,
                 "runs": n,
                 "exit_status": runs.last().and_then(|r| r.exit_status),
@@ -528,6 +552,10 @@ impl Sink {
             }
         }
         let _ = writeln!(o, "\n {:>16.9} seconds time elapsed", secs);
+        if let Some((user, sys)) = r.user_sys {
+            let _ = writeln!(o, "\n {:>16.9} seconds user", user.as_secs_f64());
+            let _ = writeln!(o, " {:>16.9} seconds sys", sys.as_secs_f64());
+        }
         if let Some(code) = r.exit_status.filter(|c| *c != 0) {
             let _ = writeln!(o, " (the command exited with status {code})");
         }
@@ -714,6 +742,7 @@ mod tests {
             elapsed: Duration::from_millis(2),
             descendants: Some(true),
             uncounted_children_ns: None,
+            user_sys: None,
             user_only: false,
             counters: vec![
                 c("task-clock", Reading::new(1_000_000, 1, 1)),

@@ -142,7 +142,11 @@ fn json_has_the_documented_fields_and_agrees_with_perf() {
         .map(|v| v.as_str().expect("command strings"))
         .collect();
     assert_eq!(cmd, [WORKLOAD, "touch-pages", "4096"]);
+    assert_eq!(j["type"], "total", "{j}");
     assert_eq!(j["exit_status"], 0, "{j}");
+    for f in ["user_ns", "sys_ns"] {
+        assert!(j[f].is_u64(), "no `{f}`: {j}");
+    }
     let elapsed = j["elapsed_ns"].as_u64().expect("elapsed_ns");
     assert!(elapsed > 0 && elapsed < 60_000_000_000, "{j}");
 
@@ -162,6 +166,7 @@ fn json_has_the_documented_fields_and_agrees_with_perf() {
         ] {
             assert!(c.get(field).is_some(), "counter lacks `{field}`: {c}");
         }
+        assert_eq!(c["type"], "counter", "{c}");
         assert_eq!(c["scope"], "process", "{c}");
         assert!(c["cpu"].is_null(), "{c}");
     }
@@ -656,5 +661,50 @@ fn read_damage_report_is_readable() {
     assert!(
         err.contains("records in") && err.contains("not closed cleanly"),
         "{err}"
+    );
+}
+
+/// `seconds user` / `seconds sys` lines, as perf stat prints them for a
+/// launched command, agreeing with perf stat's on a CPU-bound shell loop.
+#[test]
+fn user_and_sys_time_lines_agree_with_perf_stat() {
+    let name = "user_and_sys_time_lines_agree_with_perf_stat";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    // ~0.2 s of user time in the shell, with a child process per round (sys).
+    let script = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; /bin/true";
+    let secs = |text: &str, what: &str| -> f64 {
+        text.lines()
+            .find(|l| l.trim_end().ends_with(&format!("seconds {what}")))
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no `seconds {what}` line:\n{text}"))
+    };
+    let out = run(&p, &["-p", "task-clock", "--", "sh", "-c", script]);
+    let ours = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{ours}");
+    let (user, sys) = (secs(&ours, "user"), secs(&ours, "sys"));
+    let elapsed = secs(&ours, "time elapsed");
+    assert!(user > 0.02, "{ours}");
+    assert!(
+        user + sys <= elapsed * 2.0 + 0.02,
+        "more CPU than 2 CPUs give: {ours}"
+    );
+    if let Err(reason) = perf_available() {
+        skip!(name, "perf oracle part: {reason}");
+        return;
+    }
+    let perf = Command::new("perf")
+        .args(["stat", "-e", "task-clock", "--", "sh", "-c", script])
+        .output()
+        .expect("perf stat runs");
+    let theirs = String::from_utf8_lossy(&perf.stderr).into_owned();
+    let perf_user = secs(&theirs, "user");
+    // The same loop twice: CPU time agrees within noise (tick accounting).
+    let ratio = user / perf_user.max(1e-3);
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "pmcstat {user} s user vs perf stat {perf_user} s:\n{ours}\n{theirs}"
     );
 }
