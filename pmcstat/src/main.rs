@@ -20,6 +20,11 @@ fn main() -> ExitCode {
     let args = match cli::Args::parse_from_env() {
         Ok(a) => a,
         Err(e) => {
+            if let Some(msg) = cli::unknown_option_message(&e) {
+                diag!("pmcstat: {msg}");
+                diag!("Try 'pmcstat --help' for more information.");
+                return ExitCode::from(2);
+            }
             // clap prints help/version to stdout with success, errors with 2.
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();

@@ -279,6 +279,26 @@ fn usage_errors_exit_2() {
         assert!(!stderr(&out).trim().is_empty(), "no message for {args:?}");
         assert!(!stderr(&out).contains("panicked"), "panic for {args:?}");
     }
+    // pmcstat(8)'s options that are not here: exit 2 before running the
+    // command, saying which option it is and what to use instead, without
+    // clap's tip to pass it as `-- -E` (which would run it as the command).
+    for (opt, says) in [
+        ("-E", "LOG_PROCEXIT"),
+        ("-W", "LOG_PROCCSW"),
+        ("-U", "-N toggles"),
+        ("-k", "/proc/kallsyms"),
+        ("-X", "unknown option '-X'"),
+        ("--frobnicate", "unknown option '--frobnicate'"),
+    ] {
+        let out = run(&p, &[opt, "--", "false"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "pmcstat {opt}: {err}");
+        assert!(err.contains(says), "pmcstat {opt}: {err}");
+        assert!(!err.contains("tip:") && !err.contains("'-- "), "pmcstat {opt}: {err}");
+        if opt != "-X" && !opt.starts_with("--") {
+            assert!(err.contains("pmcstat(8)"), "pmcstat {opt}: {err}");
+        }
+    }
 }
 
 #[test]
