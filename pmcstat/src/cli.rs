@@ -309,6 +309,48 @@ fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, Str
     }
 }
 
+/// pmcstat(8)'s options that this pmcstat does not have, each with what it
+/// does there and what to use here instead.
+const PMCSTAT8_MISSING: &[(&str, &str)] = &[
+    ("-E", "pmcstat(8)'s per-process counts at exit (LOG_PROCEXIT) are not in this pmcstat yet; the library has them (Flags::LOG_PROCEXIT on a sampling PMC), and -R --dump shows the log's exit counters"),
+    ("-W", "pmcstat(8)'s counts at every context switch (LOG_PROCCSW) are not in this pmcstat yet; the library has them (Flags::LOG_PROCCSW)"),
+    ("-q", "pmcstat(8)'s quiet mode is not in this pmcstat; it prints notes only when something was not counted, and -o FILE sends the counts elsewhere"),
+    ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
+    ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
+    ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
+    ("-A", "pmcstat(8)'s addresses-only output is not in this pmcstat; --dump prints the log's raw addresses"),
+    ("-I", "pmcstat(8)'s symbol offsets are not in this pmcstat; -a FILE resolves every callchain node to symbol and file:line"),
+    ("-i", "pmcstat(8)'s thread filter is not in this pmcstat yet"),
+    ("-k", "pmcstat(8)'s kernel directory is not in this pmcstat yet: kernel addresses are symbolized from /proc/kallsyms at record time"),
+    ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
+    ("-u", "pmcstat(8)'s event description is not in this pmcstat; -L lists the events with their descriptions"),
+];
+
+/// For an unknown option, pmcstat's own message instead of clap's (whose tip,
+/// "to pass '-T' as a value, use '-- -T'", would run the option as the
+/// command): which pmcstat(8) option it is and what to use instead.
+pub fn unknown_option_message(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let arg = match e.get(ContextKind::InvalidArg)? {
+        ContextValue::String(s) => s.clone(),
+        _ => return None,
+    };
+    // `-Ex` is clap's `-E` with `x` attached (or a cluster): judge the letter.
+    let letter: String = arg.chars().take(2).collect();
+    let known = if arg.starts_with("--") {
+        None
+    } else {
+        PMCSTAT8_MISSING.iter().find(|(o, _)| *o == letter)
+    };
+    Some(match known {
+        Some((o, what)) => format!("{o}: {what}"),
+        None => format!("unknown option '{arg}'"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -356,46 +398,4 @@ mod tests {
             assert!(e.use_stderr(), "{}", args.join(" "));
         }
     }
-}
-
-/// pmcstat(8)'s options that this pmcstat does not have, each with what it
-/// does there and what to use here instead.
-const PMCSTAT8_MISSING: &[(&str, &str)] = &[
-    ("-E", "pmcstat(8)'s per-process counts at exit (LOG_PROCEXIT) are not in this pmcstat yet; the library has them (Flags::LOG_PROCEXIT on a sampling PMC), and -R --dump shows the log's exit counters"),
-    ("-W", "pmcstat(8)'s counts at every context switch (LOG_PROCCSW) are not in this pmcstat yet; the library has them (Flags::LOG_PROCCSW)"),
-    ("-q", "pmcstat(8)'s quiet mode is not in this pmcstat; it prints notes only when something was not counted, and -o FILE sends the counts elsewhere"),
-    ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
-    ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
-    ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
-    ("-A", "pmcstat(8)'s addresses-only output is not in this pmcstat; --dump prints the log's raw addresses"),
-    ("-I", "pmcstat(8)'s symbol offsets are not in this pmcstat; -a FILE resolves every callchain node to symbol and file:line"),
-    ("-i", "pmcstat(8)'s thread filter is not in this pmcstat yet"),
-    ("-k", "pmcstat(8)'s kernel directory is not in this pmcstat yet: kernel addresses are symbolized from /proc/kallsyms at record time"),
-    ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
-    ("-u", "pmcstat(8)'s event description is not in this pmcstat; -L lists the events with their descriptions"),
-];
-
-/// For an unknown option, pmcstat's own message instead of clap's (whose tip,
-/// "to pass '-T' as a value, use '-- -T'", would run the option as the
-/// command): which pmcstat(8) option it is and what to use instead.
-pub fn unknown_option_message(e: &clap::Error) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
-    let arg = match e.get(ContextKind::InvalidArg)? {
-        ContextValue::String(s) => s.clone(),
-        _ => return None,
-    };
-    // `-Ex` is clap's `-E` with `x` attached (or a cluster): judge the letter.
-    let letter: String = arg.chars().take(2).collect();
-    let known = if arg.starts_with("--") {
-        None
-    } else {
-        PMCSTAT8_MISSING.iter().find(|(o, _)| *o == letter)
-    };
-    Some(match known {
-        Some((o, what)) => format!("{o}: {what}"),
-        None => format!("unknown option '{arg}'"),
-    })
 }

@@ -294,7 +294,10 @@ fn usage_errors_exit_2() {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "pmcstat {opt}: {err}");
         assert!(err.contains(says), "pmcstat {opt}: {err}");
-        assert!(!err.contains("tip:") && !err.contains("'-- "), "pmcstat {opt}: {err}");
+        assert!(
+            !err.contains("tip:") && !err.contains("'-- "),
+            "pmcstat {opt}: {err}"
+        );
         if opt != "-X" && !opt.starts_with("--") {
             assert!(err.contains("pmcstat(8)"), "pmcstat {opt}: {err}");
         }
