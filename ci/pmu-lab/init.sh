@@ -20,6 +20,8 @@ mkdir -p /etc
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > /etc/passwd
 printf 'root:x:0:\nnogroup:x:65534:\n' > /etc/group
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin HOME=/root TMPDIR=/tmp RUST_BACKTRACE=1
+# Loopback, for the test that sends a log over TCP (pmcstat -O host:port).
+ifconfig lo 127.0.0.1 up 2>/dev/null
 boot=$(sed -n 's/.*pmulab\.boot=\([a-z0-9_-]*\).*/\1/p' /proc/cmdline)
 echo "PMULAB_BOOT $boot nproc=$(nproc) kernel=$(uname -r)"
 dmesg | grep -iE 'hw perfevents|pmu' | sed 's/^/PMULAB_DMESG /'

@@ -155,6 +155,20 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     // Declared after the backend, so dropped (the file removed) before it on a failed start.
     let mut created_log = RemoveUnlessStarted(None);
     match &args.log {
+        Some(path) if path.as_os_str() == "-" => {
+            // pmcstat(8): "-" is the standard output.
+            backend
+                .configure_log(Box::new(std::io::BufWriter::new(std::io::stdout())))
+                .map_err(log_err)?;
+        }
+        Some(path) if remote_log(path).is_some() => {
+            let addr = remote_log(path).unwrap_or_default();
+            let stream = std::net::TcpStream::connect(addr.as_str())
+                .map_err(|e| io_failure(&format!("connect to {addr} for the log"), &e))?;
+            backend
+                .configure_log(Box::new(std::io::BufWriter::new(stream)))
+                .map_err(log_err)?;
+        }
         Some(path) => {
             let f = crate::output::create_file(path)
                 .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
@@ -569,6 +583,23 @@ fn print_top(
         },
     )
     .write_text(&mut &mut *out)
+}
+
+/// `-O host:port`: pmcstat(8)'s rule (pmcstat_log.c, pmcstat_open_log): a
+/// path for writing that does not start with '/' or '.' and contains a ':'
+/// is a host and a port, split at the last ':', and the log goes to a TCP
+/// connection there. Anything else is a file (`./a:b` for a file with a colon).
+fn remote_log(path: &std::path::Path) -> Option<String> {
+    let s = path.to_str()?;
+    if s.starts_with('/') || s.starts_with('.') {
+        return None;
+    }
+    let (host, port) = s.rsplit_once(':')?;
+    if host.is_empty() {
+        return None;
+    }
+    // An IPv6 literal as [::1]:port, or a host name / IPv4 address.
+    Some(format!("{host}:{port}"))
 }
 
 #[cfg(test)]

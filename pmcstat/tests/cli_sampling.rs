@@ -295,3 +295,62 @@ fn perf_frequency_habit_points_to_freq() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--freq HZ") && err.contains("-R"), "{err}");
 }
+
+/// `-O host:port` sends the log over TCP, as pmcstat(8) does
+/// (pmcstat_log.c, pmcstat_open_log): a listener here receives a complete,
+/// readable log of the run; and no file named `host:port` is created.
+#[test]
+fn log_to_host_and_port_goes_over_tcp() {
+    if !can_sample() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let receiver = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut bytes = Vec::new();
+        conn.read_to_end(&mut bytes).unwrap();
+        bytes
+    });
+    let dest = format!("127.0.0.1:{}", addr.port());
+    let dir = std::env::temp_dir().join(format!("pmcstat-tcp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
+        .args([
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "1000",
+            "-O",
+            &dest,
+            "--",
+            "sh",
+            "-c",
+            LOOP,
+        ])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    // Checked before waiting for the listener, which nothing may have reached.
+    let created: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        created.is_empty(),
+        "a file was created for {dest}: {created:?}"
+    );
+    let bytes = receiver.join().unwrap();
+    let reader = pmc_log::Reader::new(&bytes[..]).expect("a pmc-log arrived over TCP");
+    let mut it = reader.records();
+    let samples = it
+        .by_ref()
+        .filter(|r| matches!(r, Record::Sample(_)))
+        .count();
+    assert!(samples > 0, "{err}");
+    assert!(
+        it.report().is_clean(),
+        "the log was not closed cleanly: {err}"
+    );
+}
