@@ -250,6 +250,33 @@ fn json_counter(c: &Counter) -> JsonCounter<'_> {
     }
 }
 
+/// A row's error as a short reason for its line and the whole explanation,
+/// printed once for all the rows that share it: "`cycles` is not supported:
+/// this machine exposes no hardware PMU (no /sys/...)" gives the first
+/// clause, "this machine exposes no hardware PMU", and everything after the
+/// event's name.
+fn split_reason<'a>(event: &str, msg: &'a str) -> (&'a str, &'a str) {
+    let quoted = format!("`{event}`");
+    let full = msg
+        .strip_prefix(quoted.as_str())
+        .map(|rest| {
+            rest.trim_start_matches(" is not supported")
+                .trim_start_matches(':')
+                .trim_start()
+        })
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(msg);
+    let short = full
+        .split([';', '\n'])
+        .next()
+        .unwrap_or(full)
+        .split(" (")
+        .next()
+        .unwrap_or(full)
+        .trim();
+    (short, full)
+}
+
 fn is_task_clock(event: &str) -> bool {
     event
         .parse::<pmc::EventSpec>()
@@ -511,6 +538,9 @@ impl Sink {
             .map(|ns| ns as f64 / 1e6);
         let secs = r.elapsed.as_secs_f64();
         let derived = derived_metrics(&r.counters);
+        // Each distinct explanation of the rows not counted, with its rows:
+        // printed once under the table (perf's rows say only `<not supported>`).
+        let mut explained: Vec<(&str, Vec<&str>)> = Vec::new();
         for (c, metrics) in r.counters.iter().zip(&derived) {
             let mut line = text_value(c);
             if c.reading.status() == Status::Ok {
@@ -542,7 +572,14 @@ impl Sink {
                     }
                 }
             } else if let Some(e) = &c.error {
-                line = format!("{line:<52} # {e}");
+                let (short, full) = split_reason(&c.event, e);
+                line = format!("{line:<52} # {short}");
+                if short != full {
+                    match explained.iter_mut().find(|(f, _)| *f == full) {
+                        Some((_, events)) => events.push(&c.event),
+                        None => explained.push((full, vec![&c.event])),
+                    }
+                }
             }
             let _ = writeln!(o, "{}", line.trim_end());
             // Further metrics of the same event on their own lines, as perf
@@ -550,6 +587,9 @@ impl Sink {
             for m in metrics.iter().skip(1) {
                 let _ = writeln!(o, "{:<52} {m}", "");
             }
+        }
+        for (full, events) in &explained {
+            let _ = writeln!(o, "\n {}: {full}", events.join(", "));
         }
         let _ = writeln!(o, "\n {:>16.9} seconds time elapsed", secs);
         if let Some((user, sys)) = r.user_sys {

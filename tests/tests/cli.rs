@@ -392,6 +392,19 @@ fn default_event_set_shows_cycles_not_supported_without_pmu() {
             "{ev}: {line}"
         );
         assert!(line.contains("no hardware PMU"), "{ev}: no reason: {line}");
+        // One short reason per row; the whole explanation once, below.
+        assert!(
+            !line.contains("/sys/bus"),
+            "{ev}: the long reason on its row: {line}"
+        );
+    }
+    let explanations: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("/sys/bus/event_source/devices"))
+        .collect();
+    assert_eq!(explanations.len(), 1, "the explanation once:\n{text}");
+    for ev in hw {
+        assert!(explanations[0].contains(ev), "{ev} not named:\n{text}");
     }
 }
 
