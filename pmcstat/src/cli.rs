@@ -168,6 +168,12 @@ pub struct Args {
     #[arg(short = 'w', value_name = "SECS", value_parser = parse_interval)]
     pub interval: Option<f64>,
 
+    /// perf's `-I MS`: print the counts every MS milliseconds (at least 10),
+    /// under perf's `# time counts unit events` header. With -R this is
+    /// pmcstat(8)'s -I (symbol offsets), which this pmcstat does not have.
+    #[arg(short = 'I', value_name = "MS", conflicts_with = "interval", value_parser = parse_interval_ms)]
+    pub interval_ms: Option<f64>,
+
     /// With -w: toggle between incremental (default) and cumulative counts.
     #[arg(short = 'C')]
     pub cumulative: bool,
@@ -197,6 +203,11 @@ pub struct Args {
     /// Show system-scope counters per CPU instead of summed.
     #[arg(long = "per-cpu")]
     pub per_cpu: bool,
+
+    /// perf's `-A` (`--no-aggr`): the same as --per-cpu. With -R this is
+    /// pmcstat(8)'s -A (addresses only), which this pmcstat does not have.
+    #[arg(short = 'A')]
+    pub no_aggr: bool,
 
     /// Run the command N times and print the mean and its relative
     /// standard error (`+- x.xx%`), as `perf stat -r` (1 to 100000).
@@ -229,7 +240,33 @@ impl Args {
 
     /// Checks clap cannot express: `-F` without `-R` is most likely perf's
     /// `-F HZ` habit, so say where the frequency went.
-    fn checked(self) -> Result<Args, clap::Error> {
+    fn checked(mut self) -> Result<Args, clap::Error> {
+        // perf's -I and -A where pmcstat(8) has them only for -R (its -I and
+        // -A print symbol offsets and bare addresses): outside -R they are
+        // perf's, with -R they are pmcstat(8)'s, which are not here.
+        if self.read_log.is_some() && (self.interval_ms.is_some() || self.no_aggr) {
+            let (o, what) = if self.no_aggr {
+                (
+                    "-A",
+                    "addresses only; --dump prints the log's raw addresses",
+                )
+            } else {
+                (
+                    "-I",
+                    "symbol offsets; -a FILE resolves every callchain node to symbol and file:line",
+                )
+            };
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
+            ));
+        }
+        if let Some(ms) = self.interval_ms {
+            self.interval = Some(ms / 1000.0);
+        }
+        if self.no_aggr {
+            self.per_cpu = true;
+        }
         if self.calltree.is_some() && self.read_log.is_none() {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::MissingRequiredArgument,
@@ -296,6 +333,17 @@ fn parse_interval(s: &str) -> Result<f64, String> {
     parse_secs(s, MIN_INTERVAL_SECS, false)
 }
 
+/// `-I MS`: 10 ms to a year, in milliseconds.
+fn parse_interval_ms(s: &str) -> Result<f64, String> {
+    let ms: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of milliseconds"))?;
+    parse_interval(&(ms / 1000.0).to_string())
+        .map(|secs| secs * 1000.0)
+        .map_err(|e| format!("{e} (-I takes milliseconds: {s} ms)"))
+}
+
 /// `-l SECS`: more than 0, at most a year.
 fn parse_duration(s: &str) -> Result<f64, String> {
     parse_secs(s, 0.0, true)
@@ -318,8 +366,6 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
-    ("-A", "pmcstat(8)'s addresses-only output is not in this pmcstat; --dump prints the log's raw addresses"),
-    ("-I", "pmcstat(8)'s symbol offsets are not in this pmcstat; -a FILE resolves every callchain node to symbol and file:line"),
     ("-i", "pmcstat(8)'s thread filter is not in this pmcstat yet"),
     ("-k", "pmcstat(8)'s kernel directory is not in this pmcstat yet: kernel addresses are symbolized from /proc/kallsyms at record time"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),

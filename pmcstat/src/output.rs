@@ -65,6 +65,8 @@ pub struct Sink {
     out: Checked<Box<dyn Write>>,
     /// What the output is, for messages: `standard error` or the file's path.
     name: String,
+    /// perf's `-I` header (`#           time ...`) has been printed.
+    interval_header: bool,
 }
 
 /// Writes a diagnostic line to standard error, ignoring errors: a closed or full standard
@@ -326,6 +328,7 @@ impl Sink {
             None => (Box::new(std::io::stderr()), "standard error".into()),
         };
         Ok(Sink {
+            interval_header: false,
             out: Checked::new(out),
             name,
         })
@@ -379,6 +382,11 @@ impl Sink {
                 let _ = writeln!(self.out, "{t:.9}{sep}{}", csv_fields(c, sep));
             }
         } else {
+            if args.interval_ms.is_some() && !self.interval_header {
+                // perf stat -I's header (builtin-stat.c, print_interval).
+                let _ = writeln!(self.out, "#           time             counts unit events");
+                self.interval_header = true;
+            }
             for c in counters {
                 let _ = writeln!(self.out, "{t:>16.9} {}", text_value(c));
             }
@@ -797,6 +805,7 @@ mod tests {
         };
         let buf = Buf::default();
         let mut sink = Sink {
+            interval_header: false,
             out: Checked::new(Box::new(buf.clone())),
             name: "test".into(),
         };

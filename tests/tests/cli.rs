@@ -744,3 +744,65 @@ fn user_and_sys_time_lines_agree_with_perf_stat() {
         "pmcstat {user} s user vs perf stat {perf_user} s:\n{ours}\n{theirs}"
     );
 }
+
+/// perf's `-I MS` and `-A` outside `-R`: the interval header is perf stat
+/// -I's, byte for byte, and the rows are timed; `-A` gives per-CPU rows;
+/// with `-R` both letters are pmcstat(8)'s and refused with a message.
+#[test]
+fn perf_interval_and_no_aggregation_letters() {
+    let name = "perf_interval_and_no_aggregation_letters";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let out = run(
+        &p,
+        &["-I", "100", "-p", "task-clock", "--", "sleep", "0.35"],
+    );
+    let ours = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{ours}");
+    let header = "#           time             counts unit events";
+    assert_eq!(ours.lines().filter(|l| *l == header).count(), 1, "{ours}");
+    let rows: Vec<f64> = ours
+        .lines()
+        .filter(|l| l.contains("task-clock") && !l.contains("Performance"))
+        .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+        .collect();
+    assert!(rows.len() >= 3, "timed rows: {rows:?}\n{ours}");
+    assert!(rows.windows(2).all(|w| w[0] < w[1]), "{rows:?}");
+    let out = run(&p, &["-A", "-s", "cpu-clock", "-l", "0.05"]);
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("(CPU 0)"), "-A is per CPU: {text}");
+    for letter in ["-A", "-I"] {
+        let mut args = vec!["-R", "/dev/null", letter];
+        if letter == "-I" {
+            args.push("100");
+        }
+        let out = run(&p, &args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("pmcstat(8)"), "{err}");
+    }
+    if let Err(reason) = perf_available() {
+        skip!(name, "perf oracle part: {reason}");
+        return;
+    }
+    let perf = Command::new("perf")
+        .args([
+            "stat",
+            "-I",
+            "100",
+            "-e",
+            "task-clock",
+            "--",
+            "sleep",
+            "0.25",
+        ])
+        .output()
+        .expect("perf stat runs");
+    let theirs = String::from_utf8_lossy(&perf.stderr);
+    assert!(
+        theirs.lines().any(|l| l == header),
+        "perf's header differs:\n{theirs}"
+    );
+}
