@@ -191,8 +191,10 @@ pub struct Args {
     #[arg(short = 'v')]
     pub verbose: bool,
 
-    /// Print CSV with this field separator: value, unit, event, scope, cpu,
-    /// time_enabled, time_running, running percent, status.
+    /// Print CSV with this field separator, in perf stat -x's column order:
+    /// [time,] [CPUn,] value, unit, event, run time (ns), running percent,
+    /// metric value, metric unit; then scope, time enabled (ns), status.
+    /// With -w/-I every row has the time column and no total rows follow.
     #[arg(short = 'x', value_name = "SEP")]
     pub csv: Option<String>,
 

@@ -378,8 +378,8 @@ impl Sink {
                 let _ = writeln!(self.out, "{s}");
             }
         } else if let Some(sep) = &args.csv {
-            for c in counters {
-                let _ = writeln!(self.out, "{t:.9}{sep}{}", csv_fields(c, sep));
+            for row in csv_rows(counters, sep, None, Some(t)) {
+                let _ = writeln!(self.out, "{row}");
             }
         } else {
             if args.interval_ms.is_some() && !self.interval_header {
@@ -414,8 +414,13 @@ impl Sink {
                 let _ = writeln!(self.out, "{s}");
             }
         } else if let Some(sep) = &args.csv {
-            for c in &r.counters {
-                let _ = writeln!(self.out, "{}", csv_fields(c, sep));
+            // With intervals every row has a time column and the intervals add up to
+            // the total, so, as perf stat -I -x, no untimed total rows follow.
+            if args.interval.is_none() {
+                let secs = Some(r.elapsed.as_secs_f64());
+                for row in csv_rows(&r.counters, sep, secs, None) {
+                    let _ = writeln!(self.out, "{row}");
+                }
             }
             // Comment lines, as perf stat -x writes its own.
             for note in r.notes() {
@@ -467,14 +472,28 @@ impl Sink {
             });
             let _ = writeln!(self.out, "{j}");
         } else if let Some(sep) = &args.csv {
-            for (c, st) in first.counters.iter().zip(&stats) {
+            // perf stat -r -x's columns: value, unit, event, the noise
+            // (`x.xx%`), run time, percentage, metric value, metric unit; then
+            // pmcstat's: runs, runs in which the counter counted.
+            for (i, (c, st)) in first.counters.iter().zip(&stats).enumerate() {
+                let (value, unit) = if is_clock(&c.event) {
+                    (format!("{:.2}", st.mean / 1e6), "msec")
+                } else {
+                    (format!("{:.2}", st.mean), "")
+                };
+                let run_ns = runs
+                    .iter()
+                    .filter_map(|r| r.counters.get(i))
+                    .map(|c| c.reading.time_running as f64)
+                    .sum::<f64>()
+                    / n.max(1) as f64;
                 let _ = writeln!(
                     self.out,
-                    "{:.2}{sep}{}{sep}{}{sep}{:.2}{sep}{n}",
-                    st.mean,
-                    if is_clock(&c.event) { "ns" } else { "" },
+                    "{value}{sep}{unit}{sep}{}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{sep}{sep}{n}{sep}{}",
                     c.event,
-                    st.rel_stderr_pct().unwrap_or(0.0)
+                    st.rel_stderr_pct().unwrap_or(0.0),
+                    100.0 * st.count as f64 / n.max(1) as f64,
+                    st.count
                 );
             }
         } else {
@@ -707,7 +726,93 @@ fn text_value(c: &Counter) -> String {
     }
 }
 
-fn csv_fields(c: &Counter, sep: &str) -> String {
+/// perf stat's metric for one row, as (value, unit): the derived metric when
+/// its partner event was counted too (stat-shadow.c), else CPUs utilized for
+/// a task clock (over `secs`, when known), else the rate per second of
+/// task-clock time.
+fn row_metric(
+    c: &Counter,
+    derived: &[pmc::metrics::Derived],
+    task_ms: Option<f64>,
+    secs: Option<f64>,
+) -> Option<(f64, String)> {
+    if c.reading.status() != Status::Ok {
+        return None;
+    }
+    if let Some(m) = derived.first() {
+        return Some((m.value, m.metric.unit().to_owned()));
+    }
+    let v = c.reading.scaled().unwrap_or(0) as f64;
+    if is_task_clock(&c.event) {
+        let secs = secs.filter(|s| *s > 0.0)?;
+        return Some((v / 1e9 / secs, "CPUs utilized".to_owned()));
+    }
+    let ms = task_ms.filter(|m| *m > 0.0 && !is_clock(&c.event))?;
+    let per_sec = v / (ms / 1e3);
+    Some(if per_sec >= 1e9 {
+        (per_sec / 1e9, "G/sec".to_owned())
+    } else if per_sec >= 1e6 {
+        (per_sec / 1e6, "M/sec".to_owned())
+    } else if per_sec >= 1e3 {
+        (per_sec / 1e3, "K/sec".to_owned())
+    } else {
+        (per_sec, "/sec".to_owned())
+    })
+}
+
+/// The CSV rows of a set of counters, in `perf stat -x`'s column order
+/// (builtin-stat.c / stat-display.c, CSV output): `CPUn` first for per-CPU
+/// rows (perf's -A), then value, unit, event, run time (ns), percentage of
+/// the time it ran, metric value, metric unit; then pmcstat's own columns,
+/// after perf's so perf's parsers read the row: scope, time enabled (ns),
+/// status. `prefix` is the interval's time column (every row of an interval
+/// run has one, and such runs print no separate total).
+fn csv_rows(
+    counters: &[Counter],
+    sep: &str,
+    secs: Option<f64>,
+    prefix: Option<f64>,
+) -> Vec<String> {
+    let derived = derived_metrics(counters);
+    let task_ms = counters
+        .iter()
+        .find(|c| is_task_clock(&c.event) && c.reading.status() == Status::Ok && c.cpu.is_none())
+        .and_then(|c| c.reading.scaled())
+        .map(|ns| ns as f64 / 1e6);
+    counters
+        .iter()
+        .zip(&derived)
+        .map(|(c, d)| {
+            let (mv, mu) = row_metric(c, d, task_ms, secs)
+                .map_or((String::new(), String::new()), |(v, u)| {
+                    (format!("{v:.3}"), u)
+                });
+            let mut f = Vec::with_capacity(12);
+            if let Some(t) = prefix {
+                f.push(format!("{t:.9}"));
+            }
+            if let Some(cpu) = c.cpu {
+                f.push(format!("CPU{cpu}"));
+            }
+            f.extend(csv_fields(c));
+            f.extend([mv, mu]);
+            f.push(
+                if c.scope.is_system() {
+                    "system"
+                } else {
+                    "process"
+                }
+                .to_owned(),
+            );
+            f.push(c.reading.time_enabled.to_string());
+            f.push(status_str(&c.reading).to_owned());
+            f.join(sep)
+        })
+        .collect()
+}
+
+/// value, unit, event, run time, running percentage: perf's first five columns.
+fn csv_fields(c: &Counter) -> [String; 5] {
     let (value, unit) = match c.reading.status() {
         Status::Ok => {
             let v = c.reading.scaled().unwrap_or(0);
@@ -723,24 +828,14 @@ fn csv_fields(c: &Counter, sep: &str) -> String {
     let pct = c
         .reading
         .running_ratio()
-        .map_or_else(String::new, |q| format!("{:.2}", q * 100.0));
+        .map_or_else(|| "0.00".to_owned(), |q| format!("{:.2}", q * 100.0));
     [
         value,
         unit.to_owned(),
         c.event.clone(),
-        if c.scope.is_system() {
-            "system"
-        } else {
-            "process"
-        }
-        .to_owned(),
-        c.cpu.map_or_else(String::new, |x| x.to_string()),
-        c.reading.time_enabled.to_string(),
         c.reading.time_running.to_string(),
         pct,
-        status_str(&c.reading).to_owned(),
     ]
-    .join(sep)
 }
 
 #[cfg(test)]
@@ -873,7 +968,13 @@ mod tests {
         let j = serde_json::to_value(json_counter(&c(Reading::new(5, 10, 0)))).unwrap();
         assert_eq!(j["status"], "not-counted");
         assert_eq!(j["value"], serde_json::Value::Null);
-        let csv = csv_fields(&c(Reading::new(100, 20, 10)), ",");
-        assert_eq!(csv, "200,,cycles,process,,20,10,50.00,ok");
+        // perf stat -x's columns (value, unit, event, run time, percentage,
+        // metric value, metric unit), then scope, time enabled, status.
+        let csv = csv_rows(&[c(Reading::new(100, 20, 10))], ",", Some(1.0), None);
+        assert_eq!(csv, ["200,,cycles,10,50.00,,,process,20,ok"]);
+        let mut per_cpu = c(Reading::new(7, 1, 1));
+        per_cpu.cpu = Some(1);
+        let csv = csv_rows(&[per_cpu], ";", None, Some(0.5));
+        assert_eq!(csv, ["0.500000000;CPU1;7;;cycles;1;100.00;;;process;1;ok"]);
     }
 }

@@ -490,8 +490,9 @@ fn system_scope_per_cpu_json_and_csv() {
         );
     }
 
-    // CSV: value, unit, event, scope, cpu, time_enabled, time_running,
-    // running percent, status; summed over CPUs without --per-cpu.
+    // CSV in perf stat -x's column order (value, unit, event, run time,
+    // percentage, metric value, metric unit), then scope, time enabled,
+    // status; summed over CPUs without --per-cpu.
     let out = run(
         &p,
         &[
@@ -512,15 +513,15 @@ fn system_scope_per_cpu_json_and_csv() {
     let rows: Vec<Vec<&str>> = text
         .lines()
         .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|f| f.len() == 9)
+        .filter(|f| f.len() == 10)
         .collect();
-    assert_eq!(rows.len(), 2, "two CSV rows of 9 fields:\n{text}");
+    assert_eq!(rows.len(), 2, "two CSV rows of 10 fields:\n{text}");
     let sys = rows
         .iter()
         .find(|f| f[2] == "cpu-clock")
         .expect("cpu-clock row");
     assert_eq!(
-        (sys[1], sys[3], sys[8]),
+        (sys[1], sys[7], sys[9]),
         ("msec", "system", "ok"),
         "{sys:?}"
     );
@@ -528,10 +529,65 @@ fn system_scope_per_cpu_json_and_csv() {
         .iter()
         .find(|f| f[2] == "page-faults")
         .expect("page-faults row");
-    assert_eq!((pf[3], pf[8]), ("process", "ok"), "{pf:?}");
+    assert_eq!((pf[7], pf[9]), ("process", "ok"), "{pf:?}");
     assert!(pf[0].parse::<u64>().unwrap() >= 128, "{pf:?}");
-    assert_eq!(pf[5], pf[6], "time enabled = running: {pf:?}");
-    assert_eq!(pf[7], "100.00", "{pf:?}");
+    assert_eq!(pf[3], pf[8], "time running = enabled: {pf:?}");
+    assert_eq!(pf[4], "100.00", "{pf:?}");
+
+    // The oracle: perf stat -x, on the same command lays out its first seven
+    // columns the same way (a perf CSV parser reads ours).
+    if let Err(reason) = perf_available() {
+        skip!(name, "perf -x oracle part: {reason}");
+        return;
+    }
+    let perf = Command::new("perf")
+        .args([
+            "stat",
+            "-x",
+            ",",
+            "-e",
+            "page-faults,task-clock",
+            "--",
+            WORKLOAD,
+            "touch-pages",
+            "128",
+        ])
+        .output()
+        .expect("perf stat runs");
+    let theirs = String::from_utf8_lossy(&perf.stderr).into_owned();
+    let out = run(
+        &p,
+        &[
+            "-x",
+            ",",
+            "-e",
+            "page-faults,task-clock",
+            "--",
+            WORKLOAD,
+            "touch-pages",
+            "128",
+        ],
+    );
+    let ours = stderr(&out);
+    let row = |text: &str, ev: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| l.split(',').map(str::to_owned).collect::<Vec<_>>())
+            .find(|f| f.get(2).is_some_and(|e| e == ev))
+            .unwrap_or_else(|| panic!("no {ev} row:\n{text}"))
+    };
+    for ev in ["page-faults", "task-clock"] {
+        let (a, b) = (row(&ours, ev), row(&theirs, ev));
+        assert!(b.len() >= 7 && a.len() >= 7, "{a:?} vs perf {b:?}");
+        assert_eq!(a[1], b[1], "{ev} unit: {a:?} vs perf {b:?}");
+        assert_eq!(a[4], b[4], "{ev} percentage: {a:?} vs perf {b:?}");
+        assert_eq!(a[6], b[6], "{ev} metric unit: {a:?} vs perf {b:?}");
+        for i in [0, 3, 5] {
+            assert!(
+                a[i].parse::<f64>().is_ok() && b[i].parse::<f64>().is_ok(),
+                "{ev} column {i}: {a:?} vs perf {b:?}"
+            );
+        }
+    }
 }
 
 /// `pmcstat -p` counts the whole launched command, every thread it starts (hwpmc's process

@@ -174,26 +174,48 @@ fn intervals_add_up_to_the_total() {
             "{WORKLOAD} touch-pages 3000; {WORKLOAD} sleep-ms 130; {WORKLOAD} touch-pages 3000"
         ),
     ];
-    let Some(out) = pmcstat(&["-x,", "-w", "0.05", "-e", "page-faults"], &cmd) else {
+    let Some(out) = pmcstat(&["--json", "-w", "0.05", "-e", "page-faults"], &cmd) else {
         skip!(name, "pmcstat binary not built");
         return;
     };
     assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    let rows: Vec<Vec<&str>> = text
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    // JSON Lines: one "interval" object per interval, then the "total".
+    let objs: Vec<serde_json::Value> = text
         .lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| l.split(',').collect())
+        .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    // Interval rows start with a time column; the total's row does not.
-    let (intervals, totals): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r[0].contains('.'));
+    let of = |t: &'static str| -> Vec<u64> {
+        objs.iter()
+            .filter(|o| o["type"] == t)
+            .map(|o| o["counters"][0]["value"].as_u64().unwrap_or(0))
+            .collect()
+    };
+    let (intervals, totals) = (of("interval"), of("total"));
     assert!(intervals.len() >= 3, "{text}");
     assert_eq!(totals.len(), 1, "{text}");
-    let value = |s: &str| s.parse::<u64>().unwrap_or(0);
-    let sum: u64 = intervals.iter().map(|r| value(r[1])).sum();
-    let total = value(totals[0][0]);
+    let (sum, total) = (intervals.iter().sum::<u64>(), totals[0]);
     assert!(total >= 6000, "{text}");
     assert_eq!(sum, total, "the intervals add up to the total: {text}");
+
+    // CSV, as perf stat -I -x: every row has the time column, no untimed total.
+    let Some(out) = pmcstat(&["-x,", "-w", "0.05", "-e", "page-faults"], &cmd) else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert!(rows.len() >= 3, "{text}");
+    for r in &rows {
+        let t = r.split(',').next().unwrap_or("");
+        assert!(
+            t.contains('.') && t.parse::<f64>().is_ok(),
+            "an untimed row: {r}\n{text}"
+        );
+    }
 }
 
 #[test]
