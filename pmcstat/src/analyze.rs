@@ -208,13 +208,15 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let stdout = PathBuf::from("-");
     let out_path = args.output.as_deref().unwrap_or(&stdout);
     // The outputs that read the log more than once need it whole.
-    let needs_bytes =
-        args.annotate_pcs.is_some() || args.annotate_callchains.is_some() || args.pprof.is_some();
+    let needs_bytes = args.annotate_pcs.is_some()
+        || args.annotate_callchains.is_some()
+        || args.pprof.is_some()
+        || args.perf_data.is_some();
     let log: Option<&[u8]> = match &input {
         Input::Bytes(b) => Some(b),
         Input::Stream(_) if needs_bytes => {
             return Err(Failure::Usage(format!(
-                "{}: -m, -a and --pprof read a regular file, not a stream",
+                "{}: -m, -a, --pprof and --perf-data read a regular file, not a stream",
                 path.display()
             )))
         }
@@ -262,6 +264,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         || args.folded.is_some()
         || args.flamegraph.is_some()
         || args.pprof.is_some()
+        || args.perf_data.is_some()
         || args.summary;
     if !reports {
         // As pmcstat -R alone: one line per record.
@@ -273,6 +276,19 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         if let Some(report) = report.filter(|r| !r.is_clean()) {
             diag!("pmcstat: {}: {report}", path.display());
         }
+        return Ok(0);
+    }
+    if let (Some(to), Some(log)) = (&args.perf_data, log) {
+        write_perf_data(log, path, to)?;
+    }
+    let others = args.pprof.is_some()
+        || args.callgraph.is_some()
+        || args.folded.is_some()
+        || args.flamegraph.is_some()
+        || args.calltree.is_some()
+        || args.gprof
+        || args.summary;
+    if args.perf_data.is_some() && !others {
         return Ok(0);
     }
     if let (Some(p), Some(log)) = (&args.pprof, log) {
@@ -390,6 +406,30 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         })?;
     }
     Ok(0)
+}
+
+/// `--perf-data FILE`: the log as a perf.data file (pmc-log's exporter), with
+/// the number of samples written and anything the reader skipped.
+fn write_perf_data(log: &[u8], path: &Path, to: &Path) -> Result<(), Failure> {
+    let reader = pmc_log::Reader::new(log).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    let header = reader.header().unwrap_or_default();
+    let mut it = reader.records();
+    let mut samples = 0;
+    report_to(to, "the perf.data file", |out| {
+        samples = pmc_log::export::perf_data::write_all(&header, it.by_ref(), &mut &mut *out)?;
+        Ok(())
+    })?;
+    let report = it.into_report();
+    diag!(
+        "pmcstat: {}: {samples} samples written as perf.data{}",
+        to.display(),
+        if report.is_clean() {
+            String::new()
+        } else {
+            format!(" ({report})")
+        }
+    );
+    Ok(())
 }
 
 /// `--pprof FILE`: the log as a gzipped pprof profile. Its warnings are

@@ -146,6 +146,11 @@ pub struct Args {
     #[arg(long = "pprof", value_name = "FILE", requires = "read_log")]
     pub pprof: Option<PathBuf>,
 
+    /// With -R: write the log as a perf.data file to FILE, for `perf report
+    /// -i FILE`, `perf script` and the tools that read perf.data.
+    #[arg(long = "perf-data", value_name = "FILE", requires = "read_log")]
+    pub perf_data: Option<PathBuf>,
+
     /// With -R: print the top-N functions and objects (text, --json or -x CSV).
     #[arg(long = "summary", requires = "read_log")]
     pub summary: bool,

@@ -354,3 +354,84 @@ fn log_to_host_and_port_goes_over_tcp() {
         "the log was not closed cleanly: {err}"
     );
 }
+
+/// `-R log --perf-data out`: perf.data that perf itself reads, and the oracle
+/// agrees: `perf report --sort dso` on it gives the objects and percentages
+/// of pmcstat's own `--summary`.
+#[test]
+fn perf_data_export_reads_in_perf_report_like_the_summary() {
+    if !can_sample() {
+        return;
+    }
+    if Command::new("perf").arg("--version").output().is_err() {
+        pmc_testkit::skip!("perf is not installed: it is this test's oracle");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("pmcstat-perfdata-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("run.pmclog").to_string_lossy().into_owned();
+    let data = dir.join("run.data").to_string_lossy().into_owned();
+    let (code, _, err) = pmcstat(&[
+        "-P",
+        "cpu-clock",
+        "--freq",
+        "1000",
+        "-O",
+        &log,
+        "--",
+        "sh",
+        "-c",
+        LOOP,
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let (code, _, err) = pmcstat(&["-R", &log, "--perf-data", &data]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = pmcstat(&["-R", &log, "--summary", "--top", "10"]);
+    let summary = out + &err;
+    assert_eq!(code, 0, "{summary}");
+    let report = Command::new("perf")
+        .args([
+            "report",
+            "-i",
+            &data,
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "dso",
+            "-g",
+            "none",
+        ])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let theirs = String::from_utf8_lossy(&report.stdout).into_owned();
+    assert!(report.status.success(), "{theirs}");
+    // "52.71%  libc.so.6" in perf; "52.71%  107  /usr/lib/.../libc.so.6" in ours.
+    let perf_rows: Vec<(String, String)> = theirs
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('%'))
+        .filter_map(|l| {
+            let mut f = l.split_whitespace();
+            Some((f.next()?.to_owned(), f.next()?.to_owned()))
+        })
+        .collect();
+    assert!(!perf_rows.is_empty(), "perf report read nothing:\n{theirs}");
+    let objects = summary
+        .split("Top objects (")
+        .nth(1)
+        .expect("objects table");
+    for (pct, dso) in &perf_rows {
+        let ours = objects
+            .lines()
+            .find(|l| {
+                l.split_whitespace()
+                    .last()
+                    .is_some_and(|o| o.ends_with(&format!("/{dso}")) || o == dso)
+            })
+            .unwrap_or_else(|| panic!("perf's {dso} is not in our summary:\n{summary}\n{theirs}"));
+        assert!(
+            ours.trim_start().starts_with(pct.as_str()),
+            "{dso}: perf {pct}, ours {ours}\n{theirs}"
+        );
+    }
+}
