@@ -31,6 +31,10 @@ pub enum Listing {
     SampledPcs,
     /// `pmcstat -a`: every callchain node with function and file:line.
     Callchains,
+    /// `perf script`'s default layout: per sample a header line
+    /// (`comm pid/tid [cpu] seconds: period event:`), then one line per
+    /// frame (`ip symbol+offset (object)`), then a blank line.
+    Script,
 }
 
 /// Counts of a listing.
@@ -50,6 +54,10 @@ pub struct ListingWriter {
     sym: Symbolizer,
     kind: Listing,
     stats: ListingStats,
+    /// Thread -> command name, from the log's comm records (for `Script`).
+    comms: std::collections::HashMap<i32, String>,
+    /// PMC id -> event name, from the log's PMC descriptors (for `Script`).
+    events: std::collections::HashMap<u32, String>,
 }
 
 impl ListingWriter {
@@ -59,6 +67,8 @@ impl ListingWriter {
             sym: Symbolizer::new(opts),
             kind,
             stats: ListingStats::default(),
+            comms: std::collections::HashMap::new(),
+            events: std::collections::HashMap::new(),
         }
     }
 
@@ -70,9 +80,26 @@ impl ListingWriter {
                 match self.kind {
                     Listing::SampledPcs => self.sampled_pc(s, out),
                     Listing::Callchains => self.callchain(s, out),
+                    Listing::Script => self.script(s, out),
                 }
             }
             other => {
+                match other {
+                    Record::Comm(c) if self.kind == Listing::Script => {
+                        // Bounded like the log: one entry per thread named in it.
+                        let name = String::from_utf8_lossy(c.comm.as_bytes()).into_owned();
+                        self.comms.insert(c.tid, name);
+                    }
+                    Record::Pmc(p) if self.kind == Listing::Script => {
+                        let name = if p.event_spec.is_empty() {
+                            p.canonical_name.to_string()
+                        } else {
+                            p.event_spec.to_string()
+                        };
+                        self.events.insert(p.pmc_id, name);
+                    }
+                    _ => {}
+                }
                 self.sym.observe(other);
                 Ok(())
             }
@@ -106,6 +133,52 @@ impl ListingWriter {
         };
         self.stats.lines += 1;
         writeln!(out, "{svma:#x} {name} {start:#x} {end:#x}")
+    }
+
+    fn script<W: Write>(&mut self, s: &Sample<'_>, out: &mut W) -> std::io::Result<()> {
+        let comm = self
+            .comms
+            .get(&s.tid)
+            .or_else(|| self.comms.get(&s.pid))
+            .map_or(":-1", String::as_str);
+        let event = self
+            .events
+            .get(&s.pmc_id)
+            .map_or("[unknown]", String::as_str);
+        let cpu = s
+            .cpu
+            .map_or_else(|| "[-01]".to_owned(), |c| format!("[{c:03}]"));
+        writeln!(
+            out,
+            "{comm:>16} {}/{} {cpu} {}.{:06}: {:>10} {event}:",
+            s.pid,
+            s.tid,
+            s.time / 1_000_000_000,
+            (s.time % 1_000_000_000) / 1000,
+            s.period
+        )?;
+        let kframes = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
+        for (i, ip) in s.callchain.iter().enumerate() {
+            if ip >= PERF_CONTEXT_MAX {
+                continue;
+            }
+            let kernel = i < kframes;
+            let caller = if kernel { i > 0 } else { i > kframes };
+            let a = self.sym.lookup_address(s.pid, ip, kernel, caller);
+            self.stats.lines += 1;
+            let f = self.sym.functions().get(a.function as usize);
+            let object = f.and_then(|f| f.object.as_deref()).unwrap_or("unknown");
+            match (f, a.offset) {
+                (Some(f), Some(off)) if f.address.is_some() => {
+                    writeln!(out, "\t{ip:>16x} {}+{off:#x} ({object})", f.name)?;
+                }
+                _ => {
+                    self.stats.unresolved += 1;
+                    writeln!(out, "\t{ip:>16x} [unknown] ({object})")?;
+                }
+            }
+        }
+        writeln!(out)
     }
 
     fn callchain<W: Write>(&mut self, s: &Sample<'_>, out: &mut W) -> std::io::Result<()> {

@@ -211,20 +211,23 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let needs_bytes = args.annotate_pcs.is_some()
         || args.annotate_callchains.is_some()
         || args.pprof.is_some()
-        || args.perf_data.is_some();
+        || args.perf_data.is_some()
+        || args.script;
     let log: Option<&[u8]> = match &input {
         Input::Bytes(b) => Some(b),
         Input::Stream(_) if needs_bytes => {
             return Err(Failure::Usage(format!(
-                "{}: -m, -a, --pprof and --perf-data read a regular file, not a stream",
+                "{}: -m, -a, --pprof, --perf-data and --script read a regular file, not a stream",
                 path.display()
             )))
         }
         Input::Stream(_) => None,
     };
+    let script = args.script.then(|| out_path.to_path_buf());
     let listings = [
         (&args.annotate_pcs, Listing::SampledPcs, "-m"),
         (&args.annotate_callchains, Listing::Callchains, "-a"),
+        (&script, Listing::Script, "--script"),
     ];
     for (file, kind, flag) in listings {
         let (Some(file), Some(log)) = (file, log) else {
@@ -247,6 +250,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             let what = match kind {
                 Listing::SampledPcs => "samples have no symbol and are not listed",
                 Listing::Callchains => "callchain nodes have no symbol (listed as <unknown>)",
+                Listing::Script => "frames have no symbol (printed as [unknown])",
             };
             let of = if kind == Listing::SampledPcs {
                 stats.samples
@@ -257,6 +261,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     let reports = args.callgraph.is_some()
+        || args.script
         || args.annotate_pcs.is_some()
         || args.annotate_callchains.is_some()
         || args.gprof
@@ -288,7 +293,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         || args.calltree.is_some()
         || args.gprof
         || args.summary;
-    if args.perf_data.is_some() && !others {
+    let no_listings = args.annotate_pcs.is_none() && args.annotate_callchains.is_none();
+    if (args.perf_data.is_some() || args.script) && no_listings && !others {
         return Ok(0);
     }
     if let (Some(p), Some(log)) = (&args.pprof, log) {

@@ -146,6 +146,12 @@ pub struct Args {
     #[arg(long = "pprof", value_name = "FILE", requires = "read_log")]
     pub pprof: Option<PathBuf>,
 
+    /// With -R: print every sample, symbolized, as `perf script` does (to
+    /// standard output, or -o FILE): `comm pid/tid [cpu] time: period event:`
+    /// and one `ip symbol+offset (object)` line per frame.
+    #[arg(long = "script", requires = "read_log")]
+    pub script: bool,
+
     /// With -R: write the log as a perf.data file to FILE, for `perf report
     /// -i FILE`, `perf script` and the tools that read perf.data.
     #[arg(long = "perf-data", value_name = "FILE", requires = "read_log")]
