@@ -203,7 +203,7 @@ pub struct Args {
     pub verbose: bool,
 
     /// Print CSV with this field separator, in perf stat -x's column order:
-    /// [time,] [CPUn,] value, unit, event, run time (ns), running percent,
+    /// `[time,] [CPUn,]` value, unit, event, run time (ns), running percent,
     /// metric value, metric unit; then scope, time enabled (ns), status.
     /// With -w/-I every row has the time column and no total rows follow.
     #[arg(short = 'x', value_name = "SEP")]
