@@ -199,6 +199,13 @@ fn io_error(e: impl Into<pmc_analyze::Error>) -> std::io::Error {
     }
 }
 
+/// The analysis options of `-R`: object paths under `-r DIR` when given.
+fn analyze_options(args: &Args) -> AnalyzeOptions {
+    let mut o = AnalyzeOptions::default();
+    o.symbolize.root.clone_from(&args.fsroot);
+    o
+}
+
 /// Runs `-R`.
 pub fn run(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
@@ -236,13 +243,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let mut stats = None;
         report_to(file, &format!("the {flag} listing"), |out| {
             stats = Some(
-                write_listing(
-                    log,
-                    kind,
-                    AnalyzeOptions::default().symbolize,
-                    &mut &mut *out,
-                )
-                .map_err(io_error)?,
+                write_listing(log, kind, analyze_options(args).symbolize, &mut &mut *out)
+                    .map_err(io_error)?,
             );
             Ok(())
         })?;
@@ -304,14 +306,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             && args.calltree.is_none()
             && !args.gprof
             && !args.summary;
-        write_pprof(log, path, p, only)?;
+        write_pprof(log, path, p, only, analyze_options(args))?;
         if only {
             return Ok(0);
         }
     }
     let opts = AnalyzeOptions {
         keep_pcs: args.gprof,
-        ..AnalyzeOptions::default()
+        ..analyze_options(args)
     };
     let profile = match &input {
         Input::Bytes(b) => Profile::from_log(b, opts),
@@ -440,8 +442,14 @@ fn write_perf_data(log: &[u8], path: &Path, to: &Path) -> Result<(), Failure> {
 
 /// `--pprof FILE`: the log as a gzipped pprof profile. Its warnings are
 /// printed when no other report (which prints the same ones) is asked for.
-fn write_pprof(log: &[u8], path: &Path, to: &Path, warn: bool) -> Result<(), Failure> {
-    let export = pmc_analyze::pprof::export_log(log, AnalyzeOptions::default())
+fn write_pprof(
+    log: &[u8],
+    path: &Path,
+    to: &Path,
+    warn: bool,
+    opts: AnalyzeOptions,
+) -> Result<(), Failure> {
+    let export = pmc_analyze::pprof::export_log(log, opts)
         .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     if warn {
         for w in &export.warnings {

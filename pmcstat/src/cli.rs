@@ -222,10 +222,21 @@ pub struct Args {
     #[arg(short = 'A')]
     pub no_aggr: bool,
 
-    /// Run the command N times and print the mean and its relative
-    /// standard error (`+- x.xx%`), as `perf stat -r` (1 to 100000).
-    #[arg(short = 'r', value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
+    /// Without -R: run the command N times and print the mean and its
+    /// relative standard error (`+- x.xx%`), as `perf stat -r` (1 to 100000;
+    /// also `--repeat N`). With -R: pmcstat(8)'s `-r DIR`, the root under
+    /// which the log's object paths are read (a log taken on another system,
+    /// symbolized against a copy of its files; perf's `--symfs`).
+    #[arg(short = 'r', value_name = "N|DIR")]
+    pub r_arg: Option<String>,
+
+    /// Run the command N times (perf stat's -r; 1 to 100000).
+    #[arg(long = "repeat", value_name = "N", conflicts_with = "r_arg", value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
     pub repeat: Option<u32>,
+
+    /// With -R: the root directory for object paths (from `-r DIR`).
+    #[arg(skip)]
+    pub fsroot: Option<PathBuf>,
 
     /// List the events this machine offers, grouped by source, each marked
     /// available or not (and why).
@@ -273,6 +284,25 @@ impl Args {
                 clap::error::ErrorKind::ArgumentConflict,
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
             ));
+        }
+        if let Some(v) = self.r_arg.take() {
+            if self.read_log.is_some() {
+                self.fsroot = Some(PathBuf::from(v));
+            } else {
+                match v.trim().parse::<u32>() {
+                    Ok(n) if (1..=MAX_REPEAT).contains(&n) => self.repeat = Some(n),
+                    _ => {
+                        return Err(clap::Error::raw(
+                            clap::error::ErrorKind::ValueValidation,
+                            format!(
+                                "-r {v}: the number of runs must be a whole number from 1 to \
+                                 {MAX_REPEAT} (with -R, -r DIR is pmcstat(8)'s root directory \
+                                 for object paths)\n"
+                            ),
+                        ))
+                    }
+                }
+            }
         }
         if let Some(ms) = self.interval_ms {
             self.interval = Some(ms / 1000.0);
@@ -453,7 +483,9 @@ mod tests {
             &["pmcstat", "--top", "1000001", "-R", "f", "--summary"],
             &["pmcstat", "-z", "-1", "-R", "f", "-G", "-"],
         ] {
-            let e = Args::try_parse_from(args).expect_err(&args.join(" "));
+            let e = Args::try_parse_from(args)
+                .and_then(Args::checked)
+                .expect_err(&args.join(" "));
             assert!(e.use_stderr(), "{}", args.join(" "));
         }
     }

@@ -489,3 +489,71 @@ fn perf_data_export_reads_in_perf_report_like_the_summary() {
         );
     }
 }
+
+/// pmcstat(8)'s `-r DIR` with `-R`: object paths are read under DIR (a log
+/// symbolized against a copy of another system's files). Against an empty
+/// root nothing resolves, and says so; against a copy of the objects the
+/// summary is the same as without `-r`. Without `-R`, `-r N` stays perf's
+/// repeat.
+#[test]
+fn fsroot_reads_objects_under_another_root() {
+    if !can_sample() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("pmcstat-fsroot-{}", std::process::id()));
+    let (empty, copy) = (dir.join("empty"), dir.join("copy"));
+    std::fs::create_dir_all(&empty).unwrap();
+    let log = dir.join("run.pmclog").to_string_lossy().into_owned();
+    let (code, _, err) = pmcstat(&[
+        "-P",
+        "cpu-clock",
+        "--freq",
+        "1000",
+        "-O",
+        &log,
+        "--",
+        "sh",
+        "-c",
+        LOOP,
+    ]);
+    assert_eq!(code, 3, "{err}");
+    let summary = |extra: &[&str]| {
+        let mut args = vec!["-R", log.as_str(), "--summary", "--top", "5"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = pmcstat(&args);
+        assert_eq!(code, 0, "{err}");
+        (out, err)
+    };
+    let (plain, _) = summary(&[]);
+    // Copy every object the log names (the maps' paths) under the root.
+    let bytes = std::fs::read(&log).unwrap();
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    for r in reader.records() {
+        if let Record::Map(m) = r {
+            let path = String::from_utf8_lossy(m.path.as_bytes()).into_owned();
+            if path.starts_with('/') && std::path::Path::new(&path).is_file() {
+                let to = copy.join(path.trim_start_matches('/'));
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                let _ = std::fs::copy(&path, &to);
+            }
+        }
+    }
+    let (rooted, _) = summary(&["-r", copy.to_str().unwrap()]);
+    let (none, warnings) = summary(&["-r", empty.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let functions = |s: &str| -> String { s.split("Top objects").next().unwrap_or("").to_owned() };
+    assert_eq!(
+        functions(&rooted),
+        functions(&plain),
+        "under a copied root:\n{rooted}\nplain:\n{plain}"
+    );
+    assert!(
+        warnings.contains(empty.to_str().unwrap()),
+        "the missing objects are named under the root: {warnings}"
+    );
+    assert_ne!(
+        functions(&none),
+        functions(&plain),
+        "an empty root changed nothing:\n{none}"
+    );
+}
