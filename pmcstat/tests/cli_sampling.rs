@@ -525,6 +525,32 @@ fn fsroot_reads_objects_under_another_root() {
         (out, err)
     };
     let (plain, _) = summary(&[]);
+    // The judge needs user-space symbols to lose: a system whose sampled
+    // objects have none (a stripped, static busybox in the PMU lab) cannot
+    // show what the root changes.
+    let named = plain
+        .split("Top objects")
+        .next()
+        .unwrap_or("")
+        .lines()
+        .filter(|l| {
+            l.split_whitespace()
+                .next()
+                .and_then(|p| p.strip_suffix('%'))
+                .is_some_and(|p| p.parse::<f64>().is_ok())
+        })
+        // User-space functions only: kernel symbols come from kallsyms,
+        // never from under the root.
+        .filter(|l| !l.contains("[kernel"))
+        .filter_map(|l| l.split_whitespace().nth(4))
+        .any(|f| !f.starts_with('['));
+    if !named {
+        let _ = std::fs::remove_dir_all(&dir);
+        pmc_testkit::skip!(
+            "the sampled objects have no symbols here, so a root cannot change them:\n{plain}"
+        );
+        return;
+    }
     // Copy every object the log names (the maps' paths) under the root.
     let bytes = std::fs::read(&log).unwrap();
     let reader = pmc_log::Reader::new(&bytes).unwrap();
