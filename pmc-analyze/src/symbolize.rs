@@ -207,6 +207,7 @@ enum FuncKey {
     Object { obj: u32 },
     Unknown,
     KernelUnknown,
+    Truncated,
 }
 
 #[derive(Debug)]
@@ -1013,7 +1014,9 @@ impl Symbolizer {
 
     /// Resolve a sample's callchain (leaf first, as in the log) into
     /// functions, appended to `out` **root first**. Frames that are perf
-    /// context markers are skipped. With [`SymbolizeOptions::inlines`], the
+    /// context markers are skipped; a last frame of
+    /// [`TRUNCATED_FRAME`](pmc_log::record::TRUNCATED_FRAME) (the unwinder stopped there)
+    /// becomes a root function named `[truncated]`. With [`SymbolizeOptions::inlines`], the
     /// functions inlined at each address come as frames of their own, below
     /// the function they were inlined into.
     pub fn resolve_callchain(
@@ -1026,6 +1029,19 @@ impl Symbolizer {
         let start = out.len();
         let kernel_frames = usize::try_from(kernel_frames).unwrap_or(usize::MAX);
         for (i, ip) in frames.enumerate() {
+            if ip == pmc_log::record::TRUNCATED_FRAME {
+                // The unwinder stopped here: the callers beyond are unknown, and say so.
+                let id = self.intern(FuncKey::Truncated, |_| Function {
+                    name: "[truncated]".into(),
+                    object: None,
+                    source: None,
+                    kernel: false,
+                    address: None,
+                    inlined: false,
+                });
+                out.push(id);
+                continue;
+            }
             if ip >= PERF_CONTEXT_MAX {
                 continue;
             }

@@ -101,6 +101,91 @@ pub enum Rate {
     Frequency(u64),
 }
 
+/// How a sampling PMC with [`Flags::CALLCHAIN`] takes its callchains.
+///
+/// ```
+/// use pmc_core::{Allocation, CallGraph, Flags, Rate};
+/// let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(1000))
+///     .call_graph(CallGraph::dwarf());
+/// assert_eq!(a.call_graph, CallGraph::Dwarf { stack_size: 8192 });
+/// assert!(a.flags.contains(Flags::CALLCHAIN));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallGraph {
+    /// The kernel follows frame pointers (hwpmc's `PMC_F_CALLCHAIN`; perf's `fp`). Code built
+    /// without frame pointers (most distribution packages, Rust release builds) gives short or
+    /// wrong user chains.
+    #[default]
+    FramePointers,
+    /// Linux: with each sample the kernel copies the user registers and the top `stack_size`
+    /// bytes of the user stack (`PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER`, as
+    /// `perf record --call-graph dwarf`), and the recorder unwinds them with the objects'
+    /// DWARF call-frame information, so the log stores callchains, not stacks. Kernel frames
+    /// still come from the kernel. `stack_size` is a multiple of 8 up to 65528. FreeBSD's
+    /// hwpmc cannot capture user stacks: allocation fails with `ErrorKind::NotSupported`.
+    Dwarf {
+        /// Bytes of user stack copied per sample (perf's default: 8192).
+        stack_size: u32,
+    },
+}
+
+impl CallGraph {
+    /// perf's default stack copy for `--call-graph dwarf`.
+    pub const DEFAULT_STACK_SIZE: u32 = 8192;
+    /// The largest stack copy a sample can carry (the kernel's limit: a record is at most
+    /// 64 KiB).
+    pub const MAX_STACK_SIZE: u32 = 65528;
+
+    /// DWARF unwinding with perf's default stack copy.
+    pub fn dwarf() -> CallGraph {
+        CallGraph::Dwarf {
+            stack_size: CallGraph::DEFAULT_STACK_SIZE,
+        }
+    }
+
+    /// Parses perf's `--call-graph` value: `fp`, `dwarf` or `dwarf,SIZE` (SIZE rounded up
+    /// to a multiple of 8, as perf does).
+    ///
+    /// ```
+    /// use pmc_core::CallGraph;
+    /// assert_eq!("dwarf,4000".parse::<CallGraph>(), Ok(CallGraph::Dwarf { stack_size: 4000 }));
+    /// assert_eq!("fp".parse::<CallGraph>(), Ok(CallGraph::FramePointers));
+    /// assert!("dwarf,70000".parse::<CallGraph>().is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<CallGraph, String> {
+        let mut parts = s.splitn(2, ',');
+        match (parts.next().unwrap_or(""), parts.next()) {
+            ("fp", None) => Ok(CallGraph::FramePointers),
+            ("dwarf", None) => Ok(CallGraph::dwarf()),
+            ("dwarf", Some(n)) => {
+                let n: u32 = n
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("'{n}' is not a stack size in bytes"))?;
+                let n = n.div_ceil(8).saturating_mul(8);
+                if n == 0 || n > CallGraph::MAX_STACK_SIZE {
+                    return Err(format!(
+                        "stack size {n} is outside 8..={}",
+                        CallGraph::MAX_STACK_SIZE
+                    ));
+                }
+                Ok(CallGraph::Dwarf { stack_size: n })
+            }
+            (m, _) => Err(format!(
+                "unknown call-graph mode '{m}' (use fp or dwarf[,SIZE])"
+            )),
+        }
+    }
+}
+
+impl std::str::FromStr for CallGraph {
+    type Err = String;
+    fn from_str(s: &str) -> Result<CallGraph, String> {
+        CallGraph::parse(s)
+    }
+}
+
 /// Counting or sampling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -234,6 +319,9 @@ pub struct Allocation {
     pub mode: Mode,
     /// `PMC_F_*` flags.
     pub flags: Flags,
+    /// How callchains are taken, for a sampling PMC with [`Flags::CALLCHAIN`].
+    #[serde(default)]
+    pub call_graph: CallGraph,
 }
 
 impl Allocation {
@@ -244,6 +332,7 @@ impl Allocation {
             scope: Scope::Process,
             mode: Mode::Counting,
             flags: Flags::NONE,
+            call_graph: CallGraph::FramePointers,
         }
     }
     /// A process-scope sampling PMC, with callchains (as pmcstat does by
@@ -254,6 +343,7 @@ impl Allocation {
             scope: Scope::Process,
             mode: Mode::Sampling(rate),
             flags: Flags::CALLCHAIN,
+            call_graph: CallGraph::FramePointers,
         }
     }
     /// Sets the scope.
@@ -273,6 +363,14 @@ impl Allocation {
     /// Replaces the flags.
     pub fn flags(mut self, flags: Flags) -> Allocation {
         self.flags = flags;
+        self
+    }
+    /// Sets how callchains are taken; [`CallGraph::Dwarf`] also adds [`Flags::CALLCHAIN`].
+    pub fn call_graph(mut self, call_graph: CallGraph) -> Allocation {
+        self.call_graph = call_graph;
+        if matches!(call_graph, CallGraph::Dwarf { .. }) {
+            self.flags |= Flags::CALLCHAIN;
+        }
         self
     }
     /// Adds [`Flags::DESCENDANTS`].

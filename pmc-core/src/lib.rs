@@ -75,7 +75,7 @@ pub use sys::launch;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use alloc::{Allocation, Cpus, Flags, Mode, Rate, Scope, Target};
+pub use alloc::{Allocation, CallGraph, Cpus, Flags, Mode, Rate, Scope, Target};
 pub use backend::{Backend, Group, Instance, InstanceReading, LogSink, NativeField, Pmc, State};
 pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
 pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent};

@@ -983,6 +983,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     }
 
     fn allocate(&self, a: &Allocation) -> Result<FreebsdPmc<D>> {
+        refuse_dwarf(a)?;
         let sampling = a.mode.is_sampling();
         let encs = events::resolve(&a.event, &self.inner.machine, sampling)?;
         let (count, rate_warning) = match a.mode {
@@ -1061,6 +1062,9 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     }
 
     fn allocate_group(&self, allocations: &[Allocation]) -> Result<FreebsdGroup<D>> {
+        for a in allocations {
+            refuse_dwarf(a)?;
+        }
         let Some(first) = allocations.first() else {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
@@ -1556,4 +1560,18 @@ impl<D: Driver + 'static> Backend<D> {
         }
         out
     }
+}
+
+/// hwpmc cannot copy user stacks with a sample (its callchains are the kernel's frame-pointer
+/// walks, `pmc_save_user_callchain`), so DWARF call graphs are refused.
+fn refuse_dwarf(a: &Allocation) -> Result<()> {
+    if matches!(a.call_graph, pmc_core::CallGraph::Dwarf { .. }) {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            "hwpmc(4) cannot capture user stacks, so DWARF call graphs are not available on FreeBSD",
+        )
+        .with_help("use CallGraph::FramePointers (the default) and build the profiled code with -fno-omit-frame-pointer"));
+    }
+    Ok(())
 }

@@ -391,6 +391,16 @@ fn build_attr(
         if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
             attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
         }
+        if let (true, pmc_core::CallGraph::Dwarf { stack_size }) =
+            (crate::unwind::wants_stack(a), a.call_graph)
+        {
+            // As perf record --call-graph dwarf: the user registers and stack with each
+            // sample; the kernel's callchain keeps only its kernel part.
+            attr.sample_type |= u64::from(b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER);
+            attr.sample_regs_user = crate::unwind::REGS_MASK;
+            attr.sample_stack_user = stack_size;
+            attr.set_exclude_callchain_user(1);
+        }
         // Which PMC a record belongs to when several share a ring.
         attr.sample_type |= u64::from(b::PERF_SAMPLE_IDENTIFIER);
         // Side-band records carry pid/tid/time/cpu/id too.
@@ -456,6 +466,7 @@ impl Counters {
                      the command ends",
                 ));
             }
+            crate::unwind::check(a)?;
             let resolved = resolve::resolve(&a.event)?;
             if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
                 if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
@@ -1071,7 +1082,8 @@ impl Counters {
     /// for per-task events, one per thread (shared by the group's members).
     fn build_rings(&self, which: &[usize]) -> Result<Vec<RingSource>> {
         let leader = &self.members[0];
-        let cfg = ParseConfig::new(leader.attr.sample_type, leader.attr.read_format, true);
+        let cfg = ParseConfig::new(leader.attr.sample_type, leader.attr.read_format, true)
+            .with_regs_user(leader.attr.sample_regs_user);
         let token = self.token();
         let mut rings: Vec<RingSource> = Vec::new();
         // (cpu, ring index, owner fd)
@@ -1192,7 +1204,12 @@ impl Counters {
                     },
                     cpu,
                     mode,
-                    flags: m.alloc.flags.bits(),
+                    flags: m.alloc.flags.bits()
+                        | if crate::unwind::wants_stack(&m.alloc) {
+                            log::FLAG_DWARF_CALLCHAIN
+                        } else {
+                            0
+                        },
                     native_config: native.into(),
                 }
             })

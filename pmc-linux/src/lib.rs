@@ -41,6 +41,7 @@ pub mod resolve;
 pub mod ring;
 pub mod sampler;
 mod sys;
+mod unwind;
 
 pub use counter::{Backend, LinuxGroup, LinuxPmc};
 pub use describe::attr_fields;

@@ -21,9 +21,10 @@
 //!
 //! The layouts follow `include/uapi/linux/perf_event.h`. For `PERF_RECORD_SAMPLE` the fields
 //! appear in this order, each only if its `sample_type` bit is set: `IDENTIFIER`, `IP`, `TID`,
-//! `TIME`, `ADDR`, `ID`, `STREAM_ID`, `CPU`, `PERIOD`, `READ`, `CALLCHAIN`, `RAW`, then
-//! `BRANCH_STACK` and later fields, which this module does not decode: their bytes are kept in
-//! [`Sample::unparsed`]. Every other record type carries, when `sample_id_all` is set, a
+//! `TIME`, `ADDR`, `ID`, `STREAM_ID`, `CPU`, `PERIOD`, `READ`, `CALLCHAIN`, `RAW`,
+//! `BRANCH_STACK`, `REGS_USER`, `STACK_USER` and later fields. `BRANCH_STACK` and what follows
+//! the decoded fields are not decoded: their bytes are kept in [`Sample::unparsed`] (with
+//! `BRANCH_STACK` set, `REGS_USER` and `STACK_USER` stay there too). Every other record type carries, when `sample_id_all` is set, a
 //! `struct sample_id` trailer at its end (`TID`, `TIME`, `ID`, `STREAM_ID`, `CPU`, `IDENTIFIER`),
 //! decoded into [`SampleId`].
 //!
@@ -89,6 +90,10 @@ pub mod sample_type {
     pub const RAW: u64 = 1 << 10;
     /// `PERF_SAMPLE_BRANCH_STACK`: not decoded; the first field kept in [`super::Sample::unparsed`].
     pub const BRANCH_STACK: u64 = 1 << 11;
+    /// `PERF_SAMPLE_REGS_USER` (decoded when `BRANCH_STACK` is not set).
+    pub const REGS_USER: u64 = 1 << 12;
+    /// `PERF_SAMPLE_STACK_USER` (decoded when `BRANCH_STACK` is not set).
+    pub const STACK_USER: u64 = 1 << 13;
     /// `PERF_SAMPLE_IDENTIFIER`
     pub const IDENTIFIER: u64 = 1 << 16;
     /// The bits whose fields this module decodes.
@@ -213,6 +218,9 @@ pub struct ParseConfig {
     pub read_format: u64,
     /// `perf_event_attr.sample_id_all`: non-sample records end with a `sample_id` trailer.
     pub sample_id_all: bool,
+    /// `perf_event_attr.sample_regs_user`: which user registers `PERF_SAMPLE_REGS_USER`
+    /// carries (one u64 each, in bit order).
+    pub sample_regs_user: u64,
 }
 
 /// `struct perf_event_header`.
@@ -372,8 +380,34 @@ pub struct Sample<'a> {
     pub callchain: Option<Callchain<'a>>,
     /// `PERF_SAMPLE_RAW`: the `data[size]` bytes (the u32 size and the padding excluded).
     pub raw: Option<&'a [u8]>,
+    /// `PERF_SAMPLE_REGS_USER`: `abi` (`PERF_SAMPLE_REGS_ABI_*`; 0 when the sampled task had
+    /// no user context, e.g. a kernel thread) and the registers of
+    /// [`ParseConfig::sample_regs_user`] in bit order (empty with abi 0).
+    pub regs_user: Option<RegsUser<'a>>,
+    /// `PERF_SAMPLE_STACK_USER`: the user stack copied from the user stack pointer up, cut to
+    /// `dyn_size` (the bytes the kernel really copied; empty without a user context).
+    pub stack_user: Option<&'a [u8]>,
     /// Bytes after the decoded fields (`PERF_SAMPLE_BRANCH_STACK` and later), undecoded.
     pub unparsed: &'a [u8],
+}
+
+/// `PERF_SAMPLE_REGS_USER`'s `{ u64 abi; u64 regs[weight(mask)]; }`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RegsUser<'a> {
+    /// `PERF_SAMPLE_REGS_ABI_NONE` (0), `_32` (1) or `_64` (2).
+    pub abi: u64,
+    /// The registers, native-endian u64s, in the order of the mask's bits.
+    pub regs: &'a [u8],
+}
+
+impl RegsUser<'_> {
+    /// The `i`-th register present (in mask bit order).
+    pub fn get(&self, i: usize) -> Option<u64> {
+        let b = self
+            .regs
+            .get(i.checked_mul(8)?..i.checked_mul(8)?.checked_add(8)?)?;
+        Some(u64::from_ne_bytes(b.try_into().ok()?))
+    }
 }
 
 impl Sample<'_> {
@@ -961,7 +995,14 @@ impl ParseConfig {
             sample_type,
             read_format,
             sample_id_all,
+            sample_regs_user: 0,
         }
+    }
+
+    /// The same, with `perf_event_attr.sample_regs_user` (for `PERF_SAMPLE_REGS_USER`).
+    pub fn with_regs_user(mut self, mask: u64) -> Self {
+        self.sample_regs_user = mask;
+        self
     }
 
     fn has(&self, bit: u64) -> bool {
@@ -1260,6 +1301,45 @@ impl ParseConfig {
             let pad = (8 - consumed % 8) % 8;
             c.bytes(pad.min(c.remaining()))?;
             s.raw = Some(data);
+        }
+        // BRANCH_STACK's length depends on branch_sample_type, which the config does not
+        // carry: after it, nothing is decoded.
+        if !self.has(sample_type::BRANCH_STACK) {
+            if self.has(sample_type::REGS_USER) {
+                let abi = c.u64()?;
+                let n = if abi == 0 {
+                    0
+                } else {
+                    u64::from(self.sample_regs_user.count_ones())
+                };
+                let offset = c.offset();
+                s.regs_user = Some(RegsUser {
+                    abi,
+                    regs: c.counted("regs_user count", n, offset, 8)?,
+                });
+            }
+            if self.has(sample_type::STACK_USER) {
+                // { u64 size; char data[size]; u64 dyn_size; } (data and dyn_size only when
+                // size is not 0).
+                let size_offset = c.offset();
+                let size = c.u64()?;
+                if size == 0 {
+                    s.stack_user = Some(&[]);
+                } else {
+                    let data = c.counted("stack_user size", size, size_offset, 1)?;
+                    let dyn_offset = c.offset();
+                    let dyn_size = c.u64()?;
+                    let used = usize::try_from(dyn_size)
+                        .ok()
+                        .filter(|&d| d <= data.len())
+                        .ok_or(ParseError::BadCount {
+                            what: "stack_user dyn_size",
+                            value: dyn_size,
+                            offset: dyn_offset,
+                        })?;
+                    s.stack_user = data.get(..used);
+                }
+            }
         }
         s.unparsed = c.rest();
         Ok(s)

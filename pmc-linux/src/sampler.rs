@@ -137,6 +137,14 @@ pub struct SamplingSummary {
     /// keeps emptying the rings and counts here what it could not log. The error itself is
     /// [`Backend::log_error`](crate::Backend::log_error).
     pub log_dropped: u64,
+    /// Samples whose user callchain was unwound from a captured stack (`CallGraph::Dwarf`).
+    pub unwound: u64,
+    /// Of those, unwinds that stopped before the stack's root (their callchain ends with
+    /// `pmc_log::record::TRUNCATED_FRAME`).
+    pub unwind_truncated: u64,
+    /// Objects whose unwind tables could not be used, one `path: reason` line each (at most
+    /// 64): their frames end an unwind.
+    pub unwind_refused: Vec<String>,
 }
 
 impl SamplingSummary {
@@ -153,6 +161,10 @@ impl SamplingSummary {
         self.errors += other.errors;
         self.discarded_bytes += other.discarded_bytes;
         self.log_dropped += other.log_dropped;
+        self.unwound += other.unwound;
+        self.unwind_truncated += other.unwind_truncated;
+        self.unwind_refused
+            .extend(other.unwind_refused.iter().cloned());
         for (cpu, c) in &other.by_cpu {
             let e = self.by_cpu.entry(*cpu).or_default();
             e.samples += c.samples;
@@ -769,6 +781,8 @@ struct HubState {
     proccsw: ProcCsw,
     /// Records drained but not yet written, for time order across rings (see [`Reorder`]).
     reorder: Reorder,
+    /// DWARF unwinding of samples that carry user stacks (see [`crate::unwind`]).
+    stage: crate::unwind::Stage,
 }
 
 /// How far behind a drain pass's start a record's time must be before it is written. A
@@ -786,32 +800,55 @@ const REORDER_SLACK_NS: u64 = 10_000_000;
 /// wait for the next pass (or flush_log/close_log, or a record written directly, such as
 /// user data, which follows everything drained before it). Memory stays bounded by what the
 /// rings hold plus that slack's worth of records.
+///
+/// A sample with a captured user stack ([`crate::unwind`]) waits here with its stack, and is
+/// unwound as it is written: by then every earlier record, its process's maps among them,
+/// has passed through the unwinding stage.
 #[derive(Default)]
 struct Reorder {
-    /// (time, arrival order, record).
-    pending: Vec<(u64, u64, log::Record<'static>)>,
+    /// (time, arrival order, record, the sample's user stack).
+    pending: Vec<Pending>,
     seq: u64,
 }
 
+type Pending = (
+    u64,
+    u64,
+    log::Record<'static>,
+    Option<Box<crate::unwind::UserStack>>,
+);
+
 impl Reorder {
     fn push(&mut self, rec: log::Record<'_>) {
-        self.seq += 1;
-        self.pending.push((rec.time(), self.seq, rec.into_owned()));
+        self.push_with(rec, None);
     }
 
-    /// Writes, in time order, the records stamped at or before `upto` (all with `u64::MAX`).
+    fn push_with(&mut self, rec: log::Record<'_>, stack: Option<Box<crate::unwind::UserStack>>) {
+        self.seq += 1;
+        self.pending
+            .push((rec.time(), self.seq, rec.into_owned(), stack));
+    }
+
+    /// Writes, in time order, the records stamped at or before `upto` (all with `u64::MAX`),
+    /// each through the unwinding stage.
     fn flush(
         &mut self,
         upto: u64,
         writer: &mut Option<pmc_log::Writer<LogSink>>,
         error: &mut Option<LogFailure>,
+        stage: &mut crate::unwind::Stage,
     ) {
         if self.pending.is_empty() {
             return;
         }
-        self.pending.sort_unstable_by_key(|&(t, seq, _)| (t, seq));
-        let n = self.pending.partition_point(|&(t, _, _)| t <= upto);
-        for (_, _, rec) in self.pending.drain(..n) {
+        self.pending
+            .sort_unstable_by_key(|&(t, seq, _, _)| (t, seq));
+        let n = self.pending.partition_point(|&(t, _, _, _)| t <= upto);
+        for (_, _, mut rec, stack) in self.pending.drain(..n) {
+            stage.observe(&rec);
+            if let (log::Record::Sample(s), Some(u)) = (&mut rec, stack) {
+                stage.complete(s, &u);
+            }
             if let Some(w) = writer.as_mut() {
                 if let Err(e) = w.write(&rec) {
                     LogFailure::note(error, &e);
@@ -1022,6 +1059,7 @@ impl HubState {
             procexit,
             proccsw,
             reorder,
+            stage,
             ..
         } = self;
         for ring in rings.iter_mut() {
@@ -1049,6 +1087,10 @@ impl HubState {
                 }
                 let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
                     return;
+                };
+                let stack = match r {
+                    Record::Sample(s) => crate::unwind::UserStack::of(s),
+                    _ => None,
                 };
                 if !procexit.pmcs.is_empty() {
                     match &rec {
@@ -1081,7 +1123,7 @@ impl HubState {
                         _ => {}
                     }
                 }
-                reorder.push(rec);
+                reorder.push_with(rec, stack);
             });
             if bad > 0 && writer.is_some() {
                 // Unreadable ring data: say in the log that an unknown number of records
@@ -1094,7 +1136,13 @@ impl HubState {
                 }));
             }
         }
-        reorder.flush(pass_start.saturating_sub(REORDER_SLACK_NS), writer, error);
+        reorder.flush(
+            pass_start.saturating_sub(REORDER_SLACK_NS),
+            writer,
+            error,
+            stage,
+        );
+        stage.tally(summary);
         if token.is_none() {
             proccsw.end_pass();
         }
@@ -1113,9 +1161,11 @@ impl HubState {
             error,
             reorder,
             summary,
+            stage,
             ..
         } = self;
-        reorder.flush(u64::MAX, writer, error);
+        reorder.flush(u64::MAX, writer, error, stage);
+        stage.tally(summary);
         if let Some(w) = writer.as_ref() {
             summary.log_records = w.records_written();
             summary.log_dropped = w.records_dropped();
@@ -1126,7 +1176,8 @@ impl HubState {
     /// as user data marking a point in the program, follow all that was drained before).
     fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
         self.reorder
-            .flush(u64::MAX, &mut self.writer, &mut self.error);
+            .flush(u64::MAX, &mut self.writer, &mut self.error, &mut self.stage);
+        self.stage.observe(rec);
         match self.writer.as_mut() {
             Some(w) => w.write(rec).map_err(|e| {
                 LogFailure::note(&mut self.error, &e);
@@ -1708,11 +1759,21 @@ mod tests {
             r.push(lost(t, cpu));
         }
         // The pass began at 60: 70 and 80 may still have older company in the rings.
-        r.flush(60, &mut writer, &mut error);
+        r.flush(
+            60,
+            &mut writer,
+            &mut error,
+            &mut crate::unwind::Stage::default(),
+        );
         assert_eq!(r.pending.len(), 2);
         // The next pass brings 65 from CPU 1; close flushes everything.
         r.push(lost(65, 1));
-        r.flush(u64::MAX, &mut writer, &mut error);
+        r.flush(
+            u64::MAX,
+            &mut writer,
+            &mut error,
+            &mut crate::unwind::Stage::default(),
+        );
         assert!(r.pending.is_empty() && error.is_none());
         writer.take().unwrap().finish().unwrap();
         let bytes = buf.0.lock().unwrap().clone();

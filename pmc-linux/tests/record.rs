@@ -430,6 +430,7 @@ fn arb_config() -> impl Strategy<Value = ParseConfig> {
         sample_type: t & st::DECODED,
         read_format: f,
         sample_id_all: all,
+        sample_regs_user: 0,
     })
 }
 

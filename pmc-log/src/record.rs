@@ -41,6 +41,20 @@ pub const FLAG_LOG_PROCEXIT: u32 = 4;
 /// Flag bit of [`PmcDescriptor::flags`]: log the count at each context switch
 /// (hwpmc `PMC_F_LOG_PROCCSW`, `pmcstat -W`).
 pub const FLAG_LOG_PROCCSW: u32 = 8;
+/// Flag bit of [`PmcDescriptor::flags`]: the user part of each callchain was unwound from a
+/// captured user stack with DWARF call-frame information (pmc's `CallGraph::Dwarf`, perf's
+/// `--call-graph dwarf`), not by following frame pointers.
+pub const FLAG_DWARF_CALLCHAIN: u32 = 16;
+
+/// A callchain entry that is not an address: the unwinder stopped before the stack's root
+/// (no unwind information, the captured stack ended, a frame did not check out), so frames
+/// beyond it are unknown. It is only ever the last entry. Readers that do not know it see an
+/// address that resolves to nothing.
+///
+/// ```
+/// assert_eq!(pmc_log::record::TRUNCATED_FRAME, u64::MAX);
+/// ```
+pub const TRUNCATED_FRAME: u64 = u64::MAX;
 
 /// Flag bit of [`Exec::flags`]: the record came from a legacy hwpmc
 /// PROCEXEC layout; `base` holds the entry address and `dyn_base` is 0.

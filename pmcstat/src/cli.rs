@@ -63,6 +63,14 @@ pub struct Args {
     #[arg(short = 'N')]
     pub no_callchain: bool,
 
+    /// How -P/-S take callchains, in perf record's spelling: `fp` (frame
+    /// pointers, the default) or `dwarf[,SIZE]` (copy SIZE bytes of user stack
+    /// with each sample, default 8192, and unwind it with the binaries' DWARF
+    /// call-frame information while recording: full call graphs for code built
+    /// without frame pointers; Linux only).
+    #[arg(long = "call-graph", value_name = "MODE", value_parser = parse_call_graph, conflicts_with = "no_callchain")]
+    pub call_graph: Option<pmc::CallGraph>,
+
     /// Write the samples to log FILE (pmc-log format: pmc-log's reader, or
     /// `cargo run -p pmc-log --example pmclog-tool -- dump FILE`).
     #[arg(short = 'O', value_name = "FILE")]
@@ -438,6 +446,10 @@ pub fn unknown_option_message(e: &clap::Error) -> Option<String> {
         Some((o, what)) => format!("{o}: {what}"),
         None => format!("unknown option '{arg}'"),
     })
+}
+
+fn parse_call_graph(s: &str) -> Result<pmc::CallGraph, String> {
+    pmc::CallGraph::parse(s)
 }
 
 #[cfg(test)]

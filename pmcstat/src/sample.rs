@@ -201,7 +201,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let rate = freq.map_or(default_rate, Rate::Frequency);
         let alloc = Allocation::sampling(spec, rate)
             .scope(scope.clone())
-            .flags(flags);
+            .flags(flags)
+            .call_graph(args.call_graph.unwrap_or_default());
         let pmc = backend.allocate(&alloc)?;
         // A backend that samples less often than asked says so (hwpmc's
         // minimum reload count).
@@ -393,6 +394,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if let Some(line) = losses_by_cpu(&backend) {
         let _ = writeln!(out, "{line}");
     }
+    for line in unwind_lines(&backend) {
+        let _ = writeln!(std::io::stderr(), "{line}");
+    }
     crate::output::write_outcome(out.finish(), "the sampling summary")?;
     // After `q` the command ended because pmcstat ended it: not a failure.
     if quit {
@@ -519,6 +523,32 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
         s.throttled,
         per.join("; ")
     ))
+}
+
+/// After a run with `--call-graph dwarf`: how many samples were unwound and how many
+/// stopped short, and the objects whose unwind tables could not be used.
+#[cfg(target_os = "linux")]
+fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
+    let s = backend.sampling_summary();
+    if s.unwound == 0 {
+        return Vec::new();
+    }
+    let mut v = vec![format!(
+        "pmcstat: {} samples unwound with DWARF call-frame information, {} ({:.1}%) stopped \
+         before the stack's root (shown as [truncated]; a larger dwarf,SIZE copies more stack)",
+        s.unwound,
+        s.unwind_truncated,
+        100.0 * s.unwind_truncated as f64 / s.unwound as f64
+    )];
+    for r in &s.unwind_refused {
+        v.push(format!("pmcstat: warning: no unwinding through {r}"));
+    }
+    v
+}
+
+#[cfg(not(target_os = "linux"))]
+fn unwind_lines(_backend: &pmc::Native) -> Vec<String> {
+    Vec::new()
 }
 
 #[cfg(not(target_os = "linux"))]

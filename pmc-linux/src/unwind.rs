@@ -1,0 +1,170 @@
+//! DWARF call graphs ([`pmc_core::CallGraph::Dwarf`]): what a sample carries, and the drain's
+//! unwinding stage.
+//!
+//! The PMC's events are opened as `perf record --call-graph dwarf` opens them:
+//! `PERF_SAMPLE_REGS_USER` with the registers an unwind starts from ([`REGS_MASK`]),
+//! `PERF_SAMPLE_STACK_USER` with the stack size asked for, and `exclude_callchain_user`, so the
+//! kernel's `PERF_SAMPLE_CALLCHAIN` holds only kernel frames. The drain thread keeps each
+//! sample's registers and stack with it until the sample is written (after the reorder
+//! buffer has put every ring's records in time order, so the process's `MMAP2` records come
+//! first), then [`Stage::complete`] replaces the user part of its callchain with the frames
+//! [`pmc_unwind`] recovers, and drops the stack: the log stores callchains, not stacks.
+//!
+//! The stage sees every record the log takes ([`Stage::observe`]): executable maps, execs,
+//! forks and exits, so it knows each process's mappings when a sample of it comes.
+
+use pmc_core::{Allocation, CallGraph, Error, ErrorKind, Op, Result};
+use pmc_log::record as log;
+
+use crate::record::Sample;
+
+/// `perf_event_attr.sample_regs_user`: the registers an unwind starts from. x86-64
+/// (`arch/x86/include/uapi/asm/perf_regs.h`): `PERF_REG_X86_BP` (6), `_SP` (7), `_IP` (8).
+#[cfg(target_arch = "x86_64")]
+pub(crate) const REGS_MASK: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+/// `perf_event_attr.sample_regs_user`: the registers an unwind starts from. AArch64
+/// (`arch/arm64/include/uapi/asm/perf_regs.h`): `PERF_REG_ARM64_X29` (29, the frame
+/// pointer), `_LR` (30), `_SP` (31), `_PC` (32).
+#[cfg(target_arch = "aarch64")]
+pub(crate) const REGS_MASK: u64 = (1 << 29) | (1 << 30) | (1 << 31) | (1 << 32);
+/// No unwinder for this architecture: [`check`] refuses DWARF call graphs.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub(crate) const REGS_MASK: u64 = 0;
+
+/// Whether an allocation's samples carry user registers and stacks.
+pub(crate) fn wants_stack(a: &Allocation) -> bool {
+    a.mode.is_sampling()
+        && a.flags.contains(pmc_core::Flags::CALLCHAIN)
+        && matches!(a.call_graph, CallGraph::Dwarf { .. })
+}
+
+/// Refuses DWARF call graphs this backend cannot give.
+pub(crate) fn check(a: &Allocation) -> Result<()> {
+    let CallGraph::Dwarf { stack_size } = a.call_graph else {
+        return Ok(());
+    };
+    if !a.mode.is_sampling() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            "a DWARF call graph needs a sampling PMC: counting PMCs take no callchains",
+        )
+        .with_help("use Allocation::sampling, or leave call_graph at CallGraph::FramePointers"));
+    }
+    if stack_size == 0 || stack_size % 8 != 0 || stack_size > CallGraph::MAX_STACK_SIZE {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            format!(
+                "DWARF stack size {stack_size} is not a multiple of 8 in 8..={}",
+                CallGraph::MAX_STACK_SIZE
+            ),
+        )
+        .with_help("use CallGraph::dwarf() (8192 bytes) or CallGraph::parse(\"dwarf,SIZE\")"));
+    }
+    if !pmc_unwind::SUPPORTED {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!(
+                "DWARF unwinding is not available on {}",
+                std::env::consts::ARCH
+            ),
+        )
+        .with_help("use CallGraph::FramePointers"));
+    }
+    Ok(())
+}
+
+/// A sample's user registers and stack, kept until the sample is written.
+#[derive(Debug)]
+pub(crate) struct UserStack {
+    regs: pmc_unwind::UserRegs,
+    stack: Vec<u8>,
+}
+
+impl UserStack {
+    /// The registers and stack of `s`, if it has a user context.
+    pub(crate) fn of(s: &Sample<'_>) -> Option<Box<UserStack>> {
+        let r = s.regs_user.filter(|r| r.abi != 0)?;
+        let stack = s.stack_user?;
+        #[cfg(target_arch = "x86_64")]
+        let regs = pmc_unwind::UserRegs {
+            fp: r.get(0)?,
+            sp: r.get(1)?,
+            pc: r.get(2)?,
+            lr: 0,
+        };
+        #[cfg(target_arch = "aarch64")]
+        let regs = pmc_unwind::UserRegs {
+            fp: r.get(0)?,
+            lr: r.get(1)?,
+            sp: r.get(2)?,
+            pc: r.get(3)?,
+        };
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let regs = {
+            let _ = r;
+            return None;
+        };
+        Some(Box::new(UserStack {
+            regs,
+            stack: stack.to_vec(),
+        }))
+    }
+}
+
+/// The drain's unwinding stage (see the module documentation).
+#[derive(Debug, Default)]
+pub(crate) struct Stage {
+    unwinder: pmc_unwind::Unwinder,
+    frames: Vec<u64>,
+}
+
+impl Stage {
+    /// Follows the processes' mappings through the records the log takes.
+    pub(crate) fn observe(&mut self, rec: &log::Record<'_>) {
+        match rec {
+            log::Record::Map(m) => self.unwinder.add_map(
+                m.pid,
+                m.start,
+                m.len,
+                m.pgoff,
+                m.path.as_bytes(),
+                m.build_id.as_bytes(),
+            ),
+            log::Record::Comm(c) if c.exec => self.unwinder.exec(c.pid),
+            log::Record::Fork(f) => self.unwinder.fork(f.parent_pid, f.child_pid),
+            log::Record::Exit(x) => self.unwinder.exit(x.pid),
+            _ => {}
+        }
+    }
+
+    /// Replaces the user part of `s`'s callchain with the frames unwound from `u`: the kernel
+    /// frames stay first, then the user PC and return addresses, then
+    /// [`log::TRUNCATED_FRAME`] if the unwind stopped before the stack's root.
+    pub(crate) fn complete(&mut self, s: &mut log::Sample<'static>, u: &UserStack) {
+        self.frames.clear();
+        let kernel = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
+        self.frames.extend(s.callchain.iter().take(kernel));
+        let r = self
+            .unwinder
+            .unwind(s.pid, &u.regs, &u.stack, &mut self.frames);
+        if r.truncated {
+            self.frames.push(log::TRUNCATED_FRAME);
+        }
+        s.callchain = log::Callchain::from_vec(self.frames.clone());
+    }
+
+    /// Puts the unwinder's counts, and the objects it could not use, into `summary`.
+    pub(crate) fn tally(&mut self, summary: &mut crate::sampler::SamplingSummary) {
+        let st = self.unwinder.stats();
+        summary.unwound = st.unwinds;
+        summary.unwind_truncated = st.truncated;
+        for r in self.unwinder.take_refusals() {
+            if summary.unwind_refused.len() < 64 {
+                summary.unwind_refused.push(r);
+            }
+        }
+    }
+}

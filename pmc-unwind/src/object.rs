@@ -1,0 +1,198 @@
+//! Object files as the unwinder needs them: their unwind sections and load segments, opened
+//! safely (regular files only, without blocking, within a size limit) and mapped, not read.
+
+use std::fs::File;
+use std::ops::{Deref, Range};
+use std::path::Path;
+
+use object::{Object as _, ObjectSection as _, ObjectSegment as _};
+
+use crate::sys::Image;
+
+/// The largest object file whose unwind tables are used: 4 GiB. Larger files are refused
+/// (their frames end the unwind as truncated). A mapped file costs the pages touched, so the
+/// limit bounds address space and parse time, not memory.
+pub const MAX_OBJECT_SIZE: u64 = 4 << 30;
+
+/// A byte range of an object's image, handed to framehop as section data.
+#[derive(Clone)]
+pub struct Section {
+    image: Image,
+    range: Range<usize>,
+}
+
+impl Deref for Section {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.image.get(self.range.clone()).unwrap_or_default()
+    }
+}
+
+/// One section's stated addresses and where its bytes are in the file.
+#[derive(Clone, Debug, Default)]
+struct SectionPlace {
+    svma: Range<u64>,
+    file: Option<Range<usize>>,
+}
+
+/// A parsed object: where its unwind sections are, and its `PT_LOAD` segments.
+pub(crate) struct Object {
+    image: Image,
+    text: Option<SectionPlace>,
+    eh_frame: Option<SectionPlace>,
+    eh_frame_hdr: Option<SectionPlace>,
+    debug_frame: Option<SectionPlace>,
+    got: Option<SectionPlace>,
+    /// (vaddr, file offset, file size) of each loadable segment.
+    segments: Vec<(u64, u64, u64)>,
+}
+
+/// Why an object was not used.
+pub(crate) type Refusal = String;
+
+fn kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens `path` without blocking, refuses anything but a regular file of at most
+/// [`MAX_OBJECT_SIZE`] bytes, and maps it.
+fn map_regular(path: &Path) -> Result<Image, Refusal> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{}, not a regular file", kind(&meta)));
+    }
+    if meta.len() > MAX_OBJECT_SIZE {
+        return Err(format!(
+            "{} bytes, over the {MAX_OBJECT_SIZE}-byte limit",
+            meta.len()
+        ));
+    }
+    let len = usize::try_from(meta.len()).map_err(|_| "too large to map".to_string())?;
+    map(&file, len)
+}
+
+fn map(file: &File, len: usize) -> Result<Image, Refusal> {
+    Image::map(file, len).map_err(|e| e.to_string())
+}
+
+impl Object {
+    /// Opens and parses the object at `path`; with `build_id`, refuses a file whose build-id
+    /// differs (it was replaced after the process mapped it).
+    pub(crate) fn open(path: &Path, build_id: Option<&[u8]>) -> Result<Object, Refusal> {
+        let image = map_regular(path)?;
+        let o = Object::parse(image)?;
+        if let Some(want) = build_id.filter(|b| !b.is_empty()) {
+            let f = object::File::parse(&*o.image).map_err(|e| e.to_string())?;
+            if let Ok(Some(have)) = f.build_id() {
+                if have != want {
+                    return Err("its build-id differs from the mapped one (file replaced)".into());
+                }
+            }
+        }
+        Ok(o)
+    }
+
+    /// Parses an ELF image held in memory (the vdso).
+    pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Object, Refusal> {
+        Object::parse(Image::Heap(bytes.into()))
+    }
+
+    fn parse(image: Image) -> Result<Object, Refusal> {
+        let f = object::File::parse(&*image).map_err(|e| format!("not an object file: {e}"))?;
+        let place = |name: &str| {
+            let s = f.section_by_name(name)?;
+            let file = s.file_range().and_then(|(off, len)| {
+                let start = usize::try_from(off).ok()?;
+                let end = start.checked_add(usize::try_from(len).ok()?)?;
+                (end <= image.len()).then_some(start..end)
+            });
+            Some(SectionPlace {
+                svma: s.address()..s.address().saturating_add(s.size()),
+                file,
+            })
+        };
+        let segments = f
+            .segments()
+            .map(|s| {
+                let (off, size) = s.file_range();
+                (s.address(), off, size)
+            })
+            .collect();
+        Ok(Object {
+            text: place(".text"),
+            eh_frame: place(".eh_frame"),
+            eh_frame_hdr: place(".eh_frame_hdr"),
+            debug_frame: place(".debug_frame"),
+            got: place(".got"),
+            segments,
+            image,
+        })
+    }
+
+    /// Whether the object has call-frame information at all.
+    pub(crate) fn has_cfi(&self) -> bool {
+        self.eh_frame.as_ref().is_some_and(|s| s.file.is_some())
+            || self.debug_frame.as_ref().is_some_and(|s| s.file.is_some())
+    }
+
+    /// The load bias of a mapping of this object that starts at `start` with file offset
+    /// `pgoff`: the address where stated address 0 lands (framehop's `base_avma`; ELF's
+    /// `base_svma` is 0). `None` when no segment holds that offset.
+    pub(crate) fn bias(&self, start: u64, pgoff: u64) -> Option<u64> {
+        let &(vaddr, off, _) = self
+            .segments
+            .iter()
+            .find(|&&(_, off, size)| pgoff >= off && pgoff - off < size.max(1))?;
+        let svma_at_start = vaddr.wrapping_add(pgoff - off);
+        Some(start.wrapping_sub(svma_at_start))
+    }
+
+    fn data(&self, p: &Option<SectionPlace>) -> Option<Section> {
+        let r = p.as_ref()?.file.clone()?;
+        Some(Section {
+            image: self.image.clone(),
+            range: r,
+        })
+    }
+
+    /// framehop's description of this object's sections.
+    pub(crate) fn section_info(&self) -> framehop::ExplicitModuleSectionInfo<Section> {
+        let svma = |p: &Option<SectionPlace>| p.as_ref().map(|p| p.svma.clone());
+        framehop::ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: svma(&self.text),
+            text: self.data(&self.text),
+            got_svma: svma(&self.got),
+            eh_frame_svma: svma(&self.eh_frame),
+            eh_frame: self.data(&self.eh_frame),
+            eh_frame_hdr_svma: svma(&self.eh_frame_hdr),
+            eh_frame_hdr: self.data(&self.eh_frame_hdr),
+            debug_frame: self.data(&self.debug_frame),
+            stubs_svma: None,
+            stub_helper_svma: None,
+            unwind_info: None,
+            text_segment_svma: None,
+            text_segment: None,
+        }
+    }
+}
