@@ -77,10 +77,20 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
         Some(LogKind::Hwpmc) => {
             let (out, report) = pmc_log::hwpmc::convert(&data, Vec::new())
                 .map_err(|e| fail(format!("{shown}: not a readable hwpmc log: {e}")))?;
-            diag!(
+            let line = format!(
                 "pmcstat: {shown}: FreeBSD hwpmc log converted ({})",
                 import_summary(&report)
             );
+            // A damaged log is worth a line even with -q.
+            let damaged = report.unknown_types > 0
+                || !report.skipped.is_empty()
+                || report.skipped_unlisted > 0
+                || !report.closed_cleanly;
+            if damaged {
+                diag!("{line}");
+            } else {
+                note!("{line}");
+            }
             Ok(Input::Bytes(out.into()))
         }
         None => Err(fail(format!(
@@ -259,7 +269,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             } else {
                 stats.lines
             };
-            diag!("pmcstat: {flag}: {} of {of} {what}", stats.unresolved);
+            note!("pmcstat: {flag}: {} of {of} {what}", stats.unresolved);
         }
     }
     let reports = args.callgraph.is_some()
@@ -347,7 +357,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let report = write_gmon(&profile, &opts)
             .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
         for f in &report.files {
-            diag!(
+            note!(
                 "pmcstat: {}: {} samples of {} in {}{}",
                 f.path.display(),
                 f.samples,
@@ -364,7 +374,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             diag!("pmcstat: -g: no samples in any object file; no gmon file written");
         }
         if report.unattributed > 0 {
-            diag!(
+            note!(
                 "pmcstat: -g: {} samples outside any object file (kernel through kallsyms, [vdso], \
                  unmapped) are in no gmon file",
                 report.unattributed
@@ -428,7 +438,7 @@ fn write_perf_data(log: &[u8], path: &Path, to: &Path) -> Result<(), Failure> {
         Ok(())
     })?;
     let report = it.into_report();
-    diag!(
+    note!(
         "pmcstat: {}: {samples} samples written as perf.data{}",
         to.display(),
         if report.is_clean() {

@@ -202,6 +202,14 @@ pub struct Args {
     #[arg(short = 'v')]
     pub verbose: bool,
 
+    /// Decrease verbosity, as pmcstat(8) -q: the counts (and reports) print
+    /// as usual, but not the notes and explanations around them (why a row
+    /// is `<not supported>`, child processes left uncounted), nor status
+    /// lines (the sampling progress line, what was written where, what -R
+    /// converted or could not symbolize). Errors and warnings still print.
+    #[arg(short = 'q', conflicts_with = "verbose")]
+    pub quiet: bool,
+
     /// Print CSV with this field separator, in perf stat -x's column order:
     /// `[time,] [CPUn,]` value, unit, event, run time (ns), running percent,
     /// metric value, metric unit; then scope, time enabled (ns), status.
@@ -405,7 +413,6 @@ fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, Str
 const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-E", "pmcstat(8)'s per-process counts at exit (LOG_PROCEXIT) are not in this pmcstat yet; the library has them (Flags::LOG_PROCEXIT on a sampling PMC), and -R --dump shows the log's exit counters"),
     ("-W", "pmcstat(8)'s counts at every context switch (LOG_PROCCSW) are not in this pmcstat yet; the library has them (Flags::LOG_PROCCSW)"),
-    ("-q", "pmcstat(8)'s quiet mode is not in this pmcstat; it prints notes only when something was not counted, and -o FILE sends the counts elsewhere"),
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),

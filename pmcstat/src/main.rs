@@ -31,6 +31,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    output::QUIET.store(args.quiet, std::sync::atomic::Ordering::Relaxed);
     let measuring = args.read_log.is_none() && !args.list && !args.diagnose;
     if measuring {
         if let Err(e) = run::arm_stop_signals() {

@@ -246,7 +246,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     created_log.0 = None; // started: the log is kept, whatever happens next
 
-    let live = std::io::stderr().is_terminal() && !args.top_mode;
+    let live = std::io::stderr().is_terminal() && !args.top_mode && !args.quiet;
     // -T: the view, and -w is its refresh interval instead of count logging.
     let mut view = None;
     if args.top_mode {
@@ -365,6 +365,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let mut out = crate::output::Checked::new(out);
     let summary = summary_counts(&backend);
     match &args.log {
+        Some(_) if args.quiet => {}
         Some(path) => {
             let _ = match summary {
                 Some((samples, lost)) => writeln!(
