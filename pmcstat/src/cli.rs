@@ -68,6 +68,16 @@ pub struct Args {
     #[arg(short = 'O', value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Log, for the process-mode PMCs (-p, -e, the default set, -P), the
+    /// counts of every time slice of the target's threads at each context
+    /// switch into the -O FILE, as pmcstat(8) -W (hwpmc's LOG_PROCCSW);
+    /// `-R FILE` prints them as pmcstat(8)'s `cswval` lines, `-R FILE --dump`
+    /// as `counter kind=csw` with the thread id. Needs -O and kernel-mode counting
+    /// (root, CAP_PERFMON or perf_event_paranoid <= 1); the slice that ends
+    /// at a thread's exit is not logged (the kernel has detached its counters).
+    #[arg(short = 'W')]
+    pub log_csw: bool,
+
     /// Top mode, as pmcstat(8) -T: a live view of the top functions of the
     /// -P/-S PMCs (or, with -R, the log replayed), redrawn every -w seconds
     /// (default 1). Keys: q quit, space pause, p next PMC, m merge PMCs,
@@ -412,7 +422,6 @@ fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, Str
 /// does there and what to use here instead.
 const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-E", "pmcstat(8)'s per-process counts at exit (LOG_PROCEXIT) are not in this pmcstat yet; the library has them (Flags::LOG_PROCEXIT on a sampling PMC), and -R --dump shows the log's exit counters"),
-    ("-W", "pmcstat(8)'s counts at every context switch (LOG_PROCCSW) are not in this pmcstat yet; the library has them (Flags::LOG_PROCCSW)"),
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),

@@ -93,3 +93,96 @@ fn quiet_sampling_drops_the_status_line() {
     assert!(!quiet.contains("written to"), "{quiet}");
     assert!(size > 0, "the log is still written");
 }
+
+/// A shell that works, then waits for a `sleep`, six times: at least six
+/// context switches of its one thread.
+const SLEEPY: &str =
+    "for i in 1 2 3 4 5 6; do j=0; while [ $j -lt 3000 ]; do j=$((j+1)); done; sleep 0.02; done";
+
+/// The log's counter records of `kind`.
+fn counters(
+    log: &std::path::Path,
+    kind: pmc_log::record::CounterKind,
+) -> Vec<pmc_log::record::Counter> {
+    let bytes = std::fs::read(log).unwrap();
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let mut it = reader.records();
+    let out = it
+        .by_ref()
+        .filter_map(|r| match r {
+            pmc_log::record::Record::Counter(c) if c.kind == kind => Some(c),
+            _ => None,
+        })
+        .collect();
+    assert!(it.report().closed_cleanly, "{:?}", it.report());
+    out
+}
+
+#[test]
+fn context_switch_counts_go_to_the_log() {
+    let log = temp("csw.pmclog");
+    let log_s = log.to_string_lossy().into_owned();
+    let (code, _, err) = pmcstat(&[
+        "-W",
+        "-O",
+        &log_s,
+        "-p",
+        "task-clock",
+        "--",
+        "sh",
+        "-c",
+        SLEEPY,
+    ]);
+    if code == 1 && (err.contains("paranoid") || err.contains("ermission")) {
+        let _ = std::fs::remove_file(&log);
+        pmc_testkit::skip!("-W needs kernel-mode counting: {err}");
+        return;
+    }
+    assert_eq!(code, 0, "{err}");
+    let total_ms = task_clock_ms(&err).expect("the task-clock row");
+    assert!(err.contains("written to"), "{err}");
+    let csw = counters(&log, pmc_log::record::CounterKind::ContextSwitch);
+    // pmcstat -R prints each as pmcstat(8)'s `cswval` line.
+    let (code, listing, rerr) = pmcstat(&["-R", &log_s]);
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(code, 0, "{rerr}");
+    let cswval = listing.lines().filter(|l| l.starts_with("cswval")).count();
+    assert_eq!(cswval, csw.len(), "{listing}");
+    assert!(
+        csw.len() >= 6,
+        "{} context-switch records: {csw:?}",
+        csw.len()
+    );
+    // One thread, the shell's: one pid, one tid.
+    assert!(
+        csw.iter()
+            .all(|c| c.pid == csw[0].pid && c.tid == csw[0].pid),
+        "{csw:?}"
+    );
+    // The slices add up to the total but for the last one, which ends at the exit.
+    let sum_ms = csw.iter().map(|c| c.value).sum::<u64>() as f64 / 1e6;
+    assert!(
+        sum_ms <= total_ms * 1.02 + 0.05 && sum_ms >= total_ms * 0.5,
+        "the slices add up to {sum_ms:.3} ms of {total_ms:.3} ms"
+    );
+    eprintln!(
+        "-W: {} slices, {sum_ms:.3} ms of {total_ms:.3} ms task-clock",
+        csw.len()
+    );
+}
+
+#[test]
+fn context_switch_logging_needs_a_log_and_a_process() {
+    let (code, _, err) = pmcstat(&["-W", "-p", "task-clock", "--", "true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("-W") && err.contains("-O FILE"), "{err}");
+    let (code, _, err) = pmcstat(&["-W", "-P", "cpu-clock", "--", "true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("-O FILE"), "{err}");
+    let log = temp("csw-system.pmclog");
+    let log_s = log.to_string_lossy().into_owned();
+    let (code, _, err) = pmcstat(&["-W", "-O", &log_s, "-s", "task-clock", "-l", "0.1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("process-mode"), "{err}");
+    assert!(!log.exists(), "no log for a refused run");
+}

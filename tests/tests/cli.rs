@@ -284,7 +284,7 @@ fn usage_errors_exit_2() {
     // clap's tip to pass it as `-- -E` (which would run it as the command).
     for (opt, says) in [
         ("-E", "LOG_PROCEXIT"),
-        ("-W", "LOG_PROCCSW"),
+        ("-M", "map file"),
         ("-U", "-N toggles"),
         ("-k", "/proc/kallsyms"),
         ("-X", "unknown option '-X'"),
