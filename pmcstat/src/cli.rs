@@ -134,6 +134,15 @@ pub struct Args {
     #[arg(short = 'a', value_name = "FILE", requires = "read_log")]
     pub annotate_callchains: Option<PathBuf>,
 
+    /// With -R: only the samples of the thread with this id, as pmcstat(8)
+    /// -i, in every report (the record lines, --dump, --json, --summary, -G,
+    /// -g, -F, --folded, --pprof, ...; -T replays). Per-thread counter
+    /// records (-W's context-switch counts) of other threads go too; the
+    /// records that describe processes (maps, command names) stay.
+    #[arg(short = 'i', value_name = "TID", requires = "read_log",
+          value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub thread: Option<u32>,
+
     /// With -R alone: print pmc-log's own record dump (every field,
     /// key=value, with timestamps) instead of pmcstat(8)'s record lines.
     #[arg(long = "dump", requires = "read_log")]
@@ -425,7 +434,6 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
-    ("-i", "pmcstat(8)'s thread filter is not in this pmcstat yet"),
     ("-k", "pmcstat(8)'s kernel directory is not in this pmcstat yet: kernel addresses are symbolized from /proc/kallsyms at record time"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
     ("-u", "pmcstat(8)'s event description is not in this pmcstat; -L lists the events with their descriptions"),

@@ -186,3 +186,95 @@ fn context_switch_logging_needs_a_log_and_a_process() {
     assert!(err.contains("process-mode"), "{err}");
     assert!(!log.exists(), "no log for a refused run");
 }
+
+/// Samples per thread id in a log.
+fn samples_by_tid(log: &std::path::Path) -> std::collections::BTreeMap<i32, u64> {
+    let bytes = std::fs::read(log).unwrap();
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let mut by_tid = std::collections::BTreeMap::new();
+    for r in reader.records() {
+        if let pmc_log::record::Record::Sample(s) = r {
+            *by_tid.entry(s.tid).or_insert(0u64) += 1;
+        }
+    }
+    by_tid
+}
+
+#[test]
+fn thread_filter_keeps_one_threads_samples_in_every_report() {
+    let log = temp("tid.pmclog");
+    let log_s = log.to_string_lossy().into_owned();
+    let work = "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done";
+    let script = format!("sh -c '{work}' & sh -c '{work}'; wait");
+    let (code, _, err) = pmcstat(&[
+        "-P",
+        "cpu-clock",
+        "--freq",
+        "2000",
+        "-d",
+        "-O",
+        &log_s,
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    if code != 0 {
+        let _ = std::fs::remove_file(&log);
+        pmc_testkit::skip!("sampling not permitted here: {err}");
+        return;
+    }
+    let by_tid = samples_by_tid(&log);
+    let total: u64 = by_tid.values().sum();
+    let (&tid, &mine) = by_tid.iter().max_by_key(|(_, n)| **n).unwrap();
+    assert!(
+        by_tid.len() >= 2 && mine < total,
+        "samples by thread: {by_tid:?}"
+    );
+    let t = tid.to_string();
+    let run = |extra: &[&str]| {
+        let mut a = vec!["-R", log_s.as_str(), "-i", t.as_str()];
+        a.extend_from_slice(extra);
+        let (code, out, err) = pmcstat(&a);
+        assert_eq!(code, 0, "{a:?}: {err}");
+        assert!(
+            err.contains(&format!("{mine} of {total} samples")),
+            "{a:?}: {err}"
+        );
+        out
+    };
+    // The record dump: only the thread's samples.
+    let dump = run(&["--dump"]);
+    let samples: Vec<&str> = dump.lines().filter(|l| l.starts_with("sample")).collect();
+    assert_eq!(samples.len() as u64, mine, "{by_tid:?}");
+    assert!(samples.iter().all(|l| l.contains(&format!(" tid={tid} "))));
+    // pmcstat(8)'s record lines.
+    let lines = run(&[]);
+    let callchains = lines.lines().filter(|l| l.starts_with("callchain")).count();
+    assert_eq!(callchains as u64, mine);
+    // The summary and the call graph count the thread's samples only.
+    let summary = run(&["--summary"]);
+    assert!(summary.contains(&format!("({mine} samples)")), "{summary}");
+    let graph = run(&["-G", "-"]);
+    assert!(graph.contains(&format!("[{mine} samples]")), "{graph}");
+    // Without -i: all of them.
+    let (_, summary, _) = pmcstat(&["-R", &log_s, "--summary"]);
+    assert!(summary.contains(&format!("({total} samples)")), "{summary}");
+    // A thread with no samples: a warning naming the threads that have some.
+    let (code, _, err) = pmcstat(&["-R", &log_s, "-i", "2147483647", "--summary"]);
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("none of the") && err.contains(&format!("{tid} ({mine})")),
+        "{err}"
+    );
+    // Usage errors: -i needs -R, and a thread id.
+    for args in [
+        &["-i", "5", "--", "true"][..],
+        &["-R", "x", "-i", "0"],
+        &["-R", "x", "-i", "a"],
+    ] {
+        let (code, _, err) = pmcstat(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+}
