@@ -68,6 +68,16 @@ pub struct Args {
     #[arg(short = 'O', value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Print each process's counts at its exit, as pmcstat(8) -E (hwpmc's
+    /// LOG_PROCEXIT), for the process sampling PMCs (-P; with -d, every
+    /// descendant process): after the run, one line per process that exited,
+    /// with its pid, command and the sum of its sample periods for each -P
+    /// PMC (exact but for the last, incomplete period). The -O log, when
+    /// given, holds them as `exitval` records. Counting PMCs (-p, -e) cannot
+    /// have it on Linux: perf_event gives no per-process count at exit.
+    #[arg(short = 'E')]
+    pub exit_counts: bool,
+
     /// Log, for the process-mode PMCs (-p, -e, the default set, -P), the
     /// counts of every time slice of the target's threads at each context
     /// switch into the -O FILE, as pmcstat(8) -W (hwpmc's LOG_PROCCSW);
@@ -430,7 +440,6 @@ fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, Str
 /// pmcstat(8)'s options that this pmcstat does not have, each with what it
 /// does there and what to use here instead.
 const PMCSTAT8_MISSING: &[(&str, &str)] = &[
-    ("-E", "pmcstat(8)'s per-process counts at exit (LOG_PROCEXIT) are not in this pmcstat yet; the library has them (Flags::LOG_PROCEXIT on a sampling PMC), and -R --dump shows the log's exit counters"),
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),

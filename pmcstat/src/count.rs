@@ -84,6 +84,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
+    if args.exit_counts {
+        return Err(Failure::Usage(crate::exits::COUNTING_REFUSED.into()));
+    }
     if args.pid.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
             "give either -t PID or a command, not both".into(),

@@ -8,6 +8,7 @@ mod output;
 mod analyze;
 mod cli;
 mod count;
+mod exits;
 mod info;
 mod live;
 mod run;

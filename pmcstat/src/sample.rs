@@ -117,6 +117,20 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let has_process = !args.process_sampling.is_empty();
     crate::count::check_log_csw(args, has_process)?;
+    if args.exit_counts && !has_process {
+        return Err(Failure::Usage(
+            "-E prints the counts of each process at its exit: it needs process sampling \
+             PMCs (-P); system-mode PMCs (-S) follow no process"
+                .into(),
+        ));
+    }
+    if args.exit_counts && args.top_mode {
+        return Err(Failure::Usage(
+            "-E prints the counts at process exit after the run; -T shows a live view: \
+             record with -E -O FILE, then view the log with -R FILE -T"
+                .into(),
+        ));
+    }
     if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
         return Err(Failure::Usage(if has_process {
             "process sampling (-P) needs a command or -t PID".into()
@@ -158,8 +172,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     match &args.log {
         Some(path) => created_log.0 = configure_log(&backend, path)?,
         None => {
-            let (profile, sink) =
-                LiveProfile::start().map_err(|e| io_failure("start the log reader", &e))?;
+            let (profile, sink) = LiveProfile::start(args.exit_counts)
+                .map_err(|e| io_failure("start the log reader", &e))?;
             backend.configure_log(Box::new(sink))?;
             aggregator = Some(profile);
         }
@@ -180,11 +194,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
         let rate = freq.map_or(default_rate, Rate::Frequency);
         // -W: the counts at every context switch, for the process-mode PMCs.
-        let flags = if args.log_csw && !scope.is_system() {
-            flags | Flags::LOG_PROCCSW
-        } else {
-            flags
-        };
+        // -E: each process's count at its exit, likewise.
+        let mut flags = flags;
+        if args.log_csw && !scope.is_system() {
+            flags |= Flags::LOG_PROCCSW;
+        }
+        if args.exit_counts && !scope.is_system() {
+            flags |= Flags::LOG_PROCEXIT;
+        }
         let alloc = Allocation::sampling(spec, rate)
             .scope(scope.clone())
             .flags(flags);
@@ -350,6 +367,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     };
     let mut out = crate::output::Checked::new(out);
     let summary = summary_counts(&backend);
+    let mut exits = None;
     match &args.log {
         Some(_) if args.quiet => {}
         Some(path) => {
@@ -364,18 +382,43 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 None => writeln!(out, "pmcstat: samples written to {}", path.display()),
             };
         }
+        None => {}
+    }
+    // -E from a log file: read back from it (a log on standard output or a socket keeps
+    // them as its `exitval` records).
+    if let Some(path) = args.log.as_deref().filter(|_| args.exit_counts) {
+        if path.as_os_str() == "-" || remote_log(path).is_some() {
+            note!(
+                "pmcstat: -E: the counts at process exit are in the log ({}), as exitval records",
+                path.display()
+            );
+        } else {
+            exits =
+                Some(crate::exits::of_file(path).map_err(|e| {
+                    io_failure("read the counts at exit", &std::io::Error::other(e))
+                })?);
+        }
+    }
+    match &args.log {
+        Some(_) => {}
         None => {
-            let profile = aggregator
+            let (profile, exit_counts) = aggregator
                 .take()
                 .ok_or_else(|| io_failure("read the samples", &std::io::Error::other("no log")))?
                 .finish()
                 .map_err(|e| io_failure("read the samples", &std::io::Error::other(e)))?;
+            if args.exit_counts {
+                exits = Some(exit_counts);
+            }
             // A closed pipe (`2>&1 | head -1`) ends quietly; other failures name the summary.
             crate::output::write_outcome(
                 print_top(&mut out, &profile, &events, elapsed, args.top),
                 "the sampling summary",
             )?;
         }
+    }
+    if let Some(e) = &exits {
+        crate::output::write_outcome(e.write(&mut out), "the counts at exit")?;
     }
     if let Some(line) = losses_by_cpu(&backend) {
         let _ = writeln!(out, "{line}");

@@ -278,3 +278,119 @@ fn thread_filter_keeps_one_threads_samples_in_every_report() {
         assert_eq!(code, 2, "{args:?}: {err}");
     }
 }
+
+/// `-E`'s table: (pid, command, counts) per row.
+fn exit_rows(text: &str) -> Vec<(i32, String, Vec<u64>)> {
+    let Some(start) = text.find("# -E: counts at process exit") else {
+        return Vec::new();
+    };
+    text[start..]
+        .lines()
+        .skip(2)
+        .map_while(|l| {
+            let mut w = l.split_whitespace();
+            let pid = w.next()?.parse().ok()?;
+            let comm = w.next()?.to_owned();
+            let counts = w.map(|v| v.parse().ok()).collect::<Option<Vec<u64>>>()?;
+            Some((pid, comm, counts))
+        })
+        .collect()
+}
+
+#[test]
+fn exit_counts_per_process() {
+    let small = "i=0; while [ $i -lt 10000 ]; do i=$((i+1)); done";
+    let big = "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done";
+    // Two child processes one after the other, then the shell: three exits in this order.
+    let script = format!("sh -c '{small}'; sh -c '{big}'; true");
+    let log = temp("exit.pmclog");
+    let log_s = log.to_string_lossy().into_owned();
+    let period = 100_000u64; // task-clock: 0.1 ms a sample
+    let p = period.to_string();
+    let (code, _, err) = pmcstat(&[
+        "-E",
+        "-d",
+        "-P",
+        "task-clock",
+        "-n",
+        &p,
+        "-O",
+        &log_s,
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    if code != 0 {
+        let _ = std::fs::remove_file(&log);
+        pmc_testkit::skip!("sampling not permitted here: {err}");
+        return;
+    }
+    let rows = exit_rows(&err);
+    assert_eq!(rows.len(), 3, "one row per process that exited:\n{err}");
+    let (small_n, big_n, shell_n) = (rows[0].2[0], rows[1].2[0], rows[2].2[0]);
+    assert!(rows.iter().all(|r| r.1 == "sh"), "{rows:?}");
+    assert!(
+        big_n > 2 * small_n && small_n > 0,
+        "the bigger loop counts more: {rows:?}"
+    );
+    assert!(
+        rows.iter().all(|r| r.2[0] % period == 0),
+        "sums of periods: {rows:?}"
+    );
+    // Each row is the log's exit record, and the sum of that process's sample periods.
+    let bytes = std::fs::read(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let mut periods = std::collections::BTreeMap::<i32, u64>::new();
+    let mut exitvals = Vec::new();
+    for r in reader.records() {
+        match r {
+            pmc_log::record::Record::Sample(s) => *periods.entry(s.pid).or_default() += s.period,
+            pmc_log::record::Record::Counter(c)
+                if c.kind == pmc_log::record::CounterKind::ProcessExit =>
+            {
+                exitvals.push((c.pid, c.value))
+            }
+            _ => {}
+        }
+    }
+    let printed: Vec<(i32, u64)> = rows.iter().map(|r| (r.0, r.2[0])).collect();
+    assert_eq!(printed, exitvals);
+    for (pid, v) in &printed {
+        assert_eq!(periods.get(pid), Some(v), "pid {pid}: {periods:?}");
+    }
+    eprintln!("-E: small {small_n} ns, big {big_n} ns, shell {shell_n} ns");
+
+    // Without -O the same table comes from the live log.
+    let (code, _, err) = pmcstat(&[
+        "-E",
+        "-d",
+        "-P",
+        "task-clock",
+        "-n",
+        &p,
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = exit_rows(&err);
+    assert_eq!(rows.len(), 3, "{err}");
+    assert!(rows[1].2[0] > 2 * rows[0].2[0], "{rows:?}");
+}
+
+#[test]
+fn exit_counts_need_process_sampling() {
+    // Counting PMCs: refused, saying why and what to use.
+    let (code, _, err) = pmcstat(&["-E", "-d", "-p", "task-clock", "--", "true"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("-E") && err.contains("-P") && err.contains("perf_event"),
+        "{err}"
+    );
+    let (code, _, err) = pmcstat(&["-E", "-S", "cpu-clock", "-l", "0.1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("process sampling"), "{err}");
+}
