@@ -77,16 +77,125 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
         Some(LogKind::Hwpmc) => {
             let (out, report) = pmc_log::hwpmc::convert(&data, Vec::new())
                 .map_err(|e| fail(format!("{shown}: not a readable hwpmc log: {e}")))?;
-            diag!(
+            let line = format!(
                 "pmcstat: {shown}: FreeBSD hwpmc log converted ({})",
                 import_summary(&report)
             );
+            // A damaged log is worth a line even with -q.
+            let damaged = report.unknown_types > 0
+                || !report.skipped.is_empty()
+                || report.skipped_unlisted > 0
+                || !report.closed_cleanly;
+            if damaged {
+                diag!("{line}");
+            } else {
+                note!("{line}");
+            }
             Ok(Input::Bytes(out.into()))
         }
         None => Err(fail(format!(
             "{shown}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)"
         ))),
     }
+}
+
+/// `-i TID`: what the thread filter kept.
+#[derive(Debug, Default)]
+pub struct ThreadFilter {
+    /// The thread.
+    pub tid: i32,
+    /// Samples in the log.
+    pub samples: u64,
+    /// Samples of the thread.
+    pub kept: u64,
+    /// The threads with the most samples: (tid, samples).
+    others: std::collections::HashMap<i32, u64>,
+}
+
+impl ThreadFilter {
+    pub fn new(tid: u32) -> ThreadFilter {
+        ThreadFilter {
+            tid: i32::try_from(tid).unwrap_or(i32::MAX),
+            ..Default::default()
+        }
+    }
+
+    /// Whether `-i` keeps the record: every record but the samples and the per-thread
+    /// (context-switch) counts of other threads.
+    pub fn keep(&mut self, r: &pmc_log::record::Record<'_>) -> bool {
+        use pmc_log::record::{CounterKind, Record};
+        match r {
+            Record::Sample(s) => {
+                self.samples += 1;
+                if s.tid == self.tid {
+                    self.kept += 1;
+                    true
+                } else {
+                    if self.others.len() < 100_000 {
+                        *self.others.entry(s.tid).or_default() += 1;
+                    }
+                    false
+                }
+            }
+            Record::Counter(c) if c.kind == CounterKind::ContextSwitch => c.tid == self.tid,
+            _ => true,
+        }
+    }
+
+    /// Says how many samples were kept: a note, or, when none were, a warning naming the
+    /// threads that have samples.
+    pub fn report(&self) {
+        let tid = self.tid;
+        if self.kept > 0 || self.samples == 0 {
+            note!(
+                "pmcstat: -i {tid}: {} of {} samples are from thread {tid}",
+                self.kept,
+                self.samples
+            );
+            return;
+        }
+        let mut top: Vec<(i32, u64)> = self.others.iter().map(|(t, n)| (*t, *n)).collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let shown: Vec<String> = top
+            .iter()
+            .take(8)
+            .map(|(t, n)| format!("{t} ({n})"))
+            .collect();
+        diag!(
+            "pmcstat: warning: -i {tid}: none of the {} samples is from thread {tid}; the \
+             threads with samples are {}",
+            self.samples,
+            shown.join(", ")
+        );
+    }
+}
+
+/// `-i TID` on a log in memory: the log rewritten without the other threads' samples.
+pub fn filter_thread(log: &[u8], filter: &mut ThreadFilter) -> Result<Vec<u8>, Failure> {
+    use pmc_log::record::Record;
+    let reader = pmc_log::Reader::new(log).map_err(|e| fail(format!("-i: {e}")))?;
+    let header = reader.header().unwrap_or_default();
+    let write = |e: pmc_log::WriteError| fail(format!("-i: cannot filter the log: {e}"));
+    let mut w = pmc_log::Writer::new(Vec::new(), &header).map_err(write)?;
+    let mut it = reader.records();
+    let mut closed = None;
+    for r in it.by_ref() {
+        match &r {
+            Record::Header(_) => {}
+            Record::Close(c) => closed = Some(c.time),
+            _ if filter.keep(&r) => w.write(&r).map_err(write)?,
+            _ => {}
+        }
+    }
+    let report = it.into_report();
+    if !report.is_clean() {
+        diag!("pmcstat: warning: the log: {report}");
+    }
+    match closed {
+        Some(t) => w.finish_at(t),
+        None => w.into_inner_unclosed(),
+    }
+    .map_err(write)
 }
 
 /// A FIFO, socket or character device: opened without blocking (a FIFO with no writer yet
@@ -211,7 +320,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
-    let input = load(path)?;
+    let mut input = load(path)?;
+    let mut thread = args.thread.map(ThreadFilter::new);
+    if let (Some(f), Input::Bytes(b)) = (thread.as_mut(), &input) {
+        input = Input::Bytes(filter_thread(b, f)?.into());
+        f.report();
+    }
     let stdout = PathBuf::from("-");
     let out_path = args.output.as_deref().unwrap_or(&stdout);
     // The outputs that read the log more than once need it whole.
@@ -259,7 +373,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             } else {
                 stats.lines
             };
-            diag!("pmcstat: {flag}: {} of {of} {what}", stats.unresolved);
+            note!("pmcstat: {flag}: {} of {of} {what}", stats.unresolved);
         }
     }
     let reports = args.callgraph.is_some()
@@ -277,9 +391,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         // As pmcstat -R alone: one line per record.
         let mut report = None;
         report_to(out_path, "the record dump", |out| {
-            report = Some(dump(&input, path, args, out)?);
+            report = Some(dump(&input, path, args, thread.as_mut(), out)?);
             Ok(())
         })?;
+        if let (Input::Stream(_), Some(f)) = (&input, &thread) {
+            f.report();
+        }
         if let Some(report) = report.filter(|r| !r.is_clean()) {
             diag!("pmcstat: {}: {report}", path.display());
         }
@@ -315,9 +432,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         keep_pcs: args.gprof,
         ..analyze_options(args)
     };
-    let profile = match &input {
-        Input::Bytes(b) => Profile::from_log(b, opts),
-        Input::Stream(f) => Profile::from_stream(std::io::BufReader::new(f), opts),
+    let profile = match (&input, thread.as_mut()) {
+        (Input::Bytes(b), _) => Profile::from_log(b, opts),
+        (Input::Stream(f), None) => Profile::from_stream(std::io::BufReader::new(f), opts),
+        (Input::Stream(f), Some(filter)) => {
+            let p = profile_of_thread(f, opts, filter);
+            filter.report();
+            p
+        }
     }
     .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     for w in &profile.warnings {
@@ -347,7 +469,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         let report = write_gmon(&profile, &opts)
             .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
         for f in &report.files {
-            diag!(
+            note!(
                 "pmcstat: {}: {} samples of {} in {}{}",
                 f.path.display(),
                 f.samples,
@@ -364,7 +486,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             diag!("pmcstat: -g: no samples in any object file; no gmon file written");
         }
         if report.unattributed > 0 {
-            diag!(
+            note!(
                 "pmcstat: -g: {} samples outside any object file (kernel through kallsyms, [vdso], \
                  unmapped) are in no gmon file",
                 report.unattributed
@@ -416,6 +538,23 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     Ok(0)
 }
 
+/// `-i TID` on a streamed log: the profile of the thread's samples, with bounded memory.
+fn profile_of_thread(
+    f: &std::fs::File,
+    opts: AnalyzeOptions,
+    filter: &mut ThreadFilter,
+) -> pmc_analyze::Result<Profile> {
+    let mut b = pmc_analyze::ProfileBuilder::new(opts);
+    let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f))?;
+    while let Some(r) = reader.next_record()? {
+        if filter.keep(&r) {
+            b.add(&r);
+        }
+    }
+    b.set_read_report(&reader.finish());
+    Ok(b.finish())
+}
+
 /// `--perf-data FILE`: the log as a perf.data file (pmc-log's exporter), with
 /// the number of samples written and anything the reader skipped.
 fn write_perf_data(log: &[u8], path: &Path, to: &Path) -> Result<(), Failure> {
@@ -428,7 +567,7 @@ fn write_perf_data(log: &[u8], path: &Path, to: &Path) -> Result<(), Failure> {
         Ok(())
     })?;
     let report = it.into_report();
-    diag!(
+    note!(
         "pmcstat: {}: {samples} samples written as perf.data{}",
         to.display(),
         if report.is_clean() {
@@ -467,6 +606,7 @@ fn dump(
     input: &Input,
     path: &Path,
     args: &Args,
+    mut thread: Option<&mut ThreadFilter>,
     out: &mut dyn Write,
 ) -> std::io::Result<pmc_log::ReadReport> {
     let bad = |e: pmc_log::ReadError| std::io::Error::other(format!("{}: {e}", path.display()));
@@ -486,6 +626,9 @@ fn dump(
         Input::Stream(f) => {
             let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f)).map_err(bad)?;
             while let Some(r) = reader.next_record().map_err(bad)? {
+                if thread.as_mut().is_some_and(|f| !f.keep(&r)) {
+                    continue;
+                }
                 if args.json {
                     pmc_log::export::json::write_record(&r, &mut &mut *out)?;
                 } else if args.dump {

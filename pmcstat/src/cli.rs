@@ -76,6 +76,26 @@ pub struct Args {
     #[arg(short = 'O', value_name = "FILE")]
     pub log: Option<PathBuf>,
 
+    /// Print each process's counts at its exit, as pmcstat(8) -E (hwpmc's
+    /// LOG_PROCEXIT), for the process sampling PMCs (-P; with -d, every
+    /// descendant process): after the run, one line per process that exited,
+    /// with its pid, command and the sum of its sample periods for each -P
+    /// PMC (exact but for the last, incomplete period). The -O log, when
+    /// given, holds them as `exitval` records. Counting PMCs (-p, -e) cannot
+    /// have it on Linux: perf_event gives no per-process count at exit.
+    #[arg(short = 'E')]
+    pub exit_counts: bool,
+
+    /// Log, for the process-mode PMCs (-p, -e, the default set, -P), the
+    /// counts of every time slice of the target's threads at each context
+    /// switch into the -O FILE, as pmcstat(8) -W (hwpmc's LOG_PROCCSW);
+    /// `-R FILE` prints them as pmcstat(8)'s `cswval` lines, `-R FILE --dump`
+    /// as `counter kind=csw` with the thread id. Needs -O and kernel-mode counting
+    /// (root, CAP_PERFMON or perf_event_paranoid <= 1); the slice that ends
+    /// at a thread's exit is not logged (the kernel has detached its counters).
+    #[arg(short = 'W')]
+    pub log_csw: bool,
+
     /// Top mode, as pmcstat(8) -T: a live view of the top functions of the
     /// -P/-S PMCs (or, with -R, the log replayed), redrawn every -w seconds
     /// (default 1). Keys: q quit, space pause, p next PMC, m merge PMCs,
@@ -131,6 +151,15 @@ pub struct Args {
     /// -a, all CPUs, is -s/-S here.)
     #[arg(short = 'a', value_name = "FILE", requires = "read_log")]
     pub annotate_callchains: Option<PathBuf>,
+
+    /// With -R: only the samples of the thread with this id, as pmcstat(8)
+    /// -i, in every report (the record lines, --dump, --json, --summary, -G,
+    /// -g, -F, --folded, --pprof, ...; -T replays). Per-thread counter
+    /// records (-W's context-switch counts) of other threads go too; the
+    /// records that describe processes (maps, command names) stay.
+    #[arg(short = 'i', value_name = "TID", requires = "read_log",
+          value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
+    pub thread: Option<u32>,
 
     /// With -R alone: print pmc-log's own record dump (every field,
     /// key=value, with timestamps) instead of pmcstat(8)'s record lines.
@@ -209,6 +238,14 @@ pub struct Args {
     /// (on Linux, every non-zero perf_event_attr field).
     #[arg(short = 'v')]
     pub verbose: bool,
+
+    /// Decrease verbosity, as pmcstat(8) -q: the counts (and reports) print
+    /// as usual, but not the notes and explanations around them (why a row
+    /// is `<not supported>`, child processes left uncounted), nor status
+    /// lines (the sampling progress line, what was written where, what -R
+    /// converted or could not symbolize). Errors and warnings still print.
+    #[arg(short = 'q', conflicts_with = "verbose")]
+    pub quiet: bool,
 
     /// Print CSV with this field separator, in perf stat -x's column order:
     /// `[time,] [CPUn,]` value, unit, event, run time (ns), running percent,
@@ -411,13 +448,9 @@ fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, Str
 /// pmcstat(8)'s options that this pmcstat does not have, each with what it
 /// does there and what to use here instead.
 const PMCSTAT8_MISSING: &[(&str, &str)] = &[
-    ("-E", "pmcstat(8)'s per-process counts at exit (LOG_PROCEXIT) are not in this pmcstat yet; the library has them (Flags::LOG_PROCEXIT on a sampling PMC), and -R --dump shows the log's exit counters"),
-    ("-W", "pmcstat(8)'s counts at every context switch (LOG_PROCCSW) are not in this pmcstat yet; the library has them (Flags::LOG_PROCCSW)"),
-    ("-q", "pmcstat(8)'s quiet mode is not in this pmcstat; it prints notes only when something was not counted, and -o FILE sends the counts elsewhere"),
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
-    ("-i", "pmcstat(8)'s thread filter is not in this pmcstat yet"),
     ("-k", "pmcstat(8)'s kernel directory is not in this pmcstat yet: kernel addresses are symbolized from /proc/kallsyms at record time"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
     ("-u", "pmcstat(8)'s event description is not in this pmcstat; -L lists the events with their descriptions"),

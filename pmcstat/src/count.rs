@@ -84,6 +84,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
+    if args.exit_counts {
+        return Err(Failure::Usage(crate::exits::COUNTING_REFUSED.into()));
+    }
     if args.pid.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
             "give either -t PID or a command, not both".into(),
@@ -115,6 +118,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             .collect();
     }
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
+    check_log_csw(args, has_process)?;
     if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
         return Err(Failure::Usage(if has_process {
             "process-scope counters need a command or -t PID".into()
@@ -163,6 +167,34 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     sink.finish()?;
     Ok(crate::run::final_status(last))
+}
+
+/// `-W`'s rules, for counting and sampling mode: it logs, so it needs `-O`, and it is
+/// about the target's threads, so it needs a process-mode PMC.
+pub fn check_log_csw(args: &Args, has_process: bool) -> Result<(), Failure> {
+    if !args.log_csw {
+        return Ok(());
+    }
+    if args.log.is_none() {
+        return Err(Failure::Usage(
+            "-W logs the counts at every context switch of the target's threads: it needs a \
+             log, -O FILE (then read it with -R FILE)"
+                .into(),
+        ));
+    }
+    if !has_process {
+        return Err(Failure::Usage(
+            "-W is for process-mode PMCs (-p, -e or -P): system-mode PMCs (-s, -S) have no \
+             target threads to follow"
+                .into(),
+        ));
+    }
+    if args.repeat.is_some_and(|n| n > 1) {
+        return Err(Failure::Usage(
+            "-W with -r N: one -O log cannot hold several runs; run once".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// One requested counter, before allocation.
@@ -267,6 +299,13 @@ fn run_once(
     verbose: bool,
 ) -> Result<Report, Failure> {
     let backend = pmc::Native::open()?;
+    // -W: the log for the counts at context switches. Declared after the backend, so
+    // dropped (the file removed) before it if the run does not start.
+    let mut created_log = crate::sample::RemoveUnlessStarted(None);
+    let csw_log = args.log.as_deref().filter(|_| args.log_csw);
+    if let Some(path) = csw_log {
+        created_log.0 = crate::sample::configure_log(&backend, path)?;
+    }
     let mut slots = Vec::with_capacity(wanted.len());
     let mut user_only = false;
     for w in wanted.iter().cloned() {
@@ -278,11 +317,14 @@ fn run_once(
         let spec: EventSpec = text
             .parse()
             .map_err(|e: pmc::ParseError| Failure::Usage(parse_hint(&text, &e)))?;
-        let flags = if descendants {
+        let mut flags = if descendants {
             Flags::DESCENDANTS
         } else {
             Flags::NONE
         };
+        if csw_log.is_some() && !scope.is_system() {
+            flags |= Flags::LOG_PROCCSW;
+        }
         let alloc = Allocation::counting(spec.clone())
             .scope(scope.clone())
             .flags(flags);
@@ -357,6 +399,7 @@ fn run_once(
     if let Some(c) = child.as_mut() {
         c.resume()?;
     }
+    let _ = created_log.keep(); // started: the log is kept, whatever happens next
 
     // Wait, printing intervals.
     let mut last: Vec<Reading> = vec![Reading::default(); slots.len()];
@@ -390,6 +433,14 @@ fn run_once(
         }
     }
     let uncounted_children_ns = probe.and_then(ChildProbe::finish);
+    if let Some(path) = csw_log {
+        // Stopped: every switch is in the rings; drain them and close the log.
+        backend.close_log().map_err(crate::sample::log_err)?;
+        note!(
+            "pmcstat: the counts at context switches were written to {}",
+            path.display()
+        );
+    }
     let counters = collect(&slots, args.per_cpu);
     // The last, partial interval: with it the intervals add up to the total.
     if args.interval.is_some() {

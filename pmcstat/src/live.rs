@@ -5,6 +5,7 @@
 //! kept in memory would grow by ~180 bytes a sample for as long as the run
 //! lasts).
 
+use crate::exits::ExitCounts;
 use pmc_analyze::{AnalyzeOptions, Profile, ProfileBuilder};
 use std::fs::File;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -13,21 +14,21 @@ use std::thread::JoinHandle;
 /// The aggregating reader of a live log.
 pub struct LiveProfile {
     builder: Arc<Mutex<ProfileBuilder>>,
-    reader: JoinHandle<Result<(), String>>,
+    reader: JoinHandle<Result<ExitCounts, String>>,
 }
 
 impl LiveProfile {
     /// Starts the reader thread; the returned pipe end is the log sink to
     /// give to `Backend::configure_log`. The reader stops at the end of the
     /// log, when the backend closes the sink.
-    pub fn start() -> std::io::Result<(LiveProfile, File)> {
+    pub fn start(exits: bool) -> std::io::Result<(LiveProfile, File)> {
         let (rx, tx) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let (rx, tx) = (File::from(rx), File::from(tx));
         let builder = Arc::new(Mutex::new(ProfileBuilder::new(AnalyzeOptions::default())));
         let shared = Arc::clone(&builder);
         let reader = std::thread::Builder::new()
             .name("pmcstat-live".into())
-            .spawn(move || feed(rx, &shared))?;
+            .spawn(move || feed(rx, &shared, exits))?;
         Ok((LiveProfile { builder, reader }, tx))
     }
 
@@ -43,8 +44,9 @@ impl LiveProfile {
     }
 
     /// Waits for the end of the log (the sink must have been closed) and
-    /// returns the whole profile, or why the log could not be read.
-    pub fn finish(self) -> Result<Profile, String> {
+    /// returns the whole profile and, when started for `-E`, the process-exit
+    /// counts; or why the log could not be read.
+    pub fn finish(self) -> Result<(Profile, ExitCounts), String> {
         let read = self
             .reader
             .join()
@@ -53,15 +55,22 @@ impl LiveProfile {
             .map_err(|_| "the log reader is still running".to_owned())?
             .into_inner()
             .unwrap_or_else(|p| p.into_inner());
-        read.map(|()| builder.finish())
+        read.map(|exits| (builder.finish(), exits))
     }
 }
 
-fn feed(rx: File, builder: &Mutex<ProfileBuilder>) -> Result<(), String> {
+/// Feeds the log to the builder; with `exits`, also gathers the process-exit counts (`-E`).
+fn feed(rx: File, builder: &Mutex<ProfileBuilder>, exits: bool) -> Result<ExitCounts, String> {
     let mut reader = pmc_log::StreamReader::new(rx).map_err(|e| e.to_string())?;
+    let mut counts = ExitCounts::default();
     loop {
         match reader.next_record() {
-            Ok(Some(r)) => builder.lock().unwrap_or_else(|p| p.into_inner()).add(&r),
+            Ok(Some(r)) => {
+                if exits {
+                    counts.add(&r);
+                }
+                builder.lock().unwrap_or_else(|p| p.into_inner()).add(&r)
+            }
             Ok(None) => break,
             Err(e) => return Err(e.to_string()),
         }
@@ -71,5 +80,5 @@ fn feed(rx: File, builder: &Mutex<ProfileBuilder>) -> Result<(), String> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .set_read_report(&report);
-    Ok(())
+    Ok(counts)
 }

@@ -8,6 +8,7 @@ mod output;
 mod analyze;
 mod cli;
 mod count;
+mod exits;
 mod info;
 mod live;
 mod run;
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
+    output::QUIET.store(args.quiet, std::sync::atomic::Ordering::Relaxed);
     let measuring = args.read_log.is_none() && !args.list && !args.diagnose;
     if measuring {
         if let Err(e) = run::arm_stop_signals() {
@@ -77,12 +79,17 @@ fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
     let refresh = args
         .interval
         .map_or(top::DEFAULT_REFRESH, std::time::Duration::from_secs_f64);
-    let analyze::Input::Bytes(log) = log else {
+    let analyze::Input::Bytes(mut log) = log else {
         return Err(count::Failure::Usage(format!(
             "-T replays a regular log file, not a stream: {}",
             path.display()
         )));
     };
+    if let Some(tid) = args.thread {
+        let mut filter = analyze::ThreadFilter::new(tid);
+        log = analyze::filter_thread(&log, &mut filter)?.into();
+        filter.report();
+    }
     top::replay(&log, refresh).map_err(|e| {
         count::Failure::Setup(pmc::Error::new(
             pmc::ErrorKind::Os,

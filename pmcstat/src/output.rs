@@ -79,6 +79,25 @@ macro_rules! diag {
     }};
 }
 
+/// `-q`: informational lines ([`note!`]) are not printed.
+pub static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether `-q` asked for fewer messages.
+pub fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// An informational line on standard error (what was written where, what a
+/// log held, how many symbols were missing): as [`diag!`], but not with
+/// `-q`. Errors and warnings use `diag!` and are always printed.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        if !$crate::output::quiet() {
+            diag!($($arg)*);
+        }
+    }};
+}
+
 /// A writer that keeps the first error it met and fails every later write at once, so
 /// printing code can write line after line and the caller checks once, at the end
 /// ([`Checked::finish`]). Nothing written after an error is half-written.
@@ -422,12 +441,12 @@ impl Sink {
                     let _ = writeln!(self.out, "{row}");
                 }
             }
-            // Comment lines, as perf stat -x writes its own.
-            for note in r.notes() {
+            // Comment lines, as perf stat -x writes its own (not with -q).
+            for note in r.notes().iter().filter(|_| !args.quiet) {
                 let _ = writeln!(self.out, "# note: {note}");
             }
         } else {
-            self.text(r);
+            self.text(r, args.quiet);
         }
         let _ = self.out.flush();
     }
@@ -541,7 +560,9 @@ impl Sink {
         let _ = self.out.flush();
     }
 
-    fn text(&mut self, r: &Report) {
+    /// The perf-stat-like table; with `quiet` (`-q`), without the
+    /// explanations of the rows not counted and the notes.
+    fn text(&mut self, r: &Report, quiet: bool) {
         let o = &mut self.out;
         let what = if !r.command.is_empty() {
             format!("'{}'", r.command.join(" "))
@@ -615,6 +636,9 @@ impl Sink {
                 let _ = writeln!(o, "{:<52} {m}", "");
             }
         }
+        if quiet {
+            explained.clear();
+        }
         for (full, events) in &explained {
             let _ = writeln!(o, "\n {}: {full}", events.join(", "));
         }
@@ -626,7 +650,7 @@ impl Sink {
         if let Some(code) = r.exit_status.filter(|c| *c != 0) {
             let _ = writeln!(o, " (the command exited with status {code})");
         }
-        for note in r.notes() {
+        for note in r.notes().iter().filter(|_| !quiet) {
             let _ = writeln!(o, " note: {note}");
         }
         let _ = writeln!(o);
@@ -904,7 +928,7 @@ mod tests {
             out: Checked::new(Box::new(buf.clone())),
             name: "test".into(),
         };
-        sink.text(&report);
+        sink.text(&report, false);
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         let line = |name: &str| {
             text.lines()

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 const LOG_HELP: &str = "free space where the log goes, or give another file with -O, and run again";
 
 /// A log error with pmcstat's remedy instead of the library's.
-fn log_err(e: Error) -> Failure {
+pub fn log_err(e: Error) -> Failure {
     match e.op() {
         pmc::Op::Log => Failure::Setup(e.with_help(LOG_HELP)),
         _ => Failure::Setup(e),
@@ -116,6 +116,21 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         ));
     }
     let has_process = !args.process_sampling.is_empty();
+    crate::count::check_log_csw(args, has_process)?;
+    if args.exit_counts && !has_process {
+        return Err(Failure::Usage(
+            "-E prints the counts of each process at its exit: it needs process sampling \
+             PMCs (-P); system-mode PMCs (-S) follow no process"
+                .into(),
+        ));
+    }
+    if args.exit_counts && args.top_mode {
+        return Err(Failure::Usage(
+            "-E prints the counts at process exit after the run; -T shows a live view: \
+             record with -E -O FILE, then view the log with -R FILE -T"
+                .into(),
+        ));
+    }
     if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
         return Err(Failure::Usage(if has_process {
             "process sampling (-P) needs a command or -t PID".into()
@@ -155,31 +170,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     // Declared after the backend, so dropped (the file removed) before it on a failed start.
     let mut created_log = RemoveUnlessStarted(None);
     match &args.log {
-        Some(path) if path.as_os_str() == "-" => {
-            // pmcstat(8): "-" is the standard output.
-            backend
-                .configure_log(Box::new(std::io::BufWriter::new(std::io::stdout())))
-                .map_err(log_err)?;
-        }
-        Some(path) if remote_log(path).is_some() => {
-            let addr = remote_log(path).unwrap_or_default();
-            let stream = std::net::TcpStream::connect(addr.as_str())
-                .map_err(|e| io_failure(&format!("connect to {addr} for the log"), &e))?;
-            backend
-                .configure_log(Box::new(std::io::BufWriter::new(stream)))
-                .map_err(log_err)?;
-        }
-        Some(path) => {
-            let f = crate::output::create_file(path)
-                .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
-            created_log.0 = Some(path.clone());
-            backend
-                .configure_log(Box::new(std::io::BufWriter::new(f)))
-                .map_err(log_err)?;
-        }
+        Some(path) => created_log.0 = configure_log(&backend, path)?,
         None => {
-            let (profile, sink) =
-                LiveProfile::start().map_err(|e| io_failure("start the log reader", &e))?;
+            let (profile, sink) = LiveProfile::start(args.exit_counts)
+                .map_err(|e| io_failure("start the log reader", &e))?;
             backend.configure_log(Box::new(sink))?;
             aggregator = Some(profile);
         }
@@ -199,6 +193,15 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             .parse()
             .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
         let rate = freq.map_or(default_rate, Rate::Frequency);
+        // -W: the counts at every context switch, for the process-mode PMCs.
+        // -E: each process's count at its exit, likewise.
+        let mut flags = flags;
+        if args.log_csw && !scope.is_system() {
+            flags |= Flags::LOG_PROCCSW;
+        }
+        if args.exit_counts && !scope.is_system() {
+            flags |= Flags::LOG_PROCEXIT;
+        }
         let alloc = Allocation::sampling(spec, rate)
             .scope(scope.clone())
             .flags(flags)
@@ -247,7 +250,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     created_log.0 = None; // started: the log is kept, whatever happens next
 
-    let live = std::io::stderr().is_terminal() && !args.top_mode;
+    let live = std::io::stderr().is_terminal() && !args.top_mode && !args.quiet;
     // -T: the view, and -w is its refresh interval instead of count logging.
     let mut view = None;
     if args.top_mode {
@@ -365,7 +368,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     };
     let mut out = crate::output::Checked::new(out);
     let summary = summary_counts(&backend);
+    let mut exits = None;
     match &args.log {
+        Some(_) if args.quiet => {}
         Some(path) => {
             let _ = match summary {
                 Some((samples, lost)) => writeln!(
@@ -378,18 +383,43 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 None => writeln!(out, "pmcstat: samples written to {}", path.display()),
             };
         }
+        None => {}
+    }
+    // -E from a log file: read back from it (a log on standard output or a socket keeps
+    // them as its `exitval` records).
+    if let Some(path) = args.log.as_deref().filter(|_| args.exit_counts) {
+        if path.as_os_str() == "-" || remote_log(path).is_some() {
+            note!(
+                "pmcstat: -E: the counts at process exit are in the log ({}), as exitval records",
+                path.display()
+            );
+        } else {
+            exits =
+                Some(crate::exits::of_file(path).map_err(|e| {
+                    io_failure("read the counts at exit", &std::io::Error::other(e))
+                })?);
+        }
+    }
+    match &args.log {
+        Some(_) => {}
         None => {
-            let profile = aggregator
+            let (profile, exit_counts) = aggregator
                 .take()
                 .ok_or_else(|| io_failure("read the samples", &std::io::Error::other("no log")))?
                 .finish()
                 .map_err(|e| io_failure("read the samples", &std::io::Error::other(e)))?;
+            if args.exit_counts {
+                exits = Some(exit_counts);
+            }
             // A closed pipe (`2>&1 | head -1`) ends quietly; other failures name the summary.
             crate::output::write_outcome(
                 print_top(&mut out, &profile, &events, elapsed, args.top),
                 "the sampling summary",
             )?;
         }
+    }
+    if let Some(e) = &exits {
+        crate::output::write_outcome(e.write(&mut out), "the counts at exit")?;
     }
     if let Some(line) = losses_by_cpu(&backend) {
         let _ = writeln!(out, "{line}");
@@ -405,9 +435,47 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     Ok(crate::run::final_status(status.map(exit_code)))
 }
 
+/// Gives the backend the `-O` log: a file, `-` (pmcstat(8): the standard output) or
+/// `host:port` (a TCP connection). Returns the file's path when it created one, for
+/// [`RemoveUnlessStarted`].
+pub fn configure_log(
+    backend: &pmc::Native,
+    path: &std::path::Path,
+) -> Result<Option<std::path::PathBuf>, Failure> {
+    if path.as_os_str() == "-" {
+        backend
+            .configure_log(Box::new(std::io::BufWriter::new(std::io::stdout())))
+            .map_err(log_err)?;
+        return Ok(None);
+    }
+    if let Some(addr) = remote_log(path) {
+        let stream = std::net::TcpStream::connect(addr.as_str())
+            .map_err(|e| io_failure(&format!("connect to {addr} for the log"), &e))?;
+        backend
+            .configure_log(Box::new(std::io::BufWriter::new(stream)))
+            .map_err(log_err)?;
+        return Ok(None);
+    }
+    let f = crate::output::create_file(path)
+        .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
+    // Removed again if the backend refuses it.
+    let created = RemoveUnlessStarted(Some(path.to_path_buf()));
+    backend
+        .configure_log(Box::new(std::io::BufWriter::new(f)))
+        .map_err(log_err)?;
+    Ok(created.keep())
+}
+
 /// The `-O` file while the run has not started: a start that fails (command not found,
 /// permission denied, a PMC refused) removes it rather than leave a partial, unclosed log.
-struct RemoveUnlessStarted(Option<std::path::PathBuf>);
+pub struct RemoveUnlessStarted(pub Option<std::path::PathBuf>);
+
+impl RemoveUnlessStarted {
+    /// The path, no longer removed.
+    pub fn keep(mut self) -> Option<std::path::PathBuf> {
+        self.0.take()
+    }
+}
 
 impl Drop for RemoveUnlessStarted {
     fn drop(&mut self) {

@@ -283,8 +283,8 @@ fn usage_errors_exit_2() {
     // command, saying which option it is and what to use instead, without
     // clap's tip to pass it as `-- -E` (which would run it as the command).
     for (opt, says) in [
-        ("-E", "LOG_PROCEXIT"),
-        ("-W", "LOG_PROCCSW"),
+        ("-b", "PMU groups"),
+        ("-M", "map file"),
         ("-U", "-N toggles"),
         ("-k", "/proc/kallsyms"),
         ("-X", "unknown option '-X'"),
