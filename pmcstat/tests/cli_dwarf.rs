@@ -1,0 +1,349 @@
+//! `--call-graph dwarf`: call graphs of code built without frame pointers, judged by
+//! `perf record --call-graph dwarf` on the same binary.
+//!
+//! The programs call one hot leaf from two callers in a known ratio (3:1), so each tool's
+//! share of `hot_leaf` samples under each caller is a number that can be compared. A C
+//! program at `-O1 -fomit-frame-pointer` (where the kernel's frame-pointer walk loses the
+//! callers, the control), the same program with frame pointers (both modes must agree), and
+//! a Rust release binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PROG: &str = r#"
+#include <stdlib.h>
+#include <stdio.h>
+volatile unsigned long sink;
+__attribute__((noinline)) unsigned long hot_leaf(unsigned long n) {
+    unsigned long x = 0;
+    for (unsigned long i = 0; i < n; i++) x += i * i ^ (x >> 3);
+    return x;
+}
+__attribute__((noinline)) unsigned long outer_caller(int rounds) {
+    unsigned long t = 0;
+    for (int r = 0; r < rounds; r++) t += hot_leaf(100000 + (r & 1) + sink);
+    return t;
+}
+__attribute__((noinline)) unsigned long side_caller(int rounds) {
+    unsigned long t = 7;
+    for (int r = 0; r < rounds; r++) t ^= hot_leaf(100003 + (r & 3) + sink);
+    return t;
+}
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 1000;
+    sink = outer_caller(3 * rounds);
+    sink += side_caller(rounds);
+    printf("%lu\n", sink);
+    return 0;
+}
+"#;
+
+const RUST_PROG: &str = r#"
+use std::hint::black_box;
+#[inline(never)]
+fn hot_leaf(n: u64) -> u64 {
+    let mut x = 0u64;
+    for i in 0..n {
+        x = x.wrapping_add(black_box(i).wrapping_mul(i) ^ (x >> 3));
+    }
+    x
+}
+#[inline(never)]
+fn outer_caller(rounds: u64) -> u64 {
+    let mut t = 0u64;
+    for r in 0..rounds {
+        t = t.wrapping_add(hot_leaf(black_box(100_000 + (r & 1))));
+    }
+    t
+}
+#[inline(never)]
+fn side_caller(rounds: u64) -> u64 {
+    let mut t = 7u64;
+    for r in 0..rounds {
+        t ^= hot_leaf(black_box(100_003 + (r & 3)));
+    }
+    t
+}
+fn main() {
+    let rounds: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
+    let a = outer_caller(3 * rounds);
+    let b = side_caller(rounds);
+    println!("{}", a.wrapping_add(b));
+}
+"#;
+
+/// Rounds giving about 1.5 s of work (hot_leaf at ~1 ns per iteration).
+const ROUNDS: &str = "3500";
+
+fn pmcstat() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pmcstat"))
+}
+
+fn workdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pmcstat-dwarf-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn have(tool: &str, arg: &str) -> bool {
+    Command::new(tool)
+        .arg(arg)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn cc(dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
+    let src = dir.join("prog.c");
+    std::fs::write(&src, PROG).unwrap();
+    let exe = dir.join(name);
+    Command::new("cc")
+        .args(flags)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success())
+        .then_some(exe)
+}
+
+/// The function name without its path (`prog::hot_leaf` -> `hot_leaf`), and without
+/// perf's ` (inlined)` note.
+fn short(name: &str) -> &str {
+    let name = name.trim_end_matches(" (inlined)");
+    name.rsplit("::").next().unwrap_or(name)
+}
+
+/// Shares of `hot_leaf` samples by caller: (samples with hot_leaf, under outer_caller,
+/// under side_caller, reaching main above the caller). `chains` are root-first names.
+fn shares(chains: &[Vec<String>]) -> (usize, f64, f64, f64) {
+    let (mut n, mut outer, mut side, mut main) = (0, 0, 0, 0);
+    for c in chains {
+        let Some(i) = c.iter().rposition(|f| short(f) == "hot_leaf") else {
+            continue;
+        };
+        n += 1;
+        let parent = i.checked_sub(1).map(|p| short(&c[p]));
+        match parent {
+            Some("outer_caller") => outer += 1,
+            Some("side_caller") => side += 1,
+            _ => {}
+        }
+        if i >= 2 && c[..i - 1].iter().any(|f| short(f) == "main") {
+            main += 1;
+        }
+    }
+    let f = |k: usize| k as f64 / n.max(1) as f64;
+    (n, f(outer), f(side), f(main))
+}
+
+/// Records `exe` with pmcstat in `mode` (`fp` or `dwarf`) and returns (root-first chains
+/// from `-R --folded`, log bytes, samples).
+fn record(dir: &Path, exe: &Path, mode: &str) -> (Vec<Vec<String>>, u64, usize) {
+    let log = dir.join(format!("{mode}.pmclog"));
+    let out = pmcstat()
+        .args(["-P", "cpu-clock", "--freq", "1000", "--call-graph", mode, "-O"])
+        .arg(&log)
+        .arg("--")
+        .arg(exe)
+        .arg(ROUNDS)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    eprintln!("pmcstat {mode}: {err}");
+    let folded = pmcstat()
+        .args(["-R"])
+        .arg(&log)
+        .args(["--folded", "-"])
+        .output()
+        .unwrap();
+    assert!(folded.status.success());
+    let mut chains = Vec::new();
+    let mut samples = 0;
+    for l in String::from_utf8_lossy(&folded.stdout).lines() {
+        let Some((stack, n)) = l.rsplit_once(' ') else {
+            continue;
+        };
+        let n: usize = n.parse().unwrap_or(0);
+        samples += n;
+        let frames: Vec<String> = stack.split(';').map(str::to_owned).collect();
+        for _ in 0..n {
+            chains.push(frames.clone());
+        }
+    }
+    (chains, std::fs::metadata(&log).unwrap().len(), samples)
+}
+
+/// `perf record --call-graph dwarf` on `exe`: (root-first chains from perf script, perf.data
+/// bytes, samples).
+fn perf_record(dir: &Path, exe: &Path) -> (Vec<Vec<String>>, u64, usize) {
+    let data = dir.join("perf.data");
+    let rec = Command::new("perf")
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "1000",
+            "--call-graph",
+            "dwarf",
+            "-o",
+        ])
+        .arg(&data)
+        .arg("--")
+        .arg(exe)
+        .arg(ROUNDS)
+        .output()
+        .unwrap();
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    let script = Command::new("perf")
+        .args(["script", "-F", "ip,sym", "-i"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&script.stdout);
+    let mut chains = Vec::new();
+    for block in text.split("\n\n") {
+        let mut frames: Vec<String> = block
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                let _ip = it.next()?;
+                Some(it.collect::<Vec<_>>().join(" "))
+            })
+            .filter(|f| !f.is_empty())
+            .collect();
+        if frames.is_empty() {
+            continue;
+        }
+        frames.reverse();
+        chains.push(frames);
+    }
+    let n = chains.len();
+    (chains, std::fs::metadata(&data).unwrap().len(), n)
+}
+
+#[test]
+fn dwarf_call_graph_of_a_c_program_without_frame_pointers_matches_perf() {
+    let dir = workdir("c");
+    let Some(exe) = cc(&dir, "prog", &["-O1", "-fomit-frame-pointer"]) else {
+        pmc_testkit::skip!("no C compiler (cc) to build the test program");
+        return;
+    };
+
+    // The control: frame pointers lose hot_leaf's callers in this build.
+    let (fp, _, _) = record(&dir, &exe, "fp");
+    let (n, outer, side, _) = shares(&fp);
+    eprintln!("fp: {n} hot_leaf samples, under outer {outer:.3}, under side {side:.3}");
+    assert!(n > 300, "{n} hot_leaf samples");
+    assert!(
+        outer + side < 0.5,
+        "frame pointers found the callers ({outer:.3} + {side:.3}): the control does not hold"
+    );
+
+    let (dw, log_bytes, samples) = record(&dir, &exe, "dwarf");
+    let (n, outer, side, main) = shares(&dw);
+    eprintln!(
+        "dwarf: {n} hot_leaf samples, under outer {outer:.3}, side {side:.3}, reaching main {main:.3}"
+    );
+    assert!(n > 300, "{n} hot_leaf samples");
+    assert!(outer + side >= 0.95, "callers found for {:.3}", outer + side);
+    assert!(main >= 0.95, "main reached for {main:.3}");
+    assert!((0.6..=0.9).contains(&outer), "outer share {outer:.3} (3:1 expected)");
+
+    if !have("perf", "--version") {
+        pmc_testkit::skip!("perf agreement part: perf is not installed");
+        return;
+    }
+    let (pc, perf_bytes, perf_samples) = perf_record(&dir, &exe);
+    let (pn, pouter, pside, pmain) = shares(&pc);
+    eprintln!(
+        "perf: {pn} hot_leaf samples, under outer {pouter:.3}, side {pside:.3}, reaching main {pmain:.3}"
+    );
+    assert!(pn > 300, "perf: {pn} hot_leaf samples");
+    assert!(
+        (outer - pouter).abs() <= 0.05 && (side - pside).abs() <= 0.05,
+        "pmcstat {outer:.3}/{side:.3} vs perf {pouter:.3}/{pside:.3}"
+    );
+    // What the log costs: at most 1/20 of perf.data's bytes per sample.
+    let ours = log_bytes as f64 / samples.max(1) as f64;
+    let theirs = perf_bytes as f64 / perf_samples.max(1) as f64;
+    eprintln!("bytes per sample: pmc-log {ours:.0}, perf.data {theirs:.0} ({:.1}x)", theirs / ours);
+    assert!(ours * 20.0 <= theirs, "{ours:.0} vs {theirs:.0} bytes per sample");
+}
+
+#[test]
+fn frame_pointer_build_gives_the_same_call_graph_both_ways() {
+    let dir = workdir("fp");
+    let Some(exe) = cc(&dir, "prog", &["-O1", "-fno-omit-frame-pointer"]) else {
+        pmc_testkit::skip!("no C compiler (cc) to build the test program");
+        return;
+    };
+    let (fp, _, _) = record(&dir, &exe, "fp");
+    let (dw, _, _) = record(&dir, &exe, "dwarf");
+    let (n1, o1, s1, m1) = shares(&fp);
+    let (n2, o2, s2, m2) = shares(&dw);
+    eprintln!("fp {n1}: {o1:.3}/{s1:.3}/{m1:.3}; dwarf {n2}: {o2:.3}/{s2:.3}/{m2:.3}");
+    assert!(n1 > 300 && n2 > 300);
+    assert!(o1 + s1 >= 0.95 && o2 + s2 >= 0.95);
+    assert!((o1 - o2).abs() <= 0.05, "outer share fp {o1:.3} vs dwarf {o2:.3}");
+    assert!(m1 >= 0.95 && m2 >= 0.95);
+}
+
+#[test]
+fn dwarf_call_graph_of_a_rust_release_binary_matches_perf() {
+    let dir = workdir("rust");
+    let src = dir.join("prog.rs");
+    std::fs::write(&src, RUST_PROG).unwrap();
+    let exe = dir.join("rprog");
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let built = Command::new(&rustc)
+        .args(["-C", "opt-level=3", "-C", "debuginfo=0", "--edition", "2021", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !built {
+        pmc_testkit::skip!("no rustc to build the Rust test program");
+        return;
+    }
+    let (dw, _, _) = record(&dir, &exe, "dwarf");
+    let (n, outer, side, main) = shares(&dw);
+    eprintln!("rust dwarf: {n}: {outer:.3}/{side:.3}/{main:.3}");
+    assert!(n > 300, "{n} hot_leaf samples");
+    assert!(outer + side >= 0.95, "callers found for {:.3}", outer + side);
+    assert!(main >= 0.95, "main reached for {main:.3}");
+    if !have("perf", "--version") {
+        pmc_testkit::skip!("perf agreement part: perf is not installed");
+        return;
+    }
+    let (pc, _, _) = perf_record(&dir, &exe);
+    let (pn, pouter, pside, _) = shares(&pc);
+    eprintln!("rust perf: {pn}: {pouter:.3}/{pside:.3}");
+    assert!(pn > 300);
+    assert!(
+        (outer - pouter).abs() <= 0.05 && (side - pside).abs() <= 0.05,
+        "pmcstat {outer:.3}/{side:.3} vs perf {pouter:.3}/{pside:.3}"
+    );
+}
+
+#[test]
+fn call_graph_values_are_checked() {
+    for bad in ["dwarf,70000", "dwarf,x", "lbr", "dwarf,0"] {
+        let out = pmcstat()
+            .args(["-P", "cpu-clock", "--call-graph", bad, "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--call-graph {bad}");
+    }
+    let out = pmcstat()
+        .args(["-P", "cpu-clock", "-N", "--call-graph", "dwarf", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "-N with --call-graph dwarf");
+}
