@@ -206,9 +206,14 @@ pub struct Args {
     #[arg(short = 'd')]
     pub descendants: bool,
 
-    /// Attach to an existing process instead of launching a command.
-    #[arg(short = 't', value_name = "PID", value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
-    pub pid: Option<u32>,
+    /// Attach the process-mode PMCs to running processes instead of launching
+    /// a command, as pmcstat(8) -t: a number is a process id; anything else
+    /// is an extended regular expression, and every process whose command
+    /// name (`/proc/PID/comm`, at most 15 characters) matches it anywhere is
+    /// counted (anchor it, `^name$`, for an exact name). No match is a usage
+    /// error. pmcstat itself is never a match.
+    #[arg(short = 't', value_name = "PID|REGEX", value_parser = parse_attach)]
+    pub attach: Option<AttachSpec>,
 
     /// Print the counts every SECS seconds (fractions allowed, at least 0.01 as perf's
     /// 10 ms floor, at most a year). In sampling mode (-P/-S), log the sampling PMCs'
@@ -364,6 +369,36 @@ impl Args {
         }
         Ok(self)
     }
+}
+
+/// `-t`: a process id, or a regular expression for command names.
+#[derive(Clone, Debug)]
+pub enum AttachSpec {
+    /// One process.
+    Pid(u32),
+    /// Every process whose command name matches.
+    Regex(regex::Regex),
+}
+
+/// pmcstat(8)'s rule: an argument that is a whole number is a pid, anything
+/// else a regular expression.
+fn parse_attach(s: &str) -> Result<AttachSpec, String> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return match s.parse::<u32>() {
+            Ok(p) if (1..=i32::MAX as u32).contains(&p) => Ok(AttachSpec::Pid(p)),
+            _ => Err(format!(
+                "`{s}` is not a process id (1 to {}); a command name pattern is a regular \
+                 expression that is not a number",
+                i32::MAX
+            )),
+        };
+    }
+    if s.is_empty() {
+        return Err("give a process id or a regular expression for command names".into());
+    }
+    regex::Regex::new(s)
+        .map(AttachSpec::Regex)
+        .map_err(|e| format!("`{s}` is neither a process id nor a valid regular expression: {e}"))
 }
 
 /// `--callgraph-order`.

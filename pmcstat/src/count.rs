@@ -87,9 +87,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if args.exit_counts {
         return Err(Failure::Usage(crate::exits::COUNTING_REFUSED.into()));
     }
-    if args.pid.is_some() && !args.command.is_empty() {
+    if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
-            "give either -t PID or a command, not both".into(),
+            "give either -t PID|REGEX or a command, not both".into(),
         ));
     }
     let mut wanted: Vec<Wanted> = Vec::new();
@@ -119,9 +119,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
     check_log_csw(args, has_process)?;
-    if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
+    if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
+    {
         return Err(Failure::Usage(if has_process {
-            "process-scope counters need a command or -t PID".into()
+            "process-scope counters need a command or -t PID|REGEX".into()
         } else {
             "system-scope counting needs a command or -l SECS".into()
         }));
@@ -267,12 +268,12 @@ impl ChildProbe {
     /// clocks are stopped a few microseconds apart).
     const THRESHOLD_NS: u64 = 100_000;
 
-    fn new(backend: &pmc::Native, target: Target) -> Option<ChildProbe> {
+    fn new(backend: &pmc::Native, targets: &[Target]) -> Option<ChildProbe> {
         let clock = || Allocation::counting(EventSpec::portable(pmc::PortableEvent::TaskClock));
         let mut alone = backend.allocate(&clock()).ok()?;
         let mut tree = backend.allocate(&clock().descendants()).ok()?;
-        alone.attach(target).ok()?;
-        tree.attach(target).ok()?;
+        crate::targets::attach_all(&mut alone, targets).ok()?;
+        crate::targets::attach_all(&mut tree, targets).ok()?;
         Some(ChildProbe { alone, tree })
     }
 
@@ -351,20 +352,20 @@ fn run_once(
 
     // Launch paused, attach, start, then let it exec.
     let mut child = None;
-    let target = match (args.pid, args.command.first()) {
-        (Some(pid), _) => Some(Target::Pid(pid)),
+    let targets = match (&args.attach, args.command.first()) {
+        (Some(spec), _) => crate::targets::resolve(spec)?,
         (None, Some(prog)) => {
             let c = pmc::launch::PausedChild::spawn(prog, &args.command[1..])?;
             let pid = c.pid();
             child = Some(c);
-            Some(Target::Exec(pid))
+            vec![Target::Exec(pid)]
         }
-        (None, None) => None,
+        (None, None) => Vec::new(),
     };
     for s in &mut slots {
-        if let (Some(p), Some(t)) = (s.pmc.as_mut(), target) {
+        if let Some(p) = s.pmc.as_mut() {
             if !s.scope.is_system() {
-                p.attach(t)?;
+                crate::targets::attach_all(p, &targets)?;
             }
         }
     }
@@ -372,8 +373,8 @@ fn run_once(
     let alone = wanted
         .iter()
         .any(|w| !w.scope.is_system() && !w.descendants);
-    let mut probe = target
-        .filter(|_| alone)
+    let mut probe = Some(&targets[..])
+        .filter(|t| alone && !t.is_empty())
         .and_then(|t| ChildProbe::new(&backend, t));
     if verbose {
         for s in &slots {
@@ -411,7 +412,7 @@ fn run_once(
     let mut last_at = std::time::Duration::ZERO;
     let status = wait.run(
         child.as_mut(),
-        target,
+        &targets,
         || {
             let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
@@ -457,7 +458,7 @@ fn run_once(
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        pid: args.pid,
+        pids: crate::targets::pids(&targets),
         exit_status,
         elapsed,
         counters,

@@ -13,6 +13,7 @@ mod info;
 mod live;
 mod run;
 mod sample;
+mod targets;
 mod top;
 
 use std::process::ExitCode;

@@ -20,7 +20,8 @@ pub struct Counter {
 /// Everything printed at the end.
 pub struct Report {
     pub command: Vec<String>,
-    pub pid: Option<u32>,
+    /// `-t`'s processes.
+    pub pids: Vec<u32>,
     pub exit_status: Option<i32>,
     pub elapsed: Duration,
     pub counters: Vec<Counter>,
@@ -217,6 +218,9 @@ struct JsonReport<'a> {
     command: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<u32>,
+    /// `-t REGEX` matching several processes: all of them.
+    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+    pids: &'a [u32],
     exit_status: Option<i32>,
     elapsed_ns: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -419,7 +423,8 @@ impl Sink {
             let j = JsonReport {
                 kind: "total",
                 command: &r.command,
-                pid: r.pid,
+                pid: r.pids.first().copied(),
+                pids: if r.pids.len() > 1 { &r.pids } else { &[] },
                 exit_status: r.exit_status,
                 elapsed_ns: r.elapsed.as_nanos() as u64,
                 descendants: r.descendants,
@@ -566,8 +571,9 @@ impl Sink {
         let o = &mut self.out;
         let what = if !r.command.is_empty() {
             format!("'{}'", r.command.join(" "))
-        } else if let Some(pid) = r.pid {
-            format!("process id '{pid}'")
+        } else if !r.pids.is_empty() {
+            let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
+            format!("process id '{}'", list.join(","))
         } else {
             "'system wide'".to_owned()
         };
@@ -904,7 +910,7 @@ mod tests {
         };
         let report = Report {
             command: vec!["prog".into()],
-            pid: None,
+            pids: Vec::new(),
             exit_status: Some(0),
             elapsed: Duration::from_millis(2),
             descendants: Some(true),

@@ -110,9 +110,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
-    if args.pid.is_some() && !args.command.is_empty() {
+    if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
-            "give either -t PID or a command, not both".into(),
+            "give either -t PID|REGEX or a command, not both".into(),
         ));
     }
     let has_process = !args.process_sampling.is_empty();
@@ -131,9 +131,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 .into(),
         ));
     }
-    if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
+    if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
+    {
         return Err(Failure::Usage(if has_process {
-            "process sampling (-P) needs a command or -t PID".into()
+            "process sampling (-P) needs a command or -t PID|REGEX".into()
         } else {
             "system sampling (-S) needs a command or -l SECS".into()
         }));
@@ -218,19 +219,19 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
 
     let mut child = None;
-    let target = match (args.pid, args.command.first()) {
-        (Some(pid), _) => Some(Target::Pid(pid)),
+    let targets = match (&args.attach, args.command.first()) {
+        (Some(spec), _) => crate::targets::resolve(spec)?,
         (None, Some(prog)) => {
             let c = pmc::launch::PausedChild::spawn(prog, &args.command[1..])?;
             let pid = c.pid();
             child = Some(c);
-            Some(Target::Exec(pid))
+            vec![Target::Exec(pid)]
         }
-        (None, None) => None,
+        (None, None) => Vec::new(),
     };
     for s in &mut samplers {
-        if let (false, Some(t)) = (s.scope.is_system(), target) {
-            s.pmc.attach(t)?;
+        if !s.scope.is_system() {
+            crate::targets::attach_all(&mut s.pmc, &targets)?;
         }
     }
     if args.verbose {
@@ -275,7 +276,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let log_failed = std::cell::Cell::new(false);
     let status = wait.run(
         child.as_mut(),
-        target,
+        &targets,
         || {
             for s in &samplers {
                 if let Err(e) = log_counts(&s.pmc) {
