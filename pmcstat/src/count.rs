@@ -66,10 +66,6 @@ fn is_unsupported(e: &Error) -> bool {
 
 /// Runs counting mode; returns the exit status to use.
 pub fn run(args: &Args) -> Result<u8, Failure> {
-    let cpus = match &args.cpus {
-        Some(c) => Cpus::parse_list(c).map_err(|e| Failure::Usage(format!("-c: {e}")))?,
-        None => Cpus::All,
-    };
     if let Some(w) = args.interval {
         if !(w.is_finite() && w > 0.0) {
             return Err(Failure::Usage(format!(
@@ -94,8 +90,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let mut wanted: Vec<Wanted> = Vec::new();
     // pmcstat(8)'s -p: the process alone unless -d.
-    for p in &args.process {
-        wanted.push(Wanted::process(p, args.descendants));
+    for (p, &d) in args.process.iter().zip(&args.process_descendants) {
+        wanted.push(Wanted::process(p, d));
     }
     // perf stat's -e: the command and all its child processes.
     for list in &args.events {
@@ -103,10 +99,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             wanted.push(Wanted::process(&e, true));
         }
     }
-    for s in &args.system {
+    for (s, c) in args.system.iter().zip(&args.system_cpus) {
         wanted.push(Wanted {
             text: s.clone(),
-            scope: Scope::System { cpu: cpus.clone() },
+            scope: Scope::System {
+                cpu: cpu_list(c.as_deref())?,
+            },
             descendants: false,
         });
     }
@@ -168,6 +166,34 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     sink.finish()?;
     Ok(crate::run::final_status(last))
+}
+
+/// How `-v` describes a PMC's scope: the CPUs of a system-mode PMC (its
+/// `-c`), whether a process-mode PMC counts child processes (its `-d`).
+pub fn scope_text(scope: &Scope, descendants: bool) -> String {
+    match scope {
+        Scope::System { cpu } => {
+            let list = match cpu {
+                Cpus::All => "every CPU".to_owned(),
+                Cpus::One(c) => format!("CPU {c}"),
+                Cpus::List(l) => {
+                    let l: Vec<String> = l.iter().map(u32::to_string).collect();
+                    format!("CPUs {}", l.join(","))
+                }
+            };
+            format!("system, {list}")
+        }
+        _ if descendants => "process and its child processes".to_owned(),
+        _ => "process alone".to_owned(),
+    }
+}
+
+/// The CPUs of a `-c` (every CPU without one).
+pub fn cpu_list(spec: Option<&str>) -> Result<Cpus, Failure> {
+    match spec {
+        Some(c) => Cpus::parse_list(c).map_err(|e| Failure::Usage(format!("-c {c}: {e}"))),
+        None => Ok(Cpus::All),
+    }
 }
 
 /// `-W`'s rules, for counting and sampling mode: it logs, so it needs `-O`, and it is
@@ -377,9 +403,10 @@ fn run_once(
         .filter(|t| alone && !t.is_empty())
         .and_then(|t| ChildProbe::new(&backend, t));
     if verbose {
-        for s in &slots {
+        for (s, w) in slots.iter().zip(wanted) {
             sink.verbose(
                 &s.event,
+                &scope_text(&s.scope, w.descendants),
                 s.pmc.as_ref().map(|p| p.native_config()),
                 s.error.as_ref(),
             );
@@ -452,6 +479,19 @@ fn run_once(
         }
     }
     let exit_status = status.map(exit_code);
+    // -d toggled between -p PMCs: which counted the children.
+    let process: Vec<&Wanted> = wanted.iter().filter(|w| !w.scope.is_system()).collect();
+    let with_children =
+        if process.iter().any(|w| w.descendants) && !process.iter().all(|w| w.descendants) {
+            slots
+                .iter()
+                .zip(wanted)
+                .filter(|(_, w)| !w.scope.is_system() && w.descendants)
+                .map(|(s, _)| s.event.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
     let report = Report {
         command: args
             .command
@@ -466,6 +506,7 @@ fn run_once(
             .iter()
             .any(|w| !w.scope.is_system())
             .then_some(!alone),
+        with_children,
         uncounted_children_ns,
         user_only,
         user_sys,

@@ -154,3 +154,199 @@ fn attach_usage_errors() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not both"), "{err}");
 }
+
+/// The JSON report's counters: (event, cpu, value), in order.
+fn json_counters(out: &str) -> Vec<(String, Option<u64>, u64)> {
+    let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("{e}: {out}"));
+    v["counters"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{out}"))
+        .iter()
+        .map(|c| {
+            (
+                c["event"].as_str().unwrap_or_default().to_owned(),
+                c["cpu"].as_u64(),
+                c["value"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
+
+/// The CPUs each event was counted on, from --per-cpu --json.
+fn cpus_of(out: &str, event: &str) -> Vec<u64> {
+    json_counters(out)
+        .into_iter()
+        .filter(|c| c.0 == event)
+        .filter_map(|c| c.1)
+        .collect()
+}
+
+#[test]
+fn cpu_list_applies_to_the_system_pmcs_after_it() {
+    let (code, _, err) = pmcstat(&["-s", "page-faults", "-l", "0.05"]);
+    if code != 0 {
+        pmc_testkit::skip!("system-wide counting not permitted here: {err}");
+        return;
+    }
+    let ncpu = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if ncpu < 2 {
+        pmc_testkit::skip!("one CPU: no two CPU sets to tell apart");
+        return;
+    }
+    let all: Vec<u64> = (0..ncpu as u64).collect();
+    // -c 0 between two -s: the first on every CPU, the second on CPU 0.
+    let args = [
+        "--json",
+        "--per-cpu",
+        "-s",
+        "page-faults",
+        "-c",
+        "0",
+        "-s",
+        "task-clock",
+        "-l",
+        "0.2",
+    ];
+    let (code, _, out) = pmcstat(&args);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(cpus_of(&out, "page-faults"), all, "{out}");
+    assert_eq!(cpus_of(&out, "task-clock"), vec![0], "{out}");
+    // CPU 0's clock ran the whole 0.2 s.
+    let clock = json_counters(&out)
+        .iter()
+        .find(|c| c.0 == "task-clock")
+        .unwrap()
+        .2;
+    assert!(clock > 150_000_000, "{clock} ns\n{out}");
+    // Two -c, each for the PMCs after it; -S likewise, and -v says which.
+    let (code, _, out) = pmcstat(&[
+        "--json",
+        "--per-cpu",
+        "-c",
+        "1",
+        "-s",
+        "page-faults",
+        "-c",
+        "0",
+        "-s",
+        "task-clock",
+        "-l",
+        "0.1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(cpus_of(&out, "page-faults"), vec![1], "{out}");
+    assert_eq!(cpus_of(&out, "task-clock"), vec![0], "{out}");
+    let (code, _, out) = pmcstat(&[
+        "-v",
+        "-c",
+        "1",
+        "-S",
+        "cpu-clock",
+        "-c",
+        "*",
+        "-S",
+        "page-faults",
+        "-l",
+        "0.1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let scopes: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("(pmcstat) scope"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(scopes, ["system, CPU 1", "system, every CPU"], "{out}");
+    // Today's form: one -c after the only system PMC still applies to it.
+    let (code, _, out) = pmcstat(&[
+        "--json",
+        "--per-cpu",
+        "-s",
+        "task-clock",
+        "-c",
+        "1",
+        "-l",
+        "0.1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(cpus_of(&out, "task-clock"), vec![1], "{out}");
+    // A -c that applies to nothing is a usage error.
+    let (code, _, err) = pmcstat(&["-c", "1", "-s", "task-clock", "-c", "0", "-l", "0.1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("applies to none"), "{err}");
+}
+
+/// A shell whose child (not exec'd: `; true`) spins ~60 ms.
+const FORKS: &str = "sh -c 'i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done'; true";
+
+#[test]
+fn descendants_toggle_for_the_process_pmcs_after_it() {
+    if let Some(err) = can_count() {
+        pmc_testkit::skip!("counting not permitted here: {err}");
+        return;
+    }
+    let values = |args: &[&str]| -> Vec<u64> {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--", "sh", "-c", FORKS]);
+        let (code, _, out) = pmcstat(&all);
+        assert_eq!(code, 0, "{out}");
+        json_counters(&out).into_iter().map(|c| c.2).collect()
+    };
+    // -d on for the first task-clock, toggled off for the second.
+    let on_off = values(&["-d", "-p", "task-clock", "-d", "-p", "task-clock"]);
+    // Off for the first, on for the second.
+    let off_on = values(&["-p", "task-clock", "-d", "-p", "task-clock"]);
+    eprintln!("task-clock ns: -d -p -d -p {on_off:?}, -p -d -p {off_on:?}");
+    for (tree, alone) in [(on_off[0], on_off[1]), (off_on[1], off_on[0])] {
+        assert!(tree > 20_000_000, "with the child: {tree} ns");
+        assert!(
+            tree > 5 * alone,
+            "with the child {tree} ns, the shell alone {alone} ns"
+        );
+    }
+    // Today's form: a -d after the only -p still applies to it.
+    let trailing = values(&["-p", "task-clock", "-d"]);
+    assert!(trailing[0] > 20_000_000, "{trailing:?}");
+    // The text report says which counted the children.
+    let (code, _, text) = pmcstat(&[
+        "-p",
+        "page-faults",
+        "-d",
+        "-p",
+        "task-clock",
+        "--",
+        "sh",
+        "-c",
+        FORKS,
+    ]);
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("(child processes counted only for task-clock)"),
+        "{text}"
+    );
+    // Sampling PMCs too: -v names each one's scope.
+    let (code, _, out) = pmcstat(&[
+        "-v",
+        "-P",
+        "cpu-clock",
+        "-d",
+        "-P",
+        "task-clock",
+        "-O",
+        "/dev/null",
+        "--",
+        "true",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    let scopes: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("(pmcstat) scope"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        scopes,
+        ["process alone", "process and its child processes"],
+        "{out}"
+    );
+}
