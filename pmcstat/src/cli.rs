@@ -163,6 +163,17 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
     pub thread: Option<u32>,
 
+    /// With -R: where the kernel's symbols are, as pmcstat(8)'s -k
+    /// kerneldir: a directory holding `kallsyms` (a copy of /proc/kallsyms
+    /// saved on the machine, and in the boot, that took the log) or else
+    /// `vmlinux` (its ELF symbol table at link-time addresses: right for a
+    /// kernel without KASLR), or such a file itself. Kernel frames are
+    /// symbolized from it instead of this machine's /proc/kallsyms. A
+    /// directory with neither is a warning that says where it looked, and
+    /// kernel frames are left unresolved.
+    #[arg(short = 'k', value_name = "KERNELDIR", requires = "read_log")]
+    pub kernel_dir: Option<PathBuf>,
+
     /// With -R alone: print pmc-log's own record dump (every field,
     /// key=value, with timestamps) instead of pmcstat(8)'s record lines.
     #[arg(long = "dump", requires = "read_log")]
@@ -598,7 +609,6 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
-    ("-k", "pmcstat(8)'s kernel directory is not in this pmcstat yet: kernel addresses are symbolized from /proc/kallsyms at record time"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
     ("-u", "pmcstat(8)'s event description is not in this pmcstat; -L lists the events with their descriptions"),
 ];
