@@ -2,7 +2,7 @@
 //! and PLT stubs named `func@plt` as perf names them.
 #![cfg(target_os = "linux")]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn pmcstat() -> Command {
@@ -223,5 +223,223 @@ fn kernel_dir_gives_the_kernel_symbols() {
             .take(5)
             .collect::<Vec<_>>()
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A libc call in a tight loop: `-fno-builtin` keeps `toupper` a call, lazy
+/// binding keeps it going through the PLT stub, so samples land there.
+const PLT_PROG: &str = r#"
+#include <ctype.h>
+#include <stdlib.h>
+volatile long sink;
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : 60000000;
+    for (long i = 0; i < n; i++) sink += toupper((int)(i & 0x7f));
+    return 0;
+}
+"#;
+
+/// `objdump -d`'s `<name@plt>` labels in `section`: name -> address.
+fn objdump_plt(exe: &Path, section: &str) -> std::collections::BTreeMap<String, u64> {
+    let out = Command::new("objdump")
+        .args(["-d", "-j", section])
+        .arg(exe)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (addr, rest) = l.split_once(" <")?;
+            let name = rest.strip_suffix(">:")?;
+            name.ends_with("@plt")
+                .then(|| Some((name.to_owned(), u64::from_str_radix(addr, 16).ok()?)))?
+        })
+        .collect()
+}
+
+/// `nm`'s address of every symbol.
+fn nm(exe: &Path) -> std::collections::HashMap<String, u64> {
+    let out = Command::new("nm").arg(exe).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let a = u64::from_str_radix(w.next()?, 16).ok()?;
+            let _ty = w.next()?;
+            Some((w.next()?.to_owned(), a))
+        })
+        .collect()
+}
+
+/// Each sample's leaf frame in `--script` output: (ip, symbol, offset).
+fn script_leaves(script: &str) -> Vec<(u64, String, u64)> {
+    let mut out = Vec::new();
+    let mut want = false;
+    for l in script.lines() {
+        if !l.starts_with('\t') {
+            want = !l.trim().is_empty();
+            continue;
+        }
+        if !want {
+            continue;
+        }
+        want = false;
+        let mut it = l.split_whitespace();
+        let ip = it.next().and_then(|a| u64::from_str_radix(a, 16).ok());
+        let sym = it.next().unwrap_or_default();
+        let (name, off) = sym.rsplit_once("+0x").unwrap_or((sym, "0"));
+        if let (Some(ip), Ok(off)) = (ip, u64::from_str_radix(off, 16)) {
+            out.push((ip, name.to_owned(), off));
+        }
+    }
+    out
+}
+
+/// `perf script -G -F ip,sym,symoff`: (ip, symbol, offset) per sample.
+fn perf_leaves(data: &Path) -> Option<Vec<(u64, String, u64)>> {
+    let out = Command::new("perf")
+        .args(["script", "-G", "-F", "ip,sym,symoff", "-i"])
+        .arg(data)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut it = l.split_whitespace();
+                let ip = u64::from_str_radix(it.next()?, 16).ok()?;
+                let sym = it.next().unwrap_or("[unknown]");
+                let (name, off) = sym.rsplit_once("+0x").unwrap_or((sym, "0"));
+                Some((ip, name.to_owned(), u64::from_str_radix(off, 16).ok()?))
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn plt_stubs_are_named_as_perf_and_objdump_name_them() {
+    let dir = workdir("plt");
+    let src = dir.join("plt.c");
+    std::fs::write(&src, PLT_PROG).unwrap();
+    let perf_ok = Command::new("perf")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !perf_ok {
+        pmc_testkit::skip!("perf is not installed: no oracle for the PLT stubs");
+        return;
+    }
+    // Classic `.plt` (16-byte header), and IBT's `.plt.sec` where the linker makes one.
+    let variants: [(&str, &[&str], &str); 2] = [
+        ("plt", &["-fcf-protection=none"], ".plt"),
+        (
+            "pltsec",
+            &["-fcf-protection=full", "-Wl,-z,ibtplt"],
+            ".plt.sec",
+        ),
+    ];
+    let mut checked = 0;
+    for (name, flags, section) in variants {
+        let exe = dir.join(name);
+        let built = Command::new("cc")
+            .args([
+                "-O0",
+                "-fno-builtin",
+                "-fno-omit-frame-pointer",
+                "-Wl,-z,lazy",
+            ])
+            .args(flags)
+            .arg("-o")
+            .arg(&exe)
+            .arg(&src)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !built && name == "plt" {
+            pmc_testkit::skip!("no C compiler (cc) to build the PLT test program");
+            return;
+        }
+        let stubs = objdump_plt(&exe, section);
+        let Some(&stub) = stubs.get("toupper@plt") else {
+            eprintln!("{name}: no {section} with toupper@plt from this toolchain ({stubs:?}); not checked");
+            continue;
+        };
+        let log = dir.join(format!("{name}.pmclog"));
+        let (code, _, err) = run(&os![
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "4000",
+            "-O",
+            log.as_os_str(),
+            "--",
+            exe.as_os_str(),
+        ]);
+        if code != 0 {
+            pmc_testkit::skip!("sampling not permitted here: {err}");
+            return;
+        }
+        // -m: each sampled PC (object-relative) with its function's bounds.
+        let (code, pcs, err) = run(&os!["-R", log.as_os_str(), "-m", "-"]);
+        assert_eq!(code, 0, "{err}");
+        let in_stub: Vec<&str> = pcs
+            .lines()
+            .filter(|l| l.contains(" toupper@plt "))
+            .collect();
+        let bounds = format!("toupper@plt {stub:#x} {:#x}", stub + 16);
+        assert!(
+            in_stub.len() >= 10,
+            "{name}: {} samples in the stub\n{pcs}",
+            in_stub.len()
+        );
+        assert!(
+            in_stub.iter().all(|l| l.ends_with(&bounds)),
+            "{name}: {in_stub:?} vs objdump {bounds}"
+        );
+        // --summary names it.
+        let (code, summary, err) = run(&os!["-R", log.as_os_str(), "--summary"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(summary.contains(" toupper@plt "), "{summary}");
+
+        // perf, on the same samples exported to perf.data: the same stub.
+        let data = dir.join(format!("{name}.data"));
+        let (code, _, err) = run(&os!["-R", log.as_os_str(), "--perf-data", data.as_os_str()]);
+        assert_eq!(code, 0, "{err}");
+        let (code, script, err) = run(&os!["-R", log.as_os_str(), "--script"]);
+        assert_eq!(code, 0, "{err}");
+        let ours = script_leaves(&script);
+        let Some(theirs) = perf_leaves(&data) else {
+            pmc_testkit::skip!("perf script cannot read the exported perf.data");
+            return;
+        };
+        assert_eq!(ours.len(), theirs.len(), "{name}: samples");
+        let syms = nm(&exe);
+        let mut agree = 0;
+        for (o, t) in ours.iter().zip(&theirs) {
+            assert_eq!(o.0, t.0, "{name}: the same sample");
+            if o.1 != "toupper@plt" && t.1 != "toupper@plt" {
+                continue;
+            }
+            if t.1 == "toupper@plt" {
+                // perf 6.2 and later synthesize PLT symbols the same way.
+                assert_eq!((&o.1, o.2), (&t.1, t.2), "{name}: {o:?} vs perf {t:?}");
+            } else {
+                // Older perf names the stub after the symbol before `.plt`
+                // (`_init+0x30`): the same address all the same.
+                let at = syms.get(&t.1).map(|a| a + t.2);
+                assert_eq!(at, Some(stub + o.2), "{name}: {o:?} vs perf {t:?}");
+            }
+            agree += 1;
+        }
+        eprintln!(
+            "{name}: {} samples in toupper@plt ({section} {stub:#x}), perf agrees on {agree}",
+            in_stub.len()
+        );
+        assert_eq!(agree, in_stub.len(), "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 1, "no PLT variant checked");
     let _ = std::fs::remove_dir_all(&dir);
 }
