@@ -40,10 +40,41 @@ pub struct Kallsyms {
 impl Kallsyms {
     /// Read and parse a kallsyms file (a regular file of at most
     /// [`crate::file::MAX_KALLSYMS_SIZE`] bytes; anything else is refused).
+    /// An ELF file (a `vmlinux`) gives its symbol table's functions, at
+    /// their link-time addresses: right for a kernel without KASLR (or
+    /// booted `nokaslr`); a randomized kernel needs its kallsyms.
     pub fn open(path: &Path) -> Result<Self> {
         // Only a regular file, opened without blocking, at most MAX_KALLSYMS_SIZE bytes.
         let text = crate::file::read_regular(path, crate::file::MAX_KALLSYMS_SIZE)?;
+        if text.starts_with(b"\x7fELF") {
+            return Self::from_elf(path, &text);
+        }
         Ok(Self::parse(&String::from_utf8_lossy(&text)))
+    }
+
+    /// The function symbols of a kernel image (`vmlinux`), as kallsyms
+    /// lines: text symbols, and the other defined symbols as boundaries.
+    fn from_elf(path: &Path, data: &[u8]) -> Result<Self> {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        use std::fmt::Write as _;
+        let file = object::File::parse(data).map_err(|e| crate::error::Error::Object {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut text = String::new();
+        for sym in file.symbols() {
+            let Ok(name) = sym.name() else { continue };
+            if name.is_empty() || sym.is_undefined() {
+                continue;
+            }
+            let ty = match sym.kind() {
+                SymbolKind::Text => 't',
+                SymbolKind::Data | SymbolKind::Unknown => 'd',
+                _ => continue,
+            };
+            let _ = writeln!(text, "{:016x} {ty} {name}", sym.address());
+        }
+        Ok(Self::parse(&text))
     }
 
     /// Parse kallsyms text (`address type name [module]` per line). Lines

@@ -6,8 +6,9 @@
 //! - **Symbolization** ([`Symbolizer`]): sampled addresses to functions and,
 //!   where DWARF exists, `file:line`, from the log's `Map`/`Exec`/`Comm`
 //!   records, the executables and shared objects (ELF `.symtab`/`.dynsym`,
-//!   separate debug files, DWARF through `addr2line`), and the kernel
-//!   through `/proc/kallsyms`. Build-ids in the log are checked against the
+//!   PLT stubs named `func@plt` from the `.rela.plt` jump slots as perf
+//!   names them, separate debug files, DWARF through `addr2line`), and the
+//!   kernel through `/proc/kallsyms` (or a saved copy, or a `vmlinux`). Build-ids in the log are checked against the
 //!   files; a mismatch is reported ([`Warning::BuildIdMismatch`]) and the
 //!   object's frames are shown as `[object]` rather than mis-symbolized.
 //! - **Aggregation** ([`Profile`]): distinct stacks with sample and period

@@ -171,6 +171,7 @@ impl ElfObject {
         let mut names = String::new();
         let mut raw: Vec<(Sym, u8)> = Vec::new();
         collect_symbols(&file, &mut names, &mut raw);
+        collect_plt(&file, &mut names, &mut raw);
 
         // A separate debug file (by build-id, then by .gnu_debuglink) supplies
         // DWARF and the full .symtab of a stripped object.
@@ -447,6 +448,72 @@ fn collect_symbols(file: &object::File<'_>, names: &mut String, out: &mut Vec<(S
                 name_len: len,
             },
             rank,
+        ));
+    }
+}
+
+/// PLT stubs as perf names them, `func@plt`: the JUMP_SLOT relocations of
+/// `.rela.plt`, in order, with their dynamic symbols' names, laid onto the
+/// PLT's entries. x86-64: `.plt.sec` (IBT), 16-byte entries, when present,
+/// else `.plt` after its 16-byte header; aarch64: `.plt` after its 32-byte
+/// header, 16-byte entries. Other architectures get none; an object with
+/// more relocations than entries gets only the entries that fit.
+fn collect_plt(file: &object::File<'_>, names: &mut String, out: &mut Vec<(Sym, u8)>) {
+    use object::{Architecture, ObjectSymbolTable, RelocationFlags, RelocationTarget};
+    const ENTRY: u64 = 16;
+    let (jump_slot, sections): (u32, &[(&str, u64)]) = match file.architecture() {
+        Architecture::X86_64 => (
+            object::elf::R_X86_64_JUMP_SLOT,
+            &[(".plt.sec", 0), (".plt", 16)],
+        ),
+        Architecture::Aarch64 => (object::elf::R_AARCH64_JUMP_SLOT, &[(".plt", 32)]),
+        _ => return,
+    };
+    let Some((plt, header)) = sections
+        .iter()
+        .find_map(|(n, h)| Some((file.section_by_name(n)?, *h)))
+    else {
+        return;
+    };
+    let (Some(relocs), Some(dynsym)) = (file.dynamic_relocations(), file.dynamic_symbol_table())
+    else {
+        return;
+    };
+    let first = plt.address().saturating_add(header);
+    let end = plt.address().saturating_add(plt.size());
+    let slots = relocs.filter(
+        |(_, r)| matches!(r.flags(), RelocationFlags::Elf { r_type } if r_type == jump_slot),
+    );
+    for (i, (_, r)) in (0u64..).zip(slots) {
+        let start = first.saturating_add(i.saturating_mul(ENTRY));
+        if start.saturating_add(ENTRY) > end {
+            break;
+        }
+        let RelocationTarget::Symbol(idx) = r.target() else {
+            continue;
+        };
+        let Some(name) = dynsym.symbol_by_index(idx).ok().and_then(|s| s.name().ok()) else {
+            continue;
+        };
+        if name.is_empty() {
+            continue;
+        }
+        let (Ok(off), Ok(len)) = (
+            u32::try_from(names.len()),
+            u32::try_from(name.len() + "@plt".len()),
+        ) else {
+            return;
+        };
+        names.push_str(name);
+        names.push_str("@plt");
+        out.push((
+            Sym {
+                start,
+                end: start + ENTRY,
+                name_off: off,
+                name_len: len,
+            },
+            0,
         ));
     }
 }

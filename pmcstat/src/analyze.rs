@@ -14,7 +14,7 @@ use pmc_analyze::callgrind::{write_callgrind, CallgrindOptions};
 use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
 use pmc_analyze::gmon::{write_gmon, GmonOptions};
 use pmc_analyze::top::{TopOptions, TopReport};
-use pmc_analyze::{AnalyzeOptions, Profile};
+use pmc_analyze::{AnalyzeOptions, KernelSymbols, Profile};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -308,11 +308,44 @@ fn io_error(e: impl Into<pmc_analyze::Error>) -> std::io::Error {
     }
 }
 
-/// The analysis options of `-R`: object paths under `-r DIR` when given.
-fn analyze_options(args: &Args) -> AnalyzeOptions {
+/// The analysis options of `-R`: object paths under `-r DIR` when given,
+/// kernel symbols from `-k KERNELDIR` when given.
+pub fn analyze_options(args: &Args) -> AnalyzeOptions {
     let mut o = AnalyzeOptions::default();
     o.symbolize.root.clone_from(&args.fsroot);
+    if let Some(dir) = &args.kernel_dir {
+        o.symbolize.kernel = kernel_symbols(dir).0;
+    }
     o
+}
+
+/// `-k KERNELDIR`: `DIR/kallsyms`, else `DIR/vmlinux`, or the file given.
+/// A directory with neither: kernel symbols off, and the warning to print.
+fn kernel_symbols(dir: &Path) -> (KernelSymbols, Option<String>) {
+    if !dir.is_dir() {
+        // A kallsyms copy or a vmlinux; if it cannot be read, the symbolizer says so.
+        return (KernelSymbols::File(dir.to_path_buf()), None);
+    }
+    let candidates = ["kallsyms", "vmlinux"].map(|n| dir.join(n));
+    if let Some(p) = candidates.iter().find(|p| p.is_file()) {
+        return (KernelSymbols::File(p.clone()), None);
+    }
+    let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+    (
+        KernelSymbols::Disabled,
+        Some(format!(
+            "-k {}: no kernel symbols there (looked for {}): kernel frames are left unresolved",
+            dir.display(),
+            looked.join(" and ")
+        )),
+    )
+}
+
+/// `-k`'s warning, once per run, when its directory has no kernel symbols.
+pub fn warn_kernel_dir(args: &Args) {
+    if let Some((_, Some(w))) = args.kernel_dir.as_deref().map(kernel_symbols) {
+        diag!("pmcstat: warning: {w}");
+    }
 }
 
 /// Runs `-R`.
@@ -321,6 +354,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         return Err(Failure::Usage("-R needs a file".into()));
     };
     let mut input = load(path)?;
+    warn_kernel_dir(args);
     let mut thread = args.thread.map(ThreadFilter::new);
     if let (Some(f), Input::Bytes(b)) = (thread.as_mut(), &input) {
         input = Input::Bytes(filter_thread(b, f)?.into());

@@ -18,8 +18,10 @@ use std::path::PathBuf;
     after_help = "Event specs: portable names (cycles, instructions, page-faults, task-clock, ...), \
 perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
 (instructions,usr, SOFT-CLOCK.HARD).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
-pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -s cpu-clock -c 0,1 -l 1\n  pmcstat --json -p page-faults -t 1234 -l 5\n  \
-pmcstat -P cpu-clock --freq 4000 -O out.pmclog -- ./a.out\n  pmcstat -S cpu-clock -c 0 -l 2\n  pmcstat -T -P cpu-clock -- ./a.out\n  \
+pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -p page-faults -d -p task-clock -- make\n  \
+pmcstat -c 0,1 -s cpu-clock -l 1\n  pmcstat -s page-faults -c 0 -s cpu-clock -l 1\n  \
+pmcstat --json -p page-faults -t 1234 -l 5\n  pmcstat -p task-clock -t '^nginx$' -l 5\n  \
+pmcstat -P cpu-clock --freq 4000 -O out.pmclog -- ./a.out\n  pmcstat -c 0 -S cpu-clock -l 2\n  pmcstat -T -P cpu-clock -- ./a.out\n  \
 pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out prof/cpu-clock/a.out.gmon\n  \
 pmcstat -R out.pmclog -F out.callgrind && callgrind_annotate out.callgrind"
 )]
@@ -161,6 +163,17 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
     pub thread: Option<u32>,
 
+    /// With -R: where the kernel's symbols are, as pmcstat(8)'s -k
+    /// kerneldir: a directory holding `kallsyms` (a copy of /proc/kallsyms
+    /// saved on the machine, and in the boot, that took the log) or else
+    /// `vmlinux` (its ELF symbol table at link-time addresses: right for a
+    /// kernel without KASLR), or such a file itself. Kernel frames are
+    /// symbolized from it instead of this machine's /proc/kallsyms. A
+    /// directory with neither is a warning that says where it looked, and
+    /// kernel frames are left unresolved.
+    #[arg(short = 'k', value_name = "KERNELDIR", requires = "read_log")]
+    pub kernel_dir: Option<PathBuf>,
+
     /// With -R alone: print pmc-log's own record dump (every field,
     /// key=value, with timestamps) instead of pmcstat(8)'s record lines.
     #[arg(long = "dump", requires = "read_log")]
@@ -198,17 +211,48 @@ pub struct Args {
     #[arg(long = "summary", requires = "read_log")]
     pub summary: bool,
 
-    /// CPUs for system-scope PMCs: `0`, `0,2`, `1-3` or `*` (default: all).
-    #[arg(short = 'c', value_name = "CPU-LIST")]
-    pub cpus: Option<String>,
+    /// CPUs for the system-mode PMCs (-s, -S) that follow it on the command
+    /// line, as pmcstat(8): `0`, `0,2`, `1-3` or `*` (every CPU, the default).
+    /// Repeatable: each -c holds until the next. A -c after the last system
+    /// PMC applies to those that no -c precedes.
+    #[arg(short = 'c', value_name = "CPU-LIST", action = clap::ArgAction::Append, value_parser = parse_cpus)]
+    pub cpus: Vec<String>,
 
-    /// Also count the target's descendants (threads and child processes).
-    #[arg(short = 'd')]
-    pub descendants: bool,
+    /// Toggle counting the target's child processes for the process-mode
+    /// PMCs (-p, -P) that follow it on the command line, as pmcstat(8) (off
+    /// at first; -e and the default set always count them). Repeatable:
+    /// `-d -p a -d -p b` counts children for a, not for b. A -d after the last
+    /// process PMC applies to those that no -d precedes.
+    // Append, not Count: clap keeps the position of every occurrence only then.
+    #[arg(short = 'd', action = clap::ArgAction::Append, num_args = 0,
+          default_missing_value = "true", value_parser = clap::value_parser!(bool))]
+    pub descendants_toggles: Vec<bool>,
 
-    /// Attach to an existing process instead of launching a command.
-    #[arg(short = 't', value_name = "PID", value_parser = clap::value_parser!(u32).range(1..=i32::MAX as i64))]
-    pub pid: Option<u32>,
+    /// The -c in force for each -s, in order (None: every CPU).
+    #[arg(skip)]
+    pub system_cpus: Vec<Option<String>>,
+
+    /// The -c in force for each -S, in order (None: every CPU).
+    #[arg(skip)]
+    pub system_sampling_cpus: Vec<Option<String>>,
+
+    /// Whether -d is on for each -p, in order.
+    #[arg(skip)]
+    pub process_descendants: Vec<bool>,
+
+    /// Whether -d is on for each -P, in order.
+    #[arg(skip)]
+    pub process_sampling_descendants: Vec<bool>,
+
+    /// Attach the process-mode PMCs to running processes instead of launching
+    /// a command, as pmcstat(8) -t: a number is a process id; anything else
+    /// is a regular expression (the regex crate's syntax, close to POSIX
+    /// extended ones), and every process whose command
+    /// name (`/proc/PID/comm`, at most 15 characters) matches it anywhere is
+    /// counted (anchor it, `^name$`, for an exact name). No match is a usage
+    /// error. pmcstat itself is never a match.
+    #[arg(short = 't', value_name = "PID|REGEX", value_parser = parse_attach)]
+    pub attach: Option<AttachSpec>,
 
     /// Print the counts every SECS seconds (fractions allowed, at least 0.01 as perf's
     /// 10 ms floor, at most a year). In sampling mode (-P/-S), log the sampling PMCs'
@@ -304,7 +348,86 @@ pub struct Args {
 impl Args {
     /// Parses `std::env::args_os()`.
     pub fn parse_from_env() -> Result<Args, clap::Error> {
-        Args::try_parse()?.checked()
+        Args::parse_args(std::env::args_os())
+    }
+
+    /// Parses a command line (the program's name first), with the options'
+    /// positions for -c and -d.
+    pub fn parse_args<I, T>(argv: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches};
+        let mut cmd = Args::command();
+        let m = cmd.try_get_matches_from_mut(argv)?;
+        // Not the `_mut` form, which takes the values out of `m`: the indices are read after.
+        let mut args = Args::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
+        args.positional(&m)?;
+        args.checked()
+    }
+
+    /// pmcstat(8)'s positional -c and -d: each PMC gets the -c (the CPUs, for
+    /// system mode) and the -d parity (for process mode) in force where it
+    /// stands on the command line. A -c or -d that no PMC of its mode
+    /// follows applies to the PMCs of that mode that none precedes, so that
+    /// `-s SPEC -c 0` keeps working.
+    fn positional(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        let idx =
+            |id: &str| -> Vec<usize> { m.indices_of(id).map(|i| i.collect()).unwrap_or_default() };
+        let c_at = idx("cpus");
+        let d_at = idx("descendants_toggles");
+        let (s_at, ss_at) = (idx("system"), idx("system_sampling"));
+        let (p_at, ps_at) = (idx("process"), idx("process_sampling"));
+
+        // -c: the last one before the PMC, else a trailing one.
+        let last_system = s_at.iter().chain(&ss_at).copied().max();
+        let trailing_c = c_at
+            .iter()
+            .zip(&self.cpus)
+            .rfind(|(at, _)| last_system.is_some_and(|l| **at > l))
+            .map(|(_, c)| c.clone());
+        let cpus_at = |pmc: usize| -> Option<String> {
+            c_at.iter()
+                .zip(&self.cpus)
+                .rfind(|(at, _)| **at < pmc)
+                .map(|(_, c)| c.clone())
+                .or_else(|| trailing_c.clone())
+        };
+        self.system_cpus = s_at.iter().map(|&i| cpus_at(i)).collect();
+        self.system_sampling_cpus = ss_at.iter().map(|&i| cpus_at(i)).collect();
+        if let Some(c) = &trailing_c {
+            if s_at
+                .iter()
+                .chain(&ss_at)
+                .all(|&i| c_at.iter().any(|&at| at < i))
+            {
+                return Err(clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "-c {c} follows every system-mode PMC (-s, -S), and each has a -c \
+                         before it: it applies to none (pmcstat(8)'s -c sets the CPUs of the \
+                         system-mode PMCs after it)\n"
+                    ),
+                ));
+            }
+        }
+
+        // -d: the parity of the toggles before the PMC, else of the trailing ones.
+        let last_process = p_at.iter().chain(&ps_at).copied().max();
+        let trailing_d = d_at
+            .iter()
+            .filter(|&&at| last_process.is_some_and(|l| at > l))
+            .count();
+        let descendants_at = |pmc: usize| -> bool {
+            match d_at.iter().filter(|&&at| at < pmc).count() {
+                0 => trailing_d % 2 == 1,
+                n => n % 2 == 1,
+            }
+        };
+        self.process_descendants = p_at.iter().map(|&i| descendants_at(i)).collect();
+        self.process_sampling_descendants = ps_at.iter().map(|&i| descendants_at(i)).collect();
+        Ok(())
     }
 
     /// Checks clap cannot express: `-F` without `-R` is most likely perf's
@@ -364,6 +487,41 @@ impl Args {
         }
         Ok(self)
     }
+}
+
+/// `-c`: a CPU list `Cpus::parse_list` takes, kept as typed.
+fn parse_cpus(s: &str) -> Result<String, String> {
+    pmc::Cpus::parse_list(s).map(|_| s.to_owned())
+}
+
+/// `-t`: a process id, or a regular expression for command names.
+#[derive(Clone, Debug)]
+pub enum AttachSpec {
+    /// One process.
+    Pid(u32),
+    /// Every process whose command name matches.
+    Regex(regex::Regex),
+}
+
+/// pmcstat(8)'s rule: an argument that is a whole number is a pid, anything
+/// else a regular expression.
+fn parse_attach(s: &str) -> Result<AttachSpec, String> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return match s.parse::<u32>() {
+            Ok(p) if (1..=i32::MAX as u32).contains(&p) => Ok(AttachSpec::Pid(p)),
+            _ => Err(format!(
+                "`{s}` is not a process id (1 to {}); a command name pattern is a regular \
+                 expression that is not a number",
+                i32::MAX
+            )),
+        };
+    }
+    if s.is_empty() {
+        return Err("give a process id or a regular expression for command names".into());
+    }
+    regex::Regex::new(s)
+        .map(AttachSpec::Regex)
+        .map_err(|e| format!("`{s}` is neither a process id nor a valid regular expression: {e}"))
 }
 
 /// `--callgraph-order`.
@@ -451,7 +609,6 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
-    ("-k", "pmcstat(8)'s kernel directory is not in this pmcstat yet: kernel addresses are symbolized from /proc/kallsyms at record time"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
     ("-u", "pmcstat(8)'s event description is not in this pmcstat; -L lists the events with their descriptions"),
 ];
@@ -507,7 +664,6 @@ mod tests {
 
     #[test]
     fn numeric_options_are_usage_errors() {
-        use clap::Parser;
         for args in [
             &["pmcstat", "-r", "4294967295", "true"][..],
             &["pmcstat", "-r", "0", "true"],
@@ -528,9 +684,7 @@ mod tests {
             &["pmcstat", "--top", "1000001", "-R", "f", "--summary"],
             &["pmcstat", "-z", "-1", "-R", "f", "-G", "-"],
         ] {
-            let e = Args::try_parse_from(args)
-                .and_then(Args::checked)
-                .expect_err(&args.join(" "));
+            let e = Args::parse_args(args).expect_err(&args.join(" "));
             assert!(e.use_stderr(), "{}", args.join(" "));
         }
     }

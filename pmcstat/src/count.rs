@@ -66,10 +66,6 @@ fn is_unsupported(e: &Error) -> bool {
 
 /// Runs counting mode; returns the exit status to use.
 pub fn run(args: &Args) -> Result<u8, Failure> {
-    let cpus = match &args.cpus {
-        Some(c) => Cpus::parse_list(c).map_err(|e| Failure::Usage(format!("-c: {e}")))?,
-        None => Cpus::All,
-    };
     if let Some(w) = args.interval {
         if !(w.is_finite() && w > 0.0) {
             return Err(Failure::Usage(format!(
@@ -87,15 +83,15 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if args.exit_counts {
         return Err(Failure::Usage(crate::exits::COUNTING_REFUSED.into()));
     }
-    if args.pid.is_some() && !args.command.is_empty() {
+    if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
-            "give either -t PID or a command, not both".into(),
+            "give either -t PID|REGEX or a command, not both".into(),
         ));
     }
     let mut wanted: Vec<Wanted> = Vec::new();
     // pmcstat(8)'s -p: the process alone unless -d.
-    for p in &args.process {
-        wanted.push(Wanted::process(p, args.descendants));
+    for (p, &d) in args.process.iter().zip(&args.process_descendants) {
+        wanted.push(Wanted::process(p, d));
     }
     // perf stat's -e: the command and all its child processes.
     for list in &args.events {
@@ -103,10 +99,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             wanted.push(Wanted::process(&e, true));
         }
     }
-    for s in &args.system {
+    for (s, c) in args.system.iter().zip(&args.system_cpus) {
         wanted.push(Wanted {
             text: s.clone(),
-            scope: Scope::System { cpu: cpus.clone() },
+            scope: Scope::System {
+                cpu: cpu_list(c.as_deref())?,
+            },
             descendants: false,
         });
     }
@@ -119,9 +117,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
     check_log_csw(args, has_process)?;
-    if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
+    if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
+    {
         return Err(Failure::Usage(if has_process {
-            "process-scope counters need a command or -t PID".into()
+            "process-scope counters need a command or -t PID|REGEX".into()
         } else {
             "system-scope counting needs a command or -l SECS".into()
         }));
@@ -167,6 +166,34 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     sink.finish()?;
     Ok(crate::run::final_status(last))
+}
+
+/// How `-v` describes a PMC's scope: the CPUs of a system-mode PMC (its
+/// `-c`), whether a process-mode PMC counts child processes (its `-d`).
+pub fn scope_text(scope: &Scope, descendants: bool) -> String {
+    match scope {
+        Scope::System { cpu } => {
+            let list = match cpu {
+                Cpus::All => "every CPU".to_owned(),
+                Cpus::One(c) => format!("CPU {c}"),
+                Cpus::List(l) => {
+                    let l: Vec<String> = l.iter().map(u32::to_string).collect();
+                    format!("CPUs {}", l.join(","))
+                }
+            };
+            format!("system, {list}")
+        }
+        _ if descendants => "process and its child processes".to_owned(),
+        _ => "process alone".to_owned(),
+    }
+}
+
+/// The CPUs of a `-c` (every CPU without one).
+pub fn cpu_list(spec: Option<&str>) -> Result<Cpus, Failure> {
+    match spec {
+        Some(c) => Cpus::parse_list(c).map_err(|e| Failure::Usage(format!("-c {c}: {e}"))),
+        None => Ok(Cpus::All),
+    }
 }
 
 /// `-W`'s rules, for counting and sampling mode: it logs, so it needs `-O`, and it is
@@ -267,12 +294,12 @@ impl ChildProbe {
     /// clocks are stopped a few microseconds apart).
     const THRESHOLD_NS: u64 = 100_000;
 
-    fn new(backend: &pmc::Native, target: Target) -> Option<ChildProbe> {
+    fn new(backend: &pmc::Native, targets: &[Target]) -> Option<ChildProbe> {
         let clock = || Allocation::counting(EventSpec::portable(pmc::PortableEvent::TaskClock));
         let mut alone = backend.allocate(&clock()).ok()?;
         let mut tree = backend.allocate(&clock().descendants()).ok()?;
-        alone.attach(target).ok()?;
-        tree.attach(target).ok()?;
+        crate::targets::attach_all(&mut alone, targets).ok()?;
+        crate::targets::attach_all(&mut tree, targets).ok()?;
         Some(ChildProbe { alone, tree })
     }
 
@@ -351,20 +378,20 @@ fn run_once(
 
     // Launch paused, attach, start, then let it exec.
     let mut child = None;
-    let target = match (args.pid, args.command.first()) {
-        (Some(pid), _) => Some(Target::Pid(pid)),
+    let targets = match (&args.attach, args.command.first()) {
+        (Some(spec), _) => crate::targets::resolve(spec)?,
         (None, Some(prog)) => {
             let c = pmc::launch::PausedChild::spawn(prog, &args.command[1..])?;
             let pid = c.pid();
             child = Some(c);
-            Some(Target::Exec(pid))
+            vec![Target::Exec(pid)]
         }
-        (None, None) => None,
+        (None, None) => Vec::new(),
     };
     for s in &mut slots {
-        if let (Some(p), Some(t)) = (s.pmc.as_mut(), target) {
+        if let Some(p) = s.pmc.as_mut() {
             if !s.scope.is_system() {
-                p.attach(t)?;
+                crate::targets::attach_all(p, &targets)?;
             }
         }
     }
@@ -372,13 +399,14 @@ fn run_once(
     let alone = wanted
         .iter()
         .any(|w| !w.scope.is_system() && !w.descendants);
-    let mut probe = target
-        .filter(|_| alone)
+    let mut probe = Some(&targets[..])
+        .filter(|t| alone && !t.is_empty())
         .and_then(|t| ChildProbe::new(&backend, t));
     if verbose {
-        for s in &slots {
+        for (s, w) in slots.iter().zip(wanted) {
             sink.verbose(
                 &s.event,
+                &scope_text(&s.scope, w.descendants),
                 s.pmc.as_ref().map(|p| p.native_config()),
                 s.error.as_ref(),
             );
@@ -411,7 +439,7 @@ fn run_once(
     let mut last_at = std::time::Duration::ZERO;
     let status = wait.run(
         child.as_mut(),
-        target,
+        &targets,
         || {
             let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
@@ -451,13 +479,26 @@ fn run_once(
         }
     }
     let exit_status = status.map(exit_code);
+    // -d toggled between -p PMCs: which counted the children.
+    let process: Vec<&Wanted> = wanted.iter().filter(|w| !w.scope.is_system()).collect();
+    let with_children =
+        if process.iter().any(|w| w.descendants) && !process.iter().all(|w| w.descendants) {
+            slots
+                .iter()
+                .zip(wanted)
+                .filter(|(_, w)| !w.scope.is_system() && w.descendants)
+                .map(|(s, _)| s.event.clone())
+                .collect()
+        } else {
+            Vec::new()
+        };
     let report = Report {
         command: args
             .command
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        pid: args.pid,
+        pids: crate::targets::pids(&targets),
         exit_status,
         elapsed,
         counters,
@@ -465,6 +506,7 @@ fn run_once(
             .iter()
             .any(|w| !w.scope.is_system())
             .then_some(!alone),
+        with_children,
         uncounted_children_ns,
         user_only,
         user_sys,

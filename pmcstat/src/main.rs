@@ -13,6 +13,7 @@ mod info;
 mod live;
 mod run;
 mod sample;
+mod targets;
 mod top;
 
 use std::process::ExitCode;
@@ -90,7 +91,8 @@ fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
         log = analyze::filter_thread(&log, &mut filter)?.into();
         filter.report();
     }
-    top::replay(&log, refresh).map_err(|e| {
+    analyze::warn_kernel_dir(args);
+    top::replay(&log, refresh, analyze::analyze_options(args)).map_err(|e| {
         count::Failure::Setup(pmc::Error::new(
             pmc::ErrorKind::Os,
             pmc::Op::Log,

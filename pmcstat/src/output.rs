@@ -20,13 +20,17 @@ pub struct Counter {
 /// Everything printed at the end.
 pub struct Report {
     pub command: Vec<String>,
-    pub pid: Option<u32>,
+    /// `-t`'s processes.
+    pub pids: Vec<u32>,
     pub exit_status: Option<i32>,
     pub elapsed: Duration,
     pub counters: Vec<Counter>,
     /// For process-scope counters: whether the target's child processes
     /// were counted too (`None`: system scope only).
     pub descendants: Option<bool>,
+    /// With -d toggled between the process PMCs: the events that counted the
+    /// child processes (empty otherwise).
+    pub with_children: Vec<String>,
     /// CPU time of child processes that ran uncounted (`-p` without `-d`).
     pub uncounted_children_ns: Option<u64>,
     /// Some events were narrowed to user mode (`:u`) by the system's policy.
@@ -43,8 +47,8 @@ impl Report {
         let mut notes = Vec::new();
         if let Some(ns) = self.uncounted_children_ns {
             notes.push(format!(
-                "child processes ran {:.2} msec of task-clock that the -p counters above exclude: \
-                 add -d (or use -e) to count the command's descendants",
+                "child processes ran {:.2} msec of task-clock that the -p counters above without -d \
+                 exclude: add -d before them (or use -e) to count the command's descendants",
                 ns as f64 / 1e6
             ));
         }
@@ -217,10 +221,16 @@ struct JsonReport<'a> {
     command: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     pid: Option<u32>,
+    /// `-t REGEX` matching several processes: all of them.
+    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
+    pids: &'a [u32],
     exit_status: Option<i32>,
     elapsed_ns: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     descendants: Option<bool>,
+    /// -d toggled between the process PMCs: the events with child processes counted.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    descendants_events: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     uncounted_children_ns: Option<u64>,
     counters: Vec<JsonCounter<'a>>,
@@ -360,13 +370,20 @@ impl Sink {
     }
 
     /// `-v`: the native configuration of each PMC.
-    pub fn verbose(&mut self, event: &str, fields: Option<Vec<NativeField>>, err: Option<&Error>) {
+    pub fn verbose(
+        &mut self,
+        event: &str,
+        scope: &str,
+        fields: Option<Vec<NativeField>>,
+        err: Option<&Error>,
+    ) {
         let o = &mut self.out;
         let _ = writeln!(
             o,
             "------------------------------------------------------------"
         );
         let _ = writeln!(o, "{event}: native configuration:");
+        let _ = writeln!(o, "  {:<32} {scope}", "(pmcstat) scope");
         match (fields, err) {
             (Some(fields), _) => {
                 for f in fields {
@@ -419,10 +436,12 @@ impl Sink {
             let j = JsonReport {
                 kind: "total",
                 command: &r.command,
-                pid: r.pid,
+                pid: r.pids.first().copied(),
+                pids: if r.pids.len() > 1 { &r.pids } else { &[] },
                 exit_status: r.exit_status,
                 elapsed_ns: r.elapsed.as_nanos() as u64,
                 descendants: r.descendants,
+                descendants_events: &r.with_children,
                 uncounted_children_ns: r.uncounted_children_ns,
                 counters: r.counters.iter().map(json_counter).collect(),
                 user_ns: r.user_sys.map(|(u, _)| u.as_nanos() as u64),
@@ -566,12 +585,21 @@ impl Sink {
         let o = &mut self.out;
         let what = if !r.command.is_empty() {
             format!("'{}'", r.command.join(" "))
-        } else if let Some(pid) = r.pid {
-            format!("process id '{pid}'")
+        } else if !r.pids.is_empty() {
+            let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
+            format!("process id '{}'", list.join(","))
         } else {
             "'system wide'".to_owned()
         };
+        let mixed;
         let whom = match r.descendants {
+            _ if !r.with_children.is_empty() => {
+                mixed = format!(
+                    " (child processes counted only for {})",
+                    r.with_children.join(", ")
+                );
+                &mixed
+            }
             Some(true) if !r.command.is_empty() => " and its child processes",
             Some(true) => " and the child processes it starts",
             Some(false) => " alone (without child processes)",
@@ -904,10 +932,11 @@ mod tests {
         };
         let report = Report {
             command: vec!["prog".into()],
-            pid: None,
+            pids: Vec::new(),
             exit_status: Some(0),
             elapsed: Duration::from_millis(2),
             descendants: Some(true),
+            with_children: Vec::new(),
             uncounted_children_ns: None,
             user_sys: None,
             user_only: false,

@@ -83,7 +83,7 @@ pub struct Wait {
 }
 
 impl Wait {
-    /// Waits until the child exits, the target pid disappears (Linux: its
+    /// Waits until the child exits, the target pids disappear (Linux: its
     /// `/proc` entry), the duration passes, or `on_poll` breaks (the `-T`
     /// view's `q`; the child is then still running). Calls `on_interval` every
     /// interval and `on_poll` about every `poll_every` (if given); an error
@@ -94,7 +94,7 @@ impl Wait {
     pub fn run(
         &self,
         mut child: Option<&mut PausedChild>,
-        target: Option<Target>,
+        targets: &[Target],
         mut on_interval: impl FnMut() -> Result<(), Failure>,
         poll_every: Option<Duration>,
         mut on_poll: impl FnMut(Instant) -> Result<ControlFlow<()>, Failure>,
@@ -154,12 +154,15 @@ impl Wait {
                     }
                 }
                 None => {
-                    if let Some(Target::Pid(pid)) = target {
-                        if cfg!(target_os = "linux")
-                            && !std::path::Path::new(&format!("/proc/{pid}")).exists()
-                        {
-                            return Ok(None);
-                        }
+                    // `-t`: until every target process has gone.
+                    let pids = crate::targets::pids(targets);
+                    if cfg!(target_os = "linux")
+                        && !pids.is_empty()
+                        && pids
+                            .iter()
+                            .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
+                    {
+                        return Ok(None);
                     }
                     let timeout = until.map_or(PID_CHECK, |u| {
                         u.saturating_duration_since(now).min(PID_CHECK)

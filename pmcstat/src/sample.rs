@@ -15,9 +15,7 @@ use crate::cli::Args;
 use crate::count::Failure;
 use crate::live::LiveProfile;
 use crate::run::{exit_code, Wait};
-use pmc::{
-    Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Flags, Pmc, Rate, Scope, Target,
-};
+use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Rate, Scope, Target};
 use pmc_analyze::top::{TopOptions, TopReport};
 use pmc_analyze::Profile;
 use std::io::{IsTerminal, Write};
@@ -64,6 +62,8 @@ pub fn split_freq(spec: &str) -> Result<(String, Option<u64>), String> {
 struct Sampler {
     text: String,
     scope: Scope,
+    /// Its -d.
+    descendants: bool,
     pmc: <pmc::Native as Backend>::Pmc,
 }
 
@@ -99,10 +99,6 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             ));
         }
     }
-    let cpus = match &args.cpus {
-        Some(c) => Cpus::parse_list(c).map_err(|e| Failure::Usage(format!("-c: {e}")))?,
-        None => Cpus::All,
-    };
     if let Some(l) = args.duration {
         if !(l.is_finite() && l > 0.0) {
             return Err(Failure::Usage(format!(
@@ -110,9 +106,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
-    if args.pid.is_some() && !args.command.is_empty() {
+    if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
-            "give either -t PID or a command, not both".into(),
+            "give either -t PID|REGEX or a command, not both".into(),
         ));
     }
     let has_process = !args.process_sampling.is_empty();
@@ -131,9 +127,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 .into(),
         ));
     }
-    if args.command.is_empty() && args.pid.is_none() && (has_process || args.duration.is_none()) {
+    if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
+    {
         return Err(Failure::Usage(if has_process {
-            "process sampling (-P) needs a command or -t PID".into()
+            "process sampling (-P) needs a command or -t PID|REGEX".into()
         } else {
             "system sampling (-S) needs a command or -l SECS".into()
         }));
@@ -153,9 +150,6 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let mut flags = Flags::NONE;
     if !args.no_callchain {
         flags |= Flags::CALLCHAIN;
-    }
-    if args.descendants {
-        flags |= Flags::DESCENDANTS;
     }
 
     if args.top_mode && args.log.is_some() {
@@ -179,15 +173,21 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
 
-    let mut wanted: Vec<(String, Scope)> = Vec::new();
-    for p in &args.process_sampling {
-        wanted.push((p.clone(), Scope::Process));
+    // (spec, scope, -d) per PMC, -d and -c as in force where each stands.
+    let mut wanted: Vec<(String, Scope, bool)> = Vec::new();
+    for (p, &d) in args
+        .process_sampling
+        .iter()
+        .zip(&args.process_sampling_descendants)
+    {
+        wanted.push((p.clone(), Scope::Process, d));
     }
-    for s in &args.system_sampling {
-        wanted.push((s.clone(), Scope::System { cpu: cpus.clone() }));
+    for (s, c) in args.system_sampling.iter().zip(&args.system_sampling_cpus) {
+        let cpu = crate::count::cpu_list(c.as_deref())?;
+        wanted.push((s.clone(), Scope::System { cpu }, false));
     }
     let mut samplers = Vec::with_capacity(wanted.len());
-    for (text, scope) in wanted {
+    for (text, scope, descendants) in wanted {
         let (spec_text, freq) = split_freq(&text).map_err(Failure::Usage)?;
         let spec: EventSpec = spec_text
             .parse()
@@ -196,6 +196,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         // -W: the counts at every context switch, for the process-mode PMCs.
         // -E: each process's count at its exit, likewise.
         let mut flags = flags;
+        if descendants {
+            flags |= Flags::DESCENDANTS;
+        }
         if args.log_csw && !scope.is_system() {
             flags |= Flags::LOG_PROCCSW;
         }
@@ -214,28 +217,38 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 let _ = writeln!(std::io::stderr(), "pmcstat: warning: {}", f.value);
             }
         }
-        samplers.push(Sampler { text, scope, pmc });
+        samplers.push(Sampler {
+            text,
+            scope,
+            descendants,
+            pmc,
+        });
     }
 
     let mut child = None;
-    let target = match (args.pid, args.command.first()) {
-        (Some(pid), _) => Some(Target::Pid(pid)),
+    let targets = match (&args.attach, args.command.first()) {
+        (Some(spec), _) => crate::targets::resolve(spec)?,
         (None, Some(prog)) => {
             let c = pmc::launch::PausedChild::spawn(prog, &args.command[1..])?;
             let pid = c.pid();
             child = Some(c);
-            Some(Target::Exec(pid))
+            vec![Target::Exec(pid)]
         }
-        (None, None) => None,
+        (None, None) => Vec::new(),
     };
     for s in &mut samplers {
-        if let (false, Some(t)) = (s.scope.is_system(), target) {
-            s.pmc.attach(t)?;
+        if !s.scope.is_system() {
+            crate::targets::attach_all(&mut s.pmc, &targets)?;
         }
     }
     if args.verbose {
         for s in &samplers {
             diag!("{}: native configuration:", s.text);
+            diag!(
+                "  {:<24} {}",
+                "(pmcstat) scope",
+                crate::count::scope_text(&s.scope, s.descendants)
+            );
             for f in s.pmc.native_config() {
                 diag!("  {:<24} {}", f.name, f.value);
             }
@@ -275,7 +288,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let log_failed = std::cell::Cell::new(false);
     let status = wait.run(
         child.as_mut(),
-        target,
+        &targets,
         || {
             for s in &samplers {
                 if let Err(e) = log_counts(&s.pmc) {

@@ -349,11 +349,15 @@ impl TopView {
 /// log time per refresh interval of wall time, then keeps the final
 /// (accumulated) view until `q`. Logs without a known clock rate are
 /// replayed 2,000 samples per refresh.
-pub fn replay(log: &[u8], refresh: Duration) -> std::io::Result<()> {
+pub fn replay(
+    log: &[u8],
+    refresh: Duration,
+    opts: pmc_analyze::AnalyzeOptions,
+) -> std::io::Result<()> {
     let reader = pmc_log::Reader::new(log).map_err(std::io::Error::other)?;
     let ticks = reader.header().map_or(0, |h| h.ticks_per_second);
     let window_ticks = (ticks as f64 * refresh.as_secs_f64()) as u64;
-    let mut builder = pmc_analyze::ProfileBuilder::new(pmc_analyze::AnalyzeOptions::default());
+    let mut builder = pmc_analyze::ProfileBuilder::new(opts);
     let mut view = TopView::open("pmcstat -R -T (replay)".into(), refresh)?;
     let mut window_end: Option<u64> = None;
     let mut in_window = 0u64;

@@ -286,7 +286,7 @@ fn usage_errors_exit_2() {
         ("-b", "PMU groups"),
         ("-M", "map file"),
         ("-U", "-N toggles"),
-        ("-k", "/proc/kallsyms"),
+        ("-f", "plugin options"),
         ("-X", "unknown option '-X'"),
         ("--frobnicate", "unknown option '--frobnicate'"),
     ] {

@@ -1,0 +1,86 @@
+//! `-t PID|REGEX`: the running processes the process-mode PMCs attach to.
+
+use crate::cli::AttachSpec;
+use crate::count::Failure;
+use pmc::{ErrorKind, Pmc, Target};
+
+/// The processes `-t` names: the pid, or every process (but pmcstat) whose
+/// command name matches the regular expression, in pid order. No match is a
+/// usage error that says where the names were read.
+pub fn resolve(spec: &AttachSpec) -> Result<Vec<Target>, Failure> {
+    match spec {
+        AttachSpec::Pid(pid) => Ok(vec![Target::Pid(*pid)]),
+        AttachSpec::Regex(re) => {
+            let pids = matching(re)?;
+            if pids.is_empty() {
+                return Err(Failure::Usage(format!(
+                    "-t {re}: no running process has a command name that matches (names \
+                     from /proc/PID/comm, at most 15 characters; pmcstat itself is left out)"
+                )));
+            }
+            Ok(pids.into_iter().map(Target::Pid).collect())
+        }
+    }
+}
+
+/// The pids whose `/proc/PID/comm` matches `re`.
+#[cfg(target_os = "linux")]
+fn matching(re: &regex::Regex) -> Result<Vec<u32>, Failure> {
+    let me = std::process::id();
+    let dir = std::fs::read_dir("/proc").map_err(|e| {
+        Failure::Setup(pmc::Error::new(
+            ErrorKind::Os,
+            pmc::Op::Attach,
+            format!("-t {re}: cannot list the processes in /proc: {e}"),
+        ))
+    })?;
+    let mut pids: Vec<u32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter(|pid| {
+            // A process that exited since the listing has no name: not a match.
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| re.is_match(c.strip_suffix('\n').unwrap_or(&c)))
+        })
+        .collect();
+    pids.sort_unstable();
+    Ok(pids)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn matching(re: &regex::Regex) -> Result<Vec<u32>, Failure> {
+    Err(Failure::Usage(format!(
+        "-t {re}: matching command names is implemented on Linux only (it reads /proc); \
+         give a process id"
+    )))
+}
+
+/// Attaches `pmc` to every target. With several targets (a `-t REGEX`), one
+/// that exited since it was listed is skipped; the others must attach.
+pub fn attach_all(pmc: &mut impl Pmc, targets: &[Target]) -> Result<(), Failure> {
+    let mut attached = 0;
+    for &t in targets {
+        match pmc.attach(t) {
+            Ok(()) => attached += 1,
+            Err(e) if targets.len() > 1 && e.kind() == ErrorKind::NoSuchProcess => {}
+            Err(e) => return Err(Failure::Setup(e)),
+        }
+    }
+    if attached == 0 && !targets.is_empty() {
+        return Err(Failure::Usage(
+            "-t: every matching process exited before it could be attached to".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The pids of `-t`'s targets, for the report.
+pub fn pids(targets: &[Target]) -> Vec<u32> {
+    targets
+        .iter()
+        .filter_map(|t| match t {
+            Target::Pid(p) => Some(*p),
+            _ => None,
+        })
+        .collect()
+}
