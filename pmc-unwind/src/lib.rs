@@ -181,7 +181,12 @@ impl Unwinder {
         }
         // Anonymous and special mappings ([stack], //anon, memfd:...) and deleted files have
         // no object to read.
-        if !path.starts_with(b"/") || path.ends_with(b" (deleted)") {
+        if !path.starts_with(b"/")
+            || path.starts_with(b"//anon")
+            || path.starts_with(b"/memfd:")
+            || path.starts_with(b"/SYSV")
+            || path.ends_with(b" (deleted)")
+        {
             return None;
         }
         let key = (path.to_vec(), build_id.to_vec());
@@ -409,4 +414,57 @@ fn vdso_image() -> Option<Vec<u8>> {
     let mut buf = vec![0; len];
     f.read_exact(&mut buf).ok()?;
     Some(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mapping of a device is refused (never read), reported once, and the unwind
+    /// stops at the PC, truncated.
+    #[test]
+    fn hostile_map_paths_are_refused_and_reported() {
+        let mut u = Unwinder::new();
+        u.add_map(7, 0x1000, 0x1000, 0, b"/dev/zero", b"");
+        u.add_map(7, 0x3000, 0x1000, 0, b"//anon", b"");
+        let mut out = Vec::new();
+        let regs = UserRegs {
+            pc: 0x1010,
+            sp: 0x8000,
+            fp: 0,
+            lr: 0,
+        };
+        let r = u.unwind(7, &regs, &[0; 64], &mut out);
+        assert_eq!(out.first(), Some(&0x1010));
+        assert!(r.truncated || out.len() == 1, "{out:x?}");
+        let refused = u.take_refusals();
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].starts_with("/dev/zero"), "{refused:?}");
+        assert!(u.take_refusals().is_empty());
+        assert_eq!(u.stats().objects_refused, 1);
+    }
+
+    /// A forked child starts with its parent's mappings; exec and exit forget them.
+    #[test]
+    fn fork_exec_and_exit_follow_the_mappings() {
+        let mut u = Unwinder::new();
+        u.add_map(1, 0x1000, 0x1000, 0, b"/x", b"");
+        u.fork(1, 2);
+        assert_eq!(u.procs.get(&2).map(|p| p.maps.len()), Some(1));
+        u.exec(2);
+        assert!(!u.procs.contains_key(&2));
+        u.exit(1);
+        assert!(u.procs.is_empty());
+    }
+
+    /// A new mapping over an old one replaces it (munmap is not reported).
+    #[test]
+    fn overlapping_maps_replace() {
+        let mut u = Unwinder::new();
+        u.add_map(1, 0x1000, 0x2000, 0, b"/a", b"");
+        u.add_map(1, 0x2000, 0x1000, 0, b"/b", b"");
+        let maps = &u.procs[&1].maps;
+        assert_eq!(maps.len(), 1);
+        assert_eq!(&*maps[0].path, b"/b");
+    }
 }

@@ -43,8 +43,8 @@ pub(crate) struct Object {
     eh_frame_hdr: Option<SectionPlace>,
     debug_frame: Option<SectionPlace>,
     got: Option<SectionPlace>,
-    /// (vaddr, file offset, file size) of each loadable segment.
-    segments: Vec<(u64, u64, u64)>,
+    /// (vaddr, file offset, file size, executable) of each loadable segment.
+    segments: Vec<(u64, u64, u64, bool)>,
 }
 
 /// Why an object was not used.
@@ -135,7 +135,11 @@ impl Object {
             .segments()
             .map(|s| {
                 let (off, size) = s.file_range();
-                (s.address(), off, size)
+                let exec = match s.flags() {
+                    object::SegmentFlags::Elf { p_flags } => p_flags & object::elf::PF_X != 0,
+                    _ => false,
+                };
+                (s.address(), off, size, exec)
             })
             .collect();
         Ok(Object {
@@ -158,12 +162,25 @@ impl Object {
     /// The load bias of a mapping of this object that starts at `start` with file offset
     /// `pgoff`: the address where stated address 0 lands (framehop's `base_avma`; ELF's
     /// `base_svma` is 0). `None` when no segment holds that offset.
+    ///
+    /// The mapping is executable, so its segment is the executable `PT_LOAD` whose file
+    /// range the mapping covers: the kernel maps a segment from its offset rounded down to a
+    /// page, so `pgoff` may lie up to a page (64 KiB at most) before the segment's offset
+    /// (as with lld's layouts, where that page also holds the end of the previous segment).
     pub(crate) fn bias(&self, start: u64, pgoff: u64) -> Option<u64> {
-        let &(vaddr, off, _) = self
+        const MAX_PAGE: u64 = 64 << 10;
+        let covers = |&&(_, off, size, _): &&(u64, u64, u64, bool)| {
+            pgoff < off.saturating_add(size.max(1)) && off.saturating_sub(pgoff) < MAX_PAGE
+        };
+        let &(vaddr, off, _, _) = self
             .segments
             .iter()
-            .find(|&&(_, off, size)| pgoff >= off && pgoff - off < size.max(1))?;
-        let svma_at_start = vaddr.wrapping_add(pgoff - off);
+            .filter(|s| s.3)
+            .find(covers)
+            .or_else(|| self.segments.iter().find(covers))?;
+        // The stated address at the mapping's start (before the segment's own start when
+        // pgoff is rounded down).
+        let svma_at_start = vaddr.wrapping_add(pgoff).wrapping_sub(off);
         Some(start.wrapping_sub(svma_at_start))
     }
 
@@ -194,5 +211,60 @@ impl Object {
             text_segment_svma: None,
             text_segment: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[inline(never)]
+    fn bias_marker_fn() -> u64 {
+        std::hint::black_box(7)
+    }
+
+    /// The load bias of this test binary's executable mapping puts a function's stated
+    /// address at its real one, whatever the linker's segment layout (lld puts the text
+    /// segment at a file offset one page below its address, so the mapping's offset falls
+    /// inside the previous segment's last page).
+    #[test]
+    fn bias_maps_stated_addresses_to_real_ones() {
+        let exe = std::env::current_exe().unwrap();
+        let o = Object::open(&exe, None).unwrap();
+        assert!(o.has_cfi());
+        let addr = bias_marker_fn as usize as u64;
+        assert_eq!(bias_marker_fn(), 7);
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let (start, pgoff) = maps
+            .lines()
+            .find_map(|l| {
+                let mut it = l.split_whitespace();
+                let (a, b) = it.next()?.split_once('-')?;
+                let perms = it.next()?;
+                let off = u64::from_str_radix(it.next()?, 16).ok()?;
+                let (a, b) = (
+                    u64::from_str_radix(a, 16).ok()?,
+                    u64::from_str_radix(b, 16).ok()?,
+                );
+                (perms.contains('x') && (a..b).contains(&addr)).then_some((a, off))
+            })
+            .unwrap();
+        let bias = o.bias(start, pgoff).unwrap();
+        let data = std::fs::read(&exe).unwrap();
+        let f = object::File::parse(&*data).unwrap();
+        use object::ObjectSymbol as _;
+        let sym = f
+            .symbols()
+            .find(|s| s.name().is_ok_and(|n| n.contains("bias_marker_fn")))
+            .expect("the marker's symbol");
+        assert_eq!(bias.wrapping_add(sym.address()), addr);
+    }
+
+    #[test]
+    fn only_regular_files_are_opened() {
+        let err = Object::open(Path::new("/dev/zero"), None).err().unwrap();
+        assert!(err.contains("character device"), "{err}");
+        assert!(Object::open(Path::new("/"), None).is_err());
+        assert!(Object::open(Path::new("/nonexistent/x"), None).is_err());
     }
 }

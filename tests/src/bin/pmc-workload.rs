@@ -14,6 +14,11 @@
 //!                                 counting raw_syscalls:sys_enter around READS (1M) fast reads
 //!                                 and 1000 read(2)s; print the facts as one JSON object
 //! pmc-workload spin-threads N           start N threads that each use 150 ms of CPU
+//! pmc-workload callers N          main -> outer_caller -> hot_leaf 3N times and
+//!                                 main -> side_caller -> hot_leaf N times, each call
+//!                                 spinning 1 ms of thread CPU time (clock_gettime
+//!                                 through the vdso): a known call structure for the
+//!                                 call-graph tests
 //! pmc-workload unprivileged-check WORKLOAD
 //!                                 (run as an unprivileged user) try what an
 //!                                 unprivileged user may and may not count;
@@ -27,7 +32,7 @@ use std::process::ExitCode;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: pmc-workload touch-pages N | spin-cpu-ms N | sleep-ms N | exit N | insns N | fast-reads EVENT [READS] | spin-threads N | unprivileged-check WORKLOAD"
+        "usage: pmc-workload touch-pages N | spin-cpu-ms N | sleep-ms N | exit N | insns N | fast-reads EVENT [READS] | spin-threads N | callers N | unprivileged-check WORKLOAD"
     );
     ExitCode::from(2)
 }
@@ -47,6 +52,11 @@ fn main() -> ExitCode {
         ("exit", Some(n)) => return ExitCode::from(n as u8),
         ("insns", Some(n)) => pmc_tests::insn_loop(n),
         ("spin-threads", Some(n)) => spin_threads(n),
+        ("callers", Some(n)) => {
+            let a = outer_caller(3 * n);
+            let b = side_caller(n);
+            println!("{}", a ^ b);
+        }
         ("fast-reads", _) => match arg {
             Some(e) => println!(
                 "{}",
@@ -68,6 +78,37 @@ fn main() -> ExitCode {
         _ => return usage(),
     }
     ExitCode::SUCCESS
+}
+
+/// Spins for 1 ms of this thread's CPU time.
+#[inline(never)]
+fn hot_leaf() -> u64 {
+    let start = thread_cpu_ns();
+    let mut x = 1u64;
+    while thread_cpu_ns().wrapping_sub(start) < 1_000_000 {
+        for _ in 0..200 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+    x
+}
+
+#[inline(never)]
+fn outer_caller(rounds: u64) -> u64 {
+    let mut t = 0u64;
+    for _ in 0..rounds {
+        t = t.wrapping_add(std::hint::black_box(hot_leaf()));
+    }
+    t
+}
+
+#[inline(never)]
+fn side_caller(rounds: u64) -> u64 {
+    let mut t = 7u64;
+    for _ in 0..rounds {
+        t ^= std::hint::black_box(hot_leaf());
+    }
+    t
 }
 
 /// Starts `n` threads after a short sleep (so a counter attached at exec is already running),
