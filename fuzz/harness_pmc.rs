@@ -54,7 +54,7 @@ impl pmc_linux::ring::RingStorage for Mem {
 }
 
 /// Perf ring bytes: the first 17 input bytes are the layout (`sample_type`,
-/// `read_format`, `sample_id_all`) and where the window starts (wrapping
+/// `read_format`, `sample_id_all`; `sample_regs_user` is derived from `sample_type`) and where the window starts (wrapping
 /// records around the end of the area); the rest is what the kernel wrote.
 /// Every record the ring reader lends is parsed; nothing may panic, and a
 /// record that parses is fully formatted (every lazy view walked).
@@ -68,6 +68,10 @@ pub fn perf_ring(data: &[u8]) {
         sample_type: u64::from_le_bytes(cfg[..8].try_into().unwrap_or_default()),
         read_format: u64::from_le_bytes(cfg[8..16].try_into().unwrap_or_default()),
         sample_id_all: cfg[16] & 1 != 0,
+        // Which user registers PERF_SAMPLE_REGS_USER carries: derived from the same
+        // bytes, so the corpus keeps its layout and every mask weight gets exercised.
+        sample_regs_user: u64::from_le_bytes(cfg[..8].try_into().unwrap_or_default())
+            .rotate_left(17),
     };
     // The records alone, without the ring.
     let _ = format!("{:?}", config.parse(rest));

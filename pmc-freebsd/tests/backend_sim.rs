@@ -995,3 +995,27 @@ fn both_id_layouts_of_0x09_kernels_import_right() {
         );
     }
 }
+
+/// hwpmc cannot copy user stacks: a DWARF call graph is NotSupported (and says what to use),
+/// before anything reaches the kernel; frame-pointer callchains still allocate.
+#[test]
+fn dwarf_call_graphs_are_not_supported() {
+    let (_sim, b) = default();
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000))
+        .call_graph(pmc_core::CallGraph::dwarf());
+    let e = b.allocate(&a).err().expect("refused");
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    assert!(e.to_string().contains("DWARF"), "{e}");
+    assert!(
+        e.help()
+            .is_some_and(|h| h.contains("CallGraph::FramePointers")),
+        "{e:?}"
+    );
+    let e = b
+        .allocate_group(std::slice::from_ref(&a))
+        .err()
+        .expect("refused");
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    let fp = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+    assert!(b.allocate(&fp).is_ok());
+}

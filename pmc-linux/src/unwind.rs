@@ -168,3 +168,70 @@ impl Stage {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmc_core::Rate;
+
+    #[test]
+    fn check_refuses_what_cannot_be_given() {
+        let sampling = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(99));
+        assert!(
+            check(&sampling.clone().call_graph(CallGraph::dwarf())).is_ok()
+                || !pmc_unwind::SUPPORTED
+        );
+        let odd = sampling
+            .clone()
+            .call_graph(CallGraph::Dwarf { stack_size: 12 });
+        assert_eq!(check(&odd).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let huge = sampling.call_graph(CallGraph::Dwarf { stack_size: 65536 });
+        assert_eq!(check(&huge).unwrap_err().kind(), ErrorKind::InvalidArgument);
+        let counting =
+            Allocation::counting("cpu-clock".parse().unwrap()).call_graph(CallGraph::dwarf());
+        let e = check(&counting).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(!wants_stack(&counting));
+    }
+
+    /// Kernel frames stay first; the user part is replaced by the unwind, which for a
+    /// process with no known mappings is the PC alone, marked truncated.
+    #[test]
+    fn complete_keeps_kernel_frames_and_marks_truncation() {
+        let mut stage = Stage::default();
+        let mut s = log::Sample {
+            time: 1,
+            pmc_id: 1,
+            pid: 99,
+            tid: 99,
+            cpu: None,
+            period: 1,
+            callchain: log::Callchain::from_vec(vec![0xffff_ffff_8100_0000, 0xffff_ffff_8100_0100]),
+            kernel_frames: 2,
+            raw: log::Bytes::default(),
+        };
+        let u = UserStack {
+            regs: pmc_unwind::UserRegs {
+                pc: 0x40_1000,
+                sp: 0x7ff0_0000,
+                fp: 0,
+                lr: 0,
+            },
+            stack: vec![0; 64],
+        };
+        stage.complete(&mut s, &u);
+        assert_eq!(
+            s.callchain.to_vec(),
+            [
+                0xffff_ffff_8100_0000,
+                0xffff_ffff_8100_0100,
+                0x40_1000,
+                log::TRUNCATED_FRAME
+            ]
+        );
+        assert_eq!(s.kernel_frames, 2);
+        let mut summary = crate::sampler::SamplingSummary::default();
+        stage.tally(&mut summary);
+        assert_eq!((summary.unwound, summary.unwind_truncated), (1, 1));
+    }
+}

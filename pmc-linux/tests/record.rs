@@ -971,3 +971,62 @@ fn constants_match_kernel_headers() {
         assert_eq!(ours, theirs);
     }
 }
+
+/// `PERF_SAMPLE_REGS_USER` and `PERF_SAMPLE_STACK_USER` as perf_output_sample writes them:
+/// `{ abi; regs[weight(mask)] }` (no regs with abi 0), then `{ size; data[size]; dyn_size }`
+/// (nothing after size 0), the data cut to dyn_size; a dyn_size over size is refused.
+#[test]
+fn user_regs_and_stack() {
+    let mask = (1u64 << 6) | (1 << 7) | (1 << 8);
+    let cfg =
+        ParseConfig::new(st::IP | st::REGS_USER | st::STACK_USER, 0, true).with_regs_user(mask);
+    let mut e = Enc::default();
+    e.u64(0x40_1000); // ip
+    e.u64(2); // abi 64
+    for r in [0x7ff0_0100u64, 0x7ff0_0000, 0x40_1000] {
+        e.u64(r);
+    }
+    e.u64(32); // size
+    for w in [1u64, 2, 3, 4] {
+        e.u64(w);
+    }
+    e.u64(16); // dyn_size
+    let bytes = e.finish(rt::SAMPLE, misc::USER);
+    let Ok(Record::Sample(s)) = cfg.parse(&bytes) else {
+        panic!()
+    };
+    let r = s.regs_user.expect("regs");
+    assert_eq!(r.abi, 2);
+    assert_eq!(
+        (r.get(0), r.get(1), r.get(2), r.get(3)),
+        (Some(0x7ff0_0100), Some(0x7ff0_0000), Some(0x40_1000), None)
+    );
+    assert_eq!(s.stack_user.map(<[u8]>::len), Some(16));
+    assert!(s.unparsed.is_empty());
+
+    // A kernel thread: abi 0, no registers, stack size 0.
+    let mut e = Enc::default();
+    e.u64(0xffff_ffff_8100_0000);
+    e.u64(0);
+    e.u64(0);
+    let bytes = e.finish(rt::SAMPLE, misc::KERNEL);
+    let Ok(Record::Sample(s)) = cfg.parse(&bytes) else {
+        panic!()
+    };
+    assert_eq!(s.regs_user.map(|r| r.regs.len()), Some(0));
+    assert_eq!(s.stack_user, Some(&[][..]));
+
+    // dyn_size larger than the copied size.
+    let mut e = Enc::default();
+    e.u64(0x40_1000);
+    e.u64(0);
+    e.u64(8);
+    e.u64(0);
+    e.u64(9);
+    let bytes = e.finish(rt::SAMPLE, misc::USER);
+    assert!(
+        matches!(cfg.parse(&bytes), Err(ParseError::BadCount { .. })),
+        "{:?}",
+        cfg.parse(&bytes)
+    );
+}

@@ -232,7 +232,7 @@ mod tests {
         let exe = std::env::current_exe().unwrap();
         let o = Object::open(&exe, None).unwrap();
         assert!(o.has_cfi());
-        let addr = bias_marker_fn as usize as u64;
+        let addr = bias_marker_fn as fn() -> u64 as usize as u64;
         assert_eq!(bias_marker_fn(), 7);
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let (start, pgoff) = maps
