@@ -128,6 +128,14 @@ pub enum CallGraph {
         /// Bytes of user stack copied per sample (perf's default: 8192).
         stack_size: u32,
     },
+    /// As [`CallGraph::Dwarf`], but the registers and stack go into the log (a
+    /// `UserStack` record after each sample, kilobytes each, as in perf.data) and are unwound
+    /// when the log is read, with the same code: for binaries that will only be at hand
+    /// later, or on another machine (pmcstat's `-R LOG -r DIR`).
+    DwarfRaw {
+        /// Bytes of user stack copied per sample (perf's default: 8192).
+        stack_size: u32,
+    },
 }
 
 impl CallGraph {
@@ -144,8 +152,18 @@ impl CallGraph {
         }
     }
 
+    /// The stack copied per sample, for the DWARF modes.
+    pub fn stack_size(&self) -> Option<u32> {
+        match *self {
+            CallGraph::FramePointers => None,
+            CallGraph::Dwarf { stack_size } | CallGraph::DwarfRaw { stack_size } => {
+                Some(stack_size)
+            }
+        }
+    }
+
     /// Parses perf's `--call-graph` value: `fp`, `dwarf` or `dwarf,SIZE` (SIZE rounded up
-    /// to a multiple of 8, as perf does).
+    /// to a multiple of 8, as perf does), and pmc's `dwarf-raw[,SIZE]`.
     ///
     /// ```
     /// use pmc_core::CallGraph;
@@ -155,10 +173,10 @@ impl CallGraph {
     /// ```
     pub fn parse(s: &str) -> Result<CallGraph, String> {
         let mut parts = s.splitn(2, ',');
-        match (parts.next().unwrap_or(""), parts.next()) {
-            ("fp", None) => Ok(CallGraph::FramePointers),
-            ("dwarf", None) => Ok(CallGraph::dwarf()),
-            ("dwarf", Some(n)) => {
+        let mode = parts.next().unwrap_or("");
+        let stack_size = match parts.next() {
+            None => CallGraph::DEFAULT_STACK_SIZE,
+            Some(n) => {
                 let n: u32 = n
                     .trim()
                     .parse()
@@ -170,10 +188,18 @@ impl CallGraph {
                         CallGraph::MAX_STACK_SIZE
                     ));
                 }
-                Ok(CallGraph::Dwarf { stack_size: n })
+                if mode == "fp" {
+                    return Err("fp takes no stack size".into());
+                }
+                n
             }
-            (m, _) => Err(format!(
-                "unknown call-graph mode '{m}' (use fp or dwarf[,SIZE])"
+        };
+        match mode {
+            "fp" => Ok(CallGraph::FramePointers),
+            "dwarf" => Ok(CallGraph::Dwarf { stack_size }),
+            "dwarf-raw" => Ok(CallGraph::DwarfRaw { stack_size }),
+            m => Err(format!(
+                "unknown call-graph mode '{m}' (use fp, dwarf[,SIZE] or dwarf-raw[,SIZE])"
             )),
         }
     }
@@ -368,7 +394,7 @@ impl Allocation {
     /// Sets how callchains are taken; [`CallGraph::Dwarf`] also adds [`Flags::CALLCHAIN`].
     pub fn call_graph(mut self, call_graph: CallGraph) -> Allocation {
         self.call_graph = call_graph;
-        if matches!(call_graph, CallGraph::Dwarf { .. }) {
+        if call_graph.stack_size().is_some() {
             self.flags |= Flags::CALLCHAIN;
         }
         self

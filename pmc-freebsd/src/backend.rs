@@ -1565,7 +1565,7 @@ impl<D: Driver + 'static> Backend<D> {
 /// hwpmc cannot copy user stacks with a sample (its callchains are the kernel's frame-pointer
 /// walks, `pmc_save_user_callchain`), so DWARF call graphs are refused.
 fn refuse_dwarf(a: &Allocation) -> Result<()> {
-    if matches!(a.call_graph, pmc_core::CallGraph::Dwarf { .. }) {
+    if a.call_graph.stack_size().is_some() {
         return Err(Error::new(
             ErrorKind::NotSupported,
             Op::Allocate,

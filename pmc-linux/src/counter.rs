@@ -391,8 +391,7 @@ fn build_attr(
         if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
             attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
         }
-        if let (true, pmc_core::CallGraph::Dwarf { stack_size }) =
-            (crate::unwind::wants_stack(a), a.call_graph)
+        if let (true, Some(stack_size)) = (crate::unwind::wants_stack(a), a.call_graph.stack_size())
         {
             // As perf record --call-graph dwarf: the user registers and stack with each
             // sample; the kernel's callchain keeps only its kernel part.
@@ -1102,6 +1101,10 @@ impl Counters {
                         let mut ring =
                             RingSource::map(first.as_fd(), self.ring_pages, cfg, token, ring_cpu)?;
                         ring.switch_counts = self.switch_group;
+                        ring.raw_stacks = matches!(
+                            leader.alloc.call_graph,
+                            pmc_core::CallGraph::DwarfRaw { .. }
+                        );
                         rings.push(ring);
                         let x = (rings.len() - 1, first.as_raw_fd());
                         if cpu >= 0 {

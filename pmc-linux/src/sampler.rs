@@ -217,6 +217,9 @@ pub(crate) struct RingSource {
     /// A log-proccsw switch group's ring: its samples are context switches carrying the
     /// group's counts, logged as counter records rather than samples.
     pub(crate) switch_counts: bool,
+    /// The PMC keeps its samples' user stacks in the log (`CallGraph::DwarfRaw`) instead of
+    /// unwinding them.
+    pub(crate) raw_stacks: bool,
 }
 
 impl std::fmt::Debug for RingSource {
@@ -267,6 +270,7 @@ impl RingSource {
             token,
             hung_up: false,
             switch_counts: false,
+            raw_stacks: false,
         })
     }
 
@@ -282,6 +286,7 @@ struct RingMeta {
     default_pmc: u32,
     cpu: Option<u32>,
     switch_counts: bool,
+    raw_stacks: bool,
 }
 
 fn tally(summary: &mut SamplingSummary, r: &Record<'_>, ring_cpu: Option<u32>) {
@@ -590,6 +595,7 @@ fn drain_ring(
         default_pmc: ring.default_pmc,
         cpu: ring.cpu,
         switch_counts: ring.switch_counts,
+        raw_stacks: ring.raw_stacks,
     };
     {
         let mut batch = ring.reader.batch();
@@ -1088,10 +1094,18 @@ impl HubState {
                 let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
                     return;
                 };
-                let stack = match r {
+                let mut stack = match r {
                     Record::Sample(s) => crate::unwind::UserStack::of(s),
                     _ => None,
                 };
+                // Raw capture: the stack goes into the log after its sample, not unwound.
+                let raw = match (&rec, stack.as_deref()) {
+                    (log::Record::Sample(s), Some(u)) if meta.raw_stacks => Some(u.to_record(s)),
+                    _ => None,
+                };
+                if raw.is_some() {
+                    stack = None;
+                }
                 if !procexit.pmcs.is_empty() {
                     match &rec {
                         log::Record::Sample(s) if procexit.pmcs.contains(&s.pmc_id) => {
@@ -1124,6 +1138,9 @@ impl HubState {
                     }
                 }
                 reorder.push_with(rec, stack);
+                if let Some(u) = raw {
+                    reorder.push(log::Record::UserStack(u));
+                }
             });
             if bad > 0 && writer.is_some() {
                 // Unreadable ring data: say in the log that an unknown number of records
@@ -1564,6 +1581,7 @@ mod tests {
             default_pmc: 3,
             cpu: Some(1),
             switch_counts: false,
+            raw_stacks: false,
         }
     }
 

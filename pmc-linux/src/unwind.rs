@@ -35,12 +35,12 @@ pub(crate) const REGS_MASK: u64 = 0;
 pub(crate) fn wants_stack(a: &Allocation) -> bool {
     a.mode.is_sampling()
         && a.flags.contains(pmc_core::Flags::CALLCHAIN)
-        && matches!(a.call_graph, CallGraph::Dwarf { .. })
+        && a.call_graph.stack_size().is_some()
 }
 
 /// Refuses DWARF call graphs this backend cannot give.
 pub(crate) fn check(a: &Allocation) -> Result<()> {
-    let CallGraph::Dwarf { stack_size } = a.call_graph else {
+    let Some(stack_size) = a.call_graph.stack_size() else {
         return Ok(());
     };
     if !a.mode.is_sampling() {
@@ -112,56 +112,51 @@ impl UserStack {
             stack: stack.to_vec(),
         }))
     }
+
+    /// The log record that keeps these registers and this stack after sample `s`
+    /// (`CallGraph::DwarfRaw`).
+    pub(crate) fn to_record(&self, s: &log::Sample<'_>) -> log::UserStack<'static> {
+        log::UserStack {
+            time: s.time,
+            pmc_id: s.pmc_id,
+            pid: s.pid,
+            tid: s.tid,
+            arch: pmc_unwind::log::NATIVE_ARCH,
+            pc: self.regs.pc,
+            sp: self.regs.sp,
+            fp: self.regs.fp,
+            lr: self.regs.lr,
+            stack: log::Bytes::from(self.stack.clone()),
+        }
+    }
 }
 
-/// The drain's unwinding stage (see the module documentation).
+/// The drain's unwinding stage (see the module documentation): pmc-unwind's log unwinder,
+/// the same code that unwinds a log recorded with its stacks when it is read.
 #[derive(Debug, Default)]
 pub(crate) struct Stage {
-    unwinder: pmc_unwind::Unwinder,
-    frames: Vec<u64>,
+    unwinder: pmc_unwind::log::LogUnwinder,
 }
 
 impl Stage {
     /// Follows the processes' mappings through the records the log takes.
     pub(crate) fn observe(&mut self, rec: &log::Record<'_>) {
-        match rec {
-            log::Record::Map(m) => self.unwinder.add_map(
-                m.pid,
-                m.start,
-                m.len,
-                m.pgoff,
-                m.path.as_bytes(),
-                m.build_id.as_bytes(),
-            ),
-            log::Record::Comm(c) if c.exec => self.unwinder.exec(c.pid),
-            log::Record::Fork(f) => self.unwinder.fork(f.parent_pid, f.child_pid),
-            log::Record::Exit(x) => self.unwinder.exit(x.pid),
-            _ => {}
-        }
+        self.unwinder.observe(rec);
     }
 
-    /// Replaces the user part of `s`'s callchain with the frames unwound from `u`: the kernel
-    /// frames stay first, then the user PC and return addresses, then
-    /// [`log::TRUNCATED_FRAME`] if the unwind stopped before the stack's root.
+    /// Replaces the user part of `s`'s callchain with the frames unwound from `u` (see
+    /// [`pmc_unwind::log::LogUnwinder::complete`]).
     pub(crate) fn complete(&mut self, s: &mut log::Sample<'static>, u: &UserStack) {
-        self.frames.clear();
-        let kernel = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
-        self.frames.extend(s.callchain.iter().take(kernel));
-        let r = self
-            .unwinder
-            .unwind(s.pid, &u.regs, &u.stack, &mut self.frames);
-        if r.truncated {
-            self.frames.push(log::TRUNCATED_FRAME);
-        }
-        s.callchain = log::Callchain::from_vec(self.frames.clone());
+        self.unwinder.complete(s, &u.regs, &u.stack);
     }
 
     /// Puts the unwinder's counts, and the objects it could not use, into `summary`.
     pub(crate) fn tally(&mut self, summary: &mut crate::sampler::SamplingSummary) {
-        let st = self.unwinder.stats();
+        let u = self.unwinder.unwinder();
+        let st = u.stats();
         summary.unwound = st.unwinds;
         summary.unwind_truncated = st.truncated;
-        for r in self.unwinder.take_refusals() {
+        for r in u.take_refusals() {
             if summary.unwind_refused.len() < 64 {
                 summary.unwind_refused.push(r);
             }

@@ -242,6 +242,22 @@ pub(crate) fn encode_body(r: &Record<'_>, out: &mut Vec<u8>) -> Result<(), Encod
             e.u64(c.time);
             e.u64(c.records);
         }
+        Record::UserStack(u) => {
+            e.u64(u.time);
+            e.u32(u.pmc_id);
+            e.i32(u.pid);
+            e.i32(u.tid);
+            e.u16(u.arch);
+            e.zeros(2);
+            e.u64(u.pc);
+            e.u64(u.sp);
+            e.u64(u.fp);
+            e.u64(u.lr);
+            let n = u32::try_from(u.stack.len())
+                .map_err(|_| EncodeError::FieldTooLong("stack", u.stack.len()))?;
+            e.u32(n);
+            e.0.extend_from_slice(u.stack.as_bytes());
+        }
     }
     Ok(())
 }
@@ -526,6 +542,28 @@ pub(crate) fn decode_body(k: u16, body: &[u8]) -> Result<Option<Record<'_>>, Dec
             time: c.u64("time")?,
             records: c.u64("records")?,
         }),
+        kind::USER_STACK => {
+            let time = c.u64("time")?;
+            let pmc_id = c.u32("pmc_id")?;
+            let pid = c.i32("pid")?;
+            let tid = c.i32("tid")?;
+            let arch = c.u16("arch")?;
+            c.u16("reserved")?;
+            let (pc, sp, fp, lr) = (c.u64("pc")?, c.u64("sp")?, c.u64("fp")?, c.u64("lr")?);
+            let n = c.u32("stack")?;
+            Record::UserStack(UserStack {
+                time,
+                pmc_id,
+                pid,
+                tid,
+                arch,
+                pc,
+                sp,
+                fp,
+                lr,
+                stack: Bytes::borrowed(c.take(n as usize, "stack")?),
+            })
+        }
         _ => return Ok(None),
     };
     Ok(Some(r))

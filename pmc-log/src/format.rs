@@ -30,7 +30,7 @@ pub const MAGIC: [u8; 8] = *b"\x89PMCLOG\n";
 pub const VERSION_MAJOR: u16 = 1;
 /// Minor version written by this crate. Readers accept any minor of their
 /// major: minor bumps only add record kinds or append fields to bodies.
-pub const VERSION_MINOR: u16 = 0;
+pub const VERSION_MINOR: u16 = 1;
 /// `byte_order` value for little-endian, the only order written.
 pub const BYTE_ORDER_LE: u8 = 1;
 /// Length of the preamble.
@@ -86,6 +86,8 @@ pub mod kind {
     pub const USER_DATA: u16 = 17;
     /// [`crate::record::Close`].
     pub const CLOSE: u16 = 18;
+    /// [`crate::record::UserStack`] (since 1.1).
+    pub const USER_STACK: u16 = 19;
 }
 
 /// CRC32C of a record: its 8 header bytes before the CRC, then its body.

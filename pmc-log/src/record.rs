@@ -704,6 +704,40 @@ pub struct UserData<'a> {
     pub data: Bytes<'a>,
 }
 
+/// [`UserStack::arch`]: x86-64 (registers `rip`, `rsp`, `rbp`).
+pub const ARCH_X86_64: u16 = 1;
+/// [`UserStack::arch`]: AArch64 (registers `pc`, `sp`, `x29`, `x30`).
+pub const ARCH_AARCH64: u16 = 2;
+
+/// The user registers and user stack of the sample written just before it (same time, PMC,
+/// pid and tid), kept so that the sample's user callchain can be unwound when the log is read
+/// (pmc's `CallGraph::DwarfRaw`): the sample itself holds the kernel frames and the user PC.
+/// Kilobytes per sample, as in perf.data; the default (`CallGraph::Dwarf`) unwinds while
+/// recording and writes no such record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserStack<'a> {
+    /// Timestamp (the sample's).
+    pub time: u64,
+    /// The PMC that fired.
+    pub pmc_id: u32,
+    /// Process id.
+    pub pid: i32,
+    /// Thread id.
+    pub tid: i32,
+    /// [`ARCH_X86_64`] or [`ARCH_AARCH64`]: which registers `pc`/`sp`/`fp`/`lr` are.
+    pub arch: u16,
+    /// Program counter.
+    pub pc: u64,
+    /// Stack pointer: `stack` starts at this address.
+    pub sp: u64,
+    /// Frame pointer.
+    pub fp: u64,
+    /// Link register (0 on x86-64).
+    pub lr: u64,
+    /// The user stack from `sp` up.
+    pub stack: Bytes<'a>,
+}
+
 /// The clean-close marker: the writer finished normally.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Close {
@@ -752,6 +786,8 @@ pub enum Record<'a> {
     Lost(Lost),
     /// User data (kind 17).
     UserData(UserData<'a>),
+    /// A sample's user registers and stack, for unwinding when read.
+    UserStack(UserStack<'a>),
     /// Clean-close marker (kind 18).
     Close(Close),
 }
@@ -781,6 +817,7 @@ impl Record<'_> {
             Record::Counter(r) => r.time,
             Record::Lost(r) => r.time,
             Record::UserData(r) => r.time,
+            Record::UserStack(r) => r.time,
             Record::Close(r) => r.time,
         }
     }
@@ -806,6 +843,7 @@ impl Record<'_> {
             Record::Counter(_) => kind::COUNTER,
             Record::Lost(_) => kind::LOST,
             Record::UserData(_) => kind::USER_DATA,
+            Record::UserStack(_) => kind::USER_STACK,
             Record::Close(_) => kind::CLOSE,
         }
     }
@@ -904,6 +942,10 @@ impl Record<'_> {
                 time: u.time,
                 pid: u.pid,
                 data: u.data.into_owned(),
+            }),
+            Record::UserStack(u) => Record::UserStack(UserStack {
+                stack: u.stack.into_owned(),
+                ..u
             }),
             Record::Close(c) => Record::Close(c),
         }

@@ -181,7 +181,7 @@ fn format_md_example_by_hand() {
     assert_eq!(bytes.len(), 172);
     assert_eq!(
         &bytes[..16],
-        b"\x89PMCLOG\n\x01\x00\x00\x00\x01\x00\x10\x00"
+        b"\x89PMCLOG\n\x01\x00\x01\x00\x01\x00\x10\x00"
     );
     assert_eq!(crc32c::crc32c(b"123456789"), 0xE306_9283);
     let mut pos = 16;

@@ -28,6 +28,7 @@
 //! assert!(r.truncated);
 //! ```
 
+pub mod log;
 mod object;
 mod sys;
 
@@ -123,6 +124,8 @@ pub struct Unwinder {
     cache: Box<NativeCache>,
     stats: Stats,
     refusals: Vec<String>,
+    /// Where object paths are looked up (`/` when `None`).
+    root: Option<std::path::PathBuf>,
 }
 
 impl Default for Unwinder {
@@ -157,7 +160,16 @@ impl Unwinder {
             cache: Box::new(NativeCache::new()),
             stats: Stats::default(),
             refusals: Vec::new(),
+            root: None,
         }
+    }
+
+    /// Looks up object paths under `root` instead of `/` (pmcstat's `-r DIR` with `-R`: the
+    /// binaries of another machine, or of this one at record time). The vdso is this
+    /// kernel's whatever the root.
+    pub fn with_root(mut self, root: Option<std::path::PathBuf>) -> Unwinder {
+        self.root = root;
+        self
     }
 
     /// Counts so far.
@@ -194,8 +206,12 @@ impl Unwinder {
             return o.clone();
         }
         let p = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path));
+        let rooted = self
+            .root
+            .as_ref()
+            .map(|r| r.join(p.strip_prefix("/").unwrap_or(p)));
         let bid = (!build_id.is_empty()).then_some(build_id);
-        let o = match Object::open(p, bid) {
+        let o = match Object::open(rooted.as_deref().unwrap_or(p), bid) {
             Ok(o) if o.has_cfi() => {
                 self.stats.objects += 1;
                 Some(Arc::new(o))

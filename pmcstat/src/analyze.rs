@@ -348,12 +348,54 @@ pub fn warn_kernel_dir(args: &Args) {
     }
 }
 
+/// A log recorded with `--call-graph dwarf-raw` keeps each sample's user stack in a
+/// `UserStack` record: unwind them now (objects under `-r DIR` when given), with the code
+/// the recorder uses for `--call-graph dwarf`, and give the log with callchains only.
+/// `None` when the log has no stacks.
+pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure> {
+    let Ok(reader) = pmc_log::Reader::new(log) else {
+        return Ok(None);
+    };
+    if !reader
+        .records()
+        .any(|r| matches!(r, pmc_log::record::Record::UserStack(_)))
+    {
+        return Ok(None);
+    }
+    let unwinder = pmc_unwind::Unwinder::new().with_root(args.fsroot.clone());
+    let (out, report) = pmc_unwind::log::unwind_log(log, unwinder)
+        .map_err(|e| fail(format!("cannot unwind the log's stacks: {e}")))?;
+    note!(
+        "pmcstat: {} samples unwound from the log's stacks, {} stopped before the stack's root \
+         (shown as [truncated]){}",
+        report.unwound,
+        report.truncated,
+        if report.skipped > 0 {
+            format!(
+                ", {} stacks of another architecture or without their sample left as recorded",
+                report.skipped
+            )
+        } else {
+            String::new()
+        }
+    );
+    for r in &report.refused {
+        diag!("pmcstat: warning: no unwinding through {r}");
+    }
+    Ok(Some(out))
+}
+
 /// Runs `-R`.
 pub fn run(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
     let mut input = load(path)?;
+    if let Input::Bytes(b) = &input {
+        if let Some(unwound) = unwind_stacks(b, args)? {
+            input = Input::Bytes(unwound.into());
+        }
+    }
     warn_kernel_dir(args);
     let mut thread = args.thread.map(ThreadFilter::new);
     if let (Some(f), Input::Bytes(b)) = (thread.as_mut(), &input) {

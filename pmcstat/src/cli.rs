@@ -69,7 +69,9 @@ pub struct Args {
     /// pointers, the default) or `dwarf[,SIZE]` (copy SIZE bytes of user stack
     /// with each sample, default 8192, and unwind it with the binaries' DWARF
     /// call-frame information while recording: full call graphs for code built
-    /// without frame pointers; Linux only).
+    /// without frame pointers; Linux only), or `dwarf-raw[,SIZE]` (keep the
+    /// stacks in the -O log, kilobytes per sample as in perf.data, and unwind
+    /// when -R reads it, with `-r DIR` for binaries copied from elsewhere).
     #[arg(long = "call-graph", value_name = "MODE", value_parser = parse_call_graph, conflicts_with = "no_callchain")]
     pub call_graph: Option<pmc::CallGraph>,
 

@@ -86,6 +86,9 @@ fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
             path.display()
         )));
     };
+    if let Some(unwound) = analyze::unwind_stacks(&log, args)? {
+        log = unwound.into();
+    }
     if let Some(tid) = args.thread {
         let mut filter = analyze::ThreadFilter::new(tid);
         log = analyze::filter_thread(&log, &mut filter)?.into();

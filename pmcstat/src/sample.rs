@@ -152,6 +152,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         flags |= Flags::CALLCHAIN;
     }
 
+    if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
+        return Err(Failure::Usage(
+            "--call-graph dwarf-raw keeps the stacks for unwinding when the log is read: it \
+             needs -O FILE (or use --call-graph dwarf, which unwinds while recording)"
+                .into(),
+        ));
+    }
     if args.top_mode && args.log.is_some() {
         return Err(Failure::Usage(
             "-T shows the samples live and writes no log: drop -O, or record with -O \

@@ -406,3 +406,104 @@ fn call_graph_values_are_checked() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "-N with --call-graph dwarf");
 }
+
+/// Chains from `pmcstat -R LOG [-r ROOT] --folded -`, and its stderr.
+fn read_back(log: &Path, root: Option<&Path>) -> (Vec<Vec<String>>, String) {
+    let mut cmd = pmcstat();
+    cmd.arg("-R").arg(log);
+    if let Some(r) = root {
+        cmd.arg("-r").arg(r);
+    }
+    let out = cmd.args(["--folded", "-"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut chains = Vec::new();
+    for l in String::from_utf8_lossy(&out.stdout).lines() {
+        let Some((stack, n)) = l.rsplit_once(' ') else {
+            continue;
+        };
+        for _ in 0..n.parse::<usize>().unwrap_or(0) {
+            chains.push(stack.split(';').map(str::to_owned).collect());
+        }
+    }
+    (chains, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// `--call-graph dwarf-raw`: the stacks go into the log (kilobytes per sample) and `-R`
+/// unwinds them with the same code, giving the call graph `dwarf` gives while recording.
+/// When the binary is gone, the unwind stops at it and says so; `-r DIR` with a copy of it
+/// brings the call graph back.
+#[test]
+fn dwarf_raw_keeps_stacks_and_unwinds_when_the_log_is_read() {
+    let dir = workdir("raw");
+    let Some(exe) = cc(&dir, "prog", &["-O1", "-fomit-frame-pointer"]) else {
+        pmc_testkit::skip!("no C compiler (cc) to build the test program");
+        return;
+    };
+    let usage = pmcstat()
+        .args(["-P", "cpu-clock", "--call-graph", "dwarf-raw", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(usage.status.code(), Some(2), "dwarf-raw without -O");
+
+    let log = dir.join("raw.pmclog");
+    let out = pmcstat()
+        .args([
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "1000",
+            "--call-graph",
+            "dwarf-raw",
+            "-O",
+        ])
+        .arg(&log)
+        .arg("--")
+        .arg(&exe)
+        .arg(ROUNDS)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (chains, err) = read_back(&log, None);
+    let (n, outer, side, main) = shares(&chains);
+    eprintln!("raw: {n}: {outer:.3}/{side:.3}/{main:.3}; {err}");
+    assert!(n > 300, "{n} hot_leaf samples");
+    assert!(
+        outer + side >= 0.95 && main >= 0.95,
+        "{outer:.3}+{side:.3}, main {main:.3}"
+    );
+    assert!((0.6..=0.9).contains(&outer), "outer share {outer:.3}");
+    assert!(err.contains("unwound from the log's stacks"), "{err}");
+    // The stacks are in the file: kilobytes per sample.
+    let per_sample = std::fs::metadata(&log).unwrap().len() / n as u64;
+    assert!(per_sample > 1000, "{per_sample} bytes per sample");
+
+    // The binary is gone: its frames end the unwind, and -R says why.
+    let root = dir.join("root");
+    let copy = root.join(exe.strip_prefix("/").unwrap());
+    std::fs::create_dir_all(copy.parent().unwrap()).unwrap();
+    std::fs::rename(&exe, &copy).unwrap();
+    let (chains, err) = read_back(&log, None);
+    let (_, outer, side, _) = shares(&chains);
+    assert!(
+        outer + side < 0.5,
+        "callers without the binary: {outer:.3}+{side:.3}"
+    );
+    assert!(err.contains("no unwinding through"), "{err}");
+
+    // -r DIR holding the binary at its path: the call graph is back.
+    let (chains, err) = read_back(&log, Some(&root));
+    let (n, outer, side, main) = shares(&chains);
+    eprintln!("raw with -r: {n}: {outer:.3}/{side:.3}/{main:.3}; {err}");
+    assert!(
+        outer + side >= 0.95 && main >= 0.95,
+        "{outer:.3}+{side:.3}, main {main:.3}"
+    );
+}

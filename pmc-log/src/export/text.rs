@@ -113,6 +113,11 @@ pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
             Err(_) => write!(out, "userdata   pid={} data={}", u.pid, hex(u.data.as_bytes()))?,
         },
         Record::Close(c) => write!(out, "close      records={}", c.records)?,
+        Record::UserStack(u) => write!(
+            out,
+            "ustack     pmc={:#x} pid={} tid={} arch={} pc={:#x} sp={:#x} fp={:#x} lr={:#x} bytes={}",
+            u.pmc_id, u.pid, u.tid, u.arch, u.pc, u.sp, u.fp, u.lr, u.stack.len()
+        )?,
     }
     writeln!(out, " t={:020}", r.time())
 }

@@ -371,6 +371,27 @@ pub fn arb_record() -> impl Strategy<Value = Record<'static>> {
             data
         })),
         (t, any::<u64>()).prop_map(|(time, records)| Record::Close(Close { time, records })),
+        (
+            (t, any::<u32>(), i, i, any::<u16>()),
+            any::<[u64; 4]>(),
+            bytes_s()
+        )
+            .prop_map(
+                |((time, pmc_id, pid, tid, arch), [pc, sp, fp, lr], stack)| {
+                    Record::UserStack(UserStack {
+                        time,
+                        pmc_id,
+                        pid,
+                        tid,
+                        arch,
+                        pc,
+                        sp,
+                        fp,
+                        lr,
+                        stack,
+                    })
+                }
+            ),
     ]
 }
 

@@ -1,0 +1,194 @@
+//! Unwinding samples of a pmc-log: while recording (the Linux drain thread), and when a log
+//! recorded with its stacks (`UserStack` records) is read.
+//!
+//! [`LogUnwinder::observe`] follows the processes' mappings through the log's records (maps,
+//! exec'ing comms, forks, exits); [`LogUnwinder::complete`] replaces a sample's user frames
+//! with the unwound ones. [`unwind_log`] rewrites a whole log that way.
+
+use pmc_log::record::{self as log, Record};
+
+use crate::{Unwinder, UserRegs};
+
+/// An [`Unwinder`] fed by log records (see the module documentation).
+#[derive(Debug, Default)]
+pub struct LogUnwinder {
+    unwinder: Unwinder,
+    frames: Vec<u64>,
+}
+
+impl LogUnwinder {
+    /// A log unwinder over `unwinder` (e.g. one [`Unwinder::with_root`]).
+    pub fn new(unwinder: Unwinder) -> LogUnwinder {
+        LogUnwinder {
+            unwinder,
+            frames: Vec::new(),
+        }
+    }
+
+    /// Follows the processes' mappings through one record of the log, in log order.
+    pub fn observe(&mut self, rec: &Record<'_>) {
+        match rec {
+            Record::Map(m) => self.unwinder.add_map(
+                m.pid,
+                m.start,
+                m.len,
+                m.pgoff,
+                m.path.as_bytes(),
+                m.build_id.as_bytes(),
+            ),
+            Record::Comm(c) if c.exec => self.unwinder.exec(c.pid),
+            Record::Exec(e) => self.unwinder.exec(e.pid),
+            Record::Fork(f) => self.unwinder.fork(f.parent_pid, f.child_pid),
+            Record::Exit(x) => self.unwinder.exit(x.pid),
+            _ => {}
+        }
+    }
+
+    /// Replaces the user part of `s`'s callchain with the frames unwound from `regs` and
+    /// `stack`: the kernel frames stay first, then the user PC and return addresses, then
+    /// [`log::TRUNCATED_FRAME`] if the unwind stopped before the stack's root.
+    pub fn complete(&mut self, s: &mut log::Sample<'_>, regs: &UserRegs, stack: &[u8]) {
+        self.frames.clear();
+        let kernel = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
+        self.frames.extend(s.callchain.iter().take(kernel));
+        let r = self.unwinder.unwind(s.pid, regs, stack, &mut self.frames);
+        if r.truncated {
+            self.frames.push(log::TRUNCATED_FRAME);
+        }
+        s.callchain = log::Callchain::from_vec(self.frames.clone());
+    }
+
+    /// The unwinder (its counts, its refusals).
+    pub fn unwinder(&mut self) -> &mut Unwinder {
+        &mut self.unwinder
+    }
+}
+
+/// What [`unwind_log`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UnwindReport {
+    /// Samples unwound from their `UserStack` records.
+    pub unwound: u64,
+    /// Of those, unwinds that stopped before the stack's root.
+    pub truncated: u64,
+    /// `UserStack` records of another architecture than this build unwinds, or with no
+    /// sample before them: their samples keep the PC alone.
+    pub skipped: u64,
+    /// Objects whose unwind tables could not be used (`path: reason`).
+    pub refused: Vec<String>,
+}
+
+/// Why [`unwind_log`] failed.
+#[derive(Debug)]
+pub enum UnwindLogError {
+    /// The input is not a readable pmc-log.
+    Read(pmc_log::ReadError),
+    /// The rewritten log could not be written (its encoder refused a record).
+    Write(pmc_log::WriteError),
+}
+
+impl std::fmt::Display for UnwindLogError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnwindLogError::Read(e) => write!(f, "cannot read the log: {e}"),
+            UnwindLogError::Write(e) => write!(f, "cannot write the unwound log: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for UnwindLogError {}
+
+/// The `arch` code of [`log::UserStack`] this build unwinds.
+pub const NATIVE_ARCH: u16 = if cfg!(target_arch = "aarch64") {
+    log::ARCH_AARCH64
+} else if cfg!(target_arch = "x86_64") {
+    log::ARCH_X86_64
+} else {
+    0
+};
+
+/// Rewrites a pmc-log whose samples carry `UserStack` records: each such sample gets its
+/// unwound user callchain, and the stacks are dropped. Other records pass unchanged; a log
+/// without stacks comes back record for record. Object paths are looked up as `unwinder`
+/// says ([`Unwinder::with_root`]).
+///
+/// # Errors
+/// The log's own read error (not a pmc-log), or a write error of the new log.
+pub fn unwind_log(
+    bytes: &[u8],
+    unwinder: Unwinder,
+) -> Result<(Vec<u8>, UnwindReport), UnwindLogError> {
+    let reader = pmc_log::Reader::new(bytes).map_err(UnwindLogError::Read)?;
+    let header = reader.header().unwrap_or_default();
+    let write_err = UnwindLogError::Write;
+    let mut w = pmc_log::Writer::new(Vec::new(), &header).map_err(write_err)?;
+    let mut lu = LogUnwinder::new(unwinder);
+    let mut report = UnwindReport::default();
+    // The sample waiting for its UserStack record, if any.
+    let mut pending: Option<log::Sample<'static>> = None;
+    let mut closed = None;
+    for r in reader.records() {
+        if let Record::UserStack(u) = &r {
+            match pending.take() {
+                Some(mut s)
+                    if s.time == u.time
+                        && s.pid == u.pid
+                        && s.tid == u.tid
+                        && u.arch == NATIVE_ARCH =>
+                {
+                    let regs = UserRegs {
+                        pc: u.pc,
+                        sp: u.sp,
+                        fp: u.fp,
+                        lr: u.lr,
+                    };
+                    lu.complete(&mut s, &regs, u.stack.as_bytes());
+                    w.write(&Record::Sample(s)).map_err(write_err)?;
+                }
+                Some(s) => {
+                    report.skipped += 1;
+                    w.write(&Record::Sample(s)).map_err(write_err)?;
+                }
+                None => report.skipped += 1,
+            }
+            continue;
+        }
+        if let Some(s) = pending.take() {
+            w.write(&Record::Sample(s)).map_err(write_err)?;
+        }
+        lu.observe(&r);
+        match r {
+            Record::Header(_) => {}
+            Record::Close(c) => closed = Some(c.time),
+            Record::Sample(s) => pending = Some(owned(s)),
+            other => w.write(&other).map_err(write_err)?,
+        }
+    }
+    if let Some(s) = pending.take() {
+        w.write(&Record::Sample(s)).map_err(write_err)?;
+    }
+    let st = lu.unwinder.stats();
+    report.unwound = st.unwinds;
+    report.truncated = st.truncated;
+    report.refused = lu.unwinder.take_refusals();
+    let out = match closed {
+        Some(t) => w.finish_at(t),
+        None => w.into_inner_unclosed(),
+    }
+    .map_err(write_err)?;
+    Ok((out, report))
+}
+
+fn owned(s: log::Sample<'_>) -> log::Sample<'static> {
+    log::Sample {
+        time: s.time,
+        pmc_id: s.pmc_id,
+        pid: s.pid,
+        tid: s.tid,
+        cpu: s.cpu,
+        period: s.period,
+        callchain: s.callchain.into_owned(),
+        kernel_frames: s.kernel_frames,
+        raw: s.raw.into_owned(),
+    }
+}
