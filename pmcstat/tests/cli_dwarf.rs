@@ -141,7 +141,15 @@ fn shares(chains: &[Vec<String>]) -> (usize, f64, f64, f64) {
 fn record(dir: &Path, exe: &Path, mode: &str) -> (Vec<Vec<String>>, u64, usize) {
     let log = dir.join(format!("{mode}.pmclog"));
     let out = pmcstat()
-        .args(["-P", "cpu-clock", "--freq", "1000", "--call-graph", mode, "-O"])
+        .args([
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "1000",
+            "--call-graph",
+            mode,
+            "-O",
+        ])
         .arg(&log)
         .arg("--")
         .arg(exe)
@@ -252,9 +260,16 @@ fn dwarf_call_graph_of_a_c_program_without_frame_pointers_matches_perf() {
         "dwarf: {n} hot_leaf samples, under outer {outer:.3}, side {side:.3}, reaching main {main:.3}"
     );
     assert!(n > 300, "{n} hot_leaf samples");
-    assert!(outer + side >= 0.95, "callers found for {:.3}", outer + side);
+    assert!(
+        outer + side >= 0.95,
+        "callers found for {:.3}",
+        outer + side
+    );
     assert!(main >= 0.95, "main reached for {main:.3}");
-    assert!((0.6..=0.9).contains(&outer), "outer share {outer:.3} (3:1 expected)");
+    assert!(
+        (0.6..=0.9).contains(&outer),
+        "outer share {outer:.3} (3:1 expected)"
+    );
 
     if !have("perf", "--version") {
         pmc_testkit::skip!("perf agreement part: perf is not installed");
@@ -273,8 +288,14 @@ fn dwarf_call_graph_of_a_c_program_without_frame_pointers_matches_perf() {
     // What the log costs: at most 1/20 of perf.data's bytes per sample.
     let ours = log_bytes as f64 / samples.max(1) as f64;
     let theirs = perf_bytes as f64 / perf_samples.max(1) as f64;
-    eprintln!("bytes per sample: pmc-log {ours:.0}, perf.data {theirs:.0} ({:.1}x)", theirs / ours);
-    assert!(ours * 20.0 <= theirs, "{ours:.0} vs {theirs:.0} bytes per sample");
+    eprintln!(
+        "bytes per sample: pmc-log {ours:.0}, perf.data {theirs:.0} ({:.1}x)",
+        theirs / ours
+    );
+    assert!(
+        ours * 20.0 <= theirs,
+        "{ours:.0} vs {theirs:.0} bytes per sample"
+    );
 }
 
 #[test]
@@ -291,7 +312,10 @@ fn frame_pointer_build_gives_the_same_call_graph_both_ways() {
     eprintln!("fp {n1}: {o1:.3}/{s1:.3}/{m1:.3}; dwarf {n2}: {o2:.3}/{s2:.3}/{m2:.3}");
     assert!(n1 > 300 && n2 > 300);
     assert!(o1 + s1 >= 0.95 && o2 + s2 >= 0.95);
-    assert!((o1 - o2).abs() <= 0.05, "outer share fp {o1:.3} vs dwarf {o2:.3}");
+    assert!(
+        (o1 - o2).abs() <= 0.05,
+        "outer share fp {o1:.3} vs dwarf {o2:.3}"
+    );
     assert!(m1 >= 0.95 && m2 >= 0.95);
 }
 
@@ -303,7 +327,15 @@ fn dwarf_call_graph_of_a_rust_release_binary_matches_perf() {
     let exe = dir.join("rprog");
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let built = Command::new(&rustc)
-        .args(["-C", "opt-level=3", "-C", "debuginfo=0", "--edition", "2021", "-o"])
+        .args([
+            "-C",
+            "opt-level=3",
+            "-C",
+            "debuginfo=0",
+            "--edition",
+            "2021",
+            "-o",
+        ])
         .arg(&exe)
         .arg(&src)
         .status()
@@ -316,7 +348,11 @@ fn dwarf_call_graph_of_a_rust_release_binary_matches_perf() {
     let (n, outer, side, main) = shares(&dw);
     eprintln!("rust dwarf: {n}: {outer:.3}/{side:.3}/{main:.3}");
     assert!(n > 300, "{n} hot_leaf samples");
-    assert!(outer + side >= 0.95, "callers found for {:.3}", outer + side);
+    assert!(
+        outer + side >= 0.95,
+        "callers found for {:.3}",
+        outer + side
+    );
     assert!(main >= 0.95, "main reached for {main:.3}");
     if !have("perf", "--version") {
         pmc_testkit::skip!("perf agreement part: perf is not installed");
@@ -342,7 +378,15 @@ fn call_graph_values_are_checked() {
         assert_eq!(out.status.code(), Some(2), "--call-graph {bad}");
     }
     let out = pmcstat()
-        .args(["-P", "cpu-clock", "-N", "--call-graph", "dwarf", "--", "true"])
+        .args([
+            "-P",
+            "cpu-clock",
+            "-N",
+            "--call-graph",
+            "dwarf",
+            "--",
+            "true",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "-N with --call-graph dwarf");
