@@ -10,6 +10,7 @@
 //! `--pmcstat PATH` names the pmcstat binary (default: next to this one).
 //! See BENCHMARKS.md.
 
+mod dwarf;
 mod profiler;
 
 use pmc_bench::{interleave, median, print_table, rss_bytes, skipped, sw_attr, sys, Row};
@@ -85,7 +86,7 @@ fn main() {
     let t0 = Instant::now();
     print_machine();
     let mut rows = Vec::new();
-    let sections: [(&str, Section); 8] = [
+    let sections: [(&str, Section); 9] = [
         ("read latency", bench_read),
         ("control latency", bench_control),
         ("start-up and counting overhead", bench_startup),
@@ -94,6 +95,7 @@ fn main() {
         ("sampling", bench_sampling),
         ("profiler against perf record", profiler::bench_profiler),
         ("symbolize", profiler::bench_symbolize),
+        ("dwarf call graphs", dwarf::bench_dwarf),
     ];
     for (name, f) in sections {
         if opts.only.as_deref().is_some_and(|o| !name.starts_with(o)) {

@@ -109,25 +109,25 @@ fn run_measured(prog: &Path, args: &[&std::ffi::OsStr], err: &Path) -> Option<Ru
     })
 }
 
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pmc-bench-{}-{name}", std::process::id()));
     let _ = std::fs::create_dir_all(&d);
     d
 }
 
 /// Removes a scratch directory unless `PMC_BENCH_KEEP` is set.
-fn remove_scratch(dir: &Path) {
+pub(crate) fn remove_scratch(dir: &Path) {
     if std::env::var_os("PMC_BENCH_KEEP").is_none() {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
 
-fn file_len(p: &Path) -> u64 {
+pub(crate) fn file_len(p: &Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
 }
 
 /// `pmcstat: N samples (M lost) ...` -> (N, M).
-fn pmcstat_counts(stderr: &str) -> Option<(u64, u64)> {
+pub(crate) fn pmcstat_counts(stderr: &str) -> Option<(u64, u64)> {
     let l = stderr
         .lines()
         .find(|l| l.starts_with("pmcstat: ") && l.contains(" samples ("))?;
@@ -138,7 +138,7 @@ fn pmcstat_counts(stderr: &str) -> Option<(u64, u64)> {
 }
 
 /// `[ perf record: Captured and wrote 0.173 MB f (4508 samples) ]` -> 4508.
-fn perf_samples(stderr: &str) -> Option<u64> {
+pub(crate) fn perf_samples(stderr: &str) -> Option<u64> {
     let l = stderr.lines().find(|l| l.contains("Captured and wrote"))?;
     let i = l.rfind('(')?;
     l[i + 1..].split_whitespace().next()?.parse().ok()
