@@ -424,6 +424,11 @@ impl Counters {
             .any(|a| a.flags.contains(pmc_core::Flags::DESCENDANTS));
         let per_member_read = allocs.len() == 1 || inherit;
         let ring_pages = match shared.ring_pages.load(Ordering::Relaxed) {
+            // Samples with user stacks are kilobytes each: a privileged caller gets perf's
+            // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
+            0 if facts.privileged && allocs.iter().any(crate::unwind::wants_stack) => {
+                sampler::DWARF_RING_PAGES
+            }
             0 => sampler::DEFAULT_RING_PAGES,
             n => n,
         };

@@ -101,6 +101,11 @@ pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);
 /// samples with short callchains).
 pub const DEFAULT_RING_PAGES: usize = 64;
 
+/// The default ring size for PMCs whose samples carry user stacks (`CallGraph::Dwarf`), when
+/// the caller is privileged: 512 KiB with 4 KiB pages, as `perf record` maps (about 60
+/// samples of 8 KiB stacks).
+pub const DWARF_RING_PAGES: usize = 128;
+
 /// Samples and losses of one CPU.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuCounts {
