@@ -83,7 +83,7 @@ macro_rules! diag {
     }};
 }
 
-/// `-q`: informational lines ([`note!`]) are not printed.
+/// `-q`: informational lines (`note!`) are not printed.
 pub static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether `-q` asked for fewer messages.
