@@ -68,7 +68,9 @@ pub mod event;
 pub mod info;
 mod members;
 pub mod metrics;
+pub mod process;
 mod reading;
+mod summary;
 mod sys;
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
 pub use sys::launch;
@@ -81,3 +83,4 @@ pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
 pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent};
 pub use members::{GroupReading, GroupSpec, Member};
 pub use reading::{Reading, Status};
+pub use summary::{CpuSampling, SamplingSummary};

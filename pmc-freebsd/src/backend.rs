@@ -1152,6 +1152,13 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     fn diagnose(&self) -> Vec<pmc_core::info::Check> {
         self.diagnose_impl()
     }
+
+    /// As the inherent [`Backend::log_error`]. `sampling_summary` and
+    /// `log_counts` stay NotSupported: hwpmc counts no samples or losses
+    /// outside its log, and its log has no counter records.
+    fn log_error(&self) -> Option<Error> {
+        self.pump_ctl()?.sink_error()
+    }
 }
 
 /// Closes our end of the socket pair and waits for the reader thread;

@@ -253,6 +253,17 @@ impl pmc_core::Backend for Backend {
         crate::info::diagnose()
     }
 
+    /// As the inherent [`Backend::log_error`].
+    fn log_error(&self) -> Option<Error> {
+        self.shared.hub.log_error()
+    }
+
+    /// The backend-neutral part of the inherent [`Backend::sampling_summary`]
+    /// (which also counts side records, decoding errors and discarded bytes).
+    fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
+        Ok((&self.shared.hub.summary()).into())
+    }
+
     fn write_log(&self, user_data: u32) -> Result<()> {
         self.shared.hub.write_user(user_data)
     }
@@ -1581,6 +1592,10 @@ impl pmc_core::Pmc for LinuxPmc {
     fn set_count(&mut self, count: u64) -> Result<()> {
         self.c.set_count(count)
     }
+    /// As the inherent [`LinuxPmc::log_counts`].
+    fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
+    }
     fn native_config(&self) -> Vec<NativeField> {
         crate::describe::attr_fields(&self.c.members[0].opened)
     }
@@ -1742,6 +1757,10 @@ impl pmc_core::Group for LinuxGroup {
     }
     fn stop(&mut self) -> Result<()> {
         self.c.stop()
+    }
+    /// As the inherent [`LinuxGroup::log_counts`].
+    fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
     }
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         self.c.read_into(out)

@@ -174,6 +174,33 @@ impl SamplingSummary {
     }
 }
 
+impl From<&SamplingSummary> for pmc_core::SamplingSummary {
+    /// The backend-neutral fields (`side_records`, `errors` and `discarded_bytes` are Linux's
+    /// own).
+    fn from(s: &SamplingSummary) -> pmc_core::SamplingSummary {
+        let mut n = pmc_core::SamplingSummary::new();
+        n.samples = s.samples;
+        n.lost = s.lost;
+        n.throttled = s.throttled;
+        n.by_cpu = s
+            .by_cpu
+            .iter()
+            .map(|(&cpu, c)| {
+                (
+                    cpu,
+                    pmc_core::CpuSampling::new(c.samples, c.lost, c.throttled),
+                )
+            })
+            .collect();
+        n.log_records = s.log_records;
+        n.log_dropped = s.log_dropped;
+        n.unwound = s.unwound;
+        n.unwind_truncated = s.unwind_truncated;
+        n.unwind_refused = s.unwind_refused.clone();
+        n
+    }
+}
+
 /// One decoded sample, owning its callchain: what [`LinuxPmc::samples`](crate::LinuxPmc::samples)
 /// yields.
 #[derive(Debug, Clone, PartialEq, Eq)]

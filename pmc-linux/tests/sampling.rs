@@ -176,6 +176,11 @@ fn process_sampling_of_a_launched_program() {
     let summary = b.sampling_summary();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean, "close_log writes the clean-close marker");
+    // The backend-neutral summary (pmc_core::Backend::sampling_summary) is the same counts.
+    let neutral = pmc_core::Backend::sampling_summary(&b).unwrap();
+    assert_eq!(neutral, pmc_core::SamplingSummary::from(&summary));
+    assert_eq!(neutral.samples, summary.samples);
+    assert_eq!(neutral.by_cpu.len(), summary.by_cpu.len());
 
     // Header with the host facts and the one clock.
     let Some(Record::Header(h)) = recs.first() else {

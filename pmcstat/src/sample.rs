@@ -293,7 +293,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             for s in &samplers {
                 if let Err(e) = log_counts(&s.pmc) {
                     // `-w` writing into a log that just failed: the same stop as below.
-                    log_failed.set(backend.log_error().is_some());
+                    log_failed.set(Backend::log_error(&backend).is_some());
                     return Err(e);
                 }
             }
@@ -305,7 +305,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             LOG_CHECK
         }),
         |_| {
-            if let Some(e) = backend.log_error() {
+            if let Some(e) = Backend::log_error(&backend) {
                 log_failed.set(true);
                 return Err(Failure::Setup(e));
             }
@@ -337,7 +337,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let status = match status {
         Err(Failure::Setup(e)) if log_failed.get() => {
             // The first failure (with its errno), not a later write refused because of it.
-            let first = backend.log_error().unwrap_or(e);
+            let first = Backend::log_error(&backend).unwrap_or(e);
             return log_failure(&first, samplers, child, &backend, args);
         }
         other => other?,
@@ -545,49 +545,33 @@ fn log_failure(
 }
 
 /// After a log failure: what was dropped, where the backend counts it.
-#[cfg(target_os = "linux")]
 fn dropped_line(backend: &pmc::Native) -> Option<String> {
-    let s = backend.sampling_summary();
+    let s = Backend::sampling_summary(backend).ok()?;
     Some(format!(
         "pmcstat: {} records written, {} dropped after the error ({} samples read)",
         s.log_records, s.log_dropped, s.samples
     ))
 }
 
-#[cfg(not(target_os = "linux"))]
-fn dropped_line(_backend: &pmc::Native) -> Option<String> {
-    None
-}
-
 /// `-w`: the PMC's current counts into the log.
-#[cfg(target_os = "linux")]
 fn log_counts(pmc: &<pmc::Native as Backend>::Pmc) -> Result<(), Failure> {
-    pmc.log_counts().map_err(Failure::Setup)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn log_counts(_pmc: &<pmc::Native as Backend>::Pmc) -> Result<(), Failure> {
-    Err(Failure::Usage(
-        "-w in sampling mode is not supported by this backend".into(),
-    ))
+    match Pmc::log_counts(pmc) {
+        Err(e) if e.kind() == ErrorKind::NotSupported => Err(Failure::Usage(
+            "-w in sampling mode is not supported by this backend".into(),
+        )),
+        r => r.map_err(Failure::Setup),
+    }
 }
 
 /// (samples, lost) so far, where the backend counts them.
-#[cfg(target_os = "linux")]
 fn summary_counts(backend: &pmc::Native) -> Option<(u64, u64)> {
-    let s = backend.sampling_summary();
+    let s = Backend::sampling_summary(backend).ok()?;
     Some((s.samples, s.lost))
 }
 
-#[cfg(not(target_os = "linux"))]
-fn summary_counts(_backend: &pmc::Native) -> Option<(u64, u64)> {
-    None
-}
-
 /// When samples were lost: where, and what to do about it.
-#[cfg(target_os = "linux")]
 fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
-    let s = backend.sampling_summary();
+    let s = Backend::sampling_summary(backend).ok()?;
     if s.lost == 0 && s.throttled == 0 {
         return None;
     }
@@ -608,9 +592,10 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
 
 /// After a run with `--call-graph dwarf`: how many samples were unwound and how many
 /// stopped short, and the objects whose unwind tables could not be used.
-#[cfg(target_os = "linux")]
 fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
-    let s = backend.sampling_summary();
+    let Ok(s) = Backend::sampling_summary(backend) else {
+        return Vec::new();
+    };
     if s.unwound == 0 {
         return Vec::new();
     }
@@ -625,16 +610,6 @@ fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
         v.push(format!("pmcstat: warning: no unwinding through {r}"));
     }
     v
-}
-
-#[cfg(not(target_os = "linux"))]
-fn unwind_lines(_backend: &pmc::Native) -> Vec<String> {
-    Vec::new()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn losses_by_cpu(_backend: &pmc::Native) -> Option<String> {
-    None
 }
 
 /// The live status line on a terminal: elapsed time, samples, lost.

@@ -5,3 +5,4 @@
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
 pub mod launch;
+pub mod process;
