@@ -188,6 +188,10 @@ fn not_supported(op: Op, message: String, help: &str) -> Error {
 ///
 /// * [`start`](Pmc::start) on a process-scope PMC with no target attaches it
 ///   to the calling process first;
+/// * a PMC counts only between [`start`](Pmc::start) and [`stop`](Pmc::stop),
+///   for every target kind: a [`Target::Exec`] child that execs before
+///   `start` is not counted until `start`, and reads as zero with the state
+///   [`State::Allocated`] meanwhile;
 /// * [`set_count`](Pmc::set_count) and [`write`](Pmc::write) on a running PMC
 ///   fail with [`ErrorKind::Busy`](crate::ErrorKind::Busy);
 /// * attaching to a target already attached fails with

@@ -237,6 +237,108 @@ fn launched_child_is_counted_from_exec() {
     assert!(r.value > 10, "sh faults pages in: {r:?}");
 }
 
+/// A launched command's PMCs, counting page faults and task-clock.
+fn exec_pmcs(b: &Backend, pid: u32) -> Vec<pmc_linux::LinuxPmc> {
+    ["page-faults", "task-clock"]
+        .iter()
+        .map(|e| {
+            let mut p = b
+                .allocate(&Allocation::counting(e.parse().unwrap()))
+                .unwrap();
+            p.attach(Target::Exec(pid)).unwrap();
+            p
+        })
+        .collect()
+}
+
+fn spawn_sh(script: &str) -> pmc_core::launch::PausedChild {
+    pmc_core::launch::PausedChild::spawn("sh", &["-c".into(), script.into()]).unwrap()
+}
+
+/// The exec comes before start (the child was resumed first): what it did before start is
+/// not counted; reads before start are zero with the state Allocated (hwpmc's window: from
+/// start to stop, whatever the kernel's enable_on_exec did meanwhile).
+#[test]
+fn exec_target_counts_from_start_when_it_execs_first() {
+    let b = Backend::open().unwrap();
+    // Control: started before the exec, the whole command counts.
+    let script = "sleep 0.4; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
+    let mut child = spawn_sh(script);
+    let mut full = exec_pmcs(&b, child.pid());
+    full.iter_mut().for_each(|p| p.start().unwrap());
+    child.resume().unwrap();
+    assert!(child.wait().unwrap().success());
+    full.iter_mut().for_each(|p| p.stop().unwrap());
+    let full_faults = full[0].read().unwrap().value;
+    assert!(full_faults > 10, "sh faults pages in: {full_faults}");
+
+    let mut child = spawn_sh(script);
+    let mut late = exec_pmcs(&b, child.pid());
+    child.resume().unwrap();
+    // sh has exec'd, faulted its pages in and forked sleep by now.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for p in &late {
+        assert_eq!(p.state(), pmc_core::State::Allocated);
+        let r = p.read().unwrap();
+        assert_eq!((r.value, r.time_enabled), (0, 0), "{r:?}");
+        let i = p.read_instances().unwrap();
+        assert!(i.iter().all(|i| i.reading.value == 0), "{i:?}");
+    }
+    late.iter_mut().for_each(|p| p.start().unwrap());
+    assert!(child.wait().unwrap().success());
+    late.iter_mut().for_each(|p| p.stop().unwrap());
+    let faults = late[0].read().unwrap();
+    let clock = late[1].read().unwrap();
+    println!(
+        "faults {full_faults} whole, {} from start; task-clock {clock:?}",
+        faults.value
+    );
+    assert!(
+        faults.value + 10 < full_faults,
+        "the start-up's faults are not counted: {} of {full_faults}",
+        faults.value
+    );
+    // The loop after the sleep ran after start, and was counted.
+    assert!(clock.value > 0 && clock.time_enabled > 0, "{clock:?}");
+}
+
+/// Started and stopped before the exec: the exec does not start the PMC again.
+#[test]
+fn exec_target_stopped_before_exec_counts_nothing_after() {
+    let b = Backend::open().unwrap();
+    let mut child = spawn_sh("exit 3");
+    let mut pmcs = exec_pmcs(&b, child.pid());
+    for p in &mut pmcs {
+        p.start().unwrap();
+        p.stop().unwrap();
+    }
+    child.resume().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+    for p in &pmcs {
+        assert_eq!(p.state(), pmc_core::State::Stopped);
+        let r = p.read().unwrap();
+        assert_eq!(r.value, 0, "counted after stop: {r:?}");
+    }
+}
+
+/// Stopped before the exec and started again: counts from the second start.
+#[test]
+fn exec_target_restarted_before_exec_counts() {
+    let b = Backend::open().unwrap();
+    let mut child = spawn_sh("exit 3");
+    let mut pmcs = exec_pmcs(&b, child.pid());
+    for p in &mut pmcs {
+        p.start().unwrap();
+        p.stop().unwrap();
+        p.start().unwrap();
+    }
+    child.resume().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+    pmcs.iter_mut().for_each(|p| p.stop().unwrap());
+    let r = pmcs[0].read().unwrap();
+    assert!(r.value > 10, "sh faults pages in: {r:?}");
+}
+
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }

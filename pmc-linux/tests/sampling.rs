@@ -155,6 +155,69 @@ fn samples<'a>(recs: &'a [Record<'static>]) -> Vec<&'a log::Sample<'static>> {
         .collect()
 }
 
+/// The launched program exec'd before start: no samples precede start, its mappings are in
+/// the log all the same (synthesized at start, as for a pid), and the samples after start
+/// fall in them.
+#[test]
+fn exec_target_started_after_its_exec() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let b = Backend::open().unwrap();
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
+    let mut spin = Spin::spawn();
+    let pid = spin.pid();
+    let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(4000));
+    let mut pmc = b.allocate(&a).unwrap();
+    pmc.attach(Target::Exec(pid)).unwrap();
+    spin.child.resume().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(pmc.state(), pmc_core::State::Allocated);
+    b.flush_log().unwrap();
+    let before_start = pmc_core::Backend::sampling_summary(&b).unwrap().samples;
+    assert_eq!(before_start, 0, "samples before start");
+    let t0 = pmc_linux_now();
+    pmc.start().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).expect("exe link");
+    pmc.stop().unwrap();
+    kill(pid);
+    let _ = spin.child.wait();
+    b.close_log().unwrap();
+    let (recs, _) = read_log(&buf.bytes());
+    let mine: Vec<_> = samples(&recs)
+        .into_iter()
+        .filter(|s| s.pid == pid as i32)
+        .collect();
+    assert!(mine.len() > 100, "{} samples after start", mine.len());
+    assert!(mine.iter().all(|s| s.time >= t0), "a sample before start");
+    let maps: Vec<_> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Map(m) if m.pid == pid as i32 => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        maps.iter()
+            .any(|m| m.path.as_bytes() == exe.as_os_str().as_encoded_bytes()),
+        "no mapping of {exe:?} synthesized"
+    );
+}
+
+/// CLOCK_MONOTONIC in ns, the log's clock.
+fn pmc_linux_now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 #[test]
 fn process_sampling_of_a_launched_program() {
     let _serial = serial();
