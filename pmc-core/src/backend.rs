@@ -46,6 +46,17 @@ pub struct InstanceReading {
     pub reading: Reading,
 }
 
+/// The readings of every member of a [`Group`] on one [`Instance`], in
+/// allocation order (leader first): what
+/// [`Group::read_instances`] returns, one per CPU or target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupInstanceReading {
+    /// What was counted.
+    pub instance: Instance,
+    /// One reading per member, leader first.
+    pub readings: Vec<Reading>,
+}
+
 /// One field of the native configuration a backend opened, for `pmcstat -v`
 /// (on Linux, the non-zero `perf_event_attr` fields, by name).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -362,6 +373,50 @@ pub trait Group: Send {
     /// ```
     fn read_members(&self) -> Result<GroupReading> {
         self.read().map(GroupReading::new)
+    }
+
+    /// Reads every member on each instance separately: per CPU for system
+    /// scope, per target for process scope (the group counterpart of
+    /// [`Pmc::read_instances`]). As there, counts kept from detached targets
+    /// and a [`write`](Pmc::write) base are in [`read`](Group::read)'s totals
+    /// only.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] from a backend that cannot (the default;
+    /// on FreeBSD, a process-scope group with several targets: hwpmc reads
+    /// only their total); read errors as [`read_into`](Group::read_into).
+    ///
+    /// ```no_run
+    /// use pmc_core::{Allocation, Backend, Cpus, Group, Instance};
+    ///
+    /// /// Page faults per task-clock millisecond, per CPU.
+    /// fn faults_per_ms<B: Backend>(backend: &B) -> pmc_core::Result<Vec<(u32, f64)>> {
+    ///     let system = |e: &str| -> pmc_core::Result<Allocation> {
+    ///         Ok(Allocation::counting(e.parse()?).system(Cpus::All))
+    ///     };
+    ///     let mut g = backend.allocate_group(&[system("cpu-clock")?, system("page-faults")?])?;
+    ///     g.start()?;
+    ///     std::thread::sleep(std::time::Duration::from_millis(100));
+    ///     g.stop()?;
+    ///     Ok(g.read_instances()?
+    ///         .into_iter()
+    ///         .filter_map(|i| match i.instance {
+    ///             Instance::Cpu(cpu) => {
+    ///                 let ms = i.readings[0].value as f64 / 1e6;
+    ///                 Some((cpu, i.readings[1].value as f64 / ms.max(1e-9)))
+    ///             }
+    ///             Instance::Target(_) => None,
+    ///         })
+    ///         .collect())
+    /// }
+    /// ```
+    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        Err(not_supported(
+            Op::Read,
+            "this backend cannot read a group per instance (Group::read_instances)".into(),
+            "read the totals with Group::read, or allocate one group per CPU or target",
+        ))
     }
 
     /// Writes each member's current total into the backend's log as an

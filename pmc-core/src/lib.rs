@@ -78,7 +78,10 @@ pub use sys::launch;
 pub mod testing;
 
 pub use alloc::{Allocation, CallGraph, Cpus, Flags, Mode, Rate, Scope, Target};
-pub use backend::{Backend, Group, Instance, InstanceReading, LogSink, NativeField, Pmc, State};
+pub use backend::{
+    Backend, Group, GroupInstanceReading, Instance, InstanceReading, LogSink, NativeField, Pmc,
+    State,
+};
 pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
 pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent};
 pub use members::{GroupReading, GroupSpec, Member};

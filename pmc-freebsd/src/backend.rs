@@ -8,8 +8,8 @@ use crate::logpump::{LogFormat, PumpCtl};
 use crate::sys::abi::*;
 use crate::sys::{self, Driver, OpArg, PmcOp};
 use pmc_core::{
-    Allocation, Cpus, Error, ErrorKind, Flags, Instance, InstanceReading, LogSink, Mode,
-    NativeField, Op, Rate, Reading, Result, Scope, State, Target,
+    Allocation, Cpus, Error, ErrorKind, Flags, GroupInstanceReading, Instance, InstanceReading,
+    LogSink, Mode, NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -954,6 +954,45 @@ impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
             self.state = State::Stopped;
         }
         Ok(())
+    }
+    /// Each member's [`read_instances`](pmc_core::Pmc::read_instances), joined by
+    /// instance (hwpmc has no group read: the members are read one after the other).
+    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        let mut out: Vec<GroupInstanceReading> = Vec::new();
+        for (n, m) in self.members.iter().enumerate() {
+            let mine = pmc_core::Pmc::read_instances(m)?;
+            if n == 0 {
+                out = mine
+                    .into_iter()
+                    .map(|i| GroupInstanceReading {
+                        instance: i.instance,
+                        readings: vec![i.reading],
+                    })
+                    .collect();
+                continue;
+            }
+            if mine.len() != out.len()
+                || mine.iter().zip(&out).any(|(a, b)| a.instance != b.instance)
+            {
+                return Err(Error::new(
+                    ErrorKind::InvalidState,
+                    Op::Read,
+                    format!(
+                        "group member {n} counts on other instances than the leader \
+                         ({} against {})",
+                        mine.len(),
+                        out.len()
+                    ),
+                )
+                .with_help(
+                    "attach and detach the group as a whole (Group::attach, Group::detach)",
+                ));
+            }
+            for (slot, i) in out.iter_mut().zip(mine) {
+                slot.readings.push(i.reading);
+            }
+        }
+        Ok(out)
     }
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         if out.len() != self.members.len() {

@@ -73,8 +73,8 @@ use crate::sys::{self, Ioctl};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::{
-    Allocation, Error, ErrorKind, Instance, InstanceReading, LogSink, Mode, NativeField, Op, Rate,
-    Reading, Result, Scope, State, Target,
+    Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, LogSink, Mode,
+    NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -1467,6 +1467,20 @@ impl Counters {
         Ok(v)
     }
 
+    /// Every member on each instance (a group's [`read_instances`](pmc_core::Group::read_instances)).
+    fn read_group_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        let mut v = Vec::with_capacity(self.instances.len());
+        for inst in &self.instances {
+            let mut readings = vec![Reading::default(); self.members.len()];
+            self.read_instance(inst, &mut readings)?;
+            v.push(GroupInstanceReading {
+                instance: inst.instance,
+                readings,
+            });
+        }
+        Ok(v)
+    }
+
     fn write(&mut self, value: u64) -> Result<u64> {
         if self.state == State::Running {
             return Err(busy(Op::Write));
@@ -1877,6 +1891,9 @@ impl pmc_core::Group for LinuxGroup {
     /// As the inherent [`LinuxGroup::log_counts`].
     fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
+    }
+    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        self.c.read_group_instances()
     }
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         self.c.read_into(out)

@@ -130,6 +130,65 @@ fn detached_target_keeps_its_count() {
     );
 }
 
+/// `Group::read_instances`: a system-scope group read per CPU, every member on each, adding
+/// up to the group's totals; a process-scope group has one instance per target.
+#[test]
+fn group_read_instances_per_cpu() {
+    let b = Backend::open().unwrap();
+    let sys = |e: &str| Allocation::counting(e.parse().unwrap()).system(Cpus::All);
+    let mut g = match b.allocate_group(&[sys("cpu-clock"), sys("page-faults")]) {
+        Ok(g) => g,
+        Err(e) if e.kind() == ErrorKind::Permission => {
+            pmc_testkit::skip!("not privileged: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    g.start().unwrap();
+    touch_pages(64);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    g.stop().unwrap();
+    let per_cpu = g.read_instances().unwrap();
+    let cpus: std::collections::HashSet<_> = per_cpu.iter().map(|i| i.instance).collect();
+    assert!(
+        !per_cpu.is_empty() && cpus.len() == per_cpu.len(),
+        "one instance per online CPU: {per_cpu:?}"
+    );
+    for (n, i) in per_cpu.iter().enumerate() {
+        assert!(matches!(i.instance, pmc_core::Instance::Cpu(_)), "{i:?}");
+        assert_eq!(i.readings.len(), 2);
+        assert!(i.readings[0].value > 0, "CPU {n}: cpu-clock ran: {i:?}");
+    }
+    let totals = g.read().unwrap();
+    for (m, total) in totals.iter().enumerate() {
+        let sum: u64 = per_cpu.iter().map(|i| i.readings[m].value).sum();
+        assert_eq!(sum, total.value, "member {m}: per CPU adds up to the total");
+    }
+    assert!(
+        totals[1].value >= 64,
+        "the touched pages faulted: {totals:?}"
+    );
+
+    let mut p = b
+        .allocate_group(&[
+            Allocation::counting("task-clock".parse().unwrap()),
+            Allocation::counting("page-faults".parse().unwrap()),
+        ])
+        .unwrap();
+    p.start().unwrap();
+    touch_pages(16);
+    p.stop().unwrap();
+    let one = p.read_instances().unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].instance, pmc_core::Instance::Target(Target::Current));
+    let totals = p.read().unwrap();
+    assert_eq!(
+        one[0].readings.iter().map(|r| r.value).collect::<Vec<_>>(),
+        totals.iter().map(|r| r.value).collect::<Vec<_>>()
+    );
+    assert!(one[0].readings[1].value >= 16);
+}
+
 #[test]
 fn system_scope_counts_per_cpu() {
     let b = Backend::open().unwrap();
