@@ -33,18 +33,22 @@ impl Process {
 /// included). A process that exits while the list is read is left out.
 ///
 /// ```
+/// use pmc_core::{ErrorKind, Target};
+///
 /// # fn main() -> pmc_core::Result<()> {
-/// # if cfg!(target_os = "linux") {
-/// let me = std::process::id();
-/// let procs = pmc_core::process::list()?;
-/// assert!(procs.iter().any(|p| p.pid == me));
-/// let targets: Vec<_> = procs
-///     .iter()
-///     .filter(|p| p.name == "sshd")
-///     .map(|p| pmc_core::Target::Pid(p.pid))
-///     .collect();
-/// # let _ = targets;
-/// # }
+/// let sshd: Vec<Target> = match pmc_core::process::list() {
+///     Ok(procs) => {
+///         assert!(procs.iter().any(|p| p.pid == std::process::id()));
+///         procs
+///             .iter()
+///             .filter(|p| p.name == "sshd")
+///             .map(|p| Target::Pid(p.pid))
+///             .collect()
+///     }
+///     Err(e) if e.kind() == ErrorKind::NotSupported => Vec::new(), // ask for pids instead
+///     Err(e) => return Err(e),
+/// };
+/// # let _ = sshd;
 /// # Ok(()) }
 /// ```
 ///

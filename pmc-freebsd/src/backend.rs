@@ -14,15 +14,10 @@ use pmc_core::{
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD; on other
-/// systems a driver whose every request fails with `ENOSYS`.
-#[cfg(target_os = "freebsd")]
-pub type DefaultDriver = sys::RealDriver;
-
-/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD; on other
-/// systems a driver whose every request fails with `ENOSYS`.
-#[cfg(not(target_os = "freebsd"))]
-pub type DefaultDriver = Unavailable;
+/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD
+/// (`sys::RealDriver`); on other systems [`Unavailable`], a driver whose
+/// every request fails with `ENOSYS`.
+pub type DefaultDriver = sys::DefaultDriver;
 
 /// A driver for systems without hwpmc: every request fails with `ENOSYS`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -156,27 +151,7 @@ impl Backend<DefaultDriver> {
     #[doc(alias = "pmc_init")]
     #[doc(alias = "modfind")]
     pub fn open() -> Result<Backend<DefaultDriver>> {
-        #[cfg(target_os = "freebsd")]
-        {
-            if cfg!(not(target_pointer_width = "64")) {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
-                    Op::Open,
-                    "pmc-freebsd speaks the LP64 hwpmc ABI (amd64, arm64) only",
-                ));
-            }
-            let d = sys::RealDriver::find().map_err(errno_map::modfind_error)?;
-            Backend::with_driver(d)
-        }
-        #[cfg(not(target_os = "freebsd"))]
-        {
-            Err(Error::new(
-                ErrorKind::Unsupported,
-                Op::Open,
-                "hwpmc exists only on FreeBSD",
-            )
-            .with_help("use the pmc facade, which picks the native backend"))
-        }
+        Backend::with_driver(sys::open_default_driver()?)
     }
 }
 

@@ -148,7 +148,7 @@ impl Backend {
     ///
     /// [`ErrorKind::Unsupported`] on systems other than Linux.
     pub fn open() -> Result<Backend> {
-        if cfg!(not(target_os = "linux")) {
+        if !sys::HAVE_PERF_EVENT {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 Op::Open,
