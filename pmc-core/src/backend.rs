@@ -49,6 +49,18 @@ pub struct InstanceReading {
 /// The readings of every member of a [`Group`] on one [`Instance`], in
 /// allocation order (leader first): what
 /// [`Group::read_instances`] returns, one per CPU or target.
+///
+/// ```
+/// use pmc_core::{GroupInstanceReading, Instance, Reading};
+///
+/// let i = GroupInstanceReading {
+///     instance: Instance::Cpu(1),
+///     readings: vec![Reading::new(2_000, 10, 10), Reading::new(500, 10, 10)],
+/// };
+/// // Instructions per cycle on CPU 1, if the leader counted cycles.
+/// let ipc = i.readings[1].value as f64 / i.readings[0].value as f64;
+/// assert_eq!(ipc, 0.25);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupInstanceReading {
     /// What was counted.

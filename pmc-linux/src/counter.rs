@@ -177,8 +177,20 @@ impl Backend {
     }
 
     /// Samples read and lost so far by the sampling PMCs feeding this backend's log, per CPU
-    /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]).
-    pub fn sampling_summary(&self) -> SamplingSummary {
+    /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]), with Linux's own
+    /// counts (side records, decoding errors, discarded bytes). The portable subset is
+    /// [`pmc_core::Backend::sampling_summary`].
+    ///
+    /// ```
+    /// use pmc_core::Backend as _;
+    /// # fn main() -> pmc_core::Result<()> {
+    /// let b = pmc_linux::Backend::open()?;
+    /// let d = b.sampling_details();
+    /// assert_eq!(d.samples, b.sampling_summary()?.samples);
+    /// assert_eq!(d.errors, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn sampling_details(&self) -> SamplingSummary {
         self.shared.hub.summary()
     }
 
@@ -267,7 +279,7 @@ impl pmc_core::Backend for Backend {
         self.shared.hub.log_error()
     }
 
-    /// The backend-neutral part of the inherent [`Backend::sampling_summary`]
+    /// The backend-neutral part of [`Backend::sampling_details`]
     /// (which also counts side records, decoding errors and discarded bytes).
     fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
         Ok((&self.shared.hub.summary()).into())
@@ -1797,7 +1809,7 @@ impl LinuxPmc {
     }
 
     /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
-    /// see [`Backend::sampling_summary`]).
+    /// see [`Backend::sampling_details`]).
     pub fn sample_summary(&self) -> Option<SamplingSummary> {
         self.c.local.as_ref().map(|l| l.summary.clone())
     }

@@ -38,7 +38,7 @@
 //! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
 //!
 //! Every loss is also counted in the [`SamplingSummary`] (per CPU), which
-//! [`Backend::sampling_summary`](crate::Backend::sampling_summary) returns.
+//! [`Backend::sampling_details`](crate::Backend::sampling_details) returns.
 //!
 //! # Timestamps
 //!

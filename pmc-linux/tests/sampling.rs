@@ -236,7 +236,7 @@ fn process_sampling_of_a_launched_program() {
     let (exe, cpu) = spin.run_for(Duration::from_secs(1));
     pmc.stop().unwrap();
     b.close_log().unwrap();
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean, "close_log writes the clean-close marker");
     // The backend-neutral summary (pmc_core::Backend::sampling_summary) is the same counts.
@@ -431,7 +431,7 @@ fn system_sampling_sees_both_cpus() {
         let _ = c.wait();
     }
     b.close_log().unwrap();
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean);
     let s = samples(&recs);
@@ -653,7 +653,7 @@ fn self_profiling_in_process() {
     let sum = pmc.sample_summary().unwrap();
     assert_eq!(sum.samples, got.len() as u64);
     // The backend's log saw none of these.
-    assert_eq!(b.sampling_summary().samples, 0);
+    assert_eq!(b.sampling_details().samples, 0);
 }
 
 #[test]
@@ -678,7 +678,7 @@ fn tiny_ring_overflows_and_reports_lost() {
     burn_cpu(Duration::from_millis(300));
     pmc.stop().unwrap();
     b.close_log().unwrap();
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean);
     let lost: u64 = recs
@@ -888,7 +888,7 @@ fn log_proccsw_logs_each_time_slice() {
     assert!(total >= sum, "PMC total {total} < slices {sum}");
     // Nothing here is a sample: the switch samples became counter records.
     assert!(samples(&recs).is_empty());
-    assert_eq!(b.sampling_summary().samples, 0);
+    assert_eq!(b.sampling_details().samples, 0);
 }
 
 /// log-proccsw with descendants: the switches of a launched shell and of the processes it
@@ -1101,7 +1101,7 @@ fn group_members_share_the_leaders_ring() {
         // Every 0.5 ms of this thread's CPU time for 0.3 s: about 600 each.
         assert!(n >= 100, "{name}: {n} samples");
     }
-    assert_eq!(b.sampling_summary().samples, s.len() as u64);
+    assert_eq!(b.sampling_details().samples, s.len() as u64);
 }
 
 /// Interval counter values in the log (`pmcstat -w` with `-O`), for a counting PMC.
@@ -1195,7 +1195,7 @@ fn replacing_the_log_while_sampling() {
     assert!(head
         .iter()
         .any(|r| matches!(r, Record::Map(m) if m.pid == pid as i32)));
-    assert_eq!(b.sampling_summary().samples, (n1 + n2) as u64);
+    assert_eq!(b.sampling_details().samples, (n1 + n2) as u64);
 }
 
 /// Targets attached while stopped are sampled at the next start; a detached target stops
@@ -1419,10 +1419,10 @@ fn log_write_error_is_reported_while_sampling_with_its_kind() {
         .expect("the io::Error is the source");
     assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
     let len_at_error = disk.0.lock().unwrap().0.len();
-    let dropped_at_error = b.sampling_summary().log_dropped;
+    let dropped_at_error = b.sampling_details().log_dropped;
     // Sampling goes on; the log takes nothing more; the drained records are counted.
     disk.0.lock().unwrap().1 = usize::MAX; // space comes back: still nothing may be appended
-    while b.sampling_summary().log_dropped <= dropped_at_error {
+    while b.sampling_details().log_dropped <= dropped_at_error {
         assert!(
             seen.elapsed() < Duration::from_secs(120),
             "nothing counted as dropped"
@@ -1434,7 +1434,7 @@ fn log_write_error_is_reported_while_sampling_with_its_kind() {
     pmc.stop().unwrap();
     let closed = b.close_log().expect_err("close_log reports the failure");
     assert_eq!(closed.errno(), Some(libc::ENOSPC), "{closed}");
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let bytes = disk.0.lock().unwrap().0.clone();
     assert_eq!(
         bytes.len(),

@@ -57,6 +57,22 @@ pub struct AnyLog<'a> {
 impl AnyLog<'_> {
     /// A reader over the pmc-log bytes.
     ///
+    /// ```
+    /// use pmc_log::hwpmc::Encoder;
+    ///
+    /// // A FreeBSD hwpmc log (INITIALIZE, CLOSELOG), as `pmcstat -O` writes it.
+    /// let mut e = Encoder::new(Vec::new());
+    /// e.initialize(1, 0x0A00_0000, 0, 1_000_000_000, 0, 0, "")?;
+    /// e.closelog(2)?;
+    /// let raw = e.into_inner();
+    /// let log = pmc_log::open_any(&raw)?;
+    /// assert_eq!(log.format, pmc_log::LogFormat::Hwpmc);
+    /// let mut records = log.reader()?.records();
+    /// assert!(records.by_ref().count() >= 1);
+    /// assert!(records.report().closed_cleanly);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`Reader::new`] (a converted hwpmc log always has a valid preamble).
     pub fn reader(&self) -> Result<Reader<'_>, ReadError> {

@@ -293,7 +293,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             for s in &samplers {
                 if let Err(e) = log_counts(&s.pmc) {
                     // `-w` writing into a log that just failed: the same stop as below.
-                    log_failed.set(Backend::log_error(&backend).is_some());
+                    log_failed.set(backend.log_error().is_some());
                     return Err(e);
                 }
             }
@@ -305,7 +305,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             LOG_CHECK
         }),
         |_| {
-            if let Some(e) = Backend::log_error(&backend) {
+            if let Some(e) = backend.log_error() {
                 log_failed.set(true);
                 return Err(Failure::Setup(e));
             }
@@ -337,7 +337,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let status = match status {
         Err(Failure::Setup(e)) if log_failed.get() => {
             // The first failure (with its errno), not a later write refused because of it.
-            let first = Backend::log_error(&backend).unwrap_or(e);
+            let first = backend.log_error().unwrap_or(e);
             return log_failure(&first, samplers, child, &backend, args);
         }
         other => other?,
@@ -546,7 +546,7 @@ fn log_failure(
 
 /// After a log failure: what was dropped, where the backend counts it.
 fn dropped_line(backend: &pmc::Native) -> Option<String> {
-    let s = Backend::sampling_summary(backend).ok()?;
+    let s = backend.sampling_summary().ok()?;
     Some(format!(
         "pmcstat: {} records written, {} dropped after the error ({} samples read)",
         s.log_records, s.log_dropped, s.samples
@@ -555,7 +555,7 @@ fn dropped_line(backend: &pmc::Native) -> Option<String> {
 
 /// `-w`: the PMC's current counts into the log.
 fn log_counts(pmc: &<pmc::Native as Backend>::Pmc) -> Result<(), Failure> {
-    match Pmc::log_counts(pmc) {
+    match pmc.log_counts() {
         Err(e) if e.kind() == ErrorKind::NotSupported => Err(Failure::Usage(
             "-w in sampling mode is not supported by this backend".into(),
         )),
@@ -565,13 +565,13 @@ fn log_counts(pmc: &<pmc::Native as Backend>::Pmc) -> Result<(), Failure> {
 
 /// (samples, lost) so far, where the backend counts them.
 fn summary_counts(backend: &pmc::Native) -> Option<(u64, u64)> {
-    let s = Backend::sampling_summary(backend).ok()?;
+    let s = backend.sampling_summary().ok()?;
     Some((s.samples, s.lost))
 }
 
 /// When samples were lost: where, and what to do about it.
 fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
-    let s = Backend::sampling_summary(backend).ok()?;
+    let s = backend.sampling_summary().ok()?;
     if s.lost == 0 && s.throttled == 0 {
         return None;
     }
@@ -593,7 +593,7 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
 /// After a run with `--call-graph dwarf`: how many samples were unwound and how many
 /// stopped short, and the objects whose unwind tables could not be used.
 fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
-    let Ok(s) = Backend::sampling_summary(backend) else {
+    let Ok(s) = backend.sampling_summary() else {
         return Vec::new();
     };
     if s.unwound == 0 {
