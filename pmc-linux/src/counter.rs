@@ -961,7 +961,12 @@ impl Counters {
         };
         let follow_threads = !self.members[0].alloc.scope.is_system();
         let per_cpu = self.task_cpus(follow_threads);
-        let (threads, cpus) = self.open_pid(pid, &per_cpu, follow_threads)?;
+        let (threads, cpus) = match self.open_pid(pid, &per_cpu, follow_threads) {
+            Ok(sets) => sets,
+            // Gone (its exec failed, or it exited before the start): nothing more to count.
+            Err(e) if e.kind() == ErrorKind::NoSuchProcess => (Vec::new(), Vec::new()),
+            Err(e) => return Err(e),
+        };
         let inst = &mut self.instances[i];
         inst.threads = threads;
         inst.cpus = cpus;

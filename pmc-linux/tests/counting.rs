@@ -398,6 +398,32 @@ fn exec_target_restarted_before_exec_counts() {
     assert!(r.value > 10, "sh faults pages in: {r:?}");
 }
 
+/// The exec fails (not executable): the child exits without exec'ing; stop, start and read
+/// still work, and nothing was counted.
+#[test]
+fn exec_target_whose_exec_fails() {
+    use std::os::unix::fs::PermissionsExt;
+    let b = Backend::open().unwrap();
+    let dir = std::env::temp_dir().join(format!("pmc-exec-fails-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("not-executable");
+    std::fs::write(&prog, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut child = pmc_core::launch::PausedChild::spawn(&prog, &[]).unwrap();
+    let mut pmcs = exec_pmcs(&b, child.pid());
+    pmcs.iter_mut().for_each(|p| p.start().unwrap());
+    assert!(child.resume().is_err(), "the exec fails");
+    let _ = child.wait();
+    for p in &mut pmcs {
+        p.stop().unwrap();
+        assert_eq!(p.read().unwrap().value, 0);
+        p.start().unwrap();
+        p.stop().unwrap();
+        assert_eq!(p.read().unwrap().value, 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").unwrap().count()
 }
