@@ -1,10 +1,11 @@
 //! The backend and PMC traits: hwpmc's verbs.
 
 use crate::alloc::{Allocation, Target};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Op, Result};
 use crate::event::EventSpec;
 use crate::members::GroupReading;
 use crate::reading::Reading;
+use crate::summary::SamplingSummary;
 use serde::{Deserialize, Serialize};
 
 /// Where a backend writes its sample log: any byte sink. The backend wraps
@@ -43,6 +44,29 @@ pub struct InstanceReading {
     pub instance: Instance,
     /// Its reading.
     pub reading: Reading,
+}
+
+/// The readings of every member of a [`Group`] on one [`Instance`], in
+/// allocation order (leader first): what
+/// [`Group::read_instances`] returns, one per CPU or target.
+///
+/// ```
+/// use pmc_core::{GroupInstanceReading, Instance, Reading};
+///
+/// let i = GroupInstanceReading {
+///     instance: Instance::Cpu(1),
+///     readings: vec![Reading::new(2_000, 10, 10), Reading::new(500, 10, 10)],
+/// };
+/// // Instructions per cycle on CPU 1, if the leader counted cycles.
+/// let ipc = i.readings[1].value as f64 / i.readings[0].value as f64;
+/// assert_eq!(ipc, 0.25);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupInstanceReading {
+    /// What was counted.
+    pub instance: Instance,
+    /// One reading per member, leader first.
+    pub readings: Vec<Reading>,
 }
 
 /// One field of the native configuration a backend opened, for `pmcstat -v`
@@ -119,6 +143,66 @@ pub trait Backend: Send + Sync {
     /// What works here and why not, each "no" with its fix
     /// (`pmcstat --diagnose`).
     fn diagnose(&self) -> Vec<crate::info::Check>;
+
+    /// The error that failed this backend's log, if one did (a full disk, a
+    /// closed pipe), as soon as the backend meets it: a caller polling this
+    /// while sampling learns of the failure at once rather than at
+    /// [`close_log`](Backend::close_log). After it the log takes nothing
+    /// more; the PMCs keep running until their owner stops them.
+    ///
+    /// The default, for a backend whose log cannot fail between calls, is
+    /// `None`.
+    ///
+    /// ```
+    /// use pmc_core::Backend;
+    ///
+    /// /// Stops sampling early when the log has failed.
+    /// fn log_still_good(backend: &impl Backend) -> bool {
+    ///     match backend.log_error() {
+    ///         Some(e) => {
+    ///             eprintln!("the log failed: {e}");
+    ///             false
+    ///         }
+    ///         None => true,
+    ///     }
+    /// }
+    /// ```
+    fn log_error(&self) -> Option<Error> {
+        None
+    }
+
+    /// What the sampling PMCs feeding this backend's log have produced so
+    /// far: samples read and lost, per CPU, records logged and dropped, DWARF
+    /// unwinding (see [`SamplingSummary`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] from a backend that does not count
+    /// these (the default; FreeBSD's hwpmc keeps no such counts: its losses
+    /// are only in the log).
+    ///
+    /// ```
+    /// use pmc_core::Backend;
+    ///
+    /// fn losses(backend: &impl Backend) -> Option<u64> {
+    ///     backend.sampling_summary().ok().map(|s| s.lost)
+    /// }
+    /// ```
+    fn sampling_summary(&self) -> Result<SamplingSummary> {
+        Err(not_supported(
+            Op::Log,
+            format!(
+                "the {} backend does not count samples and losses (Backend::sampling_summary)",
+                self.name()
+            ),
+            "count the Sample and Lost records of the log (pmc_log::Reader) instead",
+        ))
+    }
+}
+
+/// The error of a capability a backend does not have.
+fn not_supported(op: Op, message: String, help: &str) -> Error {
+    Error::new(ErrorKind::NotSupported, op, message).with_help(help)
 }
 
 /// One allocated PMC. Dropping it releases it.
@@ -127,6 +211,10 @@ pub trait Backend: Send + Sync {
 ///
 /// * [`start`](Pmc::start) on a process-scope PMC with no target attaches it
 ///   to the calling process first;
+/// * a PMC counts only between [`start`](Pmc::start) and [`stop`](Pmc::stop),
+///   for every target kind: a [`Target::Exec`] child that execs before
+///   `start` is not counted until `start`, and reads as zero with the state
+///   [`State::Allocated`] meanwhile;
 /// * [`set_count`](Pmc::set_count) and [`write`](Pmc::write) on a running PMC
 ///   fail with [`ErrorKind::Busy`](crate::ErrorKind::Busy);
 /// * attaching to a target already attached fails with
@@ -208,6 +296,39 @@ pub trait Pmc: Send {
     /// The native configuration this PMC opened, field by field.
     fn native_config(&self) -> Vec<NativeField>;
 
+    /// Writes this PMC's current counts into the backend's log as interval
+    /// counter records, one per CPU (system scope) or target (process scope)
+    /// (`pmcstat -w` with `-O`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] from a backend that cannot (the default;
+    /// FreeBSD: hwpmc's log has no such record);
+    /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
+    /// [`read_instances`](Pmc::read_instances).
+    ///
+    /// ```
+    /// use pmc_core::{ErrorKind, Pmc};
+    ///
+    /// /// Logs the counts where the backend can; elsewhere reads them.
+    /// fn checkpoint(pmc: &impl Pmc) -> pmc_core::Result<()> {
+    ///     match pmc.log_counts() {
+    ///         Err(e) if e.kind() == ErrorKind::NotSupported => {
+    ///             println!("{:?}", pmc.read_instances()?);
+    ///             Ok(())
+    ///         }
+    ///         r => r,
+    ///     }
+    /// }
+    /// ```
+    fn log_counts(&self) -> Result<()> {
+        Err(not_supported(
+            Op::Log,
+            "this backend cannot write a PMC's counts into its log (Pmc::log_counts)".into(),
+            "read them with Pmc::read_instances",
+        ))
+    }
+
     /// Releases the PMC, reporting any error (dropping it releases too, but
     /// silently). hwpmc `PMC_OP_PMCRELEASE`.
     #[doc(alias = "PMC_OP_PMCRELEASE")]
@@ -264,5 +385,73 @@ pub trait Group: Send {
     /// ```
     fn read_members(&self) -> Result<GroupReading> {
         self.read().map(GroupReading::new)
+    }
+
+    /// Reads every member on each instance separately: per CPU for system
+    /// scope, per target for process scope (the group counterpart of
+    /// [`Pmc::read_instances`]). As there, counts kept from detached targets
+    /// and a [`write`](Pmc::write) base are in [`read`](Group::read)'s totals
+    /// only.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] from a backend that cannot (the default;
+    /// on FreeBSD, a process-scope group with several targets: hwpmc reads
+    /// only their total); read errors as [`read_into`](Group::read_into).
+    ///
+    /// ```no_run
+    /// use pmc_core::{Allocation, Backend, Cpus, Group, Instance};
+    ///
+    /// /// Page faults per task-clock millisecond, per CPU.
+    /// fn faults_per_ms<B: Backend>(backend: &B) -> pmc_core::Result<Vec<(u32, f64)>> {
+    ///     let system = |e: &str| -> pmc_core::Result<Allocation> {
+    ///         Ok(Allocation::counting(e.parse()?).system(Cpus::All))
+    ///     };
+    ///     let mut g = backend.allocate_group(&[system("cpu-clock")?, system("page-faults")?])?;
+    ///     g.start()?;
+    ///     std::thread::sleep(std::time::Duration::from_millis(100));
+    ///     g.stop()?;
+    ///     Ok(g.read_instances()?
+    ///         .into_iter()
+    ///         .filter_map(|i| match i.instance {
+    ///             Instance::Cpu(cpu) => {
+    ///                 let ms = i.readings[0].value as f64 / 1e6;
+    ///                 Some((cpu, i.readings[1].value as f64 / ms.max(1e-9)))
+    ///             }
+    ///             Instance::Target(_) => None,
+    ///         })
+    ///         .collect())
+    /// }
+    /// ```
+    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        Err(not_supported(
+            Op::Read,
+            "this backend cannot read a group per instance (Group::read_instances)".into(),
+            "read the totals with Group::read, or allocate one group per CPU or target",
+        ))
+    }
+
+    /// Writes each member's current total into the backend's log as an
+    /// interval counter record.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] from a backend that cannot (the default);
+    /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
+    /// [`read_into`](Group::read_into).
+    ///
+    /// ```
+    /// use pmc_core::Group;
+    ///
+    /// fn checkpoint(group: &impl Group) -> bool {
+    ///     group.log_counts().is_ok()
+    /// }
+    /// ```
+    fn log_counts(&self) -> Result<()> {
+        Err(not_supported(
+            Op::Log,
+            "this backend cannot write a group's counts into its log (Group::log_counts)".into(),
+            "read them with Group::read",
+        ))
     }
 }

@@ -68,16 +68,23 @@ pub mod event;
 pub mod info;
 mod members;
 pub mod metrics;
+pub mod process;
 mod reading;
+mod summary;
 mod sys;
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-pub use sys::launch;
+// Empty on systems without `launch` (macOS in the cross-check).
+#[allow(unused_imports)]
+pub use sys::exported::*;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use alloc::{Allocation, CallGraph, Cpus, Flags, Mode, Rate, Scope, Target};
-pub use backend::{Backend, Group, Instance, InstanceReading, LogSink, NativeField, Pmc, State};
+pub use backend::{
+    Backend, Group, GroupInstanceReading, Instance, InstanceReading, LogSink, NativeField, Pmc,
+    State,
+};
 pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
 pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent};
 pub use members::{GroupReading, GroupSpec, Member};
 pub use reading::{Reading, Status};
+pub use summary::{CpuSampling, SamplingSummary};

@@ -8,21 +8,16 @@ use crate::logpump::{LogFormat, PumpCtl};
 use crate::sys::abi::*;
 use crate::sys::{self, Driver, OpArg, PmcOp};
 use pmc_core::{
-    Allocation, Cpus, Error, ErrorKind, Flags, Instance, InstanceReading, LogSink, Mode,
-    NativeField, Op, Rate, Reading, Result, Scope, State, Target,
+    Allocation, Cpus, Error, ErrorKind, Flags, GroupInstanceReading, Instance, InstanceReading,
+    LogSink, Mode, NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD; on other
-/// systems a driver whose every request fails with `ENOSYS`.
-#[cfg(target_os = "freebsd")]
-pub type DefaultDriver = sys::RealDriver;
-
-/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD; on other
-/// systems a driver whose every request fails with `ENOSYS`.
-#[cfg(not(target_os = "freebsd"))]
-pub type DefaultDriver = Unavailable;
+/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD
+/// (`sys::RealDriver`); on other systems [`Unavailable`], a driver whose
+/// every request fails with `ENOSYS`.
+pub type DefaultDriver = sys::DefaultDriver;
 
 /// A driver for systems without hwpmc: every request fails with `ENOSYS`.
 #[derive(Debug, Default, Clone, Copy)]
@@ -156,27 +151,7 @@ impl Backend<DefaultDriver> {
     #[doc(alias = "pmc_init")]
     #[doc(alias = "modfind")]
     pub fn open() -> Result<Backend<DefaultDriver>> {
-        #[cfg(target_os = "freebsd")]
-        {
-            if cfg!(not(target_pointer_width = "64")) {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
-                    Op::Open,
-                    "pmc-freebsd speaks the LP64 hwpmc ABI (amd64, arm64) only",
-                ));
-            }
-            let d = sys::RealDriver::find().map_err(errno_map::modfind_error)?;
-            Backend::with_driver(d)
-        }
-        #[cfg(not(target_os = "freebsd"))]
-        {
-            Err(Error::new(
-                ErrorKind::Unsupported,
-                Op::Open,
-                "hwpmc exists only on FreeBSD",
-            )
-            .with_help("use the pmc facade, which picks the native backend"))
-        }
+        Backend::with_driver(sys::open_default_driver()?)
     }
 }
 
@@ -955,6 +930,45 @@ impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
         }
         Ok(())
     }
+    /// Each member's [`read_instances`](pmc_core::Pmc::read_instances), joined by
+    /// instance (hwpmc has no group read: the members are read one after the other).
+    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        let mut out: Vec<GroupInstanceReading> = Vec::new();
+        for (n, m) in self.members.iter().enumerate() {
+            let mine = pmc_core::Pmc::read_instances(m)?;
+            if n == 0 {
+                out = mine
+                    .into_iter()
+                    .map(|i| GroupInstanceReading {
+                        instance: i.instance,
+                        readings: vec![i.reading],
+                    })
+                    .collect();
+                continue;
+            }
+            if mine.len() != out.len()
+                || mine.iter().zip(&out).any(|(a, b)| a.instance != b.instance)
+            {
+                return Err(Error::new(
+                    ErrorKind::InvalidState,
+                    Op::Read,
+                    format!(
+                        "group member {n} counts on other instances than the leader \
+                         ({} against {})",
+                        mine.len(),
+                        out.len()
+                    ),
+                )
+                .with_help(
+                    "attach and detach the group as a whole (Group::attach, Group::detach)",
+                ));
+            }
+            for (slot, i) in out.iter_mut().zip(mine) {
+                slot.readings.push(i.reading);
+            }
+        }
+        Ok(out)
+    }
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         if out.len() != self.members.len() {
             return Err(Error::new(
@@ -1151,6 +1165,13 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
 
     fn diagnose(&self) -> Vec<pmc_core::info::Check> {
         self.diagnose_impl()
+    }
+
+    /// As the inherent [`Backend::log_error`]. `sampling_summary` and
+    /// `log_counts` stay NotSupported: hwpmc counts no samples or losses
+    /// outside its log, and its log has no counter records.
+    fn log_error(&self) -> Option<Error> {
+        self.pump_ctl()?.sink_error()
     }
 }
 

@@ -94,25 +94,4 @@ mod tests {
         assert_eq!(format!("{}", Errno::EBUSY), "EBUSY: Device busy");
         assert_eq!(format!("{:?}", Errno(9999)), "Errno(9999)");
     }
-
-    /// On FreeBSD itself, the fixed numbers must equal libc's.
-    #[cfg(target_os = "freebsd")]
-    #[test]
-    fn match_host_libc() {
-        for (e, l) in [
-            (Errno::EPERM, libc::EPERM),
-            (Errno::ENOENT, libc::ENOENT),
-            (Errno::ESRCH, libc::ESRCH),
-            (Errno::ENXIO, libc::ENXIO),
-            (Errno::EBUSY, libc::EBUSY),
-            (Errno::EEXIST, libc::EEXIST),
-            (Errno::EINVAL, libc::EINVAL),
-            (Errno::EOPNOTSUPP, libc::EOPNOTSUPP),
-            (Errno::EPROGMISMATCH, libc::EPROGMISMATCH),
-            (Errno::ENOSYS, libc::ENOSYS),
-            (Errno::EDOOFUS, libc::EDOOFUS),
-        ] {
-            assert_eq!(e.0, l, "{e:?}");
-        }
-    }
 }

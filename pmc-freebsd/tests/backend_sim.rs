@@ -684,6 +684,74 @@ fn groups_start_and_read_together() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
 
+/// `Group::read_instances`: every member per CPU (system scope) or per target (process
+/// scope, one target), the instances in the leader's order; several process targets are
+/// NotSupported (hwpmc reads only their total).
+#[test]
+fn group_read_instances_per_cpu_and_per_target() {
+    let (sim, b) = default();
+    let mut g = b
+        .allocate_group(&[
+            counting("instructions").system(Cpus::All),
+            counting("page-faults").system(Cpus::All),
+        ])
+        .unwrap();
+    g.start().unwrap();
+    sim.run(Work {
+        pid: 0,
+        cpu: 0,
+        instructions: 100,
+        page_faults_read: 4,
+        ..Work::default()
+    });
+    sim.run(Work {
+        pid: 4242,
+        cpu: 1,
+        instructions: 23,
+        page_faults_read: 1,
+        ..Work::default()
+    });
+    g.stop().unwrap();
+    let per_cpu = g.read_instances().unwrap();
+    let got: Vec<_> = per_cpu
+        .iter()
+        .map(|i| {
+            (
+                i.instance,
+                i.readings.iter().map(|r| r.value).collect::<Vec<_>>(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (Instance::Cpu(0), vec![100, 4]),
+            (Instance::Cpu(1), vec![23, 1])
+        ]
+    );
+    // The instances add up to the totals.
+    let totals: Vec<u64> = g.read().unwrap().iter().map(|r| r.value).collect();
+    assert_eq!(totals, vec![123, 5]);
+
+    let mut p = b
+        .allocate_group(&[counting("instructions"), counting("page-faults")])
+        .unwrap();
+    p.start().unwrap(); // attaches to the caller
+    sim.tick(1_000, 400, 2);
+    p.stop().unwrap();
+    let one = p.read_instances().unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].instance, Instance::Target(Target::Current));
+    assert_eq!(
+        one[0].readings.iter().map(|r| r.value).collect::<Vec<_>>(),
+        vec![400, 2]
+    );
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    p.attach(Target::Pid(2000)).unwrap();
+    let e = p.read_instances().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+}
+
 #[test]
 fn flags_reach_the_kernel() {
     let (_sim, b) = default();

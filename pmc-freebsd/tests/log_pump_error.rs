@@ -63,6 +63,9 @@ fn full_disk_is_reported_at_once_with_its_kind() {
         assert!(rounds < 10_000, "the disk never filled");
     };
     println!("after {rounds} rounds: {err}");
+    // The portable trait method sees the same error.
+    let via_trait = pmc_core::Backend::log_error(&b).expect("Backend::log_error");
+    assert_eq!(via_trait.errno(), Some(28), "{via_trait}");
     assert_eq!(err.kind(), ErrorKind::Os);
     assert_eq!(err.errno(), Some(28), "{err}");
     let io = std::error::Error::source(&err)
@@ -98,4 +101,35 @@ fn full_disk_is_reported_at_once_with_its_kind() {
         .skipped
         .iter()
         .all(|s| s.reason == pmc_log::SkipReason::Truncated));
+}
+
+/// The capabilities hwpmc has not: `Backend::sampling_summary` and `Pmc::log_counts` are
+/// NotSupported, with help naming an API; `log_error` is `None` while the log is good.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn capabilities_hwpmc_lacks_are_not_supported() {
+    let sim = Arc::new(SimDriver::new(SimConfig::default()));
+    let b: Backend<Arc<SimDriver>> = Backend::with_driver(sim.clone()).unwrap();
+    b.configure_log(Box::new(std::io::sink())).unwrap();
+    assert!(pmc_core::Backend::log_error(&b).is_none());
+    let e = pmc_core::Backend::sampling_summary(&b).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    assert!(e.message().contains("Backend::sampling_summary"), "{e}");
+    assert!(e.help().is_some_and(|h| h.contains("pmc_log")), "{e}");
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let mut p = b
+        .allocate(&Allocation::sampling(
+            "instructions".parse().unwrap(),
+            Rate::Period(5_000),
+        ))
+        .unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    let e = pmc_core::Pmc::log_counts(&p).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    assert!(e.message().contains("Pmc::log_counts"), "{e}");
+    assert!(
+        e.help().is_some_and(|h| h.contains("read_instances")),
+        "{e}"
+    );
+    b.close_log().unwrap();
 }

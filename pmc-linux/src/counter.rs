@@ -24,8 +24,17 @@
 //!   kept base value; on sampling PMCs set_count is `PERF_EVENT_IOC_PERIOD`.
 //! * **detach** reads the target's final counts into a kept total, then
 //!   closes its fds.
-//! * **Exec targets** are opened with `enable_on_exec`, so counting begins at
-//!   the child's exec.
+//! * **Exec targets** ([`Target::Exec`], a command launched paused before
+//!   its exec) are opened with `enable_on_exec`, so that a PMC started before
+//!   the exec counts the command from its first instruction, as `perf stat`
+//!   does. The counting window is still hwpmc's, from `start` to `stop`: an
+//!   instance whose exec came before the first `start` reads as zero until
+//!   then, and `start` reopens it (as a [`Target::Pid`] is opened, its
+//!   mappings synthesized into the log) without what the kernel counted
+//!   since the exec; a `stop` before the exec reopens it without
+//!   `enable_on_exec`, so the exec cannot start it again. (In-process
+//!   sampling keeps its rings at such a `stop`: its samples from a later
+//!   exec are not removed.)
 //!
 //! # Sampling PMCs
 //!
@@ -64,8 +73,8 @@ use crate::sys::{self, Ioctl};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::{
-    Allocation, Error, ErrorKind, Instance, InstanceReading, LogSink, Mode, NativeField, Op, Rate,
-    Reading, Result, Scope, State, Target,
+    Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, LogSink, Mode,
+    NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -139,7 +148,7 @@ impl Backend {
     ///
     /// [`ErrorKind::Unsupported`] on systems other than Linux.
     pub fn open() -> Result<Backend> {
-        if cfg!(not(target_os = "linux")) {
+        if !sys::HAVE_PERF_EVENT {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 Op::Open,
@@ -168,8 +177,20 @@ impl Backend {
     }
 
     /// Samples read and lost so far by the sampling PMCs feeding this backend's log, per CPU
-    /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]).
-    pub fn sampling_summary(&self) -> SamplingSummary {
+    /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]), with Linux's own
+    /// counts (side records, decoding errors, discarded bytes). The portable subset is
+    /// [`pmc_core::Backend::sampling_summary`].
+    ///
+    /// ```
+    /// use pmc_core::Backend as _;
+    /// # fn main() -> pmc_core::Result<()> {
+    /// let b = pmc_linux::Backend::open()?;
+    /// let d = b.sampling_details();
+    /// assert_eq!(d.samples, b.sampling_summary()?.samples);
+    /// assert_eq!(d.errors, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn sampling_details(&self) -> SamplingSummary {
         self.shared.hub.summary()
     }
 
@@ -253,6 +274,17 @@ impl pmc_core::Backend for Backend {
         crate::info::diagnose()
     }
 
+    /// As the inherent [`Backend::log_error`].
+    fn log_error(&self) -> Option<Error> {
+        self.shared.hub.log_error()
+    }
+
+    /// The backend-neutral part of [`Backend::sampling_details`]
+    /// (which also counts side records, decoding errors and discarded bytes).
+    fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
+        Ok((&self.shared.hub.summary()).into())
+    }
+
     fn write_log(&self, user_data: u32) -> Result<()> {
         self.shared.hub.write_user(user_data)
     }
@@ -288,8 +320,15 @@ struct InstanceFds {
     instance: Instance,
     /// One fd set per thread (or per CPU for system scope: exactly one), leader first.
     threads: Vec<Vec<OwnedFd>>,
-    /// Opened with enable_on_exec and not yet started by us.
+    /// Opened with enable_on_exec and not started by us since (attached while not running):
+    /// reads as zero, whatever the kernel counted after an exec.
     pending_exec: bool,
+    /// Opened with enable_on_exec and the exec not seen yet: the kernel enables these fds
+    /// at the exec, whatever our state.
+    exec_armed: bool,
+    /// An exec target whose exec came before its first start: reopened as a pid at start,
+    /// so its mappings are synthesized like a pid's.
+    exec_missed: bool,
     /// The CPU each fd set of `threads` was opened on (-1: any, per task).
     cpus: Vec<i32>,
     /// Sampling: its ring buffers are mapped and feeding the log or the owner.
@@ -534,6 +573,8 @@ impl Counters {
                         instance: Instance::Cpu(cpu),
                         threads: vec![fds],
                         pending_exec: false,
+                        exec_armed: false,
+                        exec_missed: false,
                         cpus: vec![cpu_i],
                         mapped: false,
                     });
@@ -793,14 +834,7 @@ impl Counters {
             && !self.members[0].alloc.scope.is_system();
         // Sampling inherited events: one fd set per (thread, CPU), as perf record does, since
         // the kernel refuses to map the ring of an inherited per-task event.
-        let per_cpu: Vec<i32> = if self.per_cpu_task || (follow_threads && self.is_sampling()) {
-            crate::env::online_cpus()
-                .into_iter()
-                .filter_map(|c| i32::try_from(c).ok())
-                .collect()
-        } else {
-            vec![-1]
-        };
+        let per_cpu = self.task_cpus(follow_threads);
         let mut threads = Vec::new();
         let mut cpus = Vec::new();
         let pending_exec = match target {
@@ -835,20 +869,7 @@ impl Counters {
                 false
             }
             Target::Pid(pid) => {
-                let p = pid_i32(pid)?;
-                let tids = thread_ids(&pid.to_string())?;
-                for tid in tids {
-                    for &cpu in &per_cpu {
-                        match self.open_set(tid, cpu, false, follow_threads) {
-                            Ok(s) => {
-                                threads.push(s);
-                                cpus.push(cpu);
-                            }
-                            Err(e) if e.kind() == ErrorKind::NoSuchProcess && tid != p => {}
-                            Err(e) => return Err(e),
-                        }
-                    }
-                }
+                (threads, cpus) = self.open_pid(pid, &per_cpu, follow_threads)?;
                 false
             }
             Target::Exec(pid) => {
@@ -861,10 +882,15 @@ impl Counters {
             }
         };
         self.probe = None;
+        // Attached while running, an exec target starts at its exec: started by us.
+        let exec_armed = pending_exec;
+        let pending_exec = pending_exec && self.state != State::Running;
         self.instances.push(InstanceFds {
             instance: Instance::Target(target),
             threads,
             pending_exec,
+            exec_armed,
+            exec_missed: false,
             cpus,
             mapped: false,
         });
@@ -881,6 +907,75 @@ impl Counters {
                 return Err(e);
             }
         }
+        Ok(())
+    }
+
+    /// The CPUs a per-task fd set is opened on: every online CPU when the rings must be per
+    /// CPU (sampling an inherited event), else `-1` (any).
+    fn task_cpus(&self, follow_threads: bool) -> Vec<i32> {
+        if self.per_cpu_task || (follow_threads && self.is_sampling()) {
+            crate::env::online_cpus()
+                .into_iter()
+                .filter_map(|c| i32::try_from(c).ok())
+                .collect()
+        } else {
+            vec![-1]
+        }
+    }
+
+    /// One fd set per (thread of `pid`, CPU of `per_cpu`); a thread other than the main one
+    /// that exits meanwhile is skipped.
+    #[allow(clippy::type_complexity)]
+    fn open_pid(
+        &mut self,
+        pid: u32,
+        per_cpu: &[i32],
+        follow_threads: bool,
+    ) -> Result<(Vec<Vec<OwnedFd>>, Vec<i32>)> {
+        let p = pid_i32(pid)?;
+        let (mut threads, mut cpus) = (Vec::new(), Vec::new());
+        for tid in thread_ids(&pid.to_string())? {
+            for &cpu in per_cpu {
+                match self.open_set(tid, cpu, false, follow_threads) {
+                    Ok(s) => {
+                        threads.push(s);
+                        cpus.push(cpu);
+                    }
+                    Err(e) if e.kind() == ErrorKind::NoSuchProcess && tid != p => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok((threads, cpus))
+    }
+
+    /// Whether the kernel has enabled the exec target `self.instances[i]` (its exec
+    /// happened): an fd opened disabled has run for some time since.
+    fn exec_seen(&self, i: usize) -> Result<bool> {
+        let mut r = vec![Reading::default(); self.members.len()];
+        self.read_instance_fds(&self.instances[i], &mut r)?;
+        Ok(r.iter().any(|r| r.time_enabled > 0))
+    }
+
+    /// Replaces the fds of the exec target `self.instances[i]` by fds without
+    /// `enable_on_exec`, opened as a pid's (every thread), disabled unless running.
+    fn reopen_exec(&mut self, i: usize) -> Result<()> {
+        let Instance::Target(Target::Exec(pid)) = self.instances[i].instance else {
+            return Ok(());
+        };
+        let follow_threads = !self.members[0].alloc.scope.is_system();
+        let per_cpu = self.task_cpus(follow_threads);
+        let (threads, cpus) = match self.open_pid(pid, &per_cpu, follow_threads) {
+            Ok(sets) => sets,
+            // Gone (its exec failed, or it exited before the start): nothing more to count.
+            Err(e) if e.kind() == ErrorKind::NoSuchProcess => (Vec::new(), Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let inst = &mut self.instances[i];
+        inst.threads = threads;
+        inst.cpus = cpus;
+        inst.exec_armed = false;
+        inst.mapped = false;
         Ok(())
     }
 
@@ -979,6 +1074,15 @@ impl Counters {
         if self.instances.is_empty() && !self.members[0].alloc.scope.is_system() {
             self.attach(Target::Current)?;
         }
+        // An exec target that exec'd before this start has counted since (the kernel's
+        // enable_on_exec): start it afresh, as a pid, without those counts.
+        for i in 0..self.instances.len() {
+            if self.instances[i].pending_exec && self.exec_seen(i)? {
+                self.reopen_exec(i)?;
+                self.instances[i].pending_exec = false;
+                self.instances[i].exec_missed = true;
+            }
+        }
         if self.is_sampling() {
             if !self.local_wanted && !self._shared.hub.has_rings(self.token()) {
                 // Never mapped, or the log was closed (which released the rings).
@@ -1030,6 +1134,36 @@ impl Counters {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
         }
+        self.disarm_exec()
+    }
+
+    /// After a stop: an exec target whose exec has not come yet would be enabled by it
+    /// (`enable_on_exec` overrides a disable), counting after the stop. Reopen it without.
+    fn disarm_exec(&mut self) -> Result<()> {
+        let mut armed = Vec::new();
+        for i in 0..self.instances.len() {
+            if self.instances[i].exec_armed {
+                if self.exec_seen(i)? {
+                    self.instances[i].exec_armed = false;
+                } else {
+                    armed.push(i);
+                }
+            }
+        }
+        if armed.is_empty() || (self.is_sampling() && self.local_wanted) {
+            return Ok(());
+        }
+        if self.is_sampling() && self._shared.hub.has_rings(self.token()) {
+            // The log's rings map the old fds and keep their events alive: drop them all
+            // (drained first); the next start maps every instance again.
+            self._shared.hub.unregister(self.token());
+            for inst in &mut self.instances {
+                inst.mapped = false;
+            }
+        }
+        for i in armed {
+            self.reopen_exec(i)?;
+        }
         Ok(())
     }
 
@@ -1066,6 +1200,8 @@ impl Counters {
                 Instance::Cpu(_) => all = true,
                 Instance::Target(Target::Current) => pids.push(std::process::id()),
                 Instance::Target(Target::Pid(p)) => pids.push(p),
+                // Its exec came before the start: its mappings are there already.
+                Instance::Target(Target::Exec(p)) if inst.exec_missed => pids.push(p),
                 // The kernel reports the exec and its mappings (enable_on_exec precedes them).
                 Instance::Target(Target::Exec(_)) => {}
             }
@@ -1249,6 +1385,14 @@ impl Counters {
 
     /// Adds one instance's readings (summed over its threads) into `out`.
     fn read_instance(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
+        if inst.pending_exec {
+            return Ok(()); // not started since attach: whatever an exec enabled is not ours
+        }
+        self.read_instance_fds(inst, out)
+    }
+
+    /// [`read_instance`](Counters::read_instance) whether started or not.
+    fn read_instance_fds(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
         for set in &inst.threads {
             if self.per_member_read {
                 for (fd, slot) in set.iter().zip(out.iter_mut()) {
@@ -1299,7 +1443,7 @@ impl Counters {
         // The common group case, one leader fd (one thread or one CPU): one
         // read(2), decoded straight from the buffer in a single pass.
         if let ([inst], false) = (self.instances.as_slice(), self.per_member_read) {
-            if let [set] = inst.threads.as_slice() {
+            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
                 if let Some(leader) = set.first() {
                     let mut b = [0u8; READ_WORDS * 8];
                     let want = 3 + 2 * out.len();
@@ -1343,6 +1487,20 @@ impl Counters {
             v.push(InstanceReading {
                 instance: inst.instance,
                 reading: one[0],
+            });
+        }
+        Ok(v)
+    }
+
+    /// Every member on each instance (a group's [`read_instances`](pmc_core::Group::read_instances)).
+    fn read_group_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        let mut v = Vec::with_capacity(self.instances.len());
+        for inst in &self.instances {
+            let mut readings = vec![Reading::default(); self.members.len()];
+            self.read_instance(inst, &mut readings)?;
+            v.push(GroupInstanceReading {
+                instance: inst.instance,
+                readings,
             });
         }
         Ok(v)
@@ -1556,7 +1714,7 @@ impl pmc_core::Pmc for LinuxPmc {
         // The common case, one fd (a PMC on one thread or one CPU): one
         // read(2) and a few instructions, no loops.
         if let [inst] = self.c.instances.as_slice() {
-            if let [set] = inst.threads.as_slice() {
+            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
                 if let [fd] = set.as_slice() {
                     let mut b = [0u8; 32];
                     let n =
@@ -1588,6 +1746,10 @@ impl pmc_core::Pmc for LinuxPmc {
     }
     fn set_count(&mut self, count: u64) -> Result<()> {
         self.c.set_count(count)
+    }
+    /// As the inherent [`LinuxPmc::log_counts`].
+    fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
     }
     fn native_config(&self) -> Vec<NativeField> {
         crate::describe::attr_fields(&self.c.members[0].opened)
@@ -1660,7 +1822,7 @@ impl LinuxPmc {
     }
 
     /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
-    /// see [`Backend::sampling_summary`]).
+    /// see [`Backend::sampling_details`]).
     pub fn sample_summary(&self) -> Option<SamplingSummary> {
         self.c.local.as_ref().map(|l| l.summary.clone())
     }
@@ -1750,6 +1912,13 @@ impl pmc_core::Group for LinuxGroup {
     }
     fn stop(&mut self) -> Result<()> {
         self.c.stop()
+    }
+    /// As the inherent [`LinuxGroup::log_counts`].
+    fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
+    }
+    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        self.c.read_group_instances()
     }
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         self.c.read_into(out)

@@ -455,12 +455,10 @@ pub(crate) fn machine_user_read_bits(
     )
 }
 
-#[cfg(target_os = "linux")]
 struct Hardware {
     serialize: bool,
 }
 
-#[cfg(target_os = "linux")]
 impl CounterSource for Hardware {
     fn counter(&mut self, counter: u32) -> u64 {
         crate::sys::rdpmc::read_counter(counter, self.serialize)
@@ -477,7 +475,6 @@ impl CounterSource for Hardware {
 pub struct FastReader<'a> {
     fd: BorrowedFd<'a>,
     /// The mapped control page, or why there is none.
-    #[cfg(target_os = "linux")]
     page: std::result::Result<crate::sys::rdpmc::ControlPage, Fallback>,
     /// What `LinuxPmc::read` adds to the fd's count (write base, detached targets).
     base: u64,
@@ -519,7 +516,6 @@ impl<'a> FastReader<'a> {
         })?;
         Ok(FastReader {
             fd: s.fd,
-            #[cfg(target_os = "linux")]
             page: Self::map(s.fd),
             base: s.base,
             retired: s.retired,
@@ -527,7 +523,6 @@ impl<'a> FastReader<'a> {
         })
     }
 
-    #[cfg(target_os = "linux")]
     fn map(fd: BorrowedFd<'_>) -> std::result::Result<crate::sys::rdpmc::ControlPage, Fallback> {
         if !crate::sys::rdpmc::HAVE_USER_READS {
             return Err(Fallback::UnsupportedArch);
@@ -539,10 +534,7 @@ impl<'a> FastReader<'a> {
     /// Why this reader always uses `read(2)`, if it does (no PMU, disabled,
     /// mapping failed, architecture); `None` when user reads are attempted.
     pub fn unavailable(&self) -> Option<Fallback> {
-        #[cfg(target_os = "linux")]
-        return self.page.as_ref().err().copied();
-        #[cfg(not(target_os = "linux"))]
-        Some(Fallback::UnsupportedArch)
+        self.page.as_ref().err().copied()
     }
 
     /// Reads the PMC, as `Pmc::read` would: the raw count and its times.
@@ -579,15 +571,9 @@ impl<'a> FastReader<'a> {
         Ok((r, path))
     }
 
-    #[cfg(target_os = "linux")]
     fn user_read(&self, serialize: bool) -> std::result::Result<Reading, Fallback> {
         let page = self.page.as_ref().map_err(|e| *e)?;
         read_self(page, &mut Hardware { serialize }, MAX_RETRIES)
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn user_read(&self, _serialize: bool) -> std::result::Result<Reading, Fallback> {
-        Err(Fallback::UnsupportedArch)
     }
 
     /// Exactly one `read(2)` of `value, time_enabled, time_running, id`.
@@ -962,7 +948,6 @@ mod tests {
     /// The real page accessor (`sys::rdpmc::ControlPage`) over a simulated
     /// page, with a thread playing the kernel: every snapshot a read accepts
     /// must be one the kernel published (no torn reads). Runs under Miri.
-    #[cfg(target_os = "linux")]
     #[test]
     fn rdpmc_seqlock_against_a_concurrent_kernel() {
         use crate::sys::rdpmc::{ControlPage, SimPage};
@@ -1029,7 +1014,6 @@ mod tests {
         assert_eq!(f.capabilities, CAP_USER_RDPMC | CAP_USER_TIME);
     }
 
-    #[cfg(target_os = "linux")]
     #[test]
     fn rdpmc_page_fields_decode_the_shared_word() {
         use crate::sys::rdpmc::{ControlPage, SimPage};

@@ -108,7 +108,6 @@ use thiserror::Error;
 
 use crate::record::{RecordHeader, HEADER_LEN};
 
-#[cfg(target_os = "linux")]
 #[doc(inline)]
 pub use crate::sys::mmap::{perf_event_open_raw, MmapRing};
 

@@ -38,7 +38,7 @@
 //! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
 //!
 //! Every loss is also counted in the [`SamplingSummary`] (per CPU), which
-//! [`Backend::sampling_summary`](crate::Backend::sampling_summary) returns.
+//! [`Backend::sampling_details`](crate::Backend::sampling_details) returns.
 //!
 //! # Timestamps
 //!
@@ -48,8 +48,6 @@
 
 use crate::record::{self, FileId, ParseConfig, Record};
 use crate::ring::RingReader;
-#[cfg(not(target_os = "linux"))]
-use crate::ring::RingStorage;
 use crate::sys;
 use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
 use pmc_log::record as log;
@@ -62,37 +60,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-#[cfg(target_os = "linux")]
 pub(crate) use crate::ring::MmapRing;
-
-/// Stand-in for the kernel mapping on systems other than Linux: never constructed.
-#[cfg(not(target_os = "linux"))]
-#[derive(Debug)]
-pub(crate) struct MmapRing(());
-
-#[cfg(not(target_os = "linux"))]
-impl MmapRing {
-    pub(crate) fn new(_fd: BorrowedFd<'_>, _pages: usize) -> std::io::Result<Self> {
-        Err(std::io::Error::from_raw_os_error(libc::ENOSYS))
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-impl RingStorage for MmapRing {
-    fn data_size(&self) -> usize {
-        0
-    }
-    fn load_head(&self) -> u64 {
-        0
-    }
-    fn load_tail(&self) -> u64 {
-        0
-    }
-    fn store_tail(&mut self, _tail: u64) {}
-    fn data(&self, _offset: usize, _len: usize) -> Option<&[u8]> {
-        None
-    }
-}
 
 /// The longest the drain thread waits before reading the rings even if none woke it.
 pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);
@@ -176,6 +144,33 @@ impl SamplingSummary {
             e.lost += c.lost;
             e.throttled += c.throttled;
         }
+    }
+}
+
+impl From<&SamplingSummary> for pmc_core::SamplingSummary {
+    /// The backend-neutral fields (`side_records`, `errors` and `discarded_bytes` are Linux's
+    /// own).
+    fn from(s: &SamplingSummary) -> pmc_core::SamplingSummary {
+        let mut n = pmc_core::SamplingSummary::new();
+        n.samples = s.samples;
+        n.lost = s.lost;
+        n.throttled = s.throttled;
+        n.by_cpu = s
+            .by_cpu
+            .iter()
+            .map(|(&cpu, c)| {
+                (
+                    cpu,
+                    pmc_core::CpuSampling::new(c.samples, c.lost, c.throttled),
+                )
+            })
+            .collect();
+        n.log_records = s.log_records;
+        n.log_dropped = s.log_dropped;
+        n.unwound = s.unwound;
+        n.unwind_truncated = s.unwind_truncated;
+        n.unwind_refused = s.unwind_refused.clone();
+        n
     }
 }
 
@@ -1872,7 +1867,7 @@ mod tests {
         assert_eq!(h.backend, "linux-perf");
         assert_eq!(h.clock, log::Clock::Monotonic);
         assert!(h.page_size >= 4096);
-        if cfg!(target_os = "linux") {
+        if crate::sys::HAVE_PERF_EVENT {
             assert!(h.cpu_count >= 1);
             assert!(!h.kernel_release.is_empty());
             assert!(h.start_time > 0 && h.start_wall_ns > 0);

@@ -130,6 +130,65 @@ fn detached_target_keeps_its_count() {
     );
 }
 
+/// `Group::read_instances`: a system-scope group read per CPU, every member on each, adding
+/// up to the group's totals; a process-scope group has one instance per target.
+#[test]
+fn group_read_instances_per_cpu() {
+    let b = Backend::open().unwrap();
+    let sys = |e: &str| Allocation::counting(e.parse().unwrap()).system(Cpus::All);
+    let mut g = match b.allocate_group(&[sys("cpu-clock"), sys("page-faults")]) {
+        Ok(g) => g,
+        Err(e) if e.kind() == ErrorKind::Permission => {
+            pmc_testkit::skip!("not privileged: {e}");
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    g.start().unwrap();
+    touch_pages(64);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    g.stop().unwrap();
+    let per_cpu = g.read_instances().unwrap();
+    let cpus: std::collections::HashSet<_> = per_cpu.iter().map(|i| i.instance).collect();
+    assert!(
+        !per_cpu.is_empty() && cpus.len() == per_cpu.len(),
+        "one instance per online CPU: {per_cpu:?}"
+    );
+    for (n, i) in per_cpu.iter().enumerate() {
+        assert!(matches!(i.instance, pmc_core::Instance::Cpu(_)), "{i:?}");
+        assert_eq!(i.readings.len(), 2);
+        assert!(i.readings[0].value > 0, "CPU {n}: cpu-clock ran: {i:?}");
+    }
+    let totals = g.read().unwrap();
+    for (m, total) in totals.iter().enumerate() {
+        let sum: u64 = per_cpu.iter().map(|i| i.readings[m].value).sum();
+        assert_eq!(sum, total.value, "member {m}: per CPU adds up to the total");
+    }
+    assert!(
+        totals[1].value >= 64,
+        "the touched pages faulted: {totals:?}"
+    );
+
+    let mut p = b
+        .allocate_group(&[
+            Allocation::counting("task-clock".parse().unwrap()),
+            Allocation::counting("page-faults".parse().unwrap()),
+        ])
+        .unwrap();
+    p.start().unwrap();
+    touch_pages(16);
+    p.stop().unwrap();
+    let one = p.read_instances().unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].instance, pmc_core::Instance::Target(Target::Current));
+    let totals = p.read().unwrap();
+    assert_eq!(
+        one[0].readings.iter().map(|r| r.value).collect::<Vec<_>>(),
+        totals.iter().map(|r| r.value).collect::<Vec<_>>()
+    );
+    assert!(one[0].readings[1].value >= 16);
+}
+
 #[test]
 fn system_scope_counts_per_cpu() {
     let b = Backend::open().unwrap();
@@ -235,6 +294,134 @@ fn launched_child_is_counted_from_exec() {
     pmc.stop().unwrap();
     let r = pmc.read().unwrap();
     assert!(r.value > 10, "sh faults pages in: {r:?}");
+}
+
+/// A launched command's PMCs, counting page faults and task-clock.
+fn exec_pmcs(b: &Backend, pid: u32) -> Vec<pmc_linux::LinuxPmc> {
+    ["page-faults", "task-clock"]
+        .iter()
+        .map(|e| {
+            let mut p = b
+                .allocate(&Allocation::counting(e.parse().unwrap()))
+                .unwrap();
+            p.attach(Target::Exec(pid)).unwrap();
+            p
+        })
+        .collect()
+}
+
+fn spawn_sh(script: &str) -> pmc_core::launch::PausedChild {
+    pmc_core::launch::PausedChild::spawn("sh", &["-c".into(), script.into()]).unwrap()
+}
+
+/// The exec comes before start (the child was resumed first): what it did before start is
+/// not counted; reads before start are zero with the state Allocated (hwpmc's window: from
+/// start to stop, whatever the kernel's enable_on_exec did meanwhile).
+#[test]
+fn exec_target_counts_from_start_when_it_execs_first() {
+    let b = Backend::open().unwrap();
+    // Control: started before the exec, the whole command counts.
+    let script = "sleep 0.4; i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done";
+    let mut child = spawn_sh(script);
+    let mut full = exec_pmcs(&b, child.pid());
+    full.iter_mut().for_each(|p| p.start().unwrap());
+    child.resume().unwrap();
+    assert!(child.wait().unwrap().success());
+    full.iter_mut().for_each(|p| p.stop().unwrap());
+    let full_faults = full[0].read().unwrap().value;
+    assert!(full_faults > 10, "sh faults pages in: {full_faults}");
+
+    let mut child = spawn_sh(script);
+    let mut late = exec_pmcs(&b, child.pid());
+    child.resume().unwrap();
+    // sh has exec'd, faulted its pages in and forked sleep by now.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for p in &late {
+        assert_eq!(p.state(), pmc_core::State::Allocated);
+        let r = p.read().unwrap();
+        assert_eq!((r.value, r.time_enabled), (0, 0), "{r:?}");
+        let i = p.read_instances().unwrap();
+        assert!(i.iter().all(|i| i.reading.value == 0), "{i:?}");
+    }
+    late.iter_mut().for_each(|p| p.start().unwrap());
+    assert!(child.wait().unwrap().success());
+    late.iter_mut().for_each(|p| p.stop().unwrap());
+    let faults = late[0].read().unwrap();
+    let clock = late[1].read().unwrap();
+    println!(
+        "faults {full_faults} whole, {} from start; task-clock {clock:?}",
+        faults.value
+    );
+    assert!(
+        faults.value + 10 < full_faults,
+        "the start-up's faults are not counted: {} of {full_faults}",
+        faults.value
+    );
+    // The loop after the sleep ran after start, and was counted.
+    assert!(clock.value > 0 && clock.time_enabled > 0, "{clock:?}");
+}
+
+/// Started and stopped before the exec: the exec does not start the PMC again.
+#[test]
+fn exec_target_stopped_before_exec_counts_nothing_after() {
+    let b = Backend::open().unwrap();
+    let mut child = spawn_sh("exit 3");
+    let mut pmcs = exec_pmcs(&b, child.pid());
+    for p in &mut pmcs {
+        p.start().unwrap();
+        p.stop().unwrap();
+    }
+    child.resume().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+    for p in &pmcs {
+        assert_eq!(p.state(), pmc_core::State::Stopped);
+        let r = p.read().unwrap();
+        assert_eq!(r.value, 0, "counted after stop: {r:?}");
+    }
+}
+
+/// Stopped before the exec and started again: counts from the second start.
+#[test]
+fn exec_target_restarted_before_exec_counts() {
+    let b = Backend::open().unwrap();
+    let mut child = spawn_sh("exit 3");
+    let mut pmcs = exec_pmcs(&b, child.pid());
+    for p in &mut pmcs {
+        p.start().unwrap();
+        p.stop().unwrap();
+        p.start().unwrap();
+    }
+    child.resume().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(3));
+    pmcs.iter_mut().for_each(|p| p.stop().unwrap());
+    let r = pmcs[0].read().unwrap();
+    assert!(r.value > 10, "sh faults pages in: {r:?}");
+}
+
+/// The exec fails (not executable): the child exits without exec'ing; stop, start and read
+/// still work, and nothing was counted.
+#[test]
+fn exec_target_whose_exec_fails() {
+    use std::os::unix::fs::PermissionsExt;
+    let b = Backend::open().unwrap();
+    let dir = std::env::temp_dir().join(format!("pmc-exec-fails-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("not-executable");
+    std::fs::write(&prog, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let mut child = pmc_core::launch::PausedChild::spawn(&prog, &[]).unwrap();
+    let mut pmcs = exec_pmcs(&b, child.pid());
+    pmcs.iter_mut().for_each(|p| p.start().unwrap());
+    assert!(child.resume().is_err(), "the exec fails");
+    let _ = child.wait();
+    for p in &mut pmcs {
+        p.stop().unwrap();
+        assert_eq!(p.read().unwrap().value, 0);
+        p.start().unwrap();
+        p.stop().unwrap();
+        assert_eq!(p.read().unwrap().value, 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn open_fds() -> usize {

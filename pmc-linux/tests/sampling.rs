@@ -155,6 +155,69 @@ fn samples<'a>(recs: &'a [Record<'static>]) -> Vec<&'a log::Sample<'static>> {
         .collect()
 }
 
+/// The launched program exec'd before start: no samples precede start, its mappings are in
+/// the log all the same (synthesized at start, as for a pid), and the samples after start
+/// fall in them.
+#[test]
+fn exec_target_started_after_its_exec() {
+    let _serial = serial();
+    if !can_sample() {
+        return;
+    }
+    let b = Backend::open().unwrap();
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
+    let mut spin = Spin::spawn();
+    let pid = spin.pid();
+    let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(4000));
+    let mut pmc = b.allocate(&a).unwrap();
+    pmc.attach(Target::Exec(pid)).unwrap();
+    spin.child.resume().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(pmc.state(), pmc_core::State::Allocated);
+    b.flush_log().unwrap();
+    let before_start = pmc_core::Backend::sampling_summary(&b).unwrap().samples;
+    assert_eq!(before_start, 0, "samples before start");
+    let t0 = pmc_linux_now();
+    pmc.start().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).expect("exe link");
+    pmc.stop().unwrap();
+    kill(pid);
+    let _ = spin.child.wait();
+    b.close_log().unwrap();
+    let (recs, _) = read_log(&buf.bytes());
+    let mine: Vec<_> = samples(&recs)
+        .into_iter()
+        .filter(|s| s.pid == pid as i32)
+        .collect();
+    assert!(mine.len() > 100, "{} samples after start", mine.len());
+    assert!(mine.iter().all(|s| s.time >= t0), "a sample before start");
+    let maps: Vec<_> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Map(m) if m.pid == pid as i32 => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        maps.iter()
+            .any(|m| m.path.as_bytes() == exe.as_os_str().as_encoded_bytes()),
+        "no mapping of {exe:?} synthesized"
+    );
+}
+
+/// CLOCK_MONOTONIC in ns, the log's clock.
+fn pmc_linux_now() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 #[test]
 fn process_sampling_of_a_launched_program() {
     let _serial = serial();
@@ -173,9 +236,14 @@ fn process_sampling_of_a_launched_program() {
     let (exe, cpu) = spin.run_for(Duration::from_secs(1));
     pmc.stop().unwrap();
     b.close_log().unwrap();
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean, "close_log writes the clean-close marker");
+    // The backend-neutral summary (pmc_core::Backend::sampling_summary) is the same counts.
+    let neutral = pmc_core::Backend::sampling_summary(&b).unwrap();
+    assert_eq!(neutral, pmc_core::SamplingSummary::from(&summary));
+    assert_eq!(neutral.samples, summary.samples);
+    assert_eq!(neutral.by_cpu.len(), summary.by_cpu.len());
 
     // Header with the host facts and the one clock.
     let Some(Record::Header(h)) = recs.first() else {
@@ -363,7 +431,7 @@ fn system_sampling_sees_both_cpus() {
         let _ = c.wait();
     }
     b.close_log().unwrap();
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean);
     let s = samples(&recs);
@@ -585,7 +653,7 @@ fn self_profiling_in_process() {
     let sum = pmc.sample_summary().unwrap();
     assert_eq!(sum.samples, got.len() as u64);
     // The backend's log saw none of these.
-    assert_eq!(b.sampling_summary().samples, 0);
+    assert_eq!(b.sampling_details().samples, 0);
 }
 
 #[test]
@@ -610,7 +678,7 @@ fn tiny_ring_overflows_and_reports_lost() {
     burn_cpu(Duration::from_millis(300));
     pmc.stop().unwrap();
     b.close_log().unwrap();
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean);
     let lost: u64 = recs
@@ -820,7 +888,7 @@ fn log_proccsw_logs_each_time_slice() {
     assert!(total >= sum, "PMC total {total} < slices {sum}");
     // Nothing here is a sample: the switch samples became counter records.
     assert!(samples(&recs).is_empty());
-    assert_eq!(b.sampling_summary().samples, 0);
+    assert_eq!(b.sampling_details().samples, 0);
 }
 
 /// log-proccsw with descendants: the switches of a launched shell and of the processes it
@@ -1033,7 +1101,7 @@ fn group_members_share_the_leaders_ring() {
         // Every 0.5 ms of this thread's CPU time for 0.3 s: about 600 each.
         assert!(n >= 100, "{name}: {n} samples");
     }
-    assert_eq!(b.sampling_summary().samples, s.len() as u64);
+    assert_eq!(b.sampling_details().samples, s.len() as u64);
 }
 
 /// Interval counter values in the log (`pmcstat -w` with `-O`), for a counting PMC.
@@ -1127,7 +1195,7 @@ fn replacing_the_log_while_sampling() {
     assert!(head
         .iter()
         .any(|r| matches!(r, Record::Map(m) if m.pid == pid as i32)));
-    assert_eq!(b.sampling_summary().samples, (n1 + n2) as u64);
+    assert_eq!(b.sampling_details().samples, (n1 + n2) as u64);
 }
 
 /// Targets attached while stopped are sampled at the next start; a detached target stops
@@ -1351,10 +1419,10 @@ fn log_write_error_is_reported_while_sampling_with_its_kind() {
         .expect("the io::Error is the source");
     assert_eq!(io.kind(), std::io::ErrorKind::StorageFull);
     let len_at_error = disk.0.lock().unwrap().0.len();
-    let dropped_at_error = b.sampling_summary().log_dropped;
+    let dropped_at_error = b.sampling_details().log_dropped;
     // Sampling goes on; the log takes nothing more; the drained records are counted.
     disk.0.lock().unwrap().1 = usize::MAX; // space comes back: still nothing may be appended
-    while b.sampling_summary().log_dropped <= dropped_at_error {
+    while b.sampling_details().log_dropped <= dropped_at_error {
         assert!(
             seen.elapsed() < Duration::from_secs(120),
             "nothing counted as dropped"
@@ -1366,7 +1434,7 @@ fn log_write_error_is_reported_while_sampling_with_its_kind() {
     pmc.stop().unwrap();
     let closed = b.close_log().expect_err("close_log reports the failure");
     assert_eq!(closed.errno(), Some(libc::ENOSPC), "{closed}");
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let bytes = disk.0.lock().unwrap().0.clone();
     assert_eq!(
         bytes.len(),

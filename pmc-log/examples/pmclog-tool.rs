@@ -12,7 +12,6 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use pmc_log::export::{folded::FoldedStacks, json, perf_data, text};
-use pmc_log::Reader;
 
 fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
     let (cmd, file) = match args {
@@ -29,7 +28,9 @@ fn run(args: &[String]) -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("{report:?}");
         return Ok(());
     }
-    let reader = Reader::new(&data)?;
+    // Either format, by its magic: a FreeBSD hwpmc log is converted first.
+    let log = pmc_log::open_any(&data)?;
+    let reader = log.reader()?;
     let mut it = reader.records();
     match cmd {
         "dump" => {

@@ -15,6 +15,8 @@
 //! - [`StreamReader`]: the same over `io::Read`, for pipes and live files.
 //! - [`ReadReport`]: what a reader skipped (offset, length, reason) and
 //!   whether the log was closed cleanly. Damage is reported, not an error.
+//! - [`open_any`]: a log of either format, told by its magic ([`detect`]):
+//!   pmc-log as it is, a FreeBSD hwpmc log converted.
 //! - [`hwpmc`]: import FreeBSD's hwpmc kernel log, and [`hwpmc::Encoder`] to
 //!   produce genuine kernel-format streams (fixtures, simulated drivers).
 //! - [`export`]: `pmcstat -R`-style text, folded stacks, JSON Lines, perf.data.
@@ -58,6 +60,7 @@
 //! The crate has no unsafe code and builds on every OS.
 #![forbid(unsafe_code)]
 
+pub mod any;
 mod codec;
 pub mod error;
 pub mod export;
@@ -67,6 +70,7 @@ pub mod read;
 pub mod record;
 pub mod write;
 
+pub use any::{detect, open_any, AnyLog, LogFormat, OpenError};
 pub use error::{ReadError, WriteError};
 pub use read::{ReadReport, Reader, RecordIter, SkipReason, Skipped, StreamReader};
 pub use record::Record;

@@ -7,5 +7,6 @@ mod export;
 mod fuzz_corpus;
 mod hwpmc;
 mod hwpmc_stream;
+mod open_any;
 mod perf_data;
 mod roundtrip;

@@ -22,31 +22,6 @@ fn fail(what: String) -> Failure {
     Failure::Setup(Error::new(ErrorKind::Os, Op::Log, what))
 }
 
-/// Which log format a file holds, by its first bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LogKind {
-    /// pmc-log.
-    Pmc,
-    /// FreeBSD hwpmc's kernel stream (or a `pmc record` file with the
-    /// `PMCL` prefix).
-    Hwpmc,
-}
-
-/// `pmc record`'s file prefix, as the first native-endian (amd64: little
-/// endian) word: the bytes `LCMP`.
-const PMCL_WORD: u32 = 0x504d_434c;
-
-/// Detects the format by magic: pmc-log's preamble, hwpmc's `PMCL` file
-/// prefix, or a first hwpmc record header (magic 0xEE in the top byte of a
-/// little-endian word).
-pub fn detect(data: &[u8]) -> Option<LogKind> {
-    if data.starts_with(&pmc_log::format::MAGIC) {
-        return Some(LogKind::Pmc);
-    }
-    let word = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
-    (word == PMCL_WORD || word >> 24 == 0xEE).then_some(LogKind::Hwpmc)
-}
-
 /// The largest log `-R` reads: 64 GiB. Regular files are mapped, so this bounds address
 /// space, not memory.
 pub const MAX_LOG_SIZE: u64 = 64 << 30;
@@ -72,31 +47,38 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
         Err(e) => return Err(fail(format!("cannot read {e}"))),
     }
     let data = map_regular(path, MAX_LOG_SIZE).map_err(|e| fail(format!("cannot read {e}")))?;
-    match detect(&data) {
-        Some(LogKind::Pmc) => Ok(Input::Bytes(data)),
-        Some(LogKind::Hwpmc) => {
-            let (out, report) = pmc_log::hwpmc::convert(&data, Vec::new())
-                .map_err(|e| fail(format!("{shown}: not a readable hwpmc log: {e}")))?;
-            let line = format!(
-                "pmcstat: {shown}: FreeBSD hwpmc log converted ({})",
-                import_summary(&report)
-            );
-            // A damaged log is worth a line even with -q.
-            let damaged = report.unknown_types > 0
-                || !report.skipped.is_empty()
-                || report.skipped_unlisted > 0
-                || !report.closed_cleanly;
-            if damaged {
-                diag!("{line}");
-            } else {
-                note!("{line}");
-            }
-            Ok(Input::Bytes(out.into()))
+    // The format by its magic (pmc_log::open_any): pmc-log stays mapped, hwpmc's is converted.
+    let (out, report) = match pmc_log::open_any(&data) {
+        Ok(pmc_log::AnyLog {
+            bytes: std::borrow::Cow::Owned(out),
+            import: Some(report),
+            ..
+        }) => (out, report),
+        Ok(_) => return Ok(Input::Bytes(data)),
+        Err(pmc_log::OpenError::Hwpmc(e)) => {
+            return Err(fail(format!("{shown}: not a readable hwpmc log: {e}")))
         }
-        None => Err(fail(format!(
-            "{shown}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)"
-        ))),
+        Err(_) => {
+            return Err(fail(format!(
+                "{shown}: not a pmc log (neither pmc-log's magic nor a hwpmc log header)"
+            )))
+        }
+    };
+    let line = format!(
+        "pmcstat: {shown}: FreeBSD hwpmc log converted ({})",
+        import_summary(&report)
+    );
+    // A damaged log is worth a line even with -q.
+    let damaged = report.unknown_types > 0
+        || !report.skipped.is_empty()
+        || report.skipped_unlisted > 0
+        || !report.closed_cleanly;
+    if damaged {
+        diag!("{line}");
+    } else {
+        note!("{line}");
     }
+    Ok(Input::Bytes(out.into()))
 }
 
 /// `-i TID`: what the thread filter kept.
@@ -715,19 +697,5 @@ fn dump(
             }
             Ok(reader.finish())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn detects_by_magic() {
-        assert_eq!(detect(&pmc_log::format::MAGIC), Some(LogKind::Pmc));
-        assert_eq!(detect(b"LCMP\0\0\0\0"), Some(LogKind::Hwpmc));
-        assert_eq!(detect(&[0x10, 0x00, 0x01, 0xEE]), Some(LogKind::Hwpmc));
-        assert_eq!(detect(b"hello"), None);
-        assert_eq!(detect(b""), None);
     }
 }

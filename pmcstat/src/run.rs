@@ -156,12 +156,7 @@ impl Wait {
                 None => {
                     // `-t`: until every target process has gone.
                     let pids = crate::targets::pids(targets);
-                    if cfg!(target_os = "linux")
-                        && !pids.is_empty()
-                        && pids
-                            .iter()
-                            .all(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists())
-                    {
+                    if !pids.is_empty() && pids.iter().all(|&pid| !pmc::process::exists(pid)) {
                         return Ok(None);
                     }
                     let timeout = until.map_or(PID_CHECK, |u| {

@@ -552,49 +552,33 @@ fn log_failure(
 }
 
 /// After a log failure: what was dropped, where the backend counts it.
-#[cfg(target_os = "linux")]
 fn dropped_line(backend: &pmc::Native) -> Option<String> {
-    let s = backend.sampling_summary();
+    let s = backend.sampling_summary().ok()?;
     Some(format!(
         "pmcstat: {} records written, {} dropped after the error ({} samples read)",
         s.log_records, s.log_dropped, s.samples
     ))
 }
 
-#[cfg(not(target_os = "linux"))]
-fn dropped_line(_backend: &pmc::Native) -> Option<String> {
-    None
-}
-
 /// `-w`: the PMC's current counts into the log.
-#[cfg(target_os = "linux")]
 fn log_counts(pmc: &<pmc::Native as Backend>::Pmc) -> Result<(), Failure> {
-    pmc.log_counts().map_err(Failure::Setup)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn log_counts(_pmc: &<pmc::Native as Backend>::Pmc) -> Result<(), Failure> {
-    Err(Failure::Usage(
-        "-w in sampling mode is not supported by this backend".into(),
-    ))
+    match pmc.log_counts() {
+        Err(e) if e.kind() == ErrorKind::NotSupported => Err(Failure::Usage(
+            "-w in sampling mode is not supported by this backend".into(),
+        )),
+        r => r.map_err(Failure::Setup),
+    }
 }
 
 /// (samples, lost) so far, where the backend counts them.
-#[cfg(target_os = "linux")]
 fn summary_counts(backend: &pmc::Native) -> Option<(u64, u64)> {
-    let s = backend.sampling_summary();
+    let s = backend.sampling_summary().ok()?;
     Some((s.samples, s.lost))
 }
 
-#[cfg(not(target_os = "linux"))]
-fn summary_counts(_backend: &pmc::Native) -> Option<(u64, u64)> {
-    None
-}
-
 /// When samples were lost: where, and what to do about it.
-#[cfg(target_os = "linux")]
 fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
-    let s = backend.sampling_summary();
+    let s = backend.sampling_summary().ok()?;
     if s.lost == 0 && s.throttled == 0 {
         return None;
     }
@@ -615,9 +599,10 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
 
 /// After a run with `--call-graph dwarf`: how many samples were unwound and how many
 /// stopped short, and the objects whose unwind tables could not be used.
-#[cfg(target_os = "linux")]
 fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
-    let s = backend.sampling_summary();
+    let Ok(s) = backend.sampling_summary() else {
+        return Vec::new();
+    };
     if s.unwound == 0 {
         return Vec::new();
     }
@@ -632,16 +617,6 @@ fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
         v.push(format!("pmcstat: warning: no unwinding through {r}"));
     }
     v
-}
-
-#[cfg(not(target_os = "linux"))]
-fn unwind_lines(_backend: &pmc::Native) -> Vec<String> {
-    Vec::new()
-}
-
-#[cfg(not(target_os = "linux"))]
-fn losses_by_cpu(_backend: &pmc::Native) -> Option<String> {
-    None
 }
 
 /// The live status line on a terminal: elapsed time, samples, lost.

@@ -23,36 +23,28 @@ pub fn resolve(spec: &AttachSpec) -> Result<Vec<Target>, Failure> {
     }
 }
 
-/// The pids whose `/proc/PID/comm` matches `re`.
-#[cfg(target_os = "linux")]
+/// The pids (but pmcstat's) whose command name matches `re`, from
+/// `pmc::process::list` (on Linux `/proc/PID/comm`).
 fn matching(re: &regex::Regex) -> Result<Vec<u32>, Failure> {
     let me = std::process::id();
-    let dir = std::fs::read_dir("/proc").map_err(|e| {
-        Failure::Setup(pmc::Error::new(
-            ErrorKind::Os,
-            pmc::Op::Attach,
-            format!("-t {re}: cannot list the processes in /proc: {e}"),
-        ))
+    let procs = pmc::process::list().map_err(|e| match e.kind() {
+        ErrorKind::NotSupported => Failure::Usage(format!(
+            "-t {re}: matching command names is implemented on Linux only (it reads /proc); \
+             give a process id"
+        )),
+        _ => {
+            let mut err = pmc::Error::new(e.kind(), e.op(), format!("-t {re}: {}", e.message()));
+            if let Some(n) = e.errno() {
+                err = err.with_errno(n);
+            }
+            Failure::Setup(err)
+        }
     })?;
-    let mut pids: Vec<u32> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| pid != me)
-        .filter(|pid| {
-            // A process that exited since the listing has no name: not a match.
-            std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                .is_ok_and(|c| re.is_match(c.strip_suffix('\n').unwrap_or(&c)))
-        })
-        .collect();
-    pids.sort_unstable();
-    Ok(pids)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn matching(re: &regex::Regex) -> Result<Vec<u32>, Failure> {
-    Err(Failure::Usage(format!(
-        "-t {re}: matching command names is implemented on Linux only (it reads /proc); \
-         give a process id"
-    )))
+    Ok(procs
+        .into_iter()
+        .filter(|p| p.pid != me && re.is_match(&p.name))
+        .map(|p| p.pid)
+        .collect())
 }
 
 /// Attaches `pmc` to every target. With several targets (a `-t REGEX`), one

@@ -555,7 +555,7 @@ fn disk_full_failing_writer_library() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = spinner.join();
     assert!(b.close_log().is_err(), "close_log reports the failure");
-    let summary = b.sampling_summary();
+    let summary = b.sampling_details();
     let bytes = disk.0.lock().unwrap().0.clone();
     let (got, rep) = read_both(&bytes);
     row(

@@ -16,6 +16,66 @@ mod real;
 #[cfg(target_os = "freebsd")]
 pub use real::RealDriver;
 
+/// The driver `Backend::open` uses: the hwpmc syscall on FreeBSD.
+#[cfg(target_os = "freebsd")]
+pub type DefaultDriver = RealDriver;
+
+/// The driver `Backend::open` uses: on systems without hwpmc, one whose
+/// every request fails with `ENOSYS`.
+#[cfg(not(target_os = "freebsd"))]
+pub type DefaultDriver = crate::backend::Unavailable;
+
+/// Finds hwpmc (`modfind`), for `Backend::open`.
+#[cfg(target_os = "freebsd")]
+pub(crate) fn open_default_driver() -> pmc_core::Result<DefaultDriver> {
+    use pmc_core::{Error, ErrorKind, Op};
+    if cfg!(not(target_pointer_width = "64")) {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            Op::Open,
+            "pmc-freebsd speaks the LP64 hwpmc ABI (amd64, arm64) only",
+        ));
+    }
+    RealDriver::find().map_err(crate::errno_map::modfind_error)
+}
+
+/// hwpmc exists only on FreeBSD.
+#[cfg(not(target_os = "freebsd"))]
+pub(crate) fn open_default_driver() -> pmc_core::Result<DefaultDriver> {
+    use pmc_core::{Error, ErrorKind, Op};
+    Err(Error::new(
+        ErrorKind::Unsupported,
+        Op::Open,
+        "hwpmc exists only on FreeBSD",
+    )
+    .with_help("use the pmc facade, which picks the native backend"))
+}
+
+/// On FreeBSD itself, the fixed errno numbers of [`Errno`] must equal libc's.
+#[cfg(all(test, target_os = "freebsd"))]
+mod host_errno {
+    use crate::errno::Errno;
+
+    #[test]
+    fn match_host_libc() {
+        for (e, l) in [
+            (Errno::EPERM, libc::EPERM),
+            (Errno::ENOENT, libc::ENOENT),
+            (Errno::ESRCH, libc::ESRCH),
+            (Errno::ENXIO, libc::ENXIO),
+            (Errno::EBUSY, libc::EBUSY),
+            (Errno::EEXIST, libc::EEXIST),
+            (Errno::EINVAL, libc::EINVAL),
+            (Errno::EOPNOTSUPP, libc::EOPNOTSUPP),
+            (Errno::EPROGMISMATCH, libc::EPROGMISMATCH),
+            (Errno::ENOSYS, libc::ENOSYS),
+            (Errno::EDOOFUS, libc::EDOOFUS),
+        ] {
+            assert_eq!(e.0, l, "{e:?}");
+        }
+    }
+}
+
 use crate::errno::Errno;
 use abi::*;
 

@@ -20,7 +20,6 @@
 //!
 //! Residual assumption, as with every perf ring reader: no other process maps the same event and
 //! advances its `data_tail` behind our back.
-#![cfg(target_os = "linux")]
 
 use std::io;
 use std::mem::{offset_of, size_of};
@@ -68,18 +67,14 @@ pub fn perf_event_open_raw(
 
 /// Fails unless `fd` is a perf_event fd.
 fn check_perf_fd(fd: BorrowedFd<'_>) -> io::Result<()> {
-    let mut id: u64 = 0;
-    // SAFETY: PERF_EVENT_IOC_ID writes one u64 through the pointer, which points at `id`, a
-    // live local. On a non-perf fd the ioctl fails without touching it.
-    let rc = unsafe { perf_event_open_sys::ioctls::ID(fd.as_raw_fd(), &mut id) };
-    if rc < 0 {
-        let err = io::Error::last_os_error();
-        return Err(io::Error::new(
+    // PERF_EVENT_IOC_ID fails on anything else (and everywhere but Linux, with ENOSYS).
+    super::event_id(fd).map(|_| ()).map_err(|e| {
+        let err = io::Error::from_raw_os_error(e);
+        io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("fd {} is not a perf_event fd: {err}", fd.as_raw_fd()),
-        ));
-    }
-    Ok(())
+        )
+    })
 }
 
 fn page_size() -> io::Result<usize> {

@@ -6,12 +6,13 @@
 //! `Result<_, Errno>`; each `unsafe` block names the user memory the kernel
 //! reads or writes. Raw pointers never leave this module. On systems other
 //! than Linux every call fails with `ENOSYS`, so the backend's logic still
-//! builds (and its pure parts still test) everywhere.
+//! builds (and its pure parts still test) everywhere; the ring and rdpmc page
+//! mappings are plain `mmap(2)` on any Unix (with no perf fd to map, they are
+//! never reached elsewhere). This is the only place in pmc-linux that chooses
+//! by OS.
 #![allow(unsafe_code)]
 
-#[cfg(target_os = "linux")]
 pub(crate) mod mmap;
-#[cfg(target_os = "linux")]
 pub(crate) mod rdpmc;
 
 use perf_event_open_sys::bindings::perf_event_attr;
@@ -19,6 +20,9 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 
 /// A raw OS error number.
 pub type Errno = i32;
+
+/// Whether this system has perf_event (Linux).
+pub(crate) const HAVE_PERF_EVENT: bool = cfg!(target_os = "linux");
 
 /// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`—Opens one
 /// counter, close-on-exec.
@@ -184,7 +188,6 @@ pub fn page_size() -> usize {
         .unwrap_or(4096)
 }
 
-#[cfg(target_os = "linux")]
 fn last_errno() -> Errno {
     std::io::Error::last_os_error()
         .raw_os_error()

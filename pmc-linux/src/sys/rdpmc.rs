@@ -22,7 +22,6 @@
 //! perf_event with user reads allowed, which is what `cap_user_rdpmc` and a
 //! non-zero `index` in the page announce. [`crate::rdpmc`] only calls
 //! [`read_counter`] under those conditions, inside the seqlock.
-#![cfg(target_os = "linux")]
 
 use std::mem::offset_of;
 use std::os::fd::{AsRawFd, BorrowedFd};

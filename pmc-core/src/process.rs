@@ -1,0 +1,77 @@
+//! The running processes, for choosing targets by name: [`list`] and
+//! [`exists`]. The OS-specific parts are in `sys/process.rs`.
+
+use crate::error::Result;
+
+/// A running process: its pid and its command name (on Linux
+/// `/proc/PID/comm`: at most 15 bytes, without the trailing newline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Process {
+    /// The process id.
+    pub pid: u32,
+    /// The command name the kernel keeps for it.
+    pub name: String,
+}
+
+impl Process {
+    /// A process entry.
+    ///
+    /// ```
+    /// let p = pmc_core::process::Process::new(1, "init");
+    /// assert_eq!((p.pid, p.name.as_str()), (1, "init"));
+    /// ```
+    pub fn new(pid: u32, name: impl Into<String>) -> Process {
+        Process {
+            pid,
+            name: name.into(),
+        }
+    }
+}
+
+/// Every running process with its command name, in pid order (the caller
+/// included). A process that exits while the list is read is left out.
+///
+/// ```
+/// use pmc_core::{ErrorKind, Target};
+///
+/// # fn main() -> pmc_core::Result<()> {
+/// let sshd: Vec<Target> = match pmc_core::process::list() {
+///     Ok(procs) => {
+///         assert!(procs.iter().any(|p| p.pid == std::process::id()));
+///         procs
+///             .iter()
+///             .filter(|p| p.name == "sshd")
+///             .map(|p| Target::Pid(p.pid))
+///             .collect()
+///     }
+///     Err(e) if e.kind() == ErrorKind::NotSupported => Vec::new(), // ask for pids instead
+///     Err(e) => return Err(e),
+/// };
+/// # let _ = sshd;
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) where the
+/// listing is not implemented (FreeBSD for now: attach by pid with
+/// `Target::Pid`); [`ErrorKind::Os`](crate::ErrorKind::Os) when the list
+/// cannot be read (Linux: `/proc` is not mounted).
+pub fn list() -> Result<Vec<Process>> {
+    let mut v = crate::sys::process::list()?;
+    v.sort_unstable_by_key(|p| p.pid);
+    Ok(v)
+}
+
+/// Whether a process (or, on Linux, a thread) with this id exists now,
+/// zombies included: `kill(pid, 0)` does not fail with `ESRCH`. Ids that
+/// cannot name a process (0, above `i32::MAX`) do not exist.
+///
+/// ```
+/// assert!(pmc_core::process::exists(std::process::id()));
+/// assert!(!pmc_core::process::exists(0));
+/// ```
+pub fn exists(pid: u32) -> bool {
+    crate::sys::process::exists(pid)
+}

@@ -1,0 +1,91 @@
+//! What sampling produced, in backend-neutral terms: [`SamplingSummary`].
+
+use std::collections::BTreeMap;
+
+/// Samples and losses of one CPU, in a [`SamplingSummary`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CpuSampling {
+    /// Samples read.
+    pub samples: u64,
+    /// Samples the kernel dropped (its buffers were full).
+    pub lost: u64,
+    /// Times the kernel throttled an event for interrupting too often.
+    pub throttled: u64,
+}
+
+impl CpuSampling {
+    /// Counts for one CPU.
+    ///
+    /// ```
+    /// let c = pmc_core::CpuSampling::new(100, 2, 1);
+    /// assert_eq!((c.samples, c.lost, c.throttled), (100, 2, 1));
+    /// ```
+    pub fn new(samples: u64, lost: u64, throttled: u64) -> CpuSampling {
+        CpuSampling {
+            samples,
+            lost,
+            throttled,
+        }
+    }
+}
+
+/// What the sampling PMCs feeding a backend's log have produced so far:
+/// samples read, samples lost (in total and per CPU), the log's own record
+/// counts, and how DWARF unwinding went. Returned by
+/// [`Backend::sampling_summary`](crate::Backend::sampling_summary) on the
+/// backends that count these (Linux); the others return
+/// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
+///
+/// ```
+/// use pmc_core::{Backend, ErrorKind};
+///
+/// /// "N samples, M lost", or nothing where the backend does not count them.
+/// fn status(backend: &impl Backend) -> Option<String> {
+///     match backend.sampling_summary() {
+///         Ok(s) => Some(format!("{} samples, {} lost", s.samples, s.lost)),
+///         Err(e) if e.kind() == ErrorKind::NotSupported => None,
+///         Err(e) => Some(format!("no summary: {e}")),
+///     }
+/// }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SamplingSummary {
+    /// Samples read.
+    pub samples: u64,
+    /// Samples the kernel reported as lost because a buffer was full.
+    pub lost: u64,
+    /// Throttle events (the kernel lowered the sample rate; those samples
+    /// are gone too).
+    pub throttled: u64,
+    /// Per CPU (samples without a CPU are not in here).
+    pub by_cpu: BTreeMap<u32, CpuSampling>,
+    /// Records written to the log (its header included).
+    pub log_records: u64,
+    /// Records that could not be written because the log failed (see
+    /// [`Backend::log_error`](crate::Backend::log_error)).
+    pub log_dropped: u64,
+    /// Samples whose user callchain was unwound from a captured stack
+    /// ([`CallGraph::Dwarf`](crate::CallGraph::Dwarf)).
+    pub unwound: u64,
+    /// Of those, unwinds that stopped before the stack's root.
+    pub unwind_truncated: u64,
+    /// Objects whose unwind tables could not be used, one `path: reason`
+    /// line each.
+    pub unwind_refused: Vec<String>,
+}
+
+impl SamplingSummary {
+    /// An empty summary, for a backend to fill in field by field.
+    ///
+    /// ```
+    /// let mut s = pmc_core::SamplingSummary::new();
+    /// s.samples = 10;
+    /// s.by_cpu.insert(0, pmc_core::CpuSampling::new(10, 0, 0));
+    /// assert_eq!(s.lost, 0);
+    /// ```
+    pub fn new() -> SamplingSummary {
+        SamplingSummary::default()
+    }
+}

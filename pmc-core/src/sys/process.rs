@@ -1,0 +1,65 @@
+//! Listing processes and probing pids: `/proc` on Linux, `kill(2)` for
+//! existence on every Unix.
+
+use crate::error::Result;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+use crate::error::{Error, ErrorKind, Op};
+use crate::process::Process;
+
+/// Every process with a `/proc/PID/comm`.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub fn list() -> Result<Vec<Process>> {
+    use crate::error::{Error, ErrorKind, Op};
+    let dir = std::fs::read_dir("/proc").map_err(|e| {
+        let mut err = Error::new(
+            ErrorKind::Os,
+            Op::Attach,
+            format!("cannot list the processes in /proc: {e}"),
+        );
+        if let Some(n) = e.raw_os_error() {
+            err = err.with_errno(n);
+        }
+        err.with_source(e)
+    })?;
+    Ok(dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            // A process that exited since the listing has no name: left out.
+            let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+            let name = c.strip_suffix('\n').unwrap_or(&c);
+            Some(Process::new(pid, name))
+        })
+        .collect())
+}
+
+/// Not implemented here yet (FreeBSD would use `sysctl kern.proc.proc`).
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+pub fn list() -> Result<Vec<Process>> {
+    Err(Error::new(
+        ErrorKind::NotSupported,
+        Op::Attach,
+        "listing processes by name is implemented on Linux only \
+         (pmc_core::process::list reads /proc)",
+    )
+    .with_help("attach by process id with Target::Pid"))
+}
+
+/// `kill(pid, 0)` does not fail with ESRCH.
+#[cfg(unix)]
+pub fn exists(pid: u32) -> bool {
+    let Ok(p) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if p <= 0 {
+        return false; // 0 and negatives name process groups
+    }
+    // SAFETY: kill with signal 0 sends nothing; it only checks the pid.
+    let r = unsafe { libc::kill(p, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
+/// No way to ask here.
+#[cfg(not(unix))]
+pub fn exists(_pid: u32) -> bool {
+    false
+}
