@@ -141,6 +141,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     })?;
 
     let repeat = args.repeat.unwrap_or(1);
+    if args.columns && repeat > 1 {
+        return Err(Failure::Usage(
+            "--columns prints the rows of one run: give -r N without it".into(),
+        ));
+    }
     if repeat == 0 {
         return Err(Failure::Usage(
             "-r: the repeat count must be at least 1".into(),
@@ -159,7 +164,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     let last = reports.last().and_then(|r| r.exit_status);
-    if let [one] = reports.as_slice() {
+    if args.columns {
+        // pmcstat(8) prints its rows only: the last was printed at the end of the run.
+    } else if let [one] = reports.as_slice() {
         sink.report(one, args);
     } else {
         sink.repeated(&reports, args);
@@ -366,6 +373,9 @@ fn run_once(
                     error: None,
                 })
             }
+            // pmcstat(8) stops when a PMC cannot be allocated; its table has no
+            // place for a count that is not there.
+            Err(e) if args.columns => return Err(Failure::Setup(e)),
             Err(e) if is_unsupported(&e) => slots.push(Slot {
                 event: text,
                 scope,
@@ -430,20 +440,31 @@ fn run_once(
     let _ = created_log.keep(); // started: the log is kept, whatever happens next
 
     // Wait, printing intervals.
-    let mut last: Vec<Reading> = vec![Reading::default(); slots.len()];
+    // --columns: a column per CPU of each system-mode PMC, as pmcstat(8)
+    // allocates one PMC per CPU; rows every 5 s without -w, as pmcstat(8)'s
+    // DEFAULT_WAIT_INTERVAL.
+    let per_cpu = args.per_cpu || args.columns;
+    let interval = args
+        .interval
+        .or(args.columns.then_some(COLUMNS_DEFAULT_INTERVAL));
+    let mut last: Vec<Reading> = Vec::new();
     let wait = Wait {
         started,
         duration: args.duration,
-        interval: args.interval,
+        interval,
     };
     let mut last_at = std::time::Duration::ZERO;
     let status = wait.run(
         child.as_mut(),
         &targets,
         || {
-            let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
+            let shown = interval_rows(collect(&slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
-            sink.interval(last_at, &shown, args);
+            if args.columns {
+                sink.columns_row(columns_checked(&shown)?);
+            } else {
+                sink.interval(last_at, &shown, args);
+            }
             Ok(())
         },
         None,
@@ -471,7 +492,12 @@ fn run_once(
     }
     let counters = collect(&slots, args.per_cpu);
     // The last, partial interval: with it the intervals add up to the total.
-    if args.interval.is_some() {
+    if args.columns {
+        // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
+        // SIGINT, whatever the time since the last.
+        let shown = interval_rows(collect(&slots, per_cpu), &mut last, args.cumulative);
+        sink.columns_row(columns_checked(&shown)?);
+    } else if args.interval.is_some() {
         let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
         let moved = shown.iter().any(|c| c.reading.value != 0);
         if moved || elapsed > last_at + std::time::Duration::from_millis(1) {
@@ -526,9 +552,35 @@ fn children_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
     Some((d(r.user_time()), d(r.system_time())))
 }
 
+/// `--columns` without -w: pmcstat(8)'s `DEFAULT_WAIT_INTERVAL`, 5 s.
+const COLUMNS_DEFAULT_INTERVAL: f64 = 5.0;
+
+/// `--columns`' rows have a count for every PMC: a PMC that cannot be read
+/// stops the run, as pmcstat(8)'s "Cannot read pmc" does.
+fn columns_checked(shown: &[Counter]) -> Result<&[Counter], Failure> {
+    match shown.iter().find_map(|c| c.error.as_ref().map(|e| (c, e))) {
+        Some((c, e)) => Err(Failure::Setup(Error::new(
+            ErrorKind::Os,
+            pmc::Op::Read,
+            format!("cannot read `{}`: {e}", c.event),
+        ))),
+        None => Ok(shown),
+    }
+}
+
 /// One `-w` interval's rows: the counts since the previous interval (or,
-/// with -C, the running totals); `last` keeps the totals seen so far.
-fn interval_rows(counters: Vec<Counter>, last: &mut [Reading], cumulative: bool) -> Vec<Counter> {
+/// with -C, the running totals); `last` keeps the totals seen so far (as
+/// pmcstat(8)'s `ev_saved`: `pmcstat_print_counters` prints `value -
+/// ev_saved`, or with -C `value`). `last` grows to the number of rows on the
+/// first call (a system-mode PMC read per CPU is one row per CPU).
+fn interval_rows(
+    counters: Vec<Counter>,
+    last: &mut Vec<Reading>,
+    cumulative: bool,
+) -> Vec<Counter> {
+    if last.len() < counters.len() {
+        last.resize(counters.len(), Reading::default());
+    }
     if cumulative {
         return counters;
     }
