@@ -81,12 +81,12 @@ pub struct Args {
     pub log: Option<PathBuf>,
 
     /// Print each process's counts at its exit, as pmcstat(8) -E (hwpmc's
-    /// LOG_PROCEXIT), for the process sampling PMCs (-P; with -d, every
-    /// descendant process): after the run, one line per process that exited,
-    /// with its pid, command and the sum of its sample periods for each -P
-    /// PMC (exact but for the last, incomplete period). The -O log, when
-    /// given, holds them as `exitval` records. Counting PMCs (-p, -e) cannot
-    /// have it on Linux: perf_event gives no per-process count at exit.
+    /// LOG_PROCEXIT), for the process-mode PMCs (with -d, every descendant
+    /// process): after the run, one line per process that exited, with its
+    /// pid, command and counts. For a counting PMC (-p, -e; one per run) the
+    /// count is the kernel's (perf's inherit_stat); for sampling PMCs (-P) the
+    /// sum of the process's sample periods (exact but for the last, incomplete
+    /// period). The -O log, when given, holds them as `exitval` records.
     #[arg(short = 'E')]
     pub exit_counts: bool,
 

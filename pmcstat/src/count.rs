@@ -80,9 +80,6 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
-    if args.exit_counts {
-        return Err(Failure::Usage(crate::exits::COUNTING_REFUSED.into()));
-    }
     if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
             "give either -t PID|REGEX or a command, not both".into(),
@@ -117,6 +114,24 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
     check_log_csw(args, has_process)?;
+    if args.exit_counts {
+        if !has_process {
+            return Err(Failure::Usage(
+                "-E prints the counts of each process at its exit: it is for process-mode \
+                 PMCs (-p, -e), not system-mode ones (-s)"
+                    .into(),
+            ));
+        }
+        if args.repeat.is_some_and(|n| n > 1) {
+            return Err(Failure::Usage(
+                "-E with -r N: the counts at exit are of one run; run once".into(),
+            ));
+        }
+        let process = wanted.iter().filter(|w| !w.scope.is_system()).count();
+        if process > 1 || args.log_csw {
+            return Err(Failure::Usage(crate::exits::COUNTING_ONE_PMC.into()));
+        }
+    }
     if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
     {
         return Err(Failure::Usage(if has_process {
@@ -170,6 +185,9 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         sink.report(one, args);
     } else {
         sink.repeated(&reports, args);
+    }
+    if let Some(e) = reports.last().and_then(|r| r.exits.as_ref()) {
+        sink.exits(e, args);
     }
     sink.finish()?;
     Ok(crate::run::final_status(last))
@@ -337,8 +355,22 @@ fn run_once(
     // dropped (the file removed) before it if the run does not start.
     let mut created_log = crate::sample::RemoveUnlessStarted(None);
     let csw_log = args.log.as_deref().filter(|_| args.log_csw);
-    if let Some(path) = csw_log {
+    // -E: the counts at exit go through the log: -O FILE's, or else a pipe read as it fills.
+    let exit_log = args.log.as_deref().filter(|_| args.exit_counts);
+    if let Some(path) = csw_log.or(exit_log) {
         created_log.0 = crate::sample::configure_log(&backend, path)?;
+    }
+    let mut live_exits = None;
+    if args.exit_counts && args.log.is_none() {
+        let (reader, sink) = crate::live::LiveProfile::start(true).map_err(|e| {
+            Failure::Setup(Error::new(
+                ErrorKind::Os,
+                pmc::Op::Log,
+                format!("-E: cannot start the log reader: {e}"),
+            ))
+        })?;
+        backend.configure_log(Box::new(sink))?;
+        live_exits = Some(reader);
     }
     let mut slots = Vec::with_capacity(wanted.len());
     let mut user_only = false;
@@ -358,6 +390,9 @@ fn run_once(
         };
         if csw_log.is_some() && !scope.is_system() {
             flags |= Flags::LOG_PROCCSW;
+        }
+        if args.exit_counts && !scope.is_system() {
+            flags |= Flags::LOG_PROCEXIT;
         }
         let alloc = Allocation::counting(spec.clone())
             .scope(scope.clone())
@@ -490,6 +525,30 @@ fn run_once(
             path.display()
         );
     }
+    // -E: the log is complete once the PMCs are stopped.
+    let mut exit_counts = None;
+    if args.exit_counts {
+        if csw_log.is_none() {
+            backend.close_log().map_err(crate::sample::log_err)?;
+        }
+        exit_counts = Some(match (live_exits.take(), exit_log) {
+            (Some(reader), _) => reader
+                .finish()
+                .map(|(_, counts)| counts)
+                .map_err(|e| Failure::Output(format!("-E: cannot read the log: {e}")))?,
+            (None, Some(path))
+                if path.as_os_str() != "-" && crate::sample::remote_log(path).is_none() =>
+            {
+                crate::exits::of_file(path).map_err(|e| {
+                    Failure::Output(format!("-E: cannot read {}: {e}", path.display()))
+                })?
+            }
+            _ => {
+                note!("pmcstat: -E: the counts at process exit are in the log, as exitval records");
+                crate::exits::ExitCounts::default()
+            }
+        });
+    }
     let counters = collect(&slots, args.per_cpu);
     // The last, partial interval: with it the intervals add up to the total.
     if args.columns {
@@ -536,6 +595,7 @@ fn run_once(
         uncounted_children_ns,
         user_only,
         user_sys,
+        exits: exit_counts,
     };
     Ok(report)
 }

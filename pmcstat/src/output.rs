@@ -39,6 +39,8 @@ pub struct Report {
     /// in user and in kernel mode, from `getrusage(RUSAGE_CHILDREN)` (what
     /// `perf stat` prints as `seconds user` / `seconds sys`).
     pub user_sys: Option<(Duration, Duration)>,
+    /// `-E`: each process's counts at its exit.
+    pub exits: Option<crate::exits::ExitCounts>,
 }
 
 impl Report {
@@ -416,6 +418,18 @@ impl Sink {
             let _ = writeln!(self.out, "{}", columns_header(counters));
         }
         let _ = writeln!(self.out, "{}", columns_values(counters));
+        let _ = self.out.flush();
+    }
+
+    /// `-E`: the counts at process exit, after the counts (JSON Lines with --json).
+    pub fn exits(&mut self, e: &crate::exits::ExitCounts, args: &Args) {
+        if args.json {
+            for line in e.json_lines() {
+                let _ = writeln!(self.out, "{line}");
+            }
+        } else {
+            let _ = e.write(&mut self.out);
+        }
         let _ = self.out.flush();
     }
 
@@ -1088,6 +1102,7 @@ mod tests {
             with_children: Vec::new(),
             uncounted_children_ns: None,
             user_sys: None,
+            exits: None,
             user_only: false,
             counters: vec![
                 c("task-clock", Reading::new(1_000_000, 1, 1)),

@@ -707,7 +707,7 @@ fn print_top(
 /// path for writing that does not start with '/' or '.' and contains a ':'
 /// is a host and a port, split at the last ':', and the log goes to a TCP
 /// connection there. Anything else is a file (`./a:b` for a file with a colon).
-fn remote_log(path: &std::path::Path) -> Option<String> {
+pub fn remote_log(path: &std::path::Path) -> Option<String> {
     let s = path.to_str()?;
     if s.starts_with('/') || s.starts_with('.') {
         return None;
