@@ -1194,6 +1194,8 @@ impl Counters {
                             RingSource::map(first.as_fd(), self.ring_pages, cfg, token, ring_cpu)?;
                         ring.switch_counts = self.switch_group;
                         ring.exit_reads = self.exit_reads;
+                        ring.user_in_kernel =
+                            leader.alloc.flags.contains(pmc_core::Flags::USERCALLCHAIN);
                         ring.cfg_inherit = leader.attr.inherit() == 1
                             && leader.alloc.flags.contains(pmc_core::Flags::DESCENDANTS);
                         ring.raw_stacks = matches!(

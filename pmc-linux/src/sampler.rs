@@ -226,6 +226,9 @@ pub(crate) struct RingSource {
     pub(crate) exit_reads: bool,
     /// The PMC's events are inherited by child processes (descendants).
     pub(crate) cfg_inherit: bool,
+    /// The callchains of samples taken in the kernel keep their user frames
+    /// (`Flags::USERCALLCHAIN`); otherwise they are cut after the kernel's, as hwpmc's.
+    pub(crate) user_in_kernel: bool,
 }
 
 impl std::fmt::Debug for RingSource {
@@ -279,6 +282,7 @@ impl RingSource {
             raw_stacks: false,
             exit_reads: false,
             cfg_inherit: false,
+            user_in_kernel: true,
         })
     }
 
@@ -298,6 +302,8 @@ struct RingMeta {
     exit_reads: bool,
     /// The ring's events are inherited by child processes (descendants).
     inherit: bool,
+    /// Kernel samples keep the user part of their callchains.
+    user_in_kernel: bool,
 }
 
 fn tally(summary: &mut SamplingSummary, r: &Record<'_>, ring_cpu: Option<u32>) {
@@ -445,6 +451,23 @@ fn to_i32(v: u32) -> i32 {
 }
 
 /// Converts one perf record into a pmc-log record (None for records the log does not carry).
+/// hwpmc's callchains without `PMC_F_USERCALLCHAIN`: a sample taken in the kernel has the
+/// kernel's frames only (perf's callchain goes on into user space). Always `Some`.
+fn kernel_chain_only<'a>(rec: log::Record<'a>, meta: &RingMeta) -> Option<log::Record<'a>> {
+    match rec {
+        log::Record::Sample(mut s)
+            if !meta.user_in_kernel
+                && s.kernel_frames > 0
+                && s.callchain.len() > s.kernel_frames as usize =>
+        {
+            let kept: Vec<u64> = s.callchain.iter().take(s.kernel_frames as usize).collect();
+            s.callchain = log::Callchain::from_vec(kept);
+            Some(log::Record::Sample(s))
+        }
+        r => Some(r),
+    }
+}
+
 fn to_log<'a>(
     r: &Record<'a>,
     meta: &RingMeta,
@@ -609,6 +632,7 @@ fn drain_ring(
         raw_stacks: ring.raw_stacks,
         exit_reads: ring.exit_reads,
         inherit: ring.cfg_inherit,
+        user_in_kernel: ring.user_in_kernel,
     };
     {
         let mut batch = ring.reader.batch();
@@ -1283,8 +1307,15 @@ impl HubState {
                 let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
                     return;
                 };
-                let mut stack = match r {
-                    Record::Sample(s) => crate::unwind::UserStack::of(s),
+                let Some(rec) = kernel_chain_only(rec, meta) else {
+                    return;
+                };
+                let mut stack = match (r, &rec) {
+                    // Without user frames for kernel samples: nothing to unwind either.
+                    (_, log::Record::Sample(s)) if !meta.user_in_kernel && s.kernel_frames > 0 => {
+                        None
+                    }
+                    (Record::Sample(s), _) => crate::unwind::UserStack::of(s),
                     _ => None,
                 };
                 // Raw capture: the stack goes into the log after its sample, not unwound.
@@ -1795,6 +1826,7 @@ mod tests {
             raw_stacks: false,
             exit_reads: false,
             inherit: false,
+            user_in_kernel: true,
         }
     }
 

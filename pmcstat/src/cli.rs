@@ -65,6 +65,15 @@ pub struct Args {
     #[arg(short = 'N')]
     pub no_callchain: bool,
 
+    /// Toggle capturing user-space call traces while in kernel mode, as
+    /// pmcstat(8) -U (hwpmc's PMC_F_USERCALLCHAIN): off by default, the
+    /// callchain of a -P/-S sample taken in the kernel holds the kernel's
+    /// frames only (samples taken in user mode have their user frames); with
+    /// -U it goes on into the user code that entered the kernel (a system
+    /// call's caller), as perf's callchains do.
+    #[arg(short = 'U')]
+    pub user_callchain: bool,
+
     /// How -P/-S take callchains, in perf record's spelling: `fp` (frame
     /// pointers, the default) or `dwarf[,SIZE]` (copy SIZE bytes of user stack
     /// with each sample, default 8192, and unwind it with the binaries' DWARF
@@ -619,7 +628,6 @@ fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, Str
 /// pmcstat(8)'s options that this pmcstat does not have, each with what it
 /// does there and what to use here instead.
 const PMCSTAT8_MISSING: &[(&str, &str)] = &[
-    ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),

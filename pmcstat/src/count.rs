@@ -80,6 +80,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
+    if args.user_callchain {
+        // pmcstat(8): "options -N, -n and -O require at least one sampling mode PMC".
+        return Err(Failure::Usage(
+            "-U (user-space call traces of samples taken in the kernel) is for sampling PMCs \
+             (-P, -S)"
+                .into(),
+        ));
+    }
     if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
             "give either -t PID|REGEX or a command, not both".into(),

@@ -150,6 +150,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let mut flags = Flags::NONE;
     if !args.no_callchain {
         flags |= Flags::CALLCHAIN;
+        // pmcstat(8): PMC_F_USERCALLCHAIN only with PMC_F_CALLCHAIN.
+        if args.user_callchain {
+            flags |= Flags::USERCALLCHAIN;
+        }
     }
 
     if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
