@@ -261,11 +261,19 @@ impl Flags {
     /// (CAP_PERFMON or `perf_event_paranoid` <= 1), and the slice that ends
     /// at a thread's exit is not logged.
     pub const LOG_PROCCSW: Flags = Flags(8);
-    const NAMES: [(Flags, &'static str); 4] = [
+    /// With [`Flags::CALLCHAIN`]: the callchain of a sample taken in the kernel
+    /// also has the user-space frames of the thread below the kernel's
+    /// (`PMC_F_USERCALLCHAIN`, pmcstat(8) -U). Without it such a callchain
+    /// ends at the kernel's entry, as hwpmc's: user frames are only in the
+    /// callchains of samples taken in user mode. (Bit 16 is pmc-log's
+    /// `FLAG_DWARF_CALLCHAIN`, a property of the log, not an allocation flag.)
+    pub const USERCALLCHAIN: Flags = Flags(32);
+    const NAMES: [(Flags, &'static str); 5] = [
         (Flags::DESCENDANTS, "descendants"),
         (Flags::CALLCHAIN, "callchain"),
         (Flags::LOG_PROCEXIT, "log-procexit"),
         (Flags::LOG_PROCCSW, "log-proccsw"),
+        (Flags::USERCALLCHAIN, "usercallchain"),
     ];
 
     /// The raw bits (the same values pmc-log records).
@@ -274,7 +282,7 @@ impl Flags {
     }
     /// Flags from raw bits; unknown bits are dropped.
     pub const fn from_bits_truncate(bits: u32) -> Flags {
-        Flags(bits & 0xf)
+        Flags(bits & 0x2f)
     }
     /// Whether every flag in `other` is set.
     pub const fn contains(self, other: Flags) -> bool {

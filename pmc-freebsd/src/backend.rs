@@ -360,13 +360,15 @@ impl<D: Driver> Backend<D> {
             (Flags::CALLCHAIN, PMC_F_CALLCHAIN),
             (Flags::LOG_PROCEXIT, PMC_F_LOG_PROCEXIT),
             (Flags::LOG_PROCCSW, PMC_F_LOG_PROCCSW),
+            (Flags::USERCALLCHAIN, PMC_F_USERCALLCHAIN),
         ] {
             if a.flags.contains(f) {
                 flags |= b;
             }
         }
         if !sampling {
-            flags &= !PMC_F_CALLCHAIN; // meaningless for counting; hwpmc ignores it
+            // meaningless for counting; hwpmc ignores them
+            flags &= !(PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN);
         }
         let ctx = Context {
             system,

@@ -56,8 +56,15 @@
 //! [`LinuxPmc::sample_in_process`], the owner's [`LinuxPmc::samples`]. Stop
 //! drains the PMC's rings into the log, so what was sampled before `stop`
 //! returns is in it; dropping the PMC drains them a last time.
-//! `Flags::LOG_PROCEXIT` (process-scope sampling only) logs each process's
-//! count at its exit (see [`crate::sampler`]);
+//! `Flags::LOG_PROCEXIT` (process scope) logs each process's count at its
+//! exit (see [`crate::sampler`]): for a sampling PMC the sum of its sample
+//! periods; for a counting PMC the kernel's count, the PMC being opened as
+//! `perf record -s` opens its events (one inherited event per CPU, with
+//! `inherit_stat`, `task` and a ring for the `PERF_RECORD_READ` the kernel
+//! writes at each inherited task's exit). Give such a counting PMC the target
+//! alone: with `inherit_stat` the kernel swaps the counts of a parent's and a
+//! child's events by list position when it swaps their contexts, which mixes
+//! the counts of different events on the same task;
 //! `Flags::LOG_PROCCSW` (process scope, counting or sampling) logs the counts
 //! of each time slice at every context switch of the targets, through a
 //! switch group: a `context-switches` sampler with `PERF_SAMPLE_READ` over
@@ -357,6 +364,9 @@ struct Counters {
     /// Sampling with descendants: one fd set per (thread, CPU), so rings can be mapped (the
     /// kernel refuses to map inherited per-task events).
     per_cpu_task: bool,
+    /// A counting PMC with log-procexit: per-CPU events with `inherit_stat` and rings for
+    /// their `PERF_RECORD_READ`s (see [`sampler`]'s `ExitReads`).
+    exit_reads: bool,
     /// In-process sampling: the owner reads the rings ([`LinuxPmc::samples`]).
     local_wanted: bool,
     local: Option<LocalRings>,
@@ -366,6 +376,11 @@ struct Counters {
     /// This is a switch group: its leader is the `context-switches` sampler and its members
     /// are copies of the owning PMC's events, logged under the owner's PMC ids.
     switch_group: bool,
+}
+
+/// Whether process `pid` still exists (a zombie not yet reaped counts as existing).
+fn process_alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 fn build_attr(
@@ -411,6 +426,24 @@ fn build_attr(
     attr.set_precise_ip(u64::from(m.precise.min(3)));
     if a.flags.contains(pmc_core::Flags::DESCENDANTS) && !a.scope.is_system() {
         attr.set_inherit(1);
+    }
+    if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT)
+        && !a.mode.is_sampling()
+        && !a.scope.is_system()
+    {
+        // log-procexit on a counting PMC, as perf record -s: the kernel writes each inherited
+        // task's count to the ring at its exit (PERF_RECORD_READ), and the side-band records
+        // say which task and when.
+        attr.set_inherit_stat(1);
+        attr.sample_type = u64::from(
+            b::PERF_SAMPLE_TID
+                | b::PERF_SAMPLE_TIME
+                | b::PERF_SAMPLE_CPU
+                | b::PERF_SAMPLE_IDENTIFIER,
+        );
+        attr.set_sample_id_all(1);
+        attr.set_use_clockid(1);
+        attr.clockid = libc::CLOCK_MONOTONIC;
     }
     if let Mode::Sampling(rate) = a.mode {
         match rate {
@@ -494,20 +527,29 @@ impl Counters {
                     "allocate it with process scope and attach it to the processes to watch",
                 ));
             }
+            if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && a.scope.is_system() {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    Op::Allocate,
+                    "log-procexit needs a process-scope PMC: it logs the counts of the target \
+                     processes at their exits",
+                )
+                .with_errno(libc::EINVAL)
+                .with_help(
+                    "allocate it with process scope and attach it to the processes to watch",
+                ));
+            }
             if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT)
-                && (!a.mode.is_sampling() || a.scope.is_system())
+                && !a.mode.is_sampling()
+                && allocs.len() > 1
             {
                 return Err(Error::new(
                     ErrorKind::NotSupported,
                     Op::Allocate,
-                    "log-procexit needs a process-scope sampling PMC on Linux: the count at \
-                     each process's exit is the sum of its sample periods",
+                    "log-procexit on a counting group: each counting PMC with log-procexit \
+                     has its events of its own on Linux",
                 )
-                .with_help(
-                    "use a process-scope sampling PMC (`Allocation::sampling`, with \
-                     `Flags::DESCENDANTS` for child processes), or read a counting PMC when \
-                     the command ends",
-                ));
+                .with_help("allocate the PMC alone"));
             }
             crate::unwind::check(a)?;
             let resolved = resolve::resolve(&a.event)?;
@@ -533,7 +575,13 @@ impl Counters {
             });
         }
         let mut c = Counters::unopened(members, shared, ring_pages, per_member_read);
-        c.per_cpu_task = sampling && inherit;
+        // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a
+        // ring for its PERF_RECORD_READs at task exits; see sampler::ExitReads).
+        c.exit_reads = !sampling
+            && allocs
+                .iter()
+                .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCEXIT));
+        c.per_cpu_task = (sampling && inherit) || c.exit_reads;
         if allocs
             .iter()
             .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCCSW))
@@ -611,6 +659,7 @@ impl Counters {
             local: None,
             csw: None,
             switch_group: false,
+            exit_reads: false,
         }
     }
 
@@ -732,6 +781,12 @@ impl Counters {
             let leader = fds.is_empty();
             attr.set_disabled(u64::from(!enabled && (leader || !grouped)));
             attr.set_enable_on_exec(u64::from(exec));
+            if leader && !m.alloc.mode.is_sampling() && self.exit_reads {
+                // log-procexit: the exits, forks and command names of the tasks.
+                attr.set_comm(1);
+                attr.set_comm_exec(1);
+                attr.set_task(1);
+            }
             if leader && m.alloc.mode.is_sampling() {
                 // Bookkeeping, as perf record's tracking event: new executable mappings,
                 // command names (and execs), forks and exits.
@@ -1042,6 +1097,31 @@ impl Counters {
         self.members[0].alloc.mode.is_sampling()
     }
 
+    /// log-procexit of a counting PMC, once stopped: the hub logs each exited process's
+    /// count from the kernel's `PERF_RECORD_READ`s and the PMC's total (the task without a
+    /// `READ` gets the rest when every target has exited).
+    fn finish_exit_reads(&self) {
+        let mut r = vec![Reading::default(); self.members.len()];
+        if self.read_into(&mut r).is_err() {
+            return;
+        }
+        let totals: Vec<(u32, u64)> = self
+            .members
+            .iter()
+            .zip(&r)
+            .zip(&self.base)
+            .map(|((m, r), base)| (m.pmc_id, r.value.wrapping_sub(*base)))
+            .collect();
+        let targets_gone = self.instances.iter().all(|i| match &i.instance {
+            Instance::Target(Target::Pid(p) | Target::Exec(p)) => !process_alive(*p),
+            Instance::Target(Target::Current) => false,
+            Instance::Cpu(_) => true,
+        });
+        self._shared
+            .hub
+            .finish_exit_reads(self.token(), &totals, targets_gone);
+    }
+
     /// The log id of this PMC's first member: its rings' token at the hub.
     fn token(&self) -> u32 {
         self.members[0].pmc_id
@@ -1053,6 +1133,15 @@ impl Counters {
                 ErrorKind::LogRequired,
                 Op::Start,
                 "a PMC with log-proccsw needs a log for its counts at context switches \
+                 (hwpmc's EDOOFUS)",
+            )
+            .with_help("call `Backend::configure_log` first"));
+        }
+        if self.exit_reads && !self._shared.hub.has_log() {
+            return Err(Error::new(
+                ErrorKind::LogRequired,
+                Op::Start,
+                "a PMC with log-procexit needs a log for its counts at process exits \
                  (hwpmc's EDOOFUS)",
             )
             .with_help("call `Backend::configure_log` first"));
@@ -1083,7 +1172,7 @@ impl Counters {
                 self.instances[i].exec_missed = true;
             }
         }
-        if self.is_sampling() {
+        if self.is_sampling() || self.exit_reads {
             if !self.local_wanted && !self._shared.hub.has_rings(self.token()) {
                 // Never mapped, or the log was closed (which released the rings).
                 for i in &mut self.instances {
@@ -1133,6 +1222,9 @@ impl Counters {
         if self.is_sampling() && !self.local_wanted {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
+        }
+        if self.exit_reads {
+            self.finish_exit_reads();
         }
         self.disarm_exec()
     }
@@ -1242,6 +1334,11 @@ impl Counters {
                         let mut ring =
                             RingSource::map(first.as_fd(), self.ring_pages, cfg, token, ring_cpu)?;
                         ring.switch_counts = self.switch_group;
+                        ring.exit_reads = self.exit_reads;
+                        ring.user_in_kernel =
+                            leader.alloc.flags.contains(pmc_core::Flags::USERCALLCHAIN);
+                        ring.cfg_inherit = leader.attr.inherit() == 1
+                            && leader.alloc.flags.contains(pmc_core::Flags::DESCENDANTS);
                         ring.raw_stacks = matches!(
                             leader.alloc.call_graph,
                             pmc_core::CallGraph::DwarfRaw { .. }
@@ -1393,6 +1490,29 @@ impl Counters {
 
     /// [`read_instance`](Counters::read_instance) whether started or not.
     fn read_instance_fds(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
+        if self.exit_reads {
+            // One event per CPU on the same tasks: each is enabled while the task runs
+            // anywhere but counts only while it runs on its CPU, so the counts and running
+            // times add up across the CPUs and the enabled time is one CPU's (summing it
+            // would read as multiplexing and scale the count up).
+            let mut sum = vec![(0u64, 0u64, 0u64); out.len()];
+            for set in &inst.threads {
+                for (fd, acc) in set.iter().zip(sum.iter_mut()) {
+                    let mut words = [0u64; 4];
+                    let n = read_words(fd, &mut words)?;
+                    if n != 4 {
+                        return Err(short_read(n, 4));
+                    }
+                    acc.0 = acc.0.saturating_add(words[0]);
+                    acc.1 = acc.1.max(words[1]);
+                    acc.2 = acc.2.saturating_add(words[2]);
+                }
+            }
+            for (slot, (v, en, run)) in out.iter_mut().zip(sum) {
+                slot.accumulate(&Reading::new(v, en, run.min(en)));
+            }
+            return Ok(());
+        }
         for set in &inst.threads {
             if self.per_member_read {
                 for (fd, slot) in set.iter().zip(out.iter_mut()) {

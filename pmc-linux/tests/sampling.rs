@@ -1265,13 +1265,17 @@ fn procexit_of_the_target_itself() {
         return;
     }
     let b = Backend::open().unwrap();
+    // System scope has no processes to log the exits of.
     let e = b
         .allocate(
             &Allocation::counting("task-clock".parse().unwrap())
+                .scope(pmc_core::Scope::System {
+                    cpu: pmc_core::Cpus::All,
+                })
                 .flags(pmc_core::Flags::LOG_PROCEXIT),
         )
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     let buf = SharedBuf::default();
     b.configure_log(Box::new(buf.clone())).unwrap();
     let mut child = PausedChild::spawn(

@@ -45,6 +45,10 @@ pub const FLAG_LOG_PROCCSW: u32 = 8;
 /// captured user stack with DWARF call-frame information (pmc's `CallGraph::Dwarf`, perf's
 /// `--call-graph dwarf`), not by following frame pointers.
 pub const FLAG_DWARF_CALLCHAIN: u32 = 16;
+/// Flag bit of [`PmcDescriptor::flags`]: callchains of samples taken in the kernel go on
+/// into user space (hwpmc `PMC_F_USERCALLCHAIN`, `pmcstat -U`); without it they hold the
+/// kernel's frames only.
+pub const FLAG_USERCALLCHAIN: u32 = 32;
 
 /// A callchain entry that is not an address: the unwinder stopped before the stack's root
 /// (no unwind information, the captured stack ended, a frame did not check out), so frames

@@ -65,6 +65,15 @@ pub struct Args {
     #[arg(short = 'N')]
     pub no_callchain: bool,
 
+    /// Toggle capturing user-space call traces while in kernel mode, as
+    /// pmcstat(8) -U (hwpmc's PMC_F_USERCALLCHAIN): off by default, the
+    /// callchain of a -P/-S sample taken in the kernel holds the kernel's
+    /// frames only (samples taken in user mode have their user frames); with
+    /// -U it goes on into the user code that entered the kernel (a system
+    /// call's caller), as perf's callchains do.
+    #[arg(short = 'U')]
+    pub user_callchain: bool,
+
     /// How -P/-S take callchains, in perf record's spelling: `fp` (frame
     /// pointers, the default) or `dwarf[,SIZE]` (copy SIZE bytes of user stack
     /// with each sample, default 8192, and unwind it with the binaries' DWARF
@@ -81,12 +90,12 @@ pub struct Args {
     pub log: Option<PathBuf>,
 
     /// Print each process's counts at its exit, as pmcstat(8) -E (hwpmc's
-    /// LOG_PROCEXIT), for the process sampling PMCs (-P; with -d, every
-    /// descendant process): after the run, one line per process that exited,
-    /// with its pid, command and the sum of its sample periods for each -P
-    /// PMC (exact but for the last, incomplete period). The -O log, when
-    /// given, holds them as `exitval` records. Counting PMCs (-p, -e) cannot
-    /// have it on Linux: perf_event gives no per-process count at exit.
+    /// LOG_PROCEXIT), for the process-mode PMCs (with -d, every descendant
+    /// process): after the run, one line per process that exited, with its
+    /// pid, command and counts. For a counting PMC (-p, -e; one per run) the
+    /// count is the kernel's (perf's inherit_stat); for sampling PMCs (-P) the
+    /// sum of the process's sample periods (exact but for the last, incomplete
+    /// period). The -O log, when given, holds them as `exitval` records.
     #[arg(short = 'E')]
     pub exit_counts: bool,
 
@@ -299,6 +308,17 @@ pub struct Args {
     /// With -w/-I every row has the time column and no total rows follow.
     #[arg(short = 'x', value_name = "SEP")]
     pub csv: Option<String>,
+
+    /// Print the counts as FreeBSD pmcstat(8) does for counting PMCs: a
+    /// `# ` header line with one column per PMC, `p/EVENT` for process-mode
+    /// PMCs (-p, -e) and `s/NN/EVENT` for system-mode ones (-s; one column per
+    /// CPU, NN its number), then one row of counts every -w SECS (default 5 s,
+    /// as pmcstat(8)) and a last row when the command exits or -l ends. Each
+    /// row holds the counts since the previous row (the rows add up to the
+    /// total), or with -C the running totals (the last row is the total).
+    /// Instead of the perf-stat-like table; not with -x, --json or -r N.
+    #[arg(long = "columns", conflicts_with_all = ["json", "csv"])]
+    pub columns: bool,
 
     /// Print one JSON object (or, with -w, one JSON line per interval).
     #[arg(long = "json", conflicts_with = "csv")]
@@ -608,7 +628,6 @@ fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result<usize, Str
 /// pmcstat(8)'s options that this pmcstat does not have, each with what it
 /// does there and what to use here instead.
 const PMCSTAT8_MISSING: &[(&str, &str)] = &[
-    ("-U", "pmcstat(8)'s toggle for user callchains while in the kernel is not needed here: Linux callchains join kernel and user frames already (-N toggles callchains)"),
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),

@@ -80,8 +80,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
-    if args.exit_counts {
-        return Err(Failure::Usage(crate::exits::COUNTING_REFUSED.into()));
+    if args.user_callchain {
+        // pmcstat(8): "options -N, -n and -O require at least one sampling mode PMC".
+        return Err(Failure::Usage(
+            "-U (user-space call traces of samples taken in the kernel) is for sampling PMCs \
+             (-P, -S)"
+                .into(),
+        ));
     }
     if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
@@ -117,6 +122,24 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
     check_log_csw(args, has_process)?;
+    if args.exit_counts {
+        if !has_process {
+            return Err(Failure::Usage(
+                "-E prints the counts of each process at its exit: it is for process-mode \
+                 PMCs (-p, -e), not system-mode ones (-s)"
+                    .into(),
+            ));
+        }
+        if args.repeat.is_some_and(|n| n > 1) {
+            return Err(Failure::Usage(
+                "-E with -r N: the counts at exit are of one run; run once".into(),
+            ));
+        }
+        let process = wanted.iter().filter(|w| !w.scope.is_system()).count();
+        if process > 1 || args.log_csw {
+            return Err(Failure::Usage(crate::exits::COUNTING_ONE_PMC.into()));
+        }
+    }
     if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
     {
         return Err(Failure::Usage(if has_process {
@@ -141,6 +164,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     })?;
 
     let repeat = args.repeat.unwrap_or(1);
+    if args.columns && repeat > 1 {
+        return Err(Failure::Usage(
+            "--columns prints the rows of one run: give -r N without it".into(),
+        ));
+    }
     if repeat == 0 {
         return Err(Failure::Usage(
             "-r: the repeat count must be at least 1".into(),
@@ -159,10 +187,15 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     let last = reports.last().and_then(|r| r.exit_status);
-    if let [one] = reports.as_slice() {
+    if args.columns {
+        // pmcstat(8) prints its rows only: the last was printed at the end of the run.
+    } else if let [one] = reports.as_slice() {
         sink.report(one, args);
     } else {
         sink.repeated(&reports, args);
+    }
+    if let Some(e) = reports.last().and_then(|r| r.exits.as_ref()) {
+        sink.exits(e, args);
     }
     sink.finish()?;
     Ok(crate::run::final_status(last))
@@ -330,8 +363,22 @@ fn run_once(
     // dropped (the file removed) before it if the run does not start.
     let mut created_log = crate::sample::RemoveUnlessStarted(None);
     let csw_log = args.log.as_deref().filter(|_| args.log_csw);
-    if let Some(path) = csw_log {
+    // -E: the counts at exit go through the log: -O FILE's, or else a pipe read as it fills.
+    let exit_log = args.log.as_deref().filter(|_| args.exit_counts);
+    if let Some(path) = csw_log.or(exit_log) {
         created_log.0 = crate::sample::configure_log(&backend, path)?;
+    }
+    let mut live_exits = None;
+    if args.exit_counts && args.log.is_none() {
+        let (reader, sink) = crate::live::LiveProfile::start(true).map_err(|e| {
+            Failure::Setup(Error::new(
+                ErrorKind::Os,
+                pmc::Op::Log,
+                format!("-E: cannot start the log reader: {e}"),
+            ))
+        })?;
+        backend.configure_log(Box::new(sink))?;
+        live_exits = Some(reader);
     }
     let mut slots = Vec::with_capacity(wanted.len());
     let mut user_only = false;
@@ -352,6 +399,9 @@ fn run_once(
         if csw_log.is_some() && !scope.is_system() {
             flags |= Flags::LOG_PROCCSW;
         }
+        if args.exit_counts && !scope.is_system() {
+            flags |= Flags::LOG_PROCEXIT;
+        }
         let alloc = Allocation::counting(spec.clone())
             .scope(scope.clone())
             .flags(flags);
@@ -366,6 +416,9 @@ fn run_once(
                     error: None,
                 })
             }
+            // pmcstat(8) stops when a PMC cannot be allocated; its table has no
+            // place for a count that is not there.
+            Err(e) if args.columns => return Err(Failure::Setup(e)),
             Err(e) if is_unsupported(&e) => slots.push(Slot {
                 event: text,
                 scope,
@@ -430,20 +483,31 @@ fn run_once(
     let _ = created_log.keep(); // started: the log is kept, whatever happens next
 
     // Wait, printing intervals.
-    let mut last: Vec<Reading> = vec![Reading::default(); slots.len()];
+    // --columns: a column per CPU of each system-mode PMC, as pmcstat(8)
+    // allocates one PMC per CPU; rows every 5 s without -w, as pmcstat(8)'s
+    // DEFAULT_WAIT_INTERVAL.
+    let per_cpu = args.per_cpu || args.columns;
+    let interval = args
+        .interval
+        .or(args.columns.then_some(COLUMNS_DEFAULT_INTERVAL));
+    let mut last: Vec<Reading> = Vec::new();
     let wait = Wait {
         started,
         duration: args.duration,
-        interval: args.interval,
+        interval,
     };
     let mut last_at = std::time::Duration::ZERO;
     let status = wait.run(
         child.as_mut(),
         &targets,
         || {
-            let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
+            let shown = interval_rows(collect(&slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
-            sink.interval(last_at, &shown, args);
+            if args.columns {
+                sink.columns_row(columns_checked(&shown)?);
+            } else {
+                sink.interval(last_at, &shown, args);
+            }
             Ok(())
         },
         None,
@@ -469,9 +533,38 @@ fn run_once(
             path.display()
         );
     }
+    // -E: the log is complete once the PMCs are stopped.
+    let mut exit_counts = None;
+    if args.exit_counts {
+        if csw_log.is_none() {
+            backend.close_log().map_err(crate::sample::log_err)?;
+        }
+        exit_counts = Some(match (live_exits.take(), exit_log) {
+            (Some(reader), _) => reader
+                .finish()
+                .map(|(_, counts)| counts)
+                .map_err(|e| Failure::Output(format!("-E: cannot read the log: {e}")))?,
+            (None, Some(path))
+                if path.as_os_str() != "-" && crate::sample::remote_log(path).is_none() =>
+            {
+                crate::exits::of_file(path).map_err(|e| {
+                    Failure::Output(format!("-E: cannot read {}: {e}", path.display()))
+                })?
+            }
+            _ => {
+                note!("pmcstat: -E: the counts at process exit are in the log, as exitval records");
+                crate::exits::ExitCounts::default()
+            }
+        });
+    }
     let counters = collect(&slots, args.per_cpu);
     // The last, partial interval: with it the intervals add up to the total.
-    if args.interval.is_some() {
+    if args.columns {
+        // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
+        // SIGINT, whatever the time since the last.
+        let shown = interval_rows(collect(&slots, per_cpu), &mut last, args.cumulative);
+        sink.columns_row(columns_checked(&shown)?);
+    } else if args.interval.is_some() {
         let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
         let moved = shown.iter().any(|c| c.reading.value != 0);
         if moved || elapsed > last_at + std::time::Duration::from_millis(1) {
@@ -510,6 +603,7 @@ fn run_once(
         uncounted_children_ns,
         user_only,
         user_sys,
+        exits: exit_counts,
     };
     Ok(report)
 }
@@ -526,9 +620,35 @@ fn children_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
     Some((d(r.user_time()), d(r.system_time())))
 }
 
+/// `--columns` without -w: pmcstat(8)'s `DEFAULT_WAIT_INTERVAL`, 5 s.
+const COLUMNS_DEFAULT_INTERVAL: f64 = 5.0;
+
+/// `--columns`' rows have a count for every PMC: a PMC that cannot be read
+/// stops the run, as pmcstat(8)'s "Cannot read pmc" does.
+fn columns_checked(shown: &[Counter]) -> Result<&[Counter], Failure> {
+    match shown.iter().find_map(|c| c.error.as_ref().map(|e| (c, e))) {
+        Some((c, e)) => Err(Failure::Setup(Error::new(
+            ErrorKind::Os,
+            pmc::Op::Read,
+            format!("cannot read `{}`: {e}", c.event),
+        ))),
+        None => Ok(shown),
+    }
+}
+
 /// One `-w` interval's rows: the counts since the previous interval (or,
-/// with -C, the running totals); `last` keeps the totals seen so far.
-fn interval_rows(counters: Vec<Counter>, last: &mut [Reading], cumulative: bool) -> Vec<Counter> {
+/// with -C, the running totals); `last` keeps the totals seen so far (as
+/// pmcstat(8)'s `ev_saved`: `pmcstat_print_counters` prints `value -
+/// ev_saved`, or with -C `value`). `last` grows to the number of rows on the
+/// first call (a system-mode PMC read per CPU is one row per CPU).
+fn interval_rows(
+    counters: Vec<Counter>,
+    last: &mut Vec<Reading>,
+    cumulative: bool,
+) -> Vec<Counter> {
+    if last.len() < counters.len() {
+        last.resize(counters.len(), Reading::default());
+    }
     if cumulative {
         return counters;
     }

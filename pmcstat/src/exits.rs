@@ -1,26 +1,35 @@
 //! `-E`: each process's counts at its exit, from the log's process-exit
 //! counter records (pmcstat(8) -E, hwpmc's LOG_PROCEXIT).
 //!
-//! On Linux these exist for process-mode *sampling* PMCs only: the count at a
-//! process's exit is the sum of its sample periods, exact but for the last,
-//! incomplete period (pmc-linux's sampler). perf_event has no per-process
-//! count at exit for a counting PMC that this pmcstat can read: an inherited
-//! counter's children fold their counts into it silently, and the kernel's
-//! `inherit_stat` `PERF_RECORD_READ` at a child's exit is not written by
-//! current kernels.
+//! For process-mode *sampling* PMCs (-P) the count at a process's exit is the
+//! sum of its sample periods, exact but for the last, incomplete period
+//! (pmc-linux's sampler). For a process-mode *counting* PMC (-p, -e) it is
+//! the kernel's own count: pmc-linux opens the PMC as `perf record -s` does
+//! (`inherit_stat`), and the kernel writes each inherited task's count at its
+//! exit (`PERF_RECORD_READ`; the one task that exits with the original
+//! context gets the PMC's total less the others).
 
 use pmc_log::record::{CounterKind, Record};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
-/// Why `-E` is refused for counting PMCs, and what to use instead.
-pub const COUNTING_REFUSED: &str =
-    "-E (per-process counts at exit) needs process sampling PMCs (-P) on Linux: perf_event \
-     gives a counting PMC (-p, -e) no count per process at its exit (an inherited counter \
-     folds its child processes' counts in without a record, and current kernels do not write \
-     inherit_stat's PERF_RECORD_READ); with -P, -E prints each process's count at its exit, \
-     the sum of its sample periods (exact but for the last, incomplete period), e.g. \
-     pmcstat -E -d -P task-clock -n 100000 -- COMMAND";
+/// Why `-E` takes one process-mode counting PMC.
+///
+/// With `inherit_stat` the kernel keeps each task's counts apart by swapping
+/// the counts of a parent's and a child's events when it swaps their
+/// contexts at a context switch (`perf_event_sync_stat`). It pairs the two
+/// contexts' events by list position, and the inherited context lists them in
+/// another order than the original, so with two events on the target, counts
+/// move between them. Seen on Linux 6.18 with `-E -d -p page-faults -p
+/// task-clock`: a process that took 567 page faults was given 509,372 (a
+/// task-clock's nanoseconds). The events of one PMC (one per CPU) are all
+/// the same event, so swapping among them keeps every task's count.
+pub const COUNTING_ONE_PMC: &str =
+    "-E with counting PMCs takes one process-mode PMC (one -p or -e event, without -W): \
+     the kernel keeps per-process counts (inherit_stat) by swapping the counts of a parent's \
+     and a child's events as it switches between them, pairing them by position, which mixes \
+     the counts of different events; count one event per run, or sample several with -P \
+     (e.g. pmcstat -E -d -P task-clock -P page-faults -n 1000 -- COMMAND)";
 
 /// The process-exit counts of a log, gathered record by record.
 #[derive(Debug, Default)]
@@ -31,6 +40,8 @@ pub struct ExitCounts {
     comms: HashMap<i32, String>,
     /// pid -> (pmc id -> count), in the order the processes exited.
     exits: Vec<(i32, BTreeMap<u32, u64>)>,
+    /// The counts are counting PMCs' (not sums of sample periods).
+    counting: bool,
 }
 
 impl ExitCounts {
@@ -39,6 +50,9 @@ impl ExitCounts {
         match r {
             Record::Pmc(d) => {
                 self.events.insert(d.pmc_id, d.event_spec.to_string());
+                if d.mode == pmc_log::record::Mode::Counting {
+                    self.counting = true;
+                }
             }
             Record::Comm(c) => {
                 self.comms.insert(
@@ -46,13 +60,25 @@ impl ExitCounts {
                     String::from_utf8_lossy(c.comm.as_bytes()).into_owned(),
                 );
             }
+            // A forked child has its parent's command until it execs.
+            Record::Fork(f) => {
+                if let Some(c) = self.comms.get(&f.parent_pid).cloned() {
+                    self.comms.insert(f.child_pid, c);
+                }
+            }
             Record::Counter(c) if c.kind == CounterKind::ProcessExit => {
-                // The PMCs of one process exit together, one record each.
-                match self.exits.last_mut() {
-                    Some((pid, counts)) if *pid == c.pid && !counts.contains_key(&c.pmc_id) => {
+                // One record per PMC for each process: joined to the latest exit of that pid
+                // that lacks this PMC (counting PMCs log theirs PMC after PMC, at stop).
+                match self
+                    .exits
+                    .iter_mut()
+                    .rev()
+                    .find(|(pid, counts)| *pid == c.pid && !counts.contains_key(&c.pmc_id))
+                {
+                    Some((_, counts)) => {
                         counts.insert(c.pmc_id, c.value);
                     }
-                    _ => self
+                    None => self
                         .exits
                         .push((c.pid, BTreeMap::from([(c.pmc_id, c.value)]))),
                 }
@@ -82,9 +108,13 @@ impl ExitCounts {
         };
         writeln!(
             out,
-            "# -E: counts at process exit ({} processes; the sum of each process's sample \
-             periods)",
-            self.exits.len()
+            "# -E: counts at process exit ({} processes; {})",
+            self.exits.len(),
+            if self.counting {
+                "the kernel's count of each process, its threads summed"
+            } else {
+                "the sum of each process's sample periods"
+            }
         )?;
         let mut head = format!("# {:>8}  {:<16}", "pid", "command");
         for id in &pmcs {
@@ -103,6 +133,36 @@ impl ExitCounts {
             writeln!(out, "{}", line.trim_end())?;
         }
         Ok(())
+    }
+}
+
+impl ExitCounts {
+    /// `--json`: one object per process that exited, `{"type": "exit", "pid", "command",
+    /// "counts": {event: count}}`, in the order they exited.
+    pub fn json_lines(&self) -> Vec<String> {
+        self.exits
+            .iter()
+            .map(|(pid, counts)| {
+                let counts: serde_json::Map<String, serde_json::Value> = counts
+                    .iter()
+                    .map(|(id, v)| {
+                        let name = self
+                            .events
+                            .get(id)
+                            .cloned()
+                            .unwrap_or_else(|| format!("pmc {id:#x}"));
+                        (name, serde_json::Value::from(*v))
+                    })
+                    .collect();
+                serde_json::json!({
+                    "type": "exit",
+                    "pid": pid,
+                    "command": self.comms.get(pid),
+                    "counts": counts,
+                })
+                .to_string()
+            })
+            .collect()
     }
 }
 

@@ -39,6 +39,8 @@ pub struct Report {
     /// in user and in kernel mode, from `getrusage(RUSAGE_CHILDREN)` (what
     /// `perf stat` prints as `seconds user` / `seconds sys`).
     pub user_sys: Option<(Duration, Duration)>,
+    /// `-E`: each process's counts at its exit.
+    pub exits: Option<crate::exits::ExitCounts>,
 }
 
 impl Report {
@@ -71,6 +73,8 @@ pub struct Sink {
     name: String,
     /// perf's `-I` header (`#           time ...`) has been printed.
     interval_header: bool,
+    /// `--columns`: rows printed since the last header.
+    column_rows: usize,
 }
 
 /// Writes a diagnostic line to standard error, ignoring errors: a closed or full standard
@@ -358,6 +362,7 @@ impl Sink {
         };
         Ok(Sink {
             interval_header: false,
+            column_rows: 0,
             out: Checked::new(out),
             name,
         })
@@ -399,6 +404,33 @@ impl Sink {
             o,
             "------------------------------------------------------------"
         );
+    }
+
+    /// `--columns`: one row of counts, after the header when it is due
+    /// (pmcstat(8)'s `pmcstat_print_pmcs`: the header before the first row
+    /// and again every [`COLUMNS_HEIGHT`] rows).
+    pub fn columns_row(&mut self, counters: &[Counter]) {
+        self.column_rows += 1;
+        if self.column_rows > COLUMNS_HEIGHT {
+            self.column_rows = 1;
+        }
+        if self.column_rows == 1 {
+            let _ = writeln!(self.out, "{}", columns_header(counters));
+        }
+        let _ = writeln!(self.out, "{}", columns_values(counters));
+        let _ = self.out.flush();
+    }
+
+    /// `-E`: the counts at process exit, after the counts (JSON Lines with --json).
+    pub fn exits(&mut self, e: &crate::exits::ExitCounts, args: &Args) {
+        if args.json {
+            for line in e.json_lines() {
+                let _ = writeln!(self.out, "{line}");
+            }
+        } else {
+            let _ = e.write(&mut self.out);
+        }
+        let _ = self.out.flush();
     }
 
     /// One interval of `-w`.
@@ -685,6 +717,85 @@ impl Sink {
     }
 }
 
+/// `--columns`, FreeBSD pmcstat(8)'s counting output, after
+/// usr.sbin/pmcstat/pmcstat.c (`pmcstat_print_headers`,
+/// `pmcstat_print_counters`, `pmcstat_print_pmcs` and the "compute printout
+/// widths" loop of `main`): the header's prefix, `PRINT_HEADER_PREFIX`.
+const COLUMNS_PREFIX: &str = "# ";
+
+/// pmcstat(8)'s `DEFAULT_DISPLAY_HEIGHT` ("file virtual height"): the header
+/// is printed again after this many rows. (On a terminal pmcstat(8) uses its
+/// height; this pmcstat does not read it.)
+pub const COLUMNS_HEIGHT: usize = 256;
+
+/// The width of a counter in bits, `pmc_width(3)`: perf_event counts are
+/// 64-bit, as hwpmc's software PMCs are.
+const COLUMNS_COUNTER_BITS: u32 = 64;
+
+/// pmcstat(8)'s `ev_name`: the event spec up to its first comma, space or tab
+/// (`instructions,usr` is `instructions`).
+fn column_event(c: &Counter) -> &str {
+    c.event.split([',', ' ', '\t']).next().unwrap_or(&c.event)
+}
+
+/// A column's `(fieldskip, fieldwidth)`: wide enough for the header
+/// (`p/` or `s/NN/` and the name) and for the largest count
+/// (`floor(bits / 3.32193) + 1` digits, 20 for 64 bits), the header right
+/// aligned in it.
+// 3.32193 is pmcstat(8)'s literal (log2 10, rounded), kept as it is.
+#[allow(clippy::approx_constant)]
+fn column_widths(c: &Counter) -> (usize, usize) {
+    let mut header = column_event(c).len() + 2; // "p/" or "s/"
+    if c.scope.is_system() {
+        header += 3; // 2-digit CPU number and '/'
+    }
+    let display = (f64::from(COLUMNS_COUNTER_BITS) / 3.32193).floor() as usize + 1;
+    if header > display {
+        (0, header)
+    } else {
+        (display - header, display)
+    }
+}
+
+/// The header line: `# ` and, per PMC, `p/EVENT` right-aligned in its field,
+/// or `s/NN/EVENT` (NN the CPU) left-aligned after the skip, each followed by
+/// a space, as pmcstat(8)'s `"p/%*s "` and `"s/%02d/%-*s "`.
+pub fn columns_header(counters: &[Counter]) -> String {
+    let mut line = String::from(COLUMNS_PREFIX);
+    for c in counters {
+        let (skip, width) = column_widths(c);
+        let w = width - skip - 2;
+        line.push_str(&" ".repeat(skip));
+        let name = column_event(c);
+        match (c.scope.is_system(), c.cpu) {
+            (true, cpu) => line.push_str(&format!(
+                "s/{:02}/{name:<w$} ",
+                cpu.unwrap_or(0),
+                w = w.saturating_sub(3)
+            )),
+            (false, _) => line.push_str(&format!("p/{name:>w$} ")),
+        }
+    }
+    line
+}
+
+/// A row of counts, each right-aligned under its header and followed by a
+/// space; the first field is wider by the header's `# `, as pmcstat(8)'s
+/// `"%*ju "` with `ev_fieldwidth + extra_width`.
+pub fn columns_values(counters: &[Counter]) -> String {
+    let mut line = String::new();
+    let mut extra = COLUMNS_PREFIX.len();
+    for c in counters {
+        let (_, width) = column_widths(c);
+        // The raw count, as hwpmc's (which never multiplexes): unscaled, the
+        // rows of one PMC add up to its total exactly.
+        let v = c.reading.value;
+        line.push_str(&format!("{v:>w$} ", w = width + extra));
+        extra = 0;
+    }
+    line
+}
+
 /// perf stat's derived metrics for each counter (`pmc::metrics::derive`),
 /// pairing counters only within the same CPU line, from scaled values.
 fn derived_metrics(counters: &[Counter]) -> Vec<Vec<pmc::metrics::Derived>> {
@@ -894,6 +1005,58 @@ fn csv_fields(c: &Counter) -> [String; 5] {
 mod tests {
     use super::*;
 
+    /// `--columns`' layout, worked out from pmcstat(8)'s format strings: a
+    /// 64-bit counter is 20 digits wide, the names right-aligned (`p/`) or
+    /// left-aligned after the skip (`s/NN/`), the first field 2 wider for `# `.
+    #[test]
+    fn columns_layout_is_pmcstat8s() {
+        let counter = |event: &str, system: bool, cpu: Option<u32>, value: u64| Counter {
+            event: event.into(),
+            scope: if system {
+                Scope::System {
+                    cpu: pmc::Cpus::All,
+                }
+            } else {
+                Scope::Process
+            },
+            cpu,
+            reading: {
+                let mut r = Reading::default();
+                r.value = value;
+                r.time_enabled = 1;
+                r.time_running = 1;
+                r
+            },
+            error: None,
+        };
+        let cols = [
+            counter("page-faults", false, None, 123),
+            counter("task-clock", true, Some(1), 4567),
+            counter("instructions,usr", false, None, 8),
+        ];
+        let h = columns_header(&cols);
+        assert_eq!(
+            h,
+            format!(
+                "# {}p/page-faults {}s/01/task-clock {}p/instructions ",
+                " ".repeat(7),
+                " ".repeat(5),
+                " ".repeat(6)
+            )
+        );
+        let r = columns_values(&cols);
+        assert_eq!(
+            r,
+            format!("{:>22} {:>20} {:>20} ", 123, 4567, 8),
+            "{h}\n{r}"
+        );
+        assert_eq!(h.len(), r.len());
+        // A name longer than 20 widens its column.
+        let long = [counter("a-very-long-event-name-here", false, None, 1)];
+        assert_eq!(columns_header(&long), "# p/a-very-long-event-name-here ");
+        assert_eq!(columns_values(&long), format!("{:>31} ", 1));
+    }
+
     #[test]
     fn repeat_statistics() {
         let st = RepeatStat::of_values([10.0, 12.0, 14.0].into_iter());
@@ -939,6 +1102,7 @@ mod tests {
             with_children: Vec::new(),
             uncounted_children_ns: None,
             user_sys: None,
+            exits: None,
             user_only: false,
             counters: vec![
                 c("task-clock", Reading::new(1_000_000, 1, 1)),
@@ -953,6 +1117,7 @@ mod tests {
         };
         let buf = Buf::default();
         let mut sink = Sink {
+            column_rows: 0,
             interval_header: false,
             out: Checked::new(Box::new(buf.clone())),
             name: "test".into(),

@@ -150,6 +150,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let mut flags = Flags::NONE;
     if !args.no_callchain {
         flags |= Flags::CALLCHAIN;
+        // pmcstat(8): PMC_F_USERCALLCHAIN only with PMC_F_CALLCHAIN.
+        if args.user_callchain {
+            flags |= Flags::USERCALLCHAIN;
+        }
     }
 
     if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
@@ -682,7 +686,7 @@ fn print_top(
 /// path for writing that does not start with '/' or '.' and contains a ':'
 /// is a host and a port, split at the last ':', and the log goes to a TCP
 /// connection there. Anything else is a file (`./a:b` for a file with a colon).
-fn remote_log(path: &std::path::Path) -> Option<String> {
+pub fn remote_log(path: &std::path::Path) -> Option<String> {
     let s = path.to_str()?;
     if s.starts_with('/') || s.starts_with('.') {
         return None;
