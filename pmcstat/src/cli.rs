@@ -354,6 +354,11 @@ pub struct Args {
     #[arg(short = 'L')]
     pub list: bool,
 
+    /// Describe event SPEC (pmcstat(8) -u): where it comes from, what it
+    /// counts, whether it can be opened here and how it is encoded.
+    #[arg(short = 'u', value_name = "SPEC")]
+    pub describe: Option<String>,
+
     /// With -L: also list (and probe) tracepoints.
     #[arg(long = "tracepoints", requires = "list")]
     pub tracepoints: bool,
@@ -631,7 +636,6 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-b", "PMU groups (AMD's fork of pmcstat(8)) are not in this pmcstat; -e with several events counts them, and the library's Backend::allocate_group schedules events together"),
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
-    ("-u", "pmcstat(8)'s event description is not in this pmcstat; -L lists the events with their descriptions"),
 ];
 
 /// For an unknown option, pmcstat's own message instead of clap's (whose tip,

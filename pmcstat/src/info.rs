@@ -69,3 +69,66 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     crate::output::write_outcome(out.finish(), "the listing")?;
     Ok(0)
 }
+
+/// `-u SPEC` (pmcstat(8)'s event description): the event's entry in the `-L` list (source,
+/// description, availability), then what opening it gives here: the native encoding, or why
+/// it cannot be opened. A spec that does not parse is a usage error.
+pub fn describe(args: &Args, spec_text: &str) -> Result<u8, Failure> {
+    use pmc::Pmc as _;
+    let spec: pmc::EventSpec = spec_text
+        .parse()
+        .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
+    let backend = pmc::Native::open()?;
+    let mut out = crate::output::Checked::new(std::io::stdout());
+    let canonical = spec.to_string();
+    let name = spec_text.split(':').next().unwrap_or(spec_text);
+    let events = backend.list_events(false);
+    let entry = events
+        .iter()
+        .find(|e| e.name.eq_ignore_ascii_case(name) || e.name.eq_ignore_ascii_case(&canonical));
+    let _ = writeln!(out, "{spec_text}:");
+    if canonical != spec_text {
+        let _ = writeln!(out, "  {:<14} {canonical}", "parsed as");
+    }
+    match entry {
+        Some(e) => {
+            let _ = writeln!(out, "  {:<14} {}", "source", e.source);
+            if !e.description.is_empty() {
+                let _ = writeln!(out, "  {:<14} {}", "description", e.description);
+            }
+            let state = match &e.availability {
+                Availability::Available => "available".to_owned(),
+                Availability::Unavailable(why) => format!("unavailable: {why}"),
+                Availability::NotProbed(why) => format!("not probed: {why}"),
+            };
+            let _ = writeln!(out, "  {:<14} {state}", "listed as");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  {:<14} not in the event list (-L{}); described by how it opens",
+                "listed as",
+                if args.tracepoints {
+                    ""
+                } else {
+                    " --tracepoints lists tracepoints"
+                }
+            );
+        }
+    }
+    match backend.allocate(&pmc::Allocation::counting(spec)) {
+        Ok(pmc) => {
+            let fields: Vec<String> = pmc
+                .native_config()
+                .into_iter()
+                .map(|f| format!("{}={}", f.name, f.value))
+                .collect();
+            let _ = writeln!(out, "  {:<14} yes, as {}", "opens here", fields.join(" "));
+        }
+        Err(e) => {
+            let _ = writeln!(out, "  {:<14} no: {e}", "opens here");
+        }
+    }
+    crate::output::write_outcome(out.finish(), "the description")?;
+    Ok(0)
+}

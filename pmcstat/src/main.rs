@@ -45,6 +45,8 @@ fn main() -> ExitCode {
         top_replay(&args)
     } else if args.read_log.is_some() {
         analyze::run(&args)
+    } else if let Some(spec) = args.describe.as_deref() {
+        info::describe(&args, spec)
     } else if args.list || args.diagnose {
         info::run(&args)
     } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {

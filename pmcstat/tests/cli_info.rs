@@ -151,3 +151,37 @@ fn diagnose_as_unprivileged_user_says_what_it_cannot_do() {
         "{text}"
     );
 }
+
+/// `-u SPEC` (pmcstat(8)'s event description): the -L entry, and how it opens here, with the
+/// same verdict as -L; a spec that does not parse is a usage error.
+#[test]
+fn describe_an_event() {
+    let (code, out, err) = pmcstat(&["-u", "page-faults"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(field(&out, "listed as").contains("available"), "{out}");
+    let opens = field(&out, "opens here");
+    assert!(
+        opens.contains("yes, as type=1") && opens.contains("config=0x2"),
+        "{out}"
+    );
+    // A modifier shows in the parse and in the encoding.
+    let (code, out, _) = pmcstat(&["-u", "task-clock:u"]);
+    assert_eq!(code, 0);
+    assert!(
+        field(&out, "opens here").contains("exclude_kernel=1"),
+        "{out}"
+    );
+    // The hardware verdict agrees with -L's.
+    let (code, out, _) = pmcstat(&["-u", "cycles"]);
+    assert_eq!(code, 0);
+    let opens = field(&out, "opens here");
+    assert_eq!(opens.contains("yes"), has_pmu(), "{out}");
+    let (code, _, err) = pmcstat(&["-u", "page-faults:k:"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+fn field<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.trim_start().starts_with(name))
+        .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
+}
