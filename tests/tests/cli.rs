@@ -285,7 +285,6 @@ fn usage_errors_exit_2() {
     for (opt, says) in [
         ("-b", "PMU groups"),
         ("-M", "map file"),
-        ("-U", "-N toggles"),
         ("-f", "plugin options"),
         ("-X", "unknown option '-X'"),
         ("--frobnicate", "unknown option '--frobnicate'"),
