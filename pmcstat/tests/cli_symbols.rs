@@ -211,7 +211,20 @@ fn kernel_dir_gives_the_kernel_symbols() {
     let (with_elf, err) = script(&os!["-k", vdir.as_os_str()]);
     assert!(!err.contains("warning"), "{err}");
     let kelf = kernel_frames(&with_elf);
-    let same = kbase.iter().zip(&kelf).filter(|(a, b)| a == b).count();
+    // A local name the kernel uses twice (`set_ptes.isra.0` in two objects) can be only one
+    // symbol of the assembled stand-in (`.set` redefines it): frames in such functions are
+    // not judged.
+    let mut seen = std::collections::HashSet::new();
+    let dups: std::collections::HashSet<&str> = kallsyms
+        .lines()
+        .filter_map(|l| l.split_ascii_whitespace().nth(2))
+        .filter(|n| !seen.insert(*n))
+        .collect();
+    let same = kbase
+        .iter()
+        .zip(&kelf)
+        .filter(|(a, b)| a == b || dups.contains(a.1.as_str()))
+        .count();
     assert_eq!(
         same,
         kbase.len(),
