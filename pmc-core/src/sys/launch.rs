@@ -10,8 +10,11 @@
 //! `exec`, and report exec failures through a close-on-exec pipe as std does.
 
 use crate::error::{Error, ErrorKind, Op, Result};
-use std::ffi::{CString, OsStr, OsString};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use nix::errno::Errno;
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::{ForkResult, Pid};
+use std::ffi::{CStr, CString, OsStr, OsString};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -42,31 +45,79 @@ pub struct PausedChild {
     status: Option<ExitStatus>,
 }
 
-fn os_error(op: Op, what: String) -> Error {
-    let e = std::io::Error::last_os_error();
-    let kind = match e.raw_os_error() {
-        Some(libc::EMFILE) | Some(libc::ENFILE) => ErrorKind::TooManyOpenFiles,
+fn os_error(op: Op, what: String, e: Errno) -> Error {
+    let kind = match e {
+        Errno::EMFILE | Errno::ENFILE => ErrorKind::TooManyOpenFiles,
         _ => ErrorKind::Os,
     };
-    let mut err = Error::new(kind, op, what);
-    if let Some(n) = e.raw_os_error() {
-        err = err.with_errno(n);
-    }
-    err
+    Error::new(kind, op, what).with_errno(e as i32)
 }
 
 fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` is a valid, writable array of two c_ints, as pipe(2) requires.
-    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
-    if rc != 0 {
-        return Err(os_error(
+    nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| {
+        os_error(
             Op::Launch,
             "cannot create a pipe to launch the command".into(),
-        ));
+            e,
+        )
+    })
+}
+
+/// The raw `wait(2)` status of a child that exited or was killed (the
+/// encoding `ExitStatus::from_raw` reads, the same on Linux, FreeBSD and
+/// macOS); `None` for the stop/continue reports, which only `WUNTRACED`,
+/// `WCONTINUED` or a tracer see.
+fn raw_wait_status(ws: WaitStatus) -> Option<i32> {
+    match ws {
+        WaitStatus::Exited(_, code) => Some((code & 0xff) << 8),
+        WaitStatus::Signaled(_, sig, core) => Some(sig as i32 | if core { 0x80 } else { 0 }),
+        _ => None,
     }
-    // SAFETY: pipe2 succeeded, so both descriptors are open and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The child's side of [`PausedChild::spawn`], between `fork` and `exec`:
+/// waits for the go byte, then `execv`s, reporting a failure's errno on
+/// `err_w`. Only async-signal-safe calls, on memory prepared before the fork;
+/// nothing here allocates (which is why `execv` is libc's: nix's builds its
+/// argv array on the heap).
+fn child_after_fork(
+    go_r: OwnedFd,
+    go_w: OwnedFd,
+    err_r: OwnedFd,
+    err_w: OwnedFd,
+    path: &CStr,
+    argv: &[*const libc::c_char],
+) -> ! {
+    // The child's copies of the parent's ends: close(2).
+    drop(go_w);
+    drop(err_r);
+    let mut byte = [0u8];
+    let n = loop {
+        match nix::unistd::read(&go_r, &mut byte) {
+            Err(Errno::EINTR) => continue,
+            r => break r,
+        }
+    };
+    // Without the go byte the parent gave up (dropped the handle): do not
+    // run the command.
+    if n == Ok(1) {
+        // SAFETY: restoring SIGPIPE's default disposition installs no handler
+        // (the child runs no Rust code after exec). `path` is a NUL-terminated
+        // string and `argv` a null-terminated array of pointers into the
+        // caller's `CString`s, all alive until execv replaces the image.
+        unsafe {
+            let _ = nix::sys::signal::signal(
+                nix::sys::signal::Signal::SIGPIPE,
+                nix::sys::signal::SigHandler::SigDfl,
+            );
+            libc::execv(path.as_ptr(), argv.as_ptr());
+        }
+        let e = Errno::last_raw();
+        let _ = nix::unistd::write(&err_w, &e.to_ne_bytes());
+    }
+    // SAFETY: _exit ends the process at once, running no atexit handlers or
+    // destructors (nix has no wrapper; std's exit is not async-signal-safe).
+    unsafe { libc::_exit(127) }
 }
 
 /// Finds `program` as `execvp` would: as given if it contains a `/`, else
@@ -126,40 +177,15 @@ impl PausedChild {
         let (go_r, go_w) = pipe_cloexec()?;
         let (err_r, err_w) = pipe_cloexec()?;
 
-        // SAFETY: fork has no memory-safety preconditions; the child branch
-        // below only calls async-signal-safe functions (close, read, signal,
-        // execv, write, _exit) on memory prepared before the fork.
-        let pid = unsafe { libc::fork() };
-        if pid < 0 {
-            return Err(os_error(Op::Launch, "fork failed".into()));
-        }
-        if pid == 0 {
-            // SAFETY: the child owns copies of the descriptors; `c_path` and
-            // `argv` (NUL-terminated, pointing into `c_args`) stay alive
-            // until execv or _exit, and nothing here allocates.
-            unsafe {
-                libc::close(go_w.as_raw_fd());
-                libc::close(err_r.as_raw_fd());
-                let mut byte = 0u8;
-                let n = loop {
-                    let n = libc::read(go_r.as_raw_fd(), (&mut byte as *mut u8).cast(), 1);
-                    if n < 0 && *errno_location() == libc::EINTR {
-                        continue;
-                    }
-                    break n;
-                };
-                if n != 1 {
-                    // The parent gave up (dropped the handle): do not run the command.
-                    libc::_exit(127);
-                }
-                libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-                libc::execv(c_path.as_ptr(), argv.as_ptr());
-                let e: i32 = *errno_location();
-                let bytes = e.to_ne_bytes();
-                libc::write(err_w.as_raw_fd(), bytes.as_ptr().cast(), bytes.len());
-                libc::_exit(127);
-            }
-        }
+        // SAFETY: nix's fork is unsafe because the child of a multithreaded
+        // process may only call async-signal-safe functions until it execs:
+        // `child_after_fork` calls only close, read, signal, execv, write and
+        // _exit, on memory prepared before the fork, and never returns.
+        let pid = match unsafe { nix::unistd::fork() } {
+            Err(e) => return Err(os_error(Op::Launch, "fork failed".into(), e)),
+            Ok(ForkResult::Child) => child_after_fork(go_r, go_w, err_r, err_w, &c_path, &argv),
+            Ok(ForkResult::Parent { child }) => child.as_raw(),
+        };
         drop(go_r);
         drop(err_w);
         Ok(PausedChild {
@@ -174,6 +200,10 @@ impl PausedChild {
     /// The child's pid.
     pub fn pid(&self) -> u32 {
         self.pid
+    }
+
+    fn nix_pid(&self) -> Pid {
+        Pid::from_raw(self.pid as libc::pid_t)
     }
 
     /// Lets the child `exec` the command, and waits until it has (or has
@@ -191,14 +221,13 @@ impl PausedChild {
                 "the child was already resumed",
             ));
         };
-        let byte = [1u8];
-        // SAFETY: `go` is an open pipe write end; `byte` is valid for one byte.
-        let n = unsafe { libc::write(go.as_raw_fd(), byte.as_ptr().cast(), 1) };
+        let n = nix::unistd::write(&go, &[1u8]);
         drop(go);
-        if n != 1 {
+        if n != Ok(1) {
             return Err(os_error(
                 Op::Launch,
                 format!("cannot resume child {}", self.pid),
+                n.err().unwrap_or_else(Errno::last),
             ));
         }
         let Some(err) = self.exec_err.take() else {
@@ -207,22 +236,21 @@ impl PausedChild {
         let mut buf = [0u8; 4];
         let mut got = 0usize;
         while got < buf.len() {
-            let rest = &mut buf[got..];
-            // SAFETY: `err` is an open pipe read end; `rest` is valid for `rest.len()` bytes.
-            let n = unsafe { libc::read(err.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len()) };
-            if n < 0 {
-                if std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                    continue;
+            let n = match nix::unistd::read(&err, &mut buf[got..]) {
+                Ok(n) => n,
+                Err(Errno::EINTR) => continue,
+                Err(e) => {
+                    return Err(os_error(
+                        Op::Launch,
+                        "cannot learn whether exec succeeded".into(),
+                        e,
+                    ))
                 }
-                return Err(os_error(
-                    Op::Launch,
-                    "cannot learn whether exec succeeded".into(),
-                ));
-            }
+            };
             if n == 0 {
                 break;
             }
-            got += n as usize;
+            got += n;
         }
         if got == 0 {
             return Ok(()); // the close-on-exec pipe closed: exec succeeded
@@ -242,18 +270,19 @@ impl PausedChild {
         if let Some(s) = self.status {
             return Ok(Some(s));
         }
-        let mut status: libc::c_int = 0;
-        // SAFETY: `status` is a valid, writable c_int; `pid` is our child.
-        let r = unsafe { libc::waitpid(self.pid as libc::pid_t, &mut status, libc::WNOHANG) };
-        if r == 0 {
-            return Ok(None);
-        }
-        if r != self.pid as libc::pid_t {
-            return Err(os_error(
-                Op::Launch,
-                format!("cannot wait for child {}", self.pid),
-            ));
-        }
+        let status = match waitpid(self.nix_pid(), Some(WaitPidFlag::WNOHANG)) {
+            Ok(ws) => match raw_wait_status(ws) {
+                Some(status) => status,
+                None => return Ok(None), // still alive (or a stop report)
+            },
+            Err(e) => {
+                return Err(os_error(
+                    Op::Launch,
+                    format!("cannot wait for child {}", self.pid),
+                    e,
+                ))
+            }
+        };
         let s = ExitStatus::from_raw(status);
         self.status = Some(s);
         Ok(Some(s))
@@ -268,15 +297,10 @@ impl PausedChild {
         }
         #[cfg(target_os = "linux")]
         if let Some(fd) = pidfd_open(self.pid) {
-            let ms = libc::c_int::try_from(timeout.as_millis()).unwrap_or(libc::c_int::MAX);
-            let mut p = libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: `p` is one valid, writable pollfd for the duration of
-            // the call; `fd` stays open until after it returns.
-            let _ = unsafe { libc::poll(&mut p, 1, ms) };
+            use nix::poll::{PollFd, PollFlags, PollTimeout};
+            use std::os::fd::AsFd;
+            let ms = PollTimeout::try_from(timeout).unwrap_or(PollTimeout::MAX);
+            let _ = nix::poll::poll(&mut [PollFd::new(fd.as_fd(), PollFlags::POLLIN)], ms);
             return self.try_wait();
         }
         let deadline = std::time::Instant::now() + timeout;
@@ -303,21 +327,23 @@ impl PausedChild {
             // Never resumed: tell it to give up, so waiting cannot hang.
             self.go = None;
         }
-        let mut status: libc::c_int = 0;
-        loop {
-            // SAFETY: `status` is a valid, writable c_int; `pid` is our child.
-            let r = unsafe { libc::waitpid(self.pid as libc::pid_t, &mut status, 0) };
-            if r == self.pid as libc::pid_t {
-                break;
+        let status = loop {
+            match waitpid(self.nix_pid(), None) {
+                Ok(ws) => {
+                    if let Some(status) = raw_wait_status(ws) {
+                        break status;
+                    }
+                }
+                Err(Errno::EINTR) => continue,
+                Err(e) => {
+                    return Err(os_error(
+                        Op::Launch,
+                        format!("cannot wait for child {}", self.pid),
+                        e,
+                    ))
+                }
             }
-            if r < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            return Err(os_error(
-                Op::Launch,
-                format!("cannot wait for child {}", self.pid),
-            ));
-        }
+        };
         let s = ExitStatus::from_raw(status);
         self.status = Some(s);
         Ok(s)
@@ -335,24 +361,13 @@ impl Drop for PausedChild {
 /// `pidfd_open(pid, 0)` (Linux 5.3+), or `None` where the kernel lacks it.
 #[cfg(target_os = "linux")]
 fn pidfd_open(pid: u32) -> Option<OwnedFd> {
+    use std::os::fd::FromRawFd;
     // SAFETY: pidfd_open takes two integers and returns a new descriptor
     // (or -1); it touches no user memory.
     let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_long, 0 as libc::c_long) };
     let fd = libc::c_int::try_from(fd).ok().filter(|f| *f >= 0)?;
     // SAFETY: the syscall returned a new descriptor that nothing else owns.
     Some(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-#[cfg(any(target_os = "linux", target_os = "android"))]
-unsafe fn errno_location() -> *mut libc::c_int {
-    // SAFETY: __errno_location always returns the calling thread's errno slot.
-    unsafe { libc::__errno_location() }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-unsafe fn errno_location() -> *mut libc::c_int {
-    // SAFETY: __error always returns the calling thread's errno slot.
-    unsafe { libc::__error() }
 }
 
 #[cfg(test)]

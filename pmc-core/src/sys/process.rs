@@ -53,9 +53,8 @@ pub fn exists(pid: u32) -> bool {
     if p <= 0 {
         return false; // 0 and negatives name process groups
     }
-    // SAFETY: kill with signal 0 sends nothing; it only checks the pid.
-    let r = unsafe { libc::kill(p, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    // No signal (signal 0) sends nothing; it only checks the pid.
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), None) != Err(nix::errno::Errno::ESRCH)
 }
 
 /// No way to ask here.

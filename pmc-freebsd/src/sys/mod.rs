@@ -323,25 +323,13 @@ fn host_errno(e: i32) -> Errno {
 /// `pipe(2)`: a pipe as (read end, write end), close-on-exec.
 #[cfg(unix)]
 pub fn pipe() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
-    use std::os::fd::FromRawFd;
-    let mut fds = [-1i32; 2];
-    // SAFETY: `pipe` writes two ints into `fds`, a live 2-element array.
-    let r = unsafe { libc::pipe(fds.as_mut_ptr()) };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+    // pipe + F_SETFD rather than pipe2, which macOS lacks.
+    let (r, w) = nix::unistd::pipe().map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+    for fd in [&r, &w] {
+        let _ = fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
     }
-    for fd in fds {
-        // SAFETY: `fcntl(F_SETFD)` only changes the descriptor flags of an fd
-        // we just created and own; no memory is passed.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    }
-    // SAFETY: `pipe` succeeded, so both fds are open and owned by nobody else.
-    Ok(unsafe {
-        (
-            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-        )
-    })
+    Ok((r, w))
 }
 
 #[cfg(test)]

@@ -163,8 +163,6 @@ impl Driver for RealDriver {
     }
 
     fn euid(&self) -> Option<u32> {
-        // SAFETY: `geteuid` takes no arguments, touches no user memory and
-        // cannot fail.
-        Some(unsafe { libc::geteuid() })
+        Some(nix::unistd::geteuid().as_raw())
     }
 }

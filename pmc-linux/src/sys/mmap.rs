@@ -21,8 +21,10 @@
 //! Residual assumption, as with every perf ring reader: no other process maps the same event and
 //! advances its `data_tail` behind our back.
 
+use nix::sys::mman;
 use std::io;
 use std::mem::{offset_of, size_of};
+use std::num::NonZeroUsize;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -78,8 +80,7 @@ fn check_perf_fd(fd: BorrowedFd<'_>) -> io::Result<()> {
 }
 
 fn page_size() -> io::Result<usize> {
-    // SAFETY: sysconf reads no user memory.
-    let ps = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let ps = super::sysconf_page_size();
     usize::try_from(ps)
         .ok()
         .filter(|p| p.is_power_of_two() && *p >= 4096)
@@ -138,23 +139,21 @@ impl MmapRing {
         let too_big = || io::Error::new(io::ErrorKind::InvalidInput, "ring size overflows");
         let data_size = data_pages.checked_mul(page).ok_or_else(too_big)?;
         let map_len = data_size.checked_add(page).ok_or_else(too_big)?;
+        let len = NonZeroUsize::new(map_len).ok_or_else(too_big)?;
         // SAFETY: a fresh shared mapping chosen by the kernel (addr NULL): it aliases no Rust
         // object. The kernel validates fd, length and offset.
         let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                map_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
+            mman::mmap(
+                None,
+                len,
+                mman::ProtFlags::PROT_READ | mman::ProtFlags::PROT_WRITE,
+                mman::MapFlags::MAP_SHARED,
+                fd,
                 0,
             )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
         }
-        let base =
-            NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap gave NULL"))?;
+        .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
+        let base = ptr.cast::<u8>();
         let mut ring = Self {
             base,
             map_len,
@@ -254,7 +253,7 @@ impl Drop for MmapRing {
                 // munmap of a mapping we own cannot fail in a way we could act on in drop.
                 // SAFETY: `base`/`map_len` are exactly the mapping created in `new`, unmapped
                 // only here; no slice or atomic view of it can outlive `self`.
-                let _ = unsafe { libc::munmap(self.base.as_ptr().cast(), self.map_len) };
+                let _ = unsafe { mman::munmap(self.base.cast(), self.map_len) };
             }
             #[cfg(test)]
             Backing::Heap => {

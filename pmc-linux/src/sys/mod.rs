@@ -4,7 +4,10 @@
 //!
 //! Functions here take references, `BorrowedFd`s and slices, and return
 //! `Result<_, Errno>`; each `unsafe` block names the user memory the kernel
-//! reads or writes. Raw pointers never leave this module. On systems other
+//! reads or writes. Raw pointers never leave this module. The POSIX calls
+//! (`read`, `poll`, `clock_gettime`, `sysconf`, `getrlimit`, `mmap`) go
+//! through nix's wrappers; only `perf_event_open` and the perf ioctls, which
+//! nix does not wrap, are raw. On systems other
 //! than Linux every call fails with `ENOSYS`, so the backend's logic still
 //! builds (and its pure parts still test) everywhere; the ring and rdpmc page
 //! mappings are plain `mmap(2)` on any Unix (with no perf fd to map, they are
@@ -104,17 +107,10 @@ pub fn ioctl(fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno> {
 /// `read(fd, buf)`—one read of a counter's `read_format` block.
 #[cfg(target_os = "linux")]
 pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
-    use std::os::fd::AsRawFd;
     loop {
-        // SAFETY: `buf` is a valid, exclusively borrowed byte slice of
-        // `buf.len()` bytes that the kernel writes into.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let e = last_errno();
-        if e != libc::EINTR {
-            return Err(e);
+        match nix::unistd::read(fd, buf) {
+            Err(nix::errno::Errno::EINTR) => continue,
+            r => return r.map_err(|e| e as Errno),
         }
     }
 }
@@ -139,59 +135,57 @@ pub fn event_id(fd: BorrowedFd<'_>) -> Result<u64, Errno> {
 /// in order; all zero on timeout or when interrupted by a signal.
 #[cfg(target_os = "linux")]
 pub fn poll(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno> {
-    use std::os::fd::AsRawFd;
-    let mut pfds: Vec<libc::pollfd> = fds
+    use nix::poll::{PollFd, PollFlags, PollTimeout};
+    let mut pfds: Vec<PollFd<'_>> = fds
         .iter()
-        .map(|fd| libc::pollfd {
-            fd: fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        })
+        .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
         .collect();
-    // SAFETY: `pfds` is a valid, exclusively borrowed array of `pfds.len()` pollfds that the
-    // kernel reads and writes (revents) during the call; the fds are borrowed, so open.
-    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, timeout_ms) };
-    if rc < 0 {
-        let e = last_errno();
-        if e == libc::EINTR {
-            return Ok(vec![0; pfds.len()]);
-        }
-        return Err(e);
+    // Any negative timeout waits forever, as poll(2) does.
+    let timeout = PollTimeout::try_from(timeout_ms).unwrap_or(PollTimeout::NONE);
+    match nix::poll::poll(&mut pfds, timeout) {
+        Ok(_) => {}
+        Err(nix::errno::Errno::EINTR) => return Ok(vec![0; pfds.len()]),
+        Err(e) => return Err(e as Errno),
     }
-    Ok(pfds.iter().map(|p| p.revents).collect())
+    // The kernel reports only POLLIN (asked for) and POLLERR/POLLHUP/POLLNVAL, all of which
+    // nix knows, so `revents()` is never `None` here.
+    Ok(pfds
+        .iter()
+        .map(|p| p.revents().map_or(0, |r| r.bits()))
+        .collect())
 }
 
 /// `clock_gettime(clock)` in nanoseconds (0 if the clock is unavailable).
 #[cfg(target_os = "linux")]
 pub fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec the call fills in.
-    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
-    if rc != 0 {
+    let Ok(ts) = nix::time::clock_gettime(nix::time::ClockId::from_raw(clock)) else {
         return 0;
-    }
-    (ts.tv_sec as u64)
+    };
+    (ts.tv_sec() as u64)
         .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as u64)
+        .saturating_add(ts.tv_nsec() as u64)
 }
 
 /// The page size (`sysconf(_SC_PAGESIZE)`), 4096 if it cannot be read.
 pub fn page_size() -> usize {
-    // SAFETY: sysconf reads no user memory.
-    let ps = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(ps)
+    usize::try_from(sysconf_page_size())
         .ok()
         .filter(|p| p.is_power_of_two())
         .unwrap_or(4096)
 }
 
+/// `sysconf(_SC_PAGESIZE)` as returned, -1 when it fails.
+fn sysconf_page_size() -> libc::c_long {
+    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .unwrap_or(-1)
+}
+
+/// The calling thread's errno, right after a raw call failed.
+#[cfg(target_os = "linux")]
 fn last_errno() -> Errno {
-    std::io::Error::last_os_error()
-        .raw_os_error()
-        .unwrap_or(libc::EIO)
+    nix::errno::Errno::last_raw()
 }
 
 /// `perf_event_open` elsewhere: `ENOSYS`.
@@ -244,20 +238,20 @@ pub fn effective_caps() -> Option<u64> {
 
 /// `getrlimit(resource)`: the soft limit, or `None` when unlimited or unknown.
 pub fn rlimit_soft(resource: Rlimit) -> Option<u64> {
+    use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
     let res = match resource {
-        Rlimit::NoFile => libc::RLIMIT_NOFILE,
-        Rlimit::MemLock => libc::RLIMIT_MEMLOCK,
+        Rlimit::NoFile => Resource::RLIMIT_NOFILE,
+        #[cfg(not(target_vendor = "apple"))]
+        Rlimit::MemLock => Resource::RLIMIT_MEMLOCK,
+        // nix has no RLIMIT_MEMLOCK on Apple systems, where perf_event's locked-memory
+        // limit means nothing anyway.
+        #[cfg(target_vendor = "apple")]
+        Rlimit::MemLock => return None,
     };
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid, writable rlimit the call fills in.
-    let rc = unsafe { libc::getrlimit(res, &mut lim) };
+    let (cur, _max) = getrlimit(res).ok()?;
     // rlim_t is u64 on Linux but i64 on FreeBSD.
     #[allow(clippy::unnecessary_cast)]
-    let cur = lim.rlim_cur as u64;
-    (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(cur)
+    (cur != RLIM_INFINITY).then_some(cur as u64)
 }
 
 /// The resource limits the error messages name.

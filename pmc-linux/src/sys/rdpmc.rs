@@ -24,7 +24,7 @@
 //! [`read_counter`] under those conditions, inside the seqlock.
 
 use std::mem::offset_of;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
@@ -78,30 +78,27 @@ unsafe impl Sync for ControlPage {}
 impl ControlPage {
     /// Maps the control page of `fd` read-only (one page, no data area).
     pub(crate) fn map(fd: BorrowedFd<'_>) -> Result<ControlPage, Errno> {
-        // SAFETY: sysconf has no memory effects.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        let len = usize::try_from(page)
+        use nix::sys::mman;
+        let len = usize::try_from(super::sysconf_page_size())
             .ok()
             .filter(|l| *l >= 4096)
             .unwrap_or(4096);
+        let map_len = std::num::NonZeroUsize::new(len).ok_or(libc::EINVAL)?;
         // SAFETY: a fresh mapping chosen by the kernel (addr NULL), so no
-        // existing memory is affected; the result is checked for MAP_FAILED.
+        // existing memory is affected; nix checks the result for MAP_FAILED.
         let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
+            mman::mmap(
+                None,
+                map_len,
+                mman::ProtFlags::PROT_READ,
+                mman::MapFlags::MAP_SHARED,
+                fd,
                 0,
             )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(super::last_errno());
         }
-        let base = NonNull::new(p.cast::<u8>()).ok_or(libc::EINVAL)?;
+        .map_err(|e| e as Errno)?;
         Ok(ControlPage {
-            base,
+            base: p.cast::<u8>(),
             backing: Backing::Mmap { len },
         })
     }
@@ -169,7 +166,7 @@ impl Drop for ControlPage {
                 // SAFETY: `base`/`len` are exactly the mapping made in `map`,
                 // and no reference into it outlives `self`.
                 unsafe {
-                    libc::munmap(self.base.as_ptr().cast(), len);
+                    let _ = nix::sys::mman::munmap(self.base.cast(), len);
                 }
             }
             #[cfg(test)]
