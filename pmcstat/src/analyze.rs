@@ -202,17 +202,21 @@ fn open_stream(path: &Path) -> Result<Input, Failure> {
         )));
     }
     if t.is_fifo() {
-        // Reopen the same FIFO (through its descriptor, so a path swapped meanwhile cannot
-        // substitute another file) with a blocking open: it waits for a writer, as `cat`
-        // does, where reading the non-blocking one would see end-of-file before any writer.
-        let again = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&f));
-        let reopened = std::fs::File::open(if Path::new(&again).exists() {
-            Path::new(&again)
-        } else {
-            path
-        })
-        .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
-        return Ok(Input::Stream(reopened));
+        // A FIFO opened for reading before any writer reads as end-of-file. Wait, as `cat`
+        // does, until a writer has come: poll reports POLLIN when data is there, and POLLHUP
+        // only once a writer has come and gone (pipe_poll compares the writer count with the
+        // one at open), never before the first writer. Then read it blocking, on the same
+        // descriptor: reopening the path would block for a writer that may already have
+        // written everything and closed (the data stays in the pipe only while it is open).
+        use nix::poll::{PollFd, PollFlags, PollTimeout};
+        loop {
+            let mut fds = [PollFd::new(std::os::fd::AsFd::as_fd(&f), PollFlags::POLLIN)];
+            match nix::poll::poll(&mut fds, PollTimeout::NONE) {
+                Ok(n) if n > 0 => break,
+                Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(fail(format!("cannot read {shown}: {e}"))),
+            }
+        }
     }
     // Reads block from here on: the stream ends when its writer closes it.
     use nix::fcntl::{fcntl, FcntlArg, OFlag};
