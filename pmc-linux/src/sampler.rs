@@ -882,6 +882,7 @@ impl Reorder {
         writer: &mut Option<pmc_log::Writer<LogSink>>,
         error: &mut Option<LogFailure>,
         stage: &mut crate::unwind::Stage,
+        procexit: &mut ProcExit,
     ) {
         if self.pending.is_empty() {
             return;
@@ -894,9 +895,12 @@ impl Reorder {
             if let (log::Record::Sample(s), Some(u)) = (&mut rec, stack) {
                 stage.complete(s, &u);
             }
+            let exits = procexit.observe(&rec);
             if let Some(w) = writer.as_mut() {
-                if let Err(e) = w.write(&rec) {
-                    LogFailure::note(error, &e);
+                for r in std::iter::once(&rec).chain(exits.iter()) {
+                    if let Err(e) = w.write(r) {
+                        LogFailure::note(error, &e);
+                    }
                 }
             }
         }
@@ -1169,6 +1173,46 @@ struct ProcExit {
     sums: BTreeMap<(u32, i32), u64>,
 }
 
+impl ProcExit {
+    /// Follows the log in time order (the reorder buffer's output, so a sample read from
+    /// another CPU's ring after its process's `EXIT` still counts before it): sums each
+    /// process's sample periods, and at its `EXIT` returns the `ProcessExit` counter
+    /// records to write after it.
+    fn observe(&mut self, rec: &log::Record<'_>) -> Vec<log::Record<'static>> {
+        if self.pmcs.is_empty() {
+            return Vec::new();
+        }
+        match rec {
+            log::Record::Sample(s) if self.pmcs.contains(&s.pmc_id) => {
+                let e = self.sums.entry((s.pmc_id, s.pid)).or_default();
+                *e = e.saturating_add(s.period);
+                Vec::new()
+            }
+            log::Record::Exit(x) => {
+                let mut pmcs: Vec<u32> = self.pmcs.iter().copied().collect();
+                pmcs.sort_unstable();
+                pmcs.into_iter()
+                    .filter_map(|pmc| {
+                        let sum = self.sums.remove(&(pmc, x.pid))?;
+                        Some(log::Record::Counter(log::Counter {
+                            time: x.time,
+                            pmc_id: pmc,
+                            pid: x.pid,
+                            tid: x.tid,
+                            cpu: None,
+                            kind: log::CounterKind::ProcessExit,
+                            value: sum,
+                            time_enabled: 0,
+                            time_running: 0,
+                        }))
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl std::fmt::Debug for HubState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HubState")
@@ -1326,37 +1370,6 @@ impl HubState {
                 if raw.is_some() {
                     stack = None;
                 }
-                if !procexit.pmcs.is_empty() {
-                    match &rec {
-                        log::Record::Sample(s) if procexit.pmcs.contains(&s.pmc_id) => {
-                            let e = procexit.sums.entry((s.pmc_id, s.pid)).or_default();
-                            *e = e.saturating_add(s.period);
-                        }
-                        log::Record::Exit(x) => {
-                            let (time, pid, tid) = (x.time, x.pid, x.tid);
-                            let pmcs: Vec<u32> = procexit.pmcs.iter().copied().collect();
-                            reorder.push(rec);
-                            for pmc in pmcs {
-                                let Some(sum) = procexit.sums.remove(&(pmc, pid)) else {
-                                    continue;
-                                };
-                                reorder.push(log::Record::Counter(log::Counter {
-                                    time,
-                                    pmc_id: pmc,
-                                    pid,
-                                    tid,
-                                    cpu: meta.cpu,
-                                    kind: log::CounterKind::ProcessExit,
-                                    value: sum,
-                                    time_enabled: 0,
-                                    time_running: 0,
-                                }));
-                            }
-                            return;
-                        }
-                        _ => {}
-                    }
-                }
                 reorder.push_with(rec, stack);
                 if let Some(u) = raw {
                     reorder.push(log::Record::UserStack(u));
@@ -1378,6 +1391,7 @@ impl HubState {
             writer,
             error,
             stage,
+            procexit,
         );
         stage.tally(summary);
         if token.is_none() {
@@ -1399,9 +1413,10 @@ impl HubState {
             reorder,
             summary,
             stage,
+            procexit,
             ..
         } = self;
-        reorder.flush(u64::MAX, writer, error, stage);
+        reorder.flush(u64::MAX, writer, error, stage, procexit);
         stage.tally(summary);
         if let Some(w) = writer.as_ref() {
             summary.log_records = w.records_written();
@@ -1412,8 +1427,13 @@ impl HubState {
     /// Writes `rec` now, after every record drained so far (records written directly, such
     /// as user data marking a point in the program, follow all that was drained before).
     fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
-        self.reorder
-            .flush(u64::MAX, &mut self.writer, &mut self.error, &mut self.stage);
+        self.reorder.flush(
+            u64::MAX,
+            &mut self.writer,
+            &mut self.error,
+            &mut self.stage,
+            &mut self.procexit,
+        );
         self.stage.observe(rec);
         match self.writer.as_mut() {
             Some(w) => w.write(rec).map_err(|e| {
@@ -2079,6 +2099,7 @@ mod tests {
             &mut writer,
             &mut error,
             &mut crate::unwind::Stage::default(),
+            &mut ProcExit::default(),
         );
         assert_eq!(r.pending.len(), 2);
         // The next pass brings 65 from CPU 1; close flushes everything.
@@ -2088,6 +2109,7 @@ mod tests {
             &mut writer,
             &mut error,
             &mut crate::unwind::Stage::default(),
+            &mut ProcExit::default(),
         );
         assert!(r.pending.is_empty() && error.is_none());
         writer.take().unwrap().finish().unwrap();
