@@ -118,7 +118,7 @@ pub struct Unwinder {
     procs: HashMap<i32, Process>,
     /// Objects by (path, build-id); `None` for one that could not be used.
     objects: HashMap<ObjectKey, Option<Arc<Object>>>,
-    order: Vec<ObjectKey>,
+    order: std::collections::VecDeque<ObjectKey>,
     vdso: Option<Option<Arc<Object>>>,
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     cache: Box<NativeCache>,
@@ -154,7 +154,7 @@ impl Unwinder {
         Unwinder {
             procs: HashMap::new(),
             objects: HashMap::new(),
-            order: Vec::new(),
+            order: std::collections::VecDeque::new(),
             vdso: None,
             #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
             cache: Box::new(NativeCache::new()),
@@ -226,10 +226,11 @@ impl Unwinder {
             }
         };
         if self.order.len() >= MAX_OBJECTS {
-            let old = self.order.remove(0);
-            self.objects.remove(&old);
+            if let Some(old) = self.order.pop_front() {
+                self.objects.remove(&old);
+            }
         }
-        self.order.push(key.clone());
+        self.order.push_back(key.clone());
         self.objects.insert(key, o.clone());
         o
     }

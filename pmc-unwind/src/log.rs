@@ -13,16 +13,12 @@ use crate::{Unwinder, UserRegs};
 #[derive(Debug, Default)]
 pub struct LogUnwinder {
     unwinder: Unwinder,
-    frames: Vec<u64>,
 }
 
 impl LogUnwinder {
     /// A log unwinder over `unwinder` (e.g. one [`Unwinder::with_root`]).
     pub fn new(unwinder: Unwinder) -> LogUnwinder {
-        LogUnwinder {
-            unwinder,
-            frames: Vec::new(),
-        }
+        LogUnwinder { unwinder }
     }
 
     /// Follows the processes' mappings through one record of the log, in log order.
@@ -48,14 +44,14 @@ impl LogUnwinder {
     /// `stack`: the kernel frames stay first, then the user PC and return addresses, then
     /// [`log::TRUNCATED_FRAME`] if the unwind stopped before the stack's root.
     pub fn complete(&mut self, s: &mut log::Sample<'_>, regs: &UserRegs, stack: &[u8]) {
-        self.frames.clear();
+        // The new callchain is built where it will live: one allocation per sample.
         let kernel = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
-        self.frames.extend(s.callchain.iter().take(kernel));
-        let r = self.unwinder.unwind(s.pid, regs, stack, &mut self.frames);
+        let mut frames: Vec<u64> = s.callchain.iter().take(kernel).collect();
+        let r = self.unwinder.unwind(s.pid, regs, stack, &mut frames);
         if r.truncated {
-            self.frames.push(log::TRUNCATED_FRAME);
+            frames.push(log::TRUNCATED_FRAME);
         }
-        s.callchain = log::Callchain::from_vec(self.frames.clone());
+        s.callchain = log::Callchain::from_vec(frames);
     }
 
     /// The unwinder (its counts, its refusals).
