@@ -7,6 +7,7 @@ use crate::events::{self, Encoding, Machine};
 use crate::logpump::{LogFormat, PumpCtl};
 use crate::sys::abi::*;
 use crate::sys::{self, Driver, OpArg, PmcOp};
+use pmc_core::lifecycle::{fan_out, fan_out_or_undo, Lifecycle, Refusal};
 use pmc_core::{
     Allocation, Cpus, Error, ErrorKind, Flags, GroupInstanceReading, Instance, InstanceReading,
     LogSink, Mode, NativeField, Op, Rate, Reading, Result, Scope, State, Target,
@@ -484,8 +485,8 @@ pub struct FreebsdPmc<D: Driver = DefaultDriver> {
     count: u64,
     /// Why the PMC samples less often than asked, if it does.
     rate_warning: Option<String>,
-    state: State,
-    targets: Vec<Target>,
+    /// State and targets, with hwpmc's rules (`pmc_core::lifecycle`).
+    life: Lifecycle,
     running_since: Option<Instant>,
     ran: Duration,
     released: bool,
@@ -496,7 +497,7 @@ impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
         f.debug_struct("FreebsdPmc")
             .field("allocation", &self.allocation)
             .field("ids", &self.ids)
-            .field("state", &self.state)
+            .field("state", &self.life.state())
             .finish_non_exhaustive()
     }
 }
@@ -551,15 +552,6 @@ impl<D: Driver> FreebsdPmc<D> {
         ))
     }
 
-    fn is_self(&self, t: Target) -> bool {
-        match t {
-            Target::Current => true,
-            Target::Pid(p) | Target::Exec(p) => {
-                i64::from(p) == i64::from(self.inner.driver.current_pid())
-            }
-        }
-    }
-
     /// The hwpmc handles: `(cpu, pmcid)`, one per CPU for system scope.
     pub fn pmc_ids(&self) -> &[(Option<u32>, u32)] {
         &self.ids
@@ -597,6 +589,15 @@ impl<D: Driver> FreebsdPmc<D> {
         Ok(())
     }
 
+    /// The error hwpmc gives for what the life cycle refused (the same errno
+    /// through the same map, so the same message as the kernel's answer).
+    fn refused(&self, op: PmcOp, r: Refusal, pid: Option<i32>) -> Error {
+        let mut ctx = self.ctx(self.ids.first().and_then(|(cpu, _)| *cpu));
+        ctx.write = r.op() == Op::Write;
+        ctx.pid = pid;
+        self.inner.err(op, Errno(r.hwpmc_errno()), &ctx)
+    }
+
     fn attach_op(&mut self, target: Target, detach: bool) -> Result<()> {
         let pid = match target {
             Target::Current => 0,
@@ -614,14 +615,18 @@ impl<D: Driver> FreebsdPmc<D> {
             PmcOp::PmcAttach
         };
         let me = self.inner.driver.current_pid();
-        let same = |t: &Target| match (*t, target) {
-            (a, b) if a == b => true,
-            (Target::Current, Target::Pid(p)) | (Target::Pid(p), Target::Current) => {
-                i64::from(p) == i64::from(me)
-            }
-            _ => false,
-        };
-        let attached = self.targets.iter().any(same);
+        let ctx_pid = if pid == 0 { me } else { pid };
+        if !detach {
+            // PMC_OP_PMCATTACH's checks of the PMC itself (system scope: EINVAL;
+            // running: EBUSY), answered here as hwpmc would. Detach and the target
+            // rules stay the kernel's: it keeps the real target set (descendants
+            // added, exited targets dropped) and tells ESRCH from EINVAL.
+            self.life
+                .check_process_scope(Op::Attach)
+                .and_then(|()| self.life.check_stopped(Op::Attach))
+                .map_err(|r| self.refused(op, r, Some(ctx_pid)))?;
+        }
+        let attached = self.life.is_attached(target);
         for (cpu, id) in &self.ids {
             let mut a = pmc_op_pmcattach {
                 pm_pmc: *id,
@@ -634,15 +639,15 @@ impl<D: Driver> FreebsdPmc<D> {
             };
             self.inner.driver.call(arg).map_err(|e| {
                 let mut ctx = self.ctx(*cpu);
-                ctx.pid = Some(if pid == 0 { me } else { pid });
+                ctx.pid = Some(ctx_pid);
                 ctx.attached = Some(attached);
                 self.inner.err(op, e, &ctx)
             })?;
         }
         if detach {
-            self.targets.retain(|t| !same(t));
-        } else if !self.targets.iter().any(same) {
-            self.targets.push(target);
+            self.life.record_detach(target);
+        } else {
+            self.life.record_attach(target);
         }
         Ok(())
     }
@@ -667,7 +672,7 @@ impl<D: Driver> FreebsdPmc<D> {
             d += s.elapsed();
         }
         let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        if ns == 0 && (self.running_since.is_some() || self.state == State::Stopped) {
+        if ns == 0 && (self.running_since.is_some() || self.life.state() == State::Stopped) {
             1
         } else {
             ns
@@ -702,13 +707,13 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.life.state()
     }
 
     fn attach(&mut self, target: Target) -> Result<()> {
         if self.allocation.mode.is_sampling()
             && !self.allocation.scope.is_system()
-            && self.is_self(target)
+            && self.life.is_owner(target)
         {
             return self.refuse_sampling_self(Op::Attach);
         }
@@ -720,39 +725,33 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn targets(&self) -> Vec<Target> {
-        self.targets.clone()
+        self.life.targets().to_vec()
     }
 
     fn start(&mut self) -> Result<()> {
-        if self.state == State::Running {
+        if !self.life.start_needed() {
             return Ok(());
         }
         // Started without a target, hwpmc attaches it to its owner
         // (hwpmc_mod.c:pmc_start), which for sampling logs nothing.
-        if self.allocation.mode.is_sampling()
-            && !self.allocation.scope.is_system()
-            && self.targets.is_empty()
-        {
+        if self.allocation.mode.is_sampling() && self.life.start_attaches_owner() {
             return self.refuse_sampling_self(Op::Start);
         }
         self.simple(PmcOp::PmcStart)?;
-        if !self.allocation.scope.is_system() && self.targets.is_empty() {
-            // hwpmc attached it to its owner.
-            self.targets.push(Target::Current);
-        }
-        self.state = State::Running;
+        // Running, and attached to the owner if it had no target.
+        self.life.record_start();
         self.running_since = Some(Instant::now());
         Ok(())
     }
 
     fn stop(&mut self) -> Result<()> {
-        if self.state != State::Running {
+        if !self.life.stop_needed() {
             // Nothing to stop. (hwpmc answers EINVAL for a PMC that never
             // started; like the other backends, this is a no-op.)
             return Ok(());
         }
         self.simple(PmcOp::PmcStop)?;
-        self.state = State::Stopped;
+        self.life.record_stop();
         if let Some(s) = self.running_since.take() {
             self.ran += s.elapsed();
         }
@@ -799,7 +798,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             }
             return Ok(out);
         }
-        match self.targets.as_slice() {
+        match self.life.targets() {
             [one] => Ok(vec![InstanceReading {
                 instance: Instance::Target(*one),
                 reading: self.read()?,
@@ -809,7 +808,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
                 Op::Read,
                 format!(
                     "hwpmc reads a process PMC only as the total over its {} targets",
-                    self.targets.len()
+                    self.life.targets().len()
                 ),
             )
             .with_help("use one PMC per target, or read() for the total")),
@@ -817,6 +816,10 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn write(&mut self, value: u64) -> Result<u64> {
+        // PMC_OP_PMCRW with PMC_F_NEWVALUE on a running PMC: EBUSY.
+        self.life
+            .check_stopped(Op::Write)
+            .map_err(|r| self.refused(PmcOp::PmcRw, r, None))?;
         let mut old = 0u64;
         for (i, (cpu, id)) in self.ids.clone().into_iter().enumerate() {
             let v = if i == 0 { value } else { 0 };
@@ -826,6 +829,10 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn set_count(&mut self, count: u64) -> Result<()> {
+        // PMC_OP_PMCSETCOUNT on a running PMC: EBUSY.
+        self.life
+            .check_stopped(Op::SetCount)
+            .map_err(|r| self.refused(PmcOp::PmcSetCount, r, None))?;
         for (cpu, id) in &self.ids {
             let mut s = pmc_op_pmcsetcount {
                 pm_count: count,
@@ -892,7 +899,8 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
 pub struct FreebsdGroup<D: Driver = DefaultDriver> {
     allocations: Vec<Allocation>,
     members: Vec<FreebsdPmc<D>>,
-    state: State,
+    /// The group's state and targets (each member keeps its own too).
+    life: Lifecycle,
 }
 
 impl<D: Driver> std::fmt::Debug for FreebsdGroup<D> {
@@ -908,28 +916,40 @@ impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
         &self.allocations
     }
     fn state(&self) -> State {
-        self.state
+        self.life.state()
     }
+    /// Attaches every member; if one fails, the members already attached
+    /// are detached again, so the group stays as it was.
     fn attach(&mut self, target: Target) -> Result<()> {
-        self.members
-            .iter_mut()
-            .try_for_each(|m| pmc_core::Pmc::attach(m, target))
-    }
-    fn detach(&mut self, target: Target) -> Result<()> {
-        self.members
-            .iter_mut()
-            .try_for_each(|m| pmc_core::Pmc::detach(m, target))
-    }
-    fn start(&mut self) -> Result<()> {
-        self.members.iter_mut().try_for_each(pmc_core::Pmc::start)?;
-        self.state = State::Running;
+        fan_out_or_undo(
+            &mut self.members,
+            |m| pmc_core::Pmc::attach(m, target),
+            |m| {
+                let _ = pmc_core::Pmc::detach(m, target);
+            },
+        )?;
+        self.life.record_attach(target);
         Ok(())
     }
+    /// Detaches every member, stopping at the first error.
+    fn detach(&mut self, target: Target) -> Result<()> {
+        fan_out(&mut self.members, |m| pmc_core::Pmc::detach(m, target))?;
+        self.life.record_detach(target);
+        Ok(())
+    }
+    /// Starts every member; if one fails, the members already started are
+    /// stopped again, so the group runs whole or not at all.
+    fn start(&mut self) -> Result<()> {
+        fan_out_or_undo(&mut self.members, pmc_core::Pmc::start, |m| {
+            let _ = pmc_core::Pmc::stop(m);
+        })?;
+        self.life.record_start();
+        Ok(())
+    }
+    /// Stops every member, stopping at the first error.
     fn stop(&mut self) -> Result<()> {
-        self.members.iter_mut().try_for_each(pmc_core::Pmc::stop)?;
-        if self.state == State::Running {
-            self.state = State::Stopped;
-        }
+        fan_out(&mut self.members, pmc_core::Pmc::stop)?;
+        self.life.record_stop();
         Ok(())
     }
     /// Each member's [`read_instances`](pmc_core::Pmc::read_instances), joined by
@@ -1069,8 +1089,10 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             encoding,
             count,
             rate_warning,
-            state: State::Allocated,
-            targets: Vec::new(),
+            life: Lifecycle::new(
+                &a.scope,
+                u32::try_from(self.inner.driver.current_pid()).unwrap_or(0),
+            ),
             running_since: None,
             ran: Duration::ZERO,
             released: false,
@@ -1102,7 +1124,10 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
         Ok(FreebsdGroup {
             allocations: allocations.to_vec(),
             members,
-            state: State::Allocated,
+            life: Lifecycle::new(
+                &first.scope,
+                u32::try_from(self.inner.driver.current_pid()).unwrap_or(0),
+            ),
         })
     }
 
