@@ -1236,9 +1236,13 @@ impl<D: Driver> Backend<D> {
     }
 
     /// The error that stopped the configured log's sink, if one did (a sink
-    /// write error such as a full disk, or a conversion error):
-    /// `ErrorKind::Os` with the errno and, for I/O errors, a
-    /// `std::io::Error` (its `kind()`) as its source. The log reader records
+    /// write error such as a full disk, or a conversion error), as the log
+    /// reader made it where it failed: for I/O errors the errno and a
+    /// `std::io::Error` (its `kind()`) as the source, with the kind
+    /// `ErrorKind::Os` (a full disk: ENOSPC, `StorageFull`) or
+    /// `ErrorKind::Permission` (EACCES/EPERM); a sink whose `io::Error`
+    /// wraps a `pmc_core::Error` gives that error's kind, errno and help,
+    /// with the error itself as the source. The log reader records
     /// it the moment it happens, so a caller polling this learns of it at
     /// once rather than at `close_log`. After it the sink receives nothing
     /// more; the reader keeps reading and dropping hwpmc's stream so the

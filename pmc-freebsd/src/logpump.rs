@@ -577,3 +577,85 @@ pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -
     let ended = r.end_sink();
     end(ctl, read_error.or(ended))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_kind_of(e: &Error) -> Option<std::io::ErrorKind> {
+        std::error::Error::source(e)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind)
+    }
+
+    #[test]
+    fn an_io_error_gives_its_errno_and_kind() {
+        let full = failure_io(
+            "cannot write the log",
+            &std::io::Error::from_raw_os_error(28),
+        );
+        assert_eq!(
+            (full.kind(), full.op(), full.errno()),
+            (ErrorKind::Os, Op::Log, Some(28))
+        );
+        assert_eq!(io_kind_of(&full), Some(std::io::ErrorKind::StorageFull));
+        assert!(full
+            .message()
+            .starts_with("the log reader stopped writing the log: cannot write the log: "));
+        for n in [1, 13] {
+            let refused = failure_io(
+                "cannot write the log",
+                &std::io::Error::from_raw_os_error(n),
+            );
+            assert_eq!(
+                (refused.kind(), refused.errno()),
+                (ErrorKind::Permission, Some(n))
+            );
+        }
+        let pipe = failure_io("x", &std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert_eq!((pipe.kind(), pipe.errno()), (ErrorKind::Os, None));
+        assert_eq!(io_kind_of(&pipe), Some(std::io::ErrorKind::BrokenPipe));
+    }
+
+    #[test]
+    fn a_pmc_error_inside_the_chain_keeps_its_kind() {
+        let inner = Error::new(ErrorKind::NoSuchProcess, Op::Log, "the reader exited")
+            .with_errno(32)
+            .with_help("restart it");
+        let f = failure_io("cannot write the log", &std::io::Error::other(inner));
+        assert_eq!(
+            (f.kind(), f.errno(), f.help()),
+            (ErrorKind::NoSuchProcess, Some(32), Some("restart it"))
+        );
+        assert_eq!(
+            f.message(),
+            "the log reader stopped writing the log: cannot write the log: the reader exited"
+        );
+        // Through pmc-log's writer error too.
+        let w = pmc_log::WriteError::Io(std::io::Error::other(Error::new(
+            ErrorKind::Permission,
+            Op::Log,
+            "no",
+        )));
+        assert_eq!(from_chain("convert", &w).kind(), ErrorKind::Permission);
+    }
+
+    #[test]
+    fn a_writer_that_failed_earlier_gives_the_kind_it_kept() {
+        let w = pmc_log::WriteError::Failed {
+            kind: std::io::ErrorKind::PermissionDenied,
+            dropped: 3,
+        };
+        let f = from_chain("convert", &w);
+        assert_eq!((f.kind(), f.errno()), (ErrorKind::Permission, None));
+        assert_eq!(io_kind_of(&f), Some(std::io::ErrorKind::PermissionDenied));
+        let text = failure_msg("the reader has ended");
+        assert_eq!(
+            (text.kind(), text.message()),
+            (
+                ErrorKind::Os,
+                "the log reader stopped writing the log: the reader has ended"
+            )
+        );
+    }
+}
