@@ -17,6 +17,7 @@
 //! | [`sys::Driver`] | the seam every `PMC_OP_*` request passes through |
 //! | [`errno_map`] | errno x op -> kind and FreeBSD remedy (hwpmc(4) ERRORS) |
 //! | [`events`] | portable / raw / hwpmc-style event names -> `pmc_op_pmcallocate` |
+//! | [`info`] | the event listing (`pmcstat -L`) and diagnostics (`pmcstat --diagnose`), each event probed by allocating it |
 //! | [`Backend`] | `pmc_core::Backend` over any driver: `Backend::open()` or `Backend::with_driver(..)` |
 //!
 //! # Example
@@ -60,6 +61,7 @@ mod backend;
 pub mod errno;
 pub mod errno_map;
 pub mod events;
+pub mod info;
 mod logpump;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
