@@ -1186,12 +1186,12 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             .map_err(|e| self.inner.err(PmcOp::WriteLog, e, &Context::default()))
     }
 
-    /// As [`crate::info::list_events`] (hwpmc has no tracepoints).
+    /// As the `info` module lists them (hwpmc has no tracepoints).
     fn list_events(&self, _tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
         crate::info::list_events(self)
     }
 
-    /// As [`crate::info::diagnose`].
+    /// As the `info` module checks them.
     fn diagnose(&self) -> Vec<pmc_core::info::Check> {
         crate::info::diagnose(self)
     }
