@@ -36,38 +36,7 @@ pub(super) fn to_log<'a>(
     pmc_of: impl Fn(Option<u64>) -> u32,
 ) -> Option<log::Record<'a>> {
     Some(match r {
-        Record::Sample(s) => {
-            let mut frames: Vec<u64> = Vec::new();
-            let mut kernel_frames = 0u32;
-            if let Some(chain) = &s.callchain {
-                let mut leading_kernel = true;
-                for f in chain.frames() {
-                    if leading_kernel && f.context.is_kernel() {
-                        kernel_frames += 1;
-                    } else {
-                        leading_kernel = false;
-                    }
-                    frames.push(f.addr);
-                }
-            }
-            if frames.is_empty() {
-                if let Some(ip) = s.ip {
-                    frames.push(ip);
-                    kernel_frames = u32::from(s.cpu_mode() == record::CpuMode::Kernel);
-                }
-            }
-            log::Record::Sample(log::Sample {
-                time: s.time.unwrap_or(0),
-                pmc_id: pmc_of(s.identifier.or(s.id)),
-                pid: s.pid.map_or(-1, to_i32),
-                tid: s.tid.map_or(-1, to_i32),
-                cpu: s.cpu.or(meta.cpu),
-                period: s.period.unwrap_or(0),
-                callchain: log::Callchain::from_vec(frames),
-                kernel_frames,
-                raw: log::Bytes::borrowed(s.raw.unwrap_or_default()),
-            })
-        }
+        Record::Sample(s) => log::Record::Sample(sample_to_log(s, meta, &pmc_of)),
         Record::Mmap2(m) => {
             if m.prot & libc::PROT_EXEC as u32 == 0 {
                 return None;
@@ -145,6 +114,45 @@ pub(super) fn to_log<'a>(
         }),
         _ => return None,
     })
+}
+
+/// A perf sample as a log sample: its callchain leaf first, with the count of its leading
+/// kernel frames (the IP alone without a callchain).
+fn sample_to_log<'a>(
+    s: &record::Sample<'a>,
+    meta: &RingMeta,
+    pmc_of: &impl Fn(Option<u64>) -> u32,
+) -> log::Sample<'a> {
+    let mut frames: Vec<u64> = Vec::new();
+    let mut kernel_frames = 0u32;
+    if let Some(chain) = &s.callchain {
+        let mut leading_kernel = true;
+        for f in chain.frames() {
+            if leading_kernel && f.context.is_kernel() {
+                kernel_frames += 1;
+            } else {
+                leading_kernel = false;
+            }
+            frames.push(f.addr);
+        }
+    }
+    if frames.is_empty() {
+        if let Some(ip) = s.ip {
+            frames.push(ip);
+            kernel_frames = u32::from(s.cpu_mode() == record::CpuMode::Kernel);
+        }
+    }
+    log::Sample {
+        time: s.time.unwrap_or(0),
+        pmc_id: pmc_of(s.identifier.or(s.id)),
+        pid: s.pid.map_or(-1, to_i32),
+        tid: s.tid.map_or(-1, to_i32),
+        cpu: s.cpu.or(meta.cpu),
+        period: s.period.unwrap_or(0),
+        callchain: log::Callchain::from_vec(frames),
+        kernel_frames,
+        raw: log::Bytes::borrowed(s.raw.unwrap_or_default()),
+    }
 }
 
 #[cfg(test)]

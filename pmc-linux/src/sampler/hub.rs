@@ -1,10 +1,9 @@
 //! The log hub: the writer, the registered rings, and the drain thread.
 
 use super::convert::{kernel_chain_only, to_i32, to_log};
-use super::proccsw::ProcCsw;
-use super::procexit::{ExitReads, ProcExit};
+use super::post::{Flow, HubEvent, PostChain};
 use super::reorder::{Reorder, REORDER_SLACK_NS};
-use super::source::{drain_ring, RingSource};
+use super::source::{drain_ring, RingMeta, RingSource};
 use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
 use super::{now, SamplingSummary, DRAIN_PERIOD};
 use crate::record::Record;
@@ -41,16 +40,11 @@ struct HubState {
     /// The first error writing the log; the log takes nothing more after it. Reported by
     /// `log_error` (as soon as the drain thread meets it), flush_log and close_log.
     error: Option<LogFailure>,
-    /// log-procexit bookkeeping.
-    procexit: ProcExit,
-    /// log-procexit of counting PMCs: the kernel's counts at task exits.
-    exit_reads: ExitReads,
-    /// log-proccsw bookkeeping.
-    proccsw: ProcCsw,
     /// Records drained but not yet written, for time order across rings (see [`Reorder`]).
     reorder: Reorder,
-    /// DWARF unwinding of samples that carry user stacks (see [`crate::unwind`]).
-    stage: crate::unwind::Stage,
+    /// The bookkeeping jobs that follow the records: log-procexit, log-proccsw, DWARF
+    /// unwinding (see [`super::post`]).
+    post: PostChain,
 }
 
 impl std::fmt::Debug for HubState {
@@ -142,104 +136,65 @@ impl HubState {
     /// [`Reorder`]).
     fn drain(&mut self, token: Option<u32>) {
         let pass_start = now();
+        for i in 0..self.rings.len() {
+            if token.is_none_or(|t| t == self.rings[i].token) {
+                self.drain_one(i);
+            }
+        }
+        self.write_upto(pass_start.saturating_sub(REORDER_SLACK_NS));
+        self.post.summary(&mut self.summary);
+        if token.is_none() {
+            self.post.end_pass();
+        }
+        self.count_written();
+    }
+
+    /// Drains ring `i` into the reorder buffer: each record through the post-processors,
+    /// then converted; a loss record after it if some of its data was unreadable.
+    fn drain_one(&mut self, i: usize) {
         let HubState {
             writer,
             rings,
             summary,
-            error,
-            procexit,
-            exit_reads,
-            proccsw,
             reorder,
-            stage,
+            post,
             ..
         } = self;
-        for ring in rings.iter_mut() {
-            if token.is_some_and(|t| t != ring.token) {
-                continue;
+        let ring = &mut rings[i];
+        let bad = drain_ring(ring, summary, &mut |meta, r| {
+            if writer.is_none() {
+                return;
             }
-            let mut csw = Vec::new();
-            let bad = drain_ring(ring, summary, &mut |meta, r| {
-                if writer.is_none() {
-                    return;
-                }
-                if meta.exit_reads {
-                    match r {
-                        Record::Read(rd) => {
-                            exit_reads.read(rd, meta);
-                            return;
-                        }
-                        Record::Exit(x) => exit_reads.exited(x, meta),
-                        Record::Fork(f) => exit_reads.forked(f, meta),
-                        _ => {}
-                    }
-                }
-                if meta.switch_counts {
-                    match r {
-                        Record::Sample(s) => {
-                            csw.clear();
-                            proccsw.counters(s, meta, &mut csw);
-                            for c in csw.drain(..) {
-                                reorder.push(log::Record::Counter(c));
-                            }
-                            return;
-                        }
-                        Record::Exit(x) => proccsw.exited(to_i32(x.tid)),
-                        _ => {}
-                    }
-                }
-                let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
-                    return;
-                };
-                let Some(rec) = kernel_chain_only(rec, meta) else {
-                    return;
-                };
-                let mut stack = match (r, &rec) {
-                    // Without user frames for kernel samples: nothing to unwind either.
-                    (_, log::Record::Sample(s)) if !meta.user_in_kernel && s.kernel_frames > 0 => {
-                        None
-                    }
-                    (Record::Sample(s), _) => crate::unwind::UserStack::of(s),
-                    _ => None,
-                };
-                // Raw capture: the stack goes into the log after its sample, not unwound.
-                let raw = match (&rec, stack.as_deref()) {
-                    (log::Record::Sample(s), Some(u)) if meta.raw_stacks => Some(u.to_record(s)),
-                    _ => None,
-                };
-                if raw.is_some() {
-                    stack = None;
-                }
-                reorder.push_with(rec, stack);
-                if let Some(u) = raw {
-                    reorder.push(log::Record::UserStack(u));
-                }
-            });
-            if bad > 0 && writer.is_some() {
-                // Unreadable ring data: say in the log that an unknown number of records
-                // (count 0) went missing here.
-                reorder.push(log::Record::Lost(log::Lost {
-                    time: now(),
-                    pmc_id: Some(ring.default_pmc),
-                    cpu: ring.cpu,
-                    count: 0,
-                }));
+            if post.drained(meta, r, &mut |rec| reorder.push(rec)) == Flow::Consumed {
+                return;
             }
+            convert(meta, r, reorder);
+        });
+        if bad > 0 && writer.is_some() {
+            reorder.push(loss_record(ring));
         }
-        reorder.flush(
-            pass_start.saturating_sub(REORDER_SLACK_NS),
+    }
+
+    /// Writes, in time order, the drained records stamped at or before `upto` (all with
+    /// `u64::MAX`), each through the post-processors.
+    fn write_upto(&mut self, upto: u64) {
+        let HubState {
             writer,
             error,
-            stage,
-            procexit,
-        );
-        stage.tally(summary);
-        if token.is_none() {
-            proccsw.end_pass();
-        }
-        if let Some(w) = writer.as_ref() {
-            summary.log_records = w.records_written();
-            summary.log_dropped = w.records_dropped();
+            reorder,
+            post,
+            ..
+        } = self;
+        reorder.flush(upto, &mut |rec, stack| {
+            post.ordered(rec, stack.as_deref(), &mut |r| write_log(writer, error, r));
+        });
+    }
+
+    /// The writer's counts into the summary.
+    fn count_written(&mut self) {
+        if let Some(w) = self.writer.as_ref() {
+            self.summary.log_records = w.records_written();
+            self.summary.log_dropped = w.records_dropped();
         }
     }
 
@@ -247,34 +202,16 @@ impl HubState {
     /// flush_log and close_log).
     fn drain_all(&mut self) {
         self.drain(None);
-        let HubState {
-            writer,
-            error,
-            reorder,
-            summary,
-            stage,
-            procexit,
-            ..
-        } = self;
-        reorder.flush(u64::MAX, writer, error, stage, procexit);
-        stage.tally(summary);
-        if let Some(w) = writer.as_ref() {
-            summary.log_records = w.records_written();
-            summary.log_dropped = w.records_dropped();
-        }
+        self.write_upto(u64::MAX);
+        self.post.summary(&mut self.summary);
+        self.count_written();
     }
 
     /// Writes `rec` now, after every record drained so far (records written directly, such
     /// as user data marking a point in the program, follow all that was drained before).
     fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
-        self.reorder.flush(
-            u64::MAX,
-            &mut self.writer,
-            &mut self.error,
-            &mut self.stage,
-            &mut self.procexit,
-        );
-        self.stage.observe(rec);
+        self.write_upto(u64::MAX);
+        self.post.direct(rec);
         match self.writer.as_mut() {
             Some(w) => w.write(rec).map_err(|e| {
                 LogFailure::note(&mut self.error, &e);
@@ -489,9 +426,8 @@ impl Hub {
                 continue;
             }
             st.write(&log::Record::Pmc(d.clone()))?;
-            if d.flags & log::FLAG_LOG_PROCEXIT != 0 {
-                st.procexit.pmcs.insert(d.pmc_id);
-            }
+            let HubState { post, reorder, .. } = &mut *st;
+            post.event(&HubEvent::Registered(&d), &mut |r| reorder.push(r));
             st.descriptors.push(d);
         }
         st.synthesize(&synth, kernel)?;
@@ -509,7 +445,7 @@ impl Hub {
         if let Ok(mut st) = self.lock() {
             st.drain(Some(token));
             let HubState {
-                exit_reads,
+                post,
                 reorder,
                 writer,
                 ..
@@ -517,11 +453,11 @@ impl Hub {
             if writer.is_none() {
                 return;
             }
-            for &(pmc, total) in totals {
-                for c in exit_reads.finish(pmc, total, targets_gone) {
-                    reorder.push(log::Record::Counter(c));
-                }
-            }
+            let ev = HubEvent::Stopped {
+                totals,
+                targets_gone,
+            };
+            post.event(&ev, &mut |r| reorder.push(r));
         }
     }
 
@@ -536,15 +472,14 @@ impl Hub {
     pub(crate) fn unregister(&self, token: u32) {
         if let Ok(mut st) = self.lock() {
             st.drain(Some(token));
-            let pmcs: HashSet<u32> = st
-                .rings
-                .iter()
-                .filter(|r| r.token == token && r.switch_counts)
-                .flat_map(|r| r.ids.iter().map(|(_, p)| *p))
-                .collect();
-            if !pmcs.is_empty() {
-                st.proccsw.forget(&pmcs);
-            }
+            let HubState {
+                post,
+                reorder,
+                rings,
+                ..
+            } = &mut *st;
+            let gone: Vec<&RingSource> = rings.iter().filter(|r| r.token == token).collect();
+            post.event(&HubEvent::Unregistering(&gone), &mut |r| reorder.push(r));
             st.rings.retain(|r| r.token != token);
             st.bookkeeping.retain(|(t, _, _)| *t != token);
         }
@@ -579,6 +514,61 @@ impl Hub {
         st.stop = Some(stop);
         st.waker = Some(waker);
         Ok(())
+    }
+}
+
+/// Record conversion: `r`, drained from a ring with metadata `meta`, into the reorder buffer
+/// as a log record (nothing for records the log does not carry), with its user stack to
+/// unwind; with raw capture (`CallGraph::DwarfRaw`), the stack as a `UserStack` record after it.
+fn convert(meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
+    let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
+        return;
+    };
+    let Some(rec) = kernel_chain_only(rec, meta) else {
+        return;
+    };
+    let mut stack = match (r, &rec) {
+        // Without user frames for kernel samples: nothing to unwind either.
+        (_, log::Record::Sample(s)) if !meta.user_in_kernel && s.kernel_frames > 0 => None,
+        (Record::Sample(s), _) => crate::unwind::UserStack::of(s),
+        _ => None,
+    };
+    // Raw capture: the stack goes into the log after its sample, not unwound.
+    let raw = match (&rec, stack.as_deref()) {
+        (log::Record::Sample(s), Some(u)) if meta.raw_stacks => Some(u.to_record(s)),
+        _ => None,
+    };
+    if raw.is_some() {
+        stack = None;
+    }
+    reorder.push_with(rec, stack);
+    if let Some(u) = raw {
+        reorder.push(log::Record::UserStack(u));
+    }
+}
+
+/// Unreadable ring data: the record saying in the log that an unknown number of records
+/// (count 0) of `ring` went missing here.
+fn loss_record(ring: &RingSource) -> log::Record<'static> {
+    log::Record::Lost(log::Lost {
+        time: now(),
+        pmc_id: Some(ring.default_pmc),
+        cpu: ring.cpu,
+        count: 0,
+    })
+}
+
+/// Error collection: writes `rec` if there is a log; the first write error is kept in
+/// `error` (the writer takes nothing after it, and counts what it dropped).
+pub(super) fn write_log(
+    writer: &mut Option<pmc_log::Writer<LogSink>>,
+    error: &mut Option<LogFailure>,
+    rec: &log::Record<'_>,
+) {
+    if let Some(w) = writer.as_mut() {
+        if let Err(e) = w.write(rec) {
+            LogFailure::note(error, &e);
+        }
     }
 }
 

@@ -50,6 +50,7 @@
 mod convert;
 mod hub;
 mod local;
+mod post;
 mod proccsw;
 mod procexit;
 mod reorder;

@@ -1,8 +1,9 @@
 //! log-proccsw: a switch group's samples become per-slice `ContextSwitch` counter records.
 
 use super::convert::to_i32;
+use super::post::{Flow, HubEvent, PostProcessor};
 use super::source::RingMeta;
-use crate::record;
+use crate::record::{self, Record};
 use pmc_log::record as log;
 use std::collections::{BTreeMap, HashSet};
 
@@ -27,18 +28,62 @@ pub(super) struct ProcCsw {
     exited: Vec<(i32, u64)>,
     /// Complete passes over every ring so far.
     pass: u64,
+    /// The counters of the switch being logged.
+    scratch: Vec<log::Counter>,
+}
+
+/// Takes the samples of switch-group rings (each becomes the counter records of the slice
+/// that ended), follows those rings' thread exits, forgets exited threads one complete pass
+/// later and a PMC's counters when its rings go.
+impl PostProcessor for ProcCsw {
+    fn drained(
+        &mut self,
+        meta: &RingMeta,
+        rec: &Record<'_>,
+        out: &mut Vec<log::Record<'static>>,
+    ) -> Flow {
+        if !meta.switch_counts {
+            return Flow::Pass;
+        }
+        match rec {
+            Record::Sample(s) => {
+                let mut csw = std::mem::take(&mut self.scratch);
+                self.counters(s, meta, &mut csw);
+                out.extend(csw.drain(..).map(log::Record::Counter));
+                self.scratch = csw;
+                Flow::Consumed
+            }
+            Record::Exit(x) => {
+                self.exited(to_i32(x.tid));
+                Flow::Pass
+            }
+            _ => Flow::Pass,
+        }
+    }
+
+    fn end_pass(&mut self) {
+        ProcCsw::end_pass(self);
+    }
+
+    fn event(&mut self, ev: &HubEvent<'_>, _out: &mut Vec<log::Record<'static>>) {
+        if let HubEvent::Unregistering(rings) = ev {
+            let pmcs: HashSet<u32> = rings
+                .iter()
+                .filter(|r| r.switch_counts)
+                .flat_map(|r| r.ids.iter().map(|(_, p)| *p))
+                .collect();
+            if !pmcs.is_empty() {
+                self.forget(&pmcs);
+            }
+        }
+    }
 }
 
 impl ProcCsw {
     /// The counter records for one switch sample of a switch group: one per member (the
     /// group's leader, the switch event itself, is left out), each the difference from the
     /// thread's previous switch.
-    pub(super) fn counters(
-        &mut self,
-        s: &record::Sample<'_>,
-        meta: &RingMeta,
-        out: &mut Vec<log::Counter>,
-    ) {
+    fn counters(&mut self, s: &record::Sample<'_>, meta: &RingMeta, out: &mut Vec<log::Counter>) {
         let Some(record::ReadValues::Group(g)) = &s.read else {
             return;
         };
@@ -68,14 +113,14 @@ impl ProcCsw {
     }
 
     /// Notes a thread that exited: forgotten after the next complete pass.
-    pub(super) fn exited(&mut self, tid: i32) {
+    fn exited(&mut self, tid: i32) {
         if !self.last.is_empty() {
             self.exited.push((tid, self.pass));
         }
     }
 
     /// A complete pass over every ring ended: forgets the threads that exited before it began.
-    pub(super) fn end_pass(&mut self) {
+    fn end_pass(&mut self) {
         let pass = self.pass;
         self.pass += 1;
         if !self.exited.iter().any(|(_, p)| *p < pass) {
@@ -92,7 +137,7 @@ impl ProcCsw {
     }
 
     /// Forgets the counters of PMCs that went away.
-    pub(super) fn forget(&mut self, pmcs: &HashSet<u32>) {
+    fn forget(&mut self, pmcs: &HashSet<u32>) {
         self.last.retain(|(p, _, _), _| !pmcs.contains(p));
     }
 }

@@ -1,9 +1,11 @@
-//! log-procexit: per-process counts at exit, for counting PMCs ([`ExitReads`]) and sampling
-//! PMCs ([`ProcExit`]).
+//! log-procexit: per-process counts at exit ([`ProcExit`]), for counting PMCs
+//! ([`ExitReads`]) and sampling PMCs ([`PeriodSums`]).
 
 use super::convert::to_i32;
+use super::post::{Flow, HubEvent, PostProcessor};
 use super::source::RingMeta;
-use crate::record;
+use crate::record::{self, Record};
+use crate::unwind::UserStack;
 use pmc_log::record as log;
 use std::collections::{BTreeMap, HashSet};
 
@@ -23,7 +25,7 @@ use std::collections::{BTreeMap, HashSet};
 /// target and a child (`perf_event_context_sched_out`: equivalent contexts are swapped rather
 /// than switched, and `inherit_stat` swaps their counts too, so each task keeps its own), in
 /// which case it is that child and the target gets a `READ`. Its count is the PMC's total less
-/// every `READ`, known once the PMC is stopped ([`HubState::finish_exit_reads`]): exact when
+/// every `READ`, known once the PMC is stopped ([`Hub::finish_exit_reads`](super::Hub::finish_exit_reads)): exact when
 /// every task exited by then; left out when a task the PMC followed is still running (its
 /// count would be mixed in).
 #[derive(Default)]
@@ -41,7 +43,7 @@ pub(super) struct ExitReads {
 }
 
 impl ExitReads {
-    pub(super) fn read(&mut self, rd: &record::ReadRecord<'_>, meta: &RingMeta) {
+    fn read(&mut self, rd: &record::ReadRecord<'_>, meta: &RingMeta) {
         let (pid, tid) = (to_i32(rd.pid), to_i32(rd.tid));
         let mut add = |pmc: u32, value: u64, enabled: u64, running: u64| {
             let e = self.sums.entry((pmc, pid)).or_default();
@@ -70,7 +72,7 @@ impl ExitReads {
         }
     }
 
-    pub(super) fn exited(&mut self, x: &record::TaskEvent, meta: &RingMeta) {
+    fn exited(&mut self, x: &record::TaskEvent, meta: &RingMeta) {
         let (pmc, tid) = (meta.default_pmc, to_i32(x.tid));
         if !self.exits.iter().any(|e| e.0 == pmc && e.3 == tid) {
             let cpu = x.sample_id.cpu.or(meta.cpu);
@@ -81,7 +83,7 @@ impl ExitReads {
     /// A new task: followed (until its exit) when the events are inherited by it: a thread,
     /// or with `inherit` (descendants) a process. (A process's fork is reported to its events
     /// whether or not its child inherits them.)
-    pub(super) fn forked(&mut self, f: &record::TaskEvent, meta: &RingMeta) {
+    fn forked(&mut self, f: &record::TaskEvent, meta: &RingMeta) {
         if f.pid == f.ppid || meta.inherit {
             self.forks.insert((meta.default_pmc, to_i32(f.tid)));
         }
@@ -91,7 +93,7 @@ impl ExitReads {
     /// one per process that exited, in the order they
     /// exited, and forgets them. `targets_gone`: no target the PMC was attached to is still
     /// running.
-    pub(super) fn finish(&mut self, pmc: u32, total: u64, targets_gone: bool) -> Vec<log::Counter> {
+    fn finish(&mut self, pmc: u32, total: u64, targets_gone: bool) -> Vec<log::Counter> {
         // The exited tasks without a READ: at most one held the original context.
         let exits: Vec<(u64, i32, i32, Option<u32>)> = self
             .exits
@@ -180,19 +182,19 @@ impl ExitReads {
 /// `time_enabled`/`time_running` 0: not read from the kernel). The sum is the events counted
 /// in the process up to its last sample: exact but for the last, incomplete period.
 #[derive(Default)]
-pub(super) struct ProcExit {
+pub(super) struct PeriodSums {
     /// PMC ids with log-procexit.
-    pub(super) pmcs: HashSet<u32>,
+    pmcs: HashSet<u32>,
     /// (pmc id, pid) -> sum of sample periods.
     sums: BTreeMap<(u32, i32), u64>,
 }
 
-impl ProcExit {
+impl PeriodSums {
     /// Follows the log in time order (the reorder buffer's output, so a sample read from
     /// another CPU's ring after its process's `EXIT` still counts before it): sums each
     /// process's sample periods, and at its `EXIT` returns the `ProcessExit` counter
     /// records to write after it.
-    pub(super) fn observe(&mut self, rec: &log::Record<'_>) -> Vec<log::Record<'static>> {
+    fn observe(&mut self, rec: &log::Record<'_>) -> Vec<log::Record<'static>> {
         if self.pmcs.is_empty() {
             return Vec::new();
         }
@@ -223,6 +225,67 @@ impl ProcExit {
                     .collect()
             }
             _ => Vec::new(),
+        }
+    }
+}
+
+/// log-procexit, both halves: a counting PMC's `READ`s are taken as they are drained (they
+/// are not log records) and its tasks' forks and exits followed there, its counters made
+/// when it stops ([`HubEvent::Stopped`]); a sampling PMC's periods are summed in time order,
+/// as records leave the reorder buffer, and its counter written after each `EXIT`.
+#[derive(Default)]
+pub(super) struct ProcExit {
+    /// Counting PMCs.
+    reads: ExitReads,
+    /// Sampling PMCs.
+    periods: PeriodSums,
+}
+
+impl PostProcessor for ProcExit {
+    fn drained(
+        &mut self,
+        meta: &RingMeta,
+        rec: &Record<'_>,
+        _out: &mut Vec<log::Record<'static>>,
+    ) -> Flow {
+        if meta.exit_reads {
+            match rec {
+                Record::Read(rd) => {
+                    self.reads.read(rd, meta);
+                    return Flow::Consumed;
+                }
+                Record::Exit(x) => self.reads.exited(x, meta),
+                Record::Fork(f) => self.reads.forked(f, meta),
+                _ => {}
+            }
+        }
+        Flow::Pass
+    }
+
+    fn ordered(
+        &mut self,
+        rec: &mut log::Record<'static>,
+        _stack: Option<&UserStack>,
+        after: &mut Vec<log::Record<'static>>,
+    ) {
+        after.extend(self.periods.observe(rec));
+    }
+
+    fn event(&mut self, ev: &HubEvent<'_>, out: &mut Vec<log::Record<'static>>) {
+        match ev {
+            HubEvent::Registered(d) if d.flags & log::FLAG_LOG_PROCEXIT != 0 => {
+                self.periods.pmcs.insert(d.pmc_id);
+            }
+            HubEvent::Stopped {
+                totals,
+                targets_gone,
+            } => {
+                for &(pmc, total) in *totals {
+                    let counters = self.reads.finish(pmc, total, *targets_gone);
+                    out.extend(counters.into_iter().map(log::Record::Counter));
+                }
+            }
+            _ => {}
         }
     }
 }

@@ -1,8 +1,5 @@
 //! The reorder buffer: records of several rings in time order.
 
-use super::hub::LogFailure;
-use super::procexit::ProcExit;
-use pmc_core::LogSink;
 use pmc_log::record as log;
 
 /// How far behind a drain pass's start a record's time must be before it is written. A
@@ -53,15 +50,13 @@ impl Reorder {
             .push((rec.time(), self.seq, rec.into_owned(), stack));
     }
 
-    /// Writes, in time order, the records stamped at or before `upto` (all with `u64::MAX`),
-    /// each through the unwinding stage.
+    /// Hands `emit`, in time order, the records stamped at or before `upto` (all with
+    /// `u64::MAX`), each with its sample's user stack; the hub writes each through its
+    /// post-processors (the unwinding stage among them).
     pub(super) fn flush(
         &mut self,
         upto: u64,
-        writer: &mut Option<pmc_log::Writer<LogSink>>,
-        error: &mut Option<LogFailure>,
-        stage: &mut crate::unwind::Stage,
-        procexit: &mut ProcExit,
+        emit: &mut dyn FnMut(log::Record<'static>, Option<Box<crate::unwind::UserStack>>),
     ) {
         if self.pending.is_empty() {
             return;
@@ -69,19 +64,8 @@ impl Reorder {
         self.pending
             .sort_unstable_by_key(|&(t, seq, _, _)| (t, seq));
         let n = self.pending.partition_point(|&(t, _, _, _)| t <= upto);
-        for (_, _, mut rec, stack) in self.pending.drain(..n) {
-            stage.observe(&rec);
-            if let (log::Record::Sample(s), Some(u)) = (&mut rec, stack) {
-                stage.complete(s, &u);
-            }
-            let exits = procexit.observe(&rec);
-            if let Some(w) = writer.as_mut() {
-                for r in std::iter::once(&rec).chain(exits.iter()) {
-                    if let Err(e) = w.write(r) {
-                        LogFailure::note(error, &e);
-                    }
-                }
-            }
+        for (_, _, rec, stack) in self.pending.drain(..n) {
+            emit(rec, stack);
         }
     }
 }
@@ -89,8 +73,10 @@ impl Reorder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sampler::hub::write_log;
     use crate::sampler::synth::host_header;
     use crate::sampler::testutil::Buf;
+    use pmc_core::LogSink;
 
     #[test]
     fn records_of_several_rings_reach_the_log_in_time_order() {
@@ -112,23 +98,13 @@ mod tests {
             r.push(lost(t, cpu));
         }
         // The pass began at 60: 70 and 80 may still have older company in the rings.
-        r.flush(
-            60,
-            &mut writer,
-            &mut error,
-            &mut crate::unwind::Stage::default(),
-            &mut ProcExit::default(),
-        );
+        r.flush(60, &mut |rec, _| write_log(&mut writer, &mut error, &rec));
         assert_eq!(r.pending.len(), 2);
         // The next pass brings 65 from CPU 1; close flushes everything.
         r.push(lost(65, 1));
-        r.flush(
-            u64::MAX,
-            &mut writer,
-            &mut error,
-            &mut crate::unwind::Stage::default(),
-            &mut ProcExit::default(),
-        );
+        r.flush(u64::MAX, &mut |rec, _| {
+            write_log(&mut writer, &mut error, &rec)
+        });
         assert!(r.pending.is_empty() && error.is_none());
         writer.take().unwrap().finish().unwrap();
         let bytes = buf.0.lock().unwrap().clone();
