@@ -162,13 +162,9 @@ impl HubState {
         } = self;
         let ring = &mut rings[i];
         let bad = drain_ring(ring, summary, &mut |meta, r| {
-            if writer.is_none() {
-                return;
+            if writer.is_some() {
+                take_drained(post, reorder, meta, r);
             }
-            if post.drained(meta, r, &mut |rec| reorder.push(rec)) == Flow::Consumed {
-                return;
-            }
-            convert(meta, r, reorder);
         });
         if bad > 0 && writer.is_some() {
             reorder.push(loss_record(ring));
@@ -185,9 +181,7 @@ impl HubState {
             post,
             ..
         } = self;
-        reorder.flush(upto, &mut |rec, stack| {
-            post.ordered(rec, stack.as_deref(), &mut |r| write_log(writer, error, r));
-        });
+        write_ordered(reorder, post, upto, &mut |r| write_log(writer, error, r));
     }
 
     /// The writer's counts into the summary.
@@ -517,6 +511,28 @@ impl Hub {
     }
 }
 
+/// A record drained from a ring (with the ring's metadata): through the post-processors,
+/// then, unless one of them took it, converted into the reorder buffer.
+fn take_drained(post: &mut PostChain, reorder: &mut Reorder, meta: &RingMeta, r: &Record<'_>) {
+    if post.drained(meta, r, &mut |rec| reorder.push(rec)) == Flow::Consumed {
+        return;
+    }
+    convert(meta, r, reorder);
+}
+
+/// Hands `write`, in time order, the drained records stamped at or before `upto`, each after
+/// the post-processors (which may rewrite it, and write records after it).
+fn write_ordered(
+    reorder: &mut Reorder,
+    post: &mut PostChain,
+    upto: u64,
+    write: &mut dyn FnMut(&log::Record<'_>),
+) {
+    reorder.flush(upto, &mut |rec, stack| {
+        post.ordered(rec, stack.as_deref(), write);
+    });
+}
+
 /// Record conversion: `r`, drained from a ring with metadata `meta`, into the reorder buffer
 /// as a log record (nothing for records the log does not carry), with its user stack to
 /// unwind; with raw capture (`CallGraph::DwarfRaw`), the stack as a `UserStack` record after it.
@@ -612,5 +628,135 @@ fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
             }
         }
         st.drain(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::record_type;
+    use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
+
+    /// The drain's path without a kernel: `rings` drained one after another (each its
+    /// records in order), then everything written in time order; what the log gets.
+    fn pipeline(
+        post: &mut PostChain,
+        rings: &[(RingMeta, Vec<Vec<u8>>)],
+    ) -> Vec<log::Record<'static>> {
+        let mut reorder = Reorder::default();
+        for (meta, recs) in rings {
+            for bytes in recs {
+                let r = cfg().parse(bytes).expect("parses");
+                take_drained(post, &mut reorder, meta, &r);
+            }
+        }
+        let mut out = Vec::new();
+        write_ordered(&mut reorder, post, u64::MAX, &mut |r| {
+            out.push(r.clone().into_owned())
+        });
+        out
+    }
+
+    /// log-procexit sums in time order: a sample read from another CPU's ring after its
+    /// process's `EXIT` (in ring order) still counts in the process's count, which follows
+    /// the `EXIT`; a later sample (after the exit in time) does not.
+    #[test]
+    fn procexit_counts_a_sample_drained_after_its_exit() {
+        let mut post = PostChain::default();
+        let d = log::PmcDescriptor {
+            time: 0,
+            pmc_id: 3,
+            event_spec: "cpu-clock".into(),
+            canonical_name: "cpu-clock".into(),
+            scope: log::Scope::Process,
+            cpu: None,
+            mode: log::Mode::SamplingPeriod(100),
+            flags: log::FLAG_LOG_PROCEXIT,
+            native_config: "".into(),
+        };
+        post.event(&HubEvent::Registered(&d), &mut |_| panic!("nothing to log"));
+        let sample = |time: u64, cpu: u64, period: u64| {
+            record(
+                record_type::SAMPLE,
+                2,
+                &[77, 0x40_1000, pid_tid(10, 10), time, cpu, period, 0],
+            )
+        };
+        let mut exit = vec![pid_tid(10, 1), pid_tid(10, 1), 300];
+        exit.extend(trailer(10, 10, 300, 0, 77));
+        let cpu0 = RingMeta {
+            cpu: Some(0),
+            ..meta()
+        };
+        let rings = [
+            (cpu0, vec![record(record_type::EXIT, 0, &exit)]),
+            (
+                meta(),
+                vec![
+                    sample(100, 1, 7),
+                    sample(200, 1, 500),
+                    sample(400, 1, 1_000),
+                ],
+            ),
+        ];
+        let got: Vec<(&str, u64, u64)> = pipeline(&mut post, &rings)
+            .iter()
+            .map(|r| match r {
+                log::Record::Sample(s) => ("sample", s.time, s.period),
+                log::Record::Exit(x) => ("exit", x.time, 0),
+                log::Record::Counter(c) => {
+                    assert_eq!(
+                        (c.pmc_id, c.pid, c.kind),
+                        (3, 10, log::CounterKind::ProcessExit)
+                    );
+                    ("count", c.time, c.value)
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("sample", 100, 7),
+                ("sample", 200, 500),
+                ("exit", 300, 0),
+                ("count", 300, 507),
+                ("sample", 400, 1_000)
+            ]
+        );
+    }
+
+    /// The unwinder sees the `MMAP2`s before the samples: a sample drained (from one CPU's
+    /// ring) before its process's mapping (from another's) is unwound after the mapping
+    /// has passed through the stage (a device here: refused and reported, which shows the
+    /// stage knew it).
+    #[test]
+    fn the_unwinder_sees_maps_before_samples() {
+        use crate::sampler::post::tests::{stack, user_sample};
+        let mut post = PostChain::default();
+        let mut reorder = Reorder::default();
+        reorder.push_with(
+            log::Record::Sample(user_sample(200, 7, 0)),
+            Some(Box::new(stack(0x1010))),
+        );
+        reorder.push(log::Record::Map(log::Map {
+            time: 100,
+            pid: 7,
+            start: 0x1000,
+            len: 0x1000,
+            pgoff: 0,
+            build_id: log::Bytes::default(),
+            path: log::Bytes::from("/dev/zero"),
+        }));
+        let mut times = Vec::new();
+        write_ordered(&mut reorder, &mut post, u64::MAX, &mut |r| {
+            times.push(r.time())
+        });
+        assert_eq!(times, [100, 200]);
+        let mut summary = SamplingSummary::default();
+        post.summary(&mut summary);
+        assert_eq!(summary.unwound, 1);
+        assert_eq!(summary.unwind_refused.len(), 1, "{summary:?}");
+        assert!(summary.unwind_refused[0].starts_with("/dev/zero"));
     }
 }

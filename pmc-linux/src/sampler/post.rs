@@ -197,3 +197,110 @@ impl PostProcessor for Stage {
         self.tally(summary);
     }
 }
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+
+    pub(in crate::sampler) fn stack(pc: u64) -> UserStack {
+        UserStack::new(
+            pmc_unwind::UserRegs {
+                pc,
+                sp: 0x7ff0_0000,
+                fp: 0,
+                lr: 0,
+            },
+            vec![0; 64],
+        )
+    }
+
+    pub(in crate::sampler) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {
+        log::Sample {
+            time,
+            pmc_id: 1,
+            pid,
+            tid: pid,
+            cpu: None,
+            period: 1,
+            callchain: log::Callchain::from_vec(vec![0xffff_ffff_8100_0000, pc]),
+            kernel_frames: 1,
+            raw: log::Bytes::default(),
+        }
+    }
+
+    /// The unwinding stage as a post-processor: records other than samples with a stack
+    /// leave it as they came and it writes nothing after them; a sample with a stack gets
+    /// its user frames from the unwind (here the PC alone, truncated: pid 99 has no known
+    /// mapping), and the summary counts the unwinds and the truncated ones.
+    #[test]
+    fn unwinding_stage_passes_records_through_and_counts_truncations() {
+        let mut stage = Stage::default();
+        let plain = [
+            log::Record::Comm(log::Comm {
+                time: 1,
+                pid: 99,
+                tid: 99,
+                exec: true,
+                comm: log::Bytes::from("x"),
+            }),
+            log::Record::Lost(log::Lost {
+                time: 2,
+                pmc_id: Some(1),
+                cpu: Some(0),
+                count: 3,
+            }),
+            log::Record::Sample(user_sample(3, 99, 0x40_1000)),
+            log::Record::Exit(log::Exit {
+                time: 4,
+                pid: 98,
+                tid: 98,
+            }),
+        ];
+        for rec in plain {
+            let (mut r, mut after) = (rec.clone(), Vec::new());
+            stage.ordered(&mut r, None, &mut after);
+            assert_eq!((r, after.len()), (rec, 0));
+        }
+        let mut summary = SamplingSummary::default();
+        stage.summary(&mut summary);
+        assert_eq!((summary.unwound, summary.unwind_truncated), (0, 0));
+        for pc in [0x40_1000, 0x40_2000] {
+            let mut r = log::Record::Sample(user_sample(5, 99, 0));
+            let mut after = Vec::new();
+            stage.ordered(&mut r, Some(&stack(pc)), &mut after);
+            let log::Record::Sample(s) = r else {
+                panic!("{r:?}")
+            };
+            assert_eq!(
+                s.callchain.to_vec(),
+                [0xffff_ffff_8100_0000, pc, log::TRUNCATED_FRAME]
+            );
+            assert!(after.is_empty());
+        }
+        stage.summary(&mut summary);
+        assert_eq!((summary.unwound, summary.unwind_truncated), (2, 2));
+        assert!(summary.unwind_refused.is_empty());
+    }
+
+    /// Records written directly reach the unwinding stage too: a mapping synthesized at start
+    /// is the one a later sample's PC falls in (a device, refused and reported).
+    #[test]
+    fn unwinding_stage_follows_records_written_directly() {
+        let mut stage = Stage::default();
+        stage.direct(&log::Record::Map(log::Map {
+            time: 1,
+            pid: 7,
+            start: 0x1000,
+            len: 0x1000,
+            pgoff: 0,
+            build_id: log::Bytes::default(),
+            path: log::Bytes::from("/dev/zero"),
+        }));
+        let mut r = log::Record::Sample(user_sample(2, 7, 0));
+        stage.ordered(&mut r, Some(&stack(0x1010)), &mut Vec::new());
+        let mut summary = SamplingSummary::default();
+        stage.summary(&mut summary);
+        assert_eq!(summary.unwind_refused.len(), 1, "{summary:?}");
+        assert!(summary.unwind_refused[0].starts_with("/dev/zero"));
+    }
+}

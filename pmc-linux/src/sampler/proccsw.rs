@@ -145,7 +145,7 @@ impl ProcCsw {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{record_type, sample_type as st, ParseConfig, Record};
+    use crate::record::{record_type, sample_type as st, ParseConfig};
     use crate::sampler::testutil::{meta, pid_tid, record};
 
     /// log-proccsw: each switch sample of a switch group (leader: the context-switch event,
@@ -230,5 +230,139 @@ mod tests {
         let before = out.len();
         csw.counters(&s, &m, &mut out);
         assert_eq!(out.len(), before);
+    }
+
+    /// A switch group ring as the drain sees it: leader 77/87 (the context-switch events of
+    /// CPUs 1 and 0, PMC 3), members 78/88 (PMC 4) and 79/89 (PMC 5).
+    fn switch_ring() -> (ParseConfig, RingMeta) {
+        use crate::record::read_format as rf;
+        let cfg = ParseConfig::new(
+            st::IDENTIFIER | st::TID | st::TIME | st::CPU | st::READ,
+            rf::GROUP | rf::ID | rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING,
+            true,
+        );
+        let m = RingMeta {
+            ids: vec![(77, 3), (78, 4), (79, 5), (87, 3), (88, 4), (89, 5)],
+            switch_counts: true,
+            ..meta()
+        };
+        (cfg, m)
+    }
+
+    /// A switch sample: (switch event, tid, time, time enabled, member values).
+    fn switch(lead: u64, tid: u32, time: u64, en: u64, v: [u64; 2]) -> Vec<u8> {
+        let cpu = u64::from(lead == 77);
+        let body = [
+            lead,
+            pid_tid(10, tid),
+            time,
+            cpu,
+            3,
+            en,
+            en,
+            1,
+            lead,
+            v[0],
+            lead + 1,
+            v[1],
+            lead + 2,
+        ];
+        record(record_type::SAMPLE, 1, &body)
+    }
+
+    /// Runs `bytes` through the processor as drained from `m`'s ring: (flow, counters out as
+    /// (pmc, tid, cpu, value, time enabled)).
+    #[allow(clippy::type_complexity)]
+    fn drained(
+        csw: &mut ProcCsw,
+        cfg: &ParseConfig,
+        m: &RingMeta,
+        bytes: &[u8],
+    ) -> (Flow, Vec<(u32, i32, Option<u32>, u64, u64)>) {
+        let r = cfg.parse(bytes).expect("parses");
+        let mut out = Vec::new();
+        let flow = PostProcessor::drained(csw, m, &r, &mut out);
+        let got = out
+            .iter()
+            .map(|r| match r {
+                log::Record::Counter(c) => {
+                    assert_eq!((c.pid, c.kind), (10, log::CounterKind::ContextSwitch));
+                    (c.pmc_id, c.tid, c.cpu, c.value, c.time_enabled)
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        (flow, got)
+    }
+
+    /// Through the post-processor interface: a switch ring's samples are taken (not logged as
+    /// samples) and give one counter per member, each the difference from the previous switch
+    /// of the same (PMC, thread, switch event); another ring's samples pass.
+    #[test]
+    fn proccsw_diffs_per_pmc_thread_and_switch_event() {
+        let (cfg, m) = switch_ring();
+        let mut csw = ProcCsw::default();
+        let mut run = |bytes: Vec<u8>| drained(&mut csw, &cfg, &m, &bytes);
+        assert_eq!(
+            run(switch(77, 11, 100, 50, [1_000, 10])),
+            (
+                Flow::Consumed,
+                vec![(4, 11, Some(1), 1_000, 50), (5, 11, Some(1), 10, 50)]
+            )
+        );
+        // Thread 12 on the same CPU: its own counts.
+        assert_eq!(
+            run(switch(77, 12, 110, 70, [300, 3])).1,
+            [(4, 12, Some(1), 300, 70), (5, 12, Some(1), 3, 70)]
+        );
+        // Thread 11 on CPU 0: CPU 0's copy of the group counts from its own zero.
+        assert_eq!(
+            run(switch(87, 11, 120, 20, [400, 4])).1,
+            [(4, 11, Some(0), 400, 20), (5, 11, Some(0), 4, 20)]
+        );
+        // Thread 11 back on CPU 1: the slice since its previous switch there.
+        assert_eq!(
+            run(switch(77, 11, 130, 90, [1_600, 17])).1,
+            [(4, 11, Some(1), 600, 40), (5, 11, Some(1), 7, 40)]
+        );
+        // Not a switch ring: the sample passes, nothing is emitted.
+        let plain = RingMeta {
+            ids: m.ids.clone(),
+            ..meta()
+        };
+        let (flow, out) = drained(&mut csw, &cfg, &plain, &switch(77, 11, 140, 99, [9, 9]));
+        assert_eq!((flow, out.len()), (Flow::Pass, 0));
+    }
+
+    /// A thread's `EXIT` passes on to the log, and the thread's counters are forgotten only
+    /// after the next complete pass: its last switch, still in another CPU's ring, diffs
+    /// against its previous one; after that pass a thread of the same id starts from zero.
+    #[test]
+    fn proccsw_forgets_an_exited_thread_one_pass_later() {
+        let (cfg, m) = switch_ring();
+        let mut csw = ProcCsw::default();
+        drained(&mut csw, &cfg, &m, &switch(77, 11, 100, 50, [1_000, 10]));
+        let mut exit = vec![pid_tid(10, 10), pid_tid(11, 11), 150];
+        exit.extend([pid_tid(10, 11), 150, 1, 77]);
+        let exit = record(record_type::EXIT, 0, &exit);
+        let (flow, out) = drained(&mut csw, &cfg, &m, &exit);
+        assert_eq!(
+            (flow, out.len()),
+            (Flow::Pass, 0),
+            "EXIT goes on to the log"
+        );
+        PostProcessor::end_pass(&mut csw);
+        // Drained in the next pass: the switch before the exit, from CPU 1's ring.
+        assert_eq!(
+            drained(&mut csw, &cfg, &m, &switch(77, 11, 140, 80, [1_500, 15])).1,
+            [(4, 11, Some(1), 500, 30), (5, 11, Some(1), 5, 30)],
+            "kept until a complete pass after its exit"
+        );
+        PostProcessor::end_pass(&mut csw);
+        assert_eq!(
+            drained(&mut csw, &cfg, &m, &switch(77, 11, 900, 60, [200, 2])).1,
+            [(4, 11, Some(1), 200, 60), (5, 11, Some(1), 2, 60)],
+            "forgotten after it"
+        );
     }
 }

@@ -345,4 +345,154 @@ mod tests {
         assert!(x.finish(4, 10, true).is_empty());
         assert_eq!(x.exits.len(), 4);
     }
+
+    fn descriptor(pmc_id: u32, flags: u32) -> log::PmcDescriptor<'static> {
+        log::PmcDescriptor {
+            time: 0,
+            pmc_id,
+            event_spec: "cpu-clock".into(),
+            canonical_name: "cpu-clock".into(),
+            scope: log::Scope::Process,
+            cpu: None,
+            mode: log::Mode::SamplingPeriod(100),
+            flags,
+            native_config: "".into(),
+        }
+    }
+
+    fn sample(time: u64, pmc_id: u32, pid: i32, period: u64) -> log::Record<'static> {
+        log::Record::Sample(log::Sample {
+            time,
+            pmc_id,
+            pid,
+            tid: pid,
+            cpu: Some(0),
+            period,
+            callchain: log::Callchain::from_vec(vec![0x40_1000]),
+            kernel_frames: 0,
+            raw: log::Bytes::default(),
+        })
+    }
+
+    /// Runs `rec` through the processor as it leaves the reorder buffer: what it writes
+    /// after it, as (pmc, pid, tid, time, value); `rec` itself is left as it was.
+    fn ordered(p: &mut ProcExit, rec: log::Record<'static>) -> Vec<(u32, i32, i32, u64, u64)> {
+        let (mut r, mut after) = (rec.clone(), Vec::new());
+        p.ordered(&mut r, None, &mut after);
+        assert_eq!(r, rec);
+        after
+            .iter()
+            .map(|r| match r {
+                log::Record::Counter(c) => {
+                    assert_eq!(c.kind, log::CounterKind::ProcessExit);
+                    assert_eq!((c.cpu, c.time_enabled, c.time_running), (None, 0, 0));
+                    (c.pmc_id, c.pid, c.tid, c.time, c.value)
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    /// log-procexit of sampling PMCs through the post-processor interface: the periods of
+    /// each process's samples of each registered log-procexit PMC, summed as the records
+    /// leave the reorder buffer, written after the process's `EXIT` (once), and nothing for
+    /// PMCs without the flag, nor at a thread's exit.
+    #[test]
+    fn procexit_sums_sample_periods_until_the_exit() {
+        let mut p = ProcExit::default();
+        let mut out = Vec::new();
+        p.event(
+            &HubEvent::Registered(&descriptor(3, log::FLAG_LOG_PROCEXIT)),
+            &mut out,
+        );
+        p.event(&HubEvent::Registered(&descriptor(4, 0)), &mut out);
+        p.event(
+            &HubEvent::Registered(&descriptor(5, log::FLAG_LOG_PROCEXIT)),
+            &mut out,
+        );
+        assert!(out.is_empty());
+        for rec in [
+            sample(10, 3, 10, 100),
+            sample(20, 4, 10, 50),
+            sample(30, 3, 11, 7),
+            sample(40, 5, 10, 1),
+            sample(50, 3, 10, 200),
+        ] {
+            assert!(ordered(&mut p, rec).is_empty());
+        }
+        let thread_exit = log::Record::ThreadExit(log::ThreadExit {
+            time: 60,
+            pid: 10,
+            tid: 12,
+        });
+        assert!(ordered(&mut p, thread_exit).is_empty());
+        let exit = |time: u64, pid: i32| {
+            log::Record::Exit(log::Exit {
+                time,
+                pid,
+                tid: pid,
+            })
+        };
+        assert_eq!(
+            ordered(&mut p, exit(70, 10)),
+            [(3, 10, 10, 70, 300), (5, 10, 10, 70, 1)]
+        );
+        assert!(ordered(&mut p, exit(80, 10)).is_empty(), "logged once");
+        assert_eq!(ordered(&mut p, exit(90, 11)), [(3, 11, 11, 90, 7)]);
+    }
+
+    /// log-procexit of counting PMCs through the post-processor interface: a ring's `READ`s
+    /// are taken (not passed on to conversion) when the PMC logs exit reads, and its `EXIT`s
+    /// pass; at stop, each process that exited gets its count, the one without a `READ` the
+    /// total less the `READ`s.
+    #[test]
+    fn procexit_takes_reads_and_counts_at_stop() {
+        use crate::record::record_type;
+        use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
+        let m = RingMeta {
+            exit_reads: true,
+            ..meta()
+        };
+        let read = |pid: u32, tid: u32, value: u64, time: u64| {
+            let mut b = vec![pid_tid(pid, tid), value];
+            b.extend(trailer(pid, tid, time, 0, 77));
+            record(record_type::READ, 0, &b)
+        };
+        let task = |kind: u32, pid: u32, ppid: u32, time: u64| {
+            let mut b = vec![pid_tid(pid, ppid), pid_tid(pid, ppid), time];
+            b.extend(trailer(pid, pid, time, 0, 77));
+            record(kind, 0, &b)
+        };
+        let mut p = ProcExit::default();
+        let mut drained = |bytes: Vec<u8>, m: &RingMeta| {
+            let r = cfg().parse(&bytes).expect("parses");
+            let mut out = Vec::new();
+            let flow = p.drained(m, &r, &mut out);
+            assert!(out.is_empty());
+            flow
+        };
+        assert_eq!(drained(task(record_type::FORK, 11, 10, 5), &m), Flow::Pass);
+        assert_eq!(drained(read(11, 11, 1_000, 99), &m), Flow::Consumed);
+        assert_eq!(
+            drained(task(record_type::EXIT, 11, 10, 100), &m),
+            Flow::Pass
+        );
+        assert_eq!(drained(task(record_type::EXIT, 10, 1, 300), &m), Flow::Pass);
+        // Another PMC's ring without exit reads: its READs are none of this.
+        assert_eq!(drained(read(12, 12, 5, 99), &meta()), Flow::Pass);
+        let mut out = Vec::new();
+        let stopped = HubEvent::Stopped {
+            totals: &[(3, 4_000)],
+            targets_gone: true,
+        };
+        p.event(&stopped, &mut out);
+        let got: Vec<(i32, u64, u64)> = out
+            .iter()
+            .map(|r| match r {
+                log::Record::Counter(c) => (c.pid, c.time, c.value),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(got, [(11, 100, 1_000), (10, 300, 3_000)]);
+    }
 }
