@@ -434,7 +434,7 @@ impl Hub {
     }
 
     /// log-procexit of a stopped counting PMC: drains `token`'s rings, then logs each
-    /// process's count at its exit for each `(pmc id, total)` (see [`ExitReads`]).
+    /// process's count at its exit for each `(pmc id, total)` (see [`ExitReads`](super::procexit::ExitReads)).
     pub(crate) fn finish_exit_reads(&self, token: u32, totals: &[(u32, u64)], targets_gone: bool) {
         if let Ok(mut st) = self.lock() {
             st.drain(Some(token));
@@ -731,6 +731,8 @@ mod tests {
     /// has passed through the stage (a device here: refused and reported, which shows the
     /// stage knew it).
     #[test]
+    // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
+    #[cfg_attr(miri, ignore)]
     fn the_unwinder_sees_maps_before_samples() {
         use crate::sampler::post::tests::{stack, user_sample};
         let mut post = PostChain::default();

@@ -19,6 +19,10 @@
 //!    samples still reaches the log, parses every record with [`crate::record`], converts it to
 //!    a pmc-log record and writes it through one [`pmc_log::Writer`].
 //!
+//! Beside conversion, the drain runs its bookkeeping jobs (log-proccsw, log-procexit, the
+//! DWARF unwinding stage) as post-processors, each seeing every record as drained from its
+//! ring and again, in time order, as it is written (see `post.rs`).
+//!
 //! [`flush_log`](pmc_core::Backend::flush_log) drains every ring and flushes the writer;
 //! [`close_log`](pmc_core::Backend::close_log) stops the thread, drains one last time and writes
 //! the clean-close marker.

@@ -32,7 +32,7 @@ pub(crate) struct RingSource {
     /// unwinding them.
     pub(crate) raw_stacks: bool,
     /// A counting PMC with log-procexit: its `PERF_RECORD_READ`s (`inherit_stat`) are the
-    /// counts of its tasks at their exits (see [`ExitReads`]).
+    /// counts of its tasks at their exits (see [`ExitReads`](super::procexit::ExitReads)).
     pub(crate) exit_reads: bool,
     /// The PMC's events are inherited by child processes (descendants).
     pub(crate) cfg_inherit: bool,
