@@ -113,6 +113,12 @@ impl UserStack {
         }))
     }
 
+    /// Registers and a stack made up by a test.
+    #[cfg(test)]
+    pub(crate) fn new(regs: pmc_unwind::UserRegs, stack: Vec<u8>) -> UserStack {
+        UserStack { regs, stack }
+    }
+
     /// The log record that keeps these registers and this stack after sample `s`
     /// (`CallGraph::DwarfRaw`).
     pub(crate) fn to_record(&self, s: &log::Sample<'_>) -> log::UserStack<'static> {
