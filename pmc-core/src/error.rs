@@ -132,6 +132,25 @@ pub enum ErrorKind {
     Os,
 }
 
+impl ErrorKind {
+    /// The kind of an error a background writer met on its sink (a file, a
+    /// pipe, a socket): refused access is [`ErrorKind::Permission`],
+    /// anything else (a full disk, a closed pipe) [`ErrorKind::Os`]. Both
+    /// backends' log writers use it, so `Backend::log_error` answers alike.
+    ///
+    /// ```
+    /// use pmc_core::ErrorKind;
+    /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::PermissionDenied), ErrorKind::Permission);
+    /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::StorageFull), ErrorKind::Os);
+    /// ```
+    pub fn of_io(kind: std::io::ErrorKind) -> ErrorKind {
+        match kind {
+            std::io::ErrorKind::PermissionDenied => ErrorKind::Permission,
+            _ => ErrorKind::Os,
+        }
+    }
+}
+
 /// An error from a backend, with the facts and the remedy.
 ///
 /// The `Display` form is a one-line fact followed, where there is one, by a

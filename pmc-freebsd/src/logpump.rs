@@ -117,15 +117,6 @@ fn failure_msg(message: &str) -> Failure {
     Error::new(ErrorKind::Os, Op::Log, format!("{STOPPED}: {message}"))
 }
 
-/// The kind of an I/O error of the sink: refused access is a permission
-/// error, anything else (a full disk, a closed pipe) an OS error.
-fn io_error_kind(kind: std::io::ErrorKind) -> ErrorKind {
-    match kind {
-        std::io::ErrorKind::PermissionDenied => ErrorKind::Permission,
-        _ => ErrorKind::Os,
-    }
-}
-
 /// The failure for a sink's I/O error `e`, met doing `what`.
 fn failure_io(what: &str, e: &std::io::Error) -> Failure {
     from_chain(what, e)
@@ -174,7 +165,7 @@ fn from_chain(what: &str, e: &(dyn std::error::Error + 'static)) -> Failure {
         src = s.source();
     }
     let mut f = Error::new(
-        io_kind.map_or(ErrorKind::Os, io_error_kind),
+        io_kind.map_or(ErrorKind::Os, ErrorKind::of_io),
         Op::Log,
         format!("{STOPPED}: {what}: {e}"),
     );

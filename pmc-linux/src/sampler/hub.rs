@@ -102,11 +102,12 @@ impl From<&pmc_log::WriteError> for LogFailure {
 }
 
 impl LogFailure {
-    /// The error: `ErrorKind::Os`, `Op::Log`, the errno, and the `io::Error` (with its kind)
-    /// as its source.
+    /// The error: the kind of the sink's `io::Error` ([`ErrorKind::of_io`]: `Permission`
+    /// for refused access, else `Os`, as FreeBSD's log pump), `Op::Log`, the errno, and
+    /// the `io::Error` (with its kind) as its source.
     fn to_error(&self) -> Error {
         let mut e = Error::new(
-            ErrorKind::Os,
+            self.kind.map_or(ErrorKind::Os, ErrorKind::of_io),
             Op::Log,
             format!("cannot write the sample log{}", self.message),
         );
@@ -636,6 +637,26 @@ mod tests {
     use super::*;
     use crate::record::record_type;
     use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
+
+    /// A write error keeps its kind (refused access is `Permission`, a full disk `Os`), its
+    /// errno and its `io::Error` kind, as FreeBSD's log pump reports it; only the first
+    /// failure is kept.
+    #[test]
+    fn log_failure_keeps_the_io_errors_kind() {
+        let denied = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::EACCES));
+        let full = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        let e = LogFailure::from(&denied).to_error();
+        assert_eq!(
+            (e.kind(), e.op(), e.errno()),
+            (ErrorKind::Permission, Op::Log, Some(libc::EACCES))
+        );
+        let e = LogFailure::from(&full).to_error();
+        assert_eq!((e.kind(), e.errno()), (ErrorKind::Os, Some(libc::ENOSPC)));
+        let mut slot = None;
+        LogFailure::note(&mut slot, &full);
+        LogFailure::note(&mut slot, &denied);
+        assert_eq!(slot.map(|f| f.to_error().errno()), Some(Some(libc::ENOSPC)));
+    }
 
     /// The drain's path without a kernel: `rings` drained one after another (each its
     /// records in order), then everything written in time order; what the log gets.
