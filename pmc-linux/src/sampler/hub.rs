@@ -751,6 +751,7 @@ mod tests {
     /// ring) before its process's mapping (from another's) is unwound after the mapping
     /// has passed through the stage (a device here: refused and reported, which shows the
     /// stage knew it).
+    #[cfg(feature = "dwarf")]
     #[test]
     // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
     #[cfg_attr(miri, ignore)]

@@ -202,9 +202,10 @@ impl PostProcessor for Stage {
 pub(super) mod tests {
     use super::*;
 
+    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
     pub(in crate::sampler) fn stack(pc: u64) -> UserStack {
         UserStack::new(
-            pmc_unwind::UserRegs {
+            crate::unwind::Regs {
                 pc,
                 sp: 0x7ff0_0000,
                 fp: 0,
@@ -214,6 +215,7 @@ pub(super) mod tests {
         )
     }
 
+    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
     pub(in crate::sampler) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {
         log::Sample {
             time,
@@ -232,6 +234,7 @@ pub(super) mod tests {
     /// leave it as they came and it writes nothing after them; a sample with a stack gets
     /// its user frames from the unwind (here the PC alone, truncated: pid 99 has no known
     /// mapping), and the summary counts the unwinds and the truncated ones.
+    #[cfg(feature = "dwarf")]
     #[test]
     fn unwinding_stage_passes_records_through_and_counts_truncations() {
         let mut stage = Stage::default();
@@ -284,6 +287,7 @@ pub(super) mod tests {
 
     /// Records written directly reach the unwinding stage too: a mapping synthesized at start
     /// is the one a later sample's PC falls in (a device, refused and reported).
+    #[cfg(feature = "dwarf")]
     #[test]
     // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
     #[cfg_attr(miri, ignore)]
