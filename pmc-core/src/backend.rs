@@ -333,6 +333,56 @@ pub trait Pmc: Send {
         ))
     }
 
+    /// Makes a sampling PMC deliver its samples to this process (read them
+    /// with [`samples`](Pmc::samples)) instead of the backend's log. Call it
+    /// before [`start`](Pmc::start).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] from a backend that cannot (the default;
+    /// FreeBSD: hwpmc delivers samples to its log only);
+    /// [`ErrorKind::InvalidArgument`] for a counting PMC.
+    ///
+    /// ```
+    /// use pmc_core::{Backend, ErrorKind, Pmc};
+    ///
+    /// /// Samples in process where the backend can, else into a log.
+    /// fn arm<B: Backend>(backend: &B, pmc: &mut B::Pmc, log: std::fs::File) -> pmc_core::Result<bool> {
+    ///     match pmc.sample_in_process() {
+    ///         Ok(()) => Ok(true),
+    ///         Err(e) if e.kind() == ErrorKind::NotSupported => {
+    ///             backend.configure_log(Box::new(log))?;
+    ///             Ok(false)
+    ///         }
+    ///         Err(e) => Err(e),
+    ///     }
+    /// }
+    /// ```
+    fn sample_in_process(&mut self) -> Result<()> {
+        Err(not_supported(
+            Op::Allocate,
+            "this backend delivers samples to its log only (Pmc::sample_in_process)".into(),
+            "configure a log with Backend::configure_log and read it with pmc-log",
+        ))
+    }
+
+    /// The samples delivered since the last call, decoded, in the order the
+    /// kernel wrote them (per CPU; sort by [`Sample::time`](crate::Sample)
+    /// for one order). Allowed while running.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] as for
+    /// [`sample_in_process`](Pmc::sample_in_process);
+    /// [`ErrorKind::InvalidState`] when `sample_in_process` was not called.
+    fn samples(&mut self) -> Result<Vec<crate::Sample>> {
+        Err(not_supported(
+            Op::Read,
+            "this backend delivers samples to its log only (Pmc::samples)".into(),
+            "configure a log with Backend::configure_log and read it with pmc-log",
+        ))
+    }
+
     /// Releases the PMC, reporting any error (dropping it releases too, but
     /// silently). hwpmc `PMC_OP_PMCRELEASE`.
     #[doc(alias = "PMC_OP_PMCRELEASE")]

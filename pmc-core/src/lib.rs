@@ -71,6 +71,7 @@ mod members;
 pub mod metrics;
 pub mod process;
 mod reading;
+mod sample;
 mod summary;
 mod sys;
 // Empty on systems without `launch` (macOS in the cross-check).
@@ -88,4 +89,5 @@ pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
 pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent};
 pub use members::{GroupReading, GroupSpec, Member};
 pub use reading::{Reading, Status};
+pub use sample::Sample;
 pub use summary::{CpuSampling, SamplingSummary};
