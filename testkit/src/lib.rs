@@ -31,8 +31,8 @@ pub mod cc;
 pub mod cli;
 
 use std::fmt;
-use std::path::PathBuf;
 use std::io::Write as _;
+use std::path::PathBuf;
 
 /// Environment variable naming the file that collects skips.
 pub const SKIP_LOG_ENV: &str = "PMC_SKIP_LOG";
