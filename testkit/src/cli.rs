@@ -97,3 +97,24 @@ pub fn works(tool: &str, args: &[&str]) -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
 }
+
+/// Makes `cmd` start as user `uid` and group `gid`, with no supplementary
+/// groups, as a test running as root does to check what an unprivileged user
+/// sees. (std sets them between fork and exec: `setgroups(0)` when the parent
+/// is root, then `setgid`, then `setuid`, which for root set the real, effective
+/// and saved IDs.) Starting the command fails when the caller may not switch.
+///
+/// ```
+/// use std::os::unix::fs::MetadataExt;
+/// let me = std::fs::metadata("/proc/self").map(|m| (m.uid(), m.gid()));
+/// # let Ok((uid, gid)) = me else { return };
+/// let mut cmd = std::process::Command::new("sh");
+/// pmc_testkit::cli::as_user(cmd.args(["-c", "id -u"]), uid, gid);
+/// let out = cmd.output().unwrap();
+/// assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), uid.to_string());
+/// ```
+#[cfg(unix)]
+pub fn as_user(cmd: &mut Command, uid: u32, gid: u32) -> &mut Command {
+    use std::os::unix::process::CommandExt as _;
+    cmd.gid(gid).uid(uid)
+}

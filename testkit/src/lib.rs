@@ -180,6 +180,31 @@ mod tests {
     }
 
     #[test]
+    fn as_user_drops_to_the_user_and_its_group_alone() {
+        let id = |flag: &str| cli::run("id", [flag]).stdout.trim().parse::<u32>().unwrap();
+        // As root (where the suites use it): to `nobody`, without root's groups.
+        // Otherwise only to oneself, which is allowed.
+        let root = id("-u") == 0;
+        let (uid, gid) = if root {
+            (65534, 65534)
+        } else {
+            (id("-u"), id("-g"))
+        };
+        let mut cmd = std::process::Command::new("sh");
+        cli::as_user(cmd.args(["-c", "id -u; id -g; id -G"]), uid, gid);
+        let out = cli::Output::from(cmd.output().unwrap());
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines[..2], [uid.to_string(), gid.to_string()], "{out:?}");
+        if root {
+            assert_eq!(
+                lines[2],
+                gid.to_string(),
+                "no supplementary groups: {out:?}"
+            );
+        }
+    }
+
+    #[test]
     fn cc_reports_why_a_program_does_not_build() {
         let d = workdir("pmc-testkit-cc");
         let why = cc::compile(&d, "bad", "this is not C", &["-O0"]).unwrap_err();
