@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::command as pmcstat;
+
 const PROG: &str = r#"
 #include <stdint.h>
 volatile uint64_t sink;
@@ -15,28 +18,13 @@ __attribute__((noinline)) void outer(void) { hot_leaf(); warm_leaf(); cold_leaf(
 int main(void) { for (int k = 0; k < 60; k++) outer(); return 0; }
 "#;
 
-fn pmcstat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-}
-
 fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pmcstat-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    pmc_testkit::workdir(&format!("pmcstat-{name}"))
 }
 
-/// Builds the test program, or says why not.
+/// Builds the test program, or records a skip saying why not.
 fn build_prog(dir: &Path) -> Option<PathBuf> {
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROG).unwrap();
-    let exe = dir.join("prog");
-    let ok = Command::new("cc")
-        .args(["-g", "-O0", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success());
-    ok.then_some(exe)
+    pmc_testkit::cc::build(dir, "prog", PROG, &["-g", "-O0", "-fno-omit-frame-pointer"])
 }
 
 fn sample(dir: &Path, exe: &Path) -> PathBuf {
@@ -70,7 +58,6 @@ fn parse_line(l: &str) -> Option<(usize, f64, String)> {
 fn callgraph_flamegraph_and_summary_of_a_sampled_program() {
     let dir = workdir("analyze");
     let Some(exe) = build_prog(&dir) else {
-        pmc_testkit::skip!("no C compiler (cc) to build the test program");
         return;
     };
     let log = sample(&dir, &exe);

@@ -5,20 +5,11 @@
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-fn pmcstat(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::pmcstat;
 
 fn temp(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("pmcstat-attach-{}-{name}", std::process::id()))
+    pmc_testkit::workdir("pmcstat-attach").join(name)
 }
 
 /// Whether software counting works here (perf_event_paranoid, seccomp).

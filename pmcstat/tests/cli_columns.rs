@@ -2,8 +2,11 @@
 //! with software events, checked against `perf stat`.
 #![cfg(target_os = "linux")]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod common;
+use common::pmcstat;
 
 /// Touches PAGES fresh pages of anonymous memory (no huge pages), in ROUNDS
 /// rounds 150 ms apart, so that -w 0.1 sees several rows: a deterministic
@@ -27,37 +30,6 @@ int main(void) {
     return 0;
 }
 "#;
-
-fn pmcstat(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pmcstat-cols-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn build(dir: &Path) -> Option<PathBuf> {
-    let src = dir.join("touch.c");
-    std::fs::write(&src, PROG).unwrap();
-    let exe = dir.join("touch");
-    Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success())
-        .then_some(exe)
-}
 
 /// A parsed table: the column names and the rows.
 #[derive(Debug)]
@@ -178,9 +150,8 @@ fn header_has_a_column_per_pmc() {
 
 #[test]
 fn interval_rows_add_up_and_match_perf_stat() {
-    let dir = workdir("faults");
-    let Some(exe) = build(&dir) else {
-        pmc_testkit::skip!("no C compiler");
+    let dir = pmc_testkit::workdir("pmcstat-cols-faults");
+    let Some(exe) = pmc_testkit::cc::build(&dir, "touch", PROG, &["-O1"]) else {
         return;
     };
     let exe_s = exe.to_string_lossy().into_owned();

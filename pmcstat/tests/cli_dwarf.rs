@@ -10,6 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::command as pmcstat;
+
 const PROG: &str = r#"
 #include <stdlib.h>
 #include <stdio.h>
@@ -75,35 +78,17 @@ fn main() {
 /// Rounds giving about 1.5 s of work (hot_leaf at ~1 ns per iteration).
 const ROUNDS: &str = "3500";
 
-fn pmcstat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-}
-
 fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pmcstat-dwarf-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    pmc_testkit::workdir(&format!("pmcstat-dwarf-{name}"))
 }
 
 fn have(tool: &str, arg: &str) -> bool {
-    Command::new(tool)
-        .arg(arg)
-        .output()
-        .is_ok_and(|o| o.status.success())
+    pmc_testkit::cli::works(tool, &[arg])
 }
 
+/// Builds PROG, or records a skip saying why not.
 fn cc(dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROG).unwrap();
-    let exe = dir.join(name);
-    Command::new("cc")
-        .args(flags)
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success())
-        .then_some(exe)
+    pmc_testkit::cc::build(dir, name, PROG, flags)
 }
 
 /// The function name without its path (`prog::hot_leaf` -> `hot_leaf`), and without
@@ -249,7 +234,6 @@ fn perf_record(dir: &Path, exe: &Path) -> (Vec<Vec<String>>, u64, usize) {
 fn dwarf_call_graph_of_a_c_program_without_frame_pointers_matches_perf() {
     let dir = workdir("c");
     let Some(exe) = cc(&dir, "prog", &["-O1", "-fomit-frame-pointer"]) else {
-        pmc_testkit::skip!("no C compiler (cc) to build the test program");
         return;
     };
 
@@ -317,7 +301,6 @@ fn frame_pointer_build_gives_the_same_call_graph_both_ways() {
         // -mno-omit-leaf-frame-pointer, and then frame pointers skip the leaf's caller.
         &["-O0", "-fno-omit-frame-pointer"],
     ) else {
-        pmc_testkit::skip!("no C compiler (cc) to build the test program");
         return;
     };
     let (fp, _, _) = record_rounds(&dir, &exe, "fp", "1200");
@@ -440,7 +423,6 @@ fn read_back(log: &Path, root: Option<&Path>) -> (Vec<Vec<String>>, String) {
 fn dwarf_raw_keeps_stacks_and_unwinds_when_the_log_is_read() {
     let dir = workdir("raw");
     let Some(exe) = cc(&dir, "prog", &["-O1", "-fomit-frame-pointer"]) else {
-        pmc_testkit::skip!("no C compiler (cc) to build the test program");
         return;
     };
     let usage = pmcstat()

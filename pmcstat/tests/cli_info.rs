@@ -2,17 +2,8 @@
 
 use std::process::Command;
 
-fn pmcstat(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::pmcstat;
 
 /// A core PMU: x86's `cpu` (`cpu_core` on hybrids) or an Armv8 PMU.
 fn has_pmu() -> bool {

@@ -1,26 +1,15 @@
 //! pmcstat(8)'s -q, -W, -E and -i end to end on this machine (software events only).
 #![cfg(target_os = "linux")]
 
-use std::process::Command;
-
-fn pmcstat(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::pmcstat;
 
 /// A child process that burns well over the 0.1 ms the uncounted-children
 /// note needs, under a shell that does not exec it.
 const CHILD_LOOP: &str = "sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done'; true";
 
 fn temp(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("pmcstat-opts-{}-{name}", std::process::id()))
+    pmc_testkit::workdir("pmcstat-opts").join(name)
 }
 
 /// The task-clock value (msec) of a perf-stat-like table.
@@ -408,19 +397,9 @@ int main(void) {
 fn exit_counts_of_a_counting_pmc_are_each_processs_own() {
     let dir = temp("kids");
     std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join("kids.c");
-    std::fs::write(&src, KIDS).unwrap();
-    let exe = dir.join("kids");
-    let built = Command::new("cc")
-        .args(["-O1", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !built {
-        pmc_testkit::skip!("no C compiler");
+    let Some(exe) = pmc_testkit::cc::build(&dir, "kids", KIDS, &["-O1"]) else {
         return;
-    }
+    };
     let exe_s = exe.to_string_lossy().into_owned();
     // Several runs: the kernel's context swaps (which decide which task gets no READ record)
     // differ from run to run.

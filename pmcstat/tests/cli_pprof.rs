@@ -6,6 +6,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::command as pmcstat;
+
 /// `hot_leaf` calls an always-inlined `mix`, so the export has inlined
 /// frames (pprof shows them as `mix (inline)`; `-noinlines` folds them
 /// into `hot_leaf`, as the summary does).
@@ -20,14 +23,8 @@ __attribute__((noinline)) void outer(void) { hot_leaf(); warm_leaf(); cold_leaf(
 int main(void) { for (int k = 0; k < 60; k++) outer(); return 0; }
 "#;
 
-fn pmcstat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-}
-
 fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pmcstat-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    pmc_testkit::workdir(&format!("pmcstat-{name}"))
 }
 
 fn ok(out: &Output, what: &str) {
@@ -40,10 +37,7 @@ fn ok(out: &Output, what: &str) {
 }
 
 fn have_go() -> bool {
-    Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success())
+    pmc_testkit::cli::works("go", &["version"])
 }
 
 /// `go tool pprof ARGS FILE`, with its scratch files kept in `dir`.
@@ -103,19 +97,14 @@ fn go_tool_pprof_agrees_with_the_summary() {
         return;
     }
     let dir = workdir("pprof");
-    let src = dir.join("prog.c");
-    std::fs::write(&src, PROG).unwrap();
-    let exe = dir.join("prog");
-    let built = Command::new("cc")
-        .args(["-g", "-O1", "-fno-omit-frame-pointer", "-o"])
-        .arg(&exe)
-        .arg(&src)
-        .status()
-        .is_ok_and(|s| s.success());
-    if !built {
-        pmc_testkit::skip!("no C compiler (cc)");
+    let Some(exe) = pmc_testkit::cc::build(
+        &dir,
+        "prog",
+        PROG,
+        &["-g", "-O1", "-fno-omit-frame-pointer"],
+    ) else {
         return;
-    }
+    };
     // A fixed period (250 us of CPU time), so the event's value (ns) and
     // the sample count give the same percentages.
     let log = dir.join("prog.pmclog");

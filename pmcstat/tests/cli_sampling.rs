@@ -4,17 +4,8 @@
 use pmc_log::record::Record;
 use std::process::Command;
 
-fn pmcstat(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod common;
+use common::pmcstat;
 
 const LOOP: &str = "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exit 3";
 
@@ -316,7 +307,7 @@ fn log_to_host_and_port_goes_over_tcp() {
     let dest = format!("127.0.0.1:{}", addr.port());
     let dir = std::env::temp_dir().join(format!("pmcstat-tcp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
+    let out = common::command()
         .args([
             "-P",
             "cpu-clock",

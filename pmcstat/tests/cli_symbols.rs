@@ -5,24 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn pmcstat() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-}
+mod common;
+use common::pmcstat as run;
 
 fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pmcstat-sym-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// Runs pmcstat; (status, stdout, stderr).
-fn run(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
-    let out = pmcstat().args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    pmc_testkit::workdir(&format!("pmcstat-sym-{name}"))
 }
 
 macro_rules! os {
@@ -335,13 +322,7 @@ fn perf_leaves(data: &Path) -> Option<Vec<(u64, String, u64)>> {
 #[test]
 fn plt_stubs_are_named_as_perf_and_objdump_name_them() {
     let dir = workdir("plt");
-    let src = dir.join("plt.c");
-    std::fs::write(&src, PLT_PROG).unwrap();
-    let perf_ok = Command::new("perf")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !perf_ok {
+    if !pmc_testkit::cli::works("perf", &["--version"]) {
         pmc_testkit::skip!("perf is not installed: no oracle for the PLT stubs");
         return;
     }
@@ -356,24 +337,21 @@ fn plt_stubs_are_named_as_perf_and_objdump_name_them() {
     ];
     let mut checked = 0;
     for (name, flags, section) in variants {
-        let exe = dir.join(name);
-        let built = Command::new("cc")
-            .args([
-                "-O0",
-                "-fno-builtin",
-                "-fno-omit-frame-pointer",
-                "-Wl,-z,lazy",
-            ])
-            .args(flags)
-            .arg("-o")
-            .arg(&exe)
-            .arg(&src)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !built && name == "plt" {
-            pmc_testkit::skip!("no C compiler (cc) to build the PLT test program");
-            return;
+        let common = [
+            "-O0",
+            "-fno-builtin",
+            "-fno-omit-frame-pointer",
+            "-Wl,-z,lazy",
+        ];
+        let flags = [&common[..], flags].concat();
+        let built = pmc_testkit::cc::compile(&dir, name, PLT_PROG, &flags);
+        if let Err(why) = &built {
+            if name == "plt" {
+                pmc_testkit::skip!("no C compiler (cc) to build the PLT test program: {why}");
+                return;
+            }
         }
+        let exe = dir.join(name);
         let stubs = objdump_plt(&exe, section);
         let Some(&stub) = stubs.get("toupper@plt") else {
             eprintln!("{name}: no {section} with toupper@plt from this toolchain ({stubs:?}); not checked");

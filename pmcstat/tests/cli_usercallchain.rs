@@ -2,17 +2,12 @@
 //! kernel's frames only, unless -U asks for the user frames below them.
 #![cfg(target_os = "linux")]
 
-use std::process::Command;
+mod common;
 
+/// Runs pmcstat: (exit code, stderr).
 fn pmcstat(args: &[&str]) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_pmcstat"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, _, err) = common::pmcstat(args);
+    (code, err)
 }
 
 /// (kernel samples, of them with user frames after the kernel's, user samples, of them

@@ -21,9 +21,18 @@
 //!     return;
 //! }
 //! ```
+//!
+//! It also holds the helpers the test suites used to copy from file to file:
+//! [`cli`] runs a binary under test and captures its exit code and output,
+//! [`cc`] builds a C test program (skipping visibly without a compiler), and
+//! [`workdir`] makes a scratch directory.
+
+pub mod cc;
+pub mod cli;
 
 use std::fmt;
 use std::io::Write as _;
+use std::path::PathBuf;
 
 /// Environment variable naming the file that collects skips.
 pub const SKIP_LOG_ENV: &str = "PMC_SKIP_LOG";
@@ -91,6 +100,24 @@ pub fn skips_forbidden() -> bool {
     std::env::var(NO_SKIP_ENV).is_ok_and(|v| v == "1")
 }
 
+/// A scratch directory for a test, `$TMPDIR/NAME-PID`, created (with its
+/// parents) if missing. It is left in place after the test, for a look at
+/// what a failing test wrote; the PID keeps runs apart. Panics when it cannot
+/// be created.
+///
+/// ```
+/// let d = pmc_testkit::workdir("pmc-testkit-doc");
+/// assert!(d.is_dir());
+/// # std::fs::remove_dir(&d).unwrap();
+/// ```
+pub fn workdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    if let Err(e) = std::fs::create_dir_all(&d) {
+        panic!("cannot create the test directory {}: {e}", d.display());
+    }
+    d
+}
+
 /// Records a visible skip of the current test (see the crate docs); the
 /// caller then returns. `skip!("reason {x}")` names the test after libtest's
 /// thread; `skip!(name = "x", "reason")` names it explicitly.
@@ -129,5 +156,64 @@ mod tests {
         std::env::remove_var(NO_SKIP_ENV);
         assert!(r.is_err(), "PMC_NO_SKIP=1 must turn a skip into a failure");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn workdir_is_created_under_the_temp_dir_with_the_pid() {
+        let d = workdir("pmc-testkit-unit");
+        assert!(d.is_dir());
+        assert_eq!(
+            d.file_name().unwrap().to_str().unwrap(),
+            format!("pmc-testkit-unit-{}", std::process::id())
+        );
+        assert!(d.starts_with(std::env::temp_dir()));
+        std::fs::remove_dir(&d).unwrap();
+    }
+
+    #[test]
+    fn cli_run_captures_code_and_both_streams() {
+        let out = cli::run("sh", ["-c", "printf out; printf err >&2; kill -9 $$"]);
+        assert_eq!(out.code, -1, "killed by a signal");
+        assert_eq!((out.stdout.as_str(), out.stderr.as_str()), ("out", "err"));
+        assert!(!out.success());
+        assert!(cli::run("sh", ["-c", "exit 0"]).success());
+    }
+
+    #[test]
+    fn as_user_drops_to_the_user_and_its_group_alone() {
+        let id = |flag: &str| cli::run("id", [flag]).stdout.trim().parse::<u32>().unwrap();
+        // As root (where the suites use it): to `nobody`, without root's groups.
+        // Otherwise only to oneself, which is allowed.
+        let root = id("-u") == 0;
+        let (uid, gid) = if root {
+            (65534, 65534)
+        } else {
+            (id("-u"), id("-g"))
+        };
+        let mut cmd = std::process::Command::new("sh");
+        cli::as_user(cmd.args(["-c", "id -u; id -g; id -G"]), uid, gid);
+        let out = cli::Output::from(cmd.output().unwrap());
+        let lines: Vec<&str> = out.stdout.lines().collect();
+        assert_eq!(lines[..2], [uid.to_string(), gid.to_string()], "{out:?}");
+        if root {
+            assert_eq!(
+                lines[2],
+                gid.to_string(),
+                "no supplementary groups: {out:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn cc_reports_why_a_program_does_not_build() {
+        let d = workdir("pmc-testkit-cc");
+        let why = cc::compile(&d, "bad", "this is not C", &["-O0"]).unwrap_err();
+        assert!(why.contains("cc"), "{why}");
+        if cli::works("cc", &["--version"]) {
+            let exe = cc::compile(&d, "good", "int main(void) { return 7; }", &["-O0"]).unwrap();
+            assert_eq!(exe, d.join("good"));
+            assert_eq!(cli::run(&exe, [""; 0]).code, 7);
+        }
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }

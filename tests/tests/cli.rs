@@ -10,24 +10,13 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use pmc_tests::{perf_available, perf_stat, pmcstat_path, skip};
+use pmc_tests::{perf_available, perf_stat, skip};
+
+mod common;
+use common::pmcstat_or_skip;
 use serde_json::Value;
 
 const WORKLOAD: &str = env!("CARGO_BIN_EXE_pmc-workload");
-
-fn pmcstat_or_skip(name: &str) -> Option<PathBuf> {
-    let p = pmcstat_path();
-    if p.is_none() {
-        skip!(
-            name,
-            "no pmcstat binary next to {} (run `cargo build -p pmcstat` or `cargo test --workspace`)",
-            std::env::current_exe()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
-        );
-    }
-    p
-}
 
 fn run(pmcstat: &PathBuf, args: &[&str]) -> Output {
     let out = Command::new(pmcstat)
@@ -658,7 +647,6 @@ fn threads_of_the_command_are_counted_and_sampled() {
 #[test]
 fn unprivileged_tracepoint_on_private_tracefs_says_unreadable() {
     use std::os::unix::fs::PermissionsExt;
-    use std::os::unix::process::CommandExt;
     let name = "unprivileged_tracepoint_on_private_tracefs_says_unreadable";
     let Some(p) = pmcstat_or_skip(name) else {
         return;
@@ -691,18 +679,7 @@ fn unprivileged_tracepoint_on_private_tracefs_says_unreadable() {
     let mut cmd = Command::new(&exe);
     cmd.args(["-p", "sched:sched_switch", "--", "true"])
         .current_dir("/");
-    // SAFETY: only async-signal-safe calls between fork and exec, on values computed before.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setresgid(gid, gid, gid) != 0
-                || libc::setresuid(uid, uid, uid) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    pmc_testkit::cli::as_user(&mut cmd, uid, gid);
     let out = cmd.output().expect("run pmcstat as nobody");
     let err = stderr(&out);
     eprintln!("as nobody: {err}");

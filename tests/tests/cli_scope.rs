@@ -5,7 +5,6 @@
 //! `:u` (as perf labels them), and `-w` intervals add up to the total.
 #![cfg(target_os = "linux")]
 
-use std::os::unix::process::CommandExt;
 use std::process::{Command, Output};
 
 use pmc_tests::{executable_for, nobody_ids, perf_available, perf_stat, pmcstat_path, skip};
@@ -248,19 +247,7 @@ fn user_mode_only_counts_are_labelled_u_as_perf_does() {
     let run = |args: &[&str]| {
         let mut c = Command::new(&exe);
         c.args(args).args(["--", "true"]).current_dir("/");
-        // SAFETY: only async-signal-safe calls between fork and exec, on
-        // values computed before the fork.
-        unsafe {
-            c.pre_exec(move || {
-                if libc::setgroups(0, std::ptr::null()) != 0
-                    || libc::setresgid(gid, gid, gid) != 0
-                    || libc::setresuid(uid, uid, uid) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        pmc_testkit::cli::as_user(&mut c, uid, gid);
         let out = c.output().expect("run pmcstat as nobody");
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stderr).into_owned()

@@ -14,12 +14,15 @@
 
 use std::io::Read;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pmc_log::record::{Callchain, Comm, Header, Map, Mode, PmcDescriptor, Record, Sample, Scope};
-use pmc_tests::{pmcstat_path, skip, TempDir};
+use pmc_tests::TempDir;
+
+mod common;
+use common::pmcstat_or_skip;
 
 /// A hang is a failure after this long (a watchdog, not a timed assertion).
 const WATCHDOG: Duration = Duration::from_secs(120);
@@ -27,17 +30,6 @@ const WATCHDOG: Duration = Duration::from_secs(120);
 /// The peak RSS bound for `-R` over a log whose maps name `/dev/zero`, a FIFO and a 1 GiB
 /// sparse file (before the fix: past 1.8 GB, growing until memory ran out, or a hang).
 const RSS_BOUND_KB: u64 = 200 * 1024;
-
-fn pmcstat_or_skip(name: &str) -> Option<PathBuf> {
-    let p = pmcstat_path();
-    if p.is_none() {
-        skip!(
-            name,
-            "no pmcstat binary next to the test (run `cargo build -p pmcstat`)"
-        );
-    }
-    p
-}
 
 /// How a child ended, what it printed, and its peak RSS.
 struct Ran {

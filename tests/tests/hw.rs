@@ -129,15 +129,8 @@ fn region(b: &Backend, event: &str, n: u64) -> Reading {
 
 /// Runs pmcstat with `args`, returning (exit code, stderr).
 fn run_pmcstat(bin: &PathBuf, args: &[&str]) -> (i32, String) {
-    let out = Command::new(bin).args(args).output().expect("run pmcstat");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    eprintln!(
-        "$ pmcstat {}\n{}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        err
-    );
-    (out.status.code().unwrap_or(-1), err)
+    let out = pmc_testkit::cli::run_echoed(bin, "pmcstat", args);
+    (out.code, out.stderr)
 }
 
 /// pmcstat `--json` counting of `pmc-workload insns n` with these events:

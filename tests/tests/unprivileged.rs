@@ -1,11 +1,11 @@
 //! What an unprivileged user may and may not count, checked for real: the
 //! `pmc-workload unprivileged-check` helper is executed as user `nobody`
-//! (setgroups/setresgid/setresuid between fork and exec, so it starts as a
-//! fresh, dumpable, capability-less process, exactly like a user's program)
+//! (`pmc_testkit::cli::as_user`: no supplementary groups, then setgid and
+//! setuid between fork and exec, so it starts as a fresh, dumpable,
+//! capability-less process, exactly like a user's program)
 //! and reports as JSON what the library did.
 #![cfg(target_os = "linux")]
 
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 
 use pmc_tests::{executable_for, nobody_ids, skip};
@@ -57,20 +57,7 @@ fn nobody_is_refused_system_scope_but_counts_its_own_child() {
         .arg(&exe)
         .current_dir("/")
         .env_remove("PERF_EXEC_PATH");
-    // SAFETY: the closure runs between fork and exec and calls only
-    // async-signal-safe system calls (setgroups, setresgid, setresuid) on
-    // values computed before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::setgroups(0, std::ptr::null()) != 0
-                || libc::setresgid(gid, gid, gid) != 0
-                || libc::setresuid(uid, uid, uid) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    pmc_testkit::cli::as_user(&mut cmd, uid, gid);
     let out = cmd.output().expect("run pmc-workload as nobody");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
