@@ -208,7 +208,7 @@ fn interval_counts_go_to_the_log() {
         "--freq",
         "500",
         "-w",
-        "0.1",
+        "0.02",
         "-O",
         &log_s,
         "--",
@@ -217,6 +217,8 @@ fn interval_counts_go_to_the_log() {
         LOOP,
     ]);
     assert_eq!(code, 3, "{err}");
+    // LOOP runs about 0.1 s on a quiet machine: several 20 ms ticks, then the final values
+    // at stop (with 0.1 s ticks a quiet machine finished before the first one).
     let bytes = std::fs::read(&log).unwrap();
     let _ = std::fs::remove_file(&log);
     let reader = pmc_log::Reader::new(&bytes).unwrap();
