@@ -36,7 +36,7 @@ pub fn detect(data: &[u8]) -> Option<LogFormat> {
     }
     let word = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
     // `pmc record`'s prefix: the bytes `LCMP` as a little-endian word.
-    (word == hwpmc::PMCL_MAGIC || word >> 24 == u32::from(hwpmc::PMCLOG_HEADER_MAGIC))
+    (word == hwpmc::PMCL_MAGIC || hwpmc::pmclog_header_magic_ok(word))
         .then_some(LogFormat::Hwpmc)
 }
 

@@ -144,7 +144,7 @@ impl LogEncoder for KernelFormat {
                 *pmcid,
                 *cpu as u16,
                 flags & PMC_CC_F_USERSPACE != 0,
-                &pcs[..pcs.len().min(PMC_CALLCHAIN_DEPTH_MAX as usize)],
+                &pcs[..pcs.len().min(PMC_CALLCHAIN_DEPTH_MAX)],
             ),
         };
     }

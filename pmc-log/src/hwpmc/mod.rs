@@ -307,7 +307,7 @@ fn cstr_at(b: &[u8], off: usize) -> &[u8] {
 
 /// Where the path of a variable-length record starts, by type (PROCEXEC:
 /// by layout).
-fn path_offset(ty: u8, new_exec: bool) -> Option<usize> {
+fn path_offset(ty: u32, new_exec: bool) -> Option<usize> {
     match ty {
         PMCLOG_TYPE_PMCATTACH => Some(24),
         PMCLOG_TYPE_MAP_IN => Some(32),
@@ -334,7 +334,7 @@ fn path_len_consistent(r: &[u8], at: usize) -> bool {
 /// fixed-size records have exactly their size; path records at most their
 /// fixed part plus PATH_MAX; a callchain 32 bytes plus 8 per PC, at most
 /// PMC_CALLCHAIN_DEPTH_MAX PCs. `None` for types this importer does not know.
-fn plausible_len(ty: u8, len: usize) -> Option<bool> {
+fn plausible_len(ty: u32, len: usize) -> Option<bool> {
     let fixed = |n: usize| len == n;
     let path = |off: usize| len > off && len <= (off + FBSD_PATH_MAX).div_ceil(4) * 4;
     Some(match ty {
@@ -367,8 +367,8 @@ fn header_at(w: &[u8], at: usize) -> bool {
     let Some(word) = u32_at(w, at) else {
         return false;
     };
-    let ty = (word >> 16) as u8;
-    (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
+    let ty = pmclog_header_type(word);
+    pmclog_header_magic_ok(word)
         && known_type(ty)
         && plausible_len(ty, (word & 0xFFFF) as usize) == Some(true)
         && u32_at(w, at + 4).is_none_or(|spare| spare == 0)
@@ -392,11 +392,11 @@ pub struct Parser<'a> {
 }
 
 /// Header word sanity: magic, known type, length bounds.
-fn header_ok(word: u32, remaining: usize) -> Option<(u8, usize)> {
-    if (word >> 24) as u8 != PMCLOG_HEADER_MAGIC {
+fn header_ok(word: u32, remaining: usize) -> Option<(u32, usize)> {
+    if !pmclog_header_magic_ok(word) {
         return None;
     }
-    let ty = (word >> 16) as u8;
+    let ty = pmclog_header_type(word);
     let len = (word & 0xFFFF) as usize;
     if len < PMCLOG_HEADER_LEN || len % 4 != 0 || len > remaining {
         return None;
@@ -405,7 +405,7 @@ fn header_ok(word: u32, remaining: usize) -> Option<(u8, usize)> {
 }
 
 /// Types the parser decodes (everything else is skipped by length).
-fn known_type(ty: u8) -> bool {
+fn known_type(ty: u32) -> bool {
     (1..=20).contains(&ty) && ty != PMCLOG_TYPE_MAPPINGCHANGE
 }
 
@@ -421,7 +421,7 @@ enum Candidate {
 
 fn candidate(word: u32, remaining: usize) -> Candidate {
     let len = (word & 0xFFFF) as usize;
-    if plausible_len((word >> 16) as u8, len) == Some(false) {
+    if plausible_len(pmclog_header_type(word), len) == Some(false) {
         return Candidate::Reject;
     }
     match header_ok(word, remaining) {
@@ -429,8 +429,8 @@ fn candidate(word: u32, remaining: usize) -> Candidate {
         Some(_) => Candidate::Reject,
         None => {
             let len = (word & 0xFFFF) as usize;
-            if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
-                && known_type((word >> 16) as u8)
+            if pmclog_header_magic_ok(word)
+                && known_type(pmclog_header_type(word))
                 && len >= PMCLOG_HEADER_LEN
                 && len % 4 == 0
                 && len > remaining
@@ -554,7 +554,7 @@ impl Core {
                 if word == PMCL_MAGIC {
                     self.report.pmc_record_prefix = true;
                     self.phase = Phase::PrefixHead;
-                } else if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC {
+                } else if pmclog_header_magic_ok(word) {
                     self.phase = Phase::Records;
                 } else {
                     return Err(HwpmcError::NotHwpmcLog { word });
@@ -663,8 +663,8 @@ impl Core {
                 }
                 let word = u32_at(w, 0).unwrap_or(0);
                 let claimed = (word & 0xFFFF) as usize;
-                let wty = (word >> 16) as u8;
-                if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
+                let wty = pmclog_header_type(word);
+                if pmclog_header_magic_ok(word)
                     && plausible_len(wty, claimed) == Some(false)
                 {
                     // A known type with a length it cannot have: damage.
@@ -680,7 +680,7 @@ impl Core {
                     // wait for the rest, or report the cut at the end,
                     // unless what is there shows the length was damaged.
                     let len = claimed;
-                    if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC && len > remaining && len % 4 == 0
+                    if pmclog_header_magic_ok(word) && len > remaining && len % 4 == 0
                     {
                         if !eof {
                             return Ok(Step::NeedMore);
@@ -763,7 +763,7 @@ impl Core {
         if let Some(v) = self.version {
             return v >> 24 >= 0x0A;
         }
-        if r.len() < 16 || r.get(2) != Some(&PMCLOG_TYPE_PROCEXEC) {
+        if r.len() < 16 || r.get(2).map(|&t| u32::from(t)) != Some(PMCLOG_TYPE_PROCEXEC) {
             return false;
         }
         match (path_len_consistent(r, 32), path_len_consistent(r, 40)) {
@@ -780,7 +780,7 @@ impl Core {
         }
     }
 
-    fn decode<'a>(&mut self, ty: u8, r: &'a [u8]) -> Option<Event<'a>> {
+    fn decode<'a>(&mut self, ty: u32, r: &'a [u8]) -> Option<Event<'a>> {
         let tsc = u64_at(r, 8)?;
         let i32_at = |off| u32_at(r, off).map(|v| v as i32);
         Some(match ty {
