@@ -24,13 +24,13 @@
 //!   from PMCs still running) are dropped and counted
 //!   ([`PumpCtl::discarded`]).
 
+use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
 use pmc_log::bytes::ByteCursor;
 use pmc_log::hwpmc::{
     pmclog_header_magic_ok, pmclog_header_type, PMCLOG_HEADER_LEN, PMCLOG_TYPE_CLOSELOG,
-    PMCLOG_TYPE_INITIALIZE, PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_PMCALLOCATE, PMCLOG_TYPE_PMCALLOCATEDYN,
-    PMCLOG_TYPE_PMCATTACH,
+    PMCLOG_TYPE_INITIALIZE, PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_PMCALLOCATE,
+    PMCLOG_TYPE_PMCALLOCATEDYN, PMCLOG_TYPE_PMCATTACH,
 };
-use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -273,8 +273,7 @@ impl Framer {
         let pending = ByteCursor::le(&self.pending);
         while let Ok(word) = pending.u32_at(off) {
             let len = (word & 0xFFFF) as usize;
-            let header =
-                pmclog_header_magic_ok(word) && len >= PMCLOG_HEADER_LEN && len % 4 == 0;
+            let header = pmclog_header_magic_ok(word) && len >= PMCLOG_HEADER_LEN && len % 4 == 0;
             let take = if header { len } else { 4 };
             let Ok(rec) = pending.take_at(off, take) else {
                 break;

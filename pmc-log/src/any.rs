@@ -36,8 +36,7 @@ pub fn detect(data: &[u8]) -> Option<LogFormat> {
     }
     let word = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
     // `pmc record`'s prefix: the bytes `LCMP` as a little-endian word.
-    (word == hwpmc::PMCL_MAGIC || hwpmc::pmclog_header_magic_ok(word))
-        .then_some(LogFormat::Hwpmc)
+    (word == hwpmc::PMCL_MAGIC || hwpmc::pmclog_header_magic_ok(word)).then_some(LogFormat::Hwpmc)
 }
 
 /// A log opened by [`open_any`]: pmc-log bytes, borrowed when the input

@@ -202,16 +202,8 @@ impl<'a> ByteCursor<'a> {
         Ok(b)
     }
 
-    /// Reads a `u8` and advances past it.
-    ///
-    /// # Errors
-    ///
-    /// [`Short`] at the end.
-    pub fn u8(&mut self) -> Result<u8, Short> {
-        self.array::<1>().map(|[b]| b)
-    }
-
     int_readers! {
+        u8 => u8, u8_at;
         u16 => u16, u16_at;
         u32 => u32, u32_at;
         i32 => i32, i32_at;

@@ -17,6 +17,7 @@
 use core::mem::size_of;
 #[cfg(target_pointer_width = "64")]
 use core::mem::{align_of, offset_of};
+use pmc_log::bytes::ByteCursor;
 
 /// `pmc_id_t`: an opaque PMC handle returned by `PMC_OP_PMCALLOCATE`.
 pub type pmc_id_t = u32;
@@ -171,8 +172,6 @@ pub const PMC_CAP_CASCADE: u32 = 1 << 11;
 pub const PMC_CAP_SYSWIDE: u32 = 1 << 12;
 /// `PMC_CAP_DOMWIDE`: one counter per NUMA domain (new).
 pub const PMC_CAP_DOMWIDE: u32 = 1 << 13;
-
-
 
 // ---------------------------------------------------------------------------
 // enum pmc_class
@@ -442,16 +441,16 @@ pub const IAP_CMASK_MASK: u32 = 0xFF00_0000;
 pub use pmc_log::hwpmc::{
     pmclog_header_word, FBSD_PATH_MAX, PMCLOG_HEADER_MAGIC, PMCLOG_MAX_RECORD,
     PMCLOG_TYPE_CALLCHAIN, PMCLOG_TYPE_CLOSELOG, PMCLOG_TYPE_DROPNOTIFY, PMCLOG_TYPE_INITIALIZE,
-    PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_MAP_OUT, PMCLOG_TYPE_PMCALLOCATE,
-    PMCLOG_TYPE_PMCALLOCATEDYN, PMCLOG_TYPE_PMCATTACH, PMCLOG_TYPE_PMCDETACH,
-    PMCLOG_TYPE_PROCCSW, PMCLOG_TYPE_PROCEXEC, PMCLOG_TYPE_PROCEXIT, PMCLOG_TYPE_PROCFORK,
-    PMCLOG_TYPE_PROC_CREATE, PMCLOG_TYPE_SYSEXIT, PMCLOG_TYPE_THR_CREATE, PMCLOG_TYPE_THR_EXIT,
-    PMCLOG_TYPE_USERDATA, PMC_CALLCHAIN_DEPTH_MAX, PMC_CC_F_MULTIPART, PMC_CC_F_USERSPACE,
-    PMC_CC_MULTIPART_CALLCHAIN, PMC_CC_MULTIPART_IBS_FETCH, PMC_CC_MULTIPART_IBS_OP,
-    PMC_CC_MULTIPART_NONE, PMC_F_ATTACHED_TO_OWNER, PMC_F_ATTACH_DONE, PMC_F_CALLCHAIN,
-    PMC_F_DESCENDANTS, PMC_F_EV_PMU, PMC_F_LOG_PROCCSW, PMC_F_LOG_PROCEXIT, PMC_F_NEEDS_LOGFILE,
-    PMC_F_NEWVALUE, PMC_F_OLDVALUE, PMC_F_UNUSED1, PMC_F_USERCALLCHAIN, PMC_MODE_SC, PMC_MODE_SS,
-    PMC_MODE_TC, PMC_MODE_TS, PMC_MULTIPART_HEADER_ENTRIES, PMC_MULTIPART_HEADER_LENGTH,
+    PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_MAP_OUT, PMCLOG_TYPE_PMCALLOCATE, PMCLOG_TYPE_PMCALLOCATEDYN,
+    PMCLOG_TYPE_PMCATTACH, PMCLOG_TYPE_PMCDETACH, PMCLOG_TYPE_PROCCSW, PMCLOG_TYPE_PROCEXEC,
+    PMCLOG_TYPE_PROCEXIT, PMCLOG_TYPE_PROCFORK, PMCLOG_TYPE_PROC_CREATE, PMCLOG_TYPE_SYSEXIT,
+    PMCLOG_TYPE_THR_CREATE, PMCLOG_TYPE_THR_EXIT, PMCLOG_TYPE_USERDATA, PMC_CALLCHAIN_DEPTH_MAX,
+    PMC_CC_F_MULTIPART, PMC_CC_F_USERSPACE, PMC_CC_MULTIPART_CALLCHAIN, PMC_CC_MULTIPART_IBS_FETCH,
+    PMC_CC_MULTIPART_IBS_OP, PMC_CC_MULTIPART_NONE, PMC_F_ATTACHED_TO_OWNER, PMC_F_ATTACH_DONE,
+    PMC_F_CALLCHAIN, PMC_F_DESCENDANTS, PMC_F_EV_PMU, PMC_F_LOG_PROCCSW, PMC_F_LOG_PROCEXIT,
+    PMC_F_NEEDS_LOGFILE, PMC_F_NEWVALUE, PMC_F_OLDVALUE, PMC_F_UNUSED1, PMC_F_USERCALLCHAIN,
+    PMC_MODE_SC, PMC_MODE_SS, PMC_MODE_TC, PMC_MODE_TS, PMC_MULTIPART_HEADER_ENTRIES,
+    PMC_MULTIPART_HEADER_LENGTH,
 };
 
 /// FreeBSD `MAXCOMLEN`.
@@ -557,23 +556,21 @@ fn bytes_of_words(w: [u64; 4]) -> [u8; 32] {
 }
 
 fn words_of_bytes(b: [u8; 32]) -> [u64; 4] {
-    let mut out = [0u64; 4];
-    for (i, x) in out.iter_mut().enumerate() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[i * 8..i * 8 + 8]);
-        *x = u64::from_ne_bytes(w);
-    }
-    out
+    [0, 8, 16, 24].map(|off| u64_at(&b, off))
+}
+
+// The union's bytes at offsets below 32 (always present), read through
+// pmc-log's bounded cursor: it cannot fail here, and would read 0 if it did.
+fn u16_at(b: &[u8; 32], off: usize) -> u16 {
+    ByteCursor::ne(b).u16_at(off).unwrap_or_default()
 }
 
 fn u32_at(b: &[u8; 32], off: usize) -> u32 {
-    u32::from_ne_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+    ByteCursor::ne(b).u32_at(off).unwrap_or_default()
 }
 
 fn u64_at(b: &[u8; 32], off: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[off..off + 8]);
-    u64::from_ne_bytes(w)
+    ByteCursor::ne(b).u64_at(off).unwrap_or_default()
 }
 
 impl pmc_md_op_pmcallocate {
@@ -680,7 +677,7 @@ impl pmc_md_op_pmcallocate {
     pub fn as_ucf(&self) -> pmc_md_ucf_op_pmcallocate {
         let b = self.to_bytes();
         pmc_md_ucf_op_pmcallocate {
-            pm_ucf_flags: u16::from_ne_bytes([b[0], b[1]]),
+            pm_ucf_flags: u16_at(&b, 0),
         }
     }
 }
@@ -1109,11 +1106,8 @@ impl module_stat {
     /// `data.intval`: the dynamically assigned syscall number.
     pub fn intval(&self) -> i32 {
         let b = self.data.to_ne_bytes();
-        if cfg!(target_endian = "little") {
-            i32::from_ne_bytes([b[0], b[1], b[2], b[3]])
-        } else {
-            i32::from_ne_bytes([b[4], b[5], b[6], b[7]])
-        }
+        let off = if cfg!(target_endian = "little") { 0 } else { 4 };
+        ByteCursor::ne(&b).i32_at(off).unwrap_or_default()
     }
 }
 

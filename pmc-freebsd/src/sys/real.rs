@@ -5,6 +5,7 @@ use super::abi::*;
 use super::{Driver, OpArg};
 use crate::errno::Errno;
 use std::ffi::{c_char, c_int, c_void};
+use pmc_log::bytes::ByteCursor;
 
 unsafe extern "C" {
     /// `int modfind(const char *modname)` (FreeBSD libc).
@@ -154,10 +155,8 @@ impl Driver for RealDriver {
             return None;
         }
         match len {
-            4 => Some(i64::from(i32::from_ne_bytes([
-                buf[0], buf[1], buf[2], buf[3],
-            ]))),
-            8 => Some(i64::from_ne_bytes(buf)),
+            4 => ByteCursor::ne(&buf).i32_at(0).ok().map(i64::from),
+            8 => ByteCursor::ne(&buf).i64_at(0).ok(),
             _ => None,
         }
     }
