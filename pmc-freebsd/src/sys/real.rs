@@ -4,8 +4,8 @@
 use super::abi::*;
 use super::{Driver, OpArg};
 use crate::errno::Errno;
-use std::ffi::{c_char, c_int, c_void};
 use pmc_log::bytes::ByteCursor;
+use std::ffi::{c_char, c_int, c_void};
 
 unsafe extern "C" {
     /// `int modfind(const char *modname)` (FreeBSD libc).
