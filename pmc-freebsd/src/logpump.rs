@@ -25,6 +25,12 @@
 //!   ([`PumpCtl::discarded`]).
 
 use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
+use pmc_log::bytes::ByteCursor;
+use pmc_log::hwpmc::{
+    pmclog_header_magic_ok, pmclog_header_type, PMCLOG_HEADER_LEN, PMCLOG_TYPE_CLOSELOG,
+    PMCLOG_TYPE_INITIALIZE, PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_PMCALLOCATE,
+    PMCLOG_TYPE_PMCALLOCATEDYN, PMCLOG_TYPE_PMCATTACH,
+};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -264,14 +270,12 @@ impl Framer {
     fn push(&mut self, data: &[u8], mut out: impl FnMut(&[u8])) {
         self.pending.extend_from_slice(data);
         let mut off = 0;
-        while let Some(w) = self.pending.get(off..off + 4) {
-            let word = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+        let pending = ByteCursor::le(&self.pending);
+        while let Ok(word) = pending.u32_at(off) {
             let len = (word & 0xFFFF) as usize;
-            let header = (word >> 24) as u8 == pmc_log::hwpmc::PMCLOG_HEADER_MAGIC
-                && len >= pmc_log::hwpmc::PMCLOG_HEADER_LEN
-                && len % 4 == 0;
+            let header = pmclog_header_magic_ok(word) && len >= PMCLOG_HEADER_LEN && len % 4 == 0;
             let take = if header { len } else { 4 };
-            let Some(rec) = self.pending.get(off..off + take) else {
+            let Ok(rec) = pending.take_at(off, take) else {
                 break;
             };
             out(rec);
@@ -282,8 +286,7 @@ impl Framer {
 }
 
 /// Record types that describe the session: replayed to every new sink.
-fn describes_session(ty: u8) -> bool {
-    use pmc_log::hwpmc::*;
+fn describes_session(ty: u32) -> bool {
     matches!(
         ty,
         PMCLOG_TYPE_INITIALIZE
@@ -399,9 +402,11 @@ impl Reader<'_> {
         let mut held = 0usize;
         framer.push(data, |rec| {
             let mut kept = false;
-            if rec.len() >= 16 {
-                *last_tsc = u64::from_le_bytes(rec[8..16].try_into().unwrap_or([0; 8]));
-                if describes_session(rec[2]) {
+            let r = ByteCursor::le(rec);
+            let ty = r.u32_at(0).map(pmclog_header_type).unwrap_or_default();
+            if let Ok(tsc) = r.u64_at(8) {
+                *last_tsc = tsc;
+                if describes_session(ty) {
                     if replay.len() + rec.len() <= REPLAY_MAX {
                         replay.extend_from_slice(rec);
                         kept = true;
@@ -410,7 +415,7 @@ impl Reader<'_> {
                     }
                 }
             }
-            if out.is_some() && rec.len() >= 16 && rec[2] == pmc_log::hwpmc::PMCLOG_TYPE_CLOSELOG {
+            if out.is_some() && rec.len() >= PMCLOG_HEADER_LEN && ty == PMCLOG_TYPE_CLOSELOG {
                 *sink_closed = true;
             }
             match out {

@@ -32,70 +32,79 @@
 //!
 //! perf_event_open(2), section "MMAP layout"; `include/uapi/linux/perf_event.h`.
 
+use perf_event_open_sys::bindings as b;
+use pmc_log::bytes::{cstr, ByteCursor, Short};
 use thiserror::Error;
+
+// The constants below are perf-event-open-sys's (`bindings::PERF_*`, generated from
+// `include/uapi/linux/perf_event.h`), given the types of the fields they are compared with:
+// `u32` for `perf_event_header.type`, `u64` for `sample_type`/`read_format` and callchain
+// entries, `u16` for `perf_event_header.misc`. No value is written here.
 
 /// `PERF_RECORD_*`: values of `perf_event_header.type`.
 pub mod record_type {
+    use super::b;
     /// `PERF_RECORD_MMAP`
-    pub const MMAP: u32 = 1;
+    pub const MMAP: u32 = b::PERF_RECORD_MMAP;
     /// `PERF_RECORD_LOST`
-    pub const LOST: u32 = 2;
+    pub const LOST: u32 = b::PERF_RECORD_LOST;
     /// `PERF_RECORD_COMM`
-    pub const COMM: u32 = 3;
+    pub const COMM: u32 = b::PERF_RECORD_COMM;
     /// `PERF_RECORD_EXIT`
-    pub const EXIT: u32 = 4;
+    pub const EXIT: u32 = b::PERF_RECORD_EXIT;
     /// `PERF_RECORD_THROTTLE`
-    pub const THROTTLE: u32 = 5;
+    pub const THROTTLE: u32 = b::PERF_RECORD_THROTTLE;
     /// `PERF_RECORD_UNTHROTTLE`
-    pub const UNTHROTTLE: u32 = 6;
+    pub const UNTHROTTLE: u32 = b::PERF_RECORD_UNTHROTTLE;
     /// `PERF_RECORD_FORK`
-    pub const FORK: u32 = 7;
+    pub const FORK: u32 = b::PERF_RECORD_FORK;
     /// `PERF_RECORD_READ`
-    pub const READ: u32 = 8;
+    pub const READ: u32 = b::PERF_RECORD_READ;
     /// `PERF_RECORD_SAMPLE`
-    pub const SAMPLE: u32 = 9;
+    pub const SAMPLE: u32 = b::PERF_RECORD_SAMPLE;
     /// `PERF_RECORD_MMAP2`
-    pub const MMAP2: u32 = 10;
+    pub const MMAP2: u32 = b::PERF_RECORD_MMAP2;
     /// `PERF_RECORD_LOST_SAMPLES`
-    pub const LOST_SAMPLES: u32 = 13;
+    pub const LOST_SAMPLES: u32 = b::PERF_RECORD_LOST_SAMPLES;
     /// `PERF_RECORD_SWITCH`
-    pub const SWITCH: u32 = 14;
+    pub const SWITCH: u32 = b::PERF_RECORD_SWITCH;
     /// `PERF_RECORD_SWITCH_CPU_WIDE`
-    pub const SWITCH_CPU_WIDE: u32 = 15;
+    pub const SWITCH_CPU_WIDE: u32 = b::PERF_RECORD_SWITCH_CPU_WIDE;
 }
 
 /// `PERF_SAMPLE_*`: bits of `perf_event_attr.sample_type`.
 pub mod sample_type {
+    use super::b;
     /// `PERF_SAMPLE_IP`
-    pub const IP: u64 = 1 << 0;
+    pub const IP: u64 = b::PERF_SAMPLE_IP as u64;
     /// `PERF_SAMPLE_TID`
-    pub const TID: u64 = 1 << 1;
+    pub const TID: u64 = b::PERF_SAMPLE_TID as u64;
     /// `PERF_SAMPLE_TIME`
-    pub const TIME: u64 = 1 << 2;
+    pub const TIME: u64 = b::PERF_SAMPLE_TIME as u64;
     /// `PERF_SAMPLE_ADDR`
-    pub const ADDR: u64 = 1 << 3;
+    pub const ADDR: u64 = b::PERF_SAMPLE_ADDR as u64;
     /// `PERF_SAMPLE_READ`
-    pub const READ: u64 = 1 << 4;
+    pub const READ: u64 = b::PERF_SAMPLE_READ as u64;
     /// `PERF_SAMPLE_CALLCHAIN`
-    pub const CALLCHAIN: u64 = 1 << 5;
+    pub const CALLCHAIN: u64 = b::PERF_SAMPLE_CALLCHAIN as u64;
     /// `PERF_SAMPLE_ID`
-    pub const ID: u64 = 1 << 6;
+    pub const ID: u64 = b::PERF_SAMPLE_ID as u64;
     /// `PERF_SAMPLE_CPU`
-    pub const CPU: u64 = 1 << 7;
+    pub const CPU: u64 = b::PERF_SAMPLE_CPU as u64;
     /// `PERF_SAMPLE_PERIOD`
-    pub const PERIOD: u64 = 1 << 8;
+    pub const PERIOD: u64 = b::PERF_SAMPLE_PERIOD as u64;
     /// `PERF_SAMPLE_STREAM_ID`
-    pub const STREAM_ID: u64 = 1 << 9;
+    pub const STREAM_ID: u64 = b::PERF_SAMPLE_STREAM_ID as u64;
     /// `PERF_SAMPLE_RAW`
-    pub const RAW: u64 = 1 << 10;
+    pub const RAW: u64 = b::PERF_SAMPLE_RAW as u64;
     /// `PERF_SAMPLE_BRANCH_STACK`: not decoded; the first field kept in [`super::Sample::unparsed`].
-    pub const BRANCH_STACK: u64 = 1 << 11;
+    pub const BRANCH_STACK: u64 = b::PERF_SAMPLE_BRANCH_STACK as u64;
     /// `PERF_SAMPLE_REGS_USER` (decoded when `BRANCH_STACK` is not set).
-    pub const REGS_USER: u64 = 1 << 12;
+    pub const REGS_USER: u64 = b::PERF_SAMPLE_REGS_USER as u64;
     /// `PERF_SAMPLE_STACK_USER` (decoded when `BRANCH_STACK` is not set).
-    pub const STACK_USER: u64 = 1 << 13;
+    pub const STACK_USER: u64 = b::PERF_SAMPLE_STACK_USER as u64;
     /// `PERF_SAMPLE_IDENTIFIER`
-    pub const IDENTIFIER: u64 = 1 << 16;
+    pub const IDENTIFIER: u64 = b::PERF_SAMPLE_IDENTIFIER as u64;
     /// The bits whose fields this module decodes.
     pub const DECODED: u64 = IP
         | TID
@@ -113,64 +122,67 @@ pub mod sample_type {
 
 /// `PERF_FORMAT_*`: bits of `perf_event_attr.read_format`.
 pub mod read_format {
+    use super::b;
     /// `PERF_FORMAT_TOTAL_TIME_ENABLED`
-    pub const TOTAL_TIME_ENABLED: u64 = 1 << 0;
+    pub const TOTAL_TIME_ENABLED: u64 = b::PERF_FORMAT_TOTAL_TIME_ENABLED as u64;
     /// `PERF_FORMAT_TOTAL_TIME_RUNNING`
-    pub const TOTAL_TIME_RUNNING: u64 = 1 << 1;
+    pub const TOTAL_TIME_RUNNING: u64 = b::PERF_FORMAT_TOTAL_TIME_RUNNING as u64;
     /// `PERF_FORMAT_ID`
-    pub const ID: u64 = 1 << 2;
+    pub const ID: u64 = b::PERF_FORMAT_ID as u64;
     /// `PERF_FORMAT_GROUP`
-    pub const GROUP: u64 = 1 << 3;
+    pub const GROUP: u64 = b::PERF_FORMAT_GROUP as u64;
     /// `PERF_FORMAT_LOST`
-    pub const LOST: u64 = 1 << 4;
+    pub const LOST: u64 = b::PERF_FORMAT_LOST as u64;
 }
 
-/// `PERF_RECORD_MISC_*`: bits of `perf_event_header.misc`.
+/// `PERF_RECORD_MISC_*`: bits of `perf_event_header.misc` (all below `1 << 16`).
 pub mod misc {
+    use super::b;
     /// `PERF_RECORD_MISC_CPUMODE_MASK`
-    pub const CPUMODE_MASK: u16 = 7;
+    pub const CPUMODE_MASK: u16 = b::PERF_RECORD_MISC_CPUMODE_MASK as u16;
     /// `PERF_RECORD_MISC_KERNEL`
-    pub const KERNEL: u16 = 1;
+    pub const KERNEL: u16 = b::PERF_RECORD_MISC_KERNEL as u16;
     /// `PERF_RECORD_MISC_USER`
-    pub const USER: u16 = 2;
+    pub const USER: u16 = b::PERF_RECORD_MISC_USER as u16;
     /// `PERF_RECORD_MISC_HYPERVISOR`
-    pub const HYPERVISOR: u16 = 3;
+    pub const HYPERVISOR: u16 = b::PERF_RECORD_MISC_HYPERVISOR as u16;
     /// `PERF_RECORD_MISC_GUEST_KERNEL`
-    pub const GUEST_KERNEL: u16 = 4;
+    pub const GUEST_KERNEL: u16 = b::PERF_RECORD_MISC_GUEST_KERNEL as u16;
     /// `PERF_RECORD_MISC_GUEST_USER`
-    pub const GUEST_USER: u16 = 5;
+    pub const GUEST_USER: u16 = b::PERF_RECORD_MISC_GUEST_USER as u16;
     /// `PERF_RECORD_MISC_COMM_EXEC` (on `PERF_RECORD_COMM`)
-    pub const COMM_EXEC: u16 = 1 << 13;
+    pub const COMM_EXEC: u16 = b::PERF_RECORD_MISC_COMM_EXEC as u16;
     /// `PERF_RECORD_MISC_SWITCH_OUT` (on `PERF_RECORD_SWITCH*`)
-    pub const SWITCH_OUT: u16 = 1 << 13;
+    pub const SWITCH_OUT: u16 = b::PERF_RECORD_MISC_SWITCH_OUT as u16;
     /// `PERF_RECORD_MISC_SWITCH_OUT_PREEMPT` (on `PERF_RECORD_SWITCH*`)
-    pub const SWITCH_OUT_PREEMPT: u16 = 1 << 14;
+    pub const SWITCH_OUT_PREEMPT: u16 = b::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT as u16;
     /// `PERF_RECORD_MISC_MMAP_BUILD_ID` (on `PERF_RECORD_MMAP2`)
-    pub const MMAP_BUILD_ID: u16 = 1 << 14;
+    pub const MMAP_BUILD_ID: u16 = b::PERF_RECORD_MISC_MMAP_BUILD_ID as u16;
 }
 
 /// `PERF_CONTEXT_*`: markers inside a callchain, separating kernel, user, ... frames.
 pub mod context {
+    use super::b;
     /// `PERF_CONTEXT_HV`
-    pub const HV: u64 = (-32i64) as u64;
+    pub const HV: u64 = b::PERF_CONTEXT_HV;
     /// `PERF_CONTEXT_KERNEL`
-    pub const KERNEL: u64 = (-128i64) as u64;
+    pub const KERNEL: u64 = b::PERF_CONTEXT_KERNEL;
     /// `PERF_CONTEXT_USER`
-    pub const USER: u64 = (-512i64) as u64;
+    pub const USER: u64 = b::PERF_CONTEXT_USER;
     /// `PERF_CONTEXT_USER_DEFERRED` (Linux 6.18+: the user part follows in a later record)
-    pub const USER_DEFERRED: u64 = (-640i64) as u64;
+    pub const USER_DEFERRED: u64 = b::PERF_CONTEXT_USER_DEFERRED;
     /// `PERF_CONTEXT_GUEST`
-    pub const GUEST: u64 = (-2048i64) as u64;
+    pub const GUEST: u64 = b::PERF_CONTEXT_GUEST;
     /// `PERF_CONTEXT_GUEST_KERNEL`
-    pub const GUEST_KERNEL: u64 = (-2176i64) as u64;
+    pub const GUEST_KERNEL: u64 = b::PERF_CONTEXT_GUEST_KERNEL;
     /// `PERF_CONTEXT_GUEST_USER`
-    pub const GUEST_USER: u64 = (-2560i64) as u64;
+    pub const GUEST_USER: u64 = b::PERF_CONTEXT_GUEST_USER;
     /// `PERF_CONTEXT_MAX`: every callchain entry `>=` this value is a marker, not an address.
-    pub const MAX: u64 = (-4095i64) as u64;
+    pub const MAX: u64 = b::PERF_CONTEXT_MAX;
 }
 
 /// Size of `struct perf_event_header`.
-pub const HEADER_LEN: usize = 8;
+pub const HEADER_LEN: usize = std::mem::size_of::<b::perf_event_header>();
 
 /// Why a record could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -403,10 +415,7 @@ pub struct RegsUser<'a> {
 impl RegsUser<'_> {
     /// The `i`-th register present (in mask bit order).
     pub fn get(&self, i: usize) -> Option<u64> {
-        let b = self
-            .regs
-            .get(i.checked_mul(8)?..i.checked_mul(8)?.checked_add(8)?)?;
-        Some(u64::from_ne_bytes(b.try_into().ok()?))
+        ByteCursor::ne(self.regs).u64_at(i.checked_mul(8)?).ok()
     }
 }
 
@@ -867,125 +876,399 @@ impl ParseStats {
     }
 }
 
-/// Reads a native-endian u64 from an 8-byte chunk (shorter chunks read as zero-padded).
+/// Reads a native-endian u64 from an 8-byte chunk (`chunks_exact(8)`; anything shorter reads
+/// as 0).
 fn word(chunk: &[u8]) -> u64 {
-    let mut b = [0u8; 8];
-    for (dst, src) in b.iter_mut().zip(chunk) {
-        *dst = *src;
-    }
-    u64::from_ne_bytes(b)
+    ByteCursor::ne(chunk).u64_at(0).unwrap_or_default()
 }
 
-/// A bounds-checked reader over one record.
-struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    /// Offset of `buf[0]` in the record, for error messages.
-    base: usize,
-    /// Length of the whole record, for error messages.
+/// One record being decoded: pmc-log's bounded cursor over it (header included, so offsets
+/// are the record's; [`Short`] becomes [`ParseError::UnexpectedEof`]), with what every
+/// per-kind decoder may need.
+struct Body<'a, 'c> {
+    c: ByteCursor<'a>,
+    /// `perf_event_header.size`, for the errors.
     record_len: usize,
+    cfg: &'c ParseConfig,
+    /// `perf_event_header.misc`.
+    misc: u16,
+    /// The decoded `sample_id` trailer (default for samples).
+    sample_id: SampleId,
 }
 
-impl<'a> Cursor<'a> {
-    fn new(buf: &'a [u8], base: usize, record_len: usize) -> Self {
+impl<'a, 'c> Body<'a, 'c> {
+    /// The bytes `record[start..end]`, read from `start`.
+    fn new(cfg: &'c ParseConfig, record: &'a [u8], start: usize, end: usize, misc: u16) -> Self {
+        let mut c = ByteCursor::ne(record.get(..end).unwrap_or_default());
+        let _ = c.skip(start); // start <= end: the callers check
         Self {
-            buf,
-            pos: 0,
-            base,
-            record_len,
+            c,
+            record_len: record.len(),
+            cfg,
+            misc,
+            sample_id: SampleId::default(),
         }
     }
 
-    fn offset(&self) -> usize {
-        self.base.saturating_add(self.pos)
-    }
-
-    fn remaining(&self) -> usize {
-        self.buf.len().saturating_sub(self.pos)
-    }
-
-    fn bytes(&mut self, n: usize) -> Result<&'a [u8], ParseError> {
-        let out = self
-            .pos
-            .checked_add(n)
-            .and_then(|end| self.buf.get(self.pos..end));
-        match out {
-            Some(b) => {
-                self.pos += n;
-                Ok(b)
-            }
-            None => Err(ParseError::UnexpectedEof {
-                offset: self.offset(),
-                needed: n,
-                len: self.record_len,
-            }),
+    fn eof(&self) -> impl Fn(Short) -> ParseError {
+        let len = self.record_len;
+        move |s| ParseError::UnexpectedEof {
+            offset: s.offset,
+            needed: s.needed,
+            len,
         }
-    }
-
-    fn array<const N: usize>(&mut self) -> Result<[u8; N], ParseError> {
-        let b = self.bytes(N)?;
-        b.first_chunk::<N>()
-            .copied()
-            .ok_or(ParseError::UnexpectedEof {
-                offset: self.offset(),
-                needed: N,
-                len: self.record_len,
-            })
-    }
-
-    fn u64(&mut self) -> Result<u64, ParseError> {
-        self.array::<8>().map(u64::from_ne_bytes)
     }
 
     fn u32(&mut self) -> Result<u32, ParseError> {
-        self.array::<4>().map(u32::from_ne_bytes)
+        self.c.u32().map_err(self.eof())
+    }
+
+    fn u64(&mut self) -> Result<u64, ParseError> {
+        self.c.u64().map_err(self.eof())
     }
 
     fn u64_if(&mut self, present: bool) -> Result<Option<u64>, ParseError> {
-        if present {
-            self.u64().map(Some)
-        } else {
-            Ok(None)
-        }
+        self.c.u64_if(present).map_err(self.eof())
     }
 
-    /// Reads `count` items of `item_len` bytes each, checking the product against the record.
-    /// `offset` is where the count field was read, for the error.
+    fn take(&mut self, n: usize) -> Result<&'a [u8], ParseError> {
+        self.c.take(n).map_err(self.eof())
+    }
+
+    /// Two `u32`s: `{ pid, tid }`, or `{ cpu, res }`.
+    fn pair(&mut self) -> Result<(u32, u32), ParseError> {
+        Ok((self.u32()?, self.u32()?))
+    }
+
+    /// `count` (read at `at`) items of `item_len` bytes, checked against the record.
     fn counted(
         &mut self,
         what: &'static str,
         count: u64,
-        offset: usize,
+        at: usize,
         item_len: usize,
     ) -> Result<&'a [u8], ParseError> {
         let bad = ParseError::BadCount {
             what,
             value: count,
-            offset,
+            offset: at,
         };
-        let n = usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(item_len))
-            .ok_or(bad.clone())?;
-        if n > self.remaining() {
-            return Err(bad);
-        }
-        self.bytes(n)
+        self.c.counted(count, item_len).ok_or(bad)
     }
 
-    fn rest(&mut self) -> &'a [u8] {
-        let r = self.buf.get(self.pos..).unwrap_or(&[]);
-        self.pos = self.buf.len();
-        r
+    /// A `u64` count, then the items it counts.
+    fn u64_counted(&mut self, what: &'static str, item_len: usize) -> Result<&'a [u8], ParseError> {
+        let at = self.c.pos();
+        let n = self.u64()?;
+        self.counted(what, n, at, item_len)
+    }
+
+    fn has(&self, bit: u64) -> bool {
+        self.cfg.has(bit)
     }
 }
 
-/// The bytes of a NUL-terminated, NUL-padded string field, up to the first NUL.
-fn c_str(field: &[u8]) -> &[u8] {
-    match field.iter().position(|&b| b == 0) {
-        Some(n) => field.get(..n).unwrap_or(field),
-        None => field,
+/// Decodes the fields of one record kind (before its `sample_id` trailer).
+type Decode = for<'a, 'c> fn(&mut Body<'a, 'c>) -> Result<Record<'a>, ParseError>;
+
+/// What a record kind needs: `PERF_RECORD_SAMPLE` has a layout of its own and no trailer;
+/// every other kind is a [`Decode`] followed by the trailer.
+#[derive(Clone, Copy)]
+enum Decoder {
+    Sample,
+    WithSampleId(Decode),
+}
+
+/// The one list of the record kinds this module decodes.
+fn decoder(kind: u32) -> Option<Decoder> {
+    use Decoder::WithSampleId as W;
+    Some(match kind {
+        b::PERF_RECORD_SAMPLE => Decoder::Sample,
+        b::PERF_RECORD_MMAP => W(mmap),
+        b::PERF_RECORD_MMAP2 => W(mmap2),
+        b::PERF_RECORD_COMM => W(comm),
+        b::PERF_RECORD_FORK => W(|b| task(b).map(Record::Fork)),
+        b::PERF_RECORD_EXIT => W(|b| task(b).map(Record::Exit)),
+        b::PERF_RECORD_LOST => W(lost),
+        b::PERF_RECORD_LOST_SAMPLES => W(lost_samples),
+        b::PERF_RECORD_THROTTLE => W(|b| throttle(b).map(Record::Throttle)),
+        b::PERF_RECORD_UNTHROTTLE => W(|b| throttle(b).map(Record::Unthrottle)),
+        b::PERF_RECORD_SWITCH => W(switch),
+        b::PERF_RECORD_SWITCH_CPU_WIDE => W(switch_cpu_wide),
+        b::PERF_RECORD_READ => W(read),
+        _ => return None,
+    })
+}
+
+/// `PERF_RECORD_MMAP`: `{ pid, tid, addr, len, pgoff, filename[] }`.
+fn mmap<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    let (pid, tid) = b.pair()?;
+    Ok(Record::Mmap(Mmap {
+        misc: b.misc,
+        pid,
+        tid,
+        addr: b.u64()?,
+        len: b.u64()?,
+        pgoff: b.u64()?,
+        filename: cstr(b.c.rest()),
+        sample_id: b.sample_id,
+    }))
+}
+
+/// `PERF_RECORD_MMAP2`: `{ pid, tid, addr, len, pgoff, { maj, min, ino, ino_generation } |
+/// { build_id_size, __reserved[3], build_id[20] }, prot, flags, filename[] }`.
+fn mmap2<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    let (pid, tid) = b.pair()?;
+    let (addr, len, pgoff) = (b.u64()?, b.u64()?, b.u64()?);
+    let file_id = if b.misc & misc::MMAP_BUILD_ID != 0 {
+        let at = b.c.pos();
+        let id_size = b.take(4)?.first().copied().unwrap_or_default();
+        let id = b.take(20)?;
+        let bad = ParseError::BadCount {
+            what: "build_id_size",
+            value: u64::from(id_size),
+            offset: at,
+        };
+        FileId::BuildId(id.get(..usize::from(id_size)).ok_or(bad)?)
+    } else {
+        FileId::Inode {
+            maj: b.u32()?,
+            min: b.u32()?,
+            ino: b.u64()?,
+            ino_generation: b.u64()?,
+        }
+    };
+    Ok(Record::Mmap2(Mmap2 {
+        misc: b.misc,
+        pid,
+        tid,
+        addr,
+        len,
+        pgoff,
+        file_id,
+        prot: b.u32()?,
+        flags: b.u32()?,
+        filename: cstr(b.c.rest()),
+        sample_id: b.sample_id,
+    }))
+}
+
+/// `PERF_RECORD_COMM`: `{ pid, tid, comm[] }`.
+fn comm<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    let (pid, tid) = b.pair()?;
+    Ok(Record::Comm(Comm {
+        misc: b.misc,
+        pid,
+        tid,
+        comm: cstr(b.c.rest()),
+        sample_id: b.sample_id,
+    }))
+}
+
+/// `PERF_RECORD_FORK` and `PERF_RECORD_EXIT`: `{ pid, ppid, tid, ptid, time }`.
+fn task(b: &mut Body<'_, '_>) -> Result<TaskEvent, ParseError> {
+    Ok(TaskEvent {
+        misc: b.misc,
+        pid: b.u32()?,
+        ppid: b.u32()?,
+        tid: b.u32()?,
+        ptid: b.u32()?,
+        time: b.u64()?,
+        sample_id: b.sample_id,
+    })
+}
+
+/// `PERF_RECORD_LOST`: `{ id, lost }`.
+fn lost<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    Ok(Record::Lost(Lost {
+        id: b.u64()?,
+        lost: b.u64()?,
+        sample_id: b.sample_id,
+    }))
+}
+
+/// `PERF_RECORD_LOST_SAMPLES`: `{ lost }`.
+fn lost_samples<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    Ok(Record::LostSamples(LostSamples {
+        lost: b.u64()?,
+        sample_id: b.sample_id,
+    }))
+}
+
+/// `PERF_RECORD_THROTTLE` and `PERF_RECORD_UNTHROTTLE`: `{ time, id, stream_id }`.
+fn throttle(b: &mut Body<'_, '_>) -> Result<Throttle, ParseError> {
+    Ok(Throttle {
+        time: b.u64()?,
+        id: b.u64()?,
+        stream_id: b.u64()?,
+        sample_id: b.sample_id,
+    })
+}
+
+/// `PERF_RECORD_SWITCH`: no fields (the direction is in `misc`).
+fn switch<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    Ok(Record::Switch(Switch {
+        misc: b.misc,
+        sample_id: b.sample_id,
+    }))
+}
+
+/// `PERF_RECORD_SWITCH_CPU_WIDE`: `{ next_prev_pid, next_prev_tid }`.
+fn switch_cpu_wide<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    let (next_prev_pid, next_prev_tid) = b.pair()?;
+    Ok(Record::SwitchCpuWide(SwitchCpuWide {
+        misc: b.misc,
+        next_prev_pid,
+        next_prev_tid,
+        sample_id: b.sample_id,
+    }))
+}
+
+/// `PERF_RECORD_READ`: `{ pid, tid, struct read_format values }`.
+fn read<'a>(b: &mut Body<'a, '_>) -> Result<Record<'a>, ParseError> {
+    let (pid, tid) = b.pair()?;
+    Ok(Record::Read(ReadRecord {
+        pid,
+        tid,
+        values: read_values(b)?,
+        sample_id: b.sample_id,
+    }))
+}
+
+/// The `struct sample_id` trailer of every kind but `PERF_RECORD_SAMPLE`.
+fn sample_id(b: &mut Body<'_, '_>) -> Result<SampleId, ParseError> {
+    let mut id = SampleId::default();
+    if !b.cfg.sample_id_all {
+        return Ok(id);
     }
+    if b.has(sample_type::TID) {
+        let (pid, tid) = b.pair()?;
+        (id.pid, id.tid) = (Some(pid), Some(tid));
+    }
+    id.time = b.u64_if(b.has(sample_type::TIME))?;
+    id.id = b.u64_if(b.has(sample_type::ID))?;
+    id.stream_id = b.u64_if(b.has(sample_type::STREAM_ID))?;
+    if b.has(sample_type::CPU) {
+        id.cpu = Some(b.pair()?.0); // { cpu, res }
+    }
+    id.identifier = b.u64_if(b.has(sample_type::IDENTIFIER))?;
+    Ok(id)
+}
+
+/// `struct read_format`, laid out by `read_format`.
+fn read_values<'a>(b: &mut Body<'a, '_>) -> Result<ReadValues<'a>, ParseError> {
+    let format = b.cfg.read_format;
+    let has = |bit: u64| format & bit != 0;
+    let enabled = has(read_format::TOTAL_TIME_ENABLED);
+    let running = has(read_format::TOTAL_TIME_RUNNING);
+    let (has_id, has_lost) = (has(read_format::ID), has(read_format::LOST));
+    if !has(read_format::GROUP) {
+        return Ok(ReadValues::Single(ReadSingle {
+            value: b.u64()?,
+            time_enabled: b.u64_if(enabled)?,
+            time_running: b.u64_if(running)?,
+            id: b.u64_if(has_id)?,
+            lost: b.u64_if(has_lost)?,
+        }));
+    }
+    let nr_offset = b.c.pos();
+    let nr = b.u64()?;
+    let time_enabled = b.u64_if(enabled)?;
+    let time_running = b.u64_if(running)?;
+    let stride = ReadGroup::stride(has_id, has_lost);
+    Ok(ReadValues::Group(ReadGroup {
+        time_enabled,
+        time_running,
+        has_id,
+        has_lost,
+        entries: b.counted("group nr", nr, nr_offset, stride)?,
+    }))
+}
+
+/// `PERF_RECORD_SAMPLE`: each field present when its `sample_type` bit is set, in
+/// `perf_event.h`'s order.
+fn sample<'a>(b: &mut Body<'a, '_>) -> Result<Sample<'a>, ParseError> {
+    let mut s = Sample {
+        misc: b.misc,
+        ..Sample::default()
+    };
+    s.identifier = b.u64_if(b.has(sample_type::IDENTIFIER))?;
+    s.ip = b.u64_if(b.has(sample_type::IP))?;
+    if b.has(sample_type::TID) {
+        let (pid, tid) = b.pair()?;
+        (s.pid, s.tid) = (Some(pid), Some(tid));
+    }
+    s.time = b.u64_if(b.has(sample_type::TIME))?;
+    s.addr = b.u64_if(b.has(sample_type::ADDR))?;
+    s.id = b.u64_if(b.has(sample_type::ID))?;
+    s.stream_id = b.u64_if(b.has(sample_type::STREAM_ID))?;
+    if b.has(sample_type::CPU) {
+        s.cpu = Some(b.pair()?.0); // { cpu, res }
+    }
+    s.period = b.u64_if(b.has(sample_type::PERIOD))?;
+    if b.has(sample_type::READ) {
+        s.read = Some(read_values(b)?);
+    }
+    if b.has(sample_type::CALLCHAIN) {
+        let ips = b.u64_counted("callchain nr", 8)?;
+        s.callchain = Some(Callchain { ips });
+    }
+    if b.has(sample_type::RAW) {
+        // { u32 size; char data[size]; } padded so that the u32 and data end 8-aligned.
+        let size_offset = b.c.pos();
+        let size = b.u32()?;
+        let data = b.counted("raw size", u64::from(size), size_offset, 1)?;
+        let pad = (8 - (4 + data.len()) % 8) % 8;
+        b.take(pad.min(b.c.remaining()))?;
+        s.raw = Some(data);
+    }
+    // BRANCH_STACK's length depends on branch_sample_type, which the config does not
+    // carry: after it, nothing is decoded.
+    if !b.has(sample_type::BRANCH_STACK) {
+        if b.has(sample_type::REGS_USER) {
+            s.regs_user = Some(regs_user(b)?);
+        }
+        if b.has(sample_type::STACK_USER) {
+            s.stack_user = Some(stack_user(b)?);
+        }
+    }
+    s.unparsed = b.c.rest();
+    Ok(s)
+}
+
+/// `PERF_SAMPLE_REGS_USER`: `{ u64 abi; u64 regs[weight(sample_regs_user)]; }` (no
+/// registers with abi 0).
+fn regs_user<'a>(b: &mut Body<'a, '_>) -> Result<RegsUser<'a>, ParseError> {
+    let abi = b.u64()?;
+    let n = match abi {
+        0 => 0,
+        _ => u64::from(b.cfg.sample_regs_user.count_ones()),
+    };
+    let at = b.c.pos();
+    let regs = b.counted("regs_user count", n, at, 8)?;
+    Ok(RegsUser { abi, regs })
+}
+
+/// `PERF_SAMPLE_STACK_USER`: `{ u64 size; char data[size]; u64 dyn_size; }` (data and
+/// dyn_size only when size is not 0), cut to `dyn_size`.
+fn stack_user<'a>(b: &mut Body<'a, '_>) -> Result<&'a [u8], ParseError> {
+    let size_offset = b.c.pos();
+    let size = b.u64()?;
+    if size == 0 {
+        return Ok(&[]);
+    }
+    let data = b.counted("stack_user size", size, size_offset, 1)?;
+    let dyn_offset = b.c.pos();
+    let dyn_size = b.u64()?;
+    let bad = ParseError::BadCount {
+        what: "stack_user dyn_size",
+        value: dyn_size,
+        offset: dyn_offset,
+    };
+    usize::try_from(dyn_size)
+        .ok()
+        .and_then(|d| data.get(..d))
+        .ok_or(bad)
 }
 
 impl ParseConfig {
@@ -1043,8 +1326,8 @@ impl ParseConfig {
             available: record.len(),
         })?;
         let size = usize::from(header.size);
-        let body = match record.get(HEADER_LEN..size) {
-            Some(b) if size >= HEADER_LEN => b,
+        let record = match record.get(..size) {
+            Some(r) if size >= HEADER_LEN => r,
             _ => {
                 return Err(ParseError::BadSize {
                     size: header.size,
@@ -1052,296 +1335,31 @@ impl ParseConfig {
                 })
             }
         };
-        if header.kind == record_type::SAMPLE {
-            return self.parse_sample(header, body, size).map(Record::Sample);
-        }
-        let known = matches!(
-            header.kind,
-            record_type::MMAP
-                | record_type::LOST
-                | record_type::COMM
-                | record_type::EXIT
-                | record_type::THROTTLE
-                | record_type::UNTHROTTLE
-                | record_type::FORK
-                | record_type::READ
-                | record_type::MMAP2
-                | record_type::LOST_SAMPLES
-                | record_type::SWITCH
-                | record_type::SWITCH_CPU_WIDE
-        );
-        if !known {
-            return Ok(Record::Unknown { header, body });
-        }
+        let decode = match decoder(header.kind) {
+            None => {
+                let body = record.get(HEADER_LEN..).unwrap_or_default();
+                return Ok(Record::Unknown { header, body });
+            }
+            Some(Decoder::Sample) => {
+                let mut b = Body::new(self, record, HEADER_LEN, size, header.misc);
+                return sample(&mut b).map(Record::Sample);
+            }
+            Some(Decoder::WithSampleId(decode)) => decode,
+        };
         // Split off the sample_id trailer from the end: its length is fixed by the config,
         // while the fields before it may be variable (file names, group reads).
         let trailer_len = self.sample_id_len();
-        let fields_len = body
-            .len()
+        let fields_end = size
             .checked_sub(trailer_len)
+            .filter(|&end| end >= HEADER_LEN)
             .ok_or(ParseError::UnexpectedEof {
                 offset: HEADER_LEN,
                 needed: trailer_len,
                 len: size,
             })?;
-        let (fields, trailer) = body.split_at(fields_len);
-        let sample_id =
-            self.parse_sample_id(Cursor::new(trailer, HEADER_LEN + fields_len, size))?;
-        let mut c = Cursor::new(fields, HEADER_LEN, size);
-        let m = header.misc;
-        let rec = match header.kind {
-            record_type::MMAP => Record::Mmap(Mmap {
-                misc: m,
-                pid: c.u32()?,
-                tid: c.u32()?,
-                addr: c.u64()?,
-                len: c.u64()?,
-                pgoff: c.u64()?,
-                filename: c_str(c.rest()),
-                sample_id,
-            }),
-            record_type::MMAP2 => {
-                let pid = c.u32()?;
-                let tid = c.u32()?;
-                let addr = c.u64()?;
-                let len = c.u64()?;
-                let pgoff = c.u64()?;
-                let file_id = if m & misc::MMAP_BUILD_ID != 0 {
-                    let id_off = c.offset();
-                    let [build_id_size, _, _, _] = c.array::<4>()?;
-                    let build_id = c.bytes(20)?;
-                    let id =
-                        build_id
-                            .get(..usize::from(build_id_size))
-                            .ok_or(ParseError::BadCount {
-                                what: "build_id_size",
-                                value: u64::from(build_id_size),
-                                offset: id_off,
-                            })?;
-                    FileId::BuildId(id)
-                } else {
-                    FileId::Inode {
-                        maj: c.u32()?,
-                        min: c.u32()?,
-                        ino: c.u64()?,
-                        ino_generation: c.u64()?,
-                    }
-                };
-                Record::Mmap2(Mmap2 {
-                    misc: m,
-                    pid,
-                    tid,
-                    addr,
-                    len,
-                    pgoff,
-                    file_id,
-                    prot: c.u32()?,
-                    flags: c.u32()?,
-                    filename: c_str(c.rest()),
-                    sample_id,
-                })
-            }
-            record_type::COMM => Record::Comm(Comm {
-                misc: m,
-                pid: c.u32()?,
-                tid: c.u32()?,
-                comm: c_str(c.rest()),
-                sample_id,
-            }),
-            record_type::FORK | record_type::EXIT => {
-                let ev = TaskEvent {
-                    misc: m,
-                    pid: c.u32()?,
-                    ppid: c.u32()?,
-                    tid: c.u32()?,
-                    ptid: c.u32()?,
-                    time: c.u64()?,
-                    sample_id,
-                };
-                if header.kind == record_type::FORK {
-                    Record::Fork(ev)
-                } else {
-                    Record::Exit(ev)
-                }
-            }
-            record_type::LOST => Record::Lost(Lost {
-                id: c.u64()?,
-                lost: c.u64()?,
-                sample_id,
-            }),
-            record_type::LOST_SAMPLES => Record::LostSamples(LostSamples {
-                lost: c.u64()?,
-                sample_id,
-            }),
-            record_type::THROTTLE | record_type::UNTHROTTLE => {
-                let t = Throttle {
-                    time: c.u64()?,
-                    id: c.u64()?,
-                    stream_id: c.u64()?,
-                    sample_id,
-                };
-                if header.kind == record_type::THROTTLE {
-                    Record::Throttle(t)
-                } else {
-                    Record::Unthrottle(t)
-                }
-            }
-            record_type::SWITCH => Record::Switch(Switch { misc: m, sample_id }),
-            record_type::SWITCH_CPU_WIDE => Record::SwitchCpuWide(SwitchCpuWide {
-                misc: m,
-                next_prev_pid: c.u32()?,
-                next_prev_tid: c.u32()?,
-                sample_id,
-            }),
-            // Only READ is left (the `known` check above); kept as a catch-all so a future
-            // edit of one list without the other cannot panic.
-            _ => Record::Read(ReadRecord {
-                pid: c.u32()?,
-                tid: c.u32()?,
-                values: self.parse_read(&mut c)?,
-                sample_id,
-            }),
-        };
-        Ok(rec)
-    }
-
-    fn parse_sample_id(&self, mut c: Cursor<'_>) -> Result<SampleId, ParseError> {
-        if !self.sample_id_all {
-            return Ok(SampleId::default());
-        }
-        let mut id = SampleId::default();
-        if self.has(sample_type::TID) {
-            id.pid = Some(c.u32()?);
-            id.tid = Some(c.u32()?);
-        }
-        id.time = c.u64_if(self.has(sample_type::TIME))?;
-        id.id = c.u64_if(self.has(sample_type::ID))?;
-        id.stream_id = c.u64_if(self.has(sample_type::STREAM_ID))?;
-        if self.has(sample_type::CPU) {
-            id.cpu = Some(c.u32()?);
-            c.u32()?; // res
-        }
-        id.identifier = c.u64_if(self.has(sample_type::IDENTIFIER))?;
-        Ok(id)
-    }
-
-    fn parse_read<'a>(&self, c: &mut Cursor<'a>) -> Result<ReadValues<'a>, ParseError> {
-        let f = self.read_format;
-        let enabled = f & read_format::TOTAL_TIME_ENABLED != 0;
-        let running = f & read_format::TOTAL_TIME_RUNNING != 0;
-        let has_id = f & read_format::ID != 0;
-        let has_lost = f & read_format::LOST != 0;
-        if f & read_format::GROUP != 0 {
-            let nr_offset = c.offset();
-            let nr = c.u64()?;
-            let time_enabled = c.u64_if(enabled)?;
-            let time_running = c.u64_if(running)?;
-            let stride = ReadGroup::stride(has_id, has_lost);
-            let entries = c.counted("group nr", nr, nr_offset, stride)?;
-            Ok(ReadValues::Group(ReadGroup {
-                time_enabled,
-                time_running,
-                has_id,
-                has_lost,
-                entries,
-            }))
-        } else {
-            Ok(ReadValues::Single(ReadSingle {
-                value: c.u64()?,
-                time_enabled: c.u64_if(enabled)?,
-                time_running: c.u64_if(running)?,
-                id: c.u64_if(has_id)?,
-                lost: c.u64_if(has_lost)?,
-            }))
-        }
-    }
-
-    fn parse_sample<'a>(
-        &self,
-        header: RecordHeader,
-        body: &'a [u8],
-        record_len: usize,
-    ) -> Result<Sample<'a>, ParseError> {
-        let mut c = Cursor::new(body, HEADER_LEN, record_len);
-        let mut s = Sample {
-            misc: header.misc,
-            ..Sample::default()
-        };
-        s.identifier = c.u64_if(self.has(sample_type::IDENTIFIER))?;
-        s.ip = c.u64_if(self.has(sample_type::IP))?;
-        if self.has(sample_type::TID) {
-            s.pid = Some(c.u32()?);
-            s.tid = Some(c.u32()?);
-        }
-        s.time = c.u64_if(self.has(sample_type::TIME))?;
-        s.addr = c.u64_if(self.has(sample_type::ADDR))?;
-        s.id = c.u64_if(self.has(sample_type::ID))?;
-        s.stream_id = c.u64_if(self.has(sample_type::STREAM_ID))?;
-        if self.has(sample_type::CPU) {
-            s.cpu = Some(c.u32()?);
-            c.u32()?; // res
-        }
-        s.period = c.u64_if(self.has(sample_type::PERIOD))?;
-        if self.has(sample_type::READ) {
-            s.read = Some(self.parse_read(&mut c)?);
-        }
-        if self.has(sample_type::CALLCHAIN) {
-            let nr_offset = c.offset();
-            let nr = c.u64()?;
-            s.callchain = Some(Callchain {
-                ips: c.counted("callchain nr", nr, nr_offset, 8)?,
-            });
-        }
-        if self.has(sample_type::RAW) {
-            // { u32 size; char data[size]; } padded so that the u32 and data end 8-aligned.
-            let size_offset = c.offset();
-            let size = c.u32()?;
-            let data = c.counted("raw size", u64::from(size), size_offset, 1)?;
-            let consumed = 4 + data.len();
-            let pad = (8 - consumed % 8) % 8;
-            c.bytes(pad.min(c.remaining()))?;
-            s.raw = Some(data);
-        }
-        // BRANCH_STACK's length depends on branch_sample_type, which the config does not
-        // carry: after it, nothing is decoded.
-        if !self.has(sample_type::BRANCH_STACK) {
-            if self.has(sample_type::REGS_USER) {
-                let abi = c.u64()?;
-                let n = if abi == 0 {
-                    0
-                } else {
-                    u64::from(self.sample_regs_user.count_ones())
-                };
-                let offset = c.offset();
-                s.regs_user = Some(RegsUser {
-                    abi,
-                    regs: c.counted("regs_user count", n, offset, 8)?,
-                });
-            }
-            if self.has(sample_type::STACK_USER) {
-                // { u64 size; char data[size]; u64 dyn_size; } (data and dyn_size only when
-                // size is not 0).
-                let size_offset = c.offset();
-                let size = c.u64()?;
-                if size == 0 {
-                    s.stack_user = Some(&[]);
-                } else {
-                    let data = c.counted("stack_user size", size, size_offset, 1)?;
-                    let dyn_offset = c.offset();
-                    let dyn_size = c.u64()?;
-                    let used = usize::try_from(dyn_size)
-                        .ok()
-                        .filter(|&d| d <= data.len())
-                        .ok_or(ParseError::BadCount {
-                            what: "stack_user dyn_size",
-                            value: dyn_size,
-                            offset: dyn_offset,
-                        })?;
-                    s.stack_user = data.get(..used);
-                }
-            }
-        }
-        s.unparsed = c.rest();
-        Ok(s)
+        let id = sample_id(&mut Body::new(self, record, fields_end, size, header.misc))?;
+        let mut b = Body::new(self, record, HEADER_LEN, fields_end, header.misc);
+        b.sample_id = id;
+        decode(&mut b)
     }
 }

@@ -34,10 +34,9 @@ pub fn detect(data: &[u8]) -> Option<LogFormat> {
     if data.starts_with(&crate::format::MAGIC) {
         return Some(LogFormat::PmcLog);
     }
-    let word = u32::from_le_bytes(data.get(..4)?.try_into().ok()?);
+    let word = crate::bytes::ByteCursor::le(data).u32_at(0).ok()?;
     // `pmc record`'s prefix: the bytes `LCMP` as a little-endian word.
-    (word == hwpmc::PMCL_MAGIC || word >> 24 == u32::from(hwpmc::PMCLOG_HEADER_MAGIC))
-        .then_some(LogFormat::Hwpmc)
+    (word == hwpmc::PMCL_MAGIC || hwpmc::pmclog_header_magic_ok(word)).then_some(LogFormat::Hwpmc)
 }
 
 /// A log opened by [`open_any`]: pmc-log bytes, borrowed when the input

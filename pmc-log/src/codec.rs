@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 
+use crate::bytes::ByteCursor;
 use crate::format::{kind, NONE_U32};
 use crate::record::*;
 
@@ -262,44 +263,34 @@ pub(crate) fn encode_body(r: &Record<'_>, out: &mut Vec<u8>) -> Result<(), Encod
     Ok(())
 }
 
-/// Bounds-checked little-endian cursor over a record body.
-struct Cur<'a> {
-    b: &'a [u8],
-    p: usize,
-}
+/// A record body read through [`crate::bytes::ByteCursor`] (little-endian),
+/// each read naming its field in the error.
+struct Cur<'a>(ByteCursor<'a>);
 
 impl<'a> Cur<'a> {
     #[inline]
     fn take(&mut self, n: usize, f: &'static str) -> Result<&'a [u8], DecodeError> {
-        let end = self.p.checked_add(n).ok_or(DecodeError::Short(f))?;
-        let s = self.b.get(self.p..end).ok_or(DecodeError::Short(f))?;
-        self.p = end;
-        Ok(s)
-    }
-    #[inline]
-    fn arr<const N: usize>(&mut self, f: &'static str) -> Result<[u8; N], DecodeError> {
-        let s = self.take(N, f)?;
-        s.try_into().map_err(|_| DecodeError::Short(f))
+        self.0.take(n).map_err(|_| DecodeError::Short(f))
     }
     #[inline]
     fn u8(&mut self, f: &'static str) -> Result<u8, DecodeError> {
-        Ok(self.arr::<1>(f)?[0])
+        self.0.u8().map_err(|_| DecodeError::Short(f))
     }
     #[inline]
     fn u16(&mut self, f: &'static str) -> Result<u16, DecodeError> {
-        Ok(u16::from_le_bytes(self.arr(f)?))
+        self.0.u16().map_err(|_| DecodeError::Short(f))
     }
     #[inline]
     fn u32(&mut self, f: &'static str) -> Result<u32, DecodeError> {
-        Ok(u32::from_le_bytes(self.arr(f)?))
+        self.0.u32().map_err(|_| DecodeError::Short(f))
     }
     #[inline]
     fn i32(&mut self, f: &'static str) -> Result<i32, DecodeError> {
-        Ok(i32::from_le_bytes(self.arr(f)?))
+        self.0.i32().map_err(|_| DecodeError::Short(f))
     }
     #[inline]
     fn u64(&mut self, f: &'static str) -> Result<u64, DecodeError> {
-        Ok(u64::from_le_bytes(self.arr(f)?))
+        self.0.u64().map_err(|_| DecodeError::Short(f))
     }
     #[inline]
     fn opt(&mut self, f: &'static str) -> Result<Option<u32>, DecodeError> {
@@ -325,7 +316,7 @@ impl<'a> Cur<'a> {
 /// Decode a body. `Ok(None)` means the kind is unknown to this version.
 /// Bytes after the known fields are ignored (fields appended by later minors).
 pub(crate) fn decode_body(k: u16, body: &[u8]) -> Result<Option<Record<'_>>, DecodeError> {
-    let mut c = Cur { b: body, p: 0 };
+    let mut c = Cur(ByteCursor::le(body));
     let r = match k {
         kind::SAMPLE => {
             let time = c.u64("time")?;

@@ -133,13 +133,14 @@ pub(crate) fn decode_block_header(b: &[u8]) -> Option<BlockHeader> {
     if b.get(..4)? != SYNC {
         return None;
     }
-    let crc = u32::from_le_bytes(b.get(4..8)?.try_into().ok()?);
+    let c = crate::bytes::ByteCursor::le(b);
+    let crc = c.u32_at(4).ok()?;
     if crc32c::crc32c(b.get(8..)?) != crc {
         return None;
     }
-    let seq = u64::from_le_bytes(b.get(8..16)?.try_into().ok()?);
-    let payload_len = u32::from_le_bytes(b.get(16..20)?.try_into().ok()?);
-    let record_count = u32::from_le_bytes(b.get(20..24)?.try_into().ok()?);
+    let seq = c.u64_at(8).ok()?;
+    let payload_len = c.u32_at(16).ok()?;
+    let record_count = c.u32_at(20).ok()?;
     if payload_len > MAX_BLOCK_PAYLOAD {
         return None;
     }

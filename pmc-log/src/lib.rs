@@ -20,6 +20,9 @@
 //! - [`hwpmc`]: import FreeBSD's hwpmc kernel log, and [`hwpmc::Encoder`] to
 //!   produce genuine kernel-format streams (fixtures, simulated drivers).
 //! - [`export`]: `pmcstat -R`-style text, folded stacks, JSON Lines, perf.data.
+//! - [`bytes`]: the bounded byte cursor every binary decoder of the
+//!   workspace reads with (this crate's, the hwpmc importer, the perf record
+//!   parser in pmc-linux, hwpmc's ABI structs in pmc-freebsd).
 //!
 //! ```
 //! use pmc_log::record::{Callchain, Header, Record, Sample};
@@ -61,6 +64,7 @@
 #![forbid(unsafe_code)]
 
 pub mod any;
+pub mod bytes;
 mod codec;
 pub mod error;
 pub mod export;

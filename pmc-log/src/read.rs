@@ -5,6 +5,7 @@
 use std::fmt;
 use std::io;
 
+use crate::bytes::ByteCursor;
 use crate::codec::decode_body;
 use crate::error::ReadError;
 use crate::format::{
@@ -143,16 +144,16 @@ fn check_preamble(p: &[u8]) -> Result<(), ReadError> {
     let Some(p) = p.get(..PREAMBLE_LEN) else {
         return Err(ReadError::TooShort { len: p.len() });
     };
-    let mut found = [0u8; 8];
-    found.copy_from_slice(&p[..8]);
+    let c = ByteCursor::le(p);
+    let found = c.array_at::<8>(0).unwrap_or_default();
     if found != MAGIC {
         return Err(ReadError::NotAPmcLog {
             found,
             expected: MAGIC,
         });
     }
-    let major = u16::from_le_bytes([p[8], p[9]]);
-    let minor = u16::from_le_bytes([p[10], p[11]]);
+    let major = c.u16_at(8).unwrap_or_default();
+    let minor = c.u16_at(10).unwrap_or_default();
     if major != VERSION_MAJOR {
         return Err(ReadError::UnsupportedVersion {
             major,
@@ -360,9 +361,10 @@ impl Core {
                         }
                         return Loc::NeedMore;
                     };
-                    let body_len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
-                    let k = u16::from_le_bytes([head[4], head[5]]);
-                    let crc = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+                    let h = ByteCursor::le(head);
+                    let body_len = h.u32_at(0).unwrap_or_default();
+                    let k = h.u16_at(4).unwrap_or_default();
+                    let crc = h.u32_at(8).unwrap_or_default();
                     let total = RECORD_HEADER_LEN as u64 + u64::from(body_len);
                     if total > in_block {
                         self.damaged_in_block(end, SkipReason::BadRecordLength);
@@ -385,7 +387,7 @@ impl Core {
                         }
                         return Loc::NeedMore;
                     };
-                    if record_crc(&head[..8], body) != crc {
+                    if record_crc(head.get(..8).unwrap_or_default(), body) != crc {
                         self.damaged_in_block(end, SkipReason::BadChecksum);
                         continue;
                     }

@@ -25,7 +25,7 @@ fn kernel_stream() -> Vec<u8> {
     let d = fixture();
     let at = (8..d.len())
         .step_by(4)
-        .find(|&i| d[i + 3] == 0xEE && d[i + 2] == hwpmc::PMCLOG_TYPE_INITIALIZE)
+        .find(|&i| d[i + 3] == 0xEE && u32::from(d[i + 2]) == hwpmc::PMCLOG_TYPE_INITIALIZE)
         .unwrap();
     d[at..].to_vec()
 }

@@ -177,6 +177,27 @@ fn perf_ring_harness_fixed_iterations() {
     }
 }
 
+/// The committed seed corpus (`fuzz/seeds/perf_ring/`, what `cargo fuzz run perf_ring` starts
+/// from) through the harness, each seed as it is and mutated.
+#[test]
+fn perf_ring_harness_on_the_seed_corpus() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/perf_ring");
+    let mut seeds: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(!seeds.is_empty(), "no seeds in {}", dir.display());
+    seeds.sort();
+    let mut rng = Rng(131);
+    let iterations = pmc_testkit::iterations(20_000, 10);
+    for seed in &seeds {
+        harness::perf_ring(seed);
+        for _ in 0..iterations {
+            harness::perf_ring(&mutate(&mut rng, seed, &[]));
+        }
+    }
+}
+
 #[test]
 fn elf_object_harness_fixed_iterations() {
     // A small real ELF object with symbols (and whatever DWARF it has): /bin/true, else

@@ -144,15 +144,42 @@ impl LogEncoder for KernelFormat {
                 *pmcid,
                 *cpu as u16,
                 flags & PMC_CC_F_USERSPACE != 0,
-                &pcs[..pcs.len().min(PMC_CALLCHAIN_DEPTH_MAX as usize)],
+                &pcs[..pcs.len().min(PMC_CALLCHAIN_DEPTH_MAX)],
             ),
         };
     }
 }
 
+/// The simulator's records against FreeBSD's layouts, not against another
+/// encoder: sizes and field offsets come from `abi-amd64.json`'s `pmclog`
+/// section (`sys/sys/pmclog.h` probed with the compiler; pmc-log keeps the
+/// copy, `pmc-log/tests/data/abi-amd64-pmclog.json`).
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pmc_log::bytes::ByteCursor;
+
+    fn layouts() -> serde_json::Value {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../pmc-log/tests/data/abi-amd64-pmclog.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_json::from_str(&text).expect("abi-amd64-pmclog.json parses")
+    }
+
+    /// `sizeof(struct pmclog_<st>)`.
+    fn size(st: &str) -> usize {
+        let v = &layouts()["pmclog"]["records"][format!("struct pmclog_{st}")]["size"];
+        v.as_u64().unwrap_or_else(|| panic!("pmclog_{st}: no size")) as usize
+    }
+
+    /// `offsetof(struct pmclog_<st>, <field>)`.
+    fn off(st: &str, field: &str) -> usize {
+        let v = &layouts()["pmclog"]["records"][format!("struct pmclog_{st}")]["fields"][field]
+            ["offset"];
+        v.as_u64()
+            .unwrap_or_else(|| panic!("pmclog_{st}.{field}: no offset")) as usize
+    }
 
     fn enc(rec: LogRecord) -> Vec<u8> {
         let mut out = Vec::new();
@@ -161,7 +188,15 @@ mod tests {
     }
 
     fn u32_at(b: &[u8], o: usize) -> u32 {
-        u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
+        ByteCursor::le(b)
+            .u32_at(o)
+            .expect("field inside the record")
+    }
+
+    fn u64_at(b: &[u8], o: usize) -> u64 {
+        ByteCursor::le(b)
+            .u64_at(o)
+            .expect("field inside the record")
     }
 
     #[test]
@@ -174,22 +209,29 @@ mod tests {
             ts_nsec: 6,
             cpuid: "GenuineIntel-6-55-4".into(),
         });
+        let st = "initialize";
+        assert_eq!(b.len(), size(st));
         assert_eq!(b.len(), 112); // sizeof(struct pmclog_initialize)
+        assert_eq!(
+            u32_at(&b, off(st, "pl_header")),
+            pmclog_header_word(PMCLOG_TYPE_INITIALIZE, 112)
+        );
         assert_eq!(u32_at(&b, 0), 0xEE03_0070);
         assert_eq!(u32_at(&b, 4), 0);
-        assert_eq!(u32_at(&b, 8), 0x5566_7788);
-        assert_eq!(u32_at(&b, 12), 0x1122_3344);
-        assert_eq!(u32_at(&b, 16), PMC_VERSION);
-        assert_eq!(u32_at(&b, 20), PMC_CPU_INTEL_SKYLAKE);
-        assert_eq!(u32_at(&b, 24), 3_000_000_000u32);
-        assert_eq!(u32_at(&b, 32), 5);
-        assert_eq!(u32_at(&b, 40), 6);
-        assert_eq!(&b[48..67], b"GenuineIntel-6-55-4");
+        assert_eq!(u64_at(&b, off(st, "pl_tsc")), 0x1122_3344_5566_7788);
+        assert_eq!(u32_at(&b, off(st, "pl_version")), PMC_VERSION);
+        assert_eq!(u32_at(&b, off(st, "pl_cpu")), PMC_CPU_INTEL_SKYLAKE);
+        assert_eq!(u64_at(&b, off(st, "pl_tsc_freq")), 3_000_000_000);
+        // pl_ts: struct timespec { tv_sec; tv_nsec; }.
+        assert_eq!(u64_at(&b, off(st, "pl_ts")), 5);
+        assert_eq!(u64_at(&b, off(st, "pl_ts") + 8), 6);
+        let id = off(st, "pl_cpuid");
+        assert_eq!(&b[id..id + 19], b"GenuineIntel-6-55-4");
     }
 
     #[test]
     fn fixed_sizes() {
-        assert_eq!(enc(LogRecord::CloseLog).len(), 16);
+        assert_eq!(enc(LogRecord::CloseLog).len(), size("closelog"));
         assert_eq!(
             enc(LogRecord::PmcAllocate {
                 pmcid: 1,
@@ -198,7 +240,7 @@ mod tests {
                 rate: 4
             })
             .len(),
-            40
+            size("pmcallocate")
         );
         assert_eq!(
             enc(LogRecord::PmcAllocateDyn {
@@ -209,9 +251,12 @@ mod tests {
                 name: "CLOCK.HARD".into()
             })
             .len(),
-            96
+            size("pmcallocatedyn")
         );
-        assert_eq!(enc(LogRecord::PmcDetach { pmcid: 1, pid: 2 }).len(), 24);
+        assert_eq!(
+            enc(LogRecord::PmcDetach { pmcid: 1, pid: 2 }).len(),
+            size("pmcdetach")
+        );
         assert_eq!(
             enc(LogRecord::ProcExit {
                 pmcid: 1,
@@ -219,7 +264,7 @@ mod tests {
                 value: 3
             })
             .len(),
-            32
+            size("procexit")
         );
         assert_eq!(
             enc(LogRecord::ProcFork {
@@ -227,20 +272,34 @@ mod tests {
                 newpid: 2
             })
             .len(),
-            24
+            size("procfork")
         );
-        assert_eq!(enc(LogRecord::UserData { userdata: 7 }).len(), 24);
+        assert_eq!(
+            enc(LogRecord::ProcCsw {
+                value: 1,
+                pmcid: 2,
+                pid: 3,
+                tid: 4
+            })
+            .len(),
+            size("proccsw")
+        );
+        assert_eq!(
+            enc(LogRecord::UserData { userdata: 7 }).len(),
+            size("userdata")
+        );
     }
 
     #[test]
     fn variable_records_are_rounded_to_4() {
+        let path_at = off("pmcattach", "pl_pathname");
         let b = enc(LogRecord::PmcAttach {
             pmcid: 9,
             pid: 42,
             path: "/bin/sh".into(),
         });
-        // 24 + "/bin/sh\0" (8) = 32
-        assert_eq!(b.len(), 32);
+        // offsetof(pl_pathname) + "/bin/sh\0" (8) = 32
+        assert_eq!(b.len(), path_at + 8);
         assert_eq!(u32_at(&b, 0) & 0xFFFF, 32);
         assert_eq!(u32_at(&b, 0) >> 16, 0xEE06);
         let b = enc(LogRecord::PmcAttach {
@@ -248,7 +307,8 @@ mod tests {
             pid: 42,
             path: "/a".into(),
         });
-        assert_eq!(b.len(), 28);
+        assert_eq!(b.len(), path_at + 4);
+        let pc_at = off("callchain", "pl_pc");
         let b = enc(LogRecord::Callchain {
             pid: 1,
             tid: 2,
@@ -257,25 +317,37 @@ mod tests {
             flags: 1,
             pcs: vec![10, 20, 30],
         });
-        assert_eq!(b.len(), 32 + 24);
-        assert_eq!(u32_at(&b, 28), (1 << 16) | 1);
-        assert_eq!(u32_at(&b, 32), 10);
+        assert_eq!(b.len(), pc_at + 24);
+        assert_eq!(u32_at(&b, off("callchain", "pl_cpuflags")), (1 << 16) | 1);
+        assert_eq!(u64_at(&b, pc_at), 10);
         let huge = "x".repeat(5000);
         let b = enc(LogRecord::PmcAttach {
             pmcid: 9,
             pid: 42,
             path: huge,
         });
-        assert_eq!(b.len(), 1048); // capped at PATH_MAX
-    }
-
-    fn u64_at(b: &[u8], o: usize) -> u64 {
-        u64::from(u32_at(b, o)) | (u64::from(u32_at(b, o + 4)) << 32)
+        // Capped at PATH_MAX: the whole struct, pl_pathname[PATH_MAX] full.
+        assert_eq!(b.len(), size("pmcattach"));
+        assert_eq!(b.len(), path_at + FBSD_PATH_MAX);
+        let deep = enc(LogRecord::Callchain {
+            pid: 1,
+            tid: 2,
+            pmcid: 3,
+            cpu: 0,
+            flags: 0,
+            pcs: vec![7; PMC_CALLCHAIN_DEPTH_MAX + 5],
+        });
+        assert_eq!(
+            deep.len(),
+            size("callchain"),
+            "cut to PMC_CALLCHAIN_DEPTH_MAX"
+        );
     }
 
     /// Field offsets of `sys/sys/pmclog.h` (abi-amd64.json "pmclog.records").
     #[test]
     fn fields_sit_at_the_pmclog_h_offsets() {
+        let st = "pmcallocate";
         let b = enc(LogRecord::PmcAllocate {
             pmcid: 0x11,
             event: 0x22,
@@ -284,14 +356,15 @@ mod tests {
         });
         assert_eq!(
             (
-                u32_at(&b, 16),
-                u32_at(&b, 20),
-                u32_at(&b, 24),
-                u32_at(&b, 28)
+                u32_at(&b, off(st, "pl_pmcid")),
+                u32_at(&b, off(st, "pl_event")),
+                u32_at(&b, off(st, "pl_flags")),
+                u32_at(&b, off(st, "pl_pad"))
             ),
             (0x11, 0x22, 0x33, 0)
         );
-        assert_eq!(u64_at(&b, 32), 0x4444_0000_5555);
+        assert_eq!(u64_at(&b, off(st, "pl_rate")), 0x4444_0000_5555);
+        let st = "pmcallocatedyn";
         let b = enc(LogRecord::PmcAllocateDyn {
             pmcid: 1,
             event: 2,
@@ -299,7 +372,19 @@ mod tests {
             rate: 1 << 33,
             name: "PAGE_FAULT.ALL".into(),
         });
-        assert_eq!(b.len(), 96);
+        assert_eq!(b.len(), size(st));
+        assert_eq!(
+            (
+                u32_at(&b, off(st, "pl_pmcid")),
+                u32_at(&b, off(st, "pl_event")),
+                u32_at(&b, off(st, "pl_flags"))
+            ),
+            (1, 2, 3)
+        );
+        // Not the struct's layout: hwpmc_logging.c:pmclog_process_pmcallocate
+        // emits pad at 28, PMCLOG_EMIT64(pm_reloadcount) at 32 (where
+        // pl_evname is declared), then the name from 40.
+        assert_eq!(off(st, "pl_evname"), 32);
         assert_eq!(
             u64_at(&b, 32),
             1 << 33,
@@ -314,50 +399,90 @@ mod tests {
             rate: 0,
             name: "N".repeat(80),
         });
-        assert_eq!(long.len(), 96, "the name never overflows the reservation");
-        assert_eq!(long[95], 0);
+        assert_eq!(
+            long.len(),
+            size(st),
+            "the name never overflows the reservation"
+        );
+        assert_eq!(long[size(st) - 1], 0);
+        let st = "pmcattach";
         let b = enc(LogRecord::PmcAttach {
             pmcid: 7,
             pid: -1,
             path: "/k".into(),
         });
-        assert_eq!((u32_at(&b, 16), u32_at(&b, 20) as i32), (7, -1));
-        assert_eq!(&b[24..27], b"/k\0");
+        assert_eq!(
+            (
+                u32_at(&b, off(st, "pl_pmcid")),
+                u32_at(&b, off(st, "pl_pid")) as i32
+            ),
+            (7, -1)
+        );
+        let p = off(st, "pl_pathname");
+        assert_eq!(&b[p..p + 3], b"/k\0");
+        let st = "pmcdetach";
         let b = enc(LogRecord::PmcDetach { pmcid: 7, pid: 9 });
-        assert_eq!((u32_at(&b, 16), u32_at(&b, 20)), (7, 9));
+        assert_eq!(
+            (
+                u32_at(&b, off(st, "pl_pmcid")),
+                u32_at(&b, off(st, "pl_pid"))
+            ),
+            (7, 9)
+        );
+        let st = "procexit";
         let b = enc(LogRecord::ProcExit {
             pmcid: 7,
             pid: 9,
             value: 1 << 40,
         });
         assert_eq!(
-            (u32_at(&b, 16), u32_at(&b, 20), u64_at(&b, 24)),
+            (
+                u32_at(&b, off(st, "pl_pmcid")),
+                u32_at(&b, off(st, "pl_pid")),
+                u64_at(&b, off(st, "pl_value"))
+            ),
             (7, 9, 1 << 40)
         );
+        let st = "procfork";
         let b = enc(LogRecord::ProcFork {
             oldpid: 5,
             newpid: 6,
         });
-        assert_eq!((u32_at(&b, 16), u32_at(&b, 20)), (5, 6));
+        assert_eq!(
+            (
+                u32_at(&b, off(st, "pl_oldpid")),
+                u32_at(&b, off(st, "pl_newpid"))
+            ),
+            (5, 6)
+        );
+        let st = "proccsw";
         let b = enc(LogRecord::ProcCsw {
             value: 1 << 35,
             pmcid: 4,
             pid: 5,
             tid: 6,
         });
-        assert_eq!(b.len(), 40);
-        assert_eq!(u64_at(&b, 16), 1 << 35);
+        assert_eq!(b.len(), size(st));
+        assert_eq!(u64_at(&b, off(st, "pl_value")), 1 << 35);
         assert_eq!(
             (
-                u32_at(&b, 24),
-                u32_at(&b, 28),
-                u32_at(&b, 32),
-                u32_at(&b, 36)
+                u32_at(&b, off(st, "pl_pmcid")),
+                u32_at(&b, off(st, "pl_pid")),
+                u32_at(&b, off(st, "pl_tid")),
+                u32_at(&b, off(st, "pl_pad"))
             ),
             (4, 5, 6, 0)
         );
+        let st = "userdata";
         let b = enc(LogRecord::UserData { userdata: 0xABCD });
-        assert_eq!((u32_at(&b, 16), u32_at(&b, 20)), (0xABCD, 0));
+        assert_eq!(
+            (
+                u32_at(&b, off(st, "pl_userdata")),
+                u32_at(&b, off(st, "pl_pad"))
+            ),
+            (0xABCD, 0)
+        );
+        let st = "callchain";
         let b = enc(LogRecord::Callchain {
             pid: 5,
             tid: 6,
@@ -366,11 +491,25 @@ mod tests {
             flags: PMC_CC_F_USERSPACE,
             pcs: vec![1 << 33],
         });
-        assert_eq!((u32_at(&b, 16), u32_at(&b, 20), u32_at(&b, 24)), (5, 6, 7));
-        assert_eq!(u32_at(&b, 28), (3 << 16) | PMC_CC_F_USERSPACE);
-        assert_eq!(u64_at(&b, 32), 1 << 33);
+        assert_eq!(
+            (
+                u32_at(&b, off(st, "pl_pid")),
+                u32_at(&b, off(st, "pl_tid")),
+                u32_at(&b, off(st, "pl_pmcid"))
+            ),
+            (5, 6, 7)
+        );
+        assert_eq!(
+            u32_at(&b, off(st, "pl_cpuflags")),
+            (3 << 16) | PMC_CC_F_USERSPACE
+        );
+        assert_eq!(u64_at(&b, off(st, "pl_pc")), 1 << 33);
+        let st = "closelog";
         let b = enc(LogRecord::CloseLog);
-        assert_eq!(u32_at(&b, 0), pmclog_header_word(PMCLOG_TYPE_CLOSELOG, 16));
-        assert_eq!(u64_at(&b, 8), 0x1122_3344_5566_7788);
+        assert_eq!(
+            u32_at(&b, off(st, "pl_header")),
+            pmclog_header_word(PMCLOG_TYPE_CLOSELOG, 16)
+        );
+        assert_eq!(u64_at(&b, off(st, "pl_tsc")), 0x1122_3344_5566_7788);
     }
 }

@@ -17,6 +17,7 @@
 use core::mem::size_of;
 #[cfg(target_pointer_width = "64")]
 use core::mem::{align_of, offset_of};
+use pmc_log::bytes::ByteCursor;
 
 /// `pmc_id_t`: an opaque PMC handle returned by `PMC_OP_PMCALLOCATE`.
 pub type pmc_id_t = u32;
@@ -57,8 +58,6 @@ pub const PMC_NAME_MAX: usize = 64;
 pub const PMC_CLASS_MAX: usize = 8;
 /// `PMC_CPUID_LEN`.
 pub const PMC_CPUID_LEN: usize = 64;
-/// `PMC_CALLCHAIN_DEPTH_MAX`.
-pub const PMC_CALLCHAIN_DEPTH_MAX: u32 = 512;
 /// `PMC_EV_DYN_COUNT`: bound of `pmc_op_getdyneventinfo::pm_events`.
 pub const PMC_EV_DYN_COUNT: usize = 0x1000;
 /// `PMC_CPU_ANY`: "any CPU", required for process-mode allocations.
@@ -114,17 +113,8 @@ pub const PMC_OP_GETDYNEVENTINFO: i32 = 18;
 pub const PMC_OP_GETCAPS: i32 = 19;
 
 // ---------------------------------------------------------------------------
-// enum pmc_mode, pmc_state, pmc_disp
+// enum pmc_state, pmc_disp (enum pmc_mode: pmc-log's, re-exported below)
 // ---------------------------------------------------------------------------
-
-/// `PMC_MODE_SS`: system-scope sampling.
-pub const PMC_MODE_SS: u32 = 0;
-/// `PMC_MODE_SC`: system-scope counting.
-pub const PMC_MODE_SC: u32 = 1;
-/// `PMC_MODE_TS`: process-scope ("thread") sampling.
-pub const PMC_MODE_TS: u32 = 2;
-/// `PMC_MODE_TC`: process-scope ("thread") counting.
-pub const PMC_MODE_TC: u32 = 3;
 
 /// `PMC_STATE_DISABLED`.
 pub const PMC_STATE_DISABLED: u32 = 0;
@@ -151,7 +141,7 @@ pub const PMC_DISP_THREAD: u32 = 2;
 pub const PMC_DISP_UNKNOWN: u32 = 3;
 
 // ---------------------------------------------------------------------------
-// PMC_CAP_*, PMC_F_*, callchain flags
+// PMC_CAP_* (PMC_F_* and the callchain flags: pmc-log's, re-exported below)
 // ---------------------------------------------------------------------------
 
 /// `PMC_CAP_INTERRUPT`: can interrupt (sample).
@@ -182,37 +172,6 @@ pub const PMC_CAP_CASCADE: u32 = 1 << 11;
 pub const PMC_CAP_SYSWIDE: u32 = 1 << 12;
 /// `PMC_CAP_DOMWIDE`: one counter per NUMA domain (new).
 pub const PMC_CAP_DOMWIDE: u32 = 1 << 13;
-
-/// `PMC_F_UNUSED1` (old `PMC_F_FORCE_MSR`).
-pub const PMC_F_UNUSED1: u32 = 0x0000_0001;
-/// `PMC_F_DESCENDANTS`: also track descendants (process mode only).
-pub const PMC_F_DESCENDANTS: u32 = 0x0000_0002;
-/// `PMC_F_LOG_PROCCSW`: log per-context-switch counts (process mode only).
-pub const PMC_F_LOG_PROCCSW: u32 = 0x0000_0004;
-/// `PMC_F_LOG_PROCEXIT`: log per-process counts at exit (process mode only).
-pub const PMC_F_LOG_PROCEXIT: u32 = 0x0000_0008;
-/// `PMC_F_NEWVALUE`: `PMC_OP_PMCRW` writes `pm_value`.
-pub const PMC_F_NEWVALUE: u32 = 0x0000_0010;
-/// `PMC_F_OLDVALUE`: `PMC_OP_PMCRW` returns the old value in `pm_value`.
-pub const PMC_F_OLDVALUE: u32 = 0x0000_0020;
-/// `PMC_F_CALLCHAIN`: sampling PMCs record call chains.
-pub const PMC_F_CALLCHAIN: u32 = 0x0000_0080;
-/// `PMC_F_USERCALLCHAIN`: add user call chains to kernel samples.
-pub const PMC_F_USERCALLCHAIN: u32 = 0x0000_0100;
-/// `PMC_F_EV_PMU`: `pm_ev` is a pmu-events index and `pm_md` carries the
-/// programming (PMC_VERSION major 0x0A and later).
-pub const PMC_F_EV_PMU: u32 = 0x0000_0200;
-/// `PMC_F_ATTACHED_TO_OWNER` (kernel internal).
-pub const PMC_F_ATTACHED_TO_OWNER: u32 = 0x0001_0000;
-/// `PMC_F_NEEDS_LOGFILE` (kernel internal).
-pub const PMC_F_NEEDS_LOGFILE: u32 = 0x0002_0000;
-/// `PMC_F_ATTACH_DONE` (kernel internal).
-pub const PMC_F_ATTACH_DONE: u32 = 0x0004_0000;
-
-/// `PMC_CC_F_USERSPACE`: callchain PCs are user addresses.
-pub const PMC_CC_F_USERSPACE: u32 = 0x01;
-/// `PMC_CC_F_MULTIPART`: callchain record is multipart (IBS).
-pub const PMC_CC_F_MULTIPART: u32 = 0x02;
 
 // ---------------------------------------------------------------------------
 // enum pmc_class
@@ -474,62 +433,29 @@ pub const IAP_CMASK_MASK: u32 = 0xFF00_0000;
 // pmclog (sys/sys/pmclog.h)
 // ---------------------------------------------------------------------------
 
-/// `PMCLOG_HEADER_MAGIC`: top byte of every record header word.
-pub const PMCLOG_HEADER_MAGIC: u32 = 0xEE;
-/// `PMCLOG_TYPE_CLOSELOG`.
-pub const PMCLOG_TYPE_CLOSELOG: u32 = 1;
-/// `PMCLOG_TYPE_DROPNOTIFY`.
-pub const PMCLOG_TYPE_DROPNOTIFY: u32 = 2;
-/// `PMCLOG_TYPE_INITIALIZE`.
-pub const PMCLOG_TYPE_INITIALIZE: u32 = 3;
-/// `PMCLOG_TYPE_PMCALLOCATE`.
-pub const PMCLOG_TYPE_PMCALLOCATE: u32 = 5;
-/// `PMCLOG_TYPE_PMCATTACH`.
-pub const PMCLOG_TYPE_PMCATTACH: u32 = 6;
-/// `PMCLOG_TYPE_PMCDETACH`.
-pub const PMCLOG_TYPE_PMCDETACH: u32 = 7;
-/// `PMCLOG_TYPE_PROCCSW`.
-pub const PMCLOG_TYPE_PROCCSW: u32 = 8;
-/// `PMCLOG_TYPE_PROCEXEC`.
-pub const PMCLOG_TYPE_PROCEXEC: u32 = 9;
-/// `PMCLOG_TYPE_PROCEXIT`.
-pub const PMCLOG_TYPE_PROCEXIT: u32 = 10;
-/// `PMCLOG_TYPE_PROCFORK`.
-pub const PMCLOG_TYPE_PROCFORK: u32 = 11;
-/// `PMCLOG_TYPE_SYSEXIT`.
-pub const PMCLOG_TYPE_SYSEXIT: u32 = 12;
-/// `PMCLOG_TYPE_USERDATA`.
-pub const PMCLOG_TYPE_USERDATA: u32 = 13;
-/// `PMCLOG_TYPE_MAP_IN`.
-pub const PMCLOG_TYPE_MAP_IN: u32 = 14;
-/// `PMCLOG_TYPE_MAP_OUT`.
-pub const PMCLOG_TYPE_MAP_OUT: u32 = 15;
-/// `PMCLOG_TYPE_CALLCHAIN`.
-pub const PMCLOG_TYPE_CALLCHAIN: u32 = 16;
-/// `PMCLOG_TYPE_PMCALLOCATEDYN`.
-pub const PMCLOG_TYPE_PMCALLOCATEDYN: u32 = 17;
-/// `PMCLOG_TYPE_THR_CREATE`.
-pub const PMCLOG_TYPE_THR_CREATE: u32 = 18;
-/// `PMCLOG_TYPE_THR_EXIT`.
-pub const PMCLOG_TYPE_THR_EXIT: u32 = 19;
-/// `PMCLOG_TYPE_PROC_CREATE`.
-pub const PMCLOG_TYPE_PROC_CREATE: u32 = 20;
-/// Size of `union pmclog_entry`: the largest record.
-pub const PMCLOG_ENTRY_MAX: usize = 4128;
-/// `PMC_MULTIPART_HEADER_LENGTH`.
-pub const PMC_MULTIPART_HEADER_LENGTH: usize = 8;
-/// `PMC_MULTIPART_HEADER_ENTRIES`.
-pub const PMC_MULTIPART_HEADER_ENTRIES: usize = 4;
-/// `PMC_CC_MULTIPART_NONE`.
-pub const PMC_CC_MULTIPART_NONE: u8 = 0;
-/// `PMC_CC_MULTIPART_CALLCHAIN`.
-pub const PMC_CC_MULTIPART_CALLCHAIN: u8 = 1;
-/// `PMC_CC_MULTIPART_IBS_FETCH`.
-pub const PMC_CC_MULTIPART_IBS_FETCH: u8 = 2;
-/// `PMC_CC_MULTIPART_IBS_OP`.
-pub const PMC_CC_MULTIPART_IBS_OP: u8 = 3;
-/// FreeBSD `PATH_MAX`.
-pub const FBSD_PATH_MAX: usize = 1024;
+// The log record types, header magic and word, callchain flags and limits,
+// `PATH_MAX`, `PMC_F_*` and `enum pmc_mode` are pmc-log's (one definition
+// for the log format and this backend, `pmc_log::hwpmc`); they are
+// re-exported here so the ABI reads as one module, and
+// `abi_layout_tests.rs` checks them against `abi-amd64.json` like the rest.
+// Without `internals` this module is crate-private and the crate uses only
+// some of them.
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
+pub use pmc_log::hwpmc::{
+    pmclog_header_word, FBSD_PATH_MAX, PMCLOG_HEADER_MAGIC, PMCLOG_MAX_RECORD,
+    PMCLOG_TYPE_CALLCHAIN, PMCLOG_TYPE_CLOSELOG, PMCLOG_TYPE_DROPNOTIFY, PMCLOG_TYPE_INITIALIZE,
+    PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_MAP_OUT, PMCLOG_TYPE_PMCALLOCATE, PMCLOG_TYPE_PMCALLOCATEDYN,
+    PMCLOG_TYPE_PMCATTACH, PMCLOG_TYPE_PMCDETACH, PMCLOG_TYPE_PROCCSW, PMCLOG_TYPE_PROCEXEC,
+    PMCLOG_TYPE_PROCEXIT, PMCLOG_TYPE_PROCFORK, PMCLOG_TYPE_PROC_CREATE, PMCLOG_TYPE_SYSEXIT,
+    PMCLOG_TYPE_THR_CREATE, PMCLOG_TYPE_THR_EXIT, PMCLOG_TYPE_USERDATA, PMC_CALLCHAIN_DEPTH_MAX,
+    PMC_CC_F_MULTIPART, PMC_CC_F_USERSPACE, PMC_CC_MULTIPART_CALLCHAIN, PMC_CC_MULTIPART_IBS_FETCH,
+    PMC_CC_MULTIPART_IBS_OP, PMC_CC_MULTIPART_NONE, PMC_F_ATTACHED_TO_OWNER, PMC_F_ATTACH_DONE,
+    PMC_F_CALLCHAIN, PMC_F_DESCENDANTS, PMC_F_EV_PMU, PMC_F_LOG_PROCCSW, PMC_F_LOG_PROCEXIT,
+    PMC_F_NEEDS_LOGFILE, PMC_F_NEWVALUE, PMC_F_OLDVALUE, PMC_F_UNUSED1, PMC_F_USERCALLCHAIN,
+    PMC_MODE_SC, PMC_MODE_SS, PMC_MODE_TC, PMC_MODE_TS, PMC_MULTIPART_HEADER_ENTRIES,
+    PMC_MULTIPART_HEADER_LENGTH,
+};
+
 /// FreeBSD `MAXCOMLEN`.
 pub const FBSD_MAXCOMLEN: usize = 19;
 
@@ -633,23 +559,21 @@ fn bytes_of_words(w: [u64; 4]) -> [u8; 32] {
 }
 
 fn words_of_bytes(b: [u8; 32]) -> [u64; 4] {
-    let mut out = [0u64; 4];
-    for (i, x) in out.iter_mut().enumerate() {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[i * 8..i * 8 + 8]);
-        *x = u64::from_ne_bytes(w);
-    }
-    out
+    [0, 8, 16, 24].map(|off| u64_at(&b, off))
+}
+
+// The union's bytes at offsets below 32 (always present), read through
+// pmc-log's bounded cursor: it cannot fail here, and would read 0 if it did.
+fn u16_at(b: &[u8; 32], off: usize) -> u16 {
+    ByteCursor::ne(b).u16_at(off).unwrap_or_default()
 }
 
 fn u32_at(b: &[u8; 32], off: usize) -> u32 {
-    u32::from_ne_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+    ByteCursor::ne(b).u32_at(off).unwrap_or_default()
 }
 
 fn u64_at(b: &[u8; 32], off: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[off..off + 8]);
-    u64::from_ne_bytes(w)
+    ByteCursor::ne(b).u64_at(off).unwrap_or_default()
 }
 
 impl pmc_md_op_pmcallocate {
@@ -756,7 +680,7 @@ impl pmc_md_op_pmcallocate {
     pub fn as_ucf(&self) -> pmc_md_ucf_op_pmcallocate {
         let b = self.to_bytes();
         pmc_md_ucf_op_pmcallocate {
-            pm_ucf_flags: u16::from_ne_bytes([b[0], b[1]]),
+            pm_ucf_flags: u16_at(&b, 0),
         }
     }
 }
@@ -1185,11 +1109,8 @@ impl module_stat {
     /// `data.intval`: the dynamically assigned syscall number.
     pub fn intval(&self) -> i32 {
         let b = self.data.to_ne_bytes();
-        if cfg!(target_endian = "little") {
-            i32::from_ne_bytes([b[0], b[1], b[2], b[3]])
-        } else {
-            i32::from_ne_bytes([b[4], b[5], b[6], b[7]])
-        }
+        let off = if cfg!(target_endian = "little") { 0 } else { 4 };
+        ByteCursor::ne(&b).i32_at(off).unwrap_or_default()
     }
 }
 
@@ -1204,11 +1125,6 @@ pub struct pmclog_header {
     pub pl_spare: u32,
     /// `pl_tsc`.
     pub pl_tsc: u64,
-}
-
-/// Builds a pmclog header word: `(0xEE << 24) | (type << 16) | (len & 0xFFFF)`.
-pub const fn pmclog_header_word(ty: u32, len: u32) -> u32 {
-    (PMCLOG_HEADER_MAGIC << 24) | ((ty & 0xFF) << 16) | (len & 0xFFFF)
 }
 
 // ---------------------------------------------------------------------------

@@ -795,7 +795,7 @@ const ACTUAL_CONSTANTS: &[(&str, u64)] = &[
     ("PMC_CC_MULTIPART_IBS_OP", PMC_CC_MULTIPART_IBS_OP as u64),
     ("FBSD_PATH_MAX", FBSD_PATH_MAX as u64),
     ("FBSD_MAXCOMLEN", FBSD_MAXCOMLEN as u64),
-    ("sizeof_union_pmclog_entry", PMCLOG_ENTRY_MAX as u64),
+    ("sizeof_union_pmclog_entry", PMCLOG_MAX_RECORD as u64),
 ];
 
 macro_rules! layout {

@@ -4,6 +4,7 @@
 use super::abi::*;
 use super::{Driver, OpArg};
 use crate::errno::Errno;
+use pmc_log::bytes::ByteCursor;
 use std::ffi::{c_char, c_int, c_void};
 
 unsafe extern "C" {
@@ -154,10 +155,8 @@ impl Driver for RealDriver {
             return None;
         }
         match len {
-            4 => Some(i64::from(i32::from_ne_bytes([
-                buf[0], buf[1], buf[2], buf[3],
-            ]))),
-            8 => Some(i64::from_ne_bytes(buf)),
+            4 => ByteCursor::ne(&buf).i32_at(0).ok().map(i64::from),
+            8 => ByteCursor::ne(&buf).i64_at(0).ok(),
             _ => None,
         }
     }

@@ -1,51 +1,129 @@
-//! hwpmc log constants (`sys/sys/pmclog.h`, `sys/sys/pmc.h`), amd64.
-#![allow(missing_docs)] // Kernel names, documented in hwpmc.md §2.3 and §4.
+//! hwpmc constants (`sys/sys/pmclog.h`, `sys/sys/pmc.h`, amd64/arm64) that
+//! the log format and the hwpmc backend share: defined here once, with one
+//! type each, and re-exported by `pmc_freebsd::sys::abi`. The values are
+//! checked against FreeBSD's headers by pmc-freebsd's layout tests
+//! (`abi-amd64.json`).
 
-pub const PMCLOG_HEADER_MAGIC: u8 = 0xEE;
+/// `PMCLOG_HEADER_MAGIC`: top byte of every record's header word.
+pub const PMCLOG_HEADER_MAGIC: u32 = 0xEE;
+/// `sizeof(struct pmclog_header)`: header word, `pl_spare`, `pl_tsc`.
 pub const PMCLOG_HEADER_LEN: usize = 16;
 /// `sizeof(union pmclog_entry)`: the largest record the kernel writes.
 pub const PMCLOG_MAX_RECORD: usize = 4128;
 
-pub const PMCLOG_TYPE_CLOSELOG: u8 = 1;
-pub const PMCLOG_TYPE_DROPNOTIFY: u8 = 2;
-pub const PMCLOG_TYPE_INITIALIZE: u8 = 3;
-pub const PMCLOG_TYPE_MAPPINGCHANGE: u8 = 4;
-pub const PMCLOG_TYPE_PMCALLOCATE: u8 = 5;
-pub const PMCLOG_TYPE_PMCATTACH: u8 = 6;
-pub const PMCLOG_TYPE_PMCDETACH: u8 = 7;
-pub const PMCLOG_TYPE_PROCCSW: u8 = 8;
-pub const PMCLOG_TYPE_PROCEXEC: u8 = 9;
-pub const PMCLOG_TYPE_PROCEXIT: u8 = 10;
-pub const PMCLOG_TYPE_PROCFORK: u8 = 11;
-pub const PMCLOG_TYPE_SYSEXIT: u8 = 12;
-pub const PMCLOG_TYPE_USERDATA: u8 = 13;
-pub const PMCLOG_TYPE_MAP_IN: u8 = 14;
-pub const PMCLOG_TYPE_MAP_OUT: u8 = 15;
-pub const PMCLOG_TYPE_CALLCHAIN: u8 = 16;
-pub const PMCLOG_TYPE_PMCALLOCATEDYN: u8 = 17;
-pub const PMCLOG_TYPE_THR_CREATE: u8 = 18;
-pub const PMCLOG_TYPE_THR_EXIT: u8 = 19;
-pub const PMCLOG_TYPE_PROC_CREATE: u8 = 20;
+// `enum pmclog_type`: the type byte of a record's header word
+// (`(PMCLOG_HEADER_MAGIC << 24) | (type << 16) | length`), `u32` as the
+// header-word arithmetic and the kernel's enum.
 
-pub const PMC_CC_F_USERSPACE: u32 = 1;
-pub const PMC_CC_F_MULTIPART: u32 = 2;
+/// `PMCLOG_TYPE_CLOSELOG`.
+pub const PMCLOG_TYPE_CLOSELOG: u32 = 1;
+/// `PMCLOG_TYPE_DROPNOTIFY`.
+pub const PMCLOG_TYPE_DROPNOTIFY: u32 = 2;
+/// `PMCLOG_TYPE_INITIALIZE`.
+pub const PMCLOG_TYPE_INITIALIZE: u32 = 3;
+/// `PMCLOG_TYPE_MAPPINGCHANGE` (obsolete, never written by a kernel read).
+pub const PMCLOG_TYPE_MAPPINGCHANGE: u32 = 4;
+/// `PMCLOG_TYPE_PMCALLOCATE`.
+pub const PMCLOG_TYPE_PMCALLOCATE: u32 = 5;
+/// `PMCLOG_TYPE_PMCATTACH`.
+pub const PMCLOG_TYPE_PMCATTACH: u32 = 6;
+/// `PMCLOG_TYPE_PMCDETACH`.
+pub const PMCLOG_TYPE_PMCDETACH: u32 = 7;
+/// `PMCLOG_TYPE_PROCCSW`.
+pub const PMCLOG_TYPE_PROCCSW: u32 = 8;
+/// `PMCLOG_TYPE_PROCEXEC`.
+pub const PMCLOG_TYPE_PROCEXEC: u32 = 9;
+/// `PMCLOG_TYPE_PROCEXIT`.
+pub const PMCLOG_TYPE_PROCEXIT: u32 = 10;
+/// `PMCLOG_TYPE_PROCFORK`.
+pub const PMCLOG_TYPE_PROCFORK: u32 = 11;
+/// `PMCLOG_TYPE_SYSEXIT`.
+pub const PMCLOG_TYPE_SYSEXIT: u32 = 12;
+/// `PMCLOG_TYPE_USERDATA`.
+pub const PMCLOG_TYPE_USERDATA: u32 = 13;
+/// `PMCLOG_TYPE_MAP_IN`.
+pub const PMCLOG_TYPE_MAP_IN: u32 = 14;
+/// `PMCLOG_TYPE_MAP_OUT`.
+pub const PMCLOG_TYPE_MAP_OUT: u32 = 15;
+/// `PMCLOG_TYPE_CALLCHAIN`.
+pub const PMCLOG_TYPE_CALLCHAIN: u32 = 16;
+/// `PMCLOG_TYPE_PMCALLOCATEDYN`.
+pub const PMCLOG_TYPE_PMCALLOCATEDYN: u32 = 17;
+/// `PMCLOG_TYPE_THR_CREATE`.
+pub const PMCLOG_TYPE_THR_CREATE: u32 = 18;
+/// `PMCLOG_TYPE_THR_EXIT`.
+pub const PMCLOG_TYPE_THR_EXIT: u32 = 19;
+/// `PMCLOG_TYPE_PROC_CREATE`.
+pub const PMCLOG_TYPE_PROC_CREATE: u32 = 20;
+
+/// Builds a record's header word: `(0xEE << 24) | (type << 16) | (len & 0xFFFF)`
+/// (`PMCLOG_HEADER_TO_*`'s inverse).
+pub const fn pmclog_header_word(ty: u32, len: u32) -> u32 {
+    (PMCLOG_HEADER_MAGIC << 24) | ((ty & 0xFF) << 16) | (len & 0xFFFF)
+}
+
+/// The type of a header word (`PMCLOG_HEADER_TO_TYPE`).
+pub const fn pmclog_header_type(word: u32) -> u32 {
+    (word >> 16) & 0xFF
+}
+
+/// True if a header word starts with [`PMCLOG_HEADER_MAGIC`]
+/// (`PMCLOG_HEADER_CHECK_MAGIC`).
+pub const fn pmclog_header_magic_ok(word: u32) -> bool {
+    word >> 24 == PMCLOG_HEADER_MAGIC
+}
+
+/// `PMC_CC_F_USERSPACE`: callchain PCs are user addresses.
+pub const PMC_CC_F_USERSPACE: u32 = 0x01;
+/// `PMC_CC_F_MULTIPART`: the callchain record is multipart (IBS).
+pub const PMC_CC_F_MULTIPART: u32 = 0x02;
+/// `PMC_MULTIPART_HEADER_LENGTH`: bytes of a multipart callchain's header.
 pub const PMC_MULTIPART_HEADER_LENGTH: usize = 8;
+/// `PMC_MULTIPART_HEADER_ENTRIES`: (type, length) pairs in that header.
 pub const PMC_MULTIPART_HEADER_ENTRIES: usize = 4;
+/// `PMC_CC_MULTIPART_NONE`.
 pub const PMC_CC_MULTIPART_NONE: u8 = 0;
+/// `PMC_CC_MULTIPART_CALLCHAIN`.
 pub const PMC_CC_MULTIPART_CALLCHAIN: u8 = 1;
+/// `PMC_CC_MULTIPART_IBS_FETCH`.
 pub const PMC_CC_MULTIPART_IBS_FETCH: u8 = 2;
+/// `PMC_CC_MULTIPART_IBS_OP`.
 pub const PMC_CC_MULTIPART_IBS_OP: u8 = 3;
+/// `PMC_CALLCHAIN_DEPTH_MAX`: frames a callchain record holds at most.
 pub const PMC_CALLCHAIN_DEPTH_MAX: usize = 512;
+/// `PATH_MAX` of FreeBSD (`sys/sys/syslimits.h`): paths in records are cut
+/// to `PATH_MAX - 1` bytes plus their NUL.
 pub const FBSD_PATH_MAX: usize = 1024;
 
-pub const PMC_F_DESCENDANTS: u32 = 0x2;
-pub const PMC_F_LOG_PROCCSW: u32 = 0x4;
-pub const PMC_F_LOG_PROCEXIT: u32 = 0x8;
-pub const PMC_F_CALLCHAIN: u32 = 0x80;
-pub const PMC_F_USERCALLCHAIN: u32 = 0x100;
-pub const PMC_F_EV_PMU: u32 = 0x200;
-/// Internal flag the kernel writes into `pl_flags` of allocation records.
-pub const PMC_F_NEEDS_LOGFILE: u32 = 0x20000;
+// `PMC_F_*`: `pm_flags` of PMC_OP_PMCALLOCATE, `pl_flags` of the allocation
+// records.
+
+/// `PMC_F_UNUSED1` (old `PMC_F_FORCE_MSR`).
+pub const PMC_F_UNUSED1: u32 = 0x0000_0001;
+/// `PMC_F_DESCENDANTS`: also track descendants (process mode only).
+pub const PMC_F_DESCENDANTS: u32 = 0x0000_0002;
+/// `PMC_F_LOG_PROCCSW`: log per-context-switch counts (process mode only).
+pub const PMC_F_LOG_PROCCSW: u32 = 0x0000_0004;
+/// `PMC_F_LOG_PROCEXIT`: log per-process counts at exit (process mode only).
+pub const PMC_F_LOG_PROCEXIT: u32 = 0x0000_0008;
+/// `PMC_F_NEWVALUE`: `PMC_OP_PMCRW` writes `pm_value`.
+pub const PMC_F_NEWVALUE: u32 = 0x0000_0010;
+/// `PMC_F_OLDVALUE`: `PMC_OP_PMCRW` returns the old value in `pm_value`.
+pub const PMC_F_OLDVALUE: u32 = 0x0000_0020;
+/// `PMC_F_CALLCHAIN`: sampling PMCs record call chains.
+pub const PMC_F_CALLCHAIN: u32 = 0x0000_0080;
+/// `PMC_F_USERCALLCHAIN`: add user call chains to kernel samples.
+pub const PMC_F_USERCALLCHAIN: u32 = 0x0000_0100;
+/// `PMC_F_EV_PMU`: `pm_ev` is a pmu-events index and `pm_md` carries the
+/// programming (PMC_VERSION major 0x0A and later).
+pub const PMC_F_EV_PMU: u32 = 0x0000_0200;
+/// `PMC_F_ATTACHED_TO_OWNER` (kernel internal).
+pub const PMC_F_ATTACHED_TO_OWNER: u32 = 0x0001_0000;
+/// `PMC_F_NEEDS_LOGFILE` (kernel internal; the kernel writes it into
+/// `pl_flags` of allocation records).
+pub const PMC_F_NEEDS_LOGFILE: u32 = 0x0002_0000;
+/// `PMC_F_ATTACH_DONE` (kernel internal).
+pub const PMC_F_ATTACH_DONE: u32 = 0x0004_0000;
 
 /// `PMC_CPU_ANY & 0xFFF`: the CPU field of a process-mode PMC id.
 pub const PMC_ID_CPU_ANY: u32 = 0xFFF;
@@ -66,9 +144,13 @@ pub enum IdLayout {
 /// A PMC id's fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PmcIdFields {
+    /// CPU (`PMC_ID_TO_CPU`; [`PMC_ID_CPU_ANY`] for process PMCs).
     pub cpu: u32,
+    /// `enum pmc_mode` (`PMC_ID_TO_MODE`).
     pub mode: u32,
+    /// `enum pmc_class` (`PMC_ID_TO_CLASS`).
     pub class: u32,
+    /// Row index (`PMC_ID_TO_ROWINDEX`).
     pub row: u32,
 }
 
@@ -102,15 +184,22 @@ impl IdLayout {
 /// 0x18; newer trees add a few more below 0x20.
 pub const PMC_CLASS_LAST_KNOWN: u32 = 0x1F;
 
-/// `enum pmc_mode`.
+/// `PMC_MODE_SS` (`enum pmc_mode`): system-scope sampling.
 pub const PMC_MODE_SS: u32 = 0;
+/// `PMC_MODE_SC`: system-scope counting.
 pub const PMC_MODE_SC: u32 = 1;
+/// `PMC_MODE_TS`: process-scope ("thread") sampling.
 pub const PMC_MODE_TS: u32 = 2;
+/// `PMC_MODE_TC`: process-scope ("thread") counting.
 pub const PMC_MODE_TC: u32 = 3;
 
 /// `pmc record` file header magic ("PMCL" as a little-endian u32).
 pub const PMCL_MAGIC: u32 = 0x504D_434C;
+/// `pmc record` info block: end of the prefix.
 pub const PMCL_INFO_DONE: u8 = 0;
+/// `pmc record` info block: system information.
 pub const PMCL_INFO_SYSINFO: u8 = 1;
+/// `pmc record` info block: one PMC's description.
 pub const PMCL_INFO_PMCINFO: u8 = 2;
+/// `pmc record` info block: the CPU id string.
 pub const PMCL_INFO_CPUID: u8 = 3;

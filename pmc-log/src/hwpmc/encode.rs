@@ -61,11 +61,10 @@ impl<W: Write> Encoder<W> {
     }
 
     /// `PMCLOG_RESERVE`: start a record with its header.
-    fn reserve(&mut self, ty: u8, tsc: u64) {
+    fn reserve(&mut self, ty: u32, tsc: u64) {
         self.buf.clear();
-        self.buf.extend_from_slice(
-            &(u32::from(PMCLOG_HEADER_MAGIC) << 24 | u32::from(ty) << 16).to_le_bytes(),
-        );
+        // The length is patched in when the record is complete.
+        self.emit32(pmclog_header_word(ty, 0));
         self.emit32(0); // pl_spare
         self.emit64(tsc);
     }

@@ -77,6 +77,7 @@ pub use consts::*;
 pub use encode::Encoder;
 pub use stream::{StreamImporter, MAX_BUFFERED};
 
+use crate::bytes::{cstr, ByteCursor};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
@@ -286,28 +287,14 @@ pub enum Event<'a> {
     },
 }
 
-#[inline]
+/// The `u32` at `off` of `b`, if `b` holds it.
 fn u32_at(b: &[u8], off: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        b.get(off..off.checked_add(4)?)?.try_into().ok()?,
-    ))
-}
-#[inline]
-fn u64_at(b: &[u8], off: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(
-        b.get(off..off.checked_add(8)?)?.try_into().ok()?,
-    ))
-}
-/// NUL-terminated string starting at `off`, bounded by the record.
-fn cstr_at(b: &[u8], off: usize) -> &[u8] {
-    let s = b.get(off..).unwrap_or_default();
-    let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-    s.get(..end).unwrap_or_default()
+    ByteCursor::le(b).u32_at(off).ok()
 }
 
 /// Where the path of a variable-length record starts, by type (PROCEXEC:
 /// by layout).
-fn path_offset(ty: u8, new_exec: bool) -> Option<usize> {
+fn path_offset(ty: u32, new_exec: bool) -> Option<usize> {
     match ty {
         PMCLOG_TYPE_PMCATTACH => Some(24),
         PMCLOG_TYPE_MAP_IN => Some(32),
@@ -334,7 +321,7 @@ fn path_len_consistent(r: &[u8], at: usize) -> bool {
 /// fixed-size records have exactly their size; path records at most their
 /// fixed part plus PATH_MAX; a callchain 32 bytes plus 8 per PC, at most
 /// PMC_CALLCHAIN_DEPTH_MAX PCs. `None` for types this importer does not know.
-fn plausible_len(ty: u8, len: usize) -> Option<bool> {
+fn plausible_len(ty: u32, len: usize) -> Option<bool> {
     let fixed = |n: usize| len == n;
     let path = |off: usize| len > off && len <= (off + FBSD_PATH_MAX).div_ceil(4) * 4;
     Some(match ty {
@@ -367,8 +354,8 @@ fn header_at(w: &[u8], at: usize) -> bool {
     let Some(word) = u32_at(w, at) else {
         return false;
     };
-    let ty = (word >> 16) as u8;
-    (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
+    let ty = pmclog_header_type(word);
+    pmclog_header_magic_ok(word)
         && known_type(ty)
         && plausible_len(ty, (word & 0xFFFF) as usize) == Some(true)
         && u32_at(w, at + 4).is_none_or(|spare| spare == 0)
@@ -392,11 +379,11 @@ pub struct Parser<'a> {
 }
 
 /// Header word sanity: magic, known type, length bounds.
-fn header_ok(word: u32, remaining: usize) -> Option<(u8, usize)> {
-    if (word >> 24) as u8 != PMCLOG_HEADER_MAGIC {
+fn header_ok(word: u32, remaining: usize) -> Option<(u32, usize)> {
+    if !pmclog_header_magic_ok(word) {
         return None;
     }
-    let ty = (word >> 16) as u8;
+    let ty = pmclog_header_type(word);
     let len = (word & 0xFFFF) as usize;
     if len < PMCLOG_HEADER_LEN || len % 4 != 0 || len > remaining {
         return None;
@@ -405,7 +392,7 @@ fn header_ok(word: u32, remaining: usize) -> Option<(u8, usize)> {
 }
 
 /// Types the parser decodes (everything else is skipped by length).
-fn known_type(ty: u8) -> bool {
+fn known_type(ty: u32) -> bool {
     (1..=20).contains(&ty) && ty != PMCLOG_TYPE_MAPPINGCHANGE
 }
 
@@ -421,7 +408,7 @@ enum Candidate {
 
 fn candidate(word: u32, remaining: usize) -> Candidate {
     let len = (word & 0xFFFF) as usize;
-    if plausible_len((word >> 16) as u8, len) == Some(false) {
+    if plausible_len(pmclog_header_type(word), len) == Some(false) {
         return Candidate::Reject;
     }
     match header_ok(word, remaining) {
@@ -429,8 +416,8 @@ fn candidate(word: u32, remaining: usize) -> Candidate {
         Some(_) => Candidate::Reject,
         None => {
             let len = (word & 0xFFFF) as usize;
-            if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
-                && known_type((word >> 16) as u8)
+            if pmclog_header_magic_ok(word)
+                && known_type(pmclog_header_type(word))
                 && len >= PMCLOG_HEADER_LEN
                 && len % 4 == 0
                 && len > remaining
@@ -554,7 +541,7 @@ impl Core {
                 if word == PMCL_MAGIC {
                     self.report.pmc_record_prefix = true;
                     self.phase = Phase::PrefixHead;
-                } else if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC {
+                } else if pmclog_header_magic_ok(word) {
                     self.phase = Phase::Records;
                 } else {
                     return Err(HwpmcError::NotHwpmcLog { word });
@@ -565,10 +552,7 @@ impl Core {
                 if w.len() < 8 && !eof {
                     return Ok(Step::NeedMore);
                 }
-                let arch = w
-                    .get(6..8)
-                    .map(|b| u16::from_le_bytes([b[0], b[1]]))
-                    .unwrap_or(0);
+                let arch = ByteCursor::le(w).u16_at(6).unwrap_or(0);
                 self.prefix = Some(PrefixInfo {
                     arch,
                     ..PrefixInfo::default()
@@ -590,8 +574,9 @@ impl Core {
                     self.phase = Phase::Records;
                     return Ok(Step::Advance(w.len(), None));
                 };
-                let ty = h[0];
-                let len = usize::from(u16::from_le_bytes([h[2], h[3]]));
+                let h = ByteCursor::le(h);
+                let ty = h.u8_at(0).unwrap_or_default();
+                let len = usize::from(h.u16_at(2).unwrap_or_default());
                 let (body, used): (&[u8], usize) = match w.get(8..8 + len) {
                     Some(b) => (b, 8 + len),
                     None if !eof => return Ok(Step::NeedMore),
@@ -601,9 +586,8 @@ impl Core {
                     PMCL_INFO_DONE => self.phase = Phase::Records,
                     PMCL_INFO_SYSINFO => {
                         if let Some(p) = self.prefix.as_mut() {
-                            p.cpumodel = cstr_at(body.get(..64).unwrap_or(body), 0).to_vec();
-                            p.osrelease =
-                                cstr_at(body.get(64..128).unwrap_or_default(), 0).to_vec();
+                            p.cpumodel = cstr(body.get(..64).unwrap_or(body)).to_vec();
+                            p.osrelease = cstr(body.get(64..128).unwrap_or_default()).to_vec();
                         }
                     }
                     _ => {}
@@ -663,10 +647,8 @@ impl Core {
                 }
                 let word = u32_at(w, 0).unwrap_or(0);
                 let claimed = (word & 0xFFFF) as usize;
-                let wty = (word >> 16) as u8;
-                if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC
-                    && plausible_len(wty, claimed) == Some(false)
-                {
+                let wty = pmclog_header_type(word);
+                if pmclog_header_magic_ok(word) && plausible_len(wty, claimed) == Some(false) {
                     // A known type with a length it cannot have: damage.
                     // Resynchronise on the next plausible header.
                     self.phase = Phase::Resync {
@@ -680,8 +662,7 @@ impl Core {
                     // wait for the rest, or report the cut at the end,
                     // unless what is there shows the length was damaged.
                     let len = claimed;
-                    if (word >> 24) as u8 == PMCLOG_HEADER_MAGIC && len > remaining && len % 4 == 0
-                    {
+                    if pmclog_header_magic_ok(word) && len > remaining && len % 4 == 0 {
                         if !eof {
                             return Ok(Step::NeedMore);
                         }
@@ -763,7 +744,7 @@ impl Core {
         if let Some(v) = self.version {
             return v >> 24 >= 0x0A;
         }
-        if r.len() < 16 || r.get(2) != Some(&PMCLOG_TYPE_PROCEXEC) {
+        if r.len() < 16 || r.get(2).map(|&t| u32::from(t)) != Some(PMCLOG_TYPE_PROCEXEC) {
             return false;
         }
         match (path_len_consistent(r, 32), path_len_consistent(r, 40)) {
@@ -780,58 +761,71 @@ impl Core {
         }
     }
 
-    fn decode<'a>(&mut self, ty: u8, r: &'a [u8]) -> Option<Event<'a>> {
-        let tsc = u64_at(r, 8)?;
-        let i32_at = |off| u32_at(r, off).map(|v| v as i32);
+    fn decode<'a>(&mut self, ty: u32, r: &'a [u8]) -> Option<Event<'a>> {
+        let c = ByteCursor::le(r);
+        let u32_at = |off| c.u32_at(off).ok();
+        let i32_at = |off| c.i32_at(off).ok();
+        let u64_at = |off| c.u64_at(off).ok();
+        // A NUL-terminated field at `off`, bounded by the record (and by
+        // `end`, the field's end, for the fixed-size ones).
+        let cstr_at = |off, end: Option<usize>| {
+            cstr(
+                r.get(..end.unwrap_or(r.len()))
+                    .unwrap_or(r)
+                    .get(off..)
+                    .unwrap_or_default(),
+            )
+        };
+        let tsc = u64_at(8)?;
         Some(match ty {
             PMCLOG_TYPE_CLOSELOG => Event::CloseLog { tsc },
             PMCLOG_TYPE_DROPNOTIFY => Event::DropNotify { tsc },
             PMCLOG_TYPE_INITIALIZE => {
-                let version = u32_at(r, 16)?;
+                let version = u32_at(16)?;
                 self.version = Some(version);
                 Event::Initialize {
                     tsc,
                     version,
-                    cputype: u32_at(r, 20)?,
-                    tsc_freq: u64_at(r, 24)?,
-                    ts_sec: u64_at(r, 32)? as i64,
-                    ts_nsec: u64_at(r, 40)? as i64,
-                    cpuid: cstr_at(r.get(..112).unwrap_or(r), 48),
+                    cputype: u32_at(20)?,
+                    tsc_freq: u64_at(24)?,
+                    ts_sec: c.i64_at(32).ok()?,
+                    ts_nsec: c.i64_at(40).ok()?,
+                    cpuid: cstr_at(48, Some(112)),
                 }
             }
             PMCLOG_TYPE_PMCALLOCATE => Event::PmcAllocate {
                 tsc,
-                pmcid: u32_at(r, 16)?,
-                event: u32_at(r, 20)?,
-                flags: u32_at(r, 24)?,
-                rate: u64_at(r, 32)?,
+                pmcid: u32_at(16)?,
+                event: u32_at(20)?,
+                flags: u32_at(24)?,
+                rate: u64_at(32)?,
             },
             // hwpmc_logging.c:pmclog_process_pmcallocate writes pad@28,
             // PMCLOG_EMIT64(pm_reloadcount)@32, then the name from 40 (cut
             // by the 96-byte reservation), whatever the struct declares.
             PMCLOG_TYPE_PMCALLOCATEDYN => Event::PmcAllocateDyn {
                 tsc,
-                pmcid: u32_at(r, 16)?,
-                event: u32_at(r, 20)?,
-                flags: u32_at(r, 24)?,
-                rate: u64_at(r, 32)?,
-                evname: cstr_at(r, 40),
+                pmcid: u32_at(16)?,
+                event: u32_at(20)?,
+                flags: u32_at(24)?,
+                rate: u64_at(32)?,
+                evname: cstr_at(40, None),
             },
             PMCLOG_TYPE_PMCATTACH => Event::PmcAttach {
                 tsc,
-                pmcid: u32_at(r, 16)?,
+                pmcid: u32_at(16)?,
                 pid: i32_at(20)?,
-                path: cstr_at(r, 24),
+                path: cstr_at(24, None),
             },
             PMCLOG_TYPE_PMCDETACH => Event::PmcDetach {
                 tsc,
-                pmcid: u32_at(r, 16)?,
+                pmcid: u32_at(16)?,
                 pid: i32_at(20)?,
             },
             PMCLOG_TYPE_PROCCSW => Event::ProcCsw {
                 tsc,
-                value: u64_at(r, 16)?,
-                pmcid: u32_at(r, 24)?,
+                value: u64_at(16)?,
+                pmcid: u32_at(24)?,
                 pid: i32_at(28)?,
                 tid: i32_at(32)?,
             },
@@ -841,29 +835,29 @@ impl Core {
                     Event::ProcExec {
                         tsc,
                         pid: i32_at(16)?,
-                        pmcid: u32_at(r, 20)?,
-                        base: u64_at(r, 24)?,
+                        pmcid: u32_at(20)?,
+                        base: u64_at(24)?,
                         dyn_base: 0,
-                        path: cstr_at(r, 32),
+                        path: cstr_at(32, None),
                         legacy,
                     }
                 } else {
                     Event::ProcExec {
                         tsc,
                         pid: i32_at(16)?,
-                        pmcid: u32_at(r, 20)?,
-                        base: u64_at(r, 24)?,
-                        dyn_base: u64_at(r, 32)?,
-                        path: cstr_at(r, 40),
+                        pmcid: u32_at(20)?,
+                        base: u64_at(24)?,
+                        dyn_base: u64_at(32)?,
+                        path: cstr_at(40, None),
                         legacy,
                     }
                 }
             }
             PMCLOG_TYPE_PROCEXIT => Event::ProcExit {
                 tsc,
-                pmcid: u32_at(r, 16)?,
+                pmcid: u32_at(16)?,
                 pid: i32_at(20)?,
-                value: u64_at(r, 24)?,
+                value: u64_at(24)?,
             },
             PMCLOG_TYPE_PROCFORK => Event::ProcFork {
                 tsc,
@@ -876,22 +870,22 @@ impl Core {
             },
             PMCLOG_TYPE_USERDATA => Event::UserData {
                 tsc,
-                userdata: u32_at(r, 16)?,
+                userdata: u32_at(16)?,
             },
             PMCLOG_TYPE_MAP_IN => Event::MapIn {
                 tsc,
                 pid: i32_at(16)?,
-                start: u64_at(r, 24)?,
-                path: cstr_at(r, 32),
+                start: u64_at(24)?,
+                path: cstr_at(32, None),
             },
             PMCLOG_TYPE_MAP_OUT => Event::MapOut {
                 tsc,
                 pid: i32_at(16)?,
-                start: u64_at(r, 24)?,
-                end: u64_at(r, 32)?,
+                start: u64_at(24)?,
+                end: u64_at(32)?,
             },
             PMCLOG_TYPE_CALLCHAIN => {
-                let cpuflags = u32_at(r, 28)?;
+                let cpuflags = u32_at(28)?;
                 let area = r.get(32..)?;
                 let area = area.get(..area.len() / 8 * 8)?;
                 let (pcs, extra): (&[u8], &[u8]) = if cpuflags & PMC_CC_F_MULTIPART != 0 {
@@ -903,7 +897,7 @@ impl Core {
                     tsc,
                     pid: i32_at(16)?,
                     tid: i32_at(20)?,
-                    pmcid: u32_at(r, 24)?,
+                    pmcid: u32_at(24)?,
                     cpuflags,
                     pcs: Callchain::from_le_bytes(pcs),
                     extra,
@@ -913,8 +907,8 @@ impl Core {
                 tsc,
                 tid: i32_at(16)?,
                 pid: i32_at(20)?,
-                flags: u32_at(r, 24)?,
-                tdname: cstr_at(r.get(..52).unwrap_or(r), 32),
+                flags: u32_at(24)?,
+                tdname: cstr_at(32, Some(52)),
             },
             PMCLOG_TYPE_THR_EXIT => Event::ThrExit {
                 tsc,
@@ -923,8 +917,8 @@ impl Core {
             PMCLOG_TYPE_PROC_CREATE => Event::ProcCreate {
                 tsc,
                 pid: i32_at(16)?,
-                flags: u32_at(r, 20)?,
-                pcomm: cstr_at(r.get(..44).unwrap_or(r), 24),
+                flags: u32_at(20)?,
+                pcomm: cstr_at(24, Some(44)),
             },
             _ => return None,
         })
@@ -965,12 +959,13 @@ impl<'a> Parser<'a> {
 /// Split a multipart payload into (callchain part, header + other parts).
 /// `None` when the part lengths overrun the record.
 fn split_multipart(area: &[u8]) -> Option<(&[u8], &[u8])> {
-    let hdr = area.get(..PMC_MULTIPART_HEADER_LENGTH)?;
+    // PMC_MULTIPART_HEADER_ENTRIES (type, length in words) byte pairs.
+    let mut hdr = ByteCursor::le(area.get(..PMC_MULTIPART_HEADER_LENGTH)?);
     let mut off = PMC_MULTIPART_HEADER_LENGTH;
     let mut chain = (0usize, 0usize);
-    for i in 0..PMC_MULTIPART_HEADER_ENTRIES {
-        let ty = hdr[2 * i];
-        let words = usize::from(hdr[2 * i + 1]);
+    for _ in 0..PMC_MULTIPART_HEADER_ENTRIES {
+        let ty = hdr.u8().ok()?;
+        let words = usize::from(hdr.u8().ok()?);
         if ty == PMC_CC_MULTIPART_NONE {
             continue;
         }
