@@ -76,7 +76,7 @@ use crate::errmap::{self, Facts, OpenContext};
 use crate::record::ParseConfig;
 use crate::resolve::{self, Resolved};
 use crate::sampler::{self, Hub, LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
-use crate::sys::{self, Ioctl};
+use crate::sys::{self, Ioctl, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::{
@@ -91,8 +91,9 @@ use std::sync::Arc;
 pub const MAX_GROUP_MEMBERS: usize = 32;
 const READ_WORDS: usize = 3 + 2 * MAX_GROUP_MEMBERS;
 
-#[derive(Default)]
 struct Shared {
+    /// The system calls and `/proc` facts: the kernel, or a fake in tests.
+    sys: Arc<dyn Sys>,
     /// The sample log and its drain thread.
     hub: Arc<Hub>,
     /// Ring data pages for PMCs allocated from now on (0: the default).
@@ -107,15 +108,25 @@ struct Shared {
 }
 
 impl Shared {
+    fn new(sys: Arc<dyn Sys>) -> Shared {
+        Shared {
+            sys,
+            hub: Arc::default(),
+            ring_pages: AtomicUsize::new(0),
+            next_pmc_id: AtomicU32::new(0),
+            facts: std::sync::Mutex::new(None),
+        }
+    }
+
     fn facts(&self) -> Facts {
         const FRESH: std::time::Duration = std::time::Duration::from_secs(1);
         let Ok(mut cached) = self.facts.lock() else {
-            return Facts::probe();
+            return self.sys.facts();
         };
         match *cached {
             Some((at, f)) if at.elapsed() < FRESH => f,
             _ => {
-                let f = Facts::probe();
+                let f = self.sys.facts();
                 *cached = Some((std::time::Instant::now(), f));
                 f
             }
@@ -136,9 +147,16 @@ impl Shared {
 /// assert!(v > 0 && pmc.read()?.value > 0);
 /// # Ok(()) }
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Backend {
     shared: Arc<Shared>,
+}
+
+impl Default for Backend {
+    /// The real kernel, as [`Backend::open`] (without its check for Linux).
+    fn default() -> Backend {
+        Backend::with_sys(Arc::new(sys::RealSys))
+    }
 }
 
 impl std::fmt::Debug for Backend {
@@ -162,7 +180,16 @@ impl Backend {
                 "the perf_event backend needs Linux",
             ));
         }
-        Ok(Backend::default())
+        Ok(Backend::with_sys(Arc::new(sys::RealSys)))
+    }
+
+    /// A backend over another implementation of the system calls: a fake kernel in tests (see
+    /// the `fake-kernel` feature). [`Backend::open`] is `with_sys` of the real kernel.
+    #[doc(hidden)]
+    pub fn with_sys(sys: Arc<dyn Sys>) -> Backend {
+        Backend {
+            shared: Arc::new(Shared::new(sys)),
+        }
     }
 
     /// The error that failed this backend's log, if one did (a full disk, a closed pipe):
@@ -378,17 +405,12 @@ struct Counters {
     switch_group: bool,
 }
 
-/// Whether process `pid` still exists (a zombie not yet reaped counts as existing).
-fn process_alive(pid: u32) -> bool {
-    std::path::Path::new(&format!("/proc/{pid}")).exists()
-}
-
 fn build_attr(
     a: &Allocation,
     r: &Resolved,
     facts: &Facts,
     group_read: bool,
-    ring_pages: usize,
+    ring_bytes: usize,
 ) -> perf_event_attr {
     let mut attr = perf_event_attr {
         type_: r.type_,
@@ -481,9 +503,8 @@ fn build_attr(
         attr.clockid = libc::CLOCK_MONOTONIC;
         // Wake the drain thread when a ring is a quarter full.
         attr.set_watermark(1);
-        let bytes = ring_pages.saturating_mul(sys::page_size());
         attr.__bindgen_anon_2.wakeup_watermark =
-            u32::try_from(bytes / 4).unwrap_or(u32::MAX).max(1);
+            u32::try_from(ring_bytes / 4).unwrap_or(u32::MAX).max(1);
     }
     attr
 }
@@ -563,7 +584,8 @@ impl Counters {
                     .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"));
                 }
             }
-            let attr = build_attr(a, &resolved, &facts, !per_member_read, ring_pages);
+            let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
+            let attr = build_attr(a, &resolved, &facts, !per_member_read, ring_bytes);
             let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
             members.push(Member {
                 alloc: a.clone(),
@@ -597,7 +619,7 @@ impl Counters {
         match &allocs[0].scope {
             Scope::System { cpu } => {
                 let cpus = match cpu {
-                    pmc_core::Cpus::All => crate::env::online_cpus(),
+                    pmc_core::Cpus::All => c._shared.sys.online_cpus(),
                     pmc_core::Cpus::One(c) => vec![*c],
                     pmc_core::Cpus::List(l) => l.clone(),
                 };
@@ -629,7 +651,7 @@ impl Counters {
                 }
             }
             Scope::Process => {
-                let tid = gettid();
+                let tid = c._shared.sys.gettid();
                 c.probe = Some((tid, c.open_set(0, -1, false, false)?));
             }
         }
@@ -690,7 +712,8 @@ impl Counters {
             lead_alloc = lead_alloc.flags(pmc_core::Flags::DESCENDANTS);
         }
         let lead_resolved = resolve::resolve(&lead_alloc.event)?;
-        let mut lead = build_attr(&lead_alloc, &lead_resolved, facts, true, ring_pages);
+        let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
+        let mut lead = build_attr(&lead_alloc, &lead_resolved, facts, true, ring_bytes);
         lead.sample_type = u64::from(
             b::PERF_SAMPLE_IDENTIFIER
                 | b::PERF_SAMPLE_TID
@@ -712,7 +735,7 @@ impl Counters {
         for m in owner {
             let mut alloc = m.alloc.clone();
             alloc.mode = Mode::Counting;
-            let mut attr = build_attr(&alloc, &m.resolved, facts, true, ring_pages);
+            let mut attr = build_attr(&alloc, &m.resolved, facts, true, ring_bytes);
             // A group has one clock (the kernel refuses members with another).
             attr.set_use_clockid(1);
             attr.clockid = libc::CLOCK_MONOTONIC;
@@ -728,7 +751,7 @@ impl Counters {
         let mut c = Counters::unopened(members, shared, ring_pages, false);
         c.per_cpu_task = inherit;
         c.switch_group = true;
-        let tid = gettid();
+        let tid = c._shared.sys.gettid();
         match c.open_set(0, -1, false, false) {
             Ok(fds) => c.probe = Some((tid, fds)),
             Err(e) if e.kind() == ErrorKind::Permission => {
@@ -737,7 +760,7 @@ impl Counters {
                     "log counts at context switches (log-proccsw samples the kernel's \
                      context-switch event)",
                     pmc_core::PermissionReason::PerfEventParanoid {
-                        level: Facts::probe().paranoid,
+                        level: c._shared.sys.facts().paranoid,
                         needed: 1,
                     },
                 )
@@ -773,6 +796,7 @@ impl Counters {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(self.members.len());
         let enabled = self.state == State::Running && !exec;
         let grouped = !self.per_member_read;
+        let sys = &*self._shared.sys;
         for m in &mut self.members {
             let mut attr = m.attr;
             // perf_event_open(2): only the leader of a group starts disabled;
@@ -802,12 +826,12 @@ impl Counters {
                 attr.set_inherit(1);
                 attr.set_inherit_thread(1);
             }
-            let opened = match sys::perf_event_open(&mut attr, pid, cpu, group) {
+            let opened = match sys.perf_event_open(&mut attr, pid, cpu, group, 0) {
                 Err(libc::EINVAL) if attr.inherit_thread() == 1 => {
                     // No inherit_thread (Linux < 5.13): the threads there are now.
                     attr.set_inherit(0);
                     attr.set_inherit_thread(0);
-                    sys::perf_event_open(&mut attr, pid, cpu, group)
+                    sys.perf_event_open(&mut attr, pid, cpu, group, 0)
                 }
                 r => r,
             };
@@ -815,7 +839,7 @@ impl Counters {
                 // A member whose leader was just opened on a thread that is now exiting fails
                 // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
                 // vanished thread it is, so attach skips it like any thread that exited.
-                let errno = if errno == libc::ENODEV && !leader && pid > 0 && thread_exiting(pid) {
+                let errno = if errno == libc::ENODEV && !leader && pid > 0 && sys.thread_exiting(pid) {
                     libc::ESRCH
                 } else {
                     errno
@@ -849,7 +873,7 @@ impl Counters {
                     .with_errno(errno)
                     .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
                 }
-                errmap::open_error(errno, &ctx, &Facts::probe())
+                errmap::open_error(errno, &ctx, &sys.facts())
             })?;
             m.opened = attr;
             fds.push(fd);
@@ -870,7 +894,8 @@ impl Counters {
 
     fn attach(&mut self, target: Target) -> Result<()> {
         self.check_process(Op::Attach)?;
-        let pid_of = |t: &Target| t.pid().unwrap_or_else(std::process::id);
+        let me = self._shared.sys.getpid();
+        let pid_of = |t: &Target| t.pid().unwrap_or(me);
         if self
             .instances
             .iter()
@@ -894,7 +919,7 @@ impl Counters {
         let mut cpus = Vec::new();
         let pending_exec = match target {
             Target::Current => {
-                let tids = thread_ids("self")?;
+                let tids = thread_ids(&*self._shared.sys, None)?;
                 let probe = self.probe.take().filter(|_| !self.per_cpu_task);
                 for tid in tids {
                     if matches!(&probe, Some((ptid, _)) if *ptid == tid) {
@@ -914,7 +939,9 @@ impl Counters {
                 if let Some((_, fds)) = probe {
                     if self.state == State::Running {
                         if let Some(fd) = fds.first() {
-                            sys::ioctl(fd.as_fd(), Ioctl::Enable(true))
+                            self._shared
+                                .sys
+                                .ioctl(fd.as_fd(), Ioctl::Enable(true))
                                 .map_err(|e| errmap::op_error(Op::Attach, e))?;
                         }
                     }
@@ -969,7 +996,9 @@ impl Counters {
     /// CPU (sampling an inherited event), else `-1` (any).
     fn task_cpus(&self, follow_threads: bool) -> Vec<i32> {
         if self.per_cpu_task || (follow_threads && self.is_sampling()) {
-            crate::env::online_cpus()
+            self._shared
+                .sys
+                .online_cpus()
                 .into_iter()
                 .filter_map(|c| i32::try_from(c).ok())
                 .collect()
@@ -989,7 +1018,7 @@ impl Counters {
     ) -> Result<(Vec<Vec<OwnedFd>>, Vec<i32>)> {
         let p = pid_i32(pid)?;
         let (mut threads, mut cpus) = (Vec::new(), Vec::new());
-        for tid in thread_ids(&pid.to_string())? {
+        for tid in thread_ids(&*self._shared.sys, Some(pid))? {
             for &cpu in per_cpu {
                 match self.open_set(tid, cpu, false, follow_threads) {
                     Ok(s) => {
@@ -1055,7 +1084,9 @@ impl Counters {
             // fds): stop the events now, and log what they sampled.
             for set in &self.instances[pos].threads {
                 for fd in set {
-                    sys::ioctl(fd.as_fd(), Ioctl::Disable(false))
+                    self._shared
+                        .sys
+                        .ioctl(fd.as_fd(), Ioctl::Disable(false))
                         .map_err(|e| errmap::op_error(Op::Detach, e))?;
                 }
             }
@@ -1113,7 +1144,9 @@ impl Counters {
             .map(|((m, r), base)| (m.pmc_id, r.value.wrapping_sub(*base)))
             .collect();
         let targets_gone = self.instances.iter().all(|i| match &i.instance {
-            Instance::Target(Target::Pid(p) | Target::Exec(p)) => !process_alive(*p),
+            Instance::Target(Target::Pid(p) | Target::Exec(p)) => {
+                !self._shared.sys.process_alive(*p)
+            }
             Instance::Target(Target::Current) => false,
             Instance::Cpu(_) => true,
         });
@@ -1183,11 +1216,13 @@ impl Counters {
         }
         self.state = State::Running;
         let group = self.members.len() > 1;
+        let sys = self._shared.sys.clone();
         let r = self.for_each_leader(|inst, fd| {
             if inst.pending_exec {
                 return Ok(()); // enable_on_exec starts it
             }
-            sys::ioctl(fd, Ioctl::Enable(group)).map_err(|e| errmap::op_error(Op::Start, e))
+            sys.ioctl(fd, Ioctl::Enable(group))
+                .map_err(|e| errmap::op_error(Op::Start, e))
         });
         for i in &mut self.instances {
             i.pending_exec = false;
@@ -1201,7 +1236,8 @@ impl Counters {
         if r.is_err() {
             self.state = State::Stopped;
             let _ = self.for_each_leader(|_, fd| {
-                sys::ioctl(fd, Ioctl::Disable(group)).map_err(|e| errmap::op_error(Op::Stop, e))
+                sys.ioctl(fd, Ioctl::Disable(group))
+                    .map_err(|e| errmap::op_error(Op::Stop, e))
             });
         }
         r
@@ -1215,8 +1251,10 @@ impl Counters {
             sw.stop()?;
         }
         let group = self.members.len() > 1;
+        let sys = self._shared.sys.clone();
         self.for_each_leader(|_, fd| {
-            sys::ioctl(fd, Ioctl::Disable(group)).map_err(|e| errmap::op_error(Op::Stop, e))
+            sys.ioctl(fd, Ioctl::Disable(group))
+                .map_err(|e| errmap::op_error(Op::Stop, e))
         })?;
         self.state = State::Stopped;
         if self.is_sampling() && !self.local_wanted {
@@ -1290,7 +1328,7 @@ impl Counters {
         for inst in which.iter().filter_map(|i| self.instances.get(*i)) {
             match inst.instance {
                 Instance::Cpu(_) => all = true,
-                Instance::Target(Target::Current) => pids.push(std::process::id()),
+                Instance::Target(Target::Current) => pids.push(self._shared.sys.getpid()),
                 Instance::Target(Target::Pid(p)) => pids.push(p),
                 // Its exec came before the start: its mappings are there already.
                 Instance::Target(Target::Exec(p)) if inst.exec_missed => pids.push(p),
@@ -1331,8 +1369,14 @@ impl Counters {
                     Some(x) => x,
                     None => {
                         let ring_cpu = u32::try_from(cpu).ok();
-                        let mut ring =
-                            RingSource::map(first.as_fd(), self.ring_pages, cfg, token, ring_cpu)?;
+                        let mut ring = RingSource::map(
+                            &*self._shared.sys,
+                            first.as_fd(),
+                            self.ring_pages,
+                            cfg,
+                            token,
+                            ring_cpu,
+                        )?;
                         ring.switch_counts = self.switch_group;
                         ring.exit_reads = self.exit_reads;
                         ring.user_in_kernel =
@@ -1353,13 +1397,14 @@ impl Counters {
                 };
                 for (m, fd) in self.members.iter().zip(set) {
                     if fd.as_raw_fd() != owner {
-                        sys::ioctl(fd.as_fd(), Ioctl::SetOutput(owner)).map_err(|e| {
+                        self._shared.sys.ioctl(fd.as_fd(), Ioctl::SetOutput(owner)).map_err(|e| {
                             errmap::op_error(Op::Mmap, e).with_help(
                                 "the kernel refused to share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)",
                             )
                         })?;
                     }
-                    if let (Ok(id), Some(ring)) = (sys::event_id(fd.as_fd()), rings.get_mut(ri)) {
+                    let id = self._shared.sys.event_id(fd.as_fd());
+                    if let (Ok(id), Some(ring)) = (id, rings.get_mut(ri)) {
                         ring.add_id(id, m.pmc_id);
                     }
                 }
@@ -1390,7 +1435,7 @@ impl Counters {
                 let (pid, cpu) = match ir.instance {
                     Instance::Cpu(c) => (-1, Some(c)),
                     Instance::Target(t) => {
-                        let pid = t.pid().unwrap_or_else(std::process::id);
+                        let pid = t.pid().unwrap_or_else(|| self._shared.sys.getpid());
                         (i32::try_from(pid).unwrap_or(-1), None)
                     }
                 };
@@ -1499,7 +1544,7 @@ impl Counters {
             for set in &inst.threads {
                 for (fd, acc) in set.iter().zip(sum.iter_mut()) {
                     let mut words = [0u64; 4];
-                    let n = read_words(fd, &mut words)?;
+                    let n = read_words(&*self._shared.sys, fd, &mut words)?;
                     if n != 4 {
                         return Err(short_read(n, 4));
                     }
@@ -1518,7 +1563,7 @@ impl Counters {
                 for (fd, slot) in set.iter().zip(out.iter_mut()) {
                     // Small buffers: the read path zeroes 32 bytes, not 1 KiB.
                     let mut words = [0u64; 4];
-                    let n = read_words(fd, &mut words)?;
+                    let n = read_words(&*self._shared.sys, fd, &mut words)?;
                     if n != 4 {
                         return Err(short_read(n, 4));
                     }
@@ -1535,7 +1580,7 @@ impl Counters {
                     big = [0u64; READ_WORDS];
                     &mut big[..want]
                 };
-                let n = read_words(leader, words)?;
+                let n = read_words(&*self._shared.sys, leader, words)?;
                 if n != want || words[0] as usize != self.members.len() {
                     return Err(short_read(n, want));
                 }
@@ -1567,7 +1612,8 @@ impl Counters {
                 if let Some(leader) = set.first() {
                     let mut b = [0u8; READ_WORDS * 8];
                     let want = 3 + 2 * out.len();
-                    let n = sys::read(leader.as_fd(), &mut b[..want * 8])
+                    let n = (self._shared.sys)
+                        .read(leader.as_fd(), &mut b[..want * 8])
                         .map_err(|e| errmap::op_error(Op::Read, e))?;
                     let w = |i: usize| {
                         let mut a = [0u8; 8];
@@ -1634,8 +1680,10 @@ impl Counters {
         self.read_into(&mut now)?;
         let old = now[0].value;
         let group = self.members.len() > 1;
+        let sys = self._shared.sys.clone();
         self.for_each_leader(|_, fd| {
-            sys::ioctl(fd, Ioctl::Reset(group)).map_err(|e| errmap::op_error(Op::Write, e))
+            sys.ioctl(fd, Ioctl::Reset(group))
+                .map_err(|e| errmap::op_error(Op::Write, e))
         })?;
         for r in &mut self.retired {
             *r = Reading::new(0, r.time_enabled, r.time_running);
@@ -1656,8 +1704,10 @@ impl Counters {
                     "a sampling period must be at least 1",
                 ));
             }
+            let sys = self._shared.sys.clone();
             self.for_each_leader(|_, fd| {
-                sys::ioctl(fd, Ioctl::Period(count)).map_err(|e| errmap::op_error(Op::SetCount, e))
+                sys.ioctl(fd, Ioctl::Period(count))
+                    .map_err(|e| errmap::op_error(Op::SetCount, e))
             })?;
             for m in &mut self.members {
                 m.attr.set_freq(0);
@@ -1695,20 +1745,22 @@ fn short_read(n: usize, want: usize) -> Error {
 
 /// One `read(2)` of up to `words.len()` words; no allocation, and a single
 /// counter's read zeroes a 32-byte buffer, not a group's 536.
-fn read_words(fd: &OwnedFd, words: &mut [u64]) -> Result<usize> {
+fn read_words(sys: &dyn Sys, fd: &OwnedFd, words: &mut [u64]) -> Result<usize> {
     if words.len() <= 4 {
-        read_words_in::<32>(fd, words)
+        read_words_in::<32>(sys, fd, words)
     } else if words.len() <= 11 {
-        read_words_in::<88>(fd, words)
+        read_words_in::<88>(sys, fd, words)
     } else {
-        read_words_in::<{ READ_WORDS * 8 }>(fd, words)
+        read_words_in::<{ READ_WORDS * 8 }>(sys, fd, words)
     }
 }
 
-fn read_words_in<const B: usize>(fd: &OwnedFd, words: &mut [u64]) -> Result<usize> {
+fn read_words_in<const B: usize>(sys: &dyn Sys, fd: &OwnedFd, words: &mut [u64]) -> Result<usize> {
     let mut bytes = [0u8; B];
     let len = (words.len() * 8).min(B);
-    let n = sys::read(fd.as_fd(), &mut bytes[..len]).map_err(|e| errmap::op_error(Op::Read, e))?;
+    let n = sys
+        .read(fd.as_fd(), &mut bytes[..len])
+        .map_err(|e| errmap::op_error(Op::Read, e))?;
     for (w, chunk) in words.iter_mut().zip(bytes[..n].chunks_exact(8)) {
         let mut a = [0u8; 8];
         a.copy_from_slice(chunk);
@@ -1728,38 +1780,11 @@ fn pid_i32(pid: u32) -> Result<i32> {
     })
 }
 
-fn gettid() -> i32 {
-    std::fs::read_link("/proc/thread-self")
-        .ok()
-        .and_then(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
-/// Whether thread `tid` has gone or is exiting: no `/proc/<tid>/stat`, a zombie or dead state,
-/// or `PF_EXITING` (0x4) in its flags.
-fn thread_exiting(tid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
-        return true;
-    };
-    // The fields after the command name, which is in parentheses and may contain anything.
-    let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 1..)) else {
-        return false;
-    };
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let state = fields.first().copied().unwrap_or("");
-    // Field 9 of stat (flags) is the 7th after the state.
-    let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
-    matches!(state, "Z" | "X" | "x") || flags & 0x4 != 0
-}
-
-/// The thread ids of `/proc/<pid>`, main thread first.
-fn thread_ids(pid: &str) -> Result<Vec<i32>> {
-    let dir = format!("/proc/{pid}/task");
-    let rd = std::fs::read_dir(&dir).map_err(|_| {
+/// The thread ids of process `pid` (the calling process for `None`), main thread first, the
+/// others in ascending order.
+fn thread_ids(sys: &dyn Sys, pid: Option<u32>) -> Result<Vec<i32>> {
+    let pid = pid.unwrap_or_else(|| sys.getpid());
+    let mut tids = sys.thread_ids(pid).ok_or_else(|| {
         Error::new(
             ErrorKind::NoSuchProcess,
             Op::Attach,
@@ -1767,16 +1792,8 @@ fn thread_ids(pid: &str) -> Result<Vec<i32>> {
         )
         .with_errno(libc::ESRCH)
     })?;
-    let mut tids: Vec<i32> = rd
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
-        .collect();
     tids.sort_unstable();
-    let main = if pid == "self" {
-        std::process::id() as i32
-    } else {
-        pid.parse().unwrap_or(0)
-    };
+    let main = i32::try_from(pid).unwrap_or(0);
     if let Some(i) = tids.iter().position(|t| *t == main) {
         tids.swap(0, i);
     }
@@ -1837,8 +1854,9 @@ impl pmc_core::Pmc for LinuxPmc {
             if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
                 if let [fd] = set.as_slice() {
                     let mut b = [0u8; 32];
-                    let n =
-                        sys::read(fd.as_fd(), &mut b).map_err(|e| errmap::op_error(Op::Read, e))?;
+                    let n = (self.c._shared.sys)
+                        .read(fd.as_fd(), &mut b)
+                        .map_err(|e| errmap::op_error(Op::Read, e))?;
                     if n != 32 {
                         return Err(short_read(n / 8, 4));
                     }
@@ -1979,8 +1997,9 @@ impl LinuxPmc {
         };
         // A Target::Current set in a single-threaded process is the main
         // thread's; the caller must be that thread.
+        let sys = &c._shared.sys;
         if inst.instance != Instance::Target(Target::Current)
-            || gettid() != std::process::id() as i32
+            || i64::from(sys.gettid()) != i64::from(sys.getpid())
         {
             return Err("it does not count the calling thread");
         }

@@ -1,0 +1,1 @@
+//! A fake kernel (next commit).
