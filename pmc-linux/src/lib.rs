@@ -31,6 +31,8 @@
 #![warn(missing_docs)]
 
 pub mod counter;
+#[cfg(test)]
+mod counter_tests;
 mod describe;
 pub mod env;
 pub mod errmap;
