@@ -31,8 +31,6 @@
 #![warn(missing_docs)]
 
 pub mod counter;
-#[cfg(test)]
-mod counter_tests;
 mod describe;
 pub mod env;
 pub mod errmap;
