@@ -68,7 +68,7 @@
 //! `Flags::LOG_PROCCSW` (process scope, counting or sampling) logs the counts
 //! of each time slice at every context switch of the targets, through a
 //! switch group: a `context-switches` sampler with `PERF_SAMPLE_READ` over
-//! copies of the PMC's events (see `Counters::switch_group`). The slice that
+//! copies of the PMC's events (see `SwitchGroup::new`). The slice that
 //! ends at a task's exit is not logged: the kernel detaches the task's events
 //! before its final switch.
 
@@ -80,7 +80,9 @@ mod switch;
 #[cfg(test)]
 mod tests;
 
-use layout::{pid_i32, thread_ids};
+use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
+use rings::{Delivery, RingPurpose, Rings};
+use switch::SwitchGroup;
 use open::build_attr;
 use read::short_read;
 
@@ -394,27 +396,15 @@ struct Counters {
     /// event at allocate time; reused by an attach to [`Target::Current`]
     /// from the same thread.
     probe: Option<(i32, Vec<OwnedFd>)>,
-    /// Read each member's fd (no PERF_FORMAT_GROUP): for single PMCs, and for
-    /// inherited groups, where the kernel refuses group reads.
-    per_member_read: bool,
+    /// How each fd set is read.
+    read: ReadLayout,
     _shared: Arc<Shared>,
-    /// Sampling PMCs: ring data pages.
-    ring_pages: usize,
-    /// Sampling with descendants: one fd set per (thread, CPU), so rings can be mapped (the
-    /// kernel refuses to map inherited per-task events).
-    per_cpu_task: bool,
-    /// A counting PMC with log-procexit: per-CPU events with `inherit_stat` and rings for
-    /// their `PERF_RECORD_READ`s (see [`sampler`]'s `ExitReads`).
-    exit_reads: bool,
-    /// In-process sampling: the owner reads the rings ([`LinuxPmc::samples`]).
-    local_wanted: bool,
-    local: Option<LocalRings>,
+    /// The sampling set: the rings of a sampling PMC, a switch group, or a counting PMC with
+    /// log-procexit.
+    rings: Option<Rings>,
     /// log-proccsw: the switch group that logs this PMC's counts at every context switch of
-    /// its targets (see [`Counters::switch_group`]).
-    csw: Option<Box<Counters>>,
-    /// This is a switch group: its leader is the `context-switches` sampler and its members
-    /// are copies of the owning PMC's events, logged under the owner's PMC ids.
-    switch_group: bool,
+    /// its targets (see [`SwitchGroup`]).
+    csw: Option<Box<SwitchGroup>>,
 }
 
 
@@ -450,19 +440,15 @@ impl Counters {
             )
             .with_errno(libc::EEXIST));
         }
-        // Another process (a pid or a launched command) is counted whole: its threads created
-        // later inherit the events (without descendants, its child processes do not).
-        let follow_threads = matches!(target, Target::Pid(_) | Target::Exec(_))
-            && !self.members[0].alloc.scope.is_system();
-        // Sampling inherited events: one fd set per (thread, CPU), as perf record does, since
-        // the kernel refuses to map the ring of an inherited per-task event.
-        let per_cpu = self.task_cpus(follow_threads);
+        let layout = self.layout(&target);
+        let follow_threads = layout.follow_threads();
+        let per_cpu = layout.task_cpus(&*self._shared.sys);
         let mut threads = Vec::new();
         let mut cpus = Vec::new();
         let pending_exec = match target {
             Target::Current => {
                 let tids = thread_ids(&*self._shared.sys, None)?;
-                let probe = self.probe.take().filter(|_| !self.per_cpu_task);
+                let probe = self.probe.take().filter(|_| layout == FdLayout::PerThread);
                 for tid in tids {
                     if matches!(&probe, Some((ptid, _)) if *ptid == tid) {
                         continue;
@@ -565,7 +551,7 @@ impl Counters {
                         .map_err(|e| errmap::op_error(Op::Detach, e))?;
                 }
             }
-            if !self.local_wanted {
+            if !self.local_wanted() {
                 self._shared.hub.drain_token(self.token());
             }
         }
@@ -591,7 +577,8 @@ impl Counters {
     }
 
     fn start(&mut self) -> Result<()> {
-        if (self.csw.is_some() || self.switch_group) && !self._shared.hub.has_log() {
+        let switch_counts = self.purpose() == Some(RingPurpose::SwitchCounts);
+        if (self.csw.is_some() || switch_counts) && !self._shared.hub.has_log() {
             return Err(Error::new(
                 ErrorKind::LogRequired,
                 Op::Start,
@@ -600,7 +587,7 @@ impl Counters {
             )
             .with_help("call `Backend::configure_log` first"));
         }
-        if self.exit_reads && !self._shared.hub.has_log() {
+        if self.exit_reads() && !self._shared.hub.has_log() {
             return Err(Error::new(
                 ErrorKind::LogRequired,
                 Op::Start,
@@ -609,7 +596,7 @@ impl Counters {
             )
             .with_help("call `Backend::configure_log` first"));
         }
-        if self.is_sampling() && !self.local_wanted && !self._shared.hub.has_log() {
+        if self.is_sampling() && !self.local_wanted() && !self._shared.hub.has_log() {
             return Err(Error::new(
                 ErrorKind::LogRequired,
                 Op::Start,
@@ -635,8 +622,8 @@ impl Counters {
                 self.instances[i].exec_missed = true;
             }
         }
-        if self.is_sampling() || self.exit_reads {
-            if !self.local_wanted && !self._shared.hub.has_rings(self.token()) {
+        if self.rings.is_some() {
+            if !self.local_wanted() && !self._shared.hub.has_rings(self.token()) {
                 // Never mapped, or the log was closed (which released the rings).
                 for i in &mut self.instances {
                     i.mapped = false;
@@ -687,11 +674,11 @@ impl Counters {
                 .map_err(|e| errmap::op_error(Op::Stop, e))
         })?;
         self.state = State::Stopped;
-        if self.is_sampling() && !self.local_wanted {
+        if self.is_sampling() && !self.local_wanted() {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
         }
-        if self.exit_reads {
+        if self.exit_reads() {
             self.finish_exit_reads();
         }
         self.disarm_exec()
@@ -710,7 +697,7 @@ impl Counters {
         let mut first_err = None;
         for inst in &self.instances {
             for set in &inst.threads {
-                if self.per_member_read {
+                if self.read != ReadLayout::Group {
                     for fd in set {
                         if let Err(e) = f(inst, fd.as_fd()) {
                             first_err.get_or_insert(e);
@@ -781,7 +768,7 @@ impl Counters {
 
 impl Drop for Counters {
     fn drop(&mut self) {
-        if self.is_sampling() && !self.local_wanted {
+        if self.is_sampling() && !self.local_wanted() {
             // Whatever the rings still hold goes to the log before the fds close.
             self._shared.hub.unregister(self.token());
         }
@@ -934,10 +921,10 @@ impl LinuxPmc {
     /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](LinuxPmc::sample_in_process)
     /// was called.
     pub fn samples(&mut self) -> Result<std::vec::IntoIter<OwnedSample>> {
-        match self.c.local.as_mut() {
-            Some(l) => Ok(l.drain().into_iter()),
-            None if self.c.local_wanted => Ok(Vec::new().into_iter()),
-            None => Err(Error::new(
+        match self.c.rings.as_mut().map(|r| &mut r.delivery) {
+            Some(Delivery::Local(Some(l))) => Ok(l.drain().into_iter()),
+            Some(Delivery::Local(None)) => Ok(Vec::new().into_iter()),
+            _ => Err(Error::new(
                 ErrorKind::InvalidState,
                 Op::Read,
                 "this PMC's samples go to the log, not to its owner",
@@ -961,7 +948,10 @@ impl LinuxPmc {
     /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
     /// see [`Backend::sampling_details`]).
     pub fn sample_summary(&self) -> Option<SamplingSummary> {
-        self.c.local.as_ref().map(|l| l.summary.clone())
+        match self.c.rings.as_ref().map(|r| &r.delivery) {
+            Some(Delivery::Local(Some(l))) => Some(l.summary.clone()),
+            _ => None,
+        }
     }
 
     /// The raw fd of the first instance's leader, for benchmarks comparing

@@ -113,7 +113,11 @@ impl Counters {
         let inherit = allocs
             .iter()
             .any(|a| a.flags.contains(pmc_core::Flags::DESCENDANTS));
-        let per_member_read = allocs.len() == 1 || inherit;
+        let read = if allocs.len() == 1 || inherit {
+            ReadLayout::PerMember
+        } else {
+            ReadLayout::Group
+        };
         let ring_pages = match shared.ring_pages.load(Ordering::Relaxed) {
             // Samples with user stacks are kilobytes each: a privileged caller gets perf's
             // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
@@ -183,7 +187,7 @@ impl Counters {
                 }
             }
             let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
-            let attr = build_attr(a, &resolved, &facts, !per_member_read, ring_bytes);
+            let attr = build_attr(a, &resolved, &facts, read == ReadLayout::Group, ring_bytes);
             let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
             members.push(Member {
                 alloc: a.clone(),
@@ -194,19 +198,26 @@ impl Counters {
                 opened: attr,
             });
         }
-        let mut c = Counters::unopened(members, shared, ring_pages, per_member_read);
+        let mut c = Counters::unopened(members, shared, read);
         // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a
         // ring for its PERF_RECORD_READs at task exits; see sampler::ExitReads).
-        c.exit_reads = !sampling
+        let exit_reads = !sampling
             && allocs
                 .iter()
                 .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCEXIT));
-        c.per_cpu_task = (sampling && inherit) || c.exit_reads;
+        if exit_reads {
+            c.read = ReadLayout::PerCpuTotals;
+        }
+        c.rings = match (sampling, exit_reads) {
+            (true, _) => Some(Rings::new(ring_pages, RingPurpose::Samples)),
+            (false, true) => Some(Rings::new(ring_pages, RingPurpose::ExitReads)),
+            (false, false) => None,
+        };
         if allocs
             .iter()
             .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCCSW))
         {
-            c.csw = Some(Box::new(Counters::switch_group(
+            c.csw = Some(Box::new(SwitchGroup::new(
                 &c.members,
                 inherit,
                 ring_pages,
@@ -257,12 +268,7 @@ impl Counters {
     }
 
     /// A PMC or group with nothing opened yet: allocated, no targets, no counts kept.
-    pub(super) fn unopened(
-        members: Vec<Member>,
-        shared: Arc<Shared>,
-        ring_pages: usize,
-        per_member_read: bool,
-    ) -> Counters {
+    pub(super) fn unopened(members: Vec<Member>, shared: Arc<Shared>, read: ReadLayout) -> Counters {
         let n = members.len();
         Counters {
             members,
@@ -271,15 +277,10 @@ impl Counters {
             retired: vec![Reading::default(); n],
             base: vec![0; n],
             probe: None,
-            per_member_read,
+            read,
             _shared: shared,
-            ring_pages,
-            per_cpu_task: false,
-            local_wanted: false,
-            local: None,
+            rings: None,
             csw: None,
-            switch_group: false,
-            exit_reads: false,
         }
     }
 
@@ -297,8 +298,9 @@ impl Counters {
     ) -> Result<Vec<OwnedFd>> {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(self.members.len());
         let enabled = self.state == State::Running && !exec;
-        let grouped = !self.per_member_read;
+        let grouped = self.read == ReadLayout::Group;
         let sys = &*self._shared.sys;
+        let exit_reads = self.exit_reads();
         for m in &mut self.members {
             let mut attr = m.attr;
             // perf_event_open(2): only the leader of a group starts disabled;
@@ -307,7 +309,7 @@ impl Counters {
             let leader = fds.is_empty();
             attr.set_disabled(u64::from(!enabled && (leader || !grouped)));
             attr.set_enable_on_exec(u64::from(exec));
-            if leader && !m.alloc.mode.is_sampling() && self.exit_reads {
+            if leader && !m.alloc.mode.is_sampling() && exit_reads {
                 // log-procexit: the exits, forks and command names of the tasks.
                 attr.set_comm(1);
                 attr.set_comm_exec(1);
@@ -423,8 +425,9 @@ impl Counters {
         let Instance::Target(Target::Exec(pid)) = self.instances[i].instance else {
             return Ok(());
         };
-        let follow_threads = !self.members[0].alloc.scope.is_system();
-        let per_cpu = self.task_cpus(follow_threads);
+        let layout = self.layout(&Target::Exec(pid));
+        let follow_threads = layout.follow_threads();
+        let per_cpu = layout.task_cpus(&*self._shared.sys);
         let (threads, cpus) = match self.open_pid(pid, &per_cpu, follow_threads) {
             Ok(sets) => sets,
             // Gone (its exec failed, or it exited before the start): nothing more to count.
@@ -452,7 +455,7 @@ impl Counters {
                 }
             }
         }
-        if armed.is_empty() || (self.is_sampling() && self.local_wanted) {
+        if armed.is_empty() || (self.is_sampling() && self.local_wanted()) {
             return Ok(());
         }
         if self.is_sampling() && self._shared.hub.has_rings(self.token()) {

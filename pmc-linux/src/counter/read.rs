@@ -48,7 +48,7 @@ impl Counters {
 
     /// [`read_instance`](Counters::read_instance) whether started or not.
     pub(super) fn read_instance_fds(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
-        if self.exit_reads {
+        if self.read == ReadLayout::PerCpuTotals {
             // One event per CPU on the same tasks: each is enabled while the task runs
             // anywhere but counts only while it runs on its CPU, so the counts and running
             // times add up across the CPUs and the enabled time is one CPU's (summing it
@@ -72,7 +72,7 @@ impl Counters {
             return Ok(());
         }
         for set in &inst.threads {
-            if self.per_member_read {
+            if self.read == ReadLayout::PerMember {
                 for (fd, slot) in set.iter().zip(out.iter_mut()) {
                     // Small buffers: the read path zeroes 32 bytes, not 1 KiB.
                     let mut words = [0u64; 4];
@@ -120,7 +120,7 @@ impl Counters {
         }
         // The common group case, one leader fd (one thread or one CPU): one
         // read(2), decoded straight from the buffer in a single pass.
-        if let ([inst], false) = (self.instances.as_slice(), self.per_member_read) {
+        if let ([inst], ReadLayout::Group) = (self.instances.as_slice(), self.read) {
             if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
                 if let Some(leader) = set.first() {
                     let mut b = [0u8; READ_WORDS * 8];

@@ -3,6 +3,69 @@
 
 use super::*;
 
+/// The rings of a PMC and where their records go.
+pub(super) struct Rings {
+    /// Data pages per ring.
+    pub(super) pages: usize,
+    /// What the records are.
+    pub(super) purpose: RingPurpose,
+    /// Who reads them.
+    pub(super) delivery: Delivery,
+}
+
+/// What a PMC's rings carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum RingPurpose {
+    /// Samples (a sampling PMC).
+    Samples,
+    /// The `PERF_RECORD_READ`s of a counting PMC with log-procexit, at each task's exit.
+    ExitReads,
+    /// A switch group's context-switch samples, carrying the owner's counts.
+    SwitchCounts,
+}
+
+/// Who reads a PMC's rings.
+pub(super) enum Delivery {
+    /// The backend's log (its drain thread).
+    Log,
+    /// The owner, through [`LinuxPmc::samples`]; `None` until the first rings are mapped.
+    Local(Option<LocalRings>),
+}
+
+impl Rings {
+    /// Rings of `pages` data pages for `purpose`, feeding the log.
+    pub(super) fn new(pages: usize, purpose: RingPurpose) -> Rings {
+        Rings {
+            pages,
+            purpose,
+            delivery: Delivery::Log,
+        }
+    }
+}
+
+impl Counters {
+    /// What this PMC's rings carry (`None`: a counting PMC without rings).
+    pub(super) fn purpose(&self) -> Option<RingPurpose> {
+        self.rings.as_ref().map(|r| r.purpose)
+    }
+
+    /// A counting PMC with log-procexit.
+    pub(super) fn exit_reads(&self) -> bool {
+        self.purpose() == Some(RingPurpose::ExitReads)
+    }
+
+    /// In-process sampling: the owner reads the rings ([`LinuxPmc::samples`]).
+    pub(super) fn local_wanted(&self) -> bool {
+        matches!(
+            self.rings,
+            Some(Rings {
+                delivery: Delivery::Local(_),
+                ..
+            })
+        )
+    }
+}
+
 impl Counters {
     pub(super) fn set_local(&mut self) -> Result<()> {
         if !self.is_sampling() {
@@ -12,7 +75,7 @@ impl Counters {
                 "only sampling PMCs have samples to read",
             ));
         }
-        if self.state != State::Allocated && !self.local_wanted {
+        if self.state != State::Allocated && !self.local_wanted() {
             return Err(Error::new(
                 ErrorKind::InvalidState,
                 Op::Start,
@@ -20,7 +83,11 @@ impl Counters {
             )
             .with_help("call sample_in_process before the first start"));
         }
-        self.local_wanted = true;
+        if let Some(r) = self.rings.as_mut() {
+            if !matches!(r.delivery, Delivery::Local(_)) {
+                r.delivery = Delivery::Local(None);
+            }
+        }
         Ok(())
     }
 
@@ -70,8 +137,12 @@ impl Counters {
 
     pub(super) fn map_rings(&mut self, which: &[usize]) -> Result<()> {
         let rings = self.build_rings(which)?;
-        if self.local_wanted {
-            self.local
+        if let Some(Rings {
+            delivery: Delivery::Local(local),
+            ..
+        }) = self.rings.as_mut()
+        {
+            local
                 .get_or_insert_with(LocalRings::default)
                 .rings
                 .extend(rings);
@@ -109,6 +180,8 @@ impl Counters {
         let cfg = ParseConfig::new(leader.attr.sample_type, leader.attr.read_format, true)
             .with_regs_user(leader.attr.sample_regs_user);
         let token = self.token();
+        let purpose = self.purpose();
+        let pages = self.rings.as_ref().map_or(0, |r| r.pages);
         let mut rings: Vec<RingSource> = Vec::new();
         // (cpu, ring index, owner fd)
         let mut by_cpu: Vec<(i32, usize, i32)> = Vec::new();
@@ -126,13 +199,13 @@ impl Counters {
                         let mut ring = RingSource::map(
                             &*self._shared.sys,
                             first.as_fd(),
-                            self.ring_pages,
+                            pages,
                             cfg,
                             token,
                             ring_cpu,
                         )?;
-                        ring.switch_counts = self.switch_group;
-                        ring.exit_reads = self.exit_reads;
+                        ring.switch_counts = purpose == Some(RingPurpose::SwitchCounts);
+                        ring.exit_reads = purpose == Some(RingPurpose::ExitReads);
                         ring.user_in_kernel =
                             leader.alloc.flags.contains(pmc_core::Flags::USERCALLCHAIN);
                         ring.cfg_inherit = leader.attr.inherit() == 1
@@ -174,7 +247,9 @@ impl Counters {
         // A switch group's leader is internal: its samples become the owner's counter records.
         self.members
             .iter()
-            .skip(usize::from(self.switch_group))
+            .skip(usize::from(
+                self.purpose() == Some(RingPurpose::SwitchCounts),
+            ))
             .map(|m| {
                 let cpu = match &m.alloc.scope {
                     Scope::System {

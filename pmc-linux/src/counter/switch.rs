@@ -2,7 +2,11 @@
 
 use super::*;
 
-impl Counters {
+/// The switch group of a PMC with log-proccsw: a `context-switches` sampler over copies of the
+/// PMC's events (see [`SwitchGroup::new`]).
+pub(super) struct SwitchGroup(Counters);
+
+impl SwitchGroup {
     /// The switch group of a PMC with log-proccsw (hwpmc's `PMC_F_LOG_PROCCSW`).
     ///
     /// perf_event has no "log the counts at every context switch" bit, but it gives enough to
@@ -17,13 +21,13 @@ impl Counters {
     /// events), and writes and set_count on the PMC do not touch them. The switch event fires
     /// in the kernel, so this needs kernel-mode counting: CAP_PERFMON or
     /// `perf_event_paranoid` <= 1.
-    pub(super) fn switch_group(
+    pub(super) fn new(
         owner: &[Member],
         inherit: bool,
         ring_pages: usize,
         facts: &Facts,
         shared: Arc<Shared>,
-    ) -> Result<Counters> {
+    ) -> Result<SwitchGroup> {
         let cs = pmc_core::EventSpec::portable(pmc_core::PortableEvent::ContextSwitches);
         let mut lead_alloc = Allocation::sampling(cs, Rate::Period(1));
         if inherit {
@@ -66,9 +70,8 @@ impl Counters {
                 opened: attr,
             });
         }
-        let mut c = Counters::unopened(members, shared, ring_pages, false);
-        c.per_cpu_task = inherit;
-        c.switch_group = true;
+        let mut c = Counters::unopened(members, shared, ReadLayout::Group);
+        c.rings = Some(Rings::new(ring_pages, RingPurpose::SwitchCounts));
         let tid = c._shared.sys.gettid();
         match c.open_set(0, -1, false, false) {
             Ok(fds) => c.probe = Some((tid, fds)),
@@ -96,6 +99,19 @@ impl Counters {
             }
             Err(e) => return Err(e),
         }
-        Ok(c)
+        Ok(SwitchGroup(c))
+    }
+}
+
+impl std::ops::Deref for SwitchGroup {
+    type Target = Counters;
+    fn deref(&self) -> &Counters {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SwitchGroup {
+    fn deref_mut(&mut self) -> &mut Counters {
+        &mut self.0
     }
 }

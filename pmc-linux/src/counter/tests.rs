@@ -651,3 +651,52 @@ fn a_restarted_group_enables_its_members_too() {
     g.read_into(&mut out).expect("read");
     assert_eq!(out.map(|r| r.value), [6, 6]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// log-procexit and log-proccsw layouts
+
+#[test]
+fn log_procexit_counting_is_per_thread_and_cpu_and_reads_per_cpu_totals() {
+    let (k, backend) = kernel();
+    backend.configure_log(Box::new(std::io::sink())).expect("log");
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCEXIT));
+    p.attach(Target::Pid(200)).expect("attach");
+    let ev = k.events();
+    assert_eq!(ev.iter().map(|e| e.cpu).collect::<Vec<_>>(), [0, 1], "one per CPU");
+    assert!(ev.iter().all(|e| e.attr.inherit_stat() == 1 && e.attr.task() == 1));
+    p.start().expect("start");
+    assert!(ev.iter().all(|e| k.event(e.fd).is_some_and(|e| e.mapped)));
+    k.tick(200, 0, 30); // enabled on both CPUs, runs on CPU 0
+    k.tick(200, 1, 20);
+    let r = p.read().expect("read");
+    // Counts and running times add up over the CPUs; the enabled time is one CPU's.
+    assert_eq!((r.value, r.time_enabled, r.time_running), (50, 50, 50));
+}
+
+#[test]
+fn log_proccsw_adds_a_switch_group_following_the_pmc() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCCSW));
+    // The PMC's probe and the switch group's (the context-switch sampler and the copy).
+    assert_eq!(k.events().len(), 3);
+    let e = p.start().expect_err("no log");
+    assert_eq!(e.kind(), ErrorKind::LogRequired);
+    backend.configure_log(Box::new(std::io::sink())).expect("log");
+    p.attach(Target::Pid(200)).expect("attach");
+    let ev = on(&k, 200);
+    assert_eq!(ev.len(), 1 + 2 * 2, "the PMC's fd, and the switch group's per CPU");
+    let sw: Vec<&FakeEvent> = ev.iter().filter(|e| e.cpu >= 0).collect();
+    assert!(sw.iter().all(|e| e.attr.read_format & GROUP != 0));
+    let leaders: Vec<&&FakeEvent> = sw.iter().filter(|e| e.is_leader()).collect();
+    assert_eq!(leaders.len(), 2);
+    assert!(leaders.iter().all(|e| e.attr.config == u64::from(b::PERF_COUNT_SW_CONTEXT_SWITCHES)));
+    p.start().expect("start");
+    assert!(k.events().iter().all(|e| e.enabled));
+    assert!(leaders.iter().all(|e| k.event(e.fd).is_some_and(|e| e.mapped)));
+    p.stop().expect("stop");
+    assert!(k.events().iter().all(|e| !e.enabled));
+    p.detach(Target::Pid(200)).expect("detach");
+    assert!(on(&k, 200).is_empty(), "the switch group detaches too");
+}
