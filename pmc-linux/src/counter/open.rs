@@ -51,60 +51,146 @@ pub(super) fn build_attr(
         && !a.mode.is_sampling()
         && !a.scope.is_system()
     {
-        // log-procexit on a counting PMC, as perf record -s: the kernel writes each inherited
-        // task's count to the ring at its exit (PERF_RECORD_READ), and the side-band records
-        // say which task and when.
-        attr.set_inherit_stat(1);
-        attr.sample_type = u64::from(
-            b::PERF_SAMPLE_TID
-                | b::PERF_SAMPLE_TIME
-                | b::PERF_SAMPLE_CPU
-                | b::PERF_SAMPLE_IDENTIFIER,
-        );
-        attr.set_sample_id_all(1);
-        attr.set_use_clockid(1);
-        attr.clockid = libc::CLOCK_MONOTONIC;
+        set_exit_read_bits(&mut attr);
     }
     if let Mode::Sampling(rate) = a.mode {
-        match rate {
-            Rate::Period(p) => attr.__bindgen_anon_1.sample_period = p,
-            Rate::Frequency(f) => {
-                attr.set_freq(1);
-                attr.__bindgen_anon_1.sample_freq = f;
-            }
-        }
-        attr.sample_type = u64::from(
-            b::PERF_SAMPLE_IP
-                | b::PERF_SAMPLE_TID
-                | b::PERF_SAMPLE_TIME
-                | b::PERF_SAMPLE_CPU
-                | b::PERF_SAMPLE_PERIOD,
-        );
-        if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
-            attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
-        }
-        if let (true, Some(stack_size)) = (crate::unwind::wants_stack(a), a.call_graph.stack_size())
-        {
-            // As perf record --call-graph dwarf: the user registers and stack with each
-            // sample; the kernel's callchain keeps only its kernel part.
-            attr.sample_type |= u64::from(b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER);
-            attr.sample_regs_user = crate::unwind::REGS_MASK;
-            attr.sample_stack_user = stack_size;
-            attr.set_exclude_callchain_user(1);
-        }
-        // Which PMC a record belongs to when several share a ring.
-        attr.sample_type |= u64::from(b::PERF_SAMPLE_IDENTIFIER);
-        // Side-band records carry pid/tid/time/cpu/id too.
-        attr.set_sample_id_all(1);
-        // One documented clock for every timestamp in the log.
-        attr.set_use_clockid(1);
-        attr.clockid = libc::CLOCK_MONOTONIC;
-        // Wake the drain thread when a ring is a quarter full.
-        attr.set_watermark(1);
-        attr.__bindgen_anon_2.wakeup_watermark =
-            u32::try_from(ring_bytes / 4).unwrap_or(u32::MAX).max(1);
+        set_sampling_bits(&mut attr, a, rate, ring_bytes);
     }
     attr
+}
+
+/// log-procexit on a counting PMC, as perf record -s: the kernel writes each inherited task's
+/// count to the ring at its exit (PERF_RECORD_READ), and the side-band records say which task
+/// and when.
+fn set_exit_read_bits(attr: &mut perf_event_attr) {
+    attr.set_inherit_stat(1);
+    attr.sample_type = u64::from(
+        b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_CPU | b::PERF_SAMPLE_IDENTIFIER,
+    );
+    attr.set_sample_id_all(1);
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+}
+
+/// A sampling PMC's attr: the rate, what each sample carries, and the ring's wakeup.
+fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, ring_bytes: usize) {
+    match rate {
+        Rate::Period(p) => attr.__bindgen_anon_1.sample_period = p,
+        Rate::Frequency(f) => {
+            attr.set_freq(1);
+            attr.__bindgen_anon_1.sample_freq = f;
+        }
+    }
+    attr.sample_type = u64::from(
+        b::PERF_SAMPLE_IP
+            | b::PERF_SAMPLE_TID
+            | b::PERF_SAMPLE_TIME
+            | b::PERF_SAMPLE_CPU
+            | b::PERF_SAMPLE_PERIOD,
+    );
+    if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
+        attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
+    }
+    if let (true, Some(stack_size)) = (crate::unwind::wants_stack(a), a.call_graph.stack_size()) {
+        // As perf record --call-graph dwarf: the user registers and stack with each
+        // sample; the kernel's callchain keeps only its kernel part.
+        attr.sample_type |= u64::from(b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER);
+        attr.sample_regs_user = crate::unwind::REGS_MASK;
+        attr.sample_stack_user = stack_size;
+        attr.set_exclude_callchain_user(1);
+    }
+    // Which PMC a record belongs to when several share a ring.
+    attr.sample_type |= u64::from(b::PERF_SAMPLE_IDENTIFIER);
+    // Side-band records carry pid/tid/time/cpu/id too.
+    attr.set_sample_id_all(1);
+    // One documented clock for every timestamp in the log.
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+    // Wake the drain thread when a ring is a quarter full.
+    attr.set_watermark(1);
+    attr.__bindgen_anon_2.wakeup_watermark =
+        u32::try_from(ring_bytes / 4).unwrap_or(u32::MAX).max(1);
+}
+
+/// The data pages of each ring of a PMC allocated now.
+fn ring_pages_for(allocs: &[Allocation], shared: &Shared, facts: &Facts) -> usize {
+    match shared.ring_pages.load(Ordering::Relaxed) {
+        // Samples with user stacks are kilobytes each: a privileged caller gets perf's
+        // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
+        0 if facts.privileged && allocs.iter().any(crate::unwind::wants_stack) => {
+            sampler::DWARF_RING_PAGES
+        }
+        0 => sampler::DEFAULT_RING_PAGES,
+        n => n,
+    }
+}
+
+/// The process-only log flags, and log-procexit's refusal of counting groups.
+fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
+    if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) && a.scope.is_system() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            "log-proccsw needs a process-scope PMC: it logs the counts of the target \
+             processes at their context switches",
+        )
+        .with_errno(libc::EINVAL)
+        .with_help("allocate it with process scope and attach it to the processes to watch"));
+    }
+    if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && a.scope.is_system() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            "log-procexit needs a process-scope PMC: it logs the counts of the target \
+             processes at their exits",
+        )
+        .with_errno(libc::EINVAL)
+        .with_help("allocate it with process scope and attach it to the processes to watch"));
+    }
+    if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && !a.mode.is_sampling() && group_len > 1 {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            "log-procexit on a counting group: each counting PMC with log-procexit \
+             has its events of its own on Linux",
+        )
+        .with_help("allocate the PMC alone"));
+    }
+    Ok(())
+}
+
+impl Member {
+    /// A member of a PMC being allocated: its event resolved, its attr built, its log id.
+    fn new(
+        a: &Allocation,
+        facts: &Facts,
+        grouped: bool,
+        ring_bytes: usize,
+        shared: &Shared,
+    ) -> Result<Member> {
+        crate::unwind::check(a)?;
+        let resolved = resolve::resolve(&a.event)?;
+        if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
+            if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    Op::Allocate,
+                    format!("sampling frequency {f} Hz is above kernel.perf_event_max_sample_rate = {max}"),
+                )
+                .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"));
+            }
+        }
+        let attr = build_attr(a, &resolved, facts, grouped, ring_bytes);
+        let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
+        Ok(Member {
+            alloc: a.clone(),
+            pmc_id,
+            event: a.event.to_string(),
+            resolved,
+            attr,
+            opened: attr,
+        })
+    }
 }
 
 impl Counters {
@@ -118,15 +204,7 @@ impl Counters {
         } else {
             ReadLayout::Group
         };
-        let ring_pages = match shared.ring_pages.load(Ordering::Relaxed) {
-            // Samples with user stacks are kilobytes each: a privileged caller gets perf's
-            // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
-            0 if facts.privileged && allocs.iter().any(crate::unwind::wants_stack) => {
-                sampler::DWARF_RING_PAGES
-            }
-            0 => sampler::DEFAULT_RING_PAGES,
-            n => n,
-        };
+        let ring_pages = ring_pages_for(allocs, &shared, &facts);
         let sampling = allocs.iter().any(|a| a.mode.is_sampling());
         if sampling && allocs.iter().any(|a| !a.mode.is_sampling()) {
             return Err(Error::new(
@@ -136,67 +214,12 @@ impl Counters {
             )
             .with_help("allocate the counting PMCs in a group of their own"));
         }
+        let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
         let mut members = Vec::with_capacity(allocs.len());
         for a in allocs {
-            if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) && a.scope.is_system() {
-                return Err(Error::new(
-                    ErrorKind::InvalidArgument,
-                    Op::Allocate,
-                    "log-proccsw needs a process-scope PMC: it logs the counts of the target \
-                     processes at their context switches",
-                )
-                .with_errno(libc::EINVAL)
-                .with_help(
-                    "allocate it with process scope and attach it to the processes to watch",
-                ));
-            }
-            if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && a.scope.is_system() {
-                return Err(Error::new(
-                    ErrorKind::InvalidArgument,
-                    Op::Allocate,
-                    "log-procexit needs a process-scope PMC: it logs the counts of the target \
-                     processes at their exits",
-                )
-                .with_errno(libc::EINVAL)
-                .with_help(
-                    "allocate it with process scope and attach it to the processes to watch",
-                ));
-            }
-            if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT)
-                && !a.mode.is_sampling()
-                && allocs.len() > 1
-            {
-                return Err(Error::new(
-                    ErrorKind::NotSupported,
-                    Op::Allocate,
-                    "log-procexit on a counting group: each counting PMC with log-procexit \
-                     has its events of its own on Linux",
-                )
-                .with_help("allocate the PMC alone"));
-            }
-            crate::unwind::check(a)?;
-            let resolved = resolve::resolve(&a.event)?;
-            if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
-                if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
-                    return Err(Error::new(
-                        ErrorKind::InvalidArgument,
-                        Op::Allocate,
-                        format!("sampling frequency {f} Hz is above kernel.perf_event_max_sample_rate = {max}"),
-                    )
-                    .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"));
-                }
-            }
-            let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
-            let attr = build_attr(a, &resolved, &facts, read == ReadLayout::Group, ring_bytes);
-            let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
-            members.push(Member {
-                alloc: a.clone(),
-                pmc_id,
-                event: a.event.to_string(),
-                resolved,
-                attr,
-                opened: attr,
-            });
+            check_log_flags(a, allocs.len())?;
+            let grouped = read == ReadLayout::Group;
+            members.push(Member::new(a, &facts, grouped, ring_bytes, &shared)?);
         }
         let mut c = Counters::unopened(members, shared, read);
         // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a
@@ -225,10 +248,17 @@ impl Counters {
                 c._shared.clone(),
             )?));
         }
-        match &allocs[0].scope {
+        c.open_instances(&allocs[0].scope)?;
+        Ok(c)
+    }
+
+    /// At allocate: one fd set per CPU for system scope; for process scope, the disabled probe
+    /// on the calling thread that validates the events.
+    fn open_instances(&mut self, scope: &Scope) -> Result<()> {
+        match scope {
             Scope::System { cpu } => {
                 let cpus = match cpu {
-                    pmc_core::Cpus::All => c._shared.sys.online_cpus(),
+                    pmc_core::Cpus::All => self._shared.sys.online_cpus(),
                     pmc_core::Cpus::One(c) => vec![*c],
                     pmc_core::Cpus::List(l) => l.clone(),
                 };
@@ -247,8 +277,8 @@ impl Counters {
                             format!("CPU {cpu} is out of range"),
                         )
                     })?;
-                    let fds = c.open_set(-1, cpu_i, false, false)?;
-                    c.instances.push(InstanceFds {
+                    let fds = self.open_set(-1, cpu_i, false, false)?;
+                    self.instances.push(InstanceFds {
                         instance: Instance::Cpu(cpu),
                         threads: vec![fds],
                         pending_exec: false,
@@ -260,15 +290,19 @@ impl Counters {
                 }
             }
             Scope::Process => {
-                let tid = c._shared.sys.gettid();
-                c.probe = Some((tid, c.open_set(0, -1, false, false)?));
+                let tid = self._shared.sys.gettid();
+                self.probe = Some((tid, self.open_set(0, -1, false, false)?));
             }
         }
-        Ok(c)
+        Ok(())
     }
 
     /// A PMC or group with nothing opened yet: allocated, no targets, no counts kept.
-    pub(super) fn unopened(members: Vec<Member>, shared: Arc<Shared>, read: ReadLayout) -> Counters {
+    pub(super) fn unopened(
+        members: Vec<Member>,
+        shared: Arc<Shared>,
+        read: ReadLayout,
+    ) -> Counters {
         let n = members.len();
         Counters {
             members,
