@@ -35,6 +35,11 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 step "cross-check FreeBSD"
 bash ci/cross-check.sh
 
+step "features: a counting-only user (pmc without default features: no serde, no DWARF unwinder)"
+cargo clippy -p pmc -p pmc-core -p pmc-log -p pmc-linux --no-default-features -- -D warnings
+cargo tree -q -p pmc -e normal --no-default-features --prefix none | sed 's/ (\*)//' | sort -u |
+  awk '{n++; s = s " " $1} END {print n " crates:" s}'
+
 step "check unsafe stays in sys seams"
 bash ci/check-unsafe.sh
 

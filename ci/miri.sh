@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Miri on the pure parsing and ring-buffer code: pmc-log (reader, writer, hwpmc importer,
 # exports), pmc-linux's ring reader, record parser, mmap ring and rdpmc logic on simulated
-# pages, and pmc-core's event parser and readings. Long randomized tests are
+# pages, the sampler's post-processors (log-proccsw, log-procexit, unwinding stage) on
+# hand-made records, and pmc-core's event parser and readings. Long randomized tests are
 # `#[cfg_attr(miri, ignore)]`; proptests run a few cases under Miri.
 #
 # Called by ci/check.sh (set PMC_CI_MIRI=0 to leave it out) and by the workflow's Miri job.
@@ -17,5 +18,6 @@ cargo +nightly miri setup
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance -Zmiri-disable-isolation}"
 cargo +nightly miri test -p pmc-log
 cargo +nightly miri test -p pmc-linux --test ring --test record
-cargo +nightly miri test -p pmc-linux --lib -- ring record rdpmc sys::mmap switch_samples
+cargo +nightly miri test -p pmc-linux --lib -- ring record rdpmc sys::mmap switch_samples \
+  sampler::proccsw sampler::procexit sampler::post sampler::hub
 cargo +nightly miri test -p pmc-core --lib -- event reading

@@ -1,12 +1,12 @@
 //! Allocation parameters: scope, mode, flags, and targets.
 
 use crate::event::EventSpec;
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Which CPUs a system-scope PMC counts on.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Cpus {
     /// Every online CPU (one counter per CPU, summed on read).
     All,
@@ -65,8 +65,9 @@ impl Cpus {
 }
 
 /// Where a PMC counts: hwpmc's process (virtual) or system scope.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Scope {
     /// Counts only while attached target processes run (hwpmc modes TC/TS;
     /// perf: `pid >= 0`, `cpu == -1`).
@@ -91,8 +92,9 @@ impl Scope {
 }
 
 /// How often a sampling PMC interrupts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Rate {
     /// Once every N events (hwpmc's reload count; perf's `sample_period`).
     Period(u64),
@@ -110,8 +112,9 @@ pub enum Rate {
 /// assert_eq!(a.call_graph, CallGraph::Dwarf { stack_size: 8192 });
 /// assert!(a.flags.contains(Flags::CALLCHAIN));
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum CallGraph {
     /// The kernel follows frame pointers (hwpmc's `PMC_F_CALLCHAIN`; perf's `fp`). Code built
     /// without frame pointers (most distribution packages, Rust release builds) gives short or
@@ -213,8 +216,9 @@ impl std::str::FromStr for CallGraph {
 }
 
 /// Counting or sampling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Mode {
     /// The PMC accumulates a count that you read.
     Counting,
@@ -239,8 +243,9 @@ impl Mode {
 /// assert!(!f.contains(Flags::LOG_PROCEXIT));
 /// assert_eq!(f.to_string(), "descendants,callchain");
 /// ```
-#[derive(Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct Flags(u32);
 
 impl Flags {
@@ -343,7 +348,8 @@ impl fmt::Debug for Flags {
 ///     .scope(Scope::System { cpu: Cpus::All });
 /// assert_eq!(s.mode, Mode::Sampling(Rate::Frequency(4000)));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Allocation {
     /// What to count.
     pub event: EventSpec,
@@ -354,7 +360,7 @@ pub struct Allocation {
     /// `PMC_F_*` flags.
     pub flags: Flags,
     /// How callchains are taken, for a sampling PMC with [`Flags::CALLCHAIN`].
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub call_graph: CallGraph,
 }
 
@@ -415,8 +421,9 @@ impl Allocation {
 }
 
 /// A process a process-scope PMC attaches to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Target {
     /// The calling process (hwpmc's "owner"). On Linux: every thread of
     /// the process at attach time (one counter per thread, summed); with

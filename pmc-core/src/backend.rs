@@ -6,7 +6,6 @@ use crate::event::EventSpec;
 use crate::members::GroupReading;
 use crate::reading::Reading;
 use crate::summary::SamplingSummary;
-use serde::{Deserialize, Serialize};
 
 /// Where a backend writes its sample log: any byte sink. The backend wraps
 /// it in a `pmc_log` writer (or, on FreeBSD, converts hwpmc's own stream
@@ -15,8 +14,9 @@ pub type LogSink = Box<dyn std::io::Write + Send>;
 
 /// The life-cycle state of a PMC (hwpmc's `PMC_STATE_*`, less FREE and
 /// DELETED, which Rust ownership makes unobservable).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum State {
     /// Allocated, never started (or stopped and never restarted).
     Allocated,
@@ -28,8 +28,9 @@ pub enum State {
 
 /// What one part of a PMC counted: a CPU (system scope) or a target
 /// process (process scope).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Instance {
     /// A CPU, for system-scope PMCs.
     Cpu(u32),
@@ -38,7 +39,8 @@ pub enum Instance {
 }
 
 /// A [`Reading`] of one [`Instance`] of a PMC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct InstanceReading {
     /// What was counted.
     pub instance: Instance,
@@ -61,7 +63,8 @@ pub struct InstanceReading {
 /// let ipc = i.readings[1].value as f64 / i.readings[0].value as f64;
 /// assert_eq!(ipc, 0.25);
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct GroupInstanceReading {
     /// What was counted.
     pub instance: Instance,
@@ -71,7 +74,8 @@ pub struct GroupInstanceReading {
 
 /// One field of the native configuration a backend opened, for `pmcstat -v`
 /// (on Linux, the non-zero `perf_event_attr` fields, by name).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NativeField {
     /// The field's native name (`config`, `sample_type`, `pm_ev`...).
     pub name: String,

@@ -1,6 +1,7 @@
 //! Typed errors that say what to do next.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// `Result` with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -131,6 +132,25 @@ pub enum ErrorKind {
     Os,
 }
 
+impl ErrorKind {
+    /// The kind of an error a background writer met on its sink (a file, a
+    /// pipe, a socket): refused access is [`ErrorKind::Permission`],
+    /// anything else (a full disk, a closed pipe) [`ErrorKind::Os`]. Both
+    /// backends' log writers use it, so `Backend::log_error` answers alike.
+    ///
+    /// ```
+    /// use pmc_core::ErrorKind;
+    /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::PermissionDenied), ErrorKind::Permission);
+    /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::StorageFull), ErrorKind::Os);
+    /// ```
+    pub fn of_io(kind: std::io::ErrorKind) -> ErrorKind {
+        match kind {
+            std::io::ErrorKind::PermissionDenied => ErrorKind::Permission,
+            _ => ErrorKind::Os,
+        }
+    }
+}
+
 /// An error from a backend, with the facts and the remedy.
 ///
 /// The `Display` form is a one-line fact followed, where there is one, by a
@@ -145,8 +165,11 @@ pub enum ErrorKind {
 /// assert!(msg.contains("perf_event_paranoid = 2"));
 /// assert!(msg.contains("CAP_PERFMON"));
 /// ```
-#[derive(Debug, thiserror::Error)]
-#[error("{message}{}{}", errno_suffix(.errno, .errno_text), help_suffix(.help))]
+///
+/// It is `Clone` (its source is shared), so an error met by a background
+/// thread (a log writer) can be kept and handed to every caller that asks,
+/// kind, errno and source intact.
+#[derive(Debug, Clone)]
 pub struct Error {
     kind: ErrorKind,
     op: Op,
@@ -154,8 +177,29 @@ pub struct Error {
     errno_text: Option<String>,
     message: String,
     help: Option<String>,
-    #[source]
-    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}{}{}",
+            self.message,
+            errno_suffix(&self.errno, &self.errno_text),
+            help_suffix(&self.help)
+        )
+    }
+}
+
+impl std::error::Error for Error {
+    /// The underlying error itself (an `std::io::Error` downcasts as one),
+    /// not the `Arc` it is shared through.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|s| s as &(dyn std::error::Error + 'static))
+    }
 }
 
 impl Error {
@@ -195,7 +239,7 @@ impl Error {
 
     /// Adds an underlying error.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Error {
-        self.source = Some(Box::new(source));
+        self.source = Some(Arc::new(source));
         self
     }
 
@@ -278,5 +322,37 @@ impl From<crate::event::ParseError> for Error {
     fn from(e: crate::event::ParseError) -> Error {
         Error::new(ErrorKind::Parse, Op::Allocate, e.to_string())
             .with_help("`Backend::list_events` lists the events this machine has")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A clone keeps the kind, errno, help and the source itself (an io::Error still
+    /// downcasts as one), so an error kept by a background thread reads as the original.
+    #[test]
+    fn a_clone_keeps_kind_errno_help_and_source() {
+        let e = Error::new(ErrorKind::Os, Op::Log, "cannot write the log")
+            .with_errno(28)
+            .with_help("make room")
+            .with_source(std::io::Error::from_raw_os_error(28));
+        let c = e.clone();
+        drop(e);
+        assert_eq!(
+            (c.kind(), c.op(), c.errno()),
+            (ErrorKind::Os, Op::Log, Some(28))
+        );
+        assert_eq!(c.help(), Some("make room"));
+        let io = std::error::Error::source(&c)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .expect("the io::Error is the source");
+        assert_eq!(io.raw_os_error(), Some(28));
+        assert!(
+            c.to_string()
+                .starts_with("cannot write the log (errno 28: "),
+            "{c}"
+        );
+        assert!(c.to_string().ends_with("\nhelp: make room"), "{c}");
     }
 }

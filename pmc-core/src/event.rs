@@ -44,7 +44,6 @@
 //! assert!(err.to_string().contains("did you mean `page-faults`"));
 //! ```
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
@@ -57,8 +56,9 @@ pub const MAX_EVENT_SPEC_LEN: usize = 4096;
 /// Each maps to a native event on Linux (`PERF_TYPE_HARDWARE` /
 /// `PERF_TYPE_SOFTWARE`) and on FreeBSD (an architectural hwpmc event, or a
 /// SOFT-class event).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum PortableEvent {
     /// Core clock cycles while the CPU is not halted. Linux:
     /// `PERF_COUNT_HW_CPU_CYCLES`; FreeBSD: `unhalted-cycles`.
@@ -257,7 +257,8 @@ fn is_generic_name(name: &str) -> bool {
 /// counted (subject to the backend's permission rules), and all three flags
 /// are `false`: use [`Modifiers::counts_user`] and friends to ask what is
 /// counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Modifiers {
     /// Count user mode (`:u`, `,usr`).
     pub user: bool,
@@ -293,7 +294,8 @@ impl Modifiers {
 
 /// One `key=value` or bare `name` term inside `pmu/.../` or a hwpmc-style
 /// qualifier list.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Term {
     /// The term's name (`event`, `umask`, `cmask`, `edge`, or an alias).
     pub key: String,
@@ -311,8 +313,9 @@ impl fmt::Display for Term {
 }
 
 /// What kind of event a spec names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum EventSource {
     /// One of the portable names.
     Portable(PortableEvent),
@@ -351,8 +354,9 @@ pub enum EventSource {
 /// A parsed event string.
 ///
 /// `Display` prints a canonical form that parses back to an equal spec.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "String", into = "String"))]
 pub struct EventSpec {
     /// What to count.
     pub source: EventSource,
@@ -1224,6 +1228,7 @@ mod tests {
         assert_eq!(p("LLC-loads:u").to_string(), "LLC-loads:u");
     }
 
+    #[cfg(feature = "serde")]
     #[test]
     fn serde_as_string() {
         let s = p("cpu/event=0x3c/k");

@@ -1,11 +1,10 @@
 //! What a machine offers: event listings (`pmcstat -L`) and a diagnostics
 //! report (`pmcstat --diagnose`), in a backend-neutral shape.
 
-use serde::{Deserialize, Serialize};
-
 /// Where an event in a listing comes from.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum EventSource {
     /// The portable names of [`PortableEvent`](crate::PortableEvent).
     Portable,
@@ -38,8 +37,12 @@ impl std::fmt::Display for EventSource {
 }
 
 /// Whether an event can be opened here, and if not, why.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "snake_case", tag = "state", content = "reason")
+)]
 pub enum Availability {
     /// It was opened successfully (and closed again).
     Available,
@@ -50,7 +53,8 @@ pub enum Availability {
 }
 
 /// One event in a listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct EventInfo {
     /// The name to pass to the parser.
     pub name: String,
@@ -63,8 +67,9 @@ pub struct EventInfo {
 }
 
 /// The verdict of one diagnostic check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Verdict {
     /// Works.
     Yes,
@@ -75,7 +80,8 @@ pub enum Verdict {
 }
 
 /// One line of a diagnostics report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Check {
     /// What was checked ("hardware PMU", "system-wide counting", ...).
     pub name: String,

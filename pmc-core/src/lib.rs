@@ -66,6 +66,7 @@ mod backend;
 mod error;
 pub mod event;
 pub mod info;
+pub mod lifecycle;
 mod members;
 pub mod metrics;
 pub mod process;

@@ -1,10 +1,9 @@
 //! Counter readings and their multiplexing state.
 
-use serde::{Deserialize, Serialize};
-
 /// Whether a reading holds a usable count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum Status {
     /// The counter ran for at least part of the time it was enabled; the
     /// value (scaled if it was multiplexed) is meaningful.
@@ -39,7 +38,8 @@ pub enum Status {
 /// assert_eq!(Reading::new(5, 100, 0).scaled(), None);
 /// assert_eq!(Reading::new(7, 10, 20).scaled(), Some(7)); // running > enabled
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Reading {
     /// The raw count, as the hardware/kernel accumulated it.
     pub value: u64,

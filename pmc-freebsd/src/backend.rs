@@ -7,6 +7,7 @@ use crate::events::{self, Encoding, Machine};
 use crate::logpump::{LogFormat, PumpCtl};
 use crate::sys::abi::*;
 use crate::sys::{self, Driver, OpArg, PmcOp};
+use pmc_core::lifecycle::{fan_out, fan_out_or_undo, Lifecycle, Refusal};
 use pmc_core::{
     Allocation, Cpus, Error, ErrorKind, Flags, GroupInstanceReading, Instance, InstanceReading,
     LogSink, Mode, NativeField, Op, Rate, Reading, Result, Scope, State, Target,
@@ -484,8 +485,8 @@ pub struct FreebsdPmc<D: Driver = DefaultDriver> {
     count: u64,
     /// Why the PMC samples less often than asked, if it does.
     rate_warning: Option<String>,
-    state: State,
-    targets: Vec<Target>,
+    /// State and targets, with hwpmc's rules (`pmc_core::lifecycle`).
+    life: Lifecycle,
     running_since: Option<Instant>,
     ran: Duration,
     released: bool,
@@ -496,7 +497,7 @@ impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
         f.debug_struct("FreebsdPmc")
             .field("allocation", &self.allocation)
             .field("ids", &self.ids)
-            .field("state", &self.state)
+            .field("state", &self.life.state())
             .finish_non_exhaustive()
     }
 }
@@ -551,15 +552,6 @@ impl<D: Driver> FreebsdPmc<D> {
         ))
     }
 
-    fn is_self(&self, t: Target) -> bool {
-        match t {
-            Target::Current => true,
-            Target::Pid(p) | Target::Exec(p) => {
-                i64::from(p) == i64::from(self.inner.driver.current_pid())
-            }
-        }
-    }
-
     /// The hwpmc handles: `(cpu, pmcid)`, one per CPU for system scope.
     pub fn pmc_ids(&self) -> &[(Option<u32>, u32)] {
         &self.ids
@@ -597,6 +589,15 @@ impl<D: Driver> FreebsdPmc<D> {
         Ok(())
     }
 
+    /// The error hwpmc gives for what the life cycle refused (the same errno
+    /// through the same map, so the same message as the kernel's answer).
+    fn refused(&self, op: PmcOp, r: Refusal, pid: Option<i32>) -> Error {
+        let mut ctx = self.ctx(self.ids.first().and_then(|(cpu, _)| *cpu));
+        ctx.write = r.op() == Op::Write;
+        ctx.pid = pid;
+        self.inner.err(op, Errno(r.hwpmc_errno()), &ctx)
+    }
+
     fn attach_op(&mut self, target: Target, detach: bool) -> Result<()> {
         let pid = match target {
             Target::Current => 0,
@@ -614,14 +615,18 @@ impl<D: Driver> FreebsdPmc<D> {
             PmcOp::PmcAttach
         };
         let me = self.inner.driver.current_pid();
-        let same = |t: &Target| match (*t, target) {
-            (a, b) if a == b => true,
-            (Target::Current, Target::Pid(p)) | (Target::Pid(p), Target::Current) => {
-                i64::from(p) == i64::from(me)
-            }
-            _ => false,
-        };
-        let attached = self.targets.iter().any(same);
+        let ctx_pid = if pid == 0 { me } else { pid };
+        if !detach {
+            // PMC_OP_PMCATTACH's checks of the PMC itself (system scope: EINVAL;
+            // running: EBUSY), answered here as hwpmc would. Detach and the target
+            // rules stay the kernel's: it keeps the real target set (descendants
+            // added, exited targets dropped) and tells ESRCH from EINVAL.
+            self.life
+                .check_process_scope(Op::Attach)
+                .and_then(|()| self.life.check_stopped(Op::Attach))
+                .map_err(|r| self.refused(op, r, Some(ctx_pid)))?;
+        }
+        let attached = self.life.is_attached(target);
         for (cpu, id) in &self.ids {
             let mut a = pmc_op_pmcattach {
                 pm_pmc: *id,
@@ -634,15 +639,15 @@ impl<D: Driver> FreebsdPmc<D> {
             };
             self.inner.driver.call(arg).map_err(|e| {
                 let mut ctx = self.ctx(*cpu);
-                ctx.pid = Some(if pid == 0 { me } else { pid });
+                ctx.pid = Some(ctx_pid);
                 ctx.attached = Some(attached);
                 self.inner.err(op, e, &ctx)
             })?;
         }
         if detach {
-            self.targets.retain(|t| !same(t));
-        } else if !self.targets.iter().any(same) {
-            self.targets.push(target);
+            self.life.record_detach(target);
+        } else {
+            self.life.record_attach(target);
         }
         Ok(())
     }
@@ -667,7 +672,7 @@ impl<D: Driver> FreebsdPmc<D> {
             d += s.elapsed();
         }
         let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        if ns == 0 && (self.running_since.is_some() || self.state == State::Stopped) {
+        if ns == 0 && (self.running_since.is_some() || self.life.state() == State::Stopped) {
             1
         } else {
             ns
@@ -702,13 +707,13 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.life.state()
     }
 
     fn attach(&mut self, target: Target) -> Result<()> {
         if self.allocation.mode.is_sampling()
             && !self.allocation.scope.is_system()
-            && self.is_self(target)
+            && self.life.is_owner(target)
         {
             return self.refuse_sampling_self(Op::Attach);
         }
@@ -720,39 +725,33 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn targets(&self) -> Vec<Target> {
-        self.targets.clone()
+        self.life.targets().to_vec()
     }
 
     fn start(&mut self) -> Result<()> {
-        if self.state == State::Running {
+        if !self.life.start_needed() {
             return Ok(());
         }
         // Started without a target, hwpmc attaches it to its owner
         // (hwpmc_mod.c:pmc_start), which for sampling logs nothing.
-        if self.allocation.mode.is_sampling()
-            && !self.allocation.scope.is_system()
-            && self.targets.is_empty()
-        {
+        if self.allocation.mode.is_sampling() && self.life.start_attaches_owner() {
             return self.refuse_sampling_self(Op::Start);
         }
         self.simple(PmcOp::PmcStart)?;
-        if !self.allocation.scope.is_system() && self.targets.is_empty() {
-            // hwpmc attached it to its owner.
-            self.targets.push(Target::Current);
-        }
-        self.state = State::Running;
+        // Running, and attached to the owner if it had no target.
+        self.life.record_start();
         self.running_since = Some(Instant::now());
         Ok(())
     }
 
     fn stop(&mut self) -> Result<()> {
-        if self.state != State::Running {
+        if !self.life.stop_needed() {
             // Nothing to stop. (hwpmc answers EINVAL for a PMC that never
             // started; like the other backends, this is a no-op.)
             return Ok(());
         }
         self.simple(PmcOp::PmcStop)?;
-        self.state = State::Stopped;
+        self.life.record_stop();
         if let Some(s) = self.running_since.take() {
             self.ran += s.elapsed();
         }
@@ -799,7 +798,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             }
             return Ok(out);
         }
-        match self.targets.as_slice() {
+        match self.life.targets() {
             [one] => Ok(vec![InstanceReading {
                 instance: Instance::Target(*one),
                 reading: self.read()?,
@@ -809,7 +808,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
                 Op::Read,
                 format!(
                     "hwpmc reads a process PMC only as the total over its {} targets",
-                    self.targets.len()
+                    self.life.targets().len()
                 ),
             )
             .with_help("use one PMC per target, or read() for the total")),
@@ -817,6 +816,10 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn write(&mut self, value: u64) -> Result<u64> {
+        // PMC_OP_PMCRW with PMC_F_NEWVALUE on a running PMC: EBUSY.
+        self.life
+            .check_stopped(Op::Write)
+            .map_err(|r| self.refused(PmcOp::PmcRw, r, None))?;
         let mut old = 0u64;
         for (i, (cpu, id)) in self.ids.clone().into_iter().enumerate() {
             let v = if i == 0 { value } else { 0 };
@@ -826,6 +829,10 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     }
 
     fn set_count(&mut self, count: u64) -> Result<()> {
+        // PMC_OP_PMCSETCOUNT on a running PMC: EBUSY.
+        self.life
+            .check_stopped(Op::SetCount)
+            .map_err(|r| self.refused(PmcOp::PmcSetCount, r, None))?;
         for (cpu, id) in &self.ids {
             let mut s = pmc_op_pmcsetcount {
                 pm_count: count,
@@ -892,7 +899,8 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
 pub struct FreebsdGroup<D: Driver = DefaultDriver> {
     allocations: Vec<Allocation>,
     members: Vec<FreebsdPmc<D>>,
-    state: State,
+    /// The group's state and targets (each member keeps its own too).
+    life: Lifecycle,
 }
 
 impl<D: Driver> std::fmt::Debug for FreebsdGroup<D> {
@@ -908,28 +916,40 @@ impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
         &self.allocations
     }
     fn state(&self) -> State {
-        self.state
+        self.life.state()
     }
+    /// Attaches every member; if one fails, the members already attached
+    /// are detached again, so the group stays as it was.
     fn attach(&mut self, target: Target) -> Result<()> {
-        self.members
-            .iter_mut()
-            .try_for_each(|m| pmc_core::Pmc::attach(m, target))
-    }
-    fn detach(&mut self, target: Target) -> Result<()> {
-        self.members
-            .iter_mut()
-            .try_for_each(|m| pmc_core::Pmc::detach(m, target))
-    }
-    fn start(&mut self) -> Result<()> {
-        self.members.iter_mut().try_for_each(pmc_core::Pmc::start)?;
-        self.state = State::Running;
+        fan_out_or_undo(
+            &mut self.members,
+            |m| pmc_core::Pmc::attach(m, target),
+            |m| {
+                let _ = pmc_core::Pmc::detach(m, target);
+            },
+        )?;
+        self.life.record_attach(target);
         Ok(())
     }
+    /// Detaches every member, stopping at the first error.
+    fn detach(&mut self, target: Target) -> Result<()> {
+        fan_out(&mut self.members, |m| pmc_core::Pmc::detach(m, target))?;
+        self.life.record_detach(target);
+        Ok(())
+    }
+    /// Starts every member; if one fails, the members already started are
+    /// stopped again, so the group runs whole or not at all.
+    fn start(&mut self) -> Result<()> {
+        fan_out_or_undo(&mut self.members, pmc_core::Pmc::start, |m| {
+            let _ = pmc_core::Pmc::stop(m);
+        })?;
+        self.life.record_start();
+        Ok(())
+    }
+    /// Stops every member, stopping at the first error.
     fn stop(&mut self) -> Result<()> {
-        self.members.iter_mut().try_for_each(pmc_core::Pmc::stop)?;
-        if self.state == State::Running {
-            self.state = State::Stopped;
-        }
+        fan_out(&mut self.members, pmc_core::Pmc::stop)?;
+        self.life.record_stop();
         Ok(())
     }
     /// Each member's [`read_instances`](pmc_core::Pmc::read_instances), joined by
@@ -1069,8 +1089,10 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             encoding,
             count,
             rate_warning,
-            state: State::Allocated,
-            targets: Vec::new(),
+            life: Lifecycle::new(
+                &a.scope,
+                u32::try_from(self.inner.driver.current_pid()).unwrap_or(0),
+            ),
             running_since: None,
             ran: Duration::ZERO,
             released: false,
@@ -1102,7 +1124,10 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
         Ok(FreebsdGroup {
             allocations: allocations.to_vec(),
             members,
-            state: State::Allocated,
+            life: Lifecycle::new(
+                &first.scope,
+                u32::try_from(self.inner.driver.current_pid()).unwrap_or(0),
+            ),
         })
     }
 
@@ -1161,12 +1186,14 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             .map_err(|e| self.inner.err(PmcOp::WriteLog, e, &Context::default()))
     }
 
+    /// As the `info` module lists them (hwpmc has no tracepoints).
     fn list_events(&self, _tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
-        self.list_events_impl()
+        crate::info::list_events(self)
     }
 
+    /// As the `info` module checks them.
     fn diagnose(&self) -> Vec<pmc_core::info::Check> {
-        self.diagnose_impl()
+        crate::info::diagnose(self)
     }
 
     /// As the inherent [`Backend::log_error`]. `sampling_summary` and
@@ -1209,9 +1236,13 @@ impl<D: Driver> Backend<D> {
     }
 
     /// The error that stopped the configured log's sink, if one did (a sink
-    /// write error such as a full disk, or a conversion error):
-    /// `ErrorKind::Os` with the errno and, for I/O errors, a
-    /// `std::io::Error` (its `kind()`) as its source. The log reader records
+    /// write error such as a full disk, or a conversion error), as the log
+    /// reader made it where it failed: for I/O errors the errno and a
+    /// `std::io::Error` (its `kind()`) as the source, with the kind
+    /// `ErrorKind::Os` (a full disk: ENOSPC, `StorageFull`) or
+    /// `ErrorKind::Permission` (EACCES/EPERM); a sink whose `io::Error`
+    /// wraps a `pmc_core::Error` gives that error's kind, errno and help,
+    /// with the error itself as the source. The log reader records
     /// it the moment it happens, so a caller polling this learns of it at
     /// once rather than at `close_log`. After it the sink receives nothing
     /// more; the reader keeps reading and dropping hwpmc's stream so the
@@ -1345,243 +1376,6 @@ impl<D: Driver> Drop for Inner<D> {
             let _ = self.driver.call(OpArg::ConfigureLog(&mut off));
             let _ = finish_pump(p);
         }
-    }
-}
-
-fn class_name(class: u32) -> String {
-    match class {
-        PMC_CLASS_TSC => "TSC".into(),
-        PMC_CLASS_K8 => "K8".into(),
-        PMC_CLASS_IBS => "IBS".into(),
-        PMC_CLASS_IAF => "IAF".into(),
-        PMC_CLASS_IAP => "IAP".into(),
-        PMC_CLASS_UCF => "UCF".into(),
-        PMC_CLASS_UCP => "UCP".into(),
-        PMC_CLASS_SOFT => "SOFT".into(),
-        PMC_CLASS_ARMV7 => "ARMV7".into(),
-        PMC_CLASS_ARMV8 => "ARMV8".into(),
-        PMC_CLASS_RAPL => "RAPL".into(),
-        PMC_CLASS_PERF => "PERF".into(),
-        c => format!("class {c:#x}"),
-    }
-}
-
-impl<D: Driver + 'static> Backend<D> {
-    /// Allocates and releases a PMC to see whether it can be opened here.
-    fn probe(&self, a: &Allocation) -> pmc_core::info::Availability {
-        use pmc_core::info::Availability;
-        match pmc_core::Backend::allocate(self, a) {
-            Ok(p) => match pmc_core::Pmc::release(p) {
-                Ok(()) => Availability::Available,
-                Err(e) => Availability::Unavailable(e.to_string()),
-            },
-            Err(e) => Availability::Unavailable(e.to_string()),
-        }
-    }
-
-    fn list_events_impl(&self) -> Vec<pmc_core::info::EventInfo> {
-        use pmc_core::info::{Availability, EventInfo, EventSource as Src};
-        use pmc_core::{EventSpec, PortableEvent};
-        let mut out = Vec::new();
-        for p in PortableEvent::ALL {
-            let spec = EventSpec::portable(p);
-            let description = match events::resolve(&spec, &self.inner.machine, false) {
-                Ok(encs) => encs
-                    .iter()
-                    .map(|e| e.name.clone())
-                    .collect::<Vec<_>>()
-                    .join(" or "),
-                Err(_) => "no hwpmc equivalent here".into(),
-            };
-            let availability = self.probe(&Allocation::counting(spec));
-            out.push(EventInfo {
-                name: p.name().into(),
-                source: Src::Portable,
-                description,
-                availability,
-            });
-        }
-        for (name, code) in &self.inner.machine.soft_events {
-            let full = format!("SOFT-{name}");
-            let availability = match full.parse::<EventSpec>() {
-                Ok(spec) => self.probe(&Allocation::counting(spec)),
-                Err(e) => Availability::Unavailable(e.to_string()),
-            };
-            out.push(EventInfo {
-                name: full,
-                source: Src::HwpmcClass("SOFT".into()),
-                description: format!("software event {name} (pm_ev {code:#x})"),
-                availability,
-            });
-        }
-        for c in &self.inner.machine.classes {
-            let cname = class_name(c.pm_class);
-            match c.pm_class {
-                PMC_CLASS_SOFT => {}
-                PMC_CLASS_TSC => {
-                    let availability = match "tsc-tsc".parse::<EventSpec>() {
-                        Ok(spec) => self.probe(&Allocation::counting(spec).system(Cpus::One(0))),
-                        Err(e) => Availability::Unavailable(e.to_string()),
-                    };
-                    out.push(EventInfo {
-                        name: "tsc-tsc".into(),
-                        source: Src::HwpmcClass(cname),
-                        description: "the time-stamp counter (system-scope counting only)".into(),
-                        availability,
-                    });
-                }
-                _ => out.push(EventInfo {
-                    name: "event=0x..,umask=0x..".into(),
-                    source: Src::HwpmcClass(cname.clone()),
-                    description: format!(
-                        "{} {cname} counters, {} bits wide; raw events with usr, os, edge, inv, cmask=",
-                        c.pm_num, c.pm_width
-                    ),
-                    availability: Availability::NotProbed(
-                        "raw encodings; the named ones are listed below".into(),
-                    ),
-                }),
-            }
-        }
-        // The CPU's own events (pmc-events table), each resolved and, where
-        // it resolves, allocated once to see that the kernel takes it.
-        let table = self
-            .inner
-            .machine
-            .table()
-            .map(|t| t.name())
-            .unwrap_or("none");
-        for (e, r) in events::table_listing(&self.inner.machine) {
-            let (description, availability) = match r {
-                Ok(encs) => {
-                    let class = encs.first().map_or(0, |x| x.class);
-                    let d = format!("{} [{} {:#x}]", e.desc, class_name(class), e.config());
-                    let a = match e.name.parse::<EventSpec>() {
-                        Ok(spec) => self.probe(&Allocation::counting(spec)),
-                        Err(err) => Availability::Unavailable(err.to_string()),
-                    };
-                    (d, a)
-                }
-                Err(err) => (
-                    format!("{} [{:#x}]", e.desc, e.config()),
-                    Availability::Unavailable(err.message().to_owned()),
-                ),
-            };
-            out.push(EventInfo {
-                name: e.name.to_owned(),
-                source: Src::HwpmcClass(format!("pmu-events {table}")),
-                description: description.trim_start().to_owned(),
-                availability,
-            });
-        }
-        out
-    }
-
-    fn diagnose_impl(&self) -> Vec<pmc_core::info::Check> {
-        use pmc_core::info::Check;
-        let m = &self.inner.machine;
-        let mut out = vec![Check::yes(
-            "hwpmc driver",
-            format!(
-                "loaded, ABI version {:#010x} (major {:#04x})",
-                m.version,
-                m.version >> 24
-            ),
-        )];
-        out.push(Check::info(
-            "CPU",
-            format!(
-                "pmc_cputype {:#x} ({:?}), {} CPUs",
-                m.cputype,
-                m.vendor(),
-                self.inner.ncpu
-            ),
-        ));
-        let classes: Vec<String> = m
-            .classes
-            .iter()
-            .map(|c| format!("{}x{}", class_name(c.pm_class), c.pm_num))
-            .collect();
-        out.push(Check::info("PMC classes", classes.join(", ")));
-        if [PMC_CLASS_IAP, PMC_CLASS_IAF, PMC_CLASS_K8]
-            .iter()
-            .any(|c| m.has_class(*c))
-        {
-            out.push(Check::yes("hardware PMCs", "hardware counters present"));
-        } else {
-            out.push(Check::no(
-                "hardware PMCs",
-                "no hardware counter class (a VM without a virtual PMU, or a CPU hwpmc does not know)",
-                "use SOFT events (page-faults, cpu-clock), enable the virtual PMU in the hypervisor, or run on hardware",
-            ));
-        }
-        if m.soft_events.is_empty() {
-            out.push(Check::no(
-                "software events",
-                "hwpmc reported no SOFT events",
-                "kldload hwpmc on a kernel with HWPMC_HOOKS",
-            ));
-        } else {
-            let names: Vec<&str> = m.soft_events.iter().map(|(n, _)| n.as_str()).collect();
-            out.push(Check::yes("software events", names.join(", ")));
-        }
-        let f = errno_map::Facts::read(&self.inner.driver);
-        let show = |v: Option<i64>| v.map_or_else(|| "unknown".to_owned(), |v| v.to_string());
-        out.push(Check::info(
-            "privilege",
-            format!(
-                "euid {}, jailed {}, security.bsd.unprivileged_syspmcs = {}, \
-                 security.bsd.unprivileged_proc_debug = {}",
-                f.euid
-                    .map_or_else(|| "unknown".to_owned(), |u| u.to_string()),
-                f.jailed
-                    .map_or_else(|| "unknown".to_owned(), |j| j.to_string()),
-                show(f.unprivileged_syspmcs),
-                show(f.unprivileged_proc_debug)
-            ),
-        ));
-        let page_faults = pmc_core::EventSpec::portable(pmc_core::PortableEvent::PageFaults);
-        for (name, a) in [
-            (
-                "process-scope counting",
-                Allocation::counting(page_faults.clone()),
-            ),
-            (
-                "system-scope counting",
-                Allocation::counting(page_faults).system(Cpus::One(0)),
-            ),
-        ] {
-            match pmc_core::Backend::allocate(self, &a) {
-                Ok(p) => {
-                    let _ = pmc_core::Pmc::release(p);
-                    out.push(Check::yes(name, "allocated and released a page-faults PMC"));
-                }
-                Err(e) => out.push(Check::no(
-                    name,
-                    e.message().to_owned(),
-                    e.help().unwrap_or("see hwpmc(4)").to_owned(),
-                )),
-            }
-        }
-        let offline: Vec<String> = (0..self.inner.ncpu.min(4096))
-            .filter(|c| {
-                self.rows(*c)
-                    .is_err_and(|e| e.kind() == ErrorKind::NoSuchCpu)
-            })
-            .map(|c| c.to_string())
-            .collect();
-        if offline.is_empty() {
-            out.push(Check::yes(
-                "CPUs",
-                format!("all {} CPUs online", self.inner.ncpu),
-            ));
-        } else {
-            out.push(Check::info(
-                "CPUs",
-                format!("absent or disabled: {}", offline.join(", ")),
-            ));
-        }
-        out
     }
 }
 

@@ -13,11 +13,17 @@
 //!
 //! | item | what it is |
 //! |---|---|
-//! | [`sys::abi`] | `#[repr(C)]` `PMC_OP_*` structs and constants, layout-pinned |
+//! | `sys::abi` | `#[repr(C)]` `PMC_OP_*` structs and constants, layout-pinned |
 //! | [`sys::Driver`] | the seam every `PMC_OP_*` request passes through |
-//! | [`errno_map`] | errno x op -> kind and FreeBSD remedy (hwpmc(4) ERRORS) |
-//! | [`events`] | portable / raw / hwpmc-style event names -> `pmc_op_pmcallocate` |
+//! | `errno_map` | errno x op -> kind and FreeBSD remedy (hwpmc(4) ERRORS) |
+//! | `events` | portable / raw / hwpmc-style event names -> `pmc_op_pmcallocate` |
+//! | `info` | the event listing (`Backend::list_events`) and diagnostics (`Backend::diagnose`), each event probed by allocating it |
 //! | [`Backend`] | `pmc_core::Backend` over any driver: `Backend::open()` or `Backend::with_driver(..)` |
+//!
+//! The public API is [`Backend`] and its PMC and group types, [`Errno`] and
+//! the [`sys::Driver`] seam. The modules behind it (`sys::abi`, `errno_map`,
+//! `events`, `info`) are public only with the `internals` feature (which
+//! `sim` turns on), for this crate's tests and for writing a driver.
 //!
 //! # Example
 //!
@@ -58,8 +64,21 @@
 
 mod backend;
 pub mod errno;
+#[cfg(feature = "internals")]
 pub mod errno_map;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code)]
+mod errno_map;
+#[cfg(feature = "internals")]
 pub mod events;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code)]
+mod events;
+#[cfg(feature = "internals")]
+pub mod info;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code)]
+mod info;
 mod logpump;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;

@@ -100,71 +100,83 @@ pub(crate) struct PumpCtl {
     cond: Condvar,
 }
 
-/// Why the sink stopped receiving records, kept with its errno and
-/// `io::ErrorKind` so `Backend::log_error` can say what happened (a full
-/// disk is `StorageFull`/ENOSPC), not only as text.
-#[derive(Debug, Clone)]
-pub(crate) struct Failure {
-    message: String,
-    errno: Option<i32>,
-    kind: Option<std::io::ErrorKind>,
+/// Why the sink stopped receiving records: a [`pmc_core::Error`] made where
+/// the reader met the failure, with the kind it has there (a full disk is
+/// `ErrorKind::Os` with ENOSPC and its `io::Error` as the source; a sink that
+/// refuses with EACCES is `ErrorKind::Permission`; a sink that fails with a
+/// `pmc_core::Error` inside its `io::Error` keeps that error's kind), kept
+/// whole and cloned to every caller that asks (`Backend::log_error`,
+/// `flush_log`, `close_log`, the reader thread's result).
+type Failure = Error;
+
+/// The prefix of every error the reader reports.
+const STOPPED: &str = "the log reader stopped writing the log";
+
+/// A failure described by text alone.
+fn failure_msg(message: &str) -> Failure {
+    Error::new(ErrorKind::Os, Op::Log, format!("{STOPPED}: {message}"))
 }
 
-impl Failure {
-    fn msg(message: String) -> Failure {
-        Failure {
-            message,
-            errno: None,
-            kind: None,
-        }
-    }
-
-    fn io(what: &str, e: &std::io::Error) -> Failure {
-        Failure {
-            message: format!("{what}: {e}"),
-            errno: e.raw_os_error(),
-            kind: Some(e.kind()),
-        }
-    }
-
-    /// A conversion error: the io::Error, wherever it is in the chain (the
-    /// pmc-log writer inside the converter, or the sink under it).
-    fn convert(what: &str, e: &(dyn std::error::Error + 'static)) -> Failure {
-        let (mut errno, mut kind) = (None, None);
-        let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
-        while let Some(s) = src {
-            if let Some(w) = s.downcast_ref::<pmc_log::WriteError>() {
-                kind = kind.or(w.io_kind());
-            }
-            if let Some(io) = s.downcast_ref::<std::io::Error>() {
-                kind = Some(io.kind());
-                errno = errno.or(io.raw_os_error());
-                break;
-            }
-            src = s.source();
-        }
-        Failure {
-            message: format!("{what}: {e}"),
-            errno,
-            kind,
-        }
-    }
+/// The failure for a sink's I/O error `e`, met doing `what`.
+fn failure_io(what: &str, e: &std::io::Error) -> Failure {
+    from_chain(what, e)
 }
 
-fn failed(f: &Failure) -> Error {
-    let mut e = Error::new(
-        ErrorKind::Os,
+/// A failure from an error chain (the converter's, or the sink's own): a
+/// `pmc_core::Error` in it (a sink that reports one inside its `io::Error`)
+/// keeps its kind, errno and help; else the first `io::Error` gives the
+/// errno and kind (the pmc-log writer's `WriteError` at least the kind);
+/// else it is an OS error described by its text.
+fn from_chain(what: &str, e: &(dyn std::error::Error + 'static)) -> Failure {
+    let (mut errno, mut io_kind) = (None, None);
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = src {
+        // `io::Error::source` skips the error it wraps: look inside it too.
+        let inner = s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+            .map(|i| i as &(dyn std::error::Error + 'static));
+        if let Some(pe) = [Some(s), inner]
+            .into_iter()
+            .flatten()
+            .find_map(|x| x.downcast_ref::<Error>())
+        {
+            let mut f = Error::new(
+                pe.kind(),
+                Op::Log,
+                format!("{STOPPED}: {what}: {}", pe.message()),
+            );
+            if let Some(n) = pe.errno() {
+                f = f.with_errno(n);
+            }
+            if let Some(h) = pe.help() {
+                f = f.with_help(h);
+            }
+            return f.with_source(pe.clone());
+        }
+        if let Some(w) = s.downcast_ref::<pmc_log::WriteError>() {
+            io_kind = io_kind.or(w.io_kind());
+        }
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            io_kind = Some(io.kind());
+            errno = errno.or(io.raw_os_error());
+            break;
+        }
+        src = s.source();
+    }
+    let mut f = Error::new(
+        io_kind.map_or(ErrorKind::Os, ErrorKind::of_io),
         Op::Log,
-        format!("the log reader stopped writing the log: {}", f.message),
+        format!("{STOPPED}: {what}: {e}"),
     );
-    if let Some(n) = f.errno {
-        e = e
+    if let Some(n) = errno {
+        f = f
             .with_errno(n)
             .with_source(std::io::Error::from_raw_os_error(n));
-    } else if let Some(k) = f.kind {
-        e = e.with_source(std::io::Error::from(k));
+    } else if let Some(k) = io_kind {
+        f = f.with_source(std::io::Error::from(k));
     }
-    e
+    f
 }
 
 impl PumpCtl {
@@ -180,7 +192,7 @@ impl PumpCtl {
     /// The error that stopped the current sink, if one did (it receives
     /// nothing more after it).
     pub(crate) fn sink_error(&self) -> Option<Error> {
-        self.lock().failure.as_ref().map(failed)
+        self.lock().failure.clone()
     }
 
     /// The reader's counters.
@@ -191,7 +203,7 @@ impl PumpCtl {
     fn request(&self, r: Request) -> Result<()> {
         let mut st = self.lock();
         if st.ended {
-            return Err(failed(&Failure::msg("the reader has ended".into())));
+            return Err(failure_msg("the reader has ended"));
         }
         st.request = Some(r);
         st.requested += 1;
@@ -216,14 +228,13 @@ impl PumpCtl {
                 .0;
         }
         if st.done < ticket {
-            let f = st
+            return Err(st
                 .failure
                 .clone()
-                .unwrap_or_else(|| Failure::msg("the reader has ended".into()));
-            return Err(failed(&f));
+                .unwrap_or_else(|| failure_msg("the reader has ended")));
         }
         match st.result.take() {
-            Some(f) => Err(failed(&f)),
+            Some(f) => Err(f),
             None => Ok(()),
         }
     }
@@ -304,11 +315,11 @@ impl Out {
             Out::Raw(s) => s
                 .write_all(rec)
                 .map(|()| 0)
-                .map_err(|e| Failure::io("cannot write the log", &e)),
+                .map_err(|e| failure_io("cannot write the log", &e)),
             Out::Convert(imp) => imp
                 .feed(rec)
                 .map(|()| imp.buffered())
-                .map_err(|e| Failure::convert("cannot convert hwpmc's log to pmc-log", &e)),
+                .map_err(|e| from_chain("cannot convert hwpmc's log to pmc-log", &e)),
         }
     }
 
@@ -317,10 +328,10 @@ impl Out {
         match self {
             Out::Raw(s) => s
                 .flush()
-                .map_err(|e| Failure::io("cannot flush the log", &e)),
+                .map_err(|e| failure_io("cannot flush the log", &e)),
             Out::Convert(imp) => imp
                 .flush()
-                .map_err(|e| Failure::convert("cannot flush the converted log", &e)),
+                .map_err(|e| from_chain("cannot flush the converted log", &e)),
         }
     }
 
@@ -347,16 +358,13 @@ impl Out {
             Out::Raw(mut s) => s
                 .flush()
                 .err()
-                .map(|e| Failure::io("cannot flush the log", &e)),
+                .map(|e| failure_io("cannot flush the log", &e)),
             Out::Convert(imp) => match imp.finish() {
                 Ok((mut s, _)) => s
                     .flush()
                     .err()
-                    .map(|e| Failure::io("cannot flush the log", &e)),
-                Err(e) => Some(Failure::convert(
-                    "cannot convert hwpmc's log to pmc-log",
-                    &e,
-                )),
+                    .map(|e| failure_io("cannot flush the log", &e)),
+                Err(e) => Some(from_chain("cannot convert hwpmc's log to pmc-log", &e)),
             },
         }
     }
@@ -472,10 +480,10 @@ pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -
         }
         drop(st);
         ctl.cond.notify_all();
-        e.map(|m| failed(&m))
+        e
     };
     if let Err(e) = read_end.set_read_timeout(Some(PUMP_POLL)) {
-        return end(ctl, Some(Failure::io("cannot set up the log reader", &e)));
+        return end(ctl, Some(failure_io("cannot set up the log reader", &e)));
     }
     let mut r = Reader {
         ctl,
@@ -496,7 +504,7 @@ pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -
             Err(e) if matches!(e.kind(), IoKind::WouldBlock | IoKind::TimedOut) => {}
             Err(e) if e.kind() == IoKind::Interrupted => {}
             Err(e) => {
-                read_error = Some(Failure::io("cannot read hwpmc's log", &e));
+                read_error = Some(failure_io("cannot read hwpmc's log", &e));
                 break;
             }
         }
@@ -512,7 +520,7 @@ pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -
         // Take in what the kernel has written so far, without blocking.
         let mut drain_error = None;
         if let Err(e) = read_end.set_nonblocking(true) {
-            drain_error = Some(Failure::io("cannot drain hwpmc's log", &e));
+            drain_error = Some(failure_io("cannot drain hwpmc's log", &e));
         }
         let mut drained = 0u64;
         while drained < DRAIN_MAX && drain_error.is_none() {
@@ -530,7 +538,7 @@ pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -
             }
         }
         if let Err(e) = read_end.set_nonblocking(false) {
-            drain_error.get_or_insert(Failure::io("cannot drain hwpmc's log", &e));
+            drain_error.get_or_insert(failure_io("cannot drain hwpmc's log", &e));
         }
         let result = match req {
             Request::Flush => drain_error.or_else(|| {
@@ -559,4 +567,86 @@ pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -
     }
     let ended = r.end_sink();
     end(ctl, read_error.or(ended))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn io_kind_of(e: &Error) -> Option<std::io::ErrorKind> {
+        std::error::Error::source(e)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .map(std::io::Error::kind)
+    }
+
+    #[test]
+    fn an_io_error_gives_its_errno_and_kind() {
+        let full = failure_io(
+            "cannot write the log",
+            &std::io::Error::from_raw_os_error(28),
+        );
+        assert_eq!(
+            (full.kind(), full.op(), full.errno()),
+            (ErrorKind::Os, Op::Log, Some(28))
+        );
+        assert_eq!(io_kind_of(&full), Some(std::io::ErrorKind::StorageFull));
+        assert!(full
+            .message()
+            .starts_with("the log reader stopped writing the log: cannot write the log: "));
+        for n in [1, 13] {
+            let refused = failure_io(
+                "cannot write the log",
+                &std::io::Error::from_raw_os_error(n),
+            );
+            assert_eq!(
+                (refused.kind(), refused.errno()),
+                (ErrorKind::Permission, Some(n))
+            );
+        }
+        let pipe = failure_io("x", &std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert_eq!((pipe.kind(), pipe.errno()), (ErrorKind::Os, None));
+        assert_eq!(io_kind_of(&pipe), Some(std::io::ErrorKind::BrokenPipe));
+    }
+
+    #[test]
+    fn a_pmc_error_inside_the_chain_keeps_its_kind() {
+        let inner = Error::new(ErrorKind::NoSuchProcess, Op::Log, "the reader exited")
+            .with_errno(32)
+            .with_help("restart it");
+        let f = failure_io("cannot write the log", &std::io::Error::other(inner));
+        assert_eq!(
+            (f.kind(), f.errno(), f.help()),
+            (ErrorKind::NoSuchProcess, Some(32), Some("restart it"))
+        );
+        assert_eq!(
+            f.message(),
+            "the log reader stopped writing the log: cannot write the log: the reader exited"
+        );
+        // Through pmc-log's writer error too.
+        let w = pmc_log::WriteError::Io(std::io::Error::other(Error::new(
+            ErrorKind::Permission,
+            Op::Log,
+            "no",
+        )));
+        assert_eq!(from_chain("convert", &w).kind(), ErrorKind::Permission);
+    }
+
+    #[test]
+    fn a_writer_that_failed_earlier_gives_the_kind_it_kept() {
+        let w = pmc_log::WriteError::Failed {
+            kind: std::io::ErrorKind::PermissionDenied,
+            dropped: 3,
+        };
+        let f = from_chain("convert", &w);
+        assert_eq!((f.kind(), f.errno()), (ErrorKind::Permission, None));
+        assert_eq!(io_kind_of(&f), Some(std::io::ErrorKind::PermissionDenied));
+        let text = failure_msg("the reader has ended");
+        assert_eq!(
+            (text.kind(), text.message()),
+            (
+                ErrorKind::Os,
+                "the log reader stopped writing the log: the reader has ended"
+            )
+        );
+    }
 }

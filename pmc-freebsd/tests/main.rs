@@ -4,6 +4,8 @@
 mod atf_cases;
 mod backend_sim;
 mod hostile;
+mod lifecycle_sim;
+mod log_error_kind;
 mod log_pump_error;
 mod log_stream;
 mod named_events_sim;

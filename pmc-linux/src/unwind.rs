@@ -12,6 +12,11 @@
 //!
 //! The stage sees every record the log takes ([`Stage::observe`]): executable maps, execs,
 //! forks and exits, so it knows each process's mappings when a sample of it comes.
+//!
+//! The unwinder (pmc-unwind: framehop, object, gimli, memmap2) is the `dwarf` feature, on by
+//! default. Without it, `CallGraph::Dwarf` is refused at allocation (NotSupported, naming
+//! the feature) and the stage passes records through; `CallGraph::DwarfRaw`, which only
+//! captures registers and stacks into the log for a later unwind, still works.
 
 use pmc_core::{Allocation, CallGraph, Error, ErrorKind, Op, Result};
 use pmc_log::record as log;
@@ -38,6 +43,22 @@ pub(crate) fn wants_stack(a: &Allocation) -> bool {
         && a.call_graph.stack_size().is_some()
 }
 
+/// Whether this build can unwind while recording: the `dwarf` feature, on an architecture
+/// pmc-unwind knows.
+#[cfg(feature = "dwarf")]
+const UNWINDS: bool = pmc_unwind::SUPPORTED;
+#[cfg(not(feature = "dwarf"))]
+const UNWINDS: bool = false;
+
+/// The `arch` code of the pmc-log `UserStack` records this build captures.
+const NATIVE_ARCH: u16 = if cfg!(target_arch = "aarch64") {
+    log::ARCH_AARCH64
+} else if cfg!(target_arch = "x86_64") {
+    log::ARCH_X86_64
+} else {
+    0
+};
+
 /// Refuses DWARF call graphs this backend cannot give.
 pub(crate) fn check(a: &Allocation) -> Result<()> {
     let Some(stack_size) = a.call_graph.stack_size() else {
@@ -62,7 +83,7 @@ pub(crate) fn check(a: &Allocation) -> Result<()> {
         )
         .with_help("use CallGraph::dwarf() (8192 bytes) or CallGraph::parse(\"dwarf,SIZE\")"));
     }
-    if !pmc_unwind::SUPPORTED {
+    if REGS_MASK == 0 {
         return Err(Error::new(
             ErrorKind::NotSupported,
             Op::Allocate,
@@ -73,13 +94,46 @@ pub(crate) fn check(a: &Allocation) -> Result<()> {
         )
         .with_help("use CallGraph::FramePointers"));
     }
+    if !UNWINDS && matches!(a.call_graph, CallGraph::Dwarf { .. }) {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            "this build of pmc-linux cannot unwind while recording: it was built without \
+             its `dwarf` feature",
+        )
+        .with_help(
+            "build pmc (or pmc-linux) with the `dwarf` feature, or record with \
+             CallGraph::DwarfRaw and unwind the log afterwards (pmc_unwind::log::unwind_log)",
+        ));
+    }
     Ok(())
+}
+
+/// The user registers an unwind starts from (AArch64 has a link register; x86-64's `lr` is 0).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Regs {
+    pub(crate) pc: u64,
+    pub(crate) sp: u64,
+    pub(crate) fp: u64,
+    pub(crate) lr: u64,
+}
+
+#[cfg(feature = "dwarf")]
+impl From<Regs> for pmc_unwind::UserRegs {
+    fn from(r: Regs) -> Self {
+        pmc_unwind::UserRegs {
+            pc: r.pc,
+            sp: r.sp,
+            fp: r.fp,
+            lr: r.lr,
+        }
+    }
 }
 
 /// A sample's user registers and stack, kept until the sample is written.
 #[derive(Debug)]
 pub(crate) struct UserStack {
-    regs: pmc_unwind::UserRegs,
+    regs: Regs,
     stack: Vec<u8>,
 }
 
@@ -89,14 +143,14 @@ impl UserStack {
         let r = s.regs_user.filter(|r| r.abi != 0)?;
         let stack = s.stack_user?;
         #[cfg(target_arch = "x86_64")]
-        let regs = pmc_unwind::UserRegs {
+        let regs = Regs {
             fp: r.get(0)?,
             sp: r.get(1)?,
             pc: r.get(2)?,
             lr: 0,
         };
         #[cfg(target_arch = "aarch64")]
-        let regs = pmc_unwind::UserRegs {
+        let regs = Regs {
             fp: r.get(0)?,
             lr: r.get(1)?,
             sp: r.get(2)?,
@@ -113,6 +167,13 @@ impl UserStack {
         }))
     }
 
+    /// Registers and a stack made up by a test.
+    #[cfg(test)]
+    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
+    pub(crate) fn new(regs: Regs, stack: Vec<u8>) -> UserStack {
+        UserStack { regs, stack }
+    }
+
     /// The log record that keeps these registers and this stack after sample `s`
     /// (`CallGraph::DwarfRaw`).
     pub(crate) fn to_record(&self, s: &log::Sample<'_>) -> log::UserStack<'static> {
@@ -121,7 +182,7 @@ impl UserStack {
             pmc_id: s.pmc_id,
             pid: s.pid,
             tid: s.tid,
-            arch: pmc_unwind::log::NATIVE_ARCH,
+            arch: NATIVE_ARCH,
             pc: self.regs.pc,
             sp: self.regs.sp,
             fp: self.regs.fp,
@@ -133,11 +194,13 @@ impl UserStack {
 
 /// The drain's unwinding stage (see the module documentation): pmc-unwind's log unwinder,
 /// the same code that unwinds a log recorded with its stacks when it is read.
+#[cfg(feature = "dwarf")]
 #[derive(Debug, Default)]
 pub(crate) struct Stage {
     unwinder: pmc_unwind::log::LogUnwinder,
 }
 
+#[cfg(feature = "dwarf")]
 impl Stage {
     /// Follows the processes' mappings through the records the log takes.
     pub(crate) fn observe(&mut self, rec: &log::Record<'_>) {
@@ -147,7 +210,7 @@ impl Stage {
     /// Replaces the user part of `s`'s callchain with the frames unwound from `u` (see
     /// [`pmc_unwind::log::LogUnwinder::complete`]).
     pub(crate) fn complete(&mut self, s: &mut log::Sample<'static>, u: &UserStack) {
-        self.unwinder.complete(s, &u.regs, &u.stack);
+        self.unwinder.complete(s, &u.regs.into(), &u.stack);
     }
 
     /// Puts the unwinder's counts, and the objects it could not use, into `summary`.
@@ -164,6 +227,26 @@ impl Stage {
     }
 }
 
+/// Without the `dwarf` feature: no unwinder. [`check`] refuses `CallGraph::Dwarf`, so no
+/// sample asks to be completed; records pass through.
+#[cfg(not(feature = "dwarf"))]
+#[derive(Debug, Default)]
+pub(crate) struct Stage {
+    _unwinder: (),
+}
+
+#[cfg(not(feature = "dwarf"))]
+impl Stage {
+    /// Nothing to follow.
+    pub(crate) fn observe(&mut self, _rec: &log::Record<'_>) {}
+
+    /// Leaves `s` as the kernel gave it (unreachable: `check` refuses DWARF unwinding).
+    pub(crate) fn complete(&mut self, _s: &mut log::Sample<'static>, _u: &UserStack) {}
+
+    /// No counts.
+    pub(crate) fn tally(&mut self, _summary: &mut crate::sampler::SamplingSummary) {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,11 +254,19 @@ mod tests {
 
     #[test]
     fn check_refuses_what_cannot_be_given() {
+        // Without an unwinder, DWARF unwinding is refused and raw capture is not.
+        let s = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(99));
+        let raw = s
+            .clone()
+            .call_graph(CallGraph::DwarfRaw { stack_size: 8192 });
+        assert!(check(&raw).is_ok() || REGS_MASK == 0);
+        if !UNWINDS && REGS_MASK != 0 {
+            let e = check(&s.call_graph(CallGraph::dwarf())).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::NotSupported);
+            assert!(e.to_string().contains("`dwarf` feature"), "{e}");
+        }
         let sampling = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(99));
-        assert!(
-            check(&sampling.clone().call_graph(CallGraph::dwarf())).is_ok()
-                || !pmc_unwind::SUPPORTED
-        );
+        assert!(check(&sampling.clone().call_graph(CallGraph::dwarf())).is_ok() || !UNWINDS);
         let odd = sampling
             .clone()
             .call_graph(CallGraph::Dwarf { stack_size: 12 });
@@ -191,6 +282,7 @@ mod tests {
 
     /// Kernel frames stay first; the user part is replaced by the unwind, which for a
     /// process with no known mappings is the PC alone, marked truncated.
+    #[cfg(feature = "dwarf")]
     #[test]
     fn complete_keeps_kernel_frames_and_marks_truncation() {
         let mut stage = Stage::default();
@@ -206,7 +298,7 @@ mod tests {
             raw: log::Bytes::default(),
         };
         let u = UserStack {
-            regs: pmc_unwind::UserRegs {
+            regs: Regs {
                 pc: 0x40_1000,
                 sp: 0x7ff0_0000,
                 fp: 0,

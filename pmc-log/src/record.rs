@@ -27,6 +27,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
+#[cfg(feature = "serde")]
 use serde::{Deserialize, Serialize};
 
 /// Flag bit of [`PmcDescriptor::flags`]: the PMC follows descendants of the
@@ -133,6 +134,7 @@ impl From<String> for Bytes<'static> {
     }
 }
 
+#[cfg(feature = "serde")]
 impl Serialize for Bytes<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match std::str::from_utf8(&self.0) {
@@ -142,6 +144,7 @@ impl Serialize for Bytes<'_> {
     }
 }
 
+#[cfg(feature = "serde")]
 impl<'de, 'a> Deserialize<'de> for Bytes<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -313,12 +316,14 @@ impl fmt::Debug for Callchain<'_> {
     }
 }
 
+#[cfg(feature = "serde")]
 impl Serialize for Callchain<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.iter())
     }
 }
 
+#[cfg(feature = "serde")]
 impl<'de, 'a> Deserialize<'de> for Callchain<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Vec::<u64>::deserialize(d).map(|v| Callchain(Repr::Frames(Cow::Owned(v))))
@@ -326,8 +331,9 @@ impl<'de, 'a> Deserialize<'de> for Callchain<'a> {
 }
 
 /// The clock that timestamps were taken from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum Clock {
     /// Not known (code 0).
@@ -376,7 +382,8 @@ impl Clock {
 /// The file header: what produced the log, on which host, with which clock.
 ///
 /// It is always the first record of a file.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Header<'a> {
     /// Operating system, e.g. `"Linux"` or `"FreeBSD"`.
     pub os: Cow<'a, str>,
@@ -425,8 +432,9 @@ impl Default for Header<'_> {
 }
 
 /// Whether a PMC measures one process (and maybe its descendants) or a CPU.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Scope {
     /// Process (thread) scope: hwpmc TC/TS, perf with a pid.
     Process,
@@ -435,8 +443,9 @@ pub enum Scope {
 }
 
 /// Counting or sampling, and the sampling rate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Mode {
     /// Counting only.
     Counting,
@@ -447,7 +456,8 @@ pub enum Mode {
 }
 
 /// A PMC descriptor: what a PMC id in later records means.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PmcDescriptor<'a> {
     /// When the PMC was allocated.
     pub time: u64,
@@ -471,7 +481,8 @@ pub struct PmcDescriptor<'a> {
 }
 
 /// One sample.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Sample<'a> {
     /// Timestamp.
     pub time: u64,
@@ -494,7 +505,8 @@ pub struct Sample<'a> {
 }
 
 /// A command name change, or an exec seen as a new command name (perf `COMM`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Comm<'a> {
     /// Timestamp.
     pub time: u64,
@@ -509,7 +521,8 @@ pub struct Comm<'a> {
 }
 
 /// A process exec'd a new image (hwpmc `PROCEXEC`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Exec<'a> {
     /// Timestamp.
     pub time: u64,
@@ -529,7 +542,8 @@ pub struct Exec<'a> {
 }
 
 /// A process forked.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Fork {
     /// Timestamp.
     pub time: u64,
@@ -544,7 +558,8 @@ pub struct Fork {
 }
 
 /// A process exited (hwpmc `SYSEXIT`, perf `EXIT` of the main thread).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Exit {
     /// Timestamp.
     pub time: u64,
@@ -555,7 +570,8 @@ pub struct Exit {
 }
 
 /// A thread was created, or existed when the log started (hwpmc `THR_CREATE`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ThreadCreate<'a> {
     /// Timestamp.
     pub time: u64,
@@ -570,7 +586,8 @@ pub struct ThreadCreate<'a> {
 }
 
 /// A thread exited.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ThreadExit {
     /// Timestamp.
     pub time: u64,
@@ -581,7 +598,8 @@ pub struct ThreadExit {
 }
 
 /// A process was created, or existed when the log started (hwpmc `PROC_CREATE`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ProcessCreate<'a> {
     /// Timestamp.
     pub time: u64,
@@ -594,7 +612,8 @@ pub struct ProcessCreate<'a> {
 }
 
 /// An executable mapping appeared (perf `MMAP2`, hwpmc `MAP_IN`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Map<'a> {
     /// Timestamp.
     pub time: u64,
@@ -613,7 +632,8 @@ pub struct Map<'a> {
 }
 
 /// An executable mapping went away (hwpmc `MAP_OUT`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Unmap {
     /// Timestamp.
     pub time: u64,
@@ -626,7 +646,8 @@ pub struct Unmap {
 }
 
 /// A PMC was attached to a process (hwpmc `PMCATTACH`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Attach<'a> {
     /// Timestamp.
     pub time: u64,
@@ -639,7 +660,8 @@ pub struct Attach<'a> {
 }
 
 /// A PMC was detached from a process (hwpmc `PMCDETACH`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Detach {
     /// Timestamp.
     pub time: u64,
@@ -650,8 +672,9 @@ pub struct Detach {
 }
 
 /// When a [`Counter`] value was taken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum CounterKind {
     /// Periodic reading (code 0).
     Interval,
@@ -662,7 +685,8 @@ pub enum CounterKind {
 }
 
 /// A counter value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Counter {
     /// Timestamp.
     pub time: u64,
@@ -685,7 +709,8 @@ pub struct Counter {
 }
 
 /// Samples were lost (perf `LOST`, hwpmc `DROPNOTIFY`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Lost {
     /// Timestamp.
     pub time: u64,
@@ -698,7 +723,8 @@ pub struct Lost {
 }
 
 /// Opaque user data (hwpmc `PMC_OP_WRITELOG`, whose payload is 4 bytes LE).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct UserData<'a> {
     /// Timestamp.
     pub time: u64,
@@ -718,7 +744,8 @@ pub const ARCH_AARCH64: u16 = 2;
 /// (pmc's `CallGraph::DwarfRaw`): the sample itself holds the kernel frames and the user PC.
 /// Kilobytes per sample, as in perf.data; the default (`CallGraph::Dwarf`) unwinds while
 /// recording and writes no such record.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct UserStack<'a> {
     /// Timestamp (the sample's).
     pub time: u64,
@@ -743,7 +770,8 @@ pub struct UserStack<'a> {
 }
 
 /// The clean-close marker: the writer finished normally.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Close {
     /// Timestamp.
     pub time: u64,
@@ -752,8 +780,9 @@ pub struct Close {
 }
 
 /// A record of the log. See `FORMAT.md` for the on-disk encoding.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "type", rename_all = "snake_case"))]
 #[non_exhaustive]
 pub enum Record<'a> {
     /// File header (kind 1).

@@ -3,9 +3,8 @@
 use crate::cli::{Args, DEFAULT_EVENTS};
 use crate::output::{Counter, Report, Sink};
 use crate::run::{exit_code, Wait};
-use pmc::{
-    Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope, Target,
-};
+use pmc::launch::Session;
+use pmc::{Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope};
 use std::time::Instant;
 
 /// Why pmcstat stopped before the command ran.
@@ -327,12 +326,12 @@ impl ChildProbe {
     /// clocks are stopped a few microseconds apart).
     const THRESHOLD_NS: u64 = 100_000;
 
-    fn new(backend: &pmc::Native, targets: &[Target]) -> Option<ChildProbe> {
+    fn new(backend: &pmc::Native, session: &Session) -> Option<ChildProbe> {
         let clock = || Allocation::counting(EventSpec::portable(pmc::PortableEvent::TaskClock));
         let mut alone = backend.allocate(&clock()).ok()?;
         let mut tree = backend.allocate(&clock().descendants()).ok()?;
-        crate::targets::attach_all(&mut alone, targets).ok()?;
-        crate::targets::attach_all(&mut tree, targets).ok()?;
+        session.attach(&mut alone).ok()?;
+        session.attach(&mut tree).ok()?;
         Some(ChildProbe { alone, tree })
     }
 
@@ -430,21 +429,11 @@ fn run_once(
     }
 
     // Launch paused, attach, start, then let it exec.
-    let mut child = None;
-    let targets = match (&args.attach, args.command.first()) {
-        (Some(spec), _) => crate::targets::resolve(spec)?,
-        (None, Some(prog)) => {
-            let c = pmc::launch::PausedChild::spawn(prog, &args.command[1..])?;
-            let pid = c.pid();
-            child = Some(c);
-            vec![Target::Exec(pid)]
-        }
-        (None, None) => Vec::new(),
-    };
+    let mut session = crate::targets::session(args)?;
     for s in &mut slots {
         if let Some(p) = s.pmc.as_mut() {
             if !s.scope.is_system() {
-                crate::targets::attach_all(p, &targets)?;
+                crate::targets::attach_all(p, &session)?;
             }
         }
     }
@@ -452,9 +441,9 @@ fn run_once(
     let alone = wanted
         .iter()
         .any(|w| !w.scope.is_system() && !w.descendants);
-    let mut probe = Some(&targets[..])
-        .filter(|t| alone && !t.is_empty())
-        .and_then(|t| ChildProbe::new(&backend, t));
+    let mut probe = Some(&session)
+        .filter(|s| alone && !s.targets().is_empty())
+        .and_then(|s| ChildProbe::new(&backend, s));
     if verbose {
         for (s, w) in slots.iter().zip(wanted) {
             sink.verbose(
@@ -468,7 +457,7 @@ fn run_once(
     // The counting window starts before the first start, so per-CPU clock
     // counts never exceed the elapsed time reported.
     let started = Instant::now();
-    let children_before = child.as_ref().and_then(|_| children_cpu());
+    let children_before = session.child().and_then(|_| children_cpu());
     if let Some(p) = probe.as_mut() {
         p.start();
     }
@@ -477,9 +466,7 @@ fn run_once(
             p.start()?;
         }
     }
-    if let Some(c) = child.as_mut() {
-        c.resume()?;
-    }
+    session.resume()?;
     let _ = created_log.keep(); // started: the log is kept, whatever happens next
 
     // Wait, printing intervals.
@@ -498,8 +485,7 @@ fn run_once(
     };
     let mut last_at = std::time::Duration::ZERO;
     let status = wait.run(
-        child.as_mut(),
-        &targets,
+        &mut session,
         || {
             let shown = interval_rows(collect(&slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
@@ -591,7 +577,7 @@ fn run_once(
             .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect(),
-        pids: crate::targets::pids(&targets),
+        pids: crate::targets::pids(session.targets()),
         exit_status,
         elapsed,
         counters,

@@ -2,8 +2,7 @@
 //! periodic work: shared by counting and sampling mode.
 
 use crate::count::Failure;
-use pmc::launch::PausedChild;
-use pmc::Target;
+use pmc::launch::{Progress, Session};
 use std::ops::ControlFlow;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -83,24 +82,22 @@ pub struct Wait {
 }
 
 impl Wait {
-    /// Waits until the child exits, the target pids disappear (Linux: its
-    /// `/proc` entry), the duration passes, or `on_poll` breaks (the `-T`
-    /// view's `q`; the child is then still running). Calls `on_interval` every
-    /// interval and `on_poll` about every `poll_every` (if given); an error
-    /// from either ends the wait with that error. Between
-    /// those it sleeps: on the child itself where the OS allows (a pidfd on
-    /// Linux), so its exit is seen at once without periodic wake-ups.
-    /// Returns the child's exit status, if there was a child.
+    /// Waits until the launched command exits, the `-t` processes are gone
+    /// (the library's [`Session::wait`]), the duration passes, or `on_poll`
+    /// breaks (the `-T` view's `q`; the command is then still running). Calls
+    /// `on_interval` every interval and `on_poll` about every `poll_every`
+    /// (if given); an error from either ends the wait with that error.
+    /// Between those it sleeps in the session's wait (on a pidfd on Linux,
+    /// so the command's exit is seen at once). A stop signal is passed on to
+    /// the command once, which is then waited for; without a command it ends
+    /// the wait. Returns the command's exit status, if there was one.
     pub fn run(
         &self,
-        mut child: Option<&mut PausedChild>,
-        targets: &[Target],
+        session: &mut Session,
         mut on_interval: impl FnMut() -> Result<(), Failure>,
         poll_every: Option<Duration>,
         mut on_poll: impl FnMut(Instant) -> Result<ControlFlow<()>, Failure>,
     ) -> Result<Option<ExitStatus>, Failure> {
-        /// How often a `-t PID` target is checked for having exited.
-        const PID_CHECK: Duration = Duration::from_millis(100);
         let deadline = self
             .duration
             .map(|d| self.started + Duration::from_secs_f64(d));
@@ -110,14 +107,13 @@ impl Wait {
         let mut forwarded = false;
         loop {
             if let Some(sig) = stop_signal() {
-                match child.as_deref_mut() {
-                    // Pass it on once, then wait for the command to end.
-                    Some(c) if !forwarded => {
-                        forwarded = true;
-                        forward(c.pid(), sig);
-                    }
-                    Some(_) => {}
-                    None => return Ok(None),
+                if session.child().is_none() {
+                    return Ok(None);
+                }
+                // Pass it on once, then wait for the command to end.
+                if !forwarded {
+                    forwarded = true;
+                    let _ = session.signal(sig);
                 }
             }
             let now = Instant::now();
@@ -138,43 +134,22 @@ impl Wait {
                     next_poll = Some(now + every);
                 }
             }
-            // Sleep until the next thing to do.
+            // Sleep until the next thing to do, or the end.
             let mut until: Option<Instant> = None;
             for t in [deadline, next_tick, next_poll].into_iter().flatten() {
                 until = Some(until.map_or(t, |u: Instant| u.min(t)));
             }
-            let now = Instant::now();
-            match child.as_deref_mut() {
-                Some(c) => {
-                    let timeout = until
-                        .map_or(SIGNAL_CHECK, |u| u.saturating_duration_since(now))
-                        .min(SIGNAL_CHECK);
-                    if let Some(s) = c.wait_timeout(timeout)? {
-                        return Ok(Some(s));
-                    }
-                }
-                None => {
-                    // `-t`: until every target process has gone.
-                    let pids = crate::targets::pids(targets);
-                    if !pids.is_empty() && pids.iter().all(|&pid| !pmc::process::exists(pid)) {
-                        return Ok(None);
-                    }
-                    let timeout = until.map_or(PID_CHECK, |u| {
-                        u.saturating_duration_since(now).min(PID_CHECK)
-                    });
-                    std::thread::sleep(timeout.max(Duration::from_micros(100)));
-                }
+            let timeout = until
+                .map_or(SIGNAL_CHECK, |u| {
+                    u.saturating_duration_since(Instant::now())
+                })
+                .clamp(Duration::from_micros(100), SIGNAL_CHECK);
+            match session.wait(timeout)? {
+                Progress::Exited(s) => return Ok(Some(s)),
+                Progress::Gone => return Ok(None),
+                Progress::Running => {}
             }
         }
-    }
-}
-
-/// Sends `sig` to the launched command (`kill(2)` on its pid, which pmcstat has not reaped
-/// yet, so it cannot name another process).
-fn forward(pid: u32, sig: i32) {
-    use nix::sys::signal::{kill, Signal};
-    if let (Ok(pid), Ok(sig)) = (i32::try_from(pid), Signal::try_from(sig)) {
-        let _ = kill(nix::unistd::Pid::from_raw(pid), sig);
     }
 }
 

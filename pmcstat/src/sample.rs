@@ -15,7 +15,7 @@ use crate::cli::Args;
 use crate::count::Failure;
 use crate::live::LiveProfile;
 use crate::run::{exit_code, Wait};
-use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Rate, Scope, Target};
+use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Rate, Scope};
 use pmc_analyze::top::{TopOptions, TopReport};
 use pmc_analyze::Profile;
 use std::io::{IsTerminal, Write};
@@ -236,20 +236,10 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         });
     }
 
-    let mut child = None;
-    let targets = match (&args.attach, args.command.first()) {
-        (Some(spec), _) => crate::targets::resolve(spec)?,
-        (None, Some(prog)) => {
-            let c = pmc::launch::PausedChild::spawn(prog, &args.command[1..])?;
-            let pid = c.pid();
-            child = Some(c);
-            vec![Target::Exec(pid)]
-        }
-        (None, None) => Vec::new(),
-    };
+    let mut session = crate::targets::session(args)?;
     for s in &mut samplers {
         if !s.scope.is_system() {
-            crate::targets::attach_all(&mut s.pmc, &targets)?;
+            crate::targets::attach_all(&mut s.pmc, &session)?;
         }
     }
     if args.verbose {
@@ -269,9 +259,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         s.pmc.start()?;
     }
     let started = Instant::now();
-    if let Some(c) = child.as_mut() {
-        c.resume()?;
-    }
+    session.resume()?;
     created_log.0 = None; // started: the log is kept, whatever happens next
 
     let live = std::io::stderr().is_terminal() && !args.top_mode && !args.quiet;
@@ -298,8 +286,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let mut quit = false;
     let log_failed = std::cell::Cell::new(false);
     let status = wait.run(
-        child.as_mut(),
-        &targets,
+        &mut session,
         || {
             for s in &samplers {
                 if let Err(e) = log_counts(&s.pmc) {
@@ -349,7 +336,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         Err(Failure::Setup(e)) if log_failed.get() => {
             // The first failure (with its errno), not a later write refused because of it.
             let first = backend.log_error().unwrap_or(e);
-            return log_failure(&first, samplers, child, &backend, args);
+            return log_failure(&first, samplers, session, &backend, args);
         }
         other => other?,
     };
@@ -359,15 +346,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     // `q` while the command runs: it gets SIGTERM and is waited for, so
     // nothing is left running behind pmcstat.
-    let status = match (status, child.as_mut()) {
-        (None, Some(c)) if quit || view_failed => {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(i32::try_from(c.pid()).unwrap_or(i32::MAX)),
-                nix::sys::signal::Signal::SIGTERM,
-            );
-            Some(c.wait()?)
+    let status = match status {
+        None if (quit || view_failed) && session.child().is_some() => {
+            let _ = session.signal(libc::SIGTERM);
+            session.finish()?
         }
-        (s, _) => s,
+        s => s,
     };
     let elapsed = started.elapsed();
     for s in &mut samplers {
@@ -514,7 +498,7 @@ impl Drop for RemoveUnlessStarted {
 fn log_failure(
     e: &Error,
     mut samplers: Vec<Sampler>,
-    child: Option<pmc::launch::PausedChild>,
+    session: pmc::launch::Session,
     backend: &pmc::Native,
     args: &Args,
 ) -> Result<u8, Failure> {
@@ -536,7 +520,7 @@ fn log_failure(
     }
     drop(samplers);
     let _ = backend.close_log();
-    if let Some(mut c) = child {
+    if let Some(mut c) = session.into_child() {
         let _ = writeln!(
             std::io::stderr(),
             "pmcstat: waiting for `{}` (pid {}) to exit; it is not killed",

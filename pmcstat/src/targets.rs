@@ -1,8 +1,21 @@
 //! `-t PID|REGEX`: the running processes the process-mode PMCs attach to.
 
-use crate::cli::AttachSpec;
+use crate::cli::{Args, AttachSpec};
 use crate::count::Failure;
+use pmc::launch::{Command, Session};
 use pmc::{ErrorKind, Pmc, Target};
+
+/// The run's subject: `-t`'s processes, or the command launched paused
+/// before `exec` (the library's launch session), or nothing (system mode).
+pub fn session(args: &Args) -> Result<Session, Failure> {
+    match (&args.attach, args.command.first()) {
+        (Some(spec), _) => Ok(Session::attach_to(resolve(spec)?)),
+        (None, Some(prog)) => Ok(Session::launch(
+            Command::new(prog).args(&args.command[1..]),
+        )?),
+        (None, None) => Ok(Session::attach_to([])),
+    }
+}
 
 /// The processes `-t` names: the pid, or every process (but pmcstat) whose
 /// command name matches the regular expression, in pid order. No match is a
@@ -47,23 +60,19 @@ fn matching(re: &regex::Regex) -> Result<Vec<u32>, Failure> {
         .collect())
 }
 
-/// Attaches `pmc` to every target. With several targets (a `-t REGEX`), one
-/// that exited since it was listed is skipped; the others must attach.
-pub fn attach_all(pmc: &mut impl Pmc, targets: &[Target]) -> Result<(), Failure> {
-    let mut attached = 0;
-    for &t in targets {
-        match pmc.attach(t) {
-            Ok(()) => attached += 1,
-            Err(e) if targets.len() > 1 && e.kind() == ErrorKind::NoSuchProcess => {}
-            Err(e) => return Err(Failure::Setup(e)),
+/// Attaches `pmc` to every target of the session. With several targets (a
+/// `-t REGEX`), one that exited since it was listed is skipped; the others
+/// must attach.
+pub fn attach_all(pmc: &mut impl Pmc, session: &Session) -> Result<(), Failure> {
+    match session.attach(pmc) {
+        Ok(_) => Ok(()),
+        Err(e) if session.targets().len() > 1 && e.kind() == ErrorKind::NoSuchProcess => {
+            Err(Failure::Usage(
+                "-t: every matching process exited before it could be attached to".into(),
+            ))
         }
+        Err(e) => Err(Failure::Setup(e)),
     }
-    if attached == 0 && !targets.is_empty() {
-        return Err(Failure::Usage(
-            "-t: every matching process exited before it could be attached to".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// The pids of `-t`'s targets, for the report.

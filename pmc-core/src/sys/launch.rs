@@ -14,11 +14,13 @@ use nix::errno::Errno;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
 use std::ffi::{CStr, CString, OsStr, OsString};
-use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
+
+pub use super::session::{Progress, Session};
 
 /// A child process created by [`PausedChild::spawn`], stopped before `exec`
 /// until [`resume`](PausedChild::resume).
@@ -40,6 +42,7 @@ use std::process::ExitStatus;
 pub struct PausedChild {
     pid: u32,
     program: PathBuf,
+    cwd: Option<PathBuf>,
     go: Option<OwnedFd>,
     exec_err: Option<OwnedFd>,
     status: Option<ExitStatus>,
@@ -75,18 +78,70 @@ fn raw_wait_status(ws: WaitStatus) -> Option<i32> {
     }
 }
 
-/// The child's side of [`PausedChild::spawn`], between `fork` and `exec`:
-/// waits for the go byte, then `execv`s, reporting a failure's errno on
-/// `err_w`. Only async-signal-safe calls, on memory prepared before the fork;
-/// nothing here allocates (which is why `execv` is libc's: nix's builds its
-/// argv array on the heap).
+/// Where a launched command's standard input, output or error goes
+/// ([`Command::stdin`], [`Command::stdout`], [`Command::stderr`]).
+#[derive(Debug)]
+pub enum Stdio {
+    /// The launching process's own (the default).
+    Inherit,
+    /// `/dev/null`.
+    Null,
+    /// This descriptor (a file, a pipe end, a socket); the child gets a
+    /// copy, so the caller's stays open.
+    Fd(OwnedFd),
+}
+
+impl Stdio {
+    /// The launching process's own stream.
+    pub fn inherit() -> Stdio {
+        Stdio::Inherit
+    }
+    /// `/dev/null`.
+    pub fn null() -> Stdio {
+        Stdio::Null
+    }
+}
+
+impl From<OwnedFd> for Stdio {
+    fn from(fd: OwnedFd) -> Stdio {
+        Stdio::Fd(fd)
+    }
+}
+
+impl From<std::fs::File> for Stdio {
+    fn from(f: std::fs::File) -> Stdio {
+        Stdio::Fd(f.into())
+    }
+}
+
+/// What the child does between `fork` and `exec`, prepared before the fork
+/// so that the child allocates nothing.
+struct ChildSetup<'a> {
+    path: &'a CStr,
+    argv: &'a [*const libc::c_char],
+    /// `None`: the parent's environment (`execv`).
+    envp: Option<&'a [*const libc::c_char]>,
+    cwd: Option<&'a CStr>,
+    /// Descriptors to install as 0, 1 and 2 (`None`: inherited).
+    stdio: [Option<&'a OwnedFd>; 3],
+}
+
+/// The stage of the child's setup that failed, sent before the errno.
+const STAGE_EXEC: u8 = 0;
+const STAGE_CHDIR: u8 = 1;
+const STAGE_STDIO: u8 = 2;
+
+/// The child's side of [`Command::spawn_paused`], between `fork` and `exec`:
+/// waits for the go byte, installs stdio, changes directory, then `execv`s,
+/// reporting a failure's stage and errno on `err_w`. Only async-signal-safe
+/// calls, on memory prepared before the fork; nothing here allocates (which
+/// is why `execv` is libc's: nix's builds its argv array on the heap).
 fn child_after_fork(
     go_r: OwnedFd,
     go_w: OwnedFd,
     err_r: OwnedFd,
     err_w: OwnedFd,
-    path: &CStr,
-    argv: &[*const libc::c_char],
+    setup: &ChildSetup<'_>,
 ) -> ! {
     // The child's copies of the parent's ends: close(2).
     drop(go_w);
@@ -101,23 +156,58 @@ fn child_after_fork(
     // Without the go byte the parent gave up (dropped the handle): do not
     // run the command.
     if n == Ok(1) {
-        // SAFETY: restoring SIGPIPE's default disposition installs no handler
-        // (the child runs no Rust code after exec). `path` is a NUL-terminated
-        // string and `argv` a null-terminated array of pointers into the
-        // caller's `CString`s, all alive until execv replaces the image.
-        unsafe {
-            let _ = nix::sys::signal::signal(
-                nix::sys::signal::Signal::SIGPIPE,
-                nix::sys::signal::SigHandler::SigDfl,
-            );
-            libc::execv(path.as_ptr(), argv.as_ptr());
-        }
-        let e = Errno::last_raw();
-        let _ = nix::unistd::write(&err_w, &e.to_ne_bytes());
+        let (stage, e) = child_exec(setup);
+        let mut msg = [0u8; 5];
+        msg[0] = stage;
+        msg[1..].copy_from_slice(&e.to_ne_bytes());
+        let _ = nix::unistd::write(&err_w, &msg);
     }
     // SAFETY: _exit ends the process at once, running no atexit handlers or
     // destructors (nix has no wrapper; std's exit is not async-signal-safe).
     unsafe { libc::_exit(127) }
+}
+
+/// Installs stdio and the working directory, then execs; returns only on
+/// failure, with the stage that failed and its errno.
+fn child_exec(setup: &ChildSetup<'_>) -> (u8, i32) {
+    for (target, fd) in setup.stdio.iter().enumerate() {
+        let Some(fd) = fd else { continue };
+        let (src, target) = (fd.as_raw_fd(), target as libc::c_int);
+        // SAFETY: dup2 and fcntl take integers and touch no user memory;
+        // `src` is open (borrowed from the parent's prepared copy).
+        let r = unsafe {
+            if src == target {
+                // Already in place (it was opened close-on-exec): keep it
+                // open across exec.
+                libc::fcntl(target, libc::F_SETFD, 0)
+            } else {
+                libc::dup2(src, target)
+            }
+        };
+        if r < 0 {
+            return (STAGE_STDIO, Errno::last_raw());
+        }
+    }
+    if let Some(dir) = setup.cwd {
+        if let Err(e) = nix::unistd::chdir(dir) {
+            return (STAGE_CHDIR, e as i32);
+        }
+    }
+    // SAFETY: restoring SIGPIPE's default disposition installs no handler
+    // (the child runs no Rust code after exec). `path` is a NUL-terminated
+    // string and `argv` (and `envp`) null-terminated arrays of pointers into
+    // the caller's `CString`s, all alive until exec replaces the image.
+    unsafe {
+        let _ = nix::sys::signal::signal(
+            nix::sys::signal::Signal::SIGPIPE,
+            nix::sys::signal::SigHandler::SigDfl,
+        );
+        match setup.envp {
+            Some(envp) => libc::execve(setup.path.as_ptr(), setup.argv.as_ptr(), envp.as_ptr()),
+            None => libc::execv(setup.path.as_ptr(), setup.argv.as_ptr()),
+        };
+    }
+    (STAGE_EXEC, Errno::last_raw())
 }
 
 /// Finds `program` as `execvp` would: as given if it contains a `/`, else
@@ -136,17 +226,182 @@ fn resolve(program: &OsStr) -> Option<PathBuf> {
         .find(|p| is_exec(p))
 }
 
-impl PausedChild {
-    /// Forks a child that will run `program` with `args` (not including
-    /// argv\[0\]) once resumed. The child inherits the environment, the
-    /// working directory and stdio.
+/// A command to launch paused before `exec`, built as
+/// `std::process::Command` is: arguments, environment, working directory
+/// and stdio. [`Command::spawn_paused`] forks it; the child waits until
+/// [`PausedChild::resume`].
+///
+/// ```
+/// # #[cfg(unix)] {
+/// use pmc_core::launch::{Command, Stdio};
+/// let out = std::fs::File::create(std::env::temp_dir().join("pmc-doc-launch.txt")).unwrap();
+/// let mut child = Command::new("sh")
+///     .args(["-c", "echo $GREETING"])
+///     .env("GREETING", "hello")
+///     .stdout(Stdio::from(out))
+///     .stdin(Stdio::null())
+///     .spawn_paused()
+///     .unwrap();
+/// // ... attach PMCs to Target::Exec(child.pid()) here ...
+/// child.resume().unwrap();
+/// assert!(child.wait().unwrap().success());
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Command {
+    program: OsString,
+    args: Vec<OsString>,
+    /// Changes to the inherited environment, in order (`None`: removed).
+    env: Vec<(OsString, Option<OsString>)>,
+    env_clear: bool,
+    cwd: Option<PathBuf>,
+    stdio: [Stdio; 3],
+}
+
+impl Command {
+    /// A command running `program` (found in `$PATH` unless it contains a
+    /// `/`), with no arguments, the caller's environment, working
+    /// directory and stdio.
+    pub fn new(program: impl AsRef<OsStr>) -> Command {
+        Command {
+            program: program.as_ref().to_owned(),
+            args: Vec::new(),
+            env: Vec::new(),
+            env_clear: false,
+            cwd: None,
+            stdio: [Stdio::Inherit, Stdio::Inherit, Stdio::Inherit],
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Command {
+        self.args.push(arg.as_ref().to_owned());
+        self
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(&mut self, args: I) -> &mut Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_owned()));
+        self
+    }
+
+    /// Sets an environment variable for the command.
+    pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Command {
+        self.env
+            .push((key.as_ref().to_owned(), Some(value.as_ref().to_owned())));
+        self
+    }
+
+    /// Removes an environment variable for the command.
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Command {
+        self.env.push((key.as_ref().to_owned(), None));
+        self
+    }
+
+    /// Starts the command from an empty environment (then [`Command::env`]).
+    pub fn env_clear(&mut self) -> &mut Command {
+        self.env.clear();
+        self.env_clear = true;
+        self
+    }
+
+    /// The command's working directory.
+    pub fn current_dir(&mut self, dir: impl AsRef<Path>) -> &mut Command {
+        self.cwd = Some(dir.as_ref().to_owned());
+        self
+    }
+
+    /// The command's standard input.
+    pub fn stdin(&mut self, s: impl Into<Stdio>) -> &mut Command {
+        self.stdio[0] = s.into();
+        self
+    }
+
+    /// The command's standard output.
+    pub fn stdout(&mut self, s: impl Into<Stdio>) -> &mut Command {
+        self.stdio[1] = s.into();
+        self
+    }
+
+    /// The command's standard error.
+    pub fn stderr(&mut self, s: impl Into<Stdio>) -> &mut Command {
+        self.stdio[2] = s.into();
+        self
+    }
+
+    /// The program, as given.
+    pub fn program(&self) -> &OsStr {
+        &self.program
+    }
+
+    /// The environment the child execs with, or `None` for the caller's.
+    fn envp(&self) -> Result<Option<Vec<CString>>> {
+        if self.env.is_empty() && !self.env_clear {
+            return Ok(None);
+        }
+        let mut vars: Vec<(OsString, OsString)> = if self.env_clear {
+            Vec::new()
+        } else {
+            std::env::vars_os().collect()
+        };
+        for (k, v) in &self.env {
+            vars.retain(|(key, _)| key != k);
+            if let Some(v) = v {
+                vars.push((k.clone(), v.clone()));
+            }
+        }
+        vars.into_iter()
+            .map(|(k, v)| {
+                let mut kv = k.into_vec();
+                kv.push(b'=');
+                kv.extend_from_slice(v.as_bytes());
+                nul(OsStr::from_bytes(&kv), "environment variable")
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    /// The descriptors for 0, 1 and 2, prepared before the fork: copies of
+    /// the caller's (close-on-exec until installed), `/dev/null` opened.
+    fn stdio_fds(&self) -> Result<[Option<OwnedFd>; 3]> {
+        let mut out: [Option<OwnedFd>; 3] = [None, None, None];
+        for (slot, s) in out.iter_mut().zip(&self.stdio) {
+            *slot = match s {
+                Stdio::Inherit => None,
+                Stdio::Null => Some(
+                    std::fs::OpenOptions::new()
+                        .read(true)
+                        .write(true)
+                        .open("/dev/null")
+                        .map(OwnedFd::from)
+                        .map_err(|e| {
+                            io_error("cannot open /dev/null for the command's stdio", &e)
+                        })?,
+                ),
+                Stdio::Fd(fd) => Some(fd.try_clone().map_err(|e| {
+                    io_error("cannot copy a descriptor for the command's stdio", &e)
+                })?),
+            };
+        }
+        Ok(out)
+    }
+
+    /// Forks a child that will run the command once resumed.
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::Os`] when `program` is not found or the fork fails,
-    /// [`ErrorKind::TooManyOpenFiles`] when no pipe can be made.
-    pub fn spawn(program: impl AsRef<OsStr>, args: &[OsString]) -> Result<PausedChild> {
-        let program = program.as_ref();
+    /// [`ErrorKind::Os`] when the program is not found or the fork fails,
+    /// [`ErrorKind::TooManyOpenFiles`] when no pipe can be made,
+    /// [`ErrorKind::InvalidArgument`] for an argument or variable with a NUL
+    /// byte. A working directory or stdio that cannot be installed is
+    /// reported by [`PausedChild::resume`], as an `exec` failure is.
+    pub fn spawn_paused(&mut self) -> Result<PausedChild> {
+        let program = self.program.as_os_str();
         let path = resolve(program).ok_or_else(|| {
             Error::new(
                 ErrorKind::Os,
@@ -156,34 +411,44 @@ impl PausedChild {
             .with_errno(libc::ENOENT)
             .with_help("check the command's name and $PATH")
         })?;
-        let nul = |s: &OsStr| {
-            CString::new(s.as_bytes()).map_err(|_| {
-                Error::new(
-                    ErrorKind::InvalidArgument,
-                    Op::Launch,
-                    "command argument contains a NUL byte",
-                )
-            })
-        };
         // Everything the child touches is built before fork.
-        let c_path = nul(path.as_os_str())?;
-        let mut c_args = vec![nul(program)?];
-        for a in args {
-            c_args.push(nul(a)?);
+        let c_path = nul(path.as_os_str(), "command path")?;
+        let mut c_args = vec![nul(program, "command argument")?];
+        for a in &self.args {
+            c_args.push(nul(a, "command argument")?);
         }
         let mut argv: Vec<*const libc::c_char> = c_args.iter().map(|a| a.as_ptr()).collect();
         argv.push(std::ptr::null());
+        let c_env = self.envp()?;
+        let envp: Option<Vec<*const libc::c_char>> = c_env.as_ref().map(|vars| {
+            let mut v: Vec<_> = vars.iter().map(|a| a.as_ptr()).collect();
+            v.push(std::ptr::null());
+            v
+        });
+        let c_cwd = match &self.cwd {
+            Some(d) => Some(nul(d.as_os_str(), "working directory")?),
+            None => None,
+        };
+        let fds = self.stdio_fds()?;
+        let setup = ChildSetup {
+            path: &c_path,
+            argv: &argv,
+            envp: envp.as_deref(),
+            cwd: c_cwd.as_deref(),
+            stdio: [fds[0].as_ref(), fds[1].as_ref(), fds[2].as_ref()],
+        };
 
         let (go_r, go_w) = pipe_cloexec()?;
         let (err_r, err_w) = pipe_cloexec()?;
 
         // SAFETY: nix's fork is unsafe because the child of a multithreaded
         // process may only call async-signal-safe functions until it execs:
-        // `child_after_fork` calls only close, read, signal, execv, write and
-        // _exit, on memory prepared before the fork, and never returns.
+        // `child_after_fork` calls only close, read, dup2, fcntl, chdir,
+        // signal, execv(e), write and _exit, on memory prepared before the
+        // fork, and never returns.
         let pid = match unsafe { nix::unistd::fork() } {
             Err(e) => return Err(os_error(Op::Launch, "fork failed".into(), e)),
-            Ok(ForkResult::Child) => child_after_fork(go_r, go_w, err_r, err_w, &c_path, &argv),
+            Ok(ForkResult::Child) => child_after_fork(go_r, go_w, err_r, err_w, &setup),
             Ok(ForkResult::Parent { child }) => child.as_raw(),
         };
         drop(go_r);
@@ -191,10 +456,46 @@ impl PausedChild {
         Ok(PausedChild {
             pid: pid as u32,
             program: path,
+            cwd: self.cwd.clone(),
             go: Some(go_w),
             exec_err: Some(err_r),
             status: None,
         })
+    }
+}
+
+fn nul(s: &OsStr, what: &str) -> Result<CString> {
+    CString::new(s.as_bytes()).map_err(|_| {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Launch,
+            format!("{what} contains a NUL byte"),
+        )
+    })
+}
+
+fn io_error(what: &str, e: &std::io::Error) -> Error {
+    let kind = match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => ErrorKind::TooManyOpenFiles,
+        _ => ErrorKind::Os,
+    };
+    let err = Error::new(kind, Op::Launch, what.to_owned());
+    match e.raw_os_error() {
+        Some(n) => err.with_errno(n),
+        None => err,
+    }
+}
+
+impl PausedChild {
+    /// Forks a child that will run `program` with `args` (not including
+    /// argv\[0\]) once resumed. The child inherits the environment, the
+    /// working directory and stdio; [`Command`] sets them.
+    ///
+    /// # Errors
+    ///
+    /// As [`Command::spawn_paused`].
+    pub fn spawn(program: impl AsRef<OsStr>, args: &[OsString]) -> Result<PausedChild> {
+        Command::new(program).args(args).spawn_paused()
     }
 
     /// The child's pid.
@@ -233,7 +534,7 @@ impl PausedChild {
         let Some(err) = self.exec_err.take() else {
             return Ok(());
         };
-        let mut buf = [0u8; 4];
+        let mut buf = [0u8; 5];
         let mut got = 0usize;
         while got < buf.len() {
             let n = match nix::unistd::read(&err, &mut buf[got..]) {
@@ -255,14 +556,17 @@ impl PausedChild {
         if got == 0 {
             return Ok(()); // the close-on-exec pipe closed: exec succeeded
         }
-        let errno = i32::from_ne_bytes(buf);
+        let errno = i32::from_ne_bytes([buf[1], buf[2], buf[3], buf[4]]);
         let _ = self.wait();
-        Err(Error::new(
-            ErrorKind::Os,
-            Op::Launch,
-            format!("cannot execute {}", self.program.display()),
-        )
-        .with_errno(errno))
+        let what = match buf[0] {
+            STAGE_CHDIR => format!(
+                "cannot change the command's working directory to {}",
+                self.cwd.as_deref().unwrap_or(Path::new("?")).display()
+            ),
+            STAGE_STDIO => "cannot install the command's stdio".to_owned(),
+            _ => format!("cannot execute {}", self.program.display()),
+        };
+        Err(Error::new(ErrorKind::Os, Op::Launch, what).with_errno(errno))
     }
 
     /// Returns the exit status if the child has exited, without blocking.
@@ -417,5 +721,90 @@ mod tests {
             c.resume().unwrap_err()
         };
         assert_eq!(e.errno(), Some(libc::EACCES), "{e}");
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("pmc-launch-{}-{name}", std::process::id()))
+    }
+
+    fn run(cmd: &mut Command) -> ExitStatus {
+        let mut c = cmd.spawn_paused().unwrap();
+        c.resume().unwrap();
+        c.wait().unwrap()
+    }
+
+    #[test]
+    fn stdio_env_and_directory_are_the_commands() {
+        let out = temp("out");
+        let input = temp("in");
+        std::fs::write(&input, "from stdin\n").unwrap();
+        let st = run(Command::new("sh")
+            .args([
+                "-c",
+                "read l; echo \"$l|$PMC_SET|${HOME-unset}|$(pwd)\"; echo err >&2",
+            ])
+            .env("PMC_SET", "set")
+            .env_remove("HOME")
+            .current_dir("/")
+            .stdin(std::fs::File::open(&input).unwrap())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(Stdio::null()));
+        assert!(st.success());
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "from stdin|set|unset|/\n"
+        );
+        // env_clear: nothing inherited, only what is set after it.
+        let st = run(Command::new("env")
+            .env_clear()
+            .env("ONLY", "1")
+            .stdout(std::fs::File::create(&out).unwrap()));
+        assert!(st.success());
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "ONLY=1\n");
+        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(&input);
+    }
+
+    #[test]
+    fn the_callers_descriptor_stays_open_and_the_command_is_reusable() {
+        use std::io::Write;
+        let out = temp("shared");
+        let f = std::fs::File::create(&out).unwrap();
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo child"])
+            .stdout(f.try_clone().unwrap());
+        assert!(run(&mut cmd).success());
+        assert!(
+            run(&mut cmd).success(),
+            "a second spawn from the same Command"
+        );
+        (&f).write_all(b"parent\n").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "child\nchild\nparent\n"
+        );
+        let _ = std::fs::remove_file(&out);
+    }
+
+    #[test]
+    fn a_missing_directory_is_reported_at_resume() {
+        let mut c = Command::new("true")
+            .current_dir("/definitely/not/a/dir")
+            .spawn_paused()
+            .unwrap();
+        let e = c.resume().unwrap_err();
+        assert_eq!(e.errno(), Some(libc::ENOENT), "{e}");
+        assert!(e.to_string().contains("working directory"), "{e}");
+        assert_eq!(c.wait().unwrap().code(), Some(127));
+    }
+
+    #[test]
+    fn nul_bytes_are_refused() {
+        let e = Command::new("true")
+            .env("A", "b\0c")
+            .spawn_paused()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.to_string().contains("environment variable"), "{e}");
     }
 }

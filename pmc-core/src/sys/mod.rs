@@ -6,6 +6,8 @@
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
 pub mod launch;
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+mod session;
 
 /// What the crate root re-exports from here, where this system has it
 /// (`pmc_core::launch` on Linux and FreeBSD): the OS choice stays in `sys/`.

@@ -662,7 +662,7 @@ impl pmc_md_op_pmcallocate {
     }
 
     /// The union's 32 bytes, native-endian.
-    pub fn to_bytes(&self) -> [u8; 32] {
+    pub fn to_bytes(self) -> [u8; 32] {
         bytes_of_words(self.words())
     }
 

@@ -1,5 +1,5 @@
 //! The only module of pmc-freebsd that may use `unsafe`: the raw ABI
-//! ([`abi`]), the [`Driver`] seam every `PMC_OP_*` request passes through,
+//! (`abi`), the [`Driver`] seam every `PMC_OP_*` request passes through,
 //! and (on FreeBSD) the real syscall driver.
 //!
 //! # Safety
@@ -9,7 +9,13 @@
 //! memory the kernel reads or writes.
 #![allow(unsafe_code)]
 
+// The ABI is public with the `internals` feature (tests, drivers); the
+// backend's users never name it.
+#[cfg(feature = "internals")]
 pub mod abi;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code, unreachable_pub)]
+pub(crate) mod abi;
 #[cfg(target_os = "freebsd")]
 mod real;
 
@@ -134,7 +140,7 @@ impl PmcOp {
     }
 }
 
-/// `PMC_OP_GETPMCINFO` in safe form: `cpu` in, one [`pmc_info`] per row out.
+/// `PMC_OP_GETPMCINFO` in safe form: `cpu` in, one `pmc_info` per row out.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PmcInfoRequest {
     /// `pm_cpu` (in).

@@ -1,0 +1,122 @@
+//! The log pump's error keeps the kind it had where the pump met it: a sink refused with
+//! EACCES is a permission error, a sink failing with a `pmc_core::Error` inside its
+//! `io::Error` keeps that error's kind, errno and help; the same error reaches
+//! `Backend::log_error`, `flush_log` and `close_log`. (A full disk, `ErrorKind::Os` with
+//! ENOSPC, is in `log_pump_error.rs`.)
+
+use pmc_core::{Allocation, Backend as _, Error, ErrorKind, Op, Pmc as _, Rate, Target};
+use pmc_freebsd::sim::{SimConfig, SimDriver, Work};
+use pmc_freebsd::Backend;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+/// A sink that takes `room` bytes, then fails every write with `fail()`.
+#[derive(Clone)]
+struct FailingSink {
+    written: Arc<Mutex<usize>>,
+    room: usize,
+    fail: fn() -> std::io::Error,
+}
+
+impl Write for FailingSink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        let mut w = self.written.lock().unwrap();
+        let room = self.room.saturating_sub(*w);
+        if room == 0 {
+            return Err((self.fail)());
+        }
+        let n = b.len().min(room);
+        *w += n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Samples another process into `sink` until the pump reports an error; returns it, and
+/// what `flush_log` and `close_log` say afterwards.
+fn fail_sink(fail: fn() -> std::io::Error) -> (Error, Error, Error) {
+    let sim = Arc::new(SimDriver::new(SimConfig::default()));
+    let b: Backend<Arc<SimDriver>> = Backend::with_driver(sim.clone()).unwrap();
+    let sink = FailingSink {
+        written: Arc::new(Mutex::new(0)),
+        room: 32 << 10,
+        fail,
+    };
+    b.configure_log(Box::new(sink)).unwrap();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let mut p = b
+        .allocate(&Allocation::sampling(
+            "instructions".parse().unwrap(),
+            Rate::Period(5_000),
+        ))
+        .unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    let work = Work {
+        pid: 2000,
+        nanos: 1_000,
+        instructions: 5_000 * 1_000,
+        ..Work::default()
+    };
+    let mut rounds = 0;
+    let err = loop {
+        sim.run(work);
+        let _ = b.flush_log();
+        if let Some(e) = pmc_core::Backend::log_error(&b) {
+            break e;
+        }
+        rounds += 1;
+        assert!(rounds < 10_000, "the sink never failed");
+    };
+    let flushed = b.flush_log().unwrap_err();
+    p.stop().unwrap();
+    let closed = b.close_log().unwrap_err();
+    (err, flushed, closed)
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_sink_refused_with_eacces_is_a_permission_error() {
+    let (err, flushed, closed) = fail_sink(|| std::io::Error::from_raw_os_error(13));
+    for e in [&err, &flushed, &closed] {
+        assert_eq!((e.kind(), e.op()), (ErrorKind::Permission, Op::Log), "{e}");
+        assert_eq!(e.errno(), Some(13), "{e}");
+        assert!(
+            e.message()
+                .starts_with("the log reader stopped writing the log: "),
+            "{e}"
+        );
+        let io = std::error::Error::source(e)
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .expect("the io::Error is the source");
+        assert_eq!(io.kind(), std::io::ErrorKind::PermissionDenied);
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_sink_failing_with_a_pmc_error_keeps_its_kind_errno_and_help() {
+    let (err, flushed, closed) = fail_sink(|| {
+        std::io::Error::other(
+            Error::new(ErrorKind::NoSuchProcess, Op::Log, "the live reader exited")
+                .with_errno(32)
+                .with_help("restart the report"),
+        )
+    });
+    for e in [&err, &flushed, &closed] {
+        assert_eq!(
+            (e.kind(), e.op()),
+            (ErrorKind::NoSuchProcess, Op::Log),
+            "{e}"
+        );
+        assert_eq!(e.errno(), Some(32), "{e}");
+        assert_eq!(e.help(), Some("restart the report"), "{e}");
+        assert!(e.message().ends_with("the live reader exited"), "{e}");
+        let inner = std::error::Error::source(e)
+            .and_then(|s| s.downcast_ref::<Error>())
+            .expect("the sink's own error is the source");
+        assert_eq!(inner.message(), "the live reader exited");
+    }
+}

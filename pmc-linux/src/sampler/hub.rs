@@ -1,0 +1,786 @@
+//! The log hub: the writer, the registered rings, and the drain thread.
+
+use super::convert::{kernel_chain_only, to_i32, to_log};
+use super::post::{Flow, HubEvent, PostChain};
+use super::reorder::{Reorder, REORDER_SLACK_NS};
+use super::source::{drain_ring, RingMeta, RingSource};
+use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
+use super::{now, SamplingSummary, DRAIN_PERIOD};
+use crate::record::Record;
+use crate::sys;
+use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
+use pmc_log::record as log;
+use std::collections::HashSet;
+use std::io::Write as _;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+/// The backend's log: the writer, the registered rings, and the drain thread.
+#[derive(Debug, Default)]
+pub(crate) struct Hub {
+    state: Mutex<HubState>,
+}
+
+#[derive(Default)]
+struct HubState {
+    writer: Option<pmc_log::Writer<LogSink>>,
+    rings: Vec<RingSource>,
+    /// Descriptors of registered PMCs, written again at the start of a replacement log.
+    descriptors: Vec<log::PmcDescriptor<'static>>,
+    synthesized: HashSet<u32>,
+    /// What each registered PMC (by token) had synthesized, to repeat in a replacement log.
+    bookkeeping: Vec<(u32, Synth, bool)>,
+    summary: SamplingSummary,
+    thread: Option<std::thread::JoinHandle<()>>,
+    stop: Option<Arc<AtomicBool>>,
+    /// Write end of the drain thread's wake-up socket.
+    waker: Option<UnixStream>,
+    /// The first error writing the log; the log takes nothing more after it. Reported by
+    /// `log_error` (as soon as the drain thread meets it), flush_log and close_log.
+    error: Option<LogFailure>,
+    /// Records drained but not yet written, for time order across rings (see [`Reorder`]).
+    reorder: Reorder,
+    /// The bookkeeping jobs that follow the records: log-procexit, log-proccsw, DWARF
+    /// unwinding (see [`super::post`]).
+    post: PostChain,
+}
+
+impl std::fmt::Debug for HubState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HubState")
+            .field("log", &self.writer.is_some())
+            .field("rings", &self.rings.len())
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+fn poisoned() -> Error {
+    Error::new(
+        ErrorKind::Os,
+        Op::Log,
+        "the log lock was poisoned by a panic in another thread",
+    )
+}
+
+pub(crate) fn no_log() -> Error {
+    Error::new(ErrorKind::InvalidState, Op::Log, "no log is configured")
+        .with_help("call configure_log first")
+}
+
+fn write_error(e: &pmc_log::WriteError) -> Error {
+    LogFailure::from(e).to_error()
+}
+
+/// The first error writing the log, kept so that it can be reported again (by `log_error`,
+/// `flush_log` and `close_log`) with its errno and `io::ErrorKind`.
+#[derive(Debug, Clone)]
+pub(super) struct LogFailure {
+    message: String,
+    errno: Option<i32>,
+    kind: Option<std::io::ErrorKind>,
+}
+
+impl From<&pmc_log::WriteError> for LogFailure {
+    fn from(e: &pmc_log::WriteError) -> Self {
+        let (message, errno) = match e {
+            // The errno's text follows in the error's display.
+            pmc_log::WriteError::Io(io) if io.raw_os_error().is_some() => {
+                (String::new(), io.raw_os_error())
+            }
+            pmc_log::WriteError::Io(io) => (format!(": {io}"), None),
+            e => (format!(": {e}"), None),
+        };
+        LogFailure {
+            message,
+            errno,
+            kind: e.io_kind(),
+        }
+    }
+}
+
+impl LogFailure {
+    /// The error: the kind of the sink's `io::Error` ([`ErrorKind::of_io`]: `Permission`
+    /// for refused access, else `Os`, as FreeBSD's log pump), `Op::Log`, the errno, and
+    /// the `io::Error` (with its kind) as its source.
+    fn to_error(&self) -> Error {
+        let mut e = Error::new(
+            self.kind.map_or(ErrorKind::Os, ErrorKind::of_io),
+            Op::Log,
+            format!("cannot write the sample log{}", self.message),
+        );
+        if let Some(n) = self.errno {
+            e = e.with_errno(n);
+        }
+        if let Some(k) = self.kind {
+            e = e.with_source(std::io::Error::from(k)).with_help(
+                "the log takes no more records (samples drained since are counted in \
+                     SamplingSummary::log_dropped): stop the PMCs, make room or fix the \
+                     output, and start a new log with configure_log",
+            );
+        }
+        e
+    }
+
+    /// Keeps the first failure.
+    pub(super) fn note(slot: &mut Option<LogFailure>, e: &pmc_log::WriteError) {
+        if slot.is_none() {
+            *slot = Some(LogFailure::from(e));
+        }
+    }
+}
+
+impl HubState {
+    /// Drains every ring (or only `token`'s) into the writer, in time order (see
+    /// [`Reorder`]).
+    fn drain(&mut self, token: Option<u32>) {
+        let pass_start = now();
+        for i in 0..self.rings.len() {
+            if token.is_none_or(|t| t == self.rings[i].token) {
+                self.drain_one(i);
+            }
+        }
+        self.write_upto(pass_start.saturating_sub(REORDER_SLACK_NS));
+        self.post.summary(&mut self.summary);
+        if token.is_none() {
+            self.post.end_pass();
+        }
+        self.count_written();
+    }
+
+    /// Drains ring `i` into the reorder buffer: each record through the post-processors,
+    /// then converted; a loss record after it if some of its data was unreadable.
+    fn drain_one(&mut self, i: usize) {
+        let HubState {
+            writer,
+            rings,
+            summary,
+            reorder,
+            post,
+            ..
+        } = self;
+        let ring = &mut rings[i];
+        let bad = drain_ring(ring, summary, &mut |meta, r| {
+            if writer.is_some() {
+                take_drained(post, reorder, meta, r);
+            }
+        });
+        if bad > 0 && writer.is_some() {
+            reorder.push(loss_record(ring));
+        }
+    }
+
+    /// Writes, in time order, the drained records stamped at or before `upto` (all with
+    /// `u64::MAX`), each through the post-processors.
+    fn write_upto(&mut self, upto: u64) {
+        let HubState {
+            writer,
+            error,
+            reorder,
+            post,
+            ..
+        } = self;
+        write_ordered(reorder, post, upto, &mut |r| write_log(writer, error, r));
+    }
+
+    /// The writer's counts into the summary.
+    fn count_written(&mut self) {
+        if let Some(w) = self.writer.as_ref() {
+            self.summary.log_records = w.records_written();
+            self.summary.log_dropped = w.records_dropped();
+        }
+    }
+
+    /// Drains every ring and writes every record drained so far, in time order (for
+    /// flush_log and close_log).
+    fn drain_all(&mut self) {
+        self.drain(None);
+        self.write_upto(u64::MAX);
+        self.post.summary(&mut self.summary);
+        self.count_written();
+    }
+
+    /// Writes `rec` now, after every record drained so far (records written directly, such
+    /// as user data marking a point in the program, follow all that was drained before).
+    fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
+        self.write_upto(u64::MAX);
+        self.post.direct(rec);
+        match self.writer.as_mut() {
+            Some(w) => w.write(rec).map_err(|e| {
+                LogFailure::note(&mut self.error, &e);
+                write_error(&e)
+            }),
+            None => Err(no_log()),
+        }
+    }
+
+    /// Writes the comms and executable mappings of already-running processes (once per pid
+    /// per log), and the kernel text if `kernel`.
+    fn synthesize(&mut self, synth: &Synth, kernel: bool) -> Result<()> {
+        let pids = match synth {
+            Synth::Nothing => Vec::new(),
+            Synth::Pids(p) => p.clone(),
+            Synth::All => all_pids(),
+        };
+        let time = now();
+        let mut recs = Vec::new();
+        // The kernel text once per log (key u32::MAX), for kernel-mode samples.
+        if kernel && self.synthesized.insert(u32::MAX) {
+            recs.extend(kernel_map(time).map(log::Record::Map));
+        }
+        for pid in pids {
+            if self.synthesized.insert(pid) {
+                synthesize(pid, time, &mut recs);
+            }
+        }
+        for r in &recs {
+            self.write(r)?;
+        }
+        Ok(())
+    }
+
+    /// The log's failure, if it failed (it stays failed until a new log is configured).
+    fn check_error(&self) -> Result<()> {
+        match &self.error {
+            Some(f) => Err(f.to_error()),
+            None => Ok(()),
+        }
+    }
+
+    fn stop_thread(&mut self) -> Option<std::thread::JoinHandle<()>> {
+        if let Some(s) = self.stop.take() {
+            s.store(true, Ordering::Release);
+        }
+        if let Some(w) = self.waker.take() {
+            // Wakes the thread out of poll(2) now rather than at its next timeout. If the
+            // write fails, the timeout still ends the wait.
+            let _ = (&w).write(&[1]);
+        }
+        self.thread.take()
+    }
+}
+
+impl Hub {
+    fn lock(&self) -> Result<MutexGuard<'_, HubState>> {
+        self.state.lock().map_err(|_| poisoned())
+    }
+
+    /// The error that failed the log, if one did: the drain thread meets it within
+    /// [`DRAIN_PERIOD`] of the write that failed.
+    pub(crate) fn log_error(&self) -> Option<Error> {
+        self.lock().ok()?.error.as_ref().map(LogFailure::to_error)
+    }
+
+    /// Whether a log is configured.
+    pub(crate) fn has_log(&self) -> bool {
+        self.lock().is_ok_and(|s| s.writer.is_some())
+    }
+
+    /// Starts a log on `sink` (header first), replacing and cleanly closing any earlier one.
+    pub(crate) fn configure(self: &Arc<Self>, sink: LogSink) -> Result<()> {
+        let header = host_header();
+        let mut writer = pmc_log::Writer::new(sink, &header).map_err(|e| write_error(&e))?;
+        let mut st = self.lock()?;
+        let mut result = Ok(());
+        if st.writer.is_some() {
+            st.drain_all();
+            if let Some(old) = st.writer.take() {
+                if let Err(e) = old.finish() {
+                    result = Err(write_error(&e));
+                }
+            }
+        }
+        for d in &st.descriptors {
+            writer
+                .write(&log::Record::Pmc(d.clone()))
+                .map_err(|e| write_error(&e))?;
+        }
+        st.synthesized.clear();
+        st.writer = Some(writer);
+        st.error = None;
+        // PMCs still sampling: their processes' bookkeeping again, for the new log.
+        let again: Vec<(Synth, bool)> = st
+            .bookkeeping
+            .iter()
+            .map(|(_, s, k)| (s.clone(), *k))
+            .collect();
+        for (synth, kernel) in again {
+            st.synthesize(&synth, kernel)?;
+        }
+        drop(st);
+        self.ensure_thread()?;
+        result
+    }
+
+    /// Drains every ring into the log and flushes it.
+    pub(crate) fn flush(&self) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Err(no_log());
+        }
+        st.drain_all();
+        st.check_error()?;
+        let HubState { writer, error, .. } = &mut *st;
+        match writer.as_mut() {
+            Some(w) => w.flush().map_err(|e| {
+                LogFailure::note(error, &e);
+                write_error(&e)
+            }),
+            None => Err(no_log()),
+        }
+    }
+
+    /// Stops the drain thread, drains the rings a last time, and closes the log with its
+    /// clean-close marker. The rings are released: PMCs still running stop feeding a log until
+    /// they are started again with a new one.
+    pub(crate) fn close(&self) -> Result<()> {
+        let handle = {
+            let mut st = self.lock()?;
+            if st.writer.is_none() {
+                return Err(no_log());
+            }
+            st.stop_thread()
+        };
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
+        let mut st = self.lock()?;
+        st.drain_all();
+        st.rings.clear();
+        st.bookkeeping.clear();
+        let pending = st.check_error();
+        let finished = match st.writer.take() {
+            Some(w) => w.finish().map(|_| ()).map_err(|e| write_error(&e)),
+            None => Err(no_log()),
+        };
+        st.error = None;
+        pending.and(finished)
+    }
+
+    /// Appends counter values (interval readings), after the descriptors of their PMCs.
+    pub(crate) fn write_counters(
+        &self,
+        descriptors: Vec<log::PmcDescriptor<'static>>,
+        counters: &[log::Counter],
+    ) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Err(no_log());
+        }
+        for d in descriptors {
+            if !st.descriptors.iter().any(|k| k.pmc_id == d.pmc_id) {
+                st.write(&log::Record::Pmc(d.clone()))?;
+                st.descriptors.push(d);
+            }
+        }
+        for c in counters {
+            st.write(&log::Record::Counter(c.clone()))?;
+        }
+        Ok(())
+    }
+
+    /// Appends a user-data record.
+    pub(crate) fn write_user(&self, data: u32) -> Result<()> {
+        let mut st = self.lock()?;
+        st.write(&log::Record::UserData(log::UserData {
+            time: now(),
+            pid: to_i32(std::process::id()),
+            data: log::Bytes::from(data.to_le_bytes().to_vec()),
+        }))
+    }
+
+    /// The counts so far.
+    pub(crate) fn summary(&self) -> SamplingSummary {
+        self.lock().map(|s| s.summary.clone()).unwrap_or_default()
+    }
+
+    /// Whether rings of `token` are registered.
+    pub(crate) fn has_rings(&self, token: u32) -> bool {
+        self.lock()
+            .is_ok_and(|s| s.rings.iter().any(|r| r.token == token))
+    }
+
+    /// Writes the descriptors (once per PMC id), synthesizes the bookkeeping of running
+    /// processes (and, if `kernel` samples are taken, the kernel text mapping), and hands the
+    /// rings to the drain thread.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        descriptors: Vec<log::PmcDescriptor<'static>>,
+        rings: Vec<RingSource>,
+        synth: Synth,
+        kernel: bool,
+    ) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Err(no_log());
+        }
+        for d in descriptors {
+            if st.descriptors.iter().any(|k| k.pmc_id == d.pmc_id) {
+                continue;
+            }
+            st.write(&log::Record::Pmc(d.clone()))?;
+            let HubState { post, reorder, .. } = &mut *st;
+            post.event(&HubEvent::Registered(&d), &mut |r| reorder.push(r));
+            st.descriptors.push(d);
+        }
+        st.synthesize(&synth, kernel)?;
+        if let Some(token) = rings.first().map(|r| r.token) {
+            st.bookkeeping.push((token, synth, kernel));
+        }
+        st.rings.extend(rings);
+        drop(st);
+        self.ensure_thread()
+    }
+
+    /// log-procexit of a stopped counting PMC: drains `token`'s rings, then logs each
+    /// process's count at its exit for each `(pmc id, total)` (see [`ExitReads`](super::procexit::ExitReads)).
+    pub(crate) fn finish_exit_reads(&self, token: u32, totals: &[(u32, u64)], targets_gone: bool) {
+        if let Ok(mut st) = self.lock() {
+            st.drain(Some(token));
+            let HubState {
+                post,
+                reorder,
+                writer,
+                ..
+            } = &mut *st;
+            if writer.is_none() {
+                return;
+            }
+            let ev = HubEvent::Stopped {
+                totals,
+                targets_gone,
+            };
+            post.event(&ev, &mut |r| reorder.push(r));
+        }
+    }
+
+    /// Drains `token`'s rings now (at stop).
+    pub(crate) fn drain_token(&self, token: u32) {
+        if let Ok(mut st) = self.lock() {
+            st.drain(Some(token));
+        }
+    }
+
+    /// Drains and drops `token`'s rings (the PMC is going away).
+    pub(crate) fn unregister(&self, token: u32) {
+        if let Ok(mut st) = self.lock() {
+            st.drain(Some(token));
+            let HubState {
+                post,
+                reorder,
+                rings,
+                ..
+            } = &mut *st;
+            let gone: Vec<&RingSource> = rings.iter().filter(|r| r.token == token).collect();
+            post.event(&HubEvent::Unregistering(&gone), &mut |r| reorder.push(r));
+            st.rings.retain(|r| r.token != token);
+            st.bookkeeping.retain(|(t, _, _)| *t != token);
+        }
+    }
+
+    fn ensure_thread(self: &Arc<Self>) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.thread.is_some() || st.writer.is_none() || st.rings.is_empty() {
+            return Ok(());
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let weak = Arc::downgrade(self);
+        let flag = stop.clone();
+        let (waker, wake) = UnixStream::pair().map_err(|e| {
+            Error::new(
+                ErrorKind::Os,
+                Op::Start,
+                format!("cannot create the log drain thread's wake-up socket: {e}"),
+            )
+        })?;
+        let handle = std::thread::Builder::new()
+            .name("pmc-log-drain".into())
+            .spawn(move || drain_loop(&weak, &flag, &wake))
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::Os,
+                    Op::Start,
+                    format!("cannot start the log drain thread: {e}"),
+                )
+            })?;
+        st.thread = Some(handle);
+        st.stop = Some(stop);
+        st.waker = Some(waker);
+        Ok(())
+    }
+}
+
+/// A record drained from a ring (with the ring's metadata): through the post-processors,
+/// then, unless one of them took it, converted into the reorder buffer.
+fn take_drained(post: &mut PostChain, reorder: &mut Reorder, meta: &RingMeta, r: &Record<'_>) {
+    if post.drained(meta, r, &mut |rec| reorder.push(rec)) == Flow::Consumed {
+        return;
+    }
+    convert(meta, r, reorder);
+}
+
+/// Hands `write`, in time order, the drained records stamped at or before `upto`, each after
+/// the post-processors (which may rewrite it, and write records after it).
+fn write_ordered(
+    reorder: &mut Reorder,
+    post: &mut PostChain,
+    upto: u64,
+    write: &mut dyn FnMut(&log::Record<'_>),
+) {
+    reorder.flush(upto, &mut |rec, stack| {
+        post.ordered(rec, stack.as_deref(), write);
+    });
+}
+
+/// Record conversion: `r`, drained from a ring with metadata `meta`, into the reorder buffer
+/// as a log record (nothing for records the log does not carry), with its user stack to
+/// unwind; with raw capture (`CallGraph::DwarfRaw`), the stack as a `UserStack` record after it.
+fn convert(meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
+    let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
+        return;
+    };
+    let Some(rec) = kernel_chain_only(rec, meta) else {
+        return;
+    };
+    let mut stack = match (r, &rec) {
+        // Without user frames for kernel samples: nothing to unwind either.
+        (_, log::Record::Sample(s)) if !meta.user_in_kernel && s.kernel_frames > 0 => None,
+        (Record::Sample(s), _) => crate::unwind::UserStack::of(s),
+        _ => None,
+    };
+    // Raw capture: the stack goes into the log after its sample, not unwound.
+    let raw = match (&rec, stack.as_deref()) {
+        (log::Record::Sample(s), Some(u)) if meta.raw_stacks => Some(u.to_record(s)),
+        _ => None,
+    };
+    if raw.is_some() {
+        stack = None;
+    }
+    reorder.push_with(rec, stack);
+    if let Some(u) = raw {
+        reorder.push(log::Record::UserStack(u));
+    }
+}
+
+/// Unreadable ring data: the record saying in the log that an unknown number of records
+/// (count 0) of `ring` went missing here.
+fn loss_record(ring: &RingSource) -> log::Record<'static> {
+    log::Record::Lost(log::Lost {
+        time: now(),
+        pmc_id: Some(ring.default_pmc),
+        cpu: ring.cpu,
+        count: 0,
+    })
+}
+
+/// Error collection: writes `rec` if there is a log; the first write error is kept in
+/// `error` (the writer takes nothing after it, and counts what it dropped).
+pub(super) fn write_log(
+    writer: &mut Option<pmc_log::Writer<LogSink>>,
+    error: &mut Option<LogFailure>,
+    rec: &log::Record<'_>,
+) {
+    if let Some(w) = writer.as_mut() {
+        if let Err(e) = w.write(rec) {
+            LogFailure::note(error, &e);
+        }
+    }
+}
+
+fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
+    let timeout = i32::try_from(DRAIN_PERIOD.as_millis()).unwrap_or(100);
+    loop {
+        let fds: Vec<Arc<OwnedFd>> = {
+            let Some(h) = hub.upgrade() else { return };
+            let Ok(st) = h.state.lock() else { return };
+            st.rings
+                .iter()
+                .filter(|r| !r.hung_up)
+                .map(|r| r.poll_fd.clone())
+                .collect()
+        };
+        // The wake-up socket first, then the rings.
+        let borrowed: Vec<BorrowedFd<'_>> = std::iter::once(wake.as_fd())
+            .chain(fds.iter().map(|f| f.as_fd()))
+            .collect();
+        let revents = match sys::poll(&borrowed, timeout) {
+            Ok(r) => r.into_iter().skip(1).collect(),
+            Err(_) => {
+                std::thread::sleep(DRAIN_PERIOD);
+                Vec::new()
+            }
+        };
+        if stop.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(h) = hub.upgrade() else { return };
+        let Ok(mut st) = h.state.lock() else { return };
+        // An event whose task exited reports POLLHUP forever: stop polling it (its ring is still
+        // drained every round).
+        for (fd, ev) in fds.iter().zip(&revents) {
+            if ev & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                for r in st.rings.iter_mut() {
+                    if Arc::ptr_eq(&r.poll_fd, fd) {
+                        r.hung_up = true;
+                    }
+                }
+            }
+        }
+        st.drain(None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::record_type;
+    use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
+
+    /// A write error keeps its kind (refused access is `Permission`, a full disk `Os`), its
+    /// errno and its `io::Error` kind, as FreeBSD's log pump reports it; only the first
+    /// failure is kept.
+    #[test]
+    fn log_failure_keeps_the_io_errors_kind() {
+        let denied = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::EACCES));
+        let full = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        let e = LogFailure::from(&denied).to_error();
+        assert_eq!(
+            (e.kind(), e.op(), e.errno()),
+            (ErrorKind::Permission, Op::Log, Some(libc::EACCES))
+        );
+        let e = LogFailure::from(&full).to_error();
+        assert_eq!((e.kind(), e.errno()), (ErrorKind::Os, Some(libc::ENOSPC)));
+        let mut slot = None;
+        LogFailure::note(&mut slot, &full);
+        LogFailure::note(&mut slot, &denied);
+        assert_eq!(slot.map(|f| f.to_error().errno()), Some(Some(libc::ENOSPC)));
+    }
+
+    /// The drain's path without a kernel: `rings` drained one after another (each its
+    /// records in order), then everything written in time order; what the log gets.
+    fn pipeline(
+        post: &mut PostChain,
+        rings: &[(RingMeta, Vec<Vec<u8>>)],
+    ) -> Vec<log::Record<'static>> {
+        let mut reorder = Reorder::default();
+        for (meta, recs) in rings {
+            for bytes in recs {
+                let r = cfg().parse(bytes).expect("parses");
+                take_drained(post, &mut reorder, meta, &r);
+            }
+        }
+        let mut out = Vec::new();
+        write_ordered(&mut reorder, post, u64::MAX, &mut |r| {
+            out.push(r.clone().into_owned())
+        });
+        out
+    }
+
+    /// log-procexit sums in time order: a sample read from another CPU's ring after its
+    /// process's `EXIT` (in ring order) still counts in the process's count, which follows
+    /// the `EXIT`; a later sample (after the exit in time) does not.
+    #[test]
+    fn procexit_counts_a_sample_drained_after_its_exit() {
+        let mut post = PostChain::default();
+        let d = log::PmcDescriptor {
+            time: 0,
+            pmc_id: 3,
+            event_spec: "cpu-clock".into(),
+            canonical_name: "cpu-clock".into(),
+            scope: log::Scope::Process,
+            cpu: None,
+            mode: log::Mode::SamplingPeriod(100),
+            flags: log::FLAG_LOG_PROCEXIT,
+            native_config: "".into(),
+        };
+        post.event(&HubEvent::Registered(&d), &mut |_| panic!("nothing to log"));
+        let sample = |time: u64, cpu: u64, period: u64| {
+            record(
+                record_type::SAMPLE,
+                2,
+                &[77, 0x40_1000, pid_tid(10, 10), time, cpu, period, 0],
+            )
+        };
+        let mut exit = vec![pid_tid(10, 1), pid_tid(10, 1), 300];
+        exit.extend(trailer(10, 10, 300, 0, 77));
+        let cpu0 = RingMeta {
+            cpu: Some(0),
+            ..meta()
+        };
+        let rings = [
+            (cpu0, vec![record(record_type::EXIT, 0, &exit)]),
+            (
+                meta(),
+                vec![
+                    sample(100, 1, 7),
+                    sample(200, 1, 500),
+                    sample(400, 1, 1_000),
+                ],
+            ),
+        ];
+        let got: Vec<(&str, u64, u64)> = pipeline(&mut post, &rings)
+            .iter()
+            .map(|r| match r {
+                log::Record::Sample(s) => ("sample", s.time, s.period),
+                log::Record::Exit(x) => ("exit", x.time, 0),
+                log::Record::Counter(c) => {
+                    assert_eq!(
+                        (c.pmc_id, c.pid, c.kind),
+                        (3, 10, log::CounterKind::ProcessExit)
+                    );
+                    ("count", c.time, c.value)
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("sample", 100, 7),
+                ("sample", 200, 500),
+                ("exit", 300, 0),
+                ("count", 300, 507),
+                ("sample", 400, 1_000)
+            ]
+        );
+    }
+
+    /// The unwinder sees the `MMAP2`s before the samples: a sample drained (from one CPU's
+    /// ring) before its process's mapping (from another's) is unwound after the mapping
+    /// has passed through the stage (a device here: refused and reported, which shows the
+    /// stage knew it).
+    #[cfg(feature = "dwarf")]
+    #[test]
+    // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
+    #[cfg_attr(miri, ignore)]
+    fn the_unwinder_sees_maps_before_samples() {
+        use crate::sampler::post::tests::{stack, user_sample};
+        let mut post = PostChain::default();
+        let mut reorder = Reorder::default();
+        reorder.push_with(
+            log::Record::Sample(user_sample(200, 7, 0)),
+            Some(Box::new(stack(0x1010))),
+        );
+        reorder.push(log::Record::Map(log::Map {
+            time: 100,
+            pid: 7,
+            start: 0x1000,
+            len: 0x1000,
+            pgoff: 0,
+            build_id: log::Bytes::default(),
+            path: log::Bytes::from("/dev/zero"),
+        }));
+        let mut times = Vec::new();
+        write_ordered(&mut reorder, &mut post, u64::MAX, &mut |r| {
+            times.push(r.time())
+        });
+        assert_eq!(times, [100, 200]);
+        let mut summary = SamplingSummary::default();
+        post.summary(&mut summary);
+        assert_eq!(summary.unwound, 1);
+        assert_eq!(summary.unwind_refused.len(), 1, "{summary:?}");
+        assert!(summary.unwind_refused[0].starts_with("/dev/zero"));
+    }
+}

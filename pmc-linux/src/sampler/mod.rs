@@ -1,0 +1,93 @@
+//! Sampling on perf_event: ring buffers, the log drain thread, and in-process samples.
+//!
+//! # How samples reach the log
+//!
+//! When a sampling PMC starts, [`crate::counter`] maps one ring buffer per CPU (system scope,
+//! or process scope with descendants) or per thread (process scope without descendants) and
+//! registers the rings with the backend's log hub. Events that share a CPU (group members, the
+//! threads of an inherited process PMC on that CPU) send their records to one ring with
+//! `PERF_EVENT_IOC_SET_OUTPUT`. The hub:
+//!
+//! 1. wrote the log header at [`configure_log`](pmc_core::Backend::configure_log) (host facts
+//!    from `/proc`, the clock, the start wall time);
+//! 2. writes a [`PmcDescriptor`](pmc_log::record::PmcDescriptor) for each PMC before any of its
+//!    samples, then synthesizes, as `perf record` does, the command names (`COMM`) and executable
+//!    mappings (`/proc/<pid>/maps`) of processes that were already running (the attached pid,
+//!    or every process for system scope), so their samples can be symbolized;
+//! 3. runs a drain thread that `poll(2)`s the rings (each ring wakes it when a quarter full:
+//!    `watermark`/`wakeup_watermark`), with a [`DRAIN_PERIOD`] timeout so a slow trickle of
+//!    samples still reaches the log, parses every record with [`crate::record`], converts it to
+//!    a pmc-log record and writes it through one [`pmc_log::Writer`].
+//!
+//! Beside conversion, the drain runs its bookkeeping jobs (log-proccsw, log-procexit, the
+//! DWARF unwinding stage) as post-processors, each seeing every record as drained from its
+//! ring and again, in time order, as it is written (see `post.rs`).
+//!
+//! [`flush_log`](pmc_core::Backend::flush_log) drains every ring and flushes the writer;
+//! [`close_log`](pmc_core::Backend::close_log) stops the thread, drains one last time and writes
+//! the clean-close marker.
+//!
+//! # Record mapping
+//!
+//! | perf record | pmc-log record |
+//! |---|---|
+//! | `SAMPLE` | [`Sample`](pmc_log::record::Sample) (callchain leaf first, kernel frames first) |
+//! | `MMAP2`, `MMAP` (executable only) | [`Map`](pmc_log::record::Map) |
+//! | `COMM` (exec flag kept) | [`Comm`](pmc_log::record::Comm) |
+//! | `FORK` | [`Fork`](pmc_log::record::Fork), or [`ThreadCreate`](pmc_log::record::ThreadCreate) for a new thread |
+//! | `EXIT` | [`Exit`](pmc_log::record::Exit), or [`ThreadExit`](pmc_log::record::ThreadExit) |
+//! | `LOST`, `LOST_SAMPLES` | [`Lost`](pmc_log::record::Lost) with the count |
+//! | `THROTTLE` | [`Lost`](pmc_log::record::Lost) with count 0 ("some, unknown") |
+//! | `EXIT`, for sampling PMCs with log-procexit | also a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` with the sum of the process's sample periods |
+//! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | at stop, a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; see `ExitReads`) |
+//! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
+//!
+//! Every loss is also counted in the [`SamplingSummary`] (per CPU), which
+//! [`Backend::sampling_details`](crate::Backend::sampling_details) returns.
+//!
+//! # Timestamps
+//!
+//! Every event is opened with `use_clockid` and `clockid = CLOCK_MONOTONIC`, so sample times,
+//! synthesized records and the header's `start_time` share one clock: nanoseconds of
+//! `CLOCK_MONOTONIC` ([`Clock::Monotonic`](pmc_log::record::Clock::Monotonic)).
+
+mod convert;
+mod hub;
+mod local;
+mod post;
+mod proccsw;
+mod procexit;
+mod reorder;
+mod source;
+mod summary;
+mod synth;
+#[cfg(test)]
+mod testutil;
+
+use crate::sys;
+use std::time::Duration;
+
+pub(crate) use crate::ring::MmapRing;
+pub(crate) use hub::Hub;
+pub(crate) use local::LocalRings;
+pub use local::OwnedSample;
+pub(crate) use source::RingSource;
+pub use summary::{CpuCounts, SamplingSummary};
+pub(crate) use synth::Synth;
+
+/// The longest the drain thread waits before reading the rings even if none woke it.
+pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);
+
+/// The default size of each ring's data area, in pages (256 KiB with 4 KiB pages: about 6000
+/// samples with short callchains).
+pub const DEFAULT_RING_PAGES: usize = 64;
+
+/// The default ring size for PMCs whose samples carry user stacks (`CallGraph::Dwarf`), when
+/// the caller is privileged: 512 KiB with 4 KiB pages, as `perf record` maps (about 60
+/// samples of 8 KiB stacks).
+pub const DWARF_RING_PAGES: usize = 128;
+
+/// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every timestamp in the log.
+pub(crate) fn now() -> u64 {
+    sys::clock_ns(libc::CLOCK_MONOTONIC)
+}

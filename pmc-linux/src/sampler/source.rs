@@ -1,0 +1,224 @@
+//! A mapped ring buffer with its metadata ([`RingSource`]), and the loop that drains it.
+
+use super::summary::tally;
+use super::{MmapRing, SamplingSummary};
+use crate::record::{ParseConfig, Record};
+use crate::ring::RingReader;
+use crate::sys;
+use pmc_core::{Error, ErrorKind, Op, Result};
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::sync::Arc;
+
+/// A mapped ring buffer and what its records mean.
+pub(crate) struct RingSource {
+    pub(super) reader: RingReader<MmapRing>,
+    /// A duplicate of the ring owner's fd, for `poll(2)` from the drain thread.
+    pub(super) poll_fd: Arc<OwnedFd>,
+    pub(super) cfg: ParseConfig,
+    /// Kernel event id to log PMC id, for every event writing into this ring.
+    pub(super) ids: Vec<(u64, u32)>,
+    /// PMC id for records without an identifier.
+    pub(super) default_pmc: u32,
+    /// The CPU of a per-CPU ring.
+    pub(super) cpu: Option<u32>,
+    /// The PMC owning this ring (its first member's log id).
+    pub(crate) token: u32,
+    /// The event hung up (its task exited): drained, no longer polled.
+    pub(super) hung_up: bool,
+    /// A log-proccsw switch group's ring: its samples are context switches carrying the
+    /// group's counts, logged as counter records rather than samples.
+    pub(crate) switch_counts: bool,
+    /// The PMC keeps its samples' user stacks in the log (`CallGraph::DwarfRaw`) instead of
+    /// unwinding them.
+    pub(crate) raw_stacks: bool,
+    /// A counting PMC with log-procexit: its `PERF_RECORD_READ`s (`inherit_stat`) are the
+    /// counts of its tasks at their exits (see [`ExitReads`](super::procexit::ExitReads)).
+    pub(crate) exit_reads: bool,
+    /// The PMC's events are inherited by child processes (descendants).
+    pub(crate) cfg_inherit: bool,
+    /// The callchains of samples taken in the kernel keep their user frames
+    /// (`Flags::USERCALLCHAIN`); otherwise they are cut after the kernel's, as hwpmc's.
+    pub(crate) user_in_kernel: bool,
+}
+
+impl std::fmt::Debug for RingSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RingSource")
+            .field("token", &self.token)
+            .field("cpu", &self.cpu)
+            .field("data_size", &self.reader.data_size())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RingSource {
+    /// Maps `data_pages` pages of ring for `fd` (the first fd writing into it).
+    pub(crate) fn map(
+        sys: &dyn sys::Sys,
+        fd: BorrowedFd<'_>,
+        data_pages: usize,
+        cfg: ParseConfig,
+        token: u32,
+        cpu: Option<u32>,
+    ) -> Result<RingSource> {
+        let ring = sys
+            .map_ring(fd, data_pages)
+            .map_err(|e| mmap_error(&e, data_pages))?;
+        let reader = RingReader::new(ring).map_err(|e| {
+            Error::new(
+                ErrorKind::Os,
+                Op::Mmap,
+                format!("the kernel gave an unusable ring buffer: {e}"),
+            )
+        })?;
+        let poll_fd = fd.try_clone_to_owned().map_err(|e| {
+            let mut err = Error::new(
+                ErrorKind::TooManyOpenFiles,
+                Op::Mmap,
+                format!("cannot duplicate a perf fd for polling: {e}"),
+            );
+            if let Some(n) = e.raw_os_error() {
+                err = err.with_errno(n);
+            }
+            err
+        })?;
+        Ok(RingSource {
+            reader,
+            poll_fd: Arc::new(poll_fd),
+            cfg,
+            ids: Vec::new(),
+            default_pmc: token,
+            cpu,
+            token,
+            hung_up: false,
+            switch_counts: false,
+            raw_stacks: false,
+            exit_reads: false,
+            cfg_inherit: false,
+            user_in_kernel: true,
+        })
+    }
+
+    /// Says that records with kernel id `id` belong to log PMC `pmc_id`.
+    pub(crate) fn add_id(&mut self, id: u64, pmc_id: u32) {
+        self.ids.push((id, pmc_id));
+    }
+}
+
+/// A ring's metadata, detached from its reader while a batch borrows it.
+pub(super) struct RingMeta {
+    pub(super) ids: Vec<(u64, u32)>,
+    pub(super) default_pmc: u32,
+    pub(super) cpu: Option<u32>,
+    pub(super) switch_counts: bool,
+    pub(super) raw_stacks: bool,
+    pub(super) exit_reads: bool,
+    /// The ring's events are inherited by child processes (descendants).
+    pub(super) inherit: bool,
+    /// Kernel samples keep the user part of their callchains.
+    pub(super) user_in_kernel: bool,
+}
+
+fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
+    let errno = e.raw_os_error();
+    let kib = pages * sys::page_size() / 1024;
+    let mut err = match errno {
+        Some(libc::EPERM) => {
+            let mlock =
+                crate::env::mlock_kb().map_or_else(|| "unknown".to_owned(), |v| format!("{v} KiB"));
+            let rlimit = crate::env::memlock_limit()
+                .map_or_else(|| "unlimited".to_owned(), |v| format!("{} KiB", v / 1024));
+            Error::new(
+                ErrorKind::MlockLimit,
+                Op::Mmap,
+                format!(
+                    "cannot lock a {kib} KiB sample buffer: over kernel.perf_event_mlock_kb = \
+                     {mlock} per CPU and RLIMIT_MEMLOCK = {rlimit}"
+                ),
+            )
+            .with_help(format!(
+                "use a smaller buffer (Backend::set_ring_pages({})), fewer threads or CPUs, \
+                 raise the limit (sysctl -w kernel.perf_event_mlock_kb=2048; ulimit -l), or run \
+                 with CAP_IPC_LOCK",
+                fitting_pages(pages)
+            ))
+        }
+        Some(libc::ENOMEM) => Error::new(
+            ErrorKind::Os,
+            Op::Mmap,
+            format!("no memory for a {kib} KiB sample buffer"),
+        )
+        .with_help("use a smaller buffer (Backend::set_ring_pages)"),
+        _ => Error::new(
+            ErrorKind::Os,
+            Op::Mmap,
+            format!("cannot map a {kib} KiB sample buffer: {e}"),
+        ),
+    };
+    if let Some(n) = errno {
+        err = err.with_errno(n);
+    }
+    err
+}
+
+/// The largest power-of-two ring (in data pages, below `pages`) that fits in one CPU's share of
+/// `perf_event_mlock_kb`, counting the control page.
+fn fitting_pages(pages: usize) -> usize {
+    let page = sys::page_size() as u64;
+    let budget = crate::env::mlock_kb().map_or(516 * 1024, |kb| kb.saturating_mul(1024));
+    let fit = (budget.saturating_sub(page) / page).max(1);
+    let pow = 1u64 << (63 - fit.leading_zeros());
+    usize::try_from(pow).unwrap_or(1).min((pages / 2).max(1))
+}
+
+/// Drains `ring`, handing each decoded record, with the ring's metadata, to `f`. Returns how
+/// many records could not be read (ring corruption, undecodable records): their contents are
+/// lost, and the caller reports it.
+pub(super) fn drain_ring(
+    ring: &mut RingSource,
+    summary: &mut SamplingSummary,
+    f: &mut dyn FnMut(&RingMeta, &Record<'_>),
+) -> u64 {
+    let mut bad = 0u64;
+    let before = ring.reader.stats();
+    let cfg = ring.cfg;
+    let meta = RingMeta {
+        ids: std::mem::take(&mut ring.ids),
+        default_pmc: ring.default_pmc,
+        cpu: ring.cpu,
+        switch_counts: ring.switch_counts,
+        raw_stacks: ring.raw_stacks,
+        exit_reads: ring.exit_reads,
+        inherit: ring.cfg_inherit,
+        user_in_kernel: ring.user_in_kernel,
+    };
+    {
+        let mut batch = ring.reader.batch();
+        while let Some(rec) = batch.next_record() {
+            let Ok(rec) = rec else { continue };
+            match cfg.parse(rec.bytes) {
+                Ok(r) => {
+                    // A switch group's samples are counter readings, not samples.
+                    if !(meta.switch_counts && matches!(r, Record::Sample(_))) {
+                        tally(summary, &r, meta.cpu);
+                    }
+                    f(&meta, &r);
+                }
+                Err(_) => bad += 1,
+            }
+        }
+    }
+    ring.ids = meta.ids;
+    let after = ring.reader.stats();
+    bad += after.errors.saturating_sub(before.errors);
+    summary.errors += bad;
+    summary.discarded_bytes += after.discarded_bytes.saturating_sub(before.discarded_bytes);
+    bad
+}
+
+impl RingMeta {
+    pub(super) fn pmc_of(&self, id: Option<u64>) -> u32 {
+        id.and_then(|id| self.ids.iter().find(|(i, _)| *i == id).map(|(_, p)| *p))
+            .unwrap_or(self.default_pmc)
+    }
+}
