@@ -44,9 +44,9 @@ mod sys;
 mod unwind;
 
 pub use counter::{Backend, LinuxGroup, LinuxPmc};
+pub use describe::attr_fields;
+pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};
 #[cfg(any(test, feature = "fake-kernel"))]
 pub use sys::fake;
 #[doc(hidden)]
 pub use sys::{Errno, Ioctl, RealSys, Sys};
-pub use describe::attr_fields;
-pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};

@@ -59,7 +59,10 @@ impl FdLayout {
     pub(super) fn follow_threads(self) -> bool {
         matches!(
             self,
-            FdLayout::Inherited | FdLayout::PerThreadCpu { follow_threads: true }
+            FdLayout::Inherited
+                | FdLayout::PerThreadCpu {
+                    follow_threads: true
+                }
         )
     }
 

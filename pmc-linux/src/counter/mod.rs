@@ -81,10 +81,10 @@ mod switch;
 mod tests;
 
 use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
-use rings::{Delivery, RingPurpose, Rings};
-use switch::SwitchGroup;
 use open::build_attr;
 use read::short_read;
+use rings::{Delivery, RingPurpose, Rings};
+use switch::SwitchGroup;
 
 use crate::errmap::{self, Facts, OpenContext};
 use crate::record::ParseConfig;
@@ -407,12 +407,7 @@ struct Counters {
     csw: Option<Box<SwitchGroup>>,
 }
 
-
 impl Counters {
-
-
-
-
     fn check_process(&self, op: Op) -> Result<()> {
         if self.members[0].alloc.scope.is_system() {
             return Err(Error::new(
@@ -520,10 +515,6 @@ impl Counters {
         Ok(())
     }
 
-
-
-
-
     fn detach(&mut self, target: Target) -> Result<()> {
         self.check_process(Op::Detach)?;
         let Some(pos) = self
@@ -565,11 +556,9 @@ impl Counters {
         Ok(())
     }
 
-
     fn is_sampling(&self) -> bool {
         self.members[0].alloc.mode.is_sampling()
     }
-
 
     /// The log id of this PMC's first member: its rings' token at the hub.
     fn token(&self) -> u32 {
@@ -684,12 +673,6 @@ impl Counters {
         self.disarm_exec()
     }
 
-
-
-
-
-
-
     fn for_each_leader(
         &self,
         mut f: impl FnMut(&InstanceFds, std::os::fd::BorrowedFd<'_>) -> Result<()>,
@@ -712,11 +695,6 @@ impl Counters {
         }
         first_err.map_or(Ok(()), Err)
     }
-
-
-
-
-
 
     fn write(&mut self, value: u64) -> Result<u64> {
         if self.state == State::Running {
@@ -780,11 +758,6 @@ fn busy(op: Op) -> Error {
         .with_errno(libc::EBUSY)
         .with_help("stop it first")
 }
-
-
-
-
-
 
 /// One counting or sampling PMC on Linux.
 pub struct LinuxPmc {

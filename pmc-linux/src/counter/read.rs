@@ -23,7 +23,11 @@ pub(super) fn read_words(sys: &dyn Sys, fd: &OwnedFd, words: &mut [u64]) -> Resu
     }
 }
 
-pub(super) fn read_words_in<const B: usize>(sys: &dyn Sys, fd: &OwnedFd, words: &mut [u64]) -> Result<usize> {
+pub(super) fn read_words_in<const B: usize>(
+    sys: &dyn Sys,
+    fd: &OwnedFd,
+    words: &mut [u64],
+) -> Result<usize> {
     let mut bytes = [0u8; B];
     let len = (words.len() * 8).min(B);
     let n = sys

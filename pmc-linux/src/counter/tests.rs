@@ -3,12 +3,11 @@
 //! vanished-thread cases. No privileges, no PMU, any kernel. The real-kernel tests in
 //! `pmc-linux/tests` are the oracles these models were checked against.
 
-use crate::fake::{Call, Fault, FakeEvent, FakeKernel, SampleSpec};
+use crate::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
 use crate::{Backend, LinuxGroup, LinuxPmc};
 use perf_event_open_sys::bindings as b;
 use pmc_core::{
-    Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Op, Pmc as _, Rate, State,
-    Target,
+    Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Op, Pmc as _, Rate, State, Target,
 };
 use std::sync::Arc;
 
@@ -63,8 +62,14 @@ fn current_target_is_one_fd_per_thread_reusing_the_probe() {
     let mut pids: Vec<i32> = ev.iter().map(|e| e.pid).collect();
     pids.sort_unstable();
     assert_eq!(pids, [100, 101, 102]);
-    assert!(ev.iter().all(|e| e.cpu == -1 && e.attr.inherit() == 0 && e.enabled));
-    assert_eq!(k.opens(), 3, "the allocate probe is the calling thread's fd");
+    assert!(ev
+        .iter()
+        .all(|e| e.cpu == -1 && e.attr.inherit() == 0 && e.enabled));
+    assert_eq!(
+        k.opens(),
+        3,
+        "the allocate probe is the calling thread's fd"
+    );
     assert_eq!(p.targets(), [Target::Current]);
 }
 
@@ -159,7 +164,9 @@ fn sampling_the_calling_process_is_one_ring_per_thread() {
     p.start().expect("start");
     let ev = k.events();
     assert_eq!(ev.len(), 2);
-    assert!(ev.iter().all(|e| e.cpu == -1 && e.mapped && e.attr.inherit() == 0));
+    assert!(ev
+        .iter()
+        .all(|e| e.cpu == -1 && e.mapped && e.attr.inherit() == 0));
 }
 
 #[test]
@@ -221,7 +228,11 @@ fn stop_before_the_exec_disarms_enable_on_exec() {
     p.stop().expect("stop");
     k.exec(300);
     k.tick(300, 0, 500);
-    assert_eq!(p.read().expect("read").value, 0, "the exec must not start it");
+    assert_eq!(
+        p.read().expect("read").value,
+        0,
+        "the exec must not start it"
+    );
     assert_eq!(p.state(), State::Stopped);
 }
 
@@ -243,11 +254,18 @@ fn single_pmc_reads_without_format_group() {
 #[test]
 fn group_reads_every_member_with_one_format_group_read() {
     let (k, backend) = kernel();
-    let mut g = group(&backend, &["task-clock", "page-faults", "cycles"], Flags::NONE);
+    let mut g = group(
+        &backend,
+        &["task-clock", "page-faults", "cycles"],
+        Flags::NONE,
+    );
     g.start().expect("start");
     let ev = k.events();
     assert!(ev.iter().all(|e| e.attr.read_format & GROUP != 0));
-    assert!(ev.iter().all(|e| e.enabled), "started with PERF_IOC_FLAG_GROUP");
+    assert!(
+        ev.iter().all(|e| e.enabled),
+        "started with PERF_IOC_FLAG_GROUP"
+    );
     k.add_count(ev[0].fd, 10);
     k.add_count(ev[1].fd, 20);
     k.add_count(ev[2].fd, 30);
@@ -278,7 +296,8 @@ fn inherited_group_reads_each_member_alone() {
     k.refuse_inherited_group_reads();
     k.add_process(200, &[200]);
     let mut g = group(&backend, &["task-clock", "page-faults"], Flags::DESCENDANTS);
-    g.attach(Target::Pid(200)).expect("the kernel accepts it without PERF_FORMAT_GROUP");
+    g.attach(Target::Pid(200))
+        .expect("the kernel accepts it without PERF_FORMAT_GROUP");
     let ev = k.events();
     assert!(ev.iter().all(|e| e.attr.read_format & GROUP == 0));
     g.start().expect("start");
@@ -308,7 +327,10 @@ fn short_read_is_an_os_error_not_a_panic() {
     p.start().expect("start");
     k.inject(Fault::new(Call::Read, libc::ENOSPC));
     let e = p.read().expect_err("injected");
-    assert_eq!((e.kind(), e.op(), e.errno()), (ErrorKind::Os, Op::Read, Some(libc::ENOSPC)));
+    assert_eq!(
+        (e.kind(), e.op(), e.errno()),
+        (ErrorKind::Os, Op::Read, Some(libc::ENOSPC))
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -324,7 +346,11 @@ fn detach_keeps_the_targets_count_and_closes_its_fds() {
     k.tick(201, 0, 70);
     p.detach(Target::Pid(200)).expect("detach");
     assert!(k.events().is_empty(), "its fds are closed");
-    assert_eq!(p.read().expect("read").value, 70, "kept in the retired total");
+    assert_eq!(
+        p.read().expect("read").value,
+        70,
+        "kept in the retired total"
+    );
     p.attach(Target::Pid(200)).expect("attach again");
     k.tick(200, 0, 30);
     assert_eq!(p.read().expect("read").value, 100);
@@ -338,7 +364,10 @@ fn attach_twice_is_already_attached_and_detach_of_a_stranger_not_attached() {
     let mut p = pmc(&backend, counting("task-clock"));
     p.attach(Target::Pid(200)).expect("attach");
     let e = p.attach(Target::Pid(200)).expect_err("twice");
-    assert_eq!((e.kind(), e.errno()), (ErrorKind::AlreadyAttached, Some(libc::EEXIST)));
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::AlreadyAttached, Some(libc::EEXIST))
+    );
     let e = p.detach(Target::Pid(201)).expect_err("stranger");
     assert_eq!((e.kind(), e.op()), (ErrorKind::NotAttached, Op::Detach));
     assert_eq!(k.events().len(), 1);
@@ -380,7 +409,8 @@ fn member_enodev_on_an_exiting_thread_is_skipped_like_esrch() {
     k.set_exiting(201);
     k.inject(Fault::new(Call::Open, libc::ENODEV).pid(201).members_only());
     let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
-    g.attach(Target::Pid(200)).expect("attach skips the exiting thread");
+    g.attach(Target::Pid(200))
+        .expect("attach skips the exiting thread");
     assert!(on(&k, 201).is_empty(), "its leader fd is closed again");
     assert_eq!(on(&k, 200).len(), 2);
 }
@@ -391,10 +421,15 @@ fn member_enodev_on_a_live_thread_is_an_error() {
     k.add_process(200, &[200, 201]);
     k.inject(Fault::new(Call::Open, libc::ENODEV).pid(201).members_only());
     let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
-    let e = g.attach(Target::Pid(200)).expect_err("not a vanished thread");
+    let e = g
+        .attach(Target::Pid(200))
+        .expect_err("not a vanished thread");
     assert_eq!(e.errno(), Some(libc::ENODEV));
     assert_ne!(e.kind(), ErrorKind::NoSuchProcess);
-    assert!(on(&k, 200).is_empty() && on(&k, 201).is_empty(), "nothing left open");
+    assert!(
+        on(&k, 200).is_empty() && on(&k, 201).is_empty(),
+        "nothing left open"
+    );
 }
 
 #[test]
@@ -404,9 +439,15 @@ fn the_main_thread_vanishing_or_no_process_is_no_such_process() {
     k.inject(Fault::new(Call::Open, libc::ESRCH).pid(200));
     let mut p = pmc(&backend, counting("task-clock"));
     let e = p.attach(Target::Pid(200)).expect_err("main thread");
-    assert_eq!((e.kind(), e.errno()), (ErrorKind::NoSuchProcess, Some(libc::ESRCH)));
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchProcess, Some(libc::ESRCH))
+    );
     let e = p.attach(Target::Pid(999)).expect_err("no such process");
-    assert_eq!((e.kind(), e.errno()), (ErrorKind::NoSuchProcess, Some(libc::ESRCH)));
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchProcess, Some(libc::ESRCH))
+    );
     assert!(p.targets().is_empty());
 }
 
@@ -420,9 +461,15 @@ fn eacces_at_allocate_is_permission_naming_the_paranoid_level() {
     let e = backend
         .allocate(&counting("cycles").system(Cpus::One(0)))
         .expect_err("denied");
-    assert_eq!((e.kind(), e.op(), e.errno()), (ErrorKind::Permission, Op::Allocate, Some(libc::EACCES)));
+    assert_eq!(
+        (e.kind(), e.op(), e.errno()),
+        (ErrorKind::Permission, Op::Allocate, Some(libc::EACCES))
+    );
     let m = e.to_string();
-    assert!(m.contains("system-wide") && m.contains("perf_event_paranoid = 2"), "{m}");
+    assert!(
+        m.contains("system-wide") && m.contains("perf_event_paranoid = 2"),
+        "{m}"
+    );
 }
 
 #[test]
@@ -448,7 +495,9 @@ fn open_errnos_map_to_their_kinds() {
     for (errno, kind) in cases {
         let (k, backend) = kernel();
         k.inject(Fault::new(Call::Open, errno));
-        let e = backend.allocate(&counting("task-clock")).expect_err("injected");
+        let e = backend
+            .allocate(&counting("task-clock"))
+            .expect_err("injected");
         assert_eq!((e.kind(), e.errno()), (kind, Some(errno)), "errno {errno}");
         assert!(k.events().is_empty());
     }
@@ -461,18 +510,28 @@ fn an_offline_or_missing_cpu_is_no_such_cpu() {
     let e = backend
         .allocate(&counting("cycles").system(Cpus::One(5)))
         .expect_err("offline");
-    assert_eq!((e.kind(), e.errno()), (ErrorKind::NoSuchCpu, Some(libc::ENODEV)));
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchCpu, Some(libc::ENODEV))
+    );
     let e = backend
         .allocate(&counting("cycles").system(Cpus::One(9)))
         .expect_err("beyond nr_cpu_ids");
-    assert_eq!((e.kind(), e.errno()), (ErrorKind::NoSuchCpu, Some(libc::EINVAL)));
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchCpu, Some(libc::EINVAL))
+    );
 }
 
 #[test]
 fn a_hardware_member_refused_with_einval_means_the_group_does_not_fit() {
     let (k, backend) = kernel();
     k.inject(Fault::new(Call::Open, libc::EINVAL).members_only().after(1));
-    let allocs = [counting("cycles"), counting("instructions"), counting("branches")];
+    let allocs = [
+        counting("cycles"),
+        counting("instructions"),
+        counting("branches"),
+    ];
     let e = backend.allocate_group(&allocs).expect_err("third member");
     assert_eq!(e.kind(), ErrorKind::NotSupported);
     assert!(e.to_string().contains("group of 3"), "{e}");
@@ -487,7 +546,10 @@ fn a_failed_start_leaves_the_pmc_stopped_and_disabled() {
     let e = p.start().expect_err("second enable fails");
     assert_eq!((e.kind(), e.op()), (ErrorKind::InvalidArgument, Op::Start));
     assert_eq!(p.state(), State::Stopped);
-    assert!(k.events().iter().all(|e| !e.enabled), "the enabled one is disabled again");
+    assert!(
+        k.events().iter().all(|e| !e.enabled),
+        "the enabled one is disabled again"
+    );
 }
 
 #[test]
@@ -527,7 +589,10 @@ fn write_while_running_is_busy() {
     let mut p = pmc(&backend, counting("task-clock"));
     p.start().expect("start");
     let e = p.write(5).expect_err("running");
-    assert_eq!((e.kind(), e.op(), e.errno()), (ErrorKind::Busy, Op::Write, Some(libc::EBUSY)));
+    assert_eq!(
+        (e.kind(), e.op(), e.errno()),
+        (ErrorKind::Busy, Op::Write, Some(libc::EBUSY))
+    );
     let e = p.set_count(5).expect_err("running");
     assert_eq!((e.kind(), e.op()), (ErrorKind::Busy, Op::SetCount));
 }
@@ -572,7 +637,10 @@ fn set_count_on_a_sampling_pmc_sets_the_period() {
     p.set_count(777).expect("period");
     let (period, _, _) = crate::sys::attr_unions(&k.events()[0].attr);
     assert_eq!(period, 777);
-    assert_eq!(p.allocation().mode, pmc_core::Mode::Sampling(Rate::Period(777)));
+    assert_eq!(
+        p.allocation().mode,
+        pmc_core::Mode::Sampling(Rate::Period(777))
+    );
     let e = p.set_count(0).expect_err("zero period");
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
@@ -618,9 +686,16 @@ fn in_process_samples_are_drained_from_the_ring() {
         };
         assert_eq!(k.sample(fd, s), Some(true));
     }
-    let got: Vec<(u64, u32)> = p.samples().expect("samples").map(|s| (s.ip, s.tid)).collect();
+    let got: Vec<(u64, u32)> = p
+        .samples()
+        .expect("samples")
+        .map(|s| (s.ip, s.tid))
+        .collect();
     assert_eq!(got, [(0x1000, 100), (0x2000, 100), (0x3000, 100)]);
-    assert!(k.ring_tail(fd).is_some_and(|t| t > 0), "data_tail handed back");
+    assert!(
+        k.ring_tail(fd).is_some_and(|t| t > 0),
+        "data_tail handed back"
+    );
     assert_eq!(p.samples().expect("again").count(), 0);
     assert_eq!(p.sample_summary().map(|s| s.samples), Some(3));
 }
@@ -644,7 +719,10 @@ fn a_restarted_group_enables_its_members_too() {
     let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
     g.start().expect("start");
     g.stop().expect("stop");
-    assert!(k.events().iter().all(|e| !e.enabled), "PERF_IOC_FLAG_GROUP disables all");
+    assert!(
+        k.events().iter().all(|e| !e.enabled),
+        "PERF_IOC_FLAG_GROUP disables all"
+    );
     g.start().expect("restart");
     k.tick(100, 0, 6);
     let mut out = [pmc_core::Reading::default(); 2];
@@ -658,13 +736,21 @@ fn a_restarted_group_enables_its_members_too() {
 #[test]
 fn log_procexit_counting_is_per_thread_and_cpu_and_reads_per_cpu_totals() {
     let (k, backend) = kernel();
-    backend.configure_log(Box::new(std::io::sink())).expect("log");
+    backend
+        .configure_log(Box::new(std::io::sink()))
+        .expect("log");
     k.add_process(200, &[200]);
     let mut p = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCEXIT));
     p.attach(Target::Pid(200)).expect("attach");
     let ev = k.events();
-    assert_eq!(ev.iter().map(|e| e.cpu).collect::<Vec<_>>(), [0, 1], "one per CPU");
-    assert!(ev.iter().all(|e| e.attr.inherit_stat() == 1 && e.attr.task() == 1));
+    assert_eq!(
+        ev.iter().map(|e| e.cpu).collect::<Vec<_>>(),
+        [0, 1],
+        "one per CPU"
+    );
+    assert!(ev
+        .iter()
+        .all(|e| e.attr.inherit_stat() == 1 && e.attr.task() == 1));
     p.start().expect("start");
     assert!(ev.iter().all(|e| k.event(e.fd).is_some_and(|e| e.mapped)));
     k.tick(200, 0, 30); // enabled on both CPUs, runs on CPU 0
@@ -683,18 +769,28 @@ fn log_proccsw_adds_a_switch_group_following_the_pmc() {
     assert_eq!(k.events().len(), 3);
     let e = p.start().expect_err("no log");
     assert_eq!(e.kind(), ErrorKind::LogRequired);
-    backend.configure_log(Box::new(std::io::sink())).expect("log");
+    backend
+        .configure_log(Box::new(std::io::sink()))
+        .expect("log");
     p.attach(Target::Pid(200)).expect("attach");
     let ev = on(&k, 200);
-    assert_eq!(ev.len(), 1 + 2 * 2, "the PMC's fd, and the switch group's per CPU");
+    assert_eq!(
+        ev.len(),
+        1 + 2 * 2,
+        "the PMC's fd, and the switch group's per CPU"
+    );
     let sw: Vec<&FakeEvent> = ev.iter().filter(|e| e.cpu >= 0).collect();
     assert!(sw.iter().all(|e| e.attr.read_format & GROUP != 0));
     let leaders: Vec<&&FakeEvent> = sw.iter().filter(|e| e.is_leader()).collect();
     assert_eq!(leaders.len(), 2);
-    assert!(leaders.iter().all(|e| e.attr.config == u64::from(b::PERF_COUNT_SW_CONTEXT_SWITCHES)));
+    assert!(leaders
+        .iter()
+        .all(|e| e.attr.config == u64::from(b::PERF_COUNT_SW_CONTEXT_SWITCHES)));
     p.start().expect("start");
     assert!(k.events().iter().all(|e| e.enabled));
-    assert!(leaders.iter().all(|e| k.event(e.fd).is_some_and(|e| e.mapped)));
+    assert!(leaders
+        .iter()
+        .all(|e| k.event(e.fd).is_some_and(|e| e.mapped)));
     p.stop().expect("stop");
     assert!(k.events().iter().all(|e| !e.enabled));
     p.detach(Target::Pid(200)).expect("detach");

@@ -326,7 +326,11 @@ impl FakeKernel {
     /// `perf_event_enable_on_exec` → `event_enable_on_exec` clears the bit).
     pub fn exec(&self, pid: u32) {
         let mut st = self.st();
-        let tids: Vec<i32> = st.procs.get(&pid).map(|p| p.tids.clone()).unwrap_or_default();
+        let tids: Vec<i32> = st
+            .procs
+            .get(&pid)
+            .map(|p| p.tids.clone())
+            .unwrap_or_default();
         for ev in st.events.values_mut() {
             let a = &mut ev.view.attr;
             if a.enable_on_exec() == 1 && ev.view.tids.iter().any(|t| tids.contains(t)) {
@@ -530,8 +534,7 @@ pub struct SampleSpec {
 
 /// Whether fd `fd` is still the pipe `link` (not closed, its number not reused).
 fn live(fd: i32, link: &str) -> bool {
-    std::fs::read_link(format!("/proc/self/fd/{fd}"))
-        .is_ok_and(|l| l.to_str() == Some(link))
+    std::fs::read_link(format!("/proc/self/fd/{fd}")).is_ok_and(|l| l.to_str() == Some(link))
 }
 
 impl St {
@@ -554,7 +557,13 @@ impl St {
     }
 
     /// The first fault matching the call, consumed.
-    fn fault(&mut self, call: Call, pid: Option<i32>, cpu: Option<i32>, member: bool) -> Option<Errno> {
+    fn fault(
+        &mut self,
+        call: Call,
+        pid: Option<i32>,
+        cpu: Option<i32>,
+        member: bool,
+    ) -> Option<Errno> {
         let i = self.faults.iter().position(|f| {
             f.call == call
                 && (f.pid.is_none() || f.pid == pid)
@@ -580,7 +589,10 @@ impl St {
     fn ev(&self, fd: BorrowedFd<'_>) -> Result<&Ev, Errno> {
         let n = fd.as_raw_fd();
         // ENOTTY: what the perf ioctls return on a file that is not a perf event.
-        self.events.get(&n).filter(|e| live(n, &e.link)).ok_or(libc::ENOTTY)
+        self.events
+            .get(&n)
+            .filter(|e| live(n, &e.link))
+            .ok_or(libc::ENOTTY)
     }
 
     /// The leader then the siblings of `leader`'s group, in open order.
@@ -624,10 +636,7 @@ impl St {
         if attr.inherit_thread() == 1 && (!self.inherit_thread || attr.inherit() == 0) {
             return Err(libc::EINVAL);
         }
-        if attr.inherit() == 1
-            && attr.read_format & FMT_GROUP != 0
-            && !self.inherit_group_read
-        {
+        if attr.inherit() == 1 && attr.read_format & FMT_GROUP != 0 && !self.inherit_group_read {
             return Err(libc::EINVAL);
         }
         // core.c perf_event_alloc: "if ((unsigned)cpu >= nr_cpu_ids) ... return -EINVAL".
@@ -647,15 +656,16 @@ impl St {
             _ => return Err(libc::ESRCH),
         };
         if let Some(g) = group {
-            let leader = self.events.get(&g).filter(|e| live(g, &e.link)).ok_or(libc::EBADF)?;
+            let leader = self
+                .events
+                .get(&g)
+                .filter(|e| live(g, &e.link))
+                .ok_or(libc::EBADF)?;
             let l = &leader.view;
             // core.c perf_event_open: "Do not allow a recursive hierarchy" (the group fd must
             // be a leader), "Do not allow to attach to a group in a different task or CPU
             // context"; an inherited group's members must be inherited too (6.18: EINVAL).
-            if !l.is_leader()
-                || l.cpu != cpu
-                || l.pid != tid
-                || l.attr.inherit() != attr.inherit()
+            if !l.is_leader() || l.cpu != cpu || l.pid != tid || l.attr.inherit() != attr.inherit()
             {
                 return Err(libc::EINVAL);
             }
@@ -727,7 +737,8 @@ impl Sys for FakeKernel {
         }
         let ev = st.ev(fd)?;
         let me = fd.as_raw_fd();
-        let (leader, cpu, pid, own_ring) = (ev.view.leader, ev.view.cpu, ev.view.pid, ev.ring.is_some());
+        let (leader, cpu, pid, own_ring) =
+            (ev.view.leader, ev.view.cpu, ev.view.pid, ev.ring.is_some());
         let (period, _, _) = super::attr_unions(&ev.view.attr);
         // core.c perf_ioctl → perf_event_for_each: PERF_IOC_FLAG_GROUP applies the call to
         // the whole group, from its leader, even when made on a member.
@@ -936,41 +947,76 @@ mod tests {
     fn read_layouts_follow_read_format() {
         let k = FakeKernel::new();
         let all = FMT_ENABLED | FMT_RUNNING | FMT_ID;
-        let solo = k.perf_event_open(&mut attr(all), 0, -1, None, 0).expect("open");
+        let solo = k
+            .perf_event_open(&mut attr(all), 0, -1, None, 0)
+            .expect("open");
         k.add_count(solo.as_raw_fd(), 5);
         let id = k.event_id(solo.as_fd()).expect("id");
         assert_eq!(words(&k, &solo, 4), Ok(vec![5, 0, 0, id]));
         assert_eq!(words(&k, &solo, 3), Err(libc::ENOSPC), "core.c __perf_read");
-        let lead = k.perf_event_open(&mut attr(all | FMT_GROUP), 0, -1, None, 0).expect("leader");
+        let lead = k
+            .perf_event_open(&mut attr(all | FMT_GROUP), 0, -1, None, 0)
+            .expect("leader");
         let g = Some(lead.as_fd());
-        let m = k.perf_event_open(&mut attr(all | FMT_GROUP), 0, -1, g, 0).expect("member");
+        let m = k
+            .perf_event_open(&mut attr(all | FMT_GROUP), 0, -1, g, 0)
+            .expect("member");
         k.add_count(m.as_raw_fd(), 9);
         let (lid, mid) = (k.event_id(lead.as_fd()), k.event_id(m.as_fd()));
         let expect = vec![2, 0, 0, 0, lid.expect("id"), 9, mid.expect("id")];
         assert_eq!(words(&k, &lead, 7).as_ref(), Ok(&expect));
-        assert_eq!(words(&k, &m, 7), Ok(expect), "a member's read is its group's");
+        assert_eq!(
+            words(&k, &m, 7),
+            Ok(expect),
+            "a member's read is its group's"
+        );
     }
 
     #[test]
     fn open_refuses_what_the_kernel_refuses() {
         let k = FakeKernel::new();
         let open = |a: &mut perf_event_attr, pid, cpu, g: Option<&OwnedFd>| {
-            k.perf_event_open(a, pid, cpu, g.map(|f| f.as_fd()), 0).map(|_| ())
+            k.perf_event_open(a, pid, cpu, g.map(|f| f.as_fd()), 0)
+                .map(|_| ())
         };
         assert_eq!(open(&mut attr(0), -1, -1, None), Err(libc::EINVAL));
         assert_eq!(open(&mut attr(0), 4242, -1, None), Err(libc::ESRCH));
         assert_eq!(open(&mut attr(0), 0, 7, None), Err(libc::EINVAL));
         let mut it = attr(0);
         it.set_inherit_thread(1);
-        assert_eq!(open(&mut it, 0, -1, None), Err(libc::EINVAL), "inherit_thread alone");
-        let lead = k.perf_event_open(&mut attr(0), 0, 0, None, 0).expect("leader");
-        assert_eq!(open(&mut attr(0), 0, 1, Some(&lead)), Err(libc::EINVAL), "other CPU");
-        let m = k.perf_event_open(&mut attr(0), 0, 0, Some(lead.as_fd()), 0).expect("member");
-        assert_eq!(open(&mut attr(0), 0, 0, Some(&m)), Err(libc::EINVAL), "member of a member");
+        assert_eq!(
+            open(&mut it, 0, -1, None),
+            Err(libc::EINVAL),
+            "inherit_thread alone"
+        );
+        let lead = k
+            .perf_event_open(&mut attr(0), 0, 0, None, 0)
+            .expect("leader");
+        assert_eq!(
+            open(&mut attr(0), 0, 1, Some(&lead)),
+            Err(libc::EINVAL),
+            "other CPU"
+        );
+        let m = k
+            .perf_event_open(&mut attr(0), 0, 0, Some(lead.as_fd()), 0)
+            .expect("member");
+        assert_eq!(
+            open(&mut attr(0), 0, 0, Some(&m)),
+            Err(libc::EINVAL),
+            "member of a member"
+        );
         let mut inh = attr(0);
         inh.set_inherit(1);
-        assert_eq!(open(&mut inh, 0, 0, Some(&lead)), Err(libc::EINVAL), "inherit mismatch");
-        assert_eq!(k.ioctl(lead.as_fd(), Ioctl::Period(10)), Err(libc::EINVAL), "counting");
+        assert_eq!(
+            open(&mut inh, 0, 0, Some(&lead)),
+            Err(libc::EINVAL),
+            "inherit mismatch"
+        );
+        assert_eq!(
+            k.ioctl(lead.as_fd(), Ioctl::Period(10)),
+            Err(libc::EINVAL),
+            "counting"
+        );
     }
 
     #[test]
@@ -979,11 +1025,19 @@ mod tests {
         let mut inh = attr(0);
         inh.set_inherit(1);
         let per_task = k.perf_event_open(&mut inh, 0, -1, None, 0).expect("open");
-        let e = k.map_ring(per_task.as_fd(), 4).expect_err("inherited per-task");
+        let e = k
+            .map_ring(per_task.as_fd(), 4)
+            .expect_err("inherited per-task");
         assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
-        let a = k.perf_event_open(&mut attr(0), 0, 0, None, 0).expect("cpu 0");
-        let c1 = k.perf_event_open(&mut attr(0), 0, 1, None, 0).expect("cpu 1");
-        let c0 = k.perf_event_open(&mut attr(0), 0, 0, None, 0).expect("cpu 0 again");
+        let a = k
+            .perf_event_open(&mut attr(0), 0, 0, None, 0)
+            .expect("cpu 0");
+        let c1 = k
+            .perf_event_open(&mut attr(0), 0, 1, None, 0)
+            .expect("cpu 1");
+        let c0 = k
+            .perf_event_open(&mut attr(0), 0, 0, None, 0)
+            .expect("cpu 0 again");
         assert!(k.map_ring(a.as_fd(), 3).is_err(), "not a power of two");
         let ring = k.map_ring(a.as_fd(), 1).expect("map");
         let out = Ioctl::SetOutput(a.as_raw_fd());
@@ -1003,7 +1057,9 @@ mod tests {
     #[test]
     fn closed_fds_leave_the_model() {
         let k = FakeKernel::new();
-        let fd = k.perf_event_open(&mut attr(0), 0, -1, None, 0).expect("open");
+        let fd = k
+            .perf_event_open(&mut attr(0), 0, -1, None, 0)
+            .expect("open");
         assert_eq!(k.events().len(), 1);
         drop(fd);
         assert!(k.events().is_empty());

@@ -202,8 +202,8 @@ fn perf_event_open_flags(
 ) -> Result<OwnedFd, Errno> {
     use std::os::fd::{AsRawFd, FromRawFd};
     let group_fd = group.map_or(-1, |g| g.as_raw_fd());
-    let flags = (flags | u64::from(perf_event_open_sys::bindings::PERF_FLAG_FD_CLOEXEC))
-        as libc::c_ulong;
+    let flags =
+        (flags | u64::from(perf_event_open_sys::bindings::PERF_FLAG_FD_CLOEXEC)) as libc::c_ulong;
     // SAFETY: `attr` is a valid, exclusively borrowed perf_event_attr whose
     // `size` field is at most its real size; the kernel reads it and may write
     // back `size` on E2BIG. The other arguments are integers.
