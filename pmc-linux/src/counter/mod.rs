@@ -93,6 +93,7 @@ use crate::sampler::{self, Hub, LocalRings, OwnedSample, RingSource, SamplingSum
 use crate::sys::{self, Ioctl, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
+use pmc_core::lifecycle::{Lifecycle, LogNeed};
 use pmc_core::{
     Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, LogSink, Mode,
     NativeField, Op, Rate, Reading, Result, Scope, State, Target,
@@ -386,7 +387,8 @@ struct InstanceFds {
 /// What a PMC or a group is made of.
 struct Counters {
     members: Vec<Member>,
-    state: State,
+    /// hwpmc's life cycle: the state, the attached targets, the rules of each verb.
+    life: Lifecycle,
     instances: Vec<InstanceFds>,
     /// Counts kept from detached targets, per member.
     retired: Vec<Reading>,
@@ -408,33 +410,11 @@ struct Counters {
 }
 
 impl Counters {
-    fn check_process(&self, op: Op) -> Result<()> {
-        if self.members[0].alloc.scope.is_system() {
-            return Err(Error::new(
-                ErrorKind::InvalidState,
-                op,
-                format!("cannot {op} a system-scope PMC: it counts every process on its CPUs"),
-            ));
-        }
-        Ok(())
-    }
-
+    /// Attaching is allowed while running (perf_event opens enabled fds; hwpmc refuses with
+    /// EBUSY): the process-scope and already-attached rules of [`Lifecycle`] only.
     fn attach(&mut self, target: Target) -> Result<()> {
-        self.check_process(Op::Attach)?;
-        let me = self._shared.sys.getpid();
-        let pid_of = |t: &Target| t.pid().unwrap_or(me);
-        if self
-            .instances
-            .iter()
-            .any(|i| matches!(&i.instance, Instance::Target(t) if pid_of(t) == pid_of(&target)))
-        {
-            return Err(Error::new(
-                ErrorKind::AlreadyAttached,
-                Op::Attach,
-                format!("the PMC is already attached to {target}"),
-            )
-            .with_errno(libc::EEXIST));
-        }
+        self.life.check_process_scope(Op::Attach)?;
+        self.life.check_not_attached(target)?;
         let layout = self.layout(&target);
         let follow_threads = layout.follow_threads();
         let per_cpu = layout.task_cpus(&*self._shared.sys);
@@ -460,7 +440,7 @@ impl Counters {
                     }
                 }
                 if let Some((_, fds)) = probe {
-                    if self.state == State::Running {
+                    if self.life.is_running() {
                         if let Some(fd) = fds.first() {
                             self._shared
                                 .sys
@@ -489,7 +469,7 @@ impl Counters {
         self.probe = None;
         // Attached while running, an exec target starts at its exec: started by us.
         let exec_armed = pending_exec;
-        let pending_exec = pending_exec && self.state != State::Running;
+        let pending_exec = pending_exec && !self.life.is_running();
         self.instances.push(InstanceFds {
             instance: Instance::Target(target),
             threads,
@@ -499,7 +479,7 @@ impl Counters {
             cpus,
             mapped: false,
         });
-        if self.state == State::Running && self.is_sampling() {
+        if self.life.is_running() && self.is_sampling() {
             // A target added while sampling: map its rings now.
             if let Err(e) = self.map_unmapped() {
                 self.instances.pop();
@@ -512,11 +492,12 @@ impl Counters {
                 return Err(e);
             }
         }
+        self.life.record_attach(target);
         Ok(())
     }
 
     fn detach(&mut self, target: Target) -> Result<()> {
-        self.check_process(Op::Detach)?;
+        self.life.check_process_scope(Op::Detach)?;
         let Some(pos) = self
             .instances
             .iter()
@@ -550,6 +531,7 @@ impl Counters {
             kept.accumulate(r);
         }
         self.instances.remove(pos);
+        self.life.record_detach(target);
         if let Some(sw) = self.csw.as_mut() {
             sw.detach(target)?;
         }
@@ -567,24 +549,14 @@ impl Counters {
 
     fn start(&mut self) -> Result<()> {
         let switch_counts = self.purpose() == Some(RingPurpose::SwitchCounts);
-        if (self.csw.is_some() || switch_counts) && !self._shared.hub.has_log() {
-            return Err(Error::new(
-                ErrorKind::LogRequired,
-                Op::Start,
-                "a PMC with log-proccsw needs a log for its counts at context switches \
-                 (hwpmc's EDOOFUS)",
-            )
-            .with_help("call `Backend::configure_log` first"));
-        }
-        if self.exit_reads() && !self._shared.hub.has_log() {
-            return Err(Error::new(
-                ErrorKind::LogRequired,
-                Op::Start,
-                "a PMC with log-procexit needs a log for its counts at process exits \
-                 (hwpmc's EDOOFUS)",
-            )
-            .with_help("call `Backend::configure_log` first"));
-        }
+        let need = if self.csw.is_some() || switch_counts {
+            Some(LogNeed::LogProcCsw)
+        } else if self.exit_reads() {
+            Some(LogNeed::LogProcExit)
+        } else {
+            None
+        };
+        Lifecycle::check_log(need, self._shared.hub.has_log())?;
         if self.is_sampling() && !self.local_wanted() && !self._shared.hub.has_log() {
             return Err(Error::new(
                 ErrorKind::LogRequired,
@@ -596,10 +568,10 @@ impl Counters {
                  with LinuxPmc::sample_in_process before starting",
             ));
         }
-        if self.state == State::Running {
+        if !self.life.start_needed() {
             return Ok(());
         }
-        if self.instances.is_empty() && !self.members[0].alloc.scope.is_system() {
+        if self.life.start_attaches_owner() {
             self.attach(Target::Current)?;
         }
         // An exec target that exec'd before this start has counted since (the kernel's
@@ -620,7 +592,7 @@ impl Counters {
             }
             self.map_unmapped()?;
         }
-        self.state = State::Running;
+        self.life.record_start();
         let group = self.members.len() > 1;
         let sys = self._shared.sys.clone();
         let r = self.for_each_leader(|inst, fd| {
@@ -640,7 +612,7 @@ impl Counters {
             None => Ok(()),
         });
         if r.is_err() {
-            self.state = State::Stopped;
+            self.life.record_stop();
             let _ = self.for_each_leader(|_, fd| {
                 sys.ioctl(fd, Ioctl::Disable(group))
                     .map_err(|e| errmap::op_error(Op::Stop, e))
@@ -650,7 +622,7 @@ impl Counters {
     }
 
     fn stop(&mut self) -> Result<()> {
-        if self.state != State::Running {
+        if !self.life.stop_needed() {
             return Ok(());
         }
         if let Some(sw) = self.csw.as_mut() {
@@ -662,7 +634,7 @@ impl Counters {
             sys.ioctl(fd, Ioctl::Disable(group))
                 .map_err(|e| errmap::op_error(Op::Stop, e))
         })?;
-        self.state = State::Stopped;
+        self.life.record_stop();
         if self.is_sampling() && !self.local_wanted() {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
@@ -697,9 +669,7 @@ impl Counters {
     }
 
     fn write(&mut self, value: u64) -> Result<u64> {
-        if self.state == State::Running {
-            return Err(busy(Op::Write));
-        }
+        self.life.check_stopped(Op::Write)?;
         let mut now = vec![Reading::default(); self.members.len()];
         self.read_into(&mut now)?;
         let old = now[0].value;
@@ -717,9 +687,7 @@ impl Counters {
     }
 
     fn set_count(&mut self, count: u64) -> Result<()> {
-        if self.state == State::Running {
-            return Err(busy(Op::SetCount));
-        }
+        self.life.check_stopped(Op::SetCount)?;
         if self.members[0].alloc.mode.is_sampling() {
             if count == 0 {
                 return Err(Error::new(
@@ -753,12 +721,6 @@ impl Drop for Counters {
     }
 }
 
-fn busy(op: Op) -> Error {
-    Error::new(ErrorKind::Busy, op, format!("cannot {op} a running PMC"))
-        .with_errno(libc::EBUSY)
-        .with_help("stop it first")
-}
-
 /// One counting or sampling PMC on Linux.
 pub struct LinuxPmc {
     c: Counters,
@@ -768,7 +730,7 @@ impl std::fmt::Debug for LinuxPmc {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LinuxPmc")
             .field("allocation", &self.c.members[0].alloc)
-            .field("state", &self.c.state)
+            .field("state", &self.c.life.state())
             .field("instances", &self.c.instances.len())
             .finish()
     }
@@ -782,7 +744,7 @@ impl pmc_core::Pmc for LinuxPmc {
         self.c.members[0].counted_event()
     }
     fn state(&self) -> State {
-        self.c.state
+        self.c.life.state()
     }
     fn attach(&mut self, target: Target) -> Result<()> {
         self.c.attach(target)
@@ -990,7 +952,7 @@ impl std::fmt::Debug for LinuxGroup {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LinuxGroup")
             .field("allocations", &self.allocs)
-            .field("state", &self.c.state)
+            .field("state", &self.c.life.state())
             .finish()
     }
 }
@@ -1000,7 +962,7 @@ impl pmc_core::Group for LinuxGroup {
         &self.allocs
     }
     fn state(&self) -> State {
-        self.c.state
+        self.c.life.state()
     }
     fn attach(&mut self, target: Target) -> Result<()> {
         self.c.attach(target)

@@ -304,9 +304,11 @@ impl Counters {
         read: ReadLayout,
     ) -> Counters {
         let n = members.len();
+        let scope = members.first().map_or(&Scope::Process, |m| &m.alloc.scope);
+        let life = Lifecycle::new(scope, shared.sys.getpid());
         Counters {
             members,
-            state: State::Allocated,
+            life,
             instances: Vec::new(),
             retired: vec![Reading::default(); n],
             base: vec![0; n],
@@ -331,7 +333,7 @@ impl Counters {
         follow_threads: bool,
     ) -> Result<Vec<OwnedFd>> {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(self.members.len());
-        let enabled = self.state == State::Running && !exec;
+        let enabled = self.life.is_running() && !exec;
         let grouped = self.read == ReadLayout::Group;
         let sys = &*self._shared.sys;
         let exit_reads = self.exit_reads();

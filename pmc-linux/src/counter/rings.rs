@@ -75,7 +75,7 @@ impl Counters {
                 "only sampling PMCs have samples to read",
             ));
         }
-        if self.state != State::Allocated && !self.local_wanted() {
+        if self.life.state() != State::Allocated && !self.local_wanted() {
             return Err(Error::new(
                 ErrorKind::InvalidState,
                 Op::Start,
