@@ -46,3 +46,7 @@ mod unwind;
 pub use counter::{Backend, LinuxGroup, LinuxPmc};
 pub use describe::attr_fields;
 pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};
+#[cfg(any(test, feature = "fake-kernel"))]
+pub use sys::fake;
+#[doc(hidden)]
+pub use sys::{Errno, Ioctl, RealSys, Sys};

@@ -54,13 +54,16 @@ impl std::fmt::Debug for RingSource {
 impl RingSource {
     /// Maps `data_pages` pages of ring for `fd` (the first fd writing into it).
     pub(crate) fn map(
+        sys: &dyn sys::Sys,
         fd: BorrowedFd<'_>,
         data_pages: usize,
         cfg: ParseConfig,
         token: u32,
         cpu: Option<u32>,
     ) -> Result<RingSource> {
-        let ring = MmapRing::new(fd, data_pages).map_err(|e| mmap_error(&e, data_pages))?;
+        let ring = sys
+            .map_ring(fd, data_pages)
+            .map_err(|e| mmap_error(&e, data_pages))?;
         let reader = RingReader::new(ring).map_err(|e| {
             Error::new(
                 ErrorKind::Os,

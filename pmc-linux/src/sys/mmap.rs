@@ -101,10 +101,15 @@ pub struct MmapRing {
 }
 
 /// Who owns the memory behind an [`MmapRing`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Backing {
     /// `mmap` of a perf fd; `munmap` on drop.
     Mmap,
+    /// Heap memory shared with a simulated kernel (the fake kernel's rings), freed with the
+    /// last reference.
+    #[cfg(any(test, feature = "fake-kernel"))]
+    #[allow(dead_code)] // only read by its drop
+    Shared(std::sync::Arc<RingMemory>),
     /// A heap allocation of `map_len / 8` u64s standing in for the mapping (unit tests, so the
     /// unsafe code itself runs under Miri with a producer thread playing the kernel).
     #[cfg(test)]
@@ -175,6 +180,18 @@ impl MmapRing {
             }
         }
         Ok(ring)
+    }
+
+    #[cfg(any(test, feature = "fake-kernel"))]
+    /// A ring over heap memory that a simulated kernel writes through [`RingMemory::push`].
+    pub(crate) fn shared(mem: std::sync::Arc<RingMemory>) -> Self {
+        Self {
+            base: mem.base,
+            map_len: mem.map_len,
+            data_offset: mem.data_offset,
+            data_size: mem.data_size,
+            backing: Backing::Shared(mem),
+        }
     }
 
     /// An atomic view of the u64 at `offset` of the control page.
@@ -255,6 +272,8 @@ impl Drop for MmapRing {
                 // only here; no slice or atomic view of it can outlive `self`.
                 let _ = unsafe { mman::munmap(self.base.cast(), self.map_len) };
             }
+            #[cfg(any(test, feature = "fake-kernel"))]
+            Backing::Shared(_) => {} // the Arc frees it
             #[cfg(test)]
             Backing::Heap => {
                 let words = std::ptr::slice_from_raw_parts_mut(
@@ -266,6 +285,102 @@ impl Drop for MmapRing {
                 drop(unsafe { Box::from_raw(words) });
             }
         }
+    }
+}
+
+#[cfg(any(test, feature = "fake-kernel"))]
+/// Heap memory laid out as a perf ring mapping (a control page, then a power-of-two data
+/// area), written by a simulated kernel with the kernel's protocol and read through an
+/// [`MmapRing`] made by [`MmapRing::shared`].
+#[derive(Debug)]
+pub(crate) struct RingMemory {
+    base: NonNull<u8>,
+    map_len: usize,
+    data_offset: usize,
+    data_size: usize,
+    /// The producer's side: serializes writers.
+    writer: std::sync::Mutex<()>,
+}
+
+#[cfg(any(test, feature = "fake-kernel"))]
+// SAFETY: the memory is a heap allocation owned by this value, not tied to a thread; every
+// shared access goes through atomics (head, tail) or writes into bytes the reader has released
+// (see `push`), serialized by `writer`.
+unsafe impl Send for RingMemory {}
+#[cfg(any(test, feature = "fake-kernel"))]
+// SAFETY: as for Send: `&RingMemory` only allows `push`, which follows the ring protocol.
+unsafe impl Sync for RingMemory {}
+
+#[cfg(any(test, feature = "fake-kernel"))]
+impl RingMemory {
+    /// A zeroed ring of one control page of `page` bytes and `data_pages` pages of data.
+    /// `None` unless both are powers of two (and `page` at least the control page) or the size
+    /// overflows.
+    pub(crate) fn new(page: usize, data_pages: usize) -> Option<Self> {
+        if !page.is_power_of_two()
+            || page < size_of::<perf_event_mmap_page>()
+            || !data_pages.is_power_of_two()
+        {
+            return None;
+        }
+        let data_size = data_pages.checked_mul(page)?;
+        let map_len = data_size.checked_add(page)?;
+        let words: Box<[u64]> = vec![0u64; map_len / 8].into_boxed_slice();
+        let base = NonNull::new(Box::into_raw(words).cast::<u8>())?;
+        Some(Self {
+            base,
+            map_len,
+            data_offset: page,
+            data_size,
+            writer: std::sync::Mutex::new(()),
+        })
+    }
+
+    fn cell(&self, offset: usize) -> &AtomicU64 {
+        // SAFETY: HEAD/TAIL offsets are 8-aligned (the allocation is of u64s) and inside the
+        // control page of the live allocation.
+        unsafe { &*self.base.as_ptr().add(offset).cast::<AtomicU64>() }
+    }
+
+    /// Writes `rec` at `data_head` and publishes it, as the kernel does (`perf_output_begin`:
+    /// the record is dropped, `false`, when it does not fit before `data_tail`).
+    pub(crate) fn push(&self, rec: &[u8]) -> bool {
+        let Ok(_w) = self.writer.lock() else {
+            return false;
+        };
+        let tail = self.cell(TAIL_OFFSET).load(Ordering::Acquire);
+        let head = self.cell(HEAD_OFFSET).load(Ordering::Relaxed);
+        let used = head.wrapping_sub(tail);
+        if (self.data_size as u64).saturating_sub(used) < rec.len() as u64 {
+            return false;
+        }
+        let mask = self.data_size as u64 - 1;
+        for (i, b) in rec.iter().enumerate() {
+            let idx = (head.wrapping_add(i as u64) & mask) as usize;
+            // SAFETY: idx < data_size, so the byte is in the data area of the live allocation;
+            // it lies in [head, tail + size), which the reader released (the Acquire load of
+            // the tail pairs with its Release store) and does not read until we publish.
+            unsafe { self.base.as_ptr().add(self.data_offset + idx).write(*b) };
+        }
+        self.cell(HEAD_OFFSET)
+            .store(head.wrapping_add(rec.len() as u64), Ordering::Release);
+        true
+    }
+
+    /// `data_tail` as the reader last stored it.
+    pub(crate) fn tail(&self) -> u64 {
+        self.cell(TAIL_OFFSET).load(Ordering::Acquire)
+    }
+}
+
+#[cfg(any(test, feature = "fake-kernel"))]
+impl Drop for RingMemory {
+    fn drop(&mut self) {
+        let words =
+            std::ptr::slice_from_raw_parts_mut(self.base.as_ptr().cast::<u64>(), self.map_len / 8);
+        // SAFETY: `base`/`map_len` came from `Box::into_raw` of a `Box<[u64]>` of exactly this
+        // length in `new`, and are freed only here, once no `MmapRing` holds the Arc.
+        drop(unsafe { Box::from_raw(words) });
     }
 }
 

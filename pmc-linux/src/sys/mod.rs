@@ -15,11 +15,164 @@
 //! by OS.
 #![allow(unsafe_code)]
 
+#[cfg(any(test, feature = "fake-kernel"))]
+pub mod fake;
 pub(crate) mod mmap;
 pub(crate) mod rdpmc;
 
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::os::fd::{BorrowedFd, OwnedFd};
+
+use crate::errmap::Facts;
+use mmap::MmapRing;
+
+/// The system as the counting and sampling code sees it: the perf_event calls on fds, and the
+/// `/proc` and `/sys` facts they need. [`RealSys`] is the kernel; `FakeKernel` (feature
+/// `fake-kernel`, and the crate's own unit tests) is a model of it that needs no privileges.
+///
+/// Descriptors are real `OwnedFd`s whatever the implementation (a fake hands out descriptors of
+/// its own, e.g. pipes), so closing, duplicating and polling them keeps working; an
+/// implementation keys its state by the raw fd number.
+#[doc(hidden)]
+pub trait Sys: Send + Sync + std::fmt::Debug {
+    /// `perf_event_open(attr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC)`.
+    ///
+    /// # Errors
+    ///
+    /// The call's errno.
+    fn perf_event_open(
+        &self,
+        attr: &mut perf_event_attr,
+        pid: i32,
+        cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+        flags: u64,
+    ) -> Result<OwnedFd, Errno>;
+    /// `ioctl(fd, PERF_EVENT_IOC_*, arg)`.
+    ///
+    /// # Errors
+    ///
+    /// The call's errno.
+    fn ioctl(&self, fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno>;
+    /// `read(fd, buf)`: one `read_format` block.
+    ///
+    /// # Errors
+    ///
+    /// The call's errno.
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno>;
+    /// `PERF_EVENT_IOC_ID`.
+    ///
+    /// # Errors
+    ///
+    /// The call's errno.
+    fn event_id(&self, fd: BorrowedFd<'_>) -> Result<u64, Errno>;
+    /// Maps the ring buffer of `fd`: one control page and `data_pages` data pages.
+    ///
+    /// # Errors
+    ///
+    /// As [`MmapRing::new`].
+    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> std::io::Result<MmapRing>;
+    /// The thread ids of process `pid` (`/proc/<pid>/task`), in any order; `None` if there is
+    /// no such process.
+    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>>;
+    /// Whether thread `tid` has gone or is exiting.
+    fn thread_exiting(&self, tid: i32) -> bool;
+    /// Whether process `pid` still exists (a zombie counts as existing).
+    fn process_alive(&self, pid: u32) -> bool;
+    /// The calling thread's id.
+    fn gettid(&self) -> i32;
+    /// The calling process's id.
+    fn getpid(&self) -> u32;
+    /// The page size.
+    fn page_size(&self) -> usize;
+    /// The online CPUs.
+    fn online_cpus(&self) -> Vec<u32>;
+    /// The machine's facts the error messages and attr defaults depend on.
+    fn facts(&self) -> Facts;
+}
+
+/// The kernel: [`Sys`] over the real system calls and `/proc`.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealSys;
+
+impl Sys for RealSys {
+    fn perf_event_open(
+        &self,
+        attr: &mut perf_event_attr,
+        pid: i32,
+        cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+        flags: u64,
+    ) -> Result<OwnedFd, Errno> {
+        perf_event_open_flags(attr, pid, cpu, group, flags)
+    }
+    fn ioctl(&self, fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno> {
+        ioctl(fd, op)
+    }
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+        read(fd, buf)
+    }
+    fn event_id(&self, fd: BorrowedFd<'_>) -> Result<u64, Errno> {
+        event_id(fd)
+    }
+    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> std::io::Result<MmapRing> {
+        MmapRing::new(fd, data_pages)
+    }
+    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
+        let rd = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        Some(
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+                .collect(),
+        )
+    }
+    fn thread_exiting(&self, tid: i32) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
+            return true;
+        };
+        stat_exiting(&stat)
+    }
+    fn process_alive(&self, pid: u32) -> bool {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+    fn gettid(&self) -> i32 {
+        std::fs::read_link("/proc/thread-self")
+            .ok()
+            .and_then(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.parse().ok())
+            })
+            .unwrap_or(0)
+    }
+    fn getpid(&self) -> u32 {
+        std::process::id()
+    }
+    fn page_size(&self) -> usize {
+        page_size()
+    }
+    fn online_cpus(&self) -> Vec<u32> {
+        crate::env::online_cpus()
+    }
+    fn facts(&self) -> Facts {
+        Facts::probe()
+    }
+}
+
+/// Whether a `/proc/<tid>/stat` line says the thread is a zombie, dead, or `PF_EXITING` (0x4 in
+/// its flags).
+pub(crate) fn stat_exiting(stat: &str) -> bool {
+    // The fields after the command name, which is in parentheses and may contain anything.
+    let Some(rest) = stat.rfind(')').and_then(|i| stat.get(i + 1..)) else {
+        return false;
+    };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first().copied().unwrap_or("");
+    // Field 9 of stat (flags) is the 7th after the state.
+    let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
+    matches!(state, "Z" | "X" | "x") || flags & 0x4 != 0
+}
 
 /// A raw OS error number.
 pub type Errno = i32;
@@ -29,16 +182,28 @@ pub(crate) const HAVE_PERF_EVENT: bool = cfg!(target_os = "linux");
 
 /// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`—Opens one
 /// counter, close-on-exec.
-#[cfg(target_os = "linux")]
 pub fn perf_event_open(
     attr: &mut perf_event_attr,
     pid: i32,
     cpu: i32,
     group: Option<BorrowedFd<'_>>,
 ) -> Result<OwnedFd, Errno> {
+    perf_event_open_flags(attr, pid, cpu, group, 0)
+}
+
+/// `perf_event_open(attr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC)`.
+#[cfg(target_os = "linux")]
+fn perf_event_open_flags(
+    attr: &mut perf_event_attr,
+    pid: i32,
+    cpu: i32,
+    group: Option<BorrowedFd<'_>>,
+    flags: u64,
+) -> Result<OwnedFd, Errno> {
     use std::os::fd::{AsRawFd, FromRawFd};
     let group_fd = group.map_or(-1, |g| g.as_raw_fd());
-    let flags = perf_event_open_sys::bindings::PERF_FLAG_FD_CLOEXEC as libc::c_ulong;
+    let flags =
+        (flags | u64::from(perf_event_open_sys::bindings::PERF_FLAG_FD_CLOEXEC)) as libc::c_ulong;
     // SAFETY: `attr` is a valid, exclusively borrowed perf_event_attr whose
     // `size` field is at most its real size; the kernel reads it and may write
     // back `size` on E2BIG. The other arguments are integers.
@@ -190,11 +355,12 @@ fn last_errno() -> Errno {
 
 /// `perf_event_open` elsewhere: `ENOSYS`.
 #[cfg(not(target_os = "linux"))]
-pub fn perf_event_open(
+fn perf_event_open_flags(
     _attr: &mut perf_event_attr,
     _pid: i32,
     _cpu: i32,
     _group: Option<BorrowedFd<'_>>,
+    _flags: u64,
 ) -> Result<OwnedFd, Errno> {
     Err(libc::ENOSYS)
 }

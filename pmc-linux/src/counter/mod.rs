@@ -1,0 +1,1011 @@
+//! Counting PMCs on perf_event: the hwpmc verbs emulated over fds.
+//!
+//! One `Counters` value holds a PMC or a group: its members, and for each
+//! instance (a CPU for system scope, a target for process scope) one set of
+//! fds per thread, leader first. A single PMC is a group of one.
+//!
+//! # Where Linux emulates hwpmc
+//!
+//! * **Deferred open.** perf_event_open needs the target at open time, so a
+//!   process-scope allocation opens nothing but a disabled probe on the
+//!   calling thread (to report a bad event at allocate time, as hwpmc does);
+//!   each [`attach`](pmc_core::Pmc::attach) opens one fd per thread of the
+//!   target.
+//! * **Process targets.** Another process ([`Target::Pid`], [`Target::Exec`])
+//!   is counted whole, as hwpmc counts a process: every thread present at
+//!   attach time, and the threads it creates later (`inherit` with
+//!   `inherit_thread`, Linux 5.13+; older kernels get the threads present at
+//!   attach time only). With [`Flags::DESCENDANTS`](pmc_core::Flags::DESCENDANTS)
+//!   (plain `inherit`) its child processes too. [`Target::Current`] is every
+//!   thread of the calling process at attach time, without inheritance (so
+//!   its fds can be mapped, e.g. for rdpmc); threads created later need
+//!   `DESCENDANTS`.
+//! * **write / set_count** on counting PMCs: `PERF_EVENT_IOC_RESET` plus a
+//!   kept base value; on sampling PMCs set_count is `PERF_EVENT_IOC_PERIOD`.
+//! * **detach** reads the target's final counts into a kept total, then
+//!   closes its fds.
+//! * **Exec targets** ([`Target::Exec`], a command launched paused before
+//!   its exec) are opened with `enable_on_exec`, so that a PMC started before
+//!   the exec counts the command from its first instruction, as `perf stat`
+//!   does. The counting window is still hwpmc's, from `start` to `stop`: an
+//!   instance whose exec came before the first `start` reads as zero until
+//!   then, and `start` reopens it (as a [`Target::Pid`] is opened, its
+//!   mappings synthesized into the log) without what the kernel counted
+//!   since the exec; a `stop` before the exec reopens it without
+//!   `enable_on_exec`, so the exec cannot start it again. (In-process
+//!   sampling keeps its rings at such a `stop`: its samples from a later
+//!   exec are not removed.)
+//!
+//! # Sampling PMCs
+//!
+//! A sampling PMC's events carry `sample_id_all`, `PERF_SAMPLE_IDENTIFIER`,
+//! `use_clockid` with `CLOCK_MONOTONIC`, a wakeup watermark of a quarter ring,
+//! and, on each fd set's leader, the tracking bits (`mmap`/`mmap2`, `comm`,
+//! `comm_exec`, `task`). At start their ring buffers are mapped ([`crate::sampler`]):
+//!
+//! * system scope: one ring per CPU;
+//! * the calling process without descendants: one ring per thread (`cpu = -1`);
+//! * another process, or descendants (`inherit`): the kernel will not map an
+//!   inherited per-task event, so, as `perf record` does, one fd set per
+//!   (thread, CPU) and one ring per CPU;
+//! * group members and the other events of a CPU write into the first ring of
+//!   that CPU (or thread) through `PERF_EVENT_IOC_SET_OUTPUT`.
+//!
+//! The rings feed the backend's log ([`Backend::configure_log`](pmc_core::Backend::configure_log);
+//! without one, start fails with [`ErrorKind::LogRequired`]) or, after
+//! [`LinuxPmc::sample_in_process`], the owner's [`LinuxPmc::samples`]. Stop
+//! drains the PMC's rings into the log, so what was sampled before `stop`
+//! returns is in it; dropping the PMC drains them a last time.
+//! `Flags::LOG_PROCEXIT` (process scope) logs each process's count at its
+//! exit (see [`crate::sampler`]): for a sampling PMC the sum of its sample
+//! periods; for a counting PMC the kernel's count, the PMC being opened as
+//! `perf record -s` opens its events (one inherited event per CPU, with
+//! `inherit_stat`, `task` and a ring for the `PERF_RECORD_READ` the kernel
+//! writes at each inherited task's exit). Give such a counting PMC the target
+//! alone: with `inherit_stat` the kernel swaps the counts of a parent's and a
+//! child's events by list position when it swaps their contexts, which mixes
+//! the counts of different events on the same task;
+//! `Flags::LOG_PROCCSW` (process scope, counting or sampling) logs the counts
+//! of each time slice at every context switch of the targets, through a
+//! switch group: a `context-switches` sampler with `PERF_SAMPLE_READ` over
+//! copies of the PMC's events (see `SwitchGroup::new`). The slice that
+//! ends at a task's exit is not logged: the kernel detaches the task's events
+//! before its final switch.
+
+mod layout;
+mod open;
+mod read;
+mod rings;
+mod switch;
+#[cfg(test)]
+mod tests;
+
+use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
+use open::build_attr;
+use read::short_read;
+use rings::{Delivery, RingPurpose, Rings};
+use switch::SwitchGroup;
+
+use crate::errmap::{self, Facts, OpenContext};
+use crate::record::ParseConfig;
+use crate::resolve::{self, Resolved};
+use crate::sampler::{self, Hub, LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
+use crate::sys::{self, Ioctl, Sys};
+use perf_event_open_sys::bindings as b;
+use perf_event_open_sys::bindings::perf_event_attr;
+use pmc_core::lifecycle::{Lifecycle, LogNeed};
+use pmc_core::{
+    Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, LogSink, Mode,
+    NativeField, Op, Rate, Reading, Result, Scope, State, Target,
+};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The most members a group may have (the read buffer lives on the stack).
+pub const MAX_GROUP_MEMBERS: usize = 32;
+const READ_WORDS: usize = 3 + 2 * MAX_GROUP_MEMBERS;
+
+struct Shared {
+    /// The system calls and `/proc` facts: the kernel, or a fake in tests.
+    sys: Arc<dyn Sys>,
+    /// The sample log and its drain thread.
+    hub: Arc<Hub>,
+    /// Ring data pages for PMCs allocated from now on (0: the default).
+    ring_pages: AtomicUsize,
+    /// The next PMC id in the log.
+    next_pmc_id: AtomicU32,
+    /// The machine's facts (paranoid level, capabilities, limits), probed
+    /// at most once a second: they decide attr defaults on the hot
+    /// allocate path. Error messages re-probe, so they report the values
+    /// at the time of the failure.
+    facts: std::sync::Mutex<Option<(std::time::Instant, Facts)>>,
+}
+
+impl Shared {
+    fn new(sys: Arc<dyn Sys>) -> Shared {
+        Shared {
+            sys,
+            hub: Arc::default(),
+            ring_pages: AtomicUsize::new(0),
+            next_pmc_id: AtomicU32::new(0),
+            facts: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn facts(&self) -> Facts {
+        const FRESH: std::time::Duration = std::time::Duration::from_secs(1);
+        let Ok(mut cached) = self.facts.lock() else {
+            return self.sys.facts();
+        };
+        match *cached {
+            Some((at, f)) if at.elapsed() < FRESH => f,
+            _ => {
+                let f = self.sys.facts();
+                *cached = Some((std::time::Instant::now(), f));
+                f
+            }
+        }
+    }
+}
+
+/// The Linux perf_event backend.
+///
+/// ```
+/// use pmc_core::{Allocation, Backend as _, Pmc as _};
+/// # fn main() -> pmc_core::Result<()> {
+/// let backend = pmc_linux::Backend::open()?;
+/// let mut pmc = backend.allocate(&Allocation::counting("task-clock".parse()?))?;
+/// pmc.start()?;
+/// let v: u64 = (0..100_000u64).sum();
+/// pmc.stop()?;
+/// assert!(v > 0 && pmc.read()?.value > 0);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Backend {
+    shared: Arc<Shared>,
+}
+
+impl Default for Backend {
+    /// The real kernel, as [`Backend::open`] (without its check for Linux).
+    fn default() -> Backend {
+        Backend::with_sys(Arc::new(sys::RealSys))
+    }
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("pmc_linux::Backend").finish_non_exhaustive()
+    }
+}
+
+impl Backend {
+    /// Opens the backend. Nothing is opened in the kernel until a PMC is
+    /// allocated.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] on systems other than Linux.
+    pub fn open() -> Result<Backend> {
+        if !sys::HAVE_PERF_EVENT {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                Op::Open,
+                "the perf_event backend needs Linux",
+            ));
+        }
+        Ok(Backend::with_sys(Arc::new(sys::RealSys)))
+    }
+
+    /// A backend over another implementation of the system calls: a fake kernel in tests (see
+    /// the `fake-kernel` feature). [`Backend::open`] is `with_sys` of the real kernel.
+    #[doc(hidden)]
+    pub fn with_sys(sys: Arc<dyn Sys>) -> Backend {
+        Backend {
+            shared: Arc::new(Shared::new(sys)),
+        }
+    }
+
+    /// The error that failed this backend's log, if one did (a full disk, a closed pipe):
+    /// `ErrorKind::Os` with the errno, and the `std::io::Error` (its `kind()`, e.g.
+    /// `StorageFull`) as its source. It is here within [`DRAIN_PERIOD`](crate::sampler::DRAIN_PERIOD)
+    /// of the failing write, so a caller polling it learns of the failure at once rather than
+    /// at [`close_log`](pmc_core::Backend::close_log).
+    ///
+    /// After the first write error the log takes nothing more (nothing written later could
+    /// then hide what came before; the file ends with the block that was being written, cut
+    /// where the error struck). Sampling goes on: the drain thread keeps emptying the rings
+    /// (so the kernel does not start dropping and the process's memory stays flat) and counts
+    /// every record it could not log in [`SamplingSummary::log_dropped`]. The library does not
+    /// stop the PMCs itself because they belong to the caller, who may still be reading their
+    /// counts; stopping is the caller's decision (pmcstat stops sampling and exits non-zero).
+    /// A new [`configure_log`](pmc_core::Backend::configure_log) starts a fresh log.
+    pub fn log_error(&self) -> Option<Error> {
+        self.shared.hub.log_error()
+    }
+
+    /// Samples read and lost so far by the sampling PMCs feeding this backend's log, per CPU
+    /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]), with Linux's own
+    /// counts (side records, decoding errors, discarded bytes). The portable subset is
+    /// [`pmc_core::Backend::sampling_summary`].
+    ///
+    /// ```
+    /// use pmc_core::Backend as _;
+    /// # fn main() -> pmc_core::Result<()> {
+    /// let b = pmc_linux::Backend::open()?;
+    /// let d = b.sampling_details();
+    /// assert_eq!(d.samples, b.sampling_summary()?.samples);
+    /// assert_eq!(d.errors, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn sampling_details(&self) -> SamplingSummary {
+        self.shared.hub.summary()
+    }
+
+    /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
+    /// now on, in pages (a power of two; default [`sampler::DEFAULT_RING_PAGES`]). Larger rings
+    /// lose fewer samples in bursts; their memory is locked and counts against
+    /// `kernel.perf_event_mlock_kb` and `RLIMIT_MEMLOCK`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidArgument`] unless `pages` is a power of two.
+    pub fn set_ring_pages(&self, pages: usize) -> Result<()> {
+        if !pages.is_power_of_two() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Mmap,
+                format!("a ring buffer needs a power-of-two number of pages, got {pages}"),
+            ));
+        }
+        self.shared.ring_pages.store(pages, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl pmc_core::Backend for Backend {
+    type Pmc = LinuxPmc;
+    type Group = LinuxGroup;
+
+    fn name(&self) -> &'static str {
+        "linux-perf"
+    }
+
+    fn allocate(&self, allocation: &Allocation) -> Result<LinuxPmc> {
+        Ok(LinuxPmc {
+            c: Counters::new(std::slice::from_ref(allocation), self.shared.clone())?,
+        })
+    }
+
+    fn allocate_group(&self, allocations: &[Allocation]) -> Result<LinuxGroup> {
+        if allocations.is_empty() || allocations.len() > MAX_GROUP_MEMBERS {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                format!(
+                    "a group needs 1 to {MAX_GROUP_MEMBERS} members, got {}",
+                    allocations.len()
+                ),
+            ));
+        }
+        if allocations.iter().any(|a| a.scope != allocations[0].scope) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "every member of a group must have the same scope",
+            ));
+        }
+        let allocs = allocations.to_vec();
+        Ok(LinuxGroup {
+            c: Counters::new(allocations, self.shared.clone())?,
+            allocs,
+        })
+    }
+
+    fn configure_log(&self, sink: LogSink) -> Result<()> {
+        self.shared.hub.configure(sink)
+    }
+
+    fn flush_log(&self) -> Result<()> {
+        self.shared.hub.flush()
+    }
+
+    fn close_log(&self) -> Result<()> {
+        self.shared.hub.close()
+    }
+
+    fn list_events(&self, tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
+        crate::info::list_events(tracepoints)
+    }
+
+    fn diagnose(&self) -> Vec<pmc_core::info::Check> {
+        crate::info::diagnose()
+    }
+
+    /// As the inherent [`Backend::log_error`].
+    fn log_error(&self) -> Option<Error> {
+        self.shared.hub.log_error()
+    }
+
+    /// The backend-neutral part of [`Backend::sampling_details`]
+    /// (which also counts side records, decoding errors and discarded bytes).
+    fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
+        Ok((&self.shared.hub.summary()).into())
+    }
+
+    fn write_log(&self, user_data: u32) -> Result<()> {
+        self.shared.hub.write_user(user_data)
+    }
+}
+
+struct Member {
+    alloc: Allocation,
+    /// Its id in the sample log.
+    pmc_id: u32,
+    event: String,
+    resolved: Resolved,
+    attr: perf_event_attr,
+    /// The attr of the most recent successful open (with the per-target
+    /// bits, e.g. enable_on_exec), for `native_config`.
+    opened: perf_event_attr,
+}
+
+impl Member {
+    /// The event as counted: an event that named no privilege modes but was
+    /// opened with `exclude_kernel` (an unprivileged process at
+    /// `perf_event_paranoid` >= 2, see `build_attr`) is user mode only,
+    /// `:u`, as perf labels it.
+    fn counted_event(&self) -> pmc_core::EventSpec {
+        let mut spec = self.alloc.event.clone();
+        if !spec.modifiers.is_restricted() && self.attr.exclude_kernel() != 0 {
+            spec.modifiers.user = true;
+        }
+        spec
+    }
+}
+
+struct InstanceFds {
+    instance: Instance,
+    /// One fd set per thread (or per CPU for system scope: exactly one), leader first.
+    threads: Vec<Vec<OwnedFd>>,
+    /// Opened with enable_on_exec and not started by us since (attached while not running):
+    /// reads as zero, whatever the kernel counted after an exec.
+    pending_exec: bool,
+    /// Opened with enable_on_exec and the exec not seen yet: the kernel enables these fds
+    /// at the exec, whatever our state.
+    exec_armed: bool,
+    /// An exec target whose exec came before its first start: reopened as a pid at start,
+    /// so its mappings are synthesized like a pid's.
+    exec_missed: bool,
+    /// The CPU each fd set of `threads` was opened on (-1: any, per task).
+    cpus: Vec<i32>,
+    /// Sampling: its ring buffers are mapped and feeding the log or the owner.
+    mapped: bool,
+}
+
+/// What a PMC or a group is made of.
+struct Counters {
+    members: Vec<Member>,
+    /// hwpmc's life cycle: the state, the attached targets, the rules of each verb.
+    life: Lifecycle,
+    instances: Vec<InstanceFds>,
+    /// Counts kept from detached targets, per member.
+    retired: Vec<Reading>,
+    /// Base value set by write/set_count, per member.
+    base: Vec<u64>,
+    /// A disabled fd set on the allocating thread, opened to validate the
+    /// event at allocate time; reused by an attach to [`Target::Current`]
+    /// from the same thread.
+    probe: Option<(i32, Vec<OwnedFd>)>,
+    /// How each fd set is read.
+    read: ReadLayout,
+    _shared: Arc<Shared>,
+    /// The sampling set: the rings of a sampling PMC, a switch group, or a counting PMC with
+    /// log-procexit.
+    rings: Option<Rings>,
+    /// log-proccsw: the switch group that logs this PMC's counts at every context switch of
+    /// its targets (see [`SwitchGroup`]).
+    csw: Option<Box<SwitchGroup>>,
+}
+
+impl Counters {
+    /// Attaching is allowed while running (perf_event opens enabled fds; hwpmc refuses with
+    /// EBUSY): the process-scope and already-attached rules of [`Lifecycle`] only.
+    fn attach(&mut self, target: Target) -> Result<()> {
+        self.life.check_process_scope(Op::Attach)?;
+        self.life.check_not_attached(target)?;
+        let layout = self.layout(&target);
+        let follow_threads = layout.follow_threads();
+        let per_cpu = layout.task_cpus(&*self._shared.sys);
+        let mut threads = Vec::new();
+        let mut cpus = Vec::new();
+        let pending_exec = match target {
+            Target::Current => {
+                let tids = thread_ids(&*self._shared.sys, None)?;
+                let probe = self.probe.take().filter(|_| layout == FdLayout::PerThread);
+                for tid in tids {
+                    if matches!(&probe, Some((ptid, _)) if *ptid == tid) {
+                        continue;
+                    }
+                    for &cpu in &per_cpu {
+                        match self.open_set(tid, cpu, false, false) {
+                            Ok(s) => {
+                                threads.push(s);
+                                cpus.push(cpu);
+                            }
+                            Err(e) if e.kind() == ErrorKind::NoSuchProcess => {} // thread exited meanwhile
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                if let Some((_, fds)) = probe {
+                    if self.life.is_running() {
+                        if let Some(fd) = fds.first() {
+                            self._shared
+                                .sys
+                                .ioctl(fd.as_fd(), Ioctl::Enable(true))
+                                .map_err(|e| errmap::op_error(Op::Attach, e))?;
+                        }
+                    }
+                    threads.insert(0, fds);
+                    cpus.insert(0, -1);
+                }
+                false
+            }
+            Target::Pid(pid) => {
+                (threads, cpus) = self.open_pid(pid, &per_cpu, follow_threads)?;
+                false
+            }
+            Target::Exec(pid) => {
+                let p = pid_i32(pid)?;
+                for &cpu in &per_cpu {
+                    threads.push(self.open_set(p, cpu, true, follow_threads)?);
+                    cpus.push(cpu);
+                }
+                true
+            }
+        };
+        self.probe = None;
+        // Attached while running, an exec target starts at its exec: started by us.
+        let exec_armed = pending_exec;
+        let pending_exec = pending_exec && !self.life.is_running();
+        self.instances.push(InstanceFds {
+            instance: Instance::Target(target),
+            threads,
+            pending_exec,
+            exec_armed,
+            exec_missed: false,
+            cpus,
+            mapped: false,
+        });
+        if self.life.is_running() && self.is_sampling() {
+            // A target added while sampling: map its rings now.
+            if let Err(e) = self.map_unmapped() {
+                self.instances.pop();
+                return Err(e);
+            }
+        }
+        if let Some(sw) = self.csw.as_mut() {
+            if let Err(e) = sw.attach(target) {
+                self.instances.pop();
+                return Err(e);
+            }
+        }
+        self.life.record_attach(target);
+        Ok(())
+    }
+
+    fn detach(&mut self, target: Target) -> Result<()> {
+        self.life.check_process_scope(Op::Detach)?;
+        let Some(pos) = self
+            .instances
+            .iter()
+            .position(|i| i.instance == Instance::Target(target))
+        else {
+            return Err(Error::new(
+                ErrorKind::NotAttached,
+                Op::Detach,
+                format!("the PMC is not attached to {target}"),
+            )
+            .with_errno(libc::EINVAL));
+        };
+        let mut last = vec![Reading::default(); self.members.len()];
+        self.read_instance(&self.instances[pos], &mut last)?;
+        if self.is_sampling() && self.instances[pos].mapped {
+            // Its rings stay with the log until the PMC goes (the drain thread holds their
+            // fds): stop the events now, and log what they sampled.
+            for set in &self.instances[pos].threads {
+                for fd in set {
+                    self._shared
+                        .sys
+                        .ioctl(fd.as_fd(), Ioctl::Disable(false))
+                        .map_err(|e| errmap::op_error(Op::Detach, e))?;
+                }
+            }
+            if !self.local_wanted() {
+                self._shared.hub.drain_token(self.token());
+            }
+        }
+        for (kept, r) in self.retired.iter_mut().zip(&last) {
+            kept.accumulate(r);
+        }
+        self.instances.remove(pos);
+        self.life.record_detach(target);
+        if let Some(sw) = self.csw.as_mut() {
+            sw.detach(target)?;
+        }
+        Ok(())
+    }
+
+    fn is_sampling(&self) -> bool {
+        self.members[0].alloc.mode.is_sampling()
+    }
+
+    /// The log id of this PMC's first member: its rings' token at the hub.
+    fn token(&self) -> u32 {
+        self.members[0].pmc_id
+    }
+
+    fn start(&mut self) -> Result<()> {
+        let switch_counts = self.purpose() == Some(RingPurpose::SwitchCounts);
+        let need = if self.csw.is_some() || switch_counts {
+            Some(LogNeed::LogProcCsw)
+        } else if self.exit_reads() {
+            Some(LogNeed::LogProcExit)
+        } else {
+            None
+        };
+        Lifecycle::check_log(need, self._shared.hub.has_log())?;
+        if self.is_sampling() && !self.local_wanted() && !self._shared.hub.has_log() {
+            return Err(Error::new(
+                ErrorKind::LogRequired,
+                Op::Start,
+                "a sampling PMC needs a log to write its samples to (hwpmc's EDOOFUS)",
+            )
+            .with_help(
+                "call `Backend::configure_log` first, or read the samples in-process \
+                 with LinuxPmc::sample_in_process before starting",
+            ));
+        }
+        if !self.life.start_needed() {
+            return Ok(());
+        }
+        if self.life.start_attaches_owner() {
+            self.attach(Target::Current)?;
+        }
+        // An exec target that exec'd before this start has counted since (the kernel's
+        // enable_on_exec): start it afresh, as a pid, without those counts.
+        for i in 0..self.instances.len() {
+            if self.instances[i].pending_exec && self.exec_seen(i)? {
+                self.reopen_exec(i)?;
+                self.instances[i].pending_exec = false;
+                self.instances[i].exec_missed = true;
+            }
+        }
+        if self.rings.is_some() {
+            if !self.local_wanted() && !self._shared.hub.has_rings(self.token()) {
+                // Never mapped, or the log was closed (which released the rings).
+                for i in &mut self.instances {
+                    i.mapped = false;
+                }
+            }
+            self.map_unmapped()?;
+        }
+        self.life.record_start();
+        let group = self.members.len() > 1;
+        let sys = self._shared.sys.clone();
+        let r = self.for_each_leader(|inst, fd| {
+            if inst.pending_exec {
+                return Ok(()); // enable_on_exec starts it
+            }
+            sys.ioctl(fd, Ioctl::Enable(group))
+                .map_err(|e| errmap::op_error(Op::Start, e))
+        });
+        for i in &mut self.instances {
+            i.pending_exec = false;
+        }
+        // The switch group starts after the PMC and stops before it, so the counts it logs
+        // lie inside the PMC's own.
+        let r = r.and_then(|()| match self.csw.as_mut() {
+            Some(sw) => sw.start(),
+            None => Ok(()),
+        });
+        if r.is_err() {
+            self.life.record_stop();
+            let _ = self.for_each_leader(|_, fd| {
+                sys.ioctl(fd, Ioctl::Disable(group))
+                    .map_err(|e| errmap::op_error(Op::Stop, e))
+            });
+        }
+        r
+    }
+
+    fn stop(&mut self) -> Result<()> {
+        if !self.life.stop_needed() {
+            return Ok(());
+        }
+        if let Some(sw) = self.csw.as_mut() {
+            sw.stop()?;
+        }
+        let group = self.members.len() > 1;
+        let sys = self._shared.sys.clone();
+        self.for_each_leader(|_, fd| {
+            sys.ioctl(fd, Ioctl::Disable(group))
+                .map_err(|e| errmap::op_error(Op::Stop, e))
+        })?;
+        self.life.record_stop();
+        if self.is_sampling() && !self.local_wanted() {
+            // Everything sampled before the stop is in the log once stop returns.
+            self._shared.hub.drain_token(self.token());
+        }
+        if self.exit_reads() {
+            self.finish_exit_reads();
+        }
+        self.disarm_exec()
+    }
+
+    fn for_each_leader(
+        &self,
+        mut f: impl FnMut(&InstanceFds, std::os::fd::BorrowedFd<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let mut first_err = None;
+        for inst in &self.instances {
+            for set in &inst.threads {
+                if self.read != ReadLayout::Group {
+                    for fd in set {
+                        if let Err(e) = f(inst, fd.as_fd()) {
+                            first_err.get_or_insert(e);
+                        }
+                    }
+                } else if let Some(leader) = set.first() {
+                    if let Err(e) = f(inst, leader.as_fd()) {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    fn write(&mut self, value: u64) -> Result<u64> {
+        self.life.check_stopped(Op::Write)?;
+        let mut now = vec![Reading::default(); self.members.len()];
+        self.read_into(&mut now)?;
+        let old = now[0].value;
+        let group = self.members.len() > 1;
+        let sys = self._shared.sys.clone();
+        self.for_each_leader(|_, fd| {
+            sys.ioctl(fd, Ioctl::Reset(group))
+                .map_err(|e| errmap::op_error(Op::Write, e))
+        })?;
+        for r in &mut self.retired {
+            *r = Reading::new(0, r.time_enabled, r.time_running);
+        }
+        self.base[0] = value;
+        Ok(old)
+    }
+
+    fn set_count(&mut self, count: u64) -> Result<()> {
+        self.life.check_stopped(Op::SetCount)?;
+        if self.members[0].alloc.mode.is_sampling() {
+            if count == 0 {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    Op::SetCount,
+                    "a sampling period must be at least 1",
+                ));
+            }
+            let sys = self._shared.sys.clone();
+            self.for_each_leader(|_, fd| {
+                sys.ioctl(fd, Ioctl::Period(count))
+                    .map_err(|e| errmap::op_error(Op::SetCount, e))
+            })?;
+            for m in &mut self.members {
+                m.attr.set_freq(0);
+                m.attr.__bindgen_anon_1.sample_period = count;
+                m.alloc.mode = Mode::Sampling(Rate::Period(count));
+            }
+            return Ok(());
+        }
+        self.write(count).map(|_| ())
+    }
+}
+
+impl Drop for Counters {
+    fn drop(&mut self) {
+        if self.is_sampling() && !self.local_wanted() {
+            // Whatever the rings still hold goes to the log before the fds close.
+            self._shared.hub.unregister(self.token());
+        }
+    }
+}
+
+/// One counting or sampling PMC on Linux.
+pub struct LinuxPmc {
+    c: Counters,
+}
+
+impl std::fmt::Debug for LinuxPmc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinuxPmc")
+            .field("allocation", &self.c.members[0].alloc)
+            .field("state", &self.c.life.state())
+            .field("instances", &self.c.instances.len())
+            .finish()
+    }
+}
+
+impl pmc_core::Pmc for LinuxPmc {
+    fn allocation(&self) -> &Allocation {
+        &self.c.members[0].alloc
+    }
+    fn counted_event(&self) -> pmc_core::EventSpec {
+        self.c.members[0].counted_event()
+    }
+    fn state(&self) -> State {
+        self.c.life.state()
+    }
+    fn attach(&mut self, target: Target) -> Result<()> {
+        self.c.attach(target)
+    }
+    fn detach(&mut self, target: Target) -> Result<()> {
+        self.c.detach(target)
+    }
+    fn targets(&self) -> Vec<Target> {
+        self.c
+            .instances
+            .iter()
+            .filter_map(|i| match i.instance {
+                Instance::Target(t) => Some(t),
+                Instance::Cpu(_) => None,
+            })
+            .collect()
+    }
+    fn start(&mut self) -> Result<()> {
+        self.c.start()
+    }
+    fn stop(&mut self) -> Result<()> {
+        self.c.stop()
+    }
+    fn read(&self) -> Result<Reading> {
+        // The common case, one fd (a PMC on one thread or one CPU): one
+        // read(2) and a few instructions, no loops.
+        if let [inst] = self.c.instances.as_slice() {
+            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
+                if let [fd] = set.as_slice() {
+                    let mut b = [0u8; 32];
+                    let n = (self.c._shared.sys)
+                        .read(fd.as_fd(), &mut b)
+                        .map_err(|e| errmap::op_error(Op::Read, e))?;
+                    if n != 32 {
+                        return Err(short_read(n / 8, 4));
+                    }
+                    let w = |i: usize| {
+                        let mut a = [0u8; 8];
+                        a.copy_from_slice(&b[i * 8..i * 8 + 8]);
+                        u64::from_ne_bytes(a)
+                    };
+                    let mut r = self.c.retired[0];
+                    r.accumulate(&Reading::new(w(0), w(1), w(2)));
+                    r.value = r.value.wrapping_add(self.c.base[0]);
+                    return Ok(r);
+                }
+            }
+        }
+        let mut r = [Reading::default()];
+        self.c.read_into(&mut r)?;
+        Ok(r[0])
+    }
+    fn read_instances(&self) -> Result<Vec<InstanceReading>> {
+        self.c.read_instances()
+    }
+    fn write(&mut self, value: u64) -> Result<u64> {
+        self.c.write(value)
+    }
+    fn set_count(&mut self, count: u64) -> Result<()> {
+        self.c.set_count(count)
+    }
+    /// As the inherent [`LinuxPmc::log_counts`].
+    fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
+    }
+    fn native_config(&self) -> Vec<NativeField> {
+        crate::describe::attr_fields(&self.c.members[0].opened)
+    }
+    fn release(self) -> Result<()> {
+        drop(self);
+        Ok(())
+    }
+}
+
+impl LinuxPmc {
+    /// Makes this sampling PMC deliver its samples to its owner instead of the log: after
+    /// [`start`](pmc_core::Pmc::start), [`samples`](LinuxPmc::samples) drains its rings. Call
+    /// before the first start. No log needs to be configured.
+    ///
+    /// ```no_run
+    /// use pmc_core::{Allocation, Backend as _, Pmc as _, Rate};
+    /// # fn main() -> pmc_core::Result<()> {
+    /// let backend = pmc_linux::Backend::open()?;
+    /// let a = Allocation::sampling("cpu-clock".parse()?, Rate::Frequency(1000));
+    /// let mut pmc = backend.allocate(&a)?;
+    /// pmc.sample_in_process()?;
+    /// pmc.start()?; // samples this process
+    /// let mut x = 0u64;
+    /// for i in 0..50_000_000u64 { x = x.wrapping_mul(31).wrapping_add(i); }
+    /// for s in pmc.samples()? {
+    ///     println!("{} {:#x} ({} frames)", s.tid, s.ip, s.callchain.len());
+    /// }
+    /// # assert!(x != 1);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidState`] for a counting PMC or one already started with the log.
+    pub fn sample_in_process(&mut self) -> Result<()> {
+        self.c.set_local()
+    }
+
+    /// The samples published since the last call, decoded (non-blocking: drains what the rings
+    /// hold now). Losses are counted in [`sample_summary`](LinuxPmc::sample_summary).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](LinuxPmc::sample_in_process)
+    /// was called.
+    pub fn samples(&mut self) -> Result<std::vec::IntoIter<OwnedSample>> {
+        match self.c.rings.as_mut().map(|r| &mut r.delivery) {
+            Some(Delivery::Local(Some(l))) => Ok(l.drain().into_iter()),
+            Some(Delivery::Local(None)) => Ok(Vec::new().into_iter()),
+            _ => Err(Error::new(
+                ErrorKind::InvalidState,
+                Op::Read,
+                "this PMC's samples go to the log, not to its owner",
+            )
+            .with_help("call sample_in_process before start")),
+        }
+    }
+
+    /// Writes this PMC's current counts into the backend's log as interval
+    /// [`Counter`](pmc_log::record::Counter) records, one per CPU (system scope) or target
+    /// (process scope), after its descriptor (`pmcstat -w` with `-O`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
+    /// [`read_instances`](pmc_core::Pmc::read_instances).
+    pub fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
+    }
+
+    /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
+    /// see [`Backend::sampling_details`]).
+    pub fn sample_summary(&self) -> Option<SamplingSummary> {
+        match self.c.rings.as_ref().map(|r| &r.delivery) {
+            Some(Delivery::Local(Some(l))) => Some(l.summary.clone()),
+            _ => None,
+        }
+    }
+
+    /// The raw fd of the first instance's leader, for benchmarks comparing
+    /// against a bare `read(2)`.
+    #[doc(hidden)]
+    pub fn first_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.c
+            .instances
+            .first()
+            .and_then(|i| i.threads.first())
+            .and_then(|s| s.first())
+            .map(|f| f.as_fd())
+    }
+
+    /// For [`crate::rdpmc::FastReader`]: the one fd of a counting PMC that
+    /// counts only the calling thread, and what `read` adds to its count;
+    /// or why there is no such fd.
+    pub(crate) fn self_monitoring(&self) -> std::result::Result<SelfMonitoring<'_>, &'static str> {
+        let c = &self.c;
+        let a = &c.members[0].alloc;
+        if c.members.len() != 1 || a.mode.is_sampling() || a.scope.is_system() {
+            return Err("it is not a single process-scope counting PMC");
+        }
+        if a.flags.contains(pmc_core::Flags::DESCENDANTS) {
+            return Err("it also counts descendants");
+        }
+        let [inst] = c.instances.as_slice() else {
+            return Err("it is not attached to exactly one target (start it first)");
+        };
+        let [set] = inst.threads.as_slice() else {
+            return Err("it counts more than one thread");
+        };
+        // A Target::Current set in a single-threaded process is the main
+        // thread's; the caller must be that thread.
+        let sys = &c._shared.sys;
+        if inst.instance != Instance::Target(Target::Current)
+            || i64::from(sys.gettid()) != i64::from(sys.getpid())
+        {
+            return Err("it does not count the calling thread");
+        }
+        Ok(SelfMonitoring {
+            fd: set.first().ok_or("it has no fd")?.as_fd(),
+            base: c.base[0],
+            retired: c.retired[0],
+        })
+    }
+}
+
+/// See [`LinuxPmc::self_monitoring`].
+pub(crate) struct SelfMonitoring<'a> {
+    pub fd: std::os::fd::BorrowedFd<'a>,
+    pub base: u64,
+    pub retired: Reading,
+}
+
+/// Several PMCs scheduled together on Linux (a perf event group).
+pub struct LinuxGroup {
+    c: Counters,
+    allocs: Vec<Allocation>,
+}
+
+impl std::fmt::Debug for LinuxGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinuxGroup")
+            .field("allocations", &self.allocs)
+            .field("state", &self.c.life.state())
+            .finish()
+    }
+}
+
+impl pmc_core::Group for LinuxGroup {
+    fn allocations(&self) -> &[Allocation] {
+        &self.allocs
+    }
+    fn state(&self) -> State {
+        self.c.life.state()
+    }
+    fn attach(&mut self, target: Target) -> Result<()> {
+        self.c.attach(target)
+    }
+    fn detach(&mut self, target: Target) -> Result<()> {
+        self.c.detach(target)
+    }
+    fn start(&mut self) -> Result<()> {
+        self.c.start()
+    }
+    fn stop(&mut self) -> Result<()> {
+        self.c.stop()
+    }
+    /// As the inherent [`LinuxGroup::log_counts`].
+    fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
+    }
+    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        self.c.read_group_instances()
+    }
+    fn read_into(&self, out: &mut [Reading]) -> Result<()> {
+        self.c.read_into(out)
+    }
+}
+
+impl LinuxGroup {
+    /// Writes each member's current total into the backend's log as an interval
+    /// [`Counter`](pmc_log::record::Counter) record.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
+    /// [`read_into`](pmc_core::Group::read_into).
+    pub fn log_counts(&self) -> Result<()> {
+        self.c.log_counts()
+    }
+
+    /// The native configuration of each member.
+    pub fn native_configs(&self) -> Vec<Vec<NativeField>> {
+        self.c
+            .members
+            .iter()
+            .map(|m| crate::describe::attr_fields(&m.attr))
+            .collect()
+    }
+}

@@ -1,0 +1,510 @@
+//! Opening fds: the `perf_event_attr` of each member, a PMC's allocation, and the fd sets of
+//! its targets (including exec targets reopened as pids).
+
+use super::*;
+
+pub(super) fn build_attr(
+    a: &Allocation,
+    r: &Resolved,
+    facts: &Facts,
+    group_read: bool,
+    ring_bytes: usize,
+) -> perf_event_attr {
+    let mut attr = perf_event_attr {
+        type_: r.type_,
+        size: std::mem::size_of::<perf_event_attr>() as u32,
+        config: r.config,
+        ..Default::default()
+    };
+    // aarch64: ask for user-space reads (the rdpmc format bit) when they are on (crate::rdpmc).
+    attr.__bindgen_anon_3.config1 = r.config1
+        | crate::rdpmc::machine_user_read_bits(
+            r.type_,
+            r.config1,
+            a.scope.is_system(),
+            a.mode.is_sampling(),
+        );
+    attr.__bindgen_anon_4.config2 = r.config2;
+    attr.read_format = u64::from(
+        b::PERF_FORMAT_TOTAL_TIME_ENABLED | b::PERF_FORMAT_TOTAL_TIME_RUNNING | b::PERF_FORMAT_ID,
+    );
+    if group_read {
+        attr.read_format |= u64::from(b::PERF_FORMAT_GROUP);
+    }
+    attr.set_disabled(1);
+    let m = &a.event.modifiers;
+    // As perf does: an unprivileged process at paranoid >= 2 counts user mode
+    // only unless it asked for more (and is then told why it cannot).
+    let kernel = if m.is_restricted() {
+        m.kernel
+    } else {
+        facts.privileged || facts.paranoid.is_none_or(|p| p < 2) || a.scope.is_system()
+    };
+    attr.set_exclude_user(u64::from(!m.counts_user()));
+    attr.set_exclude_kernel(u64::from(!kernel));
+    attr.set_exclude_hv(u64::from(!m.counts_hv() || !kernel));
+    attr.set_precise_ip(u64::from(m.precise.min(3)));
+    if a.flags.contains(pmc_core::Flags::DESCENDANTS) && !a.scope.is_system() {
+        attr.set_inherit(1);
+    }
+    if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT)
+        && !a.mode.is_sampling()
+        && !a.scope.is_system()
+    {
+        set_exit_read_bits(&mut attr);
+    }
+    if let Mode::Sampling(rate) = a.mode {
+        set_sampling_bits(&mut attr, a, rate, ring_bytes);
+    }
+    attr
+}
+
+/// log-procexit on a counting PMC, as perf record -s: the kernel writes each inherited task's
+/// count to the ring at its exit (PERF_RECORD_READ), and the side-band records say which task
+/// and when.
+fn set_exit_read_bits(attr: &mut perf_event_attr) {
+    attr.set_inherit_stat(1);
+    attr.sample_type = u64::from(
+        b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_CPU | b::PERF_SAMPLE_IDENTIFIER,
+    );
+    attr.set_sample_id_all(1);
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+}
+
+/// A sampling PMC's attr: the rate, what each sample carries, and the ring's wakeup.
+fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, ring_bytes: usize) {
+    match rate {
+        Rate::Period(p) => attr.__bindgen_anon_1.sample_period = p,
+        Rate::Frequency(f) => {
+            attr.set_freq(1);
+            attr.__bindgen_anon_1.sample_freq = f;
+        }
+    }
+    attr.sample_type = u64::from(
+        b::PERF_SAMPLE_IP
+            | b::PERF_SAMPLE_TID
+            | b::PERF_SAMPLE_TIME
+            | b::PERF_SAMPLE_CPU
+            | b::PERF_SAMPLE_PERIOD,
+    );
+    if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
+        attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
+    }
+    if let (true, Some(stack_size)) = (crate::unwind::wants_stack(a), a.call_graph.stack_size()) {
+        // As perf record --call-graph dwarf: the user registers and stack with each
+        // sample; the kernel's callchain keeps only its kernel part.
+        attr.sample_type |= u64::from(b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER);
+        attr.sample_regs_user = crate::unwind::REGS_MASK;
+        attr.sample_stack_user = stack_size;
+        attr.set_exclude_callchain_user(1);
+    }
+    // Which PMC a record belongs to when several share a ring.
+    attr.sample_type |= u64::from(b::PERF_SAMPLE_IDENTIFIER);
+    // Side-band records carry pid/tid/time/cpu/id too.
+    attr.set_sample_id_all(1);
+    // One documented clock for every timestamp in the log.
+    attr.set_use_clockid(1);
+    attr.clockid = libc::CLOCK_MONOTONIC;
+    // Wake the drain thread when a ring is a quarter full.
+    attr.set_watermark(1);
+    attr.__bindgen_anon_2.wakeup_watermark =
+        u32::try_from(ring_bytes / 4).unwrap_or(u32::MAX).max(1);
+}
+
+/// The data pages of each ring of a PMC allocated now.
+fn ring_pages_for(allocs: &[Allocation], shared: &Shared, facts: &Facts) -> usize {
+    match shared.ring_pages.load(Ordering::Relaxed) {
+        // Samples with user stacks are kilobytes each: a privileged caller gets perf's
+        // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
+        0 if facts.privileged && allocs.iter().any(crate::unwind::wants_stack) => {
+            sampler::DWARF_RING_PAGES
+        }
+        0 => sampler::DEFAULT_RING_PAGES,
+        n => n,
+    }
+}
+
+/// The process-only log flags, and log-procexit's refusal of counting groups.
+fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
+    if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) && a.scope.is_system() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            "log-proccsw needs a process-scope PMC: it logs the counts of the target \
+             processes at their context switches",
+        )
+        .with_errno(libc::EINVAL)
+        .with_help("allocate it with process scope and attach it to the processes to watch"));
+    }
+    if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && a.scope.is_system() {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            "log-procexit needs a process-scope PMC: it logs the counts of the target \
+             processes at their exits",
+        )
+        .with_errno(libc::EINVAL)
+        .with_help("allocate it with process scope and attach it to the processes to watch"));
+    }
+    if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && !a.mode.is_sampling() && group_len > 1 {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            "log-procexit on a counting group: each counting PMC with log-procexit \
+             has its events of its own on Linux",
+        )
+        .with_help("allocate the PMC alone"));
+    }
+    Ok(())
+}
+
+impl Member {
+    /// A member of a PMC being allocated: its event resolved, its attr built, its log id.
+    fn new(
+        a: &Allocation,
+        facts: &Facts,
+        grouped: bool,
+        ring_bytes: usize,
+        shared: &Shared,
+    ) -> Result<Member> {
+        crate::unwind::check(a)?;
+        let resolved = resolve::resolve(&a.event)?;
+        if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
+            if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    Op::Allocate,
+                    format!("sampling frequency {f} Hz is above kernel.perf_event_max_sample_rate = {max}"),
+                )
+                .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"));
+            }
+        }
+        let attr = build_attr(a, &resolved, facts, grouped, ring_bytes);
+        let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
+        Ok(Member {
+            alloc: a.clone(),
+            pmc_id,
+            event: a.event.to_string(),
+            resolved,
+            attr,
+            opened: attr,
+        })
+    }
+}
+
+impl Counters {
+    pub(super) fn new(allocs: &[Allocation], shared: Arc<Shared>) -> Result<Counters> {
+        let facts = shared.facts();
+        let inherit = allocs
+            .iter()
+            .any(|a| a.flags.contains(pmc_core::Flags::DESCENDANTS));
+        let read = if allocs.len() == 1 || inherit {
+            ReadLayout::PerMember
+        } else {
+            ReadLayout::Group
+        };
+        let ring_pages = ring_pages_for(allocs, &shared, &facts);
+        let sampling = allocs.iter().any(|a| a.mode.is_sampling());
+        if sampling && allocs.iter().any(|a| !a.mode.is_sampling()) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "a group mixes sampling and counting members",
+            )
+            .with_help("allocate the counting PMCs in a group of their own"));
+        }
+        let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
+        let mut members = Vec::with_capacity(allocs.len());
+        for a in allocs {
+            check_log_flags(a, allocs.len())?;
+            let grouped = read == ReadLayout::Group;
+            members.push(Member::new(a, &facts, grouped, ring_bytes, &shared)?);
+        }
+        let mut c = Counters::unopened(members, shared, read);
+        // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a
+        // ring for its PERF_RECORD_READs at task exits; see sampler::ExitReads).
+        let exit_reads = !sampling
+            && allocs
+                .iter()
+                .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCEXIT));
+        if exit_reads {
+            c.read = ReadLayout::PerCpuTotals;
+        }
+        c.rings = match (sampling, exit_reads) {
+            (true, _) => Some(Rings::new(ring_pages, RingPurpose::Samples)),
+            (false, true) => Some(Rings::new(ring_pages, RingPurpose::ExitReads)),
+            (false, false) => None,
+        };
+        if allocs
+            .iter()
+            .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCCSW))
+        {
+            c.csw = Some(Box::new(SwitchGroup::new(
+                &c.members,
+                inherit,
+                ring_pages,
+                &facts,
+                c._shared.clone(),
+            )?));
+        }
+        c.open_instances(&allocs[0].scope)?;
+        Ok(c)
+    }
+
+    /// At allocate: one fd set per CPU for system scope; for process scope, the disabled probe
+    /// on the calling thread that validates the events.
+    fn open_instances(&mut self, scope: &Scope) -> Result<()> {
+        match scope {
+            Scope::System { cpu } => {
+                let cpus = match cpu {
+                    pmc_core::Cpus::All => self._shared.sys.online_cpus(),
+                    pmc_core::Cpus::One(c) => vec![*c],
+                    pmc_core::Cpus::List(l) => l.clone(),
+                };
+                if cpus.is_empty() {
+                    return Err(Error::new(
+                        ErrorKind::InvalidArgument,
+                        Op::Allocate,
+                        "an empty CPU list",
+                    ));
+                }
+                for cpu in cpus {
+                    let cpu_i = i32::try_from(cpu).map_err(|_| {
+                        Error::new(
+                            ErrorKind::NoSuchCpu,
+                            Op::Allocate,
+                            format!("CPU {cpu} is out of range"),
+                        )
+                    })?;
+                    let fds = self.open_set(-1, cpu_i, false, false)?;
+                    self.instances.push(InstanceFds {
+                        instance: Instance::Cpu(cpu),
+                        threads: vec![fds],
+                        pending_exec: false,
+                        exec_armed: false,
+                        exec_missed: false,
+                        cpus: vec![cpu_i],
+                        mapped: false,
+                    });
+                }
+            }
+            Scope::Process => {
+                let tid = self._shared.sys.gettid();
+                self.probe = Some((tid, self.open_set(0, -1, false, false)?));
+            }
+        }
+        Ok(())
+    }
+
+    /// A PMC or group with nothing opened yet: allocated, no targets, no counts kept.
+    pub(super) fn unopened(
+        members: Vec<Member>,
+        shared: Arc<Shared>,
+        read: ReadLayout,
+    ) -> Counters {
+        let n = members.len();
+        let scope = members.first().map_or(&Scope::Process, |m| &m.alloc.scope);
+        let life = Lifecycle::new(scope, shared.sys.getpid());
+        Counters {
+            members,
+            life,
+            instances: Vec::new(),
+            retired: vec![Reading::default(); n],
+            base: vec![0; n],
+            probe: None,
+            read,
+            _shared: shared,
+            rings: None,
+            csw: None,
+        }
+    }
+
+    /// Opens one fd per member for `(pid, cpu)`, leader first. With `follow_threads`, the
+    /// events are inherited by the threads the target creates later (`inherit` +
+    /// `inherit_thread`), but not by its child processes: a hwpmc process PMC counts the
+    /// whole process. Kernels before 5.13 lack `inherit_thread`; there the fds are reopened
+    /// without it (threads that exist at attach time only).
+    pub(super) fn open_set(
+        &mut self,
+        pid: i32,
+        cpu: i32,
+        exec: bool,
+        follow_threads: bool,
+    ) -> Result<Vec<OwnedFd>> {
+        let mut fds: Vec<OwnedFd> = Vec::with_capacity(self.members.len());
+        let enabled = self.life.is_running() && !exec;
+        let grouped = self.read == ReadLayout::Group;
+        let sys = &*self._shared.sys;
+        let exit_reads = self.exit_reads();
+        for m in &mut self.members {
+            let mut attr = m.attr;
+            // perf_event_open(2): only the leader of a group starts disabled;
+            // members follow it (a disabled member stays off with some
+            // leaders, e.g. task-clock).
+            let leader = fds.is_empty();
+            attr.set_disabled(u64::from(!enabled && (leader || !grouped)));
+            attr.set_enable_on_exec(u64::from(exec));
+            if leader && !m.alloc.mode.is_sampling() && exit_reads {
+                // log-procexit: the exits, forks and command names of the tasks.
+                attr.set_comm(1);
+                attr.set_comm_exec(1);
+                attr.set_task(1);
+            }
+            if leader && m.alloc.mode.is_sampling() {
+                // Bookkeeping, as perf record's tracking event: new executable mappings,
+                // command names (and execs), forks and exits.
+                // (mmap2 needs mmap too: the kernel counts mmap listeners by `mmap`.)
+                attr.set_mmap(1);
+                attr.set_mmap2(1);
+                attr.set_comm(1);
+                attr.set_comm_exec(1);
+                attr.set_task(1);
+            }
+            let group = fds.first().map(|f| f.as_fd());
+            if follow_threads && attr.inherit() == 0 {
+                attr.set_inherit(1);
+                attr.set_inherit_thread(1);
+            }
+            let opened = match sys.perf_event_open(&mut attr, pid, cpu, group, 0) {
+                Err(libc::EINVAL) if attr.inherit_thread() == 1 => {
+                    // No inherit_thread (Linux < 5.13): the threads there are now.
+                    attr.set_inherit(0);
+                    attr.set_inherit_thread(0);
+                    sys.perf_event_open(&mut attr, pid, cpu, group, 0)
+                }
+                r => r,
+            };
+            let fd = opened.map_err(|errno| {
+                // A member whose leader was just opened on a thread that is now exiting fails
+                // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
+                // vanished thread it is, so attach skips it like any thread that exited.
+                let errno = if errno == libc::ENODEV && !leader && pid > 0 && sys.thread_exiting(pid) {
+                    libc::ESRCH
+                } else {
+                    errno
+                };
+                let freq = match m.alloc.mode {
+                    Mode::Sampling(Rate::Frequency(f)) => Some(f),
+                    Mode::Sampling(Rate::Period(_)) => Some(0),
+                    Mode::Counting => None,
+                };
+                let ctx = OpenContext {
+                    event: &m.event,
+                    resolved: &m.resolved,
+                    pid,
+                    cpu,
+                    counts_kernel: attr.exclude_kernel() == 0,
+                    sample_freq: freq,
+                };
+                if errno == libc::EINVAL && grouped && !leader && m.resolved.is_hardware() {
+                    // The PMU drivers validate a group against their counters when a
+                    // member joins (armv8/x86 validate_group): EINVAL here means the
+                    // group no longer fits, not a bad event (the leader, same kind, opened).
+                    let n = fds.len() + 1;
+                    return pmc_core::Error::new(
+                        ErrorKind::NotSupported,
+                        Op::Allocate,
+                        format!(
+                            "a group of {n} or more hardware events does not fit on this PMU's counters: the kernel refused member {n} (`{}`) with EINVAL",
+                            m.event
+                        ),
+                    )
+                    .with_errno(errno)
+                    .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
+                }
+                errmap::open_error(errno, &ctx, &sys.facts())
+            })?;
+            m.opened = attr;
+            fds.push(fd);
+        }
+        Ok(fds)
+    }
+
+    /// One fd set per (thread of `pid`, CPU of `per_cpu`); a thread other than the main one
+    /// that exits meanwhile is skipped.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn open_pid(
+        &mut self,
+        pid: u32,
+        per_cpu: &[i32],
+        follow_threads: bool,
+    ) -> Result<(Vec<Vec<OwnedFd>>, Vec<i32>)> {
+        let p = pid_i32(pid)?;
+        let (mut threads, mut cpus) = (Vec::new(), Vec::new());
+        for tid in thread_ids(&*self._shared.sys, Some(pid))? {
+            for &cpu in per_cpu {
+                match self.open_set(tid, cpu, false, follow_threads) {
+                    Ok(s) => {
+                        threads.push(s);
+                        cpus.push(cpu);
+                    }
+                    Err(e) if e.kind() == ErrorKind::NoSuchProcess && tid != p => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok((threads, cpus))
+    }
+
+    /// Whether the kernel has enabled the exec target `self.instances[i]` (its exec
+    /// happened): an fd opened disabled has run for some time since.
+    pub(super) fn exec_seen(&self, i: usize) -> Result<bool> {
+        let mut r = vec![Reading::default(); self.members.len()];
+        self.read_instance_fds(&self.instances[i], &mut r)?;
+        Ok(r.iter().any(|r| r.time_enabled > 0))
+    }
+
+    /// Replaces the fds of the exec target `self.instances[i]` by fds without
+    /// `enable_on_exec`, opened as a pid's (every thread), disabled unless running.
+    pub(super) fn reopen_exec(&mut self, i: usize) -> Result<()> {
+        let Instance::Target(Target::Exec(pid)) = self.instances[i].instance else {
+            return Ok(());
+        };
+        let layout = self.layout(&Target::Exec(pid));
+        let follow_threads = layout.follow_threads();
+        let per_cpu = layout.task_cpus(&*self._shared.sys);
+        let (threads, cpus) = match self.open_pid(pid, &per_cpu, follow_threads) {
+            Ok(sets) => sets,
+            // Gone (its exec failed, or it exited before the start): nothing more to count.
+            Err(e) if e.kind() == ErrorKind::NoSuchProcess => (Vec::new(), Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let inst = &mut self.instances[i];
+        inst.threads = threads;
+        inst.cpus = cpus;
+        inst.exec_armed = false;
+        inst.mapped = false;
+        Ok(())
+    }
+
+    /// After a stop: an exec target whose exec has not come yet would be enabled by it
+    /// (`enable_on_exec` overrides a disable), counting after the stop. Reopen it without.
+    pub(super) fn disarm_exec(&mut self) -> Result<()> {
+        let mut armed = Vec::new();
+        for i in 0..self.instances.len() {
+            if self.instances[i].exec_armed {
+                if self.exec_seen(i)? {
+                    self.instances[i].exec_armed = false;
+                } else {
+                    armed.push(i);
+                }
+            }
+        }
+        if armed.is_empty() || (self.is_sampling() && self.local_wanted()) {
+            return Ok(());
+        }
+        if self.is_sampling() && self._shared.hub.has_rings(self.token()) {
+            // The log's rings map the old fds and keep their events alive: drop them all
+            // (drained first); the next start maps every instance again.
+            self._shared.hub.unregister(self.token());
+            for inst in &mut self.instances {
+                inst.mapped = false;
+            }
+        }
+        for i in armed {
+            self.reopen_exec(i)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,231 @@
+//! Reading counts: `read(2)` of each fd set as its `read_format` lays it out, summed per
+//! instance, plus the counts kept from detached targets and the `write` base.
+
+use super::*;
+
+pub(super) fn short_read(n: usize, want: usize) -> Error {
+    Error::new(
+        ErrorKind::Os,
+        Op::Read,
+        format!("the kernel returned {n} words for a read_format of {want}"),
+    )
+}
+
+/// One `read(2)` of up to `words.len()` words; no allocation, and a single
+/// counter's read zeroes a 32-byte buffer, not a group's 536.
+pub(super) fn read_words(sys: &dyn Sys, fd: &OwnedFd, words: &mut [u64]) -> Result<usize> {
+    if words.len() <= 4 {
+        read_words_in::<32>(sys, fd, words)
+    } else if words.len() <= 11 {
+        read_words_in::<88>(sys, fd, words)
+    } else {
+        read_words_in::<{ READ_WORDS * 8 }>(sys, fd, words)
+    }
+}
+
+pub(super) fn read_words_in<const B: usize>(
+    sys: &dyn Sys,
+    fd: &OwnedFd,
+    words: &mut [u64],
+) -> Result<usize> {
+    let mut bytes = [0u8; B];
+    let len = (words.len() * 8).min(B);
+    let n = sys
+        .read(fd.as_fd(), &mut bytes[..len])
+        .map_err(|e| errmap::op_error(Op::Read, e))?;
+    for (w, chunk) in words.iter_mut().zip(bytes[..n].chunks_exact(8)) {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(chunk);
+        *w = u64::from_ne_bytes(a);
+    }
+    Ok(n / 8)
+}
+
+impl Counters {
+    /// Adds one instance's readings (summed over its threads) into `out`.
+    pub(super) fn read_instance(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
+        if inst.pending_exec {
+            return Ok(()); // not started since attach: whatever an exec enabled is not ours
+        }
+        self.read_instance_fds(inst, out)
+    }
+
+    /// [`read_instance`](Counters::read_instance) whether started or not.
+    pub(super) fn read_instance_fds(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
+        if self.read == ReadLayout::PerCpuTotals {
+            // One event per CPU on the same tasks: each is enabled while the task runs
+            // anywhere but counts only while it runs on its CPU, so the counts and running
+            // times add up across the CPUs and the enabled time is one CPU's (summing it
+            // would read as multiplexing and scale the count up).
+            let mut sum = vec![(0u64, 0u64, 0u64); out.len()];
+            for set in &inst.threads {
+                for (fd, acc) in set.iter().zip(sum.iter_mut()) {
+                    let mut words = [0u64; 4];
+                    let n = read_words(&*self._shared.sys, fd, &mut words)?;
+                    if n != 4 {
+                        return Err(short_read(n, 4));
+                    }
+                    acc.0 = acc.0.saturating_add(words[0]);
+                    acc.1 = acc.1.max(words[1]);
+                    acc.2 = acc.2.saturating_add(words[2]);
+                }
+            }
+            for (slot, (v, en, run)) in out.iter_mut().zip(sum) {
+                slot.accumulate(&Reading::new(v, en, run.min(en)));
+            }
+            return Ok(());
+        }
+        for set in &inst.threads {
+            if self.read == ReadLayout::PerMember {
+                for (fd, slot) in set.iter().zip(out.iter_mut()) {
+                    // Small buffers: the read path zeroes 32 bytes, not 1 KiB.
+                    let mut words = [0u64; 4];
+                    let n = read_words(&*self._shared.sys, fd, &mut words)?;
+                    if n != 4 {
+                        return Err(short_read(n, 4));
+                    }
+                    slot.accumulate(&Reading::new(words[0], words[1], words[2]));
+                }
+            } else if let Some(leader) = set.first() {
+                let want = 3 + 2 * self.members.len();
+                // Groups of up to 4: 88-byte buffers, not 536-byte ones.
+                let mut small = [0u64; 11];
+                let mut big;
+                let words: &mut [u64] = if want <= small.len() {
+                    &mut small[..want]
+                } else {
+                    big = [0u64; READ_WORDS];
+                    &mut big[..want]
+                };
+                let n = read_words(&*self._shared.sys, leader, words)?;
+                if n != want || words[0] as usize != self.members.len() {
+                    return Err(short_read(n, want));
+                }
+                let (en, run) = (words[1], words[2]);
+                for (i, slot) in out.iter_mut().enumerate() {
+                    slot.accumulate(&Reading::new(words[3 + 2 * i], en, run));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_into(&self, out: &mut [Reading]) -> Result<()> {
+        if out.len() != self.members.len() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Read,
+                format!(
+                    "read_into needs {} slots, got {}",
+                    self.members.len(),
+                    out.len()
+                ),
+            ));
+        }
+        // The common group case, one leader fd (one thread or one CPU): one
+        // read(2), decoded straight from the buffer in a single pass.
+        if let ([inst], ReadLayout::Group) = (self.instances.as_slice(), self.read) {
+            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
+                if let Some(leader) = set.first() {
+                    let mut b = [0u8; READ_WORDS * 8];
+                    let want = 3 + 2 * out.len();
+                    let n = (self._shared.sys)
+                        .read(leader.as_fd(), &mut b[..want * 8])
+                        .map_err(|e| errmap::op_error(Op::Read, e))?;
+                    let w = |i: usize| {
+                        let mut a = [0u8; 8];
+                        a.copy_from_slice(&b[i * 8..i * 8 + 8]);
+                        u64::from_ne_bytes(a)
+                    };
+                    if n != want * 8 || w(0) != out.len() as u64 {
+                        return Err(short_read(n / 8, want));
+                    }
+                    let (en, run) = (w(1), w(2));
+                    for (i, slot) in out.iter_mut().enumerate() {
+                        let mut r = self.retired[i];
+                        r.accumulate(&Reading::new(w(3 + 2 * i), en, run));
+                        r.value = r.value.wrapping_add(self.base[i]);
+                        *slot = r;
+                    }
+                    return Ok(());
+                }
+            }
+        }
+        out.copy_from_slice(&self.retired);
+        for inst in &self.instances {
+            self.read_instance(inst, out)?;
+        }
+        for (slot, base) in out.iter_mut().zip(&self.base) {
+            slot.value = slot.value.wrapping_add(*base);
+        }
+        Ok(())
+    }
+
+    pub(super) fn read_instances(&self) -> Result<Vec<InstanceReading>> {
+        let mut v = Vec::with_capacity(self.instances.len());
+        let mut one = vec![Reading::default(); self.members.len()];
+        for inst in &self.instances {
+            one.fill(Reading::default());
+            self.read_instance(inst, &mut one)?;
+            v.push(InstanceReading {
+                instance: inst.instance,
+                reading: one[0],
+            });
+        }
+        Ok(v)
+    }
+
+    /// Every member on each instance (a group's [`read_instances`](pmc_core::Group::read_instances)).
+    pub(super) fn read_group_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        let mut v = Vec::with_capacity(self.instances.len());
+        for inst in &self.instances {
+            let mut readings = vec![Reading::default(); self.members.len()];
+            self.read_instance(inst, &mut readings)?;
+            v.push(GroupInstanceReading {
+                instance: inst.instance,
+                readings,
+            });
+        }
+        Ok(v)
+    }
+
+    /// Writes the current counts to the log as interval `Counter` records: one per instance
+    /// (CPU or target) for a single PMC, one total per member for a group.
+    pub(super) fn log_counts(&self) -> Result<()> {
+        use pmc_log::record as log;
+        let time = sampler::now();
+        let mut counters = Vec::new();
+        let counter = |pmc_id, pid, cpu, r: &Reading| log::Counter {
+            time,
+            pmc_id,
+            pid,
+            tid: -1,
+            cpu,
+            kind: log::CounterKind::Interval,
+            value: r.value,
+            time_enabled: r.time_enabled,
+            time_running: r.time_running,
+        };
+        if self.members.len() == 1 {
+            for ir in self.read_instances()? {
+                let (pid, cpu) = match ir.instance {
+                    Instance::Cpu(c) => (-1, Some(c)),
+                    Instance::Target(t) => {
+                        let pid = t.pid().unwrap_or_else(|| self._shared.sys.getpid());
+                        (i32::try_from(pid).unwrap_or(-1), None)
+                    }
+                };
+                counters.push(counter(self.members[0].pmc_id, pid, cpu, &ir.reading));
+            }
+        } else {
+            let mut out = vec![Reading::default(); self.members.len()];
+            self.read_into(&mut out)?;
+            for (m, r) in self.members.iter().zip(&out) {
+                counters.push(counter(m.pmc_id, -1, None, r));
+            }
+        }
+        self._shared
+            .hub
+            .write_counters(self.descriptors(), &counters)
+    }
+}

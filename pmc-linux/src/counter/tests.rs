@@ -1,0 +1,798 @@
+//! The counting and sampling code against the fake kernel ([`crate::fake::FakeKernel`]): fd
+//! layouts, attach/detach bookkeeping, reads, errno mapping at each verb, the exec and
+//! vanished-thread cases. No privileges, no PMU, any kernel. The real-kernel tests in
+//! `pmc-linux/tests` are the oracles these models were checked against.
+
+use crate::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
+use crate::{Backend, LinuxGroup, LinuxPmc};
+use perf_event_open_sys::bindings as b;
+use pmc_core::{
+    Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Op, Pmc as _, Rate, State, Target,
+};
+use std::sync::Arc;
+
+const GROUP: u64 = b::PERF_FORMAT_GROUP as u64;
+
+fn kernel() -> (Arc<FakeKernel>, Backend) {
+    let k = Arc::new(FakeKernel::new());
+    let backend = Backend::with_sys(k.clone());
+    (k, backend)
+}
+
+fn counting(event: &str) -> Allocation {
+    Allocation::counting(event.parse().expect("event"))
+}
+
+fn pmc(backend: &Backend, a: Allocation) -> LinuxPmc {
+    backend.allocate(&a).expect("allocate")
+}
+
+fn group(backend: &Backend, events: &[&str], flags: Flags) -> LinuxGroup {
+    let allocs: Vec<Allocation> = events.iter().map(|e| counting(e).flags(flags)).collect();
+    backend.allocate_group(&allocs).expect("allocate_group")
+}
+
+/// The open events on thread `tid`.
+fn on(k: &FakeKernel, tid: i32) -> Vec<FakeEvent> {
+    k.events().into_iter().filter(|e| e.pid == tid).collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// fd layouts
+
+#[test]
+fn process_scope_allocate_opens_one_disabled_probe_on_the_calling_thread() {
+    let (k, backend) = kernel();
+    k.set_current_thread(100);
+    let _p = pmc(&backend, counting("task-clock"));
+    let ev = k.events();
+    assert_eq!(ev.len(), 1);
+    assert_eq!((ev[0].pid, ev[0].cpu), (100, -1));
+    assert!(!ev[0].enabled, "the probe is opened disabled");
+    assert_eq!(ev[0].attr.inherit(), 0);
+}
+
+#[test]
+fn current_target_is_one_fd_per_thread_reusing_the_probe() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101, 102]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.start().expect("start");
+    let ev = k.events();
+    let mut pids: Vec<i32> = ev.iter().map(|e| e.pid).collect();
+    pids.sort_unstable();
+    assert_eq!(pids, [100, 101, 102]);
+    assert!(ev
+        .iter()
+        .all(|e| e.cpu == -1 && e.attr.inherit() == 0 && e.enabled));
+    assert_eq!(
+        k.opens(),
+        3,
+        "the allocate probe is the calling thread's fd"
+    );
+    assert_eq!(p.targets(), [Target::Current]);
+}
+
+#[test]
+fn system_scope_is_one_fd_per_online_cpu() {
+    let (k, backend) = kernel();
+    k.set_cpus(4, &[0, 2, 3]);
+    let _p = pmc(&backend, counting("cycles").system(Cpus::All));
+    let ev = k.events();
+    assert_eq!(ev.iter().map(|e| e.cpu).collect::<Vec<_>>(), [0, 2, 3]);
+    assert!(ev.iter().all(|e| e.pid == -1 && e.is_leader()));
+}
+
+#[test]
+fn pid_target_is_inherited_per_thread_and_follows_new_threads_not_forks() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200, 201]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Pid(200)).expect("attach");
+    let ev = k.events();
+    assert_eq!(ev.len(), 2, "one fd per thread; the probe is closed");
+    assert!(ev
+        .iter()
+        .all(|e| e.attr.inherit() == 1 && e.attr.inherit_thread() == 1 && e.cpu == -1));
+    p.start().expect("start");
+    k.spawn_thread(201, 202);
+    k.tick(202, 0, 50);
+    k.fork(200, 300);
+    k.tick(300, 1, 1000);
+    assert_eq!(p.read().expect("read").value, 50);
+}
+
+#[test]
+fn descendants_follow_forks() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock").flags(Flags::DESCENDANTS));
+    p.attach(Target::Pid(200)).expect("attach");
+    let ev = k.events();
+    assert_eq!((ev[0].attr.inherit(), ev[0].attr.inherit_thread()), (1, 0));
+    p.start().expect("start");
+    k.fork(200, 300);
+    k.tick(300, 0, 40);
+    k.tick(200, 1, 2);
+    assert_eq!(p.read().expect("read").value, 42);
+}
+
+#[test]
+fn kernel_without_inherit_thread_gets_the_threads_present() {
+    let (k, backend) = kernel();
+    k.without_inherit_thread();
+    k.add_process(200, &[200, 201]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Pid(200)).expect("attach falls back");
+    let ev = k.events();
+    assert_eq!(ev.len(), 2);
+    assert!(ev.iter().all(|e| e.attr.inherit() == 0));
+    // The probe, then per thread a refused open and its retry.
+    assert_eq!(k.opens(), 1 + 2 * 2);
+}
+
+#[test]
+fn sampling_with_descendants_is_one_fd_per_thread_and_cpu_and_one_ring_per_cpu() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101]);
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000))
+        .flags(Flags::DESCENDANTS);
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.start().expect("start");
+    let ev = k.events();
+    assert_eq!(ev.len(), 2 * 2, "(thread, CPU) pairs");
+    for cpu in [0, 1] {
+        let here: Vec<&FakeEvent> = ev.iter().filter(|e| e.cpu == cpu).collect();
+        let owners: Vec<&&FakeEvent> = here.iter().filter(|e| e.mapped).collect();
+        assert_eq!(owners.len(), 1, "one ring on CPU {cpu}");
+        let owner = owners[0].fd;
+        assert!(here
+            .iter()
+            .filter(|e| e.fd != owner)
+            .all(|e| e.output == Some(owner)));
+    }
+}
+
+#[test]
+fn sampling_the_calling_process_is_one_ring_per_thread() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101]);
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.start().expect("start");
+    let ev = k.events();
+    assert_eq!(ev.len(), 2);
+    assert!(ev
+        .iter()
+        .all(|e| e.cpu == -1 && e.mapped && e.attr.inherit() == 0));
+}
+
+#[test]
+fn system_group_members_follow_their_leader() {
+    let (k, backend) = kernel();
+    let allocs = [
+        counting("cycles").system(Cpus::One(1)),
+        counting("instructions").system(Cpus::One(1)),
+    ];
+    let _g = backend.allocate_group(&allocs).expect("group");
+    let ev = k.events();
+    assert_eq!(ev.len(), 2);
+    assert!(ev[0].is_leader() && ev[1].leader == ev[0].fd);
+    // perf_event_open(2): only the leader starts disabled.
+    assert_eq!((ev[0].attr.disabled(), ev[1].attr.disabled()), (1, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// exec targets
+
+#[test]
+fn exec_target_counts_from_its_exec_when_started_before() {
+    let (k, backend) = kernel();
+    k.add_process(300, &[300]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Exec(300)).expect("attach");
+    assert_eq!(k.events()[0].attr.enable_on_exec(), 1);
+    p.start().expect("start");
+    k.tick(300, 0, 5); // before the exec: not enabled
+    k.exec(300);
+    k.tick(300, 0, 70);
+    assert_eq!(p.read().expect("read").value, 70);
+}
+
+#[test]
+fn exec_before_start_is_reopened_without_what_it_counted() {
+    let (k, backend) = kernel();
+    k.add_process(300, &[300]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Exec(300)).expect("attach");
+    k.exec(300);
+    k.tick(300, 0, 1000);
+    assert_eq!(p.read().expect("read").value, 0, "not started: reads zero");
+    p.start().expect("start");
+    let ev = k.events();
+    assert_eq!(ev.len(), 1);
+    assert_eq!(ev[0].attr.enable_on_exec(), 0, "reopened as a pid");
+    k.tick(300, 0, 30);
+    assert_eq!(p.read().expect("read").value, 30);
+}
+
+#[test]
+fn stop_before_the_exec_disarms_enable_on_exec() {
+    let (k, backend) = kernel();
+    k.add_process(300, &[300]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Exec(300)).expect("attach");
+    p.start().expect("start");
+    p.stop().expect("stop");
+    k.exec(300);
+    k.tick(300, 0, 500);
+    assert_eq!(
+        p.read().expect("read").value,
+        0,
+        "the exec must not start it"
+    );
+    assert_eq!(p.state(), State::Stopped);
+}
+
+// ---------------------------------------------------------------------------------------------
+// reads
+
+#[test]
+fn single_pmc_reads_without_format_group() {
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.start().expect("start");
+    let ev = k.events();
+    assert_eq!(ev[0].attr.read_format & GROUP, 0);
+    k.tick(100, 0, 123);
+    let r = p.read().expect("read");
+    assert_eq!((r.value, r.time_enabled, r.time_running), (123, 123, 123));
+}
+
+#[test]
+fn group_reads_every_member_with_one_format_group_read() {
+    let (k, backend) = kernel();
+    let mut g = group(
+        &backend,
+        &["task-clock", "page-faults", "cycles"],
+        Flags::NONE,
+    );
+    g.start().expect("start");
+    let ev = k.events();
+    assert!(ev.iter().all(|e| e.attr.read_format & GROUP != 0));
+    assert!(
+        ev.iter().all(|e| e.enabled),
+        "started with PERF_IOC_FLAG_GROUP"
+    );
+    k.add_count(ev[0].fd, 10);
+    k.add_count(ev[1].fd, 20);
+    k.add_count(ev[2].fd, 30);
+    let mut out = [pmc_core::Reading::default(); 3];
+    g.read_into(&mut out).expect("read");
+    assert_eq!(out.map(|r| r.value), [10, 20, 30]);
+}
+
+#[test]
+fn group_on_several_threads_sums_each_member() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101]);
+    let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
+    g.start().expect("start");
+    k.tick(100, 0, 10);
+    k.tick(101, 1, 5);
+    let mut out = [pmc_core::Reading::default(); 2];
+    g.read_into(&mut out).expect("read");
+    assert_eq!(out.map(|r| r.value), [15, 15]);
+    let per = g.read_instances().expect("instances");
+    assert_eq!(per.len(), 1);
+    assert_eq!(per[0].readings[1].value, 15);
+}
+
+#[test]
+fn inherited_group_reads_each_member_alone() {
+    let (k, backend) = kernel();
+    k.refuse_inherited_group_reads();
+    k.add_process(200, &[200]);
+    let mut g = group(&backend, &["task-clock", "page-faults"], Flags::DESCENDANTS);
+    g.attach(Target::Pid(200))
+        .expect("the kernel accepts it without PERF_FORMAT_GROUP");
+    let ev = k.events();
+    assert!(ev.iter().all(|e| e.attr.read_format & GROUP == 0));
+    g.start().expect("start");
+    k.add_count(ev[0].fd, 7);
+    k.add_count(ev[1].fd, 9);
+    let mut out = [pmc_core::Reading::default(); 2];
+    g.read_into(&mut out).expect("read");
+    assert_eq!(out.map(|r| r.value), [7, 9]);
+}
+
+#[test]
+fn multiplexed_reading_scales_by_enabled_over_running() {
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, counting("cycles"));
+    p.start().expect("start");
+    k.multiplex(k.events()[0].fd, 25);
+    k.tick(100, 0, 400);
+    let r = p.read().expect("read");
+    assert_eq!((r.value, r.time_enabled, r.time_running), (100, 400, 100));
+    assert_eq!(r.scaled(), Some(400));
+}
+
+#[test]
+fn short_read_is_an_os_error_not_a_panic() {
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.start().expect("start");
+    k.inject(Fault::new(Call::Read, libc::ENOSPC));
+    let e = p.read().expect_err("injected");
+    assert_eq!(
+        (e.kind(), e.op(), e.errno()),
+        (ErrorKind::Os, Op::Read, Some(libc::ENOSPC))
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// attach / detach bookkeeping
+
+#[test]
+fn detach_keeps_the_targets_count_and_closes_its_fds() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200, 201]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Pid(200)).expect("attach");
+    p.start().expect("start");
+    k.tick(201, 0, 70);
+    p.detach(Target::Pid(200)).expect("detach");
+    assert!(k.events().is_empty(), "its fds are closed");
+    assert_eq!(
+        p.read().expect("read").value,
+        70,
+        "kept in the retired total"
+    );
+    p.attach(Target::Pid(200)).expect("attach again");
+    k.tick(200, 0, 30);
+    assert_eq!(p.read().expect("read").value, 100);
+    assert!(p.targets() == [Target::Pid(200)]);
+}
+
+#[test]
+fn attach_twice_is_already_attached_and_detach_of_a_stranger_not_attached() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Pid(200)).expect("attach");
+    let e = p.attach(Target::Pid(200)).expect_err("twice");
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::AlreadyAttached, Some(libc::EEXIST))
+    );
+    let e = p.detach(Target::Pid(201)).expect_err("stranger");
+    assert_eq!((e.kind(), e.op()), (ErrorKind::NotAttached, Op::Detach));
+    assert_eq!(k.events().len(), 1);
+}
+
+#[test]
+fn current_and_own_pid_are_the_same_target() {
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Current).expect("attach");
+    let e = p.attach(Target::Pid(k.pid())).expect_err("same process");
+    assert_eq!(e.kind(), ErrorKind::AlreadyAttached);
+}
+
+#[test]
+fn attach_to_a_system_pmc_is_invalid_state() {
+    let (_k, backend) = kernel();
+    let mut p = pmc(&backend, counting("cycles").system(Cpus::One(0)));
+    let e = p.attach(Target::Pid(100)).expect_err("system scope");
+    assert_eq!((e.kind(), e.op()), (ErrorKind::InvalidState, Op::Attach));
+}
+
+#[test]
+fn a_thread_that_vanishes_during_attach_is_skipped() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200, 201, 202]);
+    k.inject(Fault::new(Call::Open, libc::ESRCH).pid(201));
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Pid(200)).expect("attach skips 201");
+    let mut pids: Vec<i32> = k.events().iter().map(|e| e.pid).collect();
+    pids.sort_unstable();
+    assert_eq!(pids, [200, 202]);
+}
+
+#[test]
+fn member_enodev_on_an_exiting_thread_is_skipped_like_esrch() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200, 201]);
+    k.set_exiting(201);
+    k.inject(Fault::new(Call::Open, libc::ENODEV).pid(201).members_only());
+    let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
+    g.attach(Target::Pid(200))
+        .expect("attach skips the exiting thread");
+    assert!(on(&k, 201).is_empty(), "its leader fd is closed again");
+    assert_eq!(on(&k, 200).len(), 2);
+}
+
+#[test]
+fn member_enodev_on_a_live_thread_is_an_error() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200, 201]);
+    k.inject(Fault::new(Call::Open, libc::ENODEV).pid(201).members_only());
+    let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
+    let e = g
+        .attach(Target::Pid(200))
+        .expect_err("not a vanished thread");
+    assert_eq!(e.errno(), Some(libc::ENODEV));
+    assert_ne!(e.kind(), ErrorKind::NoSuchProcess);
+    assert!(
+        on(&k, 200).is_empty() && on(&k, 201).is_empty(),
+        "nothing left open"
+    );
+}
+
+#[test]
+fn the_main_thread_vanishing_or_no_process_is_no_such_process() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200, 201]);
+    k.inject(Fault::new(Call::Open, libc::ESRCH).pid(200));
+    let mut p = pmc(&backend, counting("task-clock"));
+    let e = p.attach(Target::Pid(200)).expect_err("main thread");
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchProcess, Some(libc::ESRCH))
+    );
+    let e = p.attach(Target::Pid(999)).expect_err("no such process");
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchProcess, Some(libc::ESRCH))
+    );
+    assert!(p.targets().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// errno mapping at each verb
+
+#[test]
+fn eacces_at_allocate_is_permission_naming_the_paranoid_level() {
+    let (k, backend) = kernel();
+    k.inject(Fault::new(Call::Open, libc::EACCES));
+    let e = backend
+        .allocate(&counting("cycles").system(Cpus::One(0)))
+        .expect_err("denied");
+    assert_eq!(
+        (e.kind(), e.op(), e.errno()),
+        (ErrorKind::Permission, Op::Allocate, Some(libc::EACCES))
+    );
+    let m = e.to_string();
+    assert!(
+        m.contains("system-wide") && m.contains("perf_event_paranoid = 2"),
+        "{m}"
+    );
+}
+
+#[test]
+fn eperm_at_attach_to_another_process_is_ptrace_permission() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200]);
+    k.inject(Fault::new(Call::Open, libc::EPERM).pid(200));
+    let mut p = pmc(&backend, counting("task-clock"));
+    let e = p.attach(Target::Pid(200)).expect_err("denied");
+    assert_eq!((e.kind(), e.op()), (ErrorKind::Permission, Op::Attach));
+    assert!(e.to_string().contains("may not trace pid 200"), "{e}");
+}
+
+#[test]
+fn open_errnos_map_to_their_kinds() {
+    let cases = [
+        (libc::EMFILE, ErrorKind::TooManyOpenFiles),
+        (libc::ENOENT, ErrorKind::NoSuchEvent),
+        (libc::EOPNOTSUPP, ErrorKind::NotSupported),
+        (libc::EBUSY, ErrorKind::Busy),
+        (libc::ENOSYS, ErrorKind::Unsupported),
+    ];
+    for (errno, kind) in cases {
+        let (k, backend) = kernel();
+        k.inject(Fault::new(Call::Open, errno));
+        let e = backend
+            .allocate(&counting("task-clock"))
+            .expect_err("injected");
+        assert_eq!((e.kind(), e.errno()), (kind, Some(errno)), "errno {errno}");
+        assert!(k.events().is_empty());
+    }
+}
+
+#[test]
+fn an_offline_or_missing_cpu_is_no_such_cpu() {
+    let (k, backend) = kernel();
+    k.set_cpus(8, &[0, 1]);
+    let e = backend
+        .allocate(&counting("cycles").system(Cpus::One(5)))
+        .expect_err("offline");
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchCpu, Some(libc::ENODEV))
+    );
+    let e = backend
+        .allocate(&counting("cycles").system(Cpus::One(9)))
+        .expect_err("beyond nr_cpu_ids");
+    assert_eq!(
+        (e.kind(), e.errno()),
+        (ErrorKind::NoSuchCpu, Some(libc::EINVAL))
+    );
+}
+
+#[test]
+fn a_hardware_member_refused_with_einval_means_the_group_does_not_fit() {
+    let (k, backend) = kernel();
+    k.inject(Fault::new(Call::Open, libc::EINVAL).members_only().after(1));
+    let allocs = [
+        counting("cycles"),
+        counting("instructions"),
+        counting("branches"),
+    ];
+    let e = backend.allocate_group(&allocs).expect_err("third member");
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    assert!(e.to_string().contains("group of 3"), "{e}");
+}
+
+#[test]
+fn a_failed_start_leaves_the_pmc_stopped_and_disabled() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    k.inject(Fault::new(Call::Ioctl, libc::EINVAL).after(1));
+    let e = p.start().expect_err("second enable fails");
+    assert_eq!((e.kind(), e.op()), (ErrorKind::InvalidArgument, Op::Start));
+    assert_eq!(p.state(), State::Stopped);
+    assert!(
+        k.events().iter().all(|e| !e.enabled),
+        "the enabled one is disabled again"
+    );
+}
+
+#[test]
+fn stop_failure_maps_to_op_stop() {
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.start().expect("start");
+    k.inject(Fault::new(Call::Ioctl, libc::ENODEV));
+    let e = p.stop().expect_err("injected");
+    assert_eq!((e.kind(), e.op()), (ErrorKind::NoSuchCpu, Op::Stop));
+}
+
+// ---------------------------------------------------------------------------------------------
+// start / stop / write / set_count
+
+#[test]
+fn start_and_stop_enable_and_disable_every_fd() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    assert_eq!(p.state(), State::Allocated);
+    p.start().expect("start");
+    assert_eq!(p.state(), State::Running);
+    assert!(k.events().iter().all(|e| e.enabled));
+    k.tick(101, 0, 9);
+    p.stop().expect("stop");
+    assert_eq!(p.state(), State::Stopped);
+    assert!(k.events().iter().all(|e| !e.enabled));
+    k.tick(101, 0, 1000);
+    assert_eq!(p.read().expect("read").value, 9);
+    p.stop().expect("stopping twice is fine");
+}
+
+#[test]
+fn write_while_running_is_busy() {
+    let (_k, backend) = kernel();
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.start().expect("start");
+    let e = p.write(5).expect_err("running");
+    assert_eq!(
+        (e.kind(), e.op(), e.errno()),
+        (ErrorKind::Busy, Op::Write, Some(libc::EBUSY))
+    );
+    let e = p.set_count(5).expect_err("running");
+    assert_eq!((e.kind(), e.op()), (ErrorKind::Busy, Op::SetCount));
+}
+
+#[test]
+fn write_resets_the_kernel_count_and_keeps_a_base() {
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.start().expect("start");
+    k.tick(100, 0, 50);
+    p.stop().expect("stop");
+    assert_eq!(p.write(1000).expect("write"), 50);
+    assert_eq!(k.events()[0].count, 0, "PERF_EVENT_IOC_RESET");
+    assert_eq!(p.read().expect("read").value, 1000);
+    p.start().expect("start");
+    k.tick(100, 0, 5);
+    assert_eq!(p.read().expect("read").value, 1005);
+}
+
+#[test]
+fn write_after_detach_clears_the_retired_count() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::Pid(200)).expect("attach");
+    p.start().expect("start");
+    k.tick(200, 0, 40);
+    p.detach(Target::Pid(200)).expect("detach");
+    p.stop().expect("stop");
+    assert_eq!(p.write(0).expect("write"), 40);
+    assert_eq!(p.read().expect("read").value, 0);
+}
+
+#[test]
+fn set_count_on_a_sampling_pmc_sets_the_period() {
+    let (k, backend) = kernel();
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.start().expect("start");
+    p.stop().expect("stop");
+    p.set_count(777).expect("period");
+    let (period, _, _) = crate::sys::attr_unions(&k.events()[0].attr);
+    assert_eq!(period, 777);
+    assert_eq!(
+        p.allocation().mode,
+        pmc_core::Mode::Sampling(Rate::Period(777))
+    );
+    let e = p.set_count(0).expect_err("zero period");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn set_count_on_a_counting_pmc_is_a_write() {
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.start().expect("start");
+    k.tick(100, 0, 8);
+    p.stop().expect("stop");
+    p.set_count(3).expect("set_count");
+    assert_eq!(p.read().expect("read").value, 3);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sampling
+
+#[test]
+fn sampling_without_a_log_is_log_required() {
+    let (_k, backend) = kernel();
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    let e = p.start().expect_err("no log");
+    assert_eq!((e.kind(), e.op()), (ErrorKind::LogRequired, Op::Start));
+}
+
+#[test]
+fn in_process_samples_are_drained_from_the_ring() {
+    let (k, backend) = kernel();
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    for (i, ip) in [0x1000u64, 0x2000, 0x3000].into_iter().enumerate() {
+        let s = SampleSpec {
+            ip,
+            pid: 100,
+            tid: 100,
+            time: 10 + i as u64,
+            cpu: 1,
+        };
+        assert_eq!(k.sample(fd, s), Some(true));
+    }
+    let got: Vec<(u64, u32)> = p
+        .samples()
+        .expect("samples")
+        .map(|s| (s.ip, s.tid))
+        .collect();
+    assert_eq!(got, [(0x1000, 100), (0x2000, 100), (0x3000, 100)]);
+    assert!(
+        k.ring_tail(fd).is_some_and(|t| t > 0),
+        "data_tail handed back"
+    );
+    assert_eq!(p.samples().expect("again").count(), 0);
+    assert_eq!(p.sample_summary().map(|s| s.samples), Some(3));
+}
+
+#[test]
+fn a_refused_mmap_fails_start_as_mmap() {
+    let (k, backend) = kernel();
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    k.inject(Fault::new(Call::Mmap, libc::EPERM));
+    let e = p.start().expect_err("mmap refused");
+    assert_eq!(e.op(), Op::Mmap);
+    assert_eq!(e.errno(), Some(libc::EPERM));
+    assert_ne!(p.state(), State::Running);
+}
+
+#[test]
+fn a_restarted_group_enables_its_members_too() {
+    let (k, backend) = kernel();
+    let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
+    g.start().expect("start");
+    g.stop().expect("stop");
+    assert!(
+        k.events().iter().all(|e| !e.enabled),
+        "PERF_IOC_FLAG_GROUP disables all"
+    );
+    g.start().expect("restart");
+    k.tick(100, 0, 6);
+    let mut out = [pmc_core::Reading::default(); 2];
+    g.read_into(&mut out).expect("read");
+    assert_eq!(out.map(|r| r.value), [6, 6]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// log-procexit and log-proccsw layouts
+
+#[test]
+fn log_procexit_counting_is_per_thread_and_cpu_and_reads_per_cpu_totals() {
+    let (k, backend) = kernel();
+    backend
+        .configure_log(Box::new(std::io::sink()))
+        .expect("log");
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCEXIT));
+    p.attach(Target::Pid(200)).expect("attach");
+    let ev = k.events();
+    assert_eq!(
+        ev.iter().map(|e| e.cpu).collect::<Vec<_>>(),
+        [0, 1],
+        "one per CPU"
+    );
+    assert!(ev
+        .iter()
+        .all(|e| e.attr.inherit_stat() == 1 && e.attr.task() == 1));
+    p.start().expect("start");
+    assert!(ev.iter().all(|e| k.event(e.fd).is_some_and(|e| e.mapped)));
+    k.tick(200, 0, 30); // enabled on both CPUs, runs on CPU 0
+    k.tick(200, 1, 20);
+    let r = p.read().expect("read");
+    // Counts and running times add up over the CPUs; the enabled time is one CPU's.
+    assert_eq!((r.value, r.time_enabled, r.time_running), (50, 50, 50));
+}
+
+#[test]
+fn log_proccsw_adds_a_switch_group_following_the_pmc() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCCSW));
+    // The PMC's probe and the switch group's (the context-switch sampler and the copy).
+    assert_eq!(k.events().len(), 3);
+    let e = p.start().expect_err("no log");
+    assert_eq!(e.kind(), ErrorKind::LogRequired);
+    backend
+        .configure_log(Box::new(std::io::sink()))
+        .expect("log");
+    p.attach(Target::Pid(200)).expect("attach");
+    let ev = on(&k, 200);
+    assert_eq!(
+        ev.len(),
+        1 + 2 * 2,
+        "the PMC's fd, and the switch group's per CPU"
+    );
+    let sw: Vec<&FakeEvent> = ev.iter().filter(|e| e.cpu >= 0).collect();
+    assert!(sw.iter().all(|e| e.attr.read_format & GROUP != 0));
+    let leaders: Vec<&&FakeEvent> = sw.iter().filter(|e| e.is_leader()).collect();
+    assert_eq!(leaders.len(), 2);
+    assert!(leaders
+        .iter()
+        .all(|e| e.attr.config == u64::from(b::PERF_COUNT_SW_CONTEXT_SWITCHES)));
+    p.start().expect("start");
+    assert!(k.events().iter().all(|e| e.enabled));
+    assert!(leaders
+        .iter()
+        .all(|e| k.event(e.fd).is_some_and(|e| e.mapped)));
+    p.stop().expect("stop");
+    assert!(k.events().iter().all(|e| !e.enabled));
+    p.detach(Target::Pid(200)).expect("detach");
+    assert!(on(&k, 200).is_empty(), "the switch group detaches too");
+}
