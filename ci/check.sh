@@ -37,6 +37,8 @@ bash ci/cross-check.sh
 
 step "features: a counting-only user (pmc without default features: no serde, no DWARF unwinder)"
 cargo clippy -p pmc -p pmc-core -p pmc-log -p pmc-linux --no-default-features -- -D warnings
+# The backends' docs as a user sees them (no `internals`): no link into a hidden module.
+RUSTDOCFLAGS="-D warnings" cargo doc -p pmc-linux -p pmc-freebsd --no-deps
 cargo tree -q -p pmc -e normal --no-default-features --prefix none | sed 's/ (\*)//' | sort -u |
   awk '{n++; s = s " " $1} END {print n " crates:" s}'
 

@@ -15,7 +15,7 @@ mod profiler;
 
 use pmc_bench::{interleave, median, print_table, rss_bytes, skipped, sw_attr, sys, Row};
 use pmc_core::{Allocation, Backend as _, Cpus, Group as _, Pmc as _, Reading, Target};
-use pmc_linux::rdpmc::{FastReader, ReadPath};
+use pmc_linux::{FastReader, ReadPath};
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
 use std::os::fd::{AsFd, OwnedFd};

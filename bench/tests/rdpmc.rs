@@ -6,7 +6,7 @@
 //! or user reads are off; that is not a pass.
 
 use pmc_core::{Allocation, Backend as _, Pmc as _};
-use pmc_linux::rdpmc::{FastReader, ReadPath};
+use pmc_linux::{FastReader, ReadPath};
 
 fn main() {
     software_event_falls_back_to_one_read();

@@ -102,7 +102,7 @@ pub enum Tracefs {
 }
 
 impl Tracefs {
-    /// Looks at `dirs` (such as `resolve::TRACEFS_DIRS`) in order.
+    /// Looks at `dirs` (such as `events::TRACEFS_DIRS`) in order.
     pub fn probe(dirs: &[PathBuf]) -> Tracefs {
         use std::os::unix::fs::PermissionsExt;
         let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();

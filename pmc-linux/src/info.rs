@@ -3,8 +3,8 @@
 //! thread) and closing it again, so "available" means "opened here".
 
 use crate::env;
-use crate::errmap::{self, Facts, OpenContext};
-use crate::resolve::{self, Resolved};
+use crate::errno_map::{self, Facts, OpenContext};
+use crate::events::{self, Resolved};
 use crate::sys;
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
@@ -44,7 +44,7 @@ fn probe_resolved(name: &str, r: &Resolved, facts: &Facts) -> Availability {
                 counts_kernel: kernel,
                 sample_freq: None,
             };
-            let e = errmap::open_error(errno, &ctx, facts);
+            let e = errno_map::open_error(errno, &ctx, facts);
             if e.kind() == pmc_core::ErrorKind::NoPmu {
                 return Availability::Unavailable("no hardware PMU".to_owned());
             }
@@ -57,7 +57,7 @@ fn probe(name: &str, facts: &Facts) -> Availability {
     match name
         .parse::<EventSpec>()
         .map_err(|e| e.to_string())
-        .and_then(|s| resolve::resolve(&s).map_err(|e| e.message().to_owned()))
+        .and_then(|s| events::resolve(&s).map_err(|e| e.message().to_owned()))
     {
         Ok(r) => probe_resolved(name, &r, facts),
         Err(why) => Availability::Unavailable(why),
@@ -117,8 +117,8 @@ pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
             }
         }
     }
-    out.extend(pmu_events(Path::new(resolve::PMU_DIR), &facts));
-    out.extend(table_events(resolve::host_cpu(), &facts));
+    out.extend(pmu_events(Path::new(events::PMU_DIR), &facts));
+    out.extend(table_events(events::host_cpu(), &facts));
     if tracepoints {
         out.extend(tracepoint_events(&facts));
     }
@@ -209,7 +209,7 @@ fn pmu_events(dir: &Path, facts: &Facts) -> Vec<EventInfo> {
 }
 
 fn tracepoint_events(facts: &Facts) -> Vec<EventInfo> {
-    let Some(root) = resolve::TRACEFS_DIRS
+    let Some(root) = events::TRACEFS_DIRS
         .iter()
         .map(Path::new)
         .find(|d| d.join("events").is_dir())
@@ -219,7 +219,7 @@ fn tracepoint_events(facts: &Facts) -> Vec<EventInfo> {
             source: EventSource::Tracepoint,
             description: "tracepoints".into(),
             availability: Availability::Unavailable(
-                crate::env::Tracefs::probe(&resolve::TRACEFS_DIRS.map(std::path::PathBuf::from))
+                crate::env::Tracefs::probe(&events::TRACEFS_DIRS.map(std::path::PathBuf::from))
                     .problem()
                     .map_or_else(String::new, |(why, fix)| format!("{why}: {fix}")),
             ),
@@ -314,7 +314,7 @@ fn rdpmc_check(v: &mut Vec<Check>) {
 /// The core PMUs in sysfs: (name, type, CPUs): `cpu`, `cpu_core`/`cpu_atom`,
 /// `armv8_*`.
 fn core_pmus() -> Vec<(String, String, String)> {
-    let dir = Path::new(resolve::PMU_DIR);
+    let dir = Path::new(events::PMU_DIR);
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -448,7 +448,7 @@ pub fn diagnose() -> Vec<Check> {
     ));
     // What this process can do, by trying.
     let privileged = facts.privileged;
-    let sw = crate::resolve::portable(PortableEvent::TaskClock);
+    let sw = crate::events::portable(PortableEvent::TaskClock);
     match probe_resolved("task-clock", &sw, &facts) {
         Availability::Available => v.push(Check::yes(
             "counting own processes",
@@ -529,7 +529,7 @@ pub fn diagnose() -> Vec<Check> {
         )),
         None => {}
     }
-    match crate::env::Tracefs::probe(&resolve::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem()
+    match crate::env::Tracefs::probe(&events::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem()
     {
         None => v.push(Check::yes("tracepoints", "tracefs is mounted")),
         Some((why, fix)) => v.push(Check::no("tracepoints", why, fix)),

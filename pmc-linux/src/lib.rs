@@ -33,18 +33,36 @@
 pub mod counter;
 mod describe;
 pub mod env;
-pub mod errmap;
-pub mod info;
 pub mod rdpmc;
-pub mod record;
-pub mod resolve;
-pub mod ring;
 pub mod sampler;
 mod sys;
 mod unwind;
 
+// The modules behind the API: public only with the `internals` feature (this crate's tests,
+// the fuzz harness, the benchmarks), so a user sees the backend, its PMC and group types,
+// the sampling summary, in-process samples, fast reads and the machine facts of `env`.
+macro_rules! internal_mods {
+    ($($(#[$m:meta])* $name:ident;)*) => {$(
+        $(#[$m])*
+        #[cfg(feature = "internals")]
+        pub mod $name;
+        $(#[$m])*
+        #[cfg(not(feature = "internals"))]
+        #[allow(dead_code)]
+        mod $name;
+    )*};
+}
+internal_mods! {
+    errno_map;
+    events;
+    info;
+    record;
+    ring;
+}
+
 pub use counter::{Backend, LinuxGroup, LinuxPmc};
 pub use describe::attr_fields;
+pub use rdpmc::{Fallback, FastReader, ReadPath};
 pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};
 #[cfg(any(test, feature = "fake-kernel"))]
 pub use sys::fake;

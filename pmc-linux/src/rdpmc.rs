@@ -7,7 +7,7 @@
 //! let backend = pmc_linux::Backend::open()?;
 //! let mut pmc = backend.allocate(&Allocation::counting("instructions:u".parse()?))?;
 //! pmc.start()?;
-//! let fast = pmc_linux::rdpmc::FastReader::new(&pmc)?;
+//! let fast = pmc_linux::FastReader::new(&pmc)?;
 //! let before = fast.read()?;
 //! let v: u64 = (0..1000u64).sum();
 //! let after = fast.read()?;
@@ -34,7 +34,7 @@
 //!    `time_mult`/`time_shift`/`time_offset` (and `time_cycles`/`time_mask`
 //!    when `cap_user_time_short`), so a multiplexed counter scales correctly.
 //!
-//! Steps 4-5 and the decisions are the pure function [`read_self`], tested
+//! Steps 4-5 and the decisions are the pure function `read_self`, tested
 //! against a simulated page and a fake counter (and run under Miri).
 //!
 //! # When it falls back to `read(2)`
@@ -56,7 +56,7 @@
 //! PMU's `rdpmc` format bit (`config1:1`); it refuses that bit on CPU-bound
 //! events. So the backend sets the bit, read from the PMU's
 //! `format/rdpmc`, on per-thread counting events of the CPU PMU whenever the
-//! sysctl is 1 at allocate time ([`user_read_bits`]); a `long` event keeps
+//! sysctl is 1 at allocate time (`user_read_bits`); a `long` event keeps
 //! its config1 as asked (the kernel refuses user reads of chained counters).
 //! The page's `index` then names the register: 32 is `PMCCNTR_EL0`, n is
 //! `PMEVCNTR<n-1>_EL0`.
@@ -107,18 +107,19 @@ use crate::counter::LinuxPmc;
 pub const MAX_RETRIES: u32 = 64;
 
 /// `cap_user_rdpmc` in `perf_event_mmap_page::capabilities`.
-pub const CAP_USER_RDPMC: u64 = 1 << 2;
+pub(crate) const CAP_USER_RDPMC: u64 = 1 << 2;
 /// `cap_user_time`.
-pub const CAP_USER_TIME: u64 = 1 << 3;
+pub(crate) const CAP_USER_TIME: u64 = 1 << 3;
 /// `cap_user_time_zero`.
-pub const CAP_USER_TIME_ZERO: u64 = 1 << 4;
+#[allow(dead_code)] // documented for completeness; the read path does not use it
+pub(crate) const CAP_USER_TIME_ZERO: u64 = 1 << 4;
 /// `cap_user_time_short`.
-pub const CAP_USER_TIME_SHORT: u64 = 1 << 5;
+pub(crate) const CAP_USER_TIME_SHORT: u64 = 1 << 5;
 
 /// The fields of `struct perf_event_mmap_page` a counting read uses, as one
 /// attempt of the seqlock loaded them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PageFields {
+pub(crate) struct PageFields {
     /// Hardware counter number + 1, or 0 when the counter is not on the PMU.
     pub index: u32,
     /// Add to the sign-extended hardware value to get the count.
@@ -144,7 +145,7 @@ pub struct PageFields {
 }
 
 /// A control page, real (a mapping) or simulated.
-pub trait PageSource {
+pub(crate) trait PageSource {
     /// Loads `lock` (acquire): the sequence number before reading fields.
     fn begin(&self) -> u32;
     /// Loads the fields (each atomically; together consistent only if
@@ -155,7 +156,7 @@ pub trait PageSource {
 }
 
 /// The hardware a read consults inside the seqlock: a fake in tests.
-pub trait CounterSource {
+pub(crate) trait CounterSource {
     /// The raw value of hardware counter `counter` (the page's `index - 1`).
     fn counter(&mut self, counter: u32) -> u64;
     /// The timestamp counter the page's `time_*` fields convert (TSC, CNTVCT).
@@ -218,7 +219,7 @@ pub enum ReadPath {
 }
 
 /// Sign-extends a `width`-bit hardware value; `None` for widths outside 1..=64.
-pub fn sign_extend(raw: u64, width: u16) -> Option<i64> {
+pub(crate) fn sign_extend(raw: u64, width: u16) -> Option<i64> {
     if !(1..=64).contains(&width) {
         return None;
     }
@@ -229,7 +230,7 @@ pub fn sign_extend(raw: u64, width: u16) -> Option<i64> {
 /// Nanoseconds since the page's last update, from timestamp `cyc`, as in
 /// `perf_event.h` (128-bit intermediate, so no overflow whatever the values).
 /// `None` for a `time_shift` of 64 or more.
-pub fn time_delta(f: &PageFields, cyc: u64) -> Option<u64> {
+pub(crate) fn time_delta(f: &PageFields, cyc: u64) -> Option<u64> {
     if f.time_shift >= 64 {
         return None;
     }
@@ -253,7 +254,11 @@ pub fn time_delta(f: &PageFields, cyc: u64) -> Option<u64> {
 
 /// Turns one consistent snapshot (fields, timestamp, raw hardware value)
 /// into a reading, or says why this snapshot cannot be used.
-pub fn compute(f: &PageFields, cyc: u64, raw: u64) -> std::result::Result<Reading, Fallback> {
+pub(crate) fn compute(
+    f: &PageFields,
+    cyc: u64,
+    raw: u64,
+) -> std::result::Result<Reading, Fallback> {
     if f.index == 0 {
         return Err(Fallback::NotScheduled);
     }
@@ -290,7 +295,7 @@ fn can_read_counter(f: &PageFields) -> bool {
 /// (`index != 0`, `cap_user_rdpmc`, `cap_user_time`, a sane width), and
 /// inside the seqlock, so a reschedule between loading `index` and reading
 /// the counter is detected and retried.
-pub fn read_self(
+pub(crate) fn read_self(
     page: &impl PageSource,
     hw: &mut impl CounterSource,
     max_retries: u32,
@@ -320,7 +325,7 @@ pub fn read_self(
 /// all: `cpu_rdpmc` is the content of `/sys/bus/event_source/devices/cpu/rdpmc`
 /// (or `cpu_core`'s on hybrid CPUs; `None` when no such PMU exists),
 /// `perf_user_access` that of `/proc/sys/kernel/perf_user_access`.
-pub fn user_access(
+pub(crate) fn user_access(
     arch: &str,
     cpu_rdpmc: Option<&str>,
     perf_user_access: Option<&str>,
@@ -340,7 +345,7 @@ pub fn user_access(
 }
 
 /// [`user_access`] for this machine.
-pub fn machine_user_access() -> std::result::Result<(), Fallback> {
+pub(crate) fn machine_user_access() -> std::result::Result<(), Fallback> {
     let read = |p: &str| std::fs::read_to_string(p).ok();
     let cpu = ["cpu", "cpu_core", "cpu_atom"]
         .iter()
@@ -366,7 +371,7 @@ pub fn machine_user_access() -> std::result::Result<(), Fallback> {
 
 /// Parses a sysfs format field that must be exactly one `config1` bit
 /// (`config1:1`, the arm64 PMU's `format/rdpmc`) into its mask.
-pub fn config1_bit(format: &str) -> Option<u64> {
+pub(crate) fn config1_bit(format: &str) -> Option<u64> {
     let bit: u32 = format.trim().strip_prefix("config1:")?.parse().ok()?;
     (bit < 64).then(|| 1u64 << bit)
 }
@@ -388,7 +393,7 @@ pub fn config1_bit(format: &str) -> Option<u64> {
 /// kernel refuses user reads of chained counters (EOPNOTSUPP) on PMUs without
 /// FEAT_PMUv3p5.
 #[allow(clippy::too_many_arguments)]
-pub fn user_read_bits(
+pub(crate) fn user_read_bits(
     arch: &str,
     system: bool,
     sampling: bool,
@@ -424,7 +429,7 @@ pub(crate) fn machine_user_read_bits(
         return 0;
     }
     let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
-    let Ok(dir) = std::fs::read_dir(crate::resolve::PMU_DIR) else {
+    let Ok(dir) = std::fs::read_dir(crate::events::PMU_DIR) else {
         return 0;
     };
     // The CPU PMU: an armv8 directory with an rdpmc format field.
@@ -580,7 +585,7 @@ impl<'a> FastReader<'a> {
     fn syscall_read(&self) -> Result<Reading> {
         let mut buf = [0u8; 32];
         let n = crate::sys::read(self.fd, &mut buf)
-            .map_err(|e| crate::errmap::op_error(Op::Read, e))?;
+            .map_err(|e| crate::errno_map::op_error(Op::Read, e))?;
         if n < 24 {
             return Err(Error::new(
                 ErrorKind::Os,

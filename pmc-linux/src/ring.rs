@@ -109,6 +109,7 @@ use thiserror::Error;
 use crate::record::{RecordHeader, HEADER_LEN};
 
 #[doc(inline)]
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use crate::sys::mmap::{perf_event_open_raw, MmapRing};
 
 /// Byte storage and control cells of a ring buffer.

@@ -978,8 +978,12 @@ fn json_path() -> std::path::PathBuf {
 #[test]
 fn every_struct_and_constant_matches_the_abi_json() {
     let path = json_path();
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (the ABI facts are part of the repository)", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (the ABI facts are part of the repository)",
+            path.display()
+        )
+    });
     let j: serde_json::Value = serde_json::from_str(&text).expect("abi-amd64.json parses");
     let actual = actual();
     let mut checked = 0;

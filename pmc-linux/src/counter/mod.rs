@@ -86,9 +86,9 @@ use read::short_read;
 use rings::{Delivery, RingPurpose, Rings};
 use switch::SwitchGroup;
 
-use crate::errmap::{self, Facts, OpenContext};
+use crate::errno_map::{self, Facts, OpenContext};
+use crate::events::{self, Resolved};
 use crate::record::ParseConfig;
-use crate::resolve::{self, Resolved};
 use crate::sampler::{self, Hub, LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
 use crate::sys::{self, Ioctl, Sys};
 use perf_event_open_sys::bindings as b;
@@ -445,7 +445,7 @@ impl Counters {
                             self._shared
                                 .sys
                                 .ioctl(fd.as_fd(), Ioctl::Enable(true))
-                                .map_err(|e| errmap::op_error(Op::Attach, e))?;
+                                .map_err(|e| errno_map::op_error(Op::Attach, e))?;
                         }
                     }
                     threads.insert(0, fds);
@@ -520,7 +520,7 @@ impl Counters {
                     self._shared
                         .sys
                         .ioctl(fd.as_fd(), Ioctl::Disable(false))
-                        .map_err(|e| errmap::op_error(Op::Detach, e))?;
+                        .map_err(|e| errno_map::op_error(Op::Detach, e))?;
                 }
             }
             if !self.local_wanted() {
@@ -600,7 +600,7 @@ impl Counters {
                 return Ok(()); // enable_on_exec starts it
             }
             sys.ioctl(fd, Ioctl::Enable(group))
-                .map_err(|e| errmap::op_error(Op::Start, e))
+                .map_err(|e| errno_map::op_error(Op::Start, e))
         });
         for i in &mut self.instances {
             i.pending_exec = false;
@@ -615,7 +615,7 @@ impl Counters {
             self.life.record_stop();
             let _ = self.for_each_leader(|_, fd| {
                 sys.ioctl(fd, Ioctl::Disable(group))
-                    .map_err(|e| errmap::op_error(Op::Stop, e))
+                    .map_err(|e| errno_map::op_error(Op::Stop, e))
             });
         }
         r
@@ -632,7 +632,7 @@ impl Counters {
         let sys = self._shared.sys.clone();
         self.for_each_leader(|_, fd| {
             sys.ioctl(fd, Ioctl::Disable(group))
-                .map_err(|e| errmap::op_error(Op::Stop, e))
+                .map_err(|e| errno_map::op_error(Op::Stop, e))
         })?;
         self.life.record_stop();
         if self.is_sampling() && !self.local_wanted() {
@@ -677,7 +677,7 @@ impl Counters {
         let sys = self._shared.sys.clone();
         self.for_each_leader(|_, fd| {
             sys.ioctl(fd, Ioctl::Reset(group))
-                .map_err(|e| errmap::op_error(Op::Write, e))
+                .map_err(|e| errno_map::op_error(Op::Write, e))
         })?;
         for r in &mut self.retired {
             *r = Reading::new(0, r.time_enabled, r.time_running);
@@ -699,7 +699,7 @@ impl Counters {
             let sys = self._shared.sys.clone();
             self.for_each_leader(|_, fd| {
                 sys.ioctl(fd, Ioctl::Period(count))
-                    .map_err(|e| errmap::op_error(Op::SetCount, e))
+                    .map_err(|e| errno_map::op_error(Op::SetCount, e))
             })?;
             for m in &mut self.members {
                 m.attr.set_freq(0);
@@ -777,7 +777,7 @@ impl pmc_core::Pmc for LinuxPmc {
                     let mut b = [0u8; 32];
                     let n = (self.c._shared.sys)
                         .read(fd.as_fd(), &mut b)
-                        .map_err(|e| errmap::op_error(Op::Read, e))?;
+                        .map_err(|e| errno_map::op_error(Op::Read, e))?;
                     if n != 32 {
                         return Err(short_read(n / 8, 4));
                     }

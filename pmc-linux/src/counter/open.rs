@@ -169,7 +169,7 @@ impl Member {
         shared: &Shared,
     ) -> Result<Member> {
         crate::unwind::check(a)?;
-        let resolved = resolve::resolve(&a.event)?;
+        let resolved = events::resolve(&a.event)?;
         if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
             if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
                 return Err(Error::new(
@@ -413,7 +413,7 @@ impl Counters {
                     .with_errno(errno)
                     .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
                 }
-                errmap::open_error(errno, &ctx, &sys.facts())
+                errno_map::open_error(errno, &ctx, &sys.facts())
             })?;
             m.opened = attr;
             fds.push(fd);

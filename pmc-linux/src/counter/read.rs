@@ -32,7 +32,7 @@ pub(super) fn read_words_in<const B: usize>(
     let len = (words.len() * 8).min(B);
     let n = sys
         .read(fd.as_fd(), &mut bytes[..len])
-        .map_err(|e| errmap::op_error(Op::Read, e))?;
+        .map_err(|e| errno_map::op_error(Op::Read, e))?;
     for (w, chunk) in words.iter_mut().zip(bytes[..n].chunks_exact(8)) {
         let mut a = [0u8; 8];
         a.copy_from_slice(chunk);
@@ -131,7 +131,7 @@ impl Counters {
                     let want = 3 + 2 * out.len();
                     let n = (self._shared.sys)
                         .read(leader.as_fd(), &mut b[..want * 8])
-                        .map_err(|e| errmap::op_error(Op::Read, e))?;
+                        .map_err(|e| errno_map::op_error(Op::Read, e))?;
                     let w = |i: usize| {
                         let mut a = [0u8; 8];
                         a.copy_from_slice(&b[i * 8..i * 8 + 8]);

@@ -225,7 +225,7 @@ impl Counters {
                 for (m, fd) in self.members.iter().zip(set) {
                     if fd.as_raw_fd() != owner {
                         self._shared.sys.ioctl(fd.as_fd(), Ioctl::SetOutput(owner)).map_err(|e| {
-                            errmap::op_error(Op::Mmap, e).with_help(
+                            errno_map::op_error(Op::Mmap, e).with_help(
                                 "the kernel refused to share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)",
                             )
                         })?;

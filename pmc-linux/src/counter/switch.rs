@@ -33,7 +33,7 @@ impl SwitchGroup {
         if inherit {
             lead_alloc = lead_alloc.flags(pmc_core::Flags::DESCENDANTS);
         }
-        let lead_resolved = resolve::resolve(&lead_alloc.event)?;
+        let lead_resolved = events::resolve(&lead_alloc.event)?;
         let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
         let mut lead = build_attr(&lead_alloc, &lead_resolved, facts, true, ring_bytes);
         lead.sample_type = u64::from(

@@ -16,7 +16,7 @@
 //!    or every process for system scope), so their samples can be symbolized;
 //! 3. runs a drain thread that `poll(2)`s the rings (each ring wakes it when a quarter full:
 //!    `watermark`/`wakeup_watermark`), with a [`DRAIN_PERIOD`] timeout so a slow trickle of
-//!    samples still reaches the log, parses every record with [`crate::record`], converts it to
+//!    samples still reaches the log, parses every record with the crate's `record` module, converts it to
 //!    a pmc-log record and writes it through one [`pmc_log::Writer`].
 //!
 //! Beside conversion, the drain runs its bookkeeping jobs (log-proccsw, log-procexit, the

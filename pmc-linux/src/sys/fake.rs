@@ -21,7 +21,7 @@
 
 use super::mmap::{MmapRing, RingMemory};
 use super::{Errno, Ioctl, Sys};
-use crate::errmap::Facts;
+use crate::errno_map::Facts;
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::collections::{BTreeMap, BTreeSet};

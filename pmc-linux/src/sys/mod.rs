@@ -23,7 +23,7 @@ pub(crate) mod rdpmc;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 
-use crate::errmap::Facts;
+use crate::errno_map::Facts;
 use mmap::MmapRing;
 
 /// The system as the counting and sampling code sees it: the perf_event calls on fds, and the

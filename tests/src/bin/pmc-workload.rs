@@ -10,7 +10,7 @@
 //! pmc-workload insns N            run exactly 2N user instructions of loop (pmc_tests::insn_loop)
 //! pmc-workload fast-reads EVENT [READS]
 //!                                 (single-threaded, as FastReader requires) read EVENT
-//!                                 with pmc_linux::rdpmc::FastReader and with read(2),
+//!                                 with pmc_linux::FastReader and with read(2),
 //!                                 counting raw_syscalls:sys_enter around READS (1M) fast reads
 //!                                 and 1000 read(2)s; print the facts as one JSON object
 //! pmc-workload spin-threads N           start N threads that each use 150 ms of CPU
@@ -119,7 +119,7 @@ fn side_caller(rounds: u64) -> u64 {
 /// the mean latency of each kind of read.
 fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
     use pmc_core::{Allocation, Backend as _, Pmc as _};
-    use pmc_linux::rdpmc::FastReader;
+    use pmc_linux::FastReader;
     let fail = |what: &str, e: &dyn std::fmt::Display| serde_json::json!({ "error": format!("{what}: {e}") });
     let b = match pmc_linux::Backend::open() {
         Ok(b) => b,

@@ -2,7 +2,7 @@
 //! (the paranoid level, the rlimit, whether a PMU exists).
 
 use crate::env;
-use crate::resolve::Resolved;
+use crate::events::Resolved;
 use pmc_core::{Error, ErrorKind, Op, PermissionReason};
 
 /// What was being opened, for explaining a `perf_event_open` failure.
@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn system_wide_permission_names_paranoid_and_cap() {
-        let r = crate::resolve::portable(pmc_core::PortableEvent::CpuClock);
+        let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
         let e = open_error(libc::EACCES, &ctx(&r, -1, 0), &F);
         assert_eq!(e.kind(), ErrorKind::Permission);
         let m = e.to_string();
@@ -260,7 +260,7 @@ mod tests {
 
     #[test]
     fn no_pmu_is_said() {
-        let r = crate::resolve::portable(pmc_core::PortableEvent::Cycles);
+        let r = crate::events::portable(pmc_core::PortableEvent::Cycles);
         let e = open_error(libc::ENOENT, &ctx(&r, 0, -1), &F);
         assert_eq!(e.kind(), ErrorKind::NoPmu);
         assert!(e.to_string().contains("no hardware PMU"));
@@ -273,7 +273,7 @@ mod tests {
 
     #[test]
     fn known_einval_causes() {
-        let r = crate::resolve::portable(pmc_core::PortableEvent::CpuClock);
+        let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
         let e = open_error(libc::EINVAL, &ctx(&r, -1, -1), &F);
         assert!(e.to_string().contains("needs a CPU"), "{e}");
         let e = open_error(libc::EINVAL, &ctx(&r, -1, 7), &F);
