@@ -150,3 +150,19 @@ fn a_group_attach_failing_on_a_member_detaches_the_members_attached() {
     g.attach(Target::Pid(2000)).unwrap();
     g.detach(Target::Pid(2000)).unwrap();
 }
+
+/// hwpmc delivers samples to its log only: in-process sampling is the capability's default
+/// refusal, with what to do instead.
+#[test]
+fn in_process_samples_are_not_supported() {
+    let (_sim, b) = backend();
+    let a = Allocation::sampling(
+        "instructions".parse().unwrap(),
+        pmc_core::Rate::Period(100_000),
+    );
+    let mut p = b.allocate(&a).unwrap();
+    let e = p.sample_in_process().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    assert!(e.to_string().contains("configure_log"), "{e}");
+    assert_eq!(p.samples().unwrap_err().kind(), ErrorKind::NotSupported);
+}

@@ -813,15 +813,8 @@ impl pmc_core::Pmc for LinuxPmc {
     fn native_config(&self) -> Vec<NativeField> {
         crate::describe::attr_fields(&self.c.members[0].opened)
     }
-    fn release(self) -> Result<()> {
-        drop(self);
-        Ok(())
-    }
-}
-
-impl LinuxPmc {
     /// Makes this sampling PMC deliver its samples to its owner instead of the log: after
-    /// [`start`](pmc_core::Pmc::start), [`samples`](LinuxPmc::samples) drains its rings. Call
+    /// [`start`](pmc_core::Pmc::start), [`samples`](pmc_core::Pmc::samples) drains its rings. Call
     /// before the first start. No log needs to be configured.
     ///
     /// ```no_run
@@ -844,7 +837,7 @@ impl LinuxPmc {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidState`] for a counting PMC or one already started with the log.
-    pub fn sample_in_process(&mut self) -> Result<()> {
+    fn sample_in_process(&mut self) -> Result<()> {
         self.c.set_local()
     }
 
@@ -853,12 +846,12 @@ impl LinuxPmc {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](LinuxPmc::sample_in_process)
+    /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](pmc_core::Pmc::sample_in_process)
     /// was called.
-    pub fn samples(&mut self) -> Result<std::vec::IntoIter<OwnedSample>> {
+    fn samples(&mut self) -> Result<Vec<OwnedSample>> {
         match self.c.rings.as_mut().map(|r| &mut r.delivery) {
-            Some(Delivery::Local(Some(l))) => Ok(l.drain().into_iter()),
-            Some(Delivery::Local(None)) => Ok(Vec::new().into_iter()),
+            Some(Delivery::Local(Some(l))) => Ok(l.drain()),
+            Some(Delivery::Local(None)) => Ok(Vec::new()),
             _ => Err(Error::new(
                 ErrorKind::InvalidState,
                 Op::Read,
@@ -868,6 +861,13 @@ impl LinuxPmc {
         }
     }
 
+    fn release(self) -> Result<()> {
+        drop(self);
+        Ok(())
+    }
+}
+
+impl LinuxPmc {
     /// Writes this PMC's current counts into the backend's log as interval
     /// [`Counter`](pmc_log::record::Counter) records, one per CPU (system scope) or target
     /// (process scope), after its descriptor (`pmcstat -w` with `-O`).

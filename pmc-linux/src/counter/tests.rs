@@ -689,6 +689,7 @@ fn in_process_samples_are_drained_from_the_ring() {
     let got: Vec<(u64, u32)> = p
         .samples()
         .expect("samples")
+        .into_iter()
         .map(|s| (s.ip, s.tid))
         .collect();
     assert_eq!(got, [(0x1000, 100), (0x2000, 100), (0x3000, 100)]);
@@ -696,7 +697,7 @@ fn in_process_samples_are_drained_from_the_ring() {
         k.ring_tail(fd).is_some_and(|t| t > 0),
         "data_tail handed back"
     );
-    assert_eq!(p.samples().expect("again").count(), 0);
+    assert_eq!(p.samples().expect("again").len(), 0);
     assert_eq!(p.sample_summary().map(|s| s.samples), Some(3));
 }
 

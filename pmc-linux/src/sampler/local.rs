@@ -4,29 +4,9 @@ use super::source::{drain_ring, RingSource};
 use super::SamplingSummary;
 use crate::record::{self, Record};
 
-/// One decoded sample, owning its callchain: what [`LinuxPmc::samples`](crate::LinuxPmc::samples)
-/// yields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedSample {
-    /// `CLOCK_MONOTONIC` nanoseconds.
-    pub time: u64,
-    /// Process id.
-    pub pid: u32,
-    /// Thread id.
-    pub tid: u32,
-    /// The CPU it ran on.
-    pub cpu: Option<u32>,
-    /// The sampled instruction address.
-    pub ip: u64,
-    /// Events since the previous sample (the period; varies with a frequency).
-    pub period: u64,
-    /// Whether `ip` is in the kernel.
-    pub kernel: bool,
-    /// The callchain, leaf first, context markers removed (empty without callchains).
-    pub callchain: Vec<u64>,
-    /// How many leading frames of `callchain` are kernel addresses.
-    pub kernel_frames: u32,
-}
+/// One decoded sample, owning its callchain: pmc-core's neutral [`pmc_core::Sample`], what
+/// [`Pmc::samples`](pmc_core::Pmc::samples) returns.
+pub type OwnedSample = pmc_core::Sample;
 
 fn to_owned_sample(s: &record::Sample<'_>, ring_cpu: Option<u32>) -> Option<OwnedSample> {
     let ip = s.ip?;
