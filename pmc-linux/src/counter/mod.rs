@@ -53,7 +53,7 @@
 //!
 //! The rings feed the backend's log ([`Backend::configure_log`](pmc_core::Backend::configure_log);
 //! without one, start fails with [`ErrorKind::LogRequired`]) or, after
-//! [`LinuxPmc::sample_in_process`], the owner's [`LinuxPmc::samples`]. Stop
+//! [`Pmc::sample_in_process`](pmc_core::Pmc::sample_in_process), the owner's [`Pmc::samples`](pmc_core::Pmc::samples). Stop
 //! drains the PMC's rings into the log, so what was sampled before `stop`
 //! returns is in it; dropping the PMC drains them a last time.
 //! `Flags::LOG_PROCEXIT` (process scope) logs each process's count at its
@@ -565,7 +565,7 @@ impl Counters {
             )
             .with_help(
                 "call `Backend::configure_log` first, or read the samples in-process \
-                 with LinuxPmc::sample_in_process before starting",
+                 with Pmc::sample_in_process before starting",
             ));
         }
         if !self.life.start_needed() {

@@ -28,7 +28,7 @@ pub(super) enum RingPurpose {
 pub(super) enum Delivery {
     /// The backend's log (its drain thread).
     Log,
-    /// The owner, through [`LinuxPmc::samples`]; `None` until the first rings are mapped.
+    /// The owner, through [`Pmc::samples`](pmc_core::Pmc::samples); `None` until the first rings are mapped.
     Local(Option<LocalRings>),
 }
 
@@ -54,7 +54,7 @@ impl Counters {
         self.purpose() == Some(RingPurpose::ExitReads)
     }
 
-    /// In-process sampling: the owner reads the rings ([`LinuxPmc::samples`]).
+    /// In-process sampling: the owner reads the rings ([`Pmc::samples`](pmc_core::Pmc::samples)).
     pub(super) fn local_wanted(&self) -> bool {
         matches!(
             self.rings,
