@@ -405,38 +405,54 @@ fn system_sampling_sees_both_cpus() {
         pmc_testkit::skip!("one CPU");
         return;
     }
-    // A busy process pinned to each CPU.
-    let mut busy: Vec<(u32, std::process::Child)> = cpus
-        .iter()
-        .map(|&c| {
-            let child = std::process::Command::new("taskset")
-                .args(["-c", &c.to_string(), "sh", "-c", "while :; do :; done"])
-                .spawn()
-                .expect("taskset");
-            (c, child)
-        })
-        .collect();
-    std::thread::sleep(Duration::from_millis(100)); // let taskset exec the shell
     let b = Backend::open().unwrap();
-    let buf = SharedBuf::default();
-    b.configure_log(Box::new(buf.clone())).unwrap();
     let a =
         Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(1000)).system(Cpus::All);
+    // System-wide sampling needs more than process sampling (perf_event_paranoid <= 0 or
+    // CAP_PERFMON): as an unprivileged user it is refused, visibly skipped here.
+    if let Err(e) = b.allocate(&a) {
+        if e.kind() == pmc_core::ErrorKind::Permission {
+            pmc_testkit::skip!("system-wide sampling is not permitted here: {e}");
+            return;
+        }
+        panic!("{e}");
+    }
+    /// The busy processes, killed and reaped however the test ends.
+    struct Busy(Vec<(u32, std::process::Child)>);
+    impl Drop for Busy {
+        fn drop(&mut self) {
+            for (_, c) in &mut self.0 {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+    // A busy process pinned to each CPU.
+    let mut busy = Busy(Vec::new());
+    for &c in &cpus {
+        let child = std::process::Command::new("taskset")
+            .args(["-c", &c.to_string(), "sh", "-c", "while :; do :; done"])
+            .spawn()
+            .expect("taskset");
+        busy.0.push((c, child));
+    }
+    std::thread::sleep(Duration::from_millis(100)); // let taskset exec the shell
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
     let mut pmc = b.allocate(&a).unwrap();
     pmc.start().unwrap();
     std::thread::sleep(Duration::from_secs(1));
     pmc.stop().unwrap();
-    for (_, c) in &mut busy {
-        let _ = c.kill();
-        let _ = c.wait();
-    }
+    let busy_pids: Vec<(u32, u32)> = busy.0.iter().map(|(c, ch)| (*c, ch.id())).collect();
+    drop(busy);
     b.close_log().unwrap();
     let summary = b.sampling_details();
     let (recs, clean) = read_log(&buf.bytes());
     assert!(clean);
     let s = samples(&recs);
-    for (cpu, child) in &busy {
-        let pid = child.id() as i32;
+    for &(cpu, pid) in &busy_pids {
+        let cpu = &cpu;
+        let pid = pid as i32;
         let on = s.iter().filter(|x| x.cpu == Some(*cpu)).count();
         let pinned = s
             .iter()
@@ -465,7 +481,7 @@ fn system_sampling_sees_both_cpus() {
         .iter()
         .position(|r| matches!(r, Record::Sample(_)))
         .unwrap();
-    let busy_pid = busy[0].1.id() as i32;
+    let busy_pid = busy_pids[0].1 as i32;
     assert!(recs[..first]
         .iter()
         .any(|r| matches!(r, Record::Comm(c) if c.pid == busy_pid)));
