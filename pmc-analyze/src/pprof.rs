@@ -592,6 +592,61 @@ impl PprofBuilder {
 
     /// Finish: the profile, with samples in a stable order.
     pub fn finish(mut self) -> PprofExport {
+        let warnings = self.take_warnings();
+        let (sample_type, column_of) = self.sample_types();
+        let (period_type, period) = match (self.columns.values().next(), sample_type.get(1)) {
+            (
+                Some(Column {
+                    fixed_period: Some(p),
+                    ..
+                }),
+                Some(t),
+            ) if self.columns.len() == 1 => (Some(*t), i64::try_from(*p).unwrap_or(i64::MAX)),
+            _ => (None, 0),
+        };
+
+        let st = &mut self.strings;
+        let label_keys = [st.get("pid"), st.get("tid"), st.get("comm")];
+        let sample = proto_samples(
+            std::mem::take(&mut self.samples),
+            sample_type.len(),
+            &column_of,
+            label_keys,
+        );
+        self.order_mappings();
+
+        let st = &mut self.strings;
+        let mut comment = Vec::new();
+        if !self.origin.is_empty() {
+            comment.push(st.get(&self.origin));
+        }
+        for w in &warnings {
+            comment.push(st.get(&format!("warning: {w}")));
+        }
+        let duration_nanos = self.duration_nanos();
+        PprofExport {
+            profile: proto::Profile {
+                sample_type,
+                sample,
+                mapping: self.mappings,
+                location: self.locations,
+                function: self.functions,
+                string_table: std::mem::take(&mut self.strings.table),
+                time_nanos: self.time_nanos,
+                duration_nanos,
+                period_type,
+                period,
+                comment,
+                ..Default::default()
+            },
+            stats: self.stats,
+            warnings,
+        }
+    }
+
+    /// The symbolizer's warnings, then lost samples, damage and an unclosed
+    /// log.
+    fn take_warnings(&mut self) -> Vec<Warning> {
         let mut warnings = self.sym.take_warnings();
         if self.stats.lost_records > 0 {
             warnings.push(Warning::LostSamples {
@@ -607,7 +662,12 @@ impl PprofBuilder {
         if self.stats.records > 0 && !self.stats.closed_cleanly {
             warnings.push(Warning::NotClosed);
         }
+        warnings
+    }
 
+    /// The sample types: `samples/count`, then one per PMC column with a
+    /// distinct name; and each PMC's index in a sample's values.
+    fn sample_types(&mut self) -> (Vec<proto::ValueType>, HashMap<u32, usize>) {
         let st = &mut self.strings;
         let mut sample_type = vec![proto::ValueType {
             r#type: st.get("samples"),
@@ -642,65 +702,14 @@ impl PprofBuilder {
             });
             column_of.insert(pmc_id, i + 1);
         }
-        let (period_type, period) = match (self.columns.values().next(), sample_type.get(1)) {
-            (
-                Some(Column {
-                    fixed_period: Some(p),
-                    ..
-                }),
-                Some(t),
-            ) if self.columns.len() == 1 => (Some(*t), i64::try_from(*p).unwrap_or(i64::MAX)),
-            _ => (None, 0),
-        };
+        (sample_type, column_of)
+    }
 
-        let key_pid = st.get("pid");
-        let key_tid = st.get("tid");
-        let key_comm = st.get("comm");
-        let mut keys: Vec<(Vec<u64>, (u64, u64))> = self.samples.into_iter().collect();
-        keys.sort_unstable();
-        let width = sample_type.len();
-        let sample = keys
-            .into_iter()
-            .filter_map(|(k, (n, p))| {
-                let (head, locs) = k.split_at_checked(4)?;
-                let &[pmc, pid, tid, comm] = head else {
-                    return None;
-                };
-                let mut value = vec![0i64; width];
-                if let Some(v) = value.get_mut(0) {
-                    *v = i64::try_from(n).unwrap_or(i64::MAX);
-                }
-                let col = u32::try_from(pmc).ok().and_then(|p| column_of.get(&p));
-                if let Some(v) = col.and_then(|&c| value.get_mut(c)) {
-                    *v = i64::try_from(p).unwrap_or(i64::MAX);
-                }
-                let mut label = Vec::with_capacity(3);
-                for (key, v) in [(key_pid, pid as i32), (key_tid, tid as i32)] {
-                    if v >= 0 {
-                        label.push(proto::Label {
-                            key,
-                            num: i64::from(v),
-                            ..Default::default()
-                        });
-                    }
-                }
-                if comm != 0 {
-                    label.push(proto::Label {
-                        key: key_comm,
-                        str: comm as i64,
-                        ..Default::default()
-                    });
-                }
-                Some(proto::Sample {
-                    location_id: locs.to_vec(),
-                    value,
-                    label,
-                })
-            })
-            .collect();
-
-        // pprof takes mapping[0] for the main binary: put executables
-        // first, then shared objects, then pseudo-objects and the kernel.
+    /// pprof takes mapping[0] for the main binary: put executables
+    /// first, then shared objects, then pseudo-objects and the kernel, and
+    /// renumber the mappings (and the locations' references) in that order.
+    fn order_mappings(&mut self) {
+        let st = &self.strings;
         let rank = |m: &proto::Mapping| {
             let f = usize::try_from(m.filename)
                 .ok()
@@ -725,41 +734,72 @@ impl PprofBuilder {
         for l in &mut self.locations {
             l.mapping_id = new_id.get(l.mapping_id as usize).copied().unwrap_or(0);
         }
+    }
 
-        let mut comment = Vec::new();
-        if !self.origin.is_empty() {
-            comment.push(st.get(&self.origin));
-        }
-        for w in &warnings {
-            comment.push(st.get(&format!("warning: {w}")));
-        }
-        let duration_nanos = match self.ticks_per_second {
+    /// The time from the first to the last record, in nanoseconds (0 without
+    /// a tick rate).
+    fn duration_nanos(&self) -> i64 {
+        match self.ticks_per_second {
             0 => 0,
             tps => {
                 let ticks = self.last_time.saturating_sub(self.start_time);
                 i64::try_from(u128::from(ticks) * 1_000_000_000 / u128::from(tps))
                     .unwrap_or(i64::MAX)
             }
-        };
-        PprofExport {
-            profile: proto::Profile {
-                sample_type,
-                sample,
-                mapping: self.mappings,
-                location: self.locations,
-                function: self.functions,
-                string_table: std::mem::take(&mut st.table),
-                time_nanos: self.time_nanos,
-                duration_nanos,
-                period_type,
-                period,
-                comment,
-                ..Default::default()
-            },
-            stats: self.stats,
-            warnings,
         }
     }
+}
+
+/// The aggregated samples (key: PMC, pid, tid, comm, then locations; value:
+/// count and period) as pprof samples in the keys' order, with `pid`/`tid`/
+/// `comm` labels (`label_keys`, in that order) where known.
+fn proto_samples(
+    samples: HashMap<Vec<u64>, (u64, u64)>,
+    width: usize,
+    column_of: &HashMap<u32, usize>,
+    label_keys: [i64; 3],
+) -> Vec<proto::Sample> {
+    let [key_pid, key_tid, key_comm] = label_keys;
+    let mut keys: Vec<(Vec<u64>, (u64, u64))> = samples.into_iter().collect();
+    keys.sort_unstable();
+    keys.into_iter()
+        .filter_map(|(k, (n, p))| {
+            let (head, locs) = k.split_at_checked(4)?;
+            let &[pmc, pid, tid, comm] = head else {
+                return None;
+            };
+            let mut value = vec![0i64; width];
+            if let Some(v) = value.get_mut(0) {
+                *v = i64::try_from(n).unwrap_or(i64::MAX);
+            }
+            let col = u32::try_from(pmc).ok().and_then(|p| column_of.get(&p));
+            if let Some(v) = col.and_then(|&c| value.get_mut(c)) {
+                *v = i64::try_from(p).unwrap_or(i64::MAX);
+            }
+            let mut label = Vec::with_capacity(3);
+            for (key, v) in [(key_pid, pid as i32), (key_tid, tid as i32)] {
+                if v >= 0 {
+                    label.push(proto::Label {
+                        key,
+                        num: i64::from(v),
+                        ..Default::default()
+                    });
+                }
+            }
+            if comm != 0 {
+                label.push(proto::Label {
+                    key: key_comm,
+                    str: comm as i64,
+                    ..Default::default()
+                });
+            }
+            Some(proto::Sample {
+                location_id: locs.to_vec(),
+                value,
+                label,
+            })
+        })
+        .collect()
 }
 
 /// Whether a PMC counts nanoseconds: perf's software `cpu-clock` (type 1,

@@ -28,7 +28,9 @@
 
 use std::io::{self, Write};
 
-use pmc_log::record::{CounterKind, Record};
+use pmc_log::record::{
+    Counter, CounterKind, Exec, Header, Lost, PmcDescriptor, Record, Sample, ThreadCreate, UserData,
+};
 
 /// `PMCSTAT_PRINT_ENTRY`: the name in 9 columns and a space.
 fn entry<W: Write>(out: &mut W, name: &str) -> io::Result<()> {
@@ -64,63 +66,14 @@ fn hwpmc_version(backend: &str) -> u32 {
 /// Print one record (its line or lines, with newlines).
 pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
     match r {
-        Record::Header(h) => {
-            entry(out, "initlog")?;
-            let cpu = if h.cpu_model.is_empty() {
-                &h.arch
-            } else {
-                &h.cpu_model
-            };
-            writeln!(
-                out,
-                "{:#x} {}",
-                hwpmc_version(&h.backend),
-                q(cpu.as_bytes())
-            )
-        }
-        Record::Pmc(p) => {
-            entry(out, "allocate")?;
-            let name = if p.event_spec.is_empty() {
-                &p.canonical_name
-            } else {
-                &p.event_spec
-            };
-            writeln!(out, "{:#x} {} {:#x}", p.pmc_id, q(name.as_bytes()), p.flags)
-        }
-        Record::Sample(s) => {
-            entry(out, "callchain")?;
-            let cpu = s.cpu.map_or(-1, i64::from);
-            let mode = if s.kernel_frames > 0 { 's' } else { 'u' };
-            writeln!(
-                out,
-                "{} {:#x} {} {} {}",
-                s.pid,
-                s.pmc_id,
-                cpu,
-                s.callchain.len(),
-                mode
-            )?;
-            for pc in s.callchain.iter() {
-                entry(out, "...")?;
-                writeln!(out, "{pc:#x}")?;
-            }
-            Ok(())
-        }
+        Record::Header(h) => write_header(h, out),
+        Record::Pmc(p) => write_pmc(p, out),
+        Record::Sample(s) => write_sample(s, out),
         Record::Comm(c) => {
             entry(out, if c.exec { "exec-comm" } else { "comm" })?;
             writeln!(out, "{} {} {}", c.pid, c.tid, q(c.comm.as_bytes()))
         }
-        Record::Exec(e) => {
-            entry(out, "exec")?;
-            writeln!(
-                out,
-                "{:#x} {} {:#x} {}",
-                e.pmc_id.unwrap_or(0),
-                e.pid,
-                e.base,
-                q(e.path.as_bytes())
-            )
-        }
+        Record::Exec(e) => write_exec(e, out),
         Record::Fork(f) => {
             entry(out, "fork")?;
             writeln!(out, "{} {}", f.parent_pid, f.child_pid)
@@ -129,17 +82,7 @@ pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
             entry(out, "exit")?;
             writeln!(out, "{}", e.pid)
         }
-        Record::ThreadCreate(t) => {
-            entry(out, "thr-create")?;
-            writeln!(
-                out,
-                "{} {} {:x} {}",
-                t.tid,
-                t.pid,
-                t.flags,
-                q(t.name.as_bytes())
-            )
-        }
+        Record::ThreadCreate(t) => write_thread_create(t, out),
         Record::ThreadExit(t) => {
             entry(out, "thr-exit")?;
             writeln!(out, "{}", t.tid)
@@ -164,42 +107,127 @@ pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
             entry(out, "detach")?;
             writeln!(out, "{:#x} {}", d.pmc_id, d.pid)
         }
-        Record::Counter(c) => match c.kind {
-            CounterKind::ContextSwitch => {
-                entry(out, "cswval")?;
-                writeln!(out, "{:#x} {} {}", c.pmc_id, c.pid, c.value)
-            }
-            CounterKind::ProcessExit => {
-                entry(out, "exitval")?;
-                writeln!(out, "{:#x} {} {}", c.pmc_id, c.pid, c.value)
-            }
-            CounterKind::Interval => {
-                entry(out, "interval")?;
-                let cpu = c.cpu.map_or(-1, i64::from);
-                writeln!(out, "{:#x} {} {} {}", c.pmc_id, c.pid, cpu, c.value)
-            }
-        },
-        Record::Lost(l) => {
-            if l.count == 0 {
-                writeln!(out, "drop")
-            } else {
-                entry(out, "drop")?;
-                writeln!(out, "{}", l.count)
-            }
-        }
-        Record::UserData(u) => {
-            entry(out, "userdata")?;
-            let b = u.data.as_bytes();
-            let mut w = [0u8; 4];
-            for (d, s) in w.iter_mut().zip(b) {
-                *d = *s;
-            }
-            writeln!(out, "{:#x}", u32::from_le_bytes(w))
-        }
+        Record::Counter(c) => write_counter(c, out),
+        Record::Lost(l) => write_lost(l, out),
+        Record::UserData(u) => write_user_data(u, out),
         Record::Close(_) => writeln!(out, "closelog"),
         // A record kind newer than this printer: pmc-log's own line.
         other => pmc_log::export::text::write_record(other, out),
     }
+}
+
+/// `initlog`: hwpmc's version and the CPU model (else the architecture).
+fn write_header<W: Write>(h: &Header<'_>, out: &mut W) -> io::Result<()> {
+    entry(out, "initlog")?;
+    let cpu = if h.cpu_model.is_empty() {
+        &h.arch
+    } else {
+        &h.cpu_model
+    };
+    writeln!(
+        out,
+        "{:#x} {}",
+        hwpmc_version(&h.backend),
+        q(cpu.as_bytes())
+    )
+}
+
+/// `allocate`: the PMC id, its event as the user wrote it (else canonical), its flags.
+fn write_pmc<W: Write>(p: &PmcDescriptor<'_>, out: &mut W) -> io::Result<()> {
+    entry(out, "allocate")?;
+    let name = if p.event_spec.is_empty() {
+        &p.canonical_name
+    } else {
+        &p.event_spec
+    };
+    writeln!(out, "{:#x} {} {:#x}", p.pmc_id, q(name.as_bytes()), p.flags)
+}
+
+/// `callchain`, then one `...` line per PC, leaf first.
+fn write_sample<W: Write>(s: &Sample<'_>, out: &mut W) -> io::Result<()> {
+    entry(out, "callchain")?;
+    let cpu = s.cpu.map_or(-1, i64::from);
+    let mode = if s.kernel_frames > 0 { 's' } else { 'u' };
+    writeln!(
+        out,
+        "{} {:#x} {} {} {}",
+        s.pid,
+        s.pmc_id,
+        cpu,
+        s.callchain.len(),
+        mode
+    )?;
+    for pc in s.callchain.iter() {
+        entry(out, "...")?;
+        writeln!(out, "{pc:#x}")?;
+    }
+    Ok(())
+}
+
+/// `exec`: the PMC, pid, base address and path.
+fn write_exec<W: Write>(e: &Exec<'_>, out: &mut W) -> io::Result<()> {
+    entry(out, "exec")?;
+    writeln!(
+        out,
+        "{:#x} {} {:#x} {}",
+        e.pmc_id.unwrap_or(0),
+        e.pid,
+        e.base,
+        q(e.path.as_bytes())
+    )
+}
+
+/// `thr-create`: tid, pid, flags (hex without `0x`) and name.
+fn write_thread_create<W: Write>(t: &ThreadCreate<'_>, out: &mut W) -> io::Result<()> {
+    entry(out, "thr-create")?;
+    writeln!(
+        out,
+        "{} {} {:x} {}",
+        t.tid,
+        t.pid,
+        t.flags,
+        q(t.name.as_bytes())
+    )
+}
+
+/// `cswval`, `exitval` or `interval`: the PMC, pid, CPU (interval only) and value.
+fn write_counter<W: Write>(c: &Counter, out: &mut W) -> io::Result<()> {
+    match c.kind {
+        CounterKind::ContextSwitch => {
+            entry(out, "cswval")?;
+            writeln!(out, "{:#x} {} {}", c.pmc_id, c.pid, c.value)
+        }
+        CounterKind::ProcessExit => {
+            entry(out, "exitval")?;
+            writeln!(out, "{:#x} {} {}", c.pmc_id, c.pid, c.value)
+        }
+        CounterKind::Interval => {
+            entry(out, "interval")?;
+            let cpu = c.cpu.map_or(-1, i64::from);
+            writeln!(out, "{:#x} {} {} {}", c.pmc_id, c.pid, cpu, c.value)
+        }
+    }
+}
+
+/// `drop`, then the count when the log knows it.
+fn write_lost<W: Write>(l: &Lost, out: &mut W) -> io::Result<()> {
+    if l.count == 0 {
+        writeln!(out, "drop")
+    } else {
+        entry(out, "drop")?;
+        writeln!(out, "{}", l.count)
+    }
+}
+
+/// `userdata`: the first four bytes of the data, little-endian.
+fn write_user_data<W: Write>(u: &UserData<'_>, out: &mut W) -> io::Result<()> {
+    entry(out, "userdata")?;
+    let b = u.data.as_bytes();
+    let mut w = [0u8; 4];
+    for (d, s) in w.iter_mut().zip(b) {
+        *d = *s;
+    }
+    writeln!(out, "{:#x}", u32::from_le_bytes(w))
 }
 
 /// Print every record of `records` (see [`write_record`]); returns how many.

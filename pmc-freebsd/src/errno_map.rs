@@ -7,6 +7,7 @@
 use crate::errno::Errno;
 use crate::sys::PmcOp;
 use pmc_core::{Error, ErrorKind, Op, PermissionReason};
+use ErrorKind as K;
 
 /// What the caller was doing, for a precise message.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -114,7 +115,6 @@ const LIST: &str =
 
 /// Explains `errno` from `op`.
 pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
-    use ErrorKind as K;
     let cpu = ctx
         .cpu
         .map_or_else(|| "the CPU".to_owned(), |c| format!("CPU {c}"));
@@ -122,17 +122,45 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
         .pid
         .map_or_else(|| "the target".to_owned(), |p| format!("pid {p}"));
     let event = ctx.event.as_deref().unwrap_or("the event");
-    match (op, errno) {
-        // Finding the driver.
-        (PmcOp::GetModuleVersion, Errno::ENOENT) => {
-            ex(K::DriverNotLoaded, "the hwpmc kernel module is not loaded".into(), Some(KLDLOAD))
-        }
+    driver_errors(op, errno)
+        .or_else(|| permission_errors(op, errno, ctx, &cpu, &pid))
+        .or_else(|| log_required_error(op, errno, ctx))
+        .or_else(|| cpu_errors(op, errno, &cpu))
+        .or_else(|| busy_errors(op, errno, &pid, event))
+        .or_else(|| attach_errors(op, errno, ctx, &pid))
+        .or_else(|| allocation_errors(op, errno, event))
+        .or_else(|| log_errors(op, errno))
+        .or_else(|| admin_errors(op, errno, &cpu))
+        .unwrap_or_else(|| generic_error(errno))
+}
+
+/// Finding the driver: hwpmc not loaded, or of another ABI version.
+fn driver_errors(op: PmcOp, errno: Errno) -> Option<Explanation> {
+    Some(match (op, errno) {
+        (PmcOp::GetModuleVersion, Errno::ENOENT) => ex(
+            K::DriverNotLoaded,
+            "the hwpmc kernel module is not loaded".into(),
+            Some(KLDLOAD),
+        ),
         (PmcOp::GetModuleVersion, Errno::EPROGMISMATCH) => ex(
             K::VersionMismatch,
             "hwpmc's ABI version is older than this library's request".into(),
             Some("upgrade FreeBSD, or use a pmc release that supports this hwpmc version"),
         ),
-        // Permission.
+        _ => return None,
+    })
+}
+
+/// EPERM: system-scope PMCs (jail, disabled row, sysctl), attaching to another
+/// process, row administration, anything else.
+fn permission_errors(
+    op: PmcOp,
+    errno: Errno,
+    ctx: &Context,
+    cpu: &str,
+    pid: &str,
+) -> Option<Explanation> {
+    Some(match (op, errno) {
         (PmcOp::PmcAllocate, Errno::EPERM) if ctx.system && ctx.facts.jailed == Some(true) => Explanation {
             kind: K::Permission,
             message: format!(
@@ -212,7 +240,13 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
             ),
             permission: Some(PermissionReason::Other("hwpmc refused".into())),
         },
-        // EDOOFUS: no log.
+        _ => return None,
+    })
+}
+
+/// EDOOFUS: starting a PMC that needs a log before one is configured.
+fn log_required_error(op: PmcOp, errno: Errno, ctx: &Context) -> Option<Explanation> {
+    Some(match (op, errno) {
         (PmcOp::PmcStart, Errno::EDOOFUS) => ex(
             K::LogRequired,
             if ctx.sampling {
@@ -222,14 +256,33 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
             },
             Some(LOG_FIRST),
         ),
-        // Absent or disabled CPUs.
+        _ => return None,
+    })
+}
+
+/// ENXIO: an absent or disabled CPU.
+fn cpu_errors(op: PmcOp, errno: Errno, cpu: &str) -> Option<Explanation> {
+    Some(match (op, errno) {
         (
-            PmcOp::PmcAllocate | PmcOp::PmcStart | PmcOp::PmcStop | PmcOp::PmcRw | PmcOp::GetPmcInfo | PmcOp::PmcAdmin,
+            PmcOp::PmcAllocate
+            | PmcOp::PmcStart
+            | PmcOp::PmcStop
+            | PmcOp::PmcRw
+            | PmcOp::GetPmcInfo
+            | PmcOp::PmcAdmin,
             Errno::ENXIO,
-        ) => {
-            ex(K::NoSuchCpu, format!("{cpu} is absent or disabled"), Some(NO_CPU))
-        }
-        // Busy.
+        ) => ex(
+            K::NoSuchCpu,
+            format!("{cpu} is absent or disabled"),
+            Some(NO_CPU),
+        ),
+        _ => return None,
+    })
+}
+
+/// EBUSY: a running PMC, a taken counter, row or log.
+fn busy_errors(op: PmcOp, errno: Errno, pid: &str, event: &str) -> Option<Explanation> {
+    Some(match (op, errno) {
         (PmcOp::PmcRw, Errno::EBUSY) => {
             ex(K::Busy, "cannot write the count of a running PMC".into(), Some(STOP_FIRST))
         }
@@ -253,7 +306,13 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
             ex(K::Busy, format!("no free hardware counter for {event}"), Some(LIST))
         }
         (_, Errno::EBUSY) => ex(K::Busy, "the PMC or its hardware is busy".into(), Some(STOP_FIRST)),
-        // Attach/detach.
+        _ => return None,
+    })
+}
+
+/// Attach and detach (EEXIST, EINVAL, ESRCH), and ESRCH for any other request.
+fn attach_errors(op: PmcOp, errno: Errno, ctx: &Context, pid: &str) -> Option<Explanation> {
+    Some(match (op, errno) {
         (PmcOp::PmcAttach, Errno::EEXIST) => {
             ex(K::AlreadyAttached, format!("the PMC is already attached to {pid}"), None)
         }
@@ -288,7 +347,13 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
             "this process owns no PMC with that handle (it was released, or never allocated)".into(),
             None,
         ),
-        // Allocation.
+        _ => return None,
+    })
+}
+
+/// Allocation (EINVAL, EOPNOTSUPP), and the EINVAL of reads, writes and stops.
+fn allocation_errors(op: PmcOp, errno: Errno, event: &str) -> Option<Explanation> {
+    Some(match (op, errno) {
         (PmcOp::PmcAllocate, Errno::EINVAL) => ex(
             K::InvalidArgument,
             format!(
@@ -313,21 +378,38 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
             "the PMC was never started, so there is nothing to stop".into(),
             None,
         ),
-        // Logs.
+        _ => return None,
+    })
+}
+
+/// Logs: a bad descriptor, no log configured, no writer thread.
+fn log_errors(op: PmcOp, errno: Errno) -> Option<Explanation> {
+    Some(match (op, errno) {
         (PmcOp::ConfigureLog, Errno::EBADF) => ex(
             K::InvalidArgument,
             "the log descriptor is not open for writing".into(),
             Some("pass a file, pipe or socket opened for writing"),
         ),
-        (PmcOp::ConfigureLog | PmcOp::FlushLog | PmcOp::CloseLog | PmcOp::WriteLog, Errno::EINVAL) => {
-            ex(K::InvalidState, "no log is configured".into(), Some("configure a log first (configure_log)"))
-        }
+        (
+            PmcOp::ConfigureLog | PmcOp::FlushLog | PmcOp::CloseLog | PmcOp::WriteLog,
+            Errno::EINVAL,
+        ) => ex(
+            K::InvalidState,
+            "no log is configured".into(),
+            Some("configure a log first (configure_log)"),
+        ),
         (PmcOp::ConfigureLog, Errno::EAGAIN) => ex(
             K::Os,
             "the kernel could not start the log writer thread (temporary shortage)".into(),
             Some("retry"),
         ),
-        // Admin, rdpmc, getpmcinfo.
+        _ => return None,
+    })
+}
+
+/// Admin, rdpmc and getpmcinfo (ENOSYS, EINVAL), and GETCAPS on an old hwpmc.
+fn admin_errors(op: PmcOp, errno: Errno, cpu: &str) -> Option<Explanation> {
+    Some(match (op, errno) {
         (PmcOp::PmcGetMsr, Errno::ENOSYS) => ex(
             K::NotSupported,
             "this hardware cannot read PMCs with RDPMC".into(),
@@ -335,22 +417,44 @@ pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
         ),
         (PmcOp::PmcGetMsr, Errno::EINVAL) => ex(
             K::InvalidState,
-            "RDPMC needs a process-scope PMC without descendants, attached only to its owner".into(),
+            "RDPMC needs a process-scope PMC without descendants, attached only to its owner"
+                .into(),
             None,
         ),
-        (PmcOp::GetPmcInfo | PmcOp::PmcAdmin, Errno::EINVAL) => {
-            ex(K::InvalidArgument, format!("{cpu} or the row number is out of range"), Some(NO_CPU))
-        }
+        (PmcOp::GetPmcInfo | PmcOp::PmcAdmin, Errno::EINVAL) => ex(
+            K::InvalidArgument,
+            format!("{cpu} or the row number is out of range"),
+            Some(NO_CPU),
+        ),
         (PmcOp::GetCaps, Errno::EINVAL) => ex(
             K::NotSupported,
             "this hwpmc does not know PMC_OP_GETCAPS (before FreeBSD's 0x0A03 ABI)".into(),
             None,
         ),
-        (_, Errno::EINVAL) => ex(K::InvalidArgument, "hwpmc rejected the request as invalid".into(), None),
-        (_, Errno::ENOMEM) => ex(K::Os, "the kernel could not allocate memory".into(), None),
-        (_, Errno::EFAULT) => ex(K::Os, "a bad address was passed to hwpmc (a bug in pmc)".into(), None),
-        (_, Errno::ENOSYS) => ex(K::DriverNotLoaded, "the hwpmc system call is not available".into(), Some(KLDLOAD)),
-        (_, e) => ex(K::Os, format!("hwpmc failed with {e}"), None),
+        _ => return None,
+    })
+}
+
+/// What any request's errno means when no case above names it.
+fn generic_error(errno: Errno) -> Explanation {
+    match errno {
+        Errno::EINVAL => ex(
+            K::InvalidArgument,
+            "hwpmc rejected the request as invalid".into(),
+            None,
+        ),
+        Errno::ENOMEM => ex(K::Os, "the kernel could not allocate memory".into(), None),
+        Errno::EFAULT => ex(
+            K::Os,
+            "a bad address was passed to hwpmc (a bug in pmc)".into(),
+            None,
+        ),
+        Errno::ENOSYS => ex(
+            K::DriverNotLoaded,
+            "the hwpmc system call is not available".into(),
+            Some(KLDLOAD),
+        ),
+        e => ex(K::Os, format!("hwpmc failed with {e}"), None),
     }
 }
 

@@ -739,104 +739,20 @@ pub fn resolve(
     sampling: bool,
 ) -> Result<Vec<Encoding>, Error> {
     match &spec.source {
-        EventSource::Portable(p) => match p {
-            PortableEvent::PageFaults => soft(spec, machine, "PAGE_FAULT.ALL", sampling),
-            PortableEvent::CpuClock | PortableEvent::TaskClock => {
-                soft(spec, machine, "CLOCK.HARD", sampling)
-            }
-            PortableEvent::ContextSwitches | PortableEvent::CpuMigrations => Err(err(
-                ErrorKind::NotSupported,
-                spec,
-                "hwpmc has no software event for this",
-                "count it with the Linux backend, or use dtrace/sysctl on FreeBSD",
-            )),
-            hw => match portable_raw(*hw, machine.vendor()) {
-                // Say which `cycles` this is: libpmc's means the TSC.
-                Some(raw) if *hw == PortableEvent::Cycles => hardware(
-                    spec,
-                    raw,
-                    sampling,
-                    machine,
-                    "cycles (core cycles; libpmc's `cycles` is the TSC, spelled `tsc`)",
-                ),
-                Some(raw) => hardware(spec, raw, sampling, machine, hw.name()),
-                None if machine.vendor() == Vendor::Other => Err(no_pmu(spec)),
-                None => Err(err(
-                    ErrorKind::NotSupported,
-                    spec,
-                    "no encoding for this CPU",
-                    "use a raw event=..",
-                )),
-            },
-        },
-        EventSource::Raw(config) => {
-            let raw = Raw {
-                event: (config & 0xFF) | ((config >> 24) & 0xF00),
-                umask: (config >> 8) & 0xFF,
-                cmask: (config >> 24) & 0xFF,
-                edge: config & (1 << 18) != 0,
-                inv: config & (1 << 23) != 0,
-                any: false,
-            };
-            hardware(spec, raw, sampling, machine, &format!("r{config:x}"))
-        }
+        EventSource::Portable(p) => resolve_portable(spec, *p, machine, sampling),
+        EventSource::Raw(config) => hardware(
+            spec,
+            raw_config(*config),
+            sampling,
+            machine,
+            &format!("r{config:x}"),
+        ),
         EventSource::HwpmcTerms(terms) => {
             if let Some(first) = terms
                 .first()
                 .filter(|t| t.value.is_none() && !is_qualifier(&t.key))
             {
-                // `name,qualifiers`: a named event with raw qualifiers.
-                let named: EventSpec = first.key.parse().map_err(Error::from)?;
-                let from_table = match &named.source {
-                    EventSource::Hwpmc(n) => table_event(spec, n, machine)?,
-                    _ => None,
-                };
-                let base = match named
-                    .as_portable()
-                    .and_then(|p| portable_raw(p, machine.vendor()))
-                    .or(from_table.as_ref().map(|(e, _)| Raw::of(e)))
-                {
-                    Some(r) => r,
-                    None => {
-                        return Err(err(
-                            ErrorKind::NoSuchEvent,
-                            spec,
-                            format!(
-                                "`{}` with qualifiers is only supported for hardware events",
-                                first.key
-                            ),
-                            "use event=0x..,umask=0x.. with qualifiers",
-                        ))
-                    }
-                };
-                let extra = raw_from_terms(
-                    spec,
-                    &[
-                        &[Term {
-                            key: "event".into(),
-                            value: Some(base.event),
-                        }],
-                        &terms[1..],
-                    ]
-                    .concat(),
-                )?;
-                let raw = Raw {
-                    umask: if extra.umask != 0 {
-                        extra.umask
-                    } else {
-                        base.umask
-                    },
-                    cmask: if extra.cmask != 0 {
-                        extra.cmask
-                    } else {
-                        base.cmask
-                    },
-                    edge: extra.edge || base.edge,
-                    inv: extra.inv || base.inv,
-                    any: extra.any || base.any,
-                    ..extra
-                };
-                return hardware(spec, raw, sampling, machine, &first.key);
+                return resolve_named_with_qualifiers(spec, first, &terms[1..], machine, sampling);
             }
             let raw = raw_from_terms(spec, terms)?;
             hardware(spec, raw, sampling, machine, &spec.to_string())
@@ -845,29 +761,7 @@ pub fn resolve(
             let raw = raw_from_terms(spec, terms)?;
             hardware(spec, raw, sampling, machine, &spec.to_string())
         }
-        EventSource::Hwpmc(name) => {
-            let n = normalize(name);
-            if n == "TSC" || n == "TSC_TSC" {
-                return tsc(spec, machine);
-            }
-            let soft_name = n.strip_prefix("SOFT_").unwrap_or(&n);
-            if machine
-                .soft_events
-                .iter()
-                .any(|(s, _)| normalize(s) == soft_name)
-            {
-                return soft(spec, machine, soft_name, sampling);
-            }
-            if let Some((e, shown)) = table_event(spec, name, machine)? {
-                return hardware(spec, Raw::of(&e), sampling, machine, &shown);
-            }
-            Err(err(
-                ErrorKind::NoSuchEvent,
-                spec,
-                format!("`{name}` is not a SOFT, TSC or pmu-events table event on this machine"),
-                "`Backend::list_events` lists the names; event=0x..,umask=0x.. gives a raw encoding",
-            ))
-        }
+        EventSource::Hwpmc(name) => resolve_hwpmc_name(spec, name, machine, sampling),
         EventSource::Pmu { pmu, .. } => Err(err(
             ErrorKind::NoSuchEvent,
             spec,
@@ -887,6 +781,149 @@ pub fn resolve(
             "use dtrace(1) on FreeBSD",
         )),
     }
+}
+
+/// A portable event: a SOFT event, or its raw encoding for this CPU's vendor.
+fn resolve_portable(
+    spec: &EventSpec,
+    p: PortableEvent,
+    machine: &Machine,
+    sampling: bool,
+) -> Result<Vec<Encoding>, Error> {
+    match p {
+        PortableEvent::PageFaults => soft(spec, machine, "PAGE_FAULT.ALL", sampling),
+        PortableEvent::CpuClock | PortableEvent::TaskClock => {
+            soft(spec, machine, "CLOCK.HARD", sampling)
+        }
+        PortableEvent::ContextSwitches | PortableEvent::CpuMigrations => Err(err(
+            ErrorKind::NotSupported,
+            spec,
+            "hwpmc has no software event for this",
+            "count it with the Linux backend, or use dtrace/sysctl on FreeBSD",
+        )),
+        hw => match portable_raw(hw, machine.vendor()) {
+            // Say which `cycles` this is: libpmc's means the TSC.
+            Some(raw) if hw == PortableEvent::Cycles => hardware(
+                spec,
+                raw,
+                sampling,
+                machine,
+                "cycles (core cycles; libpmc's `cycles` is the TSC, spelled `tsc`)",
+            ),
+            Some(raw) => hardware(spec, raw, sampling, machine, hw.name()),
+            None if machine.vendor() == Vendor::Other => Err(no_pmu(spec)),
+            None => Err(err(
+                ErrorKind::NotSupported,
+                spec,
+                "no encoding for this CPU",
+                "use a raw event=..",
+            )),
+        },
+    }
+}
+
+/// A Linux-style raw config (`rNNNN`, the x86 PERFEVTSEL layout) as a [`Raw`].
+fn raw_config(config: u64) -> Raw {
+    Raw {
+        event: (config & 0xFF) | ((config >> 24) & 0xF00),
+        umask: (config >> 8) & 0xFF,
+        cmask: (config >> 24) & 0xFF,
+        edge: config & (1 << 18) != 0,
+        inv: config & (1 << 23) != 0,
+        any: false,
+    }
+}
+
+/// `name,qualifiers`: a named event (portable or from the pmu-events table)
+/// with raw qualifiers `rest` on top of its encoding.
+fn resolve_named_with_qualifiers(
+    spec: &EventSpec,
+    first: &Term,
+    rest: &[Term],
+    machine: &Machine,
+    sampling: bool,
+) -> Result<Vec<Encoding>, Error> {
+    let named: EventSpec = first.key.parse().map_err(Error::from)?;
+    let from_table = match &named.source {
+        EventSource::Hwpmc(n) => table_event(spec, n, machine)?,
+        _ => None,
+    };
+    let base = match named
+        .as_portable()
+        .and_then(|p| portable_raw(p, machine.vendor()))
+        .or(from_table.as_ref().map(|(e, _)| Raw::of(e)))
+    {
+        Some(r) => r,
+        None => {
+            return Err(err(
+                ErrorKind::NoSuchEvent,
+                spec,
+                format!(
+                    "`{}` with qualifiers is only supported for hardware events",
+                    first.key
+                ),
+                "use event=0x..,umask=0x.. with qualifiers",
+            ))
+        }
+    };
+    let extra = raw_from_terms(
+        spec,
+        &[
+            &[Term {
+                key: "event".into(),
+                value: Some(base.event),
+            }],
+            rest,
+        ]
+        .concat(),
+    )?;
+    let raw = Raw {
+        umask: if extra.umask != 0 {
+            extra.umask
+        } else {
+            base.umask
+        },
+        cmask: if extra.cmask != 0 {
+            extra.cmask
+        } else {
+            base.cmask
+        },
+        edge: extra.edge || base.edge,
+        inv: extra.inv || base.inv,
+        any: extra.any || base.any,
+        ..extra
+    };
+    hardware(spec, raw, sampling, machine, &first.key)
+}
+
+/// A hwpmc event name: the TSC, a SOFT event, or a pmu-events table event.
+fn resolve_hwpmc_name(
+    spec: &EventSpec,
+    name: &str,
+    machine: &Machine,
+    sampling: bool,
+) -> Result<Vec<Encoding>, Error> {
+    let n = normalize(name);
+    if n == "TSC" || n == "TSC_TSC" {
+        return tsc(spec, machine);
+    }
+    let soft_name = n.strip_prefix("SOFT_").unwrap_or(&n);
+    if machine
+        .soft_events
+        .iter()
+        .any(|(s, _)| normalize(s) == soft_name)
+    {
+        return soft(spec, machine, soft_name, sampling);
+    }
+    if let Some((e, shown)) = table_event(spec, name, machine)? {
+        return hardware(spec, Raw::of(&e), sampling, machine, &shown);
+    }
+    Err(err(
+        ErrorKind::NoSuchEvent,
+        spec,
+        format!("`{name}` is not a SOFT, TSC or pmu-events table event on this machine"),
+        "`Backend::list_events` lists the names; event=0x..,umask=0x.. gives a raw encoding",
+    ))
 }
 
 fn is_qualifier(k: &str) -> bool {

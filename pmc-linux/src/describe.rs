@@ -43,49 +43,69 @@ pub fn attr_fields(attr: &perf_event_attr) -> Vec<NativeField> {
         );
     }
     if attr.sample_type != 0 {
-        push(
-            "sample_type",
-            names(
-                attr.sample_type,
-                &[
-                    (b::PERF_SAMPLE_IP.into(), "IP"),
-                    (b::PERF_SAMPLE_TID.into(), "TID"),
-                    (b::PERF_SAMPLE_TIME.into(), "TIME"),
-                    (b::PERF_SAMPLE_ADDR.into(), "ADDR"),
-                    (b::PERF_SAMPLE_READ.into(), "READ"),
-                    (b::PERF_SAMPLE_CALLCHAIN.into(), "CALLCHAIN"),
-                    (b::PERF_SAMPLE_ID.into(), "ID"),
-                    (b::PERF_SAMPLE_CPU.into(), "CPU"),
-                    (b::PERF_SAMPLE_PERIOD.into(), "PERIOD"),
-                    (b::PERF_SAMPLE_STREAM_ID.into(), "STREAM_ID"),
-                    (b::PERF_SAMPLE_RAW.into(), "RAW"),
-                    (b::PERF_SAMPLE_IDENTIFIER.into(), "IDENTIFIER"),
-                ],
-            ),
-        );
+        push("sample_type", sample_type_names(attr.sample_type));
     }
     if attr.read_format != 0 {
-        push(
-            "read_format",
-            names(
-                attr.read_format,
-                &[
-                    (
-                        b::PERF_FORMAT_TOTAL_TIME_ENABLED.into(),
-                        "TOTAL_TIME_ENABLED",
-                    ),
-                    (
-                        b::PERF_FORMAT_TOTAL_TIME_RUNNING.into(),
-                        "TOTAL_TIME_RUNNING",
-                    ),
-                    (b::PERF_FORMAT_ID.into(), "ID"),
-                    (b::PERF_FORMAT_GROUP.into(), "GROUP"),
-                    (b::PERF_FORMAT_LOST.into(), "LOST"),
-                ],
-            ),
-        );
+        push("read_format", read_format_names(attr.read_format));
     }
-    let bits: [(&str, u64); 20] = [
+    for (name, val) in flag_bits(attr) {
+        if val != 0 {
+            push(name, val.to_string());
+        }
+    }
+    if c1 != 0 {
+        push("config1", format!("{c1:#x}"));
+    }
+    if c2 != 0 {
+        push("config2", format!("{c2:#x}"));
+    }
+    v
+}
+
+/// `sample_type`'s `PERF_SAMPLE_*` bits by name.
+fn sample_type_names(bits: u64) -> String {
+    names(
+        bits,
+        &[
+            (b::PERF_SAMPLE_IP.into(), "IP"),
+            (b::PERF_SAMPLE_TID.into(), "TID"),
+            (b::PERF_SAMPLE_TIME.into(), "TIME"),
+            (b::PERF_SAMPLE_ADDR.into(), "ADDR"),
+            (b::PERF_SAMPLE_READ.into(), "READ"),
+            (b::PERF_SAMPLE_CALLCHAIN.into(), "CALLCHAIN"),
+            (b::PERF_SAMPLE_ID.into(), "ID"),
+            (b::PERF_SAMPLE_CPU.into(), "CPU"),
+            (b::PERF_SAMPLE_PERIOD.into(), "PERIOD"),
+            (b::PERF_SAMPLE_STREAM_ID.into(), "STREAM_ID"),
+            (b::PERF_SAMPLE_RAW.into(), "RAW"),
+            (b::PERF_SAMPLE_IDENTIFIER.into(), "IDENTIFIER"),
+        ],
+    )
+}
+
+/// `read_format`'s `PERF_FORMAT_*` bits by name.
+fn read_format_names(bits: u64) -> String {
+    names(
+        bits,
+        &[
+            (
+                b::PERF_FORMAT_TOTAL_TIME_ENABLED.into(),
+                "TOTAL_TIME_ENABLED",
+            ),
+            (
+                b::PERF_FORMAT_TOTAL_TIME_RUNNING.into(),
+                "TOTAL_TIME_RUNNING",
+            ),
+            (b::PERF_FORMAT_ID.into(), "ID"),
+            (b::PERF_FORMAT_GROUP.into(), "GROUP"),
+            (b::PERF_FORMAT_LOST.into(), "LOST"),
+        ],
+    )
+}
+
+/// The single-bit flags of `attr`, by C name, in the order printed.
+fn flag_bits(attr: &perf_event_attr) -> [(&'static str, u64); 20] {
+    [
         ("disabled", attr.disabled()),
         ("inherit", attr.inherit()),
         ("pinned", attr.pinned()),
@@ -106,17 +126,5 @@ pub fn attr_fields(attr: &perf_event_attr) -> Vec<NativeField> {
         ("mmap2", attr.mmap2()),
         ("comm_exec", attr.comm_exec()),
         ("context_switch", attr.context_switch()),
-    ];
-    for (name, val) in bits {
-        if val != 0 {
-            push(name, val.to_string());
-        }
-    }
-    if c1 != 0 {
-        push("config1", format!("{c1:#x}"));
-    }
-    if c2 != 0 {
-        push("config2", format!("{c2:#x}"));
-    }
-    v
+    ]
 }

@@ -73,120 +73,23 @@ pub fn user_only(ev: &str) -> String {
 pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
     let ev = ctx.event;
     let e = match errno {
-        libc::EACCES | libc::EPERM => {
-            if ctx.pid == -1 {
-                Error::permission(
-                    Op::Allocate,
-                    &format!("count `{ev}` system-wide (every process on CPU {})", ctx.cpu),
-                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 0 },
-                )
-            } else if ctx.resolved.is_tracepoint() && f.paranoid.is_some_and(|p| p > -1) {
-                Error::permission(
-                    Op::Allocate,
-                    &format!("use tracepoint `{ev}`"),
-                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: -1 },
-                )
-            } else if ctx.counts_kernel && f.paranoid.is_some_and(|p| p >= 2) {
-                Error::permission(
-                    Op::Allocate,
-                    &format!("count `{ev}` in kernel mode"),
-                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 1 },
-                )
-                .with_help(format!(
-                    "count user mode only (`{}`), or lower the level: sysctl -w kernel.perf_event_paranoid=1",
-                    user_only(ev)
-                ))
-            } else if ctx.pid > 0 {
-                Error::permission(
-                    Op::Attach,
-                    &format!("count `{ev}`"),
-                    PermissionReason::Ptrace { pid: ctx.pid as u32 },
-                )
-            } else {
-                Error::permission(
-                    Op::Allocate,
-                    &format!("count `{ev}`"),
-                    PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 2 },
-                )
-            }
-        }
+        libc::EACCES | libc::EPERM => permission_error(ctx, f),
         libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV
             if ctx.resolved.is_hardware() && !f.has_pmu =>
         {
-            Error::new(
-                ErrorKind::NoPmu,
-                Op::Allocate,
-                format!("`{ev}` is not supported: this machine exposes no hardware PMU (no /sys/bus/event_source/devices/cpu; common in virtual machines)"),
-            )
-            .with_help("use software events (task-clock, cpu-clock, page-faults, context-switches), or enable a virtual PMU in the hypervisor")
+            no_pmu_error(ev)
         }
-        libc::ENOENT => Error::new(
-            ErrorKind::NoSuchEvent,
-            Op::Allocate,
-            format!("`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
-        )
-        .with_help("`Backend::list_events` lists the events this machine has"),
-        libc::EOPNOTSUPP if ctx.sample_freq.is_some() => Error::new(
-            ErrorKind::NotSupported,
-            Op::Allocate,
-            format!("`{ev}` cannot sample here: its PMU has no overflow interrupt"),
-        )
-        .with_help("count it instead, or sample a software event such as cpu-clock"),
-        libc::EOPNOTSUPP => Error::new(
-            ErrorKind::NotSupported,
-            Op::Allocate,
-            format!("`{ev}`: this kernel or CPU does not support the requested options (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
-        ),
+        libc::ENOENT => no_such_event_error(ctx),
+        libc::EOPNOTSUPP => not_supported_error(ctx),
         libc::ESRCH => Error::new(
             ErrorKind::NoSuchProcess,
             Op::Attach,
             format!("no process with pid {}", ctx.pid),
         )
         .with_help("check the pid; the process may have exited"),
-        libc::EMFILE | libc::ENFILE => {
-            let lim = f.nofile.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
-            Error::new(
-                ErrorKind::TooManyOpenFiles,
-                Op::Allocate,
-                format!("too many open files: each PMC needs one descriptor per CPU or thread, and RLIMIT_NOFILE is {lim}"),
-            )
-            .with_help(match f.nofile {
-                Some(l) => format!("raise the limit: ulimit -n {}", l.saturating_mul(4).max(4096)),
-                None => "raise the limit with ulimit -n".to_owned(),
-            })
-        }
-        libc::EINVAL if ctx.pid == -1 && ctx.cpu == -1 => Error::new(
-            ErrorKind::InvalidArgument,
-            Op::Allocate,
-            format!("`{ev}`: a system-wide event needs a CPU (pid == -1 and cpu == -1 is invalid)"),
-        ),
-        libc::EINVAL | libc::ENODEV if ctx.cpu >= 0 && ctx.cpu as usize >= f.ncpus.max(1) => Error::new(
-            ErrorKind::NoSuchCpu,
-            Op::Allocate,
-            format!("CPU {} does not exist or is offline ({} online)", ctx.cpu, f.ncpus),
-        )
-        .with_help("see /sys/devices/system/cpu/online"),
-        libc::ENODEV => Error::new(
-            ErrorKind::NoSuchCpu,
-            Op::Allocate,
-            format!("`{ev}`: CPU {} is offline, or the event is not available on it", ctx.cpu),
-        ),
-        libc::EINVAL if ctx.sample_freq.zip(f.max_sample_rate).is_some_and(|(q, m)| q > m) => Error::new(
-            ErrorKind::InvalidArgument,
-            Op::Allocate,
-            format!(
-                "sampling frequency {} Hz is above kernel.perf_event_max_sample_rate = {}",
-                ctx.sample_freq.unwrap_or(0),
-                f.max_sample_rate.unwrap_or(0)
-            ),
-        )
-        .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"),
-        libc::EINVAL => Error::new(
-            ErrorKind::InvalidArgument,
-            Op::Allocate,
-            format!("the kernel rejected the configuration of `{ev}` (type {}, config {:#x}, pid {}, cpu {})", ctx.resolved.type_, ctx.resolved.config, ctx.pid, ctx.cpu),
-        )
-        .with_help("`Pmc::native_config` shows the perf_event_attr that was opened"),
+        libc::EMFILE | libc::ENFILE => too_many_files_error(f),
+        libc::EINVAL => invalid_argument_error(ctx, f),
+        libc::ENODEV => no_device_error(ctx, f),
         libc::E2BIG => Error::new(
             ErrorKind::NotSupported,
             Op::Allocate,
@@ -206,6 +109,163 @@ pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
         _ => Error::new(ErrorKind::Os, Op::Allocate, format!("perf_event_open for `{ev}` failed")),
     };
     e.with_errno(errno)
+}
+
+/// EACCES / EPERM: which permission was missing, by what was asked (system-wide,
+/// a tracepoint, kernel mode, another process, or any event at all).
+fn permission_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
+    let ev = ctx.event;
+    if ctx.pid == -1 {
+        Error::permission(
+            Op::Allocate,
+            &format!("count `{ev}` system-wide (every process on CPU {})", ctx.cpu),
+            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 0 },
+        )
+    } else if ctx.resolved.is_tracepoint() && f.paranoid.is_some_and(|p| p > -1) {
+        Error::permission(
+            Op::Allocate,
+            &format!("use tracepoint `{ev}`"),
+            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: -1 },
+        )
+    } else if ctx.counts_kernel && f.paranoid.is_some_and(|p| p >= 2) {
+        Error::permission(
+            Op::Allocate,
+            &format!("count `{ev}` in kernel mode"),
+            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 1 },
+        )
+        .with_help(format!(
+            "count user mode only (`{}`), or lower the level: sysctl -w kernel.perf_event_paranoid=1",
+            user_only(ev)
+        ))
+    } else if ctx.pid > 0 {
+        Error::permission(
+            Op::Attach,
+            &format!("count `{ev}`"),
+            PermissionReason::Ptrace { pid: ctx.pid as u32 },
+        )
+    } else {
+        Error::permission(
+            Op::Allocate,
+            &format!("count `{ev}`"),
+            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 2 },
+        )
+    }
+}
+
+/// ENOENT / EOPNOTSUPP / ENODEV for a hardware event on a machine without a PMU.
+fn no_pmu_error(ev: &str) -> Error {
+    Error::new(
+        ErrorKind::NoPmu,
+        Op::Allocate,
+        format!("`{ev}` is not supported: this machine exposes no hardware PMU (no /sys/bus/event_source/devices/cpu; common in virtual machines)"),
+    )
+    .with_help("use software events (task-clock, cpu-clock, page-faults, context-switches), or enable a virtual PMU in the hypervisor")
+}
+
+/// ENOENT (with a PMU): the kernel or CPU does not know the event.
+fn no_such_event_error(ctx: &OpenContext<'_>) -> Error {
+    let ev = ctx.event;
+    Error::new(
+        ErrorKind::NoSuchEvent,
+        Op::Allocate,
+        format!("`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
+    )
+    .with_help("`Backend::list_events` lists the events this machine has")
+}
+
+/// EOPNOTSUPP (with a PMU): sampling without an overflow interrupt, or an
+/// unsupported option.
+fn not_supported_error(ctx: &OpenContext<'_>) -> Error {
+    let ev = ctx.event;
+    if ctx.sample_freq.is_some() {
+        Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!("`{ev}` cannot sample here: its PMU has no overflow interrupt"),
+        )
+        .with_help("count it instead, or sample a software event such as cpu-clock")
+    } else {
+        Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!("`{ev}`: this kernel or CPU does not support the requested options (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
+        )
+    }
+}
+
+/// EMFILE / ENFILE: the descriptor limit, and how far to raise it.
+fn too_many_files_error(f: &Facts) -> Error {
+    let lim = f.nofile.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
+    Error::new(
+        ErrorKind::TooManyOpenFiles,
+        Op::Allocate,
+        format!("too many open files: each PMC needs one descriptor per CPU or thread, and RLIMIT_NOFILE is {lim}"),
+    )
+    .with_help(match f.nofile {
+        Some(l) => format!("raise the limit: ulimit -n {}", l.saturating_mul(4).max(4096)),
+        None => "raise the limit with ulimit -n".to_owned(),
+    })
+}
+
+/// Whether `ctx.cpu` names a CPU this machine does not have online.
+fn cpu_missing(ctx: &OpenContext<'_>, f: &Facts) -> bool {
+    ctx.cpu >= 0 && ctx.cpu as usize >= f.ncpus.max(1)
+}
+
+/// EINVAL / ENODEV for a CPU that does not exist or is offline.
+fn no_such_cpu_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
+    Error::new(
+        ErrorKind::NoSuchCpu,
+        Op::Allocate,
+        format!("CPU {} does not exist or is offline ({} online)", ctx.cpu, f.ncpus),
+    )
+    .with_help("see /sys/devices/system/cpu/online")
+}
+
+/// EINVAL: a system-wide event without a CPU, a missing CPU, a frequency above
+/// the kernel's limit, or any other rejected configuration.
+fn invalid_argument_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
+    let ev = ctx.event;
+    if ctx.pid == -1 && ctx.cpu == -1 {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            format!("`{ev}`: a system-wide event needs a CPU (pid == -1 and cpu == -1 is invalid)"),
+        )
+    } else if cpu_missing(ctx, f) {
+        no_such_cpu_error(ctx, f)
+    } else if ctx.sample_freq.zip(f.max_sample_rate).is_some_and(|(q, m)| q > m) {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            format!(
+                "sampling frequency {} Hz is above kernel.perf_event_max_sample_rate = {}",
+                ctx.sample_freq.unwrap_or(0),
+                f.max_sample_rate.unwrap_or(0)
+            ),
+        )
+        .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>")
+    } else {
+        Error::new(
+            ErrorKind::InvalidArgument,
+            Op::Allocate,
+            format!("the kernel rejected the configuration of `{ev}` (type {}, config {:#x}, pid {}, cpu {})", ctx.resolved.type_, ctx.resolved.config, ctx.pid, ctx.cpu),
+        )
+        .with_help("`Pmc::native_config` shows the perf_event_attr that was opened")
+    }
+}
+
+/// ENODEV (with a PMU): a missing CPU, or the event is not available on it.
+fn no_device_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
+    if cpu_missing(ctx, f) {
+        no_such_cpu_error(ctx, f)
+    } else {
+        Error::new(
+            ErrorKind::NoSuchCpu,
+            Op::Allocate,
+            format!("`{}`: CPU {} is offline, or the event is not available on it", ctx.event, ctx.cpu),
+        )
+    }
 }
 
 /// Maps a failed ioctl or read.

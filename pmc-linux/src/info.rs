@@ -376,7 +376,19 @@ pub fn diagnose() -> Vec<Check> {
         "kernel",
         env::read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
     ));
-    // Hardware PMU.
+    pmu_checks(&mut v, &facts);
+    identity_checks(&mut v, &facts);
+    access_checks(&mut v, &facts);
+    user_read_check(&mut v);
+    buffer_checks(&mut v, &facts);
+    nmi_watchdog_check(&mut v);
+    tracepoint_check(&mut v);
+    v
+}
+
+/// The hardware PMU: its core PMUs and how many counters a group gets, or why
+/// there is none and the fix.
+fn pmu_checks(v: &mut Vec<Check>, facts: &Facts) {
     if env::has_hardware_pmu() {
         let pmus = core_pmus();
         let names = if pmus.is_empty() {
@@ -409,7 +421,10 @@ pub fn diagnose() -> Vec<Check> {
         };
         v.push(Check::no("hardware PMU", detail, fix));
     }
-    // Identity and privileges.
+}
+
+/// Identity and privileges: uid, capabilities, `perf_event_paranoid`.
+fn identity_checks(v: &mut Vec<Check>, facts: &Facts) {
     let uid = uid();
     v.push(Check::info(
         "user",
@@ -446,10 +461,16 @@ pub fn diagnose() -> Vec<Check> {
             }
         ),
     ));
-    // What this process can do, by trying.
+}
+
+/// What this process can do, by trying: counting its own processes,
+/// system-wide, kernel mode.
+fn access_checks(v: &mut Vec<Check>, facts: &Facts) {
+    let lvl = facts.paranoid;
+    let lvl_s = lvl.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
     let privileged = facts.privileged;
     let sw = crate::events::portable(PortableEvent::TaskClock);
-    match probe_resolved("task-clock", &sw, &facts) {
+    match probe_resolved("task-clock", &sw, facts) {
         Availability::Available => v.push(Check::yes(
             "counting own processes",
             "task-clock opens on this thread",
@@ -489,7 +510,10 @@ pub fn diagnose() -> Vec<Check> {
             "sysctl -w kernel.perf_event_paranoid=1, or grant CAP_PERFMON",
         ));
     }
-    // User-space counter reads: aarch64's sysctl, else x86's sysfs switch.
+}
+
+/// User-space counter reads: aarch64's sysctl, else x86's sysfs switch.
+fn user_read_check(v: &mut Vec<Check>) {
     let user_access = env::read_trimmed("/proc/sys/kernel/perf_user_access");
     match (std::env::consts::ARCH == "aarch64", user_access) {
         (true, Some(s)) if s == "0" => v.push(Check::no(
@@ -501,9 +525,12 @@ pub fn diagnose() -> Vec<Check> {
             "user-space counter reads",
             format!("kernel.perf_user_access = {s}: this thread's counting events are read with mrs (pmc sets the PMU's rdpmc format bit)"),
         )),
-        _ => rdpmc_check(&mut v),
+        _ => rdpmc_check(v),
     }
-    // Sampling buffers.
+}
+
+/// Sampling buffers: the mlock budget and the maximum sample rate.
+fn buffer_checks(v: &mut Vec<Check>, facts: &Facts) {
     let mlock = env::mlock_kb().map_or_else(|| "unknown".to_owned(), |k| format!("{k} KiB"));
     let rlim = env::memlock_limit()
         .map_or_else(|| "unlimited".to_owned(), |b| format!("{} KiB", b / 1024));
@@ -517,6 +544,10 @@ pub fn diagnose() -> Vec<Check> {
             format!("kernel.perf_event_max_sample_rate = {r} Hz"),
         ));
     }
+}
+
+/// The NMI watchdog, which holds a hardware counter.
+fn nmi_watchdog_check(v: &mut Vec<Check>) {
     match env::read_trimmed("/proc/sys/kernel/nmi_watchdog").as_deref() {
         Some("1") if env::has_hardware_pmu() => v.push(Check::no(
             "NMI watchdog",
@@ -529,10 +560,13 @@ pub fn diagnose() -> Vec<Check> {
         )),
         None => {}
     }
+}
+
+/// Tracepoints: whether tracefs is mounted, else the fix.
+fn tracepoint_check(v: &mut Vec<Check>) {
     match crate::env::Tracefs::probe(&events::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem()
     {
         None => v.push(Check::yes("tracepoints", "tracefs is mounted")),
         Some((why, fix)) => v.push(Check::no("tracepoints", why, fix)),
     }
-    v
 }

@@ -1068,108 +1068,19 @@ impl State {
         }
         let system = mode == PMC_MODE_SS || mode == PMC_MODE_SC;
         let sampling = mode == PMC_MODE_SS || mode == PMC_MODE_TS;
-        // CPU.
-        let cpu = if system {
-            if a.pm_cpu == PMC_CPU_ANY {
-                return Err(Errno::EINVAL);
-            }
-            self.check_cpu(i64::from(a.pm_cpu))? as u32
-        } else {
-            if a.pm_cpu != PMC_CPU_ANY {
-                return Err(Errno::EINVAL);
-            }
-            PMC_CPU_ANY
-        };
+        let cpu = self.allocation_cpu(a.pm_cpu, system)?;
         // Privilege.
         if system && (self.cfg.jailed || (!self.cfg.privileged && !self.cfg.unprivileged_syspmcs)) {
             return Err(Errno::EPERM);
         }
-        // Flags.
-        let mut allowed = PMC_F_DESCENDANTS
-            | PMC_F_LOG_PROCCSW
-            | PMC_F_LOG_PROCEXIT
-            | PMC_F_CALLCHAIN
-            | PMC_F_USERCALLCHAIN;
-        if self.cfg.version >> 24 >= 0x0A {
-            allowed |= PMC_F_EV_PMU;
-        }
         let flags = a.pm_flags;
-        if flags & !allowed != 0 {
-            return Err(Errno::EINVAL);
-        }
-        if flags & PMC_F_USERCALLCHAIN != 0 && (flags & PMC_F_CALLCHAIN == 0 || !sampling) {
-            return Err(Errno::EINVAL);
-        }
-        if system && flags & (PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT) != 0 {
-            return Err(Errno::EINVAL);
-        }
-        // Class and caps.
-        let ci = self.class(a.pm_class).ok_or(Errno::EINVAL)?;
-        let cd = self.classes[ci].clone();
-        let mut caps = a.pm_caps;
-        if sampling {
-            caps |= PMC_CAP_INTERRUPT;
-        }
-        if caps & !cd.caps != 0 {
-            return Err(Errno::EOPNOTSUPP);
-        }
-        // Class-specific checks; `fixed` pins the row within the class.
-        let mut fixed: Option<u32> = None;
-        match cd.class {
-            PMC_CLASS_TSC if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC => {
-                return Err(Errno::EINVAL)
-            }
-            PMC_CLASS_SOFT => {
-                let idx = a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
-                if a.pm_ev < PMC_EV_SOFT_FIRST || idx >= SOFT_EVENTS.len() {
-                    return Err(Errno::EINVAL);
-                }
-            }
-            // "AMD PMCs require PMC_F_EV_PMU"
-            PMC_CLASS_K8 if flags & PMC_F_EV_PMU == 0 => return Err(Errno::EINVAL),
-            PMC_CLASS_IAF => {
-                let cfg = a.pm_md.as_iap().pm_iap_config;
-                fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
-                    (0xC0, _) => 0,
-                    (0x3C, _) => 1,
-                    (0x00, 3) => 2,
-                    _ => return Err(Errno::EINVAL),
-                });
-            }
-            _ => {}
-        }
-        // Row search (pmc_can_allocate_row).
+        self.check_allocation_flags(flags, system, sampling)?;
+        let cd = self.allocation_class(a, sampling)?;
+        let fixed = class_rules(&cd, a, flags)?;
         let me = self.current;
-        let mut chosen = None;
-        for i in 0..cd.num {
-            if fixed.is_some_and(|f| f != i) {
-                continue;
-            }
-            let ri = cd.first_row + i as usize;
-            let owner_has_row = self.pmcs.values().any(|p| {
-                p.owner == me && p.row == ri && (!p.is_system() || (system && p.cpu == cpu))
-            });
-            // Nor may the caller be the target of a PMC on this row (a
-            // later attach to itself would fail).
-            let target_of_row = self
-                .pmcs
-                .values()
-                .any(|p| p.row == ri && p.targets.contains_key(&me));
-            if owner_has_row || target_of_row {
-                continue;
-            }
-            let disp = self.disposition(ri);
-            let ok = if system {
-                disp != PMC_DISP_THREAD && self.rows[ri].cpus[cpu as usize].system.is_none()
-            } else {
-                disp != PMC_DISP_STANDALONE
-            };
-            if ok {
-                chosen = Some(ri);
-                break;
-            }
-        }
-        let ri = chosen.ok_or(Errno::EINVAL)?;
+        let ri = self
+            .free_row(&cd, fixed, system, cpu)
+            .ok_or(Errno::EINVAL)?;
         // hwpmc configures system PMCs at once and refuses an
         // administratively disabled counter with EPERM.
         if system && self.rows[ri].cpus[cpu as usize].disabled {
@@ -1202,6 +1113,116 @@ impl State {
             left: reload,
             targets: BTreeMap::new(),
         };
+        self.install(pmc, system);
+        self.emit(me, allocation_record(cd.class, a, flags, reload, id));
+        a.pm_pmcid = id;
+        Ok(())
+    }
+
+    /// The CPU of an allocation: a valid, online CPU for a system PMC,
+    /// `PMC_CPU_ANY` for a process PMC.
+    fn allocation_cpu(&self, pm_cpu: u32, system: bool) -> Result<u32, Errno> {
+        if system {
+            if pm_cpu == PMC_CPU_ANY {
+                return Err(Errno::EINVAL);
+            }
+            Ok(self.check_cpu(i64::from(pm_cpu))? as u32)
+        } else {
+            if pm_cpu != PMC_CPU_ANY {
+                return Err(Errno::EINVAL);
+            }
+            Ok(PMC_CPU_ANY)
+        }
+    }
+
+    /// The allocation flags this version accepts, and their combinations.
+    fn check_allocation_flags(
+        &self,
+        flags: u32,
+        system: bool,
+        sampling: bool,
+    ) -> Result<(), Errno> {
+        let mut allowed = PMC_F_DESCENDANTS
+            | PMC_F_LOG_PROCCSW
+            | PMC_F_LOG_PROCEXIT
+            | PMC_F_CALLCHAIN
+            | PMC_F_USERCALLCHAIN;
+        if self.cfg.version >> 24 >= 0x0A {
+            allowed |= PMC_F_EV_PMU;
+        }
+        if flags & !allowed != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if flags & PMC_F_USERCALLCHAIN != 0 && (flags & PMC_F_CALLCHAIN == 0 || !sampling) {
+            return Err(Errno::EINVAL);
+        }
+        if system && flags & (PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Ok(())
+    }
+
+    /// The class asked for, if this machine has it and it has the caps
+    /// asked for (sampling asks for `PMC_CAP_INTERRUPT`).
+    fn allocation_class(&self, a: &pmc_op_pmcallocate, sampling: bool) -> Result<ClassDesc, Errno> {
+        let ci = self.class(a.pm_class).ok_or(Errno::EINVAL)?;
+        let cd = self.classes[ci].clone();
+        let mut caps = a.pm_caps;
+        if sampling {
+            caps |= PMC_CAP_INTERRUPT;
+        }
+        if caps & !cd.caps != 0 {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        Ok(cd)
+    }
+
+    /// Row search (pmc_can_allocate_row): the first row of the class (or
+    /// the `fixed` one) that the caller may use in this scope.
+    fn free_row(
+        &self,
+        cd: &ClassDesc,
+        fixed: Option<u32>,
+        system: bool,
+        cpu: u32,
+    ) -> Option<usize> {
+        let me = self.current;
+        let mut chosen = None;
+        for i in 0..cd.num {
+            if fixed.is_some_and(|f| f != i) {
+                continue;
+            }
+            let ri = cd.first_row + i as usize;
+            let owner_has_row = self.pmcs.values().any(|p| {
+                p.owner == me && p.row == ri && (!p.is_system() || (system && p.cpu == cpu))
+            });
+            // Nor may the caller be the target of a PMC on this row (a
+            // later attach to itself would fail).
+            let target_of_row = self
+                .pmcs
+                .values()
+                .any(|p| p.row == ri && p.targets.contains_key(&me));
+            if owner_has_row || target_of_row {
+                continue;
+            }
+            let disp = self.disposition(ri);
+            let ok = if system {
+                disp != PMC_DISP_THREAD && self.rows[ri].cpus[cpu as usize].system.is_none()
+            } else {
+                disp != PMC_DISP_STANDALONE
+            };
+            if ok {
+                chosen = Some(ri);
+                break;
+            }
+        }
+        chosen
+    }
+
+    /// Records an allocated PMC: its row (taken on its CPU for a system
+    /// PMC, one more thread reference otherwise) and its owner.
+    fn install(&mut self, pmc: SimPmc, system: bool) {
+        let (me, id, ri, cpu) = (pmc.owner, pmc.id, pmc.row, pmc.cpu);
         if system {
             self.rows[ri].cpus[cpu as usize].system = Some((me, id));
         } else {
@@ -1209,29 +1230,6 @@ impl State {
         }
         self.pmcs.insert((me, id), pmc);
         self.owners.entry(me).or_default().pmcs.insert(id);
-        let rec = if cd.class == PMC_CLASS_SOFT {
-            let name = SOFT_EVENTS
-                .get(a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize)
-                .copied()
-                .unwrap_or("");
-            LogRecord::PmcAllocateDyn {
-                pmcid: id,
-                event: a.pm_ev,
-                flags,
-                rate: reload,
-                name: name.to_owned(),
-            }
-        } else {
-            LogRecord::PmcAllocate {
-                pmcid: id,
-                event: a.pm_ev,
-                flags,
-                rate: reload,
-            }
-        };
-        self.emit(me, rec);
-        a.pm_pmcid = id;
-        Ok(())
     }
 
     fn target_pid(&self, pid: i32) -> Result<i32, Errno> {
@@ -1588,6 +1586,68 @@ impl State {
             OpArg::CloseLog => self.close_log(),
             OpArg::GetDynEventInfo(a) => self.dyneventinfo(a),
             OpArg::GetCaps(a) => self.caps(a),
+        }
+    }
+}
+
+/// Class-specific allocation checks; the answer pins the row within the
+/// class (IAF's fixed counters), if any.
+fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, flags: u32) -> Result<Option<u32>, Errno> {
+    let mode = a.pm_mode;
+    let mut fixed: Option<u32> = None;
+    match cd.class {
+        PMC_CLASS_TSC if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC => {
+            return Err(Errno::EINVAL)
+        }
+        PMC_CLASS_SOFT => {
+            let idx = a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
+            if a.pm_ev < PMC_EV_SOFT_FIRST || idx >= SOFT_EVENTS.len() {
+                return Err(Errno::EINVAL);
+            }
+        }
+        // "AMD PMCs require PMC_F_EV_PMU"
+        PMC_CLASS_K8 if flags & PMC_F_EV_PMU == 0 => return Err(Errno::EINVAL),
+        PMC_CLASS_IAF => {
+            let cfg = a.pm_md.as_iap().pm_iap_config;
+            fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
+                (0xC0, _) => 0,
+                (0x3C, _) => 1,
+                (0x00, 3) => 2,
+                _ => return Err(Errno::EINVAL),
+            });
+        }
+        _ => {}
+    }
+    Ok(fixed)
+}
+
+/// The log record of an allocation: PMCALLOCATEDYN (with the event's name)
+/// for a SOFT PMC, PMCALLOCATE otherwise.
+fn allocation_record(
+    class: u32,
+    a: &pmc_op_pmcallocate,
+    flags: u32,
+    reload: u64,
+    id: u32,
+) -> LogRecord {
+    if class == PMC_CLASS_SOFT {
+        let name = SOFT_EVENTS
+            .get(a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize)
+            .copied()
+            .unwrap_or("");
+        LogRecord::PmcAllocateDyn {
+            pmcid: id,
+            event: a.pm_ev,
+            flags,
+            rate: reload,
+            name: name.to_owned(),
+        }
+    } else {
+        LogRecord::PmcAllocate {
+            pmcid: id,
+            event: a.pm_ev,
+            flags,
+            rate: reload,
         }
     }
 }
