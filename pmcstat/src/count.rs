@@ -683,9 +683,8 @@ fn close_logs(
         (None, Some(path))
             if path.as_os_str() != "-" && crate::sample::remote_log(path).is_none() =>
         {
-            crate::exits::of_file(path).map_err(|e| {
-                Failure::Output(format!("-E: cannot read {}: {e}", path.display()))
-            })?
+            crate::exits::of_file(path)
+                .map_err(|e| Failure::Output(format!("-E: cannot read {}: {e}", path.display())))?
         }
         _ => {
             note!("pmcstat: -E: the counts at process exit are in the log, as exitval records");

@@ -384,10 +384,7 @@ fn print_native_config(samplers: &[Sampler]) {
 }
 
 /// Starts the PMCs, then lets the command run; returns when sampling started.
-fn start(
-    samplers: &mut [Sampler],
-    session: &mut pmc::launch::Session,
-) -> Result<Instant, Failure> {
+fn start(samplers: &mut [Sampler], session: &mut pmc::launch::Session) -> Result<Instant, Failure> {
     for s in samplers.iter_mut() {
         s.pmc.start()?;
     }
@@ -495,8 +492,8 @@ fn open_view(args: &Args, samplers: &[Sampler]) -> Result<Option<crate::top::Top
         .map_or(crate::top::DEFAULT_REFRESH, Duration::from_secs_f64);
     let names: Vec<&str> = samplers.iter().map(|s| s.text.as_str()).collect();
     let title = format!("pmcstat -T: {}", names.join(", "));
-    let view =
-        crate::top::TopView::open(title, refresh).map_err(|e| io_failure("open the -T view", &e))?;
+    let view = crate::top::TopView::open(title, refresh)
+        .map_err(|e| io_failure("open the -T view", &e))?;
     Ok(Some(view))
 }
 
