@@ -405,7 +405,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     let profile = build_profile(&input, path, args, thread.as_mut())?;
-    write_profile_reports(&profile, args, out_path)
+    write_profile_reports(&profile, args, out_path)?;
+    Ok(0)
 }
 
 /// The `-R` log, its stacks unwound (`--call-graph dwarf-raw` logs) and, with `-i TID`,
@@ -563,7 +564,7 @@ fn build_profile(
 
 /// The reports built from the profile, in this order: `-G`, `-g`, `-F`, folded stacks,
 /// the flame graph, the summary.
-fn write_profile_reports(profile: &Profile, args: &Args, out_path: &Path) -> Result<u8, Failure> {
+fn write_profile_reports(profile: &Profile, args: &Args, out_path: &Path) -> Result<(), Failure> {
     if let Some(g) = &args.callgraph {
         let opts = CallGraphOptions {
             max_depth: args.depth.unwrap_or(16),
@@ -603,7 +604,7 @@ fn write_profile_reports(profile: &Profile, args: &Args, out_path: &Path) -> Res
     if args.summary {
         write_summary(profile, args, out_path)?;
     }
-    Ok(0)
+    Ok(())
 }
 
 /// `-g`: the gmon files, one per PMC and object, and what went into none.
