@@ -376,6 +376,43 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
+    let (input, mut thread) = read_input(path, args)?;
+    let stdout = PathBuf::from("-");
+    let out_path = args.output.as_deref().unwrap_or(&stdout);
+    let log = whole_log(&input, path, args)?;
+    write_listings(args, log, out_path)?;
+    if !wants_reports(args) {
+        // As pmcstat -R alone: one line per record.
+        dump_records(&input, path, args, thread.as_mut(), out_path)?;
+        return Ok(0);
+    }
+    if let (Some(to), Some(log)) = (&args.perf_data, log) {
+        write_perf_data(log, path, to)?;
+    }
+    if (args.perf_data.is_some() || args.script) && no_listing_nor_profile(args) {
+        return Ok(0);
+    }
+    if let (Some(p), Some(log)) = (&args.pprof, log) {
+        let only = args.callgraph.is_none()
+            && args.folded.is_none()
+            && args.flamegraph.is_none()
+            && args.calltree.is_none()
+            && !args.gprof
+            && !args.summary;
+        write_pprof(log, path, p, only, analyze_options(args))?;
+        if only {
+            return Ok(0);
+        }
+    }
+    let profile = build_profile(&input, path, args, thread.as_mut())?;
+    write_profile_reports(&profile, args, out_path)?;
+    Ok(0)
+}
+
+/// The `-R` log, its stacks unwound (`--call-graph dwarf-raw` logs) and, with `-i TID`,
+/// its other threads' samples left out (a stream is filtered as it is read: the filter is
+/// returned).
+fn read_input(path: &Path, args: &Args) -> Result<(Input, Option<ThreadFilter>), Failure> {
     let mut input = load(path)?;
     if let Input::Bytes(b) = &input {
         if let Some(unwound) = unwind_stacks(b, args)? {
@@ -388,24 +425,30 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         input = Input::Bytes(filter_thread(b, f)?.into());
         f.report();
     }
-    let stdout = PathBuf::from("-");
-    let out_path = args.output.as_deref().unwrap_or(&stdout);
-    // The outputs that read the log more than once need it whole.
+    Ok((input, thread))
+}
+
+/// The log whole, for the outputs that read it more than once (`-m`, `-a`, `--pprof`,
+/// `--perf-data`, `--script`); `None` for a stream, which those outputs refuse.
+fn whole_log<'a>(input: &'a Input, path: &Path, args: &Args) -> Result<Option<&'a [u8]>, Failure> {
     let needs_bytes = args.annotate_pcs.is_some()
         || args.annotate_callchains.is_some()
         || args.pprof.is_some()
         || args.perf_data.is_some()
         || args.script;
-    let log: Option<&[u8]> = match &input {
-        Input::Bytes(b) => Some(b),
-        Input::Stream(_) if needs_bytes => {
-            return Err(Failure::Usage(format!(
-                "{}: -m, -a, --pprof, --perf-data and --script read a regular file, not a stream",
-                path.display()
-            )))
-        }
-        Input::Stream(_) => None,
-    };
+    match input {
+        Input::Bytes(b) => Ok(Some(b)),
+        Input::Stream(_) if needs_bytes => Err(Failure::Usage(format!(
+            "{}: -m, -a, --pprof, --perf-data and --script read a regular file, not a stream",
+            path.display()
+        ))),
+        Input::Stream(_) => Ok(None),
+    }
+}
+
+/// `-m`, `-a` and `--script`: the listings of the log, each with a note on what had no
+/// symbol.
+fn write_listings(args: &Args, log: Option<&[u8]>, out_path: &Path) -> Result<(), Failure> {
     let script = args.script.then(|| out_path.to_path_buf());
     let listings = [
         (&args.annotate_pcs, Listing::SampledPcs, "-m"),
@@ -438,7 +481,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             note!("pmcstat: {flag}: {} of {of} {what}", stats.unresolved);
         }
     }
-    let reports = args.callgraph.is_some()
+    Ok(())
+}
+
+/// Whether any output other than the record dump was asked for.
+fn wants_reports(args: &Args) -> bool {
+    args.callgraph.is_some()
         || args.script
         || args.annotate_pcs.is_some()
         || args.annotate_callchains.is_some()
@@ -448,25 +496,34 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         || args.flamegraph.is_some()
         || args.pprof.is_some()
         || args.perf_data.is_some()
-        || args.summary;
-    if !reports {
-        // As pmcstat -R alone: one line per record.
-        let mut report = None;
-        report_to(out_path, "the record dump", |out| {
-            report = Some(dump(&input, path, args, thread.as_mut(), out)?);
-            Ok(())
-        })?;
-        if let (Input::Stream(_), Some(f)) = (&input, &thread) {
-            f.report();
-        }
-        if let Some(report) = report.filter(|r| !r.is_clean()) {
-            diag!("pmcstat: {}: {report}", path.display());
-        }
-        return Ok(0);
+        || args.summary
+}
+
+/// pmcstat -R alone: one line per record (or JSON), and what was wrong with the log.
+fn dump_records(
+    input: &Input,
+    path: &Path,
+    args: &Args,
+    mut thread: Option<&mut ThreadFilter>,
+    out_path: &Path,
+) -> Result<(), Failure> {
+    let mut report = None;
+    report_to(out_path, "the record dump", |out| {
+        report = Some(dump(input, path, args, thread.as_deref_mut(), out)?);
+        Ok(())
+    })?;
+    if let (Input::Stream(_), Some(f)) = (input, &thread) {
+        f.report();
     }
-    if let (Some(to), Some(log)) = (&args.perf_data, log) {
-        write_perf_data(log, path, to)?;
+    if let Some(report) = report.filter(|r| !r.is_clean()) {
+        diag!("pmcstat: {}: {report}", path.display());
     }
+    Ok(())
+}
+
+/// Whether no profile is asked for: no listing (`-m`, `-a`) and no report built from
+/// the profile (the conversions `--perf-data` and `--script` are then all there is).
+fn no_listing_nor_profile(args: &Args) -> bool {
     let others = args.pprof.is_some()
         || args.callgraph.is_some()
         || args.folded.is_some()
@@ -475,26 +532,21 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         || args.gprof
         || args.summary;
     let no_listings = args.annotate_pcs.is_none() && args.annotate_callchains.is_none();
-    if (args.perf_data.is_some() || args.script) && no_listings && !others {
-        return Ok(0);
-    }
-    if let (Some(p), Some(log)) = (&args.pprof, log) {
-        let only = args.callgraph.is_none()
-            && args.folded.is_none()
-            && args.flamegraph.is_none()
-            && args.calltree.is_none()
-            && !args.gprof
-            && !args.summary;
-        write_pprof(log, path, p, only, analyze_options(args))?;
-        if only {
-            return Ok(0);
-        }
-    }
+    no_listings && !others
+}
+
+/// The symbolized profile of the log (of the `-i` thread), its warnings printed.
+fn build_profile(
+    input: &Input,
+    path: &Path,
+    args: &Args,
+    thread: Option<&mut ThreadFilter>,
+) -> Result<Profile, Failure> {
     let opts = AnalyzeOptions {
         keep_pcs: args.gprof,
         ..analyze_options(args)
     };
-    let profile = match (&input, thread.as_mut()) {
+    let profile = match (input, thread) {
         (Input::Bytes(b), _) => Profile::from_log(b, opts),
         (Input::Stream(f), None) => Profile::from_stream(std::io::BufReader::new(f), opts),
         (Input::Stream(f), Some(filter)) => {
@@ -507,6 +559,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     for w in &profile.warnings {
         diag!("pmcstat: warning: {w}");
     }
+    Ok(profile)
+}
+
+/// The reports built from the profile, in this order: `-G`, `-g`, `-F`, folded stacks,
+/// the flame graph, the summary.
+fn write_profile_reports(profile: &Profile, args: &Args, out_path: &Path) -> Result<(), Failure> {
     if let Some(g) = &args.callgraph {
         let opts = CallGraphOptions {
             max_depth: args.depth.unwrap_or(16),
@@ -517,46 +575,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             ..Default::default()
         };
         report_to(g, "the call graph", |out| {
-            write_callgraph(&profile, &opts, &mut &mut *out).map_err(io_error)
+            write_callgraph(profile, &opts, &mut &mut *out).map_err(io_error)
         })?;
     }
     if args.gprof {
-        let opts = GmonOptions {
-            dir: args
-                .samples_dir
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(".")),
-            max_depth: args.depth.unwrap_or(16),
-        };
-        let report = write_gmon(&profile, &opts)
-            .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
-        for f in &report.files {
-            note!(
-                "pmcstat: {}: {} samples of {} in {}{}",
-                f.path.display(),
-                f.samples,
-                f.pmc,
-                f.object,
-                if f.overflowed {
-                    " (some counters saturated at 65535)"
-                } else {
-                    ""
-                }
-            );
-        }
-        if report.files.is_empty() {
-            diag!("pmcstat: -g: no samples in any object file; no gmon file written");
-        }
-        if report.unattributed > 0 {
-            note!(
-                "pmcstat: -g: {} samples outside any object file (kernel through kallsyms, [vdso], \
-                 unmapped) are in no gmon file",
-                report.unattributed
-            );
-        }
-        for (object, why) in &report.skipped {
-            diag!("pmcstat: -g: {object}: {why}");
-        }
+        write_gprof(profile, args)?;
     }
     if let Some(c) = &args.calltree {
         let opts = CallgrindOptions {
@@ -564,40 +587,86 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             ..Default::default()
         };
         report_to(c, "the callgrind file", |out| {
-            write_callgrind(&profile, &opts, &mut &mut *out)
+            write_callgrind(profile, &opts, &mut &mut *out)
         })?;
     }
     if let Some(f) = &args.folded {
         report_to(f, "folded stacks", |out| {
-            write_folded(&profile, &FoldedOptions::default(), &mut &mut *out).map_err(io_error)
+            write_folded(profile, &FoldedOptions::default(), &mut &mut *out).map_err(io_error)
         })?;
     }
     if let Some(svg) = &args.flamegraph {
         report_to(svg, "the flame graph", |out| {
-            write_flamegraph(&profile, &FlameGraphOptions::default(), &mut &mut *out)
+            write_flamegraph(profile, &FlameGraphOptions::default(), &mut &mut *out)
                 .map_err(io_error)
         })?;
     }
     if args.summary {
-        let top = TopReport::build(
-            &profile,
-            &TopOptions {
-                limit: args.top,
-                ..Default::default()
-            },
-        );
-        report_to(out_path, "the summary", |out| {
-            let mut out = &mut *out;
-            if args.json {
-                top.write_json(&mut out).map_err(io_error)
-            } else if args.csv.is_some() {
-                top.write_csv(&mut out)
-            } else {
-                top.write_text(&mut out)
-            }
-        })?;
+        write_summary(profile, args, out_path)?;
     }
-    Ok(0)
+    Ok(())
+}
+
+/// `-g`: the gmon files, one per PMC and object, and what went into none.
+fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
+    let opts = GmonOptions {
+        dir: args
+            .samples_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(".")),
+        max_depth: args.depth.unwrap_or(16),
+    };
+    let report = write_gmon(profile, &opts)
+        .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
+    for f in &report.files {
+        note!(
+            "pmcstat: {}: {} samples of {} in {}{}",
+            f.path.display(),
+            f.samples,
+            f.pmc,
+            f.object,
+            if f.overflowed {
+                " (some counters saturated at 65535)"
+            } else {
+                ""
+            }
+        );
+    }
+    if report.files.is_empty() {
+        diag!("pmcstat: -g: no samples in any object file; no gmon file written");
+    }
+    if report.unattributed > 0 {
+        note!(
+            "pmcstat: -g: {} samples outside any object file (kernel through kallsyms, [vdso], \
+             unmapped) are in no gmon file",
+            report.unattributed
+        );
+    }
+    for (object, why) in &report.skipped {
+        diag!("pmcstat: -g: {object}: {why}");
+    }
+    Ok(())
+}
+
+/// `--summary`: the top functions and objects, as text, `--json` or `--csv`.
+fn write_summary(profile: &Profile, args: &Args, out_path: &Path) -> Result<(), Failure> {
+    let top = TopReport::build(
+        profile,
+        &TopOptions {
+            limit: args.top,
+            ..Default::default()
+        },
+    );
+    report_to(out_path, "the summary", |out| {
+        let mut out = &mut *out;
+        if args.json {
+            top.write_json(&mut out).map_err(io_error)
+        } else if args.csv.is_some() {
+            top.write_csv(&mut out)
+        } else {
+            top.write_text(&mut out)
+        }
+    })
 }
 
 /// `-i TID` on a streamed log: the profile of the thread's samples, with bounded memory.

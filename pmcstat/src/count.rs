@@ -5,7 +5,7 @@ use crate::output::{Counter, Report, Sink};
 use crate::run::{exit_code, Wait};
 use pmc::launch::Session;
 use pmc::{Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Why pmcstat stopped before the command ran.
 pub enum Failure {
@@ -65,6 +65,28 @@ fn is_unsupported(e: &Error) -> bool {
 
 /// Runs counting mode; returns the exit status to use.
 pub fn run(args: &Args) -> Result<u8, Failure> {
+    check_args(args)?;
+    let wanted = wanted_counters(args)?;
+    check_wanted(args, &wanted)?;
+    let mut sink = open_sink(args)?;
+    let repeat = repeat_count(args)?;
+    // Not preallocated: the count comes from the user (`-r` is bounded by clap, too).
+    let mut reports = Vec::new();
+    for i in 0..repeat {
+        let report = run_once(args, &wanted, &mut sink, args.verbose && i == 0)?;
+        reports.push(report);
+        if crate::run::stop_signal().is_some() {
+            break; // -r: the runs so far are reported, as perf stat -r does on Ctrl-C
+        }
+    }
+    let last = reports.last().and_then(|r| r.exit_status);
+    print_reports(&mut sink, &reports, args);
+    sink.finish()?;
+    Ok(crate::run::final_status(last))
+}
+
+/// `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).
+fn check_args(args: &Args) -> Result<(), Failure> {
     if let Some(w) = args.interval {
         if !(w.is_finite() && w > 0.0) {
             return Err(Failure::Usage(format!(
@@ -92,6 +114,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             "give either -t PID|REGEX or a command, not both".into(),
         ));
     }
+    Ok(())
+}
+
+/// The counters asked for (`-p`, `-e`, `-s`, in that order), or the default set.
+fn wanted_counters(args: &Args) -> Result<Vec<Wanted>, Failure> {
     let mut wanted: Vec<Wanted> = Vec::new();
     // pmcstat(8)'s -p: the process alone unless -d.
     for (p, &d) in args.process.iter().zip(&args.process_descendants) {
@@ -119,6 +146,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             .map(|e| Wanted::process(e, true))
             .collect();
     }
+    Ok(wanted)
+}
+
+/// The rules that depend on the counters: `-W`, `-E`, and something that ends the run.
+fn check_wanted(args: &Args, wanted: &[Wanted]) -> Result<(), Failure> {
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
     check_log_csw(args, has_process)?;
     if args.exit_counts {
@@ -147,8 +179,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             "system-scope counting needs a command or -l SECS".into()
         }));
     }
+    Ok(())
+}
 
-    let mut sink = Sink::open(args.output.as_deref()).map_err(|e| {
+/// Where the counts go: `-o FILE`, else standard error.
+fn open_sink(args: &Args) -> Result<Sink, Failure> {
+    Sink::open(args.output.as_deref()).map_err(|e| {
         Failure::Setup(Error::new(
             ErrorKind::Os,
             pmc::Op::Open,
@@ -160,8 +196,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                     .display()
             ),
         ))
-    })?;
+    })
+}
 
+/// `-r N`: how many runs (1 without it), checked against `--columns` and the command.
+fn repeat_count(args: &Args) -> Result<u32, Failure> {
     let repeat = args.repeat.unwrap_or(1);
     if args.columns && repeat > 1 {
         return Err(Failure::Usage(
@@ -176,28 +215,21 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     if repeat > 1 && args.command.is_empty() {
         return Err(Failure::Usage("-r repeats a command: give one".into()));
     }
-    // Not preallocated: the count comes from the user (`-r` is bounded by clap, too).
-    let mut reports = Vec::new();
-    for i in 0..repeat {
-        let report = run_once(args, &wanted, &mut sink, args.verbose && i == 0)?;
-        reports.push(report);
-        if crate::run::stop_signal().is_some() {
-            break; // -r: the runs so far are reported, as perf stat -r does on Ctrl-C
-        }
-    }
-    let last = reports.last().and_then(|r| r.exit_status);
+    Ok(repeat)
+}
+
+/// The counts of the runs (one, or the `-r` summary), then the counts at exit (`-E`).
+fn print_reports(sink: &mut Sink, reports: &[Report], args: &Args) {
     if args.columns {
         // pmcstat(8) prints its rows only: the last was printed at the end of the run.
-    } else if let [one] = reports.as_slice() {
+    } else if let [one] = reports {
         sink.report(one, args);
     } else {
-        sink.repeated(&reports, args);
+        sink.repeated(reports, args);
     }
     if let Some(e) = reports.last().and_then(|r| r.exits.as_ref()) {
         sink.exits(e, args);
     }
-    sink.finish()?;
-    Ok(crate::run::final_status(last))
 }
 
 /// How `-v` describes a PMC's scope: the CPUs of a system-mode PMC (its
@@ -358,14 +390,90 @@ fn run_once(
     verbose: bool,
 ) -> Result<Report, Failure> {
     let backend = pmc::Native::open()?;
-    // -W: the log for the counts at context switches. Declared after the backend, so
-    // dropped (the file removed) before it if the run does not start.
+    // The created log is bound after the backend, so dropped (the file removed) before it
+    // if the run does not start.
+    let (created_log, live_exits) = open_logs(&backend, args)?;
+    let (mut slots, user_only) = allocate_slots(&backend, args, wanted)?;
+    // Launch paused, attach, start, then let it exec.
+    let mut session = attach(&mut slots, args)?;
+    // Counters of the process alone: watch for child processes they miss.
+    let alone = wanted
+        .iter()
+        .any(|w| !w.scope.is_system() && !w.descendants);
+    let mut probe = Some(&session)
+        .filter(|s| alone && !s.targets().is_empty())
+        .and_then(|s| ChildProbe::new(&backend, s));
+    if verbose {
+        print_verbose(sink, &slots, wanted);
+    }
+    let (started, children_before) = start(&mut slots, probe.as_mut(), &mut session)?;
+    let _ = created_log.keep(); // started: the log is kept, whatever happens next
+
+    let waited = wait(args, &mut session, &slots, sink, started)?;
+    let elapsed = started.elapsed();
+    // The command has been waited for: its CPU time is in RUSAGE_CHILDREN now.
+    let user_sys = children_before.and_then(|(u0, s0)| {
+        let (u1, s1) = children_cpu()?;
+        Some((u1.saturating_sub(u0), s1.saturating_sub(s0)))
+    });
+    for s in &mut slots {
+        if let Some(p) = s.pmc.as_mut() {
+            p.stop()?;
+        }
+    }
+    let uncounted_children_ns = probe.and_then(ChildProbe::finish);
+    let exits = close_logs(&backend, args, live_exits)?;
+    let counters = collect(&slots, args.per_cpu);
+    let exit_status = waited.status.map(exit_code);
+    print_last_interval(args, &slots, waited, elapsed, sink)?;
+    Ok(Report {
+        command: args
+            .command
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        pids: crate::targets::pids(session.targets()),
+        exit_status,
+        elapsed,
+        counters,
+        descendants: wanted
+            .iter()
+            .any(|w| !w.scope.is_system())
+            .then_some(!alone),
+        with_children: with_children(&slots, wanted),
+        uncounted_children_ns,
+        user_only,
+        user_sys,
+        exits,
+    })
+}
+
+/// `-W`'s log file.
+fn csw_log(args: &Args) -> Option<&std::path::Path> {
+    args.log.as_deref().filter(|_| args.log_csw)
+}
+
+/// `-E`'s log file.
+fn exit_log(args: &Args) -> Option<&std::path::Path> {
+    args.log.as_deref().filter(|_| args.exit_counts)
+}
+
+/// The log of `-W` (the counts at context switches) and `-E` (the counts at exit): `-O
+/// FILE` (with the file it created, removed unless the run starts), or for `-E` without
+/// it a pipe read as it fills.
+fn open_logs(
+    backend: &pmc::Native,
+    args: &Args,
+) -> Result<
+    (
+        crate::sample::RemoveUnlessStarted,
+        Option<crate::live::LiveProfile>,
+    ),
+    Failure,
+> {
     let mut created_log = crate::sample::RemoveUnlessStarted(None);
-    let csw_log = args.log.as_deref().filter(|_| args.log_csw);
-    // -E: the counts at exit go through the log: -O FILE's, or else a pipe read as it fills.
-    let exit_log = args.log.as_deref().filter(|_| args.exit_counts);
-    if let Some(path) = csw_log.or(exit_log) {
-        created_log.0 = crate::sample::configure_log(&backend, path)?;
+    if let Some(path) = csw_log(args).or(exit_log(args)) {
+        created_log.0 = crate::sample::configure_log(backend, path)?;
     }
     let mut live_exits = None;
     if args.exit_counts && args.log.is_none() {
@@ -379,6 +487,16 @@ fn run_once(
         backend.configure_log(Box::new(sink))?;
         live_exits = Some(reader);
     }
+    Ok((created_log, live_exits))
+}
+
+/// Allocates the counters; a counter the machine lacks is kept as an error to show (but
+/// not with `--columns`). The flag says whether the backend narrowed any to user space.
+fn allocate_slots(
+    backend: &pmc::Native,
+    args: &Args,
+    wanted: &[Wanted],
+) -> Result<(Vec<Slot>, bool), Failure> {
     let mut slots = Vec::with_capacity(wanted.len());
     let mut user_only = false;
     for w in wanted.iter().cloned() {
@@ -395,7 +513,7 @@ fn run_once(
         } else {
             Flags::NONE
         };
-        if csw_log.is_some() && !scope.is_system() {
+        if csw_log(args).is_some() && !scope.is_system() {
             flags |= Flags::LOG_PROCCSW;
         }
         if args.exit_counts && !scope.is_system() {
@@ -427,49 +545,77 @@ fn run_once(
             Err(e) => return Err(Failure::Setup(e)),
         }
     }
+    Ok((slots, user_only))
+}
 
-    // Launch paused, attach, start, then let it exec.
-    let mut session = crate::targets::session(args)?;
-    for s in &mut slots {
+/// Launches the command paused (or finds the `-t` processes) and attaches the
+/// process-mode counters to it.
+fn attach(slots: &mut [Slot], args: &Args) -> Result<Session, Failure> {
+    let session = crate::targets::session(args)?;
+    for s in slots.iter_mut() {
         if let Some(p) = s.pmc.as_mut() {
             if !s.scope.is_system() {
                 crate::targets::attach_all(p, &session)?;
             }
         }
     }
-    // Counters of the process alone: watch for child processes they miss.
-    let alone = wanted
-        .iter()
-        .any(|w| !w.scope.is_system() && !w.descendants);
-    let mut probe = Some(&session)
-        .filter(|s| alone && !s.targets().is_empty())
-        .and_then(|s| ChildProbe::new(&backend, s));
-    if verbose {
-        for (s, w) in slots.iter().zip(wanted) {
-            sink.verbose(
-                &s.event,
-                &scope_text(&s.scope, w.descendants),
-                s.pmc.as_ref().map(|p| p.native_config()),
-                s.error.as_ref(),
-            );
-        }
+    Ok(session)
+}
+
+/// `-v`: each counter's scope and native configuration, or why it is missing.
+fn print_verbose(sink: &mut Sink, slots: &[Slot], wanted: &[Wanted]) {
+    for (s, w) in slots.iter().zip(wanted) {
+        sink.verbose(
+            &s.event,
+            &scope_text(&s.scope, w.descendants),
+            s.pmc.as_ref().map(|p| p.native_config()),
+            s.error.as_ref(),
+        );
     }
+}
+
+/// Starts the child-process probe and the counters, then lets the command run. Returns
+/// when counting started and the children's CPU time before it (with a command).
+fn start(
+    slots: &mut [Slot],
+    probe: Option<&mut ChildProbe>,
+    session: &mut Session,
+) -> Result<(Instant, Option<(Duration, Duration)>), Failure> {
     // The counting window starts before the first start, so per-CPU clock
     // counts never exceed the elapsed time reported.
     let started = Instant::now();
     let children_before = session.child().and_then(|_| children_cpu());
-    if let Some(p) = probe.as_mut() {
+    if let Some(p) = probe {
         p.start();
     }
-    for s in &mut slots {
+    for s in slots.iter_mut() {
         if let Some(p) = s.pmc.as_mut() {
             p.start()?;
         }
     }
     session.resume()?;
-    let _ = created_log.keep(); // started: the log is kept, whatever happens next
+    Ok((started, children_before))
+}
 
-    // Wait, printing intervals.
+/// What the wait for the end of the run left for the last interval.
+struct Waited {
+    /// The command's exit status, if it ended.
+    status: Option<std::process::ExitStatus>,
+    /// The readings at the last interval (`-w`, `--columns`).
+    last: Vec<Reading>,
+    /// When the last interval was printed.
+    last_at: Duration,
+}
+
+/// Waits for the end of the run, printing the counts every interval (`-w`; every
+/// [`COLUMNS_DEFAULT_INTERVAL`] with `--columns`).
+fn wait(
+    args: &Args,
+    session: &mut Session,
+    slots: &[Slot],
+    sink: &mut Sink,
+    started: Instant,
+) -> Result<Waited, Failure> {
     // --columns: a column per CPU of each system-mode PMC, as pmcstat(8)
     // allocates one PMC per CPU; rows every 5 s without -w, as pmcstat(8)'s
     // DEFAULT_WAIT_INTERVAL.
@@ -483,11 +629,11 @@ fn run_once(
         duration: args.duration,
         interval,
     };
-    let mut last_at = std::time::Duration::ZERO;
+    let mut last_at = Duration::ZERO;
     let status = wait.run(
-        &mut session,
+        session,
         || {
-            let shown = interval_rows(collect(&slots, per_cpu), &mut last, args.cumulative);
+            let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
             if args.columns {
                 sink.columns_row(columns_checked(&shown)?);
@@ -499,18 +645,21 @@ fn run_once(
         None,
         |_| Ok(std::ops::ControlFlow::Continue(())),
     )?;
-    let elapsed = started.elapsed();
-    // The command has been waited for: its CPU time is in RUSAGE_CHILDREN now.
-    let user_sys = children_before.and_then(|(u0, s0)| {
-        let (u1, s1) = children_cpu()?;
-        Some((u1.saturating_sub(u0), s1.saturating_sub(s0)))
-    });
-    for s in &mut slots {
-        if let Some(p) = s.pmc.as_mut() {
-            p.stop()?;
-        }
-    }
-    let uncounted_children_ns = probe.and_then(ChildProbe::finish);
+    Ok(Waited {
+        status,
+        last,
+        last_at,
+    })
+}
+
+/// With the counters stopped: closes the `-W` log (its switches drained from the rings)
+/// and, with `-E`, reads the counts at exit from the log.
+fn close_logs(
+    backend: &pmc::Native,
+    args: &Args,
+    live_exits: Option<crate::live::LiveProfile>,
+) -> Result<Option<crate::exits::ExitCounts>, Failure> {
+    let csw_log = csw_log(args);
     if let Some(path) = csw_log {
         // Stopped: every switch is in the rings; drain them and close the log.
         backend.close_log().map_err(crate::sample::log_err)?;
@@ -520,78 +669,68 @@ fn run_once(
         );
     }
     // -E: the log is complete once the PMCs are stopped.
-    let mut exit_counts = None;
-    if args.exit_counts {
-        if csw_log.is_none() {
-            backend.close_log().map_err(crate::sample::log_err)?;
-        }
-        exit_counts = Some(match (live_exits.take(), exit_log) {
-            (Some(reader), _) => reader
-                .finish()
-                .map(|(_, counts)| counts)
-                .map_err(|e| Failure::Output(format!("-E: cannot read the log: {e}")))?,
-            (None, Some(path))
-                if path.as_os_str() != "-" && crate::sample::remote_log(path).is_none() =>
-            {
-                crate::exits::of_file(path).map_err(|e| {
-                    Failure::Output(format!("-E: cannot read {}: {e}", path.display()))
-                })?
-            }
-            _ => {
-                note!("pmcstat: -E: the counts at process exit are in the log, as exitval records");
-                crate::exits::ExitCounts::default()
-            }
-        });
+    if !args.exit_counts {
+        return Ok(None);
     }
-    let counters = collect(&slots, args.per_cpu);
-    // The last, partial interval: with it the intervals add up to the total.
+    if csw_log.is_none() {
+        backend.close_log().map_err(crate::sample::log_err)?;
+    }
+    Ok(Some(match (live_exits, exit_log(args)) {
+        (Some(reader), _) => reader
+            .finish()
+            .map(|(_, counts)| counts)
+            .map_err(|e| Failure::Output(format!("-E: cannot read the log: {e}")))?,
+        (None, Some(path))
+            if path.as_os_str() != "-" && crate::sample::remote_log(path).is_none() =>
+        {
+            crate::exits::of_file(path)
+                .map_err(|e| Failure::Output(format!("-E: cannot read {}: {e}", path.display())))?
+        }
+        _ => {
+            note!("pmcstat: -E: the counts at process exit are in the log, as exitval records");
+            crate::exits::ExitCounts::default()
+        }
+    }))
+}
+
+/// The last, partial interval: with it the intervals add up to the total.
+fn print_last_interval(
+    args: &Args,
+    slots: &[Slot],
+    waited: Waited,
+    elapsed: Duration,
+    sink: &mut Sink,
+) -> Result<(), Failure> {
+    let mut last = waited.last;
     if args.columns {
         // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
         // SIGINT, whatever the time since the last.
-        let shown = interval_rows(collect(&slots, per_cpu), &mut last, args.cumulative);
+        let per_cpu = args.per_cpu || args.columns;
+        let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
         sink.columns_row(columns_checked(&shown)?);
     } else if args.interval.is_some() {
-        let shown = interval_rows(collect(&slots, args.per_cpu), &mut last, args.cumulative);
+        let shown = interval_rows(collect(slots, args.per_cpu), &mut last, args.cumulative);
         let moved = shown.iter().any(|c| c.reading.value != 0);
-        if moved || elapsed > last_at + std::time::Duration::from_millis(1) {
+        if moved || elapsed > waited.last_at + Duration::from_millis(1) {
             sink.interval(elapsed, &shown, args);
         }
     }
-    let exit_status = status.map(exit_code);
-    // -d toggled between -p PMCs: which counted the children.
+    Ok(())
+}
+
+/// `-d` toggled between `-p` PMCs: the events that counted the children.
+fn with_children(slots: &[Slot], wanted: &[Wanted]) -> Vec<String> {
     let process: Vec<&Wanted> = wanted.iter().filter(|w| !w.scope.is_system()).collect();
-    let with_children =
-        if process.iter().any(|w| w.descendants) && !process.iter().all(|w| w.descendants) {
-            slots
-                .iter()
-                .zip(wanted)
-                .filter(|(_, w)| !w.scope.is_system() && w.descendants)
-                .map(|(s, _)| s.event.clone())
-                .collect()
-        } else {
-            Vec::new()
-        };
-    let report = Report {
-        command: args
-            .command
+    if process.iter().any(|w| w.descendants) && !process.iter().all(|w| w.descendants) {
+        slots
             .iter()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        pids: crate::targets::pids(session.targets()),
-        exit_status,
-        elapsed,
-        counters,
-        descendants: wanted
-            .iter()
-            .any(|w| !w.scope.is_system())
-            .then_some(!alone),
-        with_children,
-        uncounted_children_ns,
-        user_only,
-        user_sys,
-        exits: exit_counts,
-    };
-    Ok(report)
+            .zip(wanted)
+            .filter(|(_, w)| !w.scope.is_system() && w.descendants)
+            .map(|(s, _)| s.event.clone())
+            .collect()
+    } else {
+        Vec::new()
+    }
 }
 
 /// User and system CPU time of this process's waited-for children so far

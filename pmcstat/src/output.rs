@@ -509,104 +509,13 @@ impl Sink {
         let stats: Vec<RepeatStat> = (0..first.counters.len())
             .map(|i| RepeatStat::of(runs.iter().filter_map(|r| r.counters.get(i))))
             .collect();
-        let n = runs.len();
         let elapsed = RepeatStat::of_values(runs.iter().map(|r| r.elapsed.as_nanos() as f64));
         if args.json {
-            let counters: Vec<serde_json::Value> = first
-                .counters
-                .iter()
-                .zip(&stats)
-                .map(|(c, st)| {
-                    serde_json::json!({
-                        "type": "counter",
-                        "event": c.event,
-                        "scope": if c.scope.is_system() { "system" } else { "process" },
-                        "cpu": c.cpu,
-                        "runs": n,
-                        "counted_runs": st.count,
-                        "mean": st.mean,
-                        "stddev": st.stddev,
-                        "rel_stderr_pct": st.rel_stderr_pct(),
-                        "status": if st.count == 0 { status_str(&c.reading) } else { "ok" },
-                    })
-                })
-                .collect();
-            let j = serde_json::json!({
-                "type": "repeat",
-                "command": first.command,
-                "runs": n,
-                "exit_status": runs.last().and_then(|r| r.exit_status),
-                "elapsed_ns_mean": elapsed.mean,
-                "elapsed_rel_stderr_pct": elapsed.rel_stderr_pct(),
-                "counters": counters,
-            });
-            let _ = writeln!(self.out, "{j}");
+            repeated_json(&mut self.out, runs, &stats, &elapsed);
         } else if let Some(sep) = &args.csv {
-            // perf stat -r -x's columns: value, unit, event, the noise
-            // (`x.xx%`), run time, percentage, metric value, metric unit; then
-            // pmcstat's: runs, runs in which the counter counted.
-            for (i, (c, st)) in first.counters.iter().zip(&stats).enumerate() {
-                let (value, unit) = if is_clock(&c.event) {
-                    (format!("{:.2}", st.mean / 1e6), "msec")
-                } else {
-                    (format!("{:.2}", st.mean), "")
-                };
-                let run_ns = runs
-                    .iter()
-                    .filter_map(|r| r.counters.get(i))
-                    .map(|c| c.reading.time_running as f64)
-                    .sum::<f64>()
-                    / n.max(1) as f64;
-                let _ = writeln!(
-                    self.out,
-                    "{value}{sep}{unit}{sep}{}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{sep}{sep}{n}{sep}{}",
-                    c.event,
-                    st.rel_stderr_pct().unwrap_or(0.0),
-                    100.0 * st.count as f64 / n.max(1) as f64,
-                    st.count
-                );
-            }
+            repeated_csv(&mut self.out, runs, &stats, sep);
         } else {
-            let o = &mut self.out;
-            let _ = writeln!(
-                o,
-                "\n Performance counter stats for '{}' ({n} runs):\n",
-                first.command.join(" ")
-            );
-            for (c, st) in first.counters.iter().zip(&stats) {
-                let name = label(c);
-                if st.count == 0 {
-                    let shown = if c.reading.status() == Status::NotSupported {
-                        "<not supported>"
-                    } else {
-                        "<not counted>"
-                    };
-                    let _ = writeln!(o, "{shown:>18}      {name}");
-                    continue;
-                }
-                let value = if is_clock(&c.event) {
-                    format!("{:>18.2} msec {name}", st.mean / 1e6)
-                } else {
-                    format!("{:>18}      {name}", thousands(st.mean.round() as u64))
-                };
-                let noise = st
-                    .rel_stderr_pct()
-                    .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"));
-                let partial = if st.count < n {
-                    format!(" (counted in {}/{n} runs)", st.count)
-                } else {
-                    String::new()
-                };
-                let _ = writeln!(o, "{value:<52} {noise}{partial}");
-            }
-            let _ = writeln!(
-                o,
-                "\n {:>16.9} seconds time elapsed {}\n",
-                elapsed.mean / 1e9,
-                elapsed
-                    .rel_stderr_pct()
-                    .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"))
-            );
+            repeated_text(&mut self.out, runs, &stats, &elapsed);
         }
         let _ = self.out.flush();
     }
@@ -615,94 +524,24 @@ impl Sink {
     /// explanations of the rows not counted and the notes.
     fn text(&mut self, r: &Report, quiet: bool) {
         let o = &mut self.out;
-        let what = if !r.command.is_empty() {
-            format!("'{}'", r.command.join(" "))
-        } else if !r.pids.is_empty() {
-            let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
-            format!("process id '{}'", list.join(","))
-        } else {
-            "'system wide'".to_owned()
-        };
-        let mixed;
-        let whom = match r.descendants {
-            _ if !r.with_children.is_empty() => {
-                mixed = format!(
-                    " (child processes counted only for {})",
-                    r.with_children.join(", ")
-                );
-                &mixed
-            }
-            Some(true) if !r.command.is_empty() => " and its child processes",
-            Some(true) => " and the child processes it starts",
-            Some(false) => " alone (without child processes)",
-            None => "",
-        };
-        let _ = writeln!(o, "\n Performance counter stats for {what}{whom}:\n");
-        let task_ms = r
-            .counters
-            .iter()
-            .find(|c| is_task_clock(&c.event) && c.reading.status() == Status::Ok)
-            .and_then(|c| c.reading.scaled())
-            .map(|ns| ns as f64 / 1e6);
-        let secs = r.elapsed.as_secs_f64();
-        let derived = derived_metrics(&r.counters);
-        // Each distinct explanation of the rows not counted, with its rows:
-        // printed once under the table (perf's rows say only `<not supported>`).
-        let mut explained: Vec<(&str, Vec<&str>)> = Vec::new();
-        for (c, metrics) in r.counters.iter().zip(&derived) {
-            let mut line = text_value(c);
-            if c.reading.status() == Status::Ok {
-                let v = c.reading.scaled().unwrap_or(0) as f64;
-                // perf stat's derived metric, when its partner event is there,
-                // takes the place of the rate (stat-shadow.c).
-                let note = if let Some(m) = metrics.first() {
-                    m.to_string()
-                } else if is_task_clock(&c.event) && secs > 0.0 {
-                    format!("#  {:>8.3} CPUs utilized", v / 1e9 / secs)
-                } else if let Some(ms) = task_ms.filter(|m| *m > 0.0 && !is_clock(&c.event)) {
-                    let per_sec = v / (ms / 1e3);
-                    if per_sec >= 1e9 {
-                        format!("#  {:>8.3} G/sec", per_sec / 1e9)
-                    } else if per_sec >= 1e6 {
-                        format!("#  {:>8.3} M/sec", per_sec / 1e6)
-                    } else if per_sec >= 1e3 {
-                        format!("#  {:>8.3} K/sec", per_sec / 1e3)
-                    } else {
-                        format!("#  {per_sec:>8.3} /sec")
-                    }
-                } else {
-                    String::new()
-                };
-                line = format!("{line:<52} {note:<32}");
-                if c.reading.is_multiplexed() {
-                    if let Some(q) = c.reading.running_ratio() {
-                        line.push_str(&format!(" ({:.2}%)", q * 100.0));
-                    }
-                }
-            } else if let Some(e) = &c.error {
-                let (short, full) = split_reason(&c.event, e);
-                line = format!("{line:<52} # {short}");
-                if short != full {
-                    match explained.iter_mut().find(|(f, _)| *f == full) {
-                        Some((_, events)) => events.push(&c.event),
-                        None => explained.push((full, vec![&c.event])),
-                    }
-                }
-            }
-            let _ = writeln!(o, "{}", line.trim_end());
-            // Further metrics of the same event on their own lines, as perf
-            // prints `stalled cycles per insn` under `insn per cycle`.
-            for m in metrics.iter().skip(1) {
-                let _ = writeln!(o, "{:<52} {m}", "");
-            }
-        }
+        let _ = writeln!(
+            o,
+            "\n Performance counter stats for {}{}:\n",
+            text_target(r),
+            text_whom(r)
+        );
+        let mut explained = text_rows(o, r);
         if quiet {
             explained.clear();
         }
         for (full, events) in &explained {
             let _ = writeln!(o, "\n {}: {full}", events.join(", "));
         }
-        let _ = writeln!(o, "\n {:>16.9} seconds time elapsed", secs);
+        let _ = writeln!(
+            o,
+            "\n {:>16.9} seconds time elapsed",
+            r.elapsed.as_secs_f64()
+        );
         if let Some((user, sys)) = r.user_sys {
             let _ = writeln!(o, "\n {:>16.9} seconds user", user.as_secs_f64());
             let _ = writeln!(o, " {:>16.9} seconds sys", sys.as_secs_f64());
@@ -714,6 +553,217 @@ impl Sink {
             let _ = writeln!(o, " note: {note}");
         }
         let _ = writeln!(o);
+    }
+}
+
+/// `-r N --json`: one `repeat` object with the mean and noise of each counter.
+fn repeated_json(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], elapsed: &RepeatStat) {
+    let Some(first) = runs.first() else { return };
+    let n = runs.len();
+    let counters: Vec<serde_json::Value> = first
+        .counters
+        .iter()
+        .zip(stats)
+        .map(|(c, st)| {
+            serde_json::json!({
+                "type": "counter",
+                "event": c.event,
+                "scope": if c.scope.is_system() { "system" } else { "process" },
+                "cpu": c.cpu,
+                "runs": n,
+                "counted_runs": st.count,
+                "mean": st.mean,
+                "stddev": st.stddev,
+                "rel_stderr_pct": st.rel_stderr_pct(),
+                "status": if st.count == 0 { status_str(&c.reading) } else { "ok" },
+            })
+        })
+        .collect();
+    let j = serde_json::json!({
+        "type": "repeat",
+        "command": first.command,
+        "runs": n,
+        "exit_status": runs.last().and_then(|r| r.exit_status),
+        "elapsed_ns_mean": elapsed.mean,
+        "elapsed_rel_stderr_pct": elapsed.rel_stderr_pct(),
+        "counters": counters,
+    });
+    let _ = writeln!(o, "{j}");
+}
+
+/// `-r N -x SEP`: a row per counter.
+fn repeated_csv(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], sep: &str) {
+    let Some(first) = runs.first() else { return };
+    let n = runs.len();
+    // perf stat -r -x's columns: value, unit, event, the noise
+    // (`x.xx%`), run time, percentage, metric value, metric unit; then
+    // pmcstat's: runs, runs in which the counter counted.
+    for (i, (c, st)) in first.counters.iter().zip(stats).enumerate() {
+        let (value, unit) = if is_clock(&c.event) {
+            (format!("{:.2}", st.mean / 1e6), "msec")
+        } else {
+            (format!("{:.2}", st.mean), "")
+        };
+        let run_ns = runs
+            .iter()
+            .filter_map(|r| r.counters.get(i))
+            .map(|c| c.reading.time_running as f64)
+            .sum::<f64>()
+            / n.max(1) as f64;
+        let _ = writeln!(
+            o,
+            "{value}{sep}{unit}{sep}{}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{sep}{sep}{n}{sep}{}",
+            c.event,
+            st.rel_stderr_pct().unwrap_or(0.0),
+            100.0 * st.count as f64 / n.max(1) as f64,
+            st.count
+        );
+    }
+}
+
+/// `-r N`: perf stat -r's table, each mean with its noise.
+fn repeated_text(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], elapsed: &RepeatStat) {
+    let Some(first) = runs.first() else { return };
+    let n = runs.len();
+    let _ = writeln!(
+        o,
+        "\n Performance counter stats for '{}' ({n} runs):\n",
+        first.command.join(" ")
+    );
+    for (c, st) in first.counters.iter().zip(stats) {
+        let name = label(c);
+        if st.count == 0 {
+            let shown = if c.reading.status() == Status::NotSupported {
+                "<not supported>"
+            } else {
+                "<not counted>"
+            };
+            let _ = writeln!(o, "{shown:>18}      {name}");
+            continue;
+        }
+        let value = if is_clock(&c.event) {
+            format!("{:>18.2} msec {name}", st.mean / 1e6)
+        } else {
+            format!("{:>18}      {name}", thousands(st.mean.round() as u64))
+        };
+        let noise = st
+            .rel_stderr_pct()
+            .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"));
+        let partial = if st.count < n {
+            format!(" (counted in {}/{n} runs)", st.count)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(o, "{value:<52} {noise}{partial}");
+    }
+    let _ = writeln!(
+        o,
+        "\n {:>16.9} seconds time elapsed {}\n",
+        elapsed.mean / 1e9,
+        elapsed
+            .rel_stderr_pct()
+            .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"))
+    );
+}
+
+/// What the table is of: the command, the `-t` processes, or the system.
+fn text_target(r: &Report) -> String {
+    if !r.command.is_empty() {
+        format!("'{}'", r.command.join(" "))
+    } else if !r.pids.is_empty() {
+        let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
+        format!("process id '{}'", list.join(","))
+    } else {
+        "'system wide'".to_owned()
+    }
+}
+
+/// Whose counts they are: with the child processes or without, or which counters
+/// counted them.
+fn text_whom(r: &Report) -> std::borrow::Cow<'static, str> {
+    match r.descendants {
+        _ if !r.with_children.is_empty() => format!(
+            " (child processes counted only for {})",
+            r.with_children.join(", ")
+        )
+        .into(),
+        Some(true) if !r.command.is_empty() => " and its child processes".into(),
+        Some(true) => " and the child processes it starts".into(),
+        Some(false) => " alone (without child processes)".into(),
+        None => "".into(),
+    }
+}
+
+/// The table's rows, a counter and its derived metrics each. Returns each distinct
+/// explanation of the rows not counted, with its rows: printed once under the table
+/// (perf's rows say only `<not supported>`).
+fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, Vec<&'r str>)> {
+    let task_ms = r
+        .counters
+        .iter()
+        .find(|c| is_task_clock(&c.event) && c.reading.status() == Status::Ok)
+        .and_then(|c| c.reading.scaled())
+        .map(|ns| ns as f64 / 1e6);
+    let secs = r.elapsed.as_secs_f64();
+    let derived = derived_metrics(&r.counters);
+    let mut explained: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (c, metrics) in r.counters.iter().zip(&derived) {
+        let mut line = text_value(c);
+        if c.reading.status() == Status::Ok {
+            let note = rate_note(c, metrics, task_ms, secs);
+            line = format!("{line:<52} {note:<32}");
+            if c.reading.is_multiplexed() {
+                if let Some(q) = c.reading.running_ratio() {
+                    line.push_str(&format!(" ({:.2}%)", q * 100.0));
+                }
+            }
+        } else if let Some(e) = &c.error {
+            let (short, full) = split_reason(&c.event, e);
+            line = format!("{line:<52} # {short}");
+            if short != full {
+                match explained.iter_mut().find(|(f, _)| *f == full) {
+                    Some((_, events)) => events.push(&c.event),
+                    None => explained.push((full, vec![&c.event])),
+                }
+            }
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+        // Further metrics of the same event on their own lines, as perf
+        // prints `stalled cycles per insn` under `insn per cycle`.
+        for m in metrics.iter().skip(1) {
+            let _ = writeln!(o, "{:<52} {m}", "");
+        }
+    }
+    explained
+}
+
+/// The comment after a count: perf stat's derived metric, when its partner event is there
+/// (it takes the place of the rate, as in stat-shadow.c), else the CPUs utilized (task
+/// clock) or the rate per second of task clock.
+fn rate_note(
+    c: &Counter,
+    metrics: &[pmc::metrics::Derived],
+    task_ms: Option<f64>,
+    secs: f64,
+) -> String {
+    let v = c.reading.scaled().unwrap_or(0) as f64;
+    if let Some(m) = metrics.first() {
+        m.to_string()
+    } else if is_task_clock(&c.event) && secs > 0.0 {
+        format!("#  {:>8.3} CPUs utilized", v / 1e9 / secs)
+    } else if let Some(ms) = task_ms.filter(|m| *m > 0.0 && !is_clock(&c.event)) {
+        let per_sec = v / (ms / 1e3);
+        if per_sec >= 1e9 {
+            format!("#  {:>8.3} G/sec", per_sec / 1e9)
+        } else if per_sec >= 1e6 {
+            format!("#  {:>8.3} M/sec", per_sec / 1e6)
+        } else if per_sec >= 1e3 {
+            format!("#  {:>8.3} K/sec", per_sec / 1e3)
+        } else {
+            format!("#  {per_sec:>8.3} /sec")
+        }
+    } else {
+        String::new()
     }
 }
 

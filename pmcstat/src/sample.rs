@@ -77,6 +77,74 @@ fn io_failure(what: &str, e: &std::io::Error) -> Failure {
 
 /// Runs sampling mode; returns the exit status to use.
 pub fn run(args: &Args) -> Result<u8, Failure> {
+    check_args(args)?;
+    let backend = pmc::Native::open()?;
+    // The created log is bound after the backend, so dropped (the file removed) before it
+    // on a failed start.
+    let (aggregator, mut created_log) = open_log(&backend, args)?;
+    let mut samplers = allocate_samplers(&backend, args)?;
+    let mut session = attach(&mut samplers, args)?;
+    if args.verbose {
+        print_native_config(&samplers);
+    }
+    let started = start(&mut samplers, &mut session)?;
+    created_log.0 = None; // started: the log is kept, whatever happens next
+
+    let live = std::io::stderr().is_terminal() && !args.top_mode && !args.quiet;
+    let waited = wait(
+        args,
+        &mut session,
+        &samplers,
+        &backend,
+        aggregator.as_ref(),
+        (started, live),
+    )?;
+    let status = match waited.status {
+        Err(Failure::Setup(e)) if waited.log_failed => {
+            // The first failure (with its errno), not a later write refused because of it.
+            let first = backend.log_error().unwrap_or(e);
+            return log_failure(&first, samplers, session, &backend, args);
+        }
+        other => other?,
+    };
+    let view_failed = waited.view_error.is_some();
+    if let Some(e) = waited.view_error {
+        diag!("pmcstat: the -T view failed: {e}");
+    }
+    // `q` while the command runs: it gets SIGTERM and is waited for, so
+    // nothing is left running behind pmcstat.
+    let status = match status {
+        None if (waited.quit || view_failed) && session.child().is_some() => {
+            let _ = session.signal(libc::SIGTERM);
+            session.finish()?
+        }
+        s => s,
+    };
+    let elapsed = started.elapsed();
+    stop_samplers(&mut samplers, count_interval(args).is_some())?;
+    if live {
+        status_line(&backend, elapsed, true);
+    }
+    let events: Vec<String> = samplers.iter().map(|s| s.text.clone()).collect();
+    drop(samplers);
+    backend.close_log().map_err(log_err)?;
+    report(args, &backend, aggregator, &events, elapsed)?;
+    // After `q` the command ended because pmcstat ended it: not a failure.
+    if waited.quit {
+        return Ok(0);
+    }
+    Ok(crate::run::final_status(status.map(exit_code)))
+}
+
+/// The usage rules of sampling mode, in the order they are checked.
+fn check_args(args: &Args) -> Result<(), Failure> {
+    check_mode_and_timing(args)?;
+    check_targets(args)?;
+    check_sampling_options(args)
+}
+
+/// No counting PMCs, no `-r`; `-w` and `-l` positive, `-w` only with a log or `-T`.
+fn check_mode_and_timing(args: &Args) -> Result<(), Failure> {
     if !args.process.is_empty() || !args.system.is_empty() {
         return Err(Failure::Usage(
             "counting (-p/-s) and sampling (-P/-S) PMCs are used in separate runs".into(),
@@ -106,6 +174,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             )));
         }
     }
+    Ok(())
+}
+
+/// What is sampled: a command or `-t` (not both), `-W` and `-E` with process PMCs, and
+/// something that ends the run.
+fn check_targets(args: &Args) -> Result<(), Failure> {
     if args.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
             "give either -t PID|REGEX or a command, not both".into(),
@@ -135,6 +209,11 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             "system sampling (-S) needs a command or -l SECS".into()
         }));
     }
+    Ok(())
+}
+
+/// `-n`, `--freq`, `--call-graph dwarf-raw` and `-T` against the log.
+fn check_sampling_options(args: &Args) -> Result<(), Failure> {
     if args.rate == Some(0) {
         return Err(Failure::Usage("-n: the period must be at least 1".into()));
     }
@@ -143,19 +222,6 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             "--freq: the frequency must be at least 1".into(),
         ));
     }
-    let default_rate = match args.frequency {
-        Some(hz) => Rate::Frequency(hz),
-        None => Rate::Period(args.rate.unwrap_or(DEFAULT_RATE)),
-    };
-    let mut flags = Flags::NONE;
-    if !args.no_callchain {
-        flags |= Flags::CALLCHAIN;
-        // pmcstat(8): PMC_F_USERCALLCHAIN only with PMC_F_CALLCHAIN.
-        if args.user_callchain {
-            flags |= Flags::USERCALLCHAIN;
-        }
-    }
-
     if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
         return Err(Failure::Usage(
             "--call-graph dwarf-raw keeps the stacks for unwinding when the log is read: it \
@@ -170,12 +236,19 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 .into(),
         ));
     }
-    let backend = pmc::Native::open()?;
-    let mut aggregator = None;
-    // Declared after the backend, so dropped (the file removed) before it on a failed start.
+    Ok(())
+}
+
+/// Where the samples go: the `-O` log (with the file it created, removed unless the run
+/// starts), or else a live aggregator reading them as they arrive.
+fn open_log(
+    backend: &pmc::Native,
+    args: &Args,
+) -> Result<(Option<LiveProfile>, RemoveUnlessStarted), Failure> {
     let mut created_log = RemoveUnlessStarted(None);
+    let mut aggregator = None;
     match &args.log {
-        Some(path) => created_log.0 = configure_log(&backend, path)?,
+        Some(path) => created_log.0 = configure_log(backend, path)?,
         None => {
             let (profile, sink) = LiveProfile::start(args.exit_counts)
                 .map_err(|e| io_failure("start the log reader", &e))?;
@@ -183,7 +256,35 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             aggregator = Some(profile);
         }
     }
+    Ok((aggregator, created_log))
+}
 
+/// The rate of the PMCs without their own `,freq=`: `--freq`, else `-n`, else
+/// [`DEFAULT_RATE`].
+fn default_rate(args: &Args) -> Rate {
+    match args.frequency {
+        Some(hz) => Rate::Frequency(hz),
+        None => Rate::Period(args.rate.unwrap_or(DEFAULT_RATE)),
+    }
+}
+
+/// The call-chain flags of every PMC (`-N`, `-U`).
+fn callchain_flags(args: &Args) -> Flags {
+    let mut flags = Flags::NONE;
+    if !args.no_callchain {
+        flags |= Flags::CALLCHAIN;
+        // pmcstat(8): PMC_F_USERCALLCHAIN only with PMC_F_CALLCHAIN.
+        if args.user_callchain {
+            flags |= Flags::USERCALLCHAIN;
+        }
+    }
+    flags
+}
+
+/// Allocates the `-P` and `-S` PMCs, in that order.
+fn allocate_samplers(backend: &pmc::Native, args: &Args) -> Result<Vec<Sampler>, Failure> {
+    let default_rate = default_rate(args);
+    let flags = callchain_flags(args);
     // (spec, scope, -d) per PMC, -d and -c as in force where each stands.
     let mut wanted: Vec<(String, Scope, bool)> = Vec::new();
     for (p, &d) in args
@@ -199,96 +300,146 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     let mut samplers = Vec::with_capacity(wanted.len());
     for (text, scope, descendants) in wanted {
-        let (spec_text, freq) = split_freq(&text).map_err(Failure::Usage)?;
-        let spec: EventSpec = spec_text
-            .parse()
-            .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
-        let rate = freq.map_or(default_rate, Rate::Frequency);
-        // -W: the counts at every context switch, for the process-mode PMCs.
-        // -E: each process's count at its exit, likewise.
-        let mut flags = flags;
-        if descendants {
-            flags |= Flags::DESCENDANTS;
-        }
-        if args.log_csw && !scope.is_system() {
-            flags |= Flags::LOG_PROCCSW;
-        }
-        if args.exit_counts && !scope.is_system() {
-            flags |= Flags::LOG_PROCEXIT;
-        }
-        let alloc = Allocation::sampling(spec, rate)
-            .scope(scope.clone())
-            .flags(flags)
-            .call_graph(args.call_graph.unwrap_or_default());
-        let pmc = backend.allocate(&alloc)?;
-        // A backend that samples less often than asked says so (hwpmc's
-        // minimum reload count).
-        for f in pmc.native_config() {
-            if f.name == "warning" {
-                let _ = writeln!(std::io::stderr(), "pmcstat: warning: {}", f.value);
-            }
-        }
-        samplers.push(Sampler {
-            text,
-            scope,
-            descendants,
-            pmc,
-        });
+        samplers.push(allocate_sampler(
+            backend,
+            args,
+            (text, scope, descendants),
+            default_rate,
+            flags,
+        )?);
     }
+    Ok(samplers)
+}
 
-    let mut session = crate::targets::session(args)?;
-    for s in &mut samplers {
+/// Allocates one sampling PMC: its spec (with its `,freq=`), scope and `-d`, and the
+/// log flags of `-W` and `-E`.
+fn allocate_sampler(
+    backend: &pmc::Native,
+    args: &Args,
+    (text, scope, descendants): (String, Scope, bool),
+    default_rate: Rate,
+    mut flags: Flags,
+) -> Result<Sampler, Failure> {
+    let (spec_text, freq) = split_freq(&text).map_err(Failure::Usage)?;
+    let spec: EventSpec = spec_text
+        .parse()
+        .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
+    let rate = freq.map_or(default_rate, Rate::Frequency);
+    // -W: the counts at every context switch, for the process-mode PMCs.
+    // -E: each process's count at its exit, likewise.
+    if descendants {
+        flags |= Flags::DESCENDANTS;
+    }
+    if args.log_csw && !scope.is_system() {
+        flags |= Flags::LOG_PROCCSW;
+    }
+    if args.exit_counts && !scope.is_system() {
+        flags |= Flags::LOG_PROCEXIT;
+    }
+    let alloc = Allocation::sampling(spec, rate)
+        .scope(scope.clone())
+        .flags(flags)
+        .call_graph(args.call_graph.unwrap_or_default());
+    let pmc = backend.allocate(&alloc)?;
+    // A backend that samples less often than asked says so (hwpmc's
+    // minimum reload count).
+    for f in pmc.native_config() {
+        if f.name == "warning" {
+            let _ = writeln!(std::io::stderr(), "pmcstat: warning: {}", f.value);
+        }
+    }
+    Ok(Sampler {
+        text,
+        scope,
+        descendants,
+        pmc,
+    })
+}
+
+/// Launches the command paused (or finds the `-t` processes) and attaches the
+/// process-mode PMCs to it.
+fn attach(samplers: &mut [Sampler], args: &Args) -> Result<pmc::launch::Session, Failure> {
+    let session = crate::targets::session(args)?;
+    for s in samplers.iter_mut() {
         if !s.scope.is_system() {
             crate::targets::attach_all(&mut s.pmc, &session)?;
         }
     }
-    if args.verbose {
-        for s in &samplers {
-            diag!("{}: native configuration:", s.text);
-            diag!(
-                "  {:<24} {}",
-                "(pmcstat) scope",
-                crate::count::scope_text(&s.scope, s.descendants)
-            );
-            for f in s.pmc.native_config() {
-                diag!("  {:<24} {}", f.name, f.value);
-            }
+    Ok(session)
+}
+
+/// `-v`: each PMC's scope and native configuration.
+fn print_native_config(samplers: &[Sampler]) {
+    for s in samplers {
+        diag!("{}: native configuration:", s.text);
+        diag!(
+            "  {:<24} {}",
+            "(pmcstat) scope",
+            crate::count::scope_text(&s.scope, s.descendants)
+        );
+        for f in s.pmc.native_config() {
+            diag!("  {:<24} {}", f.name, f.value);
         }
     }
-    for s in &mut samplers {
+}
+
+/// Starts the PMCs, then lets the command run; returns when sampling started.
+fn start(samplers: &mut [Sampler], session: &mut pmc::launch::Session) -> Result<Instant, Failure> {
+    for s in samplers.iter_mut() {
         s.pmc.start()?;
     }
     let started = Instant::now();
     session.resume()?;
-    created_log.0 = None; // started: the log is kept, whatever happens next
+    Ok(started)
+}
 
-    let live = std::io::stderr().is_terminal() && !args.top_mode && !args.quiet;
-    // -T: the view, and -w is its refresh interval instead of count logging.
-    let mut view = None;
-    if args.top_mode {
-        let refresh = args
-            .interval
-            .map_or(crate::top::DEFAULT_REFRESH, Duration::from_secs_f64);
-        let names: Vec<&str> = samplers.iter().map(|s| s.text.as_str()).collect();
-        let title = format!("pmcstat -T: {}", names.join(", "));
-        view = Some(
-            crate::top::TopView::open(title, refresh)
-                .map_err(|e| io_failure("open the -T view", &e))?,
-        );
-    }
-    let interval = args.interval.filter(|_| !args.top_mode);
+/// `-w` as the interval for logging counts: without `-T` (where it is the refresh
+/// interval).
+fn count_interval(args: &Args) -> Option<f64> {
+    args.interval.filter(|_| !args.top_mode)
+}
+
+/// What the wait for the end of the run saw.
+struct Waited {
+    /// The command's exit status, if it ended, or why the wait stopped.
+    status: Result<Option<std::process::ExitStatus>, Failure>,
+    /// `q` in the `-T` view.
+    quit: bool,
+    /// Why the `-T` view stopped working, if it did.
+    view_error: Option<std::io::Error>,
+    /// The log could not be written.
+    log_failed: bool,
+}
+
+/// Waits for the end of the run: logs the counts every `-w`, checks the log for a write
+/// error, and updates the live status line or the `-T` view. `started`: when sampling
+/// started; `live`: whether the status line is shown.
+fn wait(
+    args: &Args,
+    session: &mut pmc::launch::Session,
+    samplers: &[Sampler],
+    backend: &pmc::Native,
+    aggregator: Option<&LiveProfile>,
+    (started, live): (Instant, bool),
+) -> Result<Waited, Failure> {
+    let mut view = open_view(args, samplers)?;
     let wait = Wait {
         started,
         duration: args.duration,
-        interval,
+        interval: count_interval(args),
     };
     let mut view_error = None;
     let mut quit = false;
     let log_failed = std::cell::Cell::new(false);
+    let poll_every = if view.is_some() {
+        Duration::from_millis(50)
+    } else {
+        LOG_CHECK
+    };
     let status = wait.run(
-        &mut session,
+        session,
         || {
-            for s in &samplers {
+            for s in samplers {
                 if let Err(e) = log_counts(&s.pmc) {
                     // `-w` writing into a log that just failed: the same stop as below.
                     log_failed.set(backend.log_error().is_some());
@@ -297,29 +448,19 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             }
             Ok(())
         },
-        Some(if view.is_some() {
-            Duration::from_millis(50)
-        } else {
-            LOG_CHECK
-        }),
+        Some(poll_every),
         |_| {
             if let Some(e) = backend.log_error() {
                 log_failed.set(true);
                 return Err(Failure::Setup(e));
             }
-            let (Some(v), Some(agg)) = (view.as_mut(), aggregator.as_ref()) else {
+            let (Some(v), Some(agg)) = (view.as_mut(), aggregator) else {
                 if live {
-                    status_line(&backend, started.elapsed(), false);
+                    status_line(backend, started.elapsed(), false);
                 }
                 return Ok(std::ops::ControlFlow::Continue(()));
             };
-            let step = v.keys(Duration::ZERO).and_then(|k| {
-                if k.is_continue() && v.due() {
-                    v.draw(agg.snapshot())?;
-                }
-                Ok(k)
-            });
-            Ok(match step {
+            Ok(match view_step(v, agg) {
                 Ok(k) => {
                     quit = k.is_break();
                     k
@@ -332,50 +473,65 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         },
     );
     drop(view);
-    let status = match status {
-        Err(Failure::Setup(e)) if log_failed.get() => {
-            // The first failure (with its errno), not a later write refused because of it.
-            let first = backend.log_error().unwrap_or(e);
-            return log_failure(&first, samplers, session, &backend, args);
-        }
-        other => other?,
-    };
-    let view_failed = view_error.is_some();
-    if let Some(e) = view_error {
-        diag!("pmcstat: the -T view failed: {e}");
+    Ok(Waited {
+        status,
+        quit,
+        view_error,
+        log_failed: log_failed.get(),
+    })
+}
+
+/// `-T`: the live view of the samples, titled with the events; `-w` is its refresh
+/// interval.
+fn open_view(args: &Args, samplers: &[Sampler]) -> Result<Option<crate::top::TopView>, Failure> {
+    if !args.top_mode {
+        return Ok(None);
     }
-    // `q` while the command runs: it gets SIGTERM and is waited for, so
-    // nothing is left running behind pmcstat.
-    let status = match status {
-        None if (quit || view_failed) && session.child().is_some() => {
-            let _ = session.signal(libc::SIGTERM);
-            session.finish()?
-        }
-        s => s,
-    };
-    let elapsed = started.elapsed();
-    for s in &mut samplers {
+    let refresh = args
+        .interval
+        .map_or(crate::top::DEFAULT_REFRESH, Duration::from_secs_f64);
+    let names: Vec<&str> = samplers.iter().map(|s| s.text.as_str()).collect();
+    let title = format!("pmcstat -T: {}", names.join(", "));
+    let view = crate::top::TopView::open(title, refresh)
+        .map_err(|e| io_failure("open the -T view", &e))?;
+    Ok(Some(view))
+}
+
+/// One poll of the `-T` view: its keys, then a redraw when one is due.
+fn view_step(
+    v: &mut crate::top::TopView,
+    agg: &LiveProfile,
+) -> std::io::Result<std::ops::ControlFlow<()>> {
+    let k = v.keys(Duration::ZERO)?;
+    if k.is_continue() && v.due() {
+        v.draw(agg.snapshot())?;
+    }
+    Ok(k)
+}
+
+/// Stops the PMCs; with `-w`, logs their final counts.
+fn stop_samplers(samplers: &mut [Sampler], log_final_counts: bool) -> Result<(), Failure> {
+    for s in samplers.iter_mut() {
         s.pmc.stop()?;
-        if interval.is_some() {
+        if log_final_counts {
             log_counts(&s.pmc)?; // the final values
         }
     }
-    if live {
-        status_line(&backend, elapsed, true);
-    }
-    let events: Vec<String> = samplers.iter().map(|s| s.text.clone()).collect();
-    drop(samplers);
-    backend.close_log().map_err(log_err)?;
+    Ok(())
+}
 
-    let out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            crate::output::create_file(p)
-                .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
-        )),
-        None => Box::new(std::io::stderr()),
-    };
-    let mut out = crate::output::Checked::new(out);
-    let summary = summary_counts(&backend);
+/// The summary after the run, to `-o FILE` or standard error: where the samples were
+/// written (`-O`) or the top functions (without it), the counts at exit (`-E`), losses and
+/// unwinding.
+fn report(
+    args: &Args,
+    backend: &pmc::Native,
+    aggregator: Option<LiveProfile>,
+    events: &[String],
+    elapsed: Duration,
+) -> Result<(), Failure> {
+    let mut out = crate::output::Checked::new(summary_output(args)?);
+    let summary = summary_counts(backend);
     let mut exits = None;
     match &args.log {
         Some(_) if args.quiet => {}
@@ -393,54 +549,75 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
         None => {}
     }
-    // -E from a log file: read back from it (a log on standard output or a socket keeps
-    // them as its `exitval` records).
-    if let Some(path) = args.log.as_deref().filter(|_| args.exit_counts) {
-        if path.as_os_str() == "-" || remote_log(path).is_some() {
-            note!(
-                "pmcstat: -E: the counts at process exit are in the log ({}), as exitval records",
-                path.display()
-            );
-        } else {
-            exits =
-                Some(crate::exits::of_file(path).map_err(|e| {
-                    io_failure("read the counts at exit", &std::io::Error::other(e))
-                })?);
-        }
+    if let Some(e) = exits_in_log(args)? {
+        exits = Some(e);
     }
-    match &args.log {
-        Some(_) => {}
-        None => {
-            let (profile, exit_counts) = aggregator
-                .take()
-                .ok_or_else(|| io_failure("read the samples", &std::io::Error::other("no log")))?
-                .finish()
-                .map_err(|e| io_failure("read the samples", &std::io::Error::other(e)))?;
-            if args.exit_counts {
-                exits = Some(exit_counts);
-            }
-            // A closed pipe (`2>&1 | head -1`) ends quietly; other failures name the summary.
-            crate::output::write_outcome(
-                print_top(&mut out, &profile, &events, elapsed, args.top),
-                "the sampling summary",
-            )?;
+    if args.log.is_none() {
+        let exit_counts = print_profile(&mut out, aggregator, events, elapsed, args.top)?;
+        if args.exit_counts {
+            exits = Some(exit_counts);
         }
     }
     if let Some(e) = &exits {
         crate::output::write_outcome(e.write(&mut out), "the counts at exit")?;
     }
-    if let Some(line) = losses_by_cpu(&backend) {
+    if let Some(line) = losses_by_cpu(backend) {
         let _ = writeln!(out, "{line}");
     }
-    for line in unwind_lines(&backend) {
+    for line in unwind_lines(backend) {
         let _ = writeln!(std::io::stderr(), "{line}");
     }
-    crate::output::write_outcome(out.finish(), "the sampling summary")?;
-    // After `q` the command ended because pmcstat ended it: not a failure.
-    if quit {
-        return Ok(0);
+    crate::output::write_outcome(out.finish(), "the sampling summary")
+}
+
+/// Where the summary goes: `-o FILE`, else standard error.
+fn summary_output(args: &Args) -> Result<Box<dyn Write>, Failure> {
+    Ok(match &args.output {
+        Some(p) => Box::new(std::io::BufWriter::new(
+            crate::output::create_file(p)
+                .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
+        )),
+        None => Box::new(std::io::stderr()),
+    })
+}
+
+/// `-E` with a log file: the counts at exit, read back from it (a log on standard output
+/// or a socket keeps them as its `exitval` records).
+fn exits_in_log(args: &Args) -> Result<Option<crate::exits::ExitCounts>, Failure> {
+    let Some(path) = args.log.as_deref().filter(|_| args.exit_counts) else {
+        return Ok(None);
+    };
+    if path.as_os_str() == "-" || remote_log(path).is_some() {
+        note!(
+            "pmcstat: -E: the counts at process exit are in the log ({}), as exitval records",
+            path.display()
+        );
+        return Ok(None);
     }
-    Ok(crate::run::final_status(status.map(exit_code)))
+    let exits = crate::exits::of_file(path)
+        .map_err(|e| io_failure("read the counts at exit", &std::io::Error::other(e)))?;
+    Ok(Some(exits))
+}
+
+/// Without `-O`: the aggregated samples, printed as the top functions; returns the counts
+/// at exit it gathered.
+fn print_profile(
+    out: &mut dyn Write,
+    aggregator: Option<LiveProfile>,
+    events: &[String],
+    elapsed: Duration,
+    top: usize,
+) -> Result<crate::exits::ExitCounts, Failure> {
+    let (profile, exit_counts) = aggregator
+        .ok_or_else(|| io_failure("read the samples", &std::io::Error::other("no log")))?
+        .finish()
+        .map_err(|e| io_failure("read the samples", &std::io::Error::other(e)))?;
+    // A closed pipe (`2>&1 | head -1`) ends quietly; other failures name the summary.
+    crate::output::write_outcome(
+        print_top(out, &profile, events, elapsed, top),
+        "the sampling summary",
+    )?;
+    Ok(exit_counts)
 }
 
 /// Gives the backend the `-O` log: a file, `-` (pmcstat(8): the standard output) or
