@@ -90,7 +90,7 @@ use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
 use crate::record::ParseConfig;
 use crate::sampler::{self, Hub, LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
-use crate::sys::{self, Ioctl, Sys};
+use crate::sys::{self, Ioctl, Sys, SysHandle};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::lifecycle::{Lifecycle, LogNeed};
@@ -108,7 +108,7 @@ const READ_WORDS: usize = 3 + 2 * MAX_GROUP_MEMBERS;
 
 struct Shared {
     /// The system calls and `/proc` facts: the kernel, or a fake in tests.
-    sys: Arc<dyn Sys>,
+    sys: SysHandle,
     /// The sample log and its drain thread.
     hub: Arc<Hub>,
     /// Ring data pages for PMCs allocated from now on (0: the default).
@@ -123,7 +123,7 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(sys: Arc<dyn Sys>) -> Shared {
+    fn new(sys: SysHandle) -> Shared {
         Shared {
             sys,
             hub: Arc::default(),
@@ -170,7 +170,7 @@ pub struct Backend {
 impl Default for Backend {
     /// The real kernel, as [`Backend::open`] (without its check for Linux).
     fn default() -> Backend {
-        Backend::with_sys(Arc::new(sys::RealSys))
+        Backend::on(SysHandle::Real(sys::RealSys))
     }
 }
 
@@ -195,13 +195,17 @@ impl Backend {
                 "the perf_event backend needs Linux",
             ));
         }
-        Ok(Backend::with_sys(Arc::new(sys::RealSys)))
+        Ok(Backend::on(SysHandle::Real(sys::RealSys)))
     }
 
     /// A backend over another implementation of the system calls: a fake kernel in tests (see
-    /// the `fake-kernel` feature). [`Backend::open`] is `with_sys` of the real kernel.
+    /// the `fake-kernel` feature). [`Backend::open`] calls the real kernel directly, without a trait object.
     #[doc(hidden)]
     pub fn with_sys(sys: Arc<dyn Sys>) -> Backend {
+        Backend::on(SysHandle::Other(sys))
+    }
+
+    fn on(sys: SysHandle) -> Backend {
         Backend {
             shared: Arc::new(Shared::new(sys)),
         }
@@ -417,12 +421,12 @@ impl Counters {
         self.life.check_not_attached(target)?;
         let layout = self.layout(&target);
         let follow_threads = layout.follow_threads();
-        let per_cpu = layout.task_cpus(&*self._shared.sys);
+        let per_cpu = layout.task_cpus(&self._shared.sys);
         let mut threads = Vec::new();
         let mut cpus = Vec::new();
         let pending_exec = match target {
             Target::Current => {
-                let tids = thread_ids(&*self._shared.sys, None)?;
+                let tids = thread_ids(&self._shared.sys, None)?;
                 let probe = self.probe.take().filter(|_| layout == FdLayout::PerThread);
                 for tid in tids {
                     if matches!(&probe, Some((ptid, _)) if *ptid == tid) {

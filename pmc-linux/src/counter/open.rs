@@ -335,7 +335,7 @@ impl Counters {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(self.members.len());
         let enabled = self.life.is_running() && !exec;
         let grouped = self.read == ReadLayout::Group;
-        let sys = &*self._shared.sys;
+        let sys = &self._shared.sys;
         let exit_reads = self.exit_reads();
         for m in &mut self.members {
             let mut attr = m.attr;
@@ -432,7 +432,7 @@ impl Counters {
     ) -> Result<(Vec<Vec<OwnedFd>>, Vec<i32>)> {
         let p = pid_i32(pid)?;
         let (mut threads, mut cpus) = (Vec::new(), Vec::new());
-        for tid in thread_ids(&*self._shared.sys, Some(pid))? {
+        for tid in thread_ids(&self._shared.sys, Some(pid))? {
             for &cpu in per_cpu {
                 match self.open_set(tid, cpu, false, follow_threads) {
                     Ok(s) => {
@@ -463,7 +463,7 @@ impl Counters {
         };
         let layout = self.layout(&Target::Exec(pid));
         let follow_threads = layout.follow_threads();
-        let per_cpu = layout.task_cpus(&*self._shared.sys);
+        let per_cpu = layout.task_cpus(&self._shared.sys);
         let (threads, cpus) = match self.open_pid(pid, &per_cpu, follow_threads) {
             Ok(sets) => sets,
             // Gone (its exec failed, or it exited before the start): nothing more to count.

@@ -13,18 +13,22 @@ pub(super) fn short_read(n: usize, want: usize) -> Error {
 
 /// One `read(2)` of up to `words.len()` words; no allocation, and a single
 /// counter's read zeroes a 32-byte buffer, not a group's 536.
-pub(super) fn read_words(sys: &dyn Sys, fd: &OwnedFd, words: &mut [u64]) -> Result<usize> {
+pub(super) fn read_words<S: Sys + ?Sized>(
+    sys: &S,
+    fd: &OwnedFd,
+    words: &mut [u64],
+) -> Result<usize> {
     if words.len() <= 4 {
-        read_words_in::<32>(sys, fd, words)
+        read_words_in::<S, 32>(sys, fd, words)
     } else if words.len() <= 11 {
-        read_words_in::<88>(sys, fd, words)
+        read_words_in::<S, 88>(sys, fd, words)
     } else {
-        read_words_in::<{ READ_WORDS * 8 }>(sys, fd, words)
+        read_words_in::<S, { READ_WORDS * 8 }>(sys, fd, words)
     }
 }
 
-pub(super) fn read_words_in<const B: usize>(
-    sys: &dyn Sys,
+pub(super) fn read_words_in<S: Sys + ?Sized, const B: usize>(
+    sys: &S,
     fd: &OwnedFd,
     words: &mut [u64],
 ) -> Result<usize> {
@@ -61,7 +65,7 @@ impl Counters {
             for set in &inst.threads {
                 for (fd, acc) in set.iter().zip(sum.iter_mut()) {
                     let mut words = [0u64; 4];
-                    let n = read_words(&*self._shared.sys, fd, &mut words)?;
+                    let n = read_words(&self._shared.sys, fd, &mut words)?;
                     if n != 4 {
                         return Err(short_read(n, 4));
                     }
@@ -80,7 +84,7 @@ impl Counters {
                 for (fd, slot) in set.iter().zip(out.iter_mut()) {
                     // Small buffers: the read path zeroes 32 bytes, not 1 KiB.
                     let mut words = [0u64; 4];
-                    let n = read_words(&*self._shared.sys, fd, &mut words)?;
+                    let n = read_words(&self._shared.sys, fd, &mut words)?;
                     if n != 4 {
                         return Err(short_read(n, 4));
                     }
@@ -97,7 +101,7 @@ impl Counters {
                     big = [0u64; READ_WORDS];
                     &mut big[..want]
                 };
-                let n = read_words(&*self._shared.sys, leader, words)?;
+                let n = read_words(&self._shared.sys, leader, words)?;
                 if n != want || words[0] as usize != self.members.len() {
                     return Err(short_read(n, want));
                 }

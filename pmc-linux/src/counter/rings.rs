@@ -197,7 +197,7 @@ impl Counters {
                     None => {
                         let ring_cpu = u32::try_from(cpu).ok();
                         let mut ring = RingSource::map(
-                            &*self._shared.sys,
+                            &self._shared.sys,
                             first.as_fd(),
                             pages,
                             cfg,

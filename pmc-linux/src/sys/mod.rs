@@ -92,6 +92,83 @@ pub trait Sys: Send + Sync + std::fmt::Debug {
 }
 
 /// The kernel: [`Sys`] over the real system calls and `/proc`.
+/// The backend's handle on the kernel: the real one called directly (a `match`, no vtable:
+/// the read path is a `read(2)` plus a few instructions, and an indirect call costs a
+/// measurable share of it), or any other [`Sys`] (the fake kernel in tests) through its
+/// trait object.
+#[derive(Debug, Clone)]
+pub(crate) enum SysHandle {
+    /// The kernel.
+    Real(RealSys),
+    /// A stand-in.
+    Other(std::sync::Arc<dyn Sys>),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $s:ident => $e:expr) => {
+        match $self {
+            SysHandle::Real($s) => $e,
+            SysHandle::Other(a) => {
+                let $s = &**a;
+                $e
+            }
+        }
+    };
+}
+
+impl Sys for SysHandle {
+    #[inline]
+    fn perf_event_open(
+        &self,
+        attr: &mut perf_event_attr,
+        pid: i32,
+        cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+        flags: u64,
+    ) -> Result<OwnedFd, Errno> {
+        dispatch!(self, s => s.perf_event_open(attr, pid, cpu, group, flags))
+    }
+    #[inline]
+    fn ioctl(&self, fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno> {
+        dispatch!(self, s => s.ioctl(fd, op))
+    }
+    #[inline]
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+        dispatch!(self, s => s.read(fd, buf))
+    }
+    #[inline]
+    fn event_id(&self, fd: BorrowedFd<'_>) -> Result<u64, Errno> {
+        dispatch!(self, s => s.event_id(fd))
+    }
+    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> std::io::Result<MmapRing> {
+        dispatch!(self, s => s.map_ring(fd, data_pages))
+    }
+    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
+        dispatch!(self, s => s.thread_ids(pid))
+    }
+    fn thread_exiting(&self, tid: i32) -> bool {
+        dispatch!(self, s => s.thread_exiting(tid))
+    }
+    fn process_alive(&self, pid: u32) -> bool {
+        dispatch!(self, s => s.process_alive(pid))
+    }
+    fn gettid(&self) -> i32 {
+        dispatch!(self, s => s.gettid())
+    }
+    fn getpid(&self) -> u32 {
+        dispatch!(self, s => s.getpid())
+    }
+    fn page_size(&self) -> usize {
+        dispatch!(self, s => s.page_size())
+    }
+    fn online_cpus(&self) -> Vec<u32> {
+        dispatch!(self, s => s.online_cpus())
+    }
+    fn facts(&self) -> Facts {
+        dispatch!(self, s => s.facts())
+    }
+}
+
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealSys;
