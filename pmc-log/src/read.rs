@@ -224,184 +224,188 @@ impl Core {
 
     /// Advance. With `eof` false, running out of input returns `NeedMore`
     /// and nothing is reported; with `eof` true the incomplete tail is
-    /// reported as truncated.
+    /// reported as truncated. One step per mode; a step that only changes
+    /// the mode returns `None` and the next mode's step runs.
     fn locate(&mut self, buf: &[u8], base: u64, eof: bool) -> Loc {
-        let avail_end = base + buf.len() as u64;
-        // `idx` maps an absolute offset into `buf`; callers ensure pos >= base.
-        let idx = |abs: u64| (abs - base) as usize;
+        let input = Input { buf, base, eof };
         loop {
-            match self.mode {
-                Mode::Between => {
-                    if self.pos >= avail_end {
-                        return if eof { Loc::End } else { Loc::NeedMore };
-                    }
-                    let Some(hb) = buf.get(idx(self.pos)..) else {
-                        return Loc::End;
-                    };
-                    if hb.len() < BLOCK_HEADER_LEN {
-                        // Could be a cut header or damage: only decide at EOF.
-                        if hb.get(..4.min(hb.len())) != SYNC.get(..4.min(hb.len())) {
-                            self.mode = Mode::Resync {
-                                from: self.pos,
-                                why: SkipReason::BadBlockHeader,
-                                claimed_end: 0,
-                            };
-                            self.pos += 1;
-                            continue;
-                        }
-                        if eof {
-                            self.report
-                                .skip(self.pos, hb.len() as u64, SkipReason::Truncated);
-                            self.pos = avail_end;
-                            return Loc::End;
-                        }
-                        return Loc::NeedMore;
-                    }
-                    match decode_block_header(hb) {
-                        Some(h) => self.enter_block(h),
-                        None => {
-                            self.mode = Mode::Resync {
-                                from: self.pos,
-                                why: SkipReason::BadBlockHeader,
-                                claimed_end: 0,
-                            };
-                            self.pos += 1;
-                        }
-                    }
-                }
+            let loc = match self.mode {
+                Mode::Between => self.between(&input),
                 Mode::Resync {
                     from,
                     why,
                     claimed_end,
-                } => {
-                    let hay = buf.get(idx(self.pos)..).unwrap_or_default();
-                    let mut found = None;
-                    let mut i = 0usize;
-                    while let Some(rel) = hay
-                        .get(i..)
-                        .and_then(|h| h.iter().position(|&b| b == SYNC[0]))
-                    {
-                        let at = i + rel;
-                        let cand = hay.get(at..).unwrap_or_default();
-                        if cand.len() < BLOCK_HEADER_LEN {
-                            if cand.get(..SYNC.len().min(cand.len()))
-                                == SYNC.get(..SYNC.len().min(cand.len()))
-                                && !eof
-                            {
-                                // Possible header, not all here yet.
-                                self.pos += at as u64;
-                                return Loc::NeedMore;
-                            }
-                            i = at + 1;
-                            continue;
-                        }
-                        if let Some(h) = decode_block_header(cand) {
-                            found = Some((at, h));
-                            break;
-                        }
-                        i = at + 1;
-                    }
-                    match found {
-                        Some((at, h)) => {
-                            let abs = self.pos + at as u64;
-                            if abs > from {
-                                self.report.skip(from, abs - from, why);
-                            } else if claimed_end > abs {
-                                self.report.skip(
-                                    abs,
-                                    0,
-                                    SkipReason::BlockCut {
-                                        missing: claimed_end - abs,
-                                    },
-                                );
-                            }
-                            self.pos = abs;
-                            self.enter_block(h);
-                        }
-                        None if eof => {
-                            self.report.skip(from, avail_end - from, why);
-                            self.pos = avail_end;
-                            self.mode = Mode::Between;
-                            return Loc::End;
-                        }
-                        None => {
-                            // Keep the last few bytes: a sync may straddle reads.
-                            self.pos = avail_end.saturating_sub(3).max(self.pos);
-                            return Loc::NeedMore;
-                        }
-                    }
-                }
-                Mode::InBlock { end } => {
-                    if self.pos >= end {
-                        self.mode = Mode::Between;
-                        continue;
-                    }
-                    if self.pos >= avail_end {
-                        return if eof {
-                            self.mode = Mode::Between;
-                            Loc::End
-                        } else {
-                            Loc::NeedMore
-                        };
-                    }
-                    let rest = buf.get(idx(self.pos)..).unwrap_or_default();
-                    let in_block = end - self.pos;
-                    if in_block < RECORD_HEADER_LEN as u64 {
-                        // No record fits: damage (a writer never leaves this).
-                        self.damaged_in_block(end, SkipReason::BadRecordLength);
-                        continue;
-                    }
-                    let Some(head) = rest.get(..RECORD_HEADER_LEN) else {
-                        if eof {
-                            self.report
-                                .skip(self.pos, rest.len() as u64, SkipReason::Truncated);
-                            self.pos = avail_end;
-                            self.mode = Mode::Between;
-                            return Loc::End;
-                        }
-                        return Loc::NeedMore;
-                    };
-                    let h = ByteCursor::le(head);
-                    let body_len = h.u32_at(0).unwrap_or_default();
-                    let k = h.u16_at(4).unwrap_or_default();
-                    let crc = h.u32_at(8).unwrap_or_default();
-                    let total = RECORD_HEADER_LEN as u64 + u64::from(body_len);
-                    if total > in_block {
-                        self.damaged_in_block(end, SkipReason::BadRecordLength);
-                        continue;
-                    }
-                    let Some(body) = rest.get(RECORD_HEADER_LEN..total as usize) else {
-                        if eof {
-                            // A record running past the end of the input is a cut, unless
-                            // a valid block header follows it: then it is damage, and the
-                            // block there is read.
-                            if find_block_header(rest.get(1..).unwrap_or_default()).is_some() {
-                                self.damaged_in_block(end, SkipReason::BadRecordLength);
-                                continue;
-                            }
-                            self.report
-                                .skip(self.pos, rest.len() as u64, SkipReason::Truncated);
-                            self.pos = avail_end;
-                            self.mode = Mode::Between;
-                            return Loc::End;
-                        }
-                        return Loc::NeedMore;
-                    };
-                    if record_crc(head.get(..8).unwrap_or_default(), body) != crc {
-                        self.damaged_in_block(end, SkipReason::BadChecksum);
-                        continue;
-                    }
-                    let at = self.pos;
-                    self.pos += total;
-                    let start = idx(at) + RECORD_HEADER_LEN;
-                    return Loc::Rec {
-                        kind: k,
-                        at,
-                        body: (start, start + body_len as usize),
-                    };
-                }
+                } => self.resync(&input, from, why, claimed_end),
+                Mode::InBlock { end } => self.in_block(&input, end),
+            };
+            if let Some(loc) = loc {
+                return loc;
             }
         }
+    }
+
+    /// Expecting a block header at `pos`.
+    fn between(&mut self, input: &Input<'_>) -> Option<Loc> {
+        let avail_end = input.end();
+        if self.pos >= avail_end {
+            return Some(if input.eof { Loc::End } else { Loc::NeedMore });
+        }
+        let Some(hb) = input.from(self.pos) else {
+            return Some(Loc::End);
+        };
+        if hb.len() < BLOCK_HEADER_LEN {
+            // Could be a cut header or damage: only decide at EOF.
+            if hb.get(..4.min(hb.len())) != SYNC.get(..4.min(hb.len())) {
+                self.bad_block_header();
+                return None;
+            }
+            if input.eof {
+                return Some(self.truncated(hb.len() as u64, avail_end));
+            }
+            return Some(Loc::NeedMore);
+        }
+        match decode_block_header(hb) {
+            Some(h) => self.enter_block(h),
+            None => self.bad_block_header(),
+        }
+        None
+    }
+
+    /// No valid block header at `pos`: scan from the next byte.
+    fn bad_block_header(&mut self) {
+        self.mode = Mode::Resync {
+            from: self.pos,
+            why: SkipReason::BadBlockHeader,
+            claimed_end: 0,
+        };
+        self.pos += 1;
+    }
+
+    /// The input ends `len` bytes into a block header or record at `pos`:
+    /// report the cut and end.
+    fn truncated(&mut self, len: u64, avail_end: u64) -> Loc {
+        self.report.skip(self.pos, len, SkipReason::Truncated);
+        self.pos = avail_end;
+        self.mode = Mode::Between;
+        Loc::End
+    }
+
+    /// Scanning for a valid block header after damage at `from`.
+    fn resync(
+        &mut self,
+        input: &Input<'_>,
+        from: u64,
+        why: SkipReason,
+        claimed_end: u64,
+    ) -> Option<Loc> {
+        let avail_end = input.end();
+        let hay = input.from(self.pos).unwrap_or_default();
+        match scan_for_block_header(hay, input.eof) {
+            Scan::Found(at, h) => {
+                let abs = self.pos + at as u64;
+                if abs > from {
+                    self.report.skip(from, abs - from, why);
+                } else if claimed_end > abs {
+                    self.report.skip(
+                        abs,
+                        0,
+                        SkipReason::BlockCut {
+                            missing: claimed_end - abs,
+                        },
+                    );
+                }
+                self.pos = abs;
+                self.enter_block(h);
+                None
+            }
+            Scan::Partial(at) => {
+                // Possible header, not all here yet.
+                self.pos += at as u64;
+                Some(Loc::NeedMore)
+            }
+            Scan::Nothing if input.eof => {
+                self.report.skip(from, avail_end - from, why);
+                self.pos = avail_end;
+                self.mode = Mode::Between;
+                Some(Loc::End)
+            }
+            Scan::Nothing => {
+                // Keep the last few bytes: a sync may straddle reads.
+                self.pos = avail_end.saturating_sub(3).max(self.pos);
+                Some(Loc::NeedMore)
+            }
+        }
+    }
+
+    /// Inside a block whose payload ends at `end`: the record at `pos`,
+    /// checked against the block and its CRC.
+    #[inline]
+    fn in_block(&mut self, input: &Input<'_>, end: u64) -> Option<Loc> {
+        let avail_end = input.end();
+        if self.pos >= end {
+            self.mode = Mode::Between;
+            return None;
+        }
+        if self.pos >= avail_end {
+            return Some(if input.eof {
+                self.mode = Mode::Between;
+                Loc::End
+            } else {
+                Loc::NeedMore
+            });
+        }
+        let rest = input.from(self.pos).unwrap_or_default();
+        let in_block = end - self.pos;
+        if in_block < RECORD_HEADER_LEN as u64 {
+            // No record fits: damage (a writer never leaves this).
+            self.damaged_in_block(end, SkipReason::BadRecordLength);
+            return None;
+        }
+        let Some(head) = rest.get(..RECORD_HEADER_LEN) else {
+            if input.eof {
+                return Some(self.truncated(rest.len() as u64, avail_end));
+            }
+            return Some(Loc::NeedMore);
+        };
+        let h = ByteCursor::le(head);
+        let body_len = h.u32_at(0).unwrap_or_default();
+        let k = h.u16_at(4).unwrap_or_default();
+        let crc = h.u32_at(8).unwrap_or_default();
+        let total = RECORD_HEADER_LEN as u64 + u64::from(body_len);
+        if total > in_block {
+            self.damaged_in_block(end, SkipReason::BadRecordLength);
+            return None;
+        }
+        let Some(body) = rest.get(RECORD_HEADER_LEN..total as usize) else {
+            return self.record_past_input(input, rest, end);
+        };
+        if record_crc(head.get(..8).unwrap_or_default(), body) != crc {
+            self.damaged_in_block(end, SkipReason::BadChecksum);
+            return None;
+        }
+        let at = self.pos;
+        self.pos += total;
+        let start = input.idx(at) + RECORD_HEADER_LEN;
+        Some(Loc::Rec {
+            kind: k,
+            at,
+            body: (start, start + body_len as usize),
+        })
+    }
+
+    /// The record at `pos` (`rest` onwards) runs past the input. At EOF
+    /// that is a cut, unless a valid block header follows it: then it is
+    /// damage, and the block there is read.
+    #[cold]
+    fn record_past_input(&mut self, input: &Input<'_>, rest: &[u8], end: u64) -> Option<Loc> {
+        if !input.eof {
+            return Some(Loc::NeedMore);
+        }
+        if find_block_header(rest.get(1..).unwrap_or_default()).is_some() {
+            self.damaged_in_block(end, SkipReason::BadRecordLength);
+            return None;
+        }
+        Some(self.truncated(rest.len() as u64, input.end()))
     }
 
     /// Account for a located record: decode it, or count/report it when
@@ -479,6 +483,70 @@ impl Core {
             claimed_end: end,
         };
     }
+}
+
+/// The input a [`Core`] step looks at: `buf` holds it from absolute offset
+/// `base`; `eof` says no more follows.
+struct Input<'b> {
+    buf: &'b [u8],
+    base: u64,
+    eof: bool,
+}
+
+impl<'b> Input<'b> {
+    /// The absolute offset where `buf` ends.
+    #[inline]
+    fn end(&self) -> u64 {
+        self.base + self.buf.len() as u64
+    }
+    /// `abs` as an index into `buf`; callers ensure `abs >= base`.
+    #[inline]
+    fn idx(&self, abs: u64) -> usize {
+        (abs - self.base) as usize
+    }
+    /// `buf` from absolute offset `abs` on.
+    #[inline]
+    fn from(&self, abs: u64) -> Option<&'b [u8]> {
+        self.buf.get(self.idx(abs)..)
+    }
+}
+
+/// What a resync scan found in its haystack.
+enum Scan {
+    /// A valid block header at that offset.
+    Found(usize, crate::format::BlockHeader),
+    /// What may be a block header at that offset, not all there yet (only
+    /// before EOF).
+    Partial(usize),
+    /// No block header.
+    Nothing,
+}
+
+/// Scan `hay` for the first valid block header; before EOF, a sync prefix
+/// too short to decide stops the scan there.
+fn scan_for_block_header(hay: &[u8], eof: bool) -> Scan {
+    let mut i = 0usize;
+    while let Some(rel) = hay
+        .get(i..)
+        .and_then(|h| h.iter().position(|&b| b == SYNC[0]))
+    {
+        let at = i + rel;
+        let cand = hay.get(at..).unwrap_or_default();
+        if cand.len() < BLOCK_HEADER_LEN {
+            if cand.get(..SYNC.len().min(cand.len())) == SYNC.get(..SYNC.len().min(cand.len()))
+                && !eof
+            {
+                return Scan::Partial(at);
+            }
+            i = at + 1;
+            continue;
+        }
+        if let Some(h) = decode_block_header(cand) {
+            return Scan::Found(at, h);
+        }
+        i = at + 1;
+    }
+    Scan::Nothing
 }
 
 /// The first valid block header in `hay`: its offset and fields.

@@ -884,97 +884,40 @@ impl Record<'_> {
     /// Copy every borrowed field, giving a record that owns its data.
     pub fn into_owned(self) -> Record<'static> {
         match self {
-            Record::Header(h) => Record::Header(Header {
-                os: own(h.os),
-                kernel_release: own(h.kernel_release),
-                arch: own(h.arch),
-                cpu_model: own(h.cpu_model),
-                cpuid: own(h.cpuid),
-                cpu_count: h.cpu_count,
-                page_size: h.page_size,
-                clock: h.clock,
-                ticks_per_second: h.ticks_per_second,
-                start_wall_ns: h.start_wall_ns,
-                start_time: h.start_time,
-                backend: own(h.backend),
-            }),
-            Record::Pmc(p) => Record::Pmc(PmcDescriptor {
-                time: p.time,
-                pmc_id: p.pmc_id,
-                event_spec: own(p.event_spec),
-                canonical_name: own(p.canonical_name),
-                scope: p.scope,
-                cpu: p.cpu,
-                mode: p.mode,
-                flags: p.flags,
-                native_config: own(p.native_config),
-            }),
-            Record::Sample(s) => Record::Sample(Sample {
-                time: s.time,
-                pmc_id: s.pmc_id,
-                pid: s.pid,
-                tid: s.tid,
-                cpu: s.cpu,
-                period: s.period,
-                callchain: s.callchain.into_owned(),
-                kernel_frames: s.kernel_frames,
-                raw: s.raw.into_owned(),
-            }),
+            Record::Header(h) => Record::Header(own_header(h)),
+            Record::Pmc(p) => Record::Pmc(own_pmc(p)),
+            Record::Sample(s) => Record::Sample(own_sample(s)),
             Record::Comm(c) => Record::Comm(Comm {
-                time: c.time,
-                pid: c.pid,
-                tid: c.tid,
-                exec: c.exec,
                 comm: c.comm.into_owned(),
+                ..c
             }),
             Record::Exec(e) => Record::Exec(Exec {
-                time: e.time,
-                pid: e.pid,
-                pmc_id: e.pmc_id,
-                base: e.base,
-                dyn_base: e.dyn_base,
-                flags: e.flags,
                 path: e.path.into_owned(),
+                ..e
             }),
             Record::Fork(f) => Record::Fork(f),
             Record::Exit(e) => Record::Exit(e),
             Record::ThreadCreate(t) => Record::ThreadCreate(ThreadCreate {
-                time: t.time,
-                pid: t.pid,
-                tid: t.tid,
-                flags: t.flags,
                 name: t.name.into_owned(),
+                ..t
             }),
             Record::ThreadExit(t) => Record::ThreadExit(t),
             Record::ProcessCreate(p) => Record::ProcessCreate(ProcessCreate {
-                time: p.time,
-                pid: p.pid,
-                flags: p.flags,
                 comm: p.comm.into_owned(),
+                ..p
             }),
-            Record::Map(m) => Record::Map(Map {
-                time: m.time,
-                pid: m.pid,
-                start: m.start,
-                len: m.len,
-                pgoff: m.pgoff,
-                build_id: m.build_id.into_owned(),
-                path: m.path.into_owned(),
-            }),
+            Record::Map(m) => Record::Map(own_map(m)),
             Record::Unmap(u) => Record::Unmap(u),
             Record::Attach(a) => Record::Attach(Attach {
-                time: a.time,
-                pmc_id: a.pmc_id,
-                pid: a.pid,
                 path: a.path.into_owned(),
+                ..a
             }),
             Record::Detach(d) => Record::Detach(d),
             Record::Counter(c) => Record::Counter(c),
             Record::Lost(l) => Record::Lost(l),
             Record::UserData(u) => Record::UserData(UserData {
-                time: u.time,
-                pid: u.pid,
                 data: u.data.into_owned(),
+                ..u
             }),
             Record::UserStack(u) => Record::UserStack(UserStack {
                 stack: u.stack.into_owned(),
@@ -982,5 +925,62 @@ impl Record<'_> {
             }),
             Record::Close(c) => Record::Close(c),
         }
+    }
+}
+
+fn own_header(h: Header<'_>) -> Header<'static> {
+    Header {
+        os: own(h.os),
+        kernel_release: own(h.kernel_release),
+        arch: own(h.arch),
+        cpu_model: own(h.cpu_model),
+        cpuid: own(h.cpuid),
+        cpu_count: h.cpu_count,
+        page_size: h.page_size,
+        clock: h.clock,
+        ticks_per_second: h.ticks_per_second,
+        start_wall_ns: h.start_wall_ns,
+        start_time: h.start_time,
+        backend: own(h.backend),
+    }
+}
+
+fn own_pmc(p: PmcDescriptor<'_>) -> PmcDescriptor<'static> {
+    PmcDescriptor {
+        time: p.time,
+        pmc_id: p.pmc_id,
+        event_spec: own(p.event_spec),
+        canonical_name: own(p.canonical_name),
+        scope: p.scope,
+        cpu: p.cpu,
+        mode: p.mode,
+        flags: p.flags,
+        native_config: own(p.native_config),
+    }
+}
+
+fn own_sample(s: Sample<'_>) -> Sample<'static> {
+    Sample {
+        time: s.time,
+        pmc_id: s.pmc_id,
+        pid: s.pid,
+        tid: s.tid,
+        cpu: s.cpu,
+        period: s.period,
+        callchain: s.callchain.into_owned(),
+        kernel_frames: s.kernel_frames,
+        raw: s.raw.into_owned(),
+    }
+}
+
+fn own_map(m: Map<'_>) -> Map<'static> {
+    Map {
+        time: m.time,
+        pid: m.pid,
+        start: m.start,
+        len: m.len,
+        pgoff: m.pgoff,
+        build_id: m.build_id.into_owned(),
+        path: m.path.into_owned(),
     }
 }

@@ -34,7 +34,9 @@
 use std::collections::HashMap;
 use std::io::{self, Write};
 
-use crate::record::{Header, Mode, Record, FLAG_DESCENDANTS};
+use crate::record::{
+    Exec, Exit, Fork, Header, Lost, Map, Mode, PmcDescriptor, Record, Sample, FLAG_DESCENDANTS,
+};
 
 const PERF_MAGIC: &[u8; 8] = b"PERFILE2";
 const FILE_HEADER_SIZE: u64 = 104;
@@ -71,6 +73,9 @@ const PERF_CONTEXT_KERNEL: u64 = (-128i64) as u64;
 const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
 
 const PERF_TYPE_SOFTWARE: u32 = 1;
+
+/// The sample id of records that name no PMC (the first attribute's).
+const DEFAULT_ID: u64 = 1;
 
 struct Attr {
     ty: u32,
@@ -217,163 +222,184 @@ impl PerfDataWriter {
 
     /// Feed one record.
     pub fn add(&mut self, r: &Record<'_>) {
-        let default_id = 1;
         match r {
-            Record::Pmc(p) => {
-                let (period, freq) = match p.mode {
-                    Mode::Counting => (0, false),
-                    Mode::SamplingPeriod(n) => (n, false),
-                    Mode::SamplingFrequency(n) => (n, true),
-                };
-                let attr = Attr {
-                    ty: parse_kv(&p.native_config, "type").map_or(PERF_TYPE_SOFTWARE, |t| t as u32),
-                    config: parse_kv(&p.native_config, "config").unwrap_or(0),
-                    period,
-                    freq,
-                    inherit: p.flags & FLAG_DESCENDANTS != 0,
-                    name: if p.event_spec.is_empty() {
-                        p.canonical_name.to_string()
-                    } else {
-                        p.event_spec.to_string()
-                    },
-                    id: self.attrs.len() as u64 + 1,
-                };
-                match self.by_pmc.get(&p.pmc_id) {
-                    Some(&i) => {
-                        let id = self.attrs[i].id;
-                        self.attrs[i] = Attr { id, ..attr };
-                    }
-                    None => {
-                        self.attrs.push(attr);
-                        self.by_pmc.insert(p.pmc_id, self.attrs.len() - 1);
-                    }
-                }
-            }
-            Record::Sample(s) => {
-                // perf names threads by tid; hwpmc logs name processes only.
-                if !self.named_tids.contains(&s.tid) {
-                    if let Some(name) = self.names.get(&s.pid).cloned() {
-                        self.comm(s.pid, s.tid, false, &name, s.time);
-                    }
-                }
-                let id = self.attr_for(s.pmc_id);
-                let kernel = s.kernel_frames > 0;
-                let at = self.begin(
-                    PERF_RECORD_SAMPLE,
-                    if kernel {
-                        PERF_RECORD_MISC_KERNEL
-                    } else {
-                        PERF_RECORD_MISC_USER
-                    },
-                );
-                self.u64(id);
-                self.u64(s.callchain.get(0).unwrap_or(0));
-                self.u32(s.pid as u32);
-                self.u32(s.tid as u32);
-                let t = self.ns(s.time);
-                self.u64(t);
-                self.u32(s.cpu.unwrap_or(0));
-                self.u32(0);
-                self.u64(s.period);
-                let n = s.callchain.len();
-                let k = (s.kernel_frames as usize).min(n);
-                let nr = n + usize::from(k > 0) + usize::from(k < n);
-                self.u64(nr as u64);
-                for (i, pc) in s.callchain.iter().enumerate() {
-                    if i == 0 && k > 0 {
-                        self.u64(PERF_CONTEXT_KERNEL);
-                    }
-                    if i == k {
-                        self.u64(PERF_CONTEXT_USER);
-                    }
-                    self.u64(pc);
-                }
-                self.end(at);
-                self.samples += 1;
-            }
-            Record::Map(m) => {
-                let kernel = m.pid == -1;
-                let at = self.begin(
-                    PERF_RECORD_MMAP,
-                    if kernel {
-                        PERF_RECORD_MISC_KERNEL
-                    } else {
-                        PERF_RECORD_MISC_USER
-                    },
-                );
-                self.u32(m.pid as u32);
-                self.u32(m.pid as u32);
-                self.u64(m.start);
-                self.u64(if m.len == 0 { 1 << 30 } else { m.len });
-                self.u64(m.pgoff);
-                self.string(m.path.as_bytes());
-                self.trailer(m.pid, m.pid, m.time, default_id);
-                self.end(at);
-            }
+            Record::Pmc(p) => self.add_pmc(p),
+            Record::Sample(s) => self.add_sample(s),
+            Record::Map(m) => self.add_map(m),
             Record::Comm(c) => {
                 if c.pid == c.tid {
                     self.names.insert(c.pid, c.comm.as_bytes().to_vec());
                 }
                 self.comm(c.pid, c.tid, c.exec, c.comm.as_bytes(), c.time);
             }
-            Record::Exec(e) => {
-                let name = e
-                    .path
-                    .as_bytes()
-                    .rsplit(|&b| b == b'/')
-                    .next()
-                    .unwrap_or_default()
-                    .to_vec();
-                self.names.insert(e.pid, name.clone());
-                // A new image renames every thread of the process.
-                self.named_tids.clear();
-                self.comm(e.pid, e.pid, true, &name, e.time);
-            }
+            Record::Exec(e) => self.add_exec(e),
             Record::ProcessCreate(p) => {
                 self.names.insert(p.pid, p.comm.as_bytes().to_vec());
                 self.comm(p.pid, p.pid, false, p.comm.as_bytes(), p.time);
             }
-            Record::Fork(f) => {
-                let at = self.begin(PERF_RECORD_FORK, 0);
-                self.u32(f.child_pid as u32);
-                self.u32(f.parent_pid as u32);
-                self.u32(if f.child_tid == -1 {
-                    f.child_pid
-                } else {
-                    f.child_tid
-                } as u32);
-                self.u32(if f.parent_tid == -1 {
-                    f.parent_pid
-                } else {
-                    f.parent_tid
-                } as u32);
-                let t = self.ns(f.time);
-                self.u64(t);
-                self.trailer(f.child_pid, f.child_pid, f.time, default_id);
-                self.end(at);
-            }
-            Record::Exit(e) => {
-                let tid = if e.tid == -1 { e.pid } else { e.tid };
-                let at = self.begin(PERF_RECORD_EXIT, 0);
-                self.u32(e.pid as u32);
-                self.u32(e.pid as u32);
-                self.u32(tid as u32);
-                self.u32(tid as u32);
-                let t = self.ns(e.time);
-                self.u64(t);
-                self.trailer(e.pid, tid, e.time, default_id);
-                self.end(at);
-            }
-            Record::Lost(l) => {
-                let id = l.pmc_id.map_or(default_id, |p| self.attr_for(p));
-                let at = self.begin(PERF_RECORD_LOST, 0);
-                self.u64(id);
-                self.u64(l.count.max(1));
-                self.trailer(-1, -1, l.time, id);
-                self.end(at);
-            }
+            Record::Fork(f) => self.add_fork(f),
+            Record::Exit(e) => self.add_exit(e),
+            Record::Lost(l) => self.add_lost(l),
             _ => {}
         }
+    }
+
+    /// A PMC's attribute, replacing (under its first id) an earlier one of
+    /// the same PMC.
+    fn add_pmc(&mut self, p: &PmcDescriptor<'_>) {
+        let (period, freq) = match p.mode {
+            Mode::Counting => (0, false),
+            Mode::SamplingPeriod(n) => (n, false),
+            Mode::SamplingFrequency(n) => (n, true),
+        };
+        let attr = Attr {
+            ty: parse_kv(&p.native_config, "type").map_or(PERF_TYPE_SOFTWARE, |t| t as u32),
+            config: parse_kv(&p.native_config, "config").unwrap_or(0),
+            period,
+            freq,
+            inherit: p.flags & FLAG_DESCENDANTS != 0,
+            name: if p.event_spec.is_empty() {
+                p.canonical_name.to_string()
+            } else {
+                p.event_spec.to_string()
+            },
+            id: self.attrs.len() as u64 + 1,
+        };
+        match self.by_pmc.get(&p.pmc_id) {
+            Some(&i) => {
+                let id = self.attrs[i].id;
+                self.attrs[i] = Attr { id, ..attr };
+            }
+            None => {
+                self.attrs.push(attr);
+                self.by_pmc.insert(p.pmc_id, self.attrs.len() - 1);
+            }
+        }
+    }
+
+    fn add_sample(&mut self, s: &Sample<'_>) {
+        // perf names threads by tid; hwpmc logs name processes only.
+        if !self.named_tids.contains(&s.tid) {
+            if let Some(name) = self.names.get(&s.pid).cloned() {
+                self.comm(s.pid, s.tid, false, &name, s.time);
+            }
+        }
+        let id = self.attr_for(s.pmc_id);
+        let kernel = s.kernel_frames > 0;
+        let at = self.begin(
+            PERF_RECORD_SAMPLE,
+            if kernel {
+                PERF_RECORD_MISC_KERNEL
+            } else {
+                PERF_RECORD_MISC_USER
+            },
+        );
+        self.u64(id);
+        self.u64(s.callchain.get(0).unwrap_or(0));
+        self.u32(s.pid as u32);
+        self.u32(s.tid as u32);
+        let t = self.ns(s.time);
+        self.u64(t);
+        self.u32(s.cpu.unwrap_or(0));
+        self.u32(0);
+        self.u64(s.period);
+        self.callchain(s);
+        self.end(at);
+        self.samples += 1;
+    }
+
+    /// A sample's callchain with perf's context markers: `PERF_CONTEXT_KERNEL`
+    /// before the kernel frames, `PERF_CONTEXT_USER` before the user ones.
+    fn callchain(&mut self, s: &Sample<'_>) {
+        let n = s.callchain.len();
+        let k = (s.kernel_frames as usize).min(n);
+        let nr = n + usize::from(k > 0) + usize::from(k < n);
+        self.u64(nr as u64);
+        for (i, pc) in s.callchain.iter().enumerate() {
+            if i == 0 && k > 0 {
+                self.u64(PERF_CONTEXT_KERNEL);
+            }
+            if i == k {
+                self.u64(PERF_CONTEXT_USER);
+            }
+            self.u64(pc);
+        }
+    }
+
+    fn add_map(&mut self, m: &Map<'_>) {
+        let kernel = m.pid == -1;
+        let at = self.begin(
+            PERF_RECORD_MMAP,
+            if kernel {
+                PERF_RECORD_MISC_KERNEL
+            } else {
+                PERF_RECORD_MISC_USER
+            },
+        );
+        self.u32(m.pid as u32);
+        self.u32(m.pid as u32);
+        self.u64(m.start);
+        self.u64(if m.len == 0 { 1 << 30 } else { m.len });
+        self.u64(m.pgoff);
+        self.string(m.path.as_bytes());
+        self.trailer(m.pid, m.pid, m.time, DEFAULT_ID);
+        self.end(at);
+    }
+
+    fn add_exec(&mut self, e: &Exec<'_>) {
+        let name = e
+            .path
+            .as_bytes()
+            .rsplit(|&b| b == b'/')
+            .next()
+            .unwrap_or_default()
+            .to_vec();
+        self.names.insert(e.pid, name.clone());
+        // A new image renames every thread of the process.
+        self.named_tids.clear();
+        self.comm(e.pid, e.pid, true, &name, e.time);
+    }
+
+    fn add_fork(&mut self, f: &Fork) {
+        let at = self.begin(PERF_RECORD_FORK, 0);
+        self.u32(f.child_pid as u32);
+        self.u32(f.parent_pid as u32);
+        self.u32(if f.child_tid == -1 {
+            f.child_pid
+        } else {
+            f.child_tid
+        } as u32);
+        self.u32(if f.parent_tid == -1 {
+            f.parent_pid
+        } else {
+            f.parent_tid
+        } as u32);
+        let t = self.ns(f.time);
+        self.u64(t);
+        self.trailer(f.child_pid, f.child_pid, f.time, DEFAULT_ID);
+        self.end(at);
+    }
+
+    fn add_exit(&mut self, e: &Exit) {
+        let tid = if e.tid == -1 { e.pid } else { e.tid };
+        let at = self.begin(PERF_RECORD_EXIT, 0);
+        self.u32(e.pid as u32);
+        self.u32(e.pid as u32);
+        self.u32(tid as u32);
+        self.u32(tid as u32);
+        let t = self.ns(e.time);
+        self.u64(t);
+        self.trailer(e.pid, tid, e.time, DEFAULT_ID);
+        self.end(at);
+    }
+
+    fn add_lost(&mut self, l: &Lost) {
+        let id = l.pmc_id.map_or(DEFAULT_ID, |p| self.attr_for(p));
+        let at = self.begin(PERF_RECORD_LOST, 0);
+        self.u64(id);
+        self.u64(l.count.max(1));
+        self.trailer(-1, -1, l.time, id);
+        self.end(at);
     }
 
     fn attr_bytes(&self, a: &Attr) -> [u8; ATTR_SIZE] {

@@ -70,12 +70,17 @@
 //! `pl_cpu` cputype (kept in `Header::backend` text).
 
 mod consts;
+mod decode;
 mod encode;
 mod stream;
+mod to_record;
 
 pub use consts::*;
 pub use encode::Encoder;
 pub use stream::{StreamImporter, MAX_BUFFERED};
+
+use decode::*;
+use to_record::*;
 
 use crate::bytes::{cstr, ByteCursor};
 use std::borrow::Cow;
@@ -520,209 +525,231 @@ impl Core {
         }
     }
 
-    /// One step over `w`, the input from absolute offset `base` on.
+    /// One step over `w`, the input from absolute offset `base` on: one
+    /// step function per phase.
     fn step<'a>(&mut self, w: &'a [u8], base: u64, eof: bool) -> Result<Step<'a>, HwpmcError> {
         match self.phase {
             Phase::Done => Ok(Step::End),
-            Phase::Start => {
-                if w.is_empty() {
-                    if eof {
-                        self.phase = Phase::Done;
-                        return Ok(Step::End);
-                    }
-                    return Ok(Step::NeedMore);
+            Phase::Start => self.start(w, eof),
+            Phase::PrefixHead => Ok(self.prefix_head(w, base, eof)),
+            Phase::Prefix => Ok(self.prefix_record(w, base, eof)),
+            Phase::Resync { from, reason } => Ok(self.resync(w, base, eof, from, reason)),
+            Phase::Records => Ok(self.record(w, base, eof)),
+        }
+    }
+
+    /// Before the first word: a `pmc record` file or a kernel log.
+    fn start<'a>(&mut self, w: &'a [u8], eof: bool) -> Result<Step<'a>, HwpmcError> {
+        if w.is_empty() {
+            if eof {
+                self.phase = Phase::Done;
+                return Ok(Step::End);
+            }
+            return Ok(Step::NeedMore);
+        }
+        let Some(word) = u32_at(w, 0) else {
+            if eof {
+                return Err(HwpmcError::NotHwpmcLog { word: 0 });
+            }
+            return Ok(Step::NeedMore);
+        };
+        if word == PMCL_MAGIC {
+            self.report.pmc_record_prefix = true;
+            self.phase = Phase::PrefixHead;
+        } else if pmclog_header_magic_ok(word) {
+            self.phase = Phase::Records;
+        } else {
+            return Err(HwpmcError::NotHwpmcLog { word });
+        }
+        Ok(Step::Advance(0, None))
+    }
+
+    /// The 8-byte `pmc record` file header (its arch code).
+    fn prefix_head<'a>(&mut self, w: &'a [u8], base: u64, eof: bool) -> Step<'a> {
+        if w.len() < 8 && !eof {
+            return Step::NeedMore;
+        }
+        let arch = ByteCursor::le(w).u16_at(6).unwrap_or(0);
+        self.prefix = Some(PrefixInfo {
+            arch,
+            ..PrefixInfo::default()
+        });
+        if w.len() < 8 {
+            self.skip(base + 8, 0, "pmc record header cut short");
+            self.phase = Phase::Records;
+            return Step::Advance(w.len(), None);
+        }
+        self.phase = Phase::Prefix;
+        Step::Advance(8, None)
+    }
+
+    /// One `pmc record` sub-record: SYSINFO fills the prefix facts, DONE
+    /// ends the prefix, others are skipped.
+    fn prefix_record<'a>(&mut self, w: &'a [u8], base: u64, eof: bool) -> Step<'a> {
+        let Some(h) = w.get(..8) else {
+            if !eof {
+                return Step::NeedMore;
+            }
+            self.skip(base, w.len() as u64, "pmc record header cut short");
+            self.phase = Phase::Records;
+            return Step::Advance(w.len(), None);
+        };
+        let h = ByteCursor::le(h);
+        let ty = h.u8_at(0).unwrap_or_default();
+        let len = usize::from(h.u16_at(2).unwrap_or_default());
+        let (body, used): (&[u8], usize) = match w.get(8..8 + len) {
+            Some(b) => (b, 8 + len),
+            None if !eof => return Step::NeedMore,
+            None => (&[], w.len()),
+        };
+        match ty {
+            PMCL_INFO_DONE => self.phase = Phase::Records,
+            PMCL_INFO_SYSINFO => {
+                if let Some(p) = self.prefix.as_mut() {
+                    p.cpumodel = cstr(body.get(..64).unwrap_or(body)).to_vec();
+                    p.osrelease = cstr(body.get(64..128).unwrap_or_default()).to_vec();
                 }
-                let Some(word) = u32_at(w, 0) else {
-                    if eof {
-                        return Err(HwpmcError::NotHwpmcLog { word: 0 });
-                    }
-                    return Ok(Step::NeedMore);
-                };
-                if word == PMCL_MAGIC {
-                    self.report.pmc_record_prefix = true;
-                    self.phase = Phase::PrefixHead;
-                } else if pmclog_header_magic_ok(word) {
+            }
+            _ => {}
+        }
+        Step::Advance(used, None)
+    }
+
+    /// Scanning 4-byte steps for the next plausible header after damage at
+    /// `from`; the skipped range is reported once one is found (or at EOF).
+    fn resync<'a>(
+        &mut self,
+        w: &'a [u8],
+        base: u64,
+        eof: bool,
+        from: u64,
+        reason: &'static str,
+    ) -> Step<'a> {
+        let mut at = 0usize;
+        loop {
+            if at + PMCLOG_HEADER_LEN > w.len() {
+                if !eof {
+                    return advance_or_wait(at);
+                }
+                let end = base + w.len() as u64;
+                self.skip(from, end - from, reason);
+                self.phase = Phase::Records;
+                return Step::Advance(w.len(), None);
+            }
+            let word = u32_at(w, at).unwrap_or(0);
+            match candidate(word, w.len() - at) {
+                Candidate::Accept => {
+                    self.skip(from, base + at as u64 - from, reason);
                     self.phase = Phase::Records;
-                } else {
-                    return Err(HwpmcError::NotHwpmcLog { word });
+                    return Step::Advance(at, None);
                 }
-                Ok(Step::Advance(0, None))
+                Candidate::Undecided if !eof => return advance_or_wait(at),
+                Candidate::Undecided | Candidate::Reject => at += 4,
             }
-            Phase::PrefixHead => {
-                if w.len() < 8 && !eof {
-                    return Ok(Step::NeedMore);
-                }
-                let arch = ByteCursor::le(w).u16_at(6).unwrap_or(0);
-                self.prefix = Some(PrefixInfo {
-                    arch,
-                    ..PrefixInfo::default()
-                });
-                if w.len() < 8 {
-                    self.skip(base + 8, 0, "pmc record header cut short");
-                    self.phase = Phase::Records;
-                    return Ok(Step::Advance(w.len(), None));
-                }
-                self.phase = Phase::Prefix;
-                Ok(Step::Advance(8, None))
+        }
+    }
+
+    /// At a kernel record header: check the header, then the record.
+    fn record<'a>(&mut self, w: &'a [u8], base: u64, eof: bool) -> Step<'a> {
+        let remaining = w.len();
+        if remaining == 0 {
+            if eof {
+                self.phase = Phase::Done;
+                return Step::End;
             }
-            Phase::Prefix => {
-                let Some(h) = w.get(..8) else {
-                    if !eof {
-                        return Ok(Step::NeedMore);
-                    }
-                    self.skip(base, w.len() as u64, "pmc record header cut short");
-                    self.phase = Phase::Records;
-                    return Ok(Step::Advance(w.len(), None));
-                };
-                let h = ByteCursor::le(h);
-                let ty = h.u8_at(0).unwrap_or_default();
-                let len = usize::from(h.u16_at(2).unwrap_or_default());
-                let (body, used): (&[u8], usize) = match w.get(8..8 + len) {
-                    Some(b) => (b, 8 + len),
-                    None if !eof => return Ok(Step::NeedMore),
-                    None => (&[], w.len()),
-                };
-                match ty {
-                    PMCL_INFO_DONE => self.phase = Phase::Records,
-                    PMCL_INFO_SYSINFO => {
-                        if let Some(p) = self.prefix.as_mut() {
-                            p.cpumodel = cstr(body.get(..64).unwrap_or(body)).to_vec();
-                            p.osrelease = cstr(body.get(64..128).unwrap_or_default()).to_vec();
-                        }
-                    }
-                    _ => {}
-                }
-                Ok(Step::Advance(used, None))
+            return Step::NeedMore;
+        }
+        if remaining < PMCLOG_HEADER_LEN {
+            if !eof {
+                return Step::NeedMore;
             }
-            Phase::Resync { from, reason } => {
-                let mut at = 0usize;
-                loop {
-                    if at + PMCLOG_HEADER_LEN > w.len() {
-                        if !eof {
-                            return Ok(if at > 0 {
-                                Step::Advance(at, None)
-                            } else {
-                                Step::NeedMore
-                            });
-                        }
-                        let end = base + w.len() as u64;
-                        self.skip(from, end - from, reason);
-                        self.phase = Phase::Records;
-                        return Ok(Step::Advance(w.len(), None));
-                    }
-                    let word = u32_at(w, at).unwrap_or(0);
-                    match candidate(word, w.len() - at) {
-                        Candidate::Accept => {
-                            self.skip(from, base + at as u64 - from, reason);
-                            self.phase = Phase::Records;
-                            return Ok(Step::Advance(at, None));
-                        }
-                        Candidate::Undecided if !eof => {
-                            return Ok(if at > 0 {
-                                Step::Advance(at, None)
-                            } else {
-                                Step::NeedMore
-                            });
-                        }
-                        Candidate::Undecided | Candidate::Reject => at += 4,
-                    }
-                }
+            self.skip(base, remaining as u64, "input ends inside a record header");
+            self.phase = Phase::Done;
+            return Step::End;
+        }
+        let word = u32_at(w, 0).unwrap_or(0);
+        let claimed = (word & 0xFFFF) as usize;
+        let wty = pmclog_header_type(word);
+        if pmclog_header_magic_ok(word) && plausible_len(wty, claimed) == Some(false) {
+            // A known type with a length it cannot have: damage.
+            // Resynchronise on the next plausible header.
+            return self.start_resync(base, "implausible length for the record type");
+        }
+        match header_ok(word, remaining) {
+            Some((ty, len)) => self.whole_record(w.get(..len).unwrap_or_default(), ty, len, base),
+            None => self.overrun(w, base, eof, word),
+        }
+    }
+
+    /// Damage at `base`: scan for the next plausible header from the next word.
+    fn start_resync<'a>(&mut self, base: u64, reason: &'static str) -> Step<'a> {
+        self.phase = Phase::Resync { from: base, reason };
+        Step::Advance(4, None)
+    }
+
+    /// A header whose record does not fit in `w`. A well-formed header whose
+    /// length overruns the input: wait for the rest, or report the cut at
+    /// the end, unless what is there shows the length was damaged. Anything
+    /// else is a bad header.
+    fn overrun<'a>(&mut self, w: &'a [u8], base: u64, eof: bool, word: u32) -> Step<'a> {
+        let remaining = w.len();
+        let len = (word & 0xFFFF) as usize;
+        if !(pmclog_header_magic_ok(word) && len > remaining && len % 4 == 0) {
+            return self.start_resync(base, "bad record header (magic or length)");
+        }
+        if !eof {
+            return Step::NeedMore;
+        }
+        if pmclog_header_type(word) == PMCLOG_TYPE_CALLCHAIN {
+            if let Some(k) = embedded_header(w) {
+                self.skip(base, k as u64, "record length overruns the next record");
+                return Step::Advance(k, None);
             }
-            Phase::Records => {
-                let remaining = w.len();
-                if remaining == 0 {
-                    if eof {
-                        self.phase = Phase::Done;
-                        return Ok(Step::End);
-                    }
-                    return Ok(Step::NeedMore);
+        }
+        self.skip(base, remaining as u64, "input ends inside a record");
+        self.phase = Phase::Done;
+        Step::End
+    }
+
+    /// A record of type `ty` and length `len` that fits in the input (`rec`,
+    /// at `base`):
+    /// skipped by length when unknown, checked against the next record's
+    /// header and its path, decoded.
+    fn whole_record<'a>(&mut self, rec: &'a [u8], ty: u32, len: usize, base: u64) -> Step<'a> {
+        if !known_type(ty) {
+            self.report.records_in += 1;
+            self.report.unknown_types += 1;
+            return Step::Advance(len, None);
+        }
+        // A length damaged upwards swallows the next records: a
+        // callchain shows it by a record header inside it, a path
+        // record by its NUL not ending the record.
+        if ty == PMCLOG_TYPE_CALLCHAIN {
+            if let Some(k) = embedded_header(rec) {
+                self.skip(base, k as u64, "record length overruns the next record");
+                return Step::Advance(k, None);
+            }
+        }
+        let new_exec = self.exec_layout_new(rec);
+        if let Some(at) = path_offset(ty, new_exec) {
+            if !path_len_consistent(rec, at) {
+                return self.start_resync(base, "record length does not match its path");
+            }
+        }
+        self.report.records_in += 1;
+        match self.decode(ty, rec) {
+            Some(ev) => {
+                if let Event::Initialize { version, .. } = ev {
+                    self.report.version = Some(version);
                 }
-                if remaining < PMCLOG_HEADER_LEN {
-                    if !eof {
-                        return Ok(Step::NeedMore);
-                    }
-                    self.skip(base, remaining as u64, "input ends inside a record header");
-                    self.phase = Phase::Done;
-                    return Ok(Step::End);
+                if let Event::CloseLog { .. } = ev {
+                    self.report.closed_cleanly = true;
                 }
-                let word = u32_at(w, 0).unwrap_or(0);
-                let claimed = (word & 0xFFFF) as usize;
-                let wty = pmclog_header_type(word);
-                if pmclog_header_magic_ok(word) && plausible_len(wty, claimed) == Some(false) {
-                    // A known type with a length it cannot have: damage.
-                    // Resynchronise on the next plausible header.
-                    self.phase = Phase::Resync {
-                        from: base,
-                        reason: "implausible length for the record type",
-                    };
-                    return Ok(Step::Advance(4, None));
-                }
-                let Some((ty, len)) = header_ok(word, remaining) else {
-                    // A well-formed header whose length overruns the input:
-                    // wait for the rest, or report the cut at the end,
-                    // unless what is there shows the length was damaged.
-                    let len = claimed;
-                    if pmclog_header_magic_ok(word) && len > remaining && len % 4 == 0 {
-                        if !eof {
-                            return Ok(Step::NeedMore);
-                        }
-                        if wty == PMCLOG_TYPE_CALLCHAIN {
-                            if let Some(k) = embedded_header(w) {
-                                self.skip(base, k as u64, "record length overruns the next record");
-                                return Ok(Step::Advance(k, None));
-                            }
-                        }
-                        self.skip(base, remaining as u64, "input ends inside a record");
-                        self.phase = Phase::Done;
-                        return Ok(Step::End);
-                    }
-                    self.phase = Phase::Resync {
-                        from: base,
-                        reason: "bad record header (magic or length)",
-                    };
-                    return Ok(Step::Advance(4, None));
-                };
-                let rec = w.get(..len).unwrap_or_default();
-                if !known_type(ty) {
-                    self.report.records_in += 1;
-                    self.report.unknown_types += 1;
-                    return Ok(Step::Advance(len, None));
-                }
-                // A length damaged upwards swallows the next records: a
-                // callchain shows it by a record header inside it, a path
-                // record by its NUL not ending the record.
-                if ty == PMCLOG_TYPE_CALLCHAIN {
-                    if let Some(k) = embedded_header(rec) {
-                        self.skip(base, k as u64, "record length overruns the next record");
-                        return Ok(Step::Advance(k, None));
-                    }
-                }
-                let new_exec = self.exec_layout_new(rec);
-                if let Some(at) = path_offset(ty, new_exec) {
-                    if !path_len_consistent(rec, at) {
-                        self.phase = Phase::Resync {
-                            from: base,
-                            reason: "record length does not match its path",
-                        };
-                        return Ok(Step::Advance(4, None));
-                    }
-                }
-                self.report.records_in += 1;
-                match self.decode(ty, rec) {
-                    Some(ev) => {
-                        if let Event::Initialize { version, .. } = ev {
-                            self.report.version = Some(version);
-                        }
-                        if let Event::CloseLog { .. } = ev {
-                            self.report.closed_cleanly = true;
-                        }
-                        Ok(Step::Advance(len, Some(ev)))
-                    }
-                    None => {
-                        self.skip(base, len as u64, "record too short for its type");
-                        Ok(Step::Advance(len, None))
-                    }
-                }
+                Step::Advance(len, Some(ev))
+            }
+            None => {
+                self.skip(base, len as u64, "record too short for its type");
+                Step::Advance(len, None)
             }
         }
     }
@@ -761,167 +788,62 @@ impl Core {
         }
     }
 
+    /// The event of a record of known type `ty` whose length was checked;
+    /// `None` when the record is too short for its type. One decoder per
+    /// type.
     fn decode<'a>(&mut self, ty: u32, r: &'a [u8]) -> Option<Event<'a>> {
-        let c = ByteCursor::le(r);
-        let u32_at = |off| c.u32_at(off).ok();
-        let i32_at = |off| c.i32_at(off).ok();
-        let u64_at = |off| c.u64_at(off).ok();
-        // A NUL-terminated field at `off`, bounded by the record (and by
-        // `end`, the field's end, for the fixed-size ones).
-        let cstr_at = |off, end: Option<usize>| {
-            cstr(
-                r.get(..end.unwrap_or(r.len()))
-                    .unwrap_or(r)
-                    .get(off..)
-                    .unwrap_or_default(),
-            )
-        };
-        let tsc = u64_at(8)?;
-        Some(match ty {
-            PMCLOG_TYPE_CLOSELOG => Event::CloseLog { tsc },
-            PMCLOG_TYPE_DROPNOTIFY => Event::DropNotify { tsc },
-            PMCLOG_TYPE_INITIALIZE => {
-                let version = u32_at(16)?;
-                self.version = Some(version);
-                Event::Initialize {
-                    tsc,
-                    version,
-                    cputype: u32_at(20)?,
-                    tsc_freq: u64_at(24)?,
-                    ts_sec: c.i64_at(32).ok()?,
-                    ts_nsec: c.i64_at(40).ok()?,
-                    cpuid: cstr_at(48, Some(112)),
-                }
-            }
-            PMCLOG_TYPE_PMCALLOCATE => Event::PmcAllocate {
-                tsc,
-                pmcid: u32_at(16)?,
-                event: u32_at(20)?,
-                flags: u32_at(24)?,
-                rate: u64_at(32)?,
-            },
-            // hwpmc_logging.c:pmclog_process_pmcallocate writes pad@28,
-            // PMCLOG_EMIT64(pm_reloadcount)@32, then the name from 40 (cut
-            // by the 96-byte reservation), whatever the struct declares.
-            PMCLOG_TYPE_PMCALLOCATEDYN => Event::PmcAllocateDyn {
-                tsc,
-                pmcid: u32_at(16)?,
-                event: u32_at(20)?,
-                flags: u32_at(24)?,
-                rate: u64_at(32)?,
-                evname: cstr_at(40, None),
-            },
-            PMCLOG_TYPE_PMCATTACH => Event::PmcAttach {
-                tsc,
-                pmcid: u32_at(16)?,
-                pid: i32_at(20)?,
-                path: cstr_at(24, None),
-            },
-            PMCLOG_TYPE_PMCDETACH => Event::PmcDetach {
-                tsc,
-                pmcid: u32_at(16)?,
-                pid: i32_at(20)?,
-            },
-            PMCLOG_TYPE_PROCCSW => Event::ProcCsw {
-                tsc,
-                value: u64_at(16)?,
-                pmcid: u32_at(24)?,
-                pid: i32_at(28)?,
-                tid: i32_at(32)?,
-            },
+        let f = Fields::new(r);
+        let tsc = f.u64(8)?;
+        match ty {
+            PMCLOG_TYPE_CLOSELOG => Some(Event::CloseLog { tsc }),
+            PMCLOG_TYPE_DROPNOTIFY => Some(Event::DropNotify { tsc }),
+            PMCLOG_TYPE_INITIALIZE => self.decode_initialize(&f, tsc),
+            PMCLOG_TYPE_PMCALLOCATE => decode_pmc_allocate(&f, tsc),
+            PMCLOG_TYPE_PMCALLOCATEDYN => decode_pmc_allocate_dyn(&f, tsc),
+            PMCLOG_TYPE_PMCATTACH => decode_pmc_attach(&f, tsc),
+            PMCLOG_TYPE_PMCDETACH => decode_pmc_detach(&f, tsc),
+            PMCLOG_TYPE_PROCCSW => decode_proc_csw(&f, tsc),
             PMCLOG_TYPE_PROCEXEC => {
                 let legacy = !self.exec_layout_new(r);
-                if legacy {
-                    Event::ProcExec {
-                        tsc,
-                        pid: i32_at(16)?,
-                        pmcid: u32_at(20)?,
-                        base: u64_at(24)?,
-                        dyn_base: 0,
-                        path: cstr_at(32, None),
-                        legacy,
-                    }
-                } else {
-                    Event::ProcExec {
-                        tsc,
-                        pid: i32_at(16)?,
-                        pmcid: u32_at(20)?,
-                        base: u64_at(24)?,
-                        dyn_base: u64_at(32)?,
-                        path: cstr_at(40, None),
-                        legacy,
-                    }
-                }
+                decode_proc_exec(&f, tsc, legacy)
             }
-            PMCLOG_TYPE_PROCEXIT => Event::ProcExit {
-                tsc,
-                pmcid: u32_at(16)?,
-                pid: i32_at(20)?,
-                value: u64_at(24)?,
-            },
-            PMCLOG_TYPE_PROCFORK => Event::ProcFork {
-                tsc,
-                oldpid: i32_at(16)?,
-                newpid: i32_at(20)?,
-            },
-            PMCLOG_TYPE_SYSEXIT => Event::SysExit {
-                tsc,
-                pid: i32_at(16)?,
-            },
-            PMCLOG_TYPE_USERDATA => Event::UserData {
-                tsc,
-                userdata: u32_at(16)?,
-            },
-            PMCLOG_TYPE_MAP_IN => Event::MapIn {
-                tsc,
-                pid: i32_at(16)?,
-                start: u64_at(24)?,
-                path: cstr_at(32, None),
-            },
-            PMCLOG_TYPE_MAP_OUT => Event::MapOut {
-                tsc,
-                pid: i32_at(16)?,
-                start: u64_at(24)?,
-                end: u64_at(32)?,
-            },
-            PMCLOG_TYPE_CALLCHAIN => {
-                let cpuflags = u32_at(28)?;
-                let area = r.get(32..)?;
-                let area = area.get(..area.len() / 8 * 8)?;
-                let (pcs, extra): (&[u8], &[u8]) = if cpuflags & PMC_CC_F_MULTIPART != 0 {
-                    split_multipart(area)?
-                } else {
-                    (area, &[])
-                };
-                Event::Callchain {
-                    tsc,
-                    pid: i32_at(16)?,
-                    tid: i32_at(20)?,
-                    pmcid: u32_at(24)?,
-                    cpuflags,
-                    pcs: Callchain::from_le_bytes(pcs),
-                    extra,
-                }
-            }
-            PMCLOG_TYPE_THR_CREATE => Event::ThrCreate {
-                tsc,
-                tid: i32_at(16)?,
-                pid: i32_at(20)?,
-                flags: u32_at(24)?,
-                tdname: cstr_at(32, Some(52)),
-            },
-            PMCLOG_TYPE_THR_EXIT => Event::ThrExit {
-                tsc,
-                tid: i32_at(16)?,
-            },
-            PMCLOG_TYPE_PROC_CREATE => Event::ProcCreate {
-                tsc,
-                pid: i32_at(16)?,
-                flags: u32_at(20)?,
-                pcomm: cstr_at(24, Some(44)),
-            },
-            _ => return None,
+            PMCLOG_TYPE_PROCEXIT => decode_proc_exit(&f, tsc),
+            PMCLOG_TYPE_PROCFORK => decode_proc_fork(&f, tsc),
+            PMCLOG_TYPE_SYSEXIT => decode_sys_exit(&f, tsc),
+            PMCLOG_TYPE_USERDATA => decode_user_data(&f, tsc),
+            PMCLOG_TYPE_MAP_IN => decode_map_in(&f, tsc),
+            PMCLOG_TYPE_MAP_OUT => decode_map_out(&f, tsc),
+            PMCLOG_TYPE_CALLCHAIN => decode_callchain(&f, tsc),
+            PMCLOG_TYPE_THR_CREATE => decode_thr_create(&f, tsc),
+            PMCLOG_TYPE_THR_EXIT => decode_thr_exit(&f, tsc),
+            PMCLOG_TYPE_PROC_CREATE => decode_proc_create(&f, tsc),
+            _ => None,
+        }
+    }
+
+    /// INITIALIZE; its version decides the PROCEXEC layout from here on.
+    fn decode_initialize<'a>(&mut self, f: &Fields<'a>, tsc: u64) -> Option<Event<'a>> {
+        let version = f.u32(16)?;
+        self.version = Some(version);
+        Some(Event::Initialize {
+            tsc,
+            version,
+            cputype: f.u32(20)?,
+            tsc_freq: f.u64(24)?,
+            ts_sec: f.i64(32)?,
+            ts_nsec: f.i64(40)?,
+            cpuid: f.cstr(48, Some(112)),
         })
+    }
+}
+
+/// A resync that stopped at `at` before EOF: advance to there, or wait
+/// for more input when nothing was passed.
+fn advance_or_wait<'a>(at: usize) -> Step<'a> {
+    if at > 0 {
+        Step::Advance(at, None)
+    } else {
+        Step::NeedMore
     }
 }
 
@@ -1287,36 +1209,22 @@ impl Converter {
         h
     }
 
+    /// The pmc-log record of one event: one conversion per event type.
     fn convert<'a>(&mut self, ev: Event<'a>) -> Record<'a> {
         match ev {
             Event::Initialize { version, .. } => {
                 self.version = Some(version);
                 Record::Header(self.header(Some(&ev)))
             }
-            Event::CloseLog { tsc } => Record::Close(Close {
-                time: tsc,
-                records: self.out,
-            }),
-            Event::DropNotify { tsc } => Record::Lost(Lost {
-                time: tsc,
-                pmc_id: None,
-                cpu: None,
-                count: 0,
-            }),
+            Event::CloseLog { tsc } => close(tsc, self.out),
+            Event::DropNotify { tsc } => lost(tsc),
             Event::PmcAllocate {
                 tsc,
                 pmcid,
                 event,
                 flags,
                 rate,
-            } => {
-                self.track(pmcid, rate, flags);
-                let name: Cow<'a, str> = match event_name(event) {
-                    Some(n) => n.into(),
-                    None => format!("event={event:#x}").into(),
-                };
-                self.pmc(tsc, pmcid, name, event, flags, rate)
-            }
+            } => self.pmc_allocate(tsc, pmcid, fixed_event_name(event), event, flags, rate),
             Event::PmcAllocateDyn {
                 tsc,
                 pmcid,
@@ -1324,43 +1232,21 @@ impl Converter {
                 flags,
                 rate,
                 evname,
-            } => {
-                self.track(pmcid, rate, flags);
-                self.pmc(tsc, pmcid, text(evname), event, flags, rate)
-            }
+            } => self.pmc_allocate(tsc, pmcid, text(evname), event, flags, rate),
             Event::PmcAttach {
                 tsc,
                 pmcid,
                 pid,
                 path,
-            } => Record::Attach(Attach {
-                time: tsc,
-                pmc_id: pmcid,
-                pid,
-                path: path.into(),
-            }),
-            Event::PmcDetach { tsc, pmcid, pid } => Record::Detach(Detach {
-                time: tsc,
-                pmc_id: pmcid,
-                pid,
-            }),
+            } => attach(tsc, pmcid, pid, path),
+            Event::PmcDetach { tsc, pmcid, pid } => detach(tsc, pmcid, pid),
             Event::ProcCsw {
                 tsc,
                 value,
                 pmcid,
                 pid,
                 tid,
-            } => Record::Counter(Counter {
-                time: tsc,
-                pmc_id: pmcid,
-                pid,
-                tid,
-                cpu: None,
-                kind: CounterKind::ContextSwitch,
-                value,
-                time_enabled: 0,
-                time_running: 0,
-            }),
+            } => counter(tsc, pmcid, pid, tid, CounterKind::ContextSwitch, value),
             Event::ProcExec {
                 tsc,
                 pid,
@@ -1369,77 +1255,32 @@ impl Converter {
                 dyn_base,
                 path,
                 legacy,
-            } => Record::Exec(Exec {
-                time: tsc,
-                pid,
-                pmc_id: Some(pmcid).filter(|&p| p != u32::MAX),
-                base,
-                dyn_base,
-                flags: if legacy { EXEC_LEGACY_ENTRY } else { 0 },
-                path: path.into(),
-            }),
+            } => proc_exec(tsc, pid, pmcid, base, dyn_base, path, legacy),
             Event::ProcExit {
                 tsc,
                 pmcid,
                 pid,
                 value,
-            } => Record::Counter(Counter {
-                time: tsc,
-                pmc_id: pmcid,
-                pid,
-                tid: -1,
-                cpu: None,
-                kind: CounterKind::ProcessExit,
-                value,
-                time_enabled: 0,
-                time_running: 0,
-            }),
+            } => counter(tsc, pmcid, pid, -1, CounterKind::ProcessExit, value),
             Event::ProcFork {
                 tsc,
                 oldpid,
                 newpid,
-            } => Record::Fork(Fork {
-                time: tsc,
-                parent_pid: oldpid,
-                parent_tid: -1,
-                child_pid: newpid,
-                child_tid: -1,
-            }),
-            Event::SysExit { tsc, pid } => Record::Exit(Exit {
-                time: tsc,
-                pid,
-                tid: -1,
-            }),
-            Event::UserData { tsc, userdata } => Record::UserData(UserData {
-                time: tsc,
-                pid: -1,
-                data: Bytes::from(userdata.to_le_bytes().to_vec()),
-            }),
+            } => fork(tsc, oldpid, newpid),
+            Event::SysExit { tsc, pid } => exit(tsc, pid),
+            Event::UserData { tsc, userdata } => user_data(tsc, userdata),
             Event::MapIn {
                 tsc,
                 pid,
                 start,
                 path,
-            } => Record::Map(Map {
-                time: tsc,
-                pid,
-                start,
-                len: 0,
-                pgoff: 0,
-                build_id: Bytes::default(),
-                path: path.into(),
-            }),
+            } => map_in(tsc, pid, start, path),
             Event::MapOut {
                 tsc,
                 pid,
                 start,
                 end,
-            } => Record::Unmap(Unmap {
-                time: tsc,
-                pid,
-                start,
-                end,
-            }),
+            } => map_out(tsc, pid, start, end),
             Event::Callchain {
                 tsc,
                 pid,
@@ -1448,63 +1289,62 @@ impl Converter {
                 cpuflags,
                 pcs,
                 extra,
-            } => {
-                let n = pcs.len() as u32;
-                let (period, pmc_flags) = self.rates.get(&pmcid).copied().unwrap_or((0, 0));
-                let kernel_frames = if cpuflags & PMC_CC_F_USERSPACE != 0 {
-                    0
-                } else if pmc_flags & PMC_F_USERCALLCHAIN != 0 {
-                    // With PMC_F_USERCALLCHAIN the kernel appends the user
-                    // stack to a kernel-mode sample's chain in the same
-                    // record, USERSPACE clear (hwpmc_mod.c:
-                    // pmc_capture_user_callchain): the kernel frames are
-                    // the leading upper-half (kernel) addresses.
-                    pcs.iter().take_while(|&pc| pc >> 63 == 1).count() as u32
-                } else {
-                    n
-                };
-                Record::Sample(Sample {
-                    time: tsc,
-                    pmc_id: pmcid,
-                    pid,
-                    tid,
-                    cpu: Some(cpuflags >> 16),
-                    period,
-                    kernel_frames,
-                    callchain: pcs,
-                    raw: extra.into(),
-                })
-            }
+            } => self.sample(tsc, pmcid, pid, tid, cpuflags, pcs, extra),
             Event::ThrCreate {
                 tsc,
                 tid,
                 pid,
                 flags,
                 tdname,
-            } => Record::ThreadCreate(ThreadCreate {
-                time: tsc,
-                pid,
-                tid,
-                flags,
-                name: tdname.into(),
-            }),
-            Event::ThrExit { tsc, tid } => Record::ThreadExit(ThreadExit {
-                time: tsc,
-                pid: -1,
-                tid,
-            }),
+            } => thr_create(tsc, pid, tid, flags, tdname),
+            Event::ThrExit { tsc, tid } => thr_exit(tsc, tid),
             Event::ProcCreate {
                 tsc,
                 pid,
                 flags,
                 pcomm,
-            } => Record::ProcessCreate(ProcessCreate {
-                time: tsc,
-                pid,
-                flags,
-                comm: pcomm.into(),
-            }),
+            } => proc_create(tsc, pid, flags, pcomm),
         }
+    }
+
+    /// A PMC allocation: its rate and flags remembered for its samples.
+    fn pmc_allocate<'a>(
+        &mut self,
+        tsc: u64,
+        pmcid: u32,
+        name: Cow<'a, str>,
+        event: u32,
+        flags: u32,
+        rate: u64,
+    ) -> Record<'a> {
+        self.track(pmcid, rate, flags);
+        self.pmc(tsc, pmcid, name, event, flags, rate)
+    }
+
+    /// A CALLCHAIN: the period is the PMC's rate; see [`kernel_frames`].
+    #[allow(clippy::too_many_arguments)] // The record's fields.
+    fn sample<'a>(
+        &self,
+        tsc: u64,
+        pmcid: u32,
+        pid: i32,
+        tid: i32,
+        cpuflags: u32,
+        pcs: Callchain<'a>,
+        extra: &'a [u8],
+    ) -> Record<'a> {
+        let (period, pmc_flags) = self.rates.get(&pmcid).copied().unwrap_or((0, 0));
+        Record::Sample(Sample {
+            time: tsc,
+            pmc_id: pmcid,
+            pid,
+            tid,
+            cpu: Some(cpuflags >> 16),
+            period,
+            kernel_frames: kernel_frames(&pcs, cpuflags, pmc_flags),
+            callchain: pcs,
+            raw: extra.into(),
+        })
     }
 
     fn pmc<'a>(
