@@ -9,8 +9,8 @@ Prints, per library crate:
   - `cfg(target_os` sites in src/ outside `sys/` directories;
   - public items reachable from the crate root, from rustdoc's JSON
     (`paths` entries of the local crate; needs nightly, skipped without it);
-and the dependency tree of a counting-only user of the facade
-(`cargo tree -p pmc -e normal --no-default-features` plus `--features` none).
+and the dependency tree of a user of the facade, with its default features
+and without them (`cargo tree -p pmc -e normal [--no-default-features]`).
 """
 import json, os, re, subprocess, sys
 
@@ -132,11 +132,15 @@ def main():
             cfgs += cfg_sites(f)
         rows[c] = {"fns_ge_100_lines": len(longs), "long_fns": longs, "cfg_target_os_outside_sys": cfgs,
                    "public_items": None if c == "pmcstat" else public_items(c)}
-    tree = subprocess.run(["cargo", "tree", "-q", "-p", "pmc", "-e", "normal", "--prefix", "none"],
-                          cwd=ROOT, capture_output=True, text=True).stdout
-    deps = sorted({l.replace(" (*)", "").split(" (")[0] for l in tree.splitlines() if l.strip()})
+    def tree(*extra):
+        out = subprocess.run(["cargo", "tree", "-q", "-p", "pmc", "-e", "normal", "--prefix", "none", *extra],
+                             cwd=ROOT, capture_output=True, text=True).stdout
+        return sorted({l.replace(" (*)", "").split(" (")[0] for l in out.splitlines() if l.strip()})
+    deps = tree()
+    lean = tree("--no-default-features")
     if as_json:
-        json.dump({"crates": rows, "counting_user_deps": deps}, sys.stdout, indent=1)
+        json.dump({"crates": rows, "counting_user_deps": deps, "counting_user_deps_no_default": lean},
+                  sys.stdout, indent=1)
         return
     print(f"{'crate':<12} {'fns>=100':>8} {'cfg(os) outside sys':>20} {'public items':>13}")
     for c, r in rows.items():
@@ -146,8 +150,10 @@ def main():
     for c, r in rows.items():
         for f, name, s, n in r["long_fns"]:
             print(f"  {n:4} lines  {f}:{s} {name}")
-    print(f"counting-only user of `pmc` (default features): {len(deps)} crates")
+    print(f"a user of `pmc` with default features: {len(deps)} crates")
     print("  " + ", ".join(deps))
+    print(f"a counting-only user (`default-features = false`): {len(lean)} crates")
+    print("  " + ", ".join(lean))
 
 if __name__ == "__main__":
     main()
