@@ -286,10 +286,20 @@ fn process_sampling_of_a_launched_program() {
     let expected = 4000.0 * cpu;
     eprintln!("child used {cpu:.2} s of CPU: {expected:.0} samples expected");
     assert!(cpu >= 0.1, "the loop hardly ran ({cpu} s)");
+    // cpu-clock's period is nanoseconds of the task's clock: the periods of the child's
+    // samples add up to the CPU time it used, however many timer expiries the kernel folded
+    // into one sample (an emulated guest under load folds many: 2881 samples for 1.00 s).
+    let period_s = mine.iter().map(|s| s.period).sum::<u64>() as f64 / 1e9;
+    eprintln!("periods of the child's samples: {period_s:.3} s");
     assert!(
-        mine.len() as f64 >= 0.8 * expected,
-        "only {} samples of the child for {cpu:.2} s of CPU at 4 kHz",
+        mine.len() as f64 >= 0.8 * expected
+            || (period_s >= 0.8 * cpu && mine.len() as f64 >= 0.5 * expected),
+        "only {} samples of the child (periods {period_s:.3} s) for {cpu:.2} s of CPU at 4 kHz",
         mine.len()
+    );
+    assert!(
+        period_s <= cpu * 1.05 + 0.01,
+        "periods {period_s:.3} s exceed the child's CPU {cpu:.2} s"
     );
     assert!(
         mine.len() * 10 >= all.len() * 9,
