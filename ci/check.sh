@@ -37,6 +37,9 @@ bash ci/cross-check.sh
 
 step "features: a counting-only user (pmc without default features: no serde, no DWARF unwinder)"
 cargo clippy -p pmc -p pmc-core -p pmc-log -p pmc-linux --no-default-features -- -D warnings
+# pmc-linux's unit tests without the unwinder: CallGraph::Dwarf refused, naming the feature.
+cargo test -p pmc-linux --no-default-features --lib 2>&1 | tee "$ci_tmp/nodefault.log"
+tally "$ci_tmp/nodefault.log"
 # The backends' docs as a user sees them (no `internals`): no link into a hidden module.
 RUSTDOCFLAGS="-D warnings" cargo doc -p pmc-linux -p pmc-freebsd --no-deps
 cargo tree -q -p pmc -e normal --no-default-features --prefix none | sed 's/ (\*)//' | sort -u |

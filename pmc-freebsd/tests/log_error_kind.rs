@@ -4,9 +4,8 @@
 //! `Backend::log_error`, `flush_log` and `close_log`. (A full disk, `ErrorKind::Os` with
 //! ENOSPC, is in `log_pump_error.rs`.)
 
-use pmc_core::{Allocation, Backend as _, Error, ErrorKind, Op, Pmc as _, Rate, Target};
-use pmc_freebsd::sim::{SimConfig, SimDriver, Work};
-use pmc_freebsd::Backend;
+use crate::common::{run_until_log_error, sample_make_into};
+use pmc_core::{Backend as _, Error, ErrorKind, Op, Pmc as _};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
@@ -37,39 +36,13 @@ impl Write for FailingSink {
 /// Samples another process into `sink` until the pump reports an error; returns it, and
 /// what `flush_log` and `close_log` say afterwards.
 fn fail_sink(fail: fn() -> std::io::Error) -> (Error, Error, Error) {
-    let sim = Arc::new(SimDriver::new(SimConfig::default()));
-    let b: Backend<Arc<SimDriver>> = Backend::with_driver(sim.clone()).unwrap();
     let sink = FailingSink {
         written: Arc::new(Mutex::new(0)),
         room: 32 << 10,
         fail,
     };
-    b.configure_log(Box::new(sink)).unwrap();
-    sim.spawn(2000, 1000, true, "/usr/bin/make");
-    let mut p = b
-        .allocate(&Allocation::sampling(
-            "instructions".parse().unwrap(),
-            Rate::Period(5_000),
-        ))
-        .unwrap();
-    p.attach(Target::Pid(2000)).unwrap();
-    p.start().unwrap();
-    let work = Work {
-        pid: 2000,
-        nanos: 1_000,
-        instructions: 5_000 * 1_000,
-        ..Work::default()
-    };
-    let mut rounds = 0;
-    let err = loop {
-        sim.run(work);
-        let _ = b.flush_log();
-        if let Some(e) = pmc_core::Backend::log_error(&b) {
-            break e;
-        }
-        rounds += 1;
-        assert!(rounds < 10_000, "the sink never failed");
-    };
+    let (sim, b, mut p) = sample_make_into(sink);
+    let (err, _) = run_until_log_error(&sim, &b, "the sink never failed");
     let flushed = b.flush_log().unwrap_err();
     p.stop().unwrap();
     let closed = b.close_log().unwrap_err();

@@ -3,8 +3,9 @@
 //! (not only as text, not only at close); nothing more reaches the sink; the pump's memory
 //! stays bounded; everything written before the failure reads back.
 
+use crate::common::{make_work, run_until_log_error, sample_make_into};
 use pmc_core::{Allocation, Backend as _, ErrorKind, Pmc as _, Rate, Target};
-use pmc_freebsd::sim::{SimConfig, SimDriver, Work};
+use pmc_freebsd::sim::{SimConfig, SimDriver};
 use pmc_freebsd::Backend;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -32,36 +33,11 @@ impl Write for FullDisk {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn full_disk_is_reported_at_once_with_its_kind() {
-    let sim = Arc::new(SimDriver::new(SimConfig::default()));
-    let b: Backend<Arc<SimDriver>> = Backend::with_driver(sim.clone()).unwrap();
     let disk = FullDisk(Arc::new(Mutex::new((Vec::new(), 100 << 10))));
-    b.configure_log(Box::new(disk.clone())).unwrap();
-    sim.spawn(2000, 1000, true, "/usr/bin/make");
-    let mut p = b
-        .allocate(&Allocation::sampling(
-            "instructions".parse().unwrap(),
-            Rate::Period(5_000),
-        ))
-        .unwrap();
-    p.attach(Target::Pid(2000)).unwrap();
-    p.start().unwrap();
-    let work = Work {
-        pid: 2000,
-        nanos: 1_000,
-        instructions: 5_000 * 1_000,
-        ..Work::default()
-    };
+    let (sim, b, mut p) = sample_make_into(disk.clone());
+    let work = make_work();
     // Run until the pump has met the full disk (no timed assertion: as long as it takes).
-    let mut rounds = 0;
-    let err = loop {
-        sim.run(work);
-        let _ = b.flush_log();
-        if let Some(e) = b.log_error() {
-            break e;
-        }
-        rounds += 1;
-        assert!(rounds < 10_000, "the disk never filled");
-    };
+    let (err, rounds) = run_until_log_error(&sim, &b, "the disk never filled");
     println!("after {rounds} rounds: {err}");
     // The portable trait method sees the same error.
     let via_trait = pmc_core::Backend::log_error(&b).expect("Backend::log_error");

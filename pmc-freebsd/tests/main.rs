@@ -3,6 +3,7 @@
 
 mod atf_cases;
 mod backend_sim;
+mod common;
 mod hostile;
 mod lifecycle_sim;
 mod log_error_kind;

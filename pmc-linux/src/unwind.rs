@@ -50,15 +50,6 @@ const UNWINDS: bool = pmc_unwind::SUPPORTED;
 #[cfg(not(feature = "dwarf"))]
 const UNWINDS: bool = false;
 
-/// The `arch` code of the pmc-log `UserStack` records this build captures.
-const NATIVE_ARCH: u16 = if cfg!(target_arch = "aarch64") {
-    log::ARCH_AARCH64
-} else if cfg!(target_arch = "x86_64") {
-    log::ARCH_X86_64
-} else {
-    0
-};
-
 /// Refuses DWARF call graphs this backend cannot give.
 pub(crate) fn check(a: &Allocation) -> Result<()> {
     let Some(stack_size) = a.call_graph.stack_size() else {
@@ -182,7 +173,7 @@ impl UserStack {
             pmc_id: s.pmc_id,
             pid: s.pid,
             tid: s.tid,
-            arch: NATIVE_ARCH,
+            arch: log::ARCH_NATIVE,
             pc: self.regs.pc,
             sp: self.regs.sp,
             fp: self.regs.fp,

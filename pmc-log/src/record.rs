@@ -504,6 +504,23 @@ pub struct Sample<'a> {
     pub raw: Bytes<'a>,
 }
 
+impl Sample<'_> {
+    /// The same sample owning its callchain and raw data.
+    pub fn into_owned(self) -> Sample<'static> {
+        Sample {
+            time: self.time,
+            pmc_id: self.pmc_id,
+            pid: self.pid,
+            tid: self.tid,
+            cpu: self.cpu,
+            period: self.period,
+            callchain: self.callchain.into_owned(),
+            kernel_frames: self.kernel_frames,
+            raw: self.raw.into_owned(),
+        }
+    }
+}
+
 /// A command name change, or an exec seen as a new command name (perf `COMM`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -738,6 +755,15 @@ pub struct UserData<'a> {
 pub const ARCH_X86_64: u16 = 1;
 /// [`UserStack::arch`]: AArch64 (registers `pc`, `sp`, `x29`, `x30`).
 pub const ARCH_AARCH64: u16 = 2;
+/// [`UserStack::arch`] of the machine this is built for ([`ARCH_X86_64`], [`ARCH_AARCH64`],
+/// or 0 for an architecture the format has no code for).
+pub const ARCH_NATIVE: u16 = if cfg!(target_arch = "aarch64") {
+    ARCH_AARCH64
+} else if cfg!(target_arch = "x86_64") {
+    ARCH_X86_64
+} else {
+    0
+};
 
 /// The user registers and user stack of the sample written just before it (same time, PMC,
 /// pid and tid), kept so that the sample's user callchain can be unwound when the log is read
@@ -886,7 +912,7 @@ impl Record<'_> {
         match self {
             Record::Header(h) => Record::Header(own_header(h)),
             Record::Pmc(p) => Record::Pmc(own_pmc(p)),
-            Record::Sample(s) => Record::Sample(own_sample(s)),
+            Record::Sample(s) => Record::Sample(s.into_owned()),
             Record::Comm(c) => Record::Comm(Comm {
                 comm: c.comm.into_owned(),
                 ..c
@@ -956,20 +982,6 @@ fn own_pmc(p: PmcDescriptor<'_>) -> PmcDescriptor<'static> {
         mode: p.mode,
         flags: p.flags,
         native_config: own(p.native_config),
-    }
-}
-
-fn own_sample(s: Sample<'_>) -> Sample<'static> {
-    Sample {
-        time: s.time,
-        pmc_id: s.pmc_id,
-        pid: s.pid,
-        tid: s.tid,
-        cpu: s.cpu,
-        period: s.period,
-        callchain: s.callchain.into_owned(),
-        kernel_frames: s.kernel_frames,
-        raw: s.raw.into_owned(),
     }
 }
 

@@ -95,13 +95,7 @@ impl std::fmt::Display for UnwindLogError {
 impl std::error::Error for UnwindLogError {}
 
 /// The `arch` code of [`log::UserStack`] this build unwinds.
-pub const NATIVE_ARCH: u16 = if cfg!(target_arch = "aarch64") {
-    log::ARCH_AARCH64
-} else if cfg!(target_arch = "x86_64") {
-    log::ARCH_X86_64
-} else {
-    0
-};
+pub const NATIVE_ARCH: u16 = log::ARCH_NATIVE;
 
 /// Rewrites a pmc-log whose samples carry `UserStack` records: each such sample gets its
 /// unwound user callchain, and the stacks are dropped. Other records pass unchanged; a log
@@ -156,7 +150,7 @@ pub fn unwind_log(
         match r {
             Record::Header(_) => {}
             Record::Close(c) => closed = Some(c.time),
-            Record::Sample(s) => pending = Some(owned(s)),
+            Record::Sample(s) => pending = Some(s.into_owned()),
             other => w.write(&other).map_err(write_err)?,
         }
     }
@@ -173,18 +167,4 @@ pub fn unwind_log(
     }
     .map_err(write_err)?;
     Ok((out, report))
-}
-
-fn owned(s: log::Sample<'_>) -> log::Sample<'static> {
-    log::Sample {
-        time: s.time,
-        pmc_id: s.pmc_id,
-        pid: s.pid,
-        tid: s.tid,
-        cpu: s.cpu,
-        period: s.period,
-        callchain: s.callchain.into_owned(),
-        kernel_frames: s.kernel_frames,
-        raw: s.raw.into_owned(),
-    }
 }

@@ -475,14 +475,9 @@ fn nul(s: &OsStr, what: &str) -> Result<CString> {
 }
 
 fn io_error(what: &str, e: &std::io::Error) -> Error {
-    let kind = match e.raw_os_error() {
-        Some(libc::EMFILE | libc::ENFILE) => ErrorKind::TooManyOpenFiles,
-        _ => ErrorKind::Os,
-    };
-    let err = Error::new(kind, Op::Launch, what.to_owned());
     match e.raw_os_error() {
-        Some(n) => err.with_errno(n),
-        None => err,
+        Some(n) => os_error(Op::Launch, what.to_owned(), Errno::from_raw(n)),
+        None => Error::new(ErrorKind::Os, Op::Launch, format!("{what}: {e}")),
     }
 }
 
@@ -558,15 +553,26 @@ impl PausedChild {
         }
         let errno = i32::from_ne_bytes([buf[1], buf[2], buf[3], buf[4]]);
         let _ = self.wait();
-        let what = match buf[0] {
-            STAGE_CHDIR => format!(
-                "cannot change the command's working directory to {}",
-                self.cwd.as_deref().unwrap_or(Path::new("?")).display()
+        let (what, help) = match buf[0] {
+            STAGE_CHDIR => (
+                format!(
+                    "cannot change the command's working directory to {}",
+                    self.cwd.as_deref().unwrap_or(Path::new("?")).display()
+                ),
+                "give Command::current_dir a directory that exists and that the command may enter",
             ),
-            STAGE_STDIO => "cannot install the command's stdio".to_owned(),
-            _ => format!("cannot execute {}", self.program.display()),
+            STAGE_STDIO => (
+                "cannot install the command's stdio".to_owned(),
+                "give Command::stdin/stdout/stderr an open descriptor (a file, a pipe end)",
+            ),
+            _ => (
+                format!("cannot execute {}", self.program.display()),
+                "check that the program is an executable file the command may run",
+            ),
         };
-        Err(Error::new(ErrorKind::Os, Op::Launch, what).with_errno(errno))
+        Err(Error::new(ErrorKind::Os, Op::Launch, what)
+            .with_errno(errno)
+            .with_help(help))
     }
 
     /// Returns the exit status if the child has exited, without blocking.

@@ -171,7 +171,8 @@ impl Session {
     /// Returns `false` when there is no launched command or it has exited.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidArgument`] for a number that is not a signal.
+    /// [`ErrorKind::InvalidArgument`] for a number that is not a signal;
+    /// [`ErrorKind::Os`] when `kill(2)` refuses it.
     pub fn signal(&mut self, sig: i32) -> Result<bool> {
         use nix::sys::signal::{kill, Signal};
         let Some(c) = self.child.as_mut() else {
@@ -186,15 +187,21 @@ impl Session {
                 Op::Launch,
                 format!("{sig} is not a signal number"),
             )
+            .with_help("pass a signal such as libc::SIGINT or libc::SIGTERM")
         })?;
-        let pid = i32::try_from(c.pid()).map_err(|_| {
-            Error::new(
+        // `spawn_paused` made the pid from a pid_t.
+        let pid = nix::unistd::Pid::from_raw(c.pid() as libc::pid_t);
+        match kill(pid, sig) {
+            Ok(()) => Ok(true),
+            // Exited between the check above and the kill.
+            Err(nix::errno::Errno::ESRCH) => Ok(false),
+            Err(e) => Err(Error::new(
                 ErrorKind::Os,
                 Op::Launch,
-                "the child's pid does not fit pid_t",
+                format!("cannot send {sig} to the command (pid {})", c.pid()),
             )
-        })?;
-        Ok(kill(nix::unistd::Pid::from_raw(pid), sig).is_ok())
+            .with_errno(e as i32)),
+        }
     }
 
     /// Waits for the launched command to exit and returns its status

@@ -211,17 +211,10 @@ impl Sys for RealSys {
         stat_exiting(&stat)
     }
     fn process_alive(&self, pid: u32) -> bool {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
+        pmc_core::process::exists(pid)
     }
     fn gettid(&self) -> i32 {
-        std::fs::read_link("/proc/thread-self")
-            .ok()
-            .and_then(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.parse().ok())
-            })
-            .unwrap_or(0)
+        gettid()
     }
     fn getpid(&self) -> u32 {
         std::process::id()
@@ -249,6 +242,18 @@ pub(crate) fn stat_exiting(stat: &str) -> bool {
     // Field 9 of stat (flags) is the 7th after the state.
     let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
     matches!(state, "Z" | "X" | "x") || flags & 0x4 != 0
+}
+
+/// The calling thread's id: `gettid(2)` (no `/proc` read, no allocation).
+#[cfg(target_os = "linux")]
+fn gettid() -> i32 {
+    nix::unistd::gettid().as_raw()
+}
+
+/// No threads to name elsewhere (the perf calls all fail with `ENOSYS` there).
+#[cfg(not(target_os = "linux"))]
+fn gettid() -> i32 {
+    0
 }
 
 /// A raw OS error number.
