@@ -71,8 +71,23 @@ const SAMPLE_TYPE: u64 = PERF_SAMPLE_IDENTIFIER
 
 const PERF_CONTEXT_KERNEL: u64 = (-128i64) as u64;
 const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
+/// Every callchain entry `>=` this is a context marker to perf, not an address.
+const PERF_CONTEXT_MAX: u64 = (-4095i64) as u64;
+
+/// The most callchain entries (addresses and context markers) a sample record carries: perf
+/// records have a 16-bit size, and a sample's fixed part (header, id, ip, pid/tid, time,
+/// cpu, period, the entry count) takes 64 bytes. Longer chains lose their root end.
+pub const MAX_CHAIN_ENTRIES: usize = (u16::MAX as usize - 64) / 8;
 
 const PERF_TYPE_SOFTWARE: u32 = 1;
+
+/// The log's name for the kernel's mapping (pid -1), and perf's.
+const KERNEL_MAP_NAME: &[u8] = b"[kernel.kallsyms]";
+/// The symbol at the start of pmc-linux's kernel map (its `pgoff` holds the address).
+const KERNEL_REF_SYMBOL: &[u8] = b"_stext";
+/// Where a kernel map made up for a Linux log without one starts: the upper half of the
+/// address space, which holds the kernel on x86-64 and AArch64.
+const KERNEL_HALF: u64 = 1 << 63;
 
 /// The sample id of records that name no PMC (the first attribute's).
 const DEFAULT_ID: u64 = 1;
@@ -101,6 +116,10 @@ pub struct PerfDataWriter {
     /// Process names, to name threads perf has not seen a COMM for.
     names: HashMap<i32, Vec<u8>>,
     named_tids: std::collections::HashSet<i32>,
+    /// A kernel map (pid -1) was written.
+    kernel_mapped: bool,
+    /// The log is from Linux, whose kernel frames perf names from `/proc/kallsyms`.
+    linux: bool,
 }
 
 fn parse_kv(cfg: &str, key: &str) -> Option<u64> {
@@ -129,6 +148,8 @@ impl PerfDataWriter {
             samples: 0,
             names: HashMap::new(),
             named_tids: std::collections::HashSet::new(),
+            kernel_mapped: false,
+            linux: header.os == "Linux",
         }
     }
 
@@ -286,6 +307,11 @@ impl PerfDataWriter {
         }
         let id = self.attr_for(s.pmc_id);
         let kernel = s.kernel_frames > 0;
+        if kernel && !self.kernel_mapped && self.linux {
+            // A log without the kernel's map: perf needs one to name kernel frames at all.
+            self.kernel_mapped = true;
+            self.kernel_mmap(KERNEL_HALF, 0, 0);
+        }
         let at = self.begin(
             PERF_RECORD_SAMPLE,
             if kernel {
@@ -295,7 +321,8 @@ impl PerfDataWriter {
             },
         );
         self.u64(id);
-        self.u64(s.callchain.get(0).unwrap_or(0));
+        let ip = s.callchain.iter().find(|&pc| pc < PERF_CONTEXT_MAX);
+        self.u64(ip.unwrap_or(0));
         self.u32(s.pid as u32);
         self.u32(s.tid as u32);
         let t = self.ns(s.time);
@@ -310,23 +337,50 @@ impl PerfDataWriter {
 
     /// A sample's callchain with perf's context markers: `PERF_CONTEXT_KERNEL`
     /// before the kernel frames, `PERF_CONTEXT_USER` before the user ones.
+    ///
+    /// Entries perf would read as context markers (`>= PERF_CONTEXT_MAX`), such as the log's
+    /// [`TRUNCATED_FRAME`](crate::record::TRUNCATED_FRAME), are left out: perf drops a whole chain holding a marker it does
+    /// not know. At most [`MAX_CHAIN_ENTRIES`] entries (markers included) are written, the
+    /// leaf end kept, so the record fits perf's 16-bit record size.
     fn callchain(&mut self, s: &Sample<'_>) {
-        let n = s.callchain.len();
-        let k = (s.kernel_frames as usize).min(n);
-        let nr = n + usize::from(k > 0) + usize::from(k < n);
-        self.u64(nr as u64);
-        for (i, pc) in s.callchain.iter().enumerate() {
-            if i == 0 && k > 0 {
-                self.u64(PERF_CONTEXT_KERNEL);
+        let k = (s.kernel_frames as usize).min(s.callchain.len());
+        let frames = s
+            .callchain
+            .iter()
+            .enumerate()
+            .filter(|&(_, pc)| pc < PERF_CONTEXT_MAX);
+        let nr_at = self.data.len();
+        self.u64(0);
+        let mut nr = 0;
+        let mut context = None;
+        for (i, pc) in frames {
+            let want = if i < k {
+                PERF_CONTEXT_KERNEL
+            } else {
+                PERF_CONTEXT_USER
+            };
+            let marker = context != Some(want);
+            if nr + usize::from(marker) + 1 > MAX_CHAIN_ENTRIES {
+                break;
             }
-            if i == k {
-                self.u64(PERF_CONTEXT_USER);
+            if marker {
+                self.u64(want);
+                context = Some(want);
+                nr += 1;
             }
             self.u64(pc);
+            nr += 1;
         }
+        self.data[nr_at..nr_at + 8].copy_from_slice(&(nr as u64).to_le_bytes());
     }
 
     fn add_map(&mut self, m: &Map<'_>) {
+        if m.pid == -1 {
+            self.kernel_mapped = true;
+            if m.path.as_bytes() == KERNEL_MAP_NAME {
+                return self.kernel_mmap(m.start, m.pgoff, m.time);
+            }
+        }
         let kernel = m.pid == -1;
         let at = self.begin(
             PERF_RECORD_MMAP,
@@ -343,6 +397,29 @@ impl PerfDataWriter {
         self.u64(m.pgoff);
         self.string(m.path.as_bytes());
         self.trailer(m.pid, m.pid, m.time, DEFAULT_ID);
+        self.end(at);
+    }
+
+    /// The kernel's MMAP as `perf record` writes it: pid -1, `[kernel.kallsyms]` followed by
+    /// the name of the symbol whose address `pgoff` holds (perf's "ref reloc symbol", with
+    /// which it relocates kallsyms' addresses when the kernel was loaded elsewhere), covering
+    /// every address from `start` up. pmc-linux's kernel map starts at `_stext`, with that
+    /// address as its `pgoff`; a `pgoff` of 0 (addresses hidden at record time) names no
+    /// symbol, and perf then takes kallsyms' addresses as they are. Without a build-id perf
+    /// names the frames from the running kernel's `/proc/kallsyms`, as for its own files.
+    fn kernel_mmap(&mut self, start: u64, pgoff: u64, time: u64) {
+        let at = self.begin(PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+        self.u32(u32::MAX);
+        self.u32(0);
+        self.u64(start);
+        self.u64(u64::MAX - start);
+        self.u64(pgoff);
+        let mut name = KERNEL_MAP_NAME.to_vec();
+        if pgoff != 0 {
+            name.extend_from_slice(KERNEL_REF_SYMBOL);
+        }
+        self.string(&name);
+        self.trailer(-1, 0, time, DEFAULT_ID);
         self.end(at);
     }
 
