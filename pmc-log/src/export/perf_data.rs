@@ -6,11 +6,38 @@
 //! `HEADER_EVENT_DESC` feature so perf shows our event names.
 //!
 //! Exported: samples (`PERF_RECORD_SAMPLE` with `IDENTIFIER | IP | TID | TIME
-//! | CPU | PERIOD | CALLCHAIN`; the callchain carries `PERF_CONTEXT_KERNEL` /
-//! `PERF_CONTEXT_USER` markers from `kernel_frames`), maps (`MMAP`), comm and
+//! | CPU | PERIOD | CALLCHAIN`), maps (`MMAP`), comm and
 //! exec (`COMM`, exec flagged with `PERF_RECORD_MISC_COMM_EXEC`), fork and
 //! exit (`FORK`, `EXIT`), and lost samples (`LOST`). Every non-sample record
 //! carries the `sample_id_all` trailer, so perf orders them by time.
+//!
+//! # Callchains
+//!
+//! A sample's chain is written leaf first, as the kernel writes it: `PERF_CONTEXT_KERNEL`
+//! before the first `kernel_frames` frames, `PERF_CONTEXT_USER` before the rest (a kernel
+//! sample that went on into user space, hwpmc's `USERCALLCHAIN`, gets both). perf reads
+//! every entry at or above `PERF_CONTEXT_MAX` (-4095) as a context marker and drops a
+//! whole chain holding one it does not know, so such entries are left out; among them the
+//! log's truncation marker ([`TRUNCATED_FRAME`](crate::record::TRUNCATED_FRAME), the last
+//! entry of a chain whose unwind stopped before the root): perf.data cannot say a chain is
+//! cut, and perf shows it as a shorter chain. A chain is written with at most
+//! [`MAX_CHAIN_ENTRIES`] entries, its leaf end kept, so that the record fits perf's 16-bit
+//! record size; perf reads longer chains than its default `--max-stack`
+//! (`kernel.perf_event_max_stack`, 127) and shows their leaf end, as for its own files.
+//!
+//! # The kernel
+//!
+//! The log's kernel map (pid -1, `[kernel.kallsyms]`, from `_stext` up with `_stext`'s
+//! address as `pgoff`, as pmc-linux writes it) is written as `perf record` writes the
+//! kernel's: an `MMAP` of pid -1 named `[kernel.kallsyms]_stext`, `pgoff` the address of
+//! the symbol the name ends with (perf relocates kallsyms' addresses by it when the kernel
+//! was loaded elsewhere; with `pgoff` 0 no symbol is named and addresses are taken as they
+//! are), covering every address up to the top. A Linux log that has kernel frames but no
+//! kernel map gets one over the upper half of the address space before its first kernel
+//! sample. The file carries no build-id, so perf names kernel frames from the running
+//! kernel's `/proc/kallsyms` (names are right for a log of the running kernel, as
+//! pmc-analyze's are; it checks the release, perf cannot). Module maps are not written:
+//! the log has none, and perf then leaves module frames unnamed.
 //!
 //! Not exported (perf.data has no direct equivalent, or perf does not need
 //! it to symbolise): counters, unmaps, attach/detach, thread create/exit,
