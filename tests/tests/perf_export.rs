@@ -75,6 +75,7 @@ struct Compared {
     named: usize,
     kernel: usize,
     top: usize,
+    callers: usize,
 }
 
 /// Export `log` and hold perf's reading of it to pmcstat's own.
@@ -108,6 +109,7 @@ fn compare(pmcstat: &Path, log: &Path, tag: &str) -> Compared {
         named: 0,
         kernel: 0,
         top: 0,
+        callers: 0,
     };
     let mut differ = Vec::new();
     for (i, (o, t)) in ours.iter().zip(&theirs).enumerate() {
@@ -171,6 +173,7 @@ fn compare(pmcstat: &Path, log: &Path, tag: &str) -> Compared {
         })
         .filter(|(pct, _)| pct.trim_end_matches('%').parse::<f64>().unwrap_or(0.0) >= 1.0)
         .take(8);
+    let mut tops = Vec::new();
     for (pct, sym) in rows {
         if !named(&sym) || sym.starts_with("0x") {
             continue;
@@ -184,9 +187,128 @@ fn compare(pmcstat: &Path, log: &Path, tag: &str) -> Compared {
             "{tag}: perf report's {pct} {sym} is not in pmcstat's summary:\n{functions}\n{report}"
         );
         c.top += 1;
+        tops.push((pct, sym));
     }
     assert!(c.top >= 1, "{tag}: no top function compared:\n{report}");
+
+    // Call paths: each of those functions' direct callers with their shares, in perf
+    // report's callee graph and in pmcstat -G (FreeBSD's layout: a function, then its
+    // callers indented by one with their samples).
+    let graph = log.with_extension("graph");
+    let (ok, _, err) = run(Command::new(pmcstat)
+        .arg("-R")
+        .arg(log)
+        .arg("-G")
+        .arg(&graph));
+    assert!(ok, "{tag}: -G: {err}");
+    let ours = std::fs::read_to_string(&graph).unwrap();
+    let (ok, report, err) = run(Command::new("perf")
+        .args([
+            "report",
+            "--stdio",
+            "--force",
+            "--no-children",
+            "--max-stack",
+            "1024",
+            "--sort",
+            "sym",
+            "-g",
+            "graph,0,callee",
+            "-i",
+        ])
+        .arg(&data));
+    assert!(ok, "{tag}: perf report -g: {err}");
+    let total = c.samples as f64;
+    for (pct, sym) in &tops {
+        let pct: f64 = pct.trim_end_matches('%').parse().unwrap();
+        let theirs = perf_callers(&report, sym, pct);
+        for (caller, n) in pmcstat_callers(&ours, sym) {
+            if !named(&caller) {
+                continue;
+            }
+            let want = n as f64 * 100.0 / total;
+            let found = theirs
+                .iter()
+                .any(|(name, p)| *name == caller && (p - want).abs() < 0.006);
+            assert!(
+                found,
+                "{tag}: {sym} called from {caller} in {n} samples ({want:.2}%) by pmcstat -G; \
+                 perf report's callers: {theirs:?}"
+            );
+            c.callers += 1;
+        }
+    }
+    assert!(
+        c.callers >= 1,
+        "{tag}: no caller compared:\n{ours}\n{report}"
+    );
     c
+}
+
+/// The direct callers of `func` in pmcstat -G's graph, with their samples.
+fn pmcstat_callers(graph: &str, func: &str) -> Vec<(String, u64)> {
+    let name_of = |l: &str| -> Option<String> {
+        let (_, rest) = l.split_once(']')?;
+        let rest = rest.trim();
+        Some(rest.split(" @ ").next().unwrap_or(rest).to_owned())
+    };
+    let mut lines = graph.lines().skip_while(|l| {
+        !(l.starts_with(|c: char| c.is_ascii_digit()) && name_of(l).as_deref() == Some(func))
+    });
+    lines.next();
+    let mut out = Vec::new();
+    for l in lines {
+        if l.trim().is_empty() {
+            break;
+        }
+        // " 72.37%  [55]        pmc_workload::outer_caller": one space deep.
+        if !(l.starts_with(' ') && l[1..].starts_with(|c: char| c.is_ascii_digit())) {
+            continue;
+        }
+        let n = l
+            .split_once('[')
+            .and_then(|(_, r)| r.split_once(']'))
+            .and_then(|(n, _)| n.parse().ok());
+        if let (Some(n), Some(name)) = (n, name_of(l)) {
+            out.push((name, n));
+        }
+    }
+    out
+}
+
+/// The direct callers of `sym` in perf report's callee graph (`-g graph,0,callee`), each
+/// with its share of all samples: `--9.14%--caller` branches at the first level, or one
+/// `---caller` path holding all of the function's `pct`.
+fn perf_callers(report: &str, sym: &str, pct: f64) -> Vec<(String, f64)> {
+    let mut lines = report
+        .lines()
+        .skip_while(|l| l.starts_with('#') || !l.trim_end().ends_with(&format!("] {sym}")));
+    lines.next();
+    let block: Vec<&str> = lines.take_while(|l| !l.is_empty()).collect();
+    let first = block
+        .iter()
+        .map(|l| l.trim_start_matches([' ', '|']))
+        .find(|l| !l.is_empty());
+    if let Some(path) = first.and_then(|l| l.strip_prefix("---")) {
+        return vec![(path.trim().to_owned(), pct)];
+    }
+    let branches: Vec<(usize, String, f64)> = block
+        .iter()
+        .filter_map(|l| {
+            let at = l.find("--")?;
+            let rest = &l[at + 2..];
+            let (p, name) = rest.split_once("%--")?;
+            Some((at, name.trim().to_owned(), p.parse().ok()?))
+        })
+        .collect();
+    let Some(col) = branches.iter().map(|b| b.0).min() else {
+        return Vec::new();
+    };
+    branches
+        .into_iter()
+        .filter(|b| b.0 == col)
+        .map(|b| (b.1, b.2))
+        .collect()
 }
 
 fn record(pmcstat: &Path, log: &Path, graph: &str, cmd: &[&str]) -> Result<String, String> {
@@ -249,8 +371,8 @@ fn perf_reads_the_chains_of_fp_and_dwarf_logs_as_pmcstat_does() {
         let c = compare(&pmcstat, &log, graph);
         eprintln!(
             "{graph}: {} samples, {} with a chain in perf script as in pmcstat ({cut} \
-             truncated), {} frames, {} named alike, {} kernel frames, {} top functions alike",
-            c.samples, c.with_chain, c.frames, c.named, c.kernel, c.top
+             truncated), {} frames, {} named alike, {} kernel frames, {} top functions alike, {} of their callers alike",
+            c.samples, c.with_chain, c.frames, c.named, c.kernel, c.top, c.callers
         );
         assert!(
             c.with_chain * 10 >= c.samples * 9,
@@ -295,8 +417,9 @@ fn perf_names_the_kernel_frames_of_an_export() {
     }
     let c = compare(&pmcstat, &log, "dd");
     eprintln!(
-        "dd: {} samples, {} with a chain, {} kernel frames, {} named alike, {} top functions",
-        c.samples, c.with_chain, c.kernel, c.named, c.top
+        "dd: {} samples, {} with a chain, {} kernel frames, {} named alike, {} top functions, \
+         {} of their callers alike",
+        c.samples, c.with_chain, c.kernel, c.named, c.top, c.callers
     );
     if c.kernel == 0 {
         skip!(
