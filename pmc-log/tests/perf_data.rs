@@ -442,3 +442,77 @@ fn kernel_frames_are_named_by_perf() {
         let _ = std::fs::remove_dir_all(path.parent().unwrap());
     }
 }
+
+/// The callchains of the SAMPLE records of a perf.data file, entries as written.
+fn written_chains(file: &[u8]) -> Vec<Vec<u64>> {
+    let u64_at = |at: usize| u64::from_le_bytes(file[at..at + 8].try_into().unwrap());
+    let (data, size) = (u64_at(40) as usize, u64_at(48) as usize);
+    let mut at = data;
+    let mut chains = Vec::new();
+    while at < data + size {
+        let ty = u32::from_le_bytes(file[at..at + 4].try_into().unwrap());
+        let len = u16::from_le_bytes(file[at + 6..at + 8].try_into().unwrap()) as usize;
+        if ty == 9 {
+            // header, id, ip, pid/tid, time, cpu, period, then nr and the entries
+            let nr = u64_at(at + 56) as usize;
+            chains.push((0..nr).map(|i| u64_at(at + 64 + 8 * i)).collect());
+        }
+        at += len;
+    }
+    chains
+}
+
+/// The bytes of the chains, without perf: context markers where the kernel frames end,
+/// the truncation marker and any other entry perf would take for a marker left out, and a
+/// too long chain cut at MAX_CHAIN_ENTRIES from the leaf.
+#[test]
+fn chains_are_written_with_markers_and_without_the_truncation_marker() {
+    const KERNEL: u64 = (-128i64) as u64;
+    const USER: u64 = (-512i64) as u64;
+    let (k1, k2, u1, u2) = (
+        0xffff_ffff_8100_0010,
+        0xffff_ffff_8100_0020,
+        0x401000,
+        0x402000,
+    );
+    let long: Vec<u64> = (0..10_000).map(|i| 0x400000 + i).collect();
+    let chains: Vec<(Vec<u64>, u32)> = vec![
+        (vec![k1, k2, u1, u2, TRUNCATED_FRAME], 2),
+        (vec![u1, u2, TRUNCATED_FRAME], 0),
+        (vec![k1, k2], 2),
+        (vec![TRUNCATED_FRAME], 0),
+        (vec![u1, (-4095i64) as u64, u2], 0),
+        (long.clone(), 0),
+    ];
+    let mut p = perf_data::PerfDataWriter::new(&Header::default());
+    for (frames, k) in &chains {
+        p.add(&Record::Sample(Sample {
+            time: 1,
+            pmc_id: 0,
+            pid: 1,
+            tid: 1,
+            cpu: Some(0),
+            period: 1,
+            callchain: Callchain::from_frames(frames),
+            kernel_frames: *k,
+            raw: Bytes::default(),
+        }));
+    }
+    let mut out = Vec::new();
+    p.finish(&mut out).unwrap();
+    let got = written_chains(&out);
+    let mut want_long = vec![USER];
+    want_long.extend_from_slice(&long[..perf_data::MAX_CHAIN_ENTRIES - 1]);
+    assert_eq!(
+        got[..5],
+        [
+            vec![KERNEL, k1, k2, USER, u1, u2],
+            vec![USER, u1, u2],
+            vec![KERNEL, k1, k2],
+            vec![],
+            vec![USER, u1, u2],
+        ]
+    );
+    assert_eq!(got[5], want_long);
+    assert_eq!(got.len(), 6, "every sample written");
+}
