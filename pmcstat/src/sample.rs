@@ -893,6 +893,33 @@ pub fn remote_log(path: &std::path::Path) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// Issue 20, defect 4: the default rate follows the event's unit; -n and --freq win.
+    #[test]
+    fn default_rate_by_unit() {
+        let rate = |argv: &[&str], spec: &str| {
+            let mut full = vec!["pmcstat"];
+            full.extend_from_slice(argv);
+            full.extend_from_slice(&["-P", spec, "true"]);
+            let args = Args::parse_args(&full).expect("parses");
+            rate_for(&args, &spec.parse().unwrap())
+        };
+        for time in ["cpu-clock", "task-clock:u", "clock.hard", "SOFT-CLOCK.STAT"] {
+            let (r, note) = rate(&[], time);
+            assert_eq!(r, Rate::Frequency(DEFAULT_TIME_FREQ), "{time}");
+            assert!(note.unwrap().contains("4000 Hz"), "{time}");
+        }
+        for counted in ["page-faults", "instructions", "PAGE_FAULT.ALL"] {
+            let (r, note) = rate(&[], counted);
+            assert_eq!(r, Rate::Period(DEFAULT_RATE), "{counted}");
+            assert!(note.unwrap().contains("65536"), "{counted}");
+        }
+        assert_eq!(rate(&["-n", "7"], "cpu-clock"), (Rate::Period(7), None));
+        assert_eq!(
+            rate(&["--freq", "99"], "page-faults"),
+            (Rate::Frequency(99), None)
+        );
+    }
+
     #[test]
     fn freq_qualifier() {
         assert_eq!(
