@@ -83,7 +83,7 @@ pub enum Verdict {
 
 impl std::fmt::Display for Verdict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
+        f.pad(match self {
             Verdict::Pass => "PASS",
             Verdict::Warn => "WARN",
             Verdict::Fail => "FAIL",
