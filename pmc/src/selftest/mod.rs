@@ -506,7 +506,7 @@ impl<B: Backend> Ctx<'_, B> {
     fn loop_ran(check: &'static str, n: u64) -> Ran {
         Ran {
             check,
-            instructions: 2 * n,
+            instructions: n.saturating_mul(2),
             branches: n,
             ..Ran::default()
         }
@@ -543,7 +543,7 @@ impl<B: Backend> Ctx<'_, B> {
             full.reading.scaled().unwrap_or(0),
         );
         let measured = f.saturating_sub(b);
-        let expected = per_iter * n;
+        let expected = per_iter.saturating_mul(n);
         let err = rel_err(measured, expected);
         let mux = multiplexed_note(&[base.reading, full.reading]);
         let (verdict, note) = if measured == expected {
@@ -715,7 +715,7 @@ impl<B: Backend> Ctx<'_, B> {
         if m == 0 && Self::kernel_hidden(&c.event, "context-switches") {
             return row.skip(paranoid_note("context switches"));
         }
-        let e = 2 * rounds;
+        let e = rounds.saturating_mul(2);
         let (verdict, note) = if m >= e {
             (
                 Verdict::Pass,
@@ -846,7 +846,7 @@ impl<B: Backend> Ctx<'_, B> {
         if let Some(r) = not_counted(&readings) {
             return row.fail(r);
         }
-        let expected = 2 * n;
+        let expected = n.saturating_mul(2);
         let Some(worst) = readings
             .iter()
             .map(|r| r.scaled().unwrap_or(0))
