@@ -31,8 +31,8 @@
 //! | `context switches` | 200 round trips of a byte between two threads | at least 2 per round trip |
 //! | `cpu migrations` | 8 moves of the thread with `sched_setaffinity` (Linux, 2+ CPUs) | at least 7 |
 //! | `user-space reads` | the loop read from user space (`rdpmc`/`mrs`) and with `read(2)` (Linux) | the same count |
-//! | `multiplexing` | 16 `instructions:u` counters over a loop of `2N` | each scaled count within 3 % of `2N` |
-//! | `sampling period` | `cpu-clock` sampled every 100 us over 50 ms of CPU | the periods add up to `task-clock` (95-102 %) |
+//! | `multiplexing` | 16 `instructions:u` counters over a loop of `20N` (200M instructions) | each scaled count within 3 % of `20N` (the error is about one rotation's share of the run: 1.8 % at 100M in the PMU lab) |
+//! | `sampling period` | `cpu-clock` sampled every 100 us over 50 ms of CPU | the periods add up to `task-clock` (95-102 %; less is a WARN: timer expiries dropped; more than 110 % a FAIL) |
 //! | `log round trip` | 3 user records and `cpu-clock` samples into an in-memory log | read back: 3 user records, as many samples as the backend counted |
 //!
 //! The hardware rows (instructions, branches, cycles, user-space reads,
@@ -46,14 +46,14 @@
 //! PASS: as expected. WARN: counted, but off in a way that does not make
 //! the counts wrong for most uses (a clock rate outside 0.2-10 GHz, a few
 //! missed context switches, multiplexing error between 3 % and 20 %, huge
-//! pages folding page faults). FAIL: wrong or no counts. SKIP: cannot be
+//! pages folding page faults, a sampling timer that fires late). FAIL: wrong or no counts. SKIP: cannot be
 //! checked here, with the reason. [`Report::passed`] is true when no row
 //! FAILs; `pmcstat --selftest` exits 0 then (warnings are printed, not
 //! failures), 1 otherwise.
 //!
 //! # Cost
 //!
-//! Well under a second of CPU on hardware (the loops are 20M and 100M
+//! Well under a second of CPU on hardware (the loops are 20M and 200M
 //! instructions, the sampling checks 70 ms of CPU); memory is bounded (the
 //! in-memory log stops taking bytes at 8 MiB, the pages are unmapped).
 
@@ -316,7 +316,7 @@ pub type WorkloadHook = Arc<dyn Fn(&Ran) + Send + Sync>;
 #[non_exhaustive]
 pub struct Options {
     /// `N`, the loop's iterations for the exact checks (default 10M: 20M
-    /// instructions). The multiplexing check runs 5N.
+    /// instructions). The multiplexing check runs 10N.
     pub iterations: u64,
     /// Called right after each workload, while its PMCs still run, with
     /// what the workload did: lets a simulated backend count it (tests;
@@ -831,7 +831,7 @@ impl<B: Backend> Ctx<'_, B> {
                 ));
             }
         }
-        let n = self.opts.iterations.max(1).saturating_mul(5);
+        let n = self.opts.iterations.max(1).saturating_mul(10);
         workload::insns(n);
         self.opts.ran(Self::loop_ran("multiplexing", n));
         let mut readings = Vec::with_capacity(EVENTS);
@@ -976,16 +976,32 @@ impl<B: Backend> Ctx<'_, B> {
                 Verdict::Pass,
                 format!("{samples} samples; their periods add up to task-clock"),
             )
-        } else if (0.5..=1.5).contains(&ratio) {
+        } else if ratio < 0.95 {
+            // Fewer samples than the CPU time asks for: timer expiries the
+            // kernel dropped (an emulated or overloaded CPU takes its timer
+            // interrupts late; kernels before 6.x do not fold the overrun
+            // into the next period) or throttling. The samples there are
+            // still right, only fewer: a warning.
             (
                 Verdict::Warn,
-                format!("{samples} samples; their periods are {:.1}% off task-clock (lost or throttled samples?)", (ratio - 1.0) * 100.0),
+                format!(
+                    "{samples} samples; their periods cover {:.1}% of task-clock: the sampling timer fired late or was throttled",
+                    ratio * 100.0
+                ),
+            )
+        } else if ratio <= 1.1 {
+            (
+                Verdict::Warn,
+                format!(
+                    "{samples} samples; their periods are {:.1}% more than task-clock",
+                    (ratio - 1.0) * 100.0
+                ),
             )
         } else {
             (
                 Verdict::Fail,
                 format!(
-                    "{samples} samples; their periods add up to {:.1}% of task-clock",
+                    "{samples} samples; their periods add up to {:.1}% of task-clock: more than the CPU time",
                     ratio * 100.0
                 ),
             )
@@ -1168,6 +1184,9 @@ impl<B: Backend> Ctx<'_, B> {
                 "a kernel older than 5.13 has no inherit_thread, so threads started after the PMC may go uncounted (kernel {})",
                 kernel.as_deref().unwrap_or("unknown")
             )),
+            "sampling period" if row.verdict != Verdict::Skip => v.push(
+                "the sampling timer's interrupts arrive late (an emulated or overloaded CPU) or the kernel throttles sampling (kernel.perf_event_max_sample_rate, kernel.perf_cpu_time_max_percent)".into(),
+            ),
             "page faults" if row.verdict != Verdict::Skip => v.push(
                 "transparent huge pages: a huge page faults once for 512 small ones (/sys/kernel/mm/transparent_hugepage/enabled)".into(),
             ),
