@@ -536,15 +536,20 @@ impl<D: Driver> FreebsdPmc<D> {
         ns_per_unit(&self.allocation.event, self.inner.hz)
     }
 
-    /// `PMC_OP_PMCRW` of a sampling PMC: per hwpmc PMC (one per CPU for
-    /// system scope), the kernel's reload-down counter, the events left
-    /// until the next sample (`hwpmc_core.c:iap_read_pmc`), or the value
-    /// saved at the last context switch for a process PMC not running
-    /// here. Not an event total.
+    /// `PMC_OP_PMCRW` of a system-scope sampling PMC: per CPU, the
+    /// kernel's reload-down counter, the events left until the next sample
+    /// (`hwpmc_core.c:iap_read_pmc`). Not an event total.
+    ///
+    /// A process-scope sampling PMC has no such value to read: hwpmc keeps
+    /// its countdown per target thread and answers PMCRW with
+    /// `pm_savedvalue`, which sampling never changes (0 unless written;
+    /// `hwpmc_mod.c`@009268db `pmc_do_op_pmcrw()`, `pmc_process_csw_out()`),
+    /// so this refuses it.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidArgument`] for a counting PMC (use `read`); the
-    /// `PMC_OP_PMCRW` errors.
+    /// [`ErrorKind::InvalidArgument`] for a counting PMC (use `read`);
+    /// [`ErrorKind::NotSupported`] for process scope; the `PMC_OP_PMCRW`
+    /// errors.
     pub fn sample_countdown(&self) -> Result<Vec<(Option<u32>, u64)>> {
         if !self.allocation.mode.is_sampling() {
             return Err(Error::new(
@@ -553,6 +558,17 @@ impl<D: Driver> FreebsdPmc<D> {
                 "sample_countdown is for sampling PMCs",
             )
             .with_help("use Pmc::read for a counting PMC"));
+        }
+        if !self.allocation.scope.is_system() {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Read,
+                format!(
+                    "hwpmc keeps the countdown of a process-scope sampling PMC ({}) per target thread; PMC_OP_PMCRW returns a saved value that sampling never changes",
+                    self.allocation.event
+                ),
+            )
+            .with_help("count the samples in the log, or use a system-scope PMC (Allocation::system) to read its countdown"));
         }
         self.ids
             .iter()
@@ -799,23 +815,24 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         Ok(())
     }
 
-    /// Counting PMCs only: hwpmc reads a sampling PMC as its reload-down
-    /// counter (the events left until the next sample,
-    /// `hwpmc_core.c:iap_read_pmc`) or a saved value, never an event total,
-    /// so `read` refuses them ([`ErrorKind::NotSupported`]); the countdown
-    /// is [`FreebsdPmc::sample_countdown`].
+    /// Counting PMCs only: hwpmc reads a system sampling PMC as its
+    /// reload-down counter (the events left until the next sample,
+    /// `hwpmc_core.c:iap_read_pmc`) and a process sampling PMC as
+    /// `pm_savedvalue` (0 unless written), never an event total, so `read`
+    /// refuses them ([`ErrorKind::NotSupported`]); a system PMC's
+    /// countdown is [`FreebsdPmc::sample_countdown`].
     fn read(&self) -> Result<Reading> {
         if self.allocation.mode.is_sampling() {
             return Err(Error::new(
                 ErrorKind::NotSupported,
                 Op::Read,
                 format!(
-                    "hwpmc reads a sampling PMC ({}) as the countdown to its next sample, not as an event total",
+                    "hwpmc reads a sampling PMC ({}) as the countdown to its next sample (system scope) or a saved value sampling never changes (process scope), not as an event total",
                     self.allocation.event
                 ),
             )
             .with_help(
-                "allocate a counting PMC for totals (Allocation::counting), or count the samples in the log; FreebsdPmc::sample_countdown gives the countdown",
+                "allocate a counting PMC for totals (Allocation::counting), or count the samples in the log; FreebsdPmc::sample_countdown gives a system PMC's countdown",
             ));
         }
         let mut total = 0u64;
@@ -870,6 +887,16 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         Ok(old.saturating_mul(unit))
     }
 
+    /// Sampling PMCs: `PMC_OP_PMCSETCOUNT`, the reload count of every
+    /// per-CPU PMC. Counting PMCs: the count starts from `count`. hwpmc's
+    /// SETCOUNT of a counting PMC only sets `pm_initial`, which only
+    /// `pmc_start()` of a system PMC loads (`hwpmc_mod.c`@009268db
+    /// PMC_OP_PMCSETCOUNT: "else pm->pm_sc.pm_initial = sc.pm_count"): a
+    /// process PMC would ignore it. So a counting PMC gets SETCOUNT (for the
+    /// next start of a system PMC) and a `PMC_F_NEWVALUE` write (the value
+    /// read from now on, and what a process PMC counts on from), as
+    /// [`write`](pmc_core::Pmc::write) does: all of `count` on the first
+    /// CPU, 0 on the others.
     fn set_count(&mut self, count: u64) -> Result<()> {
         // PMC_OP_PMCSETCOUNT on a running PMC: EBUSY.
         self.life
@@ -877,15 +904,20 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             .map_err(|r| self.refused(PmcOp::PmcSetCount, r, None))?;
         // A portable clock's count is nanoseconds; hwpmc's is ticks.
         let count = to_kernel_units(&self.allocation.event, count, self.inner.hz);
-        for (cpu, id) in &self.ids {
+        let sampling = self.allocation.mode.is_sampling();
+        for (i, (cpu, id)) in self.ids.clone().into_iter().enumerate() {
+            let this = if sampling || i == 0 { count } else { 0 };
             let mut s = pmc_op_pmcsetcount {
-                pm_count: count,
-                pm_pmcid: *id,
+                pm_count: this,
+                pm_pmcid: id,
             };
             self.inner
                 .driver
                 .call(OpArg::PmcSetCount(&mut s))
-                .map_err(|e| self.inner.err(PmcOp::PmcSetCount, e, &self.ctx(*cpu)))?;
+                .map_err(|e| self.inner.err(PmcOp::PmcSetCount, e, &self.ctx(cpu)))?;
+            if !sampling {
+                self.rw(id, cpu, Some(this))?;
+            }
         }
         self.count = count;
         Ok(())

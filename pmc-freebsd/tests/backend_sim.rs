@@ -1146,3 +1146,62 @@ fn portable_clocks_are_nanoseconds_soft_clocks_ticks() {
     assert_eq!(pm_count("cpu-clock", Rate::Period(2_000_000_000)), "2000");
     assert_eq!(pm_count("SOFT-CLOCK.HARD", Rate::Period(2000)), "2000");
 }
+
+/// `set_count` of a process counting PMC: hwpmc's SETCOUNT only sets
+/// `pm_initial`, which a process PMC never loads (hwpmc_mod.c@009268db
+/// PMC_OP_PMCSETCOUNT, pmc_start); the backend also writes the value
+/// (PMC_F_NEWVALUE), so the count starts from it as asked.
+#[test]
+fn set_count_of_a_process_counting_pmc_resets_the_count() {
+    let (sim, b) = default();
+    let mut p = b.allocate(&counting("page-faults")).unwrap();
+    p.start().unwrap();
+    sim.tick(1_000_000, 0, 9);
+    p.stop().unwrap();
+    assert_eq!(p.read().unwrap().value, 9);
+    p.set_count(0).unwrap();
+    assert_eq!(p.read().unwrap().value, 0, "set_count(0) then read");
+    p.set_count(5).unwrap();
+    p.start().unwrap();
+    sim.tick(1_000_000, 0, 2);
+    p.stop().unwrap();
+    assert_eq!(p.read().unwrap().value, 7, "counts on from 5");
+    // System scope on two CPUs: the count starts from 100 in all.
+    let mut s = b
+        .allocate(&counting("page-faults").system(Cpus::All))
+        .unwrap();
+    s.start().unwrap();
+    sim.tick(1_000_000, 0, 3);
+    s.stop().unwrap();
+    s.set_count(100).unwrap();
+    assert_eq!(s.read().unwrap().value, 100);
+    s.start().unwrap();
+    sim.tick(1_000_000, 0, 1);
+    s.stop().unwrap();
+    assert_eq!(s.read().unwrap().value, 101, "SETCOUNT loaded at start");
+}
+
+/// A process sampling PMC has no countdown to read: hwpmc answers PMCRW with
+/// `pm_savedvalue` (hwpmc_mod.c@009268db pmc_do_op_pmcrw), which sampling
+/// never changes; `sample_countdown` refuses rather than return it.
+#[test]
+fn sample_countdown_refuses_process_scope() {
+    let (sim, b) = default();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    sim.run(Work {
+        pid: 2000,
+        nanos: 1_000,
+        instructions: 12_000,
+        ..Work::default()
+    });
+    let e = p.sample_countdown().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.message().contains("per target thread"), "{e}");
+    p.stop().unwrap();
+}

@@ -25,9 +25,7 @@
 //! where they differ (see `../shared/reference/freebsd-audit.md`). hwpmc(4)
 //! where the source agrees. Among the rules:
 //!
-//! * `PMC_OP_PMCRW` works on sampling PMCs and reads the reload-down
-//!   counter (`hwpmc_core.c:iap_read_pmc`), not an event total; only
-//!   OLDVALUE/NEWVALUE are looked at.
+//! * `PMC_OP_PMCRW` looks only at OLDVALUE/NEWVALUE.
 //! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
 //!   `EINVAL`; `DESCENDANTS` is accepted and ignored there.
 //! * System sampling, the log-process flags, and process sampling attached
@@ -44,9 +42,13 @@
 //!   (CheriBSD's 0x09 kernels use the new one).
 //! * PROCCSW is logged only for TC PMCs, PROCEXIT for counting PMCs that
 //!   need the log.
-//! * A counting PMC keeps its value across stop/start; `PMC_OP_PMCSETCOUNT`
-//!   and a `PMC_F_NEWVALUE` write both set it (the kernel keeps
-//!   `pm_initial`/`pm_savedvalue` apart: not modelled).
+//! * A counting PMC keeps its value across stop/start. `PMC_OP_PMCSETCOUNT`
+//!   sets `pm_initial`, which only `pmc_start()` of a system PMC loads: on
+//!   a process counting PMC it changes nothing; a `PMC_F_NEWVALUE` write
+//!   sets `pm_savedvalue` (process) or the counter (system).
+//! * `PMC_OP_PMCRW` of a process sampling PMC reads `pm_savedvalue` (0
+//!   unless written) unless it runs attached to its owner; only a system
+//!   sampling PMC (or an owner-attached running one) reads the countdown.
 //! * Hardware events are counted in user mode only; a PMC restricted to the
 //!   kernel (`os` only) counts nothing.
 //! * Each [`SimDriver::run`] is one time slice: TC PMCs with
@@ -93,6 +95,21 @@ impl SimCpu {
     }
 }
 
+/// Which FreeBSD source tree the simulator follows where the trees differ
+/// (see [`SimConfig::tree`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimTree {
+    /// The 2020 tree (`PMC_VERSION` 0x09030000): `PMC_OP_CONFIGURELOG`
+    /// never looks at `pm_flags`.
+    Y2020,
+    /// `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db (2023+):
+    /// `PMC_OP_CONFIGURELOG` refuses `pm_flags != 0` with EINVAL.
+    Y2023,
+    /// 15-CURRENT (`PMC_VERSION` 0x0A000000,
+    /// `fel1x-developer/freebsd-src`@2d614aa2): as [`SimTree::Y2023`].
+    Current15,
+}
+
 /// The simulated machine and its security settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimConfig {
@@ -125,6 +142,9 @@ pub struct SimConfig {
     /// The PMC id layout. `None`: by the version, as FreeBSD's own trees
     /// do (0x09 old, 0x0A new); `Some(New)` with 0x09 is a CheriBSD kernel.
     pub id_layout: Option<pmc_log::hwpmc::IdLayout>,
+    /// The source tree whose rules apply where trees differ. `None`: by the
+    /// version, 0x09 the 2020 tree, 0x0A and later 15-CURRENT.
+    pub tree: Option<SimTree>,
 }
 
 impl Default for SimConfig {
@@ -143,6 +163,7 @@ impl Default for SimConfig {
             pid: 1000,
             mincount: None,
             id_layout: None,
+            tree: None,
         }
     }
 }
@@ -240,7 +261,14 @@ struct SimPmc {
     row: usize,
     md: pmc_md_op_pmcallocate,
     state: PState,
+    /// A counting PMC's count: `pm_gv.pm_savedvalue` for a process PMC
+    /// (what PMCRW reads and writes), the hardware counter for a system
+    /// PMC. A process sampling PMC's `pm_savedvalue`: written only by
+    /// PMCRW NEWVALUE, never by sampling (see `rw`).
     value: u64,
+    /// `pm_sc.pm_initial`: set by PMCSETCOUNT (and allocation) on a
+    /// counting PMC, read only by `pmc_start()` of a system PMC.
+    initial: u64,
     reload: u64,
     /// Events left until the next sample.
     left: u64,
@@ -623,6 +651,15 @@ impl State {
         layout.make(cpu, mode, class, row as u32)
     }
 
+    /// The source tree the rules follow ([`SimConfig::tree`]).
+    fn tree(&self) -> SimTree {
+        self.cfg.tree.unwrap_or(if self.cfg.version >> 24 >= 0x0A {
+            SimTree::Current15
+        } else {
+            SimTree::Y2020
+        })
+    }
+
     /// The smallest reload count of a sampling PMC:
     /// `MAX(1000, pa.pm_count)` in the 2020 tree (hwpmc_mod.c
     /// PMC_OP_PMCALLOCATE and PMC_OP_PMCSETCOUNT, with "pmcallocate: passed
@@ -789,7 +826,11 @@ impl State {
             let Some(p) = self.pmcs.get_mut(&k) else {
                 continue;
             };
-            p.value = p.value.wrapping_add(n);
+            // A process sampling PMC's pm_savedvalue is not touched by
+            // sampling (pmc_process_csw_out saves a TS countdown per thread).
+            if !p.is_sampling() || p.is_system() {
+                p.value = p.value.wrapping_add(n);
+            }
             if let Some(v) = p.targets.get_mut(&pid) {
                 *v = v.wrapping_add(n);
                 // hwpmc_mod.c:pmc_process_csw_out logs PROCCSW only for a
@@ -851,8 +892,16 @@ impl State {
     /// `hwpmc_mod.c:pmc_syscall_handler` PMC_OP_CONFIGURELOG and
     /// `hwpmc_logging.c:pmclog_configure_log` / `pmclog_deconfigure_log`.
     fn configure_log(&mut self, a: &mut pmc_op_configurelog) -> Result<(), Errno> {
-        // `pm_flags` is copied in and never looked at (hwpmc_mod.c,
-        // PMC_OP_CONFIGURELOG): any value is accepted.
+        // 2023+ and 15-CURRENT: hwpmc_mod.c@009268db pmc_syscall_handler
+        // PMC_OP_CONFIGURELOG, before the owner is looked up: "/* No flags
+        // currently implemented */ if (cl.pm_flags != 0) { ... error =
+        // EINVAL; break; }" (the same in fel1x-developer/freebsd-src
+        // @2d614aa2, 15-CURRENT). The 2020 tree copies `pm_flags` in and
+        // never looks at it (freebsd-audit-2 section 2; that tree was not
+        // re-read here).
+        if a.pm_flags != 0 && self.tree() != SimTree::Y2020 {
+            return Err(Errno::EINVAL);
+        }
         let me = self.current;
         // The owner descriptor is found or created first, whatever follows
         // (pmc_find_owner_descriptor / pmc_allocate_owner_descriptor).
@@ -1108,7 +1157,12 @@ impl State {
             row: ri,
             md: a.pm_md,
             state: PState::Allocated,
-            value: if sampling { 0 } else { a.pm_count },
+            // pmc_allocate_pmc_descriptor() zeroes the descriptor
+            // (M_ZERO); the allocation's count only sets pm_initial
+            // (hwpmc_mod.c@009268db pmc_do_op_pmcallocate: "else
+            // pmc->pm_sc.pm_initial = pa->pm_count;").
+            value: 0,
+            initial: if sampling { 0 } else { a.pm_count },
             reload,
             left: reload,
             targets: BTreeMap::new(),
@@ -1413,7 +1467,16 @@ impl State {
             let owner = p.owner;
             self.attach_checked(key, owner)?;
         }
-        self.pmc_mut(key)?.state = PState::Running;
+        let p = self.pmc_mut(key)?;
+        // hwpmc_mod.c@009268db pmc_start, system PMC: "v =
+        // PMC_IS_SAMPLING_MODE(mode) ? pm->pm_sc.pm_reloadcount :
+        // pm->pm_sc.pm_initial; ... pcd->pcd_write_pmc(cpu, adjri, pm, v)".
+        // (A sampling system PMC's countdown is left as it was: the
+        // simulator does not model the reload on restart.)
+        if p.is_system() && !p.is_sampling() {
+            p.value = p.initial;
+        }
+        p.state = PState::Running;
         Ok(())
     }
 
@@ -1429,6 +1492,12 @@ impl State {
         }
         if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
             return Err(Errno::ENXIO);
+        }
+        // hwpmc_mod.c@009268db pmc_stop, system PMC: "error =
+        // pcd->pcd_read_pmc(cpu, adjri, pm, &pm->pm_sc.pm_initial)", so a
+        // later PMCSTART resumes from the count.
+        if p.is_system() && !p.is_sampling() {
+            p.initial = p.value;
         }
         Ok(())
     }
@@ -1473,13 +1542,32 @@ impl State {
         if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
             return Err(Errno::ENXIO);
         }
-        // A sampling PMC reads as its reload-down counter, the events left
-        // until the next sample (hwpmc_core.c:iap_read_pmc:
-        // "if (PMC_IS_SAMPLING_MODE(...)) *v = iap_perfctr_value_to_reload_count(tmp)"),
-        // not an event total.
-        let old = if p.is_sampling() { p.left } else { p.value };
+        // hwpmc_mod.c@009268db pmc_do_op_pmcrw, process (virtual) PMC:
+        // "if ((pm->pm_flags & PMC_F_ATTACHED_TO_OWNER) && (pm->pm_state ==
+        // PMC_STATE_RUNNING)) error = (*pcd->pcd_read_pmc)(...); else *valp =
+        // pm->pm_gv.pm_savedvalue;" and NEWVALUE "pm->pm_gv.pm_savedvalue =
+        // prw->pm_value". A TS PMC's countdown lives per thread
+        // (pmc_process_csw_out: "pt->pt_pmcs[ri].pt_pmcval = newvalue"),
+        // never in pm_savedvalue, so a TS PMC on another process reads 0 or
+        // the last NEWVALUE. Reads from the hardware (a system PMC, or a
+        // running PMC attached to its owner) of a sampling PMC give the
+        // reload-down counter, the events left until the next sample
+        // (hwpmc_core.c:iap_read_pmc: "if (PMC_IS_SAMPLING_MODE(...)) *v =
+        // iap_perfctr_value_to_reload_count(tmp)").
+        let from_hw =
+            p.is_system() || (p.flags & PMC_F_ATTACHED_TO_OWNER != 0 && p.state == PState::Running);
+        let old = if p.is_sampling() && from_hw {
+            p.left
+        } else {
+            p.value
+        };
         if a.pm_flags & PMC_F_NEWVALUE != 0 {
-            p.value = a.pm_value;
+            if p.is_sampling() && p.is_system() {
+                // pcd_write_pmc of a sampling PMC loads the countdown.
+                p.left = a.pm_value.max(1);
+            } else {
+                p.value = a.pm_value;
+            }
         }
         if a.pm_flags & PMC_F_OLDVALUE != 0 {
             a.pm_value = old;
@@ -1494,11 +1582,17 @@ impl State {
         if p.state == PState::Running {
             return Err(Errno::EBUSY);
         }
+        // hwpmc_mod.c@009268db PMC_OP_PMCSETCOUNT: "if
+        // (PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm))) { ... pm->pm_sc.pm_reloadcount
+        // = MAX(MAX(1, pmc_mincount), sc.pm_count); } else
+        // pm->pm_sc.pm_initial = sc.pm_count;". pm_initial is read only by
+        // pmc_start() of a system PMC: on a process counting PMC SETCOUNT
+        // changes nothing anyone reads (PMCRW reads pm_savedvalue).
         if p.is_sampling() {
             p.reload = a.pm_count.max(floor);
             p.left = p.reload;
         } else {
-            p.value = a.pm_count;
+            p.initial = a.pm_count;
         }
         Ok(())
     }
