@@ -1205,3 +1205,54 @@ fn sample_countdown_refuses_process_scope() {
     assert!(e.message().contains("per target thread"), "{e}");
     p.stop().unwrap();
 }
+
+/// hwpmc writes one PROCFORK per `PMC_F_DESCENDANTS` PMC attached to the
+/// parent (hwpmc_mod.c@009268db pmc_process_fork), so two such PMCs give two
+/// in the kernel's log; the pmc-log a sink receives has one fork.
+#[test]
+fn two_descendants_pmcs_log_two_procforks_and_import_one_fork() {
+    use pmc_log::hwpmc::{Event, Parser};
+    let (sim, b) = default();
+    let raw = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(raw.clone())).unwrap();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let mut pmcs = Vec::new();
+    for ev in ["page-faults", "instructions"] {
+        let mut p = b.allocate(&counting(ev).flags(Flags::DESCENDANTS)).unwrap();
+        p.attach(Target::Pid(2000)).unwrap();
+        p.start().unwrap();
+        pmcs.push(p);
+    }
+    sim.spawn(2001, 2000, true, "/bin/sh");
+    b.flush_log().unwrap();
+    let bytes = raw.0.lock().unwrap().clone();
+    let forks = Parser::new(&bytes)
+        .unwrap()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ProcFork {
+                    oldpid: 2000,
+                    newpid: 2001,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(forks, 2, "one PROCFORK per DESCENDANTS PMC");
+    // The same stream through the pmc-log conversion: one fork.
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
+    sim.spawn(2002, 2000, true, "/bin/sh");
+    b.close_log().unwrap();
+    let bytes = buf.0.lock().unwrap().clone();
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let forks: Vec<(i32, i32)> = reader
+        .records()
+        .filter_map(|r| match r {
+            pmc_log::Record::Fork(f) => Some((f.parent_pid, f.child_pid)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(forks, vec![(2000, 2002)]);
+}

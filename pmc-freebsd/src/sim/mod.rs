@@ -495,25 +495,36 @@ impl SimDriver {
                 path: path.to_owned(),
             },
         );
+        let fork = LogRecord::ProcFork {
+            oldpid: parent,
+            newpid: pid,
+        };
+        // hwpmc_mod.c@009268db pmc_process_fork: first every owner of a
+        // running system sampling PMC ("CK_LIST_FOREACH(po, &pmc_ss_owners,
+        // po_ssnext) { if (po->po_flags & PMC_PO_OWNS_LOGFILE) {
+        // pmclog_process_procfork(...); pmclog_process_proccreate(...); }"
+        // (PROC_CREATE not modelled) ...
+        let ss_owners = st.ss_owners();
+        for o in &ss_owners {
+            st.emit(*o, fork.clone());
+        }
         let keys: Vec<(i32, u32)> = st
             .pmcs
             .iter()
             .filter(|(_, p)| p.flags & PMC_F_DESCENDANTS != 0 && p.targets.contains_key(&parent))
             .map(|(k, _)| *k)
             .collect();
-        let mut logged_owners = BTreeSet::new();
+        // ... then, in the loop over the parent's DESCENDANTS PMCs, one
+        // PROCFORK per PMC, not per owner: "pmc_link_target_process(pm,
+        // ppnew); po = pm->pm_owner; if (po->po_sscount == 0 &&
+        // (po->po_flags & PMC_PO_OWNS_LOGFILE) != 0)
+        // pmclog_process_procfork(po, p1->p_pid, newproc->p_pid);".
         for k in keys {
             if let Some(p) = st.pmcs.get_mut(&k) {
                 p.targets.insert(pid, 0);
             }
-            if logged_owners.insert(k.0) {
-                st.emit(
-                    k.0,
-                    LogRecord::ProcFork {
-                        oldpid: parent,
-                        newpid: pid,
-                    },
-                );
+            if !ss_owners.contains(&k.0) {
+                st.emit(k.0, fork.clone());
             }
         }
     }
@@ -616,6 +627,16 @@ impl SimDriver {
 }
 
 impl State {
+    /// Owners with a running system sampling PMC (`po_sscount > 0`, the
+    /// `pmc_ss_owners` list: pmc_start adds, pmc_stop removes).
+    fn ss_owners(&self) -> BTreeSet<i32> {
+        self.pmcs
+            .values()
+            .filter(|p| p.mode == PMC_MODE_SS && p.state == PState::Running)
+            .map(|p| p.owner)
+            .collect()
+    }
+
     fn tsc(&self) -> u64 {
         (u128::from(self.now_ns) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64
     }
