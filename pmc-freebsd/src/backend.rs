@@ -601,6 +601,42 @@ impl<D: Driver> FreebsdPmc<D> {
         ))
     }
 
+    /// Whether a `PMC_F_DESCENDANTS` attach to `target` would take in the
+    /// owner (this process): `target` is one of its ancestors. hwpmc then
+    /// links the owner too (`hwpmc_mod.c`@009268db `pmc_attach_process()`
+    /// walks the target's `p_children`), `pmc_link_target_process()` sets
+    /// `PMC_F_ATTACHED_TO_OWNER` ("if (pm->pm_owner->po_owner ==
+    /// pp->pp_proc) pm->pm_flags |= PMC_F_ATTACHED_TO_OWNER"), and
+    /// `pmc_process_samples()` then sends every sample of the PMC to
+    /// profil(2), none to the log. The ancestors come from
+    /// [`Driver::parent_pid`]; where it cannot tell, this says no.
+    fn subtree_holds_owner(&self, target: Target) -> bool {
+        if !self.allocation.flags.contains(Flags::DESCENDANTS) {
+            return false;
+        }
+        let (Target::Pid(t) | Target::Exec(t)) = target else {
+            return false;
+        };
+        let Ok(t) = i32::try_from(t) else {
+            return false;
+        };
+        let mut pid = self.inner.driver.current_pid();
+        // A bounded walk: pid 1 (init) or 0 ends it, as does a loop.
+        for _ in 0..4096 {
+            if pid == t {
+                return true;
+            }
+            if pid <= 1 {
+                return false;
+            }
+            match self.inner.driver.parent_pid(pid) {
+                Some(parent) if parent != pid => pid = parent,
+                _ => return false,
+            }
+        }
+        false
+    }
+
     /// The hwpmc handles: `(cpu, pmcid)`, one per CPU for system scope.
     pub fn pmc_ids(&self) -> &[(Option<u32>, u32)] {
         &self.ids
@@ -773,6 +809,22 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             && self.life.is_owner(target)
         {
             return self.refuse_sampling_self(Op::Attach);
+        }
+        if self.allocation.mode.is_sampling()
+            && !self.allocation.scope.is_system()
+            && self.subtree_holds_owner(target)
+        {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Attach,
+                format!(
+                    "{target:?} is an ancestor of this process: with descendants, hwpmc would attach this process too and then feed every sample of {} to profil(2), logging none",
+                    self.allocation.event
+                ),
+            )
+            .with_help(
+                "attach without Flags::DESCENDANTS, attach to a process that is not an ancestor (e.g. Target::Exec for a command launched paused), or use system scope (Allocation::system)",
+            ));
         }
         self.attach_op(target, false)
     }

@@ -1256,3 +1256,51 @@ fn two_descendants_pmcs_log_two_procforks_and_import_one_fork() {
         .collect();
     assert_eq!(forks, vec![(2000, 2002)]);
 }
+
+/// A DESCENDANTS sampling attach to an ancestor of the owner takes in the
+/// owner too: hwpmc sets PMC_F_ATTACHED_TO_OWNER
+/// (hwpmc_mod.c@009268db pmc_link_target_process) and every sample goes to
+/// profil(2) (pmc_process_samples), so the log would stay empty. Refused.
+#[test]
+fn descendants_sampling_of_an_ancestor_is_refused() {
+    let (sim, b) = default();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    // The shell that started us (pid 900) is our parent; 950 a sibling.
+    sim.spawn(900, 1, true, "/bin/sh");
+    sim.spawn(1000, 900, true, "/usr/bin/sim-self");
+    sim.spawn(950, 900, true, "/bin/sleep");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000))
+        .flags(Flags::DESCENDANTS);
+    let mut p = b.allocate(&a).unwrap();
+    for ancestor in [900, 1] {
+        let e = p.attach(Target::Pid(ancestor)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        assert!(e.message().contains("ancestor"), "{e}");
+    }
+    // A sibling's subtree does not hold us: its samples are logged.
+    p.attach(Target::Pid(950)).unwrap();
+    p.start().unwrap();
+    sim.run(Work {
+        pid: 950,
+        nanos: 1_000,
+        instructions: 12_000,
+        ..Work::default()
+    });
+    p.stop().unwrap();
+    b.flush_log().unwrap();
+    let bytes = buf.0.lock().unwrap().clone();
+    let samples = pmc_log::hwpmc::Parser::new(&bytes)
+        .unwrap()
+        .filter(|e| matches!(e, pmc_log::hwpmc::Event::Callchain { .. }))
+        .count();
+    assert_eq!(samples, 2);
+    // Without DESCENDANTS the parent alone is sampled: allowed.
+    let mut q = b
+        .allocate(&Allocation::sampling(
+            "instructions".parse().unwrap(),
+            Rate::Period(5_000),
+        ))
+        .unwrap();
+    q.attach(Target::Pid(900)).unwrap();
+}

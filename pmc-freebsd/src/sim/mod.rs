@@ -1403,6 +1403,10 @@ impl State {
         for t in pids {
             p.targets.entry(t).or_insert(0);
         }
+        // hwpmc_mod.c@009268db pmc_link_target_process, for each process of
+        // the (DESCENDANTS) subtree: "if (pm->pm_owner->po_owner ==
+        // pp->pp_proc) pm->pm_flags |= PMC_F_ATTACHED_TO_OWNER", so an
+        // attach to an ancestor of the owner takes the owner in too.
         if p.targets.contains_key(&p.owner) {
             p.flags |= PMC_F_ATTACHED_TO_OWNER;
         }
@@ -1802,6 +1806,10 @@ impl Driver for SimDriver {
 
     fn euid(&self) -> Option<u32> {
         Some(if self.lock().cfg.privileged { 0 } else { 1001 })
+    }
+
+    fn parent_pid(&self, pid: i32) -> Option<i32> {
+        self.lock().procs.get(&pid).map(|p| p.parent)
     }
 }
 

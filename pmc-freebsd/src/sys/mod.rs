@@ -231,6 +231,14 @@ pub trait Driver: Send + Sync {
     fn euid(&self) -> Option<u32> {
         None
     }
+
+    /// The parent of process `pid` (`kinfo_proc.ki_ppid`), if known: the
+    /// backend walks the owner's ancestors with it to refuse a
+    /// `PMC_F_DESCENDANTS` sampling attach whose subtree holds the owner.
+    fn parent_pid(&self, pid: i32) -> Option<i32> {
+        let _ = pid;
+        None
+    }
 }
 
 impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
@@ -245,6 +253,9 @@ impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
     }
     fn euid(&self) -> Option<u32> {
         (**self).euid()
+    }
+    fn parent_pid(&self, pid: i32) -> Option<i32> {
+        (**self).parent_pid(pid)
     }
 }
 
