@@ -772,11 +772,38 @@ impl<D: Driver> FreebsdPmc<D> {
         }
     }
 
+    /// hwpmc keeps a sampling PMC's recent samples in per-CPU rings until
+    /// the next hardclock tick, and then logs only those whose PMC still
+    /// runs (`hwpmc_mod.c`@009268db `pmc_process_samples()`: "/* skip
+    /// non-running samples */ if (pm->pm_state != PMC_STATE_RUNNING) goto
+    /// entrydone;"); PMCSTOP and PMCRELEASE do not drain the rings. So
+    /// before stopping or releasing a running sampling PMC, FLUSHLOG, which
+    /// processes every CPU's ring first (`hwpmc_logging.c` `pmclog_flush()`
+    /// -> `pmclog_schedule_all()` -> `pmclog_schedule_one_cond()`: "if
+    /// (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
+    /// PMC_FN_DO_SAMPLES, NULL)"). Errors are ignored: without a log there
+    /// is nothing to keep.
+    fn drain_samples(&self) {
+        if !self.allocation.mode.is_sampling() || self.life.state() != State::Running {
+            return;
+        }
+        let has_log = self
+            .inner
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        if has_log {
+            let _ = self.inner.driver.call(OpArg::FlushLog);
+        }
+    }
+
     fn do_release(&mut self) -> Result<()> {
         if self.released {
             return Ok(());
         }
         self.released = true;
+        self.drain_samples();
         let mut first = None;
         for (cpu, id) in &self.ids {
             let mut s = pmc_op_simple { pm_pmcid: *id };
@@ -859,6 +886,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             // started; like the other backends, this is a no-op.)
             return Ok(());
         }
+        self.drain_samples();
         self.simple(PmcOp::PmcStop)?;
         self.life.record_stop();
         if let Some(s) = self.running_since.take() {

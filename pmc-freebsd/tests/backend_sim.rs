@@ -1304,3 +1304,35 @@ fn descendants_sampling_of_an_ancestor_is_refused() {
         .unwrap();
     q.attach(Target::Pid(900)).unwrap();
 }
+
+/// Stopping a sampling PMC: the backend flushes the log first, so the
+/// samples hwpmc still holds in its per-CPU rings (processed at the next
+/// tick only if the PMC runs: hwpmc_mod.c@009268db pmc_process_samples)
+/// reach the log.
+#[test]
+fn stop_keeps_the_samples_of_the_last_tick() {
+    use pmc_log::hwpmc::{Event, Parser};
+    let (sim, b) = default();
+    let raw = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(raw.clone())).unwrap();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    // 10 samples over 2.5 ms; the last hardclock tick is at 2 ms.
+    sim.run(Work {
+        pid: 2000,
+        nanos: 2_500_000,
+        page_faults_read: 10_000,
+        ..Work::default()
+    });
+    p.stop().unwrap();
+    b.flush_log().unwrap();
+    let bytes = raw.0.lock().unwrap().clone();
+    let samples = Parser::new(&bytes)
+        .unwrap()
+        .filter(|e| matches!(e, Event::Callchain { .. }))
+        .count();
+    assert_eq!(samples, 10);
+}

@@ -53,6 +53,12 @@
 //!   kernel (`os` only) counts nothing.
 //! * Each [`SimDriver::run`] is one time slice: TC PMCs with
 //!   `PMC_F_LOG_PROCCSW` log one PROCCSW record at its end.
+//! * Samples wait in a ring until the next hardclock tick (every
+//!   `1e9 / HZ` ns of simulated time; a sample's time is its share of the
+//!   slice's events) or `PMC_OP_FLUSHLOG`, which process them into the
+//!   log only if their PMC is still running: stopping (or releasing) a
+//!   sampling PMC before a flush loses the samples of its last tick, as
+//!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
 //! Not modelled: PMCATTACH records are written for kernel processes too
 //! (the kernel skips them), module unload (SIGBUS to owners).
@@ -325,6 +331,9 @@ struct State {
     stats: pmc_op_getdriverstats,
     encoder: Box<dyn LogEncoder>,
     calls: Vec<(crate::sys::PmcOp, Result<(), Errno>)>,
+    /// The per-CPU sample rings (`pc_sb[]`): samples taken since the last
+    /// hardclock tick, not yet processed into the log (see `step`).
+    ring: Vec<((i32, u32), LogRecord)>,
 }
 
 /// The simulated hwpmc driver. Cheap to share behind an `Arc`; every method
@@ -434,6 +443,7 @@ impl SimDriver {
                 stats: pmc_op_getdriverstats::default(),
                 encoder: Box::new(KernelFormat),
                 calls: Vec::new(),
+                ring: Vec::new(),
                 cfg,
             }),
         }
@@ -807,8 +817,32 @@ impl State {
         }
     }
 
+    /// `hwpmc_mod.c`@009268db `pmc_process_samples()`, run by hardclock
+    /// (PMC_FN_DO_SAMPLES) and by FLUSHLOG: the ring's samples go to the
+    /// log only if their PMC still runs ("/* skip non-running samples */
+    /// if (pm->pm_state != PMC_STATE_RUNNING) goto entrydone;"), so a PMC
+    /// stopped or released before the next tick loses them.
+    fn process_samples(&mut self) {
+        for (key, rec) in std::mem::take(&mut self.ring) {
+            if self
+                .pmcs
+                .get(&key)
+                .is_some_and(|p| p.state == PState::Running)
+            {
+                self.emit(key.0, rec);
+            }
+        }
+    }
+
     fn step(&mut self, work: Option<Work>, nanos: u64) {
         let t = ticks(self.now_ns, nanos);
+        // A hardclock tick in this slice processes what the rings hold
+        // (pmc_hook_handler PMC_FN_DO_SAMPLES -> pmc_process_samples).
+        if t > 0 {
+            self.process_samples();
+        }
+        let per_tick = 1_000_000_000 / HZ;
+        let last_tick_ns = self.now_ns.saturating_add(nanos) / per_tick * per_tick;
         let tsc_delta = (u128::from(nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
         let keys: Vec<(i32, u32)> = self.pmcs.keys().copied().collect();
         let mut samples: Vec<(i32, LogRecord)> = Vec::new();
@@ -876,6 +910,14 @@ impl State {
                 let mut left = n;
                 while left >= p.left {
                     left -= p.left;
+                    // When in the slice the sample was taken (events spread
+                    // evenly over it): before the slice's last hardclock
+                    // tick it was processed at that tick; after it, it waits
+                    // in the ring for the next tick (or FLUSHLOG).
+                    let at = self.now_ns.saturating_add(
+                        (u128::from(nanos) * u128::from(n - left) / u128::from(n)) as u64,
+                    );
+                    let processed = t > 0 && at <= last_tick_ns;
                     p.left = p.reload.max(1);
                     let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
                     let pcs: Vec<u64> = (0..depth).map(|i| SAMPLE_PC + 0x100 * i).collect();
@@ -883,17 +925,19 @@ impl State {
                     if !logs_samples {
                         continue;
                     }
-                    samples.push((
-                        k.0,
-                        LogRecord::Callchain {
-                            pid: sample_pid,
-                            tid: sample_pid.wrapping_mul(100),
-                            pmcid: p.id,
-                            cpu,
-                            flags: PMC_CC_F_USERSPACE,
-                            pcs,
-                        },
-                    ));
+                    let rec = LogRecord::Callchain {
+                        pid: sample_pid,
+                        tid: sample_pid.wrapping_mul(100),
+                        pmcid: p.id,
+                        cpu,
+                        flags: PMC_CC_F_USERSPACE,
+                        pcs,
+                    };
+                    if processed {
+                        samples.push((k.0, rec));
+                    } else if self.ring.len() < 100_000 {
+                        self.ring.push((k, rec));
+                    }
                     if samples.len() > 100_000 {
                         break;
                     }
@@ -1003,8 +1047,16 @@ impl State {
     }
 
     /// `hwpmc_logging.c:pmclog_flush`: a pending writer error first, then
-    /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG).
+    /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG),
+    /// then the sample rings are processed and the buffers written.
     fn flush_log(&mut self) -> Result<(), Errno> {
+        self.with_log()?;
+        // hwpmc_logging.c pmclog_flush() -> pmclog_schedule_all() ->
+        // pmclog_schedule_one_cond() on each CPU: "if
+        // (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
+        // PMC_FN_DO_SAMPLES, NULL)" (2018+ trees): the rings are processed
+        // first, while their PMCs still run.
+        self.process_samples();
         let log = self.with_log()?;
         if let Some(e) = log.error {
             return Err(e);

@@ -1102,3 +1102,68 @@ fn configurelog_flags_by_tree() {
         );
     }
 }
+
+/// Samples wait in the per-CPU rings until a hardclock tick or FLUSHLOG,
+/// which log them only if their PMC still runs (hwpmc_mod.c@009268db
+/// pmc_process_samples: "skip non-running samples"): stopping first loses
+/// the samples taken since the last tick.
+#[cfg(unix)]
+#[test]
+fn stop_before_flush_loses_the_last_ticks_samples() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    // 10 samples over 2.5 ms (one each 0.25 ms); ticks at 1 and 2 ms.
+    let samples = |flush_first: bool, tick_first: bool| -> usize {
+        let d = sim();
+        let (r, w) = crate::sys::pipe().unwrap();
+        let mut cl = pmc_op_configurelog {
+            pm_flags: 0,
+            pm_logfd: w.as_raw_fd(),
+        };
+        d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+        d.spawn(2000, 1000, true, "/bin/sh");
+        let mut a = alloc_req(
+            PMC_MODE_TS,
+            PMC_CLASS_SOFT,
+            soft("PAGE_FAULT.ALL"),
+            PMC_CPU_ANY,
+        );
+        a.pm_count = 1000;
+        let ts = alloc(&d, a).unwrap();
+        attach(&d, ts, 2000).unwrap();
+        start(&d, ts).unwrap();
+        d.run(Work {
+            pid: 2000,
+            nanos: 2_500_000,
+            page_faults_read: 10_000,
+            ..Work::default()
+        });
+        if tick_first {
+            d.advance(1_000_000);
+        }
+        if flush_first {
+            d.call(OpArg::FlushLog).unwrap();
+        }
+        stop(&d, ts).unwrap();
+        d.call(OpArg::FlushLog).unwrap();
+        d.call(OpArg::CloseLog).unwrap();
+        drop(w);
+        let mut bytes = Vec::new();
+        std::fs::File::from(r).read_to_end(&mut bytes).unwrap();
+        pmc_log::hwpmc::Parser::new(&bytes)
+            .unwrap()
+            .filter(|e| matches!(e, pmc_log::hwpmc::Event::Callchain { .. }))
+            .count()
+    };
+    assert_eq!(
+        samples(false, false),
+        8,
+        "2 samples after the 2 ms tick lost"
+    );
+    assert_eq!(
+        samples(true, false),
+        10,
+        "FLUSHLOG before PMCSTOP keeps them"
+    );
+    assert_eq!(samples(false, true), 10, "or a tick while it runs");
+}
