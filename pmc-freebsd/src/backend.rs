@@ -12,6 +12,7 @@ use pmc_core::{
     Allocation, Cpus, Error, ErrorKind, Flags, GroupInstanceReading, Instance, InstanceReading,
     LogSink, Mode, NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -49,8 +50,21 @@ pub const ASSUMED_HZ: u64 = 1000;
 /// `MAX(MAX(1, kern.hwpmc.mincount), pm_count)`, read when present.
 pub const DEFAULT_MIN_RELOAD: u64 = 1000;
 
+/// The kernel logs the Backends of this process hold, by
+/// (`Driver::kernel_id`, pid). hwpmc has one owner descriptor per process,
+/// with at most one log (`hwpmc_mod.c`@009268db PMC_OP_CONFIGURELOG:
+/// `pmc_find_owner_descriptor(p)`, then `pmclog_configure_log()` answers
+/// EBUSY when a log is there), so only one Backend per process may hold it.
+static KERNEL_LOGS: Mutex<BTreeSet<(usize, i32)>> = Mutex::new(BTreeSet::new());
+
+fn kernel_logs() -> std::sync::MutexGuard<'static, BTreeSet<(usize, i32)>> {
+    KERNEL_LOGS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The kernel log, configured once per backend (see `logpump`).
 struct LogPump {
+    /// This process's entry in [`KERNEL_LOGS`].
+    key: (usize, i32),
     /// The kernel's end of the socket pair.
     #[cfg(unix)]
     write_end: std::os::fd::OwnedFd,
@@ -161,6 +175,48 @@ fn call_err(op: PmcOp, e: Errno, ctx: &Context) -> Error {
 }
 
 impl<D: Driver> Inner<D> {
+    /// This process's key in [`KERNEL_LOGS`].
+    fn log_key(&self) -> (usize, i32) {
+        (self.driver.kernel_id(), self.driver.current_pid())
+    }
+
+    /// Whether this Backend holds the kernel log.
+    fn has_log(&self) -> bool {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// After the log is deconfigured, hwpmc keeps the process's owner
+    /// descriptor, shut down, for as long as the process lives:
+    /// CONFIGURELOG(-1) never removes it, `pmclog_close()` left
+    /// PMC_PO_SHUTDOWN, and PMCRELEASE's `pmc_maybe_remove_owner()` only
+    /// removes an owner with no PMCs and no log ("if
+    /// (LIST_EMPTY(&po->po_pmcs) && ((po->po_flags & PMC_PO_OWNS_LOGFILE)
+    /// == 0))"), `hwpmc_mod.c`@009268db. A later CONFIGURELOG in this
+    /// process would then fail with ENOMEM (its INITIALIZE record cannot be
+    /// reserved under SHUTDOWN) and sampling starts with EDOOFUS. Allocating
+    /// and releasing a throwaway SOFT PMC runs `pmc_maybe_remove_owner()`
+    /// with neither, which removes the descriptor. (Another Backend's PMCs
+    /// still allocated in this process keep it: see
+    /// [`configure_log`](pmc_core::Backend::configure_log).)
+    fn remove_owner(&self) {
+        let Some((_, ev)) = self.machine.soft_events.first() else {
+            return;
+        };
+        let mut a = pmc_op_pmcallocate {
+            pm_mode: PMC_MODE_TC,
+            pm_class: PMC_CLASS_SOFT,
+            pm_ev: *ev,
+            pm_cpu: PMC_CPU_ANY,
+            ..Default::default()
+        };
+        if self.driver.call(OpArg::PmcAllocate(&mut a)).is_ok() {
+            let mut s = pmc_op_simple {
+                pm_pmcid: a.pm_pmcid,
+            };
+            let _ = self.driver.call(OpArg::PmcRelease(&mut s));
+        }
+    }
+
     /// The typed error for `e`; for EPERM, first reads the sysctls and uid
     /// behind it so the message can name the setting to change.
     fn err(&self, op: PmcOp, e: Errno, ctx: &Context) -> Error {
@@ -601,6 +657,30 @@ impl<D: Driver> FreebsdPmc<D> {
         ))
     }
 
+    /// A PMC whose records go to the log (sampling, or LOG_PROCCSW /
+    /// LOG_PROCEXIT), in a Backend without a log while another Backend of
+    /// this process holds hwpmc's one log: the kernel would start it (the
+    /// process owns a log: `pmc_start()` tests the owner's
+    /// PMC_PO_OWNS_LOGFILE) and write its records to the other Backend's
+    /// sink. Refused instead.
+    fn refuse_foreign_log(&self) -> Result<()> {
+        let logs = self.allocation.mode.is_sampling()
+            || self.allocation.flags.contains(Flags::LOG_PROCCSW)
+            || self.allocation.flags.contains(Flags::LOG_PROCEXIT);
+        if !logs || self.inner.has_log() || !kernel_logs().contains(&self.inner.log_key()) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::LogRequired,
+            Op::Start,
+            format!(
+                "{} writes to hwpmc's log, which another pmc_freebsd::Backend in this process holds: the kernel keeps one log per process, so its records would go to that Backend's sink",
+                self.allocation.event
+            ),
+        )
+        .with_help("allocate it from the Backend that holds the log, or drop that Backend and configure_log on this one"))
+    }
+
     /// Whether a `PMC_F_DESCENDANTS` attach to `target` would take in the
     /// owner (this process): `target` is one of its ancestors. hwpmc then
     /// links the owner too (`hwpmc_mod.c`@009268db `pmc_attach_process()`
@@ -873,6 +953,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         if self.allocation.mode.is_sampling() && self.life.start_attaches_owner() {
             return self.refuse_sampling_self(Op::Start);
         }
+        self.refuse_foreign_log()?;
         self.simple(PmcOp::PmcStart)?;
         // Running, and attached to the owner if it had no target.
         self.life.record_start();
@@ -1303,7 +1384,16 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// hwpmc gives a process one log for as long as it owns PMCs (after
     /// `PMC_OP_CLOSELOG` it refuses a new one with ENOMEM), so the kernel
     /// log is configured on the first call and kept until the backend is
-    /// dropped; later calls swap the sink in user space. A new sink starts
+    /// dropped; later calls swap the sink in user space.
+    ///
+    /// The log is the process's, not the Backend's: while one Backend of a
+    /// process holds it, another's `configure_log` fails with
+    /// [`ErrorKind::Busy`], and starting that other Backend's sampling or
+    /// log-process PMCs fails with [`ErrorKind::LogRequired`] (the kernel
+    /// would send their records to the first Backend's sink). Dropping the
+    /// Backend that holds the log frees it for the next one, once no other
+    /// Backend of the process has PMCs allocated (hwpmc keeps the
+    /// process's shut-down owner descriptor while it owns PMCs). A new sink starts
     /// with the records that describe the session so far (INITIALIZE, PMC
     /// allocations, attaches, mappings), so each sink is a complete log.
     fn configure_log(&self, sink: LogSink) -> Result<()> {
@@ -1452,6 +1542,18 @@ impl<D: Driver> Backend<D> {
         let ctx = Context::default();
         let mut guard = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
+            let key = self.inner.log_key();
+            let mut logs = kernel_logs();
+            if logs.contains(&key) {
+                return Err(Error::new(
+                    ErrorKind::Busy,
+                    Op::Log,
+                    "another pmc_freebsd::Backend in this process holds hwpmc's log: the kernel keeps one log per process, and its records (this Backend's too) go there",
+                )
+                .with_help(
+                    "log through one Backend per process: give that Backend the sink (configure_log replaces its sink), or drop it first",
+                ));
+            }
             // A socket pair rather than a pipe: the reader can wait with a
             // timeout and drain without blocking (hwpmc writes to any
             // writable fd; pmcstat -O host:port logs to a socket too).
@@ -1485,6 +1587,7 @@ impl<D: Driver> Backend<D> {
                         pm_logfd: -1,
                     };
                     let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
+                    self.inner.remove_owner();
                     return Err(Error::new(
                         ErrorKind::Os,
                         Op::Log,
@@ -1493,7 +1596,10 @@ impl<D: Driver> Backend<D> {
                     .with_source(e));
                 }
             };
+            logs.insert(key);
+            drop(logs);
             *guard = Some(LogPump {
+                key,
                 write_end,
                 thread: Some(thread),
                 ctl,
@@ -1534,7 +1640,13 @@ impl<D: Driver> Drop for Inner<D> {
                 pm_logfd: -1,
             };
             let _ = self.driver.call(OpArg::ConfigureLog(&mut off));
+            let key = p.key;
             let _ = finish_pump(p);
+            // Every PMC of this Backend is released by now (each holds the
+            // Inner): remove the shut-down owner descriptor so a later
+            // Backend in this process can log.
+            self.remove_owner();
+            kernel_logs().remove(&key);
         }
     }
 }

@@ -1,5 +1,8 @@
-//! The user-space side of hwpmc's log: one kernel log per backend, many
-//! sinks over its lifetime.
+//! The user-space side of hwpmc's log: one kernel log per process, held
+//! by one backend at a time (`backend.rs` `KERNEL_LOGS`), many sinks over
+//! its lifetime. A dropped backend removes the process's shut-down owner
+//! descriptor (a throwaway SOFT PMC allocated and released), so the next
+//! backend can log.
 //!
 //! hwpmc cannot give one process a second log. `pmclog_close()` (run by
 //! PMC_OP_CLOSELOG and by PMC_OP_CONFIGURELOG with -1) sets

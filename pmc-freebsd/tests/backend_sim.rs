@@ -1336,3 +1336,93 @@ fn stop_keeps_the_samples_of_the_last_tick() {
         .count();
     assert_eq!(samples, 10);
 }
+
+fn sample_count(bytes: &[u8]) -> usize {
+    pmc_log::hwpmc::Parser::new(bytes)
+        .unwrap()
+        .filter(|e| matches!(e, pmc_log::hwpmc::Event::Callchain { .. }))
+        .count()
+}
+
+/// A Backend that logged, then dropped, leaves no owner behind: hwpmc would
+/// keep the process's shut-down owner descriptor (pmc_maybe_remove_owner
+/// keeps it while OWNS_LOGFILE; CLOSELOG set PMC_PO_SHUTDOWN), so the next
+/// Backend's configure_log would get ENOMEM and its start EDOOFUS.
+#[test]
+fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
+    let sim = Arc::new(SimDriver::default());
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let work = || Work {
+        pid: 2000,
+        nanos: 2_000_000,
+        page_faults_read: 3_000,
+        ..Work::default()
+    };
+    {
+        let b = Backend::with_driver(sim.clone()).unwrap();
+        b.configure_hwpmc_log(Box::new(SharedBuf::default()))
+            .unwrap();
+        let mut p = b.allocate(&a).unwrap();
+        p.attach(Target::Pid(2000)).unwrap();
+        p.start().unwrap();
+        sim.run(work());
+        p.stop().unwrap();
+    }
+    let b = Backend::with_driver(sim.clone()).unwrap();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone()))
+        .expect("a new log after the first Backend is gone");
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().expect("sampling starts: the process has a log");
+    sim.run(work());
+    p.stop().unwrap();
+    b.flush_log().unwrap();
+    assert_eq!(sample_count(&buf.0.lock().unwrap()), 3);
+}
+
+/// Two live Backends share the process's one hwpmc log: the second cannot
+/// configure its own (Busy, saying why), and its sampling PMCs, whose
+/// records the kernel would write to the first Backend's sink, do not
+/// start.
+#[test]
+fn two_live_backends_share_one_kernel_log_and_say_so() {
+    let sim = Arc::new(SimDriver::default());
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let first = Backend::with_driver(sim.clone()).unwrap();
+    let first_buf = SharedBuf::default();
+    first
+        .configure_hwpmc_log(Box::new(first_buf.clone()))
+        .unwrap();
+    let second = Backend::with_driver(sim.clone()).unwrap();
+    let e = second
+        .configure_hwpmc_log(Box::new(SharedBuf::default()))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
+    assert!(e.message().contains("one log per process"), "{e}");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let mut p = second.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    let e = p.start().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LogRequired, "{e}");
+    assert!(e.message().contains("another pmc_freebsd::Backend"), "{e}");
+    sim.run(Work {
+        pid: 2000,
+        nanos: 2_000_000,
+        page_faults_read: 3_000,
+        ..Work::default()
+    });
+    first.flush_log().unwrap();
+    assert_eq!(
+        sample_count(&first_buf.0.lock().unwrap()),
+        0,
+        "nothing of the second Backend's in the first's sink"
+    );
+    // Counting PMCs need no log: the second Backend still counts.
+    let mut c = second.allocate(&counting("page-faults")).unwrap();
+    c.start().unwrap();
+    sim.tick(1_000_000, 0, 4);
+    c.stop().unwrap();
+    assert_eq!(c.read().unwrap().value, 4);
+}

@@ -1863,6 +1863,11 @@ impl Driver for SimDriver {
     fn parent_pid(&self, pid: i32) -> Option<i32> {
         self.lock().procs.get(&pid).map(|p| p.parent)
     }
+
+    /// Each simulator is its own kernel: its address.
+    fn kernel_id(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
 }
 
 #[cfg(test)]

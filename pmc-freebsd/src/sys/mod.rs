@@ -239,6 +239,14 @@ pub trait Driver: Send + Sync {
         let _ = pid;
         None
     }
+
+    /// Which kernel this driver talks to: drivers with the same id share
+    /// hwpmc's per-process state (one owner descriptor, one log per
+    /// process). Every real driver is the one kernel (0, the default); each
+    /// simulator is its own.
+    fn kernel_id(&self) -> usize {
+        0
+    }
 }
 
 impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
@@ -256,6 +264,9 @@ impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
     }
     fn parent_pid(&self, pid: i32) -> Option<i32> {
         (**self).parent_pid(pid)
+    }
+    fn kernel_id(&self) -> usize {
+        (**self).kernel_id()
     }
 }
 
