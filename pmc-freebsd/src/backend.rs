@@ -1384,7 +1384,11 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// hwpmc gives a process one log for as long as it owns PMCs (after
     /// `PMC_OP_CLOSELOG` it refuses a new one with ENOMEM), so the kernel
     /// log is configured on the first call and kept until the backend is
-    /// dropped; later calls swap the sink in user space.
+    /// dropped; later calls swap the sink in user space. A new sink starts
+    /// with the records that describe the session so far and that the
+    /// kernel never writes again (INITIALIZE, PMC allocations, attaches and
+    /// detaches, mappings and unmappings, execs, forks, exits, the process
+    /// and thread dump of system sampling), so each sink is a complete log.
     ///
     /// The log is the process's, not the Backend's: while one Backend of a
     /// process holds it, another's `configure_log` fails with
@@ -1393,9 +1397,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// would send their records to the first Backend's sink). Dropping the
     /// Backend that holds the log frees it for the next one, once no other
     /// Backend of the process has PMCs allocated (hwpmc keeps the
-    /// process's shut-down owner descriptor while it owns PMCs). A new sink starts
-    /// with the records that describe the session so far (INITIALIZE, PMC
-    /// allocations, attaches, mappings), so each sink is a complete log.
+    /// process's shut-down owner descriptor while it owns PMCs).
     fn configure_log(&self, sink: LogSink) -> Result<()> {
         self.configure_log_impl(sink, LogFormat::PmcLog)
     }

@@ -1240,7 +1240,7 @@ fn two_descendants_pmcs_log_two_procforks_and_import_one_fork() {
         })
         .count();
     assert_eq!(forks, 2, "one PROCFORK per DESCENDANTS PMC");
-    // The same stream through the pmc-log conversion: one fork.
+    // The same stream through the pmc-log conversion: one fork each.
     let buf = SharedBuf::default();
     b.configure_log(Box::new(buf.clone())).unwrap();
     sim.spawn(2002, 2000, true, "/bin/sh");
@@ -1254,7 +1254,8 @@ fn two_descendants_pmcs_log_two_procforks_and_import_one_fork() {
             _ => None,
         })
         .collect();
-    assert_eq!(forks, vec![(2000, 2002)]);
+    // The earlier fork comes with the replay that starts the new sink.
+    assert_eq!(forks, vec![(2000, 2001), (2000, 2002)]);
 }
 
 /// A DESCENDANTS sampling attach to an ancestor of the owner takes in the
@@ -1425,4 +1426,46 @@ fn two_live_backends_share_one_kernel_log_and_say_so() {
     sim.tick(1_000_000, 0, 4);
     c.stop().unwrap();
     assert_eq!(c.read().unwrap().value, 4);
+}
+
+/// A sink swapped in later gets the records the kernel writes once and never
+/// again: exec paths (PROCEXEC), unmappings (MAP_OUT), detaches
+/// (PMCDETACH), forks, besides the allocations, attaches and mappings.
+#[test]
+fn a_new_sink_gets_execs_unmaps_and_detaches_so_far() {
+    use pmc_log::hwpmc::{Event, Parser};
+    let (sim, b) = default();
+    b.configure_hwpmc_log(Box::new(SharedBuf::default()))
+        .unwrap();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    sim.spawn(3000, 1000, true, "/bin/sh");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.attach(Target::Pid(3000)).unwrap();
+    sim.exec(2000, "/usr/bin/cc");
+    sim.map(2000, 0x80_0000, "/lib/libc.so.7");
+    sim.unmap(2000, 0x80_0000, 0x90_0000);
+    p.detach(Target::Pid(3000)).unwrap();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    b.flush_log().unwrap();
+    let bytes = buf.0.lock().unwrap().clone();
+    let kinds: Vec<&str> = Parser::new(&bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            Event::Initialize { .. } => Some("init"),
+            Event::PmcAllocateDyn { .. } | Event::PmcAllocate { .. } => Some("alloc"),
+            Event::PmcAttach { .. } => Some("attach"),
+            Event::PmcDetach { pid: 3000, .. } => Some("detach"),
+            Event::ProcExec { pid: 2000, .. } => Some("exec"),
+            Event::MapIn { pid: 2000, .. } => Some("map"),
+            Event::MapOut { pid: 2000, .. } => Some("unmap"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["init", "alloc", "attach", "attach", "exec", "map", "unmap", "detach"]
+    );
 }

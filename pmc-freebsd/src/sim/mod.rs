@@ -539,6 +539,59 @@ impl SimDriver {
         }
     }
 
+    /// `pid` execs `path` (`hwpmc_mod.c`@009268db `pmc_process_exec`): a
+    /// PROCEXEC record with `PMC_ID_INVALID` to each owner of a running
+    /// system sampling PMC ("CK_LIST_FOREACH(po, &pmc_ss_owners, ...)
+    /// pmclog_process_procexec(po, PMC_ID_INVALID, ...)"), then one per
+    /// PMC targeting `pid` whose owner has no such PMC ("if
+    /// (po->po_sscount == 0 && (po->po_flags & PMC_PO_OWNS_LOGFILE) != 0)
+    /// pmclog_process_procexec(po, pm->pm_id, ...)"). Not modelled: the
+    /// release of PMCs `pid` owns, the credential-change detach.
+    pub fn exec(&self, pid: i32, path: &str) {
+        let mut st = self.lock();
+        if let Some(p) = st.procs.get_mut(&pid) {
+            p.path = path.to_owned();
+        }
+        let rec = |pmcid| LogRecord::ProcExec {
+            pid,
+            pmcid,
+            base: SAMPLE_PC & !0xFFFF,
+            dyn_base: 0,
+            path: path.to_owned(),
+        };
+        let ss_owners = st.ss_owners();
+        for o in &ss_owners {
+            st.emit(*o, rec(PMC_ID_INVALID));
+        }
+        for (owner, id) in st.pmcs_targeting(pid) {
+            if !ss_owners.contains(&owner) {
+                st.emit(owner, rec(id));
+            }
+        }
+    }
+
+    /// `pid` maps `path` at `start` (`hwpmc_mod.c`@009268db
+    /// `pmc_process_mmap`): MAP_IN to each owner of a running system
+    /// sampling PMC, then to the owner of each sampling PMC targeting
+    /// `pid` (`if ((pm = pp->pp_pmcs[ri].pp_pmc) != NULL &&`
+    /// `PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm))) pmclog_process_map_in(...)`).
+    pub fn map(&self, pid: i32, start: u64, path: &str) {
+        let rec = LogRecord::MapIn {
+            pid,
+            start,
+            path: path.to_owned(),
+        };
+        self.lock().log_mapping(pid, &rec);
+    }
+
+    /// `pid` unmaps `[start, end)` (`hwpmc_mod.c`@009268db
+    /// `pmc_process_munmap`): MAP_OUT to the same owners as
+    /// [`map`](Self::map).
+    pub fn unmap(&self, pid: i32, start: u64, end: u64) {
+        let rec = LogRecord::MapOut { pid, start, end };
+        self.lock().log_mapping(pid, &rec);
+    }
+
     /// Ends a process: PMCs attached to it are detached (PROCEXIT records
     /// for `PMC_F_LOG_PROCEXIT`, SIGIO to owners whose PMC lost its last
     /// target).
@@ -637,6 +690,28 @@ impl SimDriver {
 }
 
 impl State {
+    /// (owner, PMC id) of every PMC targeting `pid`.
+    fn pmcs_targeting(&self, pid: i32) -> Vec<(i32, u32)> {
+        self.pmcs
+            .iter()
+            .filter(|(_, p)| p.targets.contains_key(&pid))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+
+    /// MAP_IN / MAP_OUT: every running-SS owner, then the owner of each
+    /// sampling PMC targeting `pid` (once per PMC, as the kernel's loop).
+    fn log_mapping(&mut self, pid: i32, rec: &LogRecord) {
+        for o in self.ss_owners() {
+            self.emit(o, rec.clone());
+        }
+        for (owner, id) in self.pmcs_targeting(pid) {
+            if self.pmcs.get(&(owner, id)).is_some_and(SimPmc::is_sampling) {
+                self.emit(owner, rec.clone());
+            }
+        }
+    }
+
     /// Owners with a running system sampling PMC (`po_sscount > 0`, the
     /// `pmc_ss_owners` list: pmc_start adds, pmc_stop removes).
     fn ss_owners(&self) -> BTreeSet<i32> {
