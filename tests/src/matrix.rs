@@ -135,6 +135,10 @@ pub struct Truth {
     pub own_pages: u64,
     /// Pages freshly touched by its child and grandchild processes.
     pub child_pages: u64,
+    /// Of `own_pages`, those the thread calling `work` touched itself.
+    pub main_pages: u64,
+    /// CPU time of the thread calling `work` (`RUSAGE_THREAD` difference).
+    pub main_cpu_ns: u64,
     /// CPU time of the process (`getrusage(RUSAGE_SELF)` difference).
     pub own_cpu_ns: u64,
     /// CPU time of the children it waited for (`RUSAGE_CHILDREN` difference).
@@ -152,6 +156,8 @@ impl Truth {
     pub fn add(&mut self, o: &Truth) {
         self.own_pages += o.own_pages;
         self.child_pages += o.child_pages;
+        self.main_pages += o.main_pages;
+        self.main_cpu_ns += o.main_cpu_ns;
         self.own_cpu_ns += o.own_cpu_ns;
         self.child_cpu_ns += o.child_cpu_ns;
         self.threads_created += o.threads_created;
@@ -162,9 +168,11 @@ impl Truth {
     /// One line of `key=value` words.
     pub fn to_line(&self) -> String {
         format!(
-            "own_pages={} child_pages={} own_cpu_ns={} child_cpu_ns={} threads_created={} forks={} execs={}",
+            "own_pages={} child_pages={} main_pages={} main_cpu_ns={} own_cpu_ns={} child_cpu_ns={} threads_created={} forks={} execs={}",
             self.own_pages,
             self.child_pages,
+            self.main_pages,
+            self.main_cpu_ns,
             self.own_cpu_ns,
             self.child_cpu_ns,
             self.threads_created,
@@ -182,6 +190,8 @@ impl Truth {
             match k {
                 "own_pages" => t.own_pages = v,
                 "child_pages" => t.child_pages = v,
+                "main_pages" => t.main_pages = v,
+                "main_cpu_ns" => t.main_cpu_ns = v,
                 "own_cpu_ns" => t.own_cpu_ns = v,
                 "child_cpu_ns" => t.child_cpu_ns = v,
                 "threads_created" => t.threads_created = v,
@@ -313,6 +323,7 @@ impl Worker {
         let s = self.shape;
         let mut t = Truth::default();
         let self0 = rusage(libc::RUSAGE_SELF);
+        let main0 = rusage(libc::RUSAGE_THREAD);
         let child0 = rusage(libc::RUSAGE_CHILDREN);
         // Threads.
         let mut spawned = Vec::new();
@@ -364,6 +375,7 @@ impl Worker {
         }
         unit(&s);
         t.own_pages += s.pages;
+        t.main_pages += s.pages;
         for h in spawned {
             let _ = h.join();
             t.own_pages += s.pages;
@@ -381,6 +393,7 @@ impl Worker {
                 }
             }
         }
+        t.main_cpu_ns = cpu_ns(&rusage(libc::RUSAGE_THREAD)).saturating_sub(cpu_ns(&main0));
         let self1 = rusage(libc::RUSAGE_SELF);
         let child1 = rusage(libc::RUSAGE_CHILDREN);
         t.own_cpu_ns = cpu_ns(&self1).saturating_sub(cpu_ns(&self0));
