@@ -217,6 +217,8 @@ fn bench_read(o: &Opts, rows: &mut Vec<Row>) {
     let mut pmc = be
         .allocate(&counting("task-clock"))
         .expect("allocate task-clock");
+    // This thread alone, as the bare fd and the other crates count it.
+    pmc.attach(Target::CurrentThread).expect("attach");
     pmc.start().expect("start");
     let fd = pmc.first_fd().expect("an fd");
     let mut pe = perf_event::Builder::new()
@@ -330,7 +332,7 @@ fn bench_rdpmc(o: &Opts, rows: &mut Vec<Row>, be: &pmc_linux::Backend) {
             return;
         }
     };
-    if let Err(e) = pmc.start() {
+    if let Err(e) = pmc.attach(Target::CurrentThread).and_then(|()| pmc.start()) {
         rows.push(skipped(
             S,
             what,
@@ -504,6 +506,8 @@ fn bench_control(o: &Opts, rows: &mut Vec<Row>) {
     let (rounds, batch) = if o.quick { (101, 50) } else { (1001, 50) };
     let be = backend();
     let mut pmc = be.allocate(&counting("task-clock")).expect("allocate");
+    // This thread alone, as the bare fd counts it.
+    pmc.attach(Target::CurrentThread).expect("attach");
     pmc.start().expect("start");
     pmc.stop().expect("stop");
     let bare = sys::perf_event_open(

@@ -5,7 +5,7 @@
 //! `FastReader` requires. Prints `SKIP ...` where there is no hardware PMU
 //! or user reads are off; that is not a pass.
 
-use pmc_core::{Allocation, Backend as _, Pmc as _};
+use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
 use pmc_linux::{FastReader, ReadPath};
 
 fn main() {
@@ -21,6 +21,14 @@ fn software_event_falls_back_to_one_read() {
         .allocate(&Allocation::counting("task-clock".parse().unwrap()))
         .unwrap();
     assert!(FastReader::new(&pmc).is_err(), "not attached yet");
+    pmc.start().unwrap();
+    // Started on the whole process: its later threads are followed, which user reads cannot.
+    assert!(FastReader::new(&pmc).is_err(), "Target::Current");
+    pmc.stop().unwrap();
+    let mut pmc = be
+        .allocate(&Allocation::counting("task-clock".parse().unwrap()))
+        .unwrap();
+    pmc.attach(Target::CurrentThread).unwrap();
     pmc.start().unwrap();
     {
         let fast = FastReader::new(&pmc).unwrap();
@@ -52,6 +60,7 @@ fn rdpmc_matches_read() {
             return;
         }
     };
+    pmc.attach(Target::CurrentThread).unwrap();
     pmc.start().unwrap();
     let fast = FastReader::new(&pmc).unwrap();
     if let Some(why) = fast.unavailable() {

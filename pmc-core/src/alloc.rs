@@ -425,12 +425,19 @@ impl Allocation {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Target {
-    /// The calling process (hwpmc's "owner"). On Linux: every thread of
-    /// the process at attach time (one counter per thread, summed); with
-    /// [`Flags::DESCENDANTS`] also the threads and processes they create
-    /// afterwards. Without it, threads created after the attach are not
-    /// counted on Linux, unlike hwpmc.
+    /// The calling process (hwpmc's "owner"), whole: every thread it has at
+    /// attach time and every thread it creates later, as hwpmc counts a
+    /// process (on Linux, `inherit` with `inherit_thread`, 5.13+; older
+    /// kernels cannot follow new threads without following child processes
+    /// too, and the attach is refused there rather than undercounting). Its
+    /// child processes only with [`Flags::DESCENDANTS`]. A process PMC
+    /// started without a target attaches to this.
     Current,
+    /// The calling thread alone, not the threads it creates: what user-space
+    /// counter reads need (`pmc_linux::FastReader`). Linux only; hwpmc
+    /// counts whole processes, and FreeBSD refuses it at attach. With
+    /// [`Flags::DESCENDANTS`] the threads and processes it creates too.
+    CurrentThread,
     /// A running process, by pid: all its threads, including those it
     /// creates later (on Linux, `inherit_thread`, 5.13+); its child
     /// processes only with [`Flags::DESCENDANTS`].
@@ -442,10 +449,11 @@ pub enum Target {
 }
 
 impl Target {
-    /// The pid, or `None` for [`Target::Current`].
+    /// The pid, or `None` for the calling process ([`Target::Current`],
+    /// [`Target::CurrentThread`]).
     pub fn pid(&self) -> Option<u32> {
         match self {
-            Target::Current => None,
+            Target::Current | Target::CurrentThread => None,
             Target::Pid(p) | Target::Exec(p) => Some(*p),
         }
     }
@@ -455,6 +463,7 @@ impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Target::Current => f.write_str("self"),
+            Target::CurrentThread => f.write_str("the calling thread"),
             Target::Pid(p) => write!(f, "pid {p}"),
             Target::Exec(p) => write!(f, "pid {p} (from exec)"),
         }

@@ -601,6 +601,14 @@ impl<D: Driver> FreebsdPmc<D> {
     fn attach_op(&mut self, target: Target, detach: bool) -> Result<()> {
         let pid = match target {
             Target::Current => 0,
+            Target::CurrentThread => {
+                return Err(Error::new(
+                    ErrorKind::NotSupported,
+                    if detach { Op::Detach } else { Op::Attach },
+                    "hwpmc counts whole processes: there is no per-thread target on FreeBSD",
+                )
+                .with_help("attach Target::Current (every thread of the calling process)"));
+            }
             Target::Pid(p) | Target::Exec(p) => i32::try_from(p).map_err(|_| {
                 Error::new(
                     ErrorKind::InvalidArgument,

@@ -73,8 +73,8 @@ impl Vendor {
 
 /// The CPU to select a pmu-events table by: this machine's CPUID when its
 /// vendor agrees with the kernel's `pm_cputype` (a simulated driver on
-/// another CPU does not), else `None` (then [`Machine::table`] uses
-/// `pm_cputype`).
+/// another CPU does not) and pmc-events has a table for it, else `None`
+/// (then [`Machine::table`] uses `pm_cputype`).
 pub fn host_cpu_for(cputype: u32) -> Option<CpuId> {
     let cpu = pmc_events::sys::host()?;
     let agrees = matches!(
@@ -93,7 +93,9 @@ pub fn host_cpu_for(cputype: u32) -> Option<CpuId> {
             Vendor::Amd
         ) | (CpuId::Arm { .. }, Vendor::Arm)
     );
-    agrees.then_some(cpu)
+    // A CPU newer than pmc-events' tables (e.g. GenuineIntel-6-CF, Emerald Rapids) is matched
+    // by the kernel's pm_cputype instead, as a CPU of another vendor is.
+    (agrees && pmc_events::Table::for_cpu(&cpu).is_some()).then_some(cpu)
 }
 
 /// What the machine offers, as learnt at open time.

@@ -1088,3 +1088,22 @@ fn dwarf_call_graphs_are_not_supported() {
     let fp = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
     assert!(b.allocate(&fp).is_ok());
 }
+
+/// hwpmc counts whole processes: `Target::CurrentThread` (the calling thread alone, Linux's
+/// user-space read target) is refused at attach, saying which target to use instead.
+#[test]
+fn current_thread_target_is_refused() {
+    let (sim, b) = default();
+    let mut p = b.allocate(&counting("instructions")).unwrap();
+    let e = p.attach(Target::CurrentThread).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(
+        e.help().unwrap_or_default().contains("Target::Current"),
+        "{e:?}"
+    );
+    assert!(p.targets().is_empty());
+    p.start().unwrap();
+    sim.tick(1_000, 42, 0);
+    p.stop().unwrap();
+    assert_eq!(p.read().unwrap().value, 42, "the whole process instead");
+}

@@ -2,10 +2,11 @@
 //! (`rdpmc` on x86_64, `mrs PMEVCNTR<n>_EL0` on aarch64) instead of `read(2)`.
 //!
 //! ```no_run
-//! use pmc_core::{Allocation, Backend as _, Pmc as _};
+//! use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
 //! # fn main() -> pmc_core::Result<()> {
 //! let backend = pmc_linux::Backend::open()?;
 //! let mut pmc = backend.allocate(&Allocation::counting("instructions:u".parse()?))?;
+//! pmc.attach(Target::CurrentThread)?; // this thread alone
 //! pmc.start()?;
 //! let fast = pmc_linux::FastReader::new(&pmc)?;
 //! let before = fast.read()?;
@@ -90,9 +91,11 @@
 //! A per-thread counter is only live on the PMU while its thread runs, so
 //! only that thread may read it from user space: [`FastReader::new`] accepts
 //! a PMC that counts exactly the calling thread (allocated with process scope,
-//! attached to [`Target::Current`](pmc_core::Target::Current) in a
-//! single-threaded process or started on it, not a group, no descendants),
-//! and a `FastReader` is neither `Send` nor `Sync`.
+//! attached to [`Target::CurrentThread`](pmc_core::Target::CurrentThread) on
+//! that thread, not a group, no descendants), and a `FastReader` is neither
+//! `Send` nor `Sync`. A PMC on [`Target::Current`](pmc_core::Target::Current)
+//! counts the whole process, its later threads included: the kernel follows
+//! them with inherited events, which it does not map.
 
 use std::marker::PhantomData;
 use std::os::fd::BorrowedFd;
@@ -517,7 +520,7 @@ impl<'a> FastReader<'a> {
                 ErrorKind::InvalidArgument
             };
             Error::new(kind, Op::Read, format!("no fast reads for this PMC: {why}"))
-                .with_help("user-space reads need a counting PMC on the calling thread only: process scope, started (or attached to Target::Current) in a single-threaded process, no group, no descendants")
+                .with_help("user-space reads need a counting PMC on the calling thread only: process scope, attached to Target::CurrentThread on this thread before start, no group, no descendants")
         })?;
         Ok(FastReader {
             fd: s.fd,

@@ -11,7 +11,7 @@
 //! fn main() -> pmc::Result<()> {
 //!     let backend = pmc::Native::open()?;
 //!     let mut faults = backend.allocate(&Allocation::counting("page-faults".parse()?))?;
-//!     faults.start()?; // attaches to this process
+//!     faults.start()?; // attaches to this process: all its threads, later ones too
 //!     let buf = vec![7u8; 1 << 22];
 //!     faults.stop()?;
 //!     let r = faults.read()?;
@@ -19,6 +19,12 @@
 //!     Ok(())
 //! }
 //! ```
+//!
+//! A process PMC counts the whole process, as hwpmc does: every thread it
+//! has and every thread it creates after `start` (Linux 5.13+; older kernels
+//! refuse rather than undercount), and its child processes only with
+//! [`Allocation::descendants`]. [`Target::CurrentThread`] is the calling
+//! thread alone (Linux), for user-space counter reads.
 //!
 //! # Required types
 //!

@@ -39,11 +39,11 @@ pub(super) fn thread_ids(sys: &dyn Sys, pid: Option<u32>) -> Result<Vec<i32>> {
 pub(super) enum FdLayout {
     /// One fd set per CPU counting every task there (system scope).
     PerCpu,
-    /// One fd set per thread present at attach time, on any CPU, not inherited (the calling
-    /// process, so its fds can be mapped, e.g. for rdpmc).
+    /// One fd set on the calling thread, on any CPU, not inherited ([`Target::CurrentThread`],
+    /// so its fds can be mapped, e.g. for rdpmc).
     PerThread,
     /// One fd set per thread, on any CPU, inherited by the threads it creates later
-    /// (`inherit` + `inherit_thread`): another process counted whole.
+    /// (`inherit` + `inherit_thread`): a process counted whole.
     Inherited,
     /// One fd set per (thread, CPU): the kernel will not map the ring of an inherited per-task
     /// event, so sampling inherited events (and log-procexit's per-CPU reads) get one ring per
@@ -98,9 +98,10 @@ impl Counters {
         if self.members[0].alloc.scope.is_system() {
             return FdLayout::PerCpu;
         }
-        // Another process (a pid or a launched command) is counted whole: its threads created
-        // later inherit the events (without descendants, its child processes do not).
-        let follow_threads = matches!(target, Target::Pid(_) | Target::Exec(_));
+        // A process (the calling one, a pid or a launched command) is counted whole: its
+        // threads created later inherit the events (without descendants, its child processes
+        // do not). Only the calling thread alone is not followed into new threads.
+        let follow_threads = *target != Target::CurrentThread;
         let inherited_rings = self.is_sampling() && self.inherits();
         if inherited_rings || self.exit_reads() || (follow_threads && self.is_sampling()) {
             FdLayout::PerThreadCpu { follow_threads }

@@ -125,6 +125,28 @@ fn ring_pages_for(allocs: &[Allocation], shared: &Shared, facts: &Facts) -> usiz
     }
 }
 
+/// How many times a fd set is opened again after a member lost a race with its thread.
+const MEMBER_RACE_RETRIES: u32 = 4;
+
+/// A process target on a kernel without `inherit_thread` (before 5.13): its threads created
+/// later cannot be counted without its child processes.
+fn no_inherit_thread(event: &str) -> Error {
+    Error::new(
+        ErrorKind::NotSupported,
+        Op::Attach,
+        format!(
+            "`{event}`: this kernel cannot follow a process's new threads without following its \
+             child processes too (perf_event's inherit_thread needs Linux 5.13); counting only \
+             the threads there are now would undercount"
+        ),
+    )
+    .with_errno(libc::EINVAL)
+    .with_help(
+        "allocate with Allocation::descendants() to count new threads and child processes, \
+         or attach Target::CurrentThread to count the calling thread alone",
+    )
+}
+
 /// The process-only log flags, and log-procexit's refusal of counting groups.
 fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
     if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) && a.scope.is_system() {
@@ -279,6 +301,7 @@ impl Counters {
                     })?;
                     let fds = self.open_set(-1, cpu_i, false, false)?;
                     self.instances.push(InstanceFds {
+                        thread: None,
                         instance: Instance::Cpu(cpu),
                         threads: vec![fds],
                         pending_exec: false,
@@ -332,18 +355,52 @@ impl Counters {
         exec: bool,
         follow_threads: bool,
     ) -> Result<Vec<OwnedFd>> {
+        let mut tries = 0;
+        loop {
+            match self.open_set_once(pid, cpu, exec, follow_threads) {
+                Ok(fds) => return Ok(fds),
+                // A member refused with EINVAL or ENODEV on another thread whose leader just
+                // opened: the thread's context moved under the leader (it exited, or the
+                // scheduler swapped the equivalent contexts of inherited threads, core.c
+                // perf_event_context_sched_out). Open the whole set again; a real refusal
+                // repeats and is reported.
+                Err((_, true)) if self._shared.sys.thread_exiting(pid) => {
+                    return Err(Error::new(
+                        ErrorKind::NoSuchProcess,
+                        Op::Attach,
+                        format!("thread {pid} exited while its events were being opened"),
+                    )
+                    .with_errno(libc::ESRCH));
+                }
+                Err((_, true)) if tries < MEMBER_RACE_RETRIES => tries += 1,
+                Err((e, _)) => return Err(e),
+            }
+        }
+    }
+
+    /// One try of [`Counters::open_set`]; the error says whether a member lost a race with
+    /// its thread (worth a retry).
+    fn open_set_once(
+        &mut self,
+        pid: i32,
+        cpu: i32,
+        exec: bool,
+        follow_threads: bool,
+    ) -> std::result::Result<Vec<OwnedFd>, (Error, bool)> {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(self.members.len());
         let enabled = self.life.is_running() && !exec;
-        let grouped = self.read == ReadLayout::Group;
         let sys = &self._shared.sys;
         let exit_reads = self.exit_reads();
         for m in &mut self.members {
             let mut attr = m.attr;
-            // perf_event_open(2): only the leader of a group starts disabled;
-            // members follow it (a disabled member stays off with some
-            // leaders, e.g. task-clock).
+            // perf_event_open(2): only the leader of a group starts disabled; members follow
+            // it, as perf opens them. Members are in the kernel's group whatever the read
+            // layout (an inherited group is read member by member): a member opened disabled
+            // and enabled after its leader was scheduled in loses the time until the next
+            // reschedule, and with `inherit` its count (issue 20: 13,589-16,322 of 16,385
+            // page faults, `time_running < time_enabled` on software events).
             let leader = fds.is_empty();
-            attr.set_disabled(u64::from(!enabled && (leader || !grouped)));
+            attr.set_disabled(u64::from(!enabled && leader));
             attr.set_enable_on_exec(u64::from(exec));
             if leader && !m.alloc.mode.is_sampling() && exit_reads {
                 // log-procexit: the exits, forks and command names of the tasks.
@@ -368,18 +425,25 @@ impl Counters {
             }
             let opened = match sys.perf_event_open(&mut attr, pid, cpu, group, 0) {
                 Err(libc::EINVAL) if attr.inherit_thread() == 1 => {
-                    // No inherit_thread (Linux < 5.13): the threads there are now.
-                    attr.set_inherit(0);
-                    attr.set_inherit_thread(0);
-                    sys.perf_event_open(&mut attr, pid, cpu, group, 0)
+                    // Is it inherit_thread (Linux < 5.13) the kernel refused? Then new threads
+                    // cannot be followed without child processes: refuse rather than count
+                    // only the threads there are now (issue 20: half the work, no warning).
+                    let mut plain = attr;
+                    plain.set_inherit(0);
+                    plain.set_inherit_thread(0);
+                    if sys.perf_event_open(&mut plain, pid, cpu, group, 0).is_ok() {
+                        return Err((no_inherit_thread(&m.event), false));
+                    }
+                    Err(libc::EINVAL)
                 }
                 r => r,
             };
+            let race = matches!(opened, Err(libc::ENODEV | libc::EINVAL)) && !leader && pid > 0;
             let fd = opened.map_err(|errno| {
                 // A member whose leader was just opened on a thread that is now exiting fails
                 // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
                 // vanished thread it is, so attach skips it like any thread that exited.
-                let errno = if errno == libc::ENODEV && !leader && pid > 0 && sys.thread_exiting(pid) {
+                let errno = if race && sys.thread_exiting(pid) {
                     libc::ESRCH
                 } else {
                     errno
@@ -397,7 +461,7 @@ impl Counters {
                     counts_kernel: attr.exclude_kernel() == 0,
                     sample_freq: freq,
                 };
-                if errno == libc::EINVAL && grouped && !leader && m.resolved.is_hardware() {
+                if errno == libc::EINVAL && !leader && m.resolved.is_hardware() {
                     // The PMU drivers validate a group against their counters when a
                     // member joins (armv8/x86 validate_group): EINVAL here means the
                     // group no longer fits, not a bad event (the leader, same kind, opened).
@@ -414,6 +478,10 @@ impl Counters {
                     .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
                 }
                 errno_map::open_error(errno, &ctx, &sys.facts())
+            });
+            let fd = fd.map_err(|e| {
+                let retry = race && e.kind() != ErrorKind::NoSuchProcess;
+                (e, retry)
             })?;
             m.opened = attr;
             fds.push(fd);

@@ -110,7 +110,7 @@ impl Counters {
             Instance::Target(Target::Pid(p) | Target::Exec(p)) => {
                 !self._shared.sys.process_alive(*p)
             }
-            Instance::Target(Target::Current) => false,
+            Instance::Target(Target::Current | Target::CurrentThread) => false,
             Instance::Cpu(_) => true,
         });
         self._shared
@@ -153,7 +153,9 @@ impl Counters {
         for inst in which.iter().filter_map(|i| self.instances.get(*i)) {
             match inst.instance {
                 Instance::Cpu(_) => all = true,
-                Instance::Target(Target::Current) => pids.push(self._shared.sys.getpid()),
+                Instance::Target(Target::Current | Target::CurrentThread) => {
+                    pids.push(self._shared.sys.getpid());
+                }
                 Instance::Target(Target::Pid(p)) => pids.push(p),
                 // Its exec came before the start: its mappings are there already.
                 Instance::Target(Target::Exec(p)) if inst.exec_missed => pids.push(p),

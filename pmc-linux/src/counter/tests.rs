@@ -4,6 +4,7 @@
 //! `pmc-linux/tests` are the oracles these models were checked against.
 
 use crate::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
+use crate::sys::Ioctl;
 use crate::{Backend, LinuxGroup, LinuxPmc};
 use perf_event_open_sys::bindings as b;
 use pmc_core::{
@@ -53,7 +54,7 @@ fn process_scope_allocate_opens_one_disabled_probe_on_the_calling_thread() {
 }
 
 #[test]
-fn current_target_is_one_fd_per_thread_reusing_the_probe() {
+fn current_target_is_inherited_per_thread_and_follows_new_threads() {
     let (k, backend) = kernel();
     k.add_process(100, &[100, 101, 102]);
     let mut p = pmc(&backend, counting("task-clock"));
@@ -62,15 +63,45 @@ fn current_target_is_one_fd_per_thread_reusing_the_probe() {
     let mut pids: Vec<i32> = ev.iter().map(|e| e.pid).collect();
     pids.sort_unstable();
     assert_eq!(pids, [100, 101, 102]);
-    assert!(ev
-        .iter()
-        .all(|e| e.cpu == -1 && e.attr.inherit() == 0 && e.enabled));
+    assert!(ev.iter().all(|e| e.cpu == -1
+        && e.attr.inherit() == 1
+        && e.attr.inherit_thread() == 1
+        && e.enabled));
     assert_eq!(
         k.opens(),
-        3,
-        "the allocate probe is the calling thread's fd"
+        1 + 3,
+        "the probe (closed), then one fd per thread"
     );
     assert_eq!(p.targets(), [Target::Current]);
+    // A thread created after start is counted (issue 20); a child process is not.
+    k.spawn_thread(101, 103);
+    k.tick(103, 0, 50);
+    k.fork(100, 300);
+    k.tick(300, 1, 1000);
+    assert_eq!(p.read().expect("read").value, 50);
+}
+
+#[test]
+fn current_thread_target_is_the_calling_thread_reusing_the_probe() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101, 102]);
+    k.set_current_thread(101);
+    let mut p = pmc(&backend, counting("task-clock"));
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let ev = k.events();
+    assert_eq!(ev.len(), 1);
+    assert_eq!((ev[0].pid, ev[0].cpu), (101, -1));
+    assert!(ev[0].attr.inherit() == 0 && ev[0].enabled);
+    assert_eq!(
+        k.opens(),
+        1,
+        "the allocate probe is the calling thread's fd"
+    );
+    k.spawn_thread(101, 104);
+    k.tick(104, 0, 50);
+    k.tick(101, 0, 7);
+    assert_eq!(p.read().expect("read").value, 7);
 }
 
 #[test]
@@ -118,17 +149,31 @@ fn descendants_follow_forks() {
 }
 
 #[test]
-fn kernel_without_inherit_thread_gets_the_threads_present() {
+fn kernel_without_inherit_thread_refuses_rather_than_undercount() {
     let (k, backend) = kernel();
     k.without_inherit_thread();
     k.add_process(200, &[200, 201]);
     let mut p = pmc(&backend, counting("task-clock"));
-    p.attach(Target::Pid(200)).expect("attach falls back");
-    let ev = k.events();
-    assert_eq!(ev.len(), 2);
-    assert!(ev.iter().all(|e| e.attr.inherit() == 0));
-    // The probe, then per thread a refused open and its retry.
-    assert_eq!(k.opens(), 1 + 2 * 2);
+    let e = p.attach(Target::Pid(200)).expect_err("refused");
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("5.13"), "{e}");
+    assert!(
+        e.help().unwrap_or_default().contains("descendants()"),
+        "{e:?}"
+    );
+    assert!(
+        k.events().iter().all(|e| e.pid != 200 && e.pid != 201),
+        "nothing stays open on the target: {:?}",
+        k.events()
+    );
+    // With descendants, plain `inherit` follows threads and child processes alike.
+    let mut d = pmc(&backend, counting("task-clock").flags(Flags::DESCENDANTS));
+    d.attach(Target::Pid(200)).expect("attach with descendants");
+    assert!(k
+        .events()
+        .iter()
+        .filter(|e| e.pid == 200 || e.pid == 201)
+        .all(|e| e.attr.inherit() == 1));
 }
 
 #[test]
@@ -155,7 +200,23 @@ fn sampling_with_descendants_is_one_fd_per_thread_and_cpu_and_one_ring_per_cpu()
 }
 
 #[test]
-fn sampling_the_calling_process_is_one_ring_per_thread() {
+fn sampling_the_calling_thread_is_one_ring() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101]);
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let ev = k.events();
+    assert_eq!(ev.len(), 1);
+    assert!(ev
+        .iter()
+        .all(|e| e.cpu == -1 && e.mapped && e.attr.inherit() == 0));
+}
+
+#[test]
+fn sampling_the_calling_process_follows_threads_with_one_ring_per_cpu() {
     let (k, backend) = kernel();
     k.add_process(100, &[100, 101]);
     let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
@@ -163,10 +224,45 @@ fn sampling_the_calling_process_is_one_ring_per_thread() {
     p.sample_in_process().expect("in process");
     p.start().expect("start");
     let ev = k.events();
-    assert_eq!(ev.len(), 2);
+    assert_eq!(ev.len(), 2 * 2, "(thread, CPU) pairs");
     assert!(ev
         .iter()
-        .all(|e| e.cpu == -1 && e.mapped && e.attr.inherit() == 0));
+        .all(|e| e.attr.inherit() == 1 && e.attr.inherit_thread() == 1));
+    assert_eq!(ev.iter().filter(|e| e.mapped).count(), 2, "a ring per CPU");
+}
+
+/// A group starts with its members enabled before its leader, so that it is scheduled in
+/// whole (issue 20: enabling the leader first lost member counts in every cycle but the first).
+#[test]
+fn group_start_enables_members_before_the_leader() {
+    let (k, backend) = kernel();
+    k.add_process(100, &[100]);
+    let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
+    for _ in 0..2 {
+        g.start().expect("start");
+        let ev = k.events();
+        assert!(ev.iter().all(|e| e.enabled), "{ev:?}");
+        g.stop().expect("stop");
+        assert!(k.events().iter().all(|e| !e.enabled));
+    }
+    let ev = k.events();
+    let (leader, member) = (ev[0].fd, ev[1].fd);
+    let enables: Vec<(i32, Ioctl)> = k
+        .ioctls()
+        .into_iter()
+        .filter(|(_, op)| matches!(op, Ioctl::Enable(_)))
+        .collect();
+    // Each start: the member alone, then the leader alone (never the group flag on the
+    // leader, which enables the leader first).
+    assert_eq!(
+        enables,
+        [
+            (member, Ioctl::Enable(false)),
+            (leader, Ioctl::Enable(false)),
+            (member, Ioctl::Enable(false)),
+            (leader, Ioctl::Enable(false)),
+        ]
+    );
 }
 
 #[test]
@@ -415,11 +511,31 @@ fn member_enodev_on_an_exiting_thread_is_skipped_like_esrch() {
     assert_eq!(on(&k, 200).len(), 2);
 }
 
+/// A member refused once on a live thread whose leader just opened (its context moved under
+/// the leader: core.c's context swap of inherited threads) is opened again, whole.
+#[test]
+fn member_race_on_a_live_thread_is_retried() {
+    for errno in [libc::ENODEV, libc::EINVAL] {
+        let (k, backend) = kernel();
+        k.add_process(200, &[200, 201]);
+        k.inject(Fault::new(Call::Open, errno).pid(201).members_only());
+        let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
+        g.attach(Target::Pid(200)).expect("attach retries the set");
+        assert_eq!(on(&k, 201).len(), 2, "errno {errno}");
+        assert_eq!(on(&k, 200).len(), 2);
+    }
+}
+
 #[test]
 fn member_enodev_on_a_live_thread_is_an_error() {
     let (k, backend) = kernel();
     k.add_process(200, &[200, 201]);
-    k.inject(Fault::new(Call::Open, libc::ENODEV).pid(201).members_only());
+    k.inject(
+        Fault::new(Call::Open, libc::ENODEV)
+            .pid(201)
+            .members_only()
+            .times(u32::MAX),
+    );
     let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
     let e = g
         .attach(Target::Pid(200))

@@ -173,6 +173,8 @@ struct St {
     inherit_thread: bool,
     inherit_group_read: bool,
     opens: u64,
+    /// Every ioctl made, in order: `(fd, op)`.
+    ioctl_log: Vec<(i32, Ioctl)>,
 }
 
 /// The fake kernel. See the [module docs](self).
@@ -234,6 +236,7 @@ impl FakeKernel {
                 inherit_thread: true,
                 inherit_group_read: true,
                 opens: 0,
+                ioctl_log: Vec::new(),
             }),
         }
     }
@@ -377,6 +380,11 @@ impl FakeKernel {
     /// How many `perf_event_open` calls were made (failed ones included).
     pub fn opens(&self) -> u64 {
         self.st().opens
+    }
+
+    /// Every ioctl made, in order, as `(fd, op)`.
+    pub fn ioctls(&self) -> Vec<(i32, Ioctl)> {
+        self.st().ioctl_log.clone()
     }
 
     /// The open events (their fds not closed), in open order.
@@ -740,6 +748,7 @@ impl Sys for FakeKernel {
         let (leader, cpu, pid, own_ring) =
             (ev.view.leader, ev.view.cpu, ev.view.pid, ev.ring.is_some());
         let (period, _, _) = super::attr_unions(&ev.view.attr);
+        st.ioctl_log.push((me, op));
         // core.c perf_ioctl → perf_event_for_each: PERF_IOC_FLAG_GROUP applies the call to
         // the whole group, from its leader, even when made on a member.
         let targets = |st: &St, g: bool| if g { st.group(leader) } else { vec![me] };

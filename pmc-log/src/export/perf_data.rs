@@ -6,11 +6,38 @@
 //! `HEADER_EVENT_DESC` feature so perf shows our event names.
 //!
 //! Exported: samples (`PERF_RECORD_SAMPLE` with `IDENTIFIER | IP | TID | TIME
-//! | CPU | PERIOD | CALLCHAIN`; the callchain carries `PERF_CONTEXT_KERNEL` /
-//! `PERF_CONTEXT_USER` markers from `kernel_frames`), maps (`MMAP`), comm and
+//! | CPU | PERIOD | CALLCHAIN`), maps (`MMAP`), comm and
 //! exec (`COMM`, exec flagged with `PERF_RECORD_MISC_COMM_EXEC`), fork and
 //! exit (`FORK`, `EXIT`), and lost samples (`LOST`). Every non-sample record
 //! carries the `sample_id_all` trailer, so perf orders them by time.
+//!
+//! # Callchains
+//!
+//! A sample's chain is written leaf first, as the kernel writes it: `PERF_CONTEXT_KERNEL`
+//! before the first `kernel_frames` frames, `PERF_CONTEXT_USER` before the rest (a kernel
+//! sample that went on into user space, hwpmc's `USERCALLCHAIN`, gets both). perf reads
+//! every entry at or above `PERF_CONTEXT_MAX` (-4095) as a context marker and drops a
+//! whole chain holding one it does not know, so such entries are left out; among them the
+//! log's truncation marker ([`TRUNCATED_FRAME`](crate::record::TRUNCATED_FRAME), the last
+//! entry of a chain whose unwind stopped before the root): perf.data cannot say a chain is
+//! cut, and perf shows it as a shorter chain. A chain is written with at most
+//! [`MAX_CHAIN_ENTRIES`] entries, its leaf end kept, so that the record fits perf's 16-bit
+//! record size; perf reads longer chains than its default `--max-stack`
+//! (`kernel.perf_event_max_stack`, 127) and shows their leaf end, as for its own files.
+//!
+//! # The kernel
+//!
+//! The log's kernel map (pid -1, `[kernel.kallsyms]`, from `_stext` up with `_stext`'s
+//! address as `pgoff`, as pmc-linux writes it) is written as `perf record` writes the
+//! kernel's: an `MMAP` of pid -1 named `[kernel.kallsyms]_stext`, `pgoff` the address of
+//! the symbol the name ends with (perf relocates kallsyms' addresses by it when the kernel
+//! was loaded elsewhere; with `pgoff` 0 no symbol is named and addresses are taken as they
+//! are), covering every address up to the top. A Linux log that has kernel frames but no
+//! kernel map gets one over the upper half of the address space before its first kernel
+//! sample. The file carries no build-id, so perf names kernel frames from the running
+//! kernel's `/proc/kallsyms` (names are right for a log of the running kernel, as
+//! pmc-analyze's are; it checks the release, perf cannot). Module maps are not written:
+//! the log has none, and perf then leaves module frames unnamed.
 //!
 //! Not exported (perf.data has no direct equivalent, or perf does not need
 //! it to symbolise): counters, unmaps, attach/detach, thread create/exit,
@@ -71,8 +98,23 @@ const SAMPLE_TYPE: u64 = PERF_SAMPLE_IDENTIFIER
 
 const PERF_CONTEXT_KERNEL: u64 = (-128i64) as u64;
 const PERF_CONTEXT_USER: u64 = (-512i64) as u64;
+/// Every callchain entry `>=` this is a context marker to perf, not an address.
+const PERF_CONTEXT_MAX: u64 = (-4095i64) as u64;
+
+/// The most callchain entries (addresses and context markers) a sample record carries: perf
+/// records have a 16-bit size, and a sample's fixed part (header, id, ip, pid/tid, time,
+/// cpu, period, the entry count) takes 64 bytes. Longer chains lose their root end.
+pub const MAX_CHAIN_ENTRIES: usize = (u16::MAX as usize - 64) / 8;
 
 const PERF_TYPE_SOFTWARE: u32 = 1;
+
+/// The log's name for the kernel's mapping (pid -1), and perf's.
+const KERNEL_MAP_NAME: &[u8] = b"[kernel.kallsyms]";
+/// The symbol at the start of pmc-linux's kernel map (its `pgoff` holds the address).
+const KERNEL_REF_SYMBOL: &[u8] = b"_stext";
+/// Where a kernel map made up for a Linux log without one starts: the upper half of the
+/// address space, which holds the kernel on x86-64 and AArch64.
+const KERNEL_HALF: u64 = 1 << 63;
 
 /// The sample id of records that name no PMC (the first attribute's).
 const DEFAULT_ID: u64 = 1;
@@ -101,6 +143,10 @@ pub struct PerfDataWriter {
     /// Process names, to name threads perf has not seen a COMM for.
     names: HashMap<i32, Vec<u8>>,
     named_tids: std::collections::HashSet<i32>,
+    /// A kernel map (pid -1) was written.
+    kernel_mapped: bool,
+    /// The log is from Linux, whose kernel frames perf names from `/proc/kallsyms`.
+    linux: bool,
 }
 
 fn parse_kv(cfg: &str, key: &str) -> Option<u64> {
@@ -129,6 +175,8 @@ impl PerfDataWriter {
             samples: 0,
             names: HashMap::new(),
             named_tids: std::collections::HashSet::new(),
+            kernel_mapped: false,
+            linux: header.os == "Linux",
         }
     }
 
@@ -286,6 +334,11 @@ impl PerfDataWriter {
         }
         let id = self.attr_for(s.pmc_id);
         let kernel = s.kernel_frames > 0;
+        if kernel && !self.kernel_mapped && self.linux {
+            // A log without the kernel's map: perf needs one to name kernel frames at all.
+            self.kernel_mapped = true;
+            self.kernel_mmap(KERNEL_HALF, 0, 0);
+        }
         let at = self.begin(
             PERF_RECORD_SAMPLE,
             if kernel {
@@ -295,7 +348,8 @@ impl PerfDataWriter {
             },
         );
         self.u64(id);
-        self.u64(s.callchain.get(0).unwrap_or(0));
+        let ip = s.callchain.iter().find(|&pc| pc < PERF_CONTEXT_MAX);
+        self.u64(ip.unwrap_or(0));
         self.u32(s.pid as u32);
         self.u32(s.tid as u32);
         let t = self.ns(s.time);
@@ -310,23 +364,50 @@ impl PerfDataWriter {
 
     /// A sample's callchain with perf's context markers: `PERF_CONTEXT_KERNEL`
     /// before the kernel frames, `PERF_CONTEXT_USER` before the user ones.
+    ///
+    /// Entries perf would read as context markers (`>= PERF_CONTEXT_MAX`), such as the log's
+    /// [`TRUNCATED_FRAME`](crate::record::TRUNCATED_FRAME), are left out: perf drops a whole chain holding a marker it does
+    /// not know. At most [`MAX_CHAIN_ENTRIES`] entries (markers included) are written, the
+    /// leaf end kept, so the record fits perf's 16-bit record size.
     fn callchain(&mut self, s: &Sample<'_>) {
-        let n = s.callchain.len();
-        let k = (s.kernel_frames as usize).min(n);
-        let nr = n + usize::from(k > 0) + usize::from(k < n);
-        self.u64(nr as u64);
-        for (i, pc) in s.callchain.iter().enumerate() {
-            if i == 0 && k > 0 {
-                self.u64(PERF_CONTEXT_KERNEL);
+        let k = (s.kernel_frames as usize).min(s.callchain.len());
+        let frames = s
+            .callchain
+            .iter()
+            .enumerate()
+            .filter(|&(_, pc)| pc < PERF_CONTEXT_MAX);
+        let nr_at = self.data.len();
+        self.u64(0);
+        let mut nr = 0;
+        let mut context = None;
+        for (i, pc) in frames {
+            let want = if i < k {
+                PERF_CONTEXT_KERNEL
+            } else {
+                PERF_CONTEXT_USER
+            };
+            let marker = context != Some(want);
+            if nr + usize::from(marker) + 1 > MAX_CHAIN_ENTRIES {
+                break;
             }
-            if i == k {
-                self.u64(PERF_CONTEXT_USER);
+            if marker {
+                self.u64(want);
+                context = Some(want);
+                nr += 1;
             }
             self.u64(pc);
+            nr += 1;
         }
+        self.data[nr_at..nr_at + 8].copy_from_slice(&(nr as u64).to_le_bytes());
     }
 
     fn add_map(&mut self, m: &Map<'_>) {
+        if m.pid == -1 {
+            self.kernel_mapped = true;
+            if m.path.as_bytes() == KERNEL_MAP_NAME {
+                return self.kernel_mmap(m.start, m.pgoff, m.time);
+            }
+        }
         let kernel = m.pid == -1;
         let at = self.begin(
             PERF_RECORD_MMAP,
@@ -343,6 +424,29 @@ impl PerfDataWriter {
         self.u64(m.pgoff);
         self.string(m.path.as_bytes());
         self.trailer(m.pid, m.pid, m.time, DEFAULT_ID);
+        self.end(at);
+    }
+
+    /// The kernel's MMAP as `perf record` writes it: pid -1, `[kernel.kallsyms]` followed by
+    /// the name of the symbol whose address `pgoff` holds (perf's "ref reloc symbol", with
+    /// which it relocates kallsyms' addresses when the kernel was loaded elsewhere), covering
+    /// every address from `start` up. pmc-linux's kernel map starts at `_stext`, with that
+    /// address as its `pgoff`; a `pgoff` of 0 (addresses hidden at record time) names no
+    /// symbol, and perf then takes kallsyms' addresses as they are. Without a build-id perf
+    /// names the frames from the running kernel's `/proc/kallsyms`, as for its own files.
+    fn kernel_mmap(&mut self, start: u64, pgoff: u64, time: u64) {
+        let at = self.begin(PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL);
+        self.u32(u32::MAX);
+        self.u32(0);
+        self.u64(start);
+        self.u64(u64::MAX - start);
+        self.u64(pgoff);
+        let mut name = KERNEL_MAP_NAME.to_vec();
+        if pgoff != 0 {
+            name.extend_from_slice(KERNEL_REF_SYMBOL);
+        }
+        self.string(&name);
+        self.trailer(-1, 0, time, DEFAULT_ID);
         self.end(at);
     }
 

@@ -186,7 +186,7 @@ fn side_caller(rounds: u64) -> u64 {
 /// read(2)s (counted by a `raw_syscalls:sys_enter` PMC on this thread), and
 /// the mean latency of each kind of read.
 fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
-    use pmc_core::{Allocation, Backend as _, Pmc as _};
+    use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
     use pmc_linux::FastReader;
     let fail = |what: &str, e: &dyn std::fmt::Display| serde_json::json!({ "error": format!("{what}: {e}") });
     let b = match pmc_linux::Backend::open() {
@@ -212,7 +212,7 @@ fn fast_reads(event: &str, reads: u64) -> serde_json::Value {
         Ok(p) => p,
         Err(e) => return fail("allocate", &e),
     };
-    if let Err(e) = p.start() {
+    if let Err(e) = p.attach(Target::CurrentThread).and_then(|()| p.start()) {
         return fail("start", &e);
     }
     let f = match FastReader::new(&p) {
