@@ -149,6 +149,8 @@ pub struct Truth {
     pub forks: u64,
     /// Processes that exec'd (each costs the start-up of a new program).
     pub execs: u64,
+    /// The process that did the work (`matrix-run` fills it in; 0 otherwise).
+    pub pid: u64,
 }
 
 impl Truth {
@@ -168,7 +170,7 @@ impl Truth {
     /// One line of `key=value` words.
     pub fn to_line(&self) -> String {
         format!(
-            "own_pages={} child_pages={} main_pages={} main_cpu_ns={} own_cpu_ns={} child_cpu_ns={} threads_created={} forks={} execs={}",
+            "own_pages={} child_pages={} main_pages={} main_cpu_ns={} own_cpu_ns={} child_cpu_ns={} threads_created={} forks={} execs={} pid={}",
             self.own_pages,
             self.child_pages,
             self.main_pages,
@@ -177,7 +179,8 @@ impl Truth {
             self.child_cpu_ns,
             self.threads_created,
             self.forks,
-            self.execs
+            self.execs,
+            self.pid
         )
     }
 
@@ -197,6 +200,7 @@ impl Truth {
                 "threads_created" => t.threads_created = v,
                 "forks" => t.forks = v,
                 "execs" => t.execs = v,
+                "pid" => t.pid = v,
                 _ => return None,
             }
         }

@@ -112,6 +112,7 @@ fn matrix_run(args: &[String]) -> ExitCode {
     drop(w);
     t.own_cpu_ns = cpu_ns(&rusage(libc::RUSAGE_SELF));
     t.child_cpu_ns = cpu_ns(&rusage(libc::RUSAGE_CHILDREN));
+    t.pid = u64::from(std::process::id());
     match truth_file.first().and_then(|f| f.strip_prefix("truth=")) {
         Some(f) => {
             if std::fs::write(f, t.to_line()).is_err() {
