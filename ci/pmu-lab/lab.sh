@@ -137,7 +137,7 @@ in_guest() {
   case $1 in
     cli | cli_info | cli_analyze | facade | foundation | counting | perf_oracle) return 0 ;;
     cli_sampling | cli_scope | faults_cli | faults_log | region | ring_real | sampling) return 0 ;;
-    unprivileged | write_failure | info | pmc_linux | truth_matrix) return 0 ;;
+    unprivileged | write_failure | info | pmc_linux | selftest | truth_matrix) return 0 ;;
     dwarf | cli_dwarf | cli_options | cli_attach | cli_symbols | cli_columns | cli_usercallchain) return 0 ;;
   esac
   return 1

@@ -79,10 +79,16 @@ pub enum PortableEvent {
     /// the architectural LLC-miss event.
     CacheMisses,
     /// A per-CPU wall clock in nanoseconds (a timer, not a hardware counter).
-    /// Linux: `PERF_COUNT_SW_CPU_CLOCK`; FreeBSD: `SOFT-CLOCK.HARD`.
+    /// Linux: `PERF_COUNT_SW_CPU_CLOCK`. FreeBSD: hwpmc has no nanosecond
+    /// clock, so the backend counts `SOFT-CLOCK.HARD` ticks of `kern.hz` (see
+    /// [`SoftClock`]) and converts: a reading is ticks x `1e9 / kern.hz` ns
+    /// (one tick's resolution, 1 ms at the default hz), a sampling period in
+    /// ns becomes the nearest whole number of ticks. Counts that hwpmc writes
+    /// into its own log (process exits, context switches) stay in ticks.
     CpuClock,
     /// Time the measured task was on a CPU, in nanoseconds. Linux:
-    /// `PERF_COUNT_SW_TASK_CLOCK`; FreeBSD: `SOFT-CLOCK.PROF` (profiling clock).
+    /// `PERF_COUNT_SW_TASK_CLOCK`. FreeBSD: as [`PortableEvent::CpuClock`]
+    /// (`SOFT-CLOCK.HARD` ticks, converted to ns).
     TaskClock,
     /// Page faults, minor and major. Linux: `PERF_COUNT_SW_PAGE_FAULTS`;
     /// FreeBSD: `SOFT-PAGE_FAULT.ALL`.
@@ -143,7 +149,9 @@ impl PortableEvent {
         )
     }
 
-    /// Whether the counter's unit is nanoseconds (clock events).
+    /// Whether this is a clock event (`cpu-clock`, `task-clock`): its unit is
+    /// time, nanoseconds on Linux (ticks of `kern.hz` on FreeBSD, see
+    /// [`PortableEvent::CpuClock`]).
     pub const fn is_clock(self) -> bool {
         matches!(self, PortableEvent::CpuClock | PortableEvent::TaskClock)
     }
@@ -351,6 +359,93 @@ pub enum EventSource {
     Hwpmc(String),
 }
 
+/// One of FreeBSD's kernel clocks as an hwpmc SOFT event (`SOFT-CLOCK.HARD`,
+/// `clock.stat`, ...). Each counts **one per tick** of its clock on the CPU
+/// where the measured thread runs; the unit is a tick, not a nanosecond.
+///
+/// FreeBSD: `hardclock()` and `statclock()` in `sys/kern/kern_clock.c`
+/// (fel1x-developer/freebsd-src@2d614aa2fe3e, a mirror of freebsd-src main)
+/// call `PMC_SOFT_CALL_TF( , , clock, hard|stat, td->td_intr_frame)` once per
+/// call, and `pmc_soft_intr()` in `sys/dev/hwpmc/hwpmc_soft.c`
+/// (freebsd/freebsd-src@685dc743dc3b) adds 1 to a counting PMC, or takes one
+/// sample every `pm_reloadcount` calls of a sampling one. `profclock()` calls
+/// the `clock, prof` hook only while a process is being profiled (profil(2)),
+/// since `handleevents()` runs it only then.
+///
+/// The rates: `kern.hz` defaults to `HZ` = 1000 (`sys/kern/subr_param.c`
+/// `init_param1()`, same commit; 100, `HZ_VM`, in a detected VM guest unless
+/// `kern.hz` is set). `stathz` is about 127 Hz and `profhz` 64 times that with
+/// the default one-shot event timers of amd64 and arm64
+/// (`cpu_initclocks_bsp()` in `sys/kern/kern_clocksource.c`,
+/// freebsd/freebsd-src@020458eb98ba: `stathz = round_freq(timer, 127)`,
+/// `profhz = round_freq(timer, stathz * 64)`).
+///
+/// ```
+/// use pmc_core::event::SoftClock;
+/// let spec: pmc_core::EventSpec = "SOFT-CLOCK.HARD".parse().unwrap();
+/// assert_eq!(spec.soft_clock(), Some(SoftClock::Hard));
+/// assert_eq!(SoftClock::Hard.tick_ns(), 1_000_000);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SoftClock {
+    /// `CLOCK.HARD`: `hardclock()`, `kern.hz` ticks a second (1000 by default).
+    Hard,
+    /// `CLOCK.STAT`: `statclock()`, `stathz` ticks a second (about 127).
+    Stat,
+    /// `CLOCK.PROF`: `profclock()`, `profhz` ticks a second (about 8128), only
+    /// while some process is profiled with profil(2).
+    Prof,
+}
+
+impl SoftClock {
+    /// The hwpmc name without the class prefix: `CLOCK.HARD`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SoftClock::Hard => "CLOCK.HARD",
+            SoftClock::Stat => "CLOCK.STAT",
+            SoftClock::Prof => "CLOCK.PROF",
+        }
+    }
+
+    /// The FreeBSD variable that holds the clock's rate: `kern.hz`, `stathz`, `profhz`.
+    pub const fn rate_name(self) -> &'static str {
+        match self {
+            SoftClock::Hard => "kern.hz",
+            SoftClock::Stat => "stathz",
+            SoftClock::Prof => "profhz",
+        }
+    }
+
+    /// The clock's default rate on FreeBSD amd64/arm64 outside a VM, in
+    /// ticks a second: `kern.hz` 1000, `stathz` 127, `profhz` 127 x 64.
+    pub const fn default_hz(self) -> u64 {
+        match self {
+            SoftClock::Hard => 1000,
+            SoftClock::Stat => 127,
+            SoftClock::Prof => 127 * 64,
+        }
+    }
+
+    /// One tick at [`default_hz`](SoftClock::default_hz), in nanoseconds
+    /// (rounded): what a backend without these clocks (Linux) uses to keep
+    /// the unit.
+    pub const fn tick_ns(self) -> u64 {
+        (1_000_000_000 + self.default_hz() / 2) / self.default_hz()
+    }
+
+    /// `SOFT-CLOCK.HARD`, `clock.hard`, `SOFT_CLOCK.STAT`, any case.
+    pub fn from_name(name: &str) -> Option<SoftClock> {
+        let n = normalize(name);
+        let n = n.strip_prefix("soft-").unwrap_or(&n);
+        Some(match n {
+            "clock.hard" => SoftClock::Hard,
+            "clock.stat" => SoftClock::Stat,
+            "clock.prof" => SoftClock::Prof,
+            _ => return None,
+        })
+    }
+}
+
 /// A parsed event string.
 ///
 /// `Display` prints a canonical form that parses back to an equal spec.
@@ -384,6 +479,30 @@ impl EventSpec {
             EventSource::Portable(p) => Some(p),
             _ => None,
         }
+    }
+
+    /// The FreeBSD kernel clock this spec names (`SOFT-CLOCK.HARD`,
+    /// `clock.stat`), if any.
+    pub fn soft_clock(&self) -> Option<SoftClock> {
+        match &self.source {
+            EventSource::Hwpmc(name) => SoftClock::from_name(name),
+            _ => None,
+        }
+    }
+
+    /// Whether the event measures time rather than counting occurrences:
+    /// `cpu-clock`, `task-clock` and the SOFT clocks ([`SoftClock`]). A
+    /// sampler picks its default rate by this (a frequency for time, a
+    /// period of events otherwise).
+    ///
+    /// ```
+    /// use pmc_core::EventSpec;
+    /// let time = |s: &str| s.parse::<EventSpec>().unwrap().is_time();
+    /// assert!(time("cpu-clock") && time("task-clock:u") && time("clock.stat"));
+    /// assert!(!time("page-faults") && !time("instructions"));
+    /// ```
+    pub fn is_time(&self) -> bool {
+        self.as_portable().is_some_and(PortableEvent::is_clock) || self.soft_clock().is_some()
     }
 
     /// Parses an event string; same as `str::parse`.
@@ -1141,6 +1260,37 @@ mod tests {
         assert!(s.modifiers.kernel);
         assert!("sched:".parse::<EventSpec>().is_err());
         assert!(":x".parse::<EventSpec>().is_err());
+    }
+
+    #[test]
+    fn soft_clocks_and_time_events() {
+        for (name, clock) in [
+            ("SOFT-CLOCK.HARD", SoftClock::Hard),
+            ("clock.hard", SoftClock::Hard),
+            ("SOFT_CLOCK.STAT", SoftClock::Stat),
+            ("soft-clock.prof", SoftClock::Prof),
+        ] {
+            let s = p(name);
+            assert_eq!(s.soft_clock(), Some(clock), "{name}");
+            assert!(s.is_time(), "{name}");
+        }
+        assert_eq!(p("PAGE_FAULT.ALL").soft_clock(), None);
+        for name in ["cpu-clock", "task-clock", "cpu-clock:u"] {
+            assert!(p(name).is_time(), "{name}");
+        }
+        for name in [
+            "page-faults",
+            "cycles",
+            "PAGE_FAULT.ALL",
+            "sched:sched_switch",
+            "r1a",
+        ] {
+            assert!(!p(name).is_time(), "{name}");
+        }
+        // A tick of kern.hz = 1000 is 1 ms; stathz 127 and profhz 8128, rounded.
+        assert_eq!(SoftClock::Hard.tick_ns(), 1_000_000);
+        assert_eq!(SoftClock::Stat.tick_ns(), 7_874_016);
+        assert_eq!(SoftClock::Prof.tick_ns(), 123_031);
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub use backend::{
     State,
 };
 pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
-pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent};
+pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent, SoftClock};
 pub use members::{GroupReading, GroupSpec, Member};
 pub use reading::{Reading, Status};
 pub use sample::Sample;

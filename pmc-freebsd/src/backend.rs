@@ -415,6 +415,33 @@ impl<D: Driver> Backend<D> {
     }
 }
 
+/// Nanoseconds per unit of `event` as this backend reports it: the portable `cpu-clock` and
+/// `task-clock` are nanoseconds on every backend ([`pmc_core::PortableEvent::CpuClock`]), but
+/// hwpmc has no nanosecond clock: they count `SOFT-CLOCK.HARD`, one per `hardclock()` call on
+/// the CPU running the target (`kern_clock.c` `hardclock()`:
+/// `PMC_SOFT_CALL_TF( , , clock, hard, ...)`; `hwpmc_soft.c` `pmc_soft_intr()` adds 1), so a
+/// tick is `1e9 / kern.hz` ns of them. 1 for every other event (`SOFT-CLOCK.HARD` by its own
+/// name counts ticks, as on FreeBSD).
+fn ns_per_unit(event: &pmc_core::EventSpec, hz: u64) -> u64 {
+    if event
+        .as_portable()
+        .is_some_and(pmc_core::PortableEvent::is_clock)
+    {
+        (1_000_000_000 / hz.max(1)).max(1)
+    } else {
+        1
+    }
+}
+
+/// `value` of `event` in the kernel's unit: nanoseconds of a portable clock become ticks of
+/// `kern.hz` (rounded to the nearest, at least 1), everything else stays.
+fn to_kernel_units(event: &pmc_core::EventSpec, value: u64, hz: u64) -> u64 {
+    match ns_per_unit(event, hz) {
+        1 => value,
+        ns => (value.saturating_add(ns / 2) / ns).max(1),
+    }
+}
+
 /// The reload count for `rate`, raised to the kernel's floor, and a
 /// warning when the kernel will not sample as asked (hwpmc raises any
 /// smaller count, hwpmc_mod.c PMC_OP_PMCALLOCATE): the effective rate is
@@ -503,6 +530,12 @@ impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
 }
 
 impl<D: Driver> FreebsdPmc<D> {
+    /// Nanoseconds per unit of this PMC's readings: `1e9 / kern.hz` for the portable clocks
+    /// (hwpmc counts them in ticks), 1 otherwise.
+    fn ns_per_unit(&self) -> u64 {
+        ns_per_unit(&self.allocation.event, self.inner.hz)
+    }
+
     /// `PMC_OP_PMCRW` of a sampling PMC: per hwpmc PMC (one per CPU for
     /// system scope), the kernel's reload-down counter, the events left
     /// until the next sample (`hwpmc_core.c:iap_read_pmc`), or the value
@@ -790,7 +823,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             total = total.wrapping_add(self.rw(*id, *cpu, None)?);
         }
         let t = self.times();
-        Ok(Reading::new(total, t, t))
+        Ok(Reading::new(total.saturating_mul(self.ns_per_unit()), t, t))
     }
 
     fn read_instances(&self) -> Result<Vec<InstanceReading>> {
@@ -798,7 +831,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         if self.allocation.scope.is_system() {
             let mut out = Vec::with_capacity(self.ids.len());
             for (cpu, id) in &self.ids {
-                let v = self.rw(*id, *cpu, None)?;
+                let v = self.rw(*id, *cpu, None)?.saturating_mul(self.ns_per_unit());
                 out.push(InstanceReading {
                     instance: Instance::Cpu(cpu.unwrap_or(0)),
                     reading: Reading::new(v, t, t),
@@ -829,11 +862,12 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             .check_stopped(Op::Write)
             .map_err(|r| self.refused(PmcOp::PmcRw, r, None))?;
         let mut old = 0u64;
+        let unit = self.ns_per_unit();
         for (i, (cpu, id)) in self.ids.clone().into_iter().enumerate() {
-            let v = if i == 0 { value } else { 0 };
+            let v = if i == 0 { value / unit } else { 0 };
             old = old.wrapping_add(self.rw(id, cpu, Some(v))?);
         }
-        Ok(old)
+        Ok(old.saturating_mul(unit))
     }
 
     fn set_count(&mut self, count: u64) -> Result<()> {
@@ -841,6 +875,8 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         self.life
             .check_stopped(Op::SetCount)
             .map_err(|r| self.refused(PmcOp::PmcSetCount, r, None))?;
+        // A portable clock's count is nanoseconds; hwpmc's is ticks.
+        let count = to_kernel_units(&self.allocation.event, count, self.inner.hz);
         for (cpu, id) in &self.ids {
             let mut s = pmc_op_pmcsetcount {
                 pm_count: count,
@@ -1032,7 +1068,11 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
         let encs = events::resolve(&a.event, &self.inner.machine, sampling)?;
         let (count, rate_warning) = match a.mode {
             Mode::Sampling(rate) => period(
-                rate,
+                // A portable clock's period is nanoseconds; hwpmc counts ticks.
+                match rate {
+                    Rate::Period(p) => Rate::Period(to_kernel_units(&a.event, p, self.inner.hz)),
+                    f => f,
+                },
                 encs.first(),
                 self.inner.hz,
                 self.inner.min_reload,

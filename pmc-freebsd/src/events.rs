@@ -10,7 +10,7 @@
 //! | `cache-references` | IAP `0x2e`/`0x4f` | `0x60`/`0xff` | error `NoPmu` |
 //! | `cache-misses` | IAP `0x2e`/`0x41` | `0x64`/`0x09` | error `NoPmu` |
 //! | `page-faults` | SOFT `PAGE_FAULT.ALL` | same | same |
-//! | `cpu-clock`, `task-clock` | SOFT `CLOCK.HARD` (ticks of `kern.hz`, not ns) | same | same |
+//! | `cpu-clock`, `task-clock` | SOFT `CLOCK.HARD` (ticks of `kern.hz`; the backend reads and writes them as ns, `1e9 / kern.hz` a tick) | same | same |
 //! | `context-switches`, `cpu-migrations` | not provided by hwpmc | | |
 //! | `SOFT-CLOCK.HARD`, `PAGE_FAULT.READ`, ... | SOFT, by the names `PMC_OP_GETDYNEVENTINFO` returns | | |
 //! | `TSC`, `tsc-tsc` | TSC class (system counting only) | | |

@@ -238,8 +238,8 @@ fn record_types(bytes: &[u8]) -> Vec<u32> {
 #[test]
 fn system_sampling_ss_needs_a_log_then_logs() {
     let (sim, b) = default();
-    let a =
-        Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Period(1000)).system(Cpus::One(0));
+    let a = Allocation::sampling("SOFT-CLOCK.HARD".parse().unwrap(), Rate::Period(1000))
+        .system(Cpus::One(0));
     let mut p = b.allocate(&a).unwrap();
     let e = p.start().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::LogRequired);
@@ -368,8 +368,8 @@ fn frequencies_below_the_kernels_floor_are_reported() {
         p.rate_warning()
     );
     // A period at or above the floor: no warning.
-    let a =
-        Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Period(2000)).system(Cpus::One(0));
+    let a = Allocation::sampling("SOFT-CLOCK.HARD".parse().unwrap(), Rate::Period(2000))
+        .system(Cpus::One(0));
     assert_eq!(b.allocate(&a).unwrap().rate_warning(), None);
     drop(sim);
     // A kernel with kern.hwpmc.mincount = 5: 99 Hz is 10 ticks, honoured.
@@ -1106,4 +1106,43 @@ fn current_thread_target_is_refused() {
     sim.tick(1_000, 42, 0);
     p.stop().unwrap();
     assert_eq!(p.read().unwrap().value, 42, "the whole process instead");
+}
+
+/// Issue 20, defect 3, the mirror side: the portable `cpu-clock` and `task-clock` are
+/// nanoseconds on every backend (pmc-core's `PortableEvent::CpuClock`), but hwpmc counts
+/// them as `SOFT-CLOCK.HARD` ticks of kern.hz. Before, a counting `cpu-clock` read 300 for
+/// 300 ms at hz = 1000 (and pmcstat printed it as 0.00 msec); now it reads 300,000,000 ns,
+/// while `SOFT-CLOCK.HARD` by its own name still reads ticks, as on FreeBSD. A sampling
+/// period of a portable clock is nanoseconds too: 2 s of cpu-clock is 2000 ticks.
+#[test]
+fn portable_clocks_are_nanoseconds_soft_clocks_ticks() {
+    let (sim, b) = default();
+    let mut ns = b.allocate(&counting("cpu-clock")).unwrap();
+    let mut task = b.allocate(&counting("task-clock")).unwrap();
+    let mut ticks = b.allocate(&counting("SOFT-CLOCK.HARD")).unwrap();
+    for p in [&mut ns, &mut task, &mut ticks] {
+        p.start().unwrap();
+    }
+    sim.tick(300_000_000, 0, 0); // 300 ms on CPU 0: 300 hardclock ticks at hz = 1000
+    for p in [&mut ns, &mut task, &mut ticks] {
+        p.stop().unwrap();
+    }
+    assert_eq!(ticks.read().unwrap().value, 300);
+    assert_eq!(ns.read().unwrap().value, 300_000_000);
+    assert_eq!(task.read().unwrap().value, 300_000_000);
+    // write takes nanoseconds and gives the old value back in them.
+    assert_eq!(ns.write(5_000_000).unwrap(), 300_000_000);
+    assert_eq!(ns.read().unwrap().value, 5_000_000);
+
+    let pm_count = |spec: &str, rate| {
+        let a = Allocation::sampling(spec.parse().unwrap(), rate).system(Cpus::One(0));
+        let p = b.allocate(&a).unwrap();
+        let f = p.native_config();
+        f.into_iter()
+            .find(|f| f.name == "pm_count")
+            .map(|f| f.value)
+            .unwrap_or_default()
+    };
+    assert_eq!(pm_count("cpu-clock", Rate::Period(2_000_000_000)), "2000");
+    assert_eq!(pm_count("SOFT-CLOCK.HARD", Rate::Period(2000)), "2000");
 }

@@ -44,7 +44,7 @@ fn session(sim: Arc<SimDriver>) -> Vec<u8> {
     ts.start().unwrap();
     let mut ss = b
         .allocate(
-            &Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Period(1000))
+            &Allocation::sampling("SOFT-CLOCK.HARD".parse().unwrap(), Rate::Period(1000))
                 .system(Cpus::All),
         )
         .unwrap();

@@ -324,12 +324,101 @@ fn named(
     hwpmc_name(spec, name)
 }
 
+/// The kernel's `sample_period` for a sampling period of `period` events of `spec`: the same
+/// number, except for FreeBSD's SOFT clocks (`clock.hard`, `clock.stat`, `clock.prof`), whose
+/// unit is a tick of their clock. Linux has no such tick counter, so they sample `cpu-clock`
+/// (`clock.hard`) or `task-clock` (`clock.stat`, `clock.prof`) every `period` ticks of
+/// FreeBSD's default rate: N x 1 ms for `clock.hard` (kern.hz = 1000), N x 7.874 ms for
+/// `clock.stat` (stathz = 127), N x 123 us for `clock.prof` (profhz = 127 x 64); see
+/// [`pmc_core::SoftClock`] for the FreeBSD sources. The samples' own periods in the log stay
+/// what the kernel reports for those events: the nanoseconds each sample stands for.
+///
+/// ```
+/// use pmc_linux::events::soft_clock_period;
+/// let spec = |s: &str| s.parse().unwrap();
+/// assert_eq!(soft_clock_period(&spec("clock.hard"), 3), 3_000_000);
+/// assert_eq!(soft_clock_period(&spec("cpu-clock"), 3), 3);
+/// ```
+pub fn soft_clock_period(spec: &EventSpec, period: u64) -> u64 {
+    match spec.soft_clock() {
+        Some(c) => period.saturating_mul(c.tick_ns()),
+        None => period,
+    }
+}
+
+/// The largest `sample_period` the kernel takes (`perf_event_open` rejects one with the top
+/// bit set: `kernel/events/core.c`, `perf_event_open`, `attr.sample_period & (1ULL << 63)`).
+const MAX_KERNEL_PERIOD: u64 = i64::MAX as u64;
+
+/// Whether `spec` can be allocated in this mode with its unit kept: a FreeBSD SOFT clock
+/// (`clock.hard`, `clock.stat`, `clock.prof`) counts ticks, and Linux has no tick counter,
+/// so counting one is refused (a count in nanoseconds under a tick's name would be a silent
+/// unit change: `clock.hard` read 546,986,168 for 0.55 s where FreeBSD reads about 550).
+/// Sampling one keeps the unit in the period ([`soft_clock_period`]).
+///
+/// ```
+/// use pmc_core::{Allocation, ErrorKind, Rate};
+/// use pmc_linux::events::check_allocation;
+/// let hard = || "clock.hard".parse().unwrap();
+/// let e = check_allocation(&Allocation::counting(hard())).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::NotSupported);
+/// assert!(check_allocation(&Allocation::sampling(hard(), Rate::Period(1))).is_ok());
+/// ```
+pub fn check_allocation(a: &pmc_core::Allocation) -> Result<(), Error> {
+    let Some(clock) = a.event.soft_clock() else {
+        return Ok(());
+    };
+    let base = if clock == pmc_core::SoftClock::Hard {
+        "cpu-clock"
+    } else {
+        "task-clock"
+    };
+    match a.mode {
+        pmc_core::Mode::Counting => Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!(
+                "`{}` counts FreeBSD's clock ticks ({}, {} a second by default); Linux has no \
+                 tick counter, and {base} counts nanoseconds",
+                a.event,
+                clock.rate_name(),
+                clock.default_hz()
+            ),
+        )
+        .with_help(format!(
+            "count `{base}` (nanoseconds) with `Allocation::counting`; `{}` works for \
+                 `Allocation::sampling`, one sample every N ticks of {} ns",
+            a.event,
+            clock.tick_ns()
+        ))),
+        pmc_core::Mode::Sampling(pmc_core::Rate::Period(p))
+            if p.checked_mul(clock.tick_ns())
+                .is_none_or(|ns| ns > MAX_KERNEL_PERIOD) =>
+        {
+            Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                format!(
+                    "`{}`: a period of {p} ticks is {p} x {} ns of {base}, more than the \
+                 kernel's largest period",
+                    a.event,
+                    clock.tick_ns()
+                ),
+            )
+            .with_help("use a smaller period"))
+        }
+        pmc_core::Mode::Sampling(_) => Ok(()),
+    }
+}
+
 /// hwpmc SOFT names that have a Linux software counterpart.
 fn hwpmc_name(spec: &EventSpec, name: &str) -> Result<Resolved, Error> {
     let n = name.to_ascii_uppercase().replace(['-', ' '], "_");
     let n = n.strip_prefix("SOFT_").unwrap_or(&n);
     let sw = |c: u32| Ok(Resolved::new(b::PERF_TYPE_SOFTWARE, u64::from(c)));
     match n {
+        // The SOFT clocks count FreeBSD's ticks; `check_allocation` keeps that unit
+        // (see `soft_clock_period`).
         "CLOCK.HARD" => sw(b::PERF_COUNT_SW_CPU_CLOCK),
         "CLOCK.PROF" | "CLOCK.STAT" => sw(b::PERF_COUNT_SW_TASK_CLOCK),
         "PAGE_FAULT.ALL" => sw(b::PERF_COUNT_SW_PAGE_FAULTS),
@@ -552,6 +641,49 @@ mod tests {
         );
         let e = r("nopmu/event=1/", d.path()).unwrap_err();
         assert!(e.to_string().contains("no PMU `nopmu`"), "{e}");
+    }
+
+    /// Issue 20, defect 3: `clock.hard` read 546,986,168 (nanoseconds of cpu-clock) where
+    /// FreeBSD reads about 530 ticks. Counting a SOFT clock is refused, naming the
+    /// nanosecond event; sampling one keeps the tick as the period's unit.
+    #[test]
+    fn soft_clocks_keep_their_tick_unit() {
+        use pmc_core::{Allocation, Rate};
+        let spec = |s: &str| s.parse::<EventSpec>().unwrap();
+        for (name, base) in [
+            ("clock.hard", "cpu-clock"),
+            ("SOFT-CLOCK.HARD", "cpu-clock"),
+            ("clock.stat", "task-clock"),
+            ("SOFT_CLOCK.PROF", "task-clock"),
+        ] {
+            let e = check_allocation(&Allocation::counting(spec(name))).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::NotSupported, "{name}");
+            assert!(e.message().contains("ticks"), "{name}: {e}");
+            let help = e.help().unwrap_or_default();
+            assert!(help.contains(base), "{name}: {help}");
+            for rate in [Rate::Period(1), Rate::Frequency(4000)] {
+                assert!(
+                    check_allocation(&Allocation::sampling(spec(name), rate)).is_ok(),
+                    "{name} {rate:?}"
+                );
+            }
+        }
+        // Ticks of kern.hz = 1000, stathz = 127, profhz = 8128, in nanoseconds.
+        assert_eq!(soft_clock_period(&spec("clock.hard"), 1), 1_000_000);
+        assert_eq!(soft_clock_period(&spec("clock.hard"), 65536), 65_536_000_000);
+        assert_eq!(soft_clock_period(&spec("clock.stat"), 2), 2 * 7_874_016);
+        assert_eq!(soft_clock_period(&spec("clock.prof"), 1), 123_031);
+        // Everything else keeps its period and its counting.
+        for name in ["cpu-clock", "task-clock", "page-faults", "PAGE_FAULT.ALL"] {
+            assert_eq!(soft_clock_period(&spec(name), 7), 7, "{name}");
+            assert!(check_allocation(&Allocation::counting(spec(name))).is_ok());
+        }
+        // A period the kernel cannot take once in nanoseconds is refused, not wrapped.
+        let huge = Allocation::sampling(spec("clock.hard"), Rate::Period(u64::MAX / 1000));
+        assert_eq!(
+            check_allocation(&huge).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
     }
 
     #[test]

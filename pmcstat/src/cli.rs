@@ -17,7 +17,10 @@ use std::path::PathBuf;
     about = "Portable performance counters: count a command, a process or the system",
     after_help = "Event specs: portable names (cycles, instructions, page-faults, task-clock, ...), \
 perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
-(instructions,usr, SOFT-CLOCK.HARD).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
+(instructions,usr, SOFT-CLOCK.HARD).\n\nUnits: cpu-clock and task-clock count nanoseconds; \
+FreeBSD's clock.hard/clock.stat count ticks (kern.hz, stathz): on Linux only sampling them works, \
+-n N being N ticks (1 ms each for clock.hard). Sampling without -n/--freq: 4000 Hz for time \
+events, every 65536 events otherwise (-v shows it).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
 pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -p page-faults -d -p task-clock -- make\n  \
 pmcstat -c 0,1 -s cpu-clock -l 1\n  pmcstat -s page-faults -c 0 -s cpu-clock -l 1\n  \
 pmcstat --json -p page-faults -t 1234 -l 5\n  pmcstat -p task-clock -t '^nginx$' -l 5\n  \
@@ -51,8 +54,10 @@ pub struct Args {
     #[arg(short = 'S', value_name = "SPEC", action = clap::ArgAction::Append)]
     pub system_sampling: Vec<String>,
 
-    /// Sampling period: one sample every RATE events (default 65536, as pmcstat; for the
-    /// clock events, RATE nanoseconds).
+    /// Sampling period: one sample every RATE events of the event's unit (nanoseconds for
+    /// cpu-clock/task-clock on Linux, ticks for clock.hard/clock.stat). Without -n or --freq:
+    /// 4000 Hz for time events (cpu-clock, task-clock, clock.*), as perf record; every
+    /// 65536 events otherwise, as pmcstat(8). -v shows the choice.
     #[arg(short = 'n', value_name = "RATE", value_parser = clap::value_parser!(u64).range(1..=MAX_PERIOD))]
     pub rate: Option<u64>,
 
@@ -366,6 +371,14 @@ pub struct Args {
     /// Report what works on this machine and why not, with fixes.
     #[arg(long = "diagnose", conflicts_with = "list")]
     pub diagnose: bool,
+
+    /// Check this machine's counters against calibrated workloads (exact
+    /// instruction loops, fresh pages, context switches, sampling periods):
+    /// one row per check with measured, expected, ratio and PASS, WARN, FAIL
+    /// or SKIP, and the likely cause. Exits 0 when nothing FAILed (WARN and
+    /// SKIP included), 1 otherwise. With --json or -x SEP.
+    #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
+    pub selftest: bool,
 
     /// The command to run and count.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]

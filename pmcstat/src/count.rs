@@ -522,7 +522,7 @@ fn allocate_slots(
         let alloc = Allocation::counting(spec.clone())
             .scope(scope.clone())
             .flags(flags);
-        match backend.allocate(&alloc) {
+        match backend.allocate(&alloc).map_err(|e| clock_help(&spec, e)) {
             Ok(p) => {
                 let (event, narrowed) = counted_label(&text, &spec, &p);
                 user_only |= narrowed;
@@ -546,6 +546,28 @@ fn allocate_slots(
         }
     }
     Ok((slots, user_only))
+}
+
+/// pmcstat's remedy for a SOFT clock the backend cannot count in its unit (Linux: no tick
+/// counter): the flags that count the nanosecond clock, or sample the ticks.
+fn clock_help(spec: &EventSpec, e: Error) -> Error {
+    match spec.soft_clock() {
+        Some(c) if e.kind() == ErrorKind::NotSupported => {
+            let base = if c == pmc::SoftClock::Hard {
+                "cpu-clock"
+            } else {
+                "task-clock"
+            };
+            // In the message too: a `<not supported>` row prints the message, not the help.
+            let remedy = format!(
+                "count CPU time in nanoseconds with -p {base} (or -s {base}); -P/-S {spec} \
+                 samples every -n N ticks ({} ms each)",
+                c.tick_ns() as f64 / 1e6
+            );
+            Error::new(e.kind(), e.op(), format!("{}; {remedy}", e.message())).with_help(remedy)
+        }
+        _ => e,
+    }
 }
 
 /// Launches the command paused (or finds the `-t` processes) and attaches the

@@ -320,13 +320,14 @@ fn is_task_clock(event: &str) -> bool {
         == Some(pmc::PortableEvent::TaskClock)
 }
 
+/// A nanosecond clock, printed in msec: `cpu-clock`, `task-clock`. FreeBSD's SOFT clocks
+/// (`SOFT-CLOCK.HARD`) count ticks and print as counts.
 fn is_clock(event: &str) -> bool {
     event
         .parse::<pmc::EventSpec>()
         .ok()
         .and_then(|s| s.as_portable())
         .is_some_and(|p| p.is_clock())
-        || event.eq_ignore_ascii_case("SOFT-CLOCK.HARD")
 }
 
 /// `1234567` -> `1,234,567`.

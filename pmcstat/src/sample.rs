@@ -35,8 +35,16 @@ pub fn log_err(e: Error) -> Failure {
 /// How often the run checks the backend's log for a write error.
 pub const LOG_CHECK: Duration = Duration::from_millis(250);
 
-/// pmcstat's default sampling period (`-n`).
+/// pmcstat's default sampling period (`-n`) for events that count things (page faults,
+/// instructions, cache misses): one sample every 65536 events, as pmcstat(8).
 pub const DEFAULT_RATE: u64 = 65536;
+
+/// The default sampling frequency of time events (`cpu-clock`, `task-clock`, FreeBSD's SOFT
+/// clocks; [`pmc::EventSpec::is_time`]): perf record's default (`-F 4000` for any event
+/// without `-c`/`-F`). 65536 of their units would be a sample every 65.5 us of cpu-clock
+/// (15.3 kHz per CPU: issue 20 measured 4-5x perf's samples and 20,000 lost in 5 s of
+/// `-T -S clock.stat`), or one every 65.5 s of FreeBSD ticks.
+pub const DEFAULT_TIME_FREQ: u64 = 4000;
 
 /// Splits a `,freq=HZ` qualifier off an event spec: `("cpu-clock", Some(1000))`.
 pub fn split_freq(spec: &str) -> Result<(String, Option<u64>), String> {
@@ -64,6 +72,8 @@ struct Sampler {
     scope: Scope,
     /// Its -d.
     descendants: bool,
+    /// The default rate chosen for it, when neither `,freq=`, `-n` nor `--freq` gave one.
+    rate_note: Option<String>,
     pmc: <pmc::Native as Backend>::Pmc,
 }
 
@@ -259,12 +269,27 @@ fn open_log(
     Ok((aggregator, created_log))
 }
 
-/// The rate of the PMCs without their own `,freq=`: `--freq`, else `-n`, else
-/// [`DEFAULT_RATE`].
-fn default_rate(args: &Args) -> Rate {
-    match args.frequency {
-        Some(hz) => Rate::Frequency(hz),
-        None => Rate::Period(args.rate.unwrap_or(DEFAULT_RATE)),
+/// The rate of a PMC without its own `,freq=`: `--freq`, else `-n`, else the default for
+/// the event's unit ([`DEFAULT_TIME_FREQ`] for time, [`DEFAULT_RATE`] events otherwise), with
+/// a note saying which default was chosen (for `-v`).
+fn rate_for(args: &Args, spec: &EventSpec) -> (Rate, Option<String>) {
+    match (args.frequency, args.rate) {
+        (Some(hz), _) => (Rate::Frequency(hz), None),
+        (None, Some(n)) => (Rate::Period(n), None),
+        (None, None) if spec.is_time() => (
+            Rate::Frequency(DEFAULT_TIME_FREQ),
+            Some(format!(
+                "{DEFAULT_TIME_FREQ} Hz (default for a time event, as perf record; \
+                 -n/--freq to change)"
+            )),
+        ),
+        (None, None) => (
+            Rate::Period(DEFAULT_RATE),
+            Some(format!(
+                "one sample every {DEFAULT_RATE} events (default for a counted event, as \
+                 pmcstat(8); -n/--freq to change)"
+            )),
+        ),
     }
 }
 
@@ -283,7 +308,6 @@ fn callchain_flags(args: &Args) -> Flags {
 
 /// Allocates the `-P` and `-S` PMCs, in that order.
 fn allocate_samplers(backend: &pmc::Native, args: &Args) -> Result<Vec<Sampler>, Failure> {
-    let default_rate = default_rate(args);
     let flags = callchain_flags(args);
     // (spec, scope, -d) per PMC, -d and -c as in force where each stands.
     let mut wanted: Vec<(String, Scope, bool)> = Vec::new();
@@ -304,7 +328,6 @@ fn allocate_samplers(backend: &pmc::Native, args: &Args) -> Result<Vec<Sampler>,
             backend,
             args,
             (text, scope, descendants),
-            default_rate,
             flags,
         )?);
     }
@@ -317,14 +340,16 @@ fn allocate_sampler(
     backend: &pmc::Native,
     args: &Args,
     (text, scope, descendants): (String, Scope, bool),
-    default_rate: Rate,
     mut flags: Flags,
 ) -> Result<Sampler, Failure> {
     let (spec_text, freq) = split_freq(&text).map_err(Failure::Usage)?;
     let spec: EventSpec = spec_text
         .parse()
         .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
-    let rate = freq.map_or(default_rate, Rate::Frequency);
+    let (rate, rate_note) = match freq {
+        Some(hz) => (Rate::Frequency(hz), None),
+        None => rate_for(args, &spec),
+    };
     // -W: the counts at every context switch, for the process-mode PMCs.
     // -E: each process's count at its exit, likewise.
     if descendants {
@@ -352,6 +377,7 @@ fn allocate_sampler(
         text,
         scope,
         descendants,
+        rate_note,
         pmc,
     })
 }
@@ -377,6 +403,9 @@ fn print_native_config(samplers: &[Sampler]) {
             "(pmcstat) scope",
             crate::count::scope_text(&s.scope, s.descendants)
         );
+        if let Some(note) = &s.rate_note {
+            diag!("  {:<24} {}", "(pmcstat) rate", note);
+        }
         for f in s.pmc.native_config() {
             diag!("  {:<24} {}", f.name, f.value);
         }
@@ -863,6 +892,33 @@ pub fn remote_log(path: &std::path::Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 20, defect 4: the default rate follows the event's unit; -n and --freq win.
+    #[test]
+    fn default_rate_by_unit() {
+        let rate = |argv: &[&str], spec: &str| {
+            let mut full = vec!["pmcstat"];
+            full.extend_from_slice(argv);
+            full.extend_from_slice(&["-P", spec, "true"]);
+            let args = Args::parse_args(&full).expect("parses");
+            rate_for(&args, &spec.parse().unwrap())
+        };
+        for time in ["cpu-clock", "task-clock:u", "clock.hard", "SOFT-CLOCK.STAT"] {
+            let (r, note) = rate(&[], time);
+            assert_eq!(r, Rate::Frequency(DEFAULT_TIME_FREQ), "{time}");
+            assert!(note.unwrap().contains("4000 Hz"), "{time}");
+        }
+        for counted in ["page-faults", "instructions", "PAGE_FAULT.ALL"] {
+            let (r, note) = rate(&[], counted);
+            assert_eq!(r, Rate::Period(DEFAULT_RATE), "{counted}");
+            assert!(note.unwrap().contains("65536"), "{counted}");
+        }
+        assert_eq!(rate(&["-n", "7"], "cpu-clock"), (Rate::Period(7), None));
+        assert_eq!(
+            rate(&["--freq", "99"], "page-faults"),
+            (Rate::Frequency(99), None)
+        );
+    }
 
     #[test]
     fn freq_qualifier() {

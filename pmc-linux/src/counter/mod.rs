@@ -742,13 +742,14 @@ impl Counters {
                 ));
             }
             let sys = self._shared.sys.clone();
+            let kernel = events::soft_clock_period(&self.members[0].alloc.event, count);
             self.for_each_fd(|fd| {
-                sys.ioctl(fd, Ioctl::Period(count))
+                sys.ioctl(fd, Ioctl::Period(kernel))
                     .map_err(|e| errno_map::op_error(Op::SetCount, e))
             })?;
             for m in &mut self.members {
                 m.attr.set_freq(0);
-                m.attr.__bindgen_anon_1.sample_period = count;
+                m.attr.__bindgen_anon_1.sample_period = kernel;
                 m.alloc.mode = Mode::Sampling(Rate::Period(count));
             }
             return Ok(());

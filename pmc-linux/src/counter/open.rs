@@ -75,7 +75,10 @@ fn set_exit_read_bits(attr: &mut perf_event_attr) {
 /// A sampling PMC's attr: the rate, what each sample carries, and the ring's wakeup.
 fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, ring_bytes: usize) {
     match rate {
-        Rate::Period(p) => attr.__bindgen_anon_1.sample_period = p,
+        // A SOFT clock's period is in ticks (events::soft_clock_period).
+        Rate::Period(p) => {
+            attr.__bindgen_anon_1.sample_period = events::soft_clock_period(&a.event, p)
+        }
         Rate::Frequency(f) => {
             attr.set_freq(1);
             attr.__bindgen_anon_1.sample_freq = f;
@@ -191,6 +194,7 @@ impl Member {
         shared: &Shared,
     ) -> Result<Member> {
         crate::unwind::check(a)?;
+        events::check_allocation(a)?;
         let resolved = events::resolve(&a.event)?;
         if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
             if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
