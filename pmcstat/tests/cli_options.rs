@@ -127,6 +127,12 @@ fn context_switch_counts_go_to_the_log() {
         pmc_testkit::skip!("-W needs kernel-mode counting: {err}");
         return;
     }
+    if code == 1 && err.contains("before Linux 6.12") {
+        // The PMU lab's 6.1 guest: its switch group cannot follow the command's new threads.
+        let _ = std::fs::remove_file(&log);
+        pmc_testkit::skip!("-W on a command needs Linux 6.12 (refused, as it should be): {err}");
+        return;
+    }
     assert_eq!(code, 0, "{err}");
     let total_ms = task_clock_ms(&err).expect("the task-clock row");
     assert!(err.contains("written to"), "{err}");

@@ -150,6 +150,36 @@ fn no_inherit_thread(event: &str) -> Error {
     )
 }
 
+/// A process target whose event this kernel opens only without `inherit`: its threads
+/// created later cannot be followed.
+fn no_inherit(event: &str, attr: &perf_event_attr) -> Error {
+    let sample_read = attr.sample_type & u64::from(b::PERF_SAMPLE_READ) != 0;
+    let (why, help) = if sample_read {
+        (
+            "counts read at each sample (PERF_SAMPLE_READ, as log-proccsw's context-switch \
+             records need) cannot be inherited into new threads before Linux 6.12",
+            "leave out log-proccsw, or attach Target::CurrentThread to log the calling \
+             thread alone",
+        )
+    } else {
+        (
+            "this kernel refuses to inherit it into new threads (EINVAL with `inherit`, \
+             accepted without)",
+            "attach Target::CurrentThread to count the calling thread alone",
+        )
+    };
+    Error::new(
+        ErrorKind::NotSupported,
+        Op::Attach,
+        format!(
+            "`{event}`: a process is counted with the threads it creates later, but {why}; \
+             counting only the threads there are now would undercount"
+        ),
+    )
+    .with_errno(libc::EINVAL)
+    .with_help(help)
+}
+
 /// The process-only log flags, and log-procexit's refusal of counting groups.
 fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
     if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) && a.scope.is_system() {
@@ -428,15 +458,25 @@ impl Counters {
                 attr.set_inherit_thread(1);
             }
             let opened = match sys.perf_event_open(&mut attr, pid, cpu, group, 0) {
-                Err(libc::EINVAL) if attr.inherit_thread() == 1 => {
-                    // Is it inherit_thread (Linux < 5.13) the kernel refused? Then new threads
-                    // cannot be followed without child processes: refuse rather than count
-                    // only the threads there are now (issue 20: half the work, no warning).
-                    let mut plain = attr;
-                    plain.set_inherit(0);
-                    plain.set_inherit_thread(0);
-                    if sys.perf_event_open(&mut plain, pid, cpu, group, 0).is_ok() {
+                // (A leader: a member's EINVAL on another thread may be a race, retried below.)
+                Err(libc::EINVAL) if attr.inherit_thread() == 1 && leader => {
+                    // What did the kernel refuse? If plain `inherit` opens, inherit_thread
+                    // (Linux < 5.13): new threads cannot be followed without child processes.
+                    // If only a non-inherited event opens, inheriting this event at all (e.g.
+                    // PERF_SAMPLE_READ before 6.12). Either way refuse, rather than count only
+                    // the threads there are now (issue 20: half the work, no warning).
+                    let mut inherit_only = attr;
+                    inherit_only.set_inherit_thread(0);
+                    if sys
+                        .perf_event_open(&mut inherit_only, pid, cpu, group, 0)
+                        .is_ok()
+                    {
                         return Err((no_inherit_thread(&m.event), false));
+                    }
+                    let mut plain = inherit_only;
+                    plain.set_inherit(0);
+                    if sys.perf_event_open(&mut plain, pid, cpu, group, 0).is_ok() {
+                        return Err((no_inherit(&m.event, &attr), false));
                     }
                     Err(libc::EINVAL)
                 }

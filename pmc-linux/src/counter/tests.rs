@@ -934,3 +934,28 @@ fn log_proccsw_adds_a_switch_group_following_the_pmc() {
     p.detach(Target::Pid(200)).expect("detach");
     assert!(on(&k, 200).is_empty(), "the switch group detaches too");
 }
+
+/// log-proccsw on a process before Linux 6.12: its switch group's PERF_SAMPLE_READ cannot be
+/// inherited into the process's new threads, so the attach is refused saying so (not the
+/// misleading "before 5.13" of a kernel without inherit_thread, as the PMU lab's 6.1 kernel
+/// was told), and nothing stays open on the target.
+#[test]
+fn log_proccsw_before_6_12_is_refused_naming_sample_read() {
+    let (k, backend) = kernel();
+    k.without_inherited_sample_read();
+    k.add_process(200, &[200]);
+    let mut p = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCCSW));
+    backend
+        .configure_log(Box::new(std::io::sink()))
+        .expect("log");
+    let e = p.attach(Target::Pid(200)).expect_err("refused");
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("6.12"), "{e}");
+    assert!(!e.to_string().contains("5.13"), "{e}");
+    assert!(on(&k, 200).is_empty(), "{:?}", on(&k, 200));
+    // The calling thread alone needs no inheritance.
+    k.add_process(100, &[100]);
+    k.set_current_thread(100);
+    let mut t = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCCSW));
+    t.attach(Target::CurrentThread).expect("the calling thread");
+}

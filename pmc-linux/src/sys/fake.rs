@@ -171,6 +171,8 @@ struct St {
     faults: Vec<Fault>,
     facts: Facts,
     inherit_thread: bool,
+    /// `inherit` with `PERF_SAMPLE_READ` accepted (Linux 6.12+, with `PERF_SAMPLE_TID`).
+    inherited_sample_read: bool,
     inherit_group_read: bool,
     opens: u64,
     /// Every ioctl made, in order: `(fd, op)`.
@@ -234,6 +236,7 @@ impl FakeKernel {
                     ncpus: 2,
                 },
                 inherit_thread: true,
+                inherited_sample_read: true,
                 inherit_group_read: true,
                 opens: 0,
                 ioctl_log: Vec::new(),
@@ -263,6 +266,14 @@ impl FakeKernel {
     /// setting it fails with EINVAL: `perf_copy_attr` rejects non-zero reserved bits).
     pub fn without_inherit_thread(&self) {
         self.st().inherit_thread = false;
+    }
+
+    /// A kernel before 6.12, which refuses `inherit` with `PERF_SAMPLE_READ`
+    /// (core.c perf_event_alloc before commit 7e8b255650fc, "perf: Support PERF_SAMPLE_READ
+    /// with inherit": "if (attr->inherit && (attr->sample_type & PERF_SAMPLE_READ)) goto
+    /// err_ns;", EINVAL).
+    pub fn without_inherited_sample_read(&self) {
+        self.st().inherited_sample_read = false;
     }
 
     /// A kernel refusing `inherit` with `PERF_FORMAT_GROUP` (perf_event_open(2), `inherit`:
@@ -642,6 +653,14 @@ impl St {
         // core.c perf_copy_attr: reserved bits must be zero (inherit_thread was reserved
         // before 5.13), and "if (!attr->inherit && attr->inherit_thread) return -EINVAL".
         if attr.inherit_thread() == 1 && (!self.inherit_thread || attr.inherit() == 0) {
+            return Err(libc::EINVAL);
+        }
+        // core.c perf_event_alloc: before 6.12 "if (attr->inherit && (attr->sample_type &
+        // PERF_SAMPLE_READ)) goto err_ns;"; from 6.12 only without PERF_SAMPLE_TID:
+        // "if (has_inherit_and_sample_read(attr) && !(attr->sample_type & PERF_SAMPLE_TID))".
+        let sample_read = attr.sample_type & u64::from(b::PERF_SAMPLE_READ) != 0;
+        let tid = attr.sample_type & u64::from(b::PERF_SAMPLE_TID) != 0;
+        if attr.inherit() == 1 && sample_read && (!self.inherited_sample_read || !tid) {
             return Err(libc::EINVAL);
         }
         if attr.inherit() == 1 && attr.read_format & FMT_GROUP != 0 && !self.inherit_group_read {
