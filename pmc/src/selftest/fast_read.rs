@@ -17,6 +17,9 @@ fn measure(n: u64) -> Result<(u64, u64, Option<String>, String), Error> {
         Error::new(ErrorKind::Parse, Op::Allocate, e.to_string())
     })?;
     let mut pmc = backend.allocate(&Allocation::counting(spec))?;
+    // User-space reads need the calling thread alone (a process's events are inherited into
+    // its new threads, and the kernel maps no inherited per-task event).
+    pmc.attach(crate::Target::CurrentThread)?;
     pmc.start()?;
     let event = pmc.counted_event().to_string();
     let fast = match pmc_linux::FastReader::new(&pmc) {

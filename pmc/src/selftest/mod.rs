@@ -66,6 +66,18 @@ use crate::{
 
 pub(crate) mod workload;
 
+/// Attaches `p` to the calling thread alone where the backend can ([`crate::Target::CurrentThread`],
+/// Linux), so that the other threads of a program that runs the self-test add nothing to its
+/// calibrated counts (with descendants, the threads the workload starts still count). A
+/// backend that counts whole processes only (hwpmc) refuses it: then `start` attaches the
+/// process, as hwpmc counts it.
+pub(crate) fn attach_calling_thread<P: Pmc + ?Sized>(p: &mut P) -> Result<(), Error> {
+    match p.attach(crate::Target::CurrentThread) {
+        Err(e) if e.kind() == ErrorKind::NotSupported => Ok(()),
+        r => r,
+    }
+}
+
 /// The verdict of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -489,6 +501,7 @@ impl<B: Backend> Ctx<'_, B> {
             a = a.descendants();
         }
         let mut p = self.backend.allocate(&a)?;
+        attach_calling_thread(&mut p)?;
         p.start()?;
         let (out, ran) = work();
         self.opts.ran(ran);
@@ -825,7 +838,7 @@ impl<B: Backend> Ctx<'_, B> {
             }
         }
         for p in &mut pmcs {
-            if let Err(e) = p.start() {
+            if let Err(e) = attach_calling_thread(p).and_then(|()| p.start()) {
                 return row.skip(format!(
                     "the backend could not start {EVENTS} counters at once: {e}"
                 ));
@@ -920,7 +933,11 @@ impl<B: Backend> Ctx<'_, B> {
             Ok(p) => p,
             Err(e) => return alloc_failed(row, &e),
         };
-        if let Err(e) = t.start().and_then(|()| s.start()) {
+        if let Err(e) = attach_calling_thread(&mut t)
+            .and_then(|()| attach_calling_thread(&mut s))
+            .and_then(|()| t.start())
+            .and_then(|()| s.start())
+        {
             return row.fail(format!("cannot start: {e}"));
         }
         let mut sum = 0u64;
@@ -1118,6 +1135,7 @@ impl<B: Backend> Ctx<'_, B> {
         let mut p = self
             .backend
             .allocate(&Allocation::sampling(clock, Rate::Period(period)))?;
+        attach_calling_thread(&mut p)?;
         p.start()?;
         let used = workload::spin_cpu(20_000_000, || {});
         self.opts.ran(Ran {
