@@ -6,7 +6,9 @@
 //! block forever. Every file is opened with `O_NONBLOCK` (an open that cannot block on a
 //! FIFO), checked with `fstat` on that descriptor (no race with a rename), refused unless
 //! it is a regular file no larger than the limit, and mapped, so memory grows only with the
-//! pages the ELF and DWARF parsers touch.
+//! pages the ELF and DWARF parsers touch. A mapped file that is truncated while read does
+//! not raise SIGBUS: the rest of it reads as zeros and [`Bytes::cut`] says where
+//! (`sys/map.rs` explains the guard).
 
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -143,6 +145,32 @@ mod tests {
         } else {
             println!("SKIP devices_and_fifos_are_refused_without_blocking (FIFO part): no mkfifo");
         }
+    }
+
+    /// A file truncated while mapped reads as zeros past the cut, which is reported, instead
+    /// of killing the process with SIGBUS (before the guard: this test died of SIGBUS).
+    #[test]
+    fn a_file_truncated_while_mapped_is_cut_not_sigbus() {
+        let p = std::env::temp_dir().join(format!("pmc-analyze-trunc-{}", std::process::id()));
+        std::fs::write(&p, vec![0xa5u8; 64 << 10]).unwrap();
+        let b = map_regular(&p, MAX_OBJECT_SIZE).unwrap();
+        assert_eq!(b.cut(), None);
+        assert_eq!(b[0], 0xa5);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(8192)
+            .unwrap();
+        let nonzero = b.iter().filter(|&&x| x != 0).count();
+        assert_eq!(nonzero, 8192, "bytes before the cut kept, zeros after");
+        assert_eq!(b.cut(), Some(8192));
+        // A clone shares the mapping and its cut; dropping both unregisters it.
+        let c = b.clone();
+        drop(b);
+        assert_eq!(c.cut(), Some(8192));
+        drop(c);
+        let _ = std::fs::remove_file(&p);
     }
 
     #[test]
