@@ -206,10 +206,17 @@ impl Unwinder {
             return o.clone();
         }
         let p = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path));
-        let rooted = self
-            .root
-            .as_ref()
-            .map(|r| r.join(p.strip_prefix("/").unwrap_or(p)));
+        let rooted = match &self.root {
+            Some(r) => match under_root(r, p) {
+                Some(q) => Some(q),
+                None => {
+                    self.refuse(path, "it leads outside the root (-r DIR); refused".into());
+                    self.objects.insert(key, None);
+                    return None;
+                }
+            },
+            None => None,
+        };
         let bid = (!build_id.is_empty()).then_some(build_id);
         let o = match Object::open(rooted.as_deref().unwrap_or(p), bid) {
             Ok(o) if o.has_cfi() => {
@@ -431,6 +438,25 @@ fn vdso_image() -> Option<Vec<u8>> {
     let mut buf = vec![0; len];
     f.read_exact(&mut buf).ok()?;
     Some(buf)
+}
+
+/// `path` resolved lexically under `root`: `.` dropped, `..` taking one component back;
+/// `None` when a `..` would climb above the root.
+fn under_root(root: &Path, path: &Path) -> Option<std::path::PathBuf> {
+    use std::path::Component;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::Normal(n) => parts.push(n),
+        }
+    }
+    let mut out = root.to_path_buf();
+    out.extend(parts);
+    Some(out)
 }
 
 #[cfg(test)]
