@@ -115,7 +115,9 @@ type ObjectKey = (Vec<u8>, Vec<u8>);
 
 /// Unwinds the captured user stacks of many processes; see the crate documentation.
 pub struct Unwinder {
-    procs: HashMap<i32, Process>,
+    /// Shared between a parent and its forked children until one of them changes (maps,
+    /// unmaps, builds its unwinder): a fork costs a reference count, an exit frees it.
+    procs: HashMap<i32, Arc<Process>>,
     /// Objects by (path, build-id); `None` for one that could not be used.
     objects: HashMap<ObjectKey, Option<Arc<Object>>>,
     order: std::collections::VecDeque<ObjectKey>,
@@ -269,7 +271,7 @@ impl Unwinder {
             path: path.into(),
             build_id: build_id.into(),
         };
-        let proc = self.procs.entry(pid).or_default();
+        let proc = Arc::make_mut(self.procs.entry(pid).or_default());
         let r = m.range.clone();
         let old: Vec<u64> = proc
             .maps
@@ -281,13 +283,23 @@ impl Unwinder {
         proc.maps.push(m.clone());
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if proc.unwinder.is_some() {
-            if let Some(u) = self.procs.get_mut(&pid).and_then(|p| p.unwinder.as_mut()) {
+            if let Some(u) = self
+                .procs
+                .get_mut(&pid)
+                .map(Arc::make_mut)
+                .and_then(|p| p.unwinder.as_mut())
+            {
                 for s in old {
                     u.remove_module(s);
                 }
             }
             if let Some(module) = self.module(&m) {
-                if let Some(u) = self.procs.get_mut(&pid).and_then(|p| p.unwinder.as_mut()) {
+                if let Some(u) = self
+                    .procs
+                    .get_mut(&pid)
+                    .map(Arc::make_mut)
+                    .and_then(|p| p.unwinder.as_mut())
+                {
                     u.add_module(module);
                 }
             }
@@ -320,7 +332,7 @@ impl Unwinder {
                 u.add_module(module);
             }
         }
-        if let Some(p) = self.procs.get_mut(&pid) {
+        if let Some(p) = self.procs.get_mut(&pid).map(Arc::make_mut) {
             p.unwinder = Some(u);
         }
     }
