@@ -20,6 +20,27 @@
 //!
 //! Each object is parsed once (keyed by path and expected build-id), and
 //! every `(object, svma)` resolution is cached.
+//!
+//! # Memory
+//!
+//! What the symbolizer holds is bounded by what is live, not by the log's history:
+//!
+//! - mapping tables: O(live processes + distinct tables × their mappings). A `Fork`
+//!   shares the parent's table (copy-on-write: copied when either side maps or
+//!   unmaps), an `Exit` drops the process;
+//! - open objects: at most [`MAX_OPEN_OBJECTS`] mapped and parsed at once (the least
+//!   recently used is closed and reopened when needed), each holding its sorted
+//!   symbol table (offsets: symbol names are borrowed from the mapped string tables,
+//!   so a crafted object cannot make them outgrow its file) and, with debug info,
+//!   addr2line's lazily parsed units;
+//! - per object named by the log, its path and build-id; per interned function and
+//!   resolved address, one cache entry.
+//!
+//! A mapped object truncated while read does not raise SIGBUS: it reads as zeros past
+//! the cut ([`crate::file::Bytes::cut`]), reported as [`Warning::TruncatedObject`].
+//! With [`SymbolizeOptions::root`], a path whose `..` would climb above the root, and a
+//! `.gnu_debuglink` that is not a plain file name, are refused
+//! ([`Warning::OutsideRoot`]), never read.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -56,7 +77,9 @@ pub struct SymbolizeOptions {
     /// Kernel symbol source.
     pub kernel: KernelSymbols,
     /// Prefix for object paths (perf's `--symfs`): `/usr/lib/x.so` is read
-    /// from `<root>/usr/lib/x.so`.
+    /// from `<root>/usr/lib/x.so`. Paths are resolved lexically under it: one
+    /// whose `..` climbs above it is refused, and separate debug files are
+    /// looked for under it too.
     pub root: Option<PathBuf>,
     /// Page size used to align segment addresses (the log header's, or 4096).
     pub page_size: u64,
