@@ -107,6 +107,47 @@ pub fn map_regular(path: &Path, limit: u64) -> Result<Bytes> {
     })
 }
 
+/// [`map_regular`] for a path that must stay inside `root` (`-r DIR`) once its symbolic
+/// links are followed: refused (an [`Error::Refused`] saying "outside the root") when it
+/// resolves elsewhere. Checked before the open (so such a file is normally not even
+/// opened) and again on the open descriptor (`/proc/self/fd`), so a link swapped in between
+/// cannot slip through.
+pub fn map_regular_under(path: &Path, root: &Path, limit: u64) -> Result<Bytes> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let real_root = std::fs::canonicalize(root).map_err(io)?;
+    let outside = |real: &Path| {
+        refused(
+            path,
+            format!(
+                "it resolves to {}, outside the root {}",
+                real.display(),
+                root.display()
+            ),
+        )
+    };
+    let before = std::fs::canonicalize(path).map_err(io)?;
+    if !before.starts_with(&real_root) {
+        return Err(outside(&before));
+    }
+    let (file, meta) = open_regular(path, limit)?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = format!("/proc/self/fd/{}", file.as_raw_fd());
+        if let Ok(real) = std::fs::read_link(fd) {
+            if !real.starts_with(&real_root) {
+                return Err(outside(&real));
+            }
+        }
+    }
+    let len = usize::try_from(meta.len())
+        .map_err(|_| refused(path, format!("{} bytes do not fit in memory", meta.len())))?;
+    Bytes::map(&file, len).map_err(io)
+}
+
 /// Reads a regular file (such as `/proc/kallsyms`, whose size `fstat` reports as 0) up to
 /// `limit` bytes; a longer file is refused.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>> {

@@ -244,8 +244,8 @@ impl fmt::Display for Warning {
             ),
             Warning::OutsideRoot { path, named } => write!(
                 f,
-                "{path}: its .gnu_debuglink {named:?} is not a plain file name and would lead \
-                 outside the root or the debug directories; refused, not read"
+                "{path}: separate debug file {named:?} leads outside the root or the debug \
+                 directories (a .gnu_debuglink must be a plain file name); refused, not read"
             ),
         }
     }

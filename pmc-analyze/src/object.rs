@@ -9,7 +9,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, Sy
 
 use crate::error::{Error, Result};
 
-use crate::file::{map_regular, Bytes, MAX_OBJECT_SIZE};
+use crate::file::{map_regular, map_regular_under, Bytes, MAX_OBJECT_SIZE};
 
 type Reader = gimli::EndianReader<gimli::RunTimeEndian, Bytes>;
 
@@ -180,7 +180,10 @@ impl ElfObject {
     /// debug files are looked for under `root` too, and a `.gnu_debuglink` that is not a
     /// plain file name (`../x`, `/x`) is refused ([`ElfObject::refused_debug_links`]).
     pub(crate) fn open_in(path: &Path, root: Option<&Path>, debug_info: bool) -> Result<Self> {
-        let data = map_regular(path, MAX_OBJECT_SIZE)?;
+        let data = match root {
+            Some(r) => map_regular_under(path, r, MAX_OBJECT_SIZE)?,
+            None => map_regular(path, MAX_OBJECT_SIZE)?,
+        };
         Self::parse_bytes(path, root, data, debug_info)
     }
 
@@ -753,8 +756,17 @@ fn find_debug_file(
             continue;
         }
         // Debug files are found by name, so they get the same checks as objects.
-        let Ok(bytes) = map_regular(&c, MAX_OBJECT_SIZE) else {
-            continue;
+        let mapped = match root {
+            Some(r) => map_regular_under(&c, r, MAX_OBJECT_SIZE),
+            None => map_regular(&c, MAX_OBJECT_SIZE),
+        };
+        let bytes = match mapped {
+            Ok(b) => b,
+            Err(Error::Refused { reason, .. }) if reason.contains("outside the root") => {
+                refused.push(format!("{} ({reason})", c.display()));
+                continue;
+            }
+            Err(_) => continue,
         };
         // A build-id match is required when both sides have one.
         let ok = match (build_id, object::File::parse(&*bytes).ok()) {

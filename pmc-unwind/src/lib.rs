@@ -220,7 +220,7 @@ impl Unwinder {
             None => None,
         };
         let bid = (!build_id.is_empty()).then_some(build_id);
-        let o = match Object::open(rooted.as_deref().unwrap_or(p), bid) {
+        let o = match Object::open(rooted.as_deref().unwrap_or(p), self.root.as_deref(), bid) {
             Ok(o) if o.has_cfi() => {
                 self.stats.objects += 1;
                 Some(Arc::new(o))
@@ -474,6 +474,28 @@ fn under_root(root: &Path, path: &Path) -> Option<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With a root, a path whose `..` climbs above it and a link inside it pointing out are
+    /// refused and counted, never opened (before: both were opened and used).
+    #[test]
+    fn paths_leaving_the_root_are_refused() {
+        let d = std::env::temp_dir().join(format!("pmc-unwind-root-{}", std::process::id()));
+        let root = d.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        std::os::unix::fs::symlink(&exe, root.join("link")).unwrap();
+        let mut u = Unwinder::new().with_root(Some(root.clone()));
+        let up = format!("/../../../../../../../..{}", exe.display());
+        assert!(u.object(up.as_bytes(), b"").is_none());
+        assert!(u.object(b"/link", b"").is_none());
+        assert_eq!(u.stats().objects_refused, 2);
+        assert!(
+            u.refusals.iter().all(|r| r.contains("outside the root")),
+            "{:?}",
+            u.refusals
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     /// A mapping of a device is refused (never read), reported once, and the unwind
     /// stops at the PC, truncated.

@@ -607,8 +607,9 @@ fn log_truncated_while_read() {
     );
 }
 
-/// With `-r ROOT`, a map path with `..` and a `.gnu_debuglink` naming `../..` or an absolute
-/// path must not read files outside ROOT: refused, counted and shown.
+/// With `-r ROOT`, a map path with `..`, a symbolic link inside ROOT pointing out of it, and
+/// a `.gnu_debuglink` naming `../..` or an absolute path must not read files outside ROOT:
+/// refused, counted and shown.
 #[test]
 fn paths_escaping_the_root_are_refused() {
     let name = "paths_escaping_the_root_are_refused";
@@ -627,6 +628,8 @@ fn paths_escaping_the_root_are_refused() {
         elf_one("escaped_by_absolute_link"),
     )
     .unwrap();
+    std::fs::write(outside.join("linked.so"), elf_one("escaped_by_symlink")).unwrap();
+    std::os::unix::fs::symlink(outside.join("linked.so"), root.join("lib/link.so")).unwrap();
     // Stripped objects inside the root whose debug links leave it.
     std::fs::write(
         root.join("lib/rel.so"),
@@ -647,6 +650,9 @@ fn paths_escaping_the_root_are_refused() {
     w.write(&comm(2, "victim2")).unwrap();
     w.write(&map(2, TEXT, 0x1000, "/lib/rel.so")).unwrap();
     w.write(&sample(2, TEXT + 4)).unwrap();
+    w.write(&comm(4, "victim4")).unwrap();
+    w.write(&map(4, TEXT, 0x1000, "/lib/link.so")).unwrap();
+    w.write(&sample(4, TEXT + 4)).unwrap();
     w.write(&comm(3, "victim3")).unwrap();
     w.write(&map(3, TEXT, 0x1000, "/lib/abs.so")).unwrap();
     w.write(&sample(3, TEXT + 4)).unwrap();
@@ -661,6 +667,7 @@ fn paths_escaping_the_root_are_refused() {
         "escaped_by_dotdot",
         "escaped_by_debuglink",
         "escaped_by_absolute_link",
+        "escaped_by_symlink",
     ]
     .into_iter()
     .filter(|n| ran.stdout.contains(n) || ran.stderr.contains(n))
@@ -668,8 +675,8 @@ fn paths_escaping_the_root_are_refused() {
     let refusals = ran.stderr.matches("outside the root").count();
     row(
         name,
-        "map path /../outside, debuglinks ../../outside and absolute",
-        "nothing read outside the root, 3 refusals shown",
+        "map path /../outside, a symlink out, debuglinks ../../outside and absolute",
+        "nothing read outside the root, 4 refusals shown",
         &format!(
             "exit {} escaped={escaped:?} refusals_shown={refusals}",
             ran.code
@@ -678,5 +685,5 @@ fn paths_escaping_the_root_are_refused() {
     );
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert!(escaped.is_empty(), "read outside the root: {escaped:?}");
-    assert!(refusals >= 3, "refusals not shown: {}", ran.stderr);
+    assert!(refusals >= 4, "refusals not shown: {}", ran.stderr);
 }
