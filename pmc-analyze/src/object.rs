@@ -78,8 +78,11 @@ impl Names {
             NameSource::Owned => self.owned.as_bytes(),
         };
         let off = s.name_off as usize;
+        // A NUL inside a name (string-table names end at their first NUL) means the file
+        // changed under the mapping (a truncated file reads as zeros): no name.
         bytes
             .get(off..off.saturating_add(s.name_len as usize))
+            .filter(|b| !b.contains(&0))
             .and_then(|b| std::str::from_utf8(b).ok())
             .unwrap_or("")
     }
@@ -784,4 +787,37 @@ fn find_debug_file(
 /// Lower-case hex of a build-id, for messages.
 pub fn build_id_hex(id: &[u8]) -> String {
     hex(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An object truncated while open: its names read as empty past the cut, the cut is
+    /// reported, and nothing raises SIGBUS.
+    #[test]
+    fn an_object_truncated_while_open_reports_the_cut() {
+        let exe = std::env::current_exe().unwrap();
+        let p = std::env::temp_dir().join(format!("pmc-analyze-obj-{}", std::process::id()));
+        std::fs::copy(&exe, &p).unwrap();
+        let elf = ElfObject::open(&p, false).unwrap();
+        assert!(elf.symbol_count() > 0);
+        assert!(elf.cut().is_none());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        // Every symbol's name lives past the first page: each reads as zeros now.
+        let any = (0..elf.symbol_count())
+            .filter_map(|i| elf.symbols.get(i).map(|s| elf.names.get(s).len()))
+            .filter(|&n| n > 0)
+            .count();
+        let (file, offset) = elf.cut().expect("the cut is reported");
+        assert_eq!(file, p.as_path());
+        assert!(offset >= 4096, "{offset}");
+        assert!(any < elf.symbol_count(), "names past the cut read as empty");
+        let _ = std::fs::remove_file(&p);
+    }
 }
