@@ -95,6 +95,10 @@ step "fault suite: pmcstat under signals, hostile maps, output errors, EMFILE (F
 cargo test -p pmc-tests --test faults_cli -- --nocapture --test-threads=1 2>&1 |
   grep -E '^(FAULT|SKIP|test |failures|thread )|panicked|left:|right:'
 
+step "fault suite: memory bounds, truncated mapped files, -r escapes (FAULT rows)"
+cargo test -p pmc-tests --test faults_memory -- --nocapture --test-threads=1 2>&1 |
+  grep -E '^(FAULT|SKIP|test |failures|thread )|panicked|left:|right:'
+
 # Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then

@@ -6,7 +6,9 @@
 //! block forever. Every file is opened with `O_NONBLOCK` (an open that cannot block on a
 //! FIFO), checked with `fstat` on that descriptor (no race with a rename), refused unless
 //! it is a regular file no larger than the limit, and mapped, so memory grows only with the
-//! pages the ELF and DWARF parsers touch.
+//! pages the ELF and DWARF parsers touch. A mapped file that is truncated while read does
+//! not raise SIGBUS: the rest of it reads as zeros and [`Bytes::cut`] says where
+//! (`sys/map.rs` explains the guard).
 
 use std::fs::{File, Metadata};
 use std::io::Read;
@@ -105,6 +107,47 @@ pub fn map_regular(path: &Path, limit: u64) -> Result<Bytes> {
     })
 }
 
+/// [`map_regular`] for a path that must stay inside `root` (`-r DIR`) once its symbolic
+/// links are followed: refused (an [`Error::Refused`] saying "outside the root") when it
+/// resolves elsewhere. Checked before the open (so such a file is normally not even
+/// opened) and again on the open descriptor (`/proc/self/fd`), so a link swapped in between
+/// cannot slip through.
+pub fn map_regular_under(path: &Path, root: &Path, limit: u64) -> Result<Bytes> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let real_root = std::fs::canonicalize(root).map_err(io)?;
+    let outside = |real: &Path| {
+        refused(
+            path,
+            format!(
+                "it resolves to {}, outside the root {}",
+                real.display(),
+                root.display()
+            ),
+        )
+    };
+    let before = std::fs::canonicalize(path).map_err(io)?;
+    if !before.starts_with(&real_root) {
+        return Err(outside(&before));
+    }
+    let (file, meta) = open_regular(path, limit)?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = format!("/proc/self/fd/{}", file.as_raw_fd());
+        if let Ok(real) = std::fs::read_link(fd) {
+            if !real.starts_with(&real_root) {
+                return Err(outside(&real));
+            }
+        }
+    }
+    let len = usize::try_from(meta.len())
+        .map_err(|_| refused(path, format!("{} bytes do not fit in memory", meta.len())))?;
+    Bytes::map(&file, len).map_err(io)
+}
+
 /// Reads a regular file (such as `/proc/kallsyms`, whose size `fstat` reports as 0) up to
 /// `limit` bytes; a longer file is refused.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>> {
@@ -143,6 +186,32 @@ mod tests {
         } else {
             println!("SKIP devices_and_fifos_are_refused_without_blocking (FIFO part): no mkfifo");
         }
+    }
+
+    /// A file truncated while mapped reads as zeros past the cut, which is reported, instead
+    /// of killing the process with SIGBUS (before the guard: this test died of SIGBUS).
+    #[test]
+    fn a_file_truncated_while_mapped_is_cut_not_sigbus() {
+        let p = std::env::temp_dir().join(format!("pmc-analyze-trunc-{}", std::process::id()));
+        std::fs::write(&p, vec![0xa5u8; 64 << 10]).unwrap();
+        let b = map_regular(&p, MAX_OBJECT_SIZE).unwrap();
+        assert_eq!(b.cut(), None);
+        assert_eq!(b[0], 0xa5);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(8192)
+            .unwrap();
+        let nonzero = b.iter().filter(|&&x| x != 0).count();
+        assert_eq!(nonzero, 8192, "bytes before the cut kept, zeros after");
+        assert_eq!(b.cut(), Some(8192));
+        // A clone shares the mapping and its cut; dropping both unregisters it.
+        let c = b.clone();
+        drop(b);
+        assert_eq!(c.cut(), Some(8192));
+        drop(c);
+        let _ = std::fs::remove_file(&p);
     }
 
     #[test]

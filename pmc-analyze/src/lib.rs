@@ -118,7 +118,7 @@ pub use profile::{
 };
 pub use symbolize::{
     FuncId, Function, KernelSymbols, MappedRange, MappingDetails, ObjectInfo, ResolvedPc,
-    SourceFrame, SymbolizeOptions, Symbolizer,
+    SourceFrame, SymbolizeOptions, Symbolizer, MAX_OPEN_OBJECTS,
 };
 
 use std::fmt;
@@ -180,6 +180,24 @@ pub enum Warning {
     },
     /// The log has no clean-close marker (the writer did not finish).
     NotClosed,
+    /// An object was truncated while mapped: its bytes from `offset` on read as zeros (its
+    /// symbols there may be missing).
+    TruncatedObject {
+        /// The object, as the log names it.
+        path: String,
+        /// The file that was cut (the object or its separate debug file).
+        file: String,
+        /// Where (a page boundary).
+        offset: u64,
+    },
+    /// A path the log (or an object's `.gnu_debuglink`) names would lead outside the root
+    /// (`-r DIR`) or out of the debug directories: refused, not read.
+    OutsideRoot {
+        /// The object, as the log names it.
+        path: String,
+        /// What was refused: the log's path, or the debug link's name.
+        named: String,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -215,6 +233,20 @@ impl fmt::Display for Warning {
                 write!(f, "log damaged: {skipped_bytes} bytes skipped")
             }
             Warning::NotClosed => write!(f, "log not closed cleanly (the writer did not finish)"),
+            Warning::TruncatedObject { path, file, offset } => write!(
+                f,
+                "{path}: {file} was truncated while being read: from byte {offset} on it read \
+                 as zeros, so some of its frames may be unsymbolized"
+            ),
+            Warning::OutsideRoot { path, named } if path == named => write!(
+                f,
+                "{path}: leads outside the root (its `..` climbs above -r DIR); refused, not read"
+            ),
+            Warning::OutsideRoot { path, named } => write!(
+                f,
+                "{path}: separate debug file {named:?} leads outside the root or the debug \
+                 directories (a .gnu_debuglink must be a plain file name); refused, not read"
+            ),
         }
     }
 }

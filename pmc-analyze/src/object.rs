@@ -9,7 +9,7 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, Sy
 
 use crate::error::{Error, Result};
 
-use crate::file::{map_regular, Bytes, MAX_OBJECT_SIZE};
+use crate::file::{map_regular, map_regular_under, Bytes, MAX_OBJECT_SIZE};
 
 type Reader = gimli::EndianReader<gimli::RunTimeEndian, Bytes>;
 
@@ -44,8 +44,57 @@ pub struct Segment {
 struct Sym {
     start: u64,
     end: u64,
+    /// Where the name is: [`NameSource`].
+    src: NameSource,
     name_off: u32,
     name_len: u32,
+}
+
+/// Which bytes a symbol's name is a slice of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NameSource {
+    /// The object's own string table, in its mapping.
+    Object,
+    /// The separate debug file's, in its mapping.
+    DebugFile,
+    /// [`Names::owned`]: built names (`func@plt`).
+    Owned,
+}
+
+/// Symbol names, borrowed from the mapped files rather than copied: 40,000 symbols naming
+/// one 65,000-byte string cost 40,000 offsets, not 2.6 GB. Only the built `func@plt` names
+/// are owned, each distinct one once, and their total is bounded by the object's size.
+struct Names {
+    object: Bytes,
+    debug_file: Option<Bytes>,
+    owned: String,
+}
+
+impl Names {
+    fn get(&self, s: &Sym) -> &str {
+        let bytes: &[u8] = match s.src {
+            NameSource::Object => &self.object,
+            NameSource::DebugFile => self.debug_file.as_deref().unwrap_or_default(),
+            NameSource::Owned => self.owned.as_bytes(),
+        };
+        let off = s.name_off as usize;
+        // A NUL inside a name (string-table names end at their first NUL) means the file
+        // changed under the mapping (a truncated file reads as zeros): no name.
+        bytes
+            .get(off..off.saturating_add(s.name_len as usize))
+            .filter(|b| !b.contains(&0))
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+}
+
+/// Where `name`, a slice of `base` (a symbol name the `object` crate read from a string
+/// table in `base`), lies in it.
+fn slice_of(base: &[u8], name: &str) -> Option<(u32, u32)> {
+    let off = (name.as_ptr() as usize).checked_sub(base.as_ptr() as usize)?;
+    let end = off.checked_add(name.len())?;
+    (end <= base.len()).then_some(())?;
+    Some((u32::try_from(off).ok()?, u32::try_from(name.len()).ok()?))
 }
 
 /// A symbol found by [`ElfObject::symbol`].
@@ -81,10 +130,11 @@ pub struct ElfObject {
     segments: Vec<Segment>,
     interp: Option<PathBuf>,
     symbols: Vec<Sym>,
-    names: String,
+    names: Names,
     /// Behind a mutex: addr2line parses units lazily through `&self`.
     dwarf: Option<Mutex<addr2line::Context<Reader>>>,
     debug_file: Option<PathBuf>,
+    refused: Vec<String>,
 }
 
 impl std::fmt::Debug for ElfObject {
@@ -126,17 +176,32 @@ impl ElfObject {
     /// read: memory grows with the pages parsed, not with the file
     /// ([`crate::file`]). Anything else is [`Error::Refused`].
     pub fn open(path: &Path, debug_info: bool) -> Result<Self> {
-        let data = map_regular(path, MAX_OBJECT_SIZE)?;
-        Self::parse_bytes(path, data, debug_info)
+        Self::open_in(path, None, debug_info)
+    }
+
+    /// [`ElfObject::open`] for a file under `root` (`-r DIR`, perf's `--symfs`): separate
+    /// debug files are looked for under `root` too, and a `.gnu_debuglink` that is not a
+    /// plain file name (`../x`, `/x`) is refused ([`ElfObject::refused_debug_links`]).
+    pub(crate) fn open_in(path: &Path, root: Option<&Path>, debug_info: bool) -> Result<Self> {
+        let data = match root {
+            Some(r) => map_regular_under(path, r, MAX_OBJECT_SIZE)?,
+            None => map_regular(path, MAX_OBJECT_SIZE)?,
+        };
+        Self::parse_bytes(path, root, data, debug_info)
     }
 
     /// Parse an object from bytes already in memory; `path` is used for
     /// messages and to find separate debug files.
     pub fn parse(path: &Path, data: Arc<[u8]>, debug_info: bool) -> Result<Self> {
-        Self::parse_bytes(path, Bytes::from(data), debug_info)
+        Self::parse_bytes(path, None, Bytes::from(data), debug_info)
     }
 
-    fn parse_bytes(path: &Path, data: Bytes, debug_info: bool) -> Result<Self> {
+    fn parse_bytes(
+        path: &Path,
+        root: Option<&Path>,
+        data: Bytes,
+        debug_info: bool,
+    ) -> Result<Self> {
         let file = object::File::parse(&*data).map_err(|e| obj_err(path, e))?;
         let kind = match file.kind() {
             object::ObjectKind::Executable => ObjectType::Executable,
@@ -168,21 +233,25 @@ impl ElfObject {
             .filter(|d| !d.is_empty())
             .map(|d| PathBuf::from(String::from_utf8_lossy(d).into_owned()));
 
-        let mut names = String::new();
+        let mut owned = String::new();
         let mut raw: Vec<(Sym, u8)> = Vec::new();
-        collect_symbols(&file, &mut names, &mut raw);
-        collect_plt(&file, &mut names, &mut raw);
+        collect_symbols(&file, &data, NameSource::Object, &mut raw);
+        collect_plt(&file, data.len(), &mut owned, &mut raw);
+        let mut debug_bytes = None;
 
         // A separate debug file (by build-id, then by .gnu_debuglink) supplies
         // DWARF and the full .symtab of a stripped object.
         let mut debug_file = None;
         let mut dwarf = None;
+        let mut refused = Vec::new();
         let has_own_dwarf = file.section_by_name(".debug_info").is_some();
         let need_debug_file = !has_own_dwarf || !file.symbols().any(|_| true);
         if need_debug_file {
-            if let Some((dpath, ddata)) = find_debug_file(path, &file, build_id.as_deref()) {
+            let found = find_debug_file(path, root, &file, build_id.as_deref(), &mut refused);
+            if let Some((dpath, ddata)) = found {
                 if let Ok(dfile) = object::File::parse(&*ddata) {
-                    collect_symbols(&dfile, &mut names, &mut raw);
+                    collect_symbols(&dfile, &ddata, NameSource::DebugFile, &mut raw);
+                    debug_bytes = Some(ddata.clone());
                     if debug_info && dfile.section_by_name(".debug_info").is_some() {
                         dwarf = load_dwarf(&dfile, &ddata);
                     }
@@ -193,6 +262,11 @@ impl ElfObject {
         if debug_info && dwarf.is_none() && has_own_dwarf {
             dwarf = load_dwarf(&file, &data);
         }
+        let names = Names {
+            object: data,
+            debug_file: debug_bytes,
+            owned,
+        };
         let symbols = finish_symbols(raw, &names);
         let dwarf = dwarf.map(Mutex::new);
         Ok(ElfObject {
@@ -205,7 +279,25 @@ impl ElfObject {
             names,
             dwarf,
             debug_file,
+            refused,
         })
+    }
+
+    /// Where the object's file (or its separate debug file) was found truncated while mapped:
+    /// from that offset on its bytes read as zeros, so lookups there may come back empty
+    /// ([`crate::file::Bytes::cut`]). `None` while both are intact.
+    pub fn cut(&self) -> Option<(&Path, usize)> {
+        if let Some(c) = self.names.object.cut() {
+            return Some((&self.path, c));
+        }
+        let c = self.names.debug_file.as_ref()?.cut()?;
+        Some((self.debug_file.as_deref().unwrap_or(&self.path), c))
+    }
+
+    /// The `.gnu_debuglink` names refused because they are not plain file names: followed,
+    /// they would read a file outside the debug directories (or outside `-r DIR`).
+    pub fn refused_debug_links(&self) -> &[String] {
+        &self.refused
     }
 
     /// The path the object was read from.
@@ -310,10 +402,7 @@ impl ElfObject {
         if svma >= s.end {
             return None;
         }
-        let name = self
-            .names
-            .get(s.name_off as usize..(s.name_off as usize).saturating_add(s.name_len as usize))
-            .unwrap_or("");
+        let name = self.names.get(s);
         Some(SymbolHit {
             index: u32::try_from(i).ok()?,
             name,
@@ -396,7 +485,12 @@ pub struct InlinedFrame {
 
 /// Collect function symbols (`.symtab` and `.dynsym`). The `u8` is a
 /// preference rank for aliases at one address (lower wins).
-fn collect_symbols(file: &object::File<'_>, names: &mut String, out: &mut Vec<(Sym, u8)>) {
+fn collect_symbols(
+    file: &object::File<'_>,
+    base: &[u8],
+    src: NameSource,
+    out: &mut Vec<(Sym, u8)>,
+) {
     let text_end = |idx: Option<object::SectionIndex>| -> Option<u64> {
         let s = file.section_by_index(idx?).ok()?;
         Some(s.address().saturating_add(s.size()))
@@ -425,10 +519,10 @@ fn collect_symbols(file: &object::File<'_>, names: &mut String, out: &mut Vec<(S
         if name.is_empty() || label && (name.starts_with('$') || name.starts_with(".L")) {
             continue;
         }
-        let (Ok(off), Ok(len)) = (u32::try_from(names.len()), u32::try_from(name.len())) else {
-            return; // more than 4 GiB of names: keep what we have
+        // The name stays in the file (borrowed at lookup); one outside it cannot be.
+        let Some((off, len)) = slice_of(base, name) else {
+            continue;
         };
-        names.push_str(name);
         let start = sym.address();
         let end = if sym.size() > 0 {
             start.saturating_add(sym.size())
@@ -444,6 +538,7 @@ fn collect_symbols(file: &object::File<'_>, names: &mut String, out: &mut Vec<(S
             Sym {
                 start,
                 end,
+                src,
                 name_off: off,
                 name_len: len,
             },
@@ -458,7 +553,15 @@ fn collect_symbols(file: &object::File<'_>, names: &mut String, out: &mut Vec<(S
 /// else `.plt` after its 16-byte header; aarch64: `.plt` after its 32-byte
 /// header, 16-byte entries. Other architectures get none; an object with
 /// more relocations than entries gets only the entries that fit.
-fn collect_plt(file: &object::File<'_>, names: &mut String, out: &mut Vec<(Sym, u8)>) {
+///
+/// Each distinct name is built once, and their total stays within `budget` bytes (the
+/// object's size): a crafted object cannot make them outgrow the file.
+fn collect_plt(
+    file: &object::File<'_>,
+    budget: usize,
+    names: &mut String,
+    out: &mut Vec<(Sym, u8)>,
+) {
     use object::{Architecture, ObjectSymbolTable, RelocationFlags, RelocationTarget};
     const ENTRY: u64 = 16;
     let (jump_slot, sections): (u32, &[(&str, u64)]) = match file.architecture() {
@@ -479,6 +582,8 @@ fn collect_plt(file: &object::File<'_>, names: &mut String, out: &mut Vec<(Sym, 
     else {
         return;
     };
+    let mut seen: std::collections::HashMap<(usize, usize), (u32, u32)> =
+        std::collections::HashMap::new();
     let first = plt.address().saturating_add(header);
     let end = plt.address().saturating_add(plt.size());
     let slots = relocs.filter(
@@ -498,18 +603,28 @@ fn collect_plt(file: &object::File<'_>, names: &mut String, out: &mut Vec<(Sym, 
         if name.is_empty() {
             continue;
         }
-        let (Ok(off), Ok(len)) = (
-            u32::try_from(names.len()),
-            u32::try_from(name.len() + "@plt".len()),
-        ) else {
-            return;
+        let key = (name.as_ptr() as usize, name.len());
+        let (off, len) = match seen.get(&key) {
+            Some(&v) => v,
+            None => {
+                let full = name.len().saturating_add("@plt".len());
+                if names.len().saturating_add(full) > budget {
+                    return;
+                }
+                let (Ok(off), Ok(len)) = (u32::try_from(names.len()), u32::try_from(full)) else {
+                    return;
+                };
+                names.push_str(name);
+                names.push_str("@plt");
+                seen.insert(key, (off, len));
+                (off, len)
+            }
         };
-        names.push_str(name);
-        names.push_str("@plt");
         out.push((
             Sym {
                 start,
-                end: start + ENTRY,
+                end: start.saturating_add(ENTRY),
+                src: NameSource::Owned,
                 name_off: off,
                 name_len: len,
             },
@@ -525,13 +640,8 @@ const LABEL_RANK: u8 = 16;
 /// Sort by address; among aliases at one address prefer, as perf does, a
 /// function over a label, a sized symbol, a global over a local over a weak
 /// one, fewer leading underscores, then the longest name.
-fn finish_symbols(mut raw: Vec<(Sym, u8)>, names: &str) -> Vec<Sym> {
-    let name = |s: &Sym| {
-        let off = s.name_off as usize;
-        names
-            .get(off..off.saturating_add(s.name_len as usize))
-            .unwrap_or("")
-    };
+fn finish_symbols(mut raw: Vec<(Sym, u8)>, names: &Names) -> Vec<Sym> {
+    let name = |s: &Sym| names.get(s);
     let underscores = |s: &Sym| name(s).bytes().take_while(|&b| b == b'_').count();
     raw.sort_by(|(a, ra), (b, rb)| {
         a.start
@@ -606,26 +716,42 @@ fn load_dwarf(file: &object::File<'_>, data: &Bytes) -> Option<addr2line::Contex
     addr2line::Context::from_dwarf(dwarf).ok()
 }
 
+/// Is a `.gnu_debuglink` name a plain file name (what `objcopy --add-gnu-debuglink` writes)?
+/// Anything with a `/`, or `.`/`..`, would lead out of the directories searched.
+fn plain_file_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/') && !name.contains('\0')
+}
+
 fn find_debug_file(
     path: &Path,
+    root: Option<&Path>,
     file: &object::File<'_>,
     build_id: Option<&[u8]>,
+    refused: &mut Vec<String>,
 ) -> Option<(PathBuf, Bytes)> {
+    // The debug directory: the root's own with -r DIR, as perf's --symfs does.
+    let debug_root = match root {
+        Some(r) => r.join(DEBUG_ROOT.trim_start_matches('/')),
+        None => PathBuf::from(DEBUG_ROOT),
+    };
     let mut candidates = Vec::new();
     if let Some(id) = build_id.filter(|id| id.len() >= 2) {
         let h = hex(id);
         let (dir, rest) = h.split_at(2);
-        candidates.push(PathBuf::from(format!(
-            "{DEBUG_ROOT}/.build-id/{dir}/{rest}.debug"
-        )));
+        candidates.push(debug_root.join(format!(".build-id/{dir}/{rest}.debug")));
     }
     if let Ok(Some((name, _crc))) = file.gnu_debuglink() {
         let name = String::from_utf8_lossy(name).into_owned();
-        if let Some(dir) = path.parent() {
-            candidates.push(dir.join(&name));
-            candidates.push(dir.join(".debug").join(&name));
-            let rel = dir.strip_prefix("/").unwrap_or(dir);
-            candidates.push(Path::new(DEBUG_ROOT).join(rel).join(&name));
+        match path.parent() {
+            _ if !plain_file_name(&name) => refused.push(name),
+            Some(dir) => {
+                candidates.push(dir.join(&name));
+                candidates.push(dir.join(".debug").join(&name));
+                let inside = root.and_then(|r| dir.strip_prefix(r).ok()).unwrap_or(dir);
+                let rel = inside.strip_prefix("/").unwrap_or(inside);
+                candidates.push(debug_root.join(rel).join(&name));
+            }
+            None => {}
         }
     }
     for c in candidates {
@@ -633,8 +759,17 @@ fn find_debug_file(
             continue;
         }
         // Debug files are found by name, so they get the same checks as objects.
-        let Ok(bytes) = map_regular(&c, MAX_OBJECT_SIZE) else {
-            continue;
+        let mapped = match root {
+            Some(r) => map_regular_under(&c, r, MAX_OBJECT_SIZE),
+            None => map_regular(&c, MAX_OBJECT_SIZE),
+        };
+        let bytes = match mapped {
+            Ok(b) => b,
+            Err(Error::Refused { reason, .. }) if reason.contains("outside the root") => {
+                refused.push(format!("{} ({reason})", c.display()));
+                continue;
+            }
+            Err(_) => continue,
         };
         // A build-id match is required when both sides have one.
         let ok = match (build_id, object::File::parse(&*bytes).ok()) {
@@ -652,4 +787,37 @@ fn find_debug_file(
 /// Lower-case hex of a build-id, for messages.
 pub fn build_id_hex(id: &[u8]) -> String {
     hex(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An object truncated while open: its names read as empty past the cut, the cut is
+    /// reported, and nothing raises SIGBUS.
+    #[test]
+    fn an_object_truncated_while_open_reports_the_cut() {
+        let exe = std::env::current_exe().unwrap();
+        let p = std::env::temp_dir().join(format!("pmc-analyze-obj-{}", std::process::id()));
+        std::fs::copy(&exe, &p).unwrap();
+        let elf = ElfObject::open(&p, false).unwrap();
+        assert!(elf.symbol_count() > 0);
+        assert!(elf.cut().is_none());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        // Every symbol's name lives past the first page: each reads as zeros now.
+        let any = (0..elf.symbol_count())
+            .filter_map(|i| elf.symbols.get(i).map(|s| elf.names.get(s).len()))
+            .filter(|&n| n > 0)
+            .count();
+        let (file, offset) = elf.cut().expect("the cut is reported");
+        assert_eq!(file, p.as_path());
+        assert!(offset >= 4096, "{offset}");
+        assert!(any < elf.symbol_count(), "names past the cut read as empty");
+        let _ = std::fs::remove_file(&p);
+    }
 }

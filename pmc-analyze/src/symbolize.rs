@@ -20,6 +20,27 @@
 //!
 //! Each object is parsed once (keyed by path and expected build-id), and
 //! every `(object, svma)` resolution is cached.
+//!
+//! # Memory
+//!
+//! What the symbolizer holds is bounded by what is live, not by the log's history:
+//!
+//! - mapping tables: O(live processes + distinct tables × their mappings). A `Fork`
+//!   shares the parent's table (copy-on-write: copied when either side maps or
+//!   unmaps), an `Exit` drops the process;
+//! - open objects: at most [`MAX_OPEN_OBJECTS`] mapped and parsed at once (the least
+//!   recently used is closed and reopened when needed), each holding its sorted
+//!   symbol table (offsets: symbol names are borrowed from the mapped string tables,
+//!   so a crafted object cannot make them outgrow its file) and, with debug info,
+//!   addr2line's lazily parsed units;
+//! - per object named by the log, its path and build-id; per interned function and
+//!   resolved address, one cache entry.
+//!
+//! A mapped object truncated while read does not raise SIGBUS: it reads as zeros past
+//! the cut ([`crate::file::Bytes::cut`]), reported as [`Warning::TruncatedObject`].
+//! With [`SymbolizeOptions::root`], a path whose `..` would climb above the root, and a
+//! `.gnu_debuglink` that is not a plain file name, are refused
+//! ([`Warning::OutsideRoot`]), never read.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -56,7 +77,9 @@ pub struct SymbolizeOptions {
     /// Kernel symbol source.
     pub kernel: KernelSymbols,
     /// Prefix for object paths (perf's `--symfs`): `/usr/lib/x.so` is read
-    /// from `<root>/usr/lib/x.so`.
+    /// from `<root>/usr/lib/x.so`. Paths are resolved lexically under it: one
+    /// whose `..` climbs above it is refused, and separate debug files are
+    /// looked for under it too.
     pub root: Option<PathBuf>,
     /// Page size used to align segment addresses (the log header's, or 4096).
     pub page_size: u64,
@@ -225,7 +248,18 @@ struct ObjSlot {
     display: Arc<str>,
     expected_build_id: Vec<u8>,
     state: ObjState,
+    /// The text extent, kept when the object is closed (for [`Symbolizer::object_info`]).
+    text: Option<(u64, u64)>,
+    /// When it was last used (a tick of [`Symbolizer::tick`]), for closing the least
+    /// recently used one.
+    last_used: u64,
 }
+
+/// The most objects kept open (mapped, parsed) at once. Past it the least recently used one
+/// is closed (unmapped; read again if needed), so a log naming 100,000 objects maps at most
+/// this many files (twice as many with separate debug files), far below
+/// `vm.max_map_count`'s usual 65,530, and holds their parsed tables only.
+pub const MAX_OPEN_OBJECTS: usize = 1024;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Xlate {
@@ -242,10 +276,15 @@ struct Mapping {
     xlate: Xlate,
 }
 
+/// One live process: its name and its mappings. The mapping table is shared between a
+/// parent and the children forked from it until one of them maps or unmaps something
+/// (copy-on-write through [`Arc::make_mut`]), so a fork costs a reference count, not a copy;
+/// an `Exit` drops the process. Memory is O(live processes + distinct mapping tables ×
+/// their mappings), whatever the number of forks in the log's history.
 #[derive(Clone, Debug, Default)]
 struct Process {
     comm: Option<Arc<str>>,
-    maps: BTreeMap<u64, Mapping>,
+    maps: Arc<BTreeMap<u64, Mapping>>,
 }
 
 /// Resolves sampled addresses to functions; see the module documentation.
@@ -266,6 +305,13 @@ pub struct Symbolizer {
     kernel_cache: HashMap<u64, FuncId>,
     procs: HashMap<i32, Process>,
     warnings: Vec<Warning>,
+    /// The objects in [`ObjState::Loaded`], at most [`MAX_OPEN_OBJECTS`].
+    open: Vec<u32>,
+    tick: u64,
+    /// `.gnu_debuglink` names refused, per object (each warned about once).
+    refused_links: std::collections::HashSet<(u32, String)>,
+    /// Objects warned about as truncated while mapped.
+    cut_warned: std::collections::HashSet<u32>,
 }
 
 /// Frames at or above this value are perf `PERF_CONTEXT_*` markers.
@@ -292,6 +338,10 @@ impl Symbolizer {
             kernel_cache: HashMap::new(),
             procs: HashMap::new(),
             warnings: Vec::new(),
+            open: Vec::new(),
+            tick: 0,
+            refused_links: Default::default(),
+            cut_warned: Default::default(),
         }
     }
 
@@ -312,7 +362,29 @@ impl Symbolizer {
     }
 
     pub(crate) fn take_warnings(&mut self) -> Vec<Warning> {
+        for o in self.open.clone() {
+            self.check_cut(o);
+        }
         std::mem::take(&mut self.warnings)
+    }
+
+    /// Warns (once per object) if open object `obj` was truncated while mapped.
+    fn check_cut(&mut self, obj: u32) {
+        let Some(slot) = self.objects.get(obj as usize) else {
+            return;
+        };
+        let ObjState::Loaded(elf) = &slot.state else {
+            return;
+        };
+        if let Some((file, offset)) = elf.cut() {
+            if self.cut_warned.insert(obj) {
+                self.warnings.push(Warning::TruncatedObject {
+                    path: slot.display.to_string(),
+                    file: file.display().to_string(),
+                    offset: offset as u64,
+                });
+            }
+        }
     }
 
     /// The latest command name of `pid` (from `Comm`, `Exec`, `ProcessCreate`).
@@ -380,7 +452,7 @@ impl Symbolizer {
                 // An exec replaces the address space (perf logs the COMM of
                 // an exec before the new image's MMAP2 records).
                 if c.exec {
-                    p.maps.clear();
+                    p.maps = Arc::default();
                 }
                 // A thread renaming itself does not rename its process.
                 if c.exec || c.tid == c.pid || c.tid < 0 || p.comm.is_none() {
@@ -399,8 +471,15 @@ impl Symbolizer {
             Record::Map(m) => self.map(m),
             Record::Unmap(u) => {
                 if let Some(p) = self.procs.get_mut(&u.pid) {
-                    p.maps.remove(&u.start);
+                    if p.maps.contains_key(&u.start) {
+                        Arc::make_mut(&mut p.maps).remove(&u.start);
+                    }
                 }
+            }
+            // The process is gone: its table (or its share of a forked one) goes too. The
+            // kernel's mappings (pid -1) stay.
+            Record::Exit(x) if x.pid != -1 => {
+                self.procs.remove(&x.pid);
             }
             _ => {}
         }
@@ -412,7 +491,7 @@ impl Symbolizer {
         let comm: Arc<str> = Arc::from(basename(&name));
         {
             let p = self.procs.entry(e.pid).or_default();
-            p.maps.clear();
+            p.maps = Arc::default();
             p.comm = Some(comm);
         }
         let obj = self.object_id(&path, &[]);
@@ -498,7 +577,7 @@ impl Symbolizer {
         if end <= start {
             return;
         }
-        let maps = &mut self.procs.entry(pid).or_default().maps;
+        let maps = Arc::make_mut(&mut self.procs.entry(pid).or_default().maps);
         // A new mapping replaces whatever it overlaps, as mmap(MAP_FIXED) does.
         let covered: Vec<u64> = maps.range(start..end).map(|(s, _)| *s).collect();
         for s in covered {
@@ -533,15 +612,22 @@ impl Symbolizer {
             } else {
                 ObjState::Unloaded
             },
+            text: None,
+            last_used: 0,
         });
         self.by_path.insert(key, id);
         id
     }
 
     fn loaded(&mut self, obj: u32) -> Option<Arc<ElfObject>> {
-        let slot = self.objects.get(obj as usize)?;
+        self.tick = self.tick.wrapping_add(1);
+        let tick = self.tick;
+        let slot = self.objects.get_mut(obj as usize)?;
         match &slot.state {
-            ObjState::Loaded(e) => return Some(e.clone()),
+            ObjState::Loaded(e) => {
+                slot.last_used = tick;
+                return Some(e.clone());
+            }
             ObjState::Pseudo | ObjState::Failed => return None,
             ObjState::Unloaded => {}
         }
@@ -551,9 +637,46 @@ impl Symbolizer {
         }
         let slot = self.objects.get_mut(obj as usize)?;
         slot.state = state;
-        match &slot.state {
-            ObjState::Loaded(e) => Some(e.clone()),
-            _ => None,
+        slot.last_used = tick;
+        let elf = match &slot.state {
+            ObjState::Loaded(e) => e.clone(),
+            _ => return None,
+        };
+        for named in elf.refused_debug_links() {
+            // Once per object and name, however often the object is reopened.
+            if self.refused_links.insert((obj, named.clone())) {
+                let path = slot.display.to_string();
+                self.warnings.push(Warning::OutsideRoot {
+                    path,
+                    named: named.clone(),
+                });
+            }
+        }
+        slot.text = elf.text_extent();
+        self.open.push(obj);
+        if self.open.len() > MAX_OPEN_OBJECTS {
+            self.close_least_recently_used(obj);
+        }
+        Some(elf)
+    }
+
+    /// Closes (unmaps) the open object used longest ago, other than `keep`; it is read again
+    /// when next needed.
+    fn close_least_recently_used(&mut self, keep: u32) {
+        let objects = &self.objects;
+        let oldest = self
+            .open
+            .iter()
+            .enumerate()
+            .filter(|(_, &o)| o != keep)
+            .min_by_key(|(_, &o)| objects.get(o as usize).map_or(0, |s| s.last_used))
+            .map(|(i, &o)| (i, o));
+        if let Some((i, o)) = oldest {
+            self.check_cut(o);
+            self.open.swap_remove(i);
+            if let Some(slot) = self.objects.get_mut(o as usize) {
+                slot.state = ObjState::Unloaded;
+            }
         }
     }
 
@@ -561,14 +684,24 @@ impl Symbolizer {
         let Some(slot) = self.objects.get(obj) else {
             return (ObjState::Failed, None);
         };
-        let on_disk = match &self.opts.root {
-            Some(root) => root.join(slot.path.strip_prefix("/").unwrap_or(&slot.path)),
+        let root = self.opts.root.as_deref();
+        let on_disk = match root {
+            Some(root) => match under_root(root, &slot.path) {
+                Some(p) => p,
+                None => {
+                    let w = Warning::OutsideRoot {
+                        path: slot.display.to_string(),
+                        named: slot.display.to_string(),
+                    };
+                    return (ObjState::Failed, Some(w));
+                }
+            },
             None => slot.path.clone(),
         };
         let want = &slot.expected_build_id;
         let mut mismatch = None;
         let mut unreadable = None;
-        match ElfObject::open(&on_disk, self.opts.debug_info) {
+        match ElfObject::open_in(&on_disk, root, self.opts.debug_info) {
             Ok(elf) => match elf.build_id() {
                 Some(got) if !want.is_empty() && got != want.as_slice() => {
                     mismatch = Some(build_id_hex(got));
@@ -586,8 +719,8 @@ impl Symbolizer {
         }
         // Missing or different file: look for the right build in the
         // build-id caches (perf's ~/.debug, the distribution's debug files).
-        for cand in build_id_candidates(want) {
-            if let Ok(elf) = ElfObject::open(&cand, self.opts.debug_info) {
+        for cand in build_id_candidates(want, root) {
+            if let Ok(elf) = ElfObject::open_in(&cand, root, self.opts.debug_info) {
                 if elf.build_id() == Some(want.as_slice()) {
                     return (ObjState::Loaded(Arc::new(elf)), None);
                 }
@@ -678,7 +811,7 @@ impl Symbolizer {
         let slot = self.objects.get(obj as usize)?;
         let text = match &slot.state {
             ObjState::Loaded(elf) => elf.text_extent(),
-            _ => None,
+            _ => slot.text,
         };
         Some(ObjectInfo {
             path: slot.display.clone(),
@@ -1064,7 +1197,26 @@ impl Symbolizer {
     }
 }
 
-fn build_id_candidates(id: &[u8]) -> Vec<PathBuf> {
+/// `path` (a path from the log) resolved lexically under `root`: `.` dropped, `..` taking
+/// one component back; `None` when a `..` would climb above the root.
+fn under_root(root: &Path, path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::Normal(n) => parts.push(n),
+        }
+    }
+    let mut out = root.to_path_buf();
+    out.extend(parts);
+    Some(out)
+}
+
+fn build_id_candidates(id: &[u8], root: Option<&Path>) -> Vec<PathBuf> {
     if id.len() < 2 {
         return Vec::new();
     }
@@ -1074,9 +1226,13 @@ fn build_id_candidates(id: &[u8]) -> Vec<PathBuf> {
     if let Some(home) = std::env::var_os("HOME") {
         v.push(PathBuf::from(home).join(format!(".debug/.build-id/{dir}/{rest}/elf")));
     }
-    v.push(PathBuf::from(format!(
-        "/usr/lib/debug/.build-id/{dir}/{rest}.debug"
-    )));
+    let debug = format!("usr/lib/debug/.build-id/{dir}/{rest}.debug");
+    // Under -r DIR, the root's debug directory (as perf's --symfs); the user's own cache
+    // (~/.debug, named by build-id, never by the log) stays where it is.
+    v.push(match root {
+        Some(r) => r.join(debug),
+        None => Path::new("/").join(debug),
+    });
     v
 }
 
@@ -1094,4 +1250,55 @@ pub fn demangle(name: &str) -> String {
         }
     }
     name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmc_log::record::{Exit, Fork, Map};
+
+    fn map(pid: i32, start: u64, path: &str) -> Record<'static> {
+        Record::Map(Map {
+            time: 0,
+            pid,
+            start,
+            len: 0x1000,
+            pgoff: 0,
+            build_id: Vec::new().into(),
+            path: path.to_string().into(),
+        })
+    }
+
+    /// A fork shares the parent's table until one side changes it; an exit drops the child.
+    #[test]
+    fn forks_copy_on_write_and_exits_free() {
+        let mut s = Symbolizer::new(SymbolizeOptions {
+            kernel: KernelSymbols::Disabled,
+            ..SymbolizeOptions::default()
+        });
+        s.observe(&map(1, 0x1000, "/nonexistent/a"));
+        s.observe(&Record::Fork(Fork {
+            time: 0,
+            parent_pid: 1,
+            parent_tid: 1,
+            child_pid: 2,
+            child_tid: 2,
+        }));
+        assert!(Arc::ptr_eq(&s.procs[&1].maps, &s.procs[&2].maps), "shared");
+        s.observe(&map(2, 0x9000, "/nonexistent/b"));
+        assert!(!Arc::ptr_eq(&s.procs[&1].maps, &s.procs[&2].maps), "copied");
+        assert!(s.mapping_at(2, 0x1004, false, false).is_some());
+        assert!(s.mapping_at(2, 0x9004, false, false).is_some());
+        assert!(
+            s.mapping_at(1, 0x9004, false, false).is_none(),
+            "parent unchanged"
+        );
+        s.observe(&Record::Exit(Exit {
+            time: 1,
+            pid: 2,
+            tid: 2,
+        }));
+        assert!(!s.procs.contains_key(&2));
+        assert!(s.mapping_at(1, 0x1004, false, false).is_some());
+    }
 }

@@ -115,7 +115,9 @@ type ObjectKey = (Vec<u8>, Vec<u8>);
 
 /// Unwinds the captured user stacks of many processes; see the crate documentation.
 pub struct Unwinder {
-    procs: HashMap<i32, Process>,
+    /// Shared between a parent and its forked children until one of them changes (maps,
+    /// unmaps, builds its unwinder): a fork costs a reference count, an exit frees it.
+    procs: HashMap<i32, Arc<Process>>,
     /// Objects by (path, build-id); `None` for one that could not be used.
     objects: HashMap<ObjectKey, Option<Arc<Object>>>,
     order: std::collections::VecDeque<ObjectKey>,
@@ -206,12 +208,19 @@ impl Unwinder {
             return o.clone();
         }
         let p = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path));
-        let rooted = self
-            .root
-            .as_ref()
-            .map(|r| r.join(p.strip_prefix("/").unwrap_or(p)));
+        let rooted = match &self.root {
+            Some(r) => match under_root(r, p) {
+                Some(q) => Some(q),
+                None => {
+                    self.refuse(path, "it leads outside the root (-r DIR); refused".into());
+                    self.objects.insert(key, None);
+                    return None;
+                }
+            },
+            None => None,
+        };
         let bid = (!build_id.is_empty()).then_some(build_id);
-        let o = match Object::open(rooted.as_deref().unwrap_or(p), bid) {
+        let o = match Object::open(rooted.as_deref().unwrap_or(p), self.root.as_deref(), bid) {
             Ok(o) if o.has_cfi() => {
                 self.stats.objects += 1;
                 Some(Arc::new(o))
@@ -262,7 +271,7 @@ impl Unwinder {
             path: path.into(),
             build_id: build_id.into(),
         };
-        let proc = self.procs.entry(pid).or_default();
+        let proc = Arc::make_mut(self.procs.entry(pid).or_default());
         let r = m.range.clone();
         let old: Vec<u64> = proc
             .maps
@@ -274,13 +283,23 @@ impl Unwinder {
         proc.maps.push(m.clone());
         #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         if proc.unwinder.is_some() {
-            if let Some(u) = self.procs.get_mut(&pid).and_then(|p| p.unwinder.as_mut()) {
+            if let Some(u) = self
+                .procs
+                .get_mut(&pid)
+                .map(Arc::make_mut)
+                .and_then(|p| p.unwinder.as_mut())
+            {
                 for s in old {
                     u.remove_module(s);
                 }
             }
             if let Some(module) = self.module(&m) {
-                if let Some(u) = self.procs.get_mut(&pid).and_then(|p| p.unwinder.as_mut()) {
+                if let Some(u) = self
+                    .procs
+                    .get_mut(&pid)
+                    .map(Arc::make_mut)
+                    .and_then(|p| p.unwinder.as_mut())
+                {
                     u.add_module(module);
                 }
             }
@@ -313,7 +332,7 @@ impl Unwinder {
                 u.add_module(module);
             }
         }
-        if let Some(p) = self.procs.get_mut(&pid) {
+        if let Some(p) = self.procs.get_mut(&pid).map(Arc::make_mut) {
             p.unwinder = Some(u);
         }
     }
@@ -433,9 +452,50 @@ fn vdso_image() -> Option<Vec<u8>> {
     Some(buf)
 }
 
+/// `path` resolved lexically under `root`: `.` dropped, `..` taking one component back;
+/// `None` when a `..` would climb above the root.
+fn under_root(root: &Path, path: &Path) -> Option<std::path::PathBuf> {
+    use std::path::Component;
+    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::Normal(n) => parts.push(n),
+        }
+    }
+    let mut out = root.to_path_buf();
+    out.extend(parts);
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With a root, a path whose `..` climbs above it and a link inside it pointing out are
+    /// refused and counted, never opened (before: both were opened and used).
+    #[test]
+    fn paths_leaving_the_root_are_refused() {
+        let d = std::env::temp_dir().join(format!("pmc-unwind-root-{}", std::process::id()));
+        let root = d.join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        let exe = std::env::current_exe().unwrap();
+        std::os::unix::fs::symlink(&exe, root.join("link")).unwrap();
+        let mut u = Unwinder::new().with_root(Some(root.clone()));
+        let up = format!("/../../../../../../../..{}", exe.display());
+        assert!(u.object(up.as_bytes(), b"").is_none());
+        assert!(u.object(b"/link", b"").is_none());
+        assert_eq!(u.stats().objects_refused, 2);
+        assert!(
+            u.refusals.iter().all(|r| r.contains("outside the root")),
+            "{:?}",
+            u.refusals
+        );
+        let _ = std::fs::remove_dir_all(&d);
+    }
 
     /// A mapping of a device is refused (never read), reported once, and the unwind
     /// stops at the PC, truncated.

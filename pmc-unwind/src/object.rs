@@ -70,13 +70,40 @@ fn kind(m: &std::fs::Metadata) -> &'static str {
 
 /// Opens `path` without blocking, refuses anything but a regular file of at most
 /// [`MAX_OBJECT_SIZE`] bytes, and maps it.
-fn map_regular(path: &Path) -> Result<Image, Refusal> {
+/// With `root` (`-r DIR`), refuses a file that, symbolic links followed, is outside it.
+fn map_regular(path: &Path, root: Option<&Path>) -> Result<Image, Refusal> {
     use std::os::unix::fs::OpenOptionsExt;
+    if let Some(r) = root {
+        let (real, real_root) = (std::fs::canonicalize(path), std::fs::canonicalize(r));
+        if let (Ok(real), Ok(real_root)) = (real, real_root) {
+            if !real.starts_with(&real_root) {
+                return Err(format!(
+                    "it resolves to {}, outside the root {}; refused",
+                    real.display(),
+                    r.display()
+                ));
+            }
+        }
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)
         .map_err(|e| e.to_string())?;
+    // Inside the root once links are followed, on the descriptor itself (no race).
+    if let Some(r) = root {
+        use std::os::fd::AsRawFd;
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        if let (Ok(real), Ok(real_root)) = (real, std::fs::canonicalize(r)) {
+            if !real.starts_with(&real_root) {
+                return Err(format!(
+                    "it resolves to {}, outside the root {}; refused",
+                    real.display(),
+                    r.display()
+                ));
+            }
+        }
+    }
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err(format!("{}, not a regular file", kind(&meta)));
@@ -98,8 +125,12 @@ fn map(file: &File, len: usize) -> Result<Image, Refusal> {
 impl Object {
     /// Opens and parses the object at `path`; with `build_id`, refuses a file whose build-id
     /// differs (it was replaced after the process mapped it).
-    pub(crate) fn open(path: &Path, build_id: Option<&[u8]>) -> Result<Object, Refusal> {
-        let image = map_regular(path)?;
+    pub(crate) fn open(
+        path: &Path,
+        root: Option<&Path>,
+        build_id: Option<&[u8]>,
+    ) -> Result<Object, Refusal> {
+        let image = map_regular(path, root)?;
         let o = Object::parse(image)?;
         if let Some(want) = build_id.filter(|b| !b.is_empty()) {
             let f = object::File::parse(&*o.image).map_err(|e| e.to_string())?;
@@ -230,7 +261,7 @@ mod tests {
     #[test]
     fn bias_maps_stated_addresses_to_real_ones() {
         let exe = std::env::current_exe().unwrap();
-        let o = Object::open(&exe, None).unwrap();
+        let o = Object::open(&exe, None, None).unwrap();
         assert!(o.has_cfi());
         let addr = bias_marker_fn as fn() -> u64 as usize as u64;
         assert_eq!(bias_marker_fn(), 7);
@@ -262,9 +293,11 @@ mod tests {
 
     #[test]
     fn only_regular_files_are_opened() {
-        let err = Object::open(Path::new("/dev/zero"), None).err().unwrap();
+        let err = Object::open(Path::new("/dev/zero"), None, None)
+            .err()
+            .unwrap();
         assert!(err.contains("character device"), "{err}");
-        assert!(Object::open(Path::new("/"), None).is_err());
-        assert!(Object::open(Path::new("/nonexistent/x"), None).is_err());
+        assert!(Object::open(Path::new("/"), None, None).is_err());
+        assert!(Object::open(Path::new("/nonexistent/x"), None, None).is_err());
     }
 }

@@ -47,6 +47,9 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
         Err(e) => return Err(fail(format!("cannot read {e}"))),
     }
     let data = map_regular(path, MAX_LOG_SIZE).map_err(|e| fail(format!("cannot read {e}")))?;
+    if let Ok(mut m) = MAPPED_LOG.lock() {
+        *m = Some(data.clone());
+    }
     // The format by its magic (pmc_log::open_any): pmc-log stays mapped, hwpmc's is converted.
     let (out, report) = match pmc_log::open_any(&data) {
         Ok(pmc_log::AnyLog {
@@ -373,6 +376,27 @@ pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure
 
 /// Runs `-R`.
 pub fn run(args: &Args) -> Result<u8, Failure> {
+    let r = run_reports(args);
+    // A log truncated while mapped reads as zeros past the cut (pmc_analyze::file::Bytes):
+    // the reports above end there, and say why.
+    let cut = MAPPED_LOG
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref().and_then(|b| b.cut()));
+    if let (Some(cut), Some(path)) = (cut, args.read_log.as_deref()) {
+        diag!(
+            "pmcstat: warning: {}: the log was truncated while being read: from byte {cut} on \
+             it read as zeros, so its records after that offset are missing from the reports",
+            path.display()
+        );
+    }
+    r
+}
+
+/// The mapped `-R` log, kept to ask it at the end whether it was truncated while read.
+static MAPPED_LOG: std::sync::Mutex<Option<pmc_analyze::file::Bytes>> = std::sync::Mutex::new(None);
+
+fn run_reports(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
