@@ -3,7 +3,7 @@
 use super::convert::{kernel_chain_only, to_i32, to_log};
 use super::post::{Flow, HubEvent, PostChain};
 use super::reorder::{Reorder, REORDER_SLACK_NS};
-use super::source::{drain_ring, RingMeta, RingSource};
+use super::source::{drain_ring, kernel_lost, RingMeta, RingSource};
 use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
 use super::{now, SamplingSummary, DRAIN_PERIOD};
 use crate::record::Record;
@@ -460,6 +460,40 @@ impl Hub {
     pub(crate) fn drain_token(&self, token: u32) {
         if let Ok(mut st) = self.lock() {
             st.drain(Some(token));
+        }
+    }
+
+    /// The kernel's counts of lost records for `token`'s events, `(event id, lost)`
+    /// (`PERF_FORMAT_LOST`), read after a drain: what they show beyond the losses the rings'
+    /// `PERF_RECORD_LOST`s reported is counted (per ring) and logged as a `Lost` record.
+    /// `complete`: the events carry the count (without it, the summary says the lost count may
+    /// be incomplete).
+    pub(crate) fn kernel_lost(&self, token: u32, counts: &[(u64, u64)], complete: bool) {
+        let Ok(mut st) = self.lock() else { return };
+        let HubState {
+            rings,
+            summary,
+            reorder,
+            writer,
+            ..
+        } = &mut *st;
+        if !complete {
+            summary.lost_count_incomplete = true;
+        }
+        for ring in rings.iter_mut().filter(|r| r.token == token) {
+            let kernel: u64 = counts
+                .iter()
+                .filter(|(id, _)| ring.ids.iter().any(|(i, _)| i == id))
+                .fold(0u64, |a, (_, n)| a.saturating_add(*n));
+            let extra = kernel_lost(ring, kernel, summary);
+            if extra > 0 && writer.is_some() {
+                reorder.push(log::Record::Lost(log::Lost {
+                    time: now(),
+                    pmc_id: Some(ring.default_pmc),
+                    cpu: ring.cpu,
+                    count: extra,
+                }));
+            }
         }
     }
 

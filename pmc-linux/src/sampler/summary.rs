@@ -22,6 +22,15 @@ pub struct SamplingSummary {
     pub samples: u64,
     /// Samples the kernel reported as lost because a ring was full.
     pub lost: u64,
+    /// Of `lost`, records the kernel counted as lost (`PERF_FORMAT_LOST`, read when the PMCs
+    /// stop) without ever reporting them in a `PERF_RECORD_LOST`: lost while draining was
+    /// held up (the log's writer blocked on a slow pipe, socket or disk, or the process was
+    /// stopped) and the events stopped before draining resumed. Each such loss is also a log
+    /// `Lost` record, written at the stop.
+    pub lost_unreported: u64,
+    /// The kernel has no `PERF_FORMAT_LOST` (before Linux 6.0): `lost` holds only what its
+    /// `PERF_RECORD_LOST`s reported, and may miss records lost while draining was held up.
+    pub lost_count_incomplete: bool,
     /// Throttle events (the kernel lowered the sample rate; those samples are gone too).
     pub throttled: u64,
     /// Per CPU (samples without a CPU field are not in here).
@@ -50,7 +59,7 @@ pub struct SamplingSummary {
 }
 
 impl SamplingSummary {
-    pub(super) fn cpu(&mut self, cpu: Option<u32>) -> Option<&mut CpuCounts> {
+    pub(crate) fn cpu(&mut self, cpu: Option<u32>) -> Option<&mut CpuCounts> {
         cpu.map(|c| self.by_cpu.entry(c).or_default())
     }
 
@@ -58,6 +67,8 @@ impl SamplingSummary {
     pub fn merge(&mut self, other: &SamplingSummary) {
         self.samples += other.samples;
         self.lost += other.lost;
+        self.lost_unreported += other.lost_unreported;
+        self.lost_count_incomplete |= other.lost_count_incomplete;
         self.throttled += other.throttled;
         self.side_records += other.side_records;
         self.errors += other.errors;
@@ -83,6 +94,8 @@ impl From<&SamplingSummary> for pmc_core::SamplingSummary {
         let mut n = pmc_core::SamplingSummary::new();
         n.samples = s.samples;
         n.lost = s.lost;
+        n.lost_unreported = s.lost_unreported;
+        n.lost_count_incomplete = s.lost_count_incomplete;
         n.throttled = s.throttled;
         n.by_cpu = s
             .by_cpu
