@@ -438,7 +438,7 @@ impl Counters {
             let mut opened = sys.perf_event_open(&mut attr, pid, cpu, group, 0);
             if matches!(opened, Err(libc::EINVAL)) && attr.read_format & FORMAT_LOST != 0 {
                 // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
-                // perf_event_open: `if (attr.read_format & ~(PERF_FORMAT_MAX-1)) return
+                // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
                 // -EINVAL`): open without it, and remember that the lost count may be
                 // incomplete (no count of what is lost while the drain is held up).
                 let mut plain = attr;
