@@ -65,6 +65,10 @@ pub struct SamplingSummary {
     /// how many it dropped while the reader was held up (Linux before
     /// 6.0, without `PERF_FORMAT_LOST`).
     pub lost_count_incomplete: bool,
+    /// Of `lost`, samples read but dropped because writing the log fell
+    /// too far behind (the backend keeps a bounded amount in memory for a
+    /// slow log reader or disk, then drops, and counts what it dropped).
+    pub lost_spool: u64,
     /// Throttle events (the kernel lowered the sample rate; those samples
     /// are gone too).
     pub throttled: u64,

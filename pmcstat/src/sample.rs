@@ -780,7 +780,7 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
         return None;
     }
     // Only losses to full rings between drains call for a lower rate (see held_up_lines).
-    let advice = if s.lost > s.lost_unreported || s.throttled > 0 {
+    let advice = if s.lost > s.lost_unreported + s.lost_spool || s.throttled > 0 {
         "; use a longer period (-n) or a lower frequency (--freq)"
     } else {
         ""
@@ -820,6 +820,22 @@ fn held_up_lines(backend: &pmc::Native, log: Option<&std::path::Path>) -> Vec<St
              the sample buffers (writing the log waited on {whom}, or pmcstat was stopped); the \
              kernel counted them at the end (PERF_FORMAT_LOST)",
             s.lost_unreported
+        ));
+    }
+    if s.lost_spool > 0 {
+        v.push(format!(
+            "pmcstat: warning: {} of the lost samples were dropped because writing the log fell \
+             further behind than the samples kept in memory for it ({}); the log has a lost \
+             record where they were",
+            s.lost_spool,
+            match log {
+                Some(p) if p.as_os_str() == "-" =>
+                    "the reader of standard output was slow".to_owned(),
+                Some(p) if remote_log(p).is_some() =>
+                    format!("the peer of -O {} was slow", p.display()),
+                Some(p) => format!("-O {} was slow to write", p.display()),
+                None => "the summary's reader was slow".to_owned(),
+            }
         ));
     }
     if s.lost_count_incomplete {

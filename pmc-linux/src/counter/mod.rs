@@ -259,6 +259,21 @@ impl Backend {
         self.shared.hub.summary()
     }
 
+    /// Sets how far (in bytes) writing the log may fall behind draining the rings, for logs
+    /// configured from now on: the drain thread never waits on the log's sink (a pipe to a slow
+    /// reader, a TCP peer, a slow disk); it queues sealed blocks in memory up to this bound
+    /// (default [`sampler::DEFAULT_SPOOL_BYTES`]), then drops whole blocks and counts their
+    /// samples as lost ([`SamplingSummary::lost_spool`]). 0 restores the default.
+    ///
+    /// ```
+    /// let backend = pmc_linux::Backend::open()?;
+    /// backend.set_log_spool_bytes(256 << 20); // a quarter GiB for a slow network peer
+    /// # Ok::<(), pmc_core::Error>(())
+    /// ```
+    pub fn set_log_spool_bytes(&self, bytes: usize) {
+        self.shared.hub.set_spool_bytes(bytes);
+    }
+
     /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
     /// now on, in pages (a power of two; default [`sampler::DEFAULT_RING_PAGES`]). Larger rings
     /// lose fewer samples in bursts; their memory is locked and counts against

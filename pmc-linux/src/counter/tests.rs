@@ -1058,3 +1058,93 @@ fn a_kernel_without_format_lost_opens_without_it_and_says_so() {
     let _q = pmc(&backend, a);
     assert_eq!(k.opens(), opens + 1);
 }
+
+/// A sink that takes the preamble and the header's block, then nothing until the test opens
+/// it (bounded: it gives up after 120 s rather than hang a failed test).
+struct Gate {
+    open: std::sync::mpsc::Receiver<()>,
+    writes: u32,
+    out: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl std::io::Write for Gate {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writes += 1;
+        if self.writes == 3 {
+            self.open
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .map_err(|_| std::io::Error::other("the gate never opened"))?;
+        }
+        self.out.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Issue 21: a log sink that takes nothing does not hold the drain up: the rings are still
+/// emptied (before, the drain thread waited in the sink's write and the ring stayed full),
+/// the spool keeps what its bound allows and drops the rest whole, counting its samples as
+/// lost; every sample taken is in the log or counted.
+#[test]
+fn a_blocked_log_sink_never_holds_the_drain_up() {
+    let (k, backend) = kernel();
+    let (open, rx) = std::sync::mpsc::channel();
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    backend.set_log_spool_bytes(64 << 10);
+    backend
+        .configure_log(Box::new(Gate {
+            open: rx,
+            writes: 0,
+            out: out.clone(),
+        }))
+        .expect("gated log");
+    backend.set_ring_pages(64).expect("pages");
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    let want = 20_000u64;
+    let mut taken = 0u64;
+    // Bounded: each sample waits for ring space at most 10,000 times 1 ms.
+    'samples: for i in 0..want {
+        let s = SampleSpec {
+            ip: 0x1000,
+            pid: 100,
+            tid: 100,
+            time: 10 + i,
+            cpu: 0,
+        };
+        for _ in 0..10_000 {
+            if k.sample(fd, s) == Some(true) {
+                taken += 1;
+                continue 'samples;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        panic!("the drain thread stopped emptying the ring at sample {i}");
+    }
+    let mid = backend.sampling_details();
+    assert!(mid.lost_spool > 0, "the bound dropped blocks: {mid:?}");
+    open.send(()).expect("open the gate");
+    p.stop().expect("stop");
+    // The model's failed tries (the ring was full when sampled) are lost in the kernel.
+    let kernel_lost = k.event(fd).map_or(0, |e| e.lost);
+    drop(p);
+    backend.close_log().expect("close");
+    let s = backend.sampling_details();
+    assert_eq!(
+        s.samples + s.lost - s.lost_spool,
+        taken + kernel_lost,
+        "{s:?}"
+    );
+    let bytes = out.lock().expect("lock").clone();
+    let reader = pmc_log::Reader::new(&bytes).expect("log");
+    let logged = reader
+        .records()
+        .filter(|r| matches!(r, pmc_log::Record::Sample(_)))
+        .count() as u64;
+    assert_eq!(logged + s.lost_spool, s.samples, "{s:?}");
+}

@@ -59,6 +59,7 @@ mod proccsw;
 mod procexit;
 mod reorder;
 mod source;
+mod spool;
 mod summary;
 mod synth;
 #[cfg(test)]
@@ -72,6 +73,7 @@ pub(crate) use hub::Hub;
 pub(crate) use local::LocalRings;
 pub use local::OwnedSample;
 pub(crate) use source::RingSource;
+pub use spool::DEFAULT_SPOOL_BYTES;
 pub use summary::{CpuCounts, SamplingSummary};
 pub(crate) use synth::Synth;
 

@@ -31,6 +31,15 @@ pub struct SamplingSummary {
     /// The kernel has no `PERF_FORMAT_LOST` (before Linux 6.0): `lost` holds only what its
     /// `PERF_RECORD_LOST`s reported, and may miss records lost while draining was held up.
     pub lost_count_incomplete: bool,
+    /// Of `lost`, samples drained but dropped because the log's sink fell more than the
+    /// spool's bound behind ([`DEFAULT_SPOOL_BYTES`](super::DEFAULT_SPOOL_BYTES), see
+    /// [`Backend::set_log_spool_bytes`](crate::Backend::set_log_spool_bytes)): a pipe to a slow
+    /// reader, a slow TCP peer or disk. Each such drop is also a log `Lost` record (no PMC, no
+    /// CPU) while the log is open.
+    pub lost_spool: u64,
+    /// Records (samples and others) the spool dropped at its bound, whole pmc-log blocks at a
+    /// time (the log shows them as missing blocks).
+    pub spool_dropped: u64,
     /// Throttle events (the kernel lowered the sample rate; those samples are gone too).
     pub throttled: u64,
     /// Per CPU (samples without a CPU field are not in here).
@@ -69,6 +78,8 @@ impl SamplingSummary {
         self.lost += other.lost;
         self.lost_unreported += other.lost_unreported;
         self.lost_count_incomplete |= other.lost_count_incomplete;
+        self.lost_spool += other.lost_spool;
+        self.spool_dropped += other.spool_dropped;
         self.throttled += other.throttled;
         self.side_records += other.side_records;
         self.errors += other.errors;
@@ -96,6 +107,7 @@ impl From<&SamplingSummary> for pmc_core::SamplingSummary {
         n.lost = s.lost;
         n.lost_unreported = s.lost_unreported;
         n.lost_count_incomplete = s.lost_count_incomplete;
+        n.lost_spool = s.lost_spool;
         n.throttled = s.throttled;
         n.by_cpu = s
             .by_cpu
