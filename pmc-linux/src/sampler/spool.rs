@@ -192,6 +192,10 @@ impl Write for Spool {
         if let Some(sink) = self.sink.as_mut() {
             return sink.flush();
         }
+        if self.thread.is_none() {
+            // Its thread could not start (the write that tried failed): nothing to wait for.
+            return Err(io::Error::other("the log's writer thread did not start"));
+        }
         let mut q = self.shared.lock();
         q.flush_wanted += 1;
         let gen = q.flush_wanted;
