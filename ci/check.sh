@@ -65,8 +65,13 @@ step "tests: cargo test --workspace"
 # listed below and not counted as passes in the closing summary line.
 export PMC_SKIP_LOG="$ci_tmp/skips"
 : >"$PMC_SKIP_LOG"
+# The truth matrix (tests/tests/truth_matrix.rs) writes its table of cells here.
+export PMC_MATRIX_TABLE="$ci_tmp/truth-matrix"
 cargo test --workspace 2>&1 | tee "$ci_tmp/tests.log"
 tally "$ci_tmp/tests.log"
+
+step "truth matrix: one row per cell (tests/tests/truth_matrix.rs, run above)"
+cat "$PMC_MATRIX_TABLE" 2>/dev/null || echo "the truth matrix wrote no table (did its test binary run?)"
 
 # The PMU lab: the hardware tests on QEMU's emulated Armv8 PMU, and the whole
 # suite on aarch64 (ci/pmu-lab/README.md). Needs root and Debian (apt);

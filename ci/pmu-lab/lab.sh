@@ -91,6 +91,9 @@ for b in pmcstat pmc-workload; do
 done
 HW=$ROOT/$(grep '/deps/hw-' "$LAB/out/tests.list" | head -1)
 [ "$HW" != "$ROOT/" ] || { echo "pmu-lab: the hardware test binary (tests/tests/hw.rs) was not built"; exit 1; }
+# The truth matrix (tests/tests/truth_matrix.rs): its hardware cells run in the exact boot.
+MATRIX=$ROOT/$(grep '/deps/truth_matrix-' "$LAB/out/tests.list" | head -1)
+[ "$MATRIX" != "$ROOT/" ] || { echo "pmu-lab: the truth matrix binary (tests/tests/truth_matrix.rs) was not built"; exit 1; }
 phase_done build
 
 # --- 4. initramfs: busybox, /init, the plans, the binaries at their build paths
@@ -134,7 +137,7 @@ in_guest() {
   case $1 in
     cli | cli_info | cli_analyze | facade | foundation | counting | perf_oracle) return 0 ;;
     cli_sampling | cli_scope | faults_cli | faults_log | region | ring_real | sampling) return 0 ;;
-    unprivileged | write_failure | info | pmc_linux) return 0 ;;
+    unprivileged | write_failure | info | pmc_linux | selftest | truth_matrix) return 0 ;;
     dwarf | cli_dwarf | cli_options | cli_attach | cli_symbols | cli_columns | cli_usercallchain) return 0 ;;
   esac
   return 1
@@ -149,6 +152,9 @@ host_only_tests() { # BINARY -> lines "TEST REASON"
   # Precise icount, 1 vCPU: instructions and cycles are exact. Event-counter
   # sampling is left to the 'sample' boot (QEMU bug, see README.md).
   echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=exact -- $HW $hwflags --skip sample_boot_ --skip smp_boot_ --skip uefi_boot_"
+  # The truth matrix's hardware cells (instructions:u exact, multiplexing,
+  # an over-full group refused); its software cells run in the smp boot.
+  echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=exact -- $MATRIX $hwflags truth_matrix_hardware_cells"
 } > "$LAB/out/plan-exact"
 {
   # -icount shift=1: event-counter overflow works (README.md), deterministically.
@@ -196,7 +202,7 @@ guest_bins() { # the test binaries the smp boot runs, as absolute paths
 }
 srcs=$(git -C "$ROOT" ls-files | grep -vE '^(target|\.git)/' | sed "s|^|$ROOT/|")
 # shellcheck disable=SC2086
-pack small "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload"
+pack small "$HW" "$MATRIX" "$TDIR/pmcstat" "$TDIR/pmc-workload"
 case " $BOOTS " in *" smp "*)
 # shellcheck disable=SC2046,SC2086
 pack full "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload" $(guest_bins) $srcs ;;

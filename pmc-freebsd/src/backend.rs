@@ -12,6 +12,7 @@ use pmc_core::{
     Allocation, Cpus, Error, ErrorKind, Flags, GroupInstanceReading, Instance, InstanceReading,
     LogSink, Mode, NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -49,8 +50,21 @@ pub const ASSUMED_HZ: u64 = 1000;
 /// `MAX(MAX(1, kern.hwpmc.mincount), pm_count)`, read when present.
 pub const DEFAULT_MIN_RELOAD: u64 = 1000;
 
+/// The kernel logs the Backends of this process hold, by
+/// (`Driver::kernel_id`, pid). hwpmc has one owner descriptor per process,
+/// with at most one log (`hwpmc_mod.c`@009268db PMC_OP_CONFIGURELOG:
+/// `pmc_find_owner_descriptor(p)`, then `pmclog_configure_log()` answers
+/// EBUSY when a log is there), so only one Backend per process may hold it.
+static KERNEL_LOGS: Mutex<BTreeSet<(usize, i32)>> = Mutex::new(BTreeSet::new());
+
+fn kernel_logs() -> std::sync::MutexGuard<'static, BTreeSet<(usize, i32)>> {
+    KERNEL_LOGS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The kernel log, configured once per backend (see `logpump`).
 struct LogPump {
+    /// This process's entry in [`KERNEL_LOGS`].
+    key: (usize, i32),
     /// The kernel's end of the socket pair.
     #[cfg(unix)]
     write_end: std::os::fd::OwnedFd,
@@ -161,6 +175,48 @@ fn call_err(op: PmcOp, e: Errno, ctx: &Context) -> Error {
 }
 
 impl<D: Driver> Inner<D> {
+    /// This process's key in [`KERNEL_LOGS`].
+    fn log_key(&self) -> (usize, i32) {
+        (self.driver.kernel_id(), self.driver.current_pid())
+    }
+
+    /// Whether this Backend holds the kernel log.
+    fn has_log(&self) -> bool {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
+    /// After the log is deconfigured, hwpmc keeps the process's owner
+    /// descriptor, shut down, for as long as the process lives:
+    /// CONFIGURELOG(-1) never removes it, `pmclog_close()` left
+    /// PMC_PO_SHUTDOWN, and PMCRELEASE's `pmc_maybe_remove_owner()` only
+    /// removes an owner with no PMCs and no log ("if
+    /// (LIST_EMPTY(&po->po_pmcs) && ((po->po_flags & PMC_PO_OWNS_LOGFILE)
+    /// == 0))"), `hwpmc_mod.c`@009268db. A later CONFIGURELOG in this
+    /// process would then fail with ENOMEM (its INITIALIZE record cannot be
+    /// reserved under SHUTDOWN) and sampling starts with EDOOFUS. Allocating
+    /// and releasing a throwaway SOFT PMC runs `pmc_maybe_remove_owner()`
+    /// with neither, which removes the descriptor. (Another Backend's PMCs
+    /// still allocated in this process keep it: see
+    /// [`configure_log`](pmc_core::Backend::configure_log).)
+    fn remove_owner(&self) {
+        let Some((_, ev)) = self.machine.soft_events.first() else {
+            return;
+        };
+        let mut a = pmc_op_pmcallocate {
+            pm_mode: PMC_MODE_TC,
+            pm_class: PMC_CLASS_SOFT,
+            pm_ev: *ev,
+            pm_cpu: PMC_CPU_ANY,
+            ..Default::default()
+        };
+        if self.driver.call(OpArg::PmcAllocate(&mut a)).is_ok() {
+            let mut s = pmc_op_simple {
+                pm_pmcid: a.pm_pmcid,
+            };
+            let _ = self.driver.call(OpArg::PmcRelease(&mut s));
+        }
+    }
+
     /// The typed error for `e`; for EPERM, first reads the sysctls and uid
     /// behind it so the message can name the setting to change.
     fn err(&self, op: PmcOp, e: Errno, ctx: &Context) -> Error {
@@ -536,15 +592,20 @@ impl<D: Driver> FreebsdPmc<D> {
         ns_per_unit(&self.allocation.event, self.inner.hz)
     }
 
-    /// `PMC_OP_PMCRW` of a sampling PMC: per hwpmc PMC (one per CPU for
-    /// system scope), the kernel's reload-down counter, the events left
-    /// until the next sample (`hwpmc_core.c:iap_read_pmc`), or the value
-    /// saved at the last context switch for a process PMC not running
-    /// here. Not an event total.
+    /// `PMC_OP_PMCRW` of a system-scope sampling PMC: per CPU, the
+    /// kernel's reload-down counter, the events left until the next sample
+    /// (`hwpmc_core.c:iap_read_pmc`). Not an event total.
+    ///
+    /// A process-scope sampling PMC has no such value to read: hwpmc keeps
+    /// its countdown per target thread and answers PMCRW with
+    /// `pm_savedvalue`, which sampling never changes (0 unless written;
+    /// `hwpmc_mod.c`@009268db `pmc_do_op_pmcrw()`, `pmc_process_csw_out()`),
+    /// so this refuses it.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidArgument`] for a counting PMC (use `read`); the
-    /// `PMC_OP_PMCRW` errors.
+    /// [`ErrorKind::InvalidArgument`] for a counting PMC (use `read`);
+    /// [`ErrorKind::NotSupported`] for process scope; the `PMC_OP_PMCRW`
+    /// errors.
     pub fn sample_countdown(&self) -> Result<Vec<(Option<u32>, u64)>> {
         if !self.allocation.mode.is_sampling() {
             return Err(Error::new(
@@ -553,6 +614,17 @@ impl<D: Driver> FreebsdPmc<D> {
                 "sample_countdown is for sampling PMCs",
             )
             .with_help("use Pmc::read for a counting PMC"));
+        }
+        if !self.allocation.scope.is_system() {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Read,
+                format!(
+                    "hwpmc keeps the countdown of a process-scope sampling PMC ({}) per target thread; PMC_OP_PMCRW returns a saved value that sampling never changes",
+                    self.allocation.event
+                ),
+            )
+            .with_help("count the samples in the log, or use a system-scope PMC (Allocation::system) to read its countdown"));
         }
         self.ids
             .iter()
@@ -583,6 +655,66 @@ impl<D: Driver> FreebsdPmc<D> {
         .with_help(
             "sample another process (Pmc::attach with Target::Pid, or Target::Exec for a command launched paused), or use system scope (Allocation::system)",
         ))
+    }
+
+    /// A PMC whose records go to the log (sampling, or LOG_PROCCSW /
+    /// LOG_PROCEXIT), in a Backend without a log while another Backend of
+    /// this process holds hwpmc's one log: the kernel would start it (the
+    /// process owns a log: `pmc_start()` tests the owner's
+    /// PMC_PO_OWNS_LOGFILE) and write its records to the other Backend's
+    /// sink. Refused instead.
+    fn refuse_foreign_log(&self) -> Result<()> {
+        let logs = self.allocation.mode.is_sampling()
+            || self.allocation.flags.contains(Flags::LOG_PROCCSW)
+            || self.allocation.flags.contains(Flags::LOG_PROCEXIT);
+        if !logs || self.inner.has_log() || !kernel_logs().contains(&self.inner.log_key()) {
+            return Ok(());
+        }
+        Err(Error::new(
+            ErrorKind::LogRequired,
+            Op::Start,
+            format!(
+                "{} writes to hwpmc's log, which another pmc_freebsd::Backend in this process holds: the kernel keeps one log per process, so its records would go to that Backend's sink",
+                self.allocation.event
+            ),
+        )
+        .with_help("allocate it from the Backend that holds the log, or drop that Backend and configure_log on this one"))
+    }
+
+    /// Whether a `PMC_F_DESCENDANTS` attach to `target` would take in the
+    /// owner (this process): `target` is one of its ancestors. hwpmc then
+    /// links the owner too (`hwpmc_mod.c`@009268db `pmc_attach_process()`
+    /// walks the target's `p_children`), `pmc_link_target_process()` sets
+    /// `PMC_F_ATTACHED_TO_OWNER` ("if (pm->pm_owner->po_owner ==
+    /// pp->pp_proc) pm->pm_flags |= PMC_F_ATTACHED_TO_OWNER"), and
+    /// `pmc_process_samples()` then sends every sample of the PMC to
+    /// profil(2), none to the log. The ancestors come from
+    /// [`Driver::parent_pid`]; where it cannot tell, this says no.
+    fn subtree_holds_owner(&self, target: Target) -> bool {
+        if !self.allocation.flags.contains(Flags::DESCENDANTS) {
+            return false;
+        }
+        let (Target::Pid(t) | Target::Exec(t)) = target else {
+            return false;
+        };
+        let Ok(t) = i32::try_from(t) else {
+            return false;
+        };
+        let mut pid = self.inner.driver.current_pid();
+        // A bounded walk: pid 1 (init) or 0 ends it, as does a loop.
+        for _ in 0..4096 {
+            if pid == t {
+                return true;
+            }
+            if pid <= 1 {
+                return false;
+            }
+            match self.inner.driver.parent_pid(pid) {
+                Some(parent) if parent != pid => pid = parent,
+                _ => return false,
+            }
+        }
+        false
     }
 
     /// The hwpmc handles: `(cpu, pmcid)`, one per CPU for system scope.
@@ -720,11 +852,38 @@ impl<D: Driver> FreebsdPmc<D> {
         }
     }
 
+    /// hwpmc keeps a sampling PMC's recent samples in per-CPU rings until
+    /// the next hardclock tick, and then logs only those whose PMC still
+    /// runs (`hwpmc_mod.c`@009268db `pmc_process_samples()`: "/* skip
+    /// non-running samples */ if (pm->pm_state != PMC_STATE_RUNNING) goto
+    /// entrydone;"); PMCSTOP and PMCRELEASE do not drain the rings. So
+    /// before stopping or releasing a running sampling PMC, FLUSHLOG, which
+    /// processes every CPU's ring first (`hwpmc_logging.c` `pmclog_flush()`
+    /// -> `pmclog_schedule_all()` -> `pmclog_schedule_one_cond()`: "if
+    /// (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
+    /// PMC_FN_DO_SAMPLES, NULL)"). Errors are ignored: without a log there
+    /// is nothing to keep.
+    fn drain_samples(&self) {
+        if !self.allocation.mode.is_sampling() || self.life.state() != State::Running {
+            return;
+        }
+        let has_log = self
+            .inner
+            .log
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some();
+        if has_log {
+            let _ = self.inner.driver.call(OpArg::FlushLog);
+        }
+    }
+
     fn do_release(&mut self) -> Result<()> {
         if self.released {
             return Ok(());
         }
         self.released = true;
+        self.drain_samples();
         let mut first = None;
         for (cpu, id) in &self.ids {
             let mut s = pmc_op_simple { pm_pmcid: *id };
@@ -758,6 +917,22 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         {
             return self.refuse_sampling_self(Op::Attach);
         }
+        if self.allocation.mode.is_sampling()
+            && !self.allocation.scope.is_system()
+            && self.subtree_holds_owner(target)
+        {
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Attach,
+                format!(
+                    "{target:?} is an ancestor of this process: with descendants, hwpmc would attach this process too and then feed every sample of {} to profil(2), logging none",
+                    self.allocation.event
+                ),
+            )
+            .with_help(
+                "attach without Flags::DESCENDANTS, attach to a process that is not an ancestor (e.g. Target::Exec for a command launched paused), or use system scope (Allocation::system)",
+            ));
+        }
         self.attach_op(target, false)
     }
 
@@ -778,6 +953,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         if self.allocation.mode.is_sampling() && self.life.start_attaches_owner() {
             return self.refuse_sampling_self(Op::Start);
         }
+        self.refuse_foreign_log()?;
         self.simple(PmcOp::PmcStart)?;
         // Running, and attached to the owner if it had no target.
         self.life.record_start();
@@ -791,6 +967,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             // started; like the other backends, this is a no-op.)
             return Ok(());
         }
+        self.drain_samples();
         self.simple(PmcOp::PmcStop)?;
         self.life.record_stop();
         if let Some(s) = self.running_since.take() {
@@ -799,23 +976,24 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         Ok(())
     }
 
-    /// Counting PMCs only: hwpmc reads a sampling PMC as its reload-down
-    /// counter (the events left until the next sample,
-    /// `hwpmc_core.c:iap_read_pmc`) or a saved value, never an event total,
-    /// so `read` refuses them ([`ErrorKind::NotSupported`]); the countdown
-    /// is [`FreebsdPmc::sample_countdown`].
+    /// Counting PMCs only: hwpmc reads a system sampling PMC as its
+    /// reload-down counter (the events left until the next sample,
+    /// `hwpmc_core.c:iap_read_pmc`) and a process sampling PMC as
+    /// `pm_savedvalue` (0 unless written), never an event total, so `read`
+    /// refuses them ([`ErrorKind::NotSupported`]); a system PMC's
+    /// countdown is [`FreebsdPmc::sample_countdown`].
     fn read(&self) -> Result<Reading> {
         if self.allocation.mode.is_sampling() {
             return Err(Error::new(
                 ErrorKind::NotSupported,
                 Op::Read,
                 format!(
-                    "hwpmc reads a sampling PMC ({}) as the countdown to its next sample, not as an event total",
+                    "hwpmc reads a sampling PMC ({}) as the countdown to its next sample (system scope) or a saved value sampling never changes (process scope), not as an event total",
                     self.allocation.event
                 ),
             )
             .with_help(
-                "allocate a counting PMC for totals (Allocation::counting), or count the samples in the log; FreebsdPmc::sample_countdown gives the countdown",
+                "allocate a counting PMC for totals (Allocation::counting), or count the samples in the log; FreebsdPmc::sample_countdown gives a system PMC's countdown",
             ));
         }
         let mut total = 0u64;
@@ -870,6 +1048,16 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
         Ok(old.saturating_mul(unit))
     }
 
+    /// Sampling PMCs: `PMC_OP_PMCSETCOUNT`, the reload count of every
+    /// per-CPU PMC. Counting PMCs: the count starts from `count`. hwpmc's
+    /// SETCOUNT of a counting PMC only sets `pm_initial`, which only
+    /// `pmc_start()` of a system PMC loads (`hwpmc_mod.c`@009268db
+    /// PMC_OP_PMCSETCOUNT: "else pm->pm_sc.pm_initial = sc.pm_count"): a
+    /// process PMC would ignore it. So a counting PMC gets SETCOUNT (for the
+    /// next start of a system PMC) and a `PMC_F_NEWVALUE` write (the value
+    /// read from now on, and what a process PMC counts on from), as
+    /// [`write`](pmc_core::Pmc::write) does: all of `count` on the first
+    /// CPU, 0 on the others.
     fn set_count(&mut self, count: u64) -> Result<()> {
         // PMC_OP_PMCSETCOUNT on a running PMC: EBUSY.
         self.life
@@ -877,15 +1065,20 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             .map_err(|r| self.refused(PmcOp::PmcSetCount, r, None))?;
         // A portable clock's count is nanoseconds; hwpmc's is ticks.
         let count = to_kernel_units(&self.allocation.event, count, self.inner.hz);
-        for (cpu, id) in &self.ids {
+        let sampling = self.allocation.mode.is_sampling();
+        for (i, (cpu, id)) in self.ids.clone().into_iter().enumerate() {
+            let this = if sampling || i == 0 { count } else { 0 };
             let mut s = pmc_op_pmcsetcount {
-                pm_count: count,
-                pm_pmcid: *id,
+                pm_count: this,
+                pm_pmcid: id,
             };
             self.inner
                 .driver
                 .call(OpArg::PmcSetCount(&mut s))
-                .map_err(|e| self.inner.err(PmcOp::PmcSetCount, e, &self.ctx(*cpu)))?;
+                .map_err(|e| self.inner.err(PmcOp::PmcSetCount, e, &self.ctx(cpu)))?;
+            if !sampling {
+                self.rw(id, cpu, Some(this))?;
+            }
         }
         self.count = count;
         Ok(())
@@ -1192,8 +1385,19 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// `PMC_OP_CLOSELOG` it refuses a new one with ENOMEM), so the kernel
     /// log is configured on the first call and kept until the backend is
     /// dropped; later calls swap the sink in user space. A new sink starts
-    /// with the records that describe the session so far (INITIALIZE, PMC
-    /// allocations, attaches, mappings), so each sink is a complete log.
+    /// with the records that describe the session so far and that the
+    /// kernel never writes again (INITIALIZE, PMC allocations, attaches and
+    /// detaches, mappings and unmappings, execs, forks, exits, the process
+    /// and thread dump of system sampling), so each sink is a complete log.
+    ///
+    /// The log is the process's, not the Backend's: while one Backend of a
+    /// process holds it, another's `configure_log` fails with
+    /// [`ErrorKind::Busy`], and starting that other Backend's sampling or
+    /// log-process PMCs fails with [`ErrorKind::LogRequired`] (the kernel
+    /// would send their records to the first Backend's sink). Dropping the
+    /// Backend that holds the log frees it for the next one, once no other
+    /// Backend of the process has PMCs allocated (hwpmc keeps the
+    /// process's shut-down owner descriptor while it owns PMCs).
     fn configure_log(&self, sink: LogSink) -> Result<()> {
         self.configure_log_impl(sink, LogFormat::PmcLog)
     }
@@ -1340,6 +1544,18 @@ impl<D: Driver> Backend<D> {
         let ctx = Context::default();
         let mut guard = self.inner.log.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
+            let key = self.inner.log_key();
+            let mut logs = kernel_logs();
+            if logs.contains(&key) {
+                return Err(Error::new(
+                    ErrorKind::Busy,
+                    Op::Log,
+                    "another pmc_freebsd::Backend in this process holds hwpmc's log: the kernel keeps one log per process, and its records (this Backend's too) go there",
+                )
+                .with_help(
+                    "log through one Backend per process: give that Backend the sink (configure_log replaces its sink), or drop it first",
+                ));
+            }
             // A socket pair rather than a pipe: the reader can wait with a
             // timeout and drain without blocking (hwpmc writes to any
             // writable fd; pmcstat -O host:port logs to a socket too).
@@ -1373,6 +1589,7 @@ impl<D: Driver> Backend<D> {
                         pm_logfd: -1,
                     };
                     let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
+                    self.inner.remove_owner();
                     return Err(Error::new(
                         ErrorKind::Os,
                         Op::Log,
@@ -1381,7 +1598,10 @@ impl<D: Driver> Backend<D> {
                     .with_source(e));
                 }
             };
+            logs.insert(key);
+            drop(logs);
             *guard = Some(LogPump {
+                key,
                 write_end,
                 thread: Some(thread),
                 ctl,
@@ -1422,7 +1642,13 @@ impl<D: Driver> Drop for Inner<D> {
                 pm_logfd: -1,
             };
             let _ = self.driver.call(OpArg::ConfigureLog(&mut off));
+            let key = p.key;
             let _ = finish_pump(p);
+            // Every PMC of this Backend is released by now (each holds the
+            // Inner): remove the shut-down owner descriptor so a later
+            // Backend in this process can log.
+            self.remove_owner();
+            kernel_logs().remove(&key);
         }
     }
 }

@@ -296,8 +296,8 @@ fn busy_errors(op: PmcOp, errno: Errno, pid: &str, event: &str) -> Option<Explan
         ),
         (PmcOp::ConfigureLog, Errno::EBUSY) => ex(
             K::Busy,
-            "a log is already configured for this process".into(),
-            Some("close the current log first (close_log), then configure the new one"),
+            "a log is already configured for this process (hwpmc keeps one log per process, whoever in the process configured it)".into(),
+            Some("log through the pmc_freebsd::Backend that holds the log (configure_log replaces its sink), or drop it first"),
         ),
         (PmcOp::PmcAdmin, Errno::EBUSY) => {
             ex(K::Busy, "the PMC row is in use".into(), Some("release the PMCs using that row first"))
@@ -397,6 +397,15 @@ fn log_errors(op: PmcOp, errno: Errno) -> Option<Explanation> {
             K::InvalidState,
             "no log is configured".into(),
             Some("configure a log first (configure_log)"),
+        ),
+        // hwpmc_logging.c pmclog_configure_log: the INITIALIZE record is
+        // reserved with PMCLOG_RESERVE_WITH_ERROR, which fails with ENOMEM
+        // while the owner is PMC_PO_SHUTDOWN (an earlier log was closed and
+        // the owner descriptor survived, holding PMCs).
+        (PmcOp::ConfigureLog, Errno::ENOMEM) => ex(
+            K::InvalidState,
+            "hwpmc refuses a new log for this process: an earlier log of the process was closed, and the process's owner descriptor, shut down, stays while the process has PMCs allocated".into(),
+            Some("release every PMC of this process (drop every pmc_freebsd::Backend and its PMCs), then configure the log again"),
         ),
         (PmcOp::ConfigureLog, Errno::EAGAIN) => ex(
             K::Os,
@@ -550,7 +559,7 @@ mod tests {
                 Errno::EBUSY,
                 Context::default(),
                 K::Busy,
-                "close the current log",
+                "one log per process",
             ),
             (
                 PmcOp::PmcAdmin,
@@ -720,6 +729,13 @@ mod tests {
                 Context::default(),
                 K::Os,
                 "memory",
+            ),
+            (
+                PmcOp::ConfigureLog,
+                Errno::ENOMEM,
+                Context::default(),
+                K::InvalidState,
+                "shut down",
             ),
             (
                 PmcOp::PmcGetMsr,

@@ -1,5 +1,8 @@
-//! The user-space side of hwpmc's log: one kernel log per backend, many
-//! sinks over its lifetime.
+//! The user-space side of hwpmc's log: one kernel log per process, held
+//! by one backend at a time (`backend.rs` `KERNEL_LOGS`), many sinks over
+//! its lifetime. A dropped backend removes the process's shut-down owner
+//! descriptor (a throwaway SOFT PMC allocated and released), so the next
+//! backend can log.
 //!
 //! hwpmc cannot give one process a second log. `pmclog_close()` (run by
 //! PMC_OP_CLOSELOG and by PMC_OP_CONFIGURELOG with -1) sets
@@ -18,7 +21,8 @@
 //! - a sink being replaced or closed gets a CLOSELOG record (pmc-log: the
 //!   clean-close marker) after the last record it was sent;
 //! - a new sink first gets the records that describe the session so far
-//!   (INITIALIZE, PMC allocations, attaches, mappings; at most
+//!   (INITIALIZE, PMC allocations, attaches and detaches, mappings and
+//!   unmappings, execs, forks, exits, process and thread creation; at most
 //!   [`REPLAY_MAX`] bytes), so each sink is a complete log on its own;
 //! - records that arrive while no sink is configured (after `close_log`,
 //!   from PMCs still running) are dropped and counted
@@ -28,8 +32,10 @@ use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
 use pmc_log::bytes::ByteCursor;
 use pmc_log::hwpmc::{
     pmclog_header_magic_ok, pmclog_header_type, PMCLOG_HEADER_LEN, PMCLOG_TYPE_CLOSELOG,
-    PMCLOG_TYPE_INITIALIZE, PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_PMCALLOCATE,
-    PMCLOG_TYPE_PMCALLOCATEDYN, PMCLOG_TYPE_PMCATTACH,
+    PMCLOG_TYPE_INITIALIZE, PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_MAP_OUT, PMCLOG_TYPE_PMCALLOCATE,
+    PMCLOG_TYPE_PMCALLOCATEDYN, PMCLOG_TYPE_PMCATTACH, PMCLOG_TYPE_PMCDETACH, PMCLOG_TYPE_PROCEXEC,
+    PMCLOG_TYPE_PROCFORK, PMCLOG_TYPE_PROC_CREATE, PMCLOG_TYPE_SYSEXIT, PMCLOG_TYPE_THR_CREATE,
+    PMCLOG_TYPE_THR_EXIT,
 };
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -285,7 +291,15 @@ impl Framer {
     }
 }
 
-/// Record types that describe the session: replayed to every new sink.
+/// Record types that describe the session: replayed, in order, to every
+/// new sink. The kernel writes each once and never again: the PMCs and
+/// their targets (PMCALLOCATE*, PMCATTACH/PMCDETACH), the mappings
+/// (MAP_IN/MAP_OUT), the processes and threads (PROCEXEC, PROCFORK,
+/// SYSEXIT; PROC_CREATE/THR_CREATE/THR_EXIT, including the one-time dump of
+/// every process for a system-sampling owner, `hwpmc_mod.c`
+/// `pmc_process_allproc()`, guarded by PMC_PO_INITIAL_MAPPINGS_DONE). A
+/// sink swapped in later then knows process names and exec paths, and no
+/// mapping or target that is gone.
 fn describes_session(ty: u32) -> bool {
     matches!(
         ty,
@@ -293,7 +307,15 @@ fn describes_session(ty: u32) -> bool {
             | PMCLOG_TYPE_PMCALLOCATE
             | PMCLOG_TYPE_PMCALLOCATEDYN
             | PMCLOG_TYPE_PMCATTACH
+            | PMCLOG_TYPE_PMCDETACH
             | PMCLOG_TYPE_MAP_IN
+            | PMCLOG_TYPE_MAP_OUT
+            | PMCLOG_TYPE_PROCEXEC
+            | PMCLOG_TYPE_PROCFORK
+            | PMCLOG_TYPE_SYSEXIT
+            | PMCLOG_TYPE_PROC_CREATE
+            | PMCLOG_TYPE_THR_CREATE
+            | PMCLOG_TYPE_THR_EXIT
     )
 }
 

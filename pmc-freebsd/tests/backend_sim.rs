@@ -1146,3 +1146,326 @@ fn portable_clocks_are_nanoseconds_soft_clocks_ticks() {
     assert_eq!(pm_count("cpu-clock", Rate::Period(2_000_000_000)), "2000");
     assert_eq!(pm_count("SOFT-CLOCK.HARD", Rate::Period(2000)), "2000");
 }
+
+/// `set_count` of a process counting PMC: hwpmc's SETCOUNT only sets
+/// `pm_initial`, which a process PMC never loads (hwpmc_mod.c@009268db
+/// PMC_OP_PMCSETCOUNT, pmc_start); the backend also writes the value
+/// (PMC_F_NEWVALUE), so the count starts from it as asked.
+#[test]
+fn set_count_of_a_process_counting_pmc_resets_the_count() {
+    let (sim, b) = default();
+    let mut p = b.allocate(&counting("page-faults")).unwrap();
+    p.start().unwrap();
+    sim.tick(1_000_000, 0, 9);
+    p.stop().unwrap();
+    assert_eq!(p.read().unwrap().value, 9);
+    p.set_count(0).unwrap();
+    assert_eq!(p.read().unwrap().value, 0, "set_count(0) then read");
+    p.set_count(5).unwrap();
+    p.start().unwrap();
+    sim.tick(1_000_000, 0, 2);
+    p.stop().unwrap();
+    assert_eq!(p.read().unwrap().value, 7, "counts on from 5");
+    // System scope on two CPUs: the count starts from 100 in all.
+    let mut s = b
+        .allocate(&counting("page-faults").system(Cpus::All))
+        .unwrap();
+    s.start().unwrap();
+    sim.tick(1_000_000, 0, 3);
+    s.stop().unwrap();
+    s.set_count(100).unwrap();
+    assert_eq!(s.read().unwrap().value, 100);
+    s.start().unwrap();
+    sim.tick(1_000_000, 0, 1);
+    s.stop().unwrap();
+    assert_eq!(s.read().unwrap().value, 101, "SETCOUNT loaded at start");
+}
+
+/// A process sampling PMC has no countdown to read: hwpmc answers PMCRW with
+/// `pm_savedvalue` (hwpmc_mod.c@009268db pmc_do_op_pmcrw), which sampling
+/// never changes; `sample_countdown` refuses rather than return it.
+#[test]
+fn sample_countdown_refuses_process_scope() {
+    let (sim, b) = default();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    sim.spawn(2000, 1000, true, "/usr/bin/make");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000));
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    sim.run(Work {
+        pid: 2000,
+        nanos: 1_000,
+        instructions: 12_000,
+        ..Work::default()
+    });
+    let e = p.sample_countdown().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.message().contains("per target thread"), "{e}");
+    p.stop().unwrap();
+}
+
+/// hwpmc writes one PROCFORK per `PMC_F_DESCENDANTS` PMC attached to the
+/// parent (hwpmc_mod.c@009268db pmc_process_fork), so two such PMCs give two
+/// in the kernel's log; the pmc-log a sink receives has one fork.
+#[test]
+fn two_descendants_pmcs_log_two_procforks_and_import_one_fork() {
+    use pmc_log::hwpmc::{Event, Parser};
+    let (sim, b) = default();
+    let raw = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(raw.clone())).unwrap();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let mut pmcs = Vec::new();
+    for ev in ["page-faults", "instructions"] {
+        let mut p = b.allocate(&counting(ev).flags(Flags::DESCENDANTS)).unwrap();
+        p.attach(Target::Pid(2000)).unwrap();
+        p.start().unwrap();
+        pmcs.push(p);
+    }
+    sim.spawn(2001, 2000, true, "/bin/sh");
+    b.flush_log().unwrap();
+    let bytes = raw.0.lock().unwrap().clone();
+    let forks = Parser::new(&bytes)
+        .unwrap()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::ProcFork {
+                    oldpid: 2000,
+                    newpid: 2001,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(forks, 2, "one PROCFORK per DESCENDANTS PMC");
+    // The same stream through the pmc-log conversion: one fork each.
+    let buf = SharedBuf::default();
+    b.configure_log(Box::new(buf.clone())).unwrap();
+    sim.spawn(2002, 2000, true, "/bin/sh");
+    b.close_log().unwrap();
+    let bytes = buf.0.lock().unwrap().clone();
+    let reader = pmc_log::Reader::new(&bytes).unwrap();
+    let forks: Vec<(i32, i32)> = reader
+        .records()
+        .filter_map(|r| match r {
+            pmc_log::Record::Fork(f) => Some((f.parent_pid, f.child_pid)),
+            _ => None,
+        })
+        .collect();
+    // The earlier fork comes with the replay that starts the new sink.
+    assert_eq!(forks, vec![(2000, 2001), (2000, 2002)]);
+}
+
+/// A DESCENDANTS sampling attach to an ancestor of the owner takes in the
+/// owner too: hwpmc sets PMC_F_ATTACHED_TO_OWNER
+/// (hwpmc_mod.c@009268db pmc_link_target_process) and every sample goes to
+/// profil(2) (pmc_process_samples), so the log would stay empty. Refused.
+#[test]
+fn descendants_sampling_of_an_ancestor_is_refused() {
+    let (sim, b) = default();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    // The shell that started us (pid 900) is our parent; 950 a sibling.
+    sim.spawn(900, 1, true, "/bin/sh");
+    sim.spawn(1000, 900, true, "/usr/bin/sim-self");
+    sim.spawn(950, 900, true, "/bin/sleep");
+    let a = Allocation::sampling("instructions".parse().unwrap(), Rate::Period(5_000))
+        .flags(Flags::DESCENDANTS);
+    let mut p = b.allocate(&a).unwrap();
+    for ancestor in [900, 1] {
+        let e = p.attach(Target::Pid(ancestor)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        assert!(e.message().contains("ancestor"), "{e}");
+    }
+    // A sibling's subtree does not hold us: its samples are logged.
+    p.attach(Target::Pid(950)).unwrap();
+    p.start().unwrap();
+    sim.run(Work {
+        pid: 950,
+        nanos: 1_000,
+        instructions: 12_000,
+        ..Work::default()
+    });
+    p.stop().unwrap();
+    b.flush_log().unwrap();
+    let bytes = buf.0.lock().unwrap().clone();
+    let samples = pmc_log::hwpmc::Parser::new(&bytes)
+        .unwrap()
+        .filter(|e| matches!(e, pmc_log::hwpmc::Event::Callchain { .. }))
+        .count();
+    assert_eq!(samples, 2);
+    // Without DESCENDANTS the parent alone is sampled: allowed.
+    let mut q = b
+        .allocate(&Allocation::sampling(
+            "instructions".parse().unwrap(),
+            Rate::Period(5_000),
+        ))
+        .unwrap();
+    q.attach(Target::Pid(900)).unwrap();
+}
+
+/// Stopping a sampling PMC: the backend flushes the log first, so the
+/// samples hwpmc still holds in its per-CPU rings (processed at the next
+/// tick only if the PMC runs: hwpmc_mod.c@009268db pmc_process_samples)
+/// reach the log.
+#[test]
+fn stop_keeps_the_samples_of_the_last_tick() {
+    use pmc_log::hwpmc::{Event, Parser};
+    let (sim, b) = default();
+    let raw = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(raw.clone())).unwrap();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    // 10 samples over 2.5 ms; the last hardclock tick is at 2 ms.
+    sim.run(Work {
+        pid: 2000,
+        nanos: 2_500_000,
+        page_faults_read: 10_000,
+        ..Work::default()
+    });
+    p.stop().unwrap();
+    b.flush_log().unwrap();
+    let bytes = raw.0.lock().unwrap().clone();
+    let samples = Parser::new(&bytes)
+        .unwrap()
+        .filter(|e| matches!(e, Event::Callchain { .. }))
+        .count();
+    assert_eq!(samples, 10);
+}
+
+fn sample_count(bytes: &[u8]) -> usize {
+    pmc_log::hwpmc::Parser::new(bytes)
+        .unwrap()
+        .filter(|e| matches!(e, pmc_log::hwpmc::Event::Callchain { .. }))
+        .count()
+}
+
+/// A Backend that logged, then dropped, leaves no owner behind: hwpmc would
+/// keep the process's shut-down owner descriptor (pmc_maybe_remove_owner
+/// keeps it while OWNS_LOGFILE; CLOSELOG set PMC_PO_SHUTDOWN), so the next
+/// Backend's configure_log would get ENOMEM and its start EDOOFUS.
+#[test]
+fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
+    let sim = Arc::new(SimDriver::default());
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let work = || Work {
+        pid: 2000,
+        nanos: 2_000_000,
+        page_faults_read: 3_000,
+        ..Work::default()
+    };
+    {
+        let b = Backend::with_driver(sim.clone()).unwrap();
+        b.configure_hwpmc_log(Box::new(SharedBuf::default()))
+            .unwrap();
+        let mut p = b.allocate(&a).unwrap();
+        p.attach(Target::Pid(2000)).unwrap();
+        p.start().unwrap();
+        sim.run(work());
+        p.stop().unwrap();
+    }
+    let b = Backend::with_driver(sim.clone()).unwrap();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone()))
+        .expect("a new log after the first Backend is gone");
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().expect("sampling starts: the process has a log");
+    sim.run(work());
+    p.stop().unwrap();
+    b.flush_log().unwrap();
+    assert_eq!(sample_count(&buf.0.lock().unwrap()), 3);
+}
+
+/// Two live Backends share the process's one hwpmc log: the second cannot
+/// configure its own (Busy, saying why), and its sampling PMCs, whose
+/// records the kernel would write to the first Backend's sink, do not
+/// start.
+#[test]
+fn two_live_backends_share_one_kernel_log_and_say_so() {
+    let sim = Arc::new(SimDriver::default());
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    let first = Backend::with_driver(sim.clone()).unwrap();
+    let first_buf = SharedBuf::default();
+    first
+        .configure_hwpmc_log(Box::new(first_buf.clone()))
+        .unwrap();
+    let second = Backend::with_driver(sim.clone()).unwrap();
+    let e = second
+        .configure_hwpmc_log(Box::new(SharedBuf::default()))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy, "{e}");
+    assert!(e.message().contains("one log per process"), "{e}");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let mut p = second.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    let e = p.start().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LogRequired, "{e}");
+    assert!(e.message().contains("another pmc_freebsd::Backend"), "{e}");
+    sim.run(Work {
+        pid: 2000,
+        nanos: 2_000_000,
+        page_faults_read: 3_000,
+        ..Work::default()
+    });
+    first.flush_log().unwrap();
+    assert_eq!(
+        sample_count(&first_buf.0.lock().unwrap()),
+        0,
+        "nothing of the second Backend's in the first's sink"
+    );
+    // Counting PMCs need no log: the second Backend still counts.
+    let mut c = second.allocate(&counting("page-faults")).unwrap();
+    c.start().unwrap();
+    sim.tick(1_000_000, 0, 4);
+    c.stop().unwrap();
+    assert_eq!(c.read().unwrap().value, 4);
+}
+
+/// A sink swapped in later gets the records the kernel writes once and never
+/// again: exec paths (PROCEXEC), unmappings (MAP_OUT), detaches
+/// (PMCDETACH), forks, besides the allocations, attaches and mappings.
+#[test]
+fn a_new_sink_gets_execs_unmaps_and_detaches_so_far() {
+    use pmc_log::hwpmc::{Event, Parser};
+    let (sim, b) = default();
+    b.configure_hwpmc_log(Box::new(SharedBuf::default()))
+        .unwrap();
+    sim.spawn(2000, 1000, true, "/bin/sh");
+    sim.spawn(3000, 1000, true, "/bin/sh");
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1000));
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.attach(Target::Pid(3000)).unwrap();
+    sim.exec(2000, "/usr/bin/cc");
+    sim.map(2000, 0x80_0000, "/lib/libc.so.7");
+    sim.unmap(2000, 0x80_0000, 0x90_0000);
+    p.detach(Target::Pid(3000)).unwrap();
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    b.flush_log().unwrap();
+    let bytes = buf.0.lock().unwrap().clone();
+    let kinds: Vec<&str> = Parser::new(&bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            Event::Initialize { .. } => Some("init"),
+            Event::PmcAllocateDyn { .. } | Event::PmcAllocate { .. } => Some("alloc"),
+            Event::PmcAttach { .. } => Some("attach"),
+            Event::PmcDetach { pid: 3000, .. } => Some("detach"),
+            Event::ProcExec { pid: 2000, .. } => Some("exec"),
+            Event::MapIn { pid: 2000, .. } => Some("map"),
+            Event::MapOut { pid: 2000, .. } => Some("unmap"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["init", "alloc", "attach", "attach", "exec", "map", "unmap", "detach"]
+    );
+}

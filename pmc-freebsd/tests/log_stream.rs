@@ -163,7 +163,12 @@ fn a_long_session_streams_with_a_bounded_buffer() {
     let per_run = 50_000u64;
     let runs = 6u64;
     for _ in 0..runs {
-        sim.run(work(5_000 * per_run));
+        // 10 ms slices: hwpmc logs samples at hardclock ticks (the
+        // simulator's every 1 ms), so the session must last some ticks.
+        sim.run(Work {
+            nanos: 10_000_000,
+            ..work(5_000 * per_run)
+        });
     }
     // Nothing flushed by hand: the records written so far are in the sink
     // already (all but the pump's current block and what is in flight).

@@ -52,12 +52,24 @@ mod freebsd {
         assert_eq!(pmc.targets(), vec![Target::Current]);
         touch_pages();
         pmc.stop().unwrap();
+        let faults = pmc.read().unwrap().value;
+        assert!(faults > 0);
+        // PMC_OP_PMCRW NEWVALUE sets pm_savedvalue, what a process PMC reads.
+        assert_eq!(pmc.write(0).unwrap(), faults);
+        assert_eq!(pmc.read().unwrap().value, 0, "NEWVALUE on a stopped PMC");
+        // hwpmc's SETCOUNT alone would leave a process counting PMC's count
+        // unchanged (it sets pm_initial, read only by pmc_start() of a system
+        // PMC: hwpmc_mod.c PMC_OP_PMCSETCOUNT); Pmc::set_count also writes
+        // the value, so the count starts from it.
+        pmc.start().unwrap();
+        touch_pages();
+        pmc.stop().unwrap();
         assert!(pmc.read().unwrap().value > 0);
         pmc.set_count(0).unwrap();
         assert_eq!(
             pmc.read().unwrap().value,
             0,
-            "SETCOUNT on a stopped counting PMC"
+            "set_count(0) on a stopped counting PMC"
         );
     }
 

@@ -787,3 +787,46 @@ fn one_flipped_length_byte_loses_only_the_damaged_record() {
     }
     println!("flipped length byte: at least {worst} of 4000 samples recovered");
 }
+
+/// hwpmc writes one PROCFORK per `PMC_F_DESCENDANTS` PMC attached to the
+/// parent (hwpmc_mod.c pmc_process_fork logs inside its loop over the
+/// parent's PMCs): the duplicates become one fork, in both importers; a
+/// fork of a reused pid after the child's exit stays.
+#[test]
+fn duplicate_procforks_of_descendants_pmcs_merge() {
+    let mut e = Encoder::new(Vec::new());
+    e.initialize(1, 0x0A00_0000, 0x90, 1_000_000_000, 0, 0, "")
+        .unwrap();
+    // Three DESCENDANTS PMCs on pid 100: three PROCFORKs for one fork.
+    for t in 2..5 {
+        e.procfork(t, 100, 101).unwrap();
+    }
+    e.procfork(5, 100, 102).unwrap();
+    e.procfork(6, 100, 102).unwrap();
+    e.sysexit(7, 101).unwrap();
+    e.procfork(8, 100, 101).unwrap(); // pid 101 reused
+    e.closelog(9).unwrap();
+    let log = e.into_inner();
+    let forks = |recs: &[Record<'_>]| -> Vec<(u64, i32, i32)> {
+        recs.iter()
+            .filter_map(|r| match r {
+                Record::Fork(f) => Some((f.time, f.parent_pid, f.child_pid)),
+                _ => None,
+            })
+            .collect()
+    };
+    let want = vec![(2, 100, 101), (5, 100, 102), (8, 100, 101)];
+    let mut imp = Importer::new(&log).unwrap();
+    let recs: Vec<Record<'_>> = imp.by_ref().collect();
+    assert_eq!(forks(&recs), want);
+    assert!(
+        imp.report().notes.iter().any(|n| n.contains("PROCFORK")),
+        "{:?}",
+        imp.report()
+    );
+    let (file, report) = hwpmc::convert(&log, Vec::new()).unwrap();
+    assert!(report.notes.iter().any(|n| n.contains("PROCFORK")));
+    let reader = Reader::new(&file).unwrap();
+    let recs: Vec<Record<'_>> = reader.records().collect();
+    assert_eq!(forks(&recs), want);
+}

@@ -45,16 +45,46 @@
 //! - [`measure`] counts events around a closure, and [`Region`] is the same
 //!   as a guard: both count the calling process and the threads it starts
 //!   meanwhile.
+//! - [`selftest()`] checks this machine's counters against calibrated
+//!   workloads (exact instruction loops, fresh pages, context switches,
+//!   sampling periods...), one row per event class with a verdict:
+//!   `pmcstat --selftest`. [`selftest::run`] runs it on any backend.
 //! - The crate's `examples/` run as they are: `cargo run -p pmc --example
 //!   region` (also `group_ratio`, `child_process`, `system_wide`,
 //!   `sample_and_read`).
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
 
 mod region;
 pub use region::{measure, Count, Region};
+pub mod selftest;
+// The self-test's loop and pages: the facade's only `unsafe`.
+#[allow(unsafe_code)]
+mod sys;
+
+/// Runs the self-test ([`selftest::run`]) on the native backend, with its
+/// user-space read check where it has one (Linux).
+///
+/// ```
+/// let report = pmc::selftest()?;
+/// // On a VM without a PMU the hardware rows SKIP; nothing may FAIL.
+/// println!("{report}");
+/// # Ok::<(), pmc::Error>(())
+/// ```
+///
+/// # Errors
+/// Only opening the backend ([`Backend`]'s `open`); every check's own
+/// failure is a row.
+pub fn selftest() -> Result<selftest::Report> {
+    let backend = Native::open()?;
+    let options = selftest::Options {
+        user_reads: native_user_reads(),
+        ..selftest::Options::default()
+    };
+    Ok(selftest::run(&backend, &options))
+}
 
 /// The native backend's PMC type (`<Native as Backend>::Pmc`).
 pub type NativePmc = <Native as Backend>::Pmc;
@@ -66,15 +96,26 @@ cfg_if::cfg_if! {
         /// The native backend: perf_event on Linux.
         pub type Native = pmc_linux::Backend;
         pub use pmc_linux as native;
+        #[path = "selftest/fast_read.rs"]
+        mod fast_read;
+        fn native_user_reads() -> Option<selftest::UserReadProbe> {
+            Some(fast_read::probe)
+        }
     } else if #[cfg(target_os = "freebsd")] {
         /// The native backend: hwpmc on FreeBSD.
         pub type Native = pmc_freebsd::Backend;
         pub use pmc_freebsd as native;
+        fn native_user_reads() -> Option<selftest::UserReadProbe> {
+            None
+        }
     } else {
         mod unsupported;
         pub use unsupported::Unsupported;
         /// The native backend: none on this OS; every call fails with
         /// [`ErrorKind::Unsupported`].
         pub type Native = Unsupported;
+        fn native_user_reads() -> Option<selftest::UserReadProbe> {
+            None
+        }
     }
 }

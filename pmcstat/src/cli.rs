@@ -372,6 +372,14 @@ pub struct Args {
     #[arg(long = "diagnose", conflicts_with = "list")]
     pub diagnose: bool,
 
+    /// Check this machine's counters against calibrated workloads (exact
+    /// instruction loops, fresh pages, context switches, sampling periods):
+    /// one row per check with measured, expected, ratio and PASS, WARN, FAIL
+    /// or SKIP, and the likely cause. Exits 0 when nothing FAILed (WARN and
+    /// SKIP included), 1 otherwise. With --json or -x SEP.
+    #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
+    pub selftest: bool,
+
     /// The command to run and count.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,

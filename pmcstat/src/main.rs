@@ -13,6 +13,7 @@ mod info;
 mod live;
 mod run;
 mod sample;
+mod selftest;
 mod targets;
 mod top;
 
@@ -34,7 +35,7 @@ fn main() -> ExitCode {
         }
     };
     output::QUIET.store(args.quiet, std::sync::atomic::Ordering::Relaxed);
-    let measuring = args.read_log.is_none() && !args.list && !args.diagnose;
+    let measuring = args.read_log.is_none() && !args.list && !args.diagnose && !args.selftest;
     if measuring {
         if let Err(e) = run::arm_stop_signals() {
             diag!("pmcstat: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {e}");
@@ -47,6 +48,8 @@ fn main() -> ExitCode {
         analyze::run(&args)
     } else if let Some(spec) = args.describe.as_deref() {
         info::describe(&args, spec)
+    } else if args.selftest {
+        selftest::run(&args)
     } else if args.list || args.diagnose {
         info::run(&args)
     } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {

@@ -5,6 +5,8 @@
 //! `env!("CARGO_BIN_EXE_pmc-workload")`), so that the library and `perf`
 //! count exactly the same command from its `exec`.
 
+pub mod matrix;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};

@@ -43,6 +43,18 @@ pub enum LogRecord {
     ProcExit { pmcid: u32, pid: i32, value: u64 },
     /// `PMCLOG_TYPE_PROCFORK`.
     ProcFork { oldpid: i32, newpid: i32 },
+    /// `PMCLOG_TYPE_PROCEXEC` (current layout).
+    ProcExec {
+        pid: i32,
+        pmcid: u32,
+        base: u64,
+        dyn_base: u64,
+        path: String,
+    },
+    /// `PMCLOG_TYPE_MAP_IN`.
+    MapIn { pid: i32, start: u64, path: String },
+    /// `PMCLOG_TYPE_MAP_OUT`.
+    MapOut { pid: i32, start: u64, end: u64 },
     /// `PMCLOG_TYPE_PROCCSW` (with `PMC_F_LOG_PROCCSW`).
     ProcCsw {
         value: u64,
@@ -123,6 +135,15 @@ impl LogEncoder for KernelFormat {
             LogRecord::PmcDetach { pmcid, pid } => e.pmc_detach(tsc, *pmcid, *pid),
             LogRecord::ProcExit { pmcid, pid, value } => e.procexit(tsc, *pmcid, *pid, *value),
             LogRecord::ProcFork { oldpid, newpid } => e.procfork(tsc, *oldpid, *newpid),
+            LogRecord::ProcExec {
+                pid,
+                pmcid,
+                base,
+                dyn_base,
+                path,
+            } => e.procexec(tsc, *pid, *pmcid, *base, *dyn_base, kpath(path)),
+            LogRecord::MapIn { pid, start, path } => e.map_in(tsc, *pid, *start, kpath(path)),
+            LogRecord::MapOut { pid, start, end } => e.map_out(tsc, *pid, *start, *end),
             LogRecord::ProcCsw {
                 value,
                 pmcid,

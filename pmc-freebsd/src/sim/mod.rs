@@ -25,9 +25,7 @@
 //! where they differ (see `../shared/reference/freebsd-audit.md`). hwpmc(4)
 //! where the source agrees. Among the rules:
 //!
-//! * `PMC_OP_PMCRW` works on sampling PMCs and reads the reload-down
-//!   counter (`hwpmc_core.c:iap_read_pmc`), not an event total; only
-//!   OLDVALUE/NEWVALUE are looked at.
+//! * `PMC_OP_PMCRW` looks only at OLDVALUE/NEWVALUE.
 //! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
 //!   `EINVAL`; `DESCENDANTS` is accepted and ignored there.
 //! * System sampling, the log-process flags, and process sampling attached
@@ -44,13 +42,23 @@
 //!   (CheriBSD's 0x09 kernels use the new one).
 //! * PROCCSW is logged only for TC PMCs, PROCEXIT for counting PMCs that
 //!   need the log.
-//! * A counting PMC keeps its value across stop/start; `PMC_OP_PMCSETCOUNT`
-//!   and a `PMC_F_NEWVALUE` write both set it (the kernel keeps
-//!   `pm_initial`/`pm_savedvalue` apart: not modelled).
+//! * A counting PMC keeps its value across stop/start. `PMC_OP_PMCSETCOUNT`
+//!   sets `pm_initial`, which only `pmc_start()` of a system PMC loads: on
+//!   a process counting PMC it changes nothing; a `PMC_F_NEWVALUE` write
+//!   sets `pm_savedvalue` (process) or the counter (system).
+//! * `PMC_OP_PMCRW` of a process sampling PMC reads `pm_savedvalue` (0
+//!   unless written) unless it runs attached to its owner; only a system
+//!   sampling PMC (or an owner-attached running one) reads the countdown.
 //! * Hardware events are counted in user mode only; a PMC restricted to the
 //!   kernel (`os` only) counts nothing.
 //! * Each [`SimDriver::run`] is one time slice: TC PMCs with
 //!   `PMC_F_LOG_PROCCSW` log one PROCCSW record at its end.
+//! * Samples wait in a ring until the next hardclock tick (every
+//!   `1e9 / HZ` ns of simulated time; a sample's time is its share of the
+//!   slice's events) or `PMC_OP_FLUSHLOG`, which process them into the
+//!   log only if their PMC is still running: stopping (or releasing) a
+//!   sampling PMC before a flush loses the samples of its last tick, as
+//!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
 //! Not modelled: PMCATTACH records are written for kernel processes too
 //! (the kernel skips them), module unload (SIGBUS to owners).
@@ -93,6 +101,21 @@ impl SimCpu {
     }
 }
 
+/// Which FreeBSD source tree the simulator follows where the trees differ
+/// (see [`SimConfig::tree`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimTree {
+    /// The 2020 tree (`PMC_VERSION` 0x09030000): `PMC_OP_CONFIGURELOG`
+    /// never looks at `pm_flags`.
+    Y2020,
+    /// `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db (2023+):
+    /// `PMC_OP_CONFIGURELOG` refuses `pm_flags != 0` with EINVAL.
+    Y2023,
+    /// 15-CURRENT (`PMC_VERSION` 0x0A000000,
+    /// `fel1x-developer/freebsd-src`@2d614aa2): as [`SimTree::Y2023`].
+    Current15,
+}
+
 /// The simulated machine and its security settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimConfig {
@@ -125,6 +148,9 @@ pub struct SimConfig {
     /// The PMC id layout. `None`: by the version, as FreeBSD's own trees
     /// do (0x09 old, 0x0A new); `Some(New)` with 0x09 is a CheriBSD kernel.
     pub id_layout: Option<pmc_log::hwpmc::IdLayout>,
+    /// The source tree whose rules apply where trees differ. `None`: by the
+    /// version, 0x09 the 2020 tree, 0x0A and later 15-CURRENT.
+    pub tree: Option<SimTree>,
 }
 
 impl Default for SimConfig {
@@ -143,6 +169,7 @@ impl Default for SimConfig {
             pid: 1000,
             mincount: None,
             id_layout: None,
+            tree: None,
         }
     }
 }
@@ -240,7 +267,14 @@ struct SimPmc {
     row: usize,
     md: pmc_md_op_pmcallocate,
     state: PState,
+    /// A counting PMC's count: `pm_gv.pm_savedvalue` for a process PMC
+    /// (what PMCRW reads and writes), the hardware counter for a system
+    /// PMC. A process sampling PMC's `pm_savedvalue`: written only by
+    /// PMCRW NEWVALUE, never by sampling (see `rw`).
     value: u64,
+    /// `pm_sc.pm_initial`: set by PMCSETCOUNT (and allocation) on a
+    /// counting PMC, read only by `pmc_start()` of a system PMC.
+    initial: u64,
     reload: u64,
     /// Events left until the next sample.
     left: u64,
@@ -297,6 +331,9 @@ struct State {
     stats: pmc_op_getdriverstats,
     encoder: Box<dyn LogEncoder>,
     calls: Vec<(crate::sys::PmcOp, Result<(), Errno>)>,
+    /// The per-CPU sample rings (`pc_sb[]`): samples taken since the last
+    /// hardclock tick, not yet processed into the log (see `step`).
+    ring: Vec<((i32, u32), LogRecord)>,
 }
 
 /// The simulated hwpmc driver. Cheap to share behind an `Arc`; every method
@@ -406,6 +443,7 @@ impl SimDriver {
                 stats: pmc_op_getdriverstats::default(),
                 encoder: Box::new(KernelFormat),
                 calls: Vec::new(),
+                ring: Vec::new(),
                 cfg,
             }),
         }
@@ -467,27 +505,91 @@ impl SimDriver {
                 path: path.to_owned(),
             },
         );
+        let fork = LogRecord::ProcFork {
+            oldpid: parent,
+            newpid: pid,
+        };
+        // hwpmc_mod.c@009268db pmc_process_fork: first every owner of a
+        // running system sampling PMC ("CK_LIST_FOREACH(po, &pmc_ss_owners,
+        // po_ssnext) { if (po->po_flags & PMC_PO_OWNS_LOGFILE) {
+        // pmclog_process_procfork(...); pmclog_process_proccreate(...); }"
+        // (PROC_CREATE not modelled) ...
+        let ss_owners = st.ss_owners();
+        for o in &ss_owners {
+            st.emit(*o, fork.clone());
+        }
         let keys: Vec<(i32, u32)> = st
             .pmcs
             .iter()
             .filter(|(_, p)| p.flags & PMC_F_DESCENDANTS != 0 && p.targets.contains_key(&parent))
             .map(|(k, _)| *k)
             .collect();
-        let mut logged_owners = BTreeSet::new();
+        // ... then, in the loop over the parent's DESCENDANTS PMCs, one
+        // PROCFORK per PMC, not per owner: "pmc_link_target_process(pm,
+        // ppnew); po = pm->pm_owner; if (po->po_sscount == 0 &&
+        // (po->po_flags & PMC_PO_OWNS_LOGFILE) != 0)
+        // pmclog_process_procfork(po, p1->p_pid, newproc->p_pid);".
         for k in keys {
             if let Some(p) = st.pmcs.get_mut(&k) {
                 p.targets.insert(pid, 0);
             }
-            if logged_owners.insert(k.0) {
-                st.emit(
-                    k.0,
-                    LogRecord::ProcFork {
-                        oldpid: parent,
-                        newpid: pid,
-                    },
-                );
+            if !ss_owners.contains(&k.0) {
+                st.emit(k.0, fork.clone());
             }
         }
+    }
+
+    /// `pid` execs `path` (`hwpmc_mod.c`@009268db `pmc_process_exec`): a
+    /// PROCEXEC record with `PMC_ID_INVALID` to each owner of a running
+    /// system sampling PMC ("CK_LIST_FOREACH(po, &pmc_ss_owners, ...)
+    /// pmclog_process_procexec(po, PMC_ID_INVALID, ...)"), then one per
+    /// PMC targeting `pid` whose owner has no such PMC ("if
+    /// (po->po_sscount == 0 && (po->po_flags & PMC_PO_OWNS_LOGFILE) != 0)
+    /// pmclog_process_procexec(po, pm->pm_id, ...)"). Not modelled: the
+    /// release of PMCs `pid` owns, the credential-change detach.
+    pub fn exec(&self, pid: i32, path: &str) {
+        let mut st = self.lock();
+        if let Some(p) = st.procs.get_mut(&pid) {
+            p.path = path.to_owned();
+        }
+        let rec = |pmcid| LogRecord::ProcExec {
+            pid,
+            pmcid,
+            base: SAMPLE_PC & !0xFFFF,
+            dyn_base: 0,
+            path: path.to_owned(),
+        };
+        let ss_owners = st.ss_owners();
+        for o in &ss_owners {
+            st.emit(*o, rec(PMC_ID_INVALID));
+        }
+        for (owner, id) in st.pmcs_targeting(pid) {
+            if !ss_owners.contains(&owner) {
+                st.emit(owner, rec(id));
+            }
+        }
+    }
+
+    /// `pid` maps `path` at `start` (`hwpmc_mod.c`@009268db
+    /// `pmc_process_mmap`): MAP_IN to each owner of a running system
+    /// sampling PMC, then to the owner of each sampling PMC targeting
+    /// `pid` (`if ((pm = pp->pp_pmcs[ri].pp_pmc) != NULL &&`
+    /// `PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm))) pmclog_process_map_in(...)`).
+    pub fn map(&self, pid: i32, start: u64, path: &str) {
+        let rec = LogRecord::MapIn {
+            pid,
+            start,
+            path: path.to_owned(),
+        };
+        self.lock().log_mapping(pid, &rec);
+    }
+
+    /// `pid` unmaps `[start, end)` (`hwpmc_mod.c`@009268db
+    /// `pmc_process_munmap`): MAP_OUT to the same owners as
+    /// [`map`](Self::map).
+    pub fn unmap(&self, pid: i32, start: u64, end: u64) {
+        let rec = LogRecord::MapOut { pid, start, end };
+        self.lock().log_mapping(pid, &rec);
     }
 
     /// Ends a process: PMCs attached to it are detached (PROCEXIT records
@@ -588,6 +690,38 @@ impl SimDriver {
 }
 
 impl State {
+    /// (owner, PMC id) of every PMC targeting `pid`.
+    fn pmcs_targeting(&self, pid: i32) -> Vec<(i32, u32)> {
+        self.pmcs
+            .iter()
+            .filter(|(_, p)| p.targets.contains_key(&pid))
+            .map(|(k, _)| *k)
+            .collect()
+    }
+
+    /// MAP_IN / MAP_OUT: every running-SS owner, then the owner of each
+    /// sampling PMC targeting `pid` (once per PMC, as the kernel's loop).
+    fn log_mapping(&mut self, pid: i32, rec: &LogRecord) {
+        for o in self.ss_owners() {
+            self.emit(o, rec.clone());
+        }
+        for (owner, id) in self.pmcs_targeting(pid) {
+            if self.pmcs.get(&(owner, id)).is_some_and(SimPmc::is_sampling) {
+                self.emit(owner, rec.clone());
+            }
+        }
+    }
+
+    /// Owners with a running system sampling PMC (`po_sscount > 0`, the
+    /// `pmc_ss_owners` list: pmc_start adds, pmc_stop removes).
+    fn ss_owners(&self) -> BTreeSet<i32> {
+        self.pmcs
+            .values()
+            .filter(|p| p.mode == PMC_MODE_SS && p.state == PState::Running)
+            .map(|p| p.owner)
+            .collect()
+    }
+
     fn tsc(&self) -> u64 {
         (u128::from(self.now_ns) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64
     }
@@ -621,6 +755,15 @@ impl State {
                 IdLayout::Old
             });
         layout.make(cpu, mode, class, row as u32)
+    }
+
+    /// The source tree the rules follow ([`SimConfig::tree`]).
+    fn tree(&self) -> SimTree {
+        self.cfg.tree.unwrap_or(if self.cfg.version >> 24 >= 0x0A {
+            SimTree::Current15
+        } else {
+            SimTree::Y2020
+        })
     }
 
     /// The smallest reload count of a sampling PMC:
@@ -749,8 +892,32 @@ impl State {
         }
     }
 
+    /// `hwpmc_mod.c`@009268db `pmc_process_samples()`, run by hardclock
+    /// (PMC_FN_DO_SAMPLES) and by FLUSHLOG: the ring's samples go to the
+    /// log only if their PMC still runs ("/* skip non-running samples */
+    /// if (pm->pm_state != PMC_STATE_RUNNING) goto entrydone;"), so a PMC
+    /// stopped or released before the next tick loses them.
+    fn process_samples(&mut self) {
+        for (key, rec) in std::mem::take(&mut self.ring) {
+            if self
+                .pmcs
+                .get(&key)
+                .is_some_and(|p| p.state == PState::Running)
+            {
+                self.emit(key.0, rec);
+            }
+        }
+    }
+
     fn step(&mut self, work: Option<Work>, nanos: u64) {
         let t = ticks(self.now_ns, nanos);
+        // A hardclock tick in this slice processes what the rings hold
+        // (pmc_hook_handler PMC_FN_DO_SAMPLES -> pmc_process_samples).
+        if t > 0 {
+            self.process_samples();
+        }
+        let per_tick = 1_000_000_000 / HZ;
+        let last_tick_ns = self.now_ns.saturating_add(nanos) / per_tick * per_tick;
         let tsc_delta = (u128::from(nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
         let keys: Vec<(i32, u32)> = self.pmcs.keys().copied().collect();
         let mut samples: Vec<(i32, LogRecord)> = Vec::new();
@@ -789,7 +956,11 @@ impl State {
             let Some(p) = self.pmcs.get_mut(&k) else {
                 continue;
             };
-            p.value = p.value.wrapping_add(n);
+            // A process sampling PMC's pm_savedvalue is not touched by
+            // sampling (pmc_process_csw_out saves a TS countdown per thread).
+            if !p.is_sampling() || p.is_system() {
+                p.value = p.value.wrapping_add(n);
+            }
             if let Some(v) = p.targets.get_mut(&pid) {
                 *v = v.wrapping_add(n);
                 // hwpmc_mod.c:pmc_process_csw_out logs PROCCSW only for a
@@ -814,6 +985,14 @@ impl State {
                 let mut left = n;
                 while left >= p.left {
                     left -= p.left;
+                    // When in the slice the sample was taken (events spread
+                    // evenly over it): before the slice's last hardclock
+                    // tick it was processed at that tick; after it, it waits
+                    // in the ring for the next tick (or FLUSHLOG).
+                    let at = self.now_ns.saturating_add(
+                        (u128::from(nanos) * u128::from(n - left) / u128::from(n)) as u64,
+                    );
+                    let processed = t > 0 && at <= last_tick_ns;
                     p.left = p.reload.max(1);
                     let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
                     let pcs: Vec<u64> = (0..depth).map(|i| SAMPLE_PC + 0x100 * i).collect();
@@ -821,17 +1000,19 @@ impl State {
                     if !logs_samples {
                         continue;
                     }
-                    samples.push((
-                        k.0,
-                        LogRecord::Callchain {
-                            pid: sample_pid,
-                            tid: sample_pid.wrapping_mul(100),
-                            pmcid: p.id,
-                            cpu,
-                            flags: PMC_CC_F_USERSPACE,
-                            pcs,
-                        },
-                    ));
+                    let rec = LogRecord::Callchain {
+                        pid: sample_pid,
+                        tid: sample_pid.wrapping_mul(100),
+                        pmcid: p.id,
+                        cpu,
+                        flags: PMC_CC_F_USERSPACE,
+                        pcs,
+                    };
+                    if processed {
+                        samples.push((k.0, rec));
+                    } else if self.ring.len() < 100_000 {
+                        self.ring.push((k, rec));
+                    }
                     if samples.len() > 100_000 {
                         break;
                     }
@@ -851,8 +1032,16 @@ impl State {
     /// `hwpmc_mod.c:pmc_syscall_handler` PMC_OP_CONFIGURELOG and
     /// `hwpmc_logging.c:pmclog_configure_log` / `pmclog_deconfigure_log`.
     fn configure_log(&mut self, a: &mut pmc_op_configurelog) -> Result<(), Errno> {
-        // `pm_flags` is copied in and never looked at (hwpmc_mod.c,
-        // PMC_OP_CONFIGURELOG): any value is accepted.
+        // 2023+ and 15-CURRENT: hwpmc_mod.c@009268db pmc_syscall_handler
+        // PMC_OP_CONFIGURELOG, before the owner is looked up: "/* No flags
+        // currently implemented */ if (cl.pm_flags != 0) { ... error =
+        // EINVAL; break; }" (the same in fel1x-developer/freebsd-src
+        // @2d614aa2, 15-CURRENT). The 2020 tree copies `pm_flags` in and
+        // never looks at it (freebsd-audit-2 section 2; that tree was not
+        // re-read here).
+        if a.pm_flags != 0 && self.tree() != SimTree::Y2020 {
+            return Err(Errno::EINVAL);
+        }
         let me = self.current;
         // The owner descriptor is found or created first, whatever follows
         // (pmc_find_owner_descriptor / pmc_allocate_owner_descriptor).
@@ -933,8 +1122,16 @@ impl State {
     }
 
     /// `hwpmc_logging.c:pmclog_flush`: a pending writer error first, then
-    /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG).
+    /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG),
+    /// then the sample rings are processed and the buffers written.
     fn flush_log(&mut self) -> Result<(), Errno> {
+        self.with_log()?;
+        // hwpmc_logging.c pmclog_flush() -> pmclog_schedule_all() ->
+        // pmclog_schedule_one_cond() on each CPU: "if
+        // (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
+        // PMC_FN_DO_SAMPLES, NULL)" (2018+ trees): the rings are processed
+        // first, while their PMCs still run.
+        self.process_samples();
         let log = self.with_log()?;
         if let Some(e) = log.error {
             return Err(e);
@@ -1108,7 +1305,12 @@ impl State {
             row: ri,
             md: a.pm_md,
             state: PState::Allocated,
-            value: if sampling { 0 } else { a.pm_count },
+            // pmc_allocate_pmc_descriptor() zeroes the descriptor
+            // (M_ZERO); the allocation's count only sets pm_initial
+            // (hwpmc_mod.c@009268db pmc_do_op_pmcallocate: "else
+            // pmc->pm_sc.pm_initial = pa->pm_count;").
+            value: 0,
+            initial: if sampling { 0 } else { a.pm_count },
             reload,
             left: reload,
             targets: BTreeMap::new(),
@@ -1328,6 +1530,10 @@ impl State {
         for t in pids {
             p.targets.entry(t).or_insert(0);
         }
+        // hwpmc_mod.c@009268db pmc_link_target_process, for each process of
+        // the (DESCENDANTS) subtree: "if (pm->pm_owner->po_owner ==
+        // pp->pp_proc) pm->pm_flags |= PMC_F_ATTACHED_TO_OWNER", so an
+        // attach to an ancestor of the owner takes the owner in too.
         if p.targets.contains_key(&p.owner) {
             p.flags |= PMC_F_ATTACHED_TO_OWNER;
         }
@@ -1413,7 +1619,16 @@ impl State {
             let owner = p.owner;
             self.attach_checked(key, owner)?;
         }
-        self.pmc_mut(key)?.state = PState::Running;
+        let p = self.pmc_mut(key)?;
+        // hwpmc_mod.c@009268db pmc_start, system PMC: "v =
+        // PMC_IS_SAMPLING_MODE(mode) ? pm->pm_sc.pm_reloadcount :
+        // pm->pm_sc.pm_initial; ... pcd->pcd_write_pmc(cpu, adjri, pm, v)".
+        // (A sampling system PMC's countdown is left as it was: the
+        // simulator does not model the reload on restart.)
+        if p.is_system() && !p.is_sampling() {
+            p.value = p.initial;
+        }
+        p.state = PState::Running;
         Ok(())
     }
 
@@ -1429,6 +1644,12 @@ impl State {
         }
         if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
             return Err(Errno::ENXIO);
+        }
+        // hwpmc_mod.c@009268db pmc_stop, system PMC: "error =
+        // pcd->pcd_read_pmc(cpu, adjri, pm, &pm->pm_sc.pm_initial)", so a
+        // later PMCSTART resumes from the count.
+        if p.is_system() && !p.is_sampling() {
+            p.initial = p.value;
         }
         Ok(())
     }
@@ -1473,13 +1694,32 @@ impl State {
         if p.is_system() && !online.get(p.cpu as usize).copied().unwrap_or(false) {
             return Err(Errno::ENXIO);
         }
-        // A sampling PMC reads as its reload-down counter, the events left
-        // until the next sample (hwpmc_core.c:iap_read_pmc:
-        // "if (PMC_IS_SAMPLING_MODE(...)) *v = iap_perfctr_value_to_reload_count(tmp)"),
-        // not an event total.
-        let old = if p.is_sampling() { p.left } else { p.value };
+        // hwpmc_mod.c@009268db pmc_do_op_pmcrw, process (virtual) PMC:
+        // "if ((pm->pm_flags & PMC_F_ATTACHED_TO_OWNER) && (pm->pm_state ==
+        // PMC_STATE_RUNNING)) error = (*pcd->pcd_read_pmc)(...); else *valp =
+        // pm->pm_gv.pm_savedvalue;" and NEWVALUE "pm->pm_gv.pm_savedvalue =
+        // prw->pm_value". A TS PMC's countdown lives per thread
+        // (pmc_process_csw_out: "pt->pt_pmcs[ri].pt_pmcval = newvalue"),
+        // never in pm_savedvalue, so a TS PMC on another process reads 0 or
+        // the last NEWVALUE. Reads from the hardware (a system PMC, or a
+        // running PMC attached to its owner) of a sampling PMC give the
+        // reload-down counter, the events left until the next sample
+        // (hwpmc_core.c:iap_read_pmc: "if (PMC_IS_SAMPLING_MODE(...)) *v =
+        // iap_perfctr_value_to_reload_count(tmp)").
+        let from_hw =
+            p.is_system() || (p.flags & PMC_F_ATTACHED_TO_OWNER != 0 && p.state == PState::Running);
+        let old = if p.is_sampling() && from_hw {
+            p.left
+        } else {
+            p.value
+        };
         if a.pm_flags & PMC_F_NEWVALUE != 0 {
-            p.value = a.pm_value;
+            if p.is_sampling() && p.is_system() {
+                // pcd_write_pmc of a sampling PMC loads the countdown.
+                p.left = a.pm_value.max(1);
+            } else {
+                p.value = a.pm_value;
+            }
         }
         if a.pm_flags & PMC_F_OLDVALUE != 0 {
             a.pm_value = old;
@@ -1494,11 +1734,17 @@ impl State {
         if p.state == PState::Running {
             return Err(Errno::EBUSY);
         }
+        // hwpmc_mod.c@009268db PMC_OP_PMCSETCOUNT: "if
+        // (PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm))) { ... pm->pm_sc.pm_reloadcount
+        // = MAX(MAX(1, pmc_mincount), sc.pm_count); } else
+        // pm->pm_sc.pm_initial = sc.pm_count;". pm_initial is read only by
+        // pmc_start() of a system PMC: on a process counting PMC SETCOUNT
+        // changes nothing anyone reads (PMCRW reads pm_savedvalue).
         if p.is_sampling() {
             p.reload = a.pm_count.max(floor);
             p.left = p.reload;
         } else {
-            p.value = a.pm_count;
+            p.initial = a.pm_count;
         }
         Ok(())
     }
@@ -1687,6 +1933,15 @@ impl Driver for SimDriver {
 
     fn euid(&self) -> Option<u32> {
         Some(if self.lock().cfg.privileged { 0 } else { 1001 })
+    }
+
+    fn parent_pid(&self, pid: i32) -> Option<i32> {
+        self.lock().procs.get(&pid).map(|p| p.parent)
+    }
+
+    /// Each simulator is its own kernel: its address.
+    fn kernel_id(&self) -> usize {
+        std::ptr::from_ref(self) as usize
     }
 }
 

@@ -180,7 +180,8 @@ fn setcount_and_write_while_running_are_ebusy() {
     assert_eq!(write(&d, id, 1), Err(Errno::EBUSY));
     d.tick(0, 0, 3);
     stop(&d, id).unwrap();
-    assert_eq!(write(&d, id, 10).unwrap(), 103);
+    // SETCOUNT set pm_initial, which a process PMC never loads.
+    assert_eq!(write(&d, id, 10).unwrap(), 3);
     assert_eq!(read(&d, id).unwrap(), 10);
     // Illegal PMCRW flags.
     let mut rw = pmc_op_pmcrw {
@@ -602,10 +603,14 @@ fn sampling_needs_a_log_then_logs_kernel_records() {
     };
     assert_eq!(d.call(OpArg::ConfigureLog(&mut next)), Err(Errno::ENOMEM));
     // Releasing the last PMC removes the owner (pmc_maybe_remove_owner);
-    // a new owner starts without SHUTDOWN. `pm_flags` is never looked at.
+    // a new owner starts without SHUTDOWN.
     release(&d, id).unwrap();
     release(&d, pe).unwrap();
+    // 2023+ and 15-CURRENT refuse any `pm_flags` (the default version is
+    // 0x0A: the 15-CURRENT rules).
     next.pm_flags = 0x7;
+    assert_eq!(d.call(OpArg::ConfigureLog(&mut next)), Err(Errno::EINVAL));
+    next.pm_flags = 0;
     assert_eq!(d.call(OpArg::ConfigureLog(&mut next)), Ok(()));
 }
 
@@ -989,4 +994,176 @@ fn class_rows_match_the_kernel() {
     };
     assert!(rows(SimCpu::AmdZen).contains(&(PMC_CLASS_K8, 16)));
     assert_eq!(rows(SimCpu::Generic), vec![(PMC_CLASS_SOFT, 16)]);
+}
+
+/// hwpmc_mod.c@009268db PMC_OP_PMCSETCOUNT sets `pm_initial` on a counting
+/// PMC, and only `pmc_start()` of a system PMC loads it; a process PMC reads
+/// `pm_savedvalue`, which only PMCRW NEWVALUE sets.
+#[test]
+fn setcount_of_a_counting_pmc_only_feeds_a_system_start() {
+    let d = sim();
+    let id = tc_pagefaults(&d);
+    start(&d, id).unwrap();
+    d.tick(1_000_000, 0, 5);
+    stop(&d, id).unwrap();
+    setcount(&d, id, 0).unwrap();
+    assert_eq!(read(&d, id).unwrap(), 5, "SETCOUNT changes nothing here");
+    start(&d, id).unwrap();
+    stop(&d, id).unwrap();
+    assert_eq!(read(&d, id).unwrap(), 5, "nor does the next start");
+    assert_eq!(write(&d, id, 0).unwrap(), 5);
+    assert_eq!(read(&d, id).unwrap(), 0, "NEWVALUE resets pm_savedvalue");
+    // System counting: pmc_stop saves the counter in pm_initial, pmc_start
+    // loads pm_initial, so SETCOUNT takes effect at the next start, and a
+    // NEWVALUE written while stopped is overwritten by it.
+    let sc = alloc(
+        &d,
+        alloc_req(PMC_MODE_SC, PMC_CLASS_SOFT, soft("PAGE_FAULT.ALL"), 0),
+    )
+    .unwrap();
+    start(&d, sc).unwrap();
+    d.tick(1_000_000, 0, 4);
+    stop(&d, sc).unwrap();
+    setcount(&d, sc, 100).unwrap();
+    assert_eq!(read(&d, sc).unwrap(), 4, "the counter until the next start");
+    start(&d, sc).unwrap();
+    assert_eq!(read(&d, sc).unwrap(), 100);
+    stop(&d, sc).unwrap();
+    write(&d, sc, 7).unwrap();
+    assert_eq!(read(&d, sc).unwrap(), 7);
+    start(&d, sc).unwrap();
+    assert_eq!(read(&d, sc).unwrap(), 100, "pmc_start loads pm_initial");
+}
+
+/// hwpmc_mod.c@009268db pmc_do_op_pmcrw: a process PMC not running
+/// attached to its owner reads `pm_savedvalue`; a TS PMC's countdown is
+/// kept per thread (pmc_process_csw_out), never there.
+#[cfg(unix)]
+#[test]
+fn a_process_sampling_pmc_reads_its_saved_value() {
+    use std::os::fd::AsRawFd;
+    let d = sim();
+    let (_r, w) = crate::sys::pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let mut a = alloc_req(
+        PMC_MODE_TS,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.ALL"),
+        PMC_CPU_ANY,
+    );
+    a.pm_count = 5000;
+    let ts = alloc(&d, a).unwrap();
+    attach(&d, ts, 2000).unwrap();
+    start(&d, ts).unwrap();
+    d.run(Work {
+        pid: 2000,
+        page_faults_read: 1200,
+        ..Work::default()
+    });
+    assert_eq!(read(&d, ts).unwrap(), 0, "running on another process");
+    stop(&d, ts).unwrap();
+    assert_eq!(read(&d, ts).unwrap(), 0, "stopped");
+    assert_eq!(write(&d, ts, 42).unwrap(), 0);
+    assert_eq!(read(&d, ts).unwrap(), 42, "the written pm_savedvalue");
+}
+
+/// PMC_OP_CONFIGURELOG's `pm_flags`: ignored by the 2020 tree, EINVAL in
+/// 2023+ (hwpmc_mod.c@009268db) and 15-CURRENT trees.
+#[cfg(unix)]
+#[test]
+fn configurelog_flags_by_tree() {
+    use std::os::fd::AsRawFd;
+    for (version, tree, want) in [
+        (0x0903_0000, None, Ok(())),
+        (0x0903_0000, Some(SimTree::Y2020), Ok(())),
+        (0x0903_0000, Some(SimTree::Y2023), Err(Errno::EINVAL)),
+        (PMC_VERSION, None, Err(Errno::EINVAL)),
+        (PMC_VERSION, Some(SimTree::Current15), Err(Errno::EINVAL)),
+    ] {
+        let d = SimDriver::new(SimConfig {
+            version,
+            tree,
+            ..SimConfig::default()
+        });
+        let (_r, w) = crate::sys::pipe().unwrap();
+        let mut cl = pmc_op_configurelog {
+            pm_flags: 0x1,
+            pm_logfd: w.as_raw_fd(),
+        };
+        assert_eq!(
+            d.call(OpArg::ConfigureLog(&mut cl)),
+            want,
+            "{version:#x} {tree:?}"
+        );
+    }
+}
+
+/// Samples wait in the per-CPU rings until a hardclock tick or FLUSHLOG,
+/// which log them only if their PMC still runs (hwpmc_mod.c@009268db
+/// pmc_process_samples: "skip non-running samples"): stopping first loses
+/// the samples taken since the last tick.
+#[cfg(unix)]
+#[test]
+fn stop_before_flush_loses_the_last_ticks_samples() {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    // 10 samples over 2.5 ms (one each 0.25 ms); ticks at 1 and 2 ms.
+    let samples = |flush_first: bool, tick_first: bool| -> usize {
+        let d = sim();
+        let (r, w) = crate::sys::pipe().unwrap();
+        let mut cl = pmc_op_configurelog {
+            pm_flags: 0,
+            pm_logfd: w.as_raw_fd(),
+        };
+        d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+        d.spawn(2000, 1000, true, "/bin/sh");
+        let mut a = alloc_req(
+            PMC_MODE_TS,
+            PMC_CLASS_SOFT,
+            soft("PAGE_FAULT.ALL"),
+            PMC_CPU_ANY,
+        );
+        a.pm_count = 1000;
+        let ts = alloc(&d, a).unwrap();
+        attach(&d, ts, 2000).unwrap();
+        start(&d, ts).unwrap();
+        d.run(Work {
+            pid: 2000,
+            nanos: 2_500_000,
+            page_faults_read: 10_000,
+            ..Work::default()
+        });
+        if tick_first {
+            d.advance(1_000_000);
+        }
+        if flush_first {
+            d.call(OpArg::FlushLog).unwrap();
+        }
+        stop(&d, ts).unwrap();
+        d.call(OpArg::FlushLog).unwrap();
+        d.call(OpArg::CloseLog).unwrap();
+        drop(w);
+        let mut bytes = Vec::new();
+        std::fs::File::from(r).read_to_end(&mut bytes).unwrap();
+        pmc_log::hwpmc::Parser::new(&bytes)
+            .unwrap()
+            .filter(|e| matches!(e, pmc_log::hwpmc::Event::Callchain { .. }))
+            .count()
+    };
+    assert_eq!(
+        samples(false, false),
+        8,
+        "2 samples after the 2 ms tick lost"
+    );
+    assert_eq!(
+        samples(true, false),
+        10,
+        "FLUSHLOG before PMCSTOP keeps them"
+    );
+    assert_eq!(samples(false, true), 10, "or a tick while it runs");
 }

@@ -231,6 +231,22 @@ pub trait Driver: Send + Sync {
     fn euid(&self) -> Option<u32> {
         None
     }
+
+    /// The parent of process `pid` (`kinfo_proc.ki_ppid`), if known: the
+    /// backend walks the owner's ancestors with it to refuse a
+    /// `PMC_F_DESCENDANTS` sampling attach whose subtree holds the owner.
+    fn parent_pid(&self, pid: i32) -> Option<i32> {
+        let _ = pid;
+        None
+    }
+
+    /// Which kernel this driver talks to: drivers with the same id share
+    /// hwpmc's per-process state (one owner descriptor, one log per
+    /// process). Every real driver is the one kernel (0, the default); each
+    /// simulator is its own.
+    fn kernel_id(&self) -> usize {
+        0
+    }
 }
 
 impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
@@ -245,6 +261,12 @@ impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
     }
     fn euid(&self) -> Option<u32> {
         (**self).euid()
+    }
+    fn parent_pid(&self, pid: i32) -> Option<i32> {
+        (**self).parent_pid(pid)
+    }
+    fn kernel_id(&self) -> usize {
+        (**self).kernel_id()
     }
 }
 

@@ -164,4 +164,28 @@ impl Driver for RealDriver {
     fn euid(&self) -> Option<u32> {
         Some(nix::unistd::geteuid().as_raw())
     }
+
+    /// `sysctl kern.proc.pid.<pid>`: the process's `ki_ppid`.
+    fn parent_pid(&self, pid: i32) -> Option<i32> {
+        let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid];
+        // SAFETY: `kinfo_proc` is plain C data (integers, arrays, raw
+        // pointers), for which all-zero bytes are a valid value.
+        let mut kp: libc::kinfo_proc = unsafe { std::mem::zeroed() };
+        let mut len: libc::size_t = std::mem::size_of::<libc::kinfo_proc>();
+        // SAFETY: `sysctl` reads the 4-element `mib`, writes at most `len`
+        // bytes into `kp` (which is `len` bytes long) and the size written
+        // into `len`; no new value is passed (NULL, 0).
+        let r = unsafe {
+            libc::sysctl(
+                mib.as_mut_ptr(),
+                4,
+                std::ptr::addr_of_mut!(kp).cast(),
+                &mut len,
+                std::ptr::null(),
+                0,
+            )
+        };
+        let whole = len == std::mem::size_of::<libc::kinfo_proc>();
+        (r == 0 && whole).then_some(kp.ki_ppid)
+    }
 }

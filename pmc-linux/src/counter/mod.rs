@@ -933,8 +933,20 @@ impl pmc_core::Pmc for LinuxPmc {
     /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](pmc_core::Pmc::sample_in_process)
     /// was called.
     fn samples(&mut self) -> Result<Vec<OwnedSample>> {
+        // After the drain, the kernel's own lost counts: losses at the end of a run have no
+        // PERF_RECORD_LOST (the kernel writes it at the ring's next output).
+        let complete = self.c.reads_lost();
         match self.c.rings.as_mut().map(|r| &mut r.delivery) {
-            Some(Delivery::Local(Some(l))) => Ok(l.drain()),
+            Some(Delivery::Local(Some(l))) => {
+                let out = l.drain();
+                let counts = self.c.kernel_lost().unwrap_or_default();
+                if let Some(Delivery::Local(Some(l))) =
+                    self.c.rings.as_mut().map(|r| &mut r.delivery)
+                {
+                    l.kernel_lost(&counts, complete);
+                }
+                Ok(out)
+            }
             Some(Delivery::Local(None)) => Ok(Vec::new()),
             _ => Err(Error::new(
                 ErrorKind::InvalidState,

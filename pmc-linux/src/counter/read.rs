@@ -138,6 +138,9 @@ impl Counters {
             }
             return Ok(());
         }
+        if self.read == ReadLayout::PerMember && inst.cpus.iter().any(|&c| c >= 0) {
+            return self.read_per_thread_cpu(inst, out);
+        }
         for set in &inst.threads {
             if self.read == ReadLayout::PerMember {
                 let want = self.member_words();
@@ -172,6 +175,45 @@ impl Counters {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A process instance with one fd set per (thread, CPU) (sampling with descendants or of
+    /// another process: [`FdLayout::PerThreadCpu`](super::layout::FdLayout)). A thread's
+    /// per-CPU events are each enabled while it runs anywhere but run only while it runs on
+    /// their CPU, so per thread the counts and running times add up over its CPUs and the
+    /// enabled time is one CPU's (summing it would read as multiplexing: `scaled()` came out
+    /// 2x the count on 2 CPUs). Threads then add up as usual. A thread's sets are consecutive,
+    /// its CPUs ascending (`open_pid`, `attach`), so a CPU not above the previous one starts
+    /// the next thread.
+    fn read_per_thread_cpu(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
+        let mut thread = vec![(0u64, 0u64, 0u64); out.len()];
+        let flush = |thread: &mut [(u64, u64, u64)], out: &mut [Reading]| {
+            for (slot, acc) in out.iter_mut().zip(thread.iter_mut()) {
+                let (v, en, run) = std::mem::take(acc);
+                slot.accumulate(&Reading::new(v, en, run.min(en)));
+            }
+        };
+        let mut prev: Option<i32> = None;
+        // Sampling events carry PERF_FORMAT_LOST: a fifth word.
+        let want = self.member_words();
+        for (set, &cpu) in inst.threads.iter().zip(&inst.cpus) {
+            if prev.is_some_and(|p| cpu < 0 || cpu <= p) {
+                flush(&mut thread, out);
+            }
+            prev = Some(cpu);
+            for (fd, acc) in set.iter().zip(thread.iter_mut()) {
+                let mut words = [0u64; 5];
+                let n = read_words(&self._shared.sys, fd, &mut words[..want])?;
+                if n != want {
+                    return Err(short_read(n, want));
+                }
+                acc.0 = acc.0.saturating_add(words[0]);
+                acc.1 = acc.1.max(words[1]);
+                acc.2 = acc.2.saturating_add(words[2]);
+            }
+        }
+        flush(&mut thread, out);
         Ok(())
     }
 

@@ -231,6 +231,27 @@ fn sampling_the_calling_process_follows_threads_with_one_ring_per_cpu() {
     assert_eq!(ev.iter().filter(|e| e.mapped).count(), 2, "a ring per CPU");
 }
 
+/// A thread's per-CPU events are each enabled while it runs anywhere and run only on their
+/// CPU: their enabled times are one CPU's, not a sum that reads as multiplexing (issue 20's
+/// truth matrix: `scaled()` of a sampling PMC on a pid was twice its count on 2 CPUs).
+#[test]
+fn per_thread_cpu_reads_are_not_taken_for_multiplexing() {
+    let (k, backend) = kernel();
+    k.add_process(200, &[200, 201]);
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.attach(Target::Pid(200)).expect("attach");
+    p.start().expect("start");
+    k.tick(200, 0, 100);
+    k.tick(200, 1, 300);
+    k.tick(201, 1, 50);
+    let r = p.read().expect("read");
+    assert_eq!(r.value, 450);
+    assert_eq!((r.time_enabled, r.time_running), (450, 450), "{r:?}");
+    assert_eq!(r.scaled(), Some(450));
+}
+
 /// A group starts with its members enabled before its leader, so that it is scheduled in
 /// whole (issue 20: enabling the leader first lost member counts in every cycle but the first).
 #[test]
@@ -1147,4 +1168,24 @@ fn a_blocked_log_sink_never_holds_the_drain_up() {
         .filter(|r| matches!(r, pmc_log::Record::Sample(_)))
         .count() as u64;
     assert_eq!(logged + s.lost_spool, s.samples, "{s:?}");
+}
+
+/// In-process sampling counts the kernel's lost records too: a loss at the end, with no
+/// PERF_RECORD_LOST after it, is in the PMC's summary once its samples are read.
+#[test]
+fn in_process_samples_count_the_kernels_lost_records() {
+    let (k, backend) = kernel();
+    backend.set_ring_pages(1).expect("pages");
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    let taken = sample_until_lost(&k, fd, 10);
+    p.stop().expect("stop");
+    let got = p.samples().expect("samples").len() as u64;
+    let s = p.sample_summary().expect("summary");
+    assert_eq!((got + s.lost, s.samples), (taken, got), "{s:?}");
+    assert!(s.lost_unreported >= 1, "{s:?}");
 }

@@ -61,6 +61,7 @@
 //! | PROCEXEC | [`Exec`] (legacy layout: `EXEC_LEGACY_ENTRY`) |
 //! | MAP_IN / MAP_OUT | [`Map`] (`len` 0: unknown) / [`Unmap`] |
 //! | PROCFORK, SYSEXIT, THR_CREATE, THR_EXIT, PROC_CREATE | [`Fork`], [`Exit`], [`ThreadCreate`], [`ThreadExit`], [`ProcessCreate`] |
+//! | PROCFORK repeating the last fork of the same child and parent (hwpmc writes one per `PMC_F_DESCENDANTS` PMC) | nothing (noted in the report) |
 //! | PMCATTACH / PMCDETACH | [`Attach`] / [`Detach`] |
 //! | DROPNOTIFY | [`Lost`] with `count` 0 (unknown) |
 //! | USERDATA | [`UserData`] (4 bytes, LE) |
@@ -1031,7 +1032,16 @@ struct Converter {
     /// The PMC id layout the log's allocation records showed, if any did.
     layout: Option<IdLayout>,
     notes: Vec<String>,
+    /// The parent of each process a PROCFORK named (at most
+    /// [`MAX_TRACKED_FORKS`]), until an exec or exit record for it: to
+    /// merge the kernel's duplicate PROCFORKs (see [`Converter::skip`]).
+    forks: HashMap<i32, i32>,
 }
+
+/// The most forked processes the importer remembers for merging duplicate
+/// PROCFORK records; past it the map starts afresh (a duplicate may then
+/// pass through as a second, identical fork record).
+pub const MAX_TRACKED_FORKS: usize = 65_536;
 
 impl Converter {
     fn new(prefix: Option<PrefixInfo>) -> Self {
@@ -1039,6 +1049,38 @@ impl Converter {
             prefix,
             ..Converter::default()
         }
+    }
+
+    /// Whether `ev` repeats what an earlier record already said, so it
+    /// produces no record. hwpmc writes one PROCFORK per `PMC_F_DESCENDANTS`
+    /// PMC attached to the parent, not one per owner (`hwpmc_mod.c`
+    /// `pmc_process_fork()`: `pmclog_process_procfork(po, ...)` inside the
+    /// loop over the parent's PMCs): a fork already seen for the same child
+    /// and parent, with no exec or exit of the child since, is merged.
+    fn skip(&mut self, ev: &Event<'_>) -> bool {
+        match *ev {
+            Event::ProcFork { oldpid, newpid, .. } => {
+                if self.forks.get(&newpid) == Some(&oldpid) {
+                    self.note(
+                        "duplicate PROCFORK records (hwpmc writes one per PMC_F_DESCENDANTS PMC, \
+                         hwpmc_mod.c pmc_process_fork) were merged into one fork each"
+                            .to_owned(),
+                    );
+                    return true;
+                }
+                if self.forks.len() >= MAX_TRACKED_FORKS {
+                    self.forks.clear();
+                }
+                self.forks.insert(newpid, oldpid);
+            }
+            Event::ProcExec { pid, .. }
+            | Event::ProcExit { pid, .. }
+            | Event::SysExit { pid, .. } => {
+                self.forks.remove(&pid);
+            }
+            _ => {}
+        }
+        false
     }
 
     fn track(&mut self, pmcid: u32, rate: u64, flags: u32) {
@@ -1414,9 +1456,14 @@ impl<'a> Iterator for Importer<'a> {
                 }
             }
         }
-        let ev = match self.pending.take() {
-            Some(ev) => ev,
-            None => self.parser.next()?,
+        let ev = loop {
+            let ev = match self.pending.take() {
+                Some(ev) => ev,
+                None => self.parser.next()?,
+            };
+            if !self.conv.skip(&ev) {
+                break ev;
+            }
         };
         let rec = self.conv.convert(ev);
         self.conv.out += 1;

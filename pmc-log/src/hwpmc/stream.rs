@@ -252,6 +252,9 @@ impl<W: Write> StreamImporter<W> {
                 None => return Ok(()),
             }
         };
+        if self.conv.skip(&ev) {
+            return Ok(());
+        }
         let rec = self.conv.convert(ev);
         self.conv.out += 1;
         match rec {

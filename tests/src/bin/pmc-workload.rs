@@ -19,6 +19,16 @@
 //!                                 spinning 1 ms of thread CPU time (clock_gettime
 //!                                 through the vdso): a known call structure for the
 //!                                 call-graph tests
+//! pmc-workload matrix-run SHAPE... [truth=FILE]
+//!                                 (the truth matrix) run pmc_tests::matrix's shape once
+//!                                 (threads=, procs=, pages=, spin=); write its truth line
+//!                                 (this process's whole CPU time, its children's) to FILE
+//! pmc-workload matrix-worker SHAPE...
+//!                                 create the shape's standing threads, print `ready`, then
+//!                                 per stdin line `work` run it and print its truth line;
+//!                                 `quit` (or end of input) exits
+//! pmc-workload pingpong N [fork]  N pipe round trips between two threads (or a forked
+//!                                 child); print the context switches getrusage saw
 //! pmc-workload unprivileged-check WORKLOAD
 //!                                 (run as an unprivileged user) try what an
 //!                                 unprivileged user may and may not count;
@@ -57,6 +67,12 @@ fn main() -> ExitCode {
             let b = side_caller(n);
             println!("{}", a ^ b);
         }
+        ("matrix-run", _) => return matrix_run(&args[1..]),
+        ("matrix-worker", _) => return matrix_worker(&args[1..]),
+        ("pingpong", Some(n)) => println!(
+            "{}",
+            pmc_tests::matrix::ping_pong(n, args.get(2).is_some_and(|a| a == "fork"))
+        ),
         ("fast-reads", _) => match arg {
             Some(e) => println!(
                 "{}",
@@ -76,6 +92,59 @@ fn main() -> ExitCode {
             None => return usage(),
         },
         _ => return usage(),
+    }
+    ExitCode::SUCCESS
+}
+
+/// `matrix-run SHAPE... [truth=FILE]`: the shape once; its truth line (with
+/// the CPU time of the whole process, start-up included) to FILE or stdout.
+fn matrix_run(args: &[String]) -> ExitCode {
+    use pmc_tests::matrix::{cpu_ns, rusage, Shape, Worker};
+    let (truth_file, shape_args): (Vec<&String>, Vec<&String>) =
+        args.iter().partition(|a| a.starts_with("truth="));
+    let shape_args: Vec<String> = shape_args.into_iter().cloned().collect();
+    let Some(shape) = Shape::parse(&shape_args) else {
+        return usage();
+    };
+    let exe = std::env::current_exe().ok();
+    let mut w = Worker::new(shape, exe.as_deref());
+    let mut t = w.work();
+    drop(w);
+    t.own_cpu_ns = cpu_ns(&rusage(libc::RUSAGE_SELF));
+    t.child_cpu_ns = cpu_ns(&rusage(libc::RUSAGE_CHILDREN));
+    t.pid = u64::from(std::process::id());
+    match truth_file.first().and_then(|f| f.strip_prefix("truth=")) {
+        Some(f) => {
+            if std::fs::write(f, t.to_line()).is_err() {
+                return ExitCode::from(1);
+            }
+        }
+        None => println!("{}", t.to_line()),
+    }
+    ExitCode::SUCCESS
+}
+
+/// `matrix-worker SHAPE...`: standing threads now, `work` on demand.
+fn matrix_worker(args: &[String]) -> ExitCode {
+    use pmc_tests::matrix::{Shape, Worker};
+    use std::io::{BufRead, Write};
+    let Some(shape) = Shape::parse(args) else {
+        return usage();
+    };
+    let exe = std::env::current_exe().ok();
+    let mut w = Worker::new(shape, exe.as_deref());
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "ready");
+    let _ = out.flush();
+    for line in std::io::stdin().lock().lines() {
+        match line.as_deref().map(str::trim) {
+            Ok("work") => {
+                let t = w.work();
+                let _ = writeln!(out, "{}", t.to_line());
+                let _ = out.flush();
+            }
+            _ => break,
+        }
     }
     ExitCode::SUCCESS
 }
