@@ -168,6 +168,11 @@ impl HubState {
         let now_seen = h.unwritten();
         if let Some(e) = h.error() {
             LogFailure::note(&mut self.error, &pmc_log::WriteError::Io(e));
+            // Fail the writer now (its seal meets the spool's error at once, without
+            // waiting): the records of its pending block count as dropped, not written.
+            if let Some(w) = self.writer.as_mut().filter(|w| w.failed().is_none()) {
+                let _ = w.flush();
+            }
         }
         let new = now_seen.samples.saturating_sub(self.spool_seen.samples);
         self.spool_seen = now_seen;
