@@ -56,6 +56,19 @@ pub struct SamplingSummary {
     pub samples: u64,
     /// Samples the kernel reported as lost because a buffer was full.
     pub lost: u64,
+    /// Of `lost`, samples the kernel counted as lost but never reported
+    /// with a loss record: lost while the log's reader was held up (its
+    /// writer blocked on a slow pipe, socket or disk, or the process
+    /// stopped), with the PMCs stopped before reading resumed.
+    pub lost_unreported: u64,
+    /// The count of lost samples may be incomplete: the kernel cannot say
+    /// how many it dropped while the reader was held up (Linux before
+    /// 6.0, without `PERF_FORMAT_LOST`).
+    pub lost_count_incomplete: bool,
+    /// Of `lost`, samples read but dropped because writing the log fell
+    /// too far behind (the backend keeps a bounded amount in memory for a
+    /// slow log reader or disk, then drops, and counts what it dropped).
+    pub lost_spool: u64,
     /// Throttle events (the kernel lowered the sample rate; those samples
     /// are gone too).
     pub throttled: u64,

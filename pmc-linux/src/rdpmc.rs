@@ -584,9 +584,10 @@ impl<'a> FastReader<'a> {
         read_self(page, &mut Hardware { serialize }, MAX_RETRIES)
     }
 
-    /// Exactly one `read(2)` of `value, time_enabled, time_running, id`.
+    /// Exactly one `read(2)` of `value, time_enabled, time_running, id` (and `lost`, which
+    /// only sampling PMCs carry: the buffer has room for it, so such a read is not ENOSPC).
     fn syscall_read(&self) -> Result<Reading> {
-        let mut buf = [0u8; 32];
+        let mut buf = [0u8; 40];
         let n = crate::sys::read(self.fd, &mut buf)
             .map_err(|e| crate::errno_map::op_error(Op::Read, e))?;
         if n < 24 {

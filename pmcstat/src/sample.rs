@@ -593,6 +593,9 @@ fn report(
     if let Some(line) = losses_by_cpu(backend) {
         let _ = writeln!(out, "{line}");
     }
+    for line in held_up_lines(backend, args.log.as_deref()) {
+        let _ = writeln!(out, "{line}");
+    }
     for line in unwind_lines(backend) {
         let _ = writeln!(std::io::stderr(), "{line}");
     }
@@ -776,6 +779,12 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
     if s.lost == 0 && s.throttled == 0 {
         return None;
     }
+    // Only losses to full rings between drains call for a lower rate (see held_up_lines).
+    let advice = if s.lost > s.lost_unreported + s.lost_spool || s.throttled > 0 {
+        "; use a longer period (-n) or a lower frequency (--freq)"
+    } else {
+        ""
+    };
     let per: Vec<String> = s
         .by_cpu
         .iter()
@@ -783,12 +792,61 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
         .map(|(cpu, c)| format!("CPU {cpu}: {} lost, {} throttled", c.lost, c.throttled))
         .collect();
     Some(format!(
-        "pmcstat: warning: {} samples lost, {} throttle events ({}); use a longer period (-n) \
-         or a lower frequency (--freq)",
+        "pmcstat: warning: {} samples lost, {} throttle events ({}){advice}",
         s.lost,
         s.throttled,
         per.join("; ")
     ))
+}
+
+/// Losses of another cause than a full ring between two drains: records lost while pmcstat
+/// could not drain (its log writer blocked on a slow reader, socket or disk, or pmcstat was
+/// stopped), which the kernel counted but never reported in its rings; and, on kernels
+/// without that count, that the lost count may be incomplete.
+fn held_up_lines(backend: &pmc::Native, log: Option<&std::path::Path>) -> Vec<String> {
+    let Ok(s) = backend.sampling_summary() else {
+        return Vec::new();
+    };
+    let mut v = Vec::new();
+    if s.lost_unreported > 0 {
+        let whom = match log {
+            Some(p) if p.as_os_str() == "-" => "the reader of standard output (-O -)".to_owned(),
+            Some(p) if remote_log(p).is_some() => format!("the peer of -O {}", p.display()),
+            Some(p) => format!("the disk of -O {}", p.display()),
+            None => "the summary's reader".to_owned(),
+        };
+        v.push(format!(
+            "pmcstat: warning: {} of the lost samples were lost while pmcstat could not drain \
+             the sample buffers (writing the log waited on {whom}, or pmcstat was stopped); the \
+             kernel counted them at the end (PERF_FORMAT_LOST)",
+            s.lost_unreported
+        ));
+    }
+    if s.lost_spool > 0 {
+        v.push(format!(
+            "pmcstat: warning: {} of the lost samples were dropped because writing the log fell \
+             further behind than the samples kept in memory for it ({}); the log has a lost \
+             record where they were",
+            s.lost_spool,
+            match log {
+                Some(p) if p.as_os_str() == "-" =>
+                    "the reader of standard output was slow".to_owned(),
+                Some(p) if remote_log(p).is_some() =>
+                    format!("the peer of -O {} was slow", p.display()),
+                Some(p) => format!("-O {} was slow to write", p.display()),
+                None => "the summary's reader was slow".to_owned(),
+            }
+        ));
+    }
+    if s.lost_count_incomplete {
+        v.push(
+            "pmcstat: note: this kernel does not count lost samples for pmcstat (PERF_FORMAT_LOST \
+             needs Linux 6.0): the lost count may miss samples lost while pmcstat was blocked or \
+             stopped"
+                .to_owned(),
+        );
+    }
+    v
 }
 
 /// After a run with `--call-graph dwarf`: how many samples were unwound and how many

@@ -110,7 +110,9 @@ use std::sync::Arc;
 
 /// The most members a group may have (the read buffer lives on the stack).
 pub const MAX_GROUP_MEMBERS: usize = 32;
-const READ_WORDS: usize = 3 + 2 * MAX_GROUP_MEMBERS;
+/// A group read's words: nr, time_enabled, time_running, then value, id and (sampling PMCs
+/// with `PERF_FORMAT_LOST`) lost per member.
+const READ_WORDS: usize = 3 + 3 * MAX_GROUP_MEMBERS;
 
 struct Shared {
     /// The system calls and `/proc` facts: the kernel, or a fake in tests.
@@ -126,6 +128,9 @@ struct Shared {
     /// allocate path. Error messages re-probe, so they report the values
     /// at the time of the failure.
     facts: std::sync::Mutex<Option<(std::time::Instant, Facts)>>,
+    /// The kernel refused `PERF_FORMAT_LOST` (before Linux 6.0): sampling PMCs are opened
+    /// without it, and the lost count may miss what was lost while the drain was held up.
+    no_format_lost: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -136,6 +141,7 @@ impl Shared {
             ring_pages: AtomicUsize::new(0),
             next_pmc_id: AtomicU32::new(0),
             facts: std::sync::Mutex::new(None),
+            no_format_lost: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -251,6 +257,21 @@ impl Backend {
     /// ```
     pub fn sampling_details(&self) -> SamplingSummary {
         self.shared.hub.summary()
+    }
+
+    /// Sets how far (in bytes) writing the log may fall behind draining the rings, for logs
+    /// configured from now on: the drain thread never waits on the log's sink (a pipe to a slow
+    /// reader, a TCP peer, a slow disk); it queues sealed blocks in memory up to this bound
+    /// (default [`sampler::DEFAULT_SPOOL_BYTES`]), then drops whole blocks and counts their
+    /// samples as lost ([`SamplingSummary::lost_spool`]). 0 restores the default.
+    ///
+    /// ```
+    /// let backend = pmc_linux::Backend::open()?;
+    /// backend.set_log_spool_bytes(256 << 20); // a quarter GiB for a slow network peer
+    /// # Ok::<(), pmc_core::Error>(())
+    /// ```
+    pub fn set_log_spool_bytes(&self, bytes: usize) {
+        self.shared.hub.set_spool_bytes(bytes);
     }
 
     /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
@@ -543,6 +564,7 @@ impl Counters {
             }
             if !self.local_wanted() {
                 self._shared.hub.drain_token(self.token());
+                self.report_kernel_lost();
             }
         }
         for (kept, r) in self.retired.iter_mut().zip(&last) {
@@ -554,6 +576,17 @@ impl Counters {
             sw.detach(target)?;
         }
         Ok(())
+    }
+
+    /// Hands the hub the kernel's lost counts of this PMC's events (after a drain), so that
+    /// records lost while the drain was held up, which no `PERF_RECORD_LOST` reported, are
+    /// counted and logged. A failed read leaves the count as the records reported it.
+    fn report_kernel_lost(&self) {
+        let counts = self.kernel_lost().unwrap_or_default();
+        let complete = self.reads_lost();
+        self._shared
+            .hub
+            .kernel_lost(self.token(), &counts, complete);
     }
 
     fn is_sampling(&self) -> bool {
@@ -664,6 +697,7 @@ impl Counters {
         if self.is_sampling() && !self.local_wanted() {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
+            self.report_kernel_lost();
         }
         if self.exit_reads() {
             self.finish_exit_reads();
@@ -761,7 +795,9 @@ impl Counters {
 impl Drop for Counters {
     fn drop(&mut self) {
         if self.is_sampling() && !self.local_wanted() {
-            // Whatever the rings still hold goes to the log before the fds close.
+            // Whatever the rings still hold goes to the log before the fds close, and so does
+            // what the kernel counted as lost since the last stop.
+            self.report_kernel_lost();
             self._shared.hub.unregister(self.token());
         }
     }
@@ -820,12 +856,14 @@ impl pmc_core::Pmc for LinuxPmc {
         if let [inst] = self.c.instances.as_slice() {
             if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
                 if let [fd] = set.as_slice() {
-                    let mut b = [0u8; 32];
+                    // value, time_enabled, time_running, id [, lost].
+                    let want = self.c.member_words();
+                    let mut b = [0u8; 40];
                     let n = (self.c._shared.sys)
-                        .read(fd.as_fd(), &mut b)
+                        .read(fd.as_fd(), &mut b[..want * 8])
                         .map_err(|e| errno_map::op_error(Op::Read, e))?;
-                    if n != 32 {
-                        return Err(short_read(n / 8, 4));
+                    if n != want * 8 {
+                        return Err(short_read(n / 8, want));
                     }
                     let w = |i: usize| {
                         let mut a = [0u8; 8];
@@ -895,8 +933,20 @@ impl pmc_core::Pmc for LinuxPmc {
     /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](pmc_core::Pmc::sample_in_process)
     /// was called.
     fn samples(&mut self) -> Result<Vec<OwnedSample>> {
+        // After the drain, the kernel's own lost counts: losses at the end of a run have no
+        // PERF_RECORD_LOST (the kernel writes it at the ring's next output).
+        let complete = self.c.reads_lost();
         match self.c.rings.as_mut().map(|r| &mut r.delivery) {
-            Some(Delivery::Local(Some(l))) => Ok(l.drain()),
+            Some(Delivery::Local(Some(l))) => {
+                let out = l.drain();
+                let counts = self.c.kernel_lost().unwrap_or_default();
+                if let Some(Delivery::Local(Some(l))) =
+                    self.c.rings.as_mut().map(|r| &mut r.delivery)
+                {
+                    l.kernel_lost(&counts, complete);
+                }
+                Ok(out)
+            }
             Some(Delivery::Local(None)) => Ok(Vec::new()),
             _ => Err(Error::new(
                 ErrorKind::InvalidState,

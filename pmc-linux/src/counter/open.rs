@@ -3,6 +3,8 @@
 
 use super::*;
 
+const FORMAT_LOST: u64 = crate::record::read_format::LOST;
+
 pub(super) fn build_attr(
     a: &Allocation,
     r: &Resolved,
@@ -236,7 +238,13 @@ impl Member {
                 .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"));
             }
         }
-        let attr = build_attr(a, &resolved, facts, grouped, ring_bytes);
+        let mut attr = build_attr(a, &resolved, facts, grouped, ring_bytes);
+        if a.mode.is_sampling() && !shared.no_format_lost.load(Ordering::Relaxed) {
+            // The kernel's count of the samples it could not write (Linux 6.0+), read at stop:
+            // samples lost while the drain was held up (a blocked log writer, a stopped
+            // process) have no PERF_RECORD_LOST if the events stop before draining resumes.
+            attr.read_format |= crate::record::read_format::LOST;
+        }
         let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
         Ok(Member {
             alloc: a.clone(),
@@ -457,7 +465,23 @@ impl Counters {
                 attr.set_inherit(1);
                 attr.set_inherit_thread(1);
             }
-            let opened = match sys.perf_event_open(&mut attr, pid, cpu, group, 0) {
+            let mut opened = sys.perf_event_open(&mut attr, pid, cpu, group, 0);
+            if matches!(opened, Err(libc::EINVAL)) && attr.read_format & FORMAT_LOST != 0 {
+                // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
+                // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
+                // -EINVAL`): open without it, and remember that the lost count may be
+                // incomplete (no count of what is lost while the drain is held up).
+                let mut plain = attr;
+                plain.read_format &= !FORMAT_LOST;
+                let again = sys.perf_event_open(&mut plain, pid, cpu, group, 0);
+                if again.is_ok() {
+                    self._shared.no_format_lost.store(true, Ordering::Relaxed);
+                    m.attr.read_format &= !FORMAT_LOST;
+                    attr = plain;
+                }
+                opened = again;
+            }
+            let opened = match opened {
                 // (A leader: a member's EINVAL on another thread may be a race, retried below.)
                 Err(libc::EINVAL) if attr.inherit_thread() == 1 && leader => {
                     // What did the kernel refuse? If plain `inherit` opens, inherit_thread

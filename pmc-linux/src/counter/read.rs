@@ -46,6 +46,64 @@ pub(super) fn read_words_in<S: Sys + ?Sized, const B: usize>(
 }
 
 impl Counters {
+    /// Whether the members' reads carry `PERF_FORMAT_LOST` (sampling PMCs on Linux 6.0+):
+    /// a `lost` word after each member's `id` (perf_event_open(2), "Reading results").
+    pub(super) fn reads_lost(&self) -> bool {
+        self.members
+            .first()
+            .is_some_and(|m| m.attr.read_format & crate::record::read_format::LOST != 0)
+    }
+
+    /// Words in one member's own read: value, time_enabled, time_running, id [, lost].
+    pub(super) fn member_words(&self) -> usize {
+        4 + usize::from(self.reads_lost())
+    }
+
+    /// Words per member in a group read: value, id [, lost].
+    pub(super) fn group_stride(&self) -> usize {
+        2 + usize::from(self.reads_lost())
+    }
+
+    /// The kernel's count of the records it could not write (`PERF_FORMAT_LOST`), per event:
+    /// `(event id, lost)` for every fd of the mapped instances; empty when the reads carry
+    /// no such count (core.c `perf_read_one` and `__perf_read_group_add` write
+    /// `atomic64_read(&event->lost_samples)`, which `__perf_output_begin` increments, on the
+    /// parent of an inherited event, for each record that did not fit).
+    pub(super) fn kernel_lost(&self) -> Result<Vec<(u64, u64)>> {
+        let mut out = Vec::new();
+        if !self.reads_lost() {
+            return Ok(out);
+        }
+        let sys = &self._shared.sys;
+        for inst in self.instances.iter().filter(|i| i.mapped) {
+            for set in &inst.threads {
+                if self.read == ReadLayout::Group {
+                    let Some(leader) = set.first() else { continue };
+                    let want = 3 + 3 * self.members.len();
+                    let mut buf = [0u64; READ_WORDS];
+                    let words = buf.get_mut(..want).ok_or_else(|| short_read(0, want))?;
+                    let n = read_words(sys, leader, words)?;
+                    if n != want {
+                        return Err(short_read(n, want));
+                    }
+                    for i in 0..self.members.len() {
+                        out.push((words[4 + 3 * i], words[5 + 3 * i]));
+                    }
+                } else {
+                    for fd in set {
+                        let mut words = [0u64; 5];
+                        let n = read_words(sys, fd, &mut words)?;
+                        if n != 5 {
+                            return Err(short_read(n, 5));
+                        }
+                        out.push((words[3], words[4]));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// Adds one instance's readings (summed over its threads) into `out`.
     pub(super) fn read_instance(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
         if inst.pending_exec {
@@ -62,12 +120,13 @@ impl Counters {
             // times add up across the CPUs and the enabled time is one CPU's (summing it
             // would read as multiplexing and scale the count up).
             let mut sum = vec![(0u64, 0u64, 0u64); out.len()];
+            let want = self.member_words();
             for set in &inst.threads {
                 for (fd, acc) in set.iter().zip(sum.iter_mut()) {
-                    let mut words = [0u64; 4];
-                    let n = read_words(&self._shared.sys, fd, &mut words)?;
-                    if n != 4 {
-                        return Err(short_read(n, 4));
+                    let mut words = [0u64; 5];
+                    let n = read_words(&self._shared.sys, fd, &mut words[..want])?;
+                    if n != want {
+                        return Err(short_read(n, want));
                     }
                     acc.0 = acc.0.saturating_add(words[0]);
                     acc.1 = acc.1.max(words[1]);
@@ -84,17 +143,19 @@ impl Counters {
         }
         for set in &inst.threads {
             if self.read == ReadLayout::PerMember {
+                let want = self.member_words();
                 for (fd, slot) in set.iter().zip(out.iter_mut()) {
-                    // Small buffers: the read path zeroes 32 bytes, not 1 KiB.
-                    let mut words = [0u64; 4];
-                    let n = read_words(&self._shared.sys, fd, &mut words)?;
-                    if n != 4 {
-                        return Err(short_read(n, 4));
+                    // Small buffers: the read path zeroes 32 (40) bytes, not 1 KiB.
+                    let mut words = [0u64; 5];
+                    let n = read_words(&self._shared.sys, fd, &mut words[..want])?;
+                    if n != want {
+                        return Err(short_read(n, want));
                     }
                     slot.accumulate(&Reading::new(words[0], words[1], words[2]));
                 }
             } else if let Some(leader) = set.first() {
-                let want = 3 + 2 * self.members.len();
+                let stride = self.group_stride();
+                let want = 3 + stride * self.members.len();
                 // Groups of up to 4: 88-byte buffers, not 536-byte ones.
                 let mut small = [0u64; 11];
                 let mut big;
@@ -102,7 +163,7 @@ impl Counters {
                     &mut small[..want]
                 } else {
                     big = [0u64; READ_WORDS];
-                    &mut big[..want]
+                    big.get_mut(..want).ok_or_else(|| short_read(0, want))?
                 };
                 let n = read_words(&self._shared.sys, leader, words)?;
                 if n != want || words[0] as usize != self.members.len() {
@@ -110,7 +171,7 @@ impl Counters {
                 }
                 let (en, run) = (words[1], words[2]);
                 for (i, slot) in out.iter_mut().enumerate() {
-                    slot.accumulate(&Reading::new(words[3 + 2 * i], en, run));
+                    slot.accumulate(&Reading::new(words[3 + stride * i], en, run));
                 }
             }
         }
@@ -134,16 +195,18 @@ impl Counters {
             }
         };
         let mut prev: Option<i32> = None;
+        // Sampling events carry PERF_FORMAT_LOST: a fifth word.
+        let want = self.member_words();
         for (set, &cpu) in inst.threads.iter().zip(&inst.cpus) {
             if prev.is_some_and(|p| cpu < 0 || cpu <= p) {
                 flush(&mut thread, out);
             }
             prev = Some(cpu);
             for (fd, acc) in set.iter().zip(thread.iter_mut()) {
-                let mut words = [0u64; 4];
-                let n = read_words(&self._shared.sys, fd, &mut words)?;
-                if n != 4 {
-                    return Err(short_read(n, 4));
+                let mut words = [0u64; 5];
+                let n = read_words(&self._shared.sys, fd, &mut words[..want])?;
+                if n != want {
+                    return Err(short_read(n, want));
                 }
                 acc.0 = acc.0.saturating_add(words[0]);
                 acc.1 = acc.1.max(words[1]);
@@ -172,7 +235,11 @@ impl Counters {
             if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
                 if let Some(leader) = set.first() {
                     let mut b = [0u8; READ_WORDS * 8];
-                    let want = 3 + 2 * out.len();
+                    let stride = self.group_stride();
+                    let want = 3 + stride * out.len();
+                    if want > READ_WORDS {
+                        return Err(short_read(0, want));
+                    }
                     let n = (self._shared.sys)
                         .read(leader.as_fd(), &mut b[..want * 8])
                         .map_err(|e| errno_map::op_error(Op::Read, e))?;
@@ -187,7 +254,7 @@ impl Counters {
                     let (en, run) = (w(1), w(2));
                     for (i, slot) in out.iter_mut().enumerate() {
                         let mut r = self.retired[i];
-                        r.accumulate(&Reading::new(w(3 + 2 * i), en, run));
+                        r.accumulate(&Reading::new(w(3 + stride * i), en, run));
                         r.value = r.value.wrapping_add(self.base[i]);
                         *slot = r;
                     }

@@ -959,3 +959,258 @@ fn log_proccsw_before_6_12_is_refused_naming_sample_read() {
     let mut t = pmc(&backend, counting("task-clock").flags(Flags::LOG_PROCCSW));
     t.attach(Target::CurrentThread).expect("the calling thread");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lost samples: the kernel's count (PERF_FORMAT_LOST)
+
+const LOST: u64 = b::PERF_FORMAT_LOST as u64;
+
+/// A sampling PMC of the calling thread (one ring), logging into a sink, with 1-page rings.
+fn logged_sampler(k: &FakeKernel, backend: &Backend) -> (LinuxPmc, i32) {
+    backend
+        .configure_log(Box::new(std::io::sink()))
+        .expect("log");
+    backend.set_ring_pages(1).expect("pages");
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(backend, a);
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    (p, fd)
+}
+
+/// Samples into `fd`'s ring until one does not fit (the ring is then full, and its loss has no
+/// `PERF_RECORD_LOST`: the kernel writes that at the ring's next output). Returns how many
+/// were taken.
+fn sample_until_lost(k: &FakeKernel, fd: i32, from: u64) -> u64 {
+    for i in 0..1_000_000u64 {
+        let s = SampleSpec {
+            ip: 0x1000,
+            pid: 100,
+            tid: 100,
+            time: from + i,
+            cpu: 0,
+        };
+        if k.sample(fd, s) == Some(false) {
+            return i + 1;
+        }
+    }
+    panic!("the ring never filled");
+}
+
+/// Sampling members carry PERF_FORMAT_LOST (counting ones do not), and every read parser
+/// follows the longer layout: one fd, several, and a group.
+#[test]
+fn sampling_members_read_with_format_lost() {
+    let (k, backend) = kernel();
+    let (mut p, fd) = logged_sampler(&k, &backend);
+    assert!(k.event(fd).is_some_and(|e| e.attr.read_format & LOST != 0));
+    k.add_count(fd, 7);
+    assert_eq!(p.read().expect("one fd").value, 7);
+    let mut c = pmc(&backend, counting("task-clock"));
+    c.start().expect("start");
+    assert!(k
+        .events()
+        .iter()
+        .all(|e| e.fd == fd || e.attr.read_format & LOST == 0));
+    p.stop().expect("stop");
+
+    let allocs: Vec<Allocation> = ["cpu-clock", "task-clock"]
+        .iter()
+        .map(|e| Allocation::sampling(e.parse().expect("event"), Rate::Period(1000)))
+        .collect();
+    let mut g = backend.allocate_group(&allocs).expect("group");
+    g.attach(Target::CurrentThread).expect("attach");
+    g.start().expect("start");
+    let ev: Vec<FakeEvent> = k
+        .events()
+        .into_iter()
+        .filter(|e| e.attr.read_format & GROUP != 0)
+        .collect();
+    assert_eq!(ev.len(), 2);
+    assert!(ev.iter().all(|e| e.attr.read_format & LOST != 0));
+    k.add_count(ev[0].fd, 3);
+    k.add_count(ev[1].fd, 5);
+    let mut r = [pmc_core::Reading::default(); 2];
+    g.read_into(&mut r).expect("group read");
+    assert_eq!((r[0].value, r[1].value), (3, 5));
+}
+
+/// Issue 21: samples lost while the drain was held up, with no PERF_RECORD_LOST after them
+/// (the PMC stopped first), are counted from the kernel's count at stop: samples + lost is
+/// every sample taken, and the loss is logged. Before: the last loss was missing (0 lost).
+#[test]
+fn samples_lost_at_the_end_are_counted_from_the_kernels_count() {
+    let (k, backend) = kernel();
+    let (mut p, fd) = logged_sampler(&k, &backend);
+    let taken = sample_until_lost(&k, fd, 10);
+    let kernel_lost = k.event(fd).expect("event").lost;
+    assert!(kernel_lost >= 1);
+    p.stop().expect("stop");
+    let s = backend.sampling_details();
+    assert_eq!(
+        (s.samples + s.lost, s.lost_count_incomplete),
+        (taken, false),
+        "{s:?}"
+    );
+    assert!(s.lost_unreported >= 1, "{s:?}");
+
+    // Restarted: the kernel now writes the PERF_RECORD_LOST of those losses, which were
+    // counted already, before the next sample.
+    p.start().expect("restart");
+    let more = SampleSpec {
+        ip: 0x2000,
+        pid: 100,
+        tid: 100,
+        time: 10 + taken,
+        cpu: 0,
+    };
+    // The drain thread empties the ring within its period; bounded by the loop's count.
+    let mut wrote = false;
+    for _ in 0..10_000 {
+        if k.sample(fd, more) == Some(true) {
+            wrote = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    assert!(wrote, "the drain thread never emptied the ring");
+    let tries_lost = k.event(fd).expect("event").lost - kernel_lost;
+    p.stop().expect("stop");
+    let s2 = backend.sampling_details();
+    assert_eq!(
+        s2.samples + s2.lost,
+        taken + tries_lost + 1,
+        "no loss counted twice: {s2:?}"
+    );
+}
+
+/// A kernel without PERF_FORMAT_LOST (before 6.0): the events are opened without it, read
+/// with the shorter layout, and the summary says the lost count may be incomplete.
+#[test]
+fn a_kernel_without_format_lost_opens_without_it_and_says_so() {
+    let (k, backend) = kernel();
+    k.without_format_lost();
+    let (mut p, fd) = logged_sampler(&k, &backend);
+    assert!(k.event(fd).is_some_and(|e| e.attr.read_format & LOST == 0));
+    k.add_count(fd, 4);
+    assert_eq!(p.read().expect("read").value, 4);
+    p.stop().expect("stop");
+    let s = backend.sampling_details();
+    assert!(s.lost_count_incomplete, "{s:?}");
+    // Remembered: the next PMC is not refused first.
+    let opens = k.opens();
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let _q = pmc(&backend, a);
+    assert_eq!(k.opens(), opens + 1);
+}
+
+/// A sink that takes the preamble and the header's block, then nothing until the test opens
+/// it (bounded: it gives up after 120 s rather than hang a failed test).
+struct Gate {
+    open: std::sync::mpsc::Receiver<()>,
+    writes: u32,
+    out: Arc<std::sync::Mutex<Vec<u8>>>,
+}
+
+impl std::io::Write for Gate {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.writes += 1;
+        if self.writes == 3 {
+            self.open
+                .recv_timeout(std::time::Duration::from_secs(120))
+                .map_err(|_| std::io::Error::other("the gate never opened"))?;
+        }
+        self.out.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Issue 21: a log sink that takes nothing does not hold the drain up: the rings are still
+/// emptied (before, the drain thread waited in the sink's write and the ring stayed full),
+/// the spool keeps what its bound allows and drops the rest whole, counting its samples as
+/// lost; every sample taken is in the log or counted.
+#[test]
+fn a_blocked_log_sink_never_holds_the_drain_up() {
+    let (k, backend) = kernel();
+    let (open, rx) = std::sync::mpsc::channel();
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    backend.set_log_spool_bytes(64 << 10);
+    backend
+        .configure_log(Box::new(Gate {
+            open: rx,
+            writes: 0,
+            out: out.clone(),
+        }))
+        .expect("gated log");
+    backend.set_ring_pages(64).expect("pages");
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    let want = 20_000u64;
+    let mut taken = 0u64;
+    // Bounded: each sample waits for ring space at most 10,000 times 1 ms.
+    'samples: for i in 0..want {
+        let s = SampleSpec {
+            ip: 0x1000,
+            pid: 100,
+            tid: 100,
+            time: 10 + i,
+            cpu: 0,
+        };
+        for _ in 0..10_000 {
+            if k.sample(fd, s) == Some(true) {
+                taken += 1;
+                continue 'samples;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        panic!("the drain thread stopped emptying the ring at sample {i}");
+    }
+    let mid = backend.sampling_details();
+    assert!(mid.lost_spool > 0, "the bound dropped blocks: {mid:?}");
+    open.send(()).expect("open the gate");
+    p.stop().expect("stop");
+    // The model's failed tries (the ring was full when sampled) are lost in the kernel.
+    let kernel_lost = k.event(fd).map_or(0, |e| e.lost);
+    drop(p);
+    backend.close_log().expect("close");
+    let s = backend.sampling_details();
+    assert_eq!(
+        s.samples + s.lost - s.lost_spool,
+        taken + kernel_lost,
+        "{s:?}"
+    );
+    let bytes = out.lock().expect("lock").clone();
+    let reader = pmc_log::Reader::new(&bytes).expect("log");
+    let logged = reader
+        .records()
+        .filter(|r| matches!(r, pmc_log::Record::Sample(_)))
+        .count() as u64;
+    assert_eq!(logged + s.lost_spool, s.samples, "{s:?}");
+}
+
+/// In-process sampling counts the kernel's lost records too: a loss at the end, with no
+/// PERF_RECORD_LOST after it, is in the PMC's summary once its samples are read.
+#[test]
+fn in_process_samples_count_the_kernels_lost_records() {
+    let (k, backend) = kernel();
+    backend.set_ring_pages(1).expect("pages");
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    let taken = sample_until_lost(&k, fd, 10);
+    p.stop().expect("stop");
+    let got = p.samples().expect("samples").len() as u64;
+    let s = p.sample_summary().expect("summary");
+    assert_eq!((got + s.lost, s.samples), (taken, got), "{s:?}");
+    assert!(s.lost_unreported >= 1, "{s:?}");
+}

@@ -3,7 +3,8 @@
 use super::convert::{kernel_chain_only, to_i32, to_log};
 use super::post::{Flow, HubEvent, PostChain};
 use super::reorder::{Reorder, REORDER_SLACK_NS};
-use super::source::{drain_ring, RingMeta, RingSource};
+use super::source::{drain_ring, kernel_lost, RingMeta, RingSource};
+use super::spool::{Spool, SpoolHandle, Unwritten, DEFAULT_SPOOL_BYTES};
 use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
 use super::{now, SamplingSummary, DRAIN_PERIOD};
 use crate::record::Record;
@@ -14,13 +15,15 @@ use std::collections::HashSet;
 use std::io::Write as _;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// The backend's log: the writer, the registered rings, and the drain thread.
 #[derive(Debug, Default)]
 pub(crate) struct Hub {
     state: Mutex<HubState>,
+    /// The spool's bound for logs configured from now on (0: [`DEFAULT_SPOOL_BYTES`]).
+    spool_bytes: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -45,6 +48,10 @@ struct HubState {
     /// The bookkeeping jobs that follow the records: log-procexit, log-proccsw, DWARF
     /// unwinding (see [`super::post`]).
     post: PostChain,
+    /// The log's spool (between the writer and the sink): what it could not write.
+    spool: Option<SpoolHandle>,
+    /// The spool's counts already in the summary (and logged).
+    spool_seen: Unwritten,
 }
 
 impl std::fmt::Debug for HubState {
@@ -142,12 +149,46 @@ impl HubState {
                 self.drain_one(i);
             }
         }
+        self.account_spool();
         self.write_upto(pass_start.saturating_sub(REORDER_SLACK_NS));
         self.post.summary(&mut self.summary);
         if token.is_none() {
             self.post.end_pass();
         }
         self.count_written();
+    }
+
+    /// What the spool dropped since the last pass: its samples are lost (counted, and logged
+    /// as a `Lost` record of no PMC and no CPU while there is a log); its sink's error fails
+    /// the log.
+    fn account_spool(&mut self) {
+        let Some(h) = self.spool.as_ref() else {
+            return;
+        };
+        let now_seen = h.unwritten();
+        if let Some(e) = h.error() {
+            LogFailure::note(&mut self.error, &pmc_log::WriteError::Io(e));
+            // Fail the writer now (its seal meets the spool's error at once, without
+            // waiting): the records of its pending block count as dropped, not written.
+            if let Some(w) = self.writer.as_mut().filter(|w| w.failed().is_none()) {
+                let _ = w.flush();
+            }
+        }
+        let new = now_seen.samples.saturating_sub(self.spool_seen.samples);
+        self.spool_seen = now_seen;
+        if new == 0 {
+            return;
+        }
+        self.summary.lost += new;
+        self.summary.lost_spool += new;
+        if self.writer.is_some() {
+            self.reorder.push(log::Record::Lost(log::Lost {
+                time: now(),
+                pmc_id: None,
+                cpu: None,
+                count: new,
+            }));
+        }
     }
 
     /// Drains ring `i` into the reorder buffer: each record through the post-processors,
@@ -187,10 +228,33 @@ impl HubState {
 
     /// The writer's counts into the summary.
     fn count_written(&mut self) {
+        let spool = self
+            .spool
+            .as_ref()
+            .map(SpoolHandle::unwritten)
+            .unwrap_or_default();
         if let Some(w) = self.writer.as_ref() {
-            self.summary.log_records = w.records_written();
-            self.summary.log_dropped = w.records_dropped();
+            // The writer counts what it handed the spool; the spool, what it did not write.
+            self.summary.log_records = w
+                .records_written()
+                .saturating_sub(spool.records + spool.after_error);
+            self.summary.log_dropped = w.records_dropped() + spool.after_error;
         }
+        self.summary.spool_dropped = spool.records;
+    }
+
+    /// The spool's last counts into the summary, after the writer finished.
+    fn count_written_spool(&mut self) {
+        let spool = self
+            .spool
+            .as_ref()
+            .map(SpoolHandle::unwritten)
+            .unwrap_or_default();
+        self.summary.log_records = self
+            .summary
+            .log_records
+            .saturating_sub(spool.records.saturating_sub(self.summary.spool_dropped));
+        self.summary.spool_dropped = spool.records;
     }
 
     /// Drains every ring and writes every record drained so far, in time order (for
@@ -270,7 +334,18 @@ impl Hub {
     /// The error that failed the log, if one did: the drain thread meets it within
     /// [`DRAIN_PERIOD`] of the write that failed.
     pub(crate) fn log_error(&self) -> Option<Error> {
-        self.lock().ok()?.error.as_ref().map(LogFailure::to_error)
+        let st = self.lock().ok()?;
+        if let Some(f) = st.error.as_ref() {
+            return Some(f.to_error());
+        }
+        // The spool's writer thread met it: at once, not at the next block.
+        let e = st.spool.as_ref()?.error()?;
+        Some(LogFailure::from(&pmc_log::WriteError::Io(e)).to_error())
+    }
+
+    /// Sets the spool's bound (see [`DEFAULT_SPOOL_BYTES`]) for logs configured from now on.
+    pub(crate) fn set_spool_bytes(&self, bytes: usize) {
+        self.spool_bytes.store(bytes, Ordering::Relaxed);
     }
 
     /// Whether a log is configured.
@@ -281,7 +356,13 @@ impl Hub {
     /// Starts a log on `sink` (header first), replacing and cleanly closing any earlier one.
     pub(crate) fn configure(self: &Arc<Self>, sink: LogSink) -> Result<()> {
         let header = host_header();
-        let mut writer = pmc_log::Writer::new(sink, &header).map_err(|e| write_error(&e))?;
+        let bound = match self.spool_bytes.load(Ordering::Relaxed) {
+            0 => DEFAULT_SPOOL_BYTES,
+            n => n,
+        };
+        let (spool, handle) = Spool::new(sink, bound);
+        let mut writer = pmc_log::Writer::new(Box::new(spool) as LogSink, &header)
+            .map_err(|e| write_error(&e))?;
         let mut st = self.lock()?;
         let mut result = Ok(());
         if st.writer.is_some() {
@@ -291,6 +372,7 @@ impl Hub {
                     result = Err(write_error(&e));
                 }
             }
+            st.account_spool();
         }
         for d in &st.descriptors {
             writer
@@ -300,6 +382,8 @@ impl Hub {
         st.synthesized.clear();
         st.writer = Some(writer);
         st.error = None;
+        st.spool = Some(handle);
+        st.spool_seen = Unwritten::default();
         // PMCs still sampling: their processes' bookkeeping again, for the new log.
         let again: Vec<(Synth, bool)> = st
             .bookkeeping
@@ -355,6 +439,10 @@ impl Hub {
             Some(w) => w.finish().map(|_| ()).map_err(|e| write_error(&e)),
             None => Err(no_log()),
         };
+        // What the last blocks met in the spool (the writer is gone: counted, not logged).
+        st.account_spool();
+        st.count_written_spool();
+        st.spool = None;
         st.error = None;
         pending.and(finished)
     }
@@ -460,6 +548,40 @@ impl Hub {
     pub(crate) fn drain_token(&self, token: u32) {
         if let Ok(mut st) = self.lock() {
             st.drain(Some(token));
+        }
+    }
+
+    /// The kernel's counts of lost records for `token`'s events, `(event id, lost)`
+    /// (`PERF_FORMAT_LOST`), read after a drain: what they show beyond the losses the rings'
+    /// `PERF_RECORD_LOST`s reported is counted (per ring) and logged as a `Lost` record.
+    /// `complete`: the events carry the count (without it, the summary says the lost count may
+    /// be incomplete).
+    pub(crate) fn kernel_lost(&self, token: u32, counts: &[(u64, u64)], complete: bool) {
+        let Ok(mut st) = self.lock() else { return };
+        let HubState {
+            rings,
+            summary,
+            reorder,
+            writer,
+            ..
+        } = &mut *st;
+        if !complete {
+            summary.lost_count_incomplete = true;
+        }
+        for ring in rings.iter_mut().filter(|r| r.token == token) {
+            let kernel: u64 = counts
+                .iter()
+                .filter(|(id, _)| ring.ids.iter().any(|(i, _)| i == id))
+                .fold(0u64, |a, (_, n)| a.saturating_add(*n));
+            let extra = kernel_lost(ring, kernel, summary);
+            if extra > 0 && writer.is_some() {
+                reorder.push(log::Record::Lost(log::Lost {
+                    time: now(),
+                    pmc_id: Some(ring.default_pmc),
+                    cpu: ring.cpu,
+                    count: extra,
+                }));
+            }
         }
     }
 

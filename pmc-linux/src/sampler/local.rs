@@ -1,6 +1,6 @@
 //! In-process sampling: rings read by the PMC's owner, decoded into [`OwnedSample`]s.
 
-use super::source::{drain_ring, RingSource};
+use super::source::{drain_ring, kernel_lost, RingSource};
 use super::SamplingSummary;
 use crate::record::{self, Record};
 
@@ -58,5 +58,21 @@ impl LocalRings {
             });
         }
         out
+    }
+
+    /// The kernel's lost counts of the events, `(event id, lost)` (`PERF_FORMAT_LOST`), read
+    /// after a drain: what they show beyond the rings' `PERF_RECORD_LOST`s is counted in the
+    /// summary (see `Hub::kernel_lost`).
+    pub(crate) fn kernel_lost(&mut self, counts: &[(u64, u64)], complete: bool) {
+        if !complete {
+            self.summary.lost_count_incomplete = true;
+        }
+        for ring in &mut self.rings {
+            let k: u64 = counts
+                .iter()
+                .filter(|(id, _)| ring.ids.iter().any(|(i, _)| i == id))
+                .fold(0u64, |a, (_, n)| a.saturating_add(*n));
+            kernel_lost(ring, k, &mut self.summary);
+        }
     }
 }

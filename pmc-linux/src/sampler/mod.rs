@@ -14,7 +14,9 @@
 //!    samples, then synthesizes, as `perf record` does, the command names (`COMM`) and executable
 //!    mappings (`/proc/<pid>/maps`) of processes that were already running (the attached pid,
 //!    or every process for system scope), so their samples can be symbolized;
-//! 3. runs a drain thread that `poll(2)`s the rings (each ring wakes it when a quarter full:
+//! 3. writes the log through a spool (a bounded queue of sealed blocks written by a thread of
+//!    its own, [`DEFAULT_SPOOL_BYTES`]), so that the drain never waits on a slow sink;
+//! 4. runs a drain thread that `poll(2)`s the rings (each ring wakes it when a quarter full:
 //!    `watermark`/`wakeup_watermark`), with a [`DRAIN_PERIOD`] timeout so a slow trickle of
 //!    samples still reaches the log, parses every record with the crate's `record` module, converts it to
 //!    a pmc-log record and writes it through one [`pmc_log::Writer`].
@@ -38,6 +40,8 @@
 //! | `EXIT` | [`Exit`](pmc_log::record::Exit), or [`ThreadExit`](pmc_log::record::ThreadExit) |
 //! | `LOST`, `LOST_SAMPLES` | [`Lost`](pmc_log::record::Lost) with the count |
 //! | `THROTTLE` | [`Lost`](pmc_log::record::Lost) with count 0 ("some, unknown") |
+//! | (at stop) the kernel's `PERF_FORMAT_LOST` count beyond the ring's `LOST` records | [`Lost`](pmc_log::record::Lost) with the difference, the ring's PMC and CPU |
+//! | (when the log's sink falls behind) samples in blocks the spool dropped | [`Lost`](pmc_log::record::Lost) with their count, no PMC, no CPU |
 //! | `EXIT`, for sampling PMCs with log-procexit | also a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` with the sum of the process's sample periods |
 //! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | at stop, a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; see `ExitReads`) |
 //! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
@@ -59,6 +63,7 @@ mod proccsw;
 mod procexit;
 mod reorder;
 mod source;
+mod spool;
 mod summary;
 mod synth;
 #[cfg(test)]
@@ -72,6 +77,7 @@ pub(crate) use hub::Hub;
 pub(crate) use local::LocalRings;
 pub use local::OwnedSample;
 pub(crate) use source::RingSource;
+pub use spool::DEFAULT_SPOOL_BYTES;
 pub use summary::{CpuCounts, SamplingSummary};
 pub(crate) use synth::Synth;
 

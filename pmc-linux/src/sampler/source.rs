@@ -39,6 +39,13 @@ pub(crate) struct RingSource {
     /// The callchains of samples taken in the kernel keep their user frames
     /// (`Flags::USERCALLCHAIN`); otherwise they are cut after the kernel's, as hwpmc's.
     pub(crate) user_in_kernel: bool,
+    /// The losses counted in the summary for this ring so far: its `PERF_RECORD_LOST`s, plus
+    /// what the kernel's own count (`PERF_FORMAT_LOST`) showed beyond them.
+    pub(super) lost_accounted: u64,
+    /// Of those, counted from the kernel's count with no `PERF_RECORD_LOST` yet: a record
+    /// that reports them later (the kernel writes it at the ring's next output, e.g. after
+    /// a restart) is not counted twice.
+    pub(super) lost_unreported: u64,
 }
 
 impl std::fmt::Debug for RingSource {
@@ -96,6 +103,8 @@ impl RingSource {
             exit_reads: false,
             cfg_inherit: false,
             user_in_kernel: true,
+            lost_accounted: 0,
+            lost_unreported: 0,
         })
     }
 
@@ -182,6 +191,7 @@ pub(super) fn drain_ring(
     let mut bad = 0u64;
     let before = ring.reader.stats();
     let cfg = ring.cfg;
+    let (mut accounted, mut unreported) = (ring.lost_accounted, ring.lost_unreported);
     let meta = RingMeta {
         ids: std::mem::take(&mut ring.ids),
         default_pmc: ring.default_pmc,
@@ -197,7 +207,18 @@ pub(super) fn drain_ring(
         while let Some(rec) = batch.next_record() {
             let Ok(rec) = rec else { continue };
             match cfg.parse(rec.bytes) {
-                Ok(r) => {
+                Ok(mut r) => {
+                    if let Record::Lost(l) = &mut r {
+                        // Losses already counted from the kernel's count are not counted
+                        // (nor logged) again.
+                        let known = l.lost.min(unreported);
+                        unreported -= known;
+                        l.lost -= known;
+                        accounted = accounted.saturating_add(l.lost);
+                        if l.lost == 0 {
+                            continue;
+                        }
+                    }
                     // A switch group's samples are counter readings, not samples.
                     if !(meta.switch_counts && matches!(r, Record::Sample(_))) {
                         tally(summary, &r, meta.cpu);
@@ -209,11 +230,34 @@ pub(super) fn drain_ring(
         }
     }
     ring.ids = meta.ids;
+    (ring.lost_accounted, ring.lost_unreported) = (accounted, unreported);
     let after = ring.reader.stats();
     bad += after.errors.saturating_sub(before.errors);
     summary.errors += bad;
     summary.discarded_bytes += after.discarded_bytes.saturating_sub(before.discarded_bytes);
     bad
+}
+
+/// The kernel's count of `ring`'s lost records (`PERF_FORMAT_LOST`, summed over the events
+/// writing into it) is `kernel`: counts what it shows beyond the losses already counted
+/// into `summary`, and returns that many (0 if none).
+pub(super) fn kernel_lost(
+    ring: &mut RingSource,
+    kernel: u64,
+    summary: &mut SamplingSummary,
+) -> u64 {
+    let extra = kernel.saturating_sub(ring.lost_accounted);
+    if extra == 0 {
+        return 0;
+    }
+    ring.lost_accounted += extra;
+    ring.lost_unreported += extra;
+    summary.lost += extra;
+    summary.lost_unreported += extra;
+    if let Some(c) = summary.cpu(ring.cpu) {
+        c.lost += extra;
+    }
+    extra
 }
 
 impl RingMeta {

@@ -22,6 +22,24 @@ pub struct SamplingSummary {
     pub samples: u64,
     /// Samples the kernel reported as lost because a ring was full.
     pub lost: u64,
+    /// Of `lost`, records the kernel counted as lost (`PERF_FORMAT_LOST`, read when the PMCs
+    /// stop) without ever reporting them in a `PERF_RECORD_LOST`: lost while draining was
+    /// held up (the log's writer blocked on a slow pipe, socket or disk, or the process was
+    /// stopped) and the events stopped before draining resumed. Each such loss is also a log
+    /// `Lost` record, written at the stop.
+    pub lost_unreported: u64,
+    /// The kernel has no `PERF_FORMAT_LOST` (before Linux 6.0): `lost` holds only what its
+    /// `PERF_RECORD_LOST`s reported, and may miss records lost while draining was held up.
+    pub lost_count_incomplete: bool,
+    /// Of `lost`, samples drained but dropped because the log's sink fell more than the
+    /// spool's bound behind ([`DEFAULT_SPOOL_BYTES`](super::DEFAULT_SPOOL_BYTES), see
+    /// [`Backend::set_log_spool_bytes`](crate::Backend::set_log_spool_bytes)): a pipe to a slow
+    /// reader, a slow TCP peer or disk. Each such drop is also a log `Lost` record (no PMC, no
+    /// CPU) while the log is open.
+    pub lost_spool: u64,
+    /// Records (samples and others) the spool dropped at its bound, whole pmc-log blocks at a
+    /// time (the log shows them as missing blocks).
+    pub spool_dropped: u64,
     /// Throttle events (the kernel lowered the sample rate; those samples are gone too).
     pub throttled: u64,
     /// Per CPU (samples without a CPU field are not in here).
@@ -50,7 +68,7 @@ pub struct SamplingSummary {
 }
 
 impl SamplingSummary {
-    pub(super) fn cpu(&mut self, cpu: Option<u32>) -> Option<&mut CpuCounts> {
+    pub(crate) fn cpu(&mut self, cpu: Option<u32>) -> Option<&mut CpuCounts> {
         cpu.map(|c| self.by_cpu.entry(c).or_default())
     }
 
@@ -58,6 +76,10 @@ impl SamplingSummary {
     pub fn merge(&mut self, other: &SamplingSummary) {
         self.samples += other.samples;
         self.lost += other.lost;
+        self.lost_unreported += other.lost_unreported;
+        self.lost_count_incomplete |= other.lost_count_incomplete;
+        self.lost_spool += other.lost_spool;
+        self.spool_dropped += other.spool_dropped;
         self.throttled += other.throttled;
         self.side_records += other.side_records;
         self.errors += other.errors;
@@ -83,6 +105,9 @@ impl From<&SamplingSummary> for pmc_core::SamplingSummary {
         let mut n = pmc_core::SamplingSummary::new();
         n.samples = s.samples;
         n.lost = s.lost;
+        n.lost_unreported = s.lost_unreported;
+        n.lost_count_incomplete = s.lost_count_incomplete;
+        n.lost_spool = s.lost_spool;
         n.throttled = s.throttled;
         n.by_cpu = s
             .by_cpu

@@ -130,6 +130,9 @@ pub struct FakeEvent {
     pub output: Option<i32>,
     /// Its ring is mapped.
     pub mapped: bool,
+    /// Records it could not write because its ring was full (`event->lost_samples`, read with
+    /// `PERF_FORMAT_LOST`).
+    pub lost: u64,
 }
 
 impl FakeEvent {
@@ -174,6 +177,11 @@ struct St {
     /// `inherit` with `PERF_SAMPLE_READ` accepted (Linux 6.12+, with `PERF_SAMPLE_TID`).
     inherited_sample_read: bool,
     inherit_group_read: bool,
+    /// `PERF_FORMAT_LOST` is known (Linux 6.0+).
+    format_lost: bool,
+    /// Each ring's records lost since its last `PERF_RECORD_LOST` (`rb->lost`), by the ring's
+    /// address.
+    ring_lost: BTreeMap<usize, u64>,
     opens: u64,
     /// Every ioctl made, in order: `(fd, op)`.
     ioctl_log: Vec<(i32, Ioctl)>,
@@ -238,6 +246,8 @@ impl FakeKernel {
                 inherit_thread: true,
                 inherited_sample_read: true,
                 inherit_group_read: true,
+                format_lost: true,
+                ring_lost: BTreeMap::new(),
                 opens: 0,
                 ioctl_log: Vec::new(),
             }),
@@ -281,6 +291,13 @@ impl FakeKernel {
     /// PERF_FORMAT_GROUP"; Linux 6.18 accepts it).
     pub fn refuse_inherited_group_reads(&self) {
         self.st().inherit_group_read = false;
+    }
+
+    /// A kernel before 6.0, without `PERF_FORMAT_LOST`: an attr asking for it is EINVAL
+    /// (core.c `perf_copy_attr`: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
+    /// -EINVAL`).
+    pub fn without_format_lost(&self) {
+        self.st().format_lost = false;
     }
 
     /// Makes the calling thread `tid` (of the calling process).
@@ -482,12 +499,19 @@ impl FakeKernel {
     /// `cpu`), laid out for its `sample_type` as perf_event_open(2) lists the fields
     /// (IDENTIFIER, IP, TID, TIME, CPU, PERIOD, CALLCHAIN supported; `None` for other bits),
     /// written into its ring. Returns whether it was written.
+    ///
+    /// As core.c `__perf_output_begin`: a record that does not fit is lost, counted in the
+    /// ring (`local_inc(&rb->lost)`) and in the event (`atomic64_inc(&event->lost_samples)`,
+    /// the parent's for an inherited event: the model's inherited events are one); the next
+    /// record that fits is preceded by a `PERF_RECORD_LOST` of the ring's count (`lost_event`,
+    /// with the event's id and its `sample_id` trailer), which then starts again from 0.
     pub fn sample(&self, fd: i32, s: SampleSpec) -> Option<bool> {
-        let (st_type, id, period) = {
+        let (st_type, id, period, id_all) = {
             let st = self.st();
             let ev = st.events.get(&fd)?;
             let (period, _, _) = super::attr_unions(&ev.view.attr);
-            (ev.view.attr.sample_type, ev.view.id, period)
+            let id_all = ev.view.attr.sample_id_all() == 1;
+            (ev.view.attr.sample_type, ev.view.id, period, id_all)
         };
         let known = u64::from(
             b::PERF_SAMPLE_IDENTIFIER
@@ -532,7 +556,53 @@ impl FakeKernel {
         for w in body {
             rec.extend_from_slice(&w.to_ne_bytes());
         }
-        Some(self.write_record(fd, &rec))
+        let mut st = self.st();
+        let ring = st.ring_of(fd)?;
+        let key = Arc::as_ptr(&ring) as usize;
+        let pending = st.ring_lost.get(&key).copied().unwrap_or(0);
+        let mut out = Vec::new();
+        if pending > 0 {
+            // perf_event_header, u64 id, u64 lost, then the sample_id trailer (TID, TIME,
+            // ID, STREAM_ID, CPU, IDENTIFIER, each if asked for).
+            let mut trailer: Vec<u64> = Vec::new();
+            if id_all {
+                if has(b::PERF_SAMPLE_TID) {
+                    trailer.push(u64::from(s.pid as u32) | (u64::from(s.tid as u32) << 32));
+                }
+                if has(b::PERF_SAMPLE_TIME) {
+                    trailer.push(s.time);
+                }
+                if has(b::PERF_SAMPLE_ID) {
+                    trailer.push(id);
+                }
+                if has(b::PERF_SAMPLE_STREAM_ID) {
+                    trailer.push(id);
+                }
+                if has(b::PERF_SAMPLE_CPU) {
+                    trailer.push(u64::from(s.cpu));
+                }
+                if has(b::PERF_SAMPLE_IDENTIFIER) {
+                    trailer.push(id);
+                }
+            }
+            let size = 8 + 16 + trailer.len() * 8;
+            out.extend_from_slice(&b::PERF_RECORD_LOST.to_ne_bytes());
+            out.extend_from_slice(&0u16.to_ne_bytes());
+            out.extend_from_slice(&u16::try_from(size).ok()?.to_ne_bytes());
+            for w in [id, pending].into_iter().chain(trailer) {
+                out.extend_from_slice(&w.to_ne_bytes());
+            }
+        }
+        out.extend_from_slice(&rec);
+        if ring.push(&out) {
+            st.ring_lost.remove(&key);
+            return Some(true);
+        }
+        *st.ring_lost.entry(key).or_default() += 1;
+        if let Some(ev) = st.events.get_mut(&fd) {
+            ev.view.lost += 1;
+        }
+        Some(false)
     }
 }
 
@@ -666,6 +736,9 @@ impl St {
         if attr.inherit() == 1 && attr.read_format & FMT_GROUP != 0 && !self.inherit_group_read {
             return Err(libc::EINVAL);
         }
+        if attr.read_format & FMT_LOST != 0 && !self.format_lost {
+            return Err(libc::EINVAL);
+        }
         // core.c perf_event_alloc: "if ((unsigned)cpu >= nr_cpu_ids) ... return -EINVAL".
         if cpu >= 0 && u32::try_from(cpu).map_or(true, |c| c >= self.possible) {
             return Err(libc::EINVAL);
@@ -743,6 +816,7 @@ impl Sys for FakeKernel {
             tids,
             output: None,
             mapped: false,
+            lost: 0,
         };
         let ev = Ev {
             link,
@@ -847,7 +921,8 @@ impl Sys for FakeKernel {
                     words.push(m.view.id);
                 }
                 if rf & FMT_LOST != 0 {
-                    words.push(0);
+                    // core.c __perf_read_group_add: atomic64_read(&sub->lost_samples).
+                    words.push(m.view.lost);
                 }
             }
         } else {
@@ -858,7 +933,8 @@ impl Sys for FakeKernel {
                 words.push(ev.view.id);
             }
             if rf & FMT_LOST != 0 {
-                words.push(0);
+                // core.c perf_read_one: atomic64_read(&event->lost_samples).
+                words.push(ev.view.lost);
             }
         }
         let size = words.len() * 8;
