@@ -6,7 +6,7 @@
 
 use crate::cli::{Args, CallgraphOrder};
 use crate::count::Failure;
-use crate::output::{write_outcome, Checked};
+use crate::output::{write_outcome, Checked, Dest};
 use pmc::{Error, ErrorKind, Op};
 use pmc_analyze::annotate::{write_listing, Listing};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
@@ -254,13 +254,12 @@ fn import_summary(r: &pmc_log::hwpmc::ImportReport) -> String {
     s
 }
 
-fn create(path: &Path) -> Result<Box<dyn Write>, Failure> {
+fn create(path: &Path) -> Result<Dest, Failure> {
     if path == Path::new("-") {
-        return Ok(Box::new(std::io::stdout()));
+        return Ok(Dest::Stream(Box::new(std::io::stdout())));
     }
-    let f = crate::output::create_file(path)
-        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
-    Ok(Box::new(std::io::BufWriter::new(f)))
+    crate::output::create_file(path)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
 }
 
 /// `-` or a path, for messages.
@@ -282,8 +281,10 @@ fn report_to(
     let mut out = Checked::new(create(path)?);
     let r = write(&mut out);
     let end = out.finish();
-    // The writer's own error (ENOSPC, EPIPE) first: a report writer may wrap it.
-    write_outcome(end.and(r), &format!("{what} to {}", named(path)))
+    // The writer's own error (ENOSPC, EPIPE) first: a report writer may wrap it. Only a
+    // whole report is put in place (renamed over the file's name).
+    let done = end.and(r).and_then(|()| out.get_mut().commit());
+    write_outcome(done, &format!("{what} to {}", named(path)))
 }
 
 /// The analysis crate's error as an I/O error (its `Write` variant unwrapped).
@@ -330,7 +331,10 @@ fn kernel_symbols(dir: &Path) -> (KernelSymbols, Option<String>) {
 /// `-k`'s warning, once per run, when its directory has no kernel symbols.
 pub fn warn_kernel_dir(args: &Args) {
     if let Some((_, Some(w))) = args.kernel_dir.as_deref().map(kernel_symbols) {
-        diag!("pmcstat: warning: {w}");
+        diag!(
+            "pmcstat: warning: {}",
+            pmc_log::escape::escape(&w.to_string())
+        );
     }
 }
 
@@ -366,7 +370,10 @@ pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure
         }
     );
     for r in &report.refused {
-        diag!("pmcstat: warning: no unwinding through {r}");
+        diag!(
+            "pmcstat: warning: no unwinding through {}",
+            pmc_log::escape::escape(&r.to_string())
+        );
     }
     Ok(Some(out))
 }
@@ -376,6 +383,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
+    // No output may replace the log being read (same device and inode, any name).
+    crate::output::protect(path);
     let (input, mut thread) = read_input(path, args)?;
     let stdout = PathBuf::from("-");
     let out_path = args.output.as_deref().unwrap_or(&stdout);
@@ -557,7 +566,10 @@ fn build_profile(
     }
     .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     for w in &profile.warnings {
-        diag!("pmcstat: warning: {w}");
+        diag!(
+            "pmcstat: warning: {}",
+            pmc_log::escape::escape(&w.to_string())
+        );
     }
     Ok(profile)
 }
@@ -615,16 +627,17 @@ fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
             .clone()
             .unwrap_or_else(|| PathBuf::from(".")),
         max_depth: args.depth.unwrap_or(16),
+        output: crate::output::output_options(),
     };
     let report = write_gmon(profile, &opts)
         .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
     for f in &report.files {
         note!(
             "pmcstat: {}: {} samples of {} in {}{}",
-            f.path.display(),
+            pmc_log::escape::escape(&f.path.display().to_string()),
             f.samples,
             f.pmc,
-            f.object,
+            pmc_log::escape::escape(&f.object),
             if f.overflowed {
                 " (some counters saturated at 65535)"
             } else {
@@ -643,7 +656,11 @@ fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
         );
     }
     for (object, why) in &report.skipped {
-        diag!("pmcstat: -g: {object}: {why}");
+        diag!(
+            "pmcstat: -g: {}: {}",
+            pmc_log::escape::escape(object),
+            pmc_log::escape::escape(why)
+        );
     }
     Ok(())
 }
@@ -723,7 +740,10 @@ fn write_pprof(
         .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     if warn {
         for w in &export.warnings {
-            diag!("pmcstat: warning: {w}");
+            diag!(
+                "pmcstat: warning: {}",
+                pmc_log::escape::escape(&w.to_string())
+            );
         }
     }
     report_to(to, "the pprof profile", |out| {

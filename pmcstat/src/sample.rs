@@ -596,17 +596,16 @@ fn report(
     for line in unwind_lines(backend) {
         let _ = writeln!(std::io::stderr(), "{line}");
     }
-    crate::output::write_outcome(out.finish(), "the sampling summary")
+    let done = out.finish().and_then(|()| out.get_mut().commit());
+    crate::output::write_outcome(done, "the sampling summary")
 }
 
 /// Where the summary goes: `-o FILE`, else standard error.
-fn summary_output(args: &Args) -> Result<Box<dyn Write>, Failure> {
+fn summary_output(args: &Args) -> Result<crate::output::Dest, Failure> {
     Ok(match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            crate::output::create_file(p)
-                .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
-        )),
-        None => Box::new(std::io::stderr()),
+        Some(p) => crate::output::create_file(p)
+            .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
+        None => crate::output::Dest::Stream(Box::new(std::io::stderr())),
     })
 }
 
@@ -670,10 +669,16 @@ pub fn configure_log(
             .map_err(log_err)?;
         return Ok(None);
     }
-    let f = crate::output::create_file(path)
+    // Locked against a second recorder, and only then truncated; a FIFO without a reader
+    // is waited for until a stop signal.
+    let f = pmc_analyze::output::create_log(path, &crate::output::output_options())
         .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
-    // Removed again if the backend refuses it.
-    let created = RemoveUnlessStarted(Some(path.to_path_buf()));
+    if let Some(id) = f.id() {
+        // No -o report may replace the log being recorded.
+        crate::output::protect_id(id);
+    }
+    // Removed again if the backend refuses it (a regular file only).
+    let created = RemoveUnlessStarted(f.is_regular().then(|| path.to_path_buf()));
     backend
         .configure_log(Box::new(std::io::BufWriter::new(f)))
         .map_err(log_err)?;
@@ -808,7 +813,10 @@ fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
         100.0 * s.unwind_truncated as f64 / s.unwound as f64
     )];
     for r in &s.unwind_refused {
-        v.push(format!("pmcstat: warning: no unwinding through {r}"));
+        v.push(format!(
+            "pmcstat: warning: no unwinding through {}",
+            pmc_log::escape::escape(&r.to_string())
+        ));
     }
     v
 }
@@ -860,7 +868,11 @@ fn print_top(
         return Ok(());
     }
     for w in &profile.warnings {
-        writeln!(out, "# warning: {w}")?;
+        writeln!(
+            out,
+            "# warning: {}",
+            pmc_log::escape::escape(&w.to_string())
+        )?;
     }
     TopReport::build(
         profile,
