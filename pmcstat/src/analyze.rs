@@ -40,6 +40,9 @@ pub enum Input {
 /// an unbounded read into memory.
 pub fn load(path: &Path) -> Result<Input, Failure> {
     use pmc_analyze::file::{map_regular, open_regular};
+    if path == Path::new("-") {
+        return load_stdin();
+    }
     let shown = path.display();
     match open_regular(path, MAX_LOG_SIZE) {
         Ok(_) => {}
@@ -79,6 +82,24 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
         note!("{line}");
     }
     Ok(Input::Bytes(out.into()))
+}
+
+/// `-R -`: the log on standard input, as `-O -` writes it. A regular file (`< log`) is
+/// mapped as any `-R FILE`; a pipe, socket or terminal is streamed.
+fn load_stdin() -> Result<Input, Failure> {
+    use std::os::fd::AsFd;
+    let f = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .map_err(|e| fail(format!("cannot read standard input: {e}")))?;
+    if let Ok(id) = pmc_analyze::output::FileId::of(&f) {
+        crate::output::protect_id(id);
+    }
+    match f.metadata() {
+        Ok(m) if m.is_file() => load(Path::new("/proc/self/fd/0")),
+        _ => Ok(Input::Stream(f)),
+    }
 }
 
 /// `-i TID`: what the thread filter kept.
@@ -316,6 +337,23 @@ fn kernel_symbols(dir: &Path) -> (KernelSymbols, Option<String>) {
     let candidates = ["kallsyms", "vmlinux"].map(|n| dir.join(n));
     if let Some(p) = candidates.iter().find(|p| p.is_file()) {
         return (KernelSymbols::File(p.clone()), None);
+    }
+    // There but not a regular file (a device, a FIFO, a directory): say what it is.
+    if let Some((p, m)) = candidates
+        .iter()
+        .find_map(|p| std::fs::metadata(p).ok().map(|m| (p, m)))
+    {
+        return (
+            KernelSymbols::Disabled,
+            Some(format!(
+                "-k {}: {} is {}, not a regular file: kernel frames are left unresolved (copy \
+                 the symbols into a file there, e.g. cp /proc/kallsyms {})",
+                dir.display(),
+                p.display(),
+                pmc_analyze::file::file_kind(&m),
+                dir.display()
+            )),
+        );
     }
     let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
     (

@@ -1126,3 +1126,131 @@ fn log_strings_are_escaped() {
         assert!(!forged, "{what}: a forged line was printed");
     }
 }
+
+/// Issue 21 item 13: advice that fits a CLI user. `-R -` reads standard input (as `-O -`
+/// writes standard output); `-k DIR` whose kallsyms is a device says so; EPIPE on `-O -`
+/// blames the reader, not the disk; `-P` without `-d` on a forking command says what the
+/// samplers missed, as counting does; `--mmap-pages` exists.
+#[test]
+fn advice_fits_the_cli() {
+    let name = "advice_fits_the_cli";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-advice", 0o755).unwrap();
+    let log = dir.0.join("ok.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+
+    // -R - from a pipe.
+    let mut child = Command::new(&p)
+        .args(["-R", "-", "--summary"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let data = std::fs::read(&log).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data));
+    let out = child.wait_with_output().unwrap();
+    let _ = feeder.join();
+    let read = String::from_utf8_lossy(&out.stdout).contains("(100 samples)");
+    println!(
+        "FAULT {name} -R -: injected=the log on a pipe to standard input expected=exit 0, read \
+         recovered=exit {:?} read={read}",
+        out.status.code()
+    );
+    assert!(
+        out.status.success() && read,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // -k DIR whose kallsyms is a character device.
+    let k = dir.0.join("kdir");
+    std::fs::create_dir_all(&k).unwrap();
+    std::os::unix::fs::symlink("/dev/null", k.join("kallsyms")).unwrap();
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&log).arg("-k").arg(&k).arg("--summary");
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    let says = ran.stderr.contains("character device");
+    println!(
+        "FAULT {name} -k device: injected=DIR/kallsyms -> /dev/null expected=names the device \
+         recovered=exit {} says_device={says}",
+        ran.code
+    );
+    assert!(says, "{}", ran.stderr);
+
+    // EPIPE on -O -: the reader closed the pipe.
+    let mut child = Command::new(&p)
+        .args([
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "4000",
+            "-O",
+            "-",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut so = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    let _ = so.read(&mut first);
+    drop(so);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let blames_disk = err.contains("free space");
+    let blames_reader = err.contains("reader");
+    println!(
+        "FAULT {name} EPIPE -O -: injected=the log's reader closes the pipe expected=help names \
+         the reader, not free space recovered=exit {:?} reader={blames_reader} \
+         free_space={blames_disk}",
+        out.status.code()
+    );
+    assert!(blames_reader && !blames_disk, "{err}");
+
+    // -P without -d on a forking command.
+    let plog = dir.0.join("p.pmclog");
+    let mut cmd = Command::new(&p);
+    cmd.args(["-P", "cpu-clock", "-O"]).arg(&plog).args([
+        "--",
+        "sh",
+        "-c",
+        "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; true",
+    ]);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    let hint = ran.stderr.contains("add -d");
+    println!(
+        "FAULT {name} -P without -d: injected=the work runs in a child process expected=a hint \
+         to add -d recovered=exit {} hint={hint}",
+        ran.code
+    );
+    assert_eq!(ran.code, 0);
+    assert!(hint, "{}", ran.stderr);
+
+    // --mmap-pages: accepted with a power of two, refused with a message otherwise.
+    let mut cmd = Command::new(&p);
+    cmd.args(["-P", "cpu-clock", "--mmap-pages", "8", "-O"])
+        .arg(&plog)
+        .args(["--", "true"]);
+    let ok = run_measured(cmd, &dir.0, |_| {});
+    let mut cmd = Command::new(&p);
+    cmd.args(["-P", "cpu-clock", "--mmap-pages", "3", "-O"])
+        .arg(&plog)
+        .args(["--", "true"]);
+    let bad = run_measured(cmd, &dir.0, |_| {});
+    println!(
+        "FAULT {name} --mmap-pages: injected=8, then 3 pages expected=exit 0, then exit 1 \
+         naming --mmap-pages recovered=exit {} then exit {}",
+        ok.code, bad.code
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("--mmap-pages"), "{}", bad.stderr);
+}
