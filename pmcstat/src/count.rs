@@ -32,9 +32,6 @@ pub fn cli_terms(text: &str) -> String {
             "process sampling (-P, with -d for child processes)",
         ),
         ("or read a counting PMC when the command ends", "or count with -p"),
-        // "use a smaller buffer (Backend::set_ring_pages(32))" -> "(--mmap-pages 32)".
-        ("Backend::set_ring_pages(", "--mmap-pages "),
-        ("Backend::set_ring_pages", "--mmap-pages PAGES"),
         (
             "must be converted with pmc_log::hwpmc",
             "is read from a regular file: save it to a file and give that to -R",
@@ -45,6 +42,20 @@ pub fn cli_terms(text: &str) -> String {
         if out.contains(api) {
             out = out.replace(api, cli);
         }
+    }
+    // "use a smaller buffer (Backend::set_ring_pages(32))" -> "(--mmap-pages 32)".
+    const RING: &str = "Backend::set_ring_pages";
+    while let Some(at) = out.find(RING) {
+        let rest = &out[at + RING.len()..];
+        let (flag, used) = match rest
+            .strip_prefix('(')
+            .and_then(|r| r.split_once(')'))
+            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            Some((n, _)) => (format!("--mmap-pages {n}"), n.len() + 2),
+            None => ("--mmap-pages PAGES".to_owned(), 0),
+        };
+        out.replace_range(at..at + RING.len() + used, &flag);
     }
     out
 }
