@@ -1105,6 +1105,8 @@ fn log_strings_are_escaped() {
         vec!["-G", &out_s],
         vec!["--folded", &out_s],
         vec!["-m", &out_s],
+        vec!["-F", &out_s],
+        vec!["--script", "-o", &out_s],
     ] {
         let _ = std::fs::remove_file(&out);
         let mut cmd = Command::new(&p);
