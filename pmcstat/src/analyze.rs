@@ -234,6 +234,11 @@ fn open_stream(path: &Path) -> Result<Input, Failure> {
             let mut fds = [PollFd::new(std::os::fd::AsFd::as_fd(&f), PollFlags::POLLIN)];
             match nix::poll::poll(&mut fds, PollTimeout::NONE) {
                 Ok(n) if n > 0 => break,
+                Err(nix::errno::Errno::EINTR) if crate::run::stop_signal().is_some() => {
+                    return Err(fail(format!(
+                        "{shown}: interrupted while waiting for a writer"
+                    )))
+                }
                 Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => return Err(fail(format!("cannot read {shown}: {e}"))),
             }

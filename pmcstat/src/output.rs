@@ -232,8 +232,29 @@ impl Dest {
     }
 }
 
+/// Whether a stop signal ends the writing of files (`-R`, `-L`): set by `main`. While
+/// measuring, the first signal stops the run and its results are still written.
+pub static REPORTS_STOP_ON_SIGNAL: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// A stop signal (SIGINT, SIGTERM, SIGHUP) ends a report: its writes fail, so a file
+/// is not put in place and its temporary file is removed.
+fn interrupted() -> std::io::Result<()> {
+    if !REPORTS_STOP_ON_SIGNAL.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    match crate::run::stop_signal() {
+        // Not ErrorKind::Interrupted, which write_all retries forever.
+        Some(sig) => Err(std::io::Error::other(format!(
+            "interrupted by signal {sig}; no file is put in place"
+        ))),
+        None => Ok(()),
+    }
+}
+
 impl Write for Dest {
     fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        interrupted()?;
         match self {
             Dest::Stream(w) => w.write(b),
             Dest::File(f) => f.write(b),

@@ -1256,3 +1256,88 @@ fn advice_fits_the_cli() {
     assert_eq!(bad.code, 1);
     assert!(bad.stderr.contains("--mmap-pages"), "{}", bad.stderr);
 }
+
+/// Issue 21 item 5: a signal during an export leaves no partial file and keeps the previous
+/// one. The log comes through a FIFO, half of it, so the export is under way (its temporary
+/// file exists) when SIGTERM comes; then the rest arrives. Before: SIGTERM killed pmcstat
+/// with the output truncated and half written.
+#[test]
+fn signal_during_export_keeps_the_previous_file() {
+    let name = "signal_during_export_keeps_the_previous_file";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-export-signal", 0o755).unwrap();
+    let fifo = dir.0.join("log.fifo");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    let out = dir.0.join("report.txt");
+    std::fs::write(&out, b"previous good report").unwrap();
+    let data = hostile_log(&[Path::new("/nonexistent/lib.so")]);
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            let deadline = Instant::now() + WATCHDOG;
+            let mut f = loop {
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo)
+                {
+                    Ok(f) => break f,
+                    Err(_) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(e) => panic!("pmcstat never opened the FIFO: {e}"),
+                }
+            };
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+            // SAFETY: fcntl on a descriptor this closure owns.
+            unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
+            let half = data.len() / 2;
+            std::io::Write::write_all(&mut f, &data[..half]).unwrap();
+            let _ = go_rx.recv_timeout(WATCHDOG);
+            let _ = std::io::Write::write_all(&mut f, &data[half..]);
+        })
+    };
+    let tmp_exists = |d: &Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+    };
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&fifo).arg("-o").arg(&out);
+    let mut under_way = false;
+    let ran = run_measured(cmd, &dir.0, |pid| {
+        // Ready: the export has begun (its temporary file exists), or, unfixed, the
+        // output was truncated.
+        let deadline = Instant::now() + WATCHDOG;
+        while Instant::now() < deadline {
+            if tmp_exists(&dir.0) || std::fs::metadata(&out).is_ok_and(|m| m.len() != 20) {
+                under_way = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: kill on our own child.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        let _ = go_tx.send(());
+    });
+    writer.join().unwrap();
+    let kept = std::fs::read(&out).is_ok_and(|b| b == b"previous good report");
+    let left = tmp_exists(&dir.0);
+    println!(
+        "FAULT {name}: injected=SIGTERM during -R -o (export under way={under_way}) \
+         expected=exit 143, previous file kept, no temporary left recovered=exit {} \
+         kept={kept} temporary_left={left} rss_peak_kb={}",
+        ran.code, ran.rss_peak_kb
+    );
+    assert!(under_way, "the export never started");
+    assert!(kept, "the previous file was not kept");
+    assert!(!left, "a temporary file was left");
+    assert!(ran.code == 143 || ran.code == 1, "exit {}", ran.code);
+}
