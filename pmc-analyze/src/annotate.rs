@@ -141,6 +141,8 @@ impl ListingWriter {
             .get(&s.tid)
             .or_else(|| self.comms.get(&s.pid))
             .map_or(":-1", String::as_str);
+        // Names and paths from the log: control characters escaped.
+        let comm = pmc_log::escape::escape(comm);
         let event = self
             .events
             .get(&s.pmc_id)
@@ -167,7 +169,8 @@ impl ListingWriter {
             let a = self.sym.lookup_address(s.pid, ip, kernel, caller);
             self.stats.lines += 1;
             let f = self.sym.functions().get(a.function as usize);
-            let object = f.and_then(|f| f.object.as_deref()).unwrap_or("unknown");
+            let object =
+                pmc_log::escape::escape(f.and_then(|f| f.object.as_deref()).unwrap_or("unknown"));
             match (f, a.offset) {
                 (Some(f), Some(off)) if f.address.is_some() => {
                     writeln!(out, "\t{ip:>16x} {}+{off:#x} ({object})", f.name)?;

@@ -325,7 +325,8 @@ impl CallTree {
                 _ => pct(n.total, self.total),
             };
             self.format_line(profile, opts, n.function, depth, shown, n.total, &mut line);
-            writeln!(out, "{line}")?;
+            // Names and paths from the log: control characters escaped.
+            writeln!(out, "{}", pmc_log::escape::escape(&line))?;
             if opts.max_depth != 0 && depth >= opts.max_depth {
                 continue;
             }
@@ -407,7 +408,8 @@ impl CallTree {
                         let _ = write!(line, " @ {o}");
                     }
                 }
-                writeln!(out, "{line}")?;
+                // Names and paths from the log: control characters escaped.
+                writeln!(out, "{}", pmc_log::escape::escape(&line))?;
                 if opts.max_depth != 0 && depth + 1 >= opts.max_depth {
                     continue;
                 }
@@ -492,7 +494,12 @@ pub fn write_callgraph<W: Write>(
             Weight::Samples => "samples",
             Weight::Period => "events",
         };
-        writeln!(out, "@ {} [{} {unit}]", p.name, tree.total)?;
+        writeln!(
+            out,
+            "@ {} [{} {unit}]",
+            pmc_log::escape::escape(&p.name),
+            tree.total
+        )?;
         writeln!(out)?;
         tree.write_text(profile, opts, out)?;
     }

@@ -47,7 +47,8 @@ fn event_name(name: &str) -> String {
 
 /// A header/name value on one line.
 fn one_line(s: &str) -> String {
-    s.replace(['\n', '\r'], " ")
+    // Control characters (a log's ESC sequences, newlines) escaped: one line, inert.
+    pmc_log::escape::escape(s).into_owned()
 }
 
 /// Write the profile as a callgrind file (see the module documentation).
@@ -181,6 +182,6 @@ mod tests {
     fn event_names_have_no_whitespace() {
         assert_eq!(event_name("cpu clock"), "cpu_clock");
         assert_eq!(event_name(""), "samples");
-        assert_eq!(one_line("a\nb"), "a b");
+        assert_eq!(one_line("a\nb"), "a\\nb");
     }
 }

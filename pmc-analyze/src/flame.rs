@@ -36,12 +36,9 @@ impl Default for FoldedOptions {
 fn push_frame(line: &mut String, name: &str) {
     // ';' separates frames and a newline ends the record; the count is
     // found from the last space, so spaces inside names are fine.
-    for c in name.chars() {
-        line.push(match c {
-            ';' => ':',
-            '\n' | '\r' => ' ',
-            c => c,
-        });
+    // Other control characters (ESC sequences from a log's paths) are escaped.
+    for c in pmc_log::escape::escape(name).chars() {
+        line.push(if c == ';' { ':' } else { c });
     }
 }
 

@@ -117,6 +117,10 @@ pub struct GmonOptions {
     /// Deepest caller level used for arcs (`pmcstat -z`; 0: unlimited).
     /// FreeBSD writes no arcs when it is 1.
     pub max_depth: usize,
+    /// What creating the files respects besides [`crate::output`]'s rules (every file and
+    /// directory below `dir` is created without following links): the logs read, which no
+    /// gmon file may replace.
+    pub output: crate::output::Options,
 }
 
 impl Default for GmonOptions {
@@ -124,6 +128,7 @@ impl Default for GmonOptions {
         GmonOptions {
             dir: PathBuf::from("."),
             max_depth: 16,
+            output: crate::output::Options::default(),
         }
     }
 }
@@ -151,6 +156,9 @@ pub fn write_gmon(profile: &Profile, opts: &GmonOptions) -> std::io::Result<Gmon
     let mut taken: HashSet<String> = HashSet::new();
     // (pmc, object) -> its sampled PCs.
     let mut groups: BTreeMap<(u32, u32), Vec<&SampledPc>> = BTreeMap::new();
+    // Opened once: the per-PMC directories and the files are created below it with
+    // mkdirat/openat, never through a link (their names come from the log).
+    let mut top: Option<crate::output::Dir> = None;
     for pc in &profile.pcs {
         let text = pc
             .object
@@ -216,11 +224,18 @@ pub fn write_gmon(profile: &Profile, opts: &GmonOptions) -> std::io::Result<Gmon
             .entry(obj)
             .or_insert_with(|| sample_name(&info.path, &mut taken))
             .clone();
-        let dir = opts.dir.join(dir_name(&pmc_name));
-        std::fs::create_dir_all(&dir).map_err(|e| with_path(&dir, e))?;
-        let path = dir.join(&name);
+        let top = match &mut top {
+            Some(d) => d,
+            None => top
+                .insert(crate::output::Dir::open(&opts.dir).map_err(|e| with_path(&opts.dir, e))?),
+        };
+        let sub = dir_name(&pmc_name);
+        let dir = top
+            .subdir(sub.as_ref())
+            .map_err(|e| with_path(&top.path().join(&sub), e))?;
+        let path = dir.path().join(&name);
         let bytes = gmon_bytes(lpc, &counters, rate, &arcs);
-        write_file(&path, &bytes)?;
+        write_file(&dir, &name, &path, &bytes, &opts.output)?;
         report.files.push(GmonFile {
             path,
             object: info.path.to_string(),
@@ -237,10 +252,19 @@ fn with_path(p: &Path, e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{}: {e}", p.display()))
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = std::fs::File::create(path).map_err(|e| with_path(path, e))?;
+/// Writes `bytes` to `name` in `dir`, whole or not at all (see [`crate::output`]).
+fn write_file(
+    dir: &crate::output::Dir,
+    name: &str,
+    path: &Path,
+    bytes: &[u8],
+    opts: &crate::output::Options,
+) -> std::io::Result<()> {
+    let mut f = dir
+        .create(name.as_ref(), opts)
+        .map_err(|e| with_path(path, e))?;
     f.write_all(bytes).map_err(|e| with_path(path, e))?;
-    f.sync_all().map_err(|e| with_path(path, e))
+    f.commit().map_err(|e| with_path(path, e))
 }
 
 /// `basename.gmon`, or `basename~NNN.gmon` when taken (pmcpl_gmon_initimage).
@@ -351,6 +375,7 @@ mod tests {
         let opts = GmonOptions {
             dir: dir.clone(),
             max_depth: 16,
+            ..Default::default()
         };
         let r = write_gmon(&profile_with((0x1000, 0x1100), 0x1010, 70_000), &opts).expect("write");
         assert_eq!(r.files.len(), 1);

@@ -102,6 +102,7 @@ pub mod flame;
 pub mod gmon;
 pub mod kallsyms;
 pub mod object;
+pub mod output;
 pub mod pprof;
 pub mod printlog;
 pub mod profile;

@@ -42,13 +42,9 @@ fn q(b: &[u8]) -> String {
     let s = String::from_utf8_lossy(b);
     let mut o = String::with_capacity(s.len() + 2);
     o.push('"');
-    for c in s.chars() {
-        match c {
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            c => o.push(c),
-        }
-    }
+    // Control characters (ESC sequences, newlines) escaped: a path in a log cannot drive
+    // the terminal or forge a line.
+    o.push_str(&pmc_log::escape::escape(&s));
     o.push('"');
     o
 }

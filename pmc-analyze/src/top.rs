@@ -188,10 +188,17 @@ impl TopReport {
                 .as_ref()
                 .map(|s| format!("  {}:{}", s.file, s.line))
                 .unwrap_or_default();
+            // Names and paths come from the log and its objects: control characters escaped.
             writeln!(
                 out,
-                "{:>6.2}% {:>12} {:>6.2}% {:>12}  {:<32} {obj}{src}",
-                r.self_percent, r.self_weight, r.total_percent, r.total, r.function
+                "{:>6.2}% {:>12} {:>6.2}% {:>12}  {:<32} {}{}",
+                r.self_percent,
+                r.self_weight,
+                r.total_percent,
+                r.total,
+                esc(&r.function),
+                esc(obj),
+                esc(&src)
             )?;
         }
         writeln!(out)?;
@@ -201,7 +208,9 @@ impl TopReport {
             writeln!(
                 out,
                 "{:>6.2}% {:>12}  {}",
-                r.self_percent, r.self_weight, r.object
+                r.self_percent,
+                r.self_weight,
+                esc(&r.object)
             )?;
         }
         Ok(())
@@ -253,6 +262,10 @@ impl TopReport {
         }
         Ok(())
     }
+}
+
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    pmc_log::escape::escape(s)
 }
 
 /// Quote a CSV field when it holds a comma, quote or line break.

@@ -1081,6 +1081,7 @@ fn gmon_files_are_read_by_gnu_gprof() {
         &pmc_analyze::gmon::GmonOptions {
             dir: out.clone(),
             max_depth: 16,
+            ..Default::default()
         },
     )
     .expect("write gmon");

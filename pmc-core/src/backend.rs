@@ -202,6 +202,38 @@ pub trait Backend: Send + Sync {
             "count the Sample and Lost records of the log (pmc_log::Reader) instead",
         ))
     }
+
+    /// Sets the size of each sample buffer mapped by sampling PMCs allocated from now on,
+    /// in pages (a power of two): perf's `--mmap-pages`. Larger buffers lose fewer samples
+    /// in bursts; smaller ones fit under a lower locked-memory limit.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::NotSupported`] from a backend whose buffers are not the caller's to size
+    /// (the default; FreeBSD's hwpmc sizes its log buffers with the `kern.hwpmc.logbuffersize`
+    /// and `kern.hwpmc.nbuffers_pcpu` tunables); [`ErrorKind::InvalidArgument`] for a count
+    /// that is not a power of two.
+    ///
+    /// ```
+    /// use pmc_core::Backend;
+    ///
+    /// fn small_buffers(backend: &impl Backend) {
+    ///     if let Err(e) = backend.set_buffer_pages(16) {
+    ///         eprintln!("keeping the default buffer size: {e}");
+    ///     }
+    /// }
+    /// ```
+    fn set_buffer_pages(&self, pages: usize) -> Result<()> {
+        Err(not_supported(
+            Op::Mmap,
+            format!(
+                "the {} backend does not size sample buffers ({pages} pages asked; \
+                 Backend::set_buffer_pages)",
+                self.name()
+            ),
+            "leave the buffer size to the system",
+        ))
+    }
 }
 
 /// The error of a capability a backend does not have.

@@ -67,6 +67,7 @@ pub mod any;
 pub mod bytes;
 mod codec;
 pub mod error;
+pub mod escape;
 pub mod export;
 pub mod format;
 pub mod hwpmc;

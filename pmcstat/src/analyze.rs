@@ -6,7 +6,7 @@
 
 use crate::cli::{Args, CallgraphOrder};
 use crate::count::Failure;
-use crate::output::{write_outcome, Checked};
+use crate::output::{write_outcome, Checked, Dest};
 use pmc::{Error, ErrorKind, Op};
 use pmc_analyze::annotate::{write_listing, Listing};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
@@ -40,6 +40,9 @@ pub enum Input {
 /// an unbounded read into memory.
 pub fn load(path: &Path) -> Result<Input, Failure> {
     use pmc_analyze::file::{map_regular, open_regular};
+    if path == Path::new("-") {
+        return load_stdin();
+    }
     let shown = path.display();
     match open_regular(path, MAX_LOG_SIZE) {
         Ok(_) => {}
@@ -82,6 +85,24 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
         note!("{line}");
     }
     Ok(Input::Bytes(out.into()))
+}
+
+/// `-R -`: the log on standard input, as `-O -` writes it. A regular file (`< log`) is
+/// mapped as any `-R FILE`; a pipe, socket or terminal is streamed.
+fn load_stdin() -> Result<Input, Failure> {
+    use std::os::fd::AsFd;
+    let f = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .map_err(|e| fail(format!("cannot read standard input: {e}")))?;
+    if let Ok(id) = pmc_analyze::output::FileId::of(&f) {
+        crate::output::protect_id(id);
+    }
+    match f.metadata() {
+        Ok(m) if m.is_file() => load(Path::new("/proc/self/fd/0")),
+        _ => Ok(Input::Stream(f)),
+    }
 }
 
 /// `-i TID`: what the thread filter kept.
@@ -216,6 +237,11 @@ fn open_stream(path: &Path) -> Result<Input, Failure> {
             let mut fds = [PollFd::new(std::os::fd::AsFd::as_fd(&f), PollFlags::POLLIN)];
             match nix::poll::poll(&mut fds, PollTimeout::NONE) {
                 Ok(n) if n > 0 => break,
+                Err(nix::errno::Errno::EINTR) if crate::run::stop_signal().is_some() => {
+                    return Err(fail(format!(
+                        "{shown}: interrupted while waiting for a writer"
+                    )))
+                }
                 Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => return Err(fail(format!("cannot read {shown}: {e}"))),
             }
@@ -257,13 +283,12 @@ fn import_summary(r: &pmc_log::hwpmc::ImportReport) -> String {
     s
 }
 
-fn create(path: &Path) -> Result<Box<dyn Write>, Failure> {
+fn create(path: &Path) -> Result<Dest, Failure> {
     if path == Path::new("-") {
-        return Ok(Box::new(std::io::stdout()));
+        return Ok(Dest::Stream(Box::new(std::io::stdout())));
     }
-    let f = crate::output::create_file(path)
-        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))?;
-    Ok(Box::new(std::io::BufWriter::new(f)))
+    crate::output::create_file(path)
+        .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
 }
 
 /// `-` or a path, for messages.
@@ -285,8 +310,10 @@ fn report_to(
     let mut out = Checked::new(create(path)?);
     let r = write(&mut out);
     let end = out.finish();
-    // The writer's own error (ENOSPC, EPIPE) first: a report writer may wrap it.
-    write_outcome(end.and(r), &format!("{what} to {}", named(path)))
+    // The writer's own error (ENOSPC, EPIPE) first: a report writer may wrap it. Only a
+    // whole report is put in place (renamed over the file's name).
+    let done = end.and(r).and_then(|()| out.get_mut().commit());
+    write_outcome(done, &format!("{what} to {}", named(path)))
 }
 
 /// The analysis crate's error as an I/O error (its `Write` variant unwrapped).
@@ -319,6 +346,23 @@ fn kernel_symbols(dir: &Path) -> (KernelSymbols, Option<String>) {
     if let Some(p) = candidates.iter().find(|p| p.is_file()) {
         return (KernelSymbols::File(p.clone()), None);
     }
+    // There but not a regular file (a device, a FIFO, a directory): say what it is.
+    if let Some((p, m)) = candidates
+        .iter()
+        .find_map(|p| std::fs::metadata(p).ok().map(|m| (p, m)))
+    {
+        return (
+            KernelSymbols::Disabled,
+            Some(format!(
+                "-k {}: {} is {}, not a regular file: kernel frames are left unresolved (copy \
+                 the symbols into a file there, e.g. cp /proc/kallsyms {})",
+                dir.display(),
+                p.display(),
+                pmc_analyze::file::file_kind(&m),
+                dir.display()
+            )),
+        );
+    }
     let looked: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
     (
         KernelSymbols::Disabled,
@@ -333,7 +377,10 @@ fn kernel_symbols(dir: &Path) -> (KernelSymbols, Option<String>) {
 /// `-k`'s warning, once per run, when its directory has no kernel symbols.
 pub fn warn_kernel_dir(args: &Args) {
     if let Some((_, Some(w))) = args.kernel_dir.as_deref().map(kernel_symbols) {
-        diag!("pmcstat: warning: {w}");
+        diag!(
+            "pmcstat: warning: {}",
+            pmc_log::escape::escape(&w.to_string())
+        );
     }
 }
 
@@ -369,7 +416,10 @@ pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure
         }
     );
     for r in &report.refused {
-        diag!("pmcstat: warning: no unwinding through {r}");
+        diag!(
+            "pmcstat: warning: no unwinding through {}",
+            pmc_log::escape::escape(&r.to_string())
+        );
     }
     Ok(Some(out))
 }
@@ -400,6 +450,8 @@ fn run_reports(args: &Args) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
+    // No output may replace the log being read (same device and inode, any name).
+    crate::output::protect(path);
     let (input, mut thread) = read_input(path, args)?;
     let stdout = PathBuf::from("-");
     let out_path = args.output.as_deref().unwrap_or(&stdout);
@@ -581,7 +633,10 @@ fn build_profile(
     }
     .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     for w in &profile.warnings {
-        diag!("pmcstat: warning: {w}");
+        diag!(
+            "pmcstat: warning: {}",
+            pmc_log::escape::escape(&w.to_string())
+        );
     }
     Ok(profile)
 }
@@ -639,16 +694,17 @@ fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
             .clone()
             .unwrap_or_else(|| PathBuf::from(".")),
         max_depth: args.depth.unwrap_or(16),
+        output: crate::output::output_options(),
     };
     let report = write_gmon(profile, &opts)
         .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
     for f in &report.files {
         note!(
             "pmcstat: {}: {} samples of {} in {}{}",
-            f.path.display(),
+            pmc_log::escape::escape(&f.path.display().to_string()),
             f.samples,
             f.pmc,
-            f.object,
+            pmc_log::escape::escape(&f.object),
             if f.overflowed {
                 " (some counters saturated at 65535)"
             } else {
@@ -667,7 +723,11 @@ fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
         );
     }
     for (object, why) in &report.skipped {
-        diag!("pmcstat: -g: {object}: {why}");
+        diag!(
+            "pmcstat: -g: {}: {}",
+            pmc_log::escape::escape(object),
+            pmc_log::escape::escape(why)
+        );
     }
     Ok(())
 }
@@ -747,7 +807,10 @@ fn write_pprof(
         .map_err(|e| fail(format!("{}: {e}", path.display())))?;
     if warn {
         for w in &export.warnings {
-            diag!("pmcstat: warning: {w}");
+            diag!(
+                "pmcstat: warning: {}",
+                pmc_log::escape::escape(&w.to_string())
+            );
         }
     }
     report_to(to, "the pprof profile", |out| {

@@ -126,9 +126,16 @@ pub struct Args {
     #[arg(long = "top", value_name = "N", default_value_t = 20, value_parser = parse_count::<0, 1_000_000>)]
     pub top: usize,
 
+    /// Size of each sample ring buffer in pages, a power of two (perf's
+    /// -m/--mmap-pages; default 64 pages on Linux, fewer when the locked-memory
+    /// limit is low). Smaller fits a lower limit; larger loses fewer samples.
+    #[arg(long = "mmap-pages", value_name = "PAGES", value_parser = parse_count::<1, 1_048_576>)]
+    pub mmap_pages: Option<usize>,
+
     /// Read a log FILE (pmc-log, or a FreeBSD hwpmc log, detected by its
-    /// magic) instead of counting. Alone, prints one line per record as
-    /// pmcstat(8) does (see --dump, --json).
+    /// magic) instead of counting; `-` reads standard input (what `-O -`
+    /// writes). Alone, prints one line per record as pmcstat(8) does (see
+    /// --dump, --json).
     #[arg(short = 'R', value_name = "FILE")]
     pub read_log: Option<PathBuf>,
 

@@ -32,12 +32,30 @@ pub fn cli_terms(text: &str) -> String {
             "process sampling (-P, with -d for child processes)",
         ),
         ("or read a counting PMC when the command ends", "or count with -p"),
+        (
+            "must be converted with pmc_log::hwpmc",
+            "is read from a regular file: save it to a file and give that to -R",
+        ),
     ];
     let mut out = text.to_owned();
     for (api, cli) in TERMS {
         if out.contains(api) {
             out = out.replace(api, cli);
         }
+    }
+    // "use a smaller buffer (Backend::set_ring_pages(32))" -> "(--mmap-pages 32)".
+    const RING: &str = "Backend::set_ring_pages";
+    while let Some(at) = out.find(RING) {
+        let rest = &out[at + RING.len()..];
+        let (flag, used) = match rest
+            .strip_prefix('(')
+            .and_then(|r| r.split_once(')'))
+            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        {
+            Some((n, _)) => (format!("--mmap-pages {n}"), n.len() + 2),
+            None => ("--mmap-pages PAGES".to_owned(), 0),
+        };
+        out.replace_range(at..at + RING.len() + used, &flag);
     }
     out
 }
@@ -348,7 +366,7 @@ fn counted_label(text: &str, spec: &EventSpec, pmc: &impl Pmc) -> (String, bool)
 
 /// A task-clock pair, one on the target alone and one on it and its
 /// descendants, to notice child processes the requested counters left out.
-struct ChildProbe {
+pub(crate) struct ChildProbe {
     alone: <pmc::Native as Backend>::Pmc,
     tree: <pmc::Native as Backend>::Pmc,
 }
@@ -358,7 +376,7 @@ impl ChildProbe {
     /// clocks are stopped a few microseconds apart).
     const THRESHOLD_NS: u64 = 100_000;
 
-    fn new(backend: &pmc::Native, session: &Session) -> Option<ChildProbe> {
+    pub(crate) fn new(backend: &pmc::Native, session: &Session) -> Option<ChildProbe> {
         let clock = || Allocation::counting(EventSpec::portable(pmc::PortableEvent::TaskClock));
         let mut alone = backend.allocate(&clock()).ok()?;
         let mut tree = backend.allocate(&clock().descendants()).ok()?;
@@ -367,13 +385,13 @@ impl ChildProbe {
         Some(ChildProbe { alone, tree })
     }
 
-    fn start(&mut self) {
+    pub(crate) fn start(&mut self) {
         let _ = self.alone.start();
         let _ = self.tree.start();
     }
 
     /// Stops both clocks; the CPU time of child processes, if any ran.
-    fn finish(mut self) -> Option<u64> {
+    pub(crate) fn finish(mut self) -> Option<u64> {
         let _ = self.tree.stop();
         let _ = self.alone.stop();
         let tree = self.tree.read().ok()?.scaled()?;
@@ -886,4 +904,30 @@ fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cli_terms;
+
+    /// Issue 21 item 13: the library's remedies name its API; pmcstat's name its flags.
+    #[test]
+    fn library_advice_becomes_flags() {
+        let mlock = "use a smaller buffer (Backend::set_ring_pages(32)), fewer threads or CPUs";
+        assert_eq!(
+            cli_terms(mlock),
+            "use a smaller buffer (--mmap-pages 32), fewer threads or CPUs"
+        );
+        assert_eq!(
+            cli_terms("use a smaller buffer (Backend::set_ring_pages)"),
+            "use a smaller buffer (--mmap-pages PAGES)"
+        );
+        let hwpmc = "a FreeBSD hwpmc log (first byte pattern `.. .. .. ee`) must be converted \
+                     with pmc_log::hwpmc";
+        assert!(
+            !cli_terms(hwpmc).contains("pmc_log::"),
+            "{}",
+            cli_terms(hwpmc)
+        );
+    }
 }

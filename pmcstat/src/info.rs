@@ -9,15 +9,15 @@ use std::io::Write;
 /// Runs -L or --diagnose; returns the exit status.
 pub fn run(args: &Args) -> Result<u8, Failure> {
     let backend = pmc::Native::open()?;
-    let out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(crate::output::create_file(p).map_err(|e| {
+    let out = match &args.output {
+        Some(p) => crate::output::create_file(p).map_err(|e| {
             Failure::Setup(pmc::Error::new(
                 pmc::ErrorKind::Os,
                 pmc::Op::Open,
                 format!("cannot write {}: {e}", p.display()),
             ))
-        })?),
-        None => Box::new(std::io::stdout()),
+        })?,
+        None => crate::output::Dest::Stream(Box::new(std::io::stdout())),
     };
     let mut out = crate::output::Checked::new(out);
     if args.list {
@@ -66,7 +66,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             }
         }
     }
-    crate::output::write_outcome(out.finish(), "the listing")?;
+    let done = out.finish().and_then(|()| out.get_mut().commit());
+    crate::output::write_outcome(done, "the listing")?;
     Ok(0)
 }
 

@@ -35,12 +35,13 @@ fn main() -> ExitCode {
         }
     };
     output::QUIET.store(args.quiet, std::sync::atomic::Ordering::Relaxed);
+    // Every mode: a measurement stops cleanly on the first SIGINT/SIGTERM/SIGHUP; a report
+    // or listing stops writing (its file is not put in place, the previous one is kept).
     let measuring = args.read_log.is_none() && !args.list && !args.diagnose && !args.selftest;
-    if measuring {
-        if let Err(e) = run::arm_stop_signals() {
-            diag!("pmcstat: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {e}");
-            return ExitCode::from(1);
-        }
+    output::REPORTS_STOP_ON_SIGNAL.store(!measuring, std::sync::atomic::Ordering::Relaxed);
+    if let Err(e) = run::arm_stop_signals() {
+        diag!("pmcstat: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {e}");
+        return ExitCode::from(1);
     }
     let result = if args.read_log.is_some() && args.top_mode {
         top_replay(&args)
@@ -70,7 +71,8 @@ fn main() -> ExitCode {
         }
         Err(count::Failure::Output(msg)) => {
             diag!("pmcstat: {msg}");
-            ExitCode::from(1)
+            // A report stopped by SIGINT/SIGTERM/SIGHUP exits as the shell's 128 + signal.
+            ExitCode::from(run::final_status(None).max(1))
         }
     }
 }

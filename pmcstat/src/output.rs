@@ -68,7 +68,7 @@ impl Report {
 
 /// Where output goes: standard error (as perf stat and pmcstat do) or `-o FILE`.
 pub struct Sink {
-    out: Checked<Box<dyn Write>>,
+    out: Checked<Dest>,
     /// What the output is, for messages: `standard error` or the file's path.
     name: String,
     /// perf's `-I` header (`#           time ...`) has been printed.
@@ -129,6 +129,11 @@ impl<W: Write> Checked<W> {
         }
     }
 
+    /// The writer, to commit it once [`Checked::finish`] succeeded.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.inner
+    }
+
     fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
         if let Err(e) = &r {
             if self.error.is_none() {
@@ -173,32 +178,94 @@ pub fn write_outcome(r: std::io::Result<()>, what: &str) -> Result<(), Failure> 
     }
 }
 
-/// Creates (or truncates) an output file so that a symbolic link planted at `path` cannot
-/// redirect it: `O_NOFOLLOW` refuses a link as the last component (`ELOOP`), and the file is
-/// opened with mode 0666 minus the umask, as `File::create`. Links under `/dev/` and
-/// `/proc/` (`/dev/stdout`, `/dev/fd/N`) are the system's own and are followed. A FIFO or
-/// device is opened without blocking on the open and written as usual.
-pub fn create_file(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let system_link = path.starts_with("/dev/") || path.starts_with("/proc/");
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    if !system_link {
-        o.custom_flags(libc::O_NOFOLLOW);
+/// The logs this run reads (`-R`) or records (`-O`): no output may replace them.
+static INPUTS: std::sync::Mutex<Vec<pmc_analyze::output::FileId>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Marks `path` (if it exists) as a log this run reads or records, which no output may
+/// replace (same device and inode, under any name).
+pub fn protect(path: &Path) {
+    if let Some(id) = pmc_analyze::output::FileId::of_path(path) {
+        protect_id(id);
     }
-    o.open(path).map_err(|e| {
-        if e.raw_os_error() == Some(libc::ELOOP)
-            && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
-        {
-            std::io::Error::new(
-                e.kind(),
-                "it is a symbolic link, which pmcstat does not follow when creating files \
-                 (remove it, or give the link's target)",
-            )
-        } else {
-            e
+}
+
+/// As [`protect`], for an open file's identity.
+pub fn protect_id(id: pmc_analyze::output::FileId) {
+    if let Ok(mut v) = INPUTS.lock() {
+        v.push(id);
+    }
+}
+
+/// The rules every file pmcstat creates follows (`pmc_analyze::output`): never a link,
+/// never a log of this run, written whole or not at all, and a FIFO with no reader waited
+/// for until a stop signal (SIGINT, SIGTERM, SIGHUP) ends the wait.
+pub fn output_options() -> pmc_analyze::output::Options {
+    pmc_analyze::output::Options {
+        inputs: INPUTS.lock().map(|v| v.clone()).unwrap_or_default(),
+        keep_waiting: Some(|| crate::run::stop_signal().is_none()),
+    }
+}
+
+/// Creates output file `path` under [`output_options`]: a regular file goes to a temporary
+/// file renamed into place by [`Dest::commit`], a FIFO or device is written in place.
+pub fn create_file(path: &Path) -> std::io::Result<Dest> {
+    pmc_analyze::output::Output::create(path, &output_options()).map(Dest::File)
+}
+
+/// Where a report goes: standard output or error, or a file created by [`create_file`].
+pub enum Dest {
+    /// Standard output or error (or a socket): written as it goes.
+    Stream(Box<dyn Write>),
+    /// A file, in place only once committed.
+    File(pmc_analyze::output::Output),
+}
+
+impl Dest {
+    /// Puts a file in place (flushed, synced, renamed over its name); a stream is flushed.
+    /// Called once every write succeeded: an output never committed leaves no file.
+    pub fn commit(&mut self) -> std::io::Result<()> {
+        match std::mem::replace(self, Dest::Stream(Box::new(std::io::sink()))) {
+            Dest::Stream(mut w) => w.flush(),
+            Dest::File(f) => f.commit(),
         }
-    })
+    }
+}
+
+/// Whether a stop signal ends the writing of files (`-R`, `-L`): set by `main`. While
+/// measuring, the first signal stops the run and its results are still written.
+pub static REPORTS_STOP_ON_SIGNAL: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// A stop signal (SIGINT, SIGTERM, SIGHUP) ends a report: its writes fail, so a file
+/// is not put in place and its temporary file is removed.
+fn interrupted() -> std::io::Result<()> {
+    if !REPORTS_STOP_ON_SIGNAL.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    match crate::run::stop_signal() {
+        // Not ErrorKind::Interrupted, which write_all retries forever.
+        Some(sig) => Err(std::io::Error::other(format!(
+            "interrupted by signal {sig}; no file is put in place"
+        ))),
+        None => Ok(()),
+    }
+}
+
+impl Write for Dest {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        interrupted()?;
+        match self {
+            Dest::Stream(w) => w.write(b),
+            Dest::File(f) => f.write(b),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Dest::Stream(w) => w.flush(),
+            Dest::File(f) => f.flush(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -354,12 +421,12 @@ fn label(c: &Counter) -> String {
 impl Sink {
     /// Opens `-o FILE`, or standard error.
     pub fn open(path: Option<&std::path::Path>) -> std::io::Result<Sink> {
-        let (out, name): (Box<dyn Write>, String) = match path {
-            Some(p) => (
-                Box::new(std::io::BufWriter::new(create_file(p)?)),
-                p.display().to_string(),
+        let (out, name): (Dest, String) = match path {
+            Some(p) => (create_file(p)?, p.display().to_string()),
+            None => (
+                Dest::Stream(Box::new(std::io::stderr())),
+                "standard error".into(),
             ),
-            None => (Box::new(std::io::stderr()), "standard error".into()),
         };
         Ok(Sink {
             interval_header: false,
@@ -371,7 +438,7 @@ impl Sink {
 
     /// Flushes, and reports the first write error (a closed pipe is a quiet success).
     pub fn finish(&mut self) -> Result<(), Failure> {
-        let r = self.out.finish();
+        let r = self.out.finish().and_then(|()| self.out.get_mut().commit());
         write_outcome(r, &format!("the counts to {}", self.name))
     }
 
@@ -1170,7 +1237,7 @@ mod tests {
         let mut sink = Sink {
             column_rows: 0,
             interval_header: false,
-            out: Checked::new(Box::new(buf.clone())),
+            out: Checked::new(Dest::Stream(Box::new(buf.clone()))),
             name: "test".into(),
         };
         sink.text(&report, false);

@@ -24,10 +24,27 @@ use std::time::{Duration, Instant};
 /// pmcstat's remedy for a log that cannot be written.
 const LOG_HELP: &str = "free space where the log goes, or give another file with -O, and run again";
 
+/// pmcstat's remedy when the log's reader went away (EPIPE on `-O -`, a pipe or a socket).
+const LOG_READER_HELP: &str = "the reader of the log (the other end of the pipe or socket -O \
+    writes to) closed it before the run ended: keep it reading until pmcstat exits, or give a \
+    file with -O";
+
+/// pmcstat's remedy for log error `e`: a closed reader is not a full disk.
+fn log_help(e: &Error) -> &'static str {
+    if e.errno() == Some(libc::EPIPE) || e.message().contains("Broken pipe") {
+        LOG_READER_HELP
+    } else {
+        LOG_HELP
+    }
+}
+
 /// A log error with pmcstat's remedy instead of the library's.
 pub fn log_err(e: Error) -> Failure {
     match e.op() {
-        pmc::Op::Log => Failure::Setup(e.with_help(LOG_HELP)),
+        pmc::Op::Log => {
+            let help = log_help(&e);
+            Failure::Setup(e.with_help(help))
+        }
         _ => Failure::Setup(e),
     }
 }
@@ -89,6 +106,15 @@ fn io_failure(what: &str, e: &std::io::Error) -> Failure {
 pub fn run(args: &Args) -> Result<u8, Failure> {
     check_args(args)?;
     let backend = pmc::Native::open()?;
+    if let Some(pages) = args.mmap_pages {
+        backend.set_buffer_pages(pages).map_err(|e| {
+            let help = match e.help() {
+                Some(h) => format!("--mmap-pages takes a power of two (1, 2, 4, ...); {h}"),
+                None => "--mmap-pages takes a power of two (1, 2, 4, ...)".to_owned(),
+            };
+            Failure::Setup(e.with_help(help))
+        })?;
+    }
     // The created log is bound after the backend, so dropped (the file removed) before it
     // on a failed start.
     let (aggregator, mut created_log) = open_log(&backend, args)?;
@@ -96,6 +122,17 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     let mut session = attach(&mut samplers, args)?;
     if args.verbose {
         print_native_config(&samplers);
+    }
+    // Samplers of the process alone (-P without -d): watch for child processes they miss,
+    // as counting does.
+    let alone = samplers
+        .iter()
+        .any(|s| !s.scope.is_system() && !s.descendants);
+    let mut probe = Some(&session)
+        .filter(|s| alone && !s.targets().is_empty())
+        .and_then(|s| crate::count::ChildProbe::new(&backend, s));
+    if let Some(p) = probe.as_mut() {
+        p.start();
     }
     let started = start(&mut samplers, &mut session)?;
     created_log.0 = None; // started: the log is kept, whatever happens next
@@ -132,6 +169,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     };
     let elapsed = started.elapsed();
     stop_samplers(&mut samplers, count_interval(args).is_some())?;
+    let uncounted_children = probe.and_then(crate::count::ChildProbe::finish);
     if live {
         status_line(&backend, elapsed, true);
     }
@@ -139,6 +177,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     drop(samplers);
     backend.close_log().map_err(log_err)?;
     report(args, &backend, aggregator, &events, elapsed)?;
+    if let Some(ns) = uncounted_children {
+        note!(
+            "pmcstat: note: child processes ran {:.2} msec of task-clock that the -P samplers \
+             without -d do not sample: add -d before -P to sample the command's descendants",
+            ns as f64 / 1e6
+        );
+    }
     // After `q` the command ended because pmcstat ended it: not a failure.
     if waited.quit {
         return Ok(0);
@@ -599,17 +644,16 @@ fn report(
     for line in unwind_lines(backend) {
         let _ = writeln!(std::io::stderr(), "{line}");
     }
-    crate::output::write_outcome(out.finish(), "the sampling summary")
+    let done = out.finish().and_then(|()| out.get_mut().commit());
+    crate::output::write_outcome(done, "the sampling summary")
 }
 
 /// Where the summary goes: `-o FILE`, else standard error.
-fn summary_output(args: &Args) -> Result<Box<dyn Write>, Failure> {
+fn summary_output(args: &Args) -> Result<crate::output::Dest, Failure> {
     Ok(match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::new(
-            crate::output::create_file(p)
-                .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
-        )),
-        None => Box::new(std::io::stderr()),
+        Some(p) => crate::output::create_file(p)
+            .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
+        None => crate::output::Dest::Stream(Box::new(std::io::stderr())),
     })
 }
 
@@ -673,10 +717,16 @@ pub fn configure_log(
             .map_err(log_err)?;
         return Ok(None);
     }
-    let f = crate::output::create_file(path)
+    // Locked against a second recorder, and only then truncated; a FIFO without a reader
+    // is waited for until a stop signal.
+    let f = pmc_analyze::output::create_log(path, &crate::output::output_options())
         .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
-    // Removed again if the backend refuses it.
-    let created = RemoveUnlessStarted(Some(path.to_path_buf()));
+    if let Some(id) = f.id() {
+        // No -o report may replace the log being recorded.
+        crate::output::protect_id(id);
+    }
+    // Removed again if the backend refuses it (a regular file only).
+    let created = RemoveUnlessStarted(f.is_regular().then(|| path.to_path_buf()));
     backend
         .configure_log(Box::new(std::io::BufWriter::new(f)))
         .map_err(log_err)?;
@@ -711,10 +761,11 @@ fn log_failure(
     backend: &pmc::Native,
     args: &Args,
 ) -> Result<u8, Failure> {
-    let path = args
-        .log
-        .as_ref()
-        .map_or_else(|| "the log".into(), |p| p.display().to_string());
+    let path = match args.log.as_deref() {
+        Some(p) if p.as_os_str() == "-" => "the log on standard output".into(),
+        Some(p) => p.display().to_string(),
+        None => "the log".into(),
+    };
     // The library's remedy names its API; pmcstat's names flags.
     let fact = e.to_string();
     let fact = fact.lines().next().unwrap_or_default();
@@ -722,7 +773,8 @@ fn log_failure(
     let _ = writeln!(
         std::io::stderr(),
         "pmcstat: {fact}\npmcstat: sampling stopped: {path} holds every record written before \
-         the error\nhelp: {LOG_HELP}"
+         the error\nhelp: {}",
+        log_help(e)
     );
     for s in &mut samplers {
         let _ = s.pmc.stop();
@@ -866,7 +918,10 @@ fn unwind_lines(backend: &pmc::Native) -> Vec<String> {
         100.0 * s.unwind_truncated as f64 / s.unwound as f64
     )];
     for r in &s.unwind_refused {
-        v.push(format!("pmcstat: warning: no unwinding through {r}"));
+        v.push(format!(
+            "pmcstat: warning: no unwinding through {}",
+            pmc_log::escape::escape(&r.to_string())
+        ));
     }
     v
 }
@@ -918,7 +973,11 @@ fn print_top(
         return Ok(());
     }
     for w in &profile.warnings {
-        writeln!(out, "# warning: {w}")?;
+        writeln!(
+            out,
+            "# warning: {}",
+            pmc_log::escape::escape(&w.to_string())
+        )?;
     }
     TopReport::build(
         profile,

@@ -211,6 +211,11 @@ pub fn render(
     }
     lines.truncate(height.max(1));
     for l in &mut lines {
+        // Function names and paths come from the log and its objects: no control
+        // character reaches the terminal.
+        if let std::borrow::Cow::Owned(e) = pmc_log::escape::escape(l) {
+            *l = e;
+        }
         if l.chars().count() > width {
             *l = l.chars().take(width).collect();
         }

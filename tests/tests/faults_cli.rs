@@ -882,3 +882,630 @@ fn samples_lost_while_pmcstat_is_stopped() {
     );
     assert!(why, "{}", ran.stderr);
 }
+
+/// A log recorded here (`-P cpu-clock` on a shell loop): real objects, so `-g` writes gmon
+/// files (`cpu-clock/dash.gmon`, `cpu-clock/libc.so.6.gmon`, ...).
+fn recorded_log(p: &Path, dir: &Path) -> std::path::PathBuf {
+    let log = dir.join("recorded.pmclog");
+    let st = Command::new(p)
+        .args(["-q", "-P", "cpu-clock", "--freq", "2000", "-O"])
+        .arg(&log)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done",
+        ])
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(st.success(), "recording the test log failed: {st:?}");
+    log
+}
+
+/// Issue 21 item 5: an output that is the input log (by name, or by a hard link) is
+/// refused and the log is left as it was; before, `--perf-data` died of SIGBUS leaving it
+/// at 0 bytes and every other report replaced it and exited 0.
+#[test]
+fn outputs_never_replace_the_log() {
+    let name = "outputs_never_replace_the_log";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-same", 0o755).unwrap();
+    let good = std::fs::read(recorded_log(&p, &dir.0)).unwrap();
+    let log = dir.0.join("in.pmclog");
+    let hard = dir.0.join("hard.pmclog");
+    let (log_s, hard_s) = (
+        log.to_string_lossy().into_owned(),
+        hard.to_string_lossy().into_owned(),
+    );
+    for (flag, out) in [
+        ("--perf-data", &log_s),
+        ("-G", &log_s),
+        ("-F", &log_s),
+        ("--pprof", &log_s),
+        ("--flamegraph", &log_s),
+        ("--folded", &log_s),
+        ("-m", &log_s),
+        ("-a", &log_s),
+        ("-o", &log_s),
+        ("-G", &hard_s),
+    ] {
+        std::fs::write(&log, &good).unwrap();
+        let _ = std::fs::remove_file(&hard);
+        std::fs::hard_link(&log, &hard).unwrap();
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&log).args([flag, out.as_str()]);
+        if flag == "-o" {
+            cmd.arg("--summary");
+        }
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let intact = std::fs::read(&log).is_ok_and(|b| b == good);
+        let which = if out == &hard_s {
+            "hard link"
+        } else {
+            "same path"
+        };
+        println!(
+            "FAULT {name} {flag} ({which}): injected=output = the -R log expected=exit 1, log \
+             intact recovered=exit {} intact={intact} rss_peak_kb={}",
+            ran.code, ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 1, "{flag} {out}");
+        assert!(intact, "{flag} {out}: the log was overwritten");
+        assert!(ran.stderr.contains("log being read"), "{}", ran.stderr);
+    }
+}
+
+/// Issue 21 item 5: a failed export (here `RLIMIT_FSIZE`, as a full disk: EFBIG) leaves no
+/// partial file and keeps the previous one; before, the previous file was truncated and a
+/// partial one left.
+#[test]
+fn failed_exports_keep_the_previous_file() {
+    let name = "failed_exports_keep_the_previous_file";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-partial", 0o755).unwrap();
+    let log = recorded_log(&p, &dir.0);
+    let out = dir.0.join("out");
+    let out_s = out.to_string_lossy().into_owned();
+    for flag in [
+        "--perf-data",
+        "-G",
+        "-F",
+        "--pprof",
+        "--flamegraph",
+        "--folded",
+        "-m",
+        "-a",
+        "-o",
+    ] {
+        std::fs::write(&out, b"previous good report").unwrap();
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&log).args([flag, &out_s]);
+        if flag == "-o" {
+            cmd.arg("--summary");
+        }
+        // SAFETY: signal and setrlimit are async-signal-safe. SIGXFSZ ignored: the write
+        // fails with EFBIG instead of killing pmcstat.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+                let r = libc::rlimit {
+                    rlim_cur: 64,
+                    rlim_max: 64,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let kept = std::fs::read(&out).is_ok_and(|b| b == b"previous good report");
+        let leftovers: Vec<String> = std::fs::read_dir(&dir.0)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        println!(
+            "FAULT {name} {flag}: injected=EFBIG after 64 bytes expected=exit 1, previous file \
+             kept, no temporary left recovered=exit {} kept={kept} leftovers={} rss_peak_kb={}",
+            ran.code,
+            leftovers.len(),
+            ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 1, "{flag}");
+        assert!(kept, "{flag}: the previous file was damaged");
+        assert!(leftovers.is_empty(), "{flag}: left {leftovers:?}");
+    }
+}
+
+/// Issue 21 item 3: every writer refuses a planted link, the `-g -D` tree included (a link
+/// as the PMC's directory or as a gmon file); before, `-g` wrote through both.
+#[test]
+fn planted_links_every_writer() {
+    let name = "planted_links_every_writer";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-links-all", 0o755).unwrap();
+    let log = recorded_log(&p, &dir.0);
+    let victim = dir.0.join("victim");
+    let link = dir.0.join("link");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let link_s = link.to_string_lossy().into_owned();
+    for flag in [
+        "--perf-data",
+        "-F",
+        "--pprof",
+        "--flamegraph",
+        "--folded",
+        "-m",
+        "-a",
+        "--script",
+    ] {
+        std::fs::write(&victim, b"precious").unwrap();
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&log);
+        if flag == "--script" {
+            cmd.args([flag, "-o", &link_s]);
+        } else {
+            cmd.args([flag, &link_s]);
+        }
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let intact = std::fs::read(&victim).unwrap() == b"precious";
+        println!(
+            "FAULT {name} {flag}: injected=symlink to another file expected=refused (exit 1), \
+             target intact recovered=exit {} intact={intact} rss_peak_kb={}",
+            ran.code, ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 1, "{flag}");
+        assert!(intact, "{flag} wrote through the link");
+        assert!(ran.stderr.contains("symbolic link"), "{}", ran.stderr);
+    }
+
+    // -g -D: the gmon tree. A link as the PMC's directory, then as a gmon file.
+    let samples = dir.0.join("samples");
+    let elsewhere = dir.0.join("elsewhere");
+    for case in ["directory", "file"] {
+        let _ = std::fs::remove_dir_all(&samples);
+        let _ = std::fs::remove_dir_all(&elsewhere);
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(&victim, b"precious").unwrap();
+        if case == "directory" {
+            std::fs::create_dir_all(&samples).unwrap();
+            std::os::unix::fs::symlink(&elsewhere, samples.join("cpu-clock")).unwrap();
+        } else {
+            std::fs::create_dir_all(samples.join("cpu-clock")).unwrap();
+            for obj in ["dash.gmon", "libc.so.6.gmon", "sh.gmon", "bash.gmon"] {
+                std::os::unix::fs::symlink(&victim, samples.join("cpu-clock").join(obj)).unwrap();
+            }
+        }
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&log).arg("-g").arg("-D").arg(&samples);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let intact = std::fs::read(&victim).unwrap() == b"precious";
+        let written_elsewhere = std::fs::read_dir(&elsewhere).unwrap().count();
+        println!(
+            "FAULT {name} -g -D ({case} link): injected=symlink in the gmon tree \
+             expected=refused, nothing written through it recovered=exit {} intact={intact} \
+             files_through_link={written_elsewhere} rss_peak_kb={}",
+            ran.code, ran.rss_peak_kb
+        );
+        assert!(intact, "-g wrote through a file link");
+        assert_eq!(written_elsewhere, 0, "-g wrote through a directory link");
+        assert!(ran.stderr.contains("symbolic link"), "{}", ran.stderr);
+    }
+}
+
+/// Issue 21 item 8: a second run recording into the `-O` file of a running one is refused
+/// with a message, and the first one's log reads back clean; before, both claimed success
+/// and part of the samples were unreadable.
+#[test]
+fn second_recorder_is_refused() {
+    let name = "second_recorder_is_refused";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-lock", 0o755).unwrap();
+    let log = dir.0.join("shared.pmclog");
+    let ready = dir.0.join("ready");
+    let go = dir.0.join("go");
+    let script = format!(
+        "echo $$ > {}; while [ ! -e {} ]; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; \
+         done",
+        ready.display(),
+        go.display()
+    );
+    let mut first = Command::new(&p)
+        .args(["-q", "-P", "cpu-clock", "--freq", "1000", "-O"])
+        .arg(&log)
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_ready(&ready);
+    let mut cmd = Command::new(&p);
+    cmd.args(["-P", "cpu-clock", "--freq", "1000", "-O"])
+        .arg(&log)
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done",
+        ]);
+    let second = run_measured(cmd, &dir.0, |_| {});
+    std::fs::write(&go, b"").unwrap();
+    let first_code = first.wait().unwrap().code().unwrap_or(-1);
+    let out = Command::new(&p).arg("-R").arg(&log).output().unwrap();
+    let damaged = String::from_utf8_lossy(&out.stderr).into_owned();
+    let clean =
+        out.status.success() && !damaged.contains("skipped") && !damaged.contains("damaged");
+    println!(
+        "FAULT {name}: injected=a second pmcstat -O on the same file expected=second exit 1 \
+         with a message, first exit 0, log clean recovered=second exit {} first exit \
+         {first_code} clean={clean} rss_peak_kb={}",
+        second.code, second.rss_peak_kb
+    );
+    assert_eq!(second.code, 1, "the second recorder was not refused");
+    assert!(
+        second.stderr.contains("recording into it"),
+        "{}",
+        second.stderr
+    );
+    assert_eq!(first_code, 0);
+    assert!(clean, "{damaged}");
+}
+
+/// The kernel function a process sleeps in (`/proc/PID/wchan`).
+fn wchan(pid: u32) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default()
+}
+
+/// Issue 21 item 14: `-o`, `-O` and `-G` onto a FIFO with no reader wait for one, and the
+/// first SIGTERM ends the wait (exit 1 with a message, or 143); before, the open blocked
+/// and the first SIGTERM did nothing (the watchdog's kill: exit 137).
+#[test]
+fn fifo_outputs_without_a_reader() {
+    let name = "fifo_outputs_without_a_reader";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-fifo-out", 0o755).unwrap();
+    let fifo = dir.0.join("fifo");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    let log = dir.0.join("ok.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let fifo_s = fifo.to_string_lossy().into_owned();
+    let log_s = log.to_string_lossy().into_owned();
+    for args in [
+        vec!["-o", &fifo_s, "-p", "task-clock", "--", "true"],
+        vec!["-P", "cpu-clock", "-O", &fifo_s, "--", "true"],
+        vec!["-R", &log_s, "-G", &fifo_s],
+    ] {
+        let mut cmd = Command::new(&p);
+        cmd.args(&args);
+        let ran = run_measured(cmd, &dir.0, |pid| {
+            // Ready: asleep in the FIFO's open (before) or between tries (after).
+            let deadline = Instant::now() + WATCHDOG;
+            while !(wchan(pid).contains("fifo") || wchan(pid).contains("sleep"))
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            // SAFETY: kill on our own child.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            // One SIGTERM only; a stuck open is killed by a watchdog of our own.
+            let watchdog = Instant::now() + Duration::from_secs(20);
+            while Path::new(&format!("/proc/{pid}/stat")).exists()
+                && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .unwrap_or_default()
+                    .contains(") Z")
+            {
+                if Instant::now() > watchdog {
+                    // SAFETY: kill on our own child.
+                    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        println!(
+            "FAULT {name} {} {}: injected=FIFO without a reader, then one SIGTERM expected=ends \
+             (exit 1 or 143), no hang recovered=exit {} rss_peak_kb={}",
+            args[0], args[1], ran.code, ran.rss_peak_kb
+        );
+        assert!(
+            ran.code == 1 || ran.code == 143,
+            "{args:?}: exit {} (137: the SIGTERM did nothing, killed)",
+            ran.code
+        );
+    }
+
+    // With a reader arriving later, the report goes through the FIFO.
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            std::fs::read(fifo).unwrap()
+        })
+    };
+    let mut cmd = Command::new(&p);
+    cmd.args(["-R", &log_s, "--folded", &fifo_s]);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    let got = reader.join().unwrap();
+    println!(
+        "FAULT {name} --folded with a reader: injected=a reader 200 ms late expected=exit 0, \
+         the stacks delivered recovered=exit {} bytes={}",
+        ran.code,
+        got.len()
+    );
+    assert_eq!(ran.code, 0);
+    assert!(!got.is_empty());
+}
+
+/// Issue 21 item 11: control characters in a log's strings (a map path with an OSC title,
+/// a screen clear and a newline followed by a forged line; a command name with ESC) are
+/// escaped in the record lines, warnings and reports; before, they reached the terminal.
+#[test]
+fn log_strings_are_escaped() {
+    let name = "log_strings_are_escaped";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-escape", 0o755).unwrap();
+    let evil =
+        "/nonexistent/x\u{1b}]0;PWNED\u{7}\u{1b}[2J\npmcstat: log clean, 0 samples lost\u{9b}";
+    let log = dir.0.join("evil.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new(evil)])).unwrap();
+    let out = dir.0.join("report");
+    let out_s = out.to_string_lossy().into_owned();
+    for report in [
+        vec![],
+        vec!["--summary"],
+        vec!["-G", &out_s],
+        vec!["--folded", &out_s],
+        vec!["-m", &out_s],
+        vec!["-F", &out_s],
+        vec!["--script", "-o", &out_s],
+    ] {
+        let _ = std::fs::remove_file(&out);
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&log).args(&report);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let file = std::fs::read_to_string(&out).unwrap_or_default();
+        let all = format!("{}{}{file}", ran.stdout, ran.stderr);
+        let raw = all.contains(['\u{1b}', '\u{7}', '\u{9b}']);
+        let forged = all.lines().any(|l| l.starts_with("pmcstat: log clean"));
+        let what = report.first().copied().unwrap_or("records");
+        println!(
+            "FAULT {name} {what}: injected=ESC, BEL, CSI and a newline in a map path \
+             expected=exit 0, all escaped recovered=exit {} raw_controls={raw} \
+             forged_line={forged} rss_peak_kb={}",
+            ran.code, ran.rss_peak_kb
+        );
+        assert_eq!(ran.code, 0, "{what}");
+        assert!(!raw, "{what}: control characters printed raw");
+        assert!(!forged, "{what}: a forged line was printed");
+    }
+}
+
+/// Issue 21 item 13: advice that fits a CLI user. `-R -` reads standard input (as `-O -`
+/// writes standard output); `-k DIR` whose kallsyms is a device says so; EPIPE on `-O -`
+/// blames the reader, not the disk; `-P` without `-d` on a forking command says what the
+/// samplers missed, as counting does; `--mmap-pages` exists.
+#[test]
+fn advice_fits_the_cli() {
+    let name = "advice_fits_the_cli";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-advice", 0o755).unwrap();
+    let log = dir.0.join("ok.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+
+    // -R - from a pipe.
+    let mut child = Command::new(&p)
+        .args(["-R", "-", "--summary"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let data = std::fs::read(&log).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &data));
+    let out = child.wait_with_output().unwrap();
+    let _ = feeder.join();
+    let read = String::from_utf8_lossy(&out.stdout).contains("(100 samples)");
+    println!(
+        "FAULT {name} -R -: injected=the log on a pipe to standard input expected=exit 0, read \
+         recovered=exit {:?} read={read}",
+        out.status.code()
+    );
+    assert!(
+        out.status.success() && read,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // -k DIR whose kallsyms is a character device.
+    let k = dir.0.join("kdir");
+    std::fs::create_dir_all(&k).unwrap();
+    std::os::unix::fs::symlink("/dev/null", k.join("kallsyms")).unwrap();
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&log).arg("-k").arg(&k).arg("--summary");
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    let says = ran.stderr.contains("character device");
+    println!(
+        "FAULT {name} -k device: injected=DIR/kallsyms -> /dev/null expected=names the device \
+         recovered=exit {} says_device={says}",
+        ran.code
+    );
+    assert!(says, "{}", ran.stderr);
+
+    // EPIPE on -O -: the reader closed the pipe.
+    let mut child = Command::new(&p)
+        .args([
+            "-P",
+            "cpu-clock",
+            "--freq",
+            "4000",
+            "-O",
+            "-",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut so = child.stdout.take().unwrap();
+    let mut first = [0u8; 16];
+    let _ = so.read(&mut first);
+    drop(so);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let blames_disk = err.contains("free space");
+    let blames_reader = err.contains("reader");
+    println!(
+        "FAULT {name} EPIPE -O -: injected=the log's reader closes the pipe expected=help names \
+         the reader, not free space recovered=exit {:?} reader={blames_reader} \
+         free_space={blames_disk}",
+        out.status.code()
+    );
+    assert!(blames_reader && !blames_disk, "{err}");
+
+    // -P without -d on a forking command.
+    let plog = dir.0.join("p.pmclog");
+    let mut cmd = Command::new(&p);
+    cmd.args(["-P", "cpu-clock", "-O"]).arg(&plog).args([
+        "--",
+        "sh",
+        "-c",
+        "sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'; true",
+    ]);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    let hint = ran.stderr.contains("add -d");
+    println!(
+        "FAULT {name} -P without -d: injected=the work runs in a child process expected=a hint \
+         to add -d recovered=exit {} hint={hint}",
+        ran.code
+    );
+    assert_eq!(ran.code, 0);
+    assert!(hint, "{}", ran.stderr);
+
+    // --mmap-pages: accepted with a power of two, refused with a message otherwise.
+    let mut cmd = Command::new(&p);
+    cmd.args(["-P", "cpu-clock", "--mmap-pages", "8", "-O"])
+        .arg(&plog)
+        .args(["--", "true"]);
+    let ok = run_measured(cmd, &dir.0, |_| {});
+    let mut cmd = Command::new(&p);
+    cmd.args(["-P", "cpu-clock", "--mmap-pages", "3", "-O"])
+        .arg(&plog)
+        .args(["--", "true"]);
+    let bad = run_measured(cmd, &dir.0, |_| {});
+    println!(
+        "FAULT {name} --mmap-pages: injected=8, then 3 pages expected=exit 0, then exit 1 \
+         naming --mmap-pages recovered=exit {} then exit {}",
+        ok.code, bad.code
+    );
+    assert_eq!(ok.code, 0, "{}", ok.stderr);
+    assert_eq!(bad.code, 1);
+    assert!(bad.stderr.contains("--mmap-pages"), "{}", bad.stderr);
+}
+
+/// Issue 21 item 5: a signal during an export leaves no partial file and keeps the previous
+/// one. The log comes through a FIFO, half of it, so the export is under way (its temporary
+/// file exists) when SIGTERM comes; then the rest arrives. Before: SIGTERM killed pmcstat
+/// with the output truncated and half written.
+#[test]
+fn signal_during_export_keeps_the_previous_file() {
+    let name = "signal_during_export_keeps_the_previous_file";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-export-signal", 0o755).unwrap();
+    let fifo = dir.0.join("log.fifo");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    let out = dir.0.join("report.txt");
+    std::fs::write(&out, b"previous good report").unwrap();
+    let data = hostile_log(&[Path::new("/nonexistent/lib.so")]);
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            let deadline = Instant::now() + WATCHDOG;
+            let mut f = loop {
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo)
+                {
+                    Ok(f) => break f,
+                    Err(_) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(e) => panic!("pmcstat never opened the FIFO: {e}"),
+                }
+            };
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+            // SAFETY: fcntl on a descriptor this closure owns.
+            unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
+            let half = data.len() / 2;
+            std::io::Write::write_all(&mut f, &data[..half]).unwrap();
+            let _ = go_rx.recv_timeout(WATCHDOG);
+            let _ = std::io::Write::write_all(&mut f, &data[half..]);
+        })
+    };
+    let tmp_exists = |d: &Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .any(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+    };
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&fifo).arg("-o").arg(&out);
+    let mut under_way = false;
+    let ran = run_measured(cmd, &dir.0, |pid| {
+        // Ready: the export has begun (its temporary file exists), or, unfixed, the
+        // output was truncated.
+        let deadline = Instant::now() + WATCHDOG;
+        while Instant::now() < deadline {
+            if tmp_exists(&dir.0) || std::fs::metadata(&out).is_ok_and(|m| m.len() != 20) {
+                under_way = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // SAFETY: kill on our own child.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        let _ = go_tx.send(());
+    });
+    writer.join().unwrap();
+    let kept = std::fs::read(&out).is_ok_and(|b| b == b"previous good report");
+    let left = tmp_exists(&dir.0);
+    println!(
+        "FAULT {name}: injected=SIGTERM during -R -o (export under way={under_way}) \
+         expected=exit 143, previous file kept, no temporary left recovered=exit {} \
+         kept={kept} temporary_left={left} rss_peak_kb={}",
+        ran.code, ran.rss_peak_kb
+    );
+    assert!(under_way, "the export never started");
+    assert!(kept, "the previous file was not kept");
+    assert!(!left, "a temporary file was left");
+    assert!(ran.code == 143 || ran.code == 1, "exit {}", ran.code);
+}

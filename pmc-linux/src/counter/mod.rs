@@ -359,6 +359,11 @@ impl pmc_core::Backend for Backend {
         self.shared.hub.log_error()
     }
 
+    /// As the inherent [`Backend::set_ring_pages`].
+    fn set_buffer_pages(&self, pages: usize) -> Result<()> {
+        self.set_ring_pages(pages)
+    }
+
     /// The backend-neutral part of [`Backend::sampling_details`]
     /// (which also counts side records, decoding errors and discarded bytes).
     fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
