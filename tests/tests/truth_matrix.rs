@@ -885,7 +885,8 @@ fn sampling_self_cell(s: Shape, desc: bool, target: Option<u32>) -> CellResult {
     // Each counted task's last period is incomplete.
     c.lo -= (P * tasks) as f64;
     if lost > 0 {
-        c.lo = 0.0;
+        // Each reported lost sample stood for at most one period.
+        c.lo = (c.lo - (lost * P) as f64).max(0.0);
     }
     let mut v = vec![c];
     // Its reading: the raw count, and the count scaled by enabled/running
