@@ -368,6 +368,12 @@ pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure
     for r in &report.refused {
         diag!("pmcstat: warning: no unwinding through {r}");
     }
+    // The rewrite is a clean log whatever the input was: the input's damage is told here,
+    // even with -q, as a damaged hwpmc log's conversion is (FORMAT.md: every skipped region
+    // is reported).
+    if !report.read.is_clean() {
+        diag!("pmcstat: warning: the log: {}", report.read);
+    }
     Ok(Some(out))
 }
 
