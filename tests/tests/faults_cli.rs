@@ -904,3 +904,109 @@ fn deep_sample_reports_bounded() {
     }
     assert!(bad.is_empty(), "unbounded reports: {bad:?}");
 }
+/// An hwpmc log: INITIALIZE, a mapping, `n` callchains of 1 to 7 frames, CLOSELOG.
+fn hwpmc_log(n: u32) -> Vec<u8> {
+    let mut e = pmc_log::hwpmc::Encoder::new(Vec::new());
+    e.initialize(
+        0,
+        0x0A01_0000,
+        0x9D,
+        1_000_000_000,
+        0,
+        0,
+        "GenuineIntel-6-9A-4",
+    )
+    .unwrap();
+    e.map_in(1, 42, 0x40_0000, b"/nonexistent/prog").unwrap();
+    for i in 0..n {
+        let depth = 1 + (i % 7) as usize;
+        let pcs: Vec<u64> = (0..depth as u64)
+            .map(|d| 0x40_1000 + d * 0x10 + u64::from(i % 1000))
+            .collect();
+        e.callchain(u64::from(i) + 2, 42, 42, 0x100, 0, true, &pcs)
+            .unwrap();
+    }
+    e.closelog(u64::from(n) + 3).unwrap();
+    e.into_inner()
+}
+
+/// Item 12: an hwpmc log through a FIFO (before: refused, "not a pmc log"), and one from a
+/// regular file with a report that reads it once (before: converted whole in memory, about
+/// 4.3 times its size). Both must stream: RSS under 1.5 times the input (pmcstat's own
+/// baseline is about 12 MB). The log is written to a file and the FIFO fed from it, so the
+/// test process stays small (a child's `ru_maxrss` counts what it shared at fork).
+#[test]
+fn hwpmc_log_streamed() {
+    let name = "hwpmc_log_streamed";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-hwpmc", 0o755).unwrap();
+    let fifo = dir.0.join("fifo");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    let n = 200_000u32;
+    let log = dir.0.join("hwpmc.log");
+    std::fs::write(&log, hwpmc_log(n)).unwrap();
+    let input_kb = std::fs::metadata(&log).unwrap().len() / 1024;
+    let bound_kb = input_kb * 3 / 2;
+    let writer = {
+        let fifo = fifo.clone();
+        let log = log.clone();
+        std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Wait (bounded) for pmcstat to open the FIFO for reading: a non-blocking open
+            // for writing fails with ENXIO until a reader exists.
+            let deadline = Instant::now() + WATCHDOG;
+            let f = loop {
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo)
+                {
+                    Ok(f) => break Some(f),
+                    Err(_) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(_) => break None,
+                }
+            };
+            if let Some(mut f) = f {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+                // SAFETY: fcntl on a descriptor this closure owns.
+                unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
+                // A refusal closes the FIFO: EPIPE, ignored.
+                let _ = std::io::copy(&mut std::fs::File::open(log).unwrap(), &mut f);
+            }
+        })
+    };
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&fifo).arg("--summary");
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    writer.join().unwrap();
+    let want = format!("({n} samples)");
+    let mut bad = Vec::new();
+    for (what, ran) in [
+        ("FIFO", ran),
+        ("file", {
+            let mut cmd = Command::new(&p);
+            cmd.arg("-R").arg(&log).arg("--summary");
+            run_measured(cmd, &dir.0, |_| {})
+        }),
+    ] {
+        let got = ran.stdout.contains(&want);
+        println!(
+            "FAULT {name} {what}: injected=a {input_kb} kB hwpmc log ({what}) expected=exit 0, \
+             {n} samples, rss < {bound_kb} kB recovered=exit {} summary={got} rss_peak_kb={}",
+            ran.code, ran.rss_peak_kb
+        );
+        if ran.code != 0 || !got || ran.rss_peak_kb >= bound_kb {
+            bad.push(format!(
+                "{what}: exit {}, {} kB: {}",
+                ran.code, ran.rss_peak_kb, ran.stderr
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+}
