@@ -95,8 +95,8 @@ impl Stream {
 }
 
 /// Opens `path` for `-R`: a regular file is mapped (a hwpmc log converted); anything else is
-/// opened without blocking on the open, then read as a stream that must be a pmc-log. Never
-/// an unbounded read into memory.
+/// opened without blocking on the open, then read as a stream: a pmc-log, or an hwpmc log
+/// converted as it is read. Never an unbounded read into memory.
 pub fn load(path: &Path) -> Result<Input, Failure> {
     load_with(path, false)
 }
