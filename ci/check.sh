@@ -99,6 +99,17 @@ step "fault suite: memory bounds, truncated mapped files, -r escapes (FAULT rows
 cargo test -p pmc-tests --test faults_memory -- --nocapture --test-threads=1 2>&1 |
   grep -E '^(FAULT|SKIP|test |failures|thread )|panicked|left:|right:'
 
+# The cargo-fuzz targets, each for a bounded time (PMC_FUZZ_SECONDS, default 20), besides the
+# in-test harness that `cargo test` ran above. A crash fails CI and names its artifact.
+# Adds about 4 minutes with a warm fuzz/target, 14 from cold (ci/README.md). PMC_CI_FUZZ=0
+# leaves it out, loudly.
+if [ "${PMC_CI_FUZZ:-1}" != 0 ]; then
+  step "fuzz: cargo-fuzz targets, ${PMC_FUZZ_SECONDS:-20} s each (ci/fuzz.sh)"
+  bash ci/fuzz.sh
+else
+  echo "SKIPPED (not run): the cargo-fuzz targets (PMC_CI_FUZZ=0)"
+fi
+
 # Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then

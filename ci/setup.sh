@@ -20,3 +20,9 @@ if { ! command -v gprof >/dev/null || ! command -v callgrind_annotate >/dev/null
 fi
 # go tool pprof (Debian golang-go): the oracle of pmcstat/tests/cli_pprof.rs, which SKIPs without it.
 command -v go >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && { apt-get install -y -qq golang-go >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }; }; } || echo "ci/setup.sh: golang-go not installed; the go tool pprof test will SKIP" >&2
+# cargo-fuzz (ci/fuzz.sh) builds with -Zsanitizer: the nightly toolchain (no extra component).
+# cargo-fuzz itself comes from crates.io, once: `cargo install` leaves it in ~/.cargo/bin.
+if [ "${PMC_CI_FUZZ:-1}" != 0 ]; then
+  rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+  command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+fi

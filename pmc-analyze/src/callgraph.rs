@@ -24,6 +24,12 @@
 //!  100.0%  [100]       main
 //! ```
 //!
+//! Indentation stops growing at [`MAX_INDENT`] levels, and no callchain is
+//! deeper than [`crate::MAX_STACK_DEPTH`] frames (deeper samples are cut under
+//! `[truncated]`), so even `-z 0` prints at most one line of bounded width per
+//! node of the tree, and a node stands for at least one 8-byte frame of the
+//! log: the report is linear in its input, never quadratic in a sample's depth.
+//!
 //! [`Order::Callers`] is the top-down view (`pmcstat --callgraph-order
 //! caller`): each function under its real callers, from the outermost
 //! caller (`main`, a thread start routine) down to the sampled function;
@@ -117,6 +123,15 @@ pub struct CallTree {
 }
 
 const NO_PARENT: usize = usize::MAX;
+
+/// The deepest indentation, in levels: deeper lines are indented as this level (their
+/// place in the tree is then read from their order). Bounds a line's width, so that the
+/// report grows with the number of nodes, not with depth times nodes.
+///
+/// ```
+/// assert_eq!(pmc_analyze::callgraph::MAX_INDENT, 64);
+/// ```
+pub const MAX_INDENT: usize = 64;
 
 impl CallTree {
     /// Merge the stacks of `pmc` (`None`: all PMCs).
@@ -306,7 +321,7 @@ impl CallTree {
             let (i, depth, parent_total) = match item {
                 Item::SelfLine { depth, weight } => {
                     let p = pct(weight, self.total);
-                    let indent = "  ".repeat(depth.saturating_sub(1));
+                    let indent = "  ".repeat(depth.saturating_sub(1).min(MAX_INDENT));
                     writeln!(out, "{indent}{p:.2}%  [{weight}]  [self]")?;
                     continue;
                 }
@@ -379,7 +394,7 @@ impl CallTree {
             while let Some((i, depth, parent)) = todo.pop() {
                 let Some(n) = self.nodes.get(i) else { continue };
                 line.clear();
-                let indent = " ".repeat(depth);
+                let indent = " ".repeat(depth.min(MAX_INDENT));
                 line.push_str(&indent);
                 if n.total == parent {
                     line.push_str("100.0% ");
@@ -440,7 +455,7 @@ impl CallTree {
         line: &mut String,
     ) {
         use std::fmt::Write as _;
-        let indent = "  ".repeat(depth.saturating_sub(1));
+        let indent = "  ".repeat(depth.saturating_sub(1).min(MAX_INDENT));
         let f = function.and_then(|f| profile.function(f));
         let name = f.map_or("[no callchain]", |f| f.name.as_str());
         let _ = write!(line, "{indent}{shown:.2}%  [{weight}]  {name}");

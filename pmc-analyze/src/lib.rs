@@ -94,6 +94,21 @@
 #![deny(unsafe_code)]
 
 pub mod annotate;
+
+/// The deepest callchain a report keeps: 512 frames, hwpmc's own limit
+/// (`kern.hwpmc.callchaindepth`) and four times perf's default
+/// (`kernel.perf_event_max_stack`, 127). A deeper sample keeps its 511
+/// innermost frames and a root frame `[truncated]`, as an unwind that
+/// stopped short does; [`Warning::DeepStacks`] counts them. This bounds a
+/// report's memory and size by the log's sample count, not by one sample's
+/// depth (a 1M-frame sample cost hundreds of MB in `-G`, flame graphs and
+/// pprof).
+///
+/// ```
+/// assert_eq!(pmc_analyze::MAX_STACK_DEPTH, 512);
+/// ```
+pub const MAX_STACK_DEPTH: usize = 512;
+
 pub mod callgraph;
 pub mod callgrind;
 pub mod error;
@@ -199,6 +214,14 @@ pub enum Warning {
         /// What was refused: the log's path, or the debug link's name.
         named: String,
     },
+    /// Samples whose callchain was deeper than [`MAX_STACK_DEPTH`]: cut to
+    /// their innermost frames under a `[truncated]` root.
+    DeepStacks {
+        /// Samples cut.
+        samples: u64,
+        /// Their deepest callchain, in frames.
+        deepest: u64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -247,6 +270,12 @@ impl fmt::Display for Warning {
                 f,
                 "{path}: separate debug file {named:?} leads outside the root or the debug \
                  directories (a .gnu_debuglink must be a plain file name); refused, not read"
+            ),
+            Warning::DeepStacks { samples, deepest } => write!(
+                f,
+                "{samples} samples have callchains deeper than {MAX_STACK_DEPTH} frames \
+                 (the deepest {deepest} frames): each keeps its {} innermost frames under [truncated]",
+                MAX_STACK_DEPTH - 1
             ),
         }
     }

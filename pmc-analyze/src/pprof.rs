@@ -348,6 +348,8 @@ pub struct PprofBuilder {
     last_time: u64,
     stats: Stats,
     scratch: Vec<u64>,
+    /// The sample's callchain, cut to [`crate::MAX_STACK_DEPTH`].
+    cut: Vec<u64>,
 }
 
 impl PprofBuilder {
@@ -374,6 +376,7 @@ impl PprofBuilder {
             last_time: 0,
             stats: Stats::default(),
             scratch: Vec::new(),
+            cut: Vec::new(),
         }
     }
 
@@ -434,7 +437,18 @@ impl PprofBuilder {
                 } else {
                     (0, kernel_frames)
                 };
-                for (i, ip) in s.callchain.iter().skip(skip).enumerate() {
+                let chain = s.callchain.iter().skip(skip);
+                let n = chain.len();
+                let mut cut = std::mem::take(&mut self.cut);
+                if self.stats.cut(n) {
+                    // Deeper than any kernel writes: the innermost frames (the root's
+                    // TRUNCATED_FRAME is no location and is left out below).
+                    crate::profile::cut_chain(chain, &mut cut);
+                } else {
+                    cut.clear();
+                    cut.extend(chain);
+                }
+                for (i, ip) in cut.iter().copied().enumerate() {
                     self.stats.frames += 1;
                     if ip >= PERF_CONTEXT_MAX {
                         continue;
@@ -446,6 +460,7 @@ impl PprofBuilder {
                     let loc = self.location(s.pid, ip, kernel, caller);
                     key.push(loc);
                 }
+                self.cut = cut;
                 let period = s.period.max(1);
                 crate::profile::count_sample(&mut self.samples, &key, period);
                 self.scratch = key;
@@ -662,6 +677,7 @@ impl PprofBuilder {
         if self.stats.records > 0 && !self.stats.closed_cleanly {
             warnings.push(Warning::NotClosed);
         }
+        warnings.extend(self.stats.deep_warning());
         warnings
     }
 

@@ -85,6 +85,39 @@ pub struct Stats {
     pub skipped_bytes: u64,
     /// The log ended with its clean-close marker.
     pub closed_cleanly: bool,
+    /// Samples whose callchain was cut to [`crate::MAX_STACK_DEPTH`] frames.
+    pub cut_stacks: u64,
+    /// The deepest callchain cut, in frames.
+    pub deepest_cut: u64,
+}
+
+impl Stats {
+    /// Counts a callchain of `n` frames (after the filter's skip) and says whether it is to be
+    /// cut to [`crate::MAX_STACK_DEPTH`].
+    pub(crate) fn cut(&mut self, n: usize) -> bool {
+        let cut = n > crate::MAX_STACK_DEPTH;
+        if cut {
+            self.cut_stacks += 1;
+            self.deepest_cut = self.deepest_cut.max(n as u64);
+        }
+        cut
+    }
+
+    /// The [`Warning::DeepStacks`] of the cut callchains, if any.
+    pub(crate) fn deep_warning(&self) -> Option<Warning> {
+        (self.cut_stacks > 0).then_some(Warning::DeepStacks {
+            samples: self.cut_stacks,
+            deepest: self.deepest_cut,
+        })
+    }
+}
+
+/// `chain`'s first [`crate::MAX_STACK_DEPTH`]` - 1` frames (the innermost) and
+/// [`pmc_log::record::TRUNCATED_FRAME`], into `out`.
+pub(crate) fn cut_chain(chain: impl Iterator<Item = u64>, out: &mut Vec<u64>) {
+    out.clear();
+    out.extend(chain.take(crate::MAX_STACK_DEPTH - 1));
+    out.push(pmc_log::record::TRUNCATED_FRAME);
 }
 
 /// Which samples to take.
@@ -147,6 +180,8 @@ pub struct ProfileBuilder {
     pmcs: BTreeMap<u32, PmcInfo>,
     stats: Stats,
     scratch: Vec<u32>,
+    /// A callchain cut to [`crate::MAX_STACK_DEPTH`].
+    cut: Vec<u64>,
     keep_pcs: bool,
     /// Key: `(pmc_id, object or u32::MAX, svma or ip)`.
     pcs: HashMap<(u32, u32, u64), SampledPc>,
@@ -164,6 +199,7 @@ impl ProfileBuilder {
             pmcs: BTreeMap::new(),
             stats: Stats::default(),
             scratch: Vec::new(),
+            cut: Vec::new(),
             keep_pcs: opts.keep_pcs,
             pcs: HashMap::new(),
         }
@@ -222,20 +258,24 @@ impl ProfileBuilder {
                 key.clear();
                 key.push(s.pmc_id);
                 key.push(comm);
-                if self.filter.user_only {
+                let (skip, kernel_frames) = if self.filter.user_only {
                     let k = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
-                    let user = s.callchain.iter().skip(k);
-                    let n = user.len();
-                    self.sym.resolve_callchain(s.pid, user, 0, &mut key);
-                    self.stats.frames += n as u64;
+                    (k, 0)
                 } else {
-                    self.stats.frames += s.callchain.len() as u64;
-                    self.sym.resolve_callchain(
-                        s.pid,
-                        s.callchain.iter(),
-                        s.kernel_frames,
-                        &mut key,
-                    );
+                    (0, s.kernel_frames)
+                };
+                let chain = s.callchain.iter().skip(skip);
+                let n = chain.len();
+                self.stats.frames += n as u64;
+                if self.stats.cut(n) {
+                    // Deeper than any kernel writes: the innermost frames under [truncated].
+                    cut_chain(chain, &mut self.cut);
+                    let cut = self.cut.iter().copied();
+                    self.sym
+                        .resolve_callchain(s.pid, cut, kernel_frames, &mut key);
+                } else {
+                    self.sym
+                        .resolve_callchain(s.pid, chain, kernel_frames, &mut key);
                 }
                 if self.keep_pcs {
                     self.add_pc(s);
@@ -355,6 +395,7 @@ impl ProfileBuilder {
         if self.stats.records > 0 && !self.stats.closed_cleanly {
             warnings.push(Warning::NotClosed);
         }
+        warnings.extend(self.stats.deep_warning());
         let mut pcs: Vec<SampledPc> = self.pcs.values().cloned().collect();
         pcs.sort_by(|a, b| {
             (a.pmc_id, a.object, a.svma, a.ip).cmp(&(b.pmc_id, b.object, b.svma, b.ip))

@@ -72,6 +72,11 @@ pub struct UnwindReport {
     pub skipped: u64,
     /// Objects whose unwind tables could not be used (`path: reason`).
     pub refused: Vec<String>,
+    /// What the reader of the input skipped (damaged regions, missing blocks) and whether
+    /// the input was closed cleanly. The rewritten log is clean whatever the input was, so
+    /// this is the only place the input's damage is told: a caller reports it
+    /// ([`pmc_log::ReadReport::is_clean`]) as it would report its own reader's.
+    pub read: pmc_log::ReadReport,
 }
 
 /// Why [`unwind_log`] failed.
@@ -117,7 +122,8 @@ pub fn unwind_log(
     // The sample waiting for its UserStack record, if any.
     let mut pending: Option<log::Sample<'static>> = None;
     let mut closed = None;
-    for r in reader.records() {
+    let mut records = reader.records();
+    for r in records.by_ref() {
         if let Record::UserStack(u) = &r {
             match pending.take() {
                 Some(mut s)
@@ -161,6 +167,7 @@ pub fn unwind_log(
     report.unwound = st.unwinds;
     report.truncated = st.truncated;
     report.refused = lu.unwinder.take_refusals();
+    report.read = records.into_report();
     let out = match closed {
         Some(t) => w.finish_at(t),
         None => w.into_inner_unclosed(),

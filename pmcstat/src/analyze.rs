@@ -31,25 +31,96 @@ pub const MAX_LOG_SIZE: u64 = 64 << 30;
 pub enum Input {
     /// pmc-log bytes (a mapped pmc-log, or a converted hwpmc log).
     Bytes(pmc_analyze::file::Bytes),
-    /// A pmc-log arriving through a FIFO, socket or device.
-    Stream(std::fs::File),
+    /// A log arriving through a FIFO, socket or device (or an hwpmc log file converted as it
+    /// is read): pmc-log bytes as it is read.
+    Stream(Stream),
+}
+
+/// A streamed log: pmc-log read as it comes, or an hwpmc log converted as it comes
+/// ([`pmc_log::hwpmc::ConvertReader`]: bounded memory, whatever its size). `&Stream` reads
+/// as `&File` does, so each report reads it through its own `BufReader`.
+pub struct Stream {
+    inner: std::cell::RefCell<StreamKind>,
+}
+
+enum StreamKind {
+    /// pmc-log: the bytes read to tell the format, then the rest.
+    PmcLog(std::io::Chain<std::io::Cursor<Vec<u8>>, std::fs::File>),
+    /// hwpmc, converted as it is read.
+    Hwpmc(
+        Box<pmc_log::hwpmc::ConvertReader<std::io::Chain<std::io::Cursor<Vec<u8>>, std::fs::File>>>,
+    ),
+}
+
+impl std::io::Read for &Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match &mut *self.inner.borrow_mut() {
+            StreamKind::PmcLog(r) => r.read(buf),
+            StreamKind::Hwpmc(r) => r.read(buf),
+        }
+    }
+}
+
+impl Stream {
+    /// Reads the first bytes of `f` to tell its format (without them the stream is empty, and
+    /// read as an empty pmc-log).
+    fn new(mut f: std::fs::File, shown: &std::path::Display<'_>) -> Result<Stream, Failure> {
+        use std::io::Read;
+        let mut head = Vec::with_capacity(4);
+        (&mut f)
+            .take(4)
+            .read_to_end(&mut head)
+            .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
+        let hwpmc = pmc_log::detect(&head) == Some(pmc_log::LogFormat::Hwpmc);
+        let r = std::io::Read::chain(std::io::Cursor::new(head), f);
+        let kind = if hwpmc {
+            StreamKind::Hwpmc(Box::new(pmc_log::hwpmc::ConvertReader::new(r)))
+        } else {
+            StreamKind::PmcLog(r)
+        };
+        Ok(Stream {
+            inner: std::cell::RefCell::new(kind),
+        })
+    }
+
+    /// For a converted hwpmc log, its conversion's line, once it has been read (a warning
+    /// when it was damaged, even with -q, as for a converted file).
+    pub fn report_import(&self, path: &Path) {
+        if let StreamKind::Hwpmc(r) = &*self.inner.borrow() {
+            if let Some(report) = r.report() {
+                import_line(path, report);
+            }
+        }
+    }
 }
 
 /// Opens `path` for `-R`: a regular file is mapped (a hwpmc log converted); anything else is
-/// opened without blocking on the open, then read as a stream that must be a pmc-log. Never
-/// an unbounded read into memory.
+/// opened without blocking on the open, then read as a stream: a pmc-log, or an hwpmc log
+/// converted as it is read. Never an unbounded read into memory.
 pub fn load(path: &Path) -> Result<Input, Failure> {
+    load_with(path, false)
+}
+
+/// [`load`]; with `stream_hwpmc`, an hwpmc log in a regular file is streamed (converted as
+/// it is read, in bounded memory) rather than converted whole in memory: for the reports
+/// that read the log once.
+pub fn load_with(path: &Path, stream_hwpmc: bool) -> Result<Input, Failure> {
     use pmc_analyze::file::{map_regular, open_regular};
     if path == Path::new("-") {
         return load_stdin();
     }
     let shown = path.display();
-    match open_regular(path, MAX_LOG_SIZE) {
-        Ok(_) => {}
+    let file = match open_regular(path, MAX_LOG_SIZE) {
+        Ok((f, _)) => f,
         Err(pmc_analyze::Error::Refused { .. }) => return open_stream(path),
         Err(e) => return Err(fail(format!("cannot read {e}"))),
-    }
+    };
     let data = map_regular(path, MAX_LOG_SIZE).map_err(|e| fail(format!("cannot read {e}")))?;
+    if stream_hwpmc && pmc_log::detect(&data) == Some(pmc_log::LogFormat::Hwpmc) {
+        // Read through the mapping's file, converted as it is read.
+        drop(data);
+        return Ok(Input::Stream(Stream::new(file, &shown)?));
+    }
     if let Ok(mut m) = MAPPED_LOG.lock() {
         *m = Some(data.clone());
     }
@@ -70,9 +141,16 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
             )))
         }
     };
+    import_line(path, &report);
+    Ok(Input::Bytes(out.into()))
+}
+
+/// The line saying an hwpmc log was converted: a warning (even with -q) when it was damaged.
+fn import_line(path: &Path, report: &pmc_log::hwpmc::ImportReport) {
     let line = format!(
-        "pmcstat: {shown}: FreeBSD hwpmc log converted ({})",
-        import_summary(&report)
+        "pmcstat: {}: FreeBSD hwpmc log converted ({})",
+        path.display(),
+        import_summary(report)
     );
     // A damaged log is worth a line even with -q.
     let damaged = report.unknown_types > 0
@@ -84,7 +162,6 @@ pub fn load(path: &Path) -> Result<Input, Failure> {
     } else {
         note!("{line}");
     }
-    Ok(Input::Bytes(out.into()))
 }
 
 /// `-R -`: the log on standard input, as `-O -` writes it. A regular file (`< log`) is
@@ -101,7 +178,10 @@ fn load_stdin() -> Result<Input, Failure> {
     }
     match f.metadata() {
         Ok(m) if m.is_file() => load(Path::new("/proc/self/fd/0")),
-        _ => Ok(Input::Stream(f)),
+        _ => Ok(Input::Stream(Stream::new(
+            f,
+            &Path::new("standard input").display(),
+        )?)),
     }
 }
 
@@ -252,7 +332,7 @@ fn open_stream(path: &Path) -> Result<Input, Failure> {
     let flags = fcntl(&f, FcntlArg::F_GETFL).map_err(|e| fail(format!("{shown}: {e}")))?;
     let blocking = OFlag::from_bits_truncate(flags) & !OFlag::O_NONBLOCK;
     fcntl(&f, FcntlArg::F_SETFL(blocking)).map_err(|e| fail(format!("{shown}: {e}")))?;
-    Ok(Input::Stream(f))
+    Ok(Input::Stream(Stream::new(f, &shown)?))
 }
 
 /// The hwpmc importer's report, one readable line.
@@ -421,6 +501,12 @@ pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure
             pmc_log::escape::escape(&r.to_string())
         );
     }
+    // The rewrite is a clean log whatever the input was: the input's damage is told here,
+    // even with -q, as a damaged hwpmc log's conversion is (FORMAT.md: every skipped region
+    // is reported).
+    if !report.read.is_clean() {
+        diag!("pmcstat: warning: the log: {}", report.read);
+    }
     Ok(Some(out))
 }
 
@@ -453,13 +539,27 @@ fn run_reports(args: &Args) -> Result<u8, Failure> {
     // No output may replace the log being read (same device and inode, any name).
     crate::output::protect(path);
     let (input, mut thread) = read_input(path, args)?;
+    let r = run_input(&input, path, args, &mut thread);
+    if let Input::Stream(s) = &input {
+        s.report_import(path);
+    }
+    r
+}
+
+/// Runs `-R`'s reports over the log.
+fn run_input(
+    input: &Input,
+    path: &Path,
+    args: &Args,
+    thread: &mut Option<ThreadFilter>,
+) -> Result<u8, Failure> {
     let stdout = PathBuf::from("-");
     let out_path = args.output.as_deref().unwrap_or(&stdout);
-    let log = whole_log(&input, path, args)?;
+    let log = whole_log(input, path, args)?;
     write_listings(args, log, out_path)?;
     if !wants_reports(args) {
         // As pmcstat -R alone: one line per record.
-        dump_records(&input, path, args, thread.as_mut(), out_path)?;
+        dump_records(input, path, args, thread.as_mut(), out_path)?;
         return Ok(0);
     }
     if let (Some(to), Some(log)) = (&args.perf_data, log) {
@@ -480,7 +580,7 @@ fn run_reports(args: &Args) -> Result<u8, Failure> {
             return Ok(0);
         }
     }
-    let profile = build_profile(&input, path, args, thread.as_mut())?;
+    let profile = build_profile(input, path, args, thread.as_mut())?;
     write_profile_reports(&profile, args, out_path)?;
     Ok(0)
 }
@@ -489,7 +589,9 @@ fn run_reports(args: &Args) -> Result<u8, Failure> {
 /// its other threads' samples left out (a stream is filtered as it is read: the filter is
 /// returned).
 fn read_input(path: &Path, args: &Args) -> Result<(Input, Option<ThreadFilter>), Failure> {
-    let mut input = load(path)?;
+    // An hwpmc log file is streamed through its conversion unless an output reads the log
+    // more than once (it is then converted whole in memory).
+    let mut input = load_with(path, !needs_bytes(args))?;
     if let Input::Bytes(b) = &input {
         if let Some(unwound) = unwind_stacks(b, args)? {
             input = Input::Bytes(unwound.into());
@@ -504,17 +606,22 @@ fn read_input(path: &Path, args: &Args) -> Result<(Input, Option<ThreadFilter>),
     Ok((input, thread))
 }
 
-/// The log whole, for the outputs that read it more than once (`-m`, `-a`, `--pprof`,
-/// `--perf-data`, `--script`); `None` for a stream, which those outputs refuse.
-fn whole_log<'a>(input: &'a Input, path: &Path, args: &Args) -> Result<Option<&'a [u8]>, Failure> {
-    let needs_bytes = args.annotate_pcs.is_some()
+/// Whether an output reads the log more than once (`-m`, `-a`, `--pprof`, `--perf-data`,
+/// `--script`): it is then needed whole.
+fn needs_bytes(args: &Args) -> bool {
+    args.annotate_pcs.is_some()
         || args.annotate_callchains.is_some()
         || args.pprof.is_some()
         || args.perf_data.is_some()
-        || args.script;
+        || args.script
+}
+
+/// The log whole, for the outputs that read it more than once (`-m`, `-a`, `--pprof`,
+/// `--perf-data`, `--script`); `None` for a stream, which those outputs refuse.
+fn whole_log<'a>(input: &'a Input, path: &Path, args: &Args) -> Result<Option<&'a [u8]>, Failure> {
     match input {
         Input::Bytes(b) => Ok(Some(b)),
-        Input::Stream(_) if needs_bytes => Err(Failure::Usage(format!(
+        Input::Stream(_) if needs_bytes(args) => Err(Failure::Usage(format!(
             "{}: -m, -a, --pprof, --perf-data and --script read a regular file, not a stream",
             path.display()
         ))),
@@ -755,7 +862,7 @@ fn write_summary(profile: &Profile, args: &Args, out_path: &Path) -> Result<(), 
 
 /// `-i TID` on a streamed log: the profile of the thread's samples, with bounded memory.
 fn profile_of_thread(
-    f: &std::fs::File,
+    f: &Stream,
     opts: AnalyzeOptions,
     filter: &mut ThreadFilter,
 ) -> pmc_analyze::Result<Profile> {

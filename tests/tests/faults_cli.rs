@@ -1509,3 +1509,313 @@ fn signal_during_export_keeps_the_previous_file() {
     assert!(!left, "a temporary file was left");
     assert!(ran.code == 143 || ran.code == 1, "exit {}", ran.code);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Reports bounded by their input (issue 21 items 2, 9, 12)
+// ---------------------------------------------------------------------------------------------
+
+/// The peak RSS bound for `-R` reports over an 8 MB log holding one 1M-frame sample (before:
+/// -G 225 MB, --flamegraph 217 MB, --pprof 331 MB).
+const DEEP_RSS_BOUND_KB: u64 = 100 * 1024;
+
+/// The bound on a report's size: this many output bytes per input byte, plus 1 MiB. A -G
+/// line stands for at least one 8-byte frame of the log and is at most 200 bytes plus the
+/// function's name (indentation capped at 64 levels); an unresolved frame's name is short.
+const OUTPUT_PER_INPUT_BYTE: u64 = 32;
+
+/// A `cpu-clock` PMC descriptor with callchains.
+fn pmc_descriptor() -> Record<'static> {
+    Record::Pmc(PmcDescriptor {
+        time: 0,
+        pmc_id: 0,
+        event_spec: "cpu-clock".into(),
+        canonical_name: "cpu-clock".into(),
+        scope: Scope::Process,
+        cpu: None,
+        mode: Mode::SamplingPeriod(100_000),
+        flags: pmc_log::record::FLAG_CALLCHAIN,
+        native_config: "".into(),
+    })
+}
+
+/// A sample of pid 42 at `time` with `callchain`.
+fn sample(time: u64, callchain: Vec<u64>) -> Record<'static> {
+    Record::Sample(Sample {
+        time,
+        pmc_id: 0,
+        pid: 42,
+        tid: 42,
+        cpu: Some(0),
+        period: 100_000,
+        callchain: Callchain::from_vec(callchain),
+        kernel_frames: 0,
+        raw: Default::default(),
+    })
+}
+
+/// Runs pmcstat `args` with its output files limited to `fsize` bytes (RLIMIT_FSIZE: a
+/// report past its bound dies with SIGXFSZ rather than filling the shared disk). Its peak RSS
+/// is taken by GNU time (`/usr/bin/time -f %M`) when installed: `wait4`'s `ru_maxrss` of a
+/// direct child also counts the test process's own RSS shared at fork, which grows as the
+/// suite runs; pmcstat forked by `time` starts small.
+fn run_bounded(p: &Path, args: &[&std::ffi::OsStr], dir: &Path, fsize: u64) -> Ran {
+    const TAG: &str = "pmcstat-maxrss-kb=";
+    let time = Path::new("/usr/bin/time");
+    let mut cmd = if time.exists() {
+        let mut c = Command::new(time);
+        c.arg("-f").arg(format!("{TAG}%M")).arg(p);
+        c
+    } else {
+        Command::new(p)
+    };
+    cmd.args(args);
+    // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: fsize,
+                rlim_max: fsize,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
+            Ok(())
+        });
+    }
+    let mut ran = run_measured(cmd, dir, |_| {});
+    if let Some(kb) = ran
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix(TAG)?.trim().parse().ok())
+    {
+        ran.rss_peak_kb = kb;
+    }
+    ran
+}
+
+/// Item 2: a `--call-graph dwarf-raw` log (samples with `UserStack` records) with one block
+/// zeroed. `-R` unwinds it through a rewrite; the damage must still be reported (before:
+/// samples lost with no warning in any mode).
+#[test]
+fn dwarf_raw_damage_reported() {
+    let name = "dwarf_raw_damage_reported";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-dwarfraw", 0o755).unwrap();
+    let mut w = pmc_log::Writer::with_block_size(Vec::new(), &header(), 4096).unwrap();
+    w.write(&pmc_descriptor()).unwrap();
+    for t in 1..=500u64 {
+        w.write(&sample(t, vec![0x1000 + t])).unwrap();
+        w.write(&Record::UserStack(pmc_log::record::UserStack {
+            time: t,
+            pmc_id: 0,
+            pid: 42,
+            tid: 42,
+            arch: pmc_log::record::ARCH_NATIVE,
+            pc: 0x1000 + t,
+            sp: 0x7fff_0000,
+            fp: 0,
+            lr: 0,
+            stack: vec![0u8; 64].into(),
+        }))
+        .unwrap();
+    }
+    let mut data = w.finish().unwrap();
+    // Zero the third block (blocks of 4096 payload bytes after the preamble).
+    let at = data.len() / 3;
+    data[at..at + 4096].fill(0);
+    let log = dir.0.join("dwarfraw.pmclog");
+    std::fs::write(&log, &data).unwrap();
+    let out = dir.0.join("report");
+    let mut bad = Vec::new();
+    for report in [
+        &["--summary"][..],
+        &["-G", "-"],
+        &["-q", "--folded", "-"],
+        &[],
+    ] {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["-R".as_ref(), log.as_os_str()];
+        args.extend(report.iter().map(std::ffi::OsStr::new));
+        let ran = run_bounded(&p, &args, &dir.0, 64 << 20);
+        let warned = ran
+            .stderr
+            .lines()
+            .any(|l| l.contains("warning") && l.contains("skipped"));
+        println!(
+            "FAULT {name} {}: injected=4096 zero bytes in a dwarf-raw log of 500 samples \
+             expected=exit 0, a warning naming the skipped bytes recovered=exit {} warned={warned} \
+             rss_peak_kb={}",
+            report.first().copied().unwrap_or("(dump)"),
+            ran.code,
+            ran.rss_peak_kb
+        );
+        if ran.code != 0 || !warned {
+            bad.push(format!("{report:?}: exit {}, warned={warned}", ran.code));
+        }
+        let _ = std::fs::remove_file(&out);
+    }
+    assert!(bad.is_empty(), "damage not reported: {bad:?}");
+}
+
+/// A log of one sample whose callchain has `frames` frames (unresolved addresses).
+fn deep_log(frames: u64) -> Vec<u8> {
+    let mut w = pmc_log::Writer::with_block_size(Vec::new(), &header(), 16 << 20).unwrap();
+    w.write(&pmc_descriptor()).unwrap();
+    w.write(&sample(1, (0..frames).map(|i| 0x1000 + i * 16).collect()))
+        .unwrap();
+    w.finish().unwrap()
+}
+
+/// Items 9 and 12: one 1M-frame sample (an 8 MB log). `-G -z 0` printed depth² bytes (40 GB
+/// from 1.6 MB); -G, --flamegraph and --pprof took 217 to 331 MB. Every report must stay
+/// within OUTPUT_PER_INPUT_BYTE of the input and DEEP_RSS_BOUND_KB, and say that the chain
+/// was cut.
+#[test]
+fn deep_sample_reports_bounded() {
+    let name = "deep_sample_reports_bounded";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-deep", 0o755).unwrap();
+    let log = dir.0.join("deep.pmclog");
+    let data = deep_log(1 << 20);
+    std::fs::write(&log, &data).unwrap();
+    let input = data.len() as u64;
+    let bound = input * OUTPUT_PER_INPUT_BYTE + (1 << 20);
+    let out = dir.0.join("report");
+    let mut bad = Vec::new();
+    for report in [
+        &["-G"][..],
+        &["-G", "-z", "0"],
+        &["-G", "-z", "0", "--callgraph-order", "caller"],
+        &["--flamegraph"],
+        &["--folded"],
+        &["--pprof"],
+    ] {
+        let mut args: Vec<&std::ffi::OsStr> = vec!["-R".as_ref(), log.as_os_str()];
+        args.push(report[0].as_ref());
+        args.push(out.as_os_str());
+        args.extend(report[1..].iter().map(std::ffi::OsStr::new));
+        let ran = run_bounded(&p, &args, &dir.0, bound + 1);
+        let size = std::fs::metadata(&out).map_or(0, |m| m.len());
+        let told = ran.stderr.contains("frames");
+        println!(
+            "FAULT {name} {}: injected=one 1048576-frame sample ({input} B log) expected=exit 0, \
+             output <= {bound} B, rss < {DEEP_RSS_BOUND_KB} kB, the cut told recovered=exit {} \
+             output={size} told={told} rss_peak_kb={}",
+            report.join(" "),
+            ran.code,
+            ran.rss_peak_kb
+        );
+        if ran.code != 0 || size > bound || ran.rss_peak_kb >= DEEP_RSS_BOUND_KB || !told {
+            bad.push(format!(
+                "{}: exit {}, {size} B, {} kB, told={told}",
+                report.join(" "),
+                ran.code,
+                ran.rss_peak_kb
+            ));
+        }
+        let _ = std::fs::remove_file(&out);
+    }
+    assert!(bad.is_empty(), "unbounded reports: {bad:?}");
+}
+/// An hwpmc log: INITIALIZE, a mapping, `n` callchains of 1 to 7 frames, CLOSELOG.
+fn hwpmc_log(n: u32) -> Vec<u8> {
+    let mut e = pmc_log::hwpmc::Encoder::new(Vec::new());
+    e.initialize(
+        0,
+        0x0A01_0000,
+        0x9D,
+        1_000_000_000,
+        0,
+        0,
+        "GenuineIntel-6-9A-4",
+    )
+    .unwrap();
+    e.map_in(1, 42, 0x40_0000, b"/nonexistent/prog").unwrap();
+    for i in 0..n {
+        let depth = 1 + (i % 7) as usize;
+        let pcs: Vec<u64> = (0..depth as u64)
+            .map(|d| 0x40_1000 + d * 0x10 + u64::from(i % 1000))
+            .collect();
+        e.callchain(u64::from(i) + 2, 42, 42, 0x100, 0, true, &pcs)
+            .unwrap();
+    }
+    e.closelog(u64::from(n) + 3).unwrap();
+    e.into_inner()
+}
+
+/// Item 12: an hwpmc log through a FIFO (before: refused, "not a pmc log"), and one from a
+/// regular file with a report that reads it once (before: converted whole in memory, about
+/// 4.3 times its size). Both must stream: RSS under 1.5 times the input (pmcstat's own
+/// baseline is about 12 MB). The log is written to a file and the FIFO fed from it
+/// (`run_bounded` says how RSS is measured).
+#[test]
+fn hwpmc_log_streamed() {
+    let name = "hwpmc_log_streamed";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-hwpmc", 0o755).unwrap();
+    let fifo = dir.0.join("fifo");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    let n = 200_000u32;
+    let log = dir.0.join("hwpmc.log");
+    std::fs::write(&log, hwpmc_log(n)).unwrap();
+    let input_kb = std::fs::metadata(&log).unwrap().len() / 1024;
+    let bound_kb = input_kb * 3 / 2;
+    let writer = {
+        let fifo = fifo.clone();
+        let log = log.clone();
+        std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Wait (bounded) for pmcstat to open the FIFO for reading: a non-blocking open
+            // for writing fails with ENXIO until a reader exists.
+            let deadline = Instant::now() + WATCHDOG;
+            let f = loop {
+                match std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo)
+                {
+                    Ok(f) => break Some(f),
+                    Err(_) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(_) => break None,
+                }
+            };
+            if let Some(mut f) = f {
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&f);
+                // SAFETY: fcntl on a descriptor this closure owns.
+                unsafe { libc::fcntl(fd, libc::F_SETFL, 0) };
+                // A refusal closes the FIFO: EPIPE, ignored.
+                let _ = std::io::copy(&mut std::fs::File::open(log).unwrap(), &mut f);
+            }
+        })
+    };
+    let summary = |log: &Path| {
+        let args = ["-R".as_ref(), log.as_os_str(), "--summary".as_ref()];
+        run_bounded(&p, &args, &dir.0, u64::MAX)
+    };
+    let ran = summary(&fifo);
+    writer.join().unwrap();
+    let want = format!("({n} samples)");
+    let mut bad = Vec::new();
+    for (what, ran) in [("FIFO", ran), ("file", summary(&log))] {
+        let got = ran.stdout.contains(&want);
+        println!(
+            "FAULT {name} {what}: injected=a {input_kb} kB hwpmc log ({what}) expected=exit 0, \
+             {n} samples, rss < {bound_kb} kB recovered=exit {} summary={got} rss_peak_kb={}",
+            ran.code, ran.rss_peak_kb
+        );
+        if ran.code != 0 || !got || ran.rss_peak_kb >= bound_kb {
+            bad.push(format!(
+                "{what}: exit {}, {} kB: {}",
+                ran.code, ran.rss_peak_kb, ran.stderr
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+}

@@ -282,3 +282,108 @@ impl<W: Write> std::fmt::Debug for StreamImporter<W> {
             .finish_non_exhaustive()
     }
 }
+
+/// A sink shared between a [`StreamImporter`] and the [`ConvertReader`] that drains it.
+#[derive(Clone, Default)]
+struct Shared(std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend(data);
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// How much of the hwpmc stream a [`ConvertReader`] reads at once.
+const READ_CHUNK: usize = 64 << 10;
+
+/// An hwpmc log read from `R` (a FIFO, a pipe, a file) as pmc-log bytes: an
+/// [`io::Read`](std::io::Read) adapter over a [`StreamImporter`], so that a
+/// pmc-log reader ([`crate::StreamReader`]) reads an hwpmc log with bounded
+/// memory: the importer's tail ([`MAX_BUFFERED`]), one read chunk (64 KiB)
+/// and the pmc-log block being drained, whatever the log's size.
+///
+/// ```
+/// use pmc_log::hwpmc::{ConvertReader, Encoder};
+/// use std::io::Read;
+///
+/// let mut e = Encoder::new(Vec::new());
+/// e.initialize(0, 0x0A01_0000, 0x9D, 1_000_000_000, 0, 0, "GenuineIntel-6-9A-4")?;
+/// e.map_in(1, 42, 0x400000, b"/bin/sh")?;
+/// e.closelog(2)?;
+/// let log = e.into_inner();
+/// let mut r = ConvertReader::new(&log[..]);
+/// let mut converted = Vec::new();
+/// r.read_to_end(&mut converted)?;
+/// assert_eq!(converted, pmc_log::hwpmc::convert(&log, Vec::new())?.0);
+/// assert!(r.report().is_some_and(|r| r.closed_cleanly));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ConvertReader<R: std::io::Read> {
+    inner: R,
+    importer: Option<StreamImporter<Shared>>,
+    out: Shared,
+    chunk: Vec<u8>,
+    report: Option<ImportReport>,
+}
+
+impl<R: std::io::Read> ConvertReader<R> {
+    /// Converts the hwpmc log read from `inner`.
+    pub fn new(inner: R) -> Self {
+        let out = Shared::default();
+        ConvertReader {
+            inner,
+            importer: Some(StreamImporter::new(out.clone())),
+            out,
+            chunk: Vec::new(),
+            report: None,
+        }
+    }
+
+    /// The importer's report (records in and out, damaged regions skipped,
+    /// whether the log was closed): `None` until the input has ended.
+    pub fn report(&self) -> Option<&ImportReport> {
+        self.report.as_ref()
+    }
+
+    /// Feeds the importer until it has produced bytes or the input ended.
+    fn fill(&mut self) -> std::io::Result<()> {
+        let conv = |e: HwpmcError| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
+        while self.out.0.borrow().is_empty() {
+            let Some(imp) = self.importer.as_mut() else {
+                return Ok(());
+            };
+            self.chunk.resize(READ_CHUNK, 0);
+            let n = match self.inner.read(&mut self.chunk) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if n == 0 {
+                if let Some(imp) = self.importer.take() {
+                    let (_, report) = imp.finish().map_err(conv)?;
+                    self.report = Some(report);
+                }
+                return Ok(());
+            }
+            imp.feed(self.chunk.get(..n).unwrap_or_default())
+                .map_err(conv)?;
+        }
+        Ok(())
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for ConvertReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.fill()?;
+        let mut out = self.out.0.borrow_mut();
+        let n = buf.len().min(out.len());
+        for (b, o) in buf.iter_mut().zip(out.drain(..n)) {
+            *b = o;
+        }
+        Ok(n)
+    }
+}
