@@ -552,6 +552,17 @@ fn fsroot_reads_objects_under_another_root() {
             }
         }
     }
+    // And the separate debug files: under -r DIR they are looked up under the root too (as
+    // perf's --symfs does), never on this machine's /usr/lib/debug.
+    if std::path::Path::new("/usr/lib/debug").is_dir() {
+        std::fs::create_dir_all(copy.join("usr/lib")).unwrap();
+        let cp = std::process::Command::new("cp")
+            .args(["-a", "/usr/lib/debug"])
+            .arg(copy.join("usr/lib/debug"))
+            .status()
+            .unwrap();
+        assert!(cp.success(), "cp -a /usr/lib/debug");
+    }
     let (rooted, _) = summary(&["-r", copy.to_str().unwrap()]);
     let (none, warnings) = summary(&["-r", empty.to_str().unwrap()]);
     let _ = std::fs::remove_dir_all(&dir);
