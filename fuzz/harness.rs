@@ -27,13 +27,19 @@ pub fn log_reader(data: &[u8]) {
 
     let mut s = StreamReader::new(data).expect("stream accepts what the slice reader accepts");
     let mut n = 0;
-    while let Some(r) = s.next_record().expect("reading a slice cannot fail") {
-        assert_eq!(
-            Some(&r),
-            recs.get(n),
-            "stream and slice readers disagree at record {n}"
-        );
-        n += 1;
+    // Everything it can return before the end, then (the input ended) what the end reveals.
+    for ended in [false, true] {
+        if ended {
+            s.end_of_input();
+        }
+        while let Some(r) = s.next_record().expect("reading a slice cannot fail") {
+            assert_eq!(
+                Some(&r),
+                recs.get(n),
+                "stream and slice readers disagree at record {n}"
+            );
+            n += 1;
+        }
     }
     assert_eq!(n, recs.len());
     let _ = s.finish();

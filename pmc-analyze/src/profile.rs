@@ -541,7 +541,7 @@ pub(crate) fn feed_stream<R: std::io::Read>(
     input: R,
     mut add: impl FnMut(&Record<'_>),
 ) -> Result<pmc_log::ReadReport> {
-    let mut reader = pmc_log::StreamReader::new(input)?;
+    let mut reader = pmc_log::StreamReader::new(input)?.to_end();
     while let Some(r) = reader.next_record()? {
         add(&r);
     }

@@ -675,8 +675,9 @@ impl<'a> Iterator for RecordIter<'a> {
 /// Records come out as soon as their bytes arrive, so a reader following a
 /// live log sees each record once its block is flushed. `next_record`
 /// returns `Ok(None)` when the input has no more data *for now*; calling it
-/// again later picks up data appended since. Call [`StreamReader::finish`]
-/// at the real end to account for an incomplete tail.
+/// again later picks up data appended since. At the real end call
+/// [`StreamReader::end_of_input`] and read on (the records only the end
+/// reveals), then [`StreamReader::finish`] for the report.
 ///
 /// Memory stays bounded by the largest block (16 MiB), and buffers grow
 /// only as data actually arrives, never from a length field alone.
@@ -705,6 +706,10 @@ pub struct StreamReader<R: io::Read> {
     base: u64,
     core: Core,
     chunk: usize,
+    /// [`StreamReader::end_of_input`] was called: no more input will come.
+    ended: bool,
+    /// [`StreamReader::to_end`]: the first read of 0 bytes is the end of input.
+    to_end: bool,
 }
 
 impl<R: io::Read> StreamReader<R> {
@@ -731,10 +736,19 @@ impl<R: io::Read> StreamReader<R> {
             base: PREAMBLE_LEN as u64,
             core: Core::new(),
             chunk: 64 << 10,
+            ended: false,
+            to_end: false,
         })
     }
 
     /// The next record, `Ok(None)` when no more input is available now.
+    ///
+    /// A reader following a growing file calls it again later. Once the
+    /// input has ended for good (a pipe's writer closed, a finished file),
+    /// call [`end_of_input`](StreamReader::end_of_input) and read on until
+    /// `None` again: the records that only the end of input reveals (those
+    /// after damage whose resynchronisation needed to see what follows) come
+    /// then, as [`Reader`] returns them.
     ///
     /// # Errors
     /// [`ReadError::Io`] from the underlying reader.
@@ -742,7 +756,7 @@ impl<R: io::Read> StreamReader<R> {
         let found = loop {
             match self
                 .core
-                .locate(&self.space[..self.filled], self.base, false)
+                .locate(&self.space[..self.filled], self.base, self.ended)
             {
                 Loc::Rec { kind, at, body } => {
                     // Decode once to account for it; the returned record is
@@ -757,6 +771,10 @@ impl<R: io::Read> StreamReader<R> {
                 }
                 Loc::NeedMore | Loc::End => {
                     if !self.refill()? {
+                        if self.to_end && !self.ended {
+                            self.ended = true;
+                            continue;
+                        }
                         return Ok(None);
                     }
                 }
@@ -789,6 +807,45 @@ impl<R: io::Read> StreamReader<R> {
         };
         self.filled += n;
         Ok(n > 0)
+    }
+
+    /// Declares that no more input will come: from now on
+    /// [`next_record`](StreamReader::next_record) makes the end-of-input
+    /// decisions (an incomplete tail is skipped and reported as
+    /// [`SkipReason::Truncated`]) and returns every record left, so that a
+    /// stream yields what the slice [`Reader`] yields from the same bytes.
+    ///
+    /// ```
+    /// use pmc_log::record::{Header, Record, Exit};
+    /// use pmc_log::{StreamReader, Writer};
+    /// let mut w = Writer::new(Vec::new(), &Header::default())?;
+    /// w.write(&Record::Exit(Exit { time: 10, pid: 1, tid: 1 }))?;
+    /// let bytes = w.finish()?;
+    /// let mut r = StreamReader::new(&bytes[..])?;
+    /// let mut n = 0;
+    /// while r.next_record()?.is_some() {
+    ///     n += 1;
+    /// }
+    /// r.end_of_input(); // a finished file: nothing more will come
+    /// while r.next_record()?.is_some() {
+    ///     n += 1;
+    /// }
+    /// assert_eq!(n, r.report().records);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn end_of_input(&mut self) {
+        self.ended = true;
+    }
+
+    /// For an input read to its end (a pipe or socket until its writer
+    /// closes, a finished file): the first read of 0 bytes is taken as the
+    /// end of input ([`end_of_input`](StreamReader::end_of_input)), so
+    /// `next_record` returns every record the slice [`Reader`] would before
+    /// its `None`. Not for a reader following a growing file.
+    #[must_use]
+    pub fn to_end(mut self) -> Self {
+        self.to_end = true;
+        self
     }
 
     /// What has been read and skipped so far.

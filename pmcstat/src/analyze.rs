@@ -867,7 +867,7 @@ fn profile_of_thread(
     filter: &mut ThreadFilter,
 ) -> pmc_analyze::Result<Profile> {
     let mut b = pmc_analyze::ProfileBuilder::new(opts);
-    let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f))?;
+    let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f))?.to_end();
     while let Some(r) = reader.next_record()? {
         if filter.keep(&r) {
             b.add(&r);
@@ -949,7 +949,9 @@ fn dump(
             Ok(it.into_report())
         }
         Input::Stream(f) => {
-            let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f)).map_err(bad)?;
+            let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(f))
+                .map_err(bad)?
+                .to_end();
             while let Some(r) = reader.next_record().map_err(bad)? {
                 if thread.as_mut().is_some_and(|f| !f.keep(&r)) {
                     continue;

@@ -61,7 +61,9 @@ impl LiveProfile {
 
 /// Feeds the log to the builder; with `exits`, also gathers the process-exit counts (`-E`).
 fn feed(rx: File, builder: &Mutex<ProfileBuilder>, exits: bool) -> Result<ExitCounts, String> {
-    let mut reader = pmc_log::StreamReader::new(rx).map_err(|e| e.to_string())?;
+    let mut reader = pmc_log::StreamReader::new(rx)
+        .map_err(|e| e.to_string())?
+        .to_end();
     let mut counts = ExitCounts::default();
     loop {
         match reader.next_record() {
