@@ -3,7 +3,8 @@
 #
 #  x86_64-unknown-freebsd (rustup's prebuilt std):
 #    1. cargo clippy -D warnings (a superset of `cargo check`), all targets,
-#       for the default features, --no-default-features and --all-features;
+#       for the default features and --all-features, and the library crates
+#       with --no-default-features;
 #    2. every binary, example, bench and test binary linked against FreeBSD
 #       14.0's libc with cargo-zigbuild (zig's FreeBSD libc stubs), so a
 #       missing libc symbol or a Linux-only call fails here, not on a user's
@@ -32,12 +33,18 @@ lap() { echo "    ($1: $((SECONDS - t0)) s)"; t0=$SECONDS; }
 x86=x86_64-unknown-freebsd
 rustup target list --installed | grep -qx "$x86" ||
   { echo "cross-check: $x86 is not installed (run ci/setup.sh)" >&2; exit 1; }
-for features in "" --no-default-features --all-features; do
+for features in "" --all-features; do
   echo "--- $x86: cargo clippy ${features:-(default features)}"
   # shellcheck disable=SC2086 # $features is one flag or none
   cargo clippy --target "$x86" "${ws[@]}" $features -- -D warnings
   lap "clippy ${features:-default}"
 done
+# Without default features: per crate, as a user depends on it (across the
+# workspace, feature unification would turn the defaults back on).
+nodefault=(-p pmc -p pmc-core -p pmc-log -p pmc-freebsd -p pmc-linux)
+echo "--- $x86: cargo clippy --no-default-features ${nodefault[*]}"
+cargo clippy --target "$x86" "${nodefault[@]}" --all-targets --no-default-features -- -D warnings
+lap "clippy --no-default-features"
 
 if [ "${PMC_CI_FREEBSD_LINK:-1}" = 0 ]; then
   echo "--- $x86: SKIPPED (not passed): the zig link step (PMC_CI_FREEBSD_LINK=0)"
