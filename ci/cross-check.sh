@@ -55,7 +55,7 @@ else
   echo "--- $x86: link every binary and test binary (cargo zigbuild, FreeBSD 14.0 libc)"
   cargo zigbuild --target "$x86" "${ws[@]}"
   lap "zigbuild link"
-  pmcstat_elf=target/$x86/debug/pmcstat
+  pmcstat_elf=${CARGO_TARGET_DIR:-target}/$x86/debug/pmcstat
   desc=$(file -b "$pmcstat_elf")
   echo "    pmcstat: $desc"
   case "$desc" in
