@@ -6,8 +6,25 @@ for c in rustfmt clippy; do
   have_component "$c" || rustup component add "$c"
 done
 rustup target list --installed | grep -qx x86_64-unknown-freebsd || rustup target add x86_64-unknown-freebsd
-# aarch64 FreeBSD is a tier-3 target without a prebuilt std: checked only if present.
-rustup target list --installed | grep -qx aarch64-unknown-freebsd || rustup target add aarch64-unknown-freebsd 2>/dev/null || true
+# aarch64 FreeBSD is a tier-3 target without a prebuilt std: ci/cross-check.sh
+# type-checks it with nightly's -Zbuild-std, which needs rust-src.
+rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+rustup +nightly component list --installed 2>/dev/null | grep -q '^rust-src' || rustup +nightly component add rust-src
+# Linking for FreeBSD from Linux (ci/cross-check.sh): cargo-zigbuild drives zig
+# as the linker, with zig's FreeBSD libc stubs (FreeBSD 14.0), both from PyPI.
+# Into the current Python if pip may install there, else into a venv that
+# ci/cross-check.sh puts on PATH (a Debian system Python refuses pip, PEP 668).
+zig_venv=${XDG_CACHE_HOME:-$HOME/.cache}/pmc-ci/zig-venv
+[ -x "$zig_venv/bin/cargo-zigbuild" ] && export PATH="$zig_venv/bin:$PATH"
+zig_pkgs=('ziglang==0.17.*' 'cargo-zigbuild==0.24.*')
+zig_ok() { command -v cargo-zigbuild >/dev/null && python3 -m ziglang version 2>/dev/null | grep -q '^0\.17\.'; }
+if ! zig_ok; then
+  python3 -m pip install --quiet --disable-pip-version-check "${zig_pkgs[@]}" ||
+    { python3 -m venv "$zig_venv" && "$zig_venv/bin/pip" install --quiet --disable-pip-version-check "${zig_pkgs[@]}" &&
+      export PATH="$zig_venv/bin:$PATH"; }
+  command -v pyenv >/dev/null && pyenv rehash || true
+fi
+zig_ok || { echo "ci/setup.sh: ziglang 0.17 / cargo-zigbuild not usable after pip install" >&2; exit 1; }
 # An OS with no backend: checks that the facade's Unsupported stand-in compiles.
 rustup target list --installed | grep -qx x86_64-apple-darwin || rustup target add x86_64-apple-darwin 2>/dev/null || true
 # Oracles of pmcstat's analysis outputs: GNU gprof and addr2line (binutils)
@@ -18,6 +35,9 @@ if { ! command -v gprof >/dev/null || ! command -v callgrind_annotate >/dev/null
   apt-get install -y --no-install-recommends binutils valgrind >/dev/null 2>&1 \
     || echo "ci/setup.sh: could not install binutils/valgrind; the gprof/callgrind oracle tests will SKIP" >&2
 fi
+# file(1): ci/cross-check.sh checks that the linked pmcstat is a FreeBSD ELF.
+command -v file >/dev/null || { [ "$(id -u)" = 0 ] && apt-get install -y -qq file >/dev/null 2>&1; } ||
+  echo "ci/setup.sh: file(1) not installed; ci/cross-check.sh will fail" >&2
 # go tool pprof (Debian golang-go): the oracle of pmcstat/tests/cli_pprof.rs, which SKIPs without it.
 command -v go >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && { apt-get install -y -qq golang-go >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }; }; } || echo "ci/setup.sh: golang-go not installed; the go tool pprof test will SKIP" >&2
 # cargo-fuzz (ci/fuzz.sh) builds with -Zsanitizer: the nightly toolchain (no extra component).

@@ -30,7 +30,9 @@ fn touch_pages(n: usize) {
         );
         assert_ne!(p, libc::MAP_FAILED);
         // One fault per page even with transparent huge pages "always" (the
-        // PMU lab's kernel); without THP this fails harmlessly.
+        // PMU lab's kernel); without THP this fails harmlessly. Linux-only
+        // advice: this file also builds (and links) for FreeBSD.
+        #[cfg(target_os = "linux")]
         libc::madvise(p, len, libc::MADV_NOHUGEPAGE);
         let base = p.cast::<u8>();
         for i in 0..n {

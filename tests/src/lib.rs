@@ -56,7 +56,10 @@ pub fn touch_pages(n: usize) {
         // One fault per page even where transparent huge pages are
         // "always" (the PMU lab's Debian kernel): a 2 MiB huge page would
         // take one fault for 512 pages. Best effort: without THP it fails
-        // harmlessly with EINVAL.
+        // harmlessly with EINVAL. FreeBSD has no such advice (and no
+        // equivalent is needed: its superpage promotion happens only after
+        // every 4 KiB page of the reservation has been faulted in).
+        #[cfg(target_os = "linux")]
         libc::madvise(p, len, libc::MADV_NOHUGEPAGE);
         let base = p.cast::<u8>();
         for i in 0..n {

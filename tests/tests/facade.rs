@@ -1,6 +1,8 @@
 //! The `pmc` facade end to end: `pmc::Native::open()` and the README's
 //! library example, compiled and run as written.
 
+// Used by the Linux-only test below (this file also builds for FreeBSD).
+#[cfg(target_os = "linux")]
 use pmc::{Allocation, Backend as _, ErrorKind, Pmc as _, Status, Target};
 
 /// The README's example, verbatim (checked below), as a module.
