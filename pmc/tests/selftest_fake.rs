@@ -124,7 +124,13 @@ fn honest_counts_pass() {
     assert_eq!(r.rows.len(), 10);
     assert!(r.passed());
     let s = r.row("sampling period").unwrap();
-    assert_eq!(s.measured, Some(50_000_000), "500 samples of 100 us: {s:?}");
+    // 500 samples of 100 us, give or take the one a slow machine's timer tick adds (the PMU
+    // lab's qemu-user run took 501).
+    let m = s.measured.unwrap_or(0);
+    assert!(
+        (49_900_000..=50_100_000).contains(&m) && m % 100_000 == 0,
+        "500 samples of 100 us: {s:?}"
+    );
     let l = r.row("log round trip").unwrap();
     assert_eq!((l.measured, l.expected), (Some(20), Some(20)), "{l:?}");
     let i = r.row("instructions").unwrap();
