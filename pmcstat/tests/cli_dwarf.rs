@@ -1,7 +1,8 @@
 //! `--call-graph dwarf`: call graphs of code built without frame pointers, judged by
 //! `perf record --call-graph dwarf` on the same binary.
 //!
-//! The programs call one hot leaf from two callers in a known ratio (3:1), so each tool's
+//! The programs call one hot leaf from two callers in a known ratio (3:1, interleaved round
+//! by round so that a busy host cannot favour one caller), so each tool's
 //! share of `hot_leaf` samples under each caller is a number that can be compared. A C
 //! program at `-O1 -fomit-frame-pointer` (where the kernel's frame-pointer walk loses the
 //! callers, the control), the same program with frame pointers (both modes must agree), and
@@ -34,8 +35,11 @@ __attribute__((noinline)) unsigned long side_caller(int rounds) {
 }
 int main(int argc, char **argv) {
     int rounds = argc > 1 ? atoi(argv[1]) : 1000;
-    sink = outer_caller(3 * rounds);
-    sink += side_caller(rounds);
+    /* Interleaved, so that a busy host slowing one phase cannot move the 3:1 split. */
+    for (int i = 0; i < rounds; i++) {
+        sink += outer_caller(3);
+        sink ^= side_caller(1);
+    }
     printf("%lu\n", sink);
     return 0;
 }
@@ -69,9 +73,13 @@ fn side_caller(rounds: u64) -> u64 {
 }
 fn main() {
     let rounds: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000);
-    let a = outer_caller(3 * rounds);
-    let b = side_caller(rounds);
-    println!("{}", a.wrapping_add(b));
+    // Interleaved, so that a busy host slowing one phase cannot move the 3:1 split.
+    let mut t = 0u64;
+    for _ in 0..rounds {
+        t = t.wrapping_add(outer_caller(black_box(3)));
+        t ^= side_caller(black_box(1));
+    }
+    println!("{t}");
 }
 "#;
 
