@@ -105,7 +105,7 @@ use pmc_core::{
     NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// The most members a group may have (the read buffer lives on the stack).
@@ -385,6 +385,10 @@ struct Member {
     /// The attr of the most recent successful open (with the per-target
     /// bits, e.g. enable_on_exec), for `native_config`.
     opened: perf_event_attr,
+    /// A sampling member at a fixed period: that period in the kernel's unit, which its
+    /// samples do not carry (`open::set_sampling_bits`) and the drain fills in. Shared with
+    /// the rings, so that `set_count` changes it for samples taken after it. 0 otherwise.
+    fixed_period: Arc<AtomicU64>,
 }
 
 impl Member {
@@ -780,6 +784,33 @@ impl Counters {
                     "a sampling period must be at least 1",
                 ));
             }
+            // PERF_EVENT_IOC_PERIOD on an event sampling at a frequency sets its frequency, not
+            // a period (core.c perf_event_period(): `if (event->attr.freq) {
+            // event->attr.sample_freq = value; } else { event->attr.sample_period = value; }`),
+            // and its samples would still carry periods asked for with the frequency.
+            if self
+                .members
+                .iter()
+                .any(|m| matches!(m.alloc.mode, Mode::Sampling(Rate::Frequency(_))))
+            {
+                return Err(Error::new(
+                    ErrorKind::NotSupported,
+                    Op::SetCount,
+                    "set_count sets a sampling period, and this PMC samples at a frequency \
+                     (the kernel would take the count as a new frequency)",
+                )
+                .with_help(
+                    "allocate it with Rate::Period(n) to sample every n events and change n \
+                     with set_count, or release it and allocate one at the new frequency",
+                ));
+            }
+            // The samples taken at the old period are drained first: theirs is filled in
+            // from the PMC's period at the drain (RingSource::fixed_periods).
+            match self.rings.as_mut().map(|r| &mut r.delivery) {
+                Some(Delivery::Local(Some(l))) => l.hold(),
+                Some(Delivery::Log) => self._shared.hub.drain_token(self.token()),
+                _ => {}
+            }
             let sys = self._shared.sys.clone();
             let kernel = events::soft_clock_period(&self.members[0].alloc.event, count);
             self.for_each_fd(|fd| {
@@ -789,6 +820,7 @@ impl Counters {
             for m in &mut self.members {
                 m.attr.set_freq(0);
                 m.attr.__bindgen_anon_1.sample_period = kernel;
+                m.fixed_period.store(kernel, Ordering::Relaxed);
                 m.alloc.mode = Mode::Sampling(Rate::Period(count));
             }
             return Ok(());

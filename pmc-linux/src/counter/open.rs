@@ -87,12 +87,19 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
         }
     }
     attr.sample_type = u64::from(
-        b::PERF_SAMPLE_IP
-            | b::PERF_SAMPLE_TID
-            | b::PERF_SAMPLE_TIME
-            | b::PERF_SAMPLE_CPU
-            | b::PERF_SAMPLE_PERIOD,
+        b::PERF_SAMPLE_IP | b::PERF_SAMPLE_TID | b::PERF_SAMPLE_TIME | b::PERF_SAMPLE_CPU,
     );
+    // The period travels with each sample only when it varies (a frequency), as perf record
+    // does. At a fixed period it is the one asked for, and asking for it anyway changes what
+    // a software or tracepoint event samples: the kernel then writes one sample per event
+    // occurrence, each of period 1 (perf_swevent_event(): `if ((event->attr.sample_type &
+    // PERF_SAMPLE_PERIOD) && !event->attr.freq) { data->period = nr; return
+    // perf_swevent_overflow(event, 1, data, regs); }`, kernel/events/core.c, Linux 3.x to
+    // 6.18), so a period of 1,000 page faults gave 1,000 times the samples asked for, and the
+    // losses that come with them. The drain fills the period in (RingSource::fixed_period).
+    if matches!(rate, Rate::Frequency(_)) {
+        attr.sample_type |= u64::from(b::PERF_SAMPLE_PERIOD);
+    }
     if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
         attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
     }
@@ -246,6 +253,11 @@ impl Member {
             attr.read_format |= crate::record::read_format::LOST;
         }
         let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
+        let fixed = match a.mode {
+            // As set_sampling_bits gives it to the kernel.
+            Mode::Sampling(Rate::Period(p)) => events::soft_clock_period(&a.event, p),
+            _ => 0,
+        };
         Ok(Member {
             alloc: a.clone(),
             pmc_id,
@@ -253,6 +265,7 @@ impl Member {
             resolved,
             attr,
             opened: attr,
+            fixed_period: Arc::new(AtomicU64::new(fixed)),
         })
     }
 }
@@ -284,6 +297,23 @@ impl Counters {
             check_log_flags(a, allocs.len())?;
             let grouped = read == ReadLayout::Group;
             members.push(Member::new(a, &facts, grouped, ring_bytes, &shared)?);
+        }
+        // One ring holds the group's samples, decoded by the leader's layout.
+        if sampling
+            && members
+                .iter()
+                .any(|m| m.attr.sample_type != members[0].attr.sample_type)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "the members of a sampling group record different sample fields (a call \
+                 graph on some only, or a frequency on some and a period on others)",
+            )
+            .with_help(
+                "give every member of a sampling group the same flags, call graph and kind of \
+                 rate, or allocate them as separate PMCs",
+            ));
         }
         let mut c = Counters::unopened(members, shared, read);
         // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a

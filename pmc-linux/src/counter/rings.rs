@@ -29,7 +29,7 @@ pub(super) enum Delivery {
     /// The backend's log (its drain thread).
     Log,
     /// The owner, through [`Pmc::samples`](pmc_core::Pmc::samples); `None` until the first rings are mapped.
-    Local(Option<LocalRings>),
+    Local(Option<Box<LocalRings>>),
 }
 
 impl Rings {
@@ -142,10 +142,7 @@ impl Counters {
             ..
         }) = self.rings.as_mut()
         {
-            local
-                .get_or_insert_with(LocalRings::default)
-                .rings
-                .extend(rings);
+            local.get_or_insert_with(Box::default).rings.extend(rings);
             return Ok(());
         }
         let mut pids = Vec::new();
@@ -235,6 +232,7 @@ impl Counters {
                     let id = self._shared.sys.event_id(fd.as_fd());
                     if let (Ok(id), Some(ring)) = (id, rings.get_mut(ri)) {
                         ring.add_id(id, m.pmc_id);
+                        ring.add_fixed_period(id, m.fixed_period.clone());
                     }
                 }
             }

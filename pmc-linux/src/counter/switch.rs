@@ -53,6 +53,7 @@ impl SwitchGroup {
             resolved: lead_resolved,
             attr: lead,
             opened: lead,
+            fixed_period: Default::default(),
         }];
         for m in owner {
             let mut alloc = m.alloc.clone();
@@ -68,6 +69,7 @@ impl SwitchGroup {
                 resolved: m.resolved.clone(),
                 attr,
                 opened: attr,
+                fixed_period: Default::default(),
             });
         }
         let mut c = Counters::unopened(members, shared, ReadLayout::Group);

@@ -782,6 +782,80 @@ fn set_count_on_a_sampling_pmc_sets_the_period() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
 }
 
+/// A sampling group's members share one ring, decoded by the leader's sample layout: members
+/// that would lay their samples out differently are refused, not misread.
+#[test]
+fn sampling_group_with_mixed_sample_layouts_is_refused() {
+    let (_k, backend) = kernel();
+    let freq = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Frequency(1000));
+    let period = Allocation::sampling("page-faults".parse().expect("event"), Rate::Period(100));
+    let e = backend
+        .allocate_group(&[freq.clone(), period.clone()])
+        .expect_err("mixed rates");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let other = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(10_000));
+    backend
+        .allocate_group(&[period, other])
+        .expect("two periods: one layout");
+}
+
+/// The kernel takes PERF_EVENT_IOC_PERIOD on a frequency-mode event as a new frequency: a
+/// PMC sampling at a frequency refuses set_count rather than sample at `count` Hz.
+#[test]
+fn set_count_on_a_frequency_sampling_pmc_is_refused() {
+    let (k, backend) = kernel();
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Frequency(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    let e = p.set_count(777).expect_err("a frequency PMC");
+    assert_eq!(e.kind(), ErrorKind::NotSupported);
+    let attr = &k.events()[0].attr;
+    let (freq, _, _) = crate::sys::attr_unions(attr);
+    assert_eq!((attr.freq(), freq), (1, 1000), "the frequency is untouched");
+    assert_eq!(
+        p.allocation().mode,
+        pmc_core::Mode::Sampling(Rate::Frequency(1000))
+    );
+}
+
+/// Samples at a fixed period do not carry it (PERF_SAMPLE_PERIOD would make a software
+/// event sample at every occurrence): the drain gives each sample its PMC's period, and the
+/// new one after set_count.
+#[test]
+fn fixed_period_samples_carry_the_period_they_were_taken_at() {
+    let (k, backend) = kernel();
+    let a = Allocation::sampling("page-faults".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.sample_in_process().expect("in process");
+    assert_eq!(
+        k.events()[0].attr.sample_type & u64::from(b::PERF_SAMPLE_PERIOD),
+        0,
+        "no PERF_SAMPLE_PERIOD at a fixed period"
+    );
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    let at = |ip, time| SampleSpec {
+        ip,
+        pid: 100,
+        tid: 100,
+        time,
+        cpu: 1,
+    };
+    assert_eq!(k.sample(fd, at(0x1000, 10)), Some(true));
+    p.stop().expect("stop");
+    p.set_count(250).expect("period");
+    p.start().expect("start");
+    assert_eq!(k.sample(fd, at(0x2000, 20)), Some(true));
+    p.stop().expect("stop");
+    let periods: Vec<u64> = p
+        .samples()
+        .expect("samples")
+        .iter()
+        .map(|s| s.period)
+        .collect();
+    assert_eq!(periods, [1000, 250]);
+}
+
 #[test]
 fn set_count_on_a_counting_pmc_is_a_write() {
     let (k, backend) = kernel();

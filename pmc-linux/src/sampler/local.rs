@@ -41,12 +41,22 @@ fn to_owned_sample(s: &record::Sample<'_>, ring_cpu: Option<u32>) -> Option<Owne
 pub(crate) struct LocalRings {
     pub(crate) rings: Vec<RingSource>,
     pub(crate) summary: SamplingSummary,
+    /// Samples drained before the owner asked for them (see [`LocalRings::hold`]).
+    held: Vec<OwnedSample>,
 }
 
 impl LocalRings {
-    /// Drains every ring into decoded samples.
+    /// Drains every ring now, keeping the samples for the next [`LocalRings::drain`]: before
+    /// a change of period, so that the samples taken at the old one get the old one (they do
+    /// not carry it: `RingSource::fixed_periods`). Bounded by the rings' size.
+    pub(crate) fn hold(&mut self) {
+        let mut now = self.drain();
+        self.held.append(&mut now);
+    }
+
+    /// Drains every ring into decoded samples (after those held).
     pub(crate) fn drain(&mut self) -> Vec<OwnedSample> {
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.held);
         for ring in &mut self.rings {
             // Losses to corruption are counted in the summary's `errors`.
             drain_ring(ring, &mut self.summary, &mut |meta, r| {

@@ -7,6 +7,7 @@ use crate::ring::RingReader;
 use crate::sys;
 use pmc_core::{Error, ErrorKind, Op, Result};
 use std::os::fd::{BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// A mapped ring buffer and what its records mean.
@@ -46,6 +47,10 @@ pub(crate) struct RingSource {
     /// that reports them later (the kernel writes it at the ring's next output, e.g. after
     /// a restart) is not counted twice.
     pub(super) lost_unreported: u64,
+    /// Kernel event id to the fixed sampling period of the events whose samples do not carry
+    /// their period (`PERF_SAMPLE_PERIOD` is asked for with a frequency only): the drain
+    /// fills it in. Shared with the PMC, which changes it at `set_count`.
+    pub(super) fixed_periods: Vec<(u64, Arc<AtomicU64>)>,
 }
 
 impl std::fmt::Debug for RingSource {
@@ -105,6 +110,7 @@ impl RingSource {
             user_in_kernel: true,
             lost_accounted: 0,
             lost_unreported: 0,
+            fixed_periods: Vec::new(),
         })
     }
 
@@ -112,6 +118,24 @@ impl RingSource {
     pub(crate) fn add_id(&mut self, id: u64, pmc_id: u32) {
         self.ids.push((id, pmc_id));
     }
+
+    /// Says that the samples of kernel id `id` are taken every `period` events (in the
+    /// kernel's unit) and do not carry it: the drain gives them that period.
+    pub(crate) fn add_fixed_period(&mut self, id: u64, period: Arc<AtomicU64>) {
+        self.fixed_periods.push((id, period));
+    }
+}
+
+/// The period of a sample that does not carry one: its event's fixed period (of `periods`,
+/// a ring's [`RingSource::fixed_periods`]), or, for a sample without an identifier, the
+/// ring's only fixed period. `None` if unknown.
+fn fixed_period(periods: &[(u64, Arc<AtomicU64>)], id: Option<u64>) -> Option<u64> {
+    let p = match (id, periods) {
+        (Some(id), all) => all.iter().find(|(i, _)| *i == id).map(|(_, p)| p),
+        (None, [(_, p)]) => Some(p),
+        (None, _) => None,
+    };
+    p.map(|p| p.load(Ordering::Relaxed)).filter(|p| *p > 0)
 }
 
 /// A ring's metadata, detached from its reader while a batch borrows it.
@@ -203,11 +227,17 @@ pub(super) fn drain_ring(
         user_in_kernel: ring.user_in_kernel,
     };
     {
+        let periods = &ring.fixed_periods;
         let mut batch = ring.reader.batch();
         while let Some(rec) = batch.next_record() {
             let Ok(rec) = rec else { continue };
             match cfg.parse(rec.bytes) {
                 Ok(mut r) => {
+                    if let Record::Sample(s) = &mut r {
+                        if s.period.is_none() {
+                            s.period = fixed_period(periods, s.identifier.or(s.id));
+                        }
+                    }
                     if let Record::Lost(l) = &mut r {
                         // Losses already counted from the kernel's count are not counted
                         // (nor logged) again.

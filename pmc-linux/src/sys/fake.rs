@@ -868,9 +868,14 @@ impl Sys for FakeKernel {
                 if period == 0 || p == 0 {
                     return Err(libc::EINVAL);
                 }
+                // "if (event->attr.freq) { ... event->attr.sample_freq = value; } else {
+                // event->attr.sample_period = value; ... }": the mode stays what it was.
                 if let Some(e) = st.events.get_mut(&me) {
-                    e.view.attr.__bindgen_anon_1.sample_period = p;
-                    e.view.attr.set_freq(0);
+                    if e.view.attr.freq() == 1 {
+                        e.view.attr.__bindgen_anon_1.sample_freq = p;
+                    } else {
+                        e.view.attr.__bindgen_anon_1.sample_period = p;
+                    }
                 }
             }
             Ioctl::SetOutput(target) => {
