@@ -817,6 +817,17 @@ fn descendants_sample_children_per_cpu() {
 }
 
 /// CPU time of the calling thread in nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+/// The calling thread's (voluntary, involuntary) context switches, as the kernel counts them
+/// (getrusage RUSAGE_THREAD: nvcsw, nivcsw).
+fn thread_switches() -> (u64, u64) {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let r = getrusage(UsageWho::RUSAGE_THREAD).unwrap();
+    (
+        r.voluntary_context_switches() as u64,
+        r.involuntary_context_switches() as u64,
+    )
+}
+
 fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -859,14 +870,19 @@ fn log_proccsw_logs_each_time_slice() {
     pmc.start().unwrap();
     let tid = own_tid();
     let cpu0 = thread_cpu_ns();
-    let slices = 8;
-    for _ in 0..slices {
+    let sw0 = thread_switches();
+    for _ in 0..8 {
         burn(Duration::from_millis(15));
-        // Sleeping switches the thread out: one record with the slice's CPU time.
+        // Sleeping switches the thread out: one record with the slice's CPU time. (Not
+        // always: on a slow emulated CPU the 2 ms timer can expire before the thread gets to
+        // schedule(), and do_nanosleep() then returns without a switch; hence the kernel's
+        // own count of this thread's switches is the truth, not the number of sleeps.)
         std::thread::sleep(Duration::from_millis(2));
     }
     let used = thread_cpu_ns() - cpu0;
+    let sw1 = thread_switches();
     pmc.stop().unwrap();
+    let (voluntary, involuntary) = (sw1.0 - sw0.0, sw1.1 - sw0.1);
     let total = pmc.read().unwrap().value;
     b.close_log().unwrap();
     let (recs, clean) = read_log(&buf.bytes());
@@ -892,11 +908,15 @@ fn log_proccsw_logs_each_time_slice() {
             .all(|c| c.pmc_id == d.pmc_id && c.pid == std::process::id() as i32),
         "{mine:?}"
     );
+    // Every switch the kernel counted for the thread (getrusage RUSAGE_THREAD) is logged,
+    // and nothing else (the stop's own switch, if any, at most).
     assert!(
-        mine.len() >= slices,
-        "{} switches logged for {slices} sleeps",
+        mine.len() as u64 >= voluntary && mine.len() as u64 <= voluntary + involuntary + 1,
+        "{} switches logged; the kernel counted {voluntary} voluntary and {involuntary} \
+         involuntary switches of the thread",
         mine.len()
     );
+    assert!(voluntary >= 1, "the thread never slept");
     assert!(
         mine.windows(2).all(|w| w[0].time <= w[1].time),
         "in time order"
