@@ -33,6 +33,24 @@ TABLES = [
     # Arm's architected common events (PMUv3), for any Arm core without a
     # table of its own (QEMU's -cpu max, unknown MIDRs).
     ("armv8-common", "arm64/common-and-microarch.json", "arm", False),
+    # The CPUs FreeBSD servers and desktops run that the first tables missed
+    # (pmc_intel_initialize() and pmc_amd_initialize() support them all).
+    # Appended, so that the earlier tables keep their indices.
+    ("skylakex", "x86/skylakex", "intel", True),
+    ("cascadelakex", "x86/cascadelakex", "intel", True),
+    ("icelakex", "x86/icelakex", "intel", True),
+    ("haswell", "x86/haswell", "intel", True),
+    ("haswellx", "x86/haswellx", "intel", True),
+    ("broadwell", "x86/broadwell", "intel", True),
+    ("broadwellx", "x86/broadwellx", "intel", True),
+    ("broadwellde", "x86/broadwellde", "intel", True),
+    ("tigerlake", "x86/tigerlake", "intel", True),
+    ("rocketlake", "x86/rocketlake", "intel", True),
+    ("meteorlake", "x86/meteorlake", "intel", True),
+    ("emeraldrapids", "x86/emeraldrapids", "intel", True),
+    ("graniterapids", "x86/graniterapids", "intel", True),
+    ("amdzen1", "x86/amdzen1", "amd", False),
+    ("amdzen5", "x86/amdzen5", "amd", False),
 ]
 
 FLAG_EDGE, FLAG_INV, FLAG_ANY = 1, 2, 4
@@ -147,7 +165,7 @@ def x86_models(arch, chosen):
             dashes = re.sub(r"\[[^\]]*\]", "", rx).count("-")
             rows.append((re.compile(rx), dashes >= 3, d))
     found = {}
-    for vendor, families in (("GenuineIntel", [6]), ("AuthenticAMD", [23, 25])):
+    for vendor, families in (("GenuineIntel", [6]), ("AuthenticAMD", [23, 25, 26])):
         for fam in families:
             for model in range(256):
                 for step in range(16):
@@ -244,6 +262,11 @@ def main():
     for v, fam, lo, hi, mask, t in models:
         w(f"    ({v}, {fam}, {lo:#04x}, {hi:#04x}, {mask:#06x}, {t}),")
     w("];")
+    w("")
+    common = [i for i, t in enumerate(tables) if t[0] == "armv8-common"]
+    assert len(common) == 1
+    w("/// The index of the Arm architected events' table (any other Arm core's).")
+    w(f"pub(crate) static ARM_COMMON: u8 = {common[0]};")
     w("")
     w("/// (MIDR implementer, MIDR part number, table index), from perf's arm64 mapfile.csv.")
     w(f"pub(crate) static ARM_PARTS: [(u8, u16, u8); {len(parts)}] = [")

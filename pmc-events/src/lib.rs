@@ -376,7 +376,7 @@ impl Table {
     /// Arm's architected (PMUv3 common and microarchitectural) events.
     pub fn arm_common() -> Table {
         Table {
-            idx: TABLES.len() - 1,
+            idx: crate::generated::ARM_COMMON.into(),
         }
     }
 

@@ -1256,10 +1256,14 @@ mod tests {
         let err = ra("inst_retired.any", &zen3).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::NotSupported, "{err}");
         assert!(err.message().contains("amdzen3"), "{err}");
-        // Zen 1 (family 23 model 1): no table here, still not "unknown".
+        // Zen 1 (family 23 model 1) has its table (amdzen1).
         let zen1 = on(ZEN, amd(23, 1), PMC_VERSION);
+        let e = ra("ex_ret_instr", &zen1).unwrap();
+        assert_eq!(e[0].md.as_amd().pm_amd_config & 0xFFFF, 0xC0);
+        // Family 0x18 (Hygon): no table here, still not "unknown".
+        let hygon = on(ZEN, amd(24, 0), PMC_VERSION);
         assert_eq!(
-            ra("ex_ret_instr", &zen1).unwrap_err().kind(),
+            ra("ex_ret_instr", &hygon).unwrap_err().kind(),
             ErrorKind::NotSupported
         );
         // Arm Neoverse N1 by MIDR 0x410fd0c0; QEMU -cpu max (MIDR 0x000f0510)

@@ -783,8 +783,10 @@ mod tests {
             let e = rc("inst_retired.any", d, zen).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
         }
-        // Zen 1: a known name, but no table for this model.
-        let e = rc("ex_ret_instr", d, x86(Amd, 23, 1)).unwrap_err();
+        // Zen 1 has its table (amdzen1) since the server CPUs were added.
+        assert_eq!(rc("ex_ret_instr", d, x86(Amd, 23, 1)).unwrap(), raw(0xC0));
+        // Bonnell (an Atom): a known name, but no table for this model.
+        let e = rc("inst_retired.any_p", d, x86(Intel, 6, 0x1C)).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
         assert!(e.message().contains("no pmu-events table"), "{e}");
         // Arm: Neoverse N1, Cortex-A57, and QEMU -cpu max (MIDR 0x000f0510).
