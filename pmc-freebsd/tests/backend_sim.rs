@@ -626,20 +626,50 @@ fn events_hwpmc_lacks_and_vms_without_pmu() {
     );
 }
 
+/// Cycles on AMD: the legacy K8 code without EV_PMU where the kernel
+/// takes it (2020, 2023, 15-CURRENT), EV_PMU and the table index where it
+/// does not (AMD's 2026 tree); cycles count on all of them, and on a 2020
+/// kernel with a Zen 3 (no `kern.hwpmc.cpuid`, issue 23 item 5).
 #[test]
-fn amd_counts_with_ev_pmu() {
-    let (sim, b) = backend(SimConfig {
-        cpu: SimCpu::AmdZen,
+fn amd_counts_cycles_on_every_tree() {
+    use pmc_freebsd::sim::SimTree;
+    for (cpu, version, tree, flags) in [
+        (SimCpu::AmdZen, PMC_VERSION, None, "0x0"),
+        (SimCpu::AmdZen, PMC_VERSION, Some(SimTree::Amd2026), "0x200"),
+        (SimCpu::AmdZen, 0x0903_0000, None, "0x0"),
+        (SimCpu::AmdZen3, 0x0903_0000, None, "0x0"),
+        (SimCpu::AmdZen3, PMC_VERSION, None, "0x0"),
+    ] {
+        let (sim, b) = backend(SimConfig {
+            cpu,
+            version,
+            tree,
+            ..SimConfig::default()
+        });
+        let what = format!("{cpu:?} {version:#x} {tree:?}");
+        let mut p = b
+            .allocate(&counting("cycles"))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            p.native_config()
+                .iter()
+                .any(|f| f.name == "pm_flags" && f.value == flags),
+            "{what}: {:?}",
+            p.native_config()
+        );
+        p.start().unwrap();
+        sim.tick(1_000, 0, 0);
+        assert_eq!(p.read().unwrap().value, 3_000, "{what}");
+    }
+    // Zen 3 under a 2020 kernel: events outside its K8 table are refused
+    // by name, not with the kernel's bare EINVAL.
+    let (_, b) = backend(SimConfig {
+        cpu: SimCpu::AmdZen3,
+        version: 0x0903_0000,
         ..SimConfig::default()
     });
-    let mut p = b.allocate(&counting("cycles")).unwrap();
-    assert!(p
-        .native_config()
-        .iter()
-        .any(|f| f.name == "pm_flags" && f.value == "0x200"));
-    p.start().unwrap();
-    sim.tick(1_000, 0, 0);
-    assert_eq!(p.read().unwrap().value, 3_000);
+    let e = b.allocate(&counting("branches")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
 }
 
 #[test]

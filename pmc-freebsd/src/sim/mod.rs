@@ -75,10 +75,17 @@ use std::sync::{Mutex, MutexGuard};
 /// The simulated CPU (decides the hardware PMC classes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimCpu {
-    /// An Intel Skylake: IAP (4 rows) and IAF (3 rows).
+    /// An Intel Skylake (family 6, model 0x5E, stepping 3): IAP (4 rows)
+    /// and IAF (3 rows).
     IntelSkylake,
-    /// An AMD Zen (`PMC_CPU_AMD_K8`): K8 (16 rows), `PMC_F_EV_PMU` required.
+    /// An AMD Zen 1 (`PMC_CPU_AMD_K8`, family 0x17, model 0x01, stepping
+    /// 1): K8 (16 rows). Every tree sets `pmc_cpuid` for it, so
+    /// `amd_allocate_pmc()` programs `pm_amd_config` as given.
     AmdZen,
+    /// An AMD Zen 3 (`PMC_CPU_AMD_K8`, family 0x19, model 0x21, stepping
+    /// 0): K8 (16 rows). The 2020 tree leaves `pmc_cpuid` empty for it, so
+    /// `amd_allocate_pmc()` looks `pm_ev` up in its own K8 event table.
+    AmdZen3,
     /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): SOFT only.
     Generic,
 }
@@ -88,15 +95,36 @@ impl SimCpu {
     pub fn cputype(self) -> u32 {
         match self {
             SimCpu::IntelSkylake => PMC_CPU_INTEL_SKYLAKE,
-            SimCpu::AmdZen => PMC_CPU_AMD_K8,
+            SimCpu::AmdZen | SimCpu::AmdZen3 => PMC_CPU_AMD_K8,
             SimCpu::Generic => PMC_CPU_GENERIC,
         }
     }
-    fn cpuid(self) -> &'static str {
-        match self {
-            SimCpu::IntelSkylake => "GenuineIntel-6-5E-3",
-            SimCpu::AmdZen => "AuthenticAMD-23-1-1",
-            SimCpu::Generic => "",
+
+    /// `kern.hwpmc.cpuid` (`pmc_cpuid`) as the tree's initialisation
+    /// writes it:
+    ///
+    /// * Intel, 2023+ and 15-CURRENT: `AMDESE/freebsd-src`
+    ///   `sys/dev/hwpmc/hwpmc_intel.c`@1563168b `pmc_intel_initialize()`:
+    ///   `snprintf(pmc_cpuid, sizeof(pmc_cpuid), "GenuineIntel-%d-%02X-%X",
+    ///   family, model, stepping)`; the 2020 tree: `"GenuineIntel-%d-%02X"`
+    ///   (no stepping; the audit's 2020-era `hwpmc_intel.c`).
+    /// * AMD, 2023+: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd
+    ///   `pmc_amd_initialize()`: `snprintf(pmc_cpuid, sizeof(pmc_cpuid),
+    ///   "AuthenticAMD-%d-%02X-%X", family, model, stepping)` (HygonGenuine
+    ///   for family 0x18), every family. The 2020 tree (the audit's A20
+    ///   `hwpmc_amd.c` `pmc_amd_initialize()`): `if (CPUID_TO_FAMILY(cpu_id)
+    ///   == 0x17) snprintf(pmc_cpuid, sizeof(pmc_cpuid),
+    ///   "AuthenticAMD-%d-%02X", CPUID_TO_FAMILY(cpu_id), model)`, else empty.
+    /// * No PMU (`pmc_generic_cpu_initialize()`): never set, empty.
+    pub fn cpuid(self, tree: SimTree) -> String {
+        let old = tree == SimTree::Y2020;
+        match (self, old) {
+            (SimCpu::IntelSkylake, false) => format!("GenuineIntel-{}-{:02X}-{:X}", 6, 0x5E, 3),
+            (SimCpu::IntelSkylake, true) => format!("GenuineIntel-{}-{:02X}", 6, 0x5E),
+            (SimCpu::AmdZen, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x17, 0x01, 1),
+            (SimCpu::AmdZen, true) => format!("AuthenticAMD-{}-{:02X}", 0x17, 0x01),
+            (SimCpu::AmdZen3, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x19, 0x21, 0),
+            (SimCpu::AmdZen3, true) | (SimCpu::Generic, _) => String::new(),
         }
     }
 }
@@ -114,6 +142,15 @@ pub enum SimTree {
     /// 15-CURRENT (`PMC_VERSION` 0x0A000000,
     /// `fel1x-developer/freebsd-src`@2d614aa2): as [`SimTree::Y2023`].
     Current15,
+    /// AMD's 2026 tree (`AMDESE/freebsd-src`, extended errors): as
+    /// [`SimTree::Current15`], and K8 allocations need `PMC_F_EV_PMU`. Its
+    /// kernel source was not read; the rule is what its ATF test
+    /// `amd_missing_pmu_flag` (`tests/sys/hwpmc`) expects of it:
+    /// "ATF_REQUIRE_ERRNO(EINVAL, hwpmc_call(PMC_OP_PMCALLOCATE, &pa) ==
+    /// -1); require_exterr(\"AMD PMCs require PMC_F_EV_PMU\");" for a K8
+    /// allocation without the flag. Neither the 2020 nor the 2023
+    /// `amd_allocate_pmc()` has it.
+    Amd2026,
 }
 
 /// The simulated machine and its security settings.
@@ -183,6 +220,15 @@ pub const SOFT_EVENTS: &[&str] = &[
     "PAGE_FAULT.ALL",
     "PAGE_FAULT.READ",
     "PAGE_FAULT.WRITE",
+];
+
+/// Two rows of `amd_event_codes[]` (`freebsd/freebsd-src`
+/// `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd): `{ PMC_EV_K8_..., pe_code,
+/// pe_mask }` for core cycles (0x76) and retired instructions (0xC0), both
+/// with unit mask 0x00.
+const AMD_EVENT_CODES: &[(u32, u64)] = &[
+    (PMC_EV_K8_BU_CPU_CLK_UNHALTED, 0x76),
+    (PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS, 0xC0),
 ];
 
 /// `SOFT_NPMCS` in hwpmc_soft.c.
@@ -397,7 +443,7 @@ impl SimDriver {
             // AMD_PMC_DF_DEFAULT 4 later (amd_allocate_pmc picks the
             // sub-class by row range). The simulator programs the
             // core rows; the L3/DF rows exist and are allocatable.
-            SimCpu::AmdZen => add(PMC_CLASS_K8, prog, 48, 16, "K8"),
+            SimCpu::AmdZen | SimCpu::AmdZen3 => add(PMC_CLASS_K8, prog, 48, 16, "K8"),
             SimCpu::Generic => {}
         }
         let ncpu = cfg.ncpu.clamp(1, 4096) as usize;
@@ -1107,7 +1153,7 @@ impl State {
             tsc_freq: self.cfg.tsc_freq,
             ts_sec: 1_700_000_000 + (self.now_ns / 1_000_000_000) as i64,
             ts_nsec: (self.now_ns % 1_000_000_000) as i64,
-            cpuid: self.cfg.cpu.cpuid().to_owned(),
+            cpuid: self.cfg.cpu.cpuid(self.tree()),
         };
         self.emit(me, rec);
         Ok(())
@@ -1273,7 +1319,12 @@ impl State {
         let flags = a.pm_flags;
         self.check_allocation_flags(flags, system, sampling)?;
         let cd = self.allocation_class(a, sampling)?;
-        let fixed = class_rules(&cd, a, flags)?;
+        let fixed = class_rules(&cd, a)?;
+        let md = if cd.class == PMC_CLASS_K8 {
+            self.amd_allocate(a, sampling)?
+        } else {
+            a.pm_md
+        };
         let me = self.current;
         let ri = self
             .free_row(&cd, fixed, system, cpu)
@@ -1303,7 +1354,7 @@ impl State {
             flags: pflags,
             cpu,
             row: ri,
-            md: a.pm_md,
+            md,
             state: PState::Allocated,
             // pmc_allocate_pmc_descriptor() zeroes the descriptor
             // (M_ZERO); the allocation's count only sets pm_initial
@@ -1319,6 +1370,67 @@ impl State {
         self.emit(me, allocation_record(cd.class, a, flags, reload, id));
         a.pm_pmcid = id;
         Ok(())
+    }
+
+    /// `amd_allocate_pmc()` (`freebsd/freebsd-src`
+    /// `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd; the 2020 tree's is the same):
+    /// with a CPU id string, "if (strlen(pmc_cpuid) != 0) {
+    /// pm->pm_md.pm_amd.pm_amd_evsel = a->pm_md.pm_amd.pm_amd_config;
+    /// return (0); }"; without one (the 2020 tree on any family but 0x17,
+    /// see [`SimCpu::cpuid`]) the legacy path: "pe = a->pm_ev; ... if
+    /// (amd_event_codes[i].pe_ev == pe) ... if (i == amd_event_codes_size)
+    /// return EINVAL;", "if (unitmask & ~allowed_unitmask) return EINVAL;",
+    /// then USR/OS, EDGE, INVERT and INT from the caps ("if (caps &
+    /// PMC_CAP_INTERRUPT) config |= AMD_PMC_INT;"). Neither path looks at
+    /// `PMC_F_EV_PMU` (issue 23 item 11: the simulator used to demand it).
+    /// The simulator's `amd_event_codes` holds two of the kernel's rows,
+    /// the two whose `PMC_EV_K8_*` values `abi-amd64.json` pins.
+    fn amd_allocate(
+        &self,
+        a: &pmc_op_pmcallocate,
+        sampling: bool,
+    ) -> Result<pmc_md_op_pmcallocate, Errno> {
+        // SimTree::Amd2026 only (its ATF test `amd_missing_pmu_flag`).
+        if self.tree() == SimTree::Amd2026 && a.pm_flags & PMC_F_EV_PMU == 0 {
+            return Err(Errno::EINVAL);
+        }
+        if !self.cfg.cpu.cpuid(self.tree()).is_empty() {
+            return Ok(a.pm_md);
+        }
+        let code: u64 = AMD_EVENT_CODES
+            .iter()
+            .find(|(ev, _)| *ev == a.pm_ev)
+            .map(|(_, code)| *code)
+            .ok_or(Errno::EINVAL)?;
+        let given = a.pm_md.as_amd();
+        // allowed_unitmask is 0x00 for both rows.
+        if given.pm_amd_config & AMD_PMC_UNITMASK != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let mut caps = a.pm_caps;
+        if sampling {
+            caps |= PMC_CAP_INTERRUPT;
+        }
+        let mut config = code;
+        if caps & PMC_CAP_USER != 0 {
+            config |= AMD_PMC_USR;
+        }
+        if caps & PMC_CAP_SYSTEM != 0 {
+            config |= AMD_PMC_OS;
+        }
+        if caps & (PMC_CAP_USER | PMC_CAP_SYSTEM) == 0 {
+            config |= AMD_PMC_USR | AMD_PMC_OS;
+        }
+        if caps & PMC_CAP_EDGE != 0 {
+            config |= AMD_PMC_EDGE;
+        }
+        if caps & PMC_CAP_INVERT != 0 {
+            config |= AMD_PMC_INVERT;
+        }
+        if caps & PMC_CAP_INTERRUPT != 0 {
+            config |= AMD_PMC_INT;
+        }
+        Ok(pmc_md_op_pmcallocate::amd(config, given.pm_amd_sub_class))
     }
 
     /// The CPU of an allocation: a valid, online CPU for a system PMC,
@@ -1838,7 +1950,7 @@ impl State {
 
 /// Class-specific allocation checks; the answer pins the row within the
 /// class (IAF's fixed counters), if any.
-fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, flags: u32) -> Result<Option<u32>, Errno> {
+fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate) -> Result<Option<u32>, Errno> {
     let mode = a.pm_mode;
     let mut fixed: Option<u32> = None;
     match cd.class {
@@ -1851,8 +1963,6 @@ fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, flags: u32) -> Result<Opt
                 return Err(Errno::EINVAL);
             }
         }
-        // "AMD PMCs require PMC_F_EV_PMU"
-        PMC_CLASS_K8 if flags & PMC_F_EV_PMU == 0 => return Err(Errno::EINVAL),
         PMC_CLASS_IAF => {
             let cfg = a.pm_md.as_iap().pm_iap_config;
             fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
@@ -1929,6 +2039,16 @@ impl Driver for SimDriver {
             "kern.hwpmc.mincount" => st.cfg.mincount.map(|m| m as i64),
             _ => None,
         }
+    }
+
+    /// `kern.hwpmc.cpuid`, the kernel's `pmc_cpuid` (libpmc reads it so:
+    /// `freebsd/freebsd-src` `lib/libpmc/libpmc_pmu_util.c`@0024f1aa
+    /// `pmu_events_map_get()`: `sysctlbyname("kern.hwpmc.cpuid", buf, &s,
+    /// (void *)NULL, 0)`): the string of [`SimCpu::cpuid`] for the
+    /// configured tree.
+    fn sysctl_string(&self, name: &str) -> Option<String> {
+        let st = self.lock();
+        (name == "kern.hwpmc.cpuid").then(|| st.cfg.cpu.cpuid(st.tree()))
     }
 
     fn euid(&self) -> Option<u32> {

@@ -729,7 +729,7 @@ fn getmsr_rules() {
 }
 
 #[test]
-fn hardware_counting_and_amd_requires_ev_pmu() {
+fn hardware_counting() {
     let d = sim();
     let mut a = alloc_req(PMC_MODE_TC, PMC_CLASS_IAF, 0, PMC_CPU_ANY);
     a.pm_flags = PMC_F_EV_PMU;
@@ -740,19 +740,108 @@ fn hardware_counting_and_amd_requires_ev_pmu() {
     assert_eq!(read(&d, id).unwrap(), 12345);
     // A second IAF instructions PMC for the same owner has no fixed row left.
     assert_eq!(alloc(&d, a), Err(Errno::EINVAL));
+}
 
-    let amd = SimDriver::new(SimConfig {
-        cpu: SimCpu::AmdZen,
+fn amd_sim(cpu: SimCpu, version: u32) -> SimDriver {
+    SimDriver::new(SimConfig {
+        cpu,
+        version,
         ..SimConfig::default()
-    });
+    })
+}
+
+/// Issue 23 item 11: `amd_allocate_pmc()` never looks at PMC_F_EV_PMU
+/// (hwpmc_amd.c@eb5956fd); the simulator used to refuse K8 without it at
+/// every version (EINVAL), so a 0x09 AMD simulator could count nothing.
+#[test]
+fn amd_takes_k8_without_ev_pmu_at_every_version() {
+    for version in [0x0903_0000, PMC_VERSION] {
+        let amd = amd_sim(SimCpu::AmdZen, version);
+        let mut k = alloc_req(PMC_MODE_TC, PMC_CLASS_K8, 0, PMC_CPU_ANY);
+        k.pm_md = pmc_md_op_pmcallocate::amd(0x76 | AMD_PMC_USR | AMD_PMC_OS, 0);
+        let kid = alloc(&amd, k).unwrap_or_else(|e| panic!("{version:#x}: {e:?}"));
+        start(&amd, kid).unwrap();
+        amd.tick(100, 0, 0);
+        assert_eq!(read(&amd, kid).unwrap(), 300, "{version:#x}");
+    }
+    // EV_PMU itself is still a 0x0A flag (check_allocation_flags).
+    let old = amd_sim(SimCpu::AmdZen, 0x0903_0000);
     let mut k = alloc_req(PMC_MODE_TC, PMC_CLASS_K8, 0, PMC_CPU_ANY);
-    k.pm_md = pmc_md_op_pmcallocate::amd(0x76 | AMD_PMC_USR | AMD_PMC_OS, 0);
-    assert_eq!(alloc(&amd, k), Err(Errno::EINVAL));
     k.pm_flags = PMC_F_EV_PMU;
-    let kid = alloc(&amd, k).unwrap();
-    start(&amd, kid).unwrap();
-    amd.tick(100, 0, 0);
-    assert_eq!(read(&amd, kid).unwrap(), 300);
+    assert_eq!(alloc(&old, k), Err(Errno::EINVAL));
+}
+
+/// Issue 23 item 5: the 2020 tree's `pmc_amd_initialize()` sets
+/// `pmc_cpuid` only for family 0x17, so on Zen 3 (0x19)
+/// `amd_allocate_pmc()` looks `pm_ev` up in `amd_event_codes[]`: 0 is not
+/// there (EINVAL), a K8 code is, and the PMC counts what its row says
+/// whatever `pm_amd_config` held. 2023+ kernels set `pmc_cpuid` for every
+/// family and take `pm_amd_config`.
+#[test]
+fn zen3_on_a_2020_kernel_takes_only_k8_codes() {
+    let z3 = amd_sim(SimCpu::AmdZen3, 0x0903_0000);
+    let mut k = alloc_req(PMC_MODE_TC, PMC_CLASS_K8, 0, PMC_CPU_ANY);
+    k.pm_md = pmc_md_op_pmcallocate::amd(0xC0 | AMD_PMC_USR | AMD_PMC_OS, 0);
+    assert_eq!(alloc(&z3, k), Err(Errno::EINVAL), "pm_ev 0 is no K8 event");
+    k.pm_ev = PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS;
+    k.pm_md = pmc_md_op_pmcallocate::amd(0, 0);
+    let id = alloc(&z3, k).unwrap();
+    start(&z3, id).unwrap();
+    z3.tick(100, 777, 0);
+    assert_eq!(read(&z3, id).unwrap(), 777, "programmed from the K8 row");
+    // A unit mask the row does not allow: EINVAL.
+    k.pm_md = pmc_md_op_pmcallocate::amd(0x0100, 0);
+    assert_eq!(alloc(&z3, k), Err(Errno::EINVAL));
+    // The same CPU on a 2023+ kernel: pm_amd_config as given.
+    let new = amd_sim(SimCpu::AmdZen3, PMC_VERSION);
+    let mut k = alloc_req(PMC_MODE_TC, PMC_CLASS_K8, 0, PMC_CPU_ANY);
+    k.pm_md = pmc_md_op_pmcallocate::amd(0xC0 | AMD_PMC_USR | AMD_PMC_OS, 0);
+    assert!(alloc(&new, k).is_ok());
+}
+
+/// Issue 23 item 6: `kern.hwpmc.cpuid` in the kernels' formats
+/// (`"GenuineIntel-%d-%02X-%X"`, `"AuthenticAMD-%d-%02X-%X"`; the 2020
+/// tree `"GenuineIntel-%d-%02X"`, AMD `"AuthenticAMD-%d-%02X"` for family
+/// 0x17 only). The simulator used to say `AuthenticAMD-23-1-1`.
+#[test]
+fn cpuid_strings_in_the_kernels_formats() {
+    let s = |cpu, version| amd_sim(cpu, version).sysctl_string("kern.hwpmc.cpuid");
+    let new = PMC_VERSION;
+    let old = 0x0903_0000;
+    assert_eq!(
+        s(SimCpu::IntelSkylake, new).as_deref(),
+        Some("GenuineIntel-6-5E-3")
+    );
+    assert_eq!(
+        s(SimCpu::IntelSkylake, old).as_deref(),
+        Some("GenuineIntel-6-5E")
+    );
+    assert_eq!(
+        s(SimCpu::AmdZen, new).as_deref(),
+        Some("AuthenticAMD-23-01-1")
+    );
+    assert_eq!(
+        s(SimCpu::AmdZen, old).as_deref(),
+        Some("AuthenticAMD-23-01")
+    );
+    assert_eq!(
+        s(SimCpu::AmdZen3, new).as_deref(),
+        Some("AuthenticAMD-25-21-0")
+    );
+    assert_eq!(s(SimCpu::AmdZen3, old).as_deref(), Some(""));
+    assert_eq!(s(SimCpu::Generic, new).as_deref(), Some(""));
+    // The log's INITIALIZE record carries the same string.
+    for (cpu, version) in [(SimCpu::AmdZen, new), (SimCpu::IntelSkylake, old)] {
+        let want = s(cpu, version).unwrap();
+        assert_eq!(
+            cpu.cpuid(if version == old {
+                SimTree::Y2020
+            } else {
+                SimTree::Current15
+            }),
+            want
+        );
+    }
 }
 
 #[test]
