@@ -541,6 +541,7 @@ impl SimDriver {
     /// Creates a process. `debuggable`: whether the caller may debug it
     /// (p_candebug) without privilege. If its parent is the target of a
     /// PMC with `PMC_F_DESCENDANTS`, the child is attached too.
+    /// Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_process_fork()`, quoted at each step below.
     pub fn spawn(&self, pid: i32, parent: i32, debuggable: bool, path: &str) {
         let mut st = self.lock();
         st.procs.insert(
@@ -833,8 +834,17 @@ impl State {
         }
     }
 
-    /// `pmc_find_pmc`: ESRCH if the caller owns no PMC at all, EINVAL for an
-    /// unknown handle.
+    /// `pmc_find_pmc()` (`freebsd/freebsd-src`
+    /// `sys/dev/hwpmc/hwpmc_mod.c`@009268db): "if
+    /// (PMC_ID_TO_ROWINDEX(pmcid) >= md->pmd_npmc) return (EINVAL);",
+    /// ESRCH when the caller has no
+    /// owner descriptor ("if ((po = pmc_find_owner_descriptor(...)) ==
+    /// NULL) { ... if (pp == NULL) return (ESRCH); ...}"; the DESCENDANTS
+    /// child's path to its owner's PMC is not modelled), and "if ((pm =
+    /// pmc_find_pmc_descriptor_in_process(po, pmcid)) == NULL) return
+    /// (EINVAL);". An owner that only configured a log (or kept a
+    /// shut-down one) has a descriptor: EINVAL, not ESRCH (the audit's
+    /// finding; the simulator said ESRCH).
     fn find(&self, id: u32) -> Result<(i32, u32), Errno> {
         if (id & 0xFF) as usize >= self.npmc() {
             return Err(Errno::EINVAL);
@@ -842,7 +852,6 @@ impl State {
         let me = self.current;
         match self.owners.get(&me) {
             None => Err(Errno::ESRCH),
-            Some(o) if o.pmcs.is_empty() && o.log.is_none() => Err(Errno::ESRCH),
             Some(o) if o.pmcs.contains(&id) => Ok((me, id)),
             Some(_) => Err(Errno::EINVAL),
         }
@@ -888,6 +897,11 @@ impl State {
         log.buf.clear();
     }
 
+    /// What a hardware PMC counts in a slice of [`Work`]. SIM-ONLY: no
+    /// kernel rule decides this, the hardware does; the simulator counts
+    /// user-mode events only (a PMC restricted to the kernel counts
+    /// nothing) and knows a handful of event selects (cycles, reference
+    /// cycles, instructions, branches, mispredicted branches).
     fn hw_events(&self, p: &SimPmc, w: &Work) -> u64 {
         let cycles = w.nanos.saturating_mul(self.cfg.cycles_per_ns);
         let ref_cycles =
@@ -955,6 +969,15 @@ impl State {
         }
     }
 
+    /// One time slice. SIM-ONLY in its time model (work spread evenly over
+    /// the slice, one context switch at its end); the kernel rules it
+    /// applies are cited inline: the hardclock sweep is
+    /// `pmc_process_samples()` ("/* skip non-running samples */ if
+    /// (pm->pm_state != PMC_STATE_RUNNING) goto entrydone;", `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db),
+    /// PROCCSW for TC only (`pmc_process_csw_out()`), samples of a PMC
+    /// attached to its owner to profil(2) ("if (pm->pm_flags &
+    /// PMC_F_ATTACHED_TO_OWNER) { ... addupc_intr(...) } else
+    /// pmclog_process_callchain(pm, ps);").
     fn step(&mut self, work: Option<Work>, nanos: u64) {
         let t = ticks(self.now_ns, nanos);
         // A hardclock tick in this slice processes what the rings hold
@@ -1189,7 +1212,9 @@ impl State {
         }
     }
 
-    /// PMC_OP_CLOSELOG (`hwpmc_mod.c:pmc_syscall_handler`): EINVAL only
+    /// PMC_OP_CLOSELOG (`freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if ((po =
+    /// pmc_find_owner_descriptor(td->td_proc)) == NULL) { error = EINVAL;
+    /// break; } error = pmclog_close(po);"): EINVAL only
     /// without an owner descriptor; otherwise `pmclog_close()`, which
     /// writes CLOSELOG (when a log is there to take it), sets
     /// PMC_PO_SHUTDOWN and returns 0, even when no log is configured. The
@@ -1209,7 +1234,10 @@ impl State {
         Ok(())
     }
 
-    /// PMC_OP_WRITELOG: EINVAL without an owner or OWNS_LOGFILE, else
+    /// PMC_OP_WRITELOG (`freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if ((po =
+    /// pmc_find_owner_descriptor(td->td_proc)) == NULL) { error = EINVAL;
+    /// ...} if ((po->po_flags & PMC_PO_OWNS_LOGFILE) == 0) { error = EINVAL;
+    /// ...} error = pmclog_process_userlog(po, &wl);"): EINVAL without an owner or OWNS_LOGFILE, else
     /// `hwpmc_logging.c:pmclog_process_userlog`, whose
     /// PMCLOG_RESERVE_WITH_ERROR fails with ENOMEM under PMC_PO_SHUTDOWN.
     fn write_log(&mut self, a: &mut pmc_op_writelog) -> Result<(), Errno> {
@@ -1254,12 +1282,19 @@ impl State {
         Ok(c)
     }
 
+    /// PMC_OP_GETPMCINFO. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (cpu >= pmc_cpu_max()) { error = EINVAL; ...}", "if
+    /// (!pmc_cpu_is_active(cpu)) { error = ENXIO; ...}", then every row:
+    /// "npmc = md->pmd_npmc; pmcinfo_size = npmc * sizeof(struct
+    /// pmc_info); ... error = copyout(pmcinfo, &gpi->pm_pmcs,
+    /// pmcinfo_size);". The kernel never looks at the size of the caller's
+    /// buffer: it writes all `pmd_npmc` rows, so a smaller buffer is
+    /// overrun (EFAULT only if the overrun reaches unmapped memory). The
+    /// simulator answers every row whatever `req.npmc` says; the backend
+    /// sizes its buffer from PMC_OP_GETCPUINFO's `pm_npmc`. (It used to
+    /// answer EFAULT, a rule no kernel has: issue 23.)
     fn pmcinfo(&self, req: &mut PmcInfoRequest) -> Result<(), Errno> {
         let cpu = self.check_cpu(i64::from(req.cpu))?;
-        if (req.npmc as usize) < self.npmc() {
-            // The kernel would write past the caller's buffer.
-            return Err(Errno::EFAULT);
-        }
         req.pmcs.clear();
         for (ri, r) in self.rows.iter().enumerate() {
             let c = &self.classes[r.class_idx];
@@ -1281,6 +1316,17 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCADMIN. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "error =
+    /// priv_check(td, PRIV_PMC_MANAGE);" (EPERM), "if (cpu < 0 || cpu >=
+    /// (int) pmc_cpu_max()) { error = EINVAL; ...}", "if
+    /// (!pmc_cpu_is_active(cpu)) { error = ENXIO; ...}", "if (request !=
+    /// PMC_STATE_DISABLED && request != PMC_STATE_FREE) { error = EINVAL;
+    /// ...}", "if (ri < 0 || ri >= (int) md->pmd_npmc) { error = EINVAL;
+    /// ...}", "if (PMC_ROW_DISP_IS_THREAD(ri) && request ==
+    /// PMC_STATE_DISABLED) { error = EBUSY; ...}", and "if (phw->phw_pmc ==
+    /// NULL) { ... } else error = EBUSY;" (a system PMC configured on the
+    /// row; a process PMC is on `phw_pmc` only while it runs on that CPU,
+    /// which the simulator does not model).
     fn admin(&mut self, a: &mut pmc_op_pmcadmin) -> Result<(), Errno> {
         if !self.is_privileged() {
             return Err(Errno::EPERM);
@@ -1434,7 +1480,12 @@ impl State {
     }
 
     /// The CPU of an allocation: a valid, online CPU for a system PMC,
-    /// `PMC_CPU_ANY` for a process PMC.
+    /// `PMC_CPU_ANY` for a process PMC. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db
+    /// `pmc_do_op_pmcallocate()`: "if (cpu != PMC_CPU_ANY && cpu >=
+    /// pmc_cpu_max()) return (EINVAL);", "if ((PMC_IS_VIRTUAL_MODE(mode) &&
+    /// cpu != PMC_CPU_ANY) || (PMC_IS_SYSTEM_MODE(mode) && cpu ==
+    /// PMC_CPU_ANY)) return (EINVAL);", "if (PMC_IS_SYSTEM_MODE(mode) &&
+    /// !pmc_cpu_is_active(cpu)) return (ENXIO);".
     fn allocation_cpu(&self, pm_cpu: u32, system: bool) -> Result<u32, Errno> {
         if system {
             if pm_cpu == PMC_CPU_ANY {
@@ -1450,6 +1501,16 @@ impl State {
     }
 
     /// The allocation flags this version accepts, and their combinations.
+    /// Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if ((flags &
+    /// ~(PMC_F_DESCENDANTS | PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT |
+    /// PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN | PMC_F_EV_PMU)) != 0) return
+    /// (EINVAL);" (0x09 trees lack `PMC_F_EV_PMU` in that mask: the audit's
+    /// K20 `hwpmc_mod.c` PMC_OP_PMCALLOCATE), "if ((flags & (PMC_F_CALLCHAIN
+    /// | PMC_F_USERCALLCHAIN)) == PMC_F_USERCALLCHAIN) return (EINVAL);",
+    /// "if ((flags & PMC_F_USERCALLCHAIN) != 0 && mode != PMC_MODE_TS &&
+    /// mode != PMC_MODE_SS) return (EINVAL);", "if
+    /// (PMC_IS_SYSTEM_MODE(mode) && (flags & (PMC_F_LOG_PROCCSW |
+    /// PMC_F_LOG_PROCEXIT)) != 0) return (EINVAL);".
     fn check_allocation_flags(
         &self,
         flags: u32,
@@ -1477,7 +1538,11 @@ impl State {
     }
 
     /// The class asked for, if this machine has it and it has the caps
-    /// asked for (sampling asks for `PMC_CAP_INTERRUPT`).
+    /// asked for (sampling asks for `PMC_CAP_INTERRUPT`). Source:
+    /// `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if
+    /// (PMC_IS_SAMPLING_MODE(mode)) caps |= PMC_CAP_INTERRUPT;", "pcd =
+    /// pmc_class_to_classdep(class); if (pcd == NULL) return (EINVAL);",
+    /// "if ((pcd->pcd_caps & caps) != caps) return (EOPNOTSUPP);".
     fn allocation_class(&self, a: &pmc_op_pmcallocate, sampling: bool) -> Result<ClassDesc, Errno> {
         let ci = self.class(a.pm_class).ok_or(Errno::EINVAL)?;
         let cd = self.classes[ci].clone();
@@ -1583,6 +1648,13 @@ impl State {
         out
     }
 
+    /// PMC_OP_PMCATTACH, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcattach()`: "if
+    /// (a.pm_pid < 0) { return (EINVAL); } else if (a.pm_pid == 0) {
+    /// a.pm_pid = td->td_proc->p_pid; }", `pmc_find_pmc()`, "if
+    /// (PMC_IS_SYSTEM_MODE(PMC_TO_MODE(pm))) return (EINVAL);", "if
+    /// (pm->pm_state == PMC_STATE_RUNNING) { return (EBUSY); }", "if ((p =
+    /// pfind(a.pm_pid)) == NULL) return (ESRCH);", then "error =
+    /// p_candebug(curthread, p);" and `pmc_attach_process()`.
     fn attach(&mut self, a: &mut pmc_op_pmcattach) -> Result<(), Errno> {
         if a.pm_pid < 0 {
             return Err(Errno::EINVAL);
@@ -1661,6 +1733,10 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCDETACH, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcdetach()`: "if
+    /// (a.pm_pid < 0) { return (EINVAL); }", `pmc_find_pmc()`, "if ((p =
+    /// pfind(a.pm_pid)) == NULL) return (ESRCH);", then
+    /// `pmc_detach_process()` (no system-mode check).
     fn detach(&mut self, a: &mut pmc_op_pmcattach) -> Result<(), Errno> {
         if a.pm_pid < 0 {
             return Err(Errno::EINVAL);
@@ -1710,6 +1786,16 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCSTART. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (pm->pm_state == PMC_STATE_RUNNING) /* already running */ break;
+    /// else if (pm->pm_state != PMC_STATE_STOPPED && pm->pm_state !=
+    /// PMC_STATE_ALLOCATED) { error = EINVAL; ...}"; `pmc_start()`: "if
+    /// ((pm->pm_flags & PMC_F_NEEDS_LOGFILE) != 0 && (po->po_flags &
+    /// PMC_PO_OWNS_LOGFILE) == 0) return (EDOOFUS);", for a process PMC "if
+    /// (LIST_EMPTY(&pm->pm_targets)) { error = (pm->pm_flags &
+    /// PMC_F_ATTACH_DONE) != 0 ? ESRCH : pmc_attach_process(po->po_owner,
+    /// pm); }", for a system PMC "if (!pmc_cpu_is_active(cpu)) return
+    /// (ENXIO);".
     fn start(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
@@ -1744,6 +1830,12 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCSTOP. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (pm->pm_state == PMC_STATE_STOPPED) /* already stopped */ break; else
+    /// if (pm->pm_state != PMC_STATE_RUNNING) { error = EINVAL; ...}";
+    /// `pmc_stop()`: "pm->pm_state = PMC_STATE_STOPPED;", "if
+    /// (PMC_IS_VIRTUAL_MODE(PMC_TO_MODE(pm))) return (0);", then for a
+    /// system PMC "if (!pmc_cpu_is_active(cpu)) return (ENXIO);".
     fn stop(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let online = self.online.clone();
@@ -1766,6 +1858,10 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCRELEASE, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcrelease()`: "error =
+    /// pmc_find_pmc(pmcid, &pm); if (error != 0) return (error);", then
+    /// `pmc_release_pmc_descriptor(pm); pmc_maybe_remove_owner(po);` (the
+    /// owner goes with its last PMC unless it owns a log).
     fn release(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let p = self.pmcs.remove(&key).ok_or(Errno::EINVAL)?;
@@ -1839,6 +1935,9 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCSETCOUNT. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (pm->pm_state == PMC_STATE_RUNNING) { error = EBUSY; break; }", then
+    /// the reload count or `pm_initial` (quoted below).
     fn setcount(&mut self, a: &mut pmc_op_pmcsetcount) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let floor = self.min_reload();
@@ -1861,6 +1960,15 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCGETMSR, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (!PMC_IS_VIRTUAL_MODE(PMC_TO_MODE(pm)) || (pm->pm_flags &
+    /// PMC_F_DESCENDANTS)) { error = EINVAL; ...}", "if ((pt =
+    /// LIST_FIRST(&pm->pm_targets)) == NULL || LIST_NEXT(pt, pt_next) !=
+    /// NULL || pt->pt_process->pp_proc != pm->pm_owner->po_owner) { error =
+    /// EINVAL; ...}", "/* PMC class has no 'GETMSR' support */ if
+    /// (pcd->pcd_get_msr == NULL) { error = ENOSYS; ...}". The simulator's
+    /// ENOSYS without RDPMC ([`SimConfig::rdpmc`]) is SIM-ONLY: a machine
+    /// choice, not a kernel rule.
     fn getmsr(&mut self, a: &mut pmc_op_getmsr) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let rdpmc = self.cfg.rdpmc;
@@ -1887,6 +1995,10 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_GETDYNEVENTINFO. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`:
+    /// "/* Only SOFT class is dynamic. */ if (cl != PMC_CLASS_SOFT) { error
+    /// = EINVAL; break; }", then one `pmc_dyn_event_descr` per registered
+    /// SOFT event and "copyout(&nevent, &gei->pm_nevent, ...)".
     fn dyneventinfo(&self, a: &mut pmc_op_getdyneventinfo) -> Result<(), Errno> {
         if a.pm_class != PMC_CLASS_SOFT {
             return Err(Errno::EINVAL);
@@ -1899,6 +2011,11 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_GETCAPS. Below 0x0A03 the op does not exist: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db
+    /// `pmc_syscall_handler()` has no case for it and ends "default: error =
+    /// EINVAL;". HEAD's `sys/sys/pmc.h`@5369f8e7 (0x0A030000) adds it; its
+    /// kernel handler was not read, so the answer (the class's caps, via
+    /// `pmc_find_pmc()`'s ESRCH/EINVAL) is the simulator's assumption.
     fn caps(&self, a: &mut pmc_op_caps) -> Result<(), Errno> {
         if self.cfg.version < 0x0A03_0000 {
             return Err(Errno::EINVAL);
@@ -1923,6 +2040,10 @@ impl State {
                 Ok(())
             }
             OpArg::GetModuleVersion(v) => {
+                // `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db pmc_syscall_handler() PMC_OP_GETMODULEVERSION:
+                // "/* don't service clients newer than our driver */ modv =
+                // PMC_VERSION; if ((cv & 0xFFFF0000) > (modv & 0xFFFF0000))
+                // { error = EPROGMISMATCH; break; }".
                 if (*v & 0xFFFF_0000) > (self.cfg.version & 0xFFFF_0000) {
                     return Err(Errno::EPROGMISMATCH);
                 }
@@ -1949,7 +2070,17 @@ impl State {
 }
 
 /// Class-specific allocation checks; the answer pins the row within the
-/// class (IAF's fixed counters), if any.
+/// class (IAF's fixed counters), if any. Sources: TSC, `hwpmc_tsc.c`
+/// `tsc_allocate_pmc()`: "if (a->pm_ev != PMC_EV_TSC_TSC || a->pm_mode !=
+/// PMC_MODE_SC) return (EINVAL);"; SOFT, `hwpmc_soft.c`
+/// `soft_allocate_pmc()`: "if ((int)ev < PMC_EV_SOFT_FIRST || (int)ev >
+/// PMC_EV_SOFT_LAST) return (EINVAL);" and "ps = pmc_soft_ev_acquire(ev);
+/// if (ps == NULL) return (EINVAL);"; IAF, the post-2018 `hwpmc_core.c`
+/// `iaf_allocate_pmc()`: "if (ev == 0xC0 && ri != 0) return (EINVAL);",
+/// "if (ev == 0x3C && ri != 1) return (EINVAL);", "if (ev == 0x0 && umask
+/// == 0x3 && ri != 2) return (EINVAL);" (the simulator also refuses other
+/// event selects, which a fixed counter cannot count). K8 is
+/// `State::amd_allocate` (no EV_PMU rule: issue 23 item 11).
 fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate) -> Result<Option<u32>, Errno> {
     let mode = a.pm_mode;
     let mut fixed: Option<u32> = None;
