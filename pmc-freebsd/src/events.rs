@@ -892,6 +892,20 @@ pub fn resolve(
     }
 }
 
+/// The encoding name of the portable `instructions` on Intel (issue 23):
+/// pmc counts INST_RETIRED.ANY on fixed counter 0 first, INST_RETIRED.ANY_P
+/// on a programmable counter only when the fixed one is taken. Both count
+/// retired instructions; the fixed counter leaves the programmable ones
+/// free, and FreeBSD's own counting-mode set uses it too
+/// (`lib/libpmc/libpmc_pmu_util.c`@0024f1aa `stat_mode_cntrs[]`:
+/// "inst_retired.any"). libpmc's alias table maps the name elsewhere:
+/// `pmu_intel_alias_table[]`: `{"instructions", "inst-retired.any_p"}`, and
+/// `pmu_event_get()` compares with "strcasecmp(pe->name, event_name) == 0",
+/// so that target (a `-` where the table's name has `_`) matches no table
+/// entry on libpmc's pmu path; what libpmc then falls back to is in
+/// `libpmc.c`, not read here.
+const INSTRUCTIONS_NOTE: &str = "instructions (INST_RETIRED.ANY on the fixed counter, else INST_RETIRED.ANY_P; libpmc's `instructions` alias names inst_retired.any_p: same count)";
+
 /// A portable event: a SOFT event, or its raw encoding for this CPU's vendor.
 fn resolve_portable(
     spec: &EventSpec,
@@ -919,6 +933,11 @@ fn resolve_portable(
                 machine,
                 "cycles (core cycles; libpmc's `cycles` is the TSC, spelled `tsc`)",
             ),
+            // Say which `instructions` this is on Intel: libpmc's alias
+            // names the programmable event (see INSTRUCTIONS_NOTE).
+            Some(raw) if hw == PortableEvent::Instructions && machine.vendor() == Vendor::Intel => {
+                hardware(spec, raw, sampling, machine, INSTRUCTIONS_NOTE)
+            }
             Some(raw) => hardware(spec, raw, sampling, machine, hw.name()),
             None if machine.vendor() == Vendor::Other => Err(no_pmu(spec)),
             None => Err(err(
@@ -1113,6 +1132,28 @@ mod tests {
     const SKL: u32 = PMC_CPU_INTEL_SKYLAKE;
     const ZEN: u32 = PMC_CPU_AMD_K8;
     const VM: u32 = PMC_CPU_GENERIC;
+
+    /// Issue 23: which `instructions` is counted says so where a user sees
+    /// it (`-v`'s event field and `-L`'s description are the encoding
+    /// names). Before: plain "IAF instructions" / "IAP instructions".
+    #[test]
+    fn intel_instructions_says_which_and_why() {
+        let e = r("instructions", SKL, false).unwrap();
+        assert!(
+            e[0].name.starts_with("IAF ")
+                && e[0].name.contains("INST_RETIRED.ANY on the fixed counter"),
+            "{}",
+            e[0].name
+        );
+        assert!(
+            e[1].name.contains("libpmc") && e[1].name.contains("inst_retired.any_p"),
+            "{}",
+            e[1].name
+        );
+        // AMD has no such alias: the plain name.
+        let a = r("instructions", ZEN, false).unwrap();
+        assert_eq!(a[0].name, "K8 instructions");
+    }
 
     #[test]
     fn intel_portable_events() {
