@@ -1131,6 +1131,18 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             ),
         ]
         .into_iter()
+        .chain(
+            matches!(
+                self.encoding.class,
+                PMC_CLASS_IAF | PMC_CLASS_IAP | PMC_CLASS_K8
+            )
+            .then(|| {
+                f(
+                    "freebsd-name",
+                    events::freebsd_pmclog_name(self.encoding.ev, self.encoding.flags).describe(),
+                )
+            }),
+        )
         .chain(self.rate_warning.clone().map(|w| f("warning", w)))
         .collect()
     }

@@ -285,6 +285,64 @@ impl Raw {
     }
 }
 
+/// What FreeBSD's own reader prints for a PMCALLOCATE record, computed
+/// as its source does, not from pmc's table (issue 23 item 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreeBsdName {
+    /// A name libpmc has whatever its build.
+    Named(&'static str),
+    /// Entry `n` of the pmu-events table FreeBSD generated at build
+    /// time (`lib/libpmc/pmu-events/jevents.c` walks the JSON with
+    /// `nftw()`, i.e. `fts_open(..., NULL)`: directory order, nothing
+    /// filtered): not computable from source; pmc's index is into its
+    /// own sorted, filtered table, so this is a misnaming unless the
+    /// two orders coincide.
+    BuildTableEntry(u32),
+    /// `printf("unknown event\n"); goto error;`: the whole log fails
+    /// to parse.
+    ParseError,
+}
+
+/// 15-CURRENT's `lib/libpmc/pmclog.c` (`fel1x-developer/freebsd-src`
+/// @2d614aa2) `pmclog_get_event()`, PMCLOG_TYPE_PMCALLOCATE: "if
+/// ((ev->pl_u.pl_a.pl_flags & PMC_F_EV_PMU) != 0) ... =
+/// pmc_pmu_event_get_by_idx(ps->ps_cpuid, ev->pl_u.pl_a.pl_event); else
+/// if (ev->pl_u.pl_a.pl_event <= PMC_EVENT_LAST) ... =
+/// _pmc_name_of_event(ev->pl_u.pl_a.pl_event, ps->ps_arch); else ... =
+/// NULL; if (... == NULL) { printf("unknown event\n"); goto error; }".
+/// `_pmc_name_of_event()` (`lib/libpmc/libpmc.c`, the post-2018 file)
+/// searches the K8, ARMV7/8, ..., TSC and SOFT tables and has no IAF or
+/// IAP range any more; its table entries are `__PMC_EV(C,N) { #N,
+/// PMC_EV_ ## C ## _ ## N }`, so a K8 code's name is the enum's suffix.
+pub fn freebsd_pmclog_name(ev: u32, flags: u32) -> FreeBsdName {
+    if flags & PMC_F_EV_PMU != 0 {
+        return FreeBsdName::BuildTableEntry(ev);
+    }
+    match ev {
+        PMC_EV_K8_BU_CPU_CLK_UNHALTED => FreeBsdName::Named("BU_CPU_CLK_UNHALTED"),
+        PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS => FreeBsdName::Named("FR_RETIRED_X86_INSTRUCTIONS"),
+        PMC_EV_TSC_TSC => FreeBsdName::Named("TSC"),
+        _ => FreeBsdName::ParseError,
+    }
+}
+
+impl FreeBsdName {
+    /// What a user of FreeBSD's `pmcstat -R` on an hwpmc-format log will
+    /// see for this PMC, in words (the `freebsd-name` field of
+    /// `Pmc::native_config`).
+    pub fn describe(self) -> String {
+        match self {
+            FreeBsdName::Named(n) => format!("FreeBSD's pmcstat -R names it {n}"),
+            FreeBsdName::BuildTableEntry(i) => format!(
+                "FreeBSD's pmcstat -R names it by entry {i} of its own build-time pmu-events table, likely another event"
+            ),
+            FreeBsdName::ParseError => {
+                "FreeBSD 15's pmcstat -R stops at it (\"unknown event\")".to_owned()
+            }
+        }
+    }
+}
+
 /// `pm_ev` for an EV_PMU allocation: the index of the table event with this
 /// encoding (what libpmc's `pmc_pmu_pmcallocate` writes), else 0.
 fn pmu_index(machine: &Machine, raw: &Raw, fixed: Option<u8>) -> u32 {
@@ -1519,49 +1577,6 @@ mod tests {
             ra("instructions", &old).unwrap()[0].ev,
             PMC_EV_IAF_INSTR_RETIRED_ANY
         );
-    }
-
-    /// What FreeBSD's own reader prints for a PMCALLOCATE record, computed
-    /// as its source does, not from pmc's table.
-    #[derive(Debug, PartialEq, Eq)]
-    enum FreeBsdName {
-        /// A name libpmc has whatever its build.
-        Named(&'static str),
-        /// Entry `n` of the pmu-events table FreeBSD generated at build
-        /// time (`lib/libpmc/pmu-events/jevents.c` walks the JSON with
-        /// `nftw()`, i.e. `fts_open(..., NULL)`: directory order, nothing
-        /// filtered): not computable from source; pmc's index is into its
-        /// own sorted, filtered table, so this is a misnaming unless the
-        /// two orders coincide.
-        BuildTableEntry(u32),
-        /// `printf("unknown event\n"); goto error;`: the whole log fails
-        /// to parse.
-        ParseError,
-    }
-
-    /// 15-CURRENT's `lib/libpmc/pmclog.c` (`fel1x-developer/freebsd-src`
-    /// @2d614aa2) `pmclog_get_event()`, PMCLOG_TYPE_PMCALLOCATE: "if
-    /// ((ev->pl_u.pl_a.pl_flags & PMC_F_EV_PMU) != 0) ... =
-    /// pmc_pmu_event_get_by_idx(ps->ps_cpuid, ev->pl_u.pl_a.pl_event); else
-    /// if (ev->pl_u.pl_a.pl_event <= PMC_EVENT_LAST) ... =
-    /// _pmc_name_of_event(ev->pl_u.pl_a.pl_event, ps->ps_arch); else ... =
-    /// NULL; if (... == NULL) { printf(\"unknown event\\n\"); goto error; }".
-    /// `_pmc_name_of_event()` (`lib/libpmc/libpmc.c`, the post-2018 file)
-    /// searches the K8, ARMV7/8, ..., TSC and SOFT tables and has no IAF or
-    /// IAP range any more; its table entries are `__PMC_EV(C,N) { #N,
-    /// PMC_EV_ ## C ## _ ## N }`, so a K8 code's name is the enum's suffix.
-    fn freebsd_pmclog_name(ev: u32, flags: u32) -> FreeBsdName {
-        if flags & PMC_F_EV_PMU != 0 {
-            return FreeBsdName::BuildTableEntry(ev);
-        }
-        match ev {
-            PMC_EV_K8_BU_CPU_CLK_UNHALTED => FreeBsdName::Named("BU_CPU_CLK_UNHALTED"),
-            PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS => {
-                FreeBsdName::Named("FR_RETIRED_X86_INSTRUCTIONS")
-            }
-            PMC_EV_TSC_TSC => FreeBsdName::Named("TSC"),
-            _ => FreeBsdName::ParseError,
-        }
     }
 
     /// Issue 23 item 2: which PMCs FreeBSD's own `pmcstat -R` names right.

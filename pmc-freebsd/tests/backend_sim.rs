@@ -1499,3 +1499,31 @@ fn a_new_sink_gets_execs_unmaps_and_detaches_so_far() {
         vec!["init", "alloc", "attach", "attach", "exec", "map", "unmap", "detach"]
     );
 }
+
+/// Issue 23 item 2: `-v` (`Pmc::native_config`) says how FreeBSD's own
+/// `pmcstat -R` will name each hardware PMC of an hwpmc-format log, as
+/// 15-CURRENT's pmclog.c computes it. Before: no such field.
+#[test]
+fn native_config_says_how_freebsd_names_the_pmc() {
+    let field = |p: &dyn pmc_core::Pmc, name: &str| {
+        p.native_config()
+            .into_iter()
+            .find(|f| f.name == name)
+            .map(|f| f.value)
+    };
+    let (_, amd) = backend(SimConfig {
+        cpu: SimCpu::AmdZen,
+        ..SimConfig::default()
+    });
+    let c = amd.allocate(&counting("cycles")).unwrap();
+    assert_eq!(
+        field(&c, "freebsd-name").as_deref(),
+        Some("FreeBSD's pmcstat -R names it BU_CPU_CLK_UNHALTED")
+    );
+    let (_, intel) = default();
+    let i = intel.allocate(&counting("instructions")).unwrap();
+    let v = field(&i, "freebsd-name").unwrap();
+    assert!(v.contains("build-time pmu-events table"), "{v}");
+    let s = intel.allocate(&counting("page-faults")).unwrap();
+    assert_eq!(field(&s, "freebsd-name"), None, "SOFT: the kernel names it");
+}
