@@ -19,11 +19,15 @@
 //!
 //! ## Where the details come from
 //!
-//! FreeBSD's own source, cited at each rule as `file:function`: mainly
-//! `sys/dev/hwpmc/hwpmc_mod.c` and `hwpmc_logging.c` of the 2020 tree
-//! (`PMC_VERSION` 0x09030000), checked against the 2023+ and 2025/26 trees
-//! where they differ (see `../shared/reference/freebsd-audit.md`). hwpmc(4)
-//! where the source agrees. Among the rules:
+//! FreeBSD's own source, cited at each rule as file@commit and function
+//! with the deciding condition quoted: mainly `freebsd/freebsd-src`
+//! `sys/dev/hwpmc/hwpmc_mod.c`@009268db (2023+) and `hwpmc_logging.c`,
+//! `hwpmc_amd.c`@eb5956fd, `hwpmc_tsc.c`, `hwpmc_soft.c`, `hwpmc_core.c`;
+//! where the trees differ the configured [`SimTree`] decides (the 2020 tree
+//! at 0x09, 2023+, 15-CURRENT at 0x0A, AMD's 2026 tree). A rule function
+//! without a citation (or a `SIM-ONLY:` note saying why no kernel source
+//! applies) fails `sim::tests::every_rule_cites_its_source`. Among the
+//! rules:
 //!
 //! * `PMC_OP_PMCRW` looks only at OLDVALUE/NEWVALUE.
 //! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
@@ -61,7 +65,11 @@
 //!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
 //! Not modelled: PMCATTACH records are written for kernel processes too
-//! (the kernel skips them), module unload (SIGBUS to owners).
+//! (the kernel skips them), module unload (SIGBUS to owners),
+//! `tsc_allocate_pmc()`'s "if ((pm->pm_caps & TSC_CAPS) == 0) return
+//! (EINVAL);" (a TSC allocation asking for no capability), the L3/DF
+//! sub-class row checks of `amd_allocate_pmc()`, and `amd_event_codes[]`
+//! beyond its cycles and instructions rows.
 
 pub mod log;
 
