@@ -112,13 +112,34 @@ pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
     }
 }
 
-/// `initlog`: hwpmc's version and the CPU model (else the architecture).
+/// hwpmc's `pm_cputype` from an imported log's backend text
+/// (`... cputype=0x98 ...`).
+fn hwpmc_cputype(backend: &str) -> Option<u32> {
+    backend
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("cputype=0x"))
+        .and_then(|v| u32::from_str_radix(v, 16).ok())
+}
+
+/// A `key=0x..` value of an imported PMC's `native_config`
+/// (`event=0x..,flags=0x..,rate=..[,record=allocatedyn]`).
+fn native_hex(native: &str, key: &str) -> Option<u32> {
+    native
+        .split(',')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix("=0x"))
+        .and_then(|v| u32::from_str_radix(v, 16).ok())
+}
+
+/// `initlog`: hwpmc's version and, for an imported hwpmc log, the name of
+/// its `pl_arch` as `pmc_name_of_cputype()` gives it (`INTEL_SKYLAKE`;
+/// `(null)` for a type libpmc does not list); for pmc's own logs the CPU
+/// model (else the architecture).
 fn write_header<W: Write>(h: &Header<'_>, out: &mut W) -> io::Result<()> {
     entry(out, "initlog")?;
-    let cpu = if h.cpu_model.is_empty() {
-        &h.arch
-    } else {
-        &h.cpu_model
+    let cpu = match hwpmc_cputype(&h.backend) {
+        Some(t) => pmc_log::hwpmc::cputype_name(t).unwrap_or("(null)"),
+        None if h.cpu_model.is_empty() => &h.arch,
+        None => &h.cpu_model,
     };
     writeln!(
         out,
@@ -128,15 +149,32 @@ fn write_header<W: Write>(h: &Header<'_>, out: &mut W) -> io::Result<()> {
     )
 }
 
-/// `allocate`: the PMC id, its event as the user wrote it (else canonical), its flags.
+/// `allocate` (or `allocatedyn` for an imported PMCALLOCATEDYN record): the
+/// PMC id, its event as the user wrote it (else canonical), its flags. An
+/// imported hwpmc PMC prints the record's own `pl_flags` (`PMC_F_*`), as
+/// `pmcstat_print_log()` does ("0x%x \"%s\" 0x%x", `pl_pmcid`,
+/// `pl_evname`, `pl_flags`); pmc's own logs print pmc-log's `FLAG_*`.
 fn write_pmc<W: Write>(p: &PmcDescriptor<'_>, out: &mut W) -> io::Result<()> {
-    entry(out, "allocate")?;
+    let native = &*p.native_config;
+    let dyn_record = native.split(',').any(|kv| kv == "record=allocatedyn");
+    entry(
+        out,
+        if dyn_record {
+            "allocatedyn"
+        } else {
+            "allocate"
+        },
+    )?;
     let name = if p.event_spec.is_empty() {
         &p.canonical_name
     } else {
         &p.event_spec
     };
-    writeln!(out, "{:#x} {} {:#x}", p.pmc_id, q(name.as_bytes()), p.flags)
+    let flags = match (native_hex(native, "event"), native_hex(native, "flags")) {
+        (Some(_), Some(raw)) => raw,
+        _ => p.flags,
+    };
+    writeln!(out, "{:#x} {} {:#x}", p.pmc_id, q(name.as_bytes()), flags)
 }
 
 /// `callchain`, then one `...` line per PC, leaf first.
@@ -312,5 +350,62 @@ mod tests {
         );
         assert_eq!(hwpmc_version("perf_event"), 0);
         assert_eq!(q(b"a\nb"), "\"a\\nb\"");
+    }
+
+    /// Issue 23 item 12: an imported hwpmc log prints as FreeBSD's
+    /// `pmcstat_print_log()` (usr.sbin/pmcstat/pmcstat_log.c) does:
+    /// `PMCSTAT_PRINT_ENTRY("initlog","0x%x \"%s\"", pl_version,
+    /// pmc_name_of_cputype(pl_arch))`, `PMCSTAT_PRINT_ENTRY("allocate","0x%x
+    /// \"%s\" 0x%x", pl_pmcid, pl_evname, pl_flags)` and
+    /// `PMCSTAT_PRINT_ENTRY("allocatedyn", <same>)` with the PMCALLOCATEDYN
+    /// record's fields; `PMCSTAT_PRINT_ENTRY(T, ...)` is `"%-9s"` and a
+    /// space. Before: `initlog` named the CPU model or architecture,
+    /// PMCALLOCATEDYN printed as `allocate`, and flags were pmc-log's
+    /// FLAG_* bits, not the record's PMC_F_*.
+    #[test]
+    fn imported_hwpmc_lines_as_pmcstat_print_log() {
+        let mut e = pmc_log::hwpmc::Encoder::new(Vec::new());
+        e.initialize(
+            1,
+            0x0A00_0000,
+            0x98,
+            1_000_000_000,
+            0,
+            0,
+            "GenuineIntel-6-5E-3",
+        )
+        .unwrap();
+        // PMC_F_EV_PMU | PMC_F_DESCENDANTS on an IAP TC PMC (new layout).
+        e.pmc_allocate(2, 0xFFF3_0700, 0x1000, 0x202, 0).unwrap();
+        // SOFT CLOCK.HARD, sampling (TS), PMC_F_CALLCHAIN.
+        e.pmc_allocate_dyn(3, 0xFFF2_0F00, 0x1000_0000 + 1, 0x80, 5000, "CLOCK.HARD")
+            .unwrap();
+        e.closelog(4).unwrap();
+        let bytes = e.into_inner();
+        let lines: Vec<String> = pmc_log::hwpmc::Importer::new(&bytes)
+            .unwrap()
+            .map(|r| line(&r))
+            .collect();
+        // The fields pmcstat prints, formatted with its format strings.
+        let initlog = format!(
+            "{:<9} {:#x} \"{}\"\n",
+            "initlog", 0x0A00_0000u32, "INTEL_SKYLAKE"
+        );
+        assert_eq!(lines[0], initlog);
+        let alloc = lines.iter().find(|l| l.starts_with("allocate ")).unwrap();
+        assert!(alloc.ends_with(" 0x202\n"), "{alloc}");
+        let dynl = lines.iter().find(|l| l.starts_with("allocatedyn")).unwrap();
+        assert_eq!(
+            dynl,
+            &format!(
+                "{:<9} {:#x} \"{}\" {:#x}\n",
+                "allocatedyn", 0xFFF2_0F00u32, "CLOCK.HARD", 0x80
+            )
+        );
+        assert_eq!(pmc_log::hwpmc::cputype_name(0x1234), None);
+        assert_eq!(
+            hwpmc_cputype("hwpmc version=0x0a000000 cputype=0x1 (imported)"),
+            Some(1)
+        );
     }
 }

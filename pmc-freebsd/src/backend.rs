@@ -263,7 +263,17 @@ impl<D: Driver> Backend<D> {
             classes: ci.pm_classes[..nclass].to_vec(),
             soft_events: vec![],
             cpu: events::host_cpu_for(ci.pm_cputype),
+            kernel_cpuid: driver.sysctl_string("kern.hwpmc.cpuid"),
         };
+        // No host CPUID for this vendor (another machine's log, a
+        // simulator): the kernel's own CPU id string, if it parses.
+        if machine.cpu.is_none() {
+            machine.cpu = machine
+                .kernel_cpuid
+                .as_deref()
+                .and_then(pmc_events::CpuId::from_hwpmc_cpuid)
+                .filter(|c| pmc_events::Table::for_cpu(c).is_some());
+        }
         if machine.has_class(PMC_CLASS_SOFT) {
             let mut dyn_ev = pmc_op_getdyneventinfo::new_boxed(PMC_CLASS_SOFT);
             if driver.call(OpArg::GetDynEventInfo(&mut dyn_ev)).is_ok() {
@@ -1121,6 +1131,18 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
             ),
         ]
         .into_iter()
+        .chain(
+            matches!(
+                self.encoding.class,
+                PMC_CLASS_IAF | PMC_CLASS_IAP | PMC_CLASS_K8
+            )
+            .then(|| {
+                f(
+                    "freebsd-name",
+                    events::freebsd_pmclog_name(self.encoding.ev, self.encoding.flags).describe(),
+                )
+            }),
+        )
         .chain(self.rate_warning.clone().map(|w| f("warning", w)))
         .collect()
     }

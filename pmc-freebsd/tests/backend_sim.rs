@@ -626,20 +626,50 @@ fn events_hwpmc_lacks_and_vms_without_pmu() {
     );
 }
 
+/// Cycles on AMD: the legacy K8 code without EV_PMU where the kernel
+/// takes it (2020, 2023, 15-CURRENT), EV_PMU and the table index where it
+/// does not (AMD's 2026 tree); cycles count on all of them, and on a 2020
+/// kernel with a Zen 3 (no `kern.hwpmc.cpuid`, issue 23 item 5).
 #[test]
-fn amd_counts_with_ev_pmu() {
-    let (sim, b) = backend(SimConfig {
-        cpu: SimCpu::AmdZen,
+fn amd_counts_cycles_on_every_tree() {
+    use pmc_freebsd::sim::SimTree;
+    for (cpu, version, tree, flags) in [
+        (SimCpu::AmdZen, PMC_VERSION, None, "0x0"),
+        (SimCpu::AmdZen, PMC_VERSION, Some(SimTree::Amd2026), "0x200"),
+        (SimCpu::AmdZen, 0x0903_0000, None, "0x0"),
+        (SimCpu::AmdZen3, 0x0903_0000, None, "0x0"),
+        (SimCpu::AmdZen3, PMC_VERSION, None, "0x0"),
+    ] {
+        let (sim, b) = backend(SimConfig {
+            cpu,
+            version,
+            tree,
+            ..SimConfig::default()
+        });
+        let what = format!("{cpu:?} {version:#x} {tree:?}");
+        let mut p = b
+            .allocate(&counting("cycles"))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            p.native_config()
+                .iter()
+                .any(|f| f.name == "pm_flags" && f.value == flags),
+            "{what}: {:?}",
+            p.native_config()
+        );
+        p.start().unwrap();
+        sim.tick(1_000, 0, 0);
+        assert_eq!(p.read().unwrap().value, 3_000, "{what}");
+    }
+    // Zen 3 under a 2020 kernel: events outside its K8 table are refused
+    // by name, not with the kernel's bare EINVAL.
+    let (_, b) = backend(SimConfig {
+        cpu: SimCpu::AmdZen3,
+        version: 0x0903_0000,
         ..SimConfig::default()
     });
-    let mut p = b.allocate(&counting("cycles")).unwrap();
-    assert!(p
-        .native_config()
-        .iter()
-        .any(|f| f.name == "pm_flags" && f.value == "0x200"));
-    p.start().unwrap();
-    sim.tick(1_000, 0, 0);
-    assert_eq!(p.read().unwrap().value, 3_000);
+    let e = b.allocate(&counting("branches")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
 }
 
 #[test]
@@ -1468,4 +1498,32 @@ fn a_new_sink_gets_execs_unmaps_and_detaches_so_far() {
         kinds,
         vec!["init", "alloc", "attach", "attach", "exec", "map", "unmap", "detach"]
     );
+}
+
+/// Issue 23 item 2: `-v` (`Pmc::native_config`) says how FreeBSD's own
+/// `pmcstat -R` will name each hardware PMC of an hwpmc-format log, as
+/// 15-CURRENT's pmclog.c computes it. Before: no such field.
+#[test]
+fn native_config_says_how_freebsd_names_the_pmc() {
+    let field = |p: &dyn pmc_core::Pmc, name: &str| {
+        p.native_config()
+            .into_iter()
+            .find(|f| f.name == name)
+            .map(|f| f.value)
+    };
+    let (_, amd) = backend(SimConfig {
+        cpu: SimCpu::AmdZen,
+        ..SimConfig::default()
+    });
+    let c = amd.allocate(&counting("cycles")).unwrap();
+    assert_eq!(
+        field(&c, "freebsd-name").as_deref(),
+        Some("FreeBSD's pmcstat -R names it BU_CPU_CLK_UNHALTED")
+    );
+    let (_, intel) = default();
+    let i = intel.allocate(&counting("instructions")).unwrap();
+    let v = field(&i, "freebsd-name").unwrap();
+    assert!(v.contains("build-time pmu-events table"), "{v}");
+    let s = intel.allocate(&counting("page-faults")).unwrap();
+    assert_eq!(field(&s, "freebsd-name"), None, "SOFT: the kernel names it");
 }

@@ -250,16 +250,20 @@ fn freebsd_hwpmc_log_is_read_by_magic() {
         String::from_utf8_lossy(&out.stderr)
     );
     // -R alone prints pmcstat(8)'s record lines (pmcstat_log.c,
-    // pmcstat_print_log): the name in 9 columns, then the fields.
+    // pmcstat_print_log): the name in 9 columns, then the fields. initlog
+    // names pl_arch as pmc_name_of_cputype() does (0x9D, INTEL_ALDERLAKE),
+    // allocate/allocatedyn print the record's own pl_flags (issue 23
+    // item 12).
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
         lines.first().copied(),
-        Some("initlog   0xa010000 \"Intel(R) Core(TM) i7-1185G7 @ 3.00GHz\""),
+        Some("initlog   0xa010000 \"INTEL_ALDERLAKE\""),
         "{text}"
     );
     for want in [
-        "allocate  0xfff20700 \"TSC\" 0xf",
+        "allocate  0xfff20700 \"TSC\" 0x8e",
+        "allocatedyn 0x110f00 \"SOFT-CLOCK.HARD\" 0x0",
         "map-in    -1 0xffffffff80200000 \"/boot/kernel/kernel\"",
         "exec      0xfff20700 4242 0x80021000 \"/usr/bin/yes\"",
         "callchain 4242 0xfff20700 1 3 u",

@@ -19,11 +19,15 @@
 //!
 //! ## Where the details come from
 //!
-//! FreeBSD's own source, cited at each rule as `file:function`: mainly
-//! `sys/dev/hwpmc/hwpmc_mod.c` and `hwpmc_logging.c` of the 2020 tree
-//! (`PMC_VERSION` 0x09030000), checked against the 2023+ and 2025/26 trees
-//! where they differ (see `../shared/reference/freebsd-audit.md`). hwpmc(4)
-//! where the source agrees. Among the rules:
+//! FreeBSD's own source, cited at each rule as file@commit and function
+//! with the deciding condition quoted: mainly `freebsd/freebsd-src`
+//! `sys/dev/hwpmc/hwpmc_mod.c`@009268db (2023+) and `hwpmc_logging.c`,
+//! `hwpmc_amd.c`@eb5956fd, `hwpmc_tsc.c`, `hwpmc_soft.c`, `hwpmc_core.c`;
+//! where the trees differ the configured [`SimTree`] decides (the 2020 tree
+//! at 0x09, 2023+, 15-CURRENT at 0x0A, AMD's 2026 tree). A rule function
+//! without a citation (or a `SIM-ONLY:` note saying why no kernel source
+//! applies) fails `sim::tests::every_rule_cites_its_source`. Among the
+//! rules:
 //!
 //! * `PMC_OP_PMCRW` looks only at OLDVALUE/NEWVALUE.
 //! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
@@ -61,7 +65,11 @@
 //!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
 //! Not modelled: PMCATTACH records are written for kernel processes too
-//! (the kernel skips them), module unload (SIGBUS to owners).
+//! (the kernel skips them), module unload (SIGBUS to owners),
+//! `tsc_allocate_pmc()`'s "if ((pm->pm_caps & TSC_CAPS) == 0) return
+//! (EINVAL);" (a TSC allocation asking for no capability), the L3/DF
+//! sub-class row checks of `amd_allocate_pmc()`, and `amd_event_codes[]`
+//! beyond its cycles and instructions rows.
 
 pub mod log;
 
@@ -75,10 +83,17 @@ use std::sync::{Mutex, MutexGuard};
 /// The simulated CPU (decides the hardware PMC classes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SimCpu {
-    /// An Intel Skylake: IAP (4 rows) and IAF (3 rows).
+    /// An Intel Skylake (family 6, model 0x5E, stepping 3): IAP (4 rows)
+    /// and IAF (3 rows).
     IntelSkylake,
-    /// An AMD Zen (`PMC_CPU_AMD_K8`): K8 (16 rows), `PMC_F_EV_PMU` required.
+    /// An AMD Zen 1 (`PMC_CPU_AMD_K8`, family 0x17, model 0x01, stepping
+    /// 1): K8 (16 rows). Every tree sets `pmc_cpuid` for it, so
+    /// `amd_allocate_pmc()` programs `pm_amd_config` as given.
     AmdZen,
+    /// An AMD Zen 3 (`PMC_CPU_AMD_K8`, family 0x19, model 0x21, stepping
+    /// 0): K8 (16 rows). The 2020 tree leaves `pmc_cpuid` empty for it, so
+    /// `amd_allocate_pmc()` looks `pm_ev` up in its own K8 event table.
+    AmdZen3,
     /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): SOFT only.
     Generic,
 }
@@ -88,15 +103,36 @@ impl SimCpu {
     pub fn cputype(self) -> u32 {
         match self {
             SimCpu::IntelSkylake => PMC_CPU_INTEL_SKYLAKE,
-            SimCpu::AmdZen => PMC_CPU_AMD_K8,
+            SimCpu::AmdZen | SimCpu::AmdZen3 => PMC_CPU_AMD_K8,
             SimCpu::Generic => PMC_CPU_GENERIC,
         }
     }
-    fn cpuid(self) -> &'static str {
-        match self {
-            SimCpu::IntelSkylake => "GenuineIntel-6-5E-3",
-            SimCpu::AmdZen => "AuthenticAMD-23-1-1",
-            SimCpu::Generic => "",
+
+    /// `kern.hwpmc.cpuid` (`pmc_cpuid`) as the tree's initialisation
+    /// writes it:
+    ///
+    /// * Intel, 2023+ and 15-CURRENT: `AMDESE/freebsd-src`
+    ///   `sys/dev/hwpmc/hwpmc_intel.c`@1563168b `pmc_intel_initialize()`:
+    ///   `snprintf(pmc_cpuid, sizeof(pmc_cpuid), "GenuineIntel-%d-%02X-%X",
+    ///   family, model, stepping)`; the 2020 tree: `"GenuineIntel-%d-%02X"`
+    ///   (no stepping; the audit's 2020-era `hwpmc_intel.c`).
+    /// * AMD, 2023+: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd
+    ///   `pmc_amd_initialize()`: `snprintf(pmc_cpuid, sizeof(pmc_cpuid),
+    ///   "AuthenticAMD-%d-%02X-%X", family, model, stepping)` (HygonGenuine
+    ///   for family 0x18), every family. The 2020 tree (the audit's A20
+    ///   `hwpmc_amd.c` `pmc_amd_initialize()`): `if (CPUID_TO_FAMILY(cpu_id)
+    ///   == 0x17) snprintf(pmc_cpuid, sizeof(pmc_cpuid),
+    ///   "AuthenticAMD-%d-%02X", CPUID_TO_FAMILY(cpu_id), model)`, else empty.
+    /// * No PMU (`pmc_generic_cpu_initialize()`): never set, empty.
+    pub fn cpuid(self, tree: SimTree) -> String {
+        let old = tree == SimTree::Y2020;
+        match (self, old) {
+            (SimCpu::IntelSkylake, false) => format!("GenuineIntel-{}-{:02X}-{:X}", 6, 0x5E, 3),
+            (SimCpu::IntelSkylake, true) => format!("GenuineIntel-{}-{:02X}", 6, 0x5E),
+            (SimCpu::AmdZen, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x17, 0x01, 1),
+            (SimCpu::AmdZen, true) => format!("AuthenticAMD-{}-{:02X}", 0x17, 0x01),
+            (SimCpu::AmdZen3, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x19, 0x21, 0),
+            (SimCpu::AmdZen3, true) | (SimCpu::Generic, _) => String::new(),
         }
     }
 }
@@ -114,6 +150,15 @@ pub enum SimTree {
     /// 15-CURRENT (`PMC_VERSION` 0x0A000000,
     /// `fel1x-developer/freebsd-src`@2d614aa2): as [`SimTree::Y2023`].
     Current15,
+    /// AMD's 2026 tree (`AMDESE/freebsd-src`, extended errors): as
+    /// [`SimTree::Current15`], and K8 allocations need `PMC_F_EV_PMU`. Its
+    /// kernel source was not read; the rule is what its ATF test
+    /// `amd_missing_pmu_flag` (`tests/sys/hwpmc`) expects of it:
+    /// "ATF_REQUIRE_ERRNO(EINVAL, hwpmc_call(PMC_OP_PMCALLOCATE, &pa) ==
+    /// -1); require_exterr(\"AMD PMCs require PMC_F_EV_PMU\");" for a K8
+    /// allocation without the flag. Neither the 2020 nor the 2023
+    /// `amd_allocate_pmc()` has it.
+    Amd2026,
 }
 
 /// The simulated machine and its security settings.
@@ -183,6 +228,15 @@ pub const SOFT_EVENTS: &[&str] = &[
     "PAGE_FAULT.ALL",
     "PAGE_FAULT.READ",
     "PAGE_FAULT.WRITE",
+];
+
+/// Two rows of `amd_event_codes[]` (`freebsd/freebsd-src`
+/// `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd): `{ PMC_EV_K8_..., pe_code,
+/// pe_mask }` for core cycles (0x76) and retired instructions (0xC0), both
+/// with unit mask 0x00.
+const AMD_EVENT_CODES: &[(u32, u64)] = &[
+    (PMC_EV_K8_BU_CPU_CLK_UNHALTED, 0x76),
+    (PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS, 0xC0),
 ];
 
 /// `SOFT_NPMCS` in hwpmc_soft.c.
@@ -397,7 +451,7 @@ impl SimDriver {
             // AMD_PMC_DF_DEFAULT 4 later (amd_allocate_pmc picks the
             // sub-class by row range). The simulator programs the
             // core rows; the L3/DF rows exist and are allocatable.
-            SimCpu::AmdZen => add(PMC_CLASS_K8, prog, 48, 16, "K8"),
+            SimCpu::AmdZen | SimCpu::AmdZen3 => add(PMC_CLASS_K8, prog, 48, 16, "K8"),
             SimCpu::Generic => {}
         }
         let ncpu = cfg.ncpu.clamp(1, 4096) as usize;
@@ -495,6 +549,7 @@ impl SimDriver {
     /// Creates a process. `debuggable`: whether the caller may debug it
     /// (p_candebug) without privilege. If its parent is the target of a
     /// PMC with `PMC_F_DESCENDANTS`, the child is attached too.
+    /// Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_process_fork()`, quoted at each step below.
     pub fn spawn(&self, pid: i32, parent: i32, debuggable: bool, path: &str) {
         let mut st = self.lock();
         st.procs.insert(
@@ -787,8 +842,17 @@ impl State {
         }
     }
 
-    /// `pmc_find_pmc`: ESRCH if the caller owns no PMC at all, EINVAL for an
-    /// unknown handle.
+    /// `pmc_find_pmc()` (`freebsd/freebsd-src`
+    /// `sys/dev/hwpmc/hwpmc_mod.c`@009268db): "if
+    /// (PMC_ID_TO_ROWINDEX(pmcid) >= md->pmd_npmc) return (EINVAL);",
+    /// ESRCH when the caller has no
+    /// owner descriptor ("if ((po = pmc_find_owner_descriptor(...)) ==
+    /// NULL) { ... if (pp == NULL) return (ESRCH); ...}"; the DESCENDANTS
+    /// child's path to its owner's PMC is not modelled), and "if ((pm =
+    /// pmc_find_pmc_descriptor_in_process(po, pmcid)) == NULL) return
+    /// (EINVAL);". An owner that only configured a log (or kept a
+    /// shut-down one) has a descriptor: EINVAL, not ESRCH (the audit's
+    /// finding; the simulator said ESRCH).
     fn find(&self, id: u32) -> Result<(i32, u32), Errno> {
         if (id & 0xFF) as usize >= self.npmc() {
             return Err(Errno::EINVAL);
@@ -796,7 +860,6 @@ impl State {
         let me = self.current;
         match self.owners.get(&me) {
             None => Err(Errno::ESRCH),
-            Some(o) if o.pmcs.is_empty() && o.log.is_none() => Err(Errno::ESRCH),
             Some(o) if o.pmcs.contains(&id) => Ok((me, id)),
             Some(_) => Err(Errno::EINVAL),
         }
@@ -842,6 +905,11 @@ impl State {
         log.buf.clear();
     }
 
+    /// What a hardware PMC counts in a slice of [`Work`]. SIM-ONLY: no
+    /// kernel rule decides this, the hardware does; the simulator counts
+    /// user-mode events only (a PMC restricted to the kernel counts
+    /// nothing) and knows a handful of event selects (cycles, reference
+    /// cycles, instructions, branches, mispredicted branches).
     fn hw_events(&self, p: &SimPmc, w: &Work) -> u64 {
         let cycles = w.nanos.saturating_mul(self.cfg.cycles_per_ns);
         let ref_cycles =
@@ -909,6 +977,15 @@ impl State {
         }
     }
 
+    /// One time slice. SIM-ONLY in its time model (work spread evenly over
+    /// the slice, one context switch at its end); the kernel rules it
+    /// applies are cited inline: the hardclock sweep is
+    /// `pmc_process_samples()` ("/* skip non-running samples */ if
+    /// (pm->pm_state != PMC_STATE_RUNNING) goto entrydone;", `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db),
+    /// PROCCSW for TC only (`pmc_process_csw_out()`), samples of a PMC
+    /// attached to its owner to profil(2) ("if (pm->pm_flags &
+    /// PMC_F_ATTACHED_TO_OWNER) { ... addupc_intr(...) } else
+    /// pmclog_process_callchain(pm, ps);").
     fn step(&mut self, work: Option<Work>, nanos: u64) {
         let t = ticks(self.now_ns, nanos);
         // A hardclock tick in this slice processes what the rings hold
@@ -1107,7 +1184,7 @@ impl State {
             tsc_freq: self.cfg.tsc_freq,
             ts_sec: 1_700_000_000 + (self.now_ns / 1_000_000_000) as i64,
             ts_nsec: (self.now_ns % 1_000_000_000) as i64,
-            cpuid: self.cfg.cpu.cpuid().to_owned(),
+            cpuid: self.cfg.cpu.cpuid(self.tree()),
         };
         self.emit(me, rec);
         Ok(())
@@ -1143,7 +1220,9 @@ impl State {
         }
     }
 
-    /// PMC_OP_CLOSELOG (`hwpmc_mod.c:pmc_syscall_handler`): EINVAL only
+    /// PMC_OP_CLOSELOG (`freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if ((po =
+    /// pmc_find_owner_descriptor(td->td_proc)) == NULL) { error = EINVAL;
+    /// break; } error = pmclog_close(po);"): EINVAL only
     /// without an owner descriptor; otherwise `pmclog_close()`, which
     /// writes CLOSELOG (when a log is there to take it), sets
     /// PMC_PO_SHUTDOWN and returns 0, even when no log is configured. The
@@ -1163,7 +1242,10 @@ impl State {
         Ok(())
     }
 
-    /// PMC_OP_WRITELOG: EINVAL without an owner or OWNS_LOGFILE, else
+    /// PMC_OP_WRITELOG (`freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if ((po =
+    /// pmc_find_owner_descriptor(td->td_proc)) == NULL) { error = EINVAL;
+    /// ...} if ((po->po_flags & PMC_PO_OWNS_LOGFILE) == 0) { error = EINVAL;
+    /// ...} error = pmclog_process_userlog(po, &wl);"): EINVAL without an owner or OWNS_LOGFILE, else
     /// `hwpmc_logging.c:pmclog_process_userlog`, whose
     /// PMCLOG_RESERVE_WITH_ERROR fails with ENOMEM under PMC_PO_SHUTDOWN.
     fn write_log(&mut self, a: &mut pmc_op_writelog) -> Result<(), Errno> {
@@ -1208,12 +1290,19 @@ impl State {
         Ok(c)
     }
 
+    /// PMC_OP_GETPMCINFO. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (cpu >= pmc_cpu_max()) { error = EINVAL; ...}", "if
+    /// (!pmc_cpu_is_active(cpu)) { error = ENXIO; ...}", then every row:
+    /// "npmc = md->pmd_npmc; pmcinfo_size = npmc * sizeof(struct
+    /// pmc_info); ... error = copyout(pmcinfo, &gpi->pm_pmcs,
+    /// pmcinfo_size);". The kernel never looks at the size of the caller's
+    /// buffer: it writes all `pmd_npmc` rows, so a smaller buffer is
+    /// overrun (EFAULT only if the overrun reaches unmapped memory). The
+    /// simulator answers every row whatever `req.npmc` says; the backend
+    /// sizes its buffer from PMC_OP_GETCPUINFO's `pm_npmc`. (It used to
+    /// answer EFAULT, a rule no kernel has: issue 23.)
     fn pmcinfo(&self, req: &mut PmcInfoRequest) -> Result<(), Errno> {
         let cpu = self.check_cpu(i64::from(req.cpu))?;
-        if (req.npmc as usize) < self.npmc() {
-            // The kernel would write past the caller's buffer.
-            return Err(Errno::EFAULT);
-        }
         req.pmcs.clear();
         for (ri, r) in self.rows.iter().enumerate() {
             let c = &self.classes[r.class_idx];
@@ -1235,6 +1324,17 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCADMIN. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "error =
+    /// priv_check(td, PRIV_PMC_MANAGE);" (EPERM), "if (cpu < 0 || cpu >=
+    /// (int) pmc_cpu_max()) { error = EINVAL; ...}", "if
+    /// (!pmc_cpu_is_active(cpu)) { error = ENXIO; ...}", "if (request !=
+    /// PMC_STATE_DISABLED && request != PMC_STATE_FREE) { error = EINVAL;
+    /// ...}", "if (ri < 0 || ri >= (int) md->pmd_npmc) { error = EINVAL;
+    /// ...}", "if (PMC_ROW_DISP_IS_THREAD(ri) && request ==
+    /// PMC_STATE_DISABLED) { error = EBUSY; ...}", and "if (phw->phw_pmc ==
+    /// NULL) { ... } else error = EBUSY;" (a system PMC configured on the
+    /// row; a process PMC is on `phw_pmc` only while it runs on that CPU,
+    /// which the simulator does not model).
     fn admin(&mut self, a: &mut pmc_op_pmcadmin) -> Result<(), Errno> {
         if !self.is_privileged() {
             return Err(Errno::EPERM);
@@ -1273,7 +1373,12 @@ impl State {
         let flags = a.pm_flags;
         self.check_allocation_flags(flags, system, sampling)?;
         let cd = self.allocation_class(a, sampling)?;
-        let fixed = class_rules(&cd, a, flags)?;
+        let fixed = class_rules(&cd, a)?;
+        let md = if cd.class == PMC_CLASS_K8 {
+            self.amd_allocate(a, sampling)?
+        } else {
+            a.pm_md
+        };
         let me = self.current;
         let ri = self
             .free_row(&cd, fixed, system, cpu)
@@ -1303,7 +1408,7 @@ impl State {
             flags: pflags,
             cpu,
             row: ri,
-            md: a.pm_md,
+            md,
             state: PState::Allocated,
             // pmc_allocate_pmc_descriptor() zeroes the descriptor
             // (M_ZERO); the allocation's count only sets pm_initial
@@ -1321,8 +1426,74 @@ impl State {
         Ok(())
     }
 
+    /// `amd_allocate_pmc()` (`freebsd/freebsd-src`
+    /// `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd; the 2020 tree's is the same):
+    /// with a CPU id string, "if (strlen(pmc_cpuid) != 0) {
+    /// pm->pm_md.pm_amd.pm_amd_evsel = a->pm_md.pm_amd.pm_amd_config;
+    /// return (0); }"; without one (the 2020 tree on any family but 0x17,
+    /// see [`SimCpu::cpuid`]) the legacy path: "pe = a->pm_ev; ... if
+    /// (amd_event_codes[i].pe_ev == pe) ... if (i == amd_event_codes_size)
+    /// return EINVAL;", "if (unitmask & ~allowed_unitmask) return EINVAL;",
+    /// then USR/OS, EDGE, INVERT and INT from the caps ("if (caps &
+    /// PMC_CAP_INTERRUPT) config |= AMD_PMC_INT;"). Neither path looks at
+    /// `PMC_F_EV_PMU` (issue 23 item 11: the simulator used to demand it).
+    /// The simulator's `amd_event_codes` holds two of the kernel's rows,
+    /// the two whose `PMC_EV_K8_*` values `abi-amd64.json` pins.
+    fn amd_allocate(
+        &self,
+        a: &pmc_op_pmcallocate,
+        sampling: bool,
+    ) -> Result<pmc_md_op_pmcallocate, Errno> {
+        // SimTree::Amd2026 only (its ATF test `amd_missing_pmu_flag`).
+        if self.tree() == SimTree::Amd2026 && a.pm_flags & PMC_F_EV_PMU == 0 {
+            return Err(Errno::EINVAL);
+        }
+        if !self.cfg.cpu.cpuid(self.tree()).is_empty() {
+            return Ok(a.pm_md);
+        }
+        let code: u64 = AMD_EVENT_CODES
+            .iter()
+            .find(|(ev, _)| *ev == a.pm_ev)
+            .map(|(_, code)| *code)
+            .ok_or(Errno::EINVAL)?;
+        let given = a.pm_md.as_amd();
+        // allowed_unitmask is 0x00 for both rows.
+        if given.pm_amd_config & AMD_PMC_UNITMASK != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let mut caps = a.pm_caps;
+        if sampling {
+            caps |= PMC_CAP_INTERRUPT;
+        }
+        let mut config = code;
+        if caps & PMC_CAP_USER != 0 {
+            config |= AMD_PMC_USR;
+        }
+        if caps & PMC_CAP_SYSTEM != 0 {
+            config |= AMD_PMC_OS;
+        }
+        if caps & (PMC_CAP_USER | PMC_CAP_SYSTEM) == 0 {
+            config |= AMD_PMC_USR | AMD_PMC_OS;
+        }
+        if caps & PMC_CAP_EDGE != 0 {
+            config |= AMD_PMC_EDGE;
+        }
+        if caps & PMC_CAP_INVERT != 0 {
+            config |= AMD_PMC_INVERT;
+        }
+        if caps & PMC_CAP_INTERRUPT != 0 {
+            config |= AMD_PMC_INT;
+        }
+        Ok(pmc_md_op_pmcallocate::amd(config, given.pm_amd_sub_class))
+    }
+
     /// The CPU of an allocation: a valid, online CPU for a system PMC,
-    /// `PMC_CPU_ANY` for a process PMC.
+    /// `PMC_CPU_ANY` for a process PMC. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db
+    /// `pmc_do_op_pmcallocate()`: "if (cpu != PMC_CPU_ANY && cpu >=
+    /// pmc_cpu_max()) return (EINVAL);", "if ((PMC_IS_VIRTUAL_MODE(mode) &&
+    /// cpu != PMC_CPU_ANY) || (PMC_IS_SYSTEM_MODE(mode) && cpu ==
+    /// PMC_CPU_ANY)) return (EINVAL);", "if (PMC_IS_SYSTEM_MODE(mode) &&
+    /// !pmc_cpu_is_active(cpu)) return (ENXIO);".
     fn allocation_cpu(&self, pm_cpu: u32, system: bool) -> Result<u32, Errno> {
         if system {
             if pm_cpu == PMC_CPU_ANY {
@@ -1338,6 +1509,16 @@ impl State {
     }
 
     /// The allocation flags this version accepts, and their combinations.
+    /// Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if ((flags &
+    /// ~(PMC_F_DESCENDANTS | PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT |
+    /// PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN | PMC_F_EV_PMU)) != 0) return
+    /// (EINVAL);" (0x09 trees lack `PMC_F_EV_PMU` in that mask: the audit's
+    /// K20 `hwpmc_mod.c` PMC_OP_PMCALLOCATE), "if ((flags & (PMC_F_CALLCHAIN
+    /// | PMC_F_USERCALLCHAIN)) == PMC_F_USERCALLCHAIN) return (EINVAL);",
+    /// "if ((flags & PMC_F_USERCALLCHAIN) != 0 && mode != PMC_MODE_TS &&
+    /// mode != PMC_MODE_SS) return (EINVAL);", "if
+    /// (PMC_IS_SYSTEM_MODE(mode) && (flags & (PMC_F_LOG_PROCCSW |
+    /// PMC_F_LOG_PROCEXIT)) != 0) return (EINVAL);".
     fn check_allocation_flags(
         &self,
         flags: u32,
@@ -1365,7 +1546,11 @@ impl State {
     }
 
     /// The class asked for, if this machine has it and it has the caps
-    /// asked for (sampling asks for `PMC_CAP_INTERRUPT`).
+    /// asked for (sampling asks for `PMC_CAP_INTERRUPT`). Source:
+    /// `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if
+    /// (PMC_IS_SAMPLING_MODE(mode)) caps |= PMC_CAP_INTERRUPT;", "pcd =
+    /// pmc_class_to_classdep(class); if (pcd == NULL) return (EINVAL);",
+    /// "if ((pcd->pcd_caps & caps) != caps) return (EOPNOTSUPP);".
     fn allocation_class(&self, a: &pmc_op_pmcallocate, sampling: bool) -> Result<ClassDesc, Errno> {
         let ci = self.class(a.pm_class).ok_or(Errno::EINVAL)?;
         let cd = self.classes[ci].clone();
@@ -1471,6 +1656,13 @@ impl State {
         out
     }
 
+    /// PMC_OP_PMCATTACH, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcattach()`: "if
+    /// (a.pm_pid < 0) { return (EINVAL); } else if (a.pm_pid == 0) {
+    /// a.pm_pid = td->td_proc->p_pid; }", `pmc_find_pmc()`, "if
+    /// (PMC_IS_SYSTEM_MODE(PMC_TO_MODE(pm))) return (EINVAL);", "if
+    /// (pm->pm_state == PMC_STATE_RUNNING) { return (EBUSY); }", "if ((p =
+    /// pfind(a.pm_pid)) == NULL) return (ESRCH);", then "error =
+    /// p_candebug(curthread, p);" and `pmc_attach_process()`.
     fn attach(&mut self, a: &mut pmc_op_pmcattach) -> Result<(), Errno> {
         if a.pm_pid < 0 {
             return Err(Errno::EINVAL);
@@ -1549,6 +1741,10 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCDETACH, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcdetach()`: "if
+    /// (a.pm_pid < 0) { return (EINVAL); }", `pmc_find_pmc()`, "if ((p =
+    /// pfind(a.pm_pid)) == NULL) return (ESRCH);", then
+    /// `pmc_detach_process()` (no system-mode check).
     fn detach(&mut self, a: &mut pmc_op_pmcattach) -> Result<(), Errno> {
         if a.pm_pid < 0 {
             return Err(Errno::EINVAL);
@@ -1598,6 +1794,16 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCSTART. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (pm->pm_state == PMC_STATE_RUNNING) /* already running */ break;
+    /// else if (pm->pm_state != PMC_STATE_STOPPED && pm->pm_state !=
+    /// PMC_STATE_ALLOCATED) { error = EINVAL; ...}"; `pmc_start()`: "if
+    /// ((pm->pm_flags & PMC_F_NEEDS_LOGFILE) != 0 && (po->po_flags &
+    /// PMC_PO_OWNS_LOGFILE) == 0) return (EDOOFUS);", for a process PMC "if
+    /// (LIST_EMPTY(&pm->pm_targets)) { error = (pm->pm_flags &
+    /// PMC_F_ATTACH_DONE) != 0 ? ESRCH : pmc_attach_process(po->po_owner,
+    /// pm); }", for a system PMC "if (!pmc_cpu_is_active(cpu)) return
+    /// (ENXIO);".
     fn start(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
@@ -1632,6 +1838,12 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCSTOP. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (pm->pm_state == PMC_STATE_STOPPED) /* already stopped */ break; else
+    /// if (pm->pm_state != PMC_STATE_RUNNING) { error = EINVAL; ...}";
+    /// `pmc_stop()`: "pm->pm_state = PMC_STATE_STOPPED;", "if
+    /// (PMC_IS_VIRTUAL_MODE(PMC_TO_MODE(pm))) return (0);", then for a
+    /// system PMC "if (!pmc_cpu_is_active(cpu)) return (ENXIO);".
     fn stop(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let online = self.online.clone();
@@ -1654,6 +1866,10 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCRELEASE, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcrelease()`: "error =
+    /// pmc_find_pmc(pmcid, &pm); if (error != 0) return (error);", then
+    /// `pmc_release_pmc_descriptor(pm); pmc_maybe_remove_owner(po);` (the
+    /// owner goes with its last PMC unless it owns a log).
     fn release(&mut self, a: &mut pmc_op_simple) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let p = self.pmcs.remove(&key).ok_or(Errno::EINVAL)?;
@@ -1727,6 +1943,9 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCSETCOUNT. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (pm->pm_state == PMC_STATE_RUNNING) { error = EBUSY; break; }", then
+    /// the reload count or `pm_initial` (quoted below).
     fn setcount(&mut self, a: &mut pmc_op_pmcsetcount) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let floor = self.min_reload();
@@ -1749,6 +1968,15 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_PMCGETMSR, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`: "if
+    /// (!PMC_IS_VIRTUAL_MODE(PMC_TO_MODE(pm)) || (pm->pm_flags &
+    /// PMC_F_DESCENDANTS)) { error = EINVAL; ...}", "if ((pt =
+    /// LIST_FIRST(&pm->pm_targets)) == NULL || LIST_NEXT(pt, pt_next) !=
+    /// NULL || pt->pt_process->pp_proc != pm->pm_owner->po_owner) { error =
+    /// EINVAL; ...}", "/* PMC class has no 'GETMSR' support */ if
+    /// (pcd->pcd_get_msr == NULL) { error = ENOSYS; ...}". The simulator's
+    /// ENOSYS without RDPMC ([`SimConfig::rdpmc`]) is SIM-ONLY: a machine
+    /// choice, not a kernel rule.
     fn getmsr(&mut self, a: &mut pmc_op_getmsr) -> Result<(), Errno> {
         let key = self.find(a.pm_pmcid)?;
         let rdpmc = self.cfg.rdpmc;
@@ -1775,6 +2003,10 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_GETDYNEVENTINFO. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_syscall_handler()`:
+    /// "/* Only SOFT class is dynamic. */ if (cl != PMC_CLASS_SOFT) { error
+    /// = EINVAL; break; }", then one `pmc_dyn_event_descr` per registered
+    /// SOFT event and "copyout(&nevent, &gei->pm_nevent, ...)".
     fn dyneventinfo(&self, a: &mut pmc_op_getdyneventinfo) -> Result<(), Errno> {
         if a.pm_class != PMC_CLASS_SOFT {
             return Err(Errno::EINVAL);
@@ -1787,6 +2019,11 @@ impl State {
         Ok(())
     }
 
+    /// PMC_OP_GETCAPS. Below 0x0A03 the op does not exist: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db
+    /// `pmc_syscall_handler()` has no case for it and ends "default: error =
+    /// EINVAL;". HEAD's `sys/sys/pmc.h`@5369f8e7 (0x0A030000) adds it; its
+    /// kernel handler was not read, so the answer (the class's caps, via
+    /// `pmc_find_pmc()`'s ESRCH/EINVAL) is the simulator's assumption.
     fn caps(&self, a: &mut pmc_op_caps) -> Result<(), Errno> {
         if self.cfg.version < 0x0A03_0000 {
             return Err(Errno::EINVAL);
@@ -1811,6 +2048,10 @@ impl State {
                 Ok(())
             }
             OpArg::GetModuleVersion(v) => {
+                // `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db pmc_syscall_handler() PMC_OP_GETMODULEVERSION:
+                // "/* don't service clients newer than our driver */ modv =
+                // PMC_VERSION; if ((cv & 0xFFFF0000) > (modv & 0xFFFF0000))
+                // { error = EPROGMISMATCH; break; }".
                 if (*v & 0xFFFF_0000) > (self.cfg.version & 0xFFFF_0000) {
                     return Err(Errno::EPROGMISMATCH);
                 }
@@ -1837,8 +2078,18 @@ impl State {
 }
 
 /// Class-specific allocation checks; the answer pins the row within the
-/// class (IAF's fixed counters), if any.
-fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, flags: u32) -> Result<Option<u32>, Errno> {
+/// class (IAF's fixed counters), if any. Sources: TSC, `hwpmc_tsc.c`
+/// `tsc_allocate_pmc()`: "if (a->pm_ev != PMC_EV_TSC_TSC || a->pm_mode !=
+/// PMC_MODE_SC) return (EINVAL);"; SOFT, `hwpmc_soft.c`
+/// `soft_allocate_pmc()`: "if ((int)ev < PMC_EV_SOFT_FIRST || (int)ev >
+/// PMC_EV_SOFT_LAST) return (EINVAL);" and "ps = pmc_soft_ev_acquire(ev);
+/// if (ps == NULL) return (EINVAL);"; IAF, the post-2018 `hwpmc_core.c`
+/// `iaf_allocate_pmc()`: "if (ev == 0xC0 && ri != 0) return (EINVAL);",
+/// "if (ev == 0x3C && ri != 1) return (EINVAL);", "if (ev == 0x0 && umask
+/// == 0x3 && ri != 2) return (EINVAL);" (the simulator also refuses other
+/// event selects, which a fixed counter cannot count). K8 is
+/// `State::amd_allocate` (no EV_PMU rule: issue 23 item 11).
+fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate) -> Result<Option<u32>, Errno> {
     let mode = a.pm_mode;
     let mut fixed: Option<u32> = None;
     match cd.class {
@@ -1851,8 +2102,6 @@ fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, flags: u32) -> Result<Opt
                 return Err(Errno::EINVAL);
             }
         }
-        // "AMD PMCs require PMC_F_EV_PMU"
-        PMC_CLASS_K8 if flags & PMC_F_EV_PMU == 0 => return Err(Errno::EINVAL),
         PMC_CLASS_IAF => {
             let cfg = a.pm_md.as_iap().pm_iap_config;
             fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
@@ -1929,6 +2178,16 @@ impl Driver for SimDriver {
             "kern.hwpmc.mincount" => st.cfg.mincount.map(|m| m as i64),
             _ => None,
         }
+    }
+
+    /// `kern.hwpmc.cpuid`, the kernel's `pmc_cpuid` (libpmc reads it so:
+    /// `freebsd/freebsd-src` `lib/libpmc/libpmc_pmu_util.c`@0024f1aa
+    /// `pmu_events_map_get()`: `sysctlbyname("kern.hwpmc.cpuid", buf, &s,
+    /// (void *)NULL, 0)`): the string of [`SimCpu::cpuid`] for the
+    /// configured tree.
+    fn sysctl_string(&self, name: &str) -> Option<String> {
+        let st = self.lock();
+        (name == "kern.hwpmc.cpuid").then(|| st.cfg.cpu.cpuid(st.tree()))
     }
 
     fn euid(&self) -> Option<u32> {

@@ -227,6 +227,13 @@ pub trait Driver: Send + Sync {
         None
     }
 
+    /// A string sysctl (`kern.hwpmc.cpuid`), `None` if unknown. An empty
+    /// string is an answer: the kernel left it unset.
+    fn sysctl_string(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
+
     /// The caller's effective uid, if known.
     fn euid(&self) -> Option<u32> {
         None
@@ -258,6 +265,9 @@ impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
     }
     fn sysctl_int(&self, name: &str) -> Option<i64> {
         (**self).sysctl_int(name)
+    }
+    fn sysctl_string(&self, name: &str) -> Option<String> {
+        (**self).sysctl_string(name)
     }
     fn euid(&self) -> Option<u32> {
         (**self).euid()

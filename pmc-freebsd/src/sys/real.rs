@@ -161,6 +161,30 @@ impl Driver for RealDriver {
         }
     }
 
+    fn sysctl_string(&self, name: &str) -> Option<String> {
+        let cname = std::ffi::CString::new(name).ok()?;
+        // PMC_CPUID_LEN is 64; room for more, cut at the first NUL.
+        let mut buf = [0u8; 256];
+        let mut len: libc::size_t = buf.len();
+        // SAFETY: `sysctlbyname` reads the NUL-terminated `cname`, writes at
+        // most `len` (256) bytes into `buf` and the result size into `len`;
+        // no new value is passed (NULL, 0).
+        let r = unsafe {
+            libc::sysctlbyname(
+                cname.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                &mut len,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if r != 0 {
+            return None;
+        }
+        let got = buf.get(..len.min(buf.len()))?;
+        Some(super::c_str(got))
+    }
+
     fn euid(&self) -> Option<u32> {
         Some(nix::unistd::geteuid().as_raw())
     }

@@ -203,3 +203,65 @@ pub const PMCL_INFO_SYSINFO: u8 = 1;
 pub const PMCL_INFO_PMCINFO: u8 = 2;
 /// `pmc record` info block: the CPU id string.
 pub const PMCL_INFO_CPUID: u8 = 3;
+
+/// `pmc_name_of_cputype()`: the name FreeBSD's `pmcstat -R` prints in its
+/// `initlog` line (`usr.sbin/pmcstat/pmcstat_log.c` `pmcstat_print_log()`:
+/// `PMCSTAT_PRINT_ENTRY("initlog","0x%x \"%s\"", ev.pl_u.pl_i.pl_version,
+/// pmc_name_of_cputype(ev.pl_u.pl_i.pl_arch))`). libpmc's table is
+/// `{ .pm_cputype = PMC_CPU_##S, .pm_name = #S }` over `__PMC_CPUS()`
+/// (`lib/libpmc/libpmc.c`), so the name is the enum's suffix. The list is
+/// 15-CURRENT's `sys/sys/pmc.h` (`fel1x-developer/freebsd-src`@2d614aa2)
+/// and HEAD's later Intel entries (0xA0-0xA4, `abi-amd64.json`). `None`
+/// for a type the list lacks, where `pmc_name_of_cputype()` returns NULL
+/// (FreeBSD's printf prints `(null)`).
+pub fn cputype_name(cputype: u32) -> Option<&'static str> {
+    Some(match cputype {
+        0x01 => "AMD_K8",
+        0x87 => "INTEL_CORE",
+        0x88 => "INTEL_CORE2",
+        0x89 => "INTEL_CORE2EXTREME",
+        0x8A => "INTEL_ATOM",
+        0x8B => "INTEL_COREI7",
+        0x8C => "INTEL_WESTMERE",
+        0x8D => "INTEL_SANDYBRIDGE",
+        0x8E => "INTEL_IVYBRIDGE",
+        0x8F => "INTEL_SANDYBRIDGE_XEON",
+        0x90 => "INTEL_IVYBRIDGE_XEON",
+        0x91 => "INTEL_HASWELL",
+        0x92 => "INTEL_ATOM_SILVERMONT",
+        0x93 => "INTEL_NEHALEM_EX",
+        0x94 => "INTEL_WESTMERE_EX",
+        0x95 => "INTEL_HASWELL_XEON",
+        0x96 => "INTEL_BROADWELL",
+        0x97 => "INTEL_BROADWELL_XEON",
+        0x98 => "INTEL_SKYLAKE",
+        0x99 => "INTEL_SKYLAKE_XEON",
+        0x9A => "INTEL_ATOM_GOLDMONT",
+        0x9B => "INTEL_ICELAKE",
+        0x9C => "INTEL_ICELAKE_XEON",
+        0x9D => "INTEL_ALDERLAKE",
+        0x9E => "INTEL_ATOM_GOLDMONT_P",
+        0x9F => "INTEL_ATOM_TREMONT",
+        0xA0 => "INTEL_EMERALD_RAPIDS",
+        0xA1 => "INTEL_ALDERLAKEN",
+        0xA2 => "INTEL_GRANITE_RAPIDS",
+        0xA3 => "INTEL_METEOR_LAKE",
+        0xA4 => "INTEL_SAPPHIRE_RAPIDS",
+        0x100 => "INTEL_XSCALE",
+        0x300 => "PPC_7450",
+        0x340 => "PPC_E500",
+        0x380 => "PPC_970",
+        0x390 => "PPC_POWER8",
+        0x400 => "GENERIC",
+        0x500 => "ARMV7_CORTEX_A5",
+        0x501 => "ARMV7_CORTEX_A7",
+        0x502 => "ARMV7_CORTEX_A8",
+        0x503 => "ARMV7_CORTEX_A9",
+        0x504 => "ARMV7_CORTEX_A15",
+        0x505 => "ARMV7_CORTEX_A17",
+        0x600 => "ARMV8_CORTEX_A53",
+        0x601 => "ARMV8_CORTEX_A57",
+        0x602 => "ARMV8_CORTEX_A76",
+        _ => return None,
+    })
+}

@@ -1274,7 +1274,15 @@ impl Converter {
                 flags,
                 rate,
                 evname,
-            } => self.pmc_allocate(tsc, pmcid, text(evname), event, flags, rate),
+            } => {
+                // Which record it was: FreeBSD's `pmcstat -R` prints
+                // "allocatedyn" for it (pmc-analyze's printlog).
+                let mut r = self.pmc_allocate(tsc, pmcid, text(evname), event, flags, rate);
+                if let Record::Pmc(p) = &mut r {
+                    p.native_config = format!("{},record=allocatedyn", p.native_config).into();
+                }
+                r
+            }
             Event::PmcAttach {
                 tsc,
                 pmcid,
