@@ -32,6 +32,13 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
+step "pmc's docs as a facade user reads them: pmc:: paths in examples, no unresolved link"
+# (ci/check-doc-paths.py: pmc shows pmc-core's examples and the native backend's trait
+# implementations on its own pages.) Linux's pages from the step above, then FreeBSD's.
+python3 ci/check-doc-paths.py "${CARGO_TARGET_DIR:-target}/doc/pmc"
+RUSTDOCFLAGS="-D warnings" cargo doc --target x86_64-unknown-freebsd -p pmc --no-deps
+python3 ci/check-doc-paths.py "${CARGO_TARGET_DIR:-target}/x86_64-unknown-freebsd/doc/pmc"
+
 step "cross-check FreeBSD"
 bash ci/cross-check.sh
 

@@ -21,7 +21,7 @@ impl Cpus {
     /// `1-3`, `0,4-7`, or `*`/`all`.
     ///
     /// ```
-    /// use pmc_core::Cpus;
+    /// use pmc::Cpus;
     /// assert_eq!(Cpus::parse_list("0,2-3").unwrap(), Cpus::List(vec![0, 2, 3]));
     /// assert_eq!(Cpus::parse_list("1").unwrap(), Cpus::One(1));
     /// assert!(Cpus::parse_list("3-1").is_err());
@@ -106,7 +106,7 @@ pub enum Rate {
 /// How a sampling PMC with [`Flags::CALLCHAIN`] takes its callchains.
 ///
 /// ```
-/// use pmc_core::{Allocation, CallGraph, Flags, Rate};
+/// use pmc::{Allocation, CallGraph, Flags, Rate};
 /// let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(1000))
 ///     .call_graph(CallGraph::dwarf());
 /// assert_eq!(a.call_graph, CallGraph::Dwarf { stack_size: 8192 });
@@ -169,7 +169,7 @@ impl CallGraph {
     /// to a multiple of 8, as perf does), and pmc's `dwarf-raw[,SIZE]`.
     ///
     /// ```
-    /// use pmc_core::CallGraph;
+    /// use pmc::CallGraph;
     /// assert_eq!("dwarf,4000".parse::<CallGraph>(), Ok(CallGraph::Dwarf { stack_size: 4000 }));
     /// assert_eq!("fp".parse::<CallGraph>(), Ok(CallGraph::FramePointers));
     /// assert!("dwarf,70000".parse::<CallGraph>().is_err());
@@ -237,7 +237,7 @@ impl Mode {
 /// hwpmc's `PMC_F_*` allocation flags, as a small bit set.
 ///
 /// ```
-/// use pmc_core::Flags;
+/// use pmc::Flags;
 /// let f = Flags::DESCENDANTS | Flags::CALLCHAIN;
 /// assert!(f.contains(Flags::CALLCHAIN));
 /// assert!(!f.contains(Flags::LOG_PROCEXIT));
@@ -339,7 +339,7 @@ impl fmt::Debug for Flags {
 /// Built with consuming setters:
 ///
 /// ```
-/// use pmc_core::{Allocation, Cpus, Flags, Mode, Rate, Scope};
+/// use pmc::{Allocation, Cpus, Flags, Mode, Rate, Scope};
 /// let a = Allocation::counting("page-faults".parse().unwrap()).descendants();
 /// assert_eq!(a.scope, Scope::Process);
 /// assert!(a.flags.contains(Flags::DESCENDANTS));

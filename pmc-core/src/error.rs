@@ -139,7 +139,7 @@ impl ErrorKind {
     /// backends' log writers use it, so `Backend::log_error` answers alike.
     ///
     /// ```
-    /// use pmc_core::ErrorKind;
+    /// use pmc::ErrorKind;
     /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::PermissionDenied), ErrorKind::Permission);
     /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::StorageFull), ErrorKind::Os);
     /// ```
@@ -157,7 +157,7 @@ impl ErrorKind {
 /// `help:` line with a command that fixes it.
 ///
 /// ```
-/// use pmc_core::{Error, ErrorKind, Op, PermissionReason};
+/// use pmc::{Error, ErrorKind, Op, PermissionReason};
 /// let e = Error::permission(Op::Allocate, "count system-wide",
 ///     PermissionReason::PerfEventParanoid { level: Some(2), needed: 0 });
 /// assert_eq!(e.kind(), ErrorKind::Permission);
