@@ -92,14 +92,41 @@ impl Scope {
 }
 
 /// How often a sampling PMC interrupts.
+///
+/// [`Period(n)`](Rate::Period) is in the event's own unit, which for the
+/// time events ([`EventSpec::is_time`](crate::EventSpec::is_time)) is not a
+/// count of occurrences:
+///
+/// | event | unit of `n` | Linux | FreeBSD |
+/// |---|---|---|---|
+/// | `cpu-clock`, `task-clock` | **nanoseconds** | perf's `sample_period`, ns | rounded to ticks of `kern.hz` (`SOFT-CLOCK.HARD`, `1e9 / kern.hz` ns a tick, at least one) |
+/// | hwpmc's SOFT clocks: `SOFT-CLOCK.HARD` (`clock.hard`), `clock.stat`, `clock.prof` | **ticks** of that clock ([`SoftClock`](crate::SoftClock)) | `cpu-clock` (hard) or `task-clock` every `n` ticks of FreeBSD's default rate: `n` x 1 ms, x 7.874 ms, x 123 us | `n` ticks (hwpmc's reload count) |
+/// | every other event (`instructions`, `page-faults`, raw...) | events | `sample_period` | reload count |
+///
+/// [`Frequency(n)`](Rate::Frequency) is about `n` samples a second while
+/// the PMC counts, whatever the event.
+///
+/// ```
+/// use pmc::{Allocation, Rate};
+/// // One sample per millisecond of CPU time (cpu-clock counts nanoseconds)...
+/// let ms = Allocation::sampling("cpu-clock".parse()?, Rate::Period(1_000_000));
+/// // ...the same as one per tick of FreeBSD's hardclock at kern.hz = 1000.
+/// let tick = Allocation::sampling("SOFT-CLOCK.HARD".parse()?, Rate::Period(1));
+/// // One sample per 100,000 instructions.
+/// let insns = Allocation::sampling("instructions".parse()?, Rate::Period(100_000));
+/// # assert!(ms.event.is_time() && tick.event.is_time() && !insns.event.is_time());
+/// # Ok::<(), pmc::ParseError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Rate {
-    /// Once every N events (hwpmc's reload count; perf's `sample_period`).
+    /// Once every N units of the event (hwpmc's reload count; perf's
+    /// `sample_period`): events, but nanoseconds for `cpu-clock` and
+    /// `task-clock` and ticks for hwpmc's SOFT clocks (see [`Rate`]).
     Period(u64),
-    /// About N times a second (perf's `sample_freq`; emulated on FreeBSD by
-    /// choosing a period).
+    /// About N times a second while the PMC counts (perf's `sample_freq`;
+    /// emulated on FreeBSD by choosing a period).
     Frequency(u64),
 }
 
