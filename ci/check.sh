@@ -49,8 +49,12 @@ cargo test -p pmc-linux --no-default-features --lib 2>&1 | tee "$ci_tmp/nodefaul
 tally "$ci_tmp/nodefault.log"
 # The backends' docs as a user sees them (no `internals`): no link into a hidden module.
 RUSTDOCFLAGS="-D warnings" cargo doc -p pmc-linux -p pmc-freebsd --no-deps
-cargo tree -q -p pmc -e normal --no-default-features --prefix none | sed 's/ (\*)//' | sort -u |
-  awk '{n++; s = s " " $1} END {print n " crates:" s}'
+# What such a user compiles (build scripts' dependencies too), and the README says so.
+deps=$(cargo tree -q -p pmc -e normal,build --no-default-features --prefix none | sed 's/ (\*)//' | sort -u)
+echo "$deps" | awk '{n++; s = s " " $1} END {print n " crates:" s}'
+n_deps=$(echo "$deps" | wc -l)
+tr -s ' \n' ' ' <README.md | grep -q "it then builds $n_deps crates besides its own" ||
+  { echo "README.md: a counting-only user builds $n_deps crates; say so (\"it then builds $n_deps crates besides its own\")"; exit 1; }
 
 step "check unsafe stays in sys seams"
 bash ci/check-unsafe.sh

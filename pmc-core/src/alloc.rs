@@ -461,7 +461,7 @@ pub enum Target {
     /// started without a target attaches to this.
     Current,
     /// The calling thread alone, not the threads it creates: what user-space
-    /// counter reads need (`pmc_linux::FastReader`). Linux only; hwpmc
+    /// counter reads need (`pmc::native::FastReader`). Linux only; hwpmc
     /// counts whole processes, and FreeBSD refuses it at attach. With
     /// [`Flags::DESCENDANTS`] the threads and processes it creates too.
     CurrentThread,
