@@ -444,7 +444,7 @@ mod tests {
         assert!(!d.contains("Error {"), "{d}");
 
         // One cause: unnumbered.
-        let io = std::io::Error::new(std::io::ErrorKind::Other, "disk full");
+        let io = std::io::Error::other("disk full");
         let e = Error::new(ErrorKind::Os, Op::Log, "cannot write the log").with_source(io);
         assert_eq!(
             format!("{e:?}"),
