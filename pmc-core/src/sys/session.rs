@@ -245,7 +245,7 @@ fn attach_each(targets: &[Target], mut attach: impl FnMut(Target) -> Result<()>)
                 ),
             )
             .with_help(
-                "list the processes again (pmc_core::process::list) and attach to those running",
+                "list the processes again (pmc::process::list) and attach to those running",
             ));
         }
     }
