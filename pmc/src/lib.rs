@@ -78,12 +78,11 @@
 //! `pmc-analyze` itself. Its own pages call it `pmc_analyze`: through this
 //! crate read `pmc_analyze::` as `pmc::analyze::`. It symbolizes
 //! (`analyze::Profile::from_log`, from a log's bytes) and writes every
-//! report `pmcstat` has: `-G` call
-//! graphs (`analyze::callgraph`; `CallGraphOptions::default()` is
-//! top-down, callers first, while `pmcstat -G` prints callees first:
-//! `order: Order::Callees`), folded stacks and flame graphs
-//! (`analyze::flame`), top-N tables (`analyze::top`), gprof, callgrind and
-//! pprof files.
+//! report `pmcstat` has: `-G` call graphs (`analyze::callgraph`;
+//! `CallGraphOptions::default()` is top-down, callers first, while
+//! `pmcstat -G` prints callees first: `order: Order::Callees`), folded
+//! stacks and flame graphs (`analyze::flame`), top-N tables
+//! (`analyze::top`), gprof, callgrind and pprof files.
 //!
 //! ```no_run
 //! use pmc::analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
