@@ -19,6 +19,7 @@ items in the docs of its trait implementations, which pmc shows under
 "Implementations on Foreign Types".
 
 Usage: ci/check-doc-paths.py [DOC_DIR]   (run after `cargo doc -p pmc`)
+       ci/check-doc-paths.py --markdown FILE...   (the ```rust blocks of a README)
 Exit status 1 if anything is found, 2 if DOC_DIR has no pages.
 """
 
@@ -82,7 +83,30 @@ class Examples(HTMLParser):
             self.buf.append(data)
 
 
+def check_markdown(paths):
+    """The ```rust blocks of Markdown files (the README's library examples)."""
+    bad = 0
+    for path in paths:
+        fence = None
+        with open(path, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                stripped = line.strip()
+                if stripped.startswith("```"):
+                    fence = None if fence is not None else stripped[3:].strip()
+                    continue
+                if fence == "rust" and PATH_RE.search(line):
+                    bad += 1
+                    print(f"{path}:{n}: {stripped}")
+    if bad:
+        print(f"check-doc-paths: {bad} lines of Rust examples name another crate than `pmc`")
+        return 1
+    print(f"ok: the Rust examples of {' '.join(paths)} name no other crate than `pmc`")
+    return 0
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--markdown":
+        return check_markdown(sys.argv[2:])
     root = sys.argv[1] if len(sys.argv) > 1 else "target/doc/pmc"
     pages = bad_pages = bad_blocks = bad_links = 0
     for dirpath, _, files in sorted(os.walk(root)):

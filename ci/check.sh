@@ -38,6 +38,7 @@ step "pmc's docs as a facade user reads them: pmc:: paths in examples, no unreso
 python3 ci/check-doc-paths.py "${CARGO_TARGET_DIR:-target}/doc/pmc"
 RUSTDOCFLAGS="-D warnings" cargo doc --target x86_64-unknown-freebsd -p pmc --no-deps
 python3 ci/check-doc-paths.py "${CARGO_TARGET_DIR:-target}/x86_64-unknown-freebsd/doc/pmc"
+python3 ci/check-doc-paths.py --markdown README.md
 
 step "cross-check FreeBSD"
 bash ci/cross-check.sh
