@@ -32,6 +32,14 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
+step "pmc's docs as a facade user reads them: pmc:: paths in examples, no unresolved link"
+# (ci/check-doc-paths.py: pmc shows pmc-core's examples and the native backend's trait
+# implementations on its own pages.) Linux's pages from the step above, then FreeBSD's.
+python3 ci/check-doc-paths.py "${CARGO_TARGET_DIR:-target}/doc/pmc"
+RUSTDOCFLAGS="-D warnings" cargo doc --target x86_64-unknown-freebsd -p pmc --no-deps
+python3 ci/check-doc-paths.py "${CARGO_TARGET_DIR:-target}/x86_64-unknown-freebsd/doc/pmc"
+python3 ci/check-doc-paths.py --markdown README.md
+
 step "cross-check FreeBSD"
 bash ci/cross-check.sh
 
@@ -42,8 +50,12 @@ cargo test -p pmc-linux --no-default-features --lib 2>&1 | tee "$ci_tmp/nodefaul
 tally "$ci_tmp/nodefault.log"
 # The backends' docs as a user sees them (no `internals`): no link into a hidden module.
 RUSTDOCFLAGS="-D warnings" cargo doc -p pmc-linux -p pmc-freebsd --no-deps
-cargo tree -q -p pmc -e normal --no-default-features --prefix none | sed 's/ (\*)//' | sort -u |
-  awk '{n++; s = s " " $1} END {print n " crates:" s}'
+# What such a user compiles (build scripts' dependencies too), and the README says so.
+deps=$(cargo tree -q -p pmc -e normal,build --no-default-features --prefix none | sed 's/ (\*)//' | sort -u)
+echo "$deps" | awk '{n++; s = s " " $1} END {print n " crates:" s}'
+n_deps=$(echo "$deps" | wc -l)
+tr -s ' \n' ' ' <README.md | grep -q "it then builds $n_deps crates besides its own" ||
+  { echo "README.md: a counting-only user builds $n_deps crates; say so (\"it then builds $n_deps crates besides its own\")"; exit 1; }
 
 step "check unsafe stays in sys seams"
 bash ci/check-unsafe.sh

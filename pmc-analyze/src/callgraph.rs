@@ -53,6 +53,10 @@ use crate::profile::{Profile, Weight};
 use crate::symbolize::FuncId;
 
 /// Which way the tree grows.
+///
+/// The default is [`Callers`](Order::Callers), top-down; FreeBSD's
+/// `pmcstat -G` (and this project's pmcstat without `--callgraph-order`)
+/// prints [`Callees`](Order::Callees), the sampled functions first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
@@ -66,12 +70,27 @@ pub enum Order {
 }
 
 /// Options of the call-graph report.
+///
+/// `CallGraphOptions::default()` is the **top-down** tree
+/// ([`Order::Callers`]: outermost callers first, each line its inclusive
+/// share of all samples), to depth 16, counting samples, with objects.
+/// `pmcstat -G` prints the other order by default, FreeBSD's callee-first
+/// layout; ask for it with [`Order::Callees`]:
+///
+/// ```
+/// use pmc_analyze::callgraph::{CallGraphOptions, Order};
+///
+/// assert_eq!(CallGraphOptions::default().order, Order::Callers); // top-down
+/// let pmcstat_g = CallGraphOptions { order: Order::Callees, ..Default::default() };
+/// # assert_eq!(pmcstat_g.max_depth, 16);
+/// ```
 #[derive(Clone, Debug)]
 pub struct CallGraphOptions {
     /// Deepest level printed (1 = top-level only); `pmcstat -z`, default 16.
     /// 0 means no limit. Deeper nodes are still counted in their ancestors.
     pub max_depth: usize,
-    /// Tree direction.
+    /// Tree direction: [`Order::Callers`] (top-down) by default;
+    /// `pmcstat -G`'s layout is [`Order::Callees`].
     pub order: Order,
     /// Hide nodes below this share of all samples, in percent (default 0).
     pub min_percent: f64,
@@ -84,6 +103,8 @@ pub struct CallGraphOptions {
 }
 
 impl Default for CallGraphOptions {
+    /// The top-down tree ([`Order::Callers`]), not `pmcstat -G`'s
+    /// callee-first default: see [`CallGraphOptions`].
     fn default() -> Self {
         CallGraphOptions {
             max_depth: 16,

@@ -13,8 +13,8 @@
 //!   object's frames are shown as `[object]` rather than mis-symbolized.
 //! - **Aggregation** ([`Profile`]): distinct stacks with sample and period
 //!   counts, per PMC and command.
-//! - **Reports**: a `pmcstat -G` call graph in FreeBSD's layout or
-//!   top-down ([`callgraph`]), gprof `gmon.out` files per object
+//! - **Reports**: a call graph, top-down (the default) or in FreeBSD
+//!   `pmcstat -G`'s callee-first layout ([`callgraph`]), gprof `gmon.out` files per object
 //!   ([`gmon`], `pmcstat -g`), callgrind files for `callgrind_annotate` and
 //!   KCachegrind ([`callgrind`], `pmcstat -F`), the record listing of
 //!   `pmcstat -R` ([`printlog`]), folded stacks and SVG flame graphs
@@ -25,7 +25,7 @@
 //!
 //! ```no_run
 //! use pmc_analyze::{AnalyzeOptions, Profile};
-//! use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions};
+//! use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
 //! use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
 //! use pmc_analyze::top::{TopOptions, TopReport};
 //!
@@ -35,7 +35,10 @@
 //!     eprintln!("warning: {w}");
 //! }
 //! let mut out = std::io::stdout().lock();
-//! write_callgraph(&profile, &CallGraphOptions::default(), &mut out)?;   // pmcstat -G
+//! // pmcstat -G: sampled functions first, then their callers. (The default,
+//! // CallGraphOptions::default(), is top-down: outermost callers first.)
+//! let callees_first = CallGraphOptions { order: Order::Callees, ..Default::default() };
+//! write_callgraph(&profile, &callees_first, &mut out)?;
 //! write_folded(&profile, &FoldedOptions::default(), &mut out)?;          // --folded
 //! let mut svg = std::fs::File::create("flame.svg")?;
 //! write_flamegraph(&profile, &FlameGraphOptions::default(), &mut svg)?;  // --flamegraph
@@ -76,6 +79,8 @@
 //!     "cat;do_syscall_[k];do_syscall_[k] 1\ncat;do_syscall_[k];vfs_read_[k] 2\n",
 //! );
 //!
+//! // The default order is top-down (Order::Callers), pmcstat's --callgraph-order caller;
+//! // pmcstat -G's own default is Order::Callees.
 //! let mut graph = Vec::new();
 //! write_callgraph(&profile, &CallGraphOptions::default(), &mut graph)?;
 //! assert_eq!(

@@ -21,7 +21,7 @@ impl Cpus {
     /// `1-3`, `0,4-7`, or `*`/`all`.
     ///
     /// ```
-    /// use pmc_core::Cpus;
+    /// use pmc::Cpus;
     /// assert_eq!(Cpus::parse_list("0,2-3").unwrap(), Cpus::List(vec![0, 2, 3]));
     /// assert_eq!(Cpus::parse_list("1").unwrap(), Cpus::One(1));
     /// assert!(Cpus::parse_list("3-1").is_err());
@@ -92,21 +92,48 @@ impl Scope {
 }
 
 /// How often a sampling PMC interrupts.
+///
+/// [`Period(n)`](Rate::Period) is in the event's own unit, which for the
+/// time events ([`EventSpec::is_time`](crate::EventSpec::is_time)) is not a
+/// count of occurrences:
+///
+/// | event | unit of `n` | Linux | FreeBSD |
+/// |---|---|---|---|
+/// | `cpu-clock`, `task-clock` | **nanoseconds** | perf's `sample_period`, ns | rounded to ticks of `kern.hz` (`SOFT-CLOCK.HARD`, `1e9 / kern.hz` ns a tick, at least one) |
+/// | hwpmc's SOFT clocks: `SOFT-CLOCK.HARD` (`clock.hard`), `clock.stat`, `clock.prof` | **ticks** of that clock ([`SoftClock`](crate::SoftClock)) | `cpu-clock` (hard) or `task-clock` every `n` ticks of FreeBSD's default rate: `n` x 1 ms, x 7.874 ms, x 123 us | `n` ticks (hwpmc's reload count) |
+/// | every other event (`instructions`, `page-faults`, raw...) | events | `sample_period` | reload count |
+///
+/// [`Frequency(n)`](Rate::Frequency) is about `n` samples a second while
+/// the PMC counts, whatever the event.
+///
+/// ```
+/// use pmc::{Allocation, Rate};
+/// // One sample per millisecond of CPU time (cpu-clock counts nanoseconds)...
+/// let ms = Allocation::sampling("cpu-clock".parse()?, Rate::Period(1_000_000));
+/// // ...the same as one per tick of FreeBSD's hardclock at kern.hz = 1000.
+/// let tick = Allocation::sampling("SOFT-CLOCK.HARD".parse()?, Rate::Period(1));
+/// // One sample per 100,000 instructions.
+/// let insns = Allocation::sampling("instructions".parse()?, Rate::Period(100_000));
+/// # assert!(ms.event.is_time() && tick.event.is_time() && !insns.event.is_time());
+/// # Ok::<(), pmc::ParseError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Rate {
-    /// Once every N events (hwpmc's reload count; perf's `sample_period`).
+    /// Once every N units of the event (hwpmc's reload count; perf's
+    /// `sample_period`): events, but nanoseconds for `cpu-clock` and
+    /// `task-clock` and ticks for hwpmc's SOFT clocks (see [`Rate`]).
     Period(u64),
-    /// About N times a second (perf's `sample_freq`; emulated on FreeBSD by
-    /// choosing a period).
+    /// About N times a second while the PMC counts (perf's `sample_freq`;
+    /// emulated on FreeBSD by choosing a period).
     Frequency(u64),
 }
 
 /// How a sampling PMC with [`Flags::CALLCHAIN`] takes its callchains.
 ///
 /// ```
-/// use pmc_core::{Allocation, CallGraph, Flags, Rate};
+/// use pmc::{Allocation, CallGraph, Flags, Rate};
 /// let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(1000))
 ///     .call_graph(CallGraph::dwarf());
 /// assert_eq!(a.call_graph, CallGraph::Dwarf { stack_size: 8192 });
@@ -169,7 +196,7 @@ impl CallGraph {
     /// to a multiple of 8, as perf does), and pmc's `dwarf-raw[,SIZE]`.
     ///
     /// ```
-    /// use pmc_core::CallGraph;
+    /// use pmc::CallGraph;
     /// assert_eq!("dwarf,4000".parse::<CallGraph>(), Ok(CallGraph::Dwarf { stack_size: 4000 }));
     /// assert_eq!("fp".parse::<CallGraph>(), Ok(CallGraph::FramePointers));
     /// assert!("dwarf,70000".parse::<CallGraph>().is_err());
@@ -237,7 +264,7 @@ impl Mode {
 /// hwpmc's `PMC_F_*` allocation flags, as a small bit set.
 ///
 /// ```
-/// use pmc_core::Flags;
+/// use pmc::Flags;
 /// let f = Flags::DESCENDANTS | Flags::CALLCHAIN;
 /// assert!(f.contains(Flags::CALLCHAIN));
 /// assert!(!f.contains(Flags::LOG_PROCEXIT));
@@ -339,7 +366,7 @@ impl fmt::Debug for Flags {
 /// Built with consuming setters:
 ///
 /// ```
-/// use pmc_core::{Allocation, Cpus, Flags, Mode, Rate, Scope};
+/// use pmc::{Allocation, Cpus, Flags, Mode, Rate, Scope};
 /// let a = Allocation::counting("page-faults".parse().unwrap()).descendants();
 /// assert_eq!(a.scope, Scope::Process);
 /// assert!(a.flags.contains(Flags::DESCENDANTS));
@@ -434,7 +461,7 @@ pub enum Target {
     /// started without a target attaches to this.
     Current,
     /// The calling thread alone, not the threads it creates: what user-space
-    /// counter reads need (`pmc_linux::FastReader`). Linux only; hwpmc
+    /// counter reads need (`pmc::native::FastReader`). Linux only; hwpmc
     /// counts whole processes, and FreeBSD refuses it at attach. With
     /// [`Flags::DESCENDANTS`] the threads and processes it creates too.
     CurrentThread,

@@ -53,7 +53,7 @@ pub struct InstanceReading {
 /// [`Group::read_instances`] returns, one per CPU or target.
 ///
 /// ```
-/// use pmc_core::{GroupInstanceReading, Instance, Reading};
+/// use pmc::{GroupInstanceReading, Instance, Reading};
 ///
 /// let i = GroupInstanceReading {
 ///     instance: Instance::Cpu(1),
@@ -86,9 +86,20 @@ pub struct NativeField {
 /// A source of PMCs: the Linux perf_event backend, the FreeBSD hwpmc
 /// backend, or a simulation of one.
 ///
-/// Each backend crate exports a `Backend` type with an inherent
-/// `Backend::open() -> Result<Backend>`; the `pmc` facade names the native
-/// one `pmc::Native`.
+/// Each backend crate exports a `Backend` struct, named after this trait,
+/// with an inherent `Backend::open() -> Result<Backend>`: `pmc_linux::Backend`
+/// and `pmc_freebsd::Backend`. The `pmc` facade names the native one
+/// `pmc::Native`, so the implementation listed below as `impl Backend for
+/// Backend` is this trait for that struct. Call the trait's methods on a
+/// `pmc::Native` with the trait in scope:
+///
+/// ```
+/// use pmc::Backend; // the trait: allocate, configure_log, list_events...
+///
+/// let backend = pmc::Native::open()?; // the struct's own constructor
+/// println!("{}", backend.name());
+/// # Ok::<(), pmc::Error>(())
+/// ```
 pub trait Backend: Send + Sync {
     /// The PMC type this backend allocates.
     type Pmc: Pmc;
@@ -158,7 +169,7 @@ pub trait Backend: Send + Sync {
     /// `None`.
     ///
     /// ```
-    /// use pmc_core::Backend;
+    /// use pmc::Backend;
     ///
     /// /// Stops sampling early when the log has failed.
     /// fn log_still_good(backend: &impl Backend) -> bool {
@@ -186,7 +197,7 @@ pub trait Backend: Send + Sync {
     /// are only in the log).
     ///
     /// ```
-    /// use pmc_core::Backend;
+    /// use pmc::Backend;
     ///
     /// fn losses(backend: &impl Backend) -> Option<u64> {
     ///     backend.sampling_summary().ok().map(|s| s.lost)
@@ -215,7 +226,7 @@ pub trait Backend: Send + Sync {
     /// that is not a power of two.
     ///
     /// ```
-    /// use pmc_core::Backend;
+    /// use pmc::Backend;
     ///
     /// fn small_buffers(backend: &impl Backend) {
     ///     if let Err(e) = backend.set_buffer_pages(16) {
@@ -273,7 +284,7 @@ pub trait Pmc: Send {
     /// lower `perf_event_paranoid`).
     ///
     /// ```
-    /// use pmc_core::Pmc;
+    /// use pmc::Pmc;
     ///
     /// /// The label a report shows for `pmc`: what was really counted.
     /// fn label(pmc: &impl Pmc) -> String {
@@ -344,10 +355,10 @@ pub trait Pmc: Send {
     /// [`read_instances`](Pmc::read_instances).
     ///
     /// ```
-    /// use pmc_core::{ErrorKind, Pmc};
+    /// use pmc::{ErrorKind, Pmc};
     ///
     /// /// Logs the counts where the backend can; elsewhere reads them.
-    /// fn checkpoint(pmc: &impl Pmc) -> pmc_core::Result<()> {
+    /// fn checkpoint(pmc: &impl Pmc) -> pmc::Result<()> {
     ///     match pmc.log_counts() {
     ///         Err(e) if e.kind() == ErrorKind::NotSupported => {
     ///             println!("{:?}", pmc.read_instances()?);
@@ -376,10 +387,10 @@ pub trait Pmc: Send {
     /// [`ErrorKind::InvalidArgument`] for a counting PMC.
     ///
     /// ```
-    /// use pmc_core::{Backend, ErrorKind, Pmc};
+    /// use pmc::{Backend, ErrorKind, Pmc};
     ///
     /// /// Samples in process where the backend can, else into a log.
-    /// fn arm<B: Backend>(backend: &B, pmc: &mut B::Pmc, log: std::fs::File) -> pmc_core::Result<bool> {
+    /// fn arm<B: Backend>(backend: &B, pmc: &mut B::Pmc, log: std::fs::File) -> pmc::Result<bool> {
     ///     match pmc.sample_in_process() {
     ///         Ok(()) => Ok(true),
     ///         Err(e) if e.kind() == ErrorKind::NotSupported => {
@@ -407,6 +418,28 @@ pub trait Pmc: Send {
     /// [`ErrorKind::NotSupported`] as for
     /// [`sample_in_process`](Pmc::sample_in_process);
     /// [`ErrorKind::InvalidState`] when `sample_in_process` was not called.
+    ///
+    /// ```no_run
+    /// use pmc::{Allocation, Backend, Pmc, Rate};
+    ///
+    /// fn main() -> pmc::Result<()> {
+    ///     let backend = pmc::Native::open()?;
+    ///     // cpu-clock's frequency: about 1000 samples per second of CPU time.
+    ///     let a = Allocation::sampling("cpu-clock".parse()?, Rate::Frequency(1000));
+    ///     let mut pmc = backend.allocate(&a)?;
+    ///     pmc.sample_in_process()?; // Linux; FreeBSD's hwpmc samples into a log only
+    ///     pmc.start()?; // samples this process
+    ///     let mut x = 0u64;
+    ///     for i in 0..50_000_000u64 {
+    ///         x = x.wrapping_mul(31).wrapping_add(i);
+    ///     }
+    ///     for s in pmc.samples()? {
+    ///         println!("{} {:#x} ({} frames)", s.tid, s.ip, s.callchain.len());
+    ///     }
+    ///     println!("{x}");
+    ///     Ok(())
+    /// }
+    /// ```
     fn samples(&mut self) -> Result<Vec<crate::Sample>> {
         Err(not_supported(
             Op::Read,
@@ -454,9 +487,9 @@ pub trait Group: Send {
     /// the group was allocated from.
     ///
     /// ```no_run
-    /// use pmc_core::{Allocation, Backend, Group, GroupSpec, Target};
+    /// use pmc::{Allocation, Backend, Group, GroupSpec, Target};
     ///
-    /// fn page_faults_per_cpu_ms<B: Backend>(backend: &B, work: impl FnOnce()) -> pmc_core::Result<f64> {
+    /// fn page_faults_per_cpu_ms<B: Backend>(backend: &B, work: impl FnOnce()) -> pmc::Result<f64> {
     ///     let mut spec = GroupSpec::new();
     ///     let clock = spec.add(Allocation::counting("task-clock".parse()?));
     ///     let faults = spec.add(Allocation::counting("page-faults".parse()?));
@@ -486,11 +519,11 @@ pub trait Group: Send {
     /// only their total); read errors as [`read_into`](Group::read_into).
     ///
     /// ```no_run
-    /// use pmc_core::{Allocation, Backend, Cpus, Group, Instance};
+    /// use pmc::{Allocation, Backend, Cpus, Group, Instance};
     ///
     /// /// Page faults per task-clock millisecond, per CPU.
-    /// fn faults_per_ms<B: Backend>(backend: &B) -> pmc_core::Result<Vec<(u32, f64)>> {
-    ///     let system = |e: &str| -> pmc_core::Result<Allocation> {
+    /// fn faults_per_ms<B: Backend>(backend: &B) -> pmc::Result<Vec<(u32, f64)>> {
+    ///     let system = |e: &str| -> pmc::Result<Allocation> {
     ///         Ok(Allocation::counting(e.parse()?).system(Cpus::All))
     ///     };
     ///     let mut g = backend.allocate_group(&[system("cpu-clock")?, system("page-faults")?])?;
@@ -527,7 +560,7 @@ pub trait Group: Send {
     /// [`read_into`](Group::read_into).
     ///
     /// ```
-    /// use pmc_core::Group;
+    /// use pmc::Group;
     ///
     /// fn checkpoint(group: &impl Group) -> bool {
     ///     group.log_counts().is_ok()

@@ -139,7 +139,7 @@ impl ErrorKind {
     /// backends' log writers use it, so `Backend::log_error` answers alike.
     ///
     /// ```
-    /// use pmc_core::ErrorKind;
+    /// use pmc::ErrorKind;
     /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::PermissionDenied), ErrorKind::Permission);
     /// assert_eq!(ErrorKind::of_io(std::io::ErrorKind::StorageFull), ErrorKind::Os);
     /// ```
@@ -157,7 +157,7 @@ impl ErrorKind {
 /// `help:` line with a command that fixes it.
 ///
 /// ```
-/// use pmc_core::{Error, ErrorKind, Op, PermissionReason};
+/// use pmc::{Error, ErrorKind, Op, PermissionReason};
 /// let e = Error::permission(Op::Allocate, "count system-wide",
 ///     PermissionReason::PerfEventParanoid { level: Some(2), needed: 0 });
 /// assert_eq!(e.kind(), ErrorKind::Permission);
@@ -169,7 +169,31 @@ impl ErrorKind {
 /// It is `Clone` (its source is shared), so an error met by a background
 /// thread (a log writer) can be kept and handed to every caller that asks,
 /// kind, errno and source intact.
-#[derive(Debug, Clone)]
+///
+/// # Returned from `main`
+///
+/// `fn main() -> pmc::Result<()>` prints an error with `Debug`, and
+/// `Debug` is written for that reader, as anyhow's is: the `Display` text
+/// (the fact, the errno, the `help:` line), the chain of sources under
+/// `Caused by:`, and the kind and operation last. `{:#?}` gives the fields
+/// one by one instead.
+///
+/// ```text
+/// Error: permission denied to count system-wide: kernel.perf_event_paranoid = 2, which must be <= 0 for a process without CAP_PERFMON (or CAP_SYS_ADMIN before Linux 5.8)
+/// help: run as root, grant the capability (setcap cap_perfmon+ep <binary>), or lower the level: sysctl -w kernel.perf_event_paranoid=0
+/// (ErrorKind::Permission, Op::Allocate)
+/// ```
+///
+/// ```
+/// use pmc::{Error, ErrorKind, Op};
+/// let e = Error::new(ErrorKind::Busy, Op::Start, "the counter is in use").with_help("stop it first");
+/// assert_eq!(
+///     format!("{e:?}"),
+///     "the counter is in use\nhelp: stop it first\n(ErrorKind::Busy, Op::Start)"
+/// );
+/// assert!(format!("{e:#?}").starts_with("Error {\n    kind: Busy,"));
+/// ```
+#[derive(Clone)]
 pub struct Error {
     kind: ErrorKind,
     op: Op,
@@ -189,6 +213,46 @@ impl fmt::Display for Error {
             errno_suffix(&self.errno, &self.errno_text),
             help_suffix(&self.help)
         )
+    }
+}
+
+/// The `Display` text, the sources under `Caused by:` and the kind and
+/// operation, as anyhow prints an error returned from `main`; `{:#?}` is
+/// the struct, field by field.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if f.alternate() {
+            return f
+                .debug_struct("Error")
+                .field("kind", &self.kind)
+                .field("op", &self.op)
+                .field("errno", &self.errno)
+                .field("errno_text", &self.errno_text)
+                .field("message", &self.message)
+                .field("help", &self.help)
+                .field("source", &self.source)
+                .finish();
+        }
+        write!(f, "{self}")?;
+        let first = std::error::Error::source(self);
+        if let Some(first) = first {
+            f.write_str("\n\nCaused by:")?;
+            // One cause unnumbered, several numbered from 0, as anyhow does.
+            let several = first.source().is_some();
+            let mut cause = Some(first);
+            let mut n = 0usize;
+            while let Some(c) = cause {
+                if several {
+                    write!(f, "\n    {n}: {c}")?;
+                } else {
+                    write!(f, "\n    {c}")?;
+                }
+                n += 1;
+                cause = c.source();
+            }
+            f.write_str("\n")?;
+        }
+        write!(f, "\n(ErrorKind::{:?}, Op::{:?})", self.kind, self.op)
     }
 }
 
@@ -354,5 +418,56 @@ mod tests {
             "{c}"
         );
         assert!(c.to_string().ends_with("\nhelp: make room"), "{c}");
+    }
+
+    /// `Debug`, what `fn main() -> pmc::Result<()>` prints: the message, the help and
+    /// the causes, as anyhow does, then the kind and operation; not a struct.
+    #[test]
+    fn debug_is_the_message_help_and_causes() {
+        let e = Error::permission(
+            Op::Allocate,
+            "count system-wide",
+            PermissionReason::PerfEventParanoid {
+                level: Some(2),
+                needed: 0,
+            },
+        );
+        let d = format!("{e:?}");
+        assert_eq!(
+            d,
+            "permission denied to count system-wide: kernel.perf_event_paranoid = 2, which must \
+             be <= 0 for a process without CAP_PERFMON (or CAP_SYS_ADMIN before Linux 5.8)\n\
+             help: run as root, grant the capability (setcap cap_perfmon+ep <binary>), or lower \
+             the level: sysctl -w kernel.perf_event_paranoid=0\n\
+             (ErrorKind::Permission, Op::Allocate)"
+        );
+        assert!(!d.contains("Error {"), "{d}");
+
+        // One cause: unnumbered.
+        let io = std::io::Error::other("disk full");
+        let e = Error::new(ErrorKind::Os, Op::Log, "cannot write the log").with_source(io);
+        assert_eq!(
+            format!("{e:?}"),
+            "cannot write the log\n\nCaused by:\n    disk full\n\n(ErrorKind::Os, Op::Log)"
+        );
+
+        // Two: numbered from 0, each on its line.
+        let inner = Error::new(ErrorKind::Os, Op::Log, "short write");
+        let outer = Error::new(ErrorKind::Os, Op::Release, "cannot close the log")
+            .with_help("free some space")
+            .with_source(inner.clone().with_source(std::io::Error::other("ENOSPC")));
+        assert_eq!(
+            format!("{outer:?}"),
+            "cannot close the log\nhelp: free some space\n\nCaused by:\n    0: short write\n    \
+             1: ENOSPC\n\n(ErrorKind::Os, Op::Release)"
+        );
+
+        // {:#?} keeps every field.
+        let alt = format!("{e:#?}");
+        assert!(
+            alt.starts_with("Error {\n    kind: Os,\n    op: Log,"),
+            "{alt}"
+        );
+        assert!(alt.contains("message: \"cannot write the log\""), "{alt}");
     }
 }

@@ -17,7 +17,7 @@
 //! | tracepoint | `sched:sched_switch`, `syscalls:sys_enter_read:k` | [`EventSource::Tracepoint`] |
 //! | hwpmc style | `instructions,usr`, `unhalted-cycles,os`, `event=0xc0,umask=0x0,usr,cmask=1` | portable, [`EventSource::Hwpmc`] or [`EventSource::Raw`]-like terms with [`Modifiers`] |
 //! | hwpmc SOFT / class names | `SOFT-CLOCK.HARD`, `clock.hard`, `PAGE_FAULT.ALL`, `k8-bu-cpu-clk-unhalted`, `tsc`, `tsc-tsc` | [`EventSource::Hwpmc`] |
-//! | CPU event names ([`pmc_events`] table, any case) and libpmc aliases | `inst_retired.any`, `ls_not_halted_cyc:u`, `INST_RETIRED,usr`, `iap-inst_retired.any`, `dc-misses`, `LLC_REFERENCE`, `inst_retired.any,cmask=1,inv` | [`EventSource::Hwpmc`] (resolved per CPU by the backend) |
+//! | CPU event names (the `pmc-events` crate's table, any case) and libpmc aliases | `inst_retired.any`, `ls_not_halted_cyc:u`, `INST_RETIRED,usr`, `iap-inst_retired.any`, `dc-misses`, `LLC_REFERENCE`, `inst_retired.any,cmask=1,inv` | [`EventSource::Hwpmc`] (resolved per CPU by the backend) |
 //!
 //! `cycles` is always core cycles (the portable event), on both systems;
 //! libpmc's `cycles` (the TSC) is spelled `tsc` here.
@@ -32,7 +32,7 @@
 //! # Examples
 //!
 //! ```
-//! use pmc_core::{EventSpec, EventSource, PortableEvent};
+//! use pmc::{EventSpec, EventSource, PortableEvent};
 //!
 //! let spec: EventSpec = "task-clock:u".parse().unwrap();
 //! assert_eq!(spec.source, EventSource::Portable(PortableEvent::TaskClock));
@@ -354,7 +354,7 @@ pub enum EventSource {
     },
     /// A native named event: SOFT (`SOFT-CLOCK.HARD`, `PAGE_FAULT.ALL`),
     /// TSC, a class-prefixed name (`k8-dc-misses`, `iap-inst_retired.any`),
-    /// a CPU event from the [`pmc_events`] table (`inst_retired.any`) or a
+    /// a CPU event from the `pmc-events` crate's table (`inst_retired.any`) or a
     /// libpmc alias (`dc-misses`). Which CPU has it is the backend's question.
     Hwpmc(String),
 }
@@ -381,8 +381,8 @@ pub enum EventSource {
 /// `profhz = round_freq(timer, stathz * 64)`).
 ///
 /// ```
-/// use pmc_core::event::SoftClock;
-/// let spec: pmc_core::EventSpec = "SOFT-CLOCK.HARD".parse().unwrap();
+/// use pmc::event::SoftClock;
+/// let spec: pmc::EventSpec = "SOFT-CLOCK.HARD".parse().unwrap();
 /// assert_eq!(spec.soft_clock(), Some(SoftClock::Hard));
 /// assert_eq!(SoftClock::Hard.tick_ns(), 1_000_000);
 /// ```
@@ -463,7 +463,7 @@ impl EventSpec {
     /// A spec for a portable event with no modifiers.
     ///
     /// ```
-    /// use pmc_core::{EventSpec, PortableEvent};
+    /// use pmc::{EventSpec, PortableEvent};
     /// assert_eq!(EventSpec::portable(PortableEvent::PageFaults).to_string(), "page-faults");
     /// ```
     pub fn portable(event: PortableEvent) -> EventSpec {
@@ -496,7 +496,7 @@ impl EventSpec {
     /// period of events otherwise).
     ///
     /// ```
-    /// use pmc_core::EventSpec;
+    /// use pmc::EventSpec;
     /// let time = |s: &str| s.parse::<EventSpec>().unwrap().is_time();
     /// assert!(time("cpu-clock") && time("task-clock:u") && time("clock.stat"));
     /// assert!(!time("page-faults") && !time("instructions"));

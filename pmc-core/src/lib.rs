@@ -10,6 +10,11 @@
 //! You probably want the `pmc` facade crate, which re-exports this crate and
 //! picks the native backend (`pmc::Native`).
 //!
+//! The examples on the items' pages are written as a user of that facade
+//! writes them (`use pmc::{Allocation, Backend}`), because `pmc` shows them
+//! on its own pages, and are compiled against it. With `pmc-core` alone,
+//! read `pmc::` as `pmc_core::`: every item here is at the same path in both.
+//!
 //! # Brief overview
 //!
 //! | type | what it is |

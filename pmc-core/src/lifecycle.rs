@@ -20,8 +20,8 @@
 //! A backend calls the check, does the work, then records the transition:
 //!
 //! ```
-//! use pmc_core::lifecycle::{Lifecycle, Rule};
-//! use pmc_core::{ErrorKind, Op, Scope, State, Target};
+//! use pmc::lifecycle::{Lifecycle, Rule};
+//! use pmc::{ErrorKind, Op, Scope, State, Target};
 //!
 //! let mut life = Lifecycle::new(&Scope::Process, 4242);
 //! life.check_attach(Target::Current)?;
@@ -37,10 +37,10 @@
 //! life.record_start();
 //! assert_eq!(life.state(), State::Running);
 //! // set_count and write need the PMC stopped: EBUSY.
-//! let e = pmc_core::Error::from(life.check_stopped(Op::SetCount).unwrap_err());
+//! let e = pmc::Error::from(life.check_stopped(Op::SetCount).unwrap_err());
 //! assert_eq!(e.kind(), ErrorKind::Busy);
 //! assert_eq!((e.message(), e.errno()), ("cannot set_count a running PMC", Some(16)));
-//! # Ok::<(), pmc_core::lifecycle::Refusal>(())
+//! # Ok::<(), pmc::lifecycle::Refusal>(())
 //! ```
 //!
 //! Groups apply each verb to every member: [`fan_out`] stops at the first
@@ -463,13 +463,13 @@ impl Lifecycle {
 /// error, which it returns unchanged.
 ///
 /// ```
-/// use pmc_core::lifecycle::fan_out;
+/// use pmc::lifecycle::fan_out;
 ///
 /// let mut members = [1, 2, 3];
 /// let mut seen = vec![];
 /// fan_out(&mut members, |m| { seen.push(*m); Ok(()) })?;
 /// assert_eq!(seen, [1, 2, 3]);
-/// # Ok::<(), pmc_core::Error>(())
+/// # Ok::<(), pmc::Error>(())
 /// ```
 ///
 /// # Errors
@@ -485,8 +485,8 @@ pub fn fan_out<M>(members: &mut [M], mut verb: impl FnMut(&mut M) -> Result<()>)
 /// caller learns of the error that made it undo.
 ///
 /// ```
-/// use pmc_core::lifecycle::fan_out_or_undo;
-/// use pmc_core::{Error, ErrorKind, Op};
+/// use pmc::lifecycle::fan_out_or_undo;
+/// use pmc::{Error, ErrorKind, Op};
 ///
 /// let mut running = [false; 3];
 /// let mut next = 0;

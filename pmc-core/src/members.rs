@@ -2,7 +2,7 @@
 //! by the member they belong to rather than by position.
 //!
 //! ```
-//! use pmc_core::{Allocation, GroupReading, GroupSpec, Reading};
+//! use pmc::{Allocation, GroupReading, GroupSpec, Reading};
 //!
 //! let mut spec = GroupSpec::new();
 //! let clock = spec.add(Allocation::counting("task-clock".parse()?));
@@ -17,7 +17,7 @@
 //! assert_eq!(r[faults].value, 500);
 //! // Page faults per millisecond of CPU time.
 //! assert_eq!(r.ratio(faults, clock).map(|x| x * 1e6), Some(250.0));
-//! # Ok::<(), pmc_core::ParseError>(())
+//! # Ok::<(), pmc::ParseError>(())
 //! ```
 
 use crate::{Allocation, Reading};

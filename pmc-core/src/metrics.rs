@@ -10,8 +10,8 @@
 //! zero: never a made-up number.
 //!
 //! ```
-//! use pmc_core::metrics::{self, Metric};
-//! use pmc_core::{EventSpec, Reading};
+//! use pmc::metrics::{self, Metric};
+//! use pmc::{EventSpec, Reading};
 //!
 //! let cycles: EventSpec = "cycles:u".parse().unwrap();
 //! let insns: EventSpec = "instructions:u".parse().unwrap();

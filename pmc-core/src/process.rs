@@ -18,7 +18,7 @@ impl Process {
     /// A process entry.
     ///
     /// ```
-    /// let p = pmc_core::process::Process::new(1, "init");
+    /// let p = pmc::process::Process::new(1, "init");
     /// assert_eq!((p.pid, p.name.as_str()), (1, "init"));
     /// ```
     pub fn new(pid: u32, name: impl Into<String>) -> Process {
@@ -33,10 +33,10 @@ impl Process {
 /// included). A process that exits while the list is read is left out.
 ///
 /// ```
-/// use pmc_core::{ErrorKind, Target};
+/// use pmc::{ErrorKind, Target};
 ///
-/// # fn main() -> pmc_core::Result<()> {
-/// let sshd: Vec<Target> = match pmc_core::process::list() {
+/// # fn main() -> pmc::Result<()> {
+/// let sshd: Vec<Target> = match pmc::process::list() {
 ///     Ok(procs) => {
 ///         assert!(procs.iter().any(|p| p.pid == std::process::id()));
 ///         procs
@@ -69,8 +69,8 @@ pub fn list() -> Result<Vec<Process>> {
 /// cannot name a process (0, above `i32::MAX`) do not exist.
 ///
 /// ```
-/// assert!(pmc_core::process::exists(std::process::id()));
-/// assert!(!pmc_core::process::exists(0));
+/// assert!(pmc::process::exists(std::process::id()));
+/// assert!(!pmc::process::exists(0));
 /// ```
 pub fn exists(pid: u32) -> bool {
     crate::sys::process::exists(pid)

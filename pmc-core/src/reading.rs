@@ -28,7 +28,7 @@ pub enum Status {
 /// time", and the arithmetic is done in 128 bits and saturates.
 ///
 /// ```
-/// use pmc_core::{Reading, Status};
+/// use pmc::{Reading, Status};
 /// let r = Reading::new(1000, 200, 100);
 /// assert_eq!(r.scaled(), Some(2000));
 /// assert!(r.is_multiplexed());

@@ -29,7 +29,7 @@ impl Sample {
     /// The user-space frames of the callchain (after the kernel's).
     ///
     /// ```
-    /// let s = pmc_core::Sample {
+    /// let s = pmc::Sample {
     ///     time: 1, pid: 2, tid: 2, cpu: None, ip: 0xffff_0001, period: 1, kernel: true,
     ///     callchain: vec![0xffff_0001, 0x40_1000, 0x40_2000], kernel_frames: 1,
     /// };

@@ -18,7 +18,7 @@ impl CpuSampling {
     /// Counts for one CPU.
     ///
     /// ```
-    /// let c = pmc_core::CpuSampling::new(100, 2, 1);
+    /// let c = pmc::CpuSampling::new(100, 2, 1);
     /// assert_eq!((c.samples, c.lost, c.throttled), (100, 2, 1));
     /// ```
     pub fn new(samples: u64, lost: u64, throttled: u64) -> CpuSampling {
@@ -38,7 +38,7 @@ impl CpuSampling {
 /// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported).
 ///
 /// ```
-/// use pmc_core::{Backend, ErrorKind};
+/// use pmc::{Backend, ErrorKind};
 ///
 /// /// "N samples, M lost", or nothing where the backend does not count them.
 /// fn status(backend: &impl Backend) -> Option<String> {
@@ -93,9 +93,9 @@ impl SamplingSummary {
     /// An empty summary, for a backend to fill in field by field.
     ///
     /// ```
-    /// let mut s = pmc_core::SamplingSummary::new();
+    /// let mut s = pmc::SamplingSummary::new();
     /// s.samples = 10;
-    /// s.by_cpu.insert(0, pmc_core::CpuSampling::new(10, 0, 0));
+    /// s.by_cpu.insert(0, pmc::CpuSampling::new(10, 0, 0));
     /// assert_eq!(s.lost, 0);
     /// ```
     pub fn new() -> SamplingSummary {

@@ -991,7 +991,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
     /// `hwpmc_core.c:iap_read_pmc`) and a process sampling PMC as
     /// `pm_savedvalue` (0 unless written), never an event total, so `read`
     /// refuses them ([`ErrorKind::NotSupported`]); a system PMC's
-    /// countdown is [`FreebsdPmc::sample_countdown`].
+    /// countdown is `FreebsdPmc::sample_countdown`.
     fn read(&self) -> Result<Reading> {
         if self.allocation.mode.is_sampling() {
             return Err(Error::new(
@@ -1269,6 +1269,9 @@ impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
     }
 }
 
+/// pmc-core's [`Backend`](pmc_core::Backend) trait, implemented by this crate's `Backend`
+/// struct (`pmc_freebsd::Backend`, which the `pmc` facade names `pmc::Native` on FreeBSD):
+/// the struct is named after the trait it implements, so this reads `impl Backend for Backend`.
 impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     type Pmc = FreebsdPmc<D>;
     type Group = FreebsdGroup<D>;
@@ -1401,7 +1404,8 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// [`flush_log`](pmc_core::Backend::flush_log) pushes everything so far
     /// to `sink`, and the end of the sink (`close_log`, a replacing
     /// `configure_log`, or dropping the backend) writes the clean-close
-    /// marker. Use [`Backend::configure_hwpmc_log`] for hwpmc's own format.
+    /// marker. Use the inherent `Backend::configure_hwpmc_log` for hwpmc's own
+    /// format.
     ///
     /// hwpmc gives a process one log for as long as it owns PMCs (after
     /// `PMC_OP_CLOSELOG` it refuses a new one with ENOMEM), so the kernel
@@ -1442,7 +1446,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// the clean-close marker. The kernel log itself stays configured (see
     /// [`configure_log`](pmc_core::Backend::configure_log)): samples of
     /// PMCs still running are dropped until the next `configure_log`, and
-    /// counted in [`Backend::log_bytes_discarded`].
+    /// counted in the inherent `Backend::log_bytes_discarded`.
     fn close_log(&self) -> Result<()> {
         let ctl = self.sink_ctl(PmcOp::CloseLog)?;
         let _ = self.inner.driver.call(OpArg::FlushLog);
@@ -1470,7 +1474,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
         crate::info::diagnose(self)
     }
 
-    /// As the inherent [`Backend::log_error`]. `sampling_summary` and
+    /// As the inherent `Backend::log_error`. `sampling_summary` and
     /// `log_counts` stay NotSupported: hwpmc counts no samples or losses
     /// outside its log, and its log has no counter records.
     fn log_error(&self) -> Option<Error> {

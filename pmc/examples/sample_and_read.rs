@@ -1,10 +1,11 @@
 //! Sample this process into a pmc-log file, then read the log back and
 //! print the hottest functions, symbolized.
 //!
-//! `cargo run -p pmc --example sample_and_read`
+//! `cargo run -p pmc --example sample_and_read` (the reading half is pmc-analyze, as
+//! `pmc::analyze` with pmc's feature `analyze`)
+use pmc::analyze::top::{TopOptions, TopReport};
+use pmc::analyze::{AnalyzeOptions, Profile};
 use pmc::{Allocation, Backend, Pmc, Rate};
-use pmc_analyze::top::{TopOptions, TopReport};
-use pmc_analyze::{AnalyzeOptions, Profile};
 
 #[inline(never)]
 fn hot(n: u64) -> u64 {

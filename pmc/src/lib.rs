@@ -34,11 +34,24 @@
 //! | name | Linux | FreeBSD | elsewhere |
 //! |---|---|---|---|
 //! | [`Native`] | `pmc_linux::Backend` | `pmc_freebsd::Backend` | `pmc::Unsupported` |
+//! | `native` | the crate `pmc_linux` | the crate `pmc_freebsd` | absent |
 //!
 //! `Native::open()` returns the backend; everything else goes through the
 //! [`Backend`], [`Pmc`] and [`Group`] traits re-exported from `pmc-core`.
 //! [`NativePmc`] and [`NativeGroup`] name the backend's PMC and group types,
 //! for storing them in your own structs.
+//!
+//! [`Native`] (a type) and `native` (a module) are two names for two
+//! things: `Native` is the backend struct you open, and is all portable
+//! code needs; `native` is the whole backend crate, for what only that
+//! system has (on Linux `pmc::native::FastReader`, user-space counter reads,
+//! and `pmc::native::fake::FakeKernel`, a model of perf_event for tests,
+//! behind pmc-linux's feature `fake-kernel`). Code using `native` builds on
+//! that system only. Its pages are the backend crate's own docs, so their
+//! examples say `pmc_linux::` and `pmc_core::`: through this crate, read
+//! them as `pmc::native::` and `pmc::`. Rustdoc lists pmc-core's
+//! [`Backend`] trait as implemented "for Backend": that is the struct
+//! [`Native`] names.
 //!
 //! # Conveniences
 //!
@@ -52,10 +65,66 @@
 //! - The crate's `examples/` run as they are: `cargo run -p pmc --example
 //!   region` (also `group_ratio`, `child_process`, `system_wide`,
 //!   `sample_and_read`).
+//!
+//! # Reading samples: symbols, call graphs, flame graphs (`pmc::analyze`)
+//!
+//! A sampling PMC ([`Allocation::sampling`]) writes its samples into the
+//! backend's log ([`Backend::configure_log`]) in the pmc-log format, or
+//! delivers them to this process ([`Pmc::samples`], Linux). The addresses
+//! in them become function names, call graphs and reports with the
+//! analysis crate, pmc-analyze, the code behind `pmcstat -R`: with this
+//! crate's feature `analyze` it is `pmc::analyze`
+//! (`pmc = { version = "0.1", features = ["analyze"] }`), or depend on
+//! `pmc-analyze` itself. Its own pages call it `pmc_analyze`: through this
+//! crate read `pmc_analyze::` as `pmc::analyze::`. It symbolizes
+//! (`analyze::Profile::from_log`, from a log's bytes) and writes every
+//! report `pmcstat` has: `-G` call graphs (`analyze::callgraph`;
+//! `CallGraphOptions::default()` is top-down, callers first, while
+//! `pmcstat -G` prints callees first: `order: Order::Callees`), folded
+//! stacks and flame graphs (`analyze::flame`), top-N tables
+//! (`analyze::top`), gprof, callgrind and pprof files.
+//!
+//! ```no_run
+//! use pmc::analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
+//! use pmc::analyze::top::{TopOptions, TopReport};
+//! use pmc::analyze::{AnalyzeOptions, Profile};
+//! use pmc::{Allocation, Backend, Pmc, Rate};
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let path = std::env::temp_dir().join("example.pmclog");
+//!     let backend = pmc::Native::open()?;
+//!     backend.configure_log(Box::new(std::fs::File::create(&path)?))?;
+//!     // cpu-clock at 2000 samples per second of CPU time, of this process.
+//!     let a = Allocation::sampling("cpu-clock".parse()?, Rate::Frequency(2000));
+//!     let mut pmc = backend.allocate(&a)?;
+//!     pmc.start()?;
+//!     let x = (0..300_000_000u64).fold(0u64, |a, i| a.wrapping_mul(31).wrapping_add(i));
+//!     pmc.stop()?;
+//!     drop(pmc);
+//!     backend.close_log()?; // the log is whole once closed
+//!
+//!     let profile = Profile::from_log(&std::fs::read(&path)?, AnalyzeOptions::default())?;
+//!     let mut out = std::io::stdout().lock();
+//!     TopReport::build(&profile, &TopOptions::default()).write_text(&mut out)?;
+//!     // pmcstat -G's layout: sampled functions first, each followed by its callers.
+//!     let callees_first = CallGraphOptions { order: Order::Callees, ..Default::default() };
+//!     write_callgraph(&profile, &callees_first, &mut out)?;
+//!     println!("({x})");
+//!     Ok(())
+//! }
+//! ```
+//!
+//! `cargo run -p pmc --example sample_and_read` is the same, runnable.
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
+
+/// The analysis crate, pmc-analyze (feature `analyze`): symbolization and
+/// the reports of `pmcstat -R` over a sample log. See [the crate
+/// docs](crate#reading-samples-symbols-call-graphs-flame-graphs-pmcanalyze).
+#[cfg(feature = "analyze")]
+pub use pmc_analyze as analyze;
 
 mod region;
 pub use region::{measure, Count, Region};
@@ -95,6 +164,9 @@ cfg_if::cfg_if! {
     if #[cfg(target_os = "linux")] {
         /// The native backend: perf_event on Linux.
         pub type Native = pmc_linux::Backend;
+        /// The native backend crate, pmc-linux, for what only Linux has
+        /// (`FastReader`, `fake::FakeKernel`...). Portable code needs
+        /// [`Native`] only (crate docs: "Required types").
         pub use pmc_linux as native;
         #[path = "selftest/fast_read.rs"]
         mod fast_read;
@@ -104,6 +176,10 @@ cfg_if::cfg_if! {
     } else if #[cfg(target_os = "freebsd")] {
         /// The native backend: hwpmc on FreeBSD.
         pub type Native = pmc_freebsd::Backend;
+        /// The native backend crate, pmc-freebsd, for what only FreeBSD has
+        /// (`Backend::configure_hwpmc_log`, the simulator behind its feature
+        /// `sim`...). Portable code needs [`Native`] only (crate docs:
+        /// "Required types").
         pub use pmc_freebsd as native;
         fn native_user_reads() -> Option<selftest::UserReadProbe> {
             None

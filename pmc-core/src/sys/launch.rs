@@ -30,7 +30,7 @@ pub use super::session::{Progress, Session};
 ///
 /// ```
 /// # #[cfg(unix)] {
-/// use pmc_core::launch::PausedChild;
+/// use pmc::launch::PausedChild;
 /// let mut child = PausedChild::spawn("true", &[]).unwrap();
 /// assert!(child.pid() > 0);
 /// // ... attach PMCs to Target::Exec(child.pid()) here ...
@@ -233,7 +233,7 @@ fn resolve(program: &OsStr) -> Option<PathBuf> {
 ///
 /// ```
 /// # #[cfg(unix)] {
-/// use pmc_core::launch::{Command, Stdio};
+/// use pmc::launch::{Command, Stdio};
 /// let out = std::fs::File::create(std::env::temp_dir().join("pmc-doc-launch.txt")).unwrap();
 /// let mut child = Command::new("sh")
 ///     .args(["-c", "echo $GREETING"])

@@ -39,7 +39,7 @@ pub fn list() -> Result<Vec<Process>> {
         ErrorKind::NotSupported,
         Op::Attach,
         "listing processes by name is implemented on Linux only \
-         (pmc_core::process::list reads /proc)",
+         (pmc::process::list reads /proc)",
     )
     .with_help("attach by process id with Target::Pid"))
 }

@@ -43,9 +43,9 @@ pub enum Progress {
 /// exit without running; a resumed command is waited for (never orphaned).
 ///
 /// ```no_run
-/// use pmc_core::launch::{Command, Progress, Session};
-/// use pmc_core::{Allocation, Backend, Pmc};
-/// # fn count<B: Backend>(backend: &B) -> pmc_core::Result<()> {
+/// use pmc::launch::{Command, Progress, Session};
+/// use pmc::{Allocation, Backend, Pmc};
+/// # fn count<B: Backend>(backend: &B) -> pmc::Result<()> {
 /// let mut session = Session::launch(Command::new("make").arg("-j2"))?;
 /// let mut pmc = backend.allocate(&Allocation::counting("task-clock".parse()?).descendants())?;
 /// session.attach(&mut pmc)?;
@@ -139,7 +139,7 @@ impl Session {
 
     /// Waits up to `timeout` for the end: the launched command's exit, or
     /// the exit of every running process the session names (checked every
-    /// 100 ms; `pmc_core::process::exists`, so zombies still count as
+    /// 100 ms; [`process::exists`](crate::process::exists), so zombies still count as
     /// running). A session with neither (only [`Target::Current`]) runs
     /// until the timeout.
     ///
@@ -245,7 +245,7 @@ fn attach_each(targets: &[Target], mut attach: impl FnMut(Target) -> Result<()>)
                 ),
             )
             .with_help(
-                "list the processes again (pmc_core::process::list) and attach to those running",
+                "list the processes again (pmc::process::list) and attach to those running",
             ));
         }
     }

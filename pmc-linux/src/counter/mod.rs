@@ -295,6 +295,9 @@ impl Backend {
     }
 }
 
+/// pmc-core's [`Backend`](pmc_core::Backend) trait, implemented by this crate's `Backend`
+/// struct (`pmc_linux::Backend`, which the `pmc` facade names `pmc::Native` on Linux): the
+/// struct is named after the trait it implements, so this reads `impl Backend for Backend`.
 impl pmc_core::Backend for Backend {
     type Pmc = LinuxPmc;
     type Group = LinuxGroup;
@@ -354,17 +357,17 @@ impl pmc_core::Backend for Backend {
         crate::info::diagnose()
     }
 
-    /// As the inherent [`Backend::log_error`].
+    /// As the inherent `Backend::log_error`.
     fn log_error(&self) -> Option<Error> {
         self.shared.hub.log_error()
     }
 
-    /// As the inherent [`Backend::set_ring_pages`].
+    /// As the inherent `Backend::set_ring_pages`.
     fn set_buffer_pages(&self, pages: usize) -> Result<()> {
         self.set_ring_pages(pages)
     }
 
-    /// The backend-neutral part of [`Backend::sampling_details`]
+    /// The backend-neutral part of `Backend::sampling_details`
     /// (which also counts side records, decoding errors and discarded bytes).
     fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
         Ok((&self.shared.hub.summary()).into())
@@ -927,7 +930,7 @@ impl pmc_core::Pmc for LinuxPmc {
     fn set_count(&mut self, count: u64) -> Result<()> {
         self.c.set_count(count)
     }
-    /// As the inherent [`LinuxPmc::log_counts`].
+    /// As the inherent `LinuxPmc::log_counts`.
     fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
     }
@@ -936,24 +939,8 @@ impl pmc_core::Pmc for LinuxPmc {
     }
     /// Makes this sampling PMC deliver its samples to its owner instead of the log: after
     /// [`start`](pmc_core::Pmc::start), [`samples`](pmc_core::Pmc::samples) drains its rings. Call
-    /// before the first start. No log needs to be configured.
-    ///
-    /// ```no_run
-    /// use pmc_core::{Allocation, Backend as _, Pmc as _, Rate};
-    /// # fn main() -> pmc_core::Result<()> {
-    /// let backend = pmc_linux::Backend::open()?;
-    /// let a = Allocation::sampling("cpu-clock".parse()?, Rate::Frequency(1000));
-    /// let mut pmc = backend.allocate(&a)?;
-    /// pmc.sample_in_process()?;
-    /// pmc.start()?; // samples this process
-    /// let mut x = 0u64;
-    /// for i in 0..50_000_000u64 { x = x.wrapping_mul(31).wrapping_add(i); }
-    /// for s in pmc.samples()? {
-    ///     println!("{} {:#x} ({} frames)", s.tid, s.ip, s.callchain.len());
-    /// }
-    /// # assert!(x != 1);
-    /// # Ok(()) }
-    /// ```
+    /// before the first start. No log needs to be configured. An example
+    /// is at [`Pmc::samples`](pmc_core::Pmc::samples).
     ///
     /// # Errors
     ///
@@ -963,7 +950,7 @@ impl pmc_core::Pmc for LinuxPmc {
     }
 
     /// The samples published since the last call, decoded (non-blocking: drains what the rings
-    /// hold now). Losses are counted in [`sample_summary`](LinuxPmc::sample_summary).
+    /// hold now). Losses are counted in `LinuxPmc::sample_summary`.
     ///
     /// # Errors
     ///
@@ -1111,7 +1098,7 @@ impl pmc_core::Group for LinuxGroup {
     fn stop(&mut self) -> Result<()> {
         self.c.stop()
     }
-    /// As the inherent [`LinuxGroup::log_counts`].
+    /// As the inherent `LinuxGroup::log_counts`.
     fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
     }
