@@ -172,10 +172,18 @@ pub struct Args {
     pub annotate_pcs: Option<PathBuf>,
 
     /// With -R: write every callchain node resolved to its function and
-    /// file:line to FILE (`-`: stdout), a `--` line after each sample. (perf's
-    /// -a, all CPUs, is -s/-S here.)
+    /// file:line to FILE (`-`: stdout), a `--` line after each sample, as
+    /// pmcstat(8) -a. Without -R, -a is perf's --all-cpus.
     #[arg(short = 'a', value_name = "FILE", requires = "read_log")]
     pub annotate_callchains: Option<PathBuf>,
+
+    /// Every CPU, as perf's -a (also `-a` without -R): the -e events and the
+    /// default set are counted system-wide (the default set with cpu-clock
+    /// for task-clock, as `perf stat -a`), the -P events sampled
+    /// system-wide (as -S); -c limits the CPUs. With a command, until it
+    /// exits; without one, until -l SECS, SIGINT or SIGTERM.
+    #[arg(long = "all-cpus")]
+    pub all_cpus: bool,
 
     /// With -R: only the samples of the thread with this id, as pmcstat(8)
     /// -i, in every report (the record lines, --dump, --json, --summary, -G,
@@ -393,11 +401,6 @@ pub struct Args {
 }
 
 impl Args {
-    /// Parses `std::env::args_os()`.
-    pub fn parse_from_env() -> Result<Args, clap::Error> {
-        Args::parse_args(std::env::args_os())
-    }
-
     /// Parses a command line (the program's name first), with the options'
     /// positions for -c and -d.
     pub fn parse_args<I, T>(argv: I) -> Result<Args, clap::Error>
@@ -407,6 +410,7 @@ impl Args {
     {
         use clap::{CommandFactory, FromArgMatches};
         let mut cmd = Args::command();
+        let argv = perf_all_cpus(argv.into_iter().map(Into::into).collect(), &cmd);
         let m = cmd.try_get_matches_from_mut(argv)?;
         // Not the `_mut` form, which takes the values out of `m`: the indices are read after.
         let mut args = Args::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
@@ -500,6 +504,13 @@ impl Args {
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
             ));
         }
+        if self.read_log.is_some() && !self.events.is_empty() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{PMCSTAT8_E}\n"),
+            ));
+        }
+        self.all_cpus_checked()?;
         if let Some(v) = self.r_arg.take() {
             if self.read_log.is_some() {
                 self.fsroot = Some(PathBuf::from(v));
@@ -533,6 +544,154 @@ impl Args {
             ));
         }
         Ok(self)
+    }
+}
+
+impl Args {
+    /// perf's `-a`/`--all-cpus`: not with -R, -p or -t; the -P PMCs become
+    /// system-wide ones (on the CPUs of the last -c), as `perf record -a`.
+    fn all_cpus_checked(&mut self) -> Result<(), clap::Error> {
+        if !self.all_cpus {
+            return Ok(());
+        }
+        let refuse = |why: &str| {
+            Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("--all-cpus (perf's -a, every CPU) {why}\n"),
+            ))
+        };
+        if self.read_log.is_some() {
+            return refuse(
+                "is for counting and sampling, not for reading a log; with -R, -a FILE is \
+                 pmcstat(8)'s callchain listing",
+            );
+        }
+        if self.attach.is_some() {
+            return refuse("counts every process: give it without -t PID|REGEX");
+        }
+        if !self.process.is_empty() {
+            return refuse(
+                "counts every process, and -p counts one (pmcstat(8)'s process mode): use -e \
+                 SPEC with -a, or -s SPEC beside -p",
+            );
+        }
+        let cpus = self.cpus.last().cloned();
+        let sampled = std::mem::take(&mut self.process_sampling);
+        self.process_sampling_descendants.clear();
+        self.system_sampling_cpus
+            .extend(sampled.iter().map(|_| cpus.clone()));
+        self.system_sampling.extend(sampled);
+        Ok(())
+    }
+}
+
+/// perf's `-a` where pmcstat(8)'s `-a FILE` cannot be meant: without `-R` among
+/// pmcstat's options, each `-a` (alone or in a cluster such as `-av`) becomes
+/// `--all-cpus`. pmcstat(8)'s form is kept when `-R` is there, read with `-a`
+/// taking a value (`-a FILE -R LOG`) and, if a command follows, also with `-a`
+/// as a flag (so `-a grep -R x .` is perf's: `grep -R` is the command's).
+fn perf_all_cpus(argv: Vec<OsString>, cmd: &clap::Command) -> Vec<OsString> {
+    let valued = scan_options(&argv, cmd, true);
+    let flag = scan_options(&argv, cmd, false);
+    if valued.read_log && (flag.read_log || !valued.command) {
+        return argv;
+    }
+    if flag.a_at.is_empty() {
+        return argv;
+    }
+    let mut out = Vec::with_capacity(argv.len() + flag.a_at.len());
+    for (i, arg) in argv.into_iter().enumerate() {
+        if !flag.a_at.contains(&i) {
+            out.push(arg);
+            continue;
+        }
+        // A short cluster with `a` as a flag: the letters before it, --all-cpus, the rest.
+        let s = arg.to_string_lossy().into_owned();
+        let body = &s[1..];
+        let at = body.find('a').unwrap_or(0);
+        if at > 0 {
+            out.push(OsString::from(format!("-{}", &body[..at])));
+        }
+        out.push(OsString::from("--all-cpus"));
+        if at + 1 < body.len() {
+            out.push(OsString::from(format!("-{}", &body[at + 1..])));
+        }
+    }
+    out
+}
+
+/// What [`scan_options`] found before the command.
+struct Scanned {
+    /// `-R` is among the options.
+    read_log: bool,
+    /// A command follows the options.
+    command: bool,
+    /// The arguments (by index) holding a flag `-a`.
+    a_at: Vec<usize>,
+}
+
+/// Walks the options as clap does (values of options that take one skipped; the first
+/// argument that is not an option, or `--`, starts the command), `-a` taking a value or not.
+fn scan_options(argv: &[OsString], cmd: &clap::Command, a_valued: bool) -> Scanned {
+    let takes_value = |short: Option<char>, long: Option<&str>| -> bool {
+        if short == Some('a') {
+            return a_valued;
+        }
+        cmd.get_arguments().any(|a| {
+            (short.is_some() && a.get_short() == short || long.is_some() && a.get_long() == long)
+                && a.get_action().takes_values()
+        })
+    };
+    let is_value = |next: Option<&OsString>| {
+        next.is_some_and(|n| n == "-" || !n.to_string_lossy().starts_with('-'))
+    };
+    let mut found = Scanned {
+        read_log: false,
+        command: false,
+        a_at: Vec::new(),
+    };
+    let mut i = 1;
+    while i < argv.len() {
+        let s = argv[i].to_string_lossy();
+        if s == "--" {
+            found.command = i + 1 < argv.len();
+            break;
+        }
+        if let Some(long) = s.strip_prefix("--") {
+            if !long.contains('=') && takes_value(None, Some(long)) && is_value(argv.get(i + 1)) {
+                i += 1;
+            }
+        } else if s.len() > 1 && s.starts_with('-') {
+            for (at, c) in s.char_indices().skip(1) {
+                if c == 'R' {
+                    found.read_log = true;
+                }
+                if c == 'a' && !a_valued {
+                    found.a_at.push(i);
+                    // A second `a` in one cluster is rewritten with the first.
+                    continue;
+                }
+                if takes_value(Some(c), None) {
+                    if at + c.len_utf8() == s.len() && is_value(argv.get(i + 1)) {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        } else {
+            found.command = true;
+            break;
+        }
+        i += 1;
+    }
+    found.a_at.dedup();
+    found
+}
+
+impl Args {
+    /// The clap command, for walking a command line's options.
+    fn command_for_scan() -> clap::Command {
+        <Args as clap::CommandFactory>::command()
     }
 }
 
@@ -658,18 +817,49 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
 ];
 
-/// For an unknown option, pmcstat's own message instead of clap's (whose tip,
-/// "to pass '-T' as a value, use '-- -T'", would run the option as the
-/// command): which pmcstat(8) option it is and what to use instead.
-pub fn unknown_option_message(e: &clap::Error) -> Option<String> {
+/// pmcstat(8)'s `-e` (with `-g`), which this pmcstat's `-e` (perf's) is not.
+const PMCSTAT8_E: &str = "-e with -R is pmcstat(8)'s wide history counters for -g's gprof \
+    files: not in this pmcstat, whose gmon files have GNU gprof's 16-bit counters (saturating \
+    at 65535 samples per bucket; FreeBSD's wide counters need its own gprof); without -R, \
+    -e SPEC is perf stat's event list";
+
+/// pmcstat(8)'s `-I` (value-less, with `-R`), which this pmcstat's `-I MS` (perf's) is not.
+const PMCSTAT8_I: &str = "-I with -R is pmcstat(8)'s symbol offsets: not in this pmcstat \
+    (-a FILE resolves every callchain node to symbol and file:line); without -R, -I MS is \
+    perf stat's interval in milliseconds";
+
+/// pmcstat(8)'s `-a FILE` given without its FILE.
+const PMCSTAT8_A: &str = "-a FILE with -R writes every callchain node resolved to its \
+    function and file:line to FILE (pmcstat(8)'s -a; `-` for standard output): give the \
+    FILE; perf's -a (every CPU) is -a without -R, or --all-cpus";
+
+/// pmcstat's own message for clap's errors about pmcstat(8)'s letters: an
+/// unknown option (clap's tip, "to pass '-T' as a value, use '-- -T'",
+/// would run the option as the command), and pmcstat(8)'s value-less `-I`
+/// and `-e` or `-a` without its FILE, which clap reports as a missing value
+/// of this pmcstat's options. `argv` is the command line (for `-R`).
+pub fn usage_message(e: &clap::Error, argv: &[OsString]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
     let arg = match e.get(ContextKind::InvalidArg)? {
         ContextValue::String(s) => s.clone(),
         _ => return None,
     };
+    if matches!(
+        e.kind(),
+        ErrorKind::InvalidValue | ErrorKind::NoEquals | ErrorKind::MissingRequiredArgument
+    ) {
+        let read_log = scan_options(argv, &Args::command_for_scan(), true).read_log;
+        let name = arg.split([' ', '=']).next().unwrap_or(&arg);
+        return match name {
+            "-I" if read_log => Some(PMCSTAT8_I.into()),
+            "--event" | "-e" if read_log => Some(PMCSTAT8_E.into()),
+            "-a" if read_log => Some(PMCSTAT8_A.into()),
+            _ => None,
+        };
+    }
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
     // `-Ex` is clap's `-E` with `x` attached (or a cluster): judge the letter.
     let letter: String = arg.chars().take(2).collect();
     let known = if arg.starts_with("--") {

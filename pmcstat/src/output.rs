@@ -379,12 +379,16 @@ fn split_reason<'a>(event: &str, msg: &'a str) -> (&'a str, &'a str) {
     (short, full)
 }
 
+/// A clock of CPU time, task-clock or cpu-clock: perf stat's "CPUs utilized" row and the base
+/// of the other rows' rates (`perf stat -a` counts cpu-clock; stat-shadow.c treats both so).
 fn is_task_clock(event: &str) -> bool {
-    event
-        .parse::<pmc::EventSpec>()
-        .ok()
-        .and_then(|s| s.as_portable())
-        == Some(pmc::PortableEvent::TaskClock)
+    matches!(
+        event
+            .parse::<pmc::EventSpec>()
+            .ok()
+            .and_then(|s| s.as_portable()),
+        Some(pmc::PortableEvent::TaskClock | pmc::PortableEvent::CpuClock)
+    )
 }
 
 /// A nanosecond clock, printed in msec: `cpu-clock`, `task-clock`. FreeBSD's SOFT clocks
