@@ -204,7 +204,22 @@ pub fn output_options() -> pmc_analyze::output::Options {
     pmc_analyze::output::Options {
         inputs: INPUTS.lock().map(|v| v.clone()).unwrap_or_default(),
         keep_waiting: Some(|| crate::run::stop_signal().is_none()),
+        private: false,
     }
+}
+
+/// [`output_options`] for profiles (`-R`'s reports and exports, the sampling summary):
+/// created 0600, as perf.data, since they show what a program does.
+pub fn private_options() -> pmc_analyze::output::Options {
+    pmc_analyze::output::Options {
+        private: true,
+        ..output_options()
+    }
+}
+
+/// [`create_file`] for a profile: created 0600 ([`private_options`]).
+pub fn create_private_file(path: &Path) -> std::io::Result<Dest> {
+    pmc_analyze::output::Output::create(path, &private_options()).map(Dest::File)
 }
 
 /// Creates output file `path` under [`output_options`]: a regular file goes to a temporary

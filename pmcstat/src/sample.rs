@@ -649,7 +649,7 @@ fn report(
 /// Where the summary goes: `-o FILE`, else standard error.
 fn summary_output(args: &Args) -> Result<crate::output::Dest, Failure> {
     Ok(match &args.output {
-        Some(p) => crate::output::create_file(p)
+        Some(p) => crate::output::create_private_file(p)
             .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
         None => crate::output::Dest::Stream(Box::new(std::io::stderr())),
     })
