@@ -282,7 +282,7 @@ pub fn scope_text(scope: &Scope, descendants: bool) -> String {
             format!("system, {list}")
         }
         _ if descendants => "process and its child processes".to_owned(),
-        _ => "process alone".to_owned(),
+        _ => "process alone (its threads, not its child processes)".to_owned(),
     }
 }
 
