@@ -9,7 +9,9 @@ use std::path::PathBuf;
 /// With no -p/-s/-e, counts a perf-stat-like default set for the command
 /// and all its child processes, as perf stat does: task-clock,
 /// context-switches, cpu-migrations, page-faults, cycles, instructions,
-/// branches, branch-misses.
+/// branches, branch-misses; with -a (perf's), on every CPU, cpu-clock for
+/// task-clock. System-wide PMCs (-s, -S, -a) without a command, -t or -l run
+/// until SIGINT or SIGTERM (q in -T), then print and close as on any stop.
 #[derive(Debug, Parser)]
 #[command(
     name = "pmcstat",
@@ -23,6 +25,8 @@ FreeBSD's clock.hard/clock.stat count ticks (kern.hz, stathz): on Linux only sam
 events, every 65536 events otherwise (-v shows it).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
 pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -p page-faults -d -p task-clock -- make\n  \
 pmcstat -c 0,1 -s cpu-clock -l 1\n  pmcstat -s page-faults -c 0 -s cpu-clock -l 1\n  \
+pmcstat -s context-switches -w 1    (until Ctrl-C)\n  pmcstat -a    (perf stat -a, until Ctrl-C)\n  \
+pmcstat -S cpu-clock -O s.pmclog    (until Ctrl-C)\n  pmcstat -TS cpu-clock\n  \
 pmcstat --json -p page-faults -t 1234 -l 5\n  pmcstat -p task-clock -t '^nginx$' -l 5\n  \
 pmcstat -P cpu-clock --freq 4000 -O out.pmclog -- ./a.out\n  pmcstat -c 0 -S cpu-clock -l 2\n  pmcstat -T -P cpu-clock -- ./a.out\n  \
 pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out prof/cpu-clock/a.out.gmon\n  \
@@ -36,11 +40,13 @@ pub struct Args {
     pub process: Vec<String>,
 
     /// Count SPEC in the command and all its child processes, as perf stat
-    /// -e (a comma-separated list is several events). Repeatable.
+    /// -e (a comma-separated list is several events; with -a, on every CPU).
+    /// Repeatable.
     #[arg(short = 'e', long = "event", value_name = "SPEC[,SPEC...]", action = clap::ArgAction::Append)]
     pub events: Vec<String>,
 
-    /// Count SPEC system-wide (system-scope counting PMC). Repeatable.
+    /// Count SPEC system-wide (system-scope counting PMC). Repeatable. Without
+    /// a command, -t or -l: until SIGINT or SIGTERM.
     #[arg(short = 's', value_name = "SPEC", action = clap::ArgAction::Append)]
     pub system: Vec<String>,
 
@@ -50,7 +56,8 @@ pub struct Args {
     pub process_sampling: Vec<String>,
 
     /// Sample SPEC system-wide (system-scope sampling PMC, hwpmc mode SS; CPUs from -c).
-    /// Repeatable; `,freq=HZ` as for -P.
+    /// Repeatable; `,freq=HZ` as for -P. Without a command, -t or -l: until
+    /// SIGINT or SIGTERM (q with -T).
     #[arg(short = 'S', value_name = "SPEC", action = clap::ArgAction::Append)]
     pub system_sampling: Vec<String>,
 
@@ -90,7 +97,8 @@ pub struct Args {
     pub call_graph: Option<pmc::CallGraph>,
 
     /// Write the samples to log FILE (pmc-log format: pmc-log's reader, or
-    /// `cargo run -p pmc-log --example pmclog-tool -- dump FILE`).
+    /// `cargo run -p pmc-log --example pmclog-tool -- dump FILE`), created
+    /// 0600 as perf.data; -R's reports and exports of it are 0600 too.
     #[arg(short = 'O', value_name = "FILE")]
     pub log: Option<PathBuf>,
 
@@ -117,7 +125,8 @@ pub struct Args {
     /// Top mode, as pmcstat(8) -T: a live view of the top functions of the
     /// -P/-S PMCs (or, with -R, the log replayed), redrawn every -w seconds
     /// (default 1). Keys: q quit, space pause, p next PMC, m merge PMCs,
-    /// n functions/objects, c then d/a delta/accumulation mode.
+    /// n functions/objects, c then d/a delta/accumulation mode. After q a
+    /// launched command gets SIGTERM; the exit status is the command's.
     #[arg(short = 'T')]
     pub top_mode: bool,
 
@@ -301,7 +310,8 @@ pub struct Args {
     #[arg(short = 'C')]
     pub cumulative: bool,
 
-    /// Count for SECS seconds (for -t and -s without a command; more than 0, at most a year).
+    /// Count for SECS seconds (for -t, -s, -S and -a without a command; more than 0, at
+    /// most a year). Without it those run until SIGINT or SIGTERM.
     #[arg(short = 'l', value_name = "SECS", value_parser = parse_duration)]
     pub duration: Option<f64>,
 
@@ -310,7 +320,8 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Print, for every PMC, the native configuration it opened
-    /// (on Linux, every non-zero perf_event_attr field).
+    /// (on Linux, every non-zero perf_event_attr field and flag, inherit_thread
+    /// included).
     #[arg(short = 'v')]
     pub verbose: bool,
 

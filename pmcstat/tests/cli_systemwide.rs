@@ -258,6 +258,23 @@ fn pmcstat8_a_keeps_its_meaning_with_r() {
     }
 }
 
+/// --help says what runs until a signal, and both meanings of -a.
+#[test]
+fn help_describes_system_wide_runs_and_a() {
+    let (code, help, _) = pmcstat(&["--help"]);
+    assert_eq!(code, 0);
+    for says in [
+        "--all-cpus",
+        "until SIGINT or SIGTERM",
+        "pmcstat -a    (perf stat -a, until Ctrl-C)",
+        "pmcstat -TS cpu-clock",
+        "Without -R, -a is perf's --all-cpus",
+        "0600",
+    ] {
+        assert!(help.contains(says), "--help lacks {says:?}:\n{help}");
+    }
+}
+
 /// pmcstat(8)'s letters that clap read as this pmcstat's options get
 /// pmcstat's explanation, not clap's "a value is required for ...".
 #[test]
