@@ -908,6 +908,45 @@ mod tests {
         let _ = std::time::Duration::from_secs_f64(parse_duration(&MAX_SECS.to_string()).unwrap());
     }
 
+    /// Issue 24: perf's -a where pmcstat(8)'s -a FILE cannot be meant.
+    #[test]
+    fn a_is_perfs_without_r_and_pmcstat8s_with_it() {
+        let parse = |v: &[&str]| {
+            let mut full = vec!["pmcstat"];
+            full.extend_from_slice(v);
+            Args::parse_args(&full).unwrap_or_else(|e| panic!("{v:?}: {e}"))
+        };
+        let a = parse(&["-a", "sleep", "1"]);
+        assert!(a.all_cpus && a.annotate_callchains.is_none());
+        assert_eq!(a.command, ["sleep", "1"]);
+        let a = parse(&["-va", "-e", "page-faults", "true"]);
+        assert!(a.all_cpus && a.verbose);
+        let a = parse(&["-av", "-c", "0", "-P", "cpu-clock", "true"]);
+        assert!(a.all_cpus && a.verbose && a.process_sampling.is_empty());
+        assert_eq!(a.system_sampling, ["cpu-clock"]);
+        assert_eq!(a.system_sampling_cpus, [Some("0".to_owned())]);
+        // A command's own -R is the command's.
+        let a = parse(&["-a", "grep", "-R", "x", "."]);
+        assert!(a.all_cpus && a.read_log.is_none());
+        assert_eq!(a.command, ["grep", "-R", "x", "."]);
+        let a = parse(&["-a", "--", "prog", "-a"]);
+        assert_eq!(a.command, ["prog", "-a"]);
+        // pmcstat(8)'s forms.
+        for v in [
+            &["-R", "l", "-a", "f"][..],
+            &["-a", "f", "-R", "l"],
+            &["-R", "l", "-G", "-", "-a", "-"],
+        ] {
+            let a = parse(v);
+            assert!(!a.all_cpus, "{v:?}");
+            assert!(
+                a.annotate_callchains.is_some() || a.callgraph.is_some(),
+                "{v:?}"
+            );
+        }
+        assert!(Args::parse_args(["pmcstat", "-a", "-p", "page-faults", "true"]).is_err());
+    }
+
     #[test]
     fn numeric_options_are_usage_errors() {
         for args in [
