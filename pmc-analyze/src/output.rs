@@ -94,6 +94,16 @@ pub struct Options {
     /// `false` gives up with `ErrorKind::Interrupted`. `None`: refuse at once with
     /// `ErrorKind::WouldBlock`, saying the FIFO has no reader.
     pub keep_waiting: Option<fn() -> bool>,
+    /// Create regular files readable by their owner only (mode 0600, as perf
+    /// creates perf.data): for profiles, which show what a program does.
+    /// Otherwise 0666 minus the umask, as `File::create`. (Sample logs, from
+    /// [`create_log`], are always 0600.)
+    pub private: bool,
+}
+
+/// The mode of a new regular file under `opts`.
+fn new_file_mode(opts: &Options) -> Mode {
+    Mode::from_bits_truncate(if opts.private { 0o600 } else { 0o666 })
 }
 
 /// Whether `path` names one of the system's own links (`/dev/stdout`, `/proc/self/fd/1`),
@@ -323,7 +333,7 @@ fn create_in(dir: impl AsFd, name: &OsStr, shown: &Path, opts: &Options) -> io::
         Err(e) => return Err(e.into()),
     }
     let dir = dir.as_fd().try_clone_to_owned()?;
-    let (file, tmp) = create_temp(dir.as_fd(), name)?;
+    let (file, tmp) = create_temp(dir.as_fd(), name, new_file_mode(opts))?;
     Ok(Output {
         out: io::BufWriter::new(file),
         rename: Some((dir, tmp, name.to_os_string())),
@@ -331,8 +341,8 @@ fn create_in(dir: impl AsFd, name: &OsStr, shown: &Path, opts: &Options) -> io::
 }
 
 /// A new file `.NAME.XXXXXX.tmp` in `dir` (`O_EXCL`: never an existing file or link), mode
-/// 0666 minus the umask, as `File::create` makes its files.
-fn create_temp(dir: impl AsFd, name: &OsStr) -> io::Result<(File, OsString)> {
+/// `mode` minus the umask (0666 is what `File::create` makes).
+fn create_temp(dir: impl AsFd, name: &OsStr, mode: Mode) -> io::Result<(File, OsString)> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let mut last = Errno::EEXIST;
@@ -349,12 +359,7 @@ fn create_temp(dir: impl AsFd, name: &OsStr) -> io::Result<(File, OsString)> {
         tmp.push(format!(".{:x}{:x}{n:x}.tmp", std::process::id(), salt));
         let flags =
             OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
-        match openat(
-            dir.as_fd(),
-            tmp.as_os_str(),
-            flags,
-            Mode::from_bits_truncate(0o666),
-        ) {
+        match openat(dir.as_fd(), tmp.as_os_str(), flags, mode) {
             Ok(fd) => return Ok((File::from(fd), tmp)),
             Err(Errno::EEXIST) => last = Errno::EEXIST,
             Err(e) => return Err(e.into()),
@@ -477,7 +482,8 @@ impl Write for LogFile {
 /// opened without truncation, locked with `flock(LOCK_EX | LOCK_NB)` and only then
 /// truncated: while another process records into it, the open fails with
 /// `ErrorKind::WouldBlock` and leaves its log untouched. The lock is held until the
-/// [`LogFile`] is dropped.
+/// [`LogFile`] is dropped. A new log is created 0600 and an existing one loses its group
+/// and other permissions, as perf.data: a recording shows what a program does.
 pub fn create_log(path: &Path, opts: &Options) -> io::Result<LogFile> {
     let (dir, name) = split(path)?;
     let dirfd;
@@ -505,7 +511,8 @@ pub fn create_log(path: &Path, opts: &Options) -> io::Result<LogFile> {
     if !system_link(path) {
         flags |= OFlag::O_NOFOLLOW;
     }
-    let fd = match openat(at, name, flags, Mode::from_bits_truncate(0o666)) {
+    // 0600, as perf.data: a profile shows what a program does.
+    let fd = match openat(at, name, flags, Mode::from_bits_truncate(0o600)) {
         Ok(fd) => fd,
         Err(Errno::ELOOP) if is_symlink_at(at, name) => return Err(link_refused()),
         Err(e) => return Err(e.into()),
@@ -536,6 +543,10 @@ pub fn create_log(path: &Path, opts: &Options) -> io::Result<LogFile> {
         Err((_, e)) => return Err(e.into()),
     };
     nix::unistd::ftruncate(locked.as_fd(), 0)?;
+    // An existing file now holds a new recording: readable by its owner only, as a new one.
+    if s.st_mode & 0o077 != 0 {
+        nix::sys::stat::fchmod(locked.as_fd(), Mode::from_bits_truncate(s.st_mode & 0o700))?;
+    }
     let fl = OFlag::from_bits_truncate(fcntl(locked.as_fd(), FcntlArg::F_GETFL)?);
     fcntl(locked.as_fd(), FcntlArg::F_SETFL(fl & !OFlag::O_NONBLOCK))?;
     Ok(LogFile {
@@ -552,6 +563,37 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// Issue 24: logs and private outputs are the owner's only (0600), as perf.data;
+    /// other outputs 0666 minus the umask.
+    #[test]
+    fn logs_and_private_outputs_are_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tmpdir("modes");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let log = d.join("new.log");
+        drop(create_log(&log, &Options::default()).unwrap());
+        assert_eq!(mode(&log), 0o600);
+        let old = d.join("old.log");
+        std::fs::write(&old, b"x").unwrap();
+        std::fs::set_permissions(&old, std::fs::Permissions::from_mode(0o644)).unwrap();
+        drop(create_log(&old, &Options::default()).unwrap());
+        assert_eq!(mode(&old), 0o600);
+        let private = Options {
+            private: true,
+            ..Options::default()
+        };
+        let p = d.join("profile");
+        Output::create(&p, &private).unwrap().commit().unwrap();
+        assert_eq!(mode(&p), 0o600);
+        let q = d.join("report");
+        Output::create(&q, &Options::default())
+            .unwrap()
+            .commit()
+            .unwrap();
+        assert_ne!(mode(&q) & 0o044, 0, "{:o}", mode(&q));
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

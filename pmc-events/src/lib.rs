@@ -489,6 +489,23 @@ const AMD_ALIASES: &[(&str, &str)] = &[
     ("instruction-retired", "ex_ret_instr"),
     ("BRANCH_INSTRUCTION_RETIRED", "ex_ret_brn"),
     ("BRANCH_MISSES_RETIRED", "ex_ret_brn_misp"),
+    // pmc.k8(3) events with no generic counterpart (those with one are in
+    // LEGACY_GENERIC), without their `k8-` (the backends strip it): the Zen
+    // events of the same event codes (0xC1, 0xC4, 0xC5, 0xC6, 0xC8, 0xC9).
+    ("fr-retired-uops", "ex_ret_ops"),
+    ("fr-retired-uops", "ex_ret_cops"), // Zen 2's name for 0xC1
+    ("fr-retired-taken-branches", "ex_ret_brn_tkn"),
+    (
+        "fr-retired-taken-branches-mispredicted",
+        "ex_ret_brn_tkn_misp",
+    ),
+    ("fr-retired-far-control-transfers", "ex_ret_brn_far"),
+    ("fr-retired-near-returns", "ex_ret_near_ret"),
+    (
+        "fr-retired-near-returns-mispredicted",
+        "ex_ret_near_ret_mispred",
+    ),
+    ("fr-taken-hardware-interrupts", "ls_int_taken"),
 ];
 // libpmc has no Arm aliases; these are pmc's, by the Armv8 event meanings.
 const ARM_ALIASES: &[(&str, &str)] = &[
@@ -526,6 +543,82 @@ pub fn libpmc_aliases(vendor: Kind, name: &str) -> impl Iterator<Item = &'static
     t.iter()
         .filter(move |(a, _)| a.eq_ignore_ascii_case(name))
         .map(|&(_, n)| n)
+}
+
+/// libpmc's legacy names whose event is one of perf's generic events, as
+/// libpmc spells them (class prefix included): pmc.k8(3)'s AMD K8 events
+/// (`k8-fr-retired-x86-instructions` is event 0xC0, retired instructions, in
+/// pmcstat(8)'s own examples), pmc.iaf(3)'s fixed-function counters, and the
+/// Intel architectural events of pmc.core(3)/pmc.iap(3) (their Core 2 names
+/// too). The generic event is what the kernel itself programs for each CPU
+/// (`PERF_COUNT_HW_*`, `PERF_TYPE_HW_CACHE`), so the name works on any CPU
+/// with a PMU, K8 or not.
+const LEGACY_GENERIC: &[(&str, &str)] = &[
+    // pmc.k8(3): event 0x76, 0xC0, 0xC2, 0xC3, 0x40, 0x41, 0x80, 0x81.
+    ("k8-bu-cpu-clk-unhalted", "cycles"),
+    ("k8-fr-retired-x86-instructions", "instructions"),
+    ("k8-fr-retired-branches", "branches"),
+    ("k8-fr-retired-branches-mispredicted", "branch-misses"),
+    ("k8-dc-access", "L1-dcache-loads"),
+    ("k8-dc-miss", "L1-dcache-load-misses"),
+    ("k8-ic-fetch", "L1-icache-loads"),
+    ("k8-ic-miss", "L1-icache-load-misses"),
+    // pmc.iaf(3): the fixed counters.
+    ("iaf-instr-retired-any", "instructions"),
+    ("iaf-instr_retired.any", "instructions"),
+    ("iaf-cpu-clk-unhalted-core", "cycles"),
+    ("iaf-cpu_clk_unhalted.core", "cycles"),
+    ("iaf-cpu-clk-unhalted-ref", "ref-cycles"),
+    ("iaf-cpu_clk_unhalted.ref", "ref-cycles"),
+    ("instr-retired-any", "instructions"),
+    ("instr_retired.any", "instructions"),
+    ("cpu-clk-unhalted-core", "cycles"),
+    ("cpu_clk_unhalted.core", "cycles"),
+    ("cpu-clk-unhalted-ref", "ref-cycles"),
+    ("cpu_clk_unhalted.ref", "ref-cycles"),
+    // Intel's architectural events (0x3C/0x00, 0xC0/0x00, 0x3C/0x01,
+    // 0x2E/0x4F, 0x2E/0x41, 0xC4/0x00, 0xC5/0x00), libpmc's spellings.
+    ("unhalted-core-cycles", "cycles"),
+    ("unhalted_core_cycles", "cycles"),
+    ("instruction-retired", "instructions"),
+    ("instruction_retired", "instructions"),
+    ("unhalted-reference-cycles", "ref-cycles"),
+    ("unhalted_reference_cycles", "ref-cycles"),
+    ("llc-reference", "cache-references"),
+    ("llc_reference", "cache-references"),
+    ("llc-misses", "cache-misses"),
+    ("llc_misses", "cache-misses"),
+    ("branch-instruction-retired", "branches"),
+    ("branch_instruction_retired", "branches"),
+    ("branch-misses-retired", "branch-misses"),
+    ("branch_misses_retired", "branch-misses"),
+    // pmc.core2(3)'s names of the same events (IAP).
+    ("iap-cpu_clk_unhalted.core_p", "cycles"),
+    ("cpu_clk_unhalted.core_p", "cycles"),
+    ("iap-inst_retired.any_p", "instructions"),
+    ("inst_retired.any_p", "instructions"),
+    ("iap-br_inst_retired.any", "branches"),
+    ("br_inst_retired.any", "branches"),
+    ("iap-br_inst_retired.mispred", "branch-misses"),
+    ("br_inst_retired.mispred", "branch-misses"),
+];
+
+/// The perf generic event (`instructions`, `cycles`, `ref-cycles`,
+/// `L1-dcache-load-misses`, ...) that a legacy libpmc name counts, for a
+/// backend to use when this CPU's table has no event of that name: the K8
+/// names of pmc.k8(3), the IAF names of pmc.iaf(3) and Intel's architectural
+/// event names. Compared case-insensitively, as libpmc's `strcasecmp`.
+///
+/// ```
+/// assert_eq!(pmc_events::libpmc_generic("k8-fr-retired-x86-instructions"), Some("instructions"));
+/// assert_eq!(pmc_events::libpmc_generic("IAF-CPU-CLK-UNHALTED-REF"), Some("ref-cycles"));
+/// assert_eq!(pmc_events::libpmc_generic("k8-fp-dispatched-fpu-ops"), None);
+/// ```
+pub fn libpmc_generic(name: &str) -> Option<&'static str> {
+    LEGACY_GENERIC
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|&(_, g)| g)
 }
 
 /// Whether `name` is one of [`libpmc_alias`]'s names for some vendor.

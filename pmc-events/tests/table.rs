@@ -351,3 +351,39 @@ proptest::proptest! {
         proptest::prop_assert_eq!(CpuId::from_hwpmc_cpuid(&want.to_string()), Some(want));
     }
 }
+
+/// Issue 24: pmc.k8(3)'s events without a generic counterpart name the Zen
+/// event of the same event code in every Zen table; the generic ones are
+/// known by name (libpmc_generic) whatever the CPU.
+#[test]
+fn k8_legacy_names_reach_zen_events_or_generic_ones() {
+    for zen in ["amdzen2", "amdzen3", "amdzen4"] {
+        let t = Table::by_name(zen).unwrap();
+        for (k8, code) in [
+            ("fr-retired-uops", 0xC1),
+            ("fr-retired-taken-branches", 0xC4),
+            ("fr-retired-taken-branches-mispredicted", 0xC5),
+            ("fr-retired-far-control-transfers", 0xC6),
+            ("fr-retired-near-returns", 0xC8),
+            ("fr-retired-near-returns-mispredicted", 0xC9),
+        ] {
+            let (e, alias) = pmc_events::lookup(t, k8).unwrap_or_else(|| panic!("{zen} {k8}"));
+            assert!(alias, "{zen} {k8}");
+            assert_eq!(e.config() & 0xFF, code, "{zen} {k8}: {}", e.name);
+        }
+    }
+    assert_eq!(
+        pmc_events::libpmc_generic("K8-FR-RETIRED-X86-INSTRUCTIONS"),
+        Some("instructions")
+    );
+    assert_eq!(
+        pmc_events::libpmc_generic("k8-dc-miss"),
+        Some("L1-dcache-load-misses")
+    );
+    assert_eq!(
+        pmc_events::libpmc_generic("dc-miss"),
+        None,
+        "K8 names keep their prefix"
+    );
+    assert_eq!(pmc_events::libpmc_generic("k8-fp-dispatched-fpu-ops"), None);
+}

@@ -103,8 +103,11 @@ fn read_format_names(bits: u64) -> String {
     )
 }
 
-/// The single-bit flags of `attr`, by C name, in the order printed.
-fn flag_bits(attr: &perf_event_attr) -> [(&'static str, u64); 20] {
+/// The single-bit flags of `attr`, by C name, in the order printed: every
+/// flag of `perf_event_attr` (as `perf stat -vv` prints them), so that what
+/// was opened is read whole. `inherit` alone would hide that a PMC of the
+/// process alone is inherited by its threads only (`inherit_thread`).
+fn flag_bits(attr: &perf_event_attr) -> [(&'static str, u64); 37] {
     [
         ("disabled", attr.disabled()),
         ("inherit", attr.inherit()),
@@ -122,9 +125,26 @@ fn flag_bits(attr: &perf_event_attr) -> [(&'static str, u64); 20] {
         ("task", attr.task()),
         ("precise_ip", attr.precise_ip()),
         ("sample_id_all", attr.sample_id_all()),
+        ("exclude_host", attr.exclude_host()),
         ("exclude_guest", attr.exclude_guest()),
+        ("watermark", attr.watermark()),
+        ("mmap_data", attr.mmap_data()),
+        ("exclude_callchain_kernel", attr.exclude_callchain_kernel()),
+        ("exclude_callchain_user", attr.exclude_callchain_user()),
         ("mmap2", attr.mmap2()),
         ("comm_exec", attr.comm_exec()),
+        ("use_clockid", attr.use_clockid()),
         ("context_switch", attr.context_switch()),
+        ("write_backward", attr.write_backward()),
+        ("namespaces", attr.namespaces()),
+        ("ksymbol", attr.ksymbol()),
+        ("bpf_event", attr.bpf_event()),
+        ("aux_output", attr.aux_output()),
+        ("cgroup", attr.cgroup()),
+        ("text_poke", attr.text_poke()),
+        ("build_id", attr.build_id()),
+        ("inherit_thread", attr.inherit_thread()),
+        ("remove_on_exec", attr.remove_on_exec()),
+        ("sigtrap", attr.sigtrap()),
     ]
 }

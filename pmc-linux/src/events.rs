@@ -300,6 +300,17 @@ fn named(
             });
         }
     }
+    // A legacy libpmc name (pmc.k8(3), pmc.iaf(3), Intel's architectural events) whose
+    // event is a generic one: the kernel programs it for this CPU.
+    if let Some(g) = pmc_events::libpmc_generic(name).or_else(|| pmc_events::libpmc_generic(bare))
+    {
+        if let Some(r) = PortableEvent::from_name(g)
+            .map(portable)
+            .or_else(|| generic(g))
+        {
+            return Ok(r);
+        }
+    }
     let elsewhere: Vec<&str> = pmc_events::tables_with(bare)
         .map(|(t, _)| t.name())
         .collect();
@@ -728,6 +739,80 @@ mod tests {
             model,
             stepping: 0,
         }
+    }
+
+    /// Issue 24: libpmc's legacy names (pmc.k8(3), pmc.iaf(3), Intel's
+    /// architectural events) resolve to the generic event they count on any
+    /// CPU, or to the table event of the same code; a name with neither
+    /// keeps a clear refusal.
+    #[test]
+    fn legacy_libpmc_names_map_to_linux_events() {
+        use pmc_events::X86Vendor::{Amd, Intel};
+        let d = Path::new("/nonexistent");
+        let zen3 = x86(Amd, 25, 0x21);
+        let skl = x86(Intel, 6, 0x5E);
+        let unknown = x86(Intel, 6, 0x55);
+        let hw = |c: u32| Resolved::new(b::PERF_TYPE_HARDWARE, u64::from(c));
+        let cache = |c: u64| Resolved::new(b::PERF_TYPE_HW_CACHE, c);
+        for cpu in [zen3, skl, unknown] {
+            let r = |s: &str| rc(s, d, cpu);
+            // pmcstat(8)'s EXAMPLES name, on any CPU.
+            assert_eq!(
+                r("k8-fr-retired-x86-instructions").unwrap(),
+                hw(b::PERF_COUNT_HW_INSTRUCTIONS),
+                "{cpu}"
+            );
+            assert_eq!(
+                r("K8-BU-CPU-CLK-UNHALTED").unwrap(),
+                hw(b::PERF_COUNT_HW_CPU_CYCLES)
+            );
+            assert_eq!(
+                r("k8-fr-retired-branches-mispredicted").unwrap(),
+                hw(b::PERF_COUNT_HW_BRANCH_MISSES)
+            );
+            // L1D, read, miss: PERF_COUNT_HW_CACHE_L1D | OP_READ << 8 | RESULT_MISS << 16.
+            assert_eq!(r("k8-dc-miss").unwrap(), cache(1 << 16));
+            assert_eq!(r("k8-ic-fetch").unwrap(), cache(1));
+            assert!(r("k8-fr-retired-x86-instructions,usr").is_ok());
+        }
+        // The IAF names: Intel's table event where the CPU has one (libpmc's alias),
+        // the generic event elsewhere.
+        assert_eq!(
+            rc("iaf-cpu-clk-unhalted-ref", d, skl).unwrap(),
+            Resolved::new(b::PERF_TYPE_RAW, 0x300)
+        );
+        for cpu in [zen3, unknown] {
+            assert_eq!(
+                rc("iaf-cpu-clk-unhalted-ref", d, cpu).unwrap(),
+                hw(b::PERF_COUNT_HW_REF_CPU_CYCLES)
+            );
+        }
+        // No table for this CPU: the architectural names still count.
+        assert_eq!(
+            rc("llc-reference", d, unknown).unwrap(),
+            hw(b::PERF_COUNT_HW_CACHE_REFERENCES)
+        );
+        // A K8 event without a generic counterpart: Zen's event of the same code.
+        assert_eq!(
+            rc("k8-fr-retired-uops", d, zen3).unwrap(),
+            Resolved::new(b::PERF_TYPE_RAW, 0xC1)
+        );
+        assert_eq!(
+            rc("k8-fr-retired-taken-branches", d, zen3).unwrap(),
+            Resolved::new(b::PERF_TYPE_RAW, 0xC4)
+        );
+        // ... which an Intel CPU has not: said so, as for other libpmc aliases.
+        let e = rc("k8-fr-retired-uops", d, skl).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+        assert!(e.to_string().contains("libpmc alias"), "{e}");
+        // A K8 event with no counterpart at all stays a clear refusal.
+        let e = rc("k8-fp-dispatched-fpu-ops", d, unknown).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NoSuchEvent, "{e}");
+        assert!(
+            e.to_string()
+                .contains("is a FreeBSD hwpmc event with no Linux counterpart"),
+            "{e}"
+        );
     }
 
     /// Table names resolve per CPU, with fake CPUIDs/MIDRs; the expected

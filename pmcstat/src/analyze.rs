@@ -367,7 +367,7 @@ fn create(path: &Path) -> Result<Dest, Failure> {
     if path == Path::new("-") {
         return Ok(Dest::Stream(Box::new(std::io::stdout())));
     }
-    crate::output::create_file(path)
+    crate::output::create_private_file(path)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
 }
 
@@ -801,7 +801,7 @@ fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
             .clone()
             .unwrap_or_else(|| PathBuf::from(".")),
         max_depth: args.depth.unwrap_or(16),
-        output: crate::output::output_options(),
+        output: crate::output::private_options(),
     };
     let report = write_gmon(profile, &opts)
         .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 /// With no -p/-s/-e, counts a perf-stat-like default set for the command
 /// and all its child processes, as perf stat does: task-clock,
 /// context-switches, cpu-migrations, page-faults, cycles, instructions,
-/// branches, branch-misses.
+/// branches, branch-misses; with -a (perf's), on every CPU, cpu-clock for
+/// task-clock. System-wide PMCs (-s, -S, -a) without a command, -t or -l run
+/// until SIGINT or SIGTERM (q in -T), then print and close as on any stop.
 #[derive(Debug, Parser)]
 #[command(
     name = "pmcstat",
@@ -23,6 +25,8 @@ FreeBSD's clock.hard/clock.stat count ticks (kern.hz, stathz): on Linux only sam
 events, every 65536 events otherwise (-v shows it).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
 pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -p page-faults -d -p task-clock -- make\n  \
 pmcstat -c 0,1 -s cpu-clock -l 1\n  pmcstat -s page-faults -c 0 -s cpu-clock -l 1\n  \
+pmcstat -s context-switches -w 1    (until Ctrl-C)\n  pmcstat -a    (perf stat -a, until Ctrl-C)\n  \
+pmcstat -S cpu-clock -O s.pmclog    (until Ctrl-C)\n  pmcstat -TS cpu-clock\n  \
 pmcstat --json -p page-faults -t 1234 -l 5\n  pmcstat -p task-clock -t '^nginx$' -l 5\n  \
 pmcstat -P cpu-clock --freq 4000 -O out.pmclog -- ./a.out\n  pmcstat -c 0 -S cpu-clock -l 2\n  pmcstat -T -P cpu-clock -- ./a.out\n  \
 pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out prof/cpu-clock/a.out.gmon\n  \
@@ -36,11 +40,13 @@ pub struct Args {
     pub process: Vec<String>,
 
     /// Count SPEC in the command and all its child processes, as perf stat
-    /// -e (a comma-separated list is several events). Repeatable.
+    /// -e (a comma-separated list is several events; with -a, on every CPU).
+    /// Repeatable.
     #[arg(short = 'e', long = "event", value_name = "SPEC[,SPEC...]", action = clap::ArgAction::Append)]
     pub events: Vec<String>,
 
-    /// Count SPEC system-wide (system-scope counting PMC). Repeatable.
+    /// Count SPEC system-wide (system-scope counting PMC). Repeatable. Without
+    /// a command, -t or -l: until SIGINT or SIGTERM.
     #[arg(short = 's', value_name = "SPEC", action = clap::ArgAction::Append)]
     pub system: Vec<String>,
 
@@ -50,7 +56,8 @@ pub struct Args {
     pub process_sampling: Vec<String>,
 
     /// Sample SPEC system-wide (system-scope sampling PMC, hwpmc mode SS; CPUs from -c).
-    /// Repeatable; `,freq=HZ` as for -P.
+    /// Repeatable; `,freq=HZ` as for -P. Without a command, -t or -l: until
+    /// SIGINT or SIGTERM (q with -T).
     #[arg(short = 'S', value_name = "SPEC", action = clap::ArgAction::Append)]
     pub system_sampling: Vec<String>,
 
@@ -90,7 +97,8 @@ pub struct Args {
     pub call_graph: Option<pmc::CallGraph>,
 
     /// Write the samples to log FILE (pmc-log format: pmc-log's reader, or
-    /// `cargo run -p pmc-log --example pmclog-tool -- dump FILE`).
+    /// `cargo run -p pmc-log --example pmclog-tool -- dump FILE`), created
+    /// 0600 as perf.data; -R's reports and exports of it are 0600 too.
     #[arg(short = 'O', value_name = "FILE")]
     pub log: Option<PathBuf>,
 
@@ -117,7 +125,8 @@ pub struct Args {
     /// Top mode, as pmcstat(8) -T: a live view of the top functions of the
     /// -P/-S PMCs (or, with -R, the log replayed), redrawn every -w seconds
     /// (default 1). Keys: q quit, space pause, p next PMC, m merge PMCs,
-    /// n functions/objects, c then d/a delta/accumulation mode.
+    /// n functions/objects, c then d/a delta/accumulation mode. After q a
+    /// launched command gets SIGTERM; the exit status is the command's.
     #[arg(short = 'T')]
     pub top_mode: bool,
 
@@ -172,10 +181,18 @@ pub struct Args {
     pub annotate_pcs: Option<PathBuf>,
 
     /// With -R: write every callchain node resolved to its function and
-    /// file:line to FILE (`-`: stdout), a `--` line after each sample. (perf's
-    /// -a, all CPUs, is -s/-S here.)
+    /// file:line to FILE (`-`: stdout), a `--` line after each sample, as
+    /// pmcstat(8) -a. Without -R, -a is perf's --all-cpus.
     #[arg(short = 'a', value_name = "FILE", requires = "read_log")]
     pub annotate_callchains: Option<PathBuf>,
+
+    /// Every CPU, as perf's -a (also `-a` without -R): the -e events and the
+    /// default set are counted system-wide (the default set with cpu-clock
+    /// for task-clock, as `perf stat -a`), the -P events sampled
+    /// system-wide (as -S); -c limits the CPUs. With a command, until it
+    /// exits; without one, until -l SECS, SIGINT or SIGTERM.
+    #[arg(long = "all-cpus")]
+    pub all_cpus: bool,
 
     /// With -R: only the samples of the thread with this id, as pmcstat(8)
     /// -i, in every report (the record lines, --dump, --json, --summary, -G,
@@ -293,7 +310,8 @@ pub struct Args {
     #[arg(short = 'C')]
     pub cumulative: bool,
 
-    /// Count for SECS seconds (for -t and -s without a command; more than 0, at most a year).
+    /// Count for SECS seconds (for -t, -s, -S and -a without a command; more than 0, at
+    /// most a year). Without it those run until SIGINT or SIGTERM.
     #[arg(short = 'l', value_name = "SECS", value_parser = parse_duration)]
     pub duration: Option<f64>,
 
@@ -302,7 +320,8 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Print, for every PMC, the native configuration it opened
-    /// (on Linux, every non-zero perf_event_attr field).
+    /// (on Linux, every non-zero perf_event_attr field and flag, inherit_thread
+    /// included).
     #[arg(short = 'v')]
     pub verbose: bool,
 
@@ -393,11 +412,6 @@ pub struct Args {
 }
 
 impl Args {
-    /// Parses `std::env::args_os()`.
-    pub fn parse_from_env() -> Result<Args, clap::Error> {
-        Args::parse_args(std::env::args_os())
-    }
-
     /// Parses a command line (the program's name first), with the options'
     /// positions for -c and -d.
     pub fn parse_args<I, T>(argv: I) -> Result<Args, clap::Error>
@@ -407,6 +421,7 @@ impl Args {
     {
         use clap::{CommandFactory, FromArgMatches};
         let mut cmd = Args::command();
+        let argv = perf_all_cpus(argv.into_iter().map(Into::into).collect(), &cmd);
         let m = cmd.try_get_matches_from_mut(argv)?;
         // Not the `_mut` form, which takes the values out of `m`: the indices are read after.
         let mut args = Args::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
@@ -500,6 +515,13 @@ impl Args {
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
             ));
         }
+        if self.read_log.is_some() && !self.events.is_empty() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("{PMCSTAT8_E}\n"),
+            ));
+        }
+        self.all_cpus_checked()?;
         if let Some(v) = self.r_arg.take() {
             if self.read_log.is_some() {
                 self.fsroot = Some(PathBuf::from(v));
@@ -533,6 +555,154 @@ impl Args {
             ));
         }
         Ok(self)
+    }
+}
+
+impl Args {
+    /// perf's `-a`/`--all-cpus`: not with -R, -p or -t; the -P PMCs become
+    /// system-wide ones (on the CPUs of the last -c), as `perf record -a`.
+    fn all_cpus_checked(&mut self) -> Result<(), clap::Error> {
+        if !self.all_cpus {
+            return Ok(());
+        }
+        let refuse = |why: &str| {
+            Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("--all-cpus (perf's -a, every CPU) {why}\n"),
+            ))
+        };
+        if self.read_log.is_some() {
+            return refuse(
+                "is for counting and sampling, not for reading a log; with -R, -a FILE is \
+                 pmcstat(8)'s callchain listing",
+            );
+        }
+        if self.attach.is_some() {
+            return refuse("counts every process: give it without -t PID|REGEX");
+        }
+        if !self.process.is_empty() {
+            return refuse(
+                "counts every process, and -p counts one (pmcstat(8)'s process mode): use -e \
+                 SPEC with -a, or -s SPEC beside -p",
+            );
+        }
+        let cpus = self.cpus.last().cloned();
+        let sampled = std::mem::take(&mut self.process_sampling);
+        self.process_sampling_descendants.clear();
+        self.system_sampling_cpus
+            .extend(sampled.iter().map(|_| cpus.clone()));
+        self.system_sampling.extend(sampled);
+        Ok(())
+    }
+}
+
+/// perf's `-a` where pmcstat(8)'s `-a FILE` cannot be meant: without `-R` among
+/// pmcstat's options, each `-a` (alone or in a cluster such as `-av`) becomes
+/// `--all-cpus`. pmcstat(8)'s form is kept when `-R` is there, read with `-a`
+/// taking a value (`-a FILE -R LOG`) and, if a command follows, also with `-a`
+/// as a flag (so `-a grep -R x .` is perf's: `grep -R` is the command's).
+fn perf_all_cpus(argv: Vec<OsString>, cmd: &clap::Command) -> Vec<OsString> {
+    let valued = scan_options(&argv, cmd, true);
+    let flag = scan_options(&argv, cmd, false);
+    if valued.read_log && (flag.read_log || !valued.command) {
+        return argv;
+    }
+    if flag.a_at.is_empty() {
+        return argv;
+    }
+    let mut out = Vec::with_capacity(argv.len() + flag.a_at.len());
+    for (i, arg) in argv.into_iter().enumerate() {
+        if !flag.a_at.contains(&i) {
+            out.push(arg);
+            continue;
+        }
+        // A short cluster with `a` as a flag: the letters before it, --all-cpus, the rest.
+        let s = arg.to_string_lossy().into_owned();
+        let body = &s[1..];
+        let at = body.find('a').unwrap_or(0);
+        if at > 0 {
+            out.push(OsString::from(format!("-{}", &body[..at])));
+        }
+        out.push(OsString::from("--all-cpus"));
+        if at + 1 < body.len() {
+            out.push(OsString::from(format!("-{}", &body[at + 1..])));
+        }
+    }
+    out
+}
+
+/// What [`scan_options`] found before the command.
+struct Scanned {
+    /// `-R` is among the options.
+    read_log: bool,
+    /// A command follows the options.
+    command: bool,
+    /// The arguments (by index) holding a flag `-a`.
+    a_at: Vec<usize>,
+}
+
+/// Walks the options as clap does (values of options that take one skipped; the first
+/// argument that is not an option, or `--`, starts the command), `-a` taking a value or not.
+fn scan_options(argv: &[OsString], cmd: &clap::Command, a_valued: bool) -> Scanned {
+    let takes_value = |short: Option<char>, long: Option<&str>| -> bool {
+        if short == Some('a') {
+            return a_valued;
+        }
+        cmd.get_arguments().any(|a| {
+            (short.is_some() && a.get_short() == short || long.is_some() && a.get_long() == long)
+                && a.get_action().takes_values()
+        })
+    };
+    let is_value = |next: Option<&OsString>| {
+        next.is_some_and(|n| n == "-" || !n.to_string_lossy().starts_with('-'))
+    };
+    let mut found = Scanned {
+        read_log: false,
+        command: false,
+        a_at: Vec::new(),
+    };
+    let mut i = 1;
+    while i < argv.len() {
+        let s = argv[i].to_string_lossy();
+        if s == "--" {
+            found.command = i + 1 < argv.len();
+            break;
+        }
+        if let Some(long) = s.strip_prefix("--") {
+            if !long.contains('=') && takes_value(None, Some(long)) && is_value(argv.get(i + 1)) {
+                i += 1;
+            }
+        } else if s.len() > 1 && s.starts_with('-') {
+            for (at, c) in s.char_indices().skip(1) {
+                if c == 'R' {
+                    found.read_log = true;
+                }
+                if c == 'a' && !a_valued {
+                    found.a_at.push(i);
+                    // A second `a` in one cluster is rewritten with the first.
+                    continue;
+                }
+                if takes_value(Some(c), None) {
+                    if at + c.len_utf8() == s.len() && is_value(argv.get(i + 1)) {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+        } else {
+            found.command = true;
+            break;
+        }
+        i += 1;
+    }
+    found.a_at.dedup();
+    found
+}
+
+impl Args {
+    /// The clap command, for walking a command line's options.
+    fn command_for_scan() -> clap::Command {
+        <Args as clap::CommandFactory>::command()
     }
 }
 
@@ -658,18 +828,49 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
 ];
 
-/// For an unknown option, pmcstat's own message instead of clap's (whose tip,
-/// "to pass '-T' as a value, use '-- -T'", would run the option as the
-/// command): which pmcstat(8) option it is and what to use instead.
-pub fn unknown_option_message(e: &clap::Error) -> Option<String> {
+/// pmcstat(8)'s `-e` (with `-g`), which this pmcstat's `-e` (perf's) is not.
+const PMCSTAT8_E: &str = "-e with -R is pmcstat(8)'s wide history counters for -g's gprof \
+    files: not in this pmcstat, whose gmon files have GNU gprof's 16-bit counters (saturating \
+    at 65535 samples per bucket; FreeBSD's wide counters need its own gprof); without -R, \
+    -e SPEC is perf stat's event list";
+
+/// pmcstat(8)'s `-I` (value-less, with `-R`), which this pmcstat's `-I MS` (perf's) is not.
+const PMCSTAT8_I: &str = "-I with -R is pmcstat(8)'s symbol offsets: not in this pmcstat \
+    (-a FILE resolves every callchain node to symbol and file:line); without -R, -I MS is \
+    perf stat's interval in milliseconds";
+
+/// pmcstat(8)'s `-a FILE` given without its FILE.
+const PMCSTAT8_A: &str = "-a FILE with -R writes every callchain node resolved to its \
+    function and file:line to FILE (pmcstat(8)'s -a; `-` for standard output): give the \
+    FILE; perf's -a (every CPU) is -a without -R, or --all-cpus";
+
+/// pmcstat's own message for clap's errors about pmcstat(8)'s letters: an
+/// unknown option (clap's tip, "to pass '-T' as a value, use '-- -T'",
+/// would run the option as the command), and pmcstat(8)'s value-less `-I`
+/// and `-e` or `-a` without its FILE, which clap reports as a missing value
+/// of this pmcstat's options. `argv` is the command line (for `-R`).
+pub fn usage_message(e: &clap::Error, argv: &[OsString]) -> Option<String> {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::UnknownArgument {
-        return None;
-    }
     let arg = match e.get(ContextKind::InvalidArg)? {
         ContextValue::String(s) => s.clone(),
         _ => return None,
     };
+    if matches!(
+        e.kind(),
+        ErrorKind::InvalidValue | ErrorKind::NoEquals | ErrorKind::MissingRequiredArgument
+    ) {
+        let read_log = scan_options(argv, &Args::command_for_scan(), true).read_log;
+        let name = arg.split([' ', '=']).next().unwrap_or(&arg);
+        return match name {
+            "-I" if read_log => Some(PMCSTAT8_I.into()),
+            "--event" | "-e" if read_log => Some(PMCSTAT8_E.into()),
+            "-a" if read_log => Some(PMCSTAT8_A.into()),
+            _ => None,
+        };
+    }
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
     // `-Ex` is clap's `-E` with `x` attached (or a cluster): judge the letter.
     let letter: String = arg.chars().take(2).collect();
     let known = if arg.starts_with("--") {
@@ -705,6 +906,45 @@ mod tests {
         assert_eq!(parse_duration("1e-9"), Ok(1e-9));
         // Every accepted value converts to a Duration without panicking.
         let _ = std::time::Duration::from_secs_f64(parse_duration(&MAX_SECS.to_string()).unwrap());
+    }
+
+    /// Issue 24: perf's -a where pmcstat(8)'s -a FILE cannot be meant.
+    #[test]
+    fn a_is_perfs_without_r_and_pmcstat8s_with_it() {
+        let parse = |v: &[&str]| {
+            let mut full = vec!["pmcstat"];
+            full.extend_from_slice(v);
+            Args::parse_args(&full).unwrap_or_else(|e| panic!("{v:?}: {e}"))
+        };
+        let a = parse(&["-a", "sleep", "1"]);
+        assert!(a.all_cpus && a.annotate_callchains.is_none());
+        assert_eq!(a.command, ["sleep", "1"]);
+        let a = parse(&["-va", "-e", "page-faults", "true"]);
+        assert!(a.all_cpus && a.verbose);
+        let a = parse(&["-av", "-c", "0", "-P", "cpu-clock", "true"]);
+        assert!(a.all_cpus && a.verbose && a.process_sampling.is_empty());
+        assert_eq!(a.system_sampling, ["cpu-clock"]);
+        assert_eq!(a.system_sampling_cpus, [Some("0".to_owned())]);
+        // A command's own -R is the command's.
+        let a = parse(&["-a", "grep", "-R", "x", "."]);
+        assert!(a.all_cpus && a.read_log.is_none());
+        assert_eq!(a.command, ["grep", "-R", "x", "."]);
+        let a = parse(&["-a", "--", "prog", "-a"]);
+        assert_eq!(a.command, ["prog", "-a"]);
+        // pmcstat(8)'s forms.
+        for v in [
+            &["-R", "l", "-a", "f"][..],
+            &["-a", "f", "-R", "l"],
+            &["-R", "l", "-G", "-", "-a", "-"],
+        ] {
+            let a = parse(v);
+            assert!(!a.all_cpus, "{v:?}");
+            assert!(
+                a.annotate_callchains.is_some() || a.callgraph.is_some(),
+                "{v:?}"
+            );
+        }
+        assert!(Args::parse_args(["pmcstat", "-a", "-p", "page-faults", "true"]).is_err());
     }
 
     #[test]

@@ -142,10 +142,22 @@ fn wanted_counters(args: &Args) -> Result<Vec<Wanted>, Failure> {
     for (p, &d) in args.process.iter().zip(&args.process_descendants) {
         wanted.push(Wanted::process(p, d));
     }
-    // perf stat's -e: the command and all its child processes.
+    // perf stat's -e: the command and all its child processes; with -a, every CPU.
+    let all_cpus = args
+        .all_cpus
+        .then(|| cpu_list(args.cpus.last().map(String::as_str)))
+        .transpose()?;
+    let perf_event = |text: &str| match &all_cpus {
+        Some(cpu) => Wanted {
+            text: text.to_owned(),
+            scope: Scope::System { cpu: cpu.clone() },
+            descendants: false,
+        },
+        None => Wanted::process(text, true),
+    };
     for list in &args.events {
         for e in split_event_list(list) {
-            wanted.push(Wanted::process(&e, true));
+            wanted.push(perf_event(&e));
         }
     }
     for (s, c) in args.system.iter().zip(&args.system_cpus) {
@@ -158,10 +170,14 @@ fn wanted_counters(args: &Args) -> Result<Vec<Wanted>, Failure> {
         });
     }
     if wanted.is_empty() {
-        // The default set counts the whole command tree, as perf stat does.
+        // The default set counts the whole command tree, as perf stat does; with -a every
+        // CPU, with cpu-clock for task-clock, as perf stat -a.
         wanted = DEFAULT_EVENTS
             .iter()
-            .map(|e| Wanted::process(e, true))
+            .map(|&e| match e {
+                "task-clock" if args.all_cpus => perf_event("cpu-clock"),
+                e => perf_event(e),
+            })
             .collect();
     }
     Ok(wanted)
@@ -189,13 +205,13 @@ fn check_wanted(args: &Args, wanted: &[Wanted]) -> Result<(), Failure> {
             return Err(Failure::Usage(crate::exits::COUNTING_ONE_PMC.into()));
         }
     }
-    if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
-    {
-        return Err(Failure::Usage(if has_process {
-            "process-scope counters need a command or -t PID|REGEX".into()
-        } else {
-            "system-scope counting needs a command or -l SECS".into()
-        }));
+    // System-wide counters alone run until -l SECS or a stop signal, as pmcstat(8).
+    if args.command.is_empty() && args.attach.is_none() && has_process {
+        return Err(Failure::Usage(
+            "process-scope counters need a command or -t PID|REGEX (system-wide ones, -s or \
+             -a, run until -l SECS or Ctrl-C)"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -266,7 +282,7 @@ pub fn scope_text(scope: &Scope, descendants: bool) -> String {
             format!("system, {list}")
         }
         _ if descendants => "process and its child processes".to_owned(),
-        _ => "process alone".to_owned(),
+        _ => "process alone (its threads, not its child processes)".to_owned(),
     }
 }
 

@@ -20,10 +20,11 @@ mod top;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let args = match cli::Args::parse_from_env() {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = match cli::Args::parse_args(&argv) {
         Ok(a) => a,
         Err(e) => {
-            if let Some(msg) = cli::unknown_option_message(&e) {
+            if let Some(msg) = cli::usage_message(&e, &argv) {
                 diag!("pmcstat: {msg}");
                 diag!("Try 'pmcstat --help' for more information.");
                 return ExitCode::from(2);

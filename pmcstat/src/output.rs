@@ -204,7 +204,22 @@ pub fn output_options() -> pmc_analyze::output::Options {
     pmc_analyze::output::Options {
         inputs: INPUTS.lock().map(|v| v.clone()).unwrap_or_default(),
         keep_waiting: Some(|| crate::run::stop_signal().is_none()),
+        private: false,
     }
+}
+
+/// [`output_options`] for profiles (`-R`'s reports and exports, the sampling summary):
+/// created 0600, as perf.data, since they show what a program does.
+pub fn private_options() -> pmc_analyze::output::Options {
+    pmc_analyze::output::Options {
+        private: true,
+        ..output_options()
+    }
+}
+
+/// [`create_file`] for a profile: created 0600 ([`private_options`]).
+pub fn create_private_file(path: &Path) -> std::io::Result<Dest> {
+    pmc_analyze::output::Output::create(path, &private_options()).map(Dest::File)
 }
 
 /// Creates output file `path` under [`output_options`]: a regular file goes to a temporary
@@ -379,12 +394,16 @@ fn split_reason<'a>(event: &str, msg: &'a str) -> (&'a str, &'a str) {
     (short, full)
 }
 
+/// A clock of CPU time, task-clock or cpu-clock: perf stat's "CPUs utilized" row and the base
+/// of the other rows' rates (`perf stat -a` counts cpu-clock; stat-shadow.c treats both so).
 fn is_task_clock(event: &str) -> bool {
-    event
-        .parse::<pmc::EventSpec>()
-        .ok()
-        .and_then(|s| s.as_portable())
-        == Some(pmc::PortableEvent::TaskClock)
+    matches!(
+        event
+            .parse::<pmc::EventSpec>()
+            .ok()
+            .and_then(|s| s.as_portable()),
+        Some(pmc::PortableEvent::TaskClock | pmc::PortableEvent::CpuClock)
+    )
 }
 
 /// A nanosecond clock, printed in msec: `cpu-clock`, `task-clock`. FreeBSD's SOFT clocks

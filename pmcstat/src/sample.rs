@@ -184,10 +184,8 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
             ns as f64 / 1e6
         );
     }
-    // After `q` the command ended because pmcstat ended it: not a failure.
-    if waited.quit {
-        return Ok(0);
-    }
+    // After `q` too the status is the command's: 128 + SIGTERM if it died of the SIGTERM
+    // that `q` sent it, as on any other stop.
     Ok(crate::run::final_status(status.map(exit_code)))
 }
 
@@ -256,13 +254,13 @@ fn check_targets(args: &Args) -> Result<(), Failure> {
                 .into(),
         ));
     }
-    if args.command.is_empty() && args.attach.is_none() && (has_process || args.duration.is_none())
-    {
-        return Err(Failure::Usage(if has_process {
-            "process sampling (-P) needs a command or -t PID|REGEX".into()
-        } else {
-            "system sampling (-S) needs a command or -l SECS".into()
-        }));
+    // System sampling alone runs until -l SECS, a stop signal or -T's `q`, as pmcstat(8).
+    if args.command.is_empty() && args.attach.is_none() && has_process {
+        return Err(Failure::Usage(
+            "process sampling (-P) needs a command or -t PID|REGEX (system sampling, -S or \
+             -a -P, runs until -l SECS or Ctrl-C)"
+                .into(),
+        ));
     }
     Ok(())
 }
@@ -651,7 +649,7 @@ fn report(
 /// Where the summary goes: `-o FILE`, else standard error.
 fn summary_output(args: &Args) -> Result<crate::output::Dest, Failure> {
     Ok(match &args.output {
-        Some(p) => crate::output::create_file(p)
+        Some(p) => crate::output::create_private_file(p)
             .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
         None => crate::output::Dest::Stream(Box::new(std::io::stderr())),
     })

@@ -338,7 +338,10 @@ fn descendants_toggle_for_the_process_pmcs_after_it() {
         .collect();
     assert_eq!(
         scopes,
-        ["process alone", "process and its child processes"],
+        [
+            "process alone (its threads, not its child processes)",
+            "process and its child processes"
+        ],
         "{out}"
     );
 }

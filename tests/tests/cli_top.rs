@@ -134,13 +134,52 @@ fn live_top_view_takes_pmcstats_keys_and_quits_cleanly() {
     t.keys(" ");
     t.keys("q");
     let s = t.wait_for("pmcstat's exit", |s| s.contains("PMCSTAT-EXIT="));
-    assert!(s.contains("PMCSTAT-EXIT=0"), "q is a clean exit: {s}");
+    // The exit status is the command's, as on any other stop: it died of the SIGTERM
+    // that `q` sent it (128 + 15).
+    assert!(
+        s.contains("PMCSTAT-EXIT=143"),
+        "q: the command's status: {s}"
+    );
     // The launched command got SIGTERM and was waited for: nothing is left.
     assert_eq!(
         processes_starting_with(&spin),
         0,
         "the command outlived pmcstat"
     );
+}
+
+/// pmcstat(8)'s `pmcstat -TS SPEC`: system-wide, no command, until `q`.
+#[test]
+fn system_top_view_without_a_command_runs_until_q() {
+    let name = "system_top_view_without_a_command_runs_until_q";
+    let Some(bin) = pmcstat_path() else {
+        skip!(name, "pmcstat binary not built");
+        return;
+    };
+    if !tmux_available() {
+        skip!(name, "tmux is not installed");
+        return;
+    }
+    let cmd = format!(
+        "{} -TS cpu-clock -w 0.3; echo PMCSTAT-EXIT=$?; sleep 60",
+        bin.display()
+    );
+    let Some(t) = Tmux::start("top-system", &cmd) else {
+        skip!(name, "tmux could not start a session");
+        return;
+    };
+    let s = t.wait_for("the view or pmcstat's exit", |s| {
+        s.contains("PMC: cpu-clock") || s.contains("PMCSTAT-EXIT=")
+    });
+    assert!(
+        !s.contains("PMCSTAT-EXIT="),
+        "pmcstat -TS ended by itself: {s}"
+    );
+    t.wait_for("samples", |s| s.contains("Samples:") && s.contains("%SAMP"));
+    t.keys("q");
+    let s = t.wait_for("pmcstat's exit", |s| s.contains("PMCSTAT-EXIT="));
+    // No command: `q` is a clean stop.
+    assert!(s.contains("PMCSTAT-EXIT=0"), "{s}");
 }
 
 #[test]
