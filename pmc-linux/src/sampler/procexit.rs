@@ -258,6 +258,20 @@ impl PostProcessor for ProcExit {
                 Record::Fork(f) => self.reads.forked(f, meta),
                 _ => {}
             }
+        } else if let Record::Exit(x) = rec {
+            // A followed process that exits without a sample still gets its row (0), as
+            // hwpmc logs a PROCEXIT for every process of a LOG_PROCEXIT PMC
+            // (pmc_process_exit() calls pmclog_process_procexit() for each of its PMCs,
+            // whatever their count): the shell of `sh -c 'a; b'` runs under one period.
+            if x.pid == x.tid {
+                for &(_, pmc) in &meta.ids {
+                    if self.periods.pmcs.contains(&pmc) {
+                        if let Ok(pid) = i32::try_from(x.pid) {
+                            self.periods.sums.entry((pmc, pid)).or_default();
+                        }
+                    }
+                }
+            }
         }
         Flow::Pass
     }
