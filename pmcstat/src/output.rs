@@ -5,7 +5,7 @@ use crate::cli::Args;
 use crate::count::Failure;
 use pmc::{Error, NativeField, Reading, Scope, Status};
 use serde::Serialize;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
@@ -214,6 +214,36 @@ pub fn output_options() -> pmc_analyze::output::Options {
 /// file renamed into place by [`Dest::commit`], a FIFO or device is written in place.
 pub fn create_file(path: &Path) -> std::io::Result<Dest> {
     pmc_analyze::output::Output::create(path, &output_options()).map(Dest::File)
+}
+
+/// The bytes a text stream is buffered in: a report into a file or a pipe goes out in
+/// writes of this size.
+const STREAM_BUFFER: usize = 64 * 1024;
+
+/// Standard output for a report: on a terminal line by line, as a person reads it;
+/// into a file or a pipe through a [`STREAM_BUFFER`], so that a report of a
+/// million lines is a few hundred write(2) calls rather than a million (Rust's
+/// `Stdout` is line-buffered wherever it goes). Written out when the report is
+/// finished ([`Checked::finish`], [`Dest::commit`]) and wherever a person watches
+/// (each `-w`/`-I` interval, `--columns` row).
+pub fn stdout_stream() -> Box<dyn Write> {
+    let out = std::io::stdout();
+    if out.is_terminal() {
+        Box::new(out)
+    } else {
+        Box::new(std::io::BufWriter::with_capacity(STREAM_BUFFER, out))
+    }
+}
+
+/// Standard error for counts and summaries, as [`stdout_stream`]: on a terminal a line
+/// at a time (`Stderr` itself writes every piece of a line apart), else buffered.
+pub fn stderr_stream() -> Box<dyn Write> {
+    let err = std::io::stderr();
+    if err.is_terminal() {
+        Box::new(std::io::LineWriter::new(err))
+    } else {
+        Box::new(std::io::BufWriter::with_capacity(STREAM_BUFFER, err))
+    }
 }
 
 /// Where a report goes: standard output or error, or a file created by [`create_file`].
@@ -426,10 +456,7 @@ impl Sink {
     pub fn open(path: Option<&std::path::Path>) -> std::io::Result<Sink> {
         let (out, name): (Dest, String) = match path {
             Some(p) => (create_file(p)?, p.display().to_string()),
-            None => (
-                Dest::Stream(Box::new(std::io::stderr())),
-                "standard error".into(),
-            ),
+            None => (Dest::Stream(stderr_stream()), "standard error".into()),
         };
         Ok(Sink {
             interval_header: false,
@@ -476,6 +503,8 @@ impl Sink {
             o,
             "------------------------------------------------------------"
         );
+        // Before the run's own messages on standard error.
+        let _ = o.flush();
     }
 
     /// `--columns`: one row of counts, after the header when it is due
