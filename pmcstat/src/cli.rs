@@ -338,7 +338,7 @@ pub struct Args {
     /// `interval` (-w/-I), `cpu` (-A), `counter-value` (a string: the count,
     /// msec for clocks, or `<not counted>`), `unit`, `event`, `variance` (-r),
     /// `event-runtime` (ns), `pcnt-running`, `metric-value` and `metric-unit`
-    /// (when the row has a metric). With -R, -L, --diagnose, --selftest:
+    /// (0 and "" on a row without a metric). With -R, -L, --diagnose, --selftest:
     /// their JSON documents.
     #[arg(short = 'j', long = "json", conflicts_with_all = ["csv", "json_report"])]
     pub json: bool,

@@ -1185,9 +1185,9 @@ fn mean_counters(runs: &[Report], stats: &[RepeatStat]) -> Vec<Counter> {
 /// number, seconds) with -I/-w, `cpu` (a string) with -A, `counter-value`
 /// (a string: the count, msec for clocks, or `<not counted>`), `unit`,
 /// `event`, `variance` (with -r: the relative standard error of the mean,
-/// percent), `event-runtime` (ns), `pcnt-running`, then `metric-value` and
-/// `metric-unit` when the row has a metric (as perf since 6.2, which leaves
-/// them out rather than print an empty one). `stats`: -r's, by counter.
+/// percent), `event-runtime` (ns), `pcnt-running`, `metric-value` and
+/// `metric-unit` (0 and "" on a row without a metric, as perf 6.1 prints
+/// them). `stats`: -r's, by counter.
 fn perf_json_rows(
     counters: &[Counter],
     secs: Option<f64>,
@@ -1229,10 +1229,12 @@ fn perf_json_rows(
             f.push(format!("\"event-runtime\" : {}", c.reading.time_running));
             let pct = c.reading.running_ratio().map_or(0.0, |q| q * 100.0);
             f.push(format!("\"pcnt-running\" : {pct:.2}"));
-            if let Some(m) = m {
-                f.push(format!("\"metric-value\" : {:.6}", m.value));
-                f.push(format!("\"metric-unit\" : {}", json(&m.unit)));
-            }
+            // Always both, as perf 6.1 writes them and its linter counts them: 0 and ""
+            // on a row without a metric (a later perf leaves them out; its linter
+            // takes either).
+            let (mv, mu) = m.map_or((0.0, String::new()), |m| (m.value, m.unit));
+            f.push(format!("\"metric-value\" : {mv:.6}"));
+            f.push(format!("\"metric-unit\" : {}", json(&mu)));
             format!("{{{}}}", f.join(", "))
         })
         .collect()

@@ -6,6 +6,9 @@
 #![cfg(target_os = "linux")]
 
 use serde_json::{Map, Value};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
 mod common;
 use common::pmcstat;
@@ -89,6 +92,37 @@ fn lint(lines: &[(Map<String, Value>, Vec<String>)], counts: &[usize], text: &st
     }
 }
 
+/// perf's own JSON linter as perf installs it (`perf --exec-path`/tests/shell/lib/),
+/// or `None`.
+fn perf_linter() -> Option<PathBuf> {
+    let out = Command::new("perf").arg("--exec-path").output().ok()?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let lint = dir.join("tests/shell/lib/perf_json_output_lint.py");
+    (lint.is_file() && pmc_testkit::cli::works("python3", &["--version"])).then_some(lint)
+}
+
+/// Runs perf's linter with `flag` (its case: `--no-args`, `--interval`, ...) on `text`.
+fn run_linter(lint: &std::path::Path, flag: &str, text: &str) {
+    let mut child = Command::new("python3")
+        .arg(lint)
+        .arg(flag)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(text.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "perf's linter {flag}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// The key of a line for matching it with perf's: its event and CPU.
 fn line_key(m: &Map<String, Value>) -> (String, Option<String>) {
     (
@@ -129,6 +163,10 @@ fn same_as_perf(ours: &[(Map<String, Value>, Vec<String>)], perf: &str, ctx: &st
     }
 }
 
+/// A case of [`json_is_perf_stat_json`]: pmcstat's arguments, perf's, the key
+/// counts perf's linter allows for that kind, and the linter's option for it.
+type JsonCase<'a> = (&'a [&'a str], &'a [&'a str], &'a [usize], Option<&'a str>);
+
 /// `--json` is perf stat -j's: one object per counter line, perf's keys and value
 /// types, `interval` and `cpu` where perf has them; and perf's own lines for the same
 /// case have the same keys in the same order.
@@ -142,55 +180,59 @@ fn json_is_perf_stat_json() {
             "perf stat does not run here: checked without it"
         );
     }
-    // (pmcstat's arguments, perf's, the key counts of perf's linter for that kind).
-    let cases: [(&[&str], &[&str], &[usize]); 5] = [
+    let linter = perf_linter();
+    if linter.is_none() {
+        pmc_testkit::skip!(
+            name = name,
+            "perf's perf_json_output_lint.py is not installed here"
+        );
+    }
+    let sys: &[&str] = &[
+        "-s",
+        "task-clock",
+        "-s",
+        "page-faults",
+        "-s",
+        "context-switches",
+    ];
+    let sys_json: Vec<&str> = ["--json"]
+        .iter()
+        .chain(sys)
+        .chain(&["-l", "0.1"])
+        .copied()
+        .collect();
+    let sys_a: Vec<&str> = ["--json", "-A"]
+        .iter()
+        .chain(sys)
+        .chain(&["-l", "0.1"])
+        .copied()
+        .collect();
+    // (pmcstat's arguments, perf's, the key counts perf's linter allows for that kind,
+    // the linter's option for it: none for -r, whose `variance` it does not know).
+    let cases: [JsonCase; 5] = [
         (
             &["--json", "-e", EVENTS, "--", "sleep", "0.05"],
             &["-j", "-e", EVENTS, "--", "sleep", "0.05"],
             &[5, 7],
+            Some("--no-args"),
         ),
         (
             &["--json", "-I", "40", "-e", EVENTS, "--", "sleep", "0.1"],
             &["-j", "-I", "40", "-e", EVENTS, "--", "sleep", "0.1"],
             &[6, 8],
+            Some("--interval"),
         ),
         (
-            &[
-                "--json",
-                "-s",
-                "task-clock",
-                "-s",
-                "page-faults",
-                "-s",
-                "context-switches",
-                "-l",
-                "0.1",
-            ],
+            &sys_json,
             &["-j", "-a", "-e", EVENTS, "--", "sleep", "0.1"],
             &[5, 7],
+            Some("--system-wide"),
         ),
         (
-            &[
-                "--json",
-                "-A",
-                "-s",
-                "task-clock",
-                "-s",
-                "page-faults",
-                "-l",
-                "0.1",
-            ],
-            &[
-                "-j",
-                "-a",
-                "-A",
-                "-e",
-                "task-clock,page-faults",
-                "--",
-                "sleep",
-                "0.1",
-            ],
+            &sys_a,
+            &["-j", "-a", "-A", "-e", EVENTS, "--", "sleep", "0.1"],
             &[6, 8],
+            Some("--system-wide-no-aggr"),
         ),
         (
             &[
@@ -212,14 +254,18 @@ fn json_is_perf_stat_json() {
                 "true",
             ],
             &[5, 7],
+            None,
         ),
     ];
-    for (ours, theirs, keys) in cases {
+    for (ours, theirs, keys, flag) in cases {
         let Some(text) = counts(name, ours) else {
             return;
         };
         let lines = json_lines(&text);
         lint(&lines, keys, &text);
+        if let (Some(l), Some(flag)) = (&linter, flag) {
+            run_linter(l, flag, &text);
+        }
         // Every counted line has its metric, as perf's.
         for (m, _) in &lines {
             if !m["counter-value"].as_str().unwrap().starts_with('<') {
