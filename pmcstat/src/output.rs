@@ -1474,6 +1474,119 @@ mod tests {
         );
     }
 
+    /// IPC and the miss ratios are on interval rows (text, -x, --json) and on
+    /// -r's means too, not only in the total table.
+    #[test]
+    fn derived_metrics_on_interval_and_repeat_rows() {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let c = |event: &str, v: u64| Counter {
+            event: event.into(),
+            scope: Scope::Process,
+            cpu: None,
+            reading: Reading::new(v, 1000, 1000),
+            error: None,
+        };
+        let counters = [
+            c("task-clock", 2_000_000),
+            c("cycles", 4_000_000),
+            c("instructions", 6_000_000),
+            c("branches", 1_000_000),
+            c("branch-misses", 20_000),
+        ];
+        let printed = |argv: &[&str], repeat: bool| {
+            let buf = Buf::default();
+            let mut sink = Sink {
+                column_rows: 0,
+                interval_header: false,
+                last_interval: Duration::ZERO,
+                out: Checked::new(Dest::Stream(Box::new(buf.clone()))),
+                name: "test".into(),
+            };
+            let args = Args::parse_args(argv.iter().copied()).unwrap();
+            if repeat {
+                let run = |ms| Report {
+                    command: vec!["prog".into()],
+                    pids: Vec::new(),
+                    exit_status: Some(0),
+                    elapsed: Duration::from_millis(ms),
+                    descendants: Some(true),
+                    with_children: Vec::new(),
+                    uncounted_children_ns: None,
+                    user_sys: None,
+                    exits: None,
+                    user_only: false,
+                    counters: counters
+                        .iter()
+                        .map(|c| Counter {
+                            event: c.event.clone(),
+                            scope: Scope::Process,
+                            cpu: None,
+                            reading: c.reading,
+                            error: None,
+                        })
+                        .collect(),
+                };
+                sink.repeated(&[run(4), run(4)], &args);
+            } else {
+                sink.interval(Duration::from_millis(4), &counters, &args);
+            }
+            let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+            text
+        };
+        for (argv, repeat) in [
+            (&["pmcstat", "-I", "100", "-e", "cycles", "true"][..], false),
+            (&["pmcstat", "-r", "2", "-e", "cycles", "true"], true),
+        ] {
+            let text = printed(argv, repeat);
+            let line = |e: &str| {
+                text.lines()
+                    .find(|l| l.split_whitespace().any(|w| w == e))
+                    .unwrap_or_else(|| panic!("{e}: {text}"))
+                    .to_owned()
+            };
+            assert!(
+                line("instructions").contains("#    1.50  insn per cycle"),
+                "{text}"
+            );
+            assert!(
+                line("branch-misses").contains("#    2.00% of all branches"),
+                "{text}"
+            );
+            assert!(line("task-clock").contains("0.500 CPUs utilized"), "{text}");
+            for (flag, want) in [
+                ("-x,", ",1.500,insn per cycle"),
+                (
+                    "--json",
+                    "\"metric-value\" : 1.500000, \"metric-unit\" : \"insn per cycle\"",
+                ),
+            ] {
+                let mut a = argv.to_vec();
+                a.insert(1, flag);
+                let text = printed(&a, repeat);
+                assert!(
+                    line_with(&text, "instructions").contains(want),
+                    "{flag}: {text}"
+                );
+            }
+        }
+        fn line_with(text: &str, event: &str) -> String {
+            text.lines()
+                .find(|l| l.contains(&format!("{event},")) || l.contains(&format!("\"{event}\"")))
+                .unwrap_or_default()
+                .to_owned()
+        }
+    }
+
     #[test]
     fn thousands_separators() {
         assert_eq!(thousands(0), "0");
