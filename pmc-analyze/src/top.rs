@@ -74,9 +74,12 @@ pub struct TopReport {
     pub weight: Weight,
     /// Total weight.
     pub total: u64,
-    /// Functions by self weight, heaviest first.
+    /// Functions by self weight, heaviest first: those sampled at least once
+    /// (self weight above 0), each with its inclusive weight too. A function
+    /// that only called the sampled ones has no row: the call graph
+    /// ([`crate::callgraph`]) shows it.
     pub functions: Vec<FunctionRow>,
-    /// Objects by self weight, heaviest first.
+    /// Objects by self weight, heaviest first; none with weight 0.
     pub objects: Vec<ObjectRow>,
 }
 
@@ -91,6 +94,10 @@ impl TopReport {
         let mut total = 0u64;
         for (si, s) in profile.stacks_of(opts.pmc).enumerate() {
             let w = s.weight(opts.weight);
+            if w == 0 {
+                // A stack that gained nothing (a live view's delta): no row of its own.
+                continue;
+            }
             total = total.saturating_add(w);
             if let Some(&leaf) = s.frames.last() {
                 if let Some(x) = self_w.get_mut(leaf as usize) {
@@ -118,7 +125,9 @@ impl TopReport {
             .functions
             .iter()
             .enumerate()
-            .filter(|(i, _)| total_w.get(*i).is_some_and(|&t| t > 0))
+            // Rows are ranked by self weight: a function only on the way to
+            // others (self 0) is no row of this table (the call graph, -G, has it).
+            .filter(|(i, _)| self_w.get(*i).is_some_and(|&w| w > 0))
             .map(|(i, f)| {
                 let sw = self_w.get(i).copied().unwrap_or(0);
                 let tw = total_w.get(i).copied().unwrap_or(0);

@@ -365,7 +365,7 @@ fn import_summary(r: &pmc_log::hwpmc::ImportReport) -> String {
 
 fn create(path: &Path) -> Result<Dest, Failure> {
     if path == Path::new("-") {
-        return Ok(Dest::Stream(Box::new(std::io::stdout())));
+        return Ok(Dest::Stream(crate::output::stdout_stream()));
     }
     crate::output::create_private_file(path)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))

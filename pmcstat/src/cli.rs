@@ -347,13 +347,29 @@ pub struct Args {
     /// as pmcstat(8)) and a last row when the command exits or -l ends. Each
     /// row holds the counts since the previous row (the rows add up to the
     /// total), or with -C the running totals (the last row is the total).
-    /// Instead of the perf-stat-like table; not with -x, --json or -r N.
-    #[arg(long = "columns", conflicts_with_all = ["json", "csv"])]
+    /// Instead of the perf-stat-like table; not with -x, --json, --json-report
+    /// or -r N.
+    #[arg(long = "columns", conflicts_with_all = ["json", "json_report", "csv"])]
     pub columns: bool,
 
-    /// Print one JSON object (or, with -w, one JSON line per interval).
-    #[arg(long = "json", conflicts_with = "csv")]
+    /// Print JSON. Counting: perf stat -j's lines (also `-j`), one object per
+    /// counter row with perf's keys, so tools written for perf read them:
+    /// `interval` (-w/-I), `cpu` (-A), `counter-value` (a string: the count,
+    /// msec for clocks, or `<not counted>`), `unit`, `event`, `variance` (-r),
+    /// `event-runtime` (ns), `pcnt-running`, `metric-value` and `metric-unit`
+    /// (0 and "" on a row without a metric). With -R, -L, --diagnose, --selftest:
+    /// their JSON documents.
+    #[arg(short = 'j', long = "json", conflicts_with_all = ["csv", "json_report"])]
     pub json: bool,
+
+    /// Counting: print pmcstat's own JSON document instead of perf's lines:
+    /// one object per report (`"type": "total"`, `"interval"` per -w/-I
+    /// interval, `"repeat"` for -r) with the command, its exit status, the
+    /// elapsed time, child-process accounting, the notes, and per counter its
+    /// raw and scaled values, time enabled and running, scope and status.
+    /// Elsewhere the same as --json.
+    #[arg(long = "json-report", conflicts_with = "csv")]
+    pub json_report: bool,
 
     /// Show system-scope counters per CPU instead of summed.
     #[arg(long = "per-cpu")]
@@ -543,6 +559,17 @@ impl Args {
         }
         if let Some(ms) = self.interval_ms {
             self.interval = Some(ms / 1000.0);
+        }
+        // Outside counting, --json-report is --json: those modes have one JSON form.
+        if self.json_report
+            && (self.read_log.is_some()
+                || self.list
+                || self.diagnose
+                || self.selftest
+                || self.describe.is_some())
+        {
+            self.json = true;
+            self.json_report = false;
         }
         if self.no_aggr {
             self.per_cpu = true;

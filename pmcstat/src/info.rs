@@ -17,7 +17,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
                 format!("cannot write {}: {e}", p.display()),
             ))
         })?,
-        None => crate::output::Dest::Stream(Box::new(std::io::stdout())),
+        None => crate::output::Dest::Stream(crate::output::stdout_stream()),
     };
     let mut out = crate::output::Checked::new(out);
     if args.list {
@@ -80,7 +80,7 @@ pub fn describe(args: &Args, spec_text: &str) -> Result<u8, Failure> {
         .parse()
         .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
     let backend = pmc::Native::open()?;
-    let mut out = crate::output::Checked::new(std::io::stdout());
+    let mut out = crate::output::Checked::new(crate::output::stdout_stream());
     let canonical = spec.to_string();
     let name = spec_text.split(':').next().unwrap_or(spec_text);
     let events = backend.list_events(false);

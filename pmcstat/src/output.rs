@@ -1,10 +1,11 @@
-//! Printing counts: perf-stat-style text, CSV (`-x`), and JSON (`--json`).
+//! Printing counts: perf-stat-style text, CSV (`-x`), perf stat's JSON lines
+//! (`--json`), and pmcstat's own JSON document (`--json-report`).
 
 use crate::cli::Args;
 use crate::count::Failure;
 use pmc::{Error, NativeField, Reading, Scope, Status};
 use serde::Serialize;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::Duration;
 
@@ -75,6 +76,8 @@ pub struct Sink {
     interval_header: bool,
     /// `--columns`: rows printed since the last header.
     column_rows: usize,
+    /// When the previous `-w`/`-I` interval ended (its rows' time base).
+    last_interval: Duration,
 }
 
 /// Writes a diagnostic line to standard error, ignoring errors: a closed or full standard
@@ -226,6 +229,36 @@ pub fn create_private_file(path: &Path) -> std::io::Result<Dest> {
 /// file renamed into place by [`Dest::commit`], a FIFO or device is written in place.
 pub fn create_file(path: &Path) -> std::io::Result<Dest> {
     pmc_analyze::output::Output::create(path, &output_options()).map(Dest::File)
+}
+
+/// The bytes a text stream is buffered in: a report into a file or a pipe goes out in
+/// writes of this size.
+const STREAM_BUFFER: usize = 64 * 1024;
+
+/// Standard output for a report: on a terminal line by line, as a person reads it;
+/// into a file or a pipe through a [`STREAM_BUFFER`], so that a report of a
+/// million lines is a few hundred write(2) calls rather than a million (Rust's
+/// `Stdout` is line-buffered wherever it goes). Written out when the report is
+/// finished ([`Checked::finish`], [`Dest::commit`]) and wherever a person watches
+/// (each `-w`/`-I` interval, `--columns` row).
+pub fn stdout_stream() -> Box<dyn Write> {
+    let out = std::io::stdout();
+    if out.is_terminal() {
+        Box::new(out)
+    } else {
+        Box::new(std::io::BufWriter::with_capacity(STREAM_BUFFER, out))
+    }
+}
+
+/// Standard error for counts and summaries, as [`stdout_stream`]: on a terminal a line
+/// at a time (`Stderr` itself writes every piece of a line apart), else buffered.
+pub fn stderr_stream() -> Box<dyn Write> {
+    let err = std::io::stderr();
+    if err.is_terminal() {
+        Box::new(std::io::LineWriter::new(err))
+    } else {
+        Box::new(std::io::BufWriter::with_capacity(STREAM_BUFFER, err))
+    }
 }
 
 /// Where a report goes: standard output or error, or a file created by [`create_file`].
@@ -442,13 +475,11 @@ impl Sink {
     pub fn open(path: Option<&std::path::Path>) -> std::io::Result<Sink> {
         let (out, name): (Dest, String) = match path {
             Some(p) => (create_file(p)?, p.display().to_string()),
-            None => (
-                Dest::Stream(Box::new(std::io::stderr())),
-                "standard error".into(),
-            ),
+            None => (Dest::Stream(stderr_stream()), "standard error".into()),
         };
         Ok(Sink {
             interval_header: false,
+            last_interval: Duration::ZERO,
             column_rows: 0,
             out: Checked::new(out),
             name,
@@ -491,6 +522,8 @@ impl Sink {
             o,
             "------------------------------------------------------------"
         );
+        // Before the run's own messages on standard error.
+        let _ = o.flush();
     }
 
     /// `--columns`: one row of counts, after the header when it is due
@@ -510,7 +543,7 @@ impl Sink {
 
     /// `-E`: the counts at process exit, after the counts (JSON Lines with --json).
     pub fn exits(&mut self, e: &crate::exits::ExitCounts, args: &Args) {
-        if args.json {
+        if args.json || args.json_report {
             for line in e.json_lines() {
                 let _ = writeln!(self.out, "{line}");
             }
@@ -523,7 +556,16 @@ impl Sink {
     /// One interval of `-w`.
     pub fn interval(&mut self, at: Duration, counters: &[Counter], args: &Args) {
         let t = at.as_secs_f64();
-        if args.json {
+        // The time the rows count over, for CPUs utilized: the interval, or with -C
+        // the whole run so far.
+        let span = if args.cumulative {
+            at
+        } else {
+            at.saturating_sub(self.last_interval)
+        };
+        self.last_interval = at;
+        let secs = Some(span.as_secs_f64());
+        if args.json_report {
             let j = JsonInterval {
                 kind: "interval",
                 interval_ns: at.as_nanos() as u64,
@@ -532,8 +574,12 @@ impl Sink {
             if let Ok(s) = serde_json::to_string(&j) {
                 let _ = writeln!(self.out, "{s}");
             }
+        } else if args.json {
+            for row in perf_json_rows(counters, secs, Some(t), None) {
+                let _ = writeln!(self.out, "{row}");
+            }
         } else if let Some(sep) = &args.csv {
-            for row in csv_rows(counters, sep, None, Some(t)) {
+            for row in csv_rows(counters, sep, secs, Some(t)) {
                 let _ = writeln!(self.out, "{row}");
             }
         } else {
@@ -542,8 +588,16 @@ impl Sink {
                 let _ = writeln!(self.out, "#           time             counts unit events");
                 self.interval_header = true;
             }
-            for c in counters {
-                let _ = writeln!(self.out, "{t:>16.9} {}", text_value(c));
+            // perf stat -I's rows: the time, the count, and the metric as in the table.
+            for (c, (m, more)) in counters.iter().zip(row_metrics(counters, secs)) {
+                let line = match &m {
+                    Some(m) => format!("{:<52} {}", text_value(c), m.text),
+                    None => text_value(c),
+                };
+                let _ = writeln!(self.out, "{t:>16.9} {}", line.trim_end());
+                for d in more {
+                    let _ = writeln!(self.out, "{t:>16.9} {:<52} {d}", "");
+                }
             }
         }
         let _ = self.out.flush();
@@ -551,7 +605,7 @@ impl Sink {
 
     /// The final report.
     pub fn report(&mut self, r: &Report, args: &Args) {
-        if args.json {
+        if args.json_report {
             let j = JsonReport {
                 kind: "total",
                 command: &r.command,
@@ -569,6 +623,14 @@ impl Sink {
             };
             if let Ok(s) = serde_json::to_string(&j) {
                 let _ = writeln!(self.out, "{s}");
+            }
+        } else if args.json {
+            // As perf stat -j -I: the interval lines only, no total after them.
+            if args.interval.is_none() {
+                let secs = Some(r.elapsed.as_secs_f64());
+                for row in perf_json_rows(&r.counters, secs, None, None) {
+                    let _ = writeln!(self.out, "{row}");
+                }
             }
         } else if let Some(sep) = &args.csv {
             // With intervals every row has a time column and the intervals add up to
@@ -597,12 +659,18 @@ impl Sink {
             .map(|i| RepeatStat::of(runs.iter().filter_map(|r| r.counters.get(i))))
             .collect();
         let elapsed = RepeatStat::of_values(runs.iter().map(|r| r.elapsed.as_nanos() as f64));
-        if args.json {
+        let means = mean_counters(runs, &stats);
+        let secs = Some(elapsed.mean / 1e9);
+        if args.json_report {
             repeated_json(&mut self.out, runs, &stats, &elapsed);
+        } else if args.json {
+            for row in perf_json_rows(&means, secs, None, Some(&stats)) {
+                let _ = writeln!(self.out, "{row}");
+            }
         } else if let Some(sep) = &args.csv {
-            repeated_csv(&mut self.out, runs, &stats, sep);
+            repeated_csv(&mut self.out, runs, &stats, &means, secs, sep);
         } else {
-            repeated_text(&mut self.out, runs, &stats, &elapsed);
+            repeated_text(&mut self.out, runs, &stats, &elapsed, &means);
         }
         let _ = self.out.flush();
     }
@@ -679,9 +747,17 @@ fn repeated_json(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], elap
 }
 
 /// `-r N -x SEP`: a row per counter.
-fn repeated_csv(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], sep: &str) {
+fn repeated_csv(
+    o: &mut impl Write,
+    runs: &[Report],
+    stats: &[RepeatStat],
+    means: &[Counter],
+    secs: Option<f64>,
+    sep: &str,
+) {
     let Some(first) = runs.first() else { return };
     let n = runs.len();
+    let metrics = row_metrics(means, secs);
     // perf stat -r -x's columns: value, unit, event, the noise
     // (`x.xx%`), run time, percentage, metric value, metric unit; then
     // pmcstat's: runs, runs in which the counter counted.
@@ -697,9 +773,15 @@ fn repeated_csv(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], sep: 
             .map(|c| c.reading.time_running as f64)
             .sum::<f64>()
             / n.max(1) as f64;
+        let (mv, mu) = metrics
+            .get(i)
+            .and_then(|(m, _)| m.as_ref())
+            .map_or((String::new(), ""), |m| {
+                (format!("{:.3}", m.value), m.unit.as_str())
+            });
         let _ = writeln!(
             o,
-            "{value}{sep}{unit}{sep}{}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{sep}{sep}{n}{sep}{}",
+            "{value}{sep}{unit}{sep}{}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{mv}{sep}{mu}{sep}{n}{sep}{}",
             c.event,
             st.rel_stderr_pct().unwrap_or(0.0),
             100.0 * st.count as f64 / n.max(1) as f64,
@@ -709,15 +791,22 @@ fn repeated_csv(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], sep: 
 }
 
 /// `-r N`: perf stat -r's table, each mean with its noise.
-fn repeated_text(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], elapsed: &RepeatStat) {
+fn repeated_text(
+    o: &mut impl Write,
+    runs: &[Report],
+    stats: &[RepeatStat],
+    elapsed: &RepeatStat,
+    means: &[Counter],
+) {
     let Some(first) = runs.first() else { return };
     let n = runs.len();
+    let metrics = row_metrics(means, Some(elapsed.mean / 1e9));
     let _ = writeln!(
         o,
         "\n Performance counter stats for '{}' ({n} runs):\n",
         first.command.join(" ")
     );
-    for (c, st) in first.counters.iter().zip(stats) {
+    for ((c, st), (m, _)) in first.counters.iter().zip(stats).zip(&metrics) {
         let name = label(c);
         if st.count == 0 {
             let shown = if c.reading.status() == Status::NotSupported {
@@ -740,6 +829,10 @@ fn repeated_text(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], elap
             format!(" (counted in {}/{n} runs)", st.count)
         } else {
             String::new()
+        };
+        let value = match m {
+            Some(m) => format!("{value:<52} {:<32}", m.text),
+            None => value,
         };
         let _ = writeln!(o, "{value:<52} {noise}{partial}");
     }
@@ -785,19 +878,12 @@ fn text_whom(r: &Report) -> std::borrow::Cow<'static, str> {
 /// explanation of the rows not counted, with its rows: printed once under the table
 /// (perf's rows say only `<not supported>`).
 fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, Vec<&'r str>)> {
-    let task_ms = r
-        .counters
-        .iter()
-        .find(|c| is_task_clock(&c.event) && c.reading.status() == Status::Ok)
-        .and_then(|c| c.reading.scaled())
-        .map(|ns| ns as f64 / 1e6);
-    let secs = r.elapsed.as_secs_f64();
-    let derived = derived_metrics(&r.counters);
+    let metrics = row_metrics(&r.counters, Some(r.elapsed.as_secs_f64()));
     let mut explained: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (c, metrics) in r.counters.iter().zip(&derived) {
+    for (c, (m, more)) in r.counters.iter().zip(&metrics) {
         let mut line = text_value(c);
         if c.reading.status() == Status::Ok {
-            let note = rate_note(c, metrics, task_ms, secs);
+            let note = m.as_ref().map_or("", |m| m.text.as_str());
             line = format!("{line:<52} {note:<32}");
             if c.reading.is_multiplexed() {
                 if let Some(q) = c.reading.running_ratio() {
@@ -817,41 +903,11 @@ fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, Vec<&'r str
         let _ = writeln!(o, "{}", line.trim_end());
         // Further metrics of the same event on their own lines, as perf
         // prints `stalled cycles per insn` under `insn per cycle`.
-        for m in metrics.iter().skip(1) {
-            let _ = writeln!(o, "{:<52} {m}", "");
+        for d in more {
+            let _ = writeln!(o, "{:<52} {d}", "");
         }
     }
     explained
-}
-
-/// The comment after a count: perf stat's derived metric, when its partner event is there
-/// (it takes the place of the rate, as in stat-shadow.c), else the CPUs utilized (task
-/// clock) or the rate per second of task clock.
-fn rate_note(
-    c: &Counter,
-    metrics: &[pmc::metrics::Derived],
-    task_ms: Option<f64>,
-    secs: f64,
-) -> String {
-    let v = c.reading.scaled().unwrap_or(0) as f64;
-    if let Some(m) = metrics.first() {
-        m.to_string()
-    } else if is_task_clock(&c.event) && secs > 0.0 {
-        format!("#  {:>8.3} CPUs utilized", v / 1e9 / secs)
-    } else if let Some(ms) = task_ms.filter(|m| *m > 0.0 && !is_clock(&c.event)) {
-        let per_sec = v / (ms / 1e3);
-        if per_sec >= 1e9 {
-            format!("#  {:>8.3} G/sec", per_sec / 1e9)
-        } else if per_sec >= 1e6 {
-            format!("#  {:>8.3} M/sec", per_sec / 1e6)
-        } else if per_sec >= 1e3 {
-            format!("#  {:>8.3} K/sec", per_sec / 1e3)
-        } else {
-            format!("#  {per_sec:>8.3} /sec")
-        }
-    } else {
-        String::new()
-    }
 }
 
 /// `--columns`, FreeBSD pmcstat(8)'s counting output, after
@@ -1060,6 +1116,149 @@ fn row_metric(
     })
 }
 
+/// perf stat's metric of one row: its value and unit (the `-x` and `--json`
+/// columns) and the comment the text table prints after the count.
+struct RowMetric {
+    value: f64,
+    unit: String,
+    text: String,
+}
+
+/// Each counter's metric ([`row_metric`]) and the further derived metrics of
+/// its event, which perf prints on lines of their own. Counters pair only
+/// within one CPU line (perf's `-A`: each CPU's rate is over its own
+/// task-clock); `secs` is the time the counts cover, for CPUs utilized: the
+/// run, the interval (`-I`, `-w`), or the mean run (`-r`).
+fn row_metrics(
+    counters: &[Counter],
+    secs: Option<f64>,
+) -> Vec<(Option<RowMetric>, Vec<pmc::metrics::Derived>)> {
+    let task_ms = |cpu: Option<u32>| {
+        counters
+            .iter()
+            .find(|t| t.cpu == cpu && is_task_clock(&t.event) && t.reading.status() == Status::Ok)
+            .and_then(|t| t.reading.scaled())
+            .map(|ns| ns as f64 / 1e6)
+    };
+    counters
+        .iter()
+        .zip(derived_metrics(counters))
+        .map(|(c, mut derived)| {
+            let m = row_metric(c, &derived, task_ms(c.cpu), secs)
+                .filter(|(value, _)| value.is_finite())
+                .map(|(value, unit)| RowMetric {
+                    text: match derived.first() {
+                        Some(d) => d.to_string(),
+                        None => format!("#  {value:>8.3} {unit}"),
+                    },
+                    value,
+                    unit,
+                });
+            let more = if derived.is_empty() {
+                derived
+            } else {
+                derived.split_off(1)
+            };
+            (m, more)
+        })
+        .collect()
+}
+
+/// `-r N`: each counter of the first run with the mean of its counts over the
+/// runs that counted it (and the mean time it ran), for the metrics of the means.
+fn mean_counters(runs: &[Report], stats: &[RepeatStat]) -> Vec<Counter> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .counters
+        .iter()
+        .zip(stats)
+        .enumerate()
+        .map(|(i, (c, st))| {
+            let running = RepeatStat::of_values(
+                runs.iter()
+                    .filter_map(|r| r.counters.get(i))
+                    .filter(|c| c.reading.status() == Status::Ok)
+                    .map(|c| c.reading.time_running as f64),
+            );
+            let run_ns = (running.mean.round() as u64).max(1);
+            Counter {
+                event: c.event.clone(),
+                scope: c.scope.clone(),
+                cpu: c.cpu,
+                reading: if st.count > 0 {
+                    Reading::new(st.mean.round() as u64, run_ns, run_ns)
+                } else {
+                    c.reading
+                },
+                error: None,
+            }
+        })
+        .collect()
+}
+
+/// `--json`: `perf stat -j`'s lines (perf's `stat-display.c`, JSON output;
+/// its linter is `tools/perf/tests/shell/lib/perf_json_output_lint.py`):
+/// one object per counter line, its keys in perf's order: `interval` (a
+/// number, seconds) with -I/-w, `cpu` (a string) with -A, `counter-value`
+/// (a string: the count, msec for clocks, or `<not counted>`), `unit`,
+/// `event`, `variance` (with -r: the relative standard error of the mean,
+/// percent), `event-runtime` (ns), `pcnt-running`, `metric-value` and
+/// `metric-unit` (0 and "" on a row without a metric, as perf 6.1 prints
+/// them). `stats`: -r's, by counter.
+fn perf_json_rows(
+    counters: &[Counter],
+    secs: Option<f64>,
+    interval: Option<f64>,
+    stats: Option<&[RepeatStat]>,
+) -> Vec<String> {
+    let json = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
+    counters
+        .iter()
+        .zip(row_metrics(counters, secs))
+        .enumerate()
+        .map(|(i, (c, (m, _)))| {
+            let mut f: Vec<String> = Vec::with_capacity(10);
+            if let Some(t) = interval {
+                f.push(format!("\"interval\" : {t:.9}"));
+            }
+            if let Some(cpu) = c.cpu {
+                f.push(format!("\"cpu\" : \"{cpu}\""));
+            }
+            let clock = is_clock(&c.event);
+            let value = match c.reading.status() {
+                Status::Ok => {
+                    let v = c.reading.scaled().unwrap_or(0) as f64;
+                    format!("{:.6}", if clock { v / 1e6 } else { v })
+                }
+                Status::NotCounted => "<not counted>".to_owned(),
+                Status::NotSupported => "<not supported>".to_owned(),
+            };
+            f.push(format!("\"counter-value\" : \"{value}\""));
+            f.push(format!(
+                "\"unit\" : \"{}\"",
+                if clock { "msec" } else { "" }
+            ));
+            f.push(format!("\"event\" : {}", json(&c.event)));
+            if let Some(st) = stats.and_then(|s| s.get(i)) {
+                let v = st.rel_stderr_pct().unwrap_or(0.0);
+                f.push(format!("\"variance\" : {v:.2}"));
+            }
+            f.push(format!("\"event-runtime\" : {}", c.reading.time_running));
+            let pct = c.reading.running_ratio().map_or(0.0, |q| q * 100.0);
+            f.push(format!("\"pcnt-running\" : {pct:.2}"));
+            // Always both, as perf 6.1 writes them and its linter counts them: 0 and ""
+            // on a row without a metric (a later perf leaves them out; its linter
+            // takes either).
+            let (mv, mu) = m.map_or((0.0, String::new()), |m| (m.value, m.unit));
+            f.push(format!("\"metric-value\" : {mv:.6}"));
+            f.push(format!("\"metric-unit\" : {}", json(&mu)));
+            format!("{{{}}}", f.join(", "))
+        })
+        .collect()
+}
+
 /// The CSV rows of a set of counters, in `perf stat -x`'s column order
 /// (builtin-stat.c / stat-display.c, CSV output): `CPUn` first for per-CPU
 /// rows (perf's -A), then value, unit, event, run time (ns), percentage of
@@ -1073,20 +1272,13 @@ fn csv_rows(
     secs: Option<f64>,
     prefix: Option<f64>,
 ) -> Vec<String> {
-    let derived = derived_metrics(counters);
-    let task_ms = counters
-        .iter()
-        .find(|c| is_task_clock(&c.event) && c.reading.status() == Status::Ok && c.cpu.is_none())
-        .and_then(|c| c.reading.scaled())
-        .map(|ns| ns as f64 / 1e6);
     counters
         .iter()
-        .zip(&derived)
-        .map(|(c, d)| {
-            let (mv, mu) = row_metric(c, d, task_ms, secs)
-                .map_or((String::new(), String::new()), |(v, u)| {
-                    (format!("{v:.3}"), u)
-                });
+        .zip(row_metrics(counters, secs))
+        .map(|(c, (m, _))| {
+            let (mv, mu) = m.map_or((String::new(), String::new()), |m| {
+                (format!("{:.3}", m.value), m.unit)
+            });
             let mut f = Vec::with_capacity(12);
             if let Some(t) = prefix {
                 f.push(format!("{t:.9}"));
@@ -1255,6 +1447,7 @@ mod tests {
         let buf = Buf::default();
         let mut sink = Sink {
             column_rows: 0,
+            last_interval: Duration::ZERO,
             interval_header: false,
             out: Checked::new(Dest::Stream(Box::new(buf.clone()))),
             name: "test".into(),
@@ -1298,6 +1491,119 @@ mod tests {
             line("instructions").starts_with("         4,000,000      instructions "),
             "{text}"
         );
+    }
+
+    /// IPC and the miss ratios are on interval rows (text, -x, --json) and on
+    /// -r's means too, not only in the total table.
+    #[test]
+    fn derived_metrics_on_interval_and_repeat_rows() {
+        #[derive(Clone, Default)]
+        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+        impl Write for Buf {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(b);
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let c = |event: &str, v: u64| Counter {
+            event: event.into(),
+            scope: Scope::Process,
+            cpu: None,
+            reading: Reading::new(v, 1000, 1000),
+            error: None,
+        };
+        let counters = [
+            c("task-clock", 2_000_000),
+            c("cycles", 4_000_000),
+            c("instructions", 6_000_000),
+            c("branches", 1_000_000),
+            c("branch-misses", 20_000),
+        ];
+        let printed = |argv: &[&str], repeat: bool| {
+            let buf = Buf::default();
+            let mut sink = Sink {
+                column_rows: 0,
+                interval_header: false,
+                last_interval: Duration::ZERO,
+                out: Checked::new(Dest::Stream(Box::new(buf.clone()))),
+                name: "test".into(),
+            };
+            let args = Args::parse_args(argv.iter().copied()).unwrap();
+            if repeat {
+                let run = |ms| Report {
+                    command: vec!["prog".into()],
+                    pids: Vec::new(),
+                    exit_status: Some(0),
+                    elapsed: Duration::from_millis(ms),
+                    descendants: Some(true),
+                    with_children: Vec::new(),
+                    uncounted_children_ns: None,
+                    user_sys: None,
+                    exits: None,
+                    user_only: false,
+                    counters: counters
+                        .iter()
+                        .map(|c| Counter {
+                            event: c.event.clone(),
+                            scope: Scope::Process,
+                            cpu: None,
+                            reading: c.reading,
+                            error: None,
+                        })
+                        .collect(),
+                };
+                sink.repeated(&[run(4), run(4)], &args);
+            } else {
+                sink.interval(Duration::from_millis(4), &counters, &args);
+            }
+            let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+            text
+        };
+        for (argv, repeat) in [
+            (&["pmcstat", "-I", "100", "-e", "cycles", "true"][..], false),
+            (&["pmcstat", "-r", "2", "-e", "cycles", "true"], true),
+        ] {
+            let text = printed(argv, repeat);
+            let line = |e: &str| {
+                text.lines()
+                    .find(|l| l.split_whitespace().any(|w| w == e))
+                    .unwrap_or_else(|| panic!("{e}: {text}"))
+                    .to_owned()
+            };
+            assert!(
+                line("instructions").contains("#    1.50  insn per cycle"),
+                "{text}"
+            );
+            assert!(
+                line("branch-misses").contains("#    2.00% of all branches"),
+                "{text}"
+            );
+            assert!(line("task-clock").contains("0.500 CPUs utilized"), "{text}");
+            for (flag, want) in [
+                ("-x,", ",1.500,insn per cycle"),
+                (
+                    "--json",
+                    "\"metric-value\" : 1.500000, \"metric-unit\" : \"insn per cycle\"",
+                ),
+            ] {
+                let mut a = argv.to_vec();
+                a.insert(1, flag);
+                let text = printed(&a, repeat);
+                assert!(
+                    line_with(&text, "instructions").contains(want),
+                    "{flag}: {text}"
+                );
+            }
+        }
+        fn line_with(text: &str, event: &str) -> String {
+            text.lines()
+                .find(|l| l.contains(&format!("{event},")) || l.contains(&format!("\"{event}\"")))
+                .unwrap_or_default()
+                .to_owned()
+        }
     }
 
     #[test]

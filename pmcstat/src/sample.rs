@@ -639,6 +639,8 @@ fn report(
     for line in held_up_lines(backend, args.log.as_deref()) {
         let _ = writeln!(out, "{line}");
     }
+    // The summary first: it is buffered, these lines are not.
+    let _ = out.flush();
     for line in unwind_lines(backend) {
         let _ = writeln!(std::io::stderr(), "{line}");
     }
@@ -651,7 +653,7 @@ fn summary_output(args: &Args) -> Result<crate::output::Dest, Failure> {
     Ok(match &args.output {
         Some(p) => crate::output::create_private_file(p)
             .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
-        None => crate::output::Dest::Stream(Box::new(std::io::stderr())),
+        None => crate::output::Dest::Stream(crate::output::stderr_stream()),
     })
 }
 

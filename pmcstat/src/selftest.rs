@@ -12,7 +12,7 @@ use std::io::Write;
 /// Runs the self-test; returns the exit status.
 pub fn run(args: &Args) -> Result<u8, Failure> {
     let report = pmc::selftest()?;
-    let mut out = crate::output::Checked::new(std::io::stdout());
+    let mut out = crate::output::Checked::new(crate::output::stdout_stream());
     if args.json {
         let _ = writeln!(
             out,

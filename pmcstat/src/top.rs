@@ -416,3 +416,54 @@ pub fn replay(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmc_analyze::profile::{Profile, Stack};
+
+    /// A function that only called the sampled one (self 0) is no row of the
+    /// view: pmcstat(8)'s top lists the sampled functions, and a `0.0  0
+    /// [unknown]` row says nothing.
+    #[test]
+    fn rows_of_zero_samples_are_not_shown() {
+        let function = |name: &str, object: Option<&str>| pmc_analyze::symbolize::Function {
+            name: name.into(),
+            object: object.map(Into::into),
+            source: None,
+            kernel: false,
+            address: None,
+            inlined: false,
+        };
+        let profile = Profile {
+            functions: vec![
+                function("[unknown]", None),
+                function("leaf", Some("/bin/prog")),
+            ],
+            comms: vec!["prog".into()],
+            stacks: vec![Stack {
+                pmc_id: 0,
+                comm: 0,
+                frames: vec![0, 1].into_boxed_slice(),
+                samples: 10,
+                period: 10,
+            }],
+            pmcs: Vec::new(),
+            stats: Default::default(),
+            warnings: Vec::new(),
+            pcs: Vec::new(),
+            objects: Vec::new(),
+        };
+        let mut state = State::default();
+        for display in [Display::Functions, Display::Objects] {
+            state.display = display;
+            let lines = render(&profile, &state, "test", 100, 30);
+            let rows: Vec<&String> = lines.iter().skip(4).collect();
+            assert!(!rows.is_empty(), "{lines:#?}");
+            for row in rows {
+                let samples = row.split_whitespace().nth(1);
+                assert_ne!(samples, Some("0"), "a row of 0 samples: {lines:#?}");
+            }
+        }
+    }
+}

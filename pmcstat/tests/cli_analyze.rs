@@ -178,6 +178,30 @@ fn callgraph_flamegraph_and_summary_of_a_sampled_program() {
         .pointer("/functions/0/name")
         .or_else(|| v.pointer("/functions/0/function"));
     assert_eq!(first.and_then(|x| x.as_str()), Some("hot_leaf"), "{v}");
+    // --summary --top 0 (every row): no row of 0 samples; outer and main only
+    // called hot_leaf and the others, so they are not rows of the table.
+    let all = pmcstat()
+        .arg("-R")
+        .arg(&log)
+        .args(["--summary", "--top", "0"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&all.stdout);
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    assert!(rows.len() >= 4, "{table}");
+    for row in &rows {
+        let samples = row.split_whitespace().nth(1);
+        assert_ne!(samples, Some("0"), "a row of 0 samples: {row}\n{table}");
+    }
+    assert!(
+        !rows
+            .iter()
+            .any(|r| r.split_whitespace().nth(4) == Some("main")),
+        "{table}"
+    );
     gprof_agrees_with_summary(&dir, &exe, &log, &v);
     callgrind_annotate_agrees_with_summary(&dir, &log, &v);
     annotate_listings(&exe, &log, &v);

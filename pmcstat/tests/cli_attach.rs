@@ -73,7 +73,7 @@ fn attach_by_regex_counts_every_matching_process() {
     let mut pids: Vec<u32> = spin.0.iter().map(Child::id).collect();
     pids.sort_unstable();
     let re = format!("^{name}$");
-    let (code, _, out) = pmcstat(&["--json", "-t", &re, "-p", "task-clock", "-l", "0.5"]);
+    let (code, _, out) = pmcstat(&["--json-report", "-t", &re, "-p", "task-clock", "-l", "0.5"]);
     assert_eq!(code, 0, "{out}");
     let v: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     let mut got: Vec<u64> = v["pids"]
@@ -165,7 +165,7 @@ fn json_counters(out: &str) -> Vec<(String, Option<u64>, u64)> {
         .collect()
 }
 
-/// The CPUs each event was counted on, from --per-cpu --json.
+/// The CPUs each event was counted on, from --per-cpu --json-report.
 fn cpus_of(out: &str, event: &str) -> Vec<u64> {
     json_counters(out)
         .into_iter()
@@ -189,7 +189,7 @@ fn cpu_list_applies_to_the_system_pmcs_after_it() {
     let all: Vec<u64> = (0..ncpu as u64).collect();
     // -c 0 between two -s: the first on every CPU, the second on CPU 0.
     let args = [
-        "--json",
+        "--json-report",
         "--per-cpu",
         "-s",
         "page-faults",
@@ -213,7 +213,7 @@ fn cpu_list_applies_to_the_system_pmcs_after_it() {
     assert!(clock > 150_000_000, "{clock} ns\n{out}");
     // Two -c, each for the PMCs after it; -S likewise, and -v says which.
     let (code, _, out) = pmcstat(&[
-        "--json",
+        "--json-report",
         "--per-cpu",
         "-c",
         "1",
@@ -251,7 +251,7 @@ fn cpu_list_applies_to_the_system_pmcs_after_it() {
     assert_eq!(scopes, ["system, CPU 1", "system, every CPU"], "{out}");
     // Today's form: one -c after the only system PMC still applies to it.
     let (code, _, out) = pmcstat(&[
-        "--json",
+        "--json-report",
         "--per-cpu",
         "-s",
         "task-clock",
@@ -278,7 +278,7 @@ fn descendants_toggle_for_the_process_pmcs_after_it() {
         return;
     }
     let values = |args: &[&str]| -> Vec<u64> {
-        let mut all = vec!["--json"];
+        let mut all = vec!["--json-report"];
         all.extend_from_slice(args);
         all.extend_from_slice(&["--", "sh", "-c", FORKS]);
         let (code, _, out) = pmcstat(&all);

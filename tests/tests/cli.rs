@@ -109,7 +109,7 @@ fn json_has_the_documented_fields_and_agrees_with_perf() {
     let out = run(
         &p,
         &[
-            "--json",
+            "--json-report",
             "-p",
             "page-faults",
             "-p",
@@ -223,7 +223,15 @@ fn exit_status_of_the_command_is_propagated() {
     // JSON reports it too.
     let out = run(
         &p,
-        &["--json", "-p", "page-faults", "--", "sh", "-c", "exit 3"],
+        &[
+            "--json-report",
+            "-p",
+            "page-faults",
+            "--",
+            "sh",
+            "-c",
+            "exit 3",
+        ],
     );
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(json_of(&out)["exit_status"], 3);
@@ -407,7 +415,7 @@ fn descendants_flag_counts_children() {
     // in place, which would count it without -d.
     let script = format!("{WORKLOAD} touch-pages 2048; {WORKLOAD} touch-pages 2048; exit 0");
     let faults = |d: bool| {
-        let mut args = vec!["--json", "-p", "page-faults"];
+        let mut args = vec!["--json-report", "-p", "page-faults"];
         if d {
             args.push("-d");
         }
@@ -443,7 +451,7 @@ fn system_scope_per_cpu_json_and_csv() {
     let out = run(
         &p,
         &[
-            "--json",
+            "--json-report",
             "--per-cpu",
             "-s",
             "cpu-clock",
@@ -589,7 +597,7 @@ fn threads_of_the_command_are_counted_and_sampled() {
     let out = run(
         &p,
         &[
-            "--json",
+            "--json-report",
             "-p",
             "task-clock",
             "--",

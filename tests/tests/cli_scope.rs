@@ -41,7 +41,7 @@ fn json_of(out: &Output) -> Value {
         .rev()
         .find(|l| l.starts_with('{'))
         .unwrap_or_else(|| panic!("no JSON in pmcstat's output: {text}"));
-    serde_json::from_str(line).expect("pmcstat --json parses")
+    serde_json::from_str(line).expect("pmcstat --json-report parses")
 }
 
 fn counter<'a>(j: &'a Value, event: &str) -> &'a Value {
@@ -64,7 +64,7 @@ fn task_clock_ms(j: &Value) -> f64 {
 fn default_set_counts_the_command_tree_as_perf_stat_does() {
     let name = "default_set_counts_the_command_tree_as_perf_stat_does";
     let cmd = tree_command();
-    let Some(out) = pmcstat(&["--json"], &cmd) else {
+    let Some(out) = pmcstat(&["--json-report"], &cmd) else {
         skip!(name, "pmcstat binary not built");
         return;
     };
@@ -81,7 +81,7 @@ fn default_set_counts_the_command_tree_as_perf_stat_does() {
         "the header says what was counted: {text}"
     );
     // -e, perf's spelling, counts the tree too.
-    let e = json_of(&pmcstat(&["--json", "-e", "task-clock"], &cmd).unwrap());
+    let e = json_of(&pmcstat(&["--json-report", "-e", "task-clock"], &cmd).unwrap());
     assert!(task_clock_ms(&e) >= 140.0, "{e}");
     match perf_available() {
         Err(reason) => skip!(name, "perf oracle part: {reason}"),
@@ -101,7 +101,7 @@ fn default_set_counts_the_command_tree_as_perf_stat_does() {
 fn process_option_counts_the_process_alone_and_says_children_were_missed() {
     let name = "process_option_counts_the_process_alone_and_says_children_were_missed";
     let cmd = tree_command();
-    let Some(out) = pmcstat(&["--json", "-p", "task-clock"], &cmd) else {
+    let Some(out) = pmcstat(&["--json-report", "-p", "task-clock"], &cmd) else {
         skip!(name, "pmcstat binary not built");
         return;
     };
@@ -130,14 +130,14 @@ fn process_option_counts_the_process_alone_and_says_children_were_missed() {
     );
 
     // With -d: the whole tree, no note.
-    let d = json_of(&pmcstat(&["--json", "-d", "-p", "task-clock"], &cmd).unwrap());
+    let d = json_of(&pmcstat(&["--json-report", "-d", "-p", "task-clock"], &cmd).unwrap());
     assert_eq!(d["descendants"], true, "{d}");
     assert!(task_clock_ms(&d) >= 140.0, "{d}");
     assert!(d.get("notes").is_none(), "{d}");
 
     // A command without children gets no note.
     let solo = vec![WORKLOAD.to_owned(), "spin-cpu-ms".into(), "20".into()];
-    let s = json_of(&pmcstat(&["--json", "-p", "task-clock"], &solo).unwrap());
+    let s = json_of(&pmcstat(&["--json-report", "-p", "task-clock"], &solo).unwrap());
     assert!(s.get("uncounted_children_ns").is_none(), "{s}");
 }
 
@@ -145,7 +145,7 @@ fn process_option_counts_the_process_alone_and_says_children_were_missed() {
 fn event_lists_split_like_perf_but_keep_hwpmc_qualifiers() {
     let name = "event_lists_split_like_perf_but_keep_hwpmc_qualifiers";
     let cmd = vec![WORKLOAD.to_owned(), "touch-pages".into(), "64".into()];
-    let Some(out) = pmcstat(&["--json", "-e", "page-faults,task-clock"], &cmd) else {
+    let Some(out) = pmcstat(&["--json-report", "-e", "page-faults,task-clock"], &cmd) else {
         skip!(name, "pmcstat binary not built");
         return;
     };
@@ -158,7 +158,7 @@ fn event_lists_split_like_perf_but_keep_hwpmc_qualifiers() {
         .collect();
     assert_eq!(events, ["page-faults", "task-clock"]);
     // `,usr` is a qualifier of one hwpmc-style event, not a second event.
-    let j = json_of(&pmcstat(&["--json", "-e", "instructions,usr"], &cmd).unwrap());
+    let j = json_of(&pmcstat(&["--json-report", "-e", "instructions,usr"], &cmd).unwrap());
     assert_eq!(j["counters"].as_array().unwrap().len(), 1, "{j}");
     assert_eq!(j["counters"][0]["event"], "instructions,usr", "{j}");
 }
@@ -173,7 +173,7 @@ fn intervals_add_up_to_the_total() {
             "{WORKLOAD} touch-pages 3000; {WORKLOAD} sleep-ms 130; {WORKLOAD} touch-pages 3000"
         ),
     ];
-    let Some(out) = pmcstat(&["--json", "-w", "0.05", "-e", "page-faults"], &cmd) else {
+    let Some(out) = pmcstat(&["--json-report", "-w", "0.05", "-e", "page-faults"], &cmd) else {
         skip!(name, "pmcstat binary not built");
         return;
     };
@@ -258,7 +258,8 @@ fn user_mode_only_counts_are_labelled_u_as_perf_does() {
         text.contains("note: events marked :u counted user mode only"),
         "{text}"
     );
-    let j: Value = serde_json::from_str(run(&["--json", "-e", "context-switches"]).trim()).unwrap();
+    let j: Value =
+        serde_json::from_str(run(&["--json-report", "-e", "context-switches"]).trim()).unwrap();
     assert_eq!(j["counters"][0]["event"], "context-switches:u", "{j}");
     assert!(j["notes"].as_array().is_some_and(|n| !n.is_empty()), "{j}");
     let csv = run(&["-x,", "-e", "context-switches"]);

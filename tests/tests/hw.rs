@@ -133,10 +133,10 @@ fn run_pmcstat(bin: &PathBuf, args: &[&str]) -> (i32, String) {
     (out.code, out.stderr)
 }
 
-/// pmcstat `--json` counting of `pmc-workload insns n` with these events:
+/// pmcstat `--json-report` counting of `pmc-workload insns n` with these events:
 /// the counters array.
 fn pmcstat_json(bin: &PathBuf, events: &[&str], n: &str) -> Vec<Value> {
-    let mut args: Vec<String> = vec!["--json".into()];
+    let mut args: Vec<String> = vec!["--json-report".into()];
     for e in events {
         args.push("-p".into());
         args.push((*e).into());

@@ -1157,7 +1157,7 @@ fn pmcstat_count_cell(
     perf: Option<PerfJudge>,
 ) -> CellResult {
     let tf = truth_file(tag);
-    let mut o = vec!["--json"];
+    let mut o = vec!["--json-report"];
     o.extend_from_slice(opts);
     let j = pmcstat_json(bin, &o, &matrix_command(s, &tf))?;
     let truth = read_truth(&tf)?;
@@ -1222,7 +1222,11 @@ fn pmcstat_system_cell(bin: &Path) -> CellResult {
     const MS: u64 = 300;
     let cmd = vec![WORKLOAD.to_string(), "sleep-ms".into(), MS.to_string()];
     let t0 = Instant::now();
-    let j = pmcstat_json(bin, &["--json", "--per-cpu", "-s", "cpu-clock"], &cmd)?;
+    let j = pmcstat_json(
+        bin,
+        &["--json-report", "--per-cpu", "-s", "cpu-clock"],
+        &cmd,
+    )?;
     let outer = t0.elapsed().as_secs_f64() * 1e9;
     let inner = (MS * 1_000_000) as f64;
     let rows = j["counters"].as_array().ok_or("no counters")?;
@@ -1303,7 +1307,7 @@ fn pmcstat_system_sample_cell(bin: &Path) -> CellResult {
 /// against 2N and perf stat.
 fn pmcstat_pingpong_cell(bin: &Path, perf: bool) -> CellResult {
     let cmd = vec![WORKLOAD.to_string(), "pingpong".into(), ROUNDS.to_string()];
-    let j = pmcstat_json(bin, &["--json", "-e", "context-switches"], &cmd)?;
+    let j = pmcstat_json(bin, &["--json-report", "-e", "context-switches"], &cmd)?;
     let counted = json_count(&j, "context-switches")? as f64;
     let mut v = vec![Check::new(
         "context-switches >= 2N-4",
