@@ -44,6 +44,8 @@ pub struct Stream {
     /// A regular file streamed (an hwpmc log): it can be read again from its start, so each
     /// output that reads the log gets a pass of its own, converted as it is read.
     reopen: Option<PathBuf>,
+    /// The conversion's line was printed (by this stream's reader or a pass's).
+    import_told: std::cell::Cell<bool>,
 }
 
 enum StreamKind {
@@ -84,6 +86,7 @@ impl Stream {
         Ok(Stream {
             inner: std::cell::RefCell::new(kind),
             reopen: None,
+            import_told: std::cell::Cell::new(false),
         })
     }
 
@@ -97,9 +100,19 @@ impl Stream {
     /// For a converted hwpmc log, its conversion's line, once it has been read (a warning
     /// when it was damaged, even with -q, as for a converted file).
     pub fn report_import(&self, path: &Path) {
-        if let StreamKind::Hwpmc(r) = &*self.inner.borrow() {
+        self.report_import_of(self, path);
+    }
+
+    /// [`report_import`](Stream::report_import) of `pass`, a pass of this stream's file
+    /// read to its end: once per log, whichever read it first.
+    fn report_import_of(&self, pass: &Stream, path: &Path) {
+        if self.import_told.get() {
+            return;
+        }
+        if let StreamKind::Hwpmc(r) = &*pass.inner.borrow() {
             if let Some(report) = r.report() {
                 import_line(path, report);
+                self.import_told.set(true);
             }
         }
     }
@@ -284,7 +297,8 @@ pub fn filter_thread(log: &[u8], filter: &mut ThreadFilter) -> Result<Vec<u8>, F
     let reader = pmc_log::Reader::new(log).map_err(|e| fail(format!("-i: {e}")))?;
     let header = reader.header().unwrap_or_default();
     let write = |e: pmc_log::WriteError| fail(format!("-i: cannot filter the log: {e}"));
-    let mut w = pmc_log::Writer::new(Vec::new(), &header).map_err(write)?;
+    // Out of memory for the rewrite is an error with a message, not an abort.
+    let mut w = pmc_log::Writer::new(pmc_log::TryVec::new(), &header).map_err(write)?;
     let mut it = reader.records();
     let mut closed = None;
     for r in it.by_ref() {
@@ -303,6 +317,7 @@ pub fn filter_thread(log: &[u8], filter: &mut ThreadFilter) -> Result<Vec<u8>, F
         Some(t) => w.finish_at(t),
         None => w.into_inner_unclosed(),
     }
+    .map(pmc_log::TryVec::into_inner)
     .map_err(write)
 }
 
@@ -645,14 +660,18 @@ enum Whole<'a> {
     /// pmc-log bytes (a mapped log, its thread filter applied already).
     Bytes(&'a [u8]),
     /// A regular file read as a stream: each pass opens it again, with its own `-i` filter.
-    Passes(&'a Stream, Option<u32>),
+    Passes(&'a Stream, Option<u32>, &'a Path),
 }
 
-fn whole_log<'a>(input: &'a Input, path: &Path, args: &Args) -> Result<Option<Whole<'a>>, Failure> {
+fn whole_log<'a>(
+    input: &'a Input,
+    path: &'a Path,
+    args: &Args,
+) -> Result<Option<Whole<'a>>, Failure> {
     match input {
         Input::Bytes(b) => Ok(Some(Whole::Bytes(b))),
         Input::Stream(s) if needs_bytes(args) && s.reopen.is_some() => {
-            Ok(Some(Whole::Passes(s, args.thread)))
+            Ok(Some(Whole::Passes(s, args.thread, path)))
         }
         Input::Stream(_) if needs_bytes(args) => Err(Failure::Usage(format!(
             "{}: -m, -a, --pprof, --perf-data and --script read a regular file, not a stream",
@@ -679,7 +698,7 @@ impl Whole<'_> {
                 }
                 Ok(it.into_report())
             }
-            Whole::Passes(s, tid) => {
+            Whole::Passes(s, tid, path) => {
                 let pass = match s.reopen() {
                     Some(Ok(p)) => p,
                     _ => return Err(std::io::Error::other("the log cannot be read again")),
@@ -694,7 +713,10 @@ impl Whole<'_> {
                     }
                     f(&r)?;
                 }
-                Ok(reader.finish())
+                let report = reader.finish();
+                // The conversion's line (a warning when the log was damaged), once per log.
+                s.report_import_of(&pass, path);
+                Ok(report)
             }
         }
     }
