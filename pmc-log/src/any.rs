@@ -130,10 +130,11 @@ pub fn open_any(data: &[u8]) -> Result<AnyLog<'_>, OpenError> {
             import: None,
         }),
         Some(LogFormat::Hwpmc) => {
-            let (out, report) = hwpmc::convert(data, Vec::new())?;
+            // Out of memory while converting is an error (HwpmcError::Write), not an abort.
+            let (out, report) = hwpmc::convert(data, crate::TryVec::new())?;
             Ok(AnyLog {
                 format: LogFormat::Hwpmc,
-                bytes: Cow::Owned(out),
+                bytes: Cow::Owned(out.into_inner()),
                 import: Some(report),
             })
         }

@@ -73,10 +73,12 @@ pub mod format;
 pub mod hwpmc;
 pub mod read;
 pub mod record;
+pub mod tryvec;
 pub mod write;
 
 pub use any::{detect, open_any, AnyLog, LogFormat, OpenError};
 pub use error::{ReadError, WriteError};
 pub use read::{ReadReport, Reader, RecordIter, SkipReason, Skipped, StreamReader};
 pub use record::Record;
+pub use tryvec::TryVec;
 pub use write::Writer;

@@ -116,7 +116,8 @@ pub fn unwind_log(
     let reader = pmc_log::Reader::new(bytes).map_err(UnwindLogError::Read)?;
     let header = reader.header().unwrap_or_default();
     let write_err = UnwindLogError::Write;
-    let mut w = pmc_log::Writer::new(Vec::new(), &header).map_err(write_err)?;
+    // The rewrite grows with the log: running out of memory is a write error, not an abort.
+    let mut w = pmc_log::Writer::new(pmc_log::TryVec::new(), &header).map_err(write_err)?;
     let mut lu = LogUnwinder::new(unwinder);
     let mut report = UnwindReport::default();
     // The sample waiting for its UserStack record, if any.
@@ -173,5 +174,5 @@ pub fn unwind_log(
         None => w.into_inner_unclosed(),
     }
     .map_err(write_err)?;
-    Ok((out, report))
+    Ok((out.into_inner(), report))
 }

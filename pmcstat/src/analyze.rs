@@ -8,7 +8,7 @@ use crate::cli::{Args, CallgraphOrder};
 use crate::count::Failure;
 use crate::output::{write_outcome, Checked, Dest};
 use pmc::{Error, ErrorKind, Op};
-use pmc_analyze::annotate::{write_listing, Listing};
+use pmc_analyze::annotate::{Listing, ListingWriter};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
 use pmc_analyze::callgrind::{write_callgrind, CallgrindOptions};
 use pmc_analyze::flame::{write_flamegraph, write_folded, FlameGraphOptions, FoldedOptions};
@@ -41,6 +41,11 @@ pub enum Input {
 /// as `&File` does, so each report reads it through its own `BufReader`.
 pub struct Stream {
     inner: std::cell::RefCell<StreamKind>,
+    /// A regular file streamed (an hwpmc log): it can be read again from its start, so each
+    /// output that reads the log gets a pass of its own, converted as it is read.
+    reopen: Option<PathBuf>,
+    /// The conversion's line was printed (by this stream's reader or a pass's).
+    import_told: std::cell::Cell<bool>,
 }
 
 enum StreamKind {
@@ -80,15 +85,34 @@ impl Stream {
         };
         Ok(Stream {
             inner: std::cell::RefCell::new(kind),
+            reopen: None,
+            import_told: std::cell::Cell::new(false),
         })
+    }
+
+    /// The same regular file again, from its start (`None` for a FIFO, socket or standard
+    /// input, which can be read once only).
+    fn reopen(&self) -> Option<Result<Stream, Failure>> {
+        let path = self.reopen.as_deref()?;
+        Some(open_file_stream(path))
     }
 
     /// For a converted hwpmc log, its conversion's line, once it has been read (a warning
     /// when it was damaged, even with -q, as for a converted file).
     pub fn report_import(&self, path: &Path) {
-        if let StreamKind::Hwpmc(r) = &*self.inner.borrow() {
+        self.report_import_of(self, path);
+    }
+
+    /// [`report_import`](Stream::report_import) of `pass`, a pass of this stream's file
+    /// read to its end: once per log, whichever read it first.
+    fn report_import_of(&self, pass: &Stream, path: &Path) {
+        if self.import_told.get() {
+            return;
+        }
+        if let StreamKind::Hwpmc(r) = &*pass.inner.borrow() {
             if let Some(report) = r.report() {
                 import_line(path, report);
+                self.import_told.set(true);
             }
         }
     }
@@ -119,7 +143,9 @@ pub fn load_with(path: &Path, stream_hwpmc: bool) -> Result<Input, Failure> {
     if stream_hwpmc && pmc_log::detect(&data) == Some(pmc_log::LogFormat::Hwpmc) {
         // Read through the mapping's file, converted as it is read.
         drop(data);
-        return Ok(Input::Stream(Stream::new(file, &shown)?));
+        let mut s = Stream::new(file, &shown)?;
+        s.reopen = Some(path.to_path_buf());
+        return Ok(Input::Stream(s));
     }
     if let Ok(mut m) = MAPPED_LOG.lock() {
         *m = Some(data.clone());
@@ -143,6 +169,15 @@ pub fn load_with(path: &Path, stream_hwpmc: bool) -> Result<Input, Failure> {
     };
     import_line(path, &report);
     Ok(Input::Bytes(out.into()))
+}
+
+/// A regular file read as a stream from its start (an hwpmc log, converted as it is read).
+fn open_file_stream(path: &Path) -> Result<Stream, Failure> {
+    let (file, _) = pmc_analyze::file::open_regular(path, MAX_LOG_SIZE)
+        .map_err(|e| fail(format!("cannot read {e}")))?;
+    let mut s = Stream::new(file, &path.display())?;
+    s.reopen = Some(path.to_path_buf());
+    Ok(s)
 }
 
 /// The line saying an hwpmc log was converted: a warning (even with -q) when it was damaged.
@@ -262,7 +297,8 @@ pub fn filter_thread(log: &[u8], filter: &mut ThreadFilter) -> Result<Vec<u8>, F
     let reader = pmc_log::Reader::new(log).map_err(|e| fail(format!("-i: {e}")))?;
     let header = reader.header().unwrap_or_default();
     let write = |e: pmc_log::WriteError| fail(format!("-i: cannot filter the log: {e}"));
-    let mut w = pmc_log::Writer::new(Vec::new(), &header).map_err(write)?;
+    // Out of memory for the rewrite is an error with a message, not an abort.
+    let mut w = pmc_log::Writer::new(pmc_log::TryVec::new(), &header).map_err(write)?;
     let mut it = reader.records();
     let mut closed = None;
     for r in it.by_ref() {
@@ -281,6 +317,7 @@ pub fn filter_thread(log: &[u8], filter: &mut ThreadFilter) -> Result<Vec<u8>, F
         Some(t) => w.finish_at(t),
         None => w.into_inner_unclosed(),
     }
+    .map(pmc_log::TryVec::into_inner)
     .map_err(write)
 }
 
@@ -556,19 +593,19 @@ fn run_input(
     let stdout = PathBuf::from("-");
     let out_path = args.output.as_deref().unwrap_or(&stdout);
     let log = whole_log(input, path, args)?;
-    write_listings(args, log, out_path)?;
+    write_listings(args, &log, out_path)?;
     if !wants_reports(args) {
         // As pmcstat -R alone: one line per record.
         dump_records(input, path, args, thread.as_mut(), out_path)?;
         return Ok(0);
     }
-    if let (Some(to), Some(log)) = (&args.perf_data, log) {
+    if let (Some(to), Some(log)) = (&args.perf_data, &log) {
         write_perf_data(log, path, to)?;
     }
     if (args.perf_data.is_some() || args.script) && no_listing_nor_profile(args) {
         return Ok(0);
     }
-    if let (Some(p), Some(log)) = (&args.pprof, log) {
+    if let (Some(p), Some(log)) = (&args.pprof, &log) {
         let only = args.callgraph.is_none()
             && args.folded.is_none()
             && args.flamegraph.is_none()
@@ -589,9 +626,9 @@ fn run_input(
 /// its other threads' samples left out (a stream is filtered as it is read: the filter is
 /// returned).
 fn read_input(path: &Path, args: &Args) -> Result<(Input, Option<ThreadFilter>), Failure> {
-    // An hwpmc log file is streamed through its conversion unless an output reads the log
-    // more than once (it is then converted whole in memory).
-    let mut input = load_with(path, !needs_bytes(args))?;
+    // An hwpmc log file is streamed through its conversion, in bounded memory: each output
+    // that reads the log has a pass of its own over the file (issue 21, item 12).
+    let mut input = load_with(path, true)?;
     if let Input::Bytes(b) = &input {
         if let Some(unwound) = unwind_stacks(b, args)? {
             input = Input::Bytes(unwound.into());
@@ -616,11 +653,26 @@ fn needs_bytes(args: &Args) -> bool {
         || args.script
 }
 
-/// The log whole, for the outputs that read it more than once (`-m`, `-a`, `--pprof`,
-/// `--perf-data`, `--script`); `None` for a stream, which those outputs refuse.
-fn whole_log<'a>(input: &'a Input, path: &Path, args: &Args) -> Result<Option<&'a [u8]>, Failure> {
+/// The log for an output that reads it through (`-m`, `-a`, `--pprof`, `--perf-data`,
+/// `--script`): mapped bytes, or a regular file streamed (an hwpmc log), which each such
+/// output reads again from its start; `None` when none of them is asked for.
+enum Whole<'a> {
+    /// pmc-log bytes (a mapped log, its thread filter applied already).
+    Bytes(&'a [u8]),
+    /// A regular file read as a stream: each pass opens it again, with its own `-i` filter.
+    Passes(&'a Stream, Option<u32>, &'a Path),
+}
+
+fn whole_log<'a>(
+    input: &'a Input,
+    path: &'a Path,
+    args: &Args,
+) -> Result<Option<Whole<'a>>, Failure> {
     match input {
-        Input::Bytes(b) => Ok(Some(b)),
+        Input::Bytes(b) => Ok(Some(Whole::Bytes(b))),
+        Input::Stream(s) if needs_bytes(args) && s.reopen.is_some() => {
+            Ok(Some(Whole::Passes(s, args.thread, path)))
+        }
         Input::Stream(_) if needs_bytes(args) => Err(Failure::Usage(format!(
             "{}: -m, -a, --pprof, --perf-data and --script read a regular file, not a stream",
             path.display()
@@ -629,9 +681,50 @@ fn whole_log<'a>(input: &'a Input, path: &Path, args: &Args) -> Result<Option<&'
     }
 }
 
+impl Whole<'_> {
+    /// Hands `f` every record of the log (of the `-i` thread), from its start; returns the
+    /// reader's report.
+    fn each_record(
+        &self,
+        f: &mut dyn FnMut(&pmc_log::record::Record<'_>) -> std::io::Result<()>,
+    ) -> std::io::Result<pmc_log::ReadReport> {
+        let bad = |e: pmc_log::ReadError| std::io::Error::other(e.to_string());
+        match self {
+            Whole::Bytes(b) => {
+                let reader = pmc_log::Reader::new(b).map_err(bad)?;
+                let mut it = reader.records();
+                for r in it.by_ref() {
+                    f(&r)?;
+                }
+                Ok(it.into_report())
+            }
+            Whole::Passes(s, tid, path) => {
+                let pass = match s.reopen() {
+                    Some(Ok(p)) => p,
+                    _ => return Err(std::io::Error::other("the log cannot be read again")),
+                };
+                let mut filter = tid.map(ThreadFilter::new);
+                let mut reader = pmc_log::StreamReader::new(std::io::BufReader::new(&pass))
+                    .map_err(bad)?
+                    .to_end();
+                while let Some(r) = reader.next_record().map_err(bad)? {
+                    if filter.as_mut().is_some_and(|t| !t.keep(&r)) {
+                        continue;
+                    }
+                    f(&r)?;
+                }
+                let report = reader.finish();
+                // The conversion's line (a warning when the log was damaged), once per log.
+                s.report_import_of(&pass, path);
+                Ok(report)
+            }
+        }
+    }
+}
+
 /// `-m`, `-a` and `--script`: the listings of the log, each with a note on what had no
 /// symbol.
-fn write_listings(args: &Args, log: Option<&[u8]>, out_path: &Path) -> Result<(), Failure> {
+fn write_listings(args: &Args, log: &Option<Whole<'_>>, out_path: &Path) -> Result<(), Failure> {
     let script = args.script.then(|| out_path.to_path_buf());
     let listings = [
         (&args.annotate_pcs, Listing::SampledPcs, "-m"),
@@ -639,15 +732,14 @@ fn write_listings(args: &Args, log: Option<&[u8]>, out_path: &Path) -> Result<()
         (&script, Listing::Script, "--script"),
     ];
     for (file, kind, flag) in listings {
-        let (Some(file), Some(log)) = (file, log) else {
+        let (Some(file), Some(log)) = (file, log.as_ref()) else {
             continue;
         };
         let mut stats = None;
         report_to(file, &format!("the {flag} listing"), |out| {
-            stats = Some(
-                write_listing(log, kind, analyze_options(args).symbolize, &mut &mut *out)
-                    .map_err(io_error)?,
-            );
+            let mut w = ListingWriter::new(kind, analyze_options(args).symbolize);
+            log.each_record(&mut |r| w.add(r, &mut &mut *out))?;
+            stats = Some(w.stats().clone());
             Ok(())
         })?;
         if let Some(stats) = stats.filter(|s| s.unresolved > 0) {
@@ -879,16 +971,30 @@ fn profile_of_thread(
 
 /// `--perf-data FILE`: the log as a perf.data file (pmc-log's exporter), with
 /// the number of samples written and anything the reader skipped.
-fn write_perf_data(log: &[u8], path: &Path, to: &Path) -> Result<(), Failure> {
-    let reader = pmc_log::Reader::new(log).map_err(|e| fail(format!("{}: {e}", path.display())))?;
-    let header = reader.header().unwrap_or_default();
-    let mut it = reader.records();
+fn write_perf_data(log: &Whole<'_>, path: &Path, to: &Path) -> Result<(), Failure> {
+    use pmc_log::export::perf_data::PerfDataWriter;
+    use pmc_log::record::{Header, Record};
     let mut samples = 0;
+    let mut report = None;
     report_to(to, "the perf.data file", |out| {
-        samples = pmc_log::export::perf_data::write_all(&header, it.by_ref(), &mut &mut *out)?;
+        // The log's header comes first; a log without one gets perf's defaults.
+        let mut p: Option<PerfDataWriter> = None;
+        let read = log.each_record(&mut |r| {
+            let w = p.get_or_insert_with(|| match r {
+                Record::Header(h) => PerfDataWriter::new(h),
+                _ => PerfDataWriter::new(&Header::default()),
+            });
+            w.add(r);
+            Ok(())
+        });
+        let read = read.map_err(|e| std::io::Error::other(format!("{}: {e}", path.display())))?;
+        let p = p.unwrap_or_else(|| PerfDataWriter::new(&Header::default()));
+        samples = p.samples();
+        p.finish(&mut &mut *out)?;
+        report = Some(read);
         Ok(())
     })?;
-    let report = it.into_report();
+    let report = report.unwrap_or_default();
     note!(
         "pmcstat: {}: {samples} samples written as perf.data{}",
         to.display(),
@@ -904,14 +1010,21 @@ fn write_perf_data(log: &[u8], path: &Path, to: &Path) -> Result<(), Failure> {
 /// `--pprof FILE`: the log as a gzipped pprof profile. Its warnings are
 /// printed when no other report (which prints the same ones) is asked for.
 fn write_pprof(
-    log: &[u8],
+    log: &Whole<'_>,
     path: &Path,
     to: &Path,
     warn: bool,
     opts: AnalyzeOptions,
 ) -> Result<(), Failure> {
-    let export = pmc_analyze::pprof::export_log(log, opts)
+    let mut b = pmc_analyze::pprof::PprofBuilder::new(opts);
+    let report = log
+        .each_record(&mut |r| {
+            b.add(r);
+            Ok(())
+        })
         .map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    b.set_read_report(&report);
+    let export = b.finish();
     if warn {
         for w in &export.warnings {
             diag!(

@@ -30,7 +30,10 @@ pmcstat -S cpu-clock -O s.pmclog    (until Ctrl-C)\n  pmcstat -TS cpu-clock\n  \
 pmcstat --json -p page-faults -t 1234 -l 5\n  pmcstat -p task-clock -t '^nginx$' -l 5\n  \
 pmcstat -P cpu-clock --freq 4000 -O out.pmclog -- ./a.out\n  pmcstat -c 0 -S cpu-clock -l 2\n  pmcstat -T -P cpu-clock -- ./a.out\n  \
 pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out prof/cpu-clock/a.out.gmon\n  \
-pmcstat -R out.pmclog -F out.callgrind && callgrind_annotate out.callgrind"
+pmcstat -R out.pmclog -F out.callgrind && callgrind_annotate out.callgrind\n\n\
+Exit status: the command's (128 + signal if a signal ended it), or, when it is 0, 3 if \
+sampling lost samples (the summary says how many and why); 1 when counters cannot be set up \
+or results written; 2 for a usage error."
 )]
 pub struct Args {
     /// Count SPEC in the target process (process-scope counting PMC), as

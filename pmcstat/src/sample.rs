@@ -186,7 +186,32 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     }
     // After `q` too the status is the command's: 128 + SIGTERM if it died of the SIGTERM
     // that `q` sent it, as on any other stop.
-    Ok(crate::run::final_status(status.map(exit_code)))
+    let status = crate::run::final_status(status.map(exit_code));
+    let lost = summary_counts(&backend).map_or(0, |(_, lost)| lost);
+    let code = exit_status(status, lost);
+    if code != status {
+        diag!(
+            "pmcstat: exit status {LOST_STATUS}: {lost} samples were lost (the summary says \
+             why); the command itself succeeded"
+        );
+    }
+    Ok(code)
+}
+
+/// pmcstat's exit status when the command succeeded (or there was none, or `q` ended it) but
+/// samples were lost: the profile is incomplete, and a script must be able to tell (perf
+/// exits 0 and only prints "Total Lost Samples"). Distinct from 1 (setup or output failure)
+/// and 2 (usage); a command's own nonzero status takes precedence, so it stays visible.
+pub const LOST_STATUS: u8 = 3;
+
+/// The exit status of a sampling run: `status` (the command's, or 128 + a stop signal), else
+/// [`LOST_STATUS`] if `lost` samples were lost.
+pub fn exit_status(status: u8, lost: u64) -> u8 {
+    if status == 0 && lost > 0 {
+        LOST_STATUS
+    } else {
+        status
+    }
 }
 
 /// The usage rules of sampling mode, in the order they are checked.
@@ -856,9 +881,14 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
 /// stopped), which the kernel counted but never reported in its rings; and, on kernels
 /// without that count, that the lost count may be incomplete.
 fn held_up_lines(backend: &pmc::Native, log: Option<&std::path::Path>) -> Vec<String> {
-    let Ok(s) = backend.sampling_summary() else {
-        return Vec::new();
-    };
+    backend
+        .sampling_summary()
+        .map(|s| held_up_lines_of(&s, log))
+        .unwrap_or_default()
+}
+
+/// [`held_up_lines`] of summary `s`.
+fn held_up_lines_of(s: &pmc::SamplingSummary, log: Option<&std::path::Path>) -> Vec<String> {
     let mut v = Vec::new();
     if s.lost_unreported > 0 {
         let whom = match log {
@@ -1035,6 +1065,34 @@ mod tests {
             rate(&["--freq", "99"], "page-faults"),
             (Rate::Frequency(99), None)
         );
+    }
+
+    /// Issue 21: a run that lost samples exits [`LOST_STATUS`] when the command succeeded,
+    /// and keeps the command's own failure (or 128 + signal) visible otherwise.
+    #[test]
+    fn lost_samples_exit_status() {
+        assert_eq!(exit_status(0, 0), 0);
+        assert_eq!(exit_status(0, 1), LOST_STATUS);
+        assert_eq!(exit_status(7, 1), 7);
+        assert_eq!(exit_status(130, 5), 130);
+        assert!(![0, 1, 2].contains(&LOST_STATUS));
+    }
+
+    /// Issue 21: on a kernel without PERF_FORMAT_LOST (the library's fake-kernel test
+    /// `a_kernel_without_format_lost_opens_without_it_and_says_so` sets the flag), the summary
+    /// says that the lost count may be incomplete, even with nothing counted as lost.
+    #[test]
+    fn an_incomplete_lost_count_is_said() {
+        let mut s = pmc::SamplingSummary::default();
+        s.lost_count_incomplete = true;
+        let lines = held_up_lines_of(&s, Some(std::path::Path::new("-")));
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("lost count may miss") && l.contains("Linux 6.0")),
+            "{lines:?}"
+        );
+        assert!(held_up_lines_of(&pmc::SamplingSummary::default(), None).is_empty());
     }
 
     #[test]

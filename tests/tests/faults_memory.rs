@@ -16,7 +16,9 @@
 //! - symbol names: borrowed from the object's string table, so bounded by the file's size;
 //! - open objects: at most `pmc_analyze::MAX_OPEN_OBJECTS` mapped at once (least recently
 //!   used unmapped first);
-//! - a file truncated while mapped reads as zeros past the cut, which is reported.
+//! - a file truncated while mapped reads as zeros past the cut, which is reported;
+//! - live sampling without `-O` (`-d -P`) feeds the same symbolizer as the log is written:
+//!   the same table bound, plus the log spool's 32 MiB, whatever the number of forks.
 #![cfg(target_os = "linux")]
 
 use std::path::Path;
@@ -687,4 +689,122 @@ fn paths_escaping_the_root_are_refused() {
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert!(escaped.is_empty(), "read outside the root: {escaped:?}");
     assert!(refusals >= 4, "refusals not shown: {}", ran.stderr);
+}
+
+/// The fork storm of [`live_fork_storm_is_bounded`]: maps its own executable `MAPS` times
+/// (executable, so each is an `MMAP2` record, none merged: every one at file offset 0), then
+/// forks `KIDS` children one after the other; each maps once more (its table then differs
+/// from its parent's), spins about 0.2 ms of CPU so that some are sampled, and exits.
+const FORK_STORM_C: &str = r#"
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void spin_us(long us) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    do {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    } while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3) return 2;
+    int maps = atoi(argv[1]), kids = atoi(argv[2]);
+    int fd = open("/proc/self/exe", O_RDONLY);
+    if (fd < 0) return 3;
+    long pg = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < maps; i++)
+        if (mmap(0, pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) return 4;
+    for (int k = 0; k < kids; k++) {
+        pid_t c = fork();
+        if (c < 0) return 5;
+        if (c == 0) {
+            if (mmap(0, pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0) == MAP_FAILED) _exit(6);
+            spin_us(200);
+            _exit(0);
+        }
+        int st;
+        if (waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 7;
+    }
+    return 0;
+}
+"#;
+
+/// Peak RSS bound for live sampling (`-d -P cpu-clock`, no `-O`) of the fork storm: at most
+/// two live processes (the parent and one child) of 2,000 and 2,001 mappings, whatever the
+/// number of forks. The live profile is pmc-analyze's `ProfileBuilder` fed as the log is
+/// written, so its bound is `symbolize`'s: O(live processes + distinct tables × mappings).
+/// Issue 21 measured 951 MB here before tables were shared and freed.
+const LIVE_FORK_RSS_BOUND_KB: u64 = 120 * 1024;
+
+/// How much more the 5,000-fork run may peak at than the 50-fork run of the same process:
+/// the log spool's bound (32 MiB of sealed blocks queued while the live reader is behind,
+/// `pmc_linux::DEFAULT_SPOOL_BYTES`) and 16 MB for the allocator's slack. Memory that grew
+/// per fork would put the 5,000-fork run far over it (issue 21: 951 MB).
+const LIVE_FORK_GROWTH_KB: u64 = 48 * 1024;
+
+/// Issue 21 item 4, live: `pmcstat -d -P cpu-clock` without `-O` over a process with 2,000
+/// executable mappings forking children that each map once more and exit. Peak RSS must stay
+/// under [`LIVE_FORK_RSS_BOUND_KB`], and 5,000 forks may not take more than 50 forks do plus
+/// [`LIVE_FORK_GROWTH_KB`]: bounded by the live processes (2) and their mappings (2,001),
+/// not by the forks.
+#[test]
+fn live_fork_storm_is_bounded() {
+    let name = "live_fork_storm_is_bounded";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let d = dir("faults-live-fork");
+    let Some(prog) = pmc_testkit::cc::build(&d.0, "forkstorm", FORK_STORM_C, &["-O1"]) else {
+        return;
+    };
+    let maps = 2000;
+    let run = |kids: u32| {
+        let ran = run_limited(
+            &p,
+            &[
+                "-d",
+                "-P",
+                "cpu-clock",
+                "--",
+                &s(&prog),
+                &maps.to_string(),
+                &kids.to_string(),
+            ],
+            &d.0,
+            |_| {},
+        );
+        assert!(matches!(ran.code, 0 | 3), "{}", ran.stderr);
+        ran
+    };
+    let few = run(50);
+    let many = run(5000);
+    row(
+        name,
+        &format!("live -d -P cpu-clock, no -O: {maps} executable mappings, 5000 forks+map+exit"),
+        &format!(
+            "exit 0 (3 if samples were lost), rss <= {LIVE_FORK_RSS_BOUND_KB} kB (2 live \
+             processes x 2,001 mappings) and <= the 50-fork run's + {LIVE_FORK_GROWTH_KB} kB"
+        ),
+        &format!(
+            "exit {}, 50-fork run rss_peak_kb={}",
+            many.code, few.rss_peak_kb
+        ),
+        many.rss_peak_kb,
+    );
+    assert!(
+        many.rss_peak_kb <= LIVE_FORK_RSS_BOUND_KB,
+        "peak RSS {} kB over {LIVE_FORK_RSS_BOUND_KB} kB",
+        many.rss_peak_kb
+    );
+    assert!(
+        many.rss_peak_kb <= few.rss_peak_kb + LIVE_FORK_GROWTH_KB,
+        "peak RSS grew with the forks: {} kB for 5,000, {} kB for 50",
+        many.rss_peak_kb,
+        few.rss_peak_kb
+    );
 }

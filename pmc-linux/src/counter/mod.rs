@@ -136,8 +136,8 @@ struct Shared {
 impl Shared {
     fn new(sys: SysHandle) -> Shared {
         Shared {
+            hub: Arc::new(Hub::with_sys(sys.clone())),
             sys,
-            hub: Arc::default(),
             ring_pages: AtomicUsize::new(0),
             next_pmc_id: AtomicU32::new(0),
             facts: std::sync::Mutex::new(None),

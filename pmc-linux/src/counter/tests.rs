@@ -1159,6 +1159,77 @@ fn samples_lost_at_the_end_are_counted_from_the_kernels_count() {
     );
 }
 
+/// Issue 21: the drain reads the kernel's lost count at each pass, not only at stop: a loss
+/// with no PERF_RECORD_LOST yet (the ring is full, nothing written since) shows in the summary
+/// and the log while the PMC runs, so a long run or `-w` sees it grow. Before: 0 lost until
+/// the stop. The PERF_RECORD_LOST the kernel writes later is not counted again, and moves the
+/// loss from "unreported" (the drain held up) to an ordinary full ring.
+#[test]
+fn the_drain_counts_the_kernels_lost_records_while_running() {
+    let (k, backend) = kernel();
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    backend
+        .configure_log(Box::new(SharedSink(out.clone())))
+        .expect("log");
+    backend.set_ring_pages(1).expect("pages");
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    let fd = k.events()[0].fd;
+    let taken = sample_until_lost(&k, fd, 10);
+    let kernel_lost = k.event(fd).expect("event").lost;
+    backend.flush_log().expect("a drain pass");
+    let mid = backend.sampling_details();
+    assert_eq!(
+        (mid.samples + mid.lost, mid.lost, mid.lost_unreported),
+        (taken, kernel_lost, kernel_lost),
+        "counted while running: {mid:?}"
+    );
+    // The drain emptied the ring: the next sample fits, after the kernel's PERF_RECORD_LOST.
+    let more = SampleSpec {
+        ip: 0x2000,
+        pid: 100,
+        tid: 100,
+        time: 10 + taken,
+        cpu: 0,
+    };
+    assert_eq!(k.sample(fd, more), Some(true));
+    backend.flush_log().expect("a drain pass");
+    let after = backend.sampling_details();
+    assert_eq!(
+        (after.samples + after.lost, after.lost_unreported),
+        (taken + 1, 0),
+        "no loss counted twice: {after:?}"
+    );
+    p.stop().expect("stop");
+    drop(p);
+    backend.close_log().expect("close");
+    let bytes = out.lock().expect("lock").clone();
+    let reader = pmc_log::Reader::new(&bytes).expect("log");
+    let logged: u64 = reader
+        .records()
+        .filter_map(|r| match r {
+            pmc_log::Record::Lost(l) => Some(l.count),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(logged, kernel_lost, "the log's lost records");
+}
+
+/// A sink the test reads back.
+struct SharedSink(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A kernel without PERF_FORMAT_LOST (before 6.0): the events are opened without it, read
 /// with the shorter layout, and the summary says the lost count may be incomplete.
 #[test]

@@ -52,6 +52,9 @@ struct HubState {
     spool: Option<SpoolHandle>,
     /// The spool's counts already in the summary (and logged).
     spool_seen: Unwritten,
+    /// The system calls, for reading the kernel's lost counts at each drain pass (none: only
+    /// at stop, through the PMC).
+    sys: Option<sys::SysHandle>,
 }
 
 impl std::fmt::Debug for HubState {
@@ -203,13 +206,51 @@ impl HubState {
             ..
         } = self;
         let ring = &mut rings[i];
+        let unreported = ring.lost_unreported;
         let bad = drain_ring(ring, summary, &mut |meta, r| {
             if writer.is_some() {
                 take_drained(post, reorder, meta, r);
             }
         });
+        // Losses counted from the kernel's count that a PERF_RECORD_LOST has now reported
+        // were lost to a full ring between drains, not while the drain was held up.
+        let reported = unreported.saturating_sub(ring.lost_unreported);
+        summary.lost_unreported = summary.lost_unreported.saturating_sub(reported);
         if bad > 0 && writer.is_some() {
             reorder.push(loss_record(ring));
+        }
+        self.read_owner_lost(i);
+    }
+
+    /// After ring `i` was drained: the kernel's count of the records it could not write into
+    /// it (`PERF_FORMAT_LOST`), read through the ring owner's fd, so that losses no
+    /// `PERF_RECORD_LOST` has reported yet (the kernel writes one only at the ring's next
+    /// output) show in the summary and the log as they grow, not only at stop. One `read(2)`
+    /// per ring and pass; it sees the owner's events (its group's, with `PERF_FORMAT_GROUP`),
+    /// so events of other threads sharing a per-CPU ring are read at stop only.
+    fn read_owner_lost(&mut self, i: usize) {
+        let HubState {
+            rings,
+            summary,
+            reorder,
+            writer,
+            sys,
+            ..
+        } = self;
+        let (Some(sys), Some(ring)) = (sys.as_ref(), rings.get_mut(i)) else {
+            return;
+        };
+        let Some(kernel) = owner_lost(sys, ring) else {
+            return;
+        };
+        let extra = kernel_lost(ring, kernel, summary);
+        if extra > 0 && writer.is_some() {
+            reorder.push(log::Record::Lost(log::Lost {
+                time: now(),
+                pmc_id: Some(ring.default_pmc),
+                cpu: ring.cpu,
+                count: extra,
+            }));
         }
     }
 
@@ -327,6 +368,16 @@ impl HubState {
 }
 
 impl Hub {
+    /// A hub whose drain passes read the kernel's lost counts through `sys` (see
+    /// [`owner_lost`]).
+    pub(crate) fn with_sys(sys: sys::SysHandle) -> Hub {
+        let hub = Hub::default();
+        if let Ok(mut st) = hub.state.lock() {
+            st.sys = Some(sys);
+        }
+        hub
+    }
+
     fn lock(&self) -> Result<MutexGuard<'_, HubState>> {
         self.state.lock().map_err(|_| poisoned())
     }
@@ -684,6 +735,43 @@ fn convert(meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
     if let Some(u) = raw {
         reorder.push(log::Record::UserStack(u));
     }
+}
+
+/// The kernel's count of lost records of the events one `read(2)` of `ring`'s owner fd
+/// reports (perf_event_open(2), "Reading results": `value, [time_enabled], [time_running],
+/// [id], lost`, or with `PERF_FORMAT_GROUP` `nr, [times], {value, [id], lost} * nr`), summed
+/// over those writing into `ring`; `None` without `PERF_FORMAT_LOST` or when the read fails.
+fn owner_lost(sys: &dyn sys::Sys, ring: &RingSource) -> Option<u64> {
+    use crate::record::read_format as rf;
+    let format = ring.cfg.read_format;
+    if format & rf::LOST == 0 {
+        return None;
+    }
+    // 64 words: a group of up to 20 members (a larger one is read at stop only).
+    let mut buf = [0u8; 512];
+    let n = sys.read(ring.poll_fd.as_fd(), &mut buf).ok()?;
+    let words: Vec<u64> = buf
+        .get(..n)?
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()))
+        .collect();
+    let times = usize::from(format & rf::TOTAL_TIME_ENABLED != 0)
+        + usize::from(format & rf::TOTAL_TIME_RUNNING != 0);
+    let has_id = format & rf::ID != 0;
+    if format & rf::GROUP == 0 {
+        return words.get(1 + times + usize::from(has_id)).copied();
+    }
+    let nr = usize::try_from(*words.first()?).ok()?;
+    let stride = 2 + usize::from(has_id);
+    let entries = words.get(1 + times..)?;
+    let ours = |e: &[u64]| !has_id || ring.ids.iter().any(|(id, _)| *id == e[1]);
+    Some(
+        entries
+            .chunks_exact(stride)
+            .take(nr)
+            .filter(|e| ours(e))
+            .fold(0u64, |a, e| a.saturating_add(e[stride - 1])),
+    )
 }
 
 /// Unreadable ring data: the record saying in the log that an unknown number of records

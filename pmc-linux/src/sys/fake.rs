@@ -675,12 +675,19 @@ impl St {
     }
 
     /// The live event behind `fd`, or EBADF-like failure for a descriptor that is not one.
+    /// A duplicate of an event's fd (`dup(2)`, as the drain thread polls and reads) is the
+    /// same event, as in the kernel: one open file.
     fn ev(&self, fd: BorrowedFd<'_>) -> Result<&Ev, Errno> {
         let n = fd.as_raw_fd();
+        if let Some(e) = self.events.get(&n).filter(|e| live(n, &e.link)) {
+            return Ok(e);
+        }
+        let link = std::fs::read_link(format!("/proc/self/fd/{n}")).map_err(|_| libc::EBADF)?;
         // ENOTTY: what the perf ioctls return on a file that is not a perf event.
         self.events
-            .get(&n)
-            .filter(|e| live(n, &e.link))
+            .iter()
+            .find(|(k, e)| link.to_str() == Some(e.link.as_str()) && live(**k, &e.link))
+            .map(|(_, e)| e)
             .ok_or(libc::ENOTTY)
     }
 

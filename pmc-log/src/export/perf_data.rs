@@ -129,6 +129,9 @@ struct Attr {
     id: u64,
 }
 
+/// Reserved before each record: more than the largest (perf's 16-bit record size).
+const RECORD_ROOM: usize = 1 << 17;
+
 /// Accumulates records and writes a perf.data file.
 ///
 /// The data section is buffered in memory (perf.data needs its size in the
@@ -137,6 +140,9 @@ pub struct PerfDataWriter {
     attrs: Vec<Attr>,
     by_pmc: HashMap<u32, usize>,
     data: Vec<u8>,
+    /// The data section could not grow (out of memory): nothing more is kept, and
+    /// [`finish`](PerfDataWriter::finish) returns the error.
+    oom: Option<std::collections::TryReserveError>,
     tps: u64,
     start: u64,
     samples: u64,
@@ -170,6 +176,7 @@ impl PerfDataWriter {
             attrs: Vec::new(),
             by_pmc: HashMap::new(),
             data: Vec::new(),
+            oom: None,
             tps: header.ticks_per_second,
             start: header.start_time,
             samples: 0,
@@ -215,6 +222,16 @@ impl PerfDataWriter {
     }
 
     fn begin(&mut self, ty: u32, misc: u16) -> usize {
+        // Room for the whole record first (chains and strings are capped so that a record
+        // fits perf's 16-bit size): its writes below then never reallocate, and running out
+        // of memory is an error finish() returns, not an abort. After that, one record at a
+        // time is kept, and dropped.
+        if self.oom.is_some() {
+            self.data.clear();
+        } else if let Err(e) = self.data.try_reserve(RECORD_ROOM) {
+            self.data = Vec::new();
+            self.oom = Some(e);
+        }
         let at = self.data.len();
         self.data.extend_from_slice(&ty.to_le_bytes());
         self.data.extend_from_slice(&misc.to_le_bytes());
@@ -526,7 +543,22 @@ impl PerfDataWriter {
     }
 
     /// Write the perf.data file.
+    ///
+    /// # Errors
+    ///
+    /// `out`'s errors; [`io::ErrorKind::OutOfMemory`] when the data section could not be
+    /// held in memory (the records were dropped, nothing is written).
     pub fn finish<W: Write>(mut self, out: &mut W) -> io::Result<()> {
+        if let Some(e) = &self.oom {
+            return Err(crate::tryvec::out_of_memory(
+                self.data.capacity(),
+                RECORD_ROOM,
+                &format!(
+                    "the perf.data data section, after {} samples: {e}",
+                    self.samples
+                ),
+            ));
+        }
         if self.attrs.is_empty() {
             self.attr_for(0);
         }
@@ -601,4 +633,29 @@ pub fn write_all<'a, W: Write>(
     let n = p.samples();
     p.finish(out)?;
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 21 item 7: a data section that cannot grow is an error from `finish`, and the
+    /// records after it are dropped one at a time (memory stays at one record), not an abort.
+    /// The allocator's failure is stood in for by the state `begin` records when
+    /// `try_reserve` fails (pmc-tests' faults_cli row `perf_data_out_of_memory` reaches it
+    /// through a real address-space limit).
+    #[test]
+    fn a_data_section_out_of_memory_is_an_error() {
+        let mut p = PerfDataWriter::new(&Header::default());
+        p.oom = Vec::<u8>::new().try_reserve(usize::MAX / 2).err();
+        assert!(p.oom.is_some());
+        for pid in 0..100 {
+            p.comm(pid, pid, false, b"x", 1);
+        }
+        assert!(p.data.len() < RECORD_ROOM, "one record at a time");
+        let mut out = Vec::new();
+        let e = p.finish(&mut out).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::OutOfMemory, "{e}");
+        assert!(out.is_empty());
+    }
 }
