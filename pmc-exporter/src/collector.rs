@@ -1,0 +1,534 @@
+//! The scrape-time collector.
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use pmc::{
+    Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Group, Instance, Native, NativeGroup,
+    Op, Reading, Target,
+};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
+
+/// The labels of one series: `cpu`, or `pid` and `comm`, or none.
+pub type Labels = Vec<(&'static str, String)>;
+
+/// The default cap on per-process targets ([`PmcCollector::max_targets`]).
+pub const DEFAULT_MAX_TARGETS: usize = 64;
+
+/// Which processes [`PmcCollector::processes`] counts.
+pub enum Selector {
+    /// One process.
+    Pid(u32),
+    /// Every process whose command name (`/proc/PID/comm`) the function accepts,
+    /// this process excepted.
+    Comm(Box<dyn Fn(&str) -> bool + Send + Sync>),
+}
+
+impl std::fmt::Debug for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selector::Pid(p) => write!(f, "Pid({p})"),
+            Selector::Comm(_) => f.write_str("Comm(..)"),
+        }
+    }
+}
+
+/// Derived ratios: (metric, numerator event, denominator event, help).
+const RATIOS: [(&str, &str, &str, &str); 3] = [
+    (
+        "pmc_ipc",
+        "instructions",
+        "cycles",
+        "Instructions per cycle since the exporter started",
+    ),
+    (
+        "pmc_branch_miss_ratio",
+        "branch-misses",
+        "branches",
+        "Branch misses per branch since the exporter started",
+    ),
+    (
+        "pmc_cache_miss_ratio",
+        "cache-misses",
+        "cache-references",
+        "Cache misses per cache reference since the exporter started",
+    ),
+];
+
+struct Event {
+    spec: String,
+    name: String,
+    time: bool,
+}
+
+struct Tracked {
+    comm: String,
+    group: NativeGroup,
+}
+
+enum Source {
+    /// The calling process, or one group over every CPU.
+    Fixed { group: NativeGroup, per_cpu: bool },
+    /// Processes attached as they appear.
+    Processes {
+        selector: Selector,
+        targets: BTreeMap<u32, Tracked>,
+    },
+}
+
+struct State {
+    source: Source,
+    read_errors: u64,
+    refused: u64,
+    over_cap: u64,
+    last_read_secs: f64,
+}
+
+/// A [`prometheus_client`] collector that reads performance counters when the
+/// registry is encoded (at scrape time): one group read per target.
+///
+/// Exported, for each counted event `E` (name from [`metric_name`](crate::metric_name)):
+/// `pmc_E_total` (or `pmc_E_seconds_total` for `cpu-clock`/`task-clock`), scaled
+/// for multiplexing; `pmc_time_enabled_seconds_total{event="E"}` and
+/// `pmc_time_running_seconds_total{event="E"}`; the gauges `pmc_ipc`,
+/// `pmc_branch_miss_ratio`, `pmc_cache_miss_ratio` where both their events are
+/// counted; and `pmc_exporter_read_seconds` (the reads of the last scrape),
+/// `pmc_exporter_read_errors_total`, and for [`processes`](Self::processes)
+/// `pmc_exporter_targets`, `pmc_exporter_targets_over_cap` and
+/// `pmc_exporter_targets_refused_total`.
+///
+/// Events this machine cannot count (cycles without a PMU) are left out and
+/// listed by [`unsupported`](Self::unsupported).
+///
+/// ```no_run
+/// use prometheus_client::registry::Registry;
+/// let mut registry = Registry::default();
+/// let c = pmc_exporter::PmcCollector::this_process(&["task-clock", "page-faults", "instructions", "cycles"])?;
+/// for e in c.unsupported() {
+///     eprintln!("not counted here: {e}");
+/// }
+/// registry.register_collector(Box::new(c));
+/// # Ok::<(), pmc::Error>(())
+/// ```
+pub struct PmcCollector {
+    backend: Native,
+    events: Vec<Event>,
+    unsupported: Vec<String>,
+    max_targets: usize,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for PmcCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PmcCollector")
+            .field("events", &self.events().collect::<Vec<_>>())
+            .field("unsupported", &self.unsupported)
+            .field("max_targets", &self.max_targets)
+            .finish_non_exhaustive()
+    }
+}
+
+fn not_counted_here(e: &Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::NoPmu | ErrorKind::NoSuchEvent | ErrorKind::NotSupported
+    )
+}
+
+impl PmcCollector {
+    /// Counts `events` in the calling process: every thread it has and every
+    /// thread it starts (child processes too), from now on. No labels.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Parse`] for a bad event spec; [`ErrorKind::NotSupported`] when
+    /// none of the events can be counted; the backend's errors (permission, file
+    /// descriptors) from [`Backend::allocate_group`], `attach` and `start`.
+    pub fn this_process(events: &[&str]) -> pmc::Result<PmcCollector> {
+        let backend = Native::open()?;
+        let (events, unsupported) = probe(&backend, events, false)?;
+        let allocs = allocations(&events, false)?;
+        let mut group = backend.allocate_group(&allocs)?;
+        group.attach(Target::Current)?;
+        group.start()?;
+        Ok(Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Fixed {
+                group,
+                per_cpu: false,
+            },
+        ))
+    }
+
+    /// Counts `events` system-wide on every CPU, one series per CPU (`cpu` label).
+    ///
+    /// # Errors
+    ///
+    /// As [`this_process`](Self::this_process); system scope needs
+    /// `perf_event_paranoid` <= 0 or CAP_PERFMON on Linux, root on FreeBSD.
+    pub fn system(events: &[&str]) -> pmc::Result<PmcCollector> {
+        let backend = Native::open()?;
+        let (events, unsupported) = probe(&backend, events, true)?;
+        let allocs = allocations(&events, true)?;
+        let mut group = backend.allocate_group(&allocs)?;
+        group.start()?;
+        Ok(Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Fixed {
+                group,
+                per_cpu: true,
+            },
+        ))
+    }
+
+    /// Counts `events` in each process the selector names (`pid` and `comm`
+    /// labels). At each scrape, processes that appeared are attached (at most
+    /// [`max_targets`](Self::max_targets) at once; the others are counted in
+    /// `pmc_exporter_targets_refused_total` and `pmc_exporter_targets_over_cap`) and
+    /// processes that are gone are dropped: a restarted process is a new series.
+    ///
+    /// # Errors
+    ///
+    /// As [`this_process`](Self::this_process) (the events are probed on this
+    /// process).
+    pub fn processes(events: &[&str], selector: Selector) -> pmc::Result<PmcCollector> {
+        let backend = Native::open()?;
+        let (events, unsupported) = probe(&backend, events, false)?;
+        Ok(Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Processes {
+                selector,
+                targets: BTreeMap::new(),
+            },
+        ))
+    }
+
+    fn new(
+        backend: Native,
+        events: Vec<Event>,
+        unsupported: Vec<String>,
+        source: Source,
+    ) -> PmcCollector {
+        PmcCollector {
+            backend,
+            events,
+            unsupported,
+            max_targets: DEFAULT_MAX_TARGETS,
+            state: Mutex::new(State {
+                source,
+                read_errors: 0,
+                refused: 0,
+                over_cap: 0,
+                last_read_secs: 0.0,
+            }),
+        }
+    }
+
+    /// Sets the cap on per-process targets (default [`DEFAULT_MAX_TARGETS`]).
+    pub fn max_targets(mut self, n: usize) -> PmcCollector {
+        self.max_targets = n;
+        self
+    }
+
+    /// The events exported, as given.
+    pub fn events(&self) -> impl Iterator<Item = &str> {
+        self.events.iter().map(|e| e.spec.as_str())
+    }
+
+    /// The events left out because this machine cannot count them.
+    pub fn unsupported(&self) -> &[String] {
+        &self.unsupported
+    }
+
+    /// How many matching processes were not attached because of the cap, in all.
+    pub fn refused(&self) -> u64 {
+        self.lock().refused
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Attaches new matches, drops gone ones, reads every target: one row each.
+    fn read_rows(&self, state: &mut State) -> Vec<(Labels, Vec<Reading>)> {
+        let started = Instant::now();
+        let mut rows = Vec::new();
+        let mut errors = 0;
+        match &mut state.source {
+            Source::Fixed { group, per_cpu } if *per_cpu => match group.read_instances() {
+                Ok(list) => {
+                    for i in list {
+                        if let Instance::Cpu(cpu) = i.instance {
+                            rows.push((vec![("cpu", cpu.to_string())], i.readings));
+                        }
+                    }
+                }
+                Err(_) => errors += 1,
+            },
+            Source::Fixed { group, .. } => match group.read() {
+                Ok(r) => rows.push((Vec::new(), r)),
+                Err(_) => errors += 1,
+            },
+            Source::Processes { selector, targets } => {
+                let (refused, over) = refresh(
+                    &self.backend,
+                    &self.events,
+                    selector,
+                    targets,
+                    self.max_targets,
+                );
+                state.refused += refused;
+                state.over_cap = over;
+                let mut gone = Vec::new();
+                for (pid, t) in targets.iter() {
+                    match t.group.read() {
+                        Ok(r) => {
+                            rows.push((vec![("pid", pid.to_string()), ("comm", t.comm.clone())], r))
+                        }
+                        Err(_) => gone.push(*pid),
+                    }
+                }
+                for pid in gone {
+                    targets.remove(&pid);
+                }
+            }
+        }
+        state.read_errors += errors;
+        state.last_read_secs = started.elapsed().as_secs_f64();
+        rows
+    }
+}
+
+/// Splits `events` into those this machine counts and those it cannot.
+fn probe(
+    backend: &Native,
+    events: &[&str],
+    system: bool,
+) -> pmc::Result<(Vec<Event>, Vec<String>)> {
+    let mut ok: Vec<Event> = Vec::new();
+    let mut unsupported = Vec::new();
+    for spec in events {
+        let parsed: EventSpec = spec.parse()?;
+        let (name, time) = crate::metric_name(spec);
+        if ok.iter().any(|e| e.name == name) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                format!("two events are both exported as `{name}` (`{spec}`)"),
+            )
+            .with_help("give each event once (PmcCollector::this_process/system/processes)"));
+        }
+        let alloc = scoped(Allocation::counting(parsed), system);
+        let probed = backend.allocate(&alloc).and_then(|mut p| {
+            if !system {
+                pmc::Pmc::attach(&mut p, Target::Current)?;
+            }
+            Ok(())
+        });
+        match probed {
+            Ok(()) => ok.push(Event {
+                spec: (*spec).to_string(),
+                name,
+                time,
+            }),
+            Err(e) if not_counted_here(&e) => unsupported.push((*spec).to_string()),
+            Err(e) => return Err(e),
+        }
+    }
+    if ok.is_empty() {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!(
+                "none of the events can be counted here ({})",
+                events.join(", ")
+            ),
+        )
+        .with_help("use software events (task-clock, page-faults, context-switches)"));
+    }
+    Ok((ok, unsupported))
+}
+
+fn scoped(a: Allocation, system: bool) -> Allocation {
+    if system {
+        a.system(Cpus::All)
+    } else {
+        a
+    }
+}
+
+fn allocations(events: &[Event], system: bool) -> pmc::Result<Vec<Allocation>> {
+    events
+        .iter()
+        .map(|e| Ok(scoped(Allocation::counting(e.spec.parse()?), system)))
+        .collect()
+}
+
+/// Brings `targets` in line with the processes `selector` names now. Returns the
+/// processes refused by the cap at this call, twice: added to the total, and as the gauge.
+fn refresh(
+    backend: &Native,
+    events: &[Event],
+    selector: &Selector,
+    targets: &mut BTreeMap<u32, Tracked>,
+    max: usize,
+) -> (u64, u64) {
+    let me = std::process::id();
+    let now: Vec<(u32, String)> = match pmc::process::list() {
+        Ok(list) => list
+            .into_iter()
+            .filter(|p| p.pid != me)
+            .filter(|p| match selector {
+                Selector::Pid(pid) => p.pid == *pid,
+                Selector::Comm(f) => f(&p.name),
+            })
+            .map(|p| (p.pid, p.name))
+            .collect(),
+        Err(_) => return (0, 0),
+    };
+    targets.retain(|pid, t| now.iter().any(|(p, c)| p == pid && *c == t.comm));
+    let mut refused = 0;
+    for (pid, comm) in now {
+        if targets.contains_key(&pid) {
+            continue;
+        }
+        if targets.len() >= max {
+            refused += 1;
+            continue;
+        }
+        if let Some(group) = attach(backend, events, pid) {
+            targets.insert(pid, Tracked { comm, group });
+        }
+    }
+    (refused, refused)
+}
+
+fn attach(backend: &Native, events: &[Event], pid: u32) -> Option<NativeGroup> {
+    let allocs = allocations(events, false).ok()?;
+    let mut group = backend.allocate_group(&allocs).ok()?;
+    group.attach(Target::Pid(pid)).ok()?;
+    group.start().ok()?;
+    Some(group)
+}
+
+fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
+    let mut l = labels.clone();
+    l.push((key, value.to_string()));
+    l
+}
+
+impl Collector for PmcCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut state = self.lock();
+        let rows = self.read_rows(&mut state);
+        for (i, ev) in self.events.iter().enumerate() {
+            let unit = ev.time.then_some(Unit::Seconds);
+            let help = if ev.time {
+                format!("{} in seconds, scaled for multiplexing", ev.spec)
+            } else {
+                format!("{} events, scaled for multiplexing", ev.spec)
+            };
+            let mut m =
+                encoder.encode_descriptor(&ev.name, &help, unit.as_ref(), MetricType::Counter)?;
+            for (labels, readings) in &rows {
+                let Some(v) = readings.get(i).and_then(Reading::scaled) else {
+                    continue;
+                };
+                let mut f = m.encode_family(labels)?;
+                if ev.time {
+                    f.encode_counter::<NoLabelSet, f64, f64>(&(v as f64 / 1e9), None)?;
+                } else {
+                    f.encode_counter::<NoLabelSet, u64, f64>(&v, None)?;
+                }
+            }
+        }
+        for (name, help, pick) in [
+            (
+                "pmc_time_enabled",
+                "Seconds each event was enabled",
+                (|r: &Reading| r.time_enabled) as fn(&Reading) -> u64,
+            ),
+            (
+                "pmc_time_running",
+                "Seconds each event was counting (less than enabled when multiplexed)",
+                |r: &Reading| r.time_running,
+            ),
+        ] {
+            let mut m =
+                encoder.encode_descriptor(name, help, Some(&Unit::Seconds), MetricType::Counter)?;
+            for (labels, readings) in &rows {
+                for (ev, r) in self.events.iter().zip(readings) {
+                    let l = with(labels, "event", &ev.spec);
+                    m.encode_family(&l)?
+                        .encode_counter::<NoLabelSet, f64, f64>(&(pick(r) as f64 / 1e9), None)?;
+                }
+            }
+        }
+        for (name, num, den, help) in RATIOS {
+            let (Some(n), Some(d)) = (
+                self.events.iter().position(|e| e.spec == num),
+                self.events.iter().position(|e| e.spec == den),
+            ) else {
+                continue;
+            };
+            let mut m = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            for (labels, readings) in &rows {
+                let n = readings.get(n).and_then(Reading::scaled);
+                let d = readings.get(d).and_then(Reading::scaled);
+                if let (Some(n), Some(d)) = (n, d.filter(|d| *d > 0)) {
+                    m.encode_family(labels)?
+                        .encode_gauge(&(n as f64 / d as f64))?;
+                }
+            }
+        }
+        let mut m = encoder.encode_descriptor(
+            "pmc_exporter_read",
+            "Seconds the counter reads of this scrape took",
+            Some(&Unit::Seconds),
+            MetricType::Gauge,
+        )?;
+        m.encode_gauge(&state.last_read_secs)?;
+        let mut m = encoder.encode_descriptor(
+            "pmc_exporter_read_errors",
+            "Group reads that failed",
+            None,
+            MetricType::Counter,
+        )?;
+        m.encode_counter::<NoLabelSet, u64, f64>(&state.read_errors, None)?;
+        if let Source::Processes { targets, .. } = &state.source {
+            let n = targets.len() as u64;
+            let mut m = encoder.encode_descriptor(
+                "pmc_exporter_targets",
+                "Processes counted",
+                None,
+                MetricType::Gauge,
+            )?;
+            m.encode_gauge(&n)?;
+            let mut m = encoder.encode_descriptor(
+                "pmc_exporter_targets_over_cap",
+                "Matching processes not counted at this scrape because of the target cap",
+                None,
+                MetricType::Gauge,
+            )?;
+            m.encode_gauge(&state.over_cap)?;
+            let mut m = encoder.encode_descriptor(
+                "pmc_exporter_targets_refused",
+                "Times a matching process was not attached because of the target cap",
+                None,
+                MetricType::Counter,
+            )?;
+            m.encode_counter::<NoLabelSet, u64, f64>(&state.refused, None)?;
+        }
+        Ok(())
+    }
+}
