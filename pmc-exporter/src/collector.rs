@@ -40,19 +40,19 @@ impl std::fmt::Debug for Selector {
 /// Derived ratios: (metric, numerator event, denominator event, help).
 const RATIOS: [(&str, &str, &str, &str); 3] = [
     (
-        "pmc_ipc",
+        "ipc",
         "instructions",
         "cycles",
         "Instructions per cycle since the exporter started",
     ),
     (
-        "pmc_branch_miss_ratio",
+        "branch_miss_ratio",
         "branch-misses",
         "branches",
         "Branch misses per branch since the exporter started",
     ),
     (
-        "pmc_cache_miss_ratio",
+        "cache_miss_ratio",
         "cache-misses",
         "cache-references",
         "Cache misses per cache reference since the exporter started",
@@ -91,15 +91,19 @@ struct State {
 /// A [`prometheus_client`] collector that reads performance counters when the
 /// registry is encoded (at scrape time): one group read per target.
 ///
-/// Exported, for each counted event `E` (name from [`metric_name`](crate::metric_name)):
-/// `pmc_E_total` (or `pmc_E_seconds_total` for `cpu-clock`/`task-clock`), scaled
-/// for multiplexing; `pmc_time_enabled_seconds_total{event="E"}` and
-/// `pmc_time_running_seconds_total{event="E"}`; the gauges `pmc_ipc`,
-/// `pmc_branch_miss_ratio`, `pmc_cache_miss_ratio` where both their events are
-/// counted; and `pmc_exporter_read_seconds` (the reads of the last scrape),
-/// `pmc_exporter_read_errors_total`, and for [`processes`](Self::processes)
-/// `pmc_exporter_targets`, `pmc_exporter_targets_over_cap` and
-/// `pmc_exporter_targets_refused_total`.
+/// Every name starts with `P`, `pmc` for [`system`](Self::system) and
+/// `pmc_process` for [`this_process`](Self::this_process) and
+/// [`processes`](Self::processes) (so both kinds can share a registry).
+/// Exported, for each counted event `E` (named by [`metric_name`](crate::metric_name)):
+/// `P_E_total` (or `P_E_seconds_total` for `cpu-clock`/`task-clock`), scaled
+/// for multiplexing; `P_time_enabled_seconds_total{event="E"}` and
+/// `P_time_running_seconds_total{event="E"}`; the gauges `P_ipc`,
+/// `P_branch_miss_ratio`, `P_cache_miss_ratio` where both their events are
+/// counted (over the whole time counted; `rate()` of the counters gives a window's);
+/// `P_exporter_read_seconds` (the reads of the last scrape),
+/// `P_exporter_read_errors_total`; and for [`processes`](Self::processes)
+/// `P_exporter_targets`, `P_exporter_targets_over_cap` and
+/// `P_exporter_targets_refused_total`.
 ///
 /// Events this machine cannot count (cycles without a PMU) are left out and
 /// listed by [`unsupported`](Self::unsupported).
@@ -115,6 +119,8 @@ struct State {
 /// # Ok::<(), pmc::Error>(())
 /// ```
 pub struct PmcCollector {
+    /// `pmc` (system) or `pmc_process`: the two kinds can share a registry.
+    prefix: &'static str,
     backend: Native,
     events: Vec<Event>,
     unsupported: Vec<String>,
@@ -219,7 +225,9 @@ impl PmcCollector {
         unsupported: Vec<String>,
         source: Source,
     ) -> PmcCollector {
+        let system = matches!(source, Source::Fixed { per_cpu: true, .. });
         PmcCollector {
+            prefix: if system { "pmc" } else { "pmc_process" },
             backend,
             events,
             unsupported,
@@ -438,8 +446,9 @@ impl Collector for PmcCollector {
             } else {
                 format!("{} events, scaled for multiplexing", ev.spec)
             };
+            let name = format!("{}_{}", self.prefix, ev.name);
             let mut m =
-                encoder.encode_descriptor(&ev.name, &help, unit.as_ref(), MetricType::Counter)?;
+                encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
             for (labels, readings) in &rows {
                 let Some(v) = readings.get(i).and_then(Reading::scaled) else {
                     continue;
@@ -454,18 +463,23 @@ impl Collector for PmcCollector {
         }
         for (name, help, pick) in [
             (
-                "pmc_time_enabled",
+                "time_enabled",
                 "Seconds each event was enabled",
                 (|r: &Reading| r.time_enabled) as fn(&Reading) -> u64,
             ),
             (
-                "pmc_time_running",
+                "time_running",
                 "Seconds each event was counting (less than enabled when multiplexed)",
                 |r: &Reading| r.time_running,
             ),
         ] {
-            let mut m =
-                encoder.encode_descriptor(name, help, Some(&Unit::Seconds), MetricType::Counter)?;
+            let name = format!("{}_{name}", self.prefix);
+            let mut m = encoder.encode_descriptor(
+                &name,
+                help,
+                Some(&Unit::Seconds),
+                MetricType::Counter,
+            )?;
             for (labels, readings) in &rows {
                 for (ev, r) in self.events.iter().zip(readings) {
                     let l = with(labels, "event", &ev.spec);
@@ -481,7 +495,8 @@ impl Collector for PmcCollector {
             ) else {
                 continue;
             };
-            let mut m = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
+            let name = format!("{}_{name}", self.prefix);
+            let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Gauge)?;
             for (labels, readings) in &rows {
                 let n = readings.get(n).and_then(Reading::scaled);
                 let d = readings.get(d).and_then(Reading::scaled);
@@ -491,15 +506,17 @@ impl Collector for PmcCollector {
                 }
             }
         }
+        let name = format!("{}_exporter_read", self.prefix);
         let mut m = encoder.encode_descriptor(
-            "pmc_exporter_read",
+            &name,
             "Seconds the counter reads of this scrape took",
             Some(&Unit::Seconds),
             MetricType::Gauge,
         )?;
         m.encode_gauge(&state.last_read_secs)?;
+        let name = format!("{}_exporter_read_errors", self.prefix);
         let mut m = encoder.encode_descriptor(
-            "pmc_exporter_read_errors",
+            &name,
             "Group reads that failed",
             None,
             MetricType::Counter,
@@ -507,22 +524,21 @@ impl Collector for PmcCollector {
         m.encode_counter::<NoLabelSet, u64, f64>(&state.read_errors, None)?;
         if let Source::Processes { targets, .. } = &state.source {
             let n = targets.len() as u64;
-            let mut m = encoder.encode_descriptor(
-                "pmc_exporter_targets",
-                "Processes counted",
-                None,
-                MetricType::Gauge,
-            )?;
+            let name = format!("{}_exporter_targets", self.prefix);
+            let mut m =
+                encoder.encode_descriptor(&name, "Processes counted", None, MetricType::Gauge)?;
             m.encode_gauge(&n)?;
+            let name = format!("{}_exporter_targets_over_cap", self.prefix);
             let mut m = encoder.encode_descriptor(
-                "pmc_exporter_targets_over_cap",
+                &name,
                 "Matching processes not counted at this scrape because of the target cap",
                 None,
                 MetricType::Gauge,
             )?;
             m.encode_gauge(&state.over_cap)?;
+            let name = format!("{}_exporter_targets_refused", self.prefix);
             let mut m = encoder.encode_descriptor(
-                "pmc_exporter_targets_refused",
+                &name,
                 "Times a matching process was not attached because of the target cap",
                 None,
                 MetricType::Counter,

@@ -27,7 +27,7 @@
 //! let collector = pmc_exporter::PmcCollector::this_process(&["task-clock", "page-faults"])?;
 //! registry.register_collector(Box::new(collector));
 //! let text = pmc_exporter::render(&registry, pmc_exporter::Format::OpenMetrics)?;
-//! assert!(text.contains("pmc_page_faults_total"));
+//! assert!(text.contains("pmc_process_page_faults_total"));
 //! # Ok::<(), pmc::Error>(())
 //! ```
 #![forbid(unsafe_code)]

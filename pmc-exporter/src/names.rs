@@ -1,20 +1,21 @@
 //! Metric names from event specs.
 
-/// The metric name an event is exported under (before the `_seconds` unit and the
-/// `_total` suffix the exposition adds), and whether the event counts time in
+/// The part of the metric name an event is exported under that comes from the
+/// event (after the collector's `pmc_` or `pmc_process_` prefix, before the
+/// `_seconds` unit and the `_total` suffix the exposition adds), and whether the event counts time in
 /// nanoseconds (`cpu-clock`, `task-clock`: exported in seconds).
 ///
 /// Every character outside `[a-z0-9_]` becomes `_` (runs of them one `_`), letters
-/// are lowercased, and `pmc_` goes in front.
+/// are lowercased.
 ///
 /// ```
-/// assert_eq!(pmc_exporter::metric_name("page-faults"), ("pmc_page_faults".to_string(), false));
-/// assert_eq!(pmc_exporter::metric_name("cpu-clock"), ("pmc_cpu_clock".to_string(), true));
-/// assert_eq!(pmc_exporter::metric_name("task-clock:u"), ("pmc_task_clock_u".to_string(), true));
-/// assert_eq!(pmc_exporter::metric_name("sched:sched_switch").0, "pmc_sched_sched_switch");
+/// assert_eq!(pmc_exporter::metric_name("page-faults"), ("page_faults".to_string(), false));
+/// assert_eq!(pmc_exporter::metric_name("cpu-clock"), ("cpu_clock".to_string(), true));
+/// assert_eq!(pmc_exporter::metric_name("task-clock:u"), ("task_clock_u".to_string(), true));
+/// assert_eq!(pmc_exporter::metric_name("sched:sched_switch").0, "sched_sched_switch");
 /// ```
 pub fn metric_name(event: &str) -> (String, bool) {
-    let mut name = String::from("pmc_");
+    let mut name = String::new();
     for c in event.trim().chars() {
         let c = c.to_ascii_lowercase();
         if c.is_ascii_alphanumeric() {
@@ -23,8 +24,11 @@ pub fn metric_name(event: &str) -> (String, bool) {
             name.push('_');
         }
     }
-    while name.ends_with('_') && name.len() > 4 {
+    while name.ends_with('_') {
         name.pop();
+    }
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert_str(0, "event_");
     }
     let base = event
         .trim()
@@ -51,7 +55,7 @@ mod tests {
             "instructions,usr",
         ] {
             let (n, _) = metric_name(e);
-            assert!(n.starts_with("pmc"), "{n}");
+            assert!(!n.is_empty() && !n.ends_with('_'), "{n}");
             assert!(
                 n.chars()
                     .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
@@ -60,7 +64,7 @@ mod tests {
         }
         assert_eq!(
             metric_name("cpu/event=0x3c,umask=0/").0,
-            "pmc_cpu_event_0x3c_umask_0"
+            "cpu_event_0x3c_umask_0"
         );
         assert!(!metric_name("cpu-clocks").1);
     }
