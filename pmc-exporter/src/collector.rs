@@ -429,6 +429,16 @@ fn attach(backend: &Native, events: &[Event], pid: u32) -> Option<NativeGroup> {
     Some(group)
 }
 
+/// The count to export: scaled; 0 for a counter that has not run yet (a process
+/// target that has not been scheduled since it was attached); none for an event
+/// that is unsupported or stopped running after counting (no estimate).
+fn count(r: &Reading) -> Option<u64> {
+    match r.status() {
+        pmc::Status::NotCounted if r.value == 0 => Some(0),
+        _ => r.scaled(),
+    }
+}
+
 fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
     let mut l = labels.clone();
     l.push((key, value.to_string()));
@@ -450,7 +460,7 @@ impl Collector for PmcCollector {
             let mut m =
                 encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
             for (labels, readings) in &rows {
-                let Some(v) = readings.get(i).and_then(Reading::scaled) else {
+                let Some(v) = readings.get(i).and_then(count) else {
                     continue;
                 };
                 let mut f = m.encode_family(labels)?;
