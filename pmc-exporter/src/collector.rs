@@ -72,7 +72,10 @@ struct Tracked {
 
 enum Source {
     /// The calling process, or one group over every CPU.
-    Fixed { group: NativeGroup, per_cpu: bool },
+    Fixed {
+        group: Box<NativeGroup>,
+        per_cpu: bool,
+    },
     /// Processes attached as they appear.
     Processes {
         selector: Selector,
@@ -166,7 +169,7 @@ impl PmcCollector {
             events,
             unsupported,
             Source::Fixed {
-                group,
+                group: Box::new(group),
                 per_cpu: false,
             },
         ))
@@ -189,7 +192,7 @@ impl PmcCollector {
             events,
             unsupported,
             Source::Fixed {
-                group,
+                group: Box::new(group),
                 per_cpu: true,
             },
         ))

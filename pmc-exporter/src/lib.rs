@@ -2,7 +2,7 @@
 //! reads pmc counters when it is scraped, and a small HTTP server for it.
 //!
 //! - [`PmcCollector::this_process`]: a Rust service registers it in its own
-//!   [`Registry`] to export its own process's counters (every thread, and the
+//!   [`Registry`](prometheus_client::registry::Registry) to export its own process's counters (every thread, and the
 //!   threads it starts later).
 //! - [`PmcCollector::system`]: per-CPU system-wide counters (`cpu` label);
 //!   `pmcstat --metrics` serves it.
@@ -26,8 +26,13 @@
 //! let mut registry = Registry::default();
 //! let collector = pmc_exporter::PmcCollector::this_process(&["task-clock", "page-faults"])?;
 //! registry.register_collector(Box::new(collector));
-//! let text = pmc_exporter::render(&registry, pmc_exporter::Format::OpenMetrics)?;
+//! let text = pmc_exporter::render(&registry, pmc_exporter::Format::OpenMetrics)
+//!     .expect("prometheus_client encodes into a String");
 //! assert!(text.contains("pmc_process_page_faults_total"));
+//!
+//! // Or serve it, until the flag is set (a signal handler, a shutdown path).
+//! let stop = std::sync::atomic::AtomicBool::new(false);
+//! pmc_exporter::serve(&registry, "127.0.0.1:9464", &|| stop.load(std::sync::atomic::Ordering::Relaxed))?;
 //! # Ok::<(), pmc::Error>(())
 //! ```
 #![forbid(unsafe_code)]

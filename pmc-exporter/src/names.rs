@@ -24,10 +24,10 @@ pub fn metric_name(event: &str) -> (String, bool) {
             name.push('_');
         }
     }
-    while name.ends_with('_') {
-        name.pop();
-    }
-    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+    let mut name = name.trim_matches('_').to_string();
+    if name.is_empty() {
+        name.push_str("event");
+    } else if name.starts_with(|c: char| c.is_ascii_digit()) {
         name.insert_str(0, "event_");
     }
     let base = event
@@ -53,6 +53,8 @@ mod tests {
             "cpu/event=0x3c,umask=0/",
             "ÄÖ",
             "instructions,usr",
+            "-x-",
+            "0x3c",
         ] {
             let (n, _) = metric_name(e);
             assert!(!n.is_empty() && !n.ends_with('_'), "{n}");
