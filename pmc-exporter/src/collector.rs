@@ -5,8 +5,8 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
 use pmc::{
-    Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Group, Instance, Native, NativeGroup,
-    Op, Reading, Target,
+    Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Group, Instance, Native, Op, Reading,
+    Target,
 };
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -65,26 +65,23 @@ struct Event {
     time: bool,
 }
 
-struct Tracked {
+struct Tracked<G> {
     comm: String,
-    group: NativeGroup,
+    group: G,
 }
 
-enum Source {
+enum Source<G> {
     /// The calling process, or one group over every CPU.
-    Fixed {
-        group: Box<NativeGroup>,
-        per_cpu: bool,
-    },
+    Fixed { group: Box<G>, per_cpu: bool },
     /// Processes attached as they appear.
     Processes {
         selector: Selector,
-        targets: BTreeMap<u32, Tracked>,
+        targets: BTreeMap<u32, Tracked<G>>,
     },
 }
 
-struct State {
-    source: Source,
+struct State<G> {
+    source: Source<G>,
     read_errors: u64,
     refused: u64,
     over_cap: u64,
@@ -121,17 +118,17 @@ struct State {
 /// registry.register_collector(Box::new(c));
 /// # Ok::<(), pmc::Error>(())
 /// ```
-pub struct PmcCollector {
+pub struct PmcCollector<B: Backend = Native> {
     /// `pmc` (system) or `pmc_process`: the two kinds can share a registry.
     prefix: &'static str,
-    backend: Native,
+    backend: B,
     events: Vec<Event>,
     unsupported: Vec<String>,
     max_targets: usize,
-    state: Mutex<State>,
+    state: Mutex<State<B::Group>>,
 }
 
-impl std::fmt::Debug for PmcCollector {
+impl<B: Backend> std::fmt::Debug for PmcCollector<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PmcCollector")
             .field("events", &self.events().collect::<Vec<_>>())
@@ -156,9 +153,45 @@ impl PmcCollector {
     ///
     /// [`ErrorKind::Parse`] for a bad event spec; [`ErrorKind::NotSupported`] when
     /// none of the events can be counted; the backend's errors (permission, file
-    /// descriptors) from [`Backend::allocate_group`], `attach` and `start`.
+    /// descriptors) from `Native::open`, [`Backend::allocate_group`], `attach` and `start`.
     pub fn this_process(events: &[&str]) -> pmc::Result<PmcCollector> {
-        let backend = Native::open()?;
+        PmcCollector::this_process_on(Native::open()?, events)
+    }
+
+    /// Counts `events` system-wide on every CPU, one series per CPU (`cpu` label).
+    ///
+    /// # Errors
+    ///
+    /// As [`this_process`](Self::this_process); system scope needs
+    /// `perf_event_paranoid` <= 0 or CAP_PERFMON on Linux, root on FreeBSD.
+    pub fn system(events: &[&str]) -> pmc::Result<PmcCollector> {
+        PmcCollector::system_on(Native::open()?, events)
+    }
+
+    /// Counts `events` in each process the selector names (`pid` and `comm`
+    /// labels). At each scrape, processes that appeared are attached (at most
+    /// [`max_targets`](Self::max_targets) at once; the others are counted in
+    /// `pmc_process_exporter_targets_refused_total` and
+    /// `pmc_process_exporter_targets_over_cap`) and processes that are gone are
+    /// dropped: a restarted process is a new series. Processes are found in
+    /// `/proc` ([`pmc::process::list`]): on FreeBSD none are, for now.
+    ///
+    /// # Errors
+    ///
+    /// As [`this_process`](Self::this_process) (the events are probed on this
+    /// process).
+    pub fn processes(events: &[&str], selector: Selector) -> pmc::Result<PmcCollector> {
+        PmcCollector::processes_on(Native::open()?, events, selector)
+    }
+}
+
+impl<B: Backend> PmcCollector<B> {
+    /// [`PmcCollector::this_process`] on a given backend (a simulator, a test double).
+    ///
+    /// # Errors
+    ///
+    /// As [`PmcCollector::this_process`].
+    pub fn this_process_on(backend: B, events: &[&str]) -> pmc::Result<PmcCollector<B>> {
         let (events, unsupported) = probe(&backend, events, false)?;
         let allocs = allocations(&events, false)?;
         let mut group = backend.allocate_group(&allocs)?;
@@ -175,14 +208,21 @@ impl PmcCollector {
         ))
     }
 
-    /// Counts `events` system-wide on every CPU, one series per CPU (`cpu` label).
+    /// [`PmcCollector::system`] on a given backend, e.g. FreeBSD's hwpmc simulator:
+    ///
+    /// ```no_run
+    /// # #[cfg(target_os = "linux")] {
+    /// let backend = pmc::Native::open()?;
+    /// let c = pmc_exporter::PmcCollector::system_on(backend, &["cpu-clock"]);
+    /// # let _ = c;
+    /// # }
+    /// # Ok::<(), pmc::Error>(())
+    /// ```
     ///
     /// # Errors
     ///
-    /// As [`this_process`](Self::this_process); system scope needs
-    /// `perf_event_paranoid` <= 0 or CAP_PERFMON on Linux, root on FreeBSD.
-    pub fn system(events: &[&str]) -> pmc::Result<PmcCollector> {
-        let backend = Native::open()?;
+    /// As [`PmcCollector::system`].
+    pub fn system_on(backend: B, events: &[&str]) -> pmc::Result<PmcCollector<B>> {
         let (events, unsupported) = probe(&backend, events, true)?;
         let allocs = allocations(&events, true)?;
         let mut group = backend.allocate_group(&allocs)?;
@@ -198,18 +238,16 @@ impl PmcCollector {
         ))
     }
 
-    /// Counts `events` in each process the selector names (`pid` and `comm`
-    /// labels). At each scrape, processes that appeared are attached (at most
-    /// [`max_targets`](Self::max_targets) at once; the others are counted in
-    /// `pmc_exporter_targets_refused_total` and `pmc_exporter_targets_over_cap`) and
-    /// processes that are gone are dropped: a restarted process is a new series.
+    /// [`PmcCollector::processes`] on a given backend.
     ///
     /// # Errors
     ///
-    /// As [`this_process`](Self::this_process) (the events are probed on this
-    /// process).
-    pub fn processes(events: &[&str], selector: Selector) -> pmc::Result<PmcCollector> {
-        let backend = Native::open()?;
+    /// As [`PmcCollector::processes`].
+    pub fn processes_on(
+        backend: B,
+        events: &[&str],
+        selector: Selector,
+    ) -> pmc::Result<PmcCollector<B>> {
         let (events, unsupported) = probe(&backend, events, false)?;
         Ok(Self::new(
             backend,
@@ -223,11 +261,11 @@ impl PmcCollector {
     }
 
     fn new(
-        backend: Native,
+        backend: B,
         events: Vec<Event>,
         unsupported: Vec<String>,
-        source: Source,
-    ) -> PmcCollector {
+        source: Source<B::Group>,
+    ) -> PmcCollector<B> {
         let system = matches!(source, Source::Fixed { per_cpu: true, .. });
         PmcCollector {
             prefix: if system { "pmc" } else { "pmc_process" },
@@ -246,7 +284,7 @@ impl PmcCollector {
     }
 
     /// Sets the cap on per-process targets (default [`DEFAULT_MAX_TARGETS`]).
-    pub fn max_targets(mut self, n: usize) -> PmcCollector {
+    pub fn max_targets(mut self, n: usize) -> PmcCollector<B> {
         self.max_targets = n;
         self
     }
@@ -266,12 +304,12 @@ impl PmcCollector {
         self.lock().refused
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, State<B::Group>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Attaches new matches, drops gone ones, reads every target: one row each.
-    fn read_rows(&self, state: &mut State) -> Vec<(Labels, Vec<Reading>)> {
+    fn read_rows(&self, state: &mut State<B::Group>) -> Vec<(Labels, Vec<Reading>)> {
         let started = Instant::now();
         let mut rows = Vec::new();
         let mut errors = 0;
@@ -321,8 +359,8 @@ impl PmcCollector {
 }
 
 /// Splits `events` into those this machine counts and those it cannot.
-fn probe(
-    backend: &Native,
+fn probe<B: Backend>(
+    backend: &B,
     events: &[&str],
     system: bool,
 ) -> pmc::Result<(Vec<Event>, Vec<String>)> {
@@ -387,11 +425,11 @@ fn allocations(events: &[Event], system: bool) -> pmc::Result<Vec<Allocation>> {
 
 /// Brings `targets` in line with the processes `selector` names now. Returns the
 /// processes refused by the cap at this call, twice: added to the total, and as the gauge.
-fn refresh(
-    backend: &Native,
+fn refresh<B: Backend>(
+    backend: &B,
     events: &[Event],
     selector: &Selector,
-    targets: &mut BTreeMap<u32, Tracked>,
+    targets: &mut BTreeMap<u32, Tracked<B::Group>>,
     max: usize,
 ) -> (u64, u64) {
     let me = std::process::id();
@@ -424,7 +462,7 @@ fn refresh(
     (refused, refused)
 }
 
-fn attach(backend: &Native, events: &[Event], pid: u32) -> Option<NativeGroup> {
+fn attach<B: Backend>(backend: &B, events: &[Event], pid: u32) -> Option<B::Group> {
     let allocs = allocations(events, false).ok()?;
     let mut group = backend.allocate_group(&allocs).ok()?;
     group.attach(Target::Pid(pid)).ok()?;
@@ -448,7 +486,7 @@ fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
     l
 }
 
-impl Collector for PmcCollector {
+impl<B: Backend + 'static> Collector for PmcCollector<B> {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let mut state = self.lock();
         let rows = self.read_rows(&mut state);
