@@ -1,6 +1,6 @@
 //! The scrape-time collector.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
 
@@ -86,6 +86,8 @@ struct State<G> {
     refused: u64,
     over_cap: u64,
     last_read_secs: f64,
+    /// The counts last exported per series (at most one entry per CPU or target).
+    last: HashMap<Labels, Vec<u64>>,
 }
 
 /// A [`prometheus_client`] collector that reads performance counters when the
@@ -279,6 +281,7 @@ impl<B: Backend> PmcCollector<B> {
                 refused: 0,
                 over_cap: 0,
                 last_read_secs: 0.0,
+                last: HashMap::new(),
             }),
         }
     }
@@ -480,6 +483,22 @@ fn count(r: &Reading) -> Option<u64> {
     }
 }
 
+/// Keeps each series monotonic: a scaled estimate of a multiplexed counter can
+/// come out lower than the one before it (`raw * enabled / running` with a new
+/// ratio), which Prometheus would take for a counter reset; such a count is
+/// exported as the last one instead, until the estimate passes it.
+fn monotonic(last: &mut Vec<u64>, counts: &mut [Option<u64>]) {
+    if last.len() < counts.len() {
+        last.resize(counts.len(), 0);
+    }
+    for (l, c) in last.iter_mut().zip(counts.iter_mut()) {
+        if let Some(v) = c {
+            *v = (*v).max(*l);
+            *l = *v;
+        }
+    }
+}
+
 fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
     let mut l = labels.clone();
     l.push((key, value.to_string()));
@@ -490,6 +509,16 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let mut state = self.lock();
         let rows = self.read_rows(&mut state);
+        let last = &mut state.last;
+        last.retain(|k, _| rows.iter().any(|(l, _)| l == k));
+        let counts: Vec<Vec<Option<u64>>> = rows
+            .iter()
+            .map(|(labels, readings)| {
+                let mut c: Vec<Option<u64>> = readings.iter().map(count).collect();
+                monotonic(last.entry(labels.clone()).or_default(), &mut c);
+                c
+            })
+            .collect();
         for (i, ev) in self.events.iter().enumerate() {
             let unit = ev.time.then_some(Unit::Seconds);
             let help = if ev.time {
@@ -500,8 +529,8 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             let name = format!("{}_{}", self.prefix, ev.name);
             let mut m =
                 encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
-            for (labels, readings) in &rows {
-                let Some(v) = readings.get(i).and_then(count) else {
+            for ((labels, _), c) in rows.iter().zip(&counts) {
+                let Some(v) = c.get(i).copied().flatten() else {
                     continue;
                 };
                 let mut f = m.encode_family(labels)?;
@@ -548,9 +577,9 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             };
             let name = format!("{}_{name}", self.prefix);
             let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Gauge)?;
-            for (labels, readings) in &rows {
-                let n = readings.get(n).and_then(Reading::scaled);
-                let d = readings.get(d).and_then(Reading::scaled);
+            for ((labels, _), c) in rows.iter().zip(&counts) {
+                let n = c.get(n).copied().flatten();
+                let d = c.get(d).copied().flatten();
                 if let (Some(n), Some(d)) = (n, d.filter(|d| *d > 0)) {
                     m.encode_family(labels)?
                         .encode_gauge(&(n as f64 / d as f64))?;
@@ -597,5 +626,33 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             m.encode_counter::<NoLabelSet, u64, f64>(&state.refused, None)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaled_estimates_never_go_back() {
+        let mut last = Vec::new();
+        // Multiplexed: 100 of 50 ns running out of 100 enabled, then 150 of 100 of 250.
+        let first = Reading::new(100, 100, 50);
+        let second = Reading::new(150, 250, 100);
+        assert_eq!((first.scaled(), second.scaled()), (Some(200), Some(375)));
+        let third = Reading::new(160, 300, 150); // estimate 320 < 375
+        let mut c = vec![count(&first), None];
+        monotonic(&mut last, &mut c);
+        assert_eq!(c, [Some(200), None]);
+        let mut c = vec![count(&second), Some(7)];
+        monotonic(&mut last, &mut c);
+        assert_eq!(c, [Some(375), Some(7)]);
+        let mut c = vec![count(&third), Some(9)];
+        monotonic(&mut last, &mut c);
+        assert_eq!(c, [Some(375), Some(9)], "the lower estimate is held at 375");
+        // Not counted yet: 0; never counted after counting: no sample.
+        assert_eq!(count(&Reading::new(0, 10, 0)), Some(0));
+        assert_eq!(count(&Reading::new(5, 10, 0)), None);
+        assert_eq!(count(&Reading::not_supported()), None);
     }
 }
