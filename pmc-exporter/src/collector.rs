@@ -176,7 +176,8 @@ impl PmcCollector {
     /// `pmc_process_exporter_targets_refused_total` and
     /// `pmc_process_exporter_targets_over_cap`) and processes that are gone are
     /// dropped: a restarted process is a new series. Processes are found in
-    /// `/proc` ([`pmc::process::list`]): on FreeBSD none are, for now.
+    /// `/proc` ([`pmc::process::list`]); where there is no such list (FreeBSD, for
+    /// now) only [`Selector::Pid`] works, with an empty `comm`.
     ///
     /// # Errors
     ///
@@ -446,7 +447,11 @@ fn refresh<B: Backend>(
             })
             .map(|p| (p.pid, p.name))
             .collect(),
-        Err(_) => return (0, 0),
+        // No process list (FreeBSD, for now): a pid is still found by probing it.
+        Err(_) => match selector {
+            Selector::Pid(pid) if pmc::process::exists(*pid) => vec![(*pid, String::new())],
+            _ => return (0, 0),
+        },
     };
     targets.retain(|pid, t| now.iter().any(|(p, c)| p == pid && *c == t.comm));
     let mut refused = 0;
