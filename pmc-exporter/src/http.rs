@@ -107,13 +107,12 @@ fn to_prometheus_text(om: &str) -> String {
     out
 }
 
-/// Serves `registry` on `addr` (`HOST:PORT`) until `stop()` is true (checked at
-/// least every 100 ms): `/metrics` in the format the `Accept` header asks for
-/// ([`Format::from_accept`]), `/` a link to it, anything else 404.
+/// Serves `registry` on `addr` (`HOST:PORT`) until `stop()` is true: [`bind`]
+/// then [`Listener::serve`].
 ///
 /// # Errors
 ///
-/// [`ErrorKind::Os`] when the address cannot be bound (in use, not local).
+/// As [`bind`].
 ///
 /// ```no_run
 /// use std::sync::atomic::{AtomicBool, Ordering};
@@ -124,6 +123,24 @@ fn to_prometheus_text(om: &str) -> String {
 /// # Ok::<(), pmc::Error>(())
 /// ```
 pub fn serve(registry: &Registry, addr: &str, stop: &dyn Fn() -> bool) -> pmc::Result<()> {
+    bind(addr)?.serve(registry, stop);
+    Ok(())
+}
+
+/// Listens on `addr` (`HOST:PORT`; port 0 picks a free one, see
+/// [`Listener::address`]).
+///
+/// # Errors
+///
+/// [`ErrorKind::Os`] when the address cannot be bound (in use, not local).
+///
+/// ```
+/// let l = pmc_exporter::bind("127.0.0.1:0")?;
+/// assert!(l.address().starts_with("127.0.0.1:"));
+/// assert!(pmc_exporter::bind(&l.address()).is_err(), "in use");
+/// # Ok::<(), pmc::Error>(())
+/// ```
+pub fn bind(addr: &str) -> pmc::Result<Listener> {
     let server = tiny_http::Server::http(addr).map_err(|e| {
         Error::new(
             ErrorKind::Os,
@@ -132,35 +149,64 @@ pub fn serve(registry: &Registry, addr: &str, stop: &dyn Fn() -> bool) -> pmc::R
         )
         .with_help("choose another port, or an address of this machine")
     })?;
-    while !stop() {
-        let Ok(Some(req)) = server.recv_timeout(Duration::from_millis(100)) else {
-            continue;
-        };
-        let path = req.url().split('?').next().unwrap_or("");
-        let response = match path {
-            "/metrics" => {
-                let accept = req
-                    .headers()
-                    .iter()
-                    .find(|h| h.field.equiv("Accept"))
-                    .map(|h| h.value.as_str());
-                let format = Format::from_accept(accept);
-                match render(registry, format) {
-                    Ok(body) => response(200, body, format.content_type()),
-                    Err(_) => response(500, "encoding failed\n".into(), "text/plain"),
-                }
-            }
-            "/" => response(
-                200,
-                "<html><body><a href=\"/metrics\">metrics</a></body></html>\n".into(),
-                "text/html",
-            ),
-            _ => response(404, "not found\n".into(), "text/plain"),
-        };
-        // A scraper that went away is its own problem.
-        let _ = req.respond(response);
+    Ok(Listener { server })
+}
+
+/// A bound HTTP listener ([`bind`]).
+pub struct Listener {
+    server: tiny_http::Server,
+}
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listener")
+            .field("address", &self.address())
+            .finish()
     }
-    Ok(())
+}
+
+impl Listener {
+    /// The address listened on, `HOST:PORT`.
+    pub fn address(&self) -> String {
+        match self.server.server_addr().to_ip() {
+            Some(a) => a.to_string(),
+            None => String::new(),
+        }
+    }
+
+    /// Answers requests until `stop()` is true (checked at least every 100 ms):
+    /// `/metrics` in the format the `Accept` header asks for
+    /// ([`Format::from_accept`]), `/` a link to it, anything else 404.
+    pub fn serve(self, registry: &Registry, stop: &dyn Fn() -> bool) {
+        while !stop() {
+            let Ok(Some(req)) = self.server.recv_timeout(Duration::from_millis(100)) else {
+                continue;
+            };
+            let path = req.url().split('?').next().unwrap_or("");
+            let response = match path {
+                "/metrics" => {
+                    let accept = req
+                        .headers()
+                        .iter()
+                        .find(|h| h.field.equiv("Accept"))
+                        .map(|h| h.value.as_str());
+                    let format = Format::from_accept(accept);
+                    match render(registry, format) {
+                        Ok(body) => response(200, body, format.content_type()),
+                        Err(_) => response(500, "encoding failed\n".into(), "text/plain"),
+                    }
+                }
+                "/" => response(
+                    200,
+                    "<html><body><a href=\"/metrics\">metrics</a></body></html>\n".into(),
+                    "text/html",
+                ),
+                _ => response(404, "not found\n".into(), "text/plain"),
+            };
+            // A scraper that went away is its own problem.
+            let _ = req.respond(response);
+        }
+    }
 }
 
 fn response(

@@ -42,5 +42,5 @@ mod http;
 mod names;
 
 pub use collector::{Labels, PmcCollector, Selector, DEFAULT_MAX_TARGETS};
-pub use http::{render, serve, Format};
+pub use http::{bind, render, serve, Format, Listener};
 pub use names::metric_name;

@@ -10,7 +10,7 @@ use crate::cli::{Args, AttachSpec, DEFAULT_EVENTS};
 use crate::count::Failure;
 use crate::run;
 
-/// `PORT` or `:PORT` is 127.0.0.1:PORT; `ADDR:PORT` (`[::1]:PORT`) as given.
+/// `PORT` or `:PORT` is 127.0.0.1:PORT; `ADDR:PORT` (`[::1]:PORT`) as given; port 0 is any free one (printed).
 fn listen_address(s: &str) -> Result<String, Failure> {
     let usage = || {
         Failure::Usage(format!(
@@ -84,8 +84,12 @@ pub fn run(args: &Args, addr: &str) -> Result<u8, Failure> {
         registry.register_collector(Box::new(Arc::clone(&c)));
         per_process = Some(c);
     }
-    diag!("pmcstat: serving http://{addr}/metrics until SIGINT/SIGTERM");
-    pmc_exporter::serve(&registry, &addr, &|| run::stop_signal().is_some())?;
+    let listener = pmc_exporter::bind(&addr)?;
+    diag!(
+        "pmcstat: serving http://{}/metrics until SIGINT/SIGTERM",
+        listener.address()
+    );
+    listener.serve(&registry, &|| run::stop_signal().is_some());
     if let Some(c) = per_process {
         let refused = c.refused();
         if refused > 0 {
