@@ -98,6 +98,12 @@ else
   echo "SKIPPED (not passed): the PMU lab (PMC_CI_PMU_LAB=0)"
 fi
 
+step "Prometheus exporter judges: promtool, a real Prometheus, node_exporter --collector.perf, perf stat -p (JUDGE rows)"
+# (run above too; again here single-threaded for the rows. SKIP without Debian's prometheus packages, ci/setup.sh.)
+{ cargo test -p pmc-exporter --test prometheus -- --nocapture --test-threads=1 2>&1 &&
+  cargo test -p pmcstat --test cli_metrics -- --nocapture --test-threads=1 2>&1; } |
+  grep -E '^(JUDGE|SKIP|test |failures|thread )|JUDGE|panicked|left:|right:'
+
 step "fault suite: logs (disk full, damaged pmc-log and hwpmc logs)"
 cargo test -p pmc-tests --test faults_log -- --nocapture --test-threads=1 2>&1 |
   grep -oE '(FAULT|SKIP) .*|^test result.*'

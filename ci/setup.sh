@@ -46,3 +46,12 @@ if [ "${PMC_CI_FUZZ:-1}" != 0 ]; then
   rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 fi
+# The judges of the Prometheus exporter (pmc-exporter/tests/prometheus.rs): Debian's prometheus
+# (the server, and promtool for `promtool check metrics`) and prometheus-node-exporter (its perf
+# collector side by side). The tests SKIP visibly without them; installed here as root.
+if { ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/dev/null; } \
+   && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null 2>&1 ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null; }; } ||
+    echo "ci/setup.sh: prometheus/prometheus-node-exporter not installed; the exporter's judge tests will SKIP" >&2
+fi

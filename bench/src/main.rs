@@ -11,6 +11,7 @@
 //! See BENCHMARKS.md.
 
 mod dwarf;
+mod metrics;
 mod profiler;
 
 use pmc_bench::{interleave, median, print_table, rss_bytes, skipped, sw_attr, sys, Row};
@@ -86,7 +87,7 @@ fn main() {
     let t0 = Instant::now();
     print_machine();
     let mut rows = Vec::new();
-    let sections: [(&str, Section); 9] = [
+    let sections: [(&str, Section); 10] = [
         ("read latency", bench_read),
         ("control latency", bench_control),
         ("start-up and counting overhead", bench_startup),
@@ -96,6 +97,7 @@ fn main() {
         ("profiler against perf record", profiler::bench_profiler),
         ("symbolize", profiler::bench_symbolize),
         ("dwarf call graphs", dwarf::bench_dwarf),
+        ("metrics scrape cost", metrics::bench_metrics),
     ];
     for (name, f) in sections {
         if opts.only.as_deref().is_some_and(|o| !name.starts_with(o)) {

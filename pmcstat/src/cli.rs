@@ -425,6 +425,23 @@ pub struct Args {
     #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
     pub selftest: bool,
 
+    /// Serve the counts to Prometheus on [ADDR:]PORT (127.0.0.1 without ADDR) at
+    /// `/metrics`, read at each scrape, until SIGINT/SIGTERM: per-CPU counters of the -s
+    /// events (the default set without -s), and with -t per-process counters of the -p
+    /// events (the default set without -p), labelled pid and comm.
+    #[arg(long = "metrics", value_name = "[ADDR:]PORT", conflicts_with_all = ["command", "list", "diagnose", "selftest"])]
+    pub metrics: Option<String>,
+
+    /// With --metrics -t: count at most N processes at once; further matches are
+    /// refused and counted (pmc_exporter_targets_refused_total).
+    #[arg(
+        long = "metrics-max-targets",
+        value_name = "N",
+        requires = "metrics",
+        default_value_t = 64
+    )]
+    pub metrics_max_targets: usize,
+
     /// The command to run and count.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,

@@ -11,6 +11,7 @@ mod count;
 mod exits;
 mod info;
 mod live;
+mod metrics;
 mod run;
 mod sample;
 mod selftest;
@@ -52,6 +53,8 @@ fn main() -> ExitCode {
         info::describe(&args, spec)
     } else if args.selftest {
         selftest::run(&args)
+    } else if let Some(addr) = args.metrics.as_deref() {
+        metrics::run(&args, addr)
     } else if args.list || args.diagnose {
         info::run(&args)
     } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {

@@ -1,0 +1,663 @@
+//! The scrape-time collector.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+use pmc::{
+    Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Group, Instance, Native, Op, Reading,
+    Target,
+};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
+
+/// The labels of one series: `cpu`, or `pid` and `comm`, or none.
+pub type Labels = Vec<(&'static str, String)>;
+
+/// The default cap on per-process targets ([`PmcCollector::max_targets`]).
+pub const DEFAULT_MAX_TARGETS: usize = 64;
+
+/// Which processes [`PmcCollector::processes`] counts.
+pub enum Selector {
+    /// One process.
+    Pid(u32),
+    /// Every process whose command name (`/proc/PID/comm`) the function accepts,
+    /// this process excepted.
+    Comm(Box<dyn Fn(&str) -> bool + Send + Sync>),
+}
+
+impl std::fmt::Debug for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selector::Pid(p) => write!(f, "Pid({p})"),
+            Selector::Comm(_) => f.write_str("Comm(..)"),
+        }
+    }
+}
+
+/// Derived ratios: (metric, numerator event, denominator event, help).
+const RATIOS: [(&str, &str, &str, &str); 3] = [
+    (
+        "ipc",
+        "instructions",
+        "cycles",
+        "Instructions per cycle since the exporter started",
+    ),
+    (
+        "branch_miss_ratio",
+        "branch-misses",
+        "branches",
+        "Branch misses per branch since the exporter started",
+    ),
+    (
+        "cache_miss_ratio",
+        "cache-misses",
+        "cache-references",
+        "Cache misses per cache reference since the exporter started",
+    ),
+];
+
+struct Event {
+    spec: String,
+    name: String,
+    time: bool,
+}
+
+struct Tracked<G> {
+    comm: String,
+    group: G,
+}
+
+enum Source<G> {
+    /// The calling process, or one group over every CPU.
+    Fixed { group: Box<G>, per_cpu: bool },
+    /// Processes attached as they appear.
+    Processes {
+        selector: Selector,
+        targets: BTreeMap<u32, Tracked<G>>,
+    },
+}
+
+struct State<G> {
+    source: Source<G>,
+    read_errors: u64,
+    refused: u64,
+    over_cap: u64,
+    last_read_secs: f64,
+    /// The counts last exported per series (at most one entry per CPU or target).
+    last: HashMap<Labels, Vec<u64>>,
+}
+
+/// A [`prometheus_client`] collector that reads performance counters when the
+/// registry is encoded (at scrape time): one group read per target.
+///
+/// Every name starts with `P`, `pmc` for [`system`](Self::system) and
+/// `pmc_process` for [`this_process`](Self::this_process) and
+/// [`processes`](Self::processes) (so both kinds can share a registry).
+/// Exported, for each counted event `E` (named by [`metric_name`](crate::metric_name)):
+/// `P_E_total` (or `P_E_seconds_total` for `cpu-clock`/`task-clock`), scaled
+/// for multiplexing; `P_time_enabled_seconds_total{event="E"}` and
+/// `P_time_running_seconds_total{event="E"}`; the gauges `P_ipc`,
+/// `P_branch_miss_ratio`, `P_cache_miss_ratio` where both their events are
+/// counted (over the whole time counted; `rate()` of the counters gives a window's);
+/// `P_exporter_read_seconds` (the reads of the last scrape),
+/// `P_exporter_read_errors_total`; and for [`processes`](Self::processes)
+/// `P_exporter_targets`, `P_exporter_targets_over_cap` and
+/// `P_exporter_targets_refused_total`.
+///
+/// Events this machine cannot count (cycles without a PMU) are left out and
+/// listed by [`unsupported`](Self::unsupported).
+///
+/// ```no_run
+/// use prometheus_client::registry::Registry;
+/// let mut registry = Registry::default();
+/// let c = pmc_exporter::PmcCollector::this_process(&["task-clock", "page-faults", "instructions", "cycles"])?;
+/// for e in c.unsupported() {
+///     eprintln!("not counted here: {e}");
+/// }
+/// registry.register_collector(Box::new(c));
+/// # Ok::<(), pmc::Error>(())
+/// ```
+pub struct PmcCollector<B: Backend = Native> {
+    /// `pmc` (system) or `pmc_process`: the two kinds can share a registry.
+    prefix: &'static str,
+    backend: B,
+    events: Vec<Event>,
+    unsupported: Vec<String>,
+    max_targets: usize,
+    state: Mutex<State<B::Group>>,
+}
+
+impl<B: Backend> std::fmt::Debug for PmcCollector<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PmcCollector")
+            .field("events", &self.events().collect::<Vec<_>>())
+            .field("unsupported", &self.unsupported)
+            .field("max_targets", &self.max_targets)
+            .finish_non_exhaustive()
+    }
+}
+
+fn not_counted_here(e: &Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::NoPmu | ErrorKind::NoSuchEvent | ErrorKind::NotSupported
+    )
+}
+
+impl PmcCollector {
+    /// Counts `events` in the calling process: every thread it has and every
+    /// thread it starts (child processes too), from now on. No labels.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Parse`] for a bad event spec; [`ErrorKind::NotSupported`] when
+    /// none of the events can be counted; the backend's errors (permission, file
+    /// descriptors) from `Native::open`, [`Backend::allocate_group`], `attach` and `start`.
+    pub fn this_process(events: &[&str]) -> pmc::Result<PmcCollector> {
+        PmcCollector::this_process_on(Native::open()?, events)
+    }
+
+    /// Counts `events` system-wide on every CPU, one series per CPU (`cpu` label).
+    ///
+    /// # Errors
+    ///
+    /// As [`this_process`](Self::this_process); system scope needs
+    /// `perf_event_paranoid` <= 0 or CAP_PERFMON on Linux, root on FreeBSD.
+    pub fn system(events: &[&str]) -> pmc::Result<PmcCollector> {
+        PmcCollector::system_on(Native::open()?, events)
+    }
+
+    /// Counts `events` in each process the selector names (`pid` and `comm`
+    /// labels). At each scrape, processes that appeared are attached (at most
+    /// [`max_targets`](Self::max_targets) at once; the others are counted in
+    /// `pmc_process_exporter_targets_refused_total` and
+    /// `pmc_process_exporter_targets_over_cap`) and processes that are gone are
+    /// dropped: a restarted process is a new series. Processes are found in
+    /// `/proc` ([`pmc::process::list`]); where there is no such list (FreeBSD, for
+    /// now) only [`Selector::Pid`] works, with an empty `comm`.
+    ///
+    /// # Errors
+    ///
+    /// As [`this_process`](Self::this_process) (the events are probed on this
+    /// process).
+    pub fn processes(events: &[&str], selector: Selector) -> pmc::Result<PmcCollector> {
+        PmcCollector::processes_on(Native::open()?, events, selector)
+    }
+}
+
+impl<B: Backend> PmcCollector<B> {
+    /// [`PmcCollector::this_process`] on a given backend (a simulator, a test double).
+    ///
+    /// # Errors
+    ///
+    /// As [`PmcCollector::this_process`].
+    pub fn this_process_on(backend: B, events: &[&str]) -> pmc::Result<PmcCollector<B>> {
+        let (events, unsupported) = probe(&backend, events, false)?;
+        let allocs = allocations(&events, false)?;
+        let mut group = backend.allocate_group(&allocs)?;
+        group.attach(Target::Current)?;
+        group.start()?;
+        Ok(Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Fixed {
+                group: Box::new(group),
+                per_cpu: false,
+            },
+        ))
+    }
+
+    /// [`PmcCollector::system`] on a given backend, e.g. FreeBSD's hwpmc simulator:
+    ///
+    /// ```no_run
+    /// # #[cfg(target_os = "linux")] {
+    /// let backend = pmc::Native::open()?;
+    /// let c = pmc_exporter::PmcCollector::system_on(backend, &["cpu-clock"]);
+    /// # let _ = c;
+    /// # }
+    /// # Ok::<(), pmc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`PmcCollector::system`].
+    pub fn system_on(backend: B, events: &[&str]) -> pmc::Result<PmcCollector<B>> {
+        let (events, unsupported) = probe(&backend, events, true)?;
+        let allocs = allocations(&events, true)?;
+        let mut group = backend.allocate_group(&allocs)?;
+        group.start()?;
+        Ok(Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Fixed {
+                group: Box::new(group),
+                per_cpu: true,
+            },
+        ))
+    }
+
+    /// [`PmcCollector::processes`] on a given backend.
+    ///
+    /// # Errors
+    ///
+    /// As [`PmcCollector::processes`].
+    pub fn processes_on(
+        backend: B,
+        events: &[&str],
+        selector: Selector,
+    ) -> pmc::Result<PmcCollector<B>> {
+        let (events, unsupported) = probe(&backend, events, false)?;
+        Ok(Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Processes {
+                selector,
+                targets: BTreeMap::new(),
+            },
+        ))
+    }
+
+    fn new(
+        backend: B,
+        events: Vec<Event>,
+        unsupported: Vec<String>,
+        source: Source<B::Group>,
+    ) -> PmcCollector<B> {
+        let system = matches!(source, Source::Fixed { per_cpu: true, .. });
+        PmcCollector {
+            prefix: if system { "pmc" } else { "pmc_process" },
+            backend,
+            events,
+            unsupported,
+            max_targets: DEFAULT_MAX_TARGETS,
+            state: Mutex::new(State {
+                source,
+                read_errors: 0,
+                refused: 0,
+                over_cap: 0,
+                last_read_secs: 0.0,
+                last: HashMap::new(),
+            }),
+        }
+    }
+
+    /// Sets the cap on per-process targets (default [`DEFAULT_MAX_TARGETS`]).
+    pub fn max_targets(mut self, n: usize) -> PmcCollector<B> {
+        self.max_targets = n;
+        self
+    }
+
+    /// The events exported, as given.
+    pub fn events(&self) -> impl Iterator<Item = &str> {
+        self.events.iter().map(|e| e.spec.as_str())
+    }
+
+    /// The events left out because this machine cannot count them.
+    pub fn unsupported(&self) -> &[String] {
+        &self.unsupported
+    }
+
+    /// How many matching processes were not attached because of the cap, in all.
+    pub fn refused(&self) -> u64 {
+        self.lock().refused
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State<B::Group>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Attaches new matches, drops gone ones, reads every target: one row each.
+    fn read_rows(&self, state: &mut State<B::Group>) -> Vec<(Labels, Vec<Reading>)> {
+        let started = Instant::now();
+        let mut rows = Vec::new();
+        let mut errors = 0;
+        match &mut state.source {
+            Source::Fixed { group, per_cpu } if *per_cpu => match group.read_instances() {
+                Ok(list) => {
+                    for i in list {
+                        if let Instance::Cpu(cpu) = i.instance {
+                            rows.push((vec![("cpu", cpu.to_string())], i.readings));
+                        }
+                    }
+                }
+                Err(_) => errors += 1,
+            },
+            Source::Fixed { group, .. } => match group.read() {
+                Ok(r) => rows.push((Vec::new(), r)),
+                Err(_) => errors += 1,
+            },
+            Source::Processes { selector, targets } => {
+                let (refused, over) = refresh(
+                    &self.backend,
+                    &self.events,
+                    selector,
+                    targets,
+                    self.max_targets,
+                );
+                state.refused += refused;
+                state.over_cap = over;
+                let mut gone = Vec::new();
+                for (pid, t) in targets.iter() {
+                    match t.group.read() {
+                        Ok(r) => {
+                            rows.push((vec![("pid", pid.to_string()), ("comm", t.comm.clone())], r))
+                        }
+                        Err(_) => gone.push(*pid),
+                    }
+                }
+                for pid in gone {
+                    targets.remove(&pid);
+                }
+            }
+        }
+        state.read_errors += errors;
+        state.last_read_secs = started.elapsed().as_secs_f64();
+        rows
+    }
+}
+
+/// Splits `events` into those this machine counts and those it cannot.
+fn probe<B: Backend>(
+    backend: &B,
+    events: &[&str],
+    system: bool,
+) -> pmc::Result<(Vec<Event>, Vec<String>)> {
+    let mut ok: Vec<Event> = Vec::new();
+    let mut unsupported = Vec::new();
+    for spec in events {
+        let parsed: EventSpec = spec.parse()?;
+        let (name, time) = crate::metric_name(spec);
+        if ok.iter().any(|e| e.name == name) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                format!("two events are both exported as `{name}` (`{spec}`)"),
+            )
+            .with_help("give each event once (PmcCollector::this_process/system/processes)"));
+        }
+        let alloc = scoped(Allocation::counting(parsed), system);
+        let probed = backend.allocate(&alloc).and_then(|mut p| {
+            if !system {
+                pmc::Pmc::attach(&mut p, Target::Current)?;
+            }
+            Ok(())
+        });
+        match probed {
+            Ok(()) => ok.push(Event {
+                spec: (*spec).to_string(),
+                name,
+                time,
+            }),
+            Err(e) if not_counted_here(&e) => unsupported.push((*spec).to_string()),
+            Err(e) => return Err(e),
+        }
+    }
+    if ok.is_empty() {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!(
+                "none of the events can be counted here ({})",
+                events.join(", ")
+            ),
+        )
+        .with_help("use software events (task-clock, page-faults, context-switches)"));
+    }
+    Ok((ok, unsupported))
+}
+
+fn scoped(a: Allocation, system: bool) -> Allocation {
+    if system {
+        a.system(Cpus::All)
+    } else {
+        a
+    }
+}
+
+fn allocations(events: &[Event], system: bool) -> pmc::Result<Vec<Allocation>> {
+    events
+        .iter()
+        .map(|e| Ok(scoped(Allocation::counting(e.spec.parse()?), system)))
+        .collect()
+}
+
+/// Brings `targets` in line with the processes `selector` names now. Returns the
+/// processes refused by the cap at this call, twice: added to the total, and as the gauge.
+fn refresh<B: Backend>(
+    backend: &B,
+    events: &[Event],
+    selector: &Selector,
+    targets: &mut BTreeMap<u32, Tracked<B::Group>>,
+    max: usize,
+) -> (u64, u64) {
+    let me = std::process::id();
+    let now: Vec<(u32, String)> = match pmc::process::list() {
+        Ok(list) => list
+            .into_iter()
+            .filter(|p| p.pid != me)
+            .filter(|p| match selector {
+                Selector::Pid(pid) => p.pid == *pid,
+                Selector::Comm(f) => f(&p.name),
+            })
+            .map(|p| (p.pid, p.name))
+            .collect(),
+        // No process list (FreeBSD, for now): a pid is still found by probing it.
+        Err(_) => match selector {
+            Selector::Pid(pid) if pmc::process::exists(*pid) => vec![(*pid, String::new())],
+            _ => return (0, 0),
+        },
+    };
+    targets.retain(|pid, t| now.iter().any(|(p, c)| p == pid && *c == t.comm));
+    let mut refused = 0;
+    for (pid, comm) in now {
+        if targets.contains_key(&pid) {
+            continue;
+        }
+        if targets.len() >= max {
+            refused += 1;
+            continue;
+        }
+        if let Some(group) = attach(backend, events, pid) {
+            targets.insert(pid, Tracked { comm, group });
+        }
+    }
+    (refused, refused)
+}
+
+fn attach<B: Backend>(backend: &B, events: &[Event], pid: u32) -> Option<B::Group> {
+    let allocs = allocations(events, false).ok()?;
+    let mut group = backend.allocate_group(&allocs).ok()?;
+    group.attach(Target::Pid(pid)).ok()?;
+    group.start().ok()?;
+    Some(group)
+}
+
+/// The count to export: scaled; 0 for a counter that has not run yet (a process
+/// target that has not been scheduled since it was attached); none for an event
+/// that is unsupported or stopped running after counting (no estimate).
+fn count(r: &Reading) -> Option<u64> {
+    match r.status() {
+        pmc::Status::NotCounted if r.value == 0 => Some(0),
+        _ => r.scaled(),
+    }
+}
+
+/// Keeps each series monotonic: a scaled estimate of a multiplexed counter can
+/// come out lower than the one before it (`raw * enabled / running` with a new
+/// ratio), which Prometheus would take for a counter reset; such a count is
+/// exported as the last one instead, until the estimate passes it.
+fn monotonic(last: &mut Vec<u64>, counts: &mut [Option<u64>]) {
+    if last.len() < counts.len() {
+        last.resize(counts.len(), 0);
+    }
+    for (l, c) in last.iter_mut().zip(counts.iter_mut()) {
+        if let Some(v) = c {
+            *v = (*v).max(*l);
+            *l = *v;
+        }
+    }
+}
+
+fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
+    let mut l = labels.clone();
+    l.push((key, value.to_string()));
+    l
+}
+
+impl<B: Backend + 'static> Collector for PmcCollector<B> {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let mut state = self.lock();
+        let rows = self.read_rows(&mut state);
+        let last = &mut state.last;
+        last.retain(|k, _| rows.iter().any(|(l, _)| l == k));
+        let counts: Vec<Vec<Option<u64>>> = rows
+            .iter()
+            .map(|(labels, readings)| {
+                let mut c: Vec<Option<u64>> = readings.iter().map(count).collect();
+                monotonic(last.entry(labels.clone()).or_default(), &mut c);
+                c
+            })
+            .collect();
+        for (i, ev) in self.events.iter().enumerate() {
+            let unit = ev.time.then_some(Unit::Seconds);
+            let help = if ev.time {
+                format!("{} in seconds, scaled for multiplexing", ev.spec)
+            } else {
+                format!("{} events, scaled for multiplexing", ev.spec)
+            };
+            let name = format!("{}_{}", self.prefix, ev.name);
+            let mut m =
+                encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
+            for ((labels, _), c) in rows.iter().zip(&counts) {
+                let Some(v) = c.get(i).copied().flatten() else {
+                    continue;
+                };
+                let mut f = m.encode_family(labels)?;
+                if ev.time {
+                    f.encode_counter::<NoLabelSet, f64, f64>(&(v as f64 / 1e9), None)?;
+                } else {
+                    f.encode_counter::<NoLabelSet, u64, f64>(&v, None)?;
+                }
+            }
+        }
+        for (name, help, pick) in [
+            (
+                "time_enabled",
+                "Seconds each event was enabled",
+                (|r: &Reading| r.time_enabled) as fn(&Reading) -> u64,
+            ),
+            (
+                "time_running",
+                "Seconds each event was counting (less than enabled when multiplexed)",
+                |r: &Reading| r.time_running,
+            ),
+        ] {
+            let name = format!("{}_{name}", self.prefix);
+            let mut m = encoder.encode_descriptor(
+                &name,
+                help,
+                Some(&Unit::Seconds),
+                MetricType::Counter,
+            )?;
+            for (labels, readings) in &rows {
+                for (ev, r) in self.events.iter().zip(readings) {
+                    let l = with(labels, "event", &ev.spec);
+                    m.encode_family(&l)?
+                        .encode_counter::<NoLabelSet, f64, f64>(&(pick(r) as f64 / 1e9), None)?;
+                }
+            }
+        }
+        for (name, num, den, help) in RATIOS {
+            let (Some(n), Some(d)) = (
+                self.events.iter().position(|e| e.spec == num),
+                self.events.iter().position(|e| e.spec == den),
+            ) else {
+                continue;
+            };
+            let name = format!("{}_{name}", self.prefix);
+            let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Gauge)?;
+            for ((labels, _), c) in rows.iter().zip(&counts) {
+                let n = c.get(n).copied().flatten();
+                let d = c.get(d).copied().flatten();
+                if let (Some(n), Some(d)) = (n, d.filter(|d| *d > 0)) {
+                    m.encode_family(labels)?
+                        .encode_gauge(&(n as f64 / d as f64))?;
+                }
+            }
+        }
+        let name = format!("{}_exporter_read", self.prefix);
+        let mut m = encoder.encode_descriptor(
+            &name,
+            "Seconds the counter reads of this scrape took",
+            Some(&Unit::Seconds),
+            MetricType::Gauge,
+        )?;
+        m.encode_gauge(&state.last_read_secs)?;
+        let name = format!("{}_exporter_read_errors", self.prefix);
+        let mut m = encoder.encode_descriptor(
+            &name,
+            "Group reads that failed",
+            None,
+            MetricType::Counter,
+        )?;
+        m.encode_counter::<NoLabelSet, u64, f64>(&state.read_errors, None)?;
+        if let Source::Processes { targets, .. } = &state.source {
+            let n = targets.len() as u64;
+            let name = format!("{}_exporter_targets", self.prefix);
+            let mut m =
+                encoder.encode_descriptor(&name, "Processes counted", None, MetricType::Gauge)?;
+            m.encode_gauge(&n)?;
+            let name = format!("{}_exporter_targets_over_cap", self.prefix);
+            let mut m = encoder.encode_descriptor(
+                &name,
+                "Matching processes not counted at this scrape because of the target cap",
+                None,
+                MetricType::Gauge,
+            )?;
+            m.encode_gauge(&state.over_cap)?;
+            let name = format!("{}_exporter_targets_refused", self.prefix);
+            let mut m = encoder.encode_descriptor(
+                &name,
+                "Times a matching process was not attached because of the target cap",
+                None,
+                MetricType::Counter,
+            )?;
+            m.encode_counter::<NoLabelSet, u64, f64>(&state.refused, None)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scaled_estimates_never_go_back() {
+        let mut last = Vec::new();
+        // Multiplexed: 100 of 50 ns running out of 100 enabled, then 150 of 100 of 250.
+        let first = Reading::new(100, 100, 50);
+        let second = Reading::new(150, 250, 100);
+        assert_eq!((first.scaled(), second.scaled()), (Some(200), Some(375)));
+        let third = Reading::new(160, 300, 150); // estimate 320 < 375
+        let mut c = vec![count(&first), None];
+        monotonic(&mut last, &mut c);
+        assert_eq!(c, [Some(200), None]);
+        let mut c = vec![count(&second), Some(7)];
+        monotonic(&mut last, &mut c);
+        assert_eq!(c, [Some(375), Some(7)]);
+        let mut c = vec![count(&third), Some(9)];
+        monotonic(&mut last, &mut c);
+        assert_eq!(c, [Some(375), Some(9)], "the lower estimate is held at 375");
+        // Not counted yet: 0; never counted after counting: no sample.
+        assert_eq!(count(&Reading::new(0, 10, 0)), Some(0));
+        assert_eq!(count(&Reading::new(5, 10, 0)), None);
+        assert_eq!(count(&Reading::not_supported()), None);
+    }
+}
