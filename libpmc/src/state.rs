@@ -70,7 +70,7 @@ type R<T> = Result<T, CError>;
 /// Rows per class per CPU this library reports: PMCs are perf events, which
 /// the kernel multiplexes, so the number is a bound this library keeps, not
 /// a hardware count.
-pub const ROWS_PER_CLASS: u32 = 64;
+pub(crate) const ROWS_PER_CLASS: u32 = 64;
 
 struct Slot {
     pmc: NativePmc,
@@ -311,7 +311,7 @@ fn mode_of(mode: u32, cpu: i32, ncpu: u32) -> R<(Scope, Mode, u32)> {
 }
 
 /// The reload count of a sampling PMC before `pmc_set` (pmcstat's default).
-pub const DEFAULT_RELOAD: u64 = 65536;
+pub(crate) const DEFAULT_RELOAD: u64 = 65536;
 
 const KNOWN_FLAGS: u32 = PMC_F_DESCENDANTS
     | PMC_F_LOG_PROCCSW

@@ -452,7 +452,7 @@ static SOFT_NAMES: std::sync::OnceLock<NameTable> = std::sync::OnceLock::new();
 #[no_mangle]
 pub unsafe extern "C" fn pmc_event_names_of_class(
     cl: ClassArg,
-    eventnames: *mut *const *const c_char,
+    eventnames: *mut *mut *const c_char,
     nevents: *mut c_int,
 ) -> c_int {
     entry(|| {
@@ -462,7 +462,9 @@ pub unsafe extern "C" fn pmc_event_names_of_class(
         let names = state::event_names_of_class(cl.0)?;
         let table =
             SOFT_NAMES.get_or_init(|| NameTable(names.iter().map(|n| n.as_ptr()).collect()));
-        put(eventnames, "eventnames", table.0.as_ptr())?;
+        // The array is the library's; pmc(3)'s type is `const char ***` but
+        // callers only read it.
+        put(eventnames, "eventnames", table.0.as_ptr().cast_mut())?;
         put(
             nevents,
             "nevents",
