@@ -480,7 +480,8 @@ pub fn read(id: pmc_id_t) -> R<pmc_value_t> {
                 libc::EOPNOTSUPP,
                 "the kernel cannot count this event on this machine (perf: <not supported>)",
             )),
-            Status::NotCounted => Ok(0),
+            // Never scheduled (or never started): the raw value, which holds
+            // what pmc_write/pmc_set put there.
             _ => Ok(r.scaled().unwrap_or(r.value)),
         }
     })

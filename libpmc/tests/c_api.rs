@@ -1,0 +1,305 @@
+//! The judges of the C library: C programs written as a FreeBSD libpmc user
+//! writes them (`tests/c/*.c`), compiled with `cc` against `include/pmc.h`
+//! and linked against the `libpmc.so` and `libpmc.a` that cargo built for
+//! this test, their counts judged against truths the library has no part
+//! in: N fresh pages give N page faults, `perf stat` on the same program,
+//! the spin time and the wall clock around a system-mode count.
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use pmc_testkit::skip;
+
+/// `target/debug/deps`, where cargo put this test and the library built
+/// for it (`cargo test` does not copy them up to `target/debug`).
+fn lib_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent().expect("deps directory").to_path_buf()
+}
+
+fn include_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
+}
+
+fn source(name: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(format!("{name}.c"));
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Link {
+    Shared,
+    Static,
+}
+
+/// Compiles `tests/c/NAME.c` against libpmc (`cc -I include -o EXE SRC
+/// LIBS`); `None` after a visible skip when there is no `cc`. A program
+/// that does not compile fails the test: the header must take FreeBSD code.
+fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
+    let lib = lib_dir();
+    let so = lib.join("libpmc.so");
+    let a = lib.join("libpmc.a");
+    assert!(
+        so.exists() && a.exists(),
+        "cargo did not build {} and {}",
+        so.display(),
+        a.display()
+    );
+    let dir = pmc_testkit::workdir("pmc-capi-c");
+    // One source and executable per test: tests run in parallel.
+    let src = dir.join(format!("{name}-{tag}.c"));
+    std::fs::write(&src, source(name)).expect("write the C source");
+    let suffix = if matches!(link, Link::Shared) {
+        "so"
+    } else {
+        "a"
+    };
+    let exe = dir.join(format!("{name}-{suffix}-{tag}"));
+    let mut cc = Command::new("cc");
+    cc.arg(format!("-I{}", include_dir().display()))
+        .args([
+            "-O1",
+            "-Wall",
+            "-Werror",
+            "-std=c99",
+            "-D_DEFAULT_SOURCE",
+            "-o",
+        ])
+        .arg(&exe)
+        .arg(&src);
+    match link {
+        Link::Shared => {
+            cc.arg(format!("-L{}", lib.display()))
+                // DT_RPATH, which LD_LIBRARY_PATH cannot override: cargo's
+                // puts target/debug first, where an older libpmc.so may be.
+                .arg("-Wl,--disable-new-dtags")
+                .arg(format!("-Wl,-rpath,{}", lib.display()))
+                .arg("-lpmc");
+        }
+        // rustc --print native-static-libs for a staticlib on Linux.
+        Link::Static => {
+            cc.arg(&a).args([
+                "-lgcc_s",
+                "-lutil",
+                "-lrt",
+                "-lpthread",
+                "-lm",
+                "-ldl",
+                "-lc",
+            ]);
+        }
+    }
+    let out = match cc.output() {
+        Ok(o) => o,
+        Err(e) => {
+            skip!("no C compiler (cc) to build {name}: {e}");
+            return None;
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{name}.c does not build against pmc.h and libpmc.{suffix}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(exe)
+}
+
+fn run(exe: &Path, args: &[&str]) -> Output {
+    Command::new(exe)
+        .args(args)
+        .output()
+        .expect("run the C program")
+}
+
+/// The program's stdout when it ran; a visible skip when perf_event itself
+/// is missing (pmc_init failed: exit 2).
+fn stdout_of(exe: &Path, args: &[&str]) -> Option<String> {
+    let out = run(exe, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && stderr.contains("pmc_init") {
+        skip!("pmc_init failed here (no perf_event?): {stderr}");
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "{} {args:?} failed ({}): {stderr}{}",
+        exe.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn count_of(line: &str) -> u64 {
+    line.split_whitespace()
+        .last()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {line:?}"))
+}
+
+/// Faults of the loop itself may add a few (a page of the stack or code
+/// first touched inside the window); never fewer than N.
+const SLACK: u64 = 16;
+
+fn judge_fresh_pages(link: Link, event: &str) {
+    let Some(exe) = build("pagefaults", link, &format!("{link:?}-{event}")) else {
+        return;
+    };
+    for n in [1000u64, 5000] {
+        let Some(out) = stdout_of(&exe, &[event, &n.to_string()]) else {
+            return;
+        };
+        let got = count_of(out.trim());
+        println!(
+            "{link:?} {event}: {n} fresh pages -> {got} page faults (truth {n}..={})",
+            n + SLACK
+        );
+        assert!(
+            (n..=n + SLACK).contains(&got),
+            "{event} over {n} fresh pages counted {got}, want {n}..={}",
+            n + SLACK
+        );
+    }
+}
+
+#[test]
+fn page_faults_of_fresh_pages_shared() {
+    judge_fresh_pages(Link::Shared, "page-faults");
+}
+
+#[test]
+fn page_faults_of_fresh_pages_static() {
+    judge_fresh_pages(Link::Static, "page-faults");
+}
+
+#[test]
+fn page_faults_by_freebsd_soft_name() {
+    judge_fresh_pages(Link::Shared, "SOFT-PAGE_FAULT.ALL");
+}
+
+/// `perf stat -e page-faults` counts the whole program, libpmc's set-up
+/// included; the difference between two sizes is the pages' faults alone,
+/// and must equal the difference of libpmc's counts.
+#[test]
+fn page_faults_agree_with_perf_stat() {
+    if !pmc_testkit::cli::works("perf", &["stat", "-e", "page-faults", "--", "true"]) {
+        skip!("perf stat does not run here");
+        return;
+    }
+    let Some(exe) = build("pagefaults", Link::Shared, "perf") else {
+        return;
+    };
+    let mut ours = Vec::new();
+    let mut perfs = Vec::new();
+    for n in ["1000", "5000"] {
+        let out = Command::new("perf")
+            .env_remove("LD_LIBRARY_PATH")
+            .args(["stat", "-x,", "-e", "page-faults", "--"])
+            .arg(&exe)
+            .args(["page-faults", n])
+            .output()
+            .expect("perf stat");
+        assert!(
+            out.status.success(),
+            "perf stat failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let perf_line = stderr
+            .lines()
+            .find(|l| l.contains("page-faults"))
+            .unwrap_or_else(|| panic!("no page-faults line in {stderr}"));
+        let perf: u64 = perf_line
+            .split(',')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("count");
+        let mine = count_of(String::from_utf8_lossy(&out.stdout).trim());
+        println!("N={n}: libpmc {mine}, perf stat (whole program) {perf}");
+        assert!(
+            mine <= perf,
+            "libpmc counted {mine} > perf's whole-program {perf}"
+        );
+        ours.push(mine);
+        perfs.push(perf);
+    }
+    let d_ours = ours[1] - ours[0];
+    let d_perf = perfs[1].abs_diff(perfs[0]);
+    println!("4000 more pages: libpmc +{d_ours}, perf stat +{d_perf}");
+    assert!(
+        d_ours.abs_diff(d_perf) <= 2 * SLACK,
+        "4000 more pages: libpmc +{d_ours}, perf stat +{d_perf}"
+    );
+}
+
+/// PMC_MODE_SC cpu-clock, one PMC per CPU, each read alone: each CPU's
+/// count covers the spin (the spin runs between the last start and the
+/// first stop), and none exceeds the wall time around all starts and stops.
+#[test]
+fn system_mode_cpu_clock_per_cpu() {
+    let Some(exe) = build("system", Link::Shared, "system") else {
+        return;
+    };
+    let spin_ms = 200u64;
+    let Some(out) = stdout_of(&exe, &["cpu-clock", &spin_ms.to_string()]) else {
+        return;
+    };
+    print!("{out}");
+    let value = |key: &str| {
+        out.lines()
+            .find(|l| l.starts_with(key))
+            .map(count_of)
+            .unwrap_or_else(|| panic!("no {key} in {out}"))
+    };
+    let wall = value("wall ");
+    let cpus: Vec<u64> = out
+        .lines()
+        .filter(|l| l.starts_with("cpu "))
+        .map(count_of)
+        .collect();
+    let ncpu = usize::try_from(
+        nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_CONF)
+            .ok()
+            .flatten()
+            .unwrap_or(1),
+    )
+    .unwrap_or(1);
+    assert_eq!(cpus.len(), ncpu, "one reading per CPU");
+    for (cpu, ns) in cpus.iter().enumerate() {
+        assert!(
+            *ns >= spin_ms * 1_000_000 && *ns <= wall,
+            "CPU {cpu}: cpu-clock {ns} ns, want between the spin {} ns and the wall time {wall} ns",
+            spin_ms * 1_000_000
+        );
+    }
+}
+
+/// Every call's return value and errno (tests/c/api.c prints one line per
+/// check).
+#[test]
+fn every_call_and_its_errors() {
+    let Some(exe) = build("api", Link::Shared, "api") else {
+        return;
+    };
+    let have_pmu = Path::new("/sys/bus/event_source/devices/cpu").exists()
+        || std::fs::read_dir("/sys/bus/event_source/devices")
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("armv8"))
+            })
+            .unwrap_or(false);
+    let out = run(&exe, &[if have_pmu { "1" } else { "0" }]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        fails.is_empty() && out.status.success(),
+        "failed checks:\n{}",
+        fails.join("\n")
+    );
+    assert!(text.lines().filter(|l| l.starts_with("ok ")).count() >= 60);
+}
