@@ -143,11 +143,7 @@ pub fn initialized() -> bool {
 
 /// Number of CPUs (the highest possible CPU number + 1).
 pub fn ncpu() -> u32 {
-    let n = nix::unistd::sysconf(nix::unistd::SysconfVar::_NPROCESSORS_CONF)
-        .ok()
-        .flatten()
-        .unwrap_or(1);
-    u32::try_from(n).unwrap_or(1).max(1)
+    crate::sys::cpus_configured().max(1)
 }
 
 /// The class of this machine's hardware events: by the CPU's vendor, when

@@ -74,6 +74,14 @@ fn put<T>(out: *mut T, name: &str, v: T) -> Result<c_int, CError> {
     Ok(0)
 }
 
+/// `sysconf(_SC_NPROCESSORS_CONF)` (0 when unknown): CPUs configured,
+/// online or not, as FreeBSD's `mp_maxid + 1` counts them.
+pub(crate) fn cpus_configured() -> u32 {
+    // SAFETY: sysconf takes no pointers and has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    u32::try_from(n).unwrap_or(0)
+}
+
 /// Extension: the message of the calling thread's last failed pmc call
 /// (empty when none failed); valid until that thread's next failing call.
 #[no_mangle]
