@@ -342,3 +342,55 @@ fn readme_example_builds_and_runs() {
     print!("{out}");
     assert!(out.ends_with("page faults\n"), "{out}");
 }
+
+/// PMC_MODE_TS cpu-clock into a log through pmc_configure_logfile: the
+/// samples' periods add up to the CPU time the process spent between start
+/// and stop (getrusage), and pmc_writelog's user data is in the log.
+#[test]
+fn process_sampling_into_the_log() {
+    let Some(exe) = build("sample", Link::Shared, "sample") else {
+        return;
+    };
+    let dir = pmc_testkit::workdir("pmc-capi-c");
+    let log = dir.join("sample.pmclog");
+    let period: u64 = 1_000_000;
+    let Some(out) = stdout_of(
+        &exe,
+        &[
+            log.to_str().expect("UTF-8 path"),
+            "300",
+            &period.to_string(),
+        ],
+    ) else {
+        return;
+    };
+    print!("{out}");
+    let value = |key: &str| {
+        out.lines()
+            .find(|l| l.starts_with(key))
+            .map(count_of)
+            .unwrap_or_else(|| panic!("no {key} in {out}"))
+    };
+    let (pid, cpu_ns) = (value("pid "), value("self "));
+    let bytes = std::fs::read(&log).expect("the log");
+    let reader = pmc_log::read::Reader::new(&bytes).expect("a pmc-log file");
+    let (mut samples, mut sampled_ns, mut userdata) = (0u64, 0u64, false);
+    for r in reader.records() {
+        match r {
+            pmc_log::record::Record::Sample(s) if u64::try_from(s.pid).ok() == Some(pid) => {
+                samples += 1;
+                sampled_ns += if s.period == 0 { period } else { s.period };
+            }
+            pmc_log::record::Record::UserData(u) => {
+                userdata |= u.data.0.as_ref() == 0xC0FFEEu32.to_le_bytes()
+            }
+            _ => {}
+        }
+    }
+    println!("{samples} samples of {period} ns: {sampled_ns} ns sampled, {cpu_ns} ns of CPU time (getrusage)");
+    assert!(
+        sampled_ns.abs_diff(cpu_ns) <= cpu_ns / 10 + 2 * period,
+        "{sampled_ns} ns sampled against {cpu_ns} ns of CPU time"
+    );
+    assert!(userdata, "pmc_writelog(0xC0FFEE) left no user-data record");
+}
