@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 /* pmc_id_t fields, as <sys/pmc.h>. */
 #define PMC_ID_TO_ROWINDEX(ID) ((ID) & 0xFF)
 #define PMC_ID_TO_CLASS(ID) (((ID) & 0xFF00) >> 8)
@@ -79,6 +80,76 @@
 // own events, tracepoints) get codes from here on, as they are allocated;
 // `pmc_name_of_event` names them.
 #define PMC_EV_LINUX_FIRST 196608
+
+// `PMC_CALLCHAIN_DEPTH_MAX`: the most frames `pmclog_ev_callchain` holds.
+#define PMC_CALLCHAIN_DEPTH_MAX 512
+
+// The size of the path members: Linux's `PATH_MAX` (FreeBSD's is 1024).
+#define PMCLOG_PATH_MAX 4096
+
+// FreeBSD's `PMCLOG_COMLEN`: the size of the command and thread name
+// members.
+#define PMCLOG_COMLEN 20
+
+// `PMCLOG_FD_NONE`: `pmclog_open`'s "data comes from `pmclog_feed`".
+#define PMCLOG_FD_NONE -1
+
+// `PMC_CC_F_USERSPACE`: a callchain's `pl_cpuflags` bit for user mode.
+#define PMC_CC_F_USERSPACE 1
+
+// `enum pmclog_state`: what `pmclog_read` found.
+enum pmclog_state {
+  // An event was decoded.
+  PMCLOG_OK,
+  // The end of the log.
+  PMCLOG_EOF,
+  // `pmclog_feed` more data.
+  PMCLOG_REQUIRE_DATA,
+  // The log is damaged or not a log.
+  PMCLOG_ERROR,
+};
+
+// `enum pmclog_type`: the record types (`<sys/pmclog.h>`).
+enum pmclog_type {
+  // Log closed.
+  PMCLOG_TYPE_CLOSELOG = 1,
+  // Samples dropped.
+  PMCLOG_TYPE_DROPNOTIFY = 2,
+  // The log's first record.
+  PMCLOG_TYPE_INITIALIZE = 3,
+  // A PMC allocated.
+  PMCLOG_TYPE_PMCALLOCATE = 5,
+  // A PMC attached to a process.
+  PMCLOG_TYPE_PMCATTACH = 6,
+  // A PMC detached.
+  PMCLOG_TYPE_PMCDETACH = 7,
+  // Counts at a context switch.
+  PMCLOG_TYPE_PROCCSW = 8,
+  // A process exec'd.
+  PMCLOG_TYPE_PROCEXEC = 9,
+  // Counts at a process exit.
+  PMCLOG_TYPE_PROCEXIT = 10,
+  // A process forked.
+  PMCLOG_TYPE_PROCFORK = 11,
+  // A process exited.
+  PMCLOG_TYPE_SYSEXIT = 12,
+  // `pmc_writelog` data.
+  PMCLOG_TYPE_USERDATA = 13,
+  // A mapping added.
+  PMCLOG_TYPE_MAP_IN = 14,
+  // A mapping removed.
+  PMCLOG_TYPE_MAP_OUT = 15,
+  // A sample with its callchain.
+  PMCLOG_TYPE_CALLCHAIN = 16,
+  // A PMC with a dynamic event allocated.
+  PMCLOG_TYPE_PMCALLOCATEDYN = 17,
+  // A thread created.
+  PMCLOG_TYPE_THR_CREATE = 18,
+  // A thread exited.
+  PMCLOG_TYPE_THR_EXIT = 19,
+  // A process (already running) named.
+  PMCLOG_TYPE_PROC_CREATE = 20,
+};
 
 // `enum pmc_mode`: counting or sampling, process or system.
 enum pmc_mode {
@@ -429,6 +500,248 @@ struct pmc_driverstats {
   int32_t pm_log_sweeps;
 };
 
+// `uintfptr_t`: an instruction address.
+typedef uintptr_t uintfptr_t;
+
+// `struct pmclog_ev_callchain`.
+struct pmclog_ev_callchain {
+  // Process.
+  uint32_t pl_pid;
+  // Thread.
+  uint32_t pl_tid;
+  // The PMC.
+  uint32_t pl_pmcid;
+  // CPU in the high 16 bits, `PMC_CC_F_*` in the low.
+  uint32_t pl_cpuflags;
+  // More flags (0).
+  uint32_t pl_cpuflags2;
+  // Frames in `pl_pc`.
+  uint32_t pl_npc;
+  // Frames, leaf first.
+  uintfptr_t pl_pc[PMC_CALLCHAIN_DEPTH_MAX];
+};
+
+// `struct pmclog_ev_initialize`.
+struct pmclog_ev_initialize {
+  // hwpmc ABI version (`PMC_VERSION`).
+  uint32_t pl_version;
+  // `enum pmc_cputype`.
+  uint32_t pl_arch;
+  // Timestamp ticks per second.
+  uint64_t pl_tsc_freq;
+  // Wall-clock time of the log's start.
+  struct timespec pl_ts;
+  // The CPU's id string.
+  char pl_cpuid[PMCLOG_PATH_MAX];
+};
+
+// `struct pmclog_ev_map_in`.
+struct pmclog_ev_map_in {
+  // Process.
+  pid_t pl_pid;
+  // Start address.
+  uintfptr_t pl_start;
+  // The object's path.
+  char pl_pathname[PMCLOG_PATH_MAX];
+};
+
+// `struct pmclog_ev_map_out`.
+struct pmclog_ev_map_out {
+  // Process.
+  pid_t pl_pid;
+  // Start address.
+  uintfptr_t pl_start;
+  // End address.
+  uintfptr_t pl_end;
+};
+
+// `struct pmclog_ev_pmcallocate`.
+struct pmclog_ev_pmcallocate {
+  // The event's name (valid until `pmclog_close`).
+  const char *pl_evname;
+  // The sampling rate (reload count), 0 for counting.
+  uint64_t pl_rate;
+  // The event code (SOFT codes for FreeBSD's SOFT names, else 0).
+  uint32_t pl_event;
+  // `PMC_F_*` flags.
+  uint32_t pl_flags;
+  // The PMC.
+  pmc_id_t pl_pmcid;
+};
+
+// `struct pmclog_ev_pmcallocatedyn`.
+struct pmclog_ev_pmcallocatedyn {
+  // The event's name.
+  char pl_evname[PMC_NAME_MAX];
+  // The event code.
+  uint32_t pl_event;
+  // `PMC_F_*` flags.
+  uint32_t pl_flags;
+  // The PMC.
+  pmc_id_t pl_pmcid;
+};
+
+// `struct pmclog_ev_pmcattach`.
+struct pmclog_ev_pmcattach {
+  // The PMC.
+  pmc_id_t pl_pmcid;
+  // Process.
+  pid_t pl_pid;
+  // Its executable.
+  char pl_pathname[PMCLOG_PATH_MAX];
+};
+
+// `struct pmclog_ev_pmcdetach`.
+struct pmclog_ev_pmcdetach {
+  // The PMC.
+  pmc_id_t pl_pmcid;
+  // Process.
+  pid_t pl_pid;
+};
+
+// `struct pmclog_ev_proccsw`.
+struct pmclog_ev_proccsw {
+  // Process.
+  pid_t pl_pid;
+  // Thread.
+  pid_t pl_tid;
+  // The PMC.
+  pmc_id_t pl_pmcid;
+  // Count over the slice.
+  pmc_value_t pl_value;
+};
+
+// `struct pmclog_ev_proccreate`.
+struct pmclog_ev_proccreate {
+  // Process.
+  pid_t pl_pid;
+  // Flags.
+  uint32_t pl_flags;
+  // Command name.
+  char pl_pcomm[PMCLOG_COMLEN];
+};
+
+// `struct pmclog_ev_procexec`.
+struct pmclog_ev_procexec {
+  // Process.
+  pid_t pl_pid;
+  // The PMC.
+  pmc_id_t pl_pmcid;
+  // Load base.
+  uintptr_t pl_baseaddr;
+  // Dynamic linker's base.
+  uintptr_t pl_dynaddr;
+  // The executable.
+  char pl_pathname[PMCLOG_PATH_MAX];
+};
+
+// `struct pmclog_ev_procexit`.
+struct pmclog_ev_procexit {
+  // Process.
+  uint32_t pl_pid;
+  // The PMC.
+  pmc_id_t pl_pmcid;
+  // Its count for the process.
+  pmc_value_t pl_value;
+};
+
+// `struct pmclog_ev_procfork`.
+struct pmclog_ev_procfork {
+  // Parent.
+  pid_t pl_oldpid;
+  // Child.
+  pid_t pl_newpid;
+};
+
+// `struct pmclog_ev_sysexit`.
+struct pmclog_ev_sysexit {
+  // Process.
+  pid_t pl_pid;
+};
+
+// `struct pmclog_ev_threadcreate`.
+struct pmclog_ev_threadcreate {
+  // Thread.
+  pid_t pl_tid;
+  // Process.
+  pid_t pl_pid;
+  // Flags.
+  uint32_t pl_flags;
+  // Thread name.
+  char pl_tdname[PMCLOG_COMLEN];
+};
+
+// `struct pmclog_ev_threadexit`.
+struct pmclog_ev_threadexit {
+  // Thread.
+  pid_t pl_tid;
+};
+
+// `struct pmclog_ev_userdata`.
+struct pmclog_ev_userdata {
+  // `pmc_writelog`'s word.
+  uint32_t pl_userdata;
+};
+
+// The union `pl_u` of `struct pmclog_ev` (FreeBSD's `pl_cl` and `pl_dn`
+// are empty structs, left out: C has no empty struct).
+union pmclog_ev_data {
+  // CALLCHAIN.
+  struct pmclog_ev_callchain pl_cc;
+  // INITIALIZE.
+  struct pmclog_ev_initialize pl_i;
+  // MAP_IN.
+  struct pmclog_ev_map_in pl_mi;
+  // MAP_OUT.
+  struct pmclog_ev_map_out pl_mo;
+  // PMCALLOCATE.
+  struct pmclog_ev_pmcallocate pl_a;
+  // PMCALLOCATEDYN.
+  struct pmclog_ev_pmcallocatedyn pl_ad;
+  // PMCATTACH.
+  struct pmclog_ev_pmcattach pl_t;
+  // PMCDETACH.
+  struct pmclog_ev_pmcdetach pl_d;
+  // PROCCSW.
+  struct pmclog_ev_proccsw pl_c;
+  // PROC_CREATE.
+  struct pmclog_ev_proccreate pl_pc;
+  // PROCEXEC.
+  struct pmclog_ev_procexec pl_x;
+  // PROCEXIT.
+  struct pmclog_ev_procexit pl_e;
+  // PROCFORK.
+  struct pmclog_ev_procfork pl_f;
+  // SYSEXIT.
+  struct pmclog_ev_sysexit pl_se;
+  // THR_CREATE.
+  struct pmclog_ev_threadcreate pl_tc;
+  // THR_EXIT.
+  struct pmclog_ev_threadexit pl_te;
+  // USERDATA.
+  struct pmclog_ev_userdata pl_u;
+};
+
+// `struct pmclog_ev`: what `pmclog_read` fills.
+struct pmclog_ev {
+  // The outcome.
+  enum pmclog_state pl_state;
+  // Byte offset of the record in the (pmc-log) stream.
+  off_t pl_offset;
+  // Records returned so far, this one included.
+  size_t pl_count;
+  // The record's time (the log's clock).
+  struct timespec pl_ts;
+  // The record's type.
+  enum pmclog_type pl_type;
+  // Unused (NULL).
+  void *pl_data;
+  // Unused (0).
+  int pl_len;
+  // The record.
+  union pmclog_ev_data pl_u;
+};
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -579,6 +892,33 @@ const char *pmc_name_of_state(enum pmc_state ps);
 // # Safety
 // `eventnames` and `nevents` are writable or NULL.
 int pmc_event_names_of_class(enum pmc_class cl, const char ***eventnames, int *nevents);
+
+// `pmclog_open`: a parser reading the log from `fd` (to its end, at the
+// first `pmclog_read`), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.
+// NULL with errno on failure.
+void *pmclog_open(int fd);
+
+// `pmclog_feed`: gives a `PMCLOG_FD_NONE` parser `len` more bytes.
+// 0, or -1 with errno (`EINVAL`: a parser reading a descriptor, or a bad
+// length).
+//
+// # Safety
+// `cookie` is `pmclog_open`'s, not closed; `data` holds `len` bytes.
+int pmclog_feed(void *cookie, char *data, int len);
+
+// `pmclog_read`: the next event into `*ev`: 0, or -1 with `ev->pl_state`
+// `PMCLOG_EOF` (the end, or CLOSELOG), `PMCLOG_REQUIRE_DATA` (feed more)
+// or `PMCLOG_ERROR` (not a log).
+//
+// # Safety
+// `cookie` is `pmclog_open`'s, not closed; `ev` is writable or NULL.
+int pmclog_read(void *cookie, struct pmclog_ev *ev);
+
+// `pmclog_close`: frees the parser (not the descriptor).
+//
+// # Safety
+// `cookie` is `pmclog_open`'s and not used again, or NULL.
+void pmclog_close(void *cookie);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -24,6 +24,7 @@
 
 pub mod abi;
 mod names;
+pub mod pmclog;
 mod state;
 #[allow(unsafe_code)]
 pub mod sys;

@@ -393,4 +393,31 @@ fn process_sampling_into_the_log() {
         "{sampled_ns} ns sampled against {cpu_ns} ns of CPU time"
     );
     assert!(userdata, "pmc_writelog(0xC0FFEE) left no user-data record");
+
+    // pmclog(3) reads the same log back, from the descriptor and fed in
+    // pieces, and finds what pmc-log's reader found.
+    let Some(reader_exe) = build("readlog", Link::Shared, "readlog") else {
+        return;
+    };
+    for mode in ["fd", "feed"] {
+        let Some(text) = stdout_of(
+            &reader_exe,
+            &[log.to_str().expect("UTF-8"), &pid.to_string(), mode],
+        ) else {
+            return;
+        };
+        println!("pmclog_read ({mode}):\n{text}");
+        for want in [
+            "initialize version 0xa030000".to_string(),
+            format!("allocate cpu-clock {period}"),
+            format!("samples {pid} {samples}"),
+            "userdata 0xc0ffee".to_string(),
+            "end EOF".to_string(),
+        ] {
+            assert!(
+                text.lines().any(|l| l == want),
+                "pmclog ({mode}) has no line {want:?}:\n{text}"
+            );
+        }
+    }
 }

@@ -480,3 +480,105 @@ pub unsafe extern "C" fn pmc_event_names_of_class(
         )
     })
 }
+
+/// `pmclog_open`: a parser reading the log from `fd` (to its end, at the
+/// first `pmclog_read`), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.
+/// NULL with errno on failure.
+#[no_mangle]
+pub extern "C" fn pmclog_open(fd: c_int) -> *mut std::ffi::c_void {
+    match catch_unwind(|| Box::into_raw(Box::new(crate::pmclog::Parser::new(fd)))) {
+        Ok(p) => p.cast(),
+        Err(_) => {
+            fail(CError::new(libc::ENOMEM, "cannot create the log parser"));
+            ptr::null_mut()
+        }
+    }
+}
+
+/// `pmclog_feed`: gives a `PMCLOG_FD_NONE` parser `len` more bytes.
+/// 0, or -1 with errno (`EINVAL`: a parser reading a descriptor, or a bad
+/// length).
+///
+/// # Safety
+/// `cookie` is `pmclog_open`'s, not closed; `data` holds `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn pmclog_feed(
+    cookie: *mut std::ffi::c_void,
+    data: *mut c_char,
+    len: c_int,
+) -> c_int {
+    entry(|| {
+        if cookie.is_null() || data.is_null() {
+            return Err(efault("cookie or data"));
+        }
+        let n = usize::try_from(len)
+            .map_err(|_| CError::new(libc::EINVAL, format!("length {len} is negative")))?;
+        // SAFETY: a live parser from pmclog_open, by the C contract; the
+        // caller does not use it from another thread during the call.
+        let parser = unsafe { &mut *cookie.cast::<crate::pmclog::Parser>() };
+        if parser.fd != crate::pmclog::PMCLOG_FD_NONE {
+            return Err(CError::new(
+                libc::EINVAL,
+                "this parser reads a descriptor: pmclog_feed is for pmclog_open(PMCLOG_FD_NONE)",
+            ));
+        }
+        // SAFETY: `data` holds `n` readable bytes by the C contract.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), n) };
+        parser.feed(bytes);
+        Ok(0)
+    })
+}
+
+/// `pmclog_read`: the next event into `*ev`: 0, or -1 with `ev->pl_state`
+/// `PMCLOG_EOF` (the end, or CLOSELOG), `PMCLOG_REQUIRE_DATA` (feed more)
+/// or `PMCLOG_ERROR` (not a log).
+///
+/// # Safety
+/// `cookie` is `pmclog_open`'s, not closed; `ev` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmclog_read(
+    cookie: *mut std::ffi::c_void,
+    ev: *mut crate::pmclog::pmclog_ev,
+) -> c_int {
+    entry(|| {
+        if cookie.is_null() || ev.is_null() {
+            return Err(efault("cookie or ev"));
+        }
+        // SAFETY: as in pmclog_feed.
+        let parser = unsafe { &mut *cookie.cast::<crate::pmclog::Parser>() };
+        if !parser.eof {
+            // SAFETY: the descriptor is only borrowed for these reads.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(parser.fd) };
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                match nix::unistd::read(fd, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => parser.data.extend_from_slice(&buf[..n]),
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => {
+                        return Err(CError::new(e as i32, format!("reading the log: {e}")));
+                    }
+                }
+            }
+            parser.eof = true;
+        }
+        let mut out = crate::pmclog::Parser::empty_event();
+        let ok = parser.next(&mut out);
+        put(ev, "ev", out)?;
+        Ok(if ok { 0 } else { -1 })
+    })
+}
+
+/// `pmclog_close`: frees the parser (not the descriptor).
+///
+/// # Safety
+/// `cookie` is `pmclog_open`'s and not used again, or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmclog_close(cookie: *mut std::ffi::c_void) {
+    if cookie.is_null() {
+        return;
+    }
+    // SAFETY: made by Box::into_raw in pmclog_open, closed once.
+    let parser = unsafe { Box::from_raw(cookie.cast::<crate::pmclog::Parser>()) };
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(parser)));
+}
