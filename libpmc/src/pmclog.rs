@@ -519,7 +519,14 @@ fn convert(names: &mut Vec<CString>, rec: &Record<'_>, ev: &mut pmclog_ev) -> Op
             }
             Record::Pmc(p) => {
                 let name = CString::new(p.event_spec.replace('\0', "")).unwrap_or_default();
-                let event = names::soft_code(&p.event_spec).unwrap_or(0);
+                // An imported hwpmc log names an event it cannot resolve by
+                // its code, `event=0x20000`.
+                let event = names::soft_code(&p.event_spec)
+                    .or_else(|| {
+                        let hex = p.event_spec.strip_prefix("event=0x")?;
+                        u32::from_str_radix(hex, 16).ok()
+                    })
+                    .unwrap_or(0);
                 names.push(name);
                 let evname = names.last().map_or(std::ptr::null(), |n| n.as_ptr());
                 u.pl_a = pmclog_ev_pmcallocate {

@@ -409,8 +409,78 @@ fn process_sampling_into_the_log() {
         println!("pmclog_read ({mode}):\n{text}");
         for want in [
             "initialize version 0xa030000".to_string(),
-            format!("allocate cpu-clock {period}"),
+            format!("allocate cpu-clock {period} event 0"),
             format!("samples {pid} {samples}"),
+            "userdata 0xc0ffee".to_string(),
+            "end EOF".to_string(),
+        ] {
+            assert!(
+                text.lines().any(|l| l == want),
+                "pmclog ({mode}) has no line {want:?}:\n{text}"
+            );
+        }
+    }
+}
+
+/// pmclog(3) over a FreeBSD hwpmc log (written by pmc-log's encoder of the
+/// kernel's format): every CALLCHAIN of the pid, its user/kernel flag, the
+/// user data and the CLOSELOG end, from the descriptor and fed in pieces.
+#[test]
+fn pmclog_reads_an_hwpmc_log() {
+    use pmc_log::hwpmc::Encoder;
+    let Some(exe) = build("readlog", Link::Shared, "hwpmc") else {
+        return;
+    };
+    let mut enc = Encoder::new(Vec::new());
+    enc.initialize(
+        1,
+        0x0A03_0000,
+        0x400,
+        1_000_000_000,
+        1_700_000_000,
+        0,
+        "GenuineIntel-6-55-4",
+    )
+    .expect("encode");
+    enc.pmc_allocate(2, 0x0001_0001, 0x20000, 0, 65536)
+        .expect("encode");
+    let (mut user, mut kernel) = (0, 0);
+    for i in 0..37u64 {
+        let is_user = i % 3 != 0;
+        if is_user {
+            user += 1;
+        } else {
+            kernel += 1;
+        }
+        let pcs: Vec<u64> = (0..=(i % 5)).map(|d| 0x40_1000 + i * 16 + d).collect();
+        enc.callchain(
+            10 + i,
+            4242,
+            4243,
+            0x0001_0001,
+            (i % 2) as u16,
+            is_user,
+            &pcs,
+        )
+        .expect("encode");
+        // Another process's samples are not counted for 4242.
+        enc.callchain(10 + i, 99, 99, 0x0001_0001, 0, true, &[0x1000])
+            .expect("encode");
+    }
+    enc.userdata(100, 0xC0FFEE).expect("encode");
+    enc.closelog(101).expect("encode");
+    let dir = pmc_testkit::workdir("pmc-capi-c");
+    let log = dir.join("synthetic.hwpmc");
+    std::fs::write(&log, enc.into_inner()).expect("write the log");
+    for mode in ["fd", "feed"] {
+        let Some(text) = stdout_of(&exe, &[log.to_str().expect("UTF-8"), "4242", mode]) else {
+            return;
+        };
+        println!("pmclog_read of an hwpmc log ({mode}):\n{text}");
+        for want in [
+            "allocate event=0x20000 0 event 0x20000".to_string(),
+            "samples 4242 37".to_string(),
+            format!("user {user} kernel {kernel}"),
             "userdata 0xc0ffee".to_string(),
             "end EOF".to_string(),
         ] {

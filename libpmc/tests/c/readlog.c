@@ -56,8 +56,9 @@ main(int argc, char **argv)
 			printf("initialize version %#x\n", ev.pl_u.pl_i.pl_version);
 			break;
 		case PMCLOG_TYPE_PMCALLOCATE:
-			printf("allocate %s %" PRIu64 "\n", ev.pl_u.pl_a.pl_evname,
-			    (uint64_t)ev.pl_u.pl_a.pl_rate);
+			printf("allocate %s %" PRIu64 " event %#x\n",
+			    ev.pl_u.pl_a.pl_evname, (uint64_t)ev.pl_u.pl_a.pl_rate,
+			    ev.pl_u.pl_a.pl_event);
 			break;
 		case PMCLOG_TYPE_CALLCHAIN:
 			if (ev.pl_u.pl_cc.pl_pid != pid)
@@ -76,6 +77,7 @@ main(int argc, char **argv)
 		}
 	}
 	printf("samples %u %ld\n", pid, samples);
+	printf("user %ld kernel %ld\n", user, kernel);
 	printf("end %s\n", ev.pl_state == PMCLOG_EOF ? "EOF" :
 	    ev.pl_state == PMCLOG_ERROR ? "ERROR" :
 	    ev.pl_state == PMCLOG_REQUIRE_DATA ? "REQUIRE_DATA" : "OK");
