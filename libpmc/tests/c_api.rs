@@ -491,3 +491,43 @@ fn pmclog_reads_an_hwpmc_log() {
         }
     }
 }
+
+/// Python binds libpmc.so with ctypes as it is: N fresh pages touched from
+/// Python give at least N page faults, and not many more (the interpreter's
+/// own work inside the window: a loop of byte stores, no allocation).
+#[test]
+fn python_ctypes_counts_fresh_pages() {
+    let so = lib_dir().join("libpmc.so");
+    if !so.exists() {
+        skip!("no {} beside this test binary", so.display());
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/pagefaults.py");
+    let n = 2000u64;
+    let out = match Command::new("python3")
+        .arg(&script)
+        .arg(&so)
+        .arg(n.to_string())
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+    {
+        Ok(o) => o,
+        Err(e) => {
+            skip!("no python3: {e}");
+            return;
+        }
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python3 pagefaults.py failed: {}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = count_of(stdout.trim());
+    println!("python ctypes: {n} fresh pages -> {got} page faults");
+    assert!(
+        (n..=n + 4 * SLACK).contains(&got),
+        "{n} fresh pages from Python counted {got}, want {n}..={}",
+        n + 4 * SLACK
+    );
+}
