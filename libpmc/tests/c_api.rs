@@ -81,7 +81,8 @@ fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
                 // puts target/debug first, where an older libpmc.so may be.
                 .arg("-Wl,--disable-new-dtags")
                 .arg(format!("-Wl,-rpath,{}", lib.display()))
-                .arg("-lpmc");
+                .arg("-lpmc")
+                .arg("-lpthread");
         }
         // rustc --print native-static-libs for a staticlib on Linux.
         Link::Static => {
@@ -530,4 +531,40 @@ fn python_ctypes_counts_fresh_pages() {
         "{n} fresh pages from Python counted {got}, want {n}..={}",
         n + 4 * SLACK
     );
+}
+
+/// Several threads allocate, attach, start, stop, read and release at
+/// once: distinct ids, and each count between its own pages and everyone's
+/// (plus slack for the other threads' stacks and heap growth inside the
+/// window).
+#[test]
+fn threads_use_the_library_at_once() {
+    let Some(exe) = build("threads", Link::Shared, "threads") else {
+        return;
+    };
+    let (threads, n) = (4u64, 2000u64);
+    let Some(out) = stdout_of(&exe, &[&threads.to_string(), &n.to_string()]) else {
+        return;
+    };
+    print!("{out}");
+    let rows: Vec<(String, u64)> = out
+        .lines()
+        .filter(|l| l.starts_with("thread "))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f[2].to_string(), count_of(l))
+        })
+        .collect();
+    assert_eq!(rows.len() as u64, threads, "one row per thread");
+    let mut ids: Vec<&String> = rows.iter().map(|(id, _)| id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len() as u64, threads, "ids are distinct: {out}");
+    for (id, count) in &rows {
+        assert!(
+            (n..=threads * n + 4 * threads * SLACK).contains(count),
+            "PMC {id}: {count} page faults, want {n}..={}",
+            threads * n + 4 * threads * SLACK
+        );
+    }
 }
