@@ -568,3 +568,64 @@ fn threads_use_the_library_at_once() {
         );
     }
 }
+
+/// `libpmc.pc` gives the flags a program builds and links with: the
+/// README's example through `pkg-config --cflags --libs libpmc`, over a
+/// prefix laid out as an install would be.
+#[test]
+fn pkg_config_file_builds_the_example() {
+    if !pmc_testkit::cli::works("pkg-config", &["--version"]) {
+        skip!("no pkg-config");
+        return;
+    }
+    let lib = lib_dir();
+    if !lib.join("libpmc.so").exists() {
+        skip!("no libpmc.so beside this test binary");
+        return;
+    }
+    // prefix/lib -> the built library, prefix/include -> the headers.
+    let prefix = pmc_testkit::workdir("pmc-capi-pc");
+    for (link, to) in [("lib", lib.clone()), ("include", include_dir())] {
+        let at = prefix.join(link);
+        let _ = std::fs::remove_file(&at);
+        std::os::unix::fs::symlink(&to, &at).expect("symlink");
+    }
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new("pkg-config")
+        .env("PKG_CONFIG_PATH", manifest)
+        .arg(format!("--define-variable=prefix={}", prefix.display()))
+        .args(["--cflags", "--libs", "libpmc"])
+        .output()
+        .expect("pkg-config");
+    assert!(
+        out.status.success(),
+        "pkg-config: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let flags = String::from_utf8_lossy(&out.stdout).to_string();
+    println!("pkg-config --cflags --libs libpmc: {flags}");
+    let exe = prefix.join("readme-pc");
+    let mut cc = Command::new("cc");
+    cc.arg("-o")
+        .arg(&exe)
+        .arg(manifest.join("tests/c/readme_example.c"))
+        .args(flags.split_whitespace())
+        .arg("-Wl,--disable-new-dtags")
+        .arg(format!("-Wl,-rpath,{}", prefix.join("lib").display()));
+    let built = match cc.output() {
+        Ok(o) => o,
+        Err(e) => {
+            skip!("no C compiler (cc): {e}");
+            return;
+        }
+    };
+    assert!(
+        built.status.success(),
+        "cc with pkg-config's flags: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let Some(text) = stdout_of(&exe, &[]) else {
+        return;
+    };
+    assert!(text.ends_with("page faults\n"), "{text}");
+}
