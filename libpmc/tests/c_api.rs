@@ -629,3 +629,26 @@ fn pkg_config_file_builds_the_example() {
     };
     assert!(text.ends_with("page faults\n"), "{text}");
 }
+
+/// pmc_attach to another process: a child's N fresh pages, counted from
+/// the parent, give N page faults (plus the child's copy-on-write faults of
+/// its stack after the fork and its exit: a little slack).
+#[test]
+fn counting_a_child_process() {
+    let Some(exe) = build("child", Link::Shared, "child") else {
+        return;
+    };
+    let n = 3000u64;
+    let Some(out) = stdout_of(&exe, &[&n.to_string()]) else {
+        return;
+    };
+    let got = count_of(out.trim());
+    println!(
+        "child: {n} fresh pages -> {got} page faults (truth {n}..={})",
+        n + 4 * SLACK
+    );
+    assert!(
+        (n..=n + 4 * SLACK).contains(&got),
+        "the child's {n} fresh pages counted {got}"
+    );
+}
