@@ -127,6 +127,7 @@ host_only() {
     cli_metrics) echo "spawns the aarch64 pmcstat --metrics, which qemu-user cannot start, and its oracle perf stat -p is not in the guest; the host suite runs it" ;;
     prometheus) echo "its judges are Debian's promtool, prometheus and prometheus-node-exporter, which the guest does not have; the host suite runs it" ;;
     perf_export) echo "its oracle is perf, which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
+    c_api) echo "links C programs with the host's cc against libpmc.so and loads it into the host's python3, which an aarch64 libpmc cannot serve (the lab has no aarch64 C toolchain yet); the host suite runs it" ;;
     faults_cli) echo "its cases (late log readers, SIGSTOP over a run, FIFOs without readers, exports failing under RLIMIT_FSIZE, 1M-frame reports) take minutes each under emulation, past the smp boot's time; the host suite and CI's fault-suite step run it" ;;
   esac
 }

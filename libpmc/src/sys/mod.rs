@@ -1,0 +1,584 @@
+//! The C entry points: each converts its arguments, calls the safe logic
+//! inside `catch_unwind`, and reports a failure as -1 with `errno` set and
+//! the message kept for `pmc_strerror_last`. Every pointer is checked for
+//! NULL (`EFAULT`); C passes enums as their 32-bit values.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use crate::abi::*;
+use crate::names;
+use crate::state::{self, CError};
+
+thread_local! {
+    static LAST: RefCell<CString> = RefCell::new(CString::default());
+}
+
+fn fail(e: CError) {
+    nix::errno::Errno::set_raw(e.errno);
+    let msg = CString::new(e.message.replace('\0', " ")).unwrap_or_default();
+    LAST.with(|l| *l.borrow_mut() = msg);
+}
+
+/// Runs `f` as an entry point: its error becomes -1 and errno, a panic EIO.
+fn entry(f: impl FnOnce() -> Result<c_int, CError>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            fail(e);
+            -1
+        }
+        Err(_) => {
+            fail(CError::new(
+                libc::EIO,
+                "internal error in libpmc (a bug: please report it)",
+            ));
+            -1
+        }
+    }
+}
+
+/// Like [`entry`] for the calls that return a name: NULL and EINVAL for an
+/// unknown value.
+fn name_entry(what: &str, v: u32, f: impl FnOnce() -> Option<*const c_char>) -> *const c_char {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Some(p)) => p,
+        _ => {
+            fail(CError::new(
+                libc::EINVAL,
+                format!("{v:#x} is not a known {what}"),
+            ));
+            ptr::null()
+        }
+    }
+}
+
+fn efault(arg: &str) -> CError {
+    CError::new(libc::EFAULT, format!("{arg} is NULL"))
+}
+
+fn ok0(r: Result<(), CError>) -> Result<c_int, CError> {
+    r.map(|()| 0)
+}
+
+/// Stores `v` through `out`.
+fn put<T>(out: *mut T, name: &str, v: T) -> Result<c_int, CError> {
+    if out.is_null() {
+        return Err(efault(name));
+    }
+    // SAFETY: `out` is non-null and, by the function's C contract, points to
+    // a writable `T` of the caller's.
+    unsafe { out.write(v) };
+    Ok(0)
+}
+
+/// `sysconf(_SC_NPROCESSORS_CONF)` (0 when unknown): CPUs configured,
+/// online or not, as FreeBSD's `mp_maxid + 1` counts them.
+pub(crate) fn cpus_configured() -> u32 {
+    // SAFETY: sysconf takes no pointers and has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    u32::try_from(n).unwrap_or(0)
+}
+
+/// Extension: the message of the calling thread's last failed pmc call
+/// (empty when none failed); valid until that thread's next failing call.
+#[no_mangle]
+pub extern "C" fn pmc_strerror_last() -> *const c_char {
+    catch_unwind(|| LAST.with(|l| l.borrow().as_ptr())).unwrap_or(ptr::null())
+}
+
+/// `pmc_init`: opens the library's connection to the kernel's counters.
+/// Returns 0, or -1 with errno (`ENXIO`: no perf_event support).
+#[no_mangle]
+pub extern "C" fn pmc_init() -> c_int {
+    entry(|| ok0(state::init()))
+}
+
+/// `pmc_allocate`: allocates a PMC counting `ctrspec` (libpmc's syntax,
+/// perf's, or a portable name) in `mode` with `PMC_F_*` flags, on `cpu`
+/// (system modes) or `PMC_CPU_ANY`; its id goes to `*pmcid`.
+///
+/// # Safety
+/// `ctrspec` is a NUL-terminated string or NULL; `pmcid` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_allocate(
+    ctrspec: *const c_char,
+    mode: ModeArg,
+    flags: u32,
+    cpu: c_int,
+    pmcid: *mut pmc_id_t,
+) -> c_int {
+    entry(|| {
+        if ctrspec.is_null() {
+            return Err(efault("ctrspec"));
+        }
+        if pmcid.is_null() {
+            return Err(efault("pmcid"));
+        }
+        // SAFETY: non-null, and a NUL-terminated string by the C contract.
+        let spec = unsafe { CStr::from_ptr(ctrspec) };
+        let spec = spec
+            .to_str()
+            .map_err(|_| CError::new(libc::EINVAL, "the event specification is not UTF-8"))?;
+        let id = state::allocate(spec, mode.0, flags, cpu)?;
+        put(pmcid, "pmcid", id)
+    })
+}
+
+/// `pmc_attach`: attaches a process-mode PMC to process `pid` (0: the
+/// caller).
+#[no_mangle]
+pub extern "C" fn pmc_attach(pmcid: pmc_id_t, pid: libc::pid_t) -> c_int {
+    entry(|| ok0(state::attach(pmcid, pid)))
+}
+
+/// `pmc_detach`: detaches a process-mode PMC from `pid` (0: the caller).
+#[no_mangle]
+pub extern "C" fn pmc_detach(pmcid: pmc_id_t, pid: libc::pid_t) -> c_int {
+    entry(|| ok0(state::detach(pmcid, pid)))
+}
+
+/// `pmc_start`: starts counting (or sampling).
+#[no_mangle]
+pub extern "C" fn pmc_start(pmcid: pmc_id_t) -> c_int {
+    entry(|| ok0(state::start(pmcid)))
+}
+
+/// `pmc_stop`: stops counting.
+#[no_mangle]
+pub extern "C" fn pmc_stop(pmcid: pmc_id_t) -> c_int {
+    entry(|| ok0(state::stop(pmcid)))
+}
+
+/// `pmc_release`: frees a PMC.
+#[no_mangle]
+pub extern "C" fn pmc_release(pmcid: pmc_id_t) -> c_int {
+    entry(|| ok0(state::release(pmcid)))
+}
+
+/// `pmc_read`: the PMC's count into `*value`.
+///
+/// # Safety
+/// `value` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_read(pmcid: pmc_id_t, value: *mut pmc_value_t) -> c_int {
+    entry(|| {
+        if value.is_null() {
+            return Err(efault("value"));
+        }
+        let v = state::read(pmcid)?;
+        put(value, "value", v)
+    })
+}
+
+/// `pmc_write`: sets the PMC's count (stopped PMCs only: `EBUSY`).
+#[no_mangle]
+pub extern "C" fn pmc_write(pmcid: pmc_id_t, value: pmc_value_t) -> c_int {
+    entry(|| state::write(pmcid, value).map(|_| 0))
+}
+
+/// `pmc_rw`: sets the count to `newvalue` and returns the previous one in
+/// `*oldvalue` (if not NULL).
+///
+/// # Safety
+/// `oldvalue` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_rw(
+    pmcid: pmc_id_t,
+    newvalue: pmc_value_t,
+    oldvalue: *mut pmc_value_t,
+) -> c_int {
+    entry(|| {
+        let old = state::write(pmcid, newvalue)?;
+        if oldvalue.is_null() {
+            return Ok(0);
+        }
+        put(oldvalue, "oldvalue", old)
+    })
+}
+
+/// `pmc_set`: the reload count of a sampling PMC, the initial count of a
+/// counting one.
+#[no_mangle]
+pub extern "C" fn pmc_set(pmcid: pmc_id_t, value: pmc_value_t) -> c_int {
+    entry(|| ok0(state::set(pmcid, value)))
+}
+
+/// `pmc_capabilities`: the PMC's `PMC_CAP_*` bits into `*caps`.
+///
+/// # Safety
+/// `caps` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_capabilities(pmcid: pmc_id_t, caps: *mut u32) -> c_int {
+    entry(|| {
+        if caps.is_null() {
+            return Err(efault("caps"));
+        }
+        let c = state::capabilities(pmcid)?;
+        put(caps, "caps", c)
+    })
+}
+
+/// `pmc_width`: the PMC's width in bits into `*width` (64: perf's counts).
+///
+/// # Safety
+/// `width` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_width(pmcid: pmc_id_t, width: *mut u32) -> c_int {
+    entry(|| {
+        if width.is_null() {
+            return Err(efault("width"));
+        }
+        let w = state::width(pmcid)?;
+        put(width, "width", w)
+    })
+}
+
+/// `pmc_ncpu`: the number of CPUs, or -1 (`ENXIO` before `pmc_init`).
+#[no_mangle]
+pub extern "C" fn pmc_ncpu() -> c_int {
+    entry(|| {
+        let i = state::checked_cpuinfo()?;
+        Ok(c_int::try_from(i.pm_ncpu).unwrap_or(c_int::MAX))
+    })
+}
+
+/// `pmc_npmc`: PMC rows per CPU, or -1 (`EINVAL`: no such CPU).
+#[no_mangle]
+pub extern "C" fn pmc_npmc(cpu: c_int) -> c_int {
+    entry(|| state::npmc(cpu).map(|n| c_int::try_from(n).unwrap_or(c_int::MAX)))
+}
+
+/// `pmc_cpuinfo`: a pointer to the library's CPU description (do not free).
+///
+/// # Safety
+/// `cpu_info` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_cpuinfo(cpu_info: *mut *const pmc_cpuinfo) -> c_int {
+    entry(|| {
+        if cpu_info.is_null() {
+            return Err(efault("cpu_info"));
+        }
+        let i: *const pmc_cpuinfo = state::checked_cpuinfo()?;
+        put(cpu_info, "cpu_info", i)
+    })
+}
+
+/// `pmc_pmcinfo`: the rows of `cpu` into a `malloc`ed `struct pmc_pmcinfo`
+/// with `pmc_npmc(cpu)` entries; the caller frees it with `free(3)`.
+///
+/// # Safety
+/// `pmc_info` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmcinfo(cpu: c_int, pmc_info: *mut *mut pmc_pmcinfo) -> c_int {
+    entry(|| {
+        if pmc_info.is_null() {
+            return Err(efault("pmc_info"));
+        }
+        let rows = state::pmcinfo(cpu)?;
+        let head = std::mem::size_of::<pmc_pmcinfo>();
+        let size = head + std::mem::size_of::<crate::abi::pmc_info>() * rows.len();
+        // SAFETY: malloc with a non-zero size; the result is checked for NULL.
+        let p = unsafe { libc::malloc(size) }.cast::<pmc_pmcinfo>();
+        if p.is_null() {
+            return Err(CError::new(libc::ENOMEM, "cannot allocate the PMC rows"));
+        }
+        // SAFETY: `p` holds `size` bytes, malloc's alignment suits
+        // pmc_pmcinfo (8); the header is written first, then the rows at
+        // `pm_pmcs`, which the size covers.
+        unsafe {
+            p.write(pmc_pmcinfo {
+                pm_cpu: cpu,
+                pm_pmcs: [],
+            });
+            let first = ptr::addr_of_mut!((*p).pm_pmcs).cast::<crate::abi::pmc_info>();
+            ptr::copy_nonoverlapping(rows.as_ptr(), first, rows.len());
+        }
+        put(pmc_info, "pmc_info", p)
+    })
+}
+
+/// `pmc_configure_logfile`: sends the log to `fd` (the library keeps a
+/// duplicate); -1 stops logging. Linux writes pmc-log's format (pmclog(3)
+/// reads it).
+#[no_mangle]
+pub extern "C" fn pmc_configure_logfile(fd: c_int) -> c_int {
+    entry(|| {
+        if fd == -1 {
+            return ok0(state::configure_log(None));
+        }
+        if fd < 0 {
+            return Err(CError::new(
+                libc::EBADF,
+                format!("{fd} is not a file descriptor"),
+            ));
+        }
+        // SAFETY: the descriptor is only borrowed for the dup below; a
+        // closed number makes dup fail with EBADF.
+        let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let owned = nix::unistd::dup(borrowed)
+            .map_err(|e| CError::new(e as i32, format!("cannot use fd {fd} for the log: {e}")))?;
+        ok0(state::configure_log(Some(std::fs::File::from(owned))))
+    })
+}
+
+/// `pmc_flush_logfile`: writes out what the log holds.
+#[no_mangle]
+pub extern "C" fn pmc_flush_logfile() -> c_int {
+    entry(|| ok0(state::flush_log()))
+}
+
+/// `pmc_close_logfile`: flushes and closes the log.
+#[no_mangle]
+pub extern "C" fn pmc_close_logfile() -> c_int {
+    entry(|| ok0(state::close_log()))
+}
+
+/// `pmc_writelog`: appends a user-data record to the log.
+#[no_mangle]
+pub extern "C" fn pmc_writelog(userdata: u32) -> c_int {
+    entry(|| ok0(state::write_log(userdata)))
+}
+
+/// `pmc_get_driver_stats`: not on Linux (`EOPNOTSUPP`): perf keeps no such
+/// statistics.
+///
+/// # Safety
+/// Never dereferences `gms`.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_get_driver_stats(gms: *mut pmc_driverstats) -> c_int {
+    let _ = gms;
+    entry(|| {
+        Err(state::unsupported(
+            "pmc_get_driver_stats",
+            "perf_event keeps no driver statistics",
+        ))
+    })
+}
+
+/// `pmc_get_msr`: not on Linux (`EOPNOTSUPP`).
+///
+/// # Safety
+/// Never dereferences `msr`.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_get_msr(pmcid: pmc_id_t, msr: *mut u32) -> c_int {
+    let _ = (pmcid, msr);
+    entry(|| {
+        Err(state::unsupported(
+            "pmc_get_msr",
+            "perf chooses the hardware counter at each schedule; there is no fixed MSR",
+        ))
+    })
+}
+
+/// `pmc_enable`: not on Linux (`EOPNOTSUPP`): perf has no per-row
+/// administration.
+#[no_mangle]
+pub extern "C" fn pmc_enable(cpu: c_int, pmc: c_int) -> c_int {
+    let _ = (cpu, pmc);
+    entry(|| {
+        Err(state::unsupported(
+            "pmc_enable",
+            "perf has no per-row administration",
+        ))
+    })
+}
+
+/// `pmc_disable`: not on Linux (`EOPNOTSUPP`).
+#[no_mangle]
+pub extern "C" fn pmc_disable(cpu: c_int, pmc: c_int) -> c_int {
+    let _ = (cpu, pmc);
+    entry(|| {
+        Err(state::unsupported(
+            "pmc_disable",
+            "perf has no per-row administration",
+        ))
+    })
+}
+
+/// `pmc_name_of_capability`: one `PMC_CAP_*` bit's name, or NULL (`EINVAL`).
+#[no_mangle]
+pub extern "C" fn pmc_name_of_capability(c: u32) -> *const c_char {
+    name_entry("capability", c, || names::capability(c).map(CStr::as_ptr))
+}
+
+/// `pmc_name_of_class`: a class's name ("SOFT"), or NULL (`EINVAL`).
+#[no_mangle]
+pub extern "C" fn pmc_name_of_class(pc: ClassArg) -> *const c_char {
+    name_entry("class", pc.0, || names::class(pc.0).map(CStr::as_ptr))
+}
+
+/// `pmc_name_of_cputype`: a CPU type's name, or NULL (`EINVAL`).
+#[no_mangle]
+pub extern "C" fn pmc_name_of_cputype(cp: CpuTypeArg) -> *const c_char {
+    name_entry("CPU type", cp.0, || names::cputype(cp.0).map(CStr::as_ptr))
+}
+
+/// `pmc_name_of_disposition`: a row disposition's name, or NULL (`EINVAL`).
+#[no_mangle]
+pub extern "C" fn pmc_name_of_disposition(pd: DispArg) -> *const c_char {
+    name_entry("disposition", pd.0, || {
+        names::disposition(pd.0).map(CStr::as_ptr)
+    })
+}
+
+/// `pmc_name_of_event`: an event's name, or NULL (`EINVAL`).
+#[no_mangle]
+pub extern "C" fn pmc_name_of_event(pe: EventArg) -> *const c_char {
+    name_entry("event", pe.0, || state::event_name(pe.0))
+}
+
+/// `pmc_name_of_mode`: a mode's name ("TC"), or NULL (`EINVAL`).
+#[no_mangle]
+pub extern "C" fn pmc_name_of_mode(pm: ModeArg) -> *const c_char {
+    name_entry("mode", pm.0, || names::mode(pm.0).map(CStr::as_ptr))
+}
+
+/// `pmc_name_of_state`: a state's name, or NULL (`EINVAL`).
+#[no_mangle]
+pub extern "C" fn pmc_name_of_state(ps: StateArg) -> *const c_char {
+    name_entry("state", ps.0, || names::state(ps.0).map(CStr::as_ptr))
+}
+
+/// The SOFT names as C pointers, built once.
+struct NameTable(Vec<*const c_char>);
+// SAFETY: the pointers are to `'static` C string literals, never written.
+unsafe impl Sync for NameTable {}
+// SAFETY: as above.
+unsafe impl Send for NameTable {}
+static SOFT_NAMES: std::sync::OnceLock<NameTable> = std::sync::OnceLock::new();
+
+/// `pmc_event_names_of_class`: the event names of class `cl` into
+/// `*eventnames` (the library's array, do not free) and their number into
+/// `*nevents`. On Linux the SOFT class lists its events; other classes fail
+/// with `EOPNOTSUPP`.
+///
+/// # Safety
+/// `eventnames` and `nevents` are writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_event_names_of_class(
+    cl: ClassArg,
+    eventnames: *mut *mut *const c_char,
+    nevents: *mut c_int,
+) -> c_int {
+    entry(|| {
+        if eventnames.is_null() || nevents.is_null() {
+            return Err(efault("eventnames or nevents"));
+        }
+        let names = state::event_names_of_class(cl.0)?;
+        let table =
+            SOFT_NAMES.get_or_init(|| NameTable(names.iter().map(|n| n.as_ptr()).collect()));
+        // The array is the library's; pmc(3)'s type is `const char ***` but
+        // callers only read it.
+        put(eventnames, "eventnames", table.0.as_ptr().cast_mut())?;
+        put(
+            nevents,
+            "nevents",
+            c_int::try_from(table.0.len()).unwrap_or(0),
+        )
+    })
+}
+
+/// `pmclog_open`: a parser reading the log from `fd` (to its end, at the
+/// first `pmclog_read`), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.
+/// NULL with errno on failure.
+#[no_mangle]
+pub extern "C" fn pmclog_open(fd: c_int) -> *mut std::ffi::c_void {
+    match catch_unwind(|| Box::into_raw(Box::new(crate::pmclog::Parser::new(fd)))) {
+        Ok(p) => p.cast(),
+        Err(_) => {
+            fail(CError::new(libc::ENOMEM, "cannot create the log parser"));
+            ptr::null_mut()
+        }
+    }
+}
+
+/// `pmclog_feed`: gives a `PMCLOG_FD_NONE` parser `len` more bytes.
+/// 0, or -1 with errno (`EINVAL`: a parser reading a descriptor, or a bad
+/// length).
+///
+/// # Safety
+/// `cookie` is `pmclog_open`'s, not closed; `data` holds `len` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn pmclog_feed(
+    cookie: *mut std::ffi::c_void,
+    data: *mut c_char,
+    len: c_int,
+) -> c_int {
+    entry(|| {
+        if cookie.is_null() || data.is_null() {
+            return Err(efault("cookie or data"));
+        }
+        let n = usize::try_from(len)
+            .map_err(|_| CError::new(libc::EINVAL, format!("length {len} is negative")))?;
+        // SAFETY: a live parser from pmclog_open, by the C contract; the
+        // caller does not use it from another thread during the call.
+        let parser = unsafe { &mut *cookie.cast::<crate::pmclog::Parser>() };
+        if parser.fd != crate::pmclog::PMCLOG_FD_NONE {
+            return Err(CError::new(
+                libc::EINVAL,
+                "this parser reads a descriptor: pmclog_feed is for pmclog_open(PMCLOG_FD_NONE)",
+            ));
+        }
+        // SAFETY: `data` holds `n` readable bytes by the C contract.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), n) };
+        parser.feed(bytes);
+        Ok(0)
+    })
+}
+
+/// `pmclog_read`: the next event into `*ev`: 0, or -1 with `ev->pl_state`
+/// `PMCLOG_EOF` (the end, or CLOSELOG), `PMCLOG_REQUIRE_DATA` (feed more)
+/// or `PMCLOG_ERROR` (not a log).
+///
+/// # Safety
+/// `cookie` is `pmclog_open`'s, not closed; `ev` is writable or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmclog_read(
+    cookie: *mut std::ffi::c_void,
+    ev: *mut crate::pmclog::pmclog_ev,
+) -> c_int {
+    entry(|| {
+        if cookie.is_null() || ev.is_null() {
+            return Err(efault("cookie or ev"));
+        }
+        // SAFETY: as in pmclog_feed.
+        let parser = unsafe { &mut *cookie.cast::<crate::pmclog::Parser>() };
+        if !parser.eof {
+            // SAFETY: the descriptor is only borrowed for these reads.
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(parser.fd) };
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                match nix::unistd::read(fd, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => parser.data.extend_from_slice(&buf[..n]),
+                    Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => {
+                        return Err(CError::new(e as i32, format!("reading the log: {e}")));
+                    }
+                }
+            }
+            parser.eof = true;
+        }
+        let mut out = crate::pmclog::Parser::empty_event();
+        let ok = parser.next(&mut out);
+        put(ev, "ev", out)?;
+        Ok(if ok { 0 } else { -1 })
+    })
+}
+
+/// `pmclog_close`: frees the parser (not the descriptor).
+///
+/// # Safety
+/// `cookie` is `pmclog_open`'s and not used again, or NULL.
+#[no_mangle]
+pub unsafe extern "C" fn pmclog_close(cookie: *mut std::ffi::c_void) {
+    if cookie.is_null() {
+        return;
+    }
+    // SAFETY: made by Box::into_raw in pmclog_open, closed once.
+    let parser = unsafe { Box::from_raw(cookie.cast::<crate::pmclog::Parser>()) };
+    let _ = catch_unwind(AssertUnwindSafe(move || drop(parser)));
+}
