@@ -462,12 +462,20 @@ fn thousands(v: u64) -> String {
     out
 }
 
-fn label(c: &Counter) -> String {
+/// A row's event name, as perf labels it. ` (system)` tells a system-wide counter from a
+/// process one only when a run has both (`-s` with `-p`): a run of system-wide counters alone
+/// (`-a`, `-s`) says so once, in its header (`'system wide'`), as perf stat -a.
+fn label(c: &Counter, all: &[Counter]) -> String {
     match (&c.scope, c.cpu) {
         (_, Some(cpu)) => format!("{} (CPU {cpu})", c.event),
-        (Scope::System { .. }, None) => format!("{} (system)", c.event),
-        (Scope::Process, None) => c.event.clone(),
+        (Scope::System { .. }, None) if !all_system(all) => format!("{} (system)", c.event),
+        _ => c.event.clone(),
     }
+}
+
+/// Every counter is system-wide (and there is one).
+fn all_system(all: &[Counter]) -> bool {
+    !all.is_empty() && all.iter().all(|c| matches!(c.scope, Scope::System { .. }))
 }
 
 impl Sink {
@@ -591,8 +599,8 @@ impl Sink {
             // perf stat -I's rows: the time, the count, and the metric as in the table.
             for (c, (m, more)) in counters.iter().zip(row_metrics(counters, secs)) {
                 let line = match &m {
-                    Some(m) => format!("{:<52} {}", text_value(c), m.text),
-                    None => text_value(c),
+                    Some(m) => format!("{:<52} {}", text_value(c, counters), m.text),
+                    None => text_value(c, counters),
                 };
                 let _ = writeln!(self.out, "{t:>16.9} {}", line.trim_end());
                 for d in more {
@@ -807,7 +815,7 @@ fn repeated_text(
         first.command.join(" ")
     );
     for ((c, st), (m, _)) in first.counters.iter().zip(stats).zip(&metrics) {
-        let name = label(c);
+        let name = label(c, &first.counters);
         if st.count == 0 {
             let shown = if c.reading.status() == Status::NotSupported {
                 "<not supported>"
@@ -848,7 +856,10 @@ fn repeated_text(
 
 /// What the table is of: the command, the `-t` processes, or the system.
 fn text_target(r: &Report) -> String {
-    if !r.command.is_empty() {
+    if all_system(&r.counters) {
+        // perf stat -a, with a command or without.
+        "'system wide'".to_owned()
+    } else if !r.command.is_empty() {
         format!("'{}'", r.command.join(" "))
     } else if !r.pids.is_empty() {
         let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
@@ -881,7 +892,7 @@ fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, Vec<&'r str
     let metrics = row_metrics(&r.counters, Some(r.elapsed.as_secs_f64()));
     let mut explained: Vec<(&str, Vec<&str>)> = Vec::new();
     for (c, (m, more)) in r.counters.iter().zip(&metrics) {
-        let mut line = text_value(c);
+        let mut line = text_value(c, &r.counters);
         if c.reading.status() == Status::Ok {
             let note = m.as_ref().map_or("", |m| m.text.as_str());
             line = format!("{line:<52} {note:<32}");
@@ -1066,8 +1077,8 @@ impl RepeatStat {
     }
 }
 
-fn text_value(c: &Counter) -> String {
-    let name = label(c);
+fn text_value(c: &Counter, all: &[Counter]) -> String {
+    let name = label(c, all);
     match c.reading.status() {
         Status::NotSupported => format!("{:>18}      {name}", "<not supported>"),
         Status::NotCounted => format!("{:>18}      {name}", "<not counted>"),
@@ -1246,7 +1257,11 @@ fn perf_json_rows(
                 f.push(format!("\"variance\" : {v:.2}"));
             }
             f.push(format!("\"event-runtime\" : {}", c.reading.time_running));
-            let pct = c.reading.running_ratio().map_or(0.0, |q| q * 100.0);
+            // 100 for an event that could not be opened, as perf writes it.
+            let pct = match c.reading.status() {
+                Status::NotSupported => 100.0,
+                _ => c.reading.running_ratio().map_or(0.0, |q| q * 100.0),
+            };
             f.push(format!("\"pcnt-running\" : {pct:.2}"));
             // Always both, as perf 6.1 writes them and its linter counts them: 0 and ""
             // on a row without a metric (a later perf leaves them out; its linter
@@ -1317,10 +1332,14 @@ fn csv_fields(c: &Counter) -> [String; 5] {
         Status::NotCounted => ("<not counted>".to_owned(), ""),
         Status::NotSupported => ("<not supported>".to_owned(), ""),
     };
-    let pct = c
-        .reading
-        .running_ratio()
-        .map_or_else(|| "0.00".to_owned(), |q| format!("{:.2}", q * 100.0));
+    // perf writes 100.00 for an event it could not open (it never ran, nothing to scale).
+    let pct = match c.reading.status() {
+        Status::NotSupported => "100.00".to_owned(),
+        _ => c
+            .reading
+            .running_ratio()
+            .map_or_else(|| "0.00".to_owned(), |q| format!("{:.2}", q * 100.0)),
+    };
     [
         value,
         unit.to_owned(),
@@ -1623,9 +1642,9 @@ mod tests {
             reading: r,
             error: None,
         };
-        assert!(text_value(&c(Reading::not_supported())).contains("<not supported>"));
-        assert!(text_value(&c(Reading::new(5, 10, 0))).contains("<not counted>"));
-        assert!(text_value(&c(Reading::new(1500, 10, 10))).contains("1,500"));
+        assert!(text_value(&c(Reading::not_supported()), &[]).contains("<not supported>"));
+        assert!(text_value(&c(Reading::new(5, 10, 0)), &[]).contains("<not counted>"));
+        assert!(text_value(&c(Reading::new(1500, 10, 10)), &[]).contains("1,500"));
         let j = serde_json::to_value(json_counter(&c(Reading::new(5, 10, 0)))).unwrap();
         assert_eq!(j["status"], "not-counted");
         assert_eq!(j["value"], serde_json::Value::Null);
