@@ -425,7 +425,7 @@ pub struct Args {
     #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
     pub selftest: bool,
 
-    /// Serve the counts to Prometheus on [ADDR:]PORT (127.0.0.1 without ADDR) at
+    /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR) at
     /// `/metrics`, read at each scrape, until SIGINT/SIGTERM: per-CPU counters of the -s
     /// events (the default set without -s), and with -t per-process counters of the -p
     /// events (the default set without -p), labelled pid and comm.
