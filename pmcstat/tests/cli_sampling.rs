@@ -183,8 +183,8 @@ fn system_sampling_for_a_duration() {
 #[test]
 fn sampling_usage_errors() {
     for args in [
+        // (-S without a command is a system-wide run until a signal: cli_systemwide.rs.)
         &["-P", "cpu-clock"][..],
-        &["-S", "cpu-clock"],
         &["-P", "cpu-clock", "-p", "task-clock", "--", "true"],
         &["-P", "cpu-clock,freq=abc", "--", "true"],
         &["-P", "cpu-clock", "-n", "0", "--", "true"],

@@ -5,7 +5,7 @@
 //! `env!("CARGO_BIN_EXE_pmcstat")`, which only their crate knows).
 
 use std::ffi::OsStr;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 /// What a finished program gave: its exit code and its output, decoded
 /// lossily as UTF-8.
@@ -55,12 +55,61 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_with_limit(bin, args, watchdog_limit())
+}
+
+/// [`run`] with the watchdog's limit given.
+fn run_with_limit<I, S>(bin: impl AsRef<OsStr>, args: I, limit: std::time::Duration) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let bin = bin.as_ref();
-    Command::new(bin)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.to_string_lossy()))
-        .into()
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let child = Command::new(bin)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", bin.to_string_lossy()));
+    // A watchdog: a program that never ends (a usage that became a run until Ctrl-C) fails
+    // its test after the limit instead of holding CI until its own timeout.
+    let pid = child.id().to_string();
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let dog = std::thread::spawn(move || {
+        let fired = matches!(
+            wait.recv_timeout(limit),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+        );
+        if fired {
+            let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        }
+        fired
+    });
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("cannot wait for {}: {e}", bin.to_string_lossy()));
+    let _ = done.send(());
+    if dog.join().unwrap_or(false) {
+        panic!(
+            "{} {args:?} ran past {limit:?} and was killed (PMC_TEST_CMD_TIMEOUT sets the limit \
+             in seconds); stderr so far:\n{}",
+            bin.to_string_lossy(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out.into()
+}
+
+/// How long [`run`] lets a program run: `PMC_TEST_CMD_TIMEOUT` seconds, 900 by default (the
+/// slowest pmcstat run of the suites takes a few minutes in the PMU lab's emulated guest).
+fn watchdog_limit() -> std::time::Duration {
+    let secs = std::env::var("PMC_TEST_CMD_TIMEOUT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(900);
+    std::time::Duration::from_secs(secs)
 }
 
 /// [`run`], then prints the command line and what it wrote to stderr (shown
@@ -117,4 +166,22 @@ pub fn works(tool: &str, args: &[&str]) -> bool {
 pub fn as_user(cmd: &mut Command, uid: u32, gid: u32) -> &mut Command {
     use std::os::unix::process::CommandExt as _;
     cmd.gid(gid).uid(uid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program that never ends is killed at the limit, and the test fails saying so.
+    #[test]
+    #[should_panic(expected = "ran past 1s and was killed")]
+    fn the_watchdog_kills_a_program_that_never_ends() {
+        run_with_limit("sleep", ["600"], std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_program_within_the_limit_is_untouched() {
+        let out = run_with_limit("sh", ["-c", "exit 4"], std::time::Duration::from_secs(60));
+        assert_eq!(out.code, 4);
+    }
 }
