@@ -23,7 +23,7 @@
 //!   process misses `pages` (1500), far outside it;
 //! - task-clock: `getrusage` (`RUSAGE_SELF`, `RUSAGE_CHILDREN`) of the
 //!   counted threads and children, +-10% and a few ms;
-//! - context switches: a pipe ping-pong of N round trips (at least 2N) and
+//! - context switches: a pipe ping-pong of N round trips (2N on a quiet machine) and
 //!   the kernel's own per-task switch counts (`RUSAGE_THREAD`,
 //!   `RUSAGE_CHILDREN`);
 //! - system-wide cpu-clock per CPU: the wall-clock time between start and
@@ -76,10 +76,14 @@ const PAGES: u64 = 1500;
 const SPIN: u64 = 25;
 /// Ping-pong round trips.
 const ROUNDS: u64 = 300;
-/// Each side blocks in `read` once per round trip: 2N switches, less the
-/// first and last reads of each side, which may find their byte already
-/// there (a forked peer starts after the first write; seen: 599 of 600).
-const PINGPONG_MIN: f64 = (2 * ROUNDS - 4) as f64;
+/// The floor of a ping-pong's switches: half of N. It says the workload
+/// switched at all; what pmc counted is judged by getrusage (the library
+/// cells) and by perf stat (pmcstat's). Each side blocks in `read` once per round trip
+/// on a quiet machine (2N, seen: 599 and 600 of 600), but not when its byte
+/// is already there: on a loaded machine a side preempted between its write
+/// and its read finds the answer waiting (seen: 355 and 508 of 600, which
+/// getrusage counted too). The library cells are judged by getrusage.
+const PINGPONG_MIN: f64 = (ROUNDS / 2) as f64;
 
 /// Combinations refused on purpose, with the reason. A refusal of any other
 /// cell is a failure.
@@ -801,12 +805,13 @@ fn pingpong_cell(group: bool, across_fork: bool, desc: bool) -> CellResult {
     };
     let t = truth as f64;
     Ok(vec![
+        // The workload did switch (getrusage), so the next check says something.
         Check::new(
-            format!("{what} >= 2N-4"),
+            "getrusage's switches >= N/2",
             (2 * ROUNDS) as f64,
             PINGPONG_MIN,
             f64::INFINITY,
-            counted as f64,
+            t,
         ),
         Check::new(
             format!("{what} vs getrusage"),
@@ -1304,31 +1309,73 @@ fn pmcstat_system_sample_cell(bin: &Path) -> CellResult {
 }
 
 /// pmcstat -e context-switches over `pmc-workload pingpong` (two threads),
-/// against 2N and perf stat.
+/// against the switches the workload's own getrusage saw in that run, and
+/// perf stat against the same truth in its own run (the two runs switch
+/// differently on a loaded machine: 600 in one, 355 in the next).
 fn pmcstat_pingpong_cell(bin: &Path, perf: bool) -> CellResult {
-    let cmd = vec![WORKLOAD.to_string(), "pingpong".into(), ROUNDS.to_string()];
-    let j = pmcstat_json(bin, &["--json-report", "-e", "context-switches"], &cmd)?;
-    let counted = json_count(&j, "context-switches")? as f64;
-    let mut v = vec![Check::new(
-        "context-switches >= 2N-4",
-        (2 * ROUNDS) as f64,
-        PINGPONG_MIN,
-        f64::INFINITY,
-        counted,
-    )];
-    if perf {
-        let perf = perf_stat(
-            &["context-switches"],
-            Path::new(WORKLOAD),
-            &["pingpong", &ROUNDS.to_string()],
-        )?;
-        let p = perf[0].value.ok_or("perf counted nothing")?;
-        v.push(Check::new(
-            "context-switches vs perf stat",
-            p,
-            p * 0.8,
-            p * 1.2 + 10.0,
+    let args = ["pingpong".to_string(), ROUNDS.to_string()];
+    // (tool's count, the workload's getrusage) of one run.
+    let run = |tool: &str, cmd: &mut Command| -> Result<(f64, f64), String> {
+        let out = cmd.output().map_err(|e| format!("run {tool}: {e}"))?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            return Err(format!("{tool} failed ({}): {err}", out.status));
+        }
+        let truth: f64 = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse().ok())
+            .ok_or_else(|| format!("no getrusage line from pmc-workload under {tool}"))?;
+        let counted = if tool == "pmcstat" {
+            let line = err
+                .lines()
+                .rev()
+                .find(|l| l.starts_with('{'))
+                .ok_or_else(|| format!("no JSON from pmcstat: {err}"))?;
+            let j: serde_json::Value = serde_json::from_str(line).map_err(|e| e.to_string())?;
+            json_count(&j, "context-switches")? as f64
+        } else {
+            err.lines()
+                .find(|l| l.contains(",context-switches"))
+                .and_then(|l| l.split(',').next())
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| format!("no context-switches from perf: {err}"))?
+        };
+        Ok((counted, truth))
+    };
+    let mut cmd = Command::new(bin);
+    cmd.args(["--json-report", "-e", "context-switches", "--", WORKLOAD])
+        .args(&args);
+    let (counted, t) = run("pmcstat", &mut cmd)?;
+    let mut v = vec![
+        Check::new(
+            "getrusage's switches >= N/2",
+            (2 * ROUNDS) as f64,
+            PINGPONG_MIN,
+            f64::INFINITY,
+            t,
+        ),
+        Check::new(
+            "context-switches vs getrusage",
+            t,
+            t * 0.95 - 4.0,
+            t * 1.05 + 8.0,
             counted,
+        ),
+    ];
+    if perf {
+        let mut cmd = Command::new("perf");
+        cmd.args(["stat", "-x,", "-e", "context-switches", "--", WORKLOAD])
+            .args(&args);
+        let (p, pt) = run("perf", &mut cmd)?;
+        // perf's count over its run's truth, as pmcstat's: the same ratio.
+        let (ours, theirs) = (counted / t.max(1.0), p / pt.max(1.0));
+        v.push(Check::new(
+            "context-switches/getrusage vs perf stat's",
+            theirs,
+            theirs - 0.05,
+            theirs + 0.05,
+            ours,
         ));
     }
     Ok(v)
