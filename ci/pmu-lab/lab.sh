@@ -123,7 +123,7 @@ host_only() {
   case $1 in
     cli_top) echo "drives pmcstat -T inside tmux, which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
     cli_pprof) echo "its oracle is 'go tool pprof', which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
-    cli_clock | faults_memory) echo "spawns the aarch64 pmcstat, which qemu-user cannot start, and the smp boot has no time left for it; the host suite runs it" ;;
+    cli_clock | faults_memory | cli_modes_names | cli_stat_output | cli_systemwide | cli_write_calls) echo "spawns the aarch64 pmcstat, which qemu-user cannot start, and the smp boot has no time left for it; the host suite runs it" ;;
     cli_metrics) echo "spawns the aarch64 pmcstat --metrics, which qemu-user cannot start, and its oracle perf stat -p is not in the guest; the host suite runs it" ;;
     prometheus) echo "its judges are Debian's promtool, prometheus and prometheus-node-exporter, which the guest does not have; the host suite runs it" ;;
     perf_export) echo "its oracle is perf, which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;

@@ -70,7 +70,10 @@ fn record(pmcstat: &std::path::Path, mode: &str, dir: &std::path::Path) -> Strin
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     eprintln!("{mode}: {err}");
-    assert!(out.status.success(), "{err}");
+    // Exit 3 is pmcstat's "samples were lost" (the command succeeded): a slow emulated
+    // guest drops some (90 of 645 in the PMU lab), and the rest still carry the callers.
+    let lost_only = out.status.code() == Some(3) && err.contains("samples were lost");
+    assert!(out.status.success() || lost_only, "{err}");
     let folded = Command::new(pmcstat)
         .arg("-R")
         .arg(&log)
