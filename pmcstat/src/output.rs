@@ -1257,12 +1257,7 @@ fn perf_json_rows(
                 f.push(format!("\"variance\" : {v:.2}"));
             }
             f.push(format!("\"event-runtime\" : {}", c.reading.time_running));
-            // 100 for an event that could not be opened, as perf writes it.
-            let pct = match c.reading.status() {
-                Status::NotSupported => 100.0,
-                _ => c.reading.running_ratio().map_or(0.0, |q| q * 100.0),
-            };
-            f.push(format!("\"pcnt-running\" : {pct:.2}"));
+            f.push(format!("\"pcnt-running\" : {:.2}", running_pct(c)));
             // Always both, as perf 6.1 writes them and its linter counts them: 0 and ""
             // on a row without a metric (a later perf leaves them out; its linter
             // takes either).
@@ -1318,6 +1313,15 @@ fn csv_rows(
         .collect()
 }
 
+/// The running percentage of `-x` and `-j` rows: time running over time enabled, 0 for an
+/// event that never ran, and 100 for one that could not be opened, as perf writes it.
+fn running_pct(c: &Counter) -> f64 {
+    match c.reading.status() {
+        Status::NotSupported => 100.0,
+        _ => c.reading.running_ratio().map_or(0.0, |q| q * 100.0),
+    }
+}
+
 /// value, unit, event, run time, running percentage: perf's first five columns.
 fn csv_fields(c: &Counter) -> [String; 5] {
     let (value, unit) = match c.reading.status() {
@@ -1332,14 +1336,7 @@ fn csv_fields(c: &Counter) -> [String; 5] {
         Status::NotCounted => ("<not counted>".to_owned(), ""),
         Status::NotSupported => ("<not supported>".to_owned(), ""),
     };
-    // perf writes 100.00 for an event it could not open (it never ran, nothing to scale).
-    let pct = match c.reading.status() {
-        Status::NotSupported => "100.00".to_owned(),
-        _ => c
-            .reading
-            .running_ratio()
-            .map_or_else(|| "0.00".to_owned(), |q| format!("{:.2}", q * 100.0)),
-    };
+    let pct = format!("{:.2}", running_pct(c));
     [
         value,
         unit.to_owned(),
@@ -1352,6 +1349,19 @@ fn csv_fields(c: &Counter) -> [String; 5] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `Write` whose bytes the test reads back after the sink is done with it.
+    #[derive(Clone, Default)]
+    struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 
     /// `--columns`' layout, worked out from pmcstat(8)'s format strings: a
     /// 64-bit counter is 20 digits wide, the names right-aligned (`p/`) or
@@ -1423,17 +1433,6 @@ mod tests {
     /// (`stat-display.c`: the value column, the name, then `# metric`).
     #[test]
     fn derived_metrics_print_like_perf_stat() {
-        #[derive(Clone, Default)]
-        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-        impl Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let c = |event: &str, r| Counter {
             event: event.into(),
             scope: Scope::Process,
@@ -1516,17 +1515,6 @@ mod tests {
     /// -r's means too, not only in the total table.
     #[test]
     fn derived_metrics_on_interval_and_repeat_rows() {
-        #[derive(Clone, Default)]
-        struct Buf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-        impl Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let c = |event: &str, v: u64| Counter {
             event: event.into(),
             scope: Scope::Process,
