@@ -5,9 +5,14 @@
 //! same data: the Linux kernel's `tools/perf/pmu-events/arch` JSON. This
 //! crate carries a compact, generated copy of a representative subset
 //! (`src/generated.rs`, made by `gen/gen.py`; sources and licences in
-//! `gen/SOURCES.md`): Intel Skylake, Ice Lake, Sapphire Rapids and Alder
-//! Lake (P-cores), AMD Zen 2/3/4, Arm Cortex-A57/A72/A76 and Neoverse
-//! N1/V1/N2/V2, and Arm's architected PMUv3 events for any other Arm core.
+//! `gen/SOURCES.md`), 28 tables:
+//! - Intel client cores: Haswell, Broadwell, Skylake, Ice Lake, Tiger Lake,
+//!   Rocket Lake, Alder Lake (P-cores) and Meteor Lake;
+//! - Intel servers: Haswell-X, Broadwell-X/DE, Skylake-X, Cascade Lake-X,
+//!   Ice Lake-X, Sapphire, Emerald and Granite Rapids;
+//! - AMD Zen 1 to Zen 5;
+//! - Arm Cortex-A57/A72/A76 and Neoverse N1/V1/N2/V2, and Arm's architected
+//!   PMUv3 events for any other Arm core.
 //!
 //! The table is selected by CPUID (x86 vendor, family, model, stepping), as
 //! perf's `mapfile.csv` does, or by MIDR (Arm implementer and part number).

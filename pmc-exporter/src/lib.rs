@@ -15,7 +15,7 @@
 //! as monotonic `_total` counters; time events (`cpu-clock`, `task-clock`) in
 //! seconds; each event's time enabled and running beside them; IPC and miss
 //! ratios as gauges where their events are counted. The series are listed in
-//! the README ("Prometheus exporter").
+//! pmcstat's reference, `docs/pmcstat.md` ("Prometheus exporter").
 //!
 //! [`serve`] answers `/metrics` in OpenMetrics 1.0 or the Prometheus text
 //! format 0.0.4, by the request's `Accept` header ([`render`]).
