@@ -102,8 +102,11 @@ pub fn skips_forbidden() -> bool {
 
 /// A scratch directory for a test, `$TMPDIR/NAME-PID`, created (with its
 /// parents) if missing. It is left in place after the test, for a look at
-/// what a failing test wrote; the PID keeps runs apart. Panics when it cannot
-/// be created.
+/// what a failing test wrote; the PID keeps runs apart. The directories of
+/// earlier runs whose process is gone (`$TMPDIR/NAME-PID` with no `/proc/PID`)
+/// are removed first, so a machine that runs the suites every day does not
+/// fill its disk (C test programs linked statically weigh 60 MB a run).
+/// Panics when it cannot be created.
 ///
 /// ```
 /// let d = pmc_testkit::workdir("pmc-testkit-doc");
@@ -111,11 +114,39 @@ pub fn skips_forbidden() -> bool {
 /// # std::fs::remove_dir(&d).unwrap();
 /// ```
 pub fn workdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    let tmp = std::env::temp_dir();
+    remove_dead_runs(&tmp, name);
+    let d = tmp.join(format!("{name}-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&d) {
         panic!("cannot create the test directory {}: {e}", d.display());
     }
     d
+}
+
+/// Removes `DIR/NAME-PID` directories whose process no longer runs. Only
+/// where `/proc` answers for this process, so a missing `/proc` removes nothing.
+fn remove_dead_runs(dir: &std::path::Path, name: &str) {
+    if !std::path::Path::new(&format!("/proc/{}", std::process::id())).exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!("{name}-");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Records a visible skip of the current test (see the crate docs); the
@@ -156,6 +187,22 @@ mod tests {
         std::env::remove_var(NO_SKIP_ENV);
         assert!(r.is_err(), "PMC_NO_SKIP=1 must turn a skip into a failure");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn workdirs_of_finished_runs_are_removed_and_live_ones_kept() {
+        let base = workdir("pmc-testkit-sweep-base");
+        // PID 1 runs; a PID above the kernel's maximum (4194304) never does.
+        let live = base.join("run-1");
+        let dead = base.join("run-4194305");
+        let other = base.join("run-notapid");
+        for d in [&live, &dead, &other] {
+            std::fs::create_dir_all(d.join("sub")).unwrap();
+        }
+        remove_dead_runs(&base, "run");
+        assert!(live.is_dir() && other.is_dir());
+        assert!(!dead.exists(), "the directory of a finished run is removed");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
