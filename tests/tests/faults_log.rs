@@ -548,12 +548,21 @@ fn disk_full_failing_writer_library() {
     // (the error, the drain's last pass) is in place: the defect this guards against grew
     // ~2 MB every second for the rest of the run, which the 2 s after still show whole.
     std::thread::sleep(Duration::from_secs(1));
+    // RSS in its three parts (anonymous, file-backed, shared memory), so a growth says
+    // whether memory was allocated (anon) or code and files were paged in (file).
+    let parts = || ["RssAnon", "RssFile", "RssShmem"].map(|f| status_kb("self", f).unwrap_or(0));
+    let parts0 = parts();
     let rss0 = status_kb("self", "VmRSS").unwrap_or(0);
     let mut rss_max = rss0;
+    let mut parts_max = parts0;
     let until = Instant::now() + Duration::from_secs(2);
     while Instant::now() < until {
         std::thread::sleep(Duration::from_millis(100));
-        rss_max = rss_max.max(status_kb("self", "VmRSS").unwrap_or(0));
+        let rss = status_kb("self", "VmRSS").unwrap_or(0);
+        if rss > rss_max {
+            rss_max = rss;
+            parts_max = parts();
+        }
     }
     pmc.stop().unwrap();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -571,14 +580,14 @@ fn disk_full_failing_writer_library() {
         rss_max,
     );
     println!(
-        "  rss 1 s after the failure {rss0} kB, max over the next 2 s {rss_max} kB (bound +{RSS_GROWTH_BOUND_KB}); \
-         {} records dropped after the error",
+        "  rss 1 s after the failure {rss0} kB, max over the next 2 s {rss_max} kB (bound +{RSS_GROWTH_BOUND_KB}; \
+         anon, file, shmem {parts0:?} -> {parts_max:?} kB); {} records dropped after the error",
         summary.log_dropped
     );
     assert!(summary.log_dropped > 0, "sampling went on and was counted");
     assert!(
         rss_max <= rss0 + RSS_GROWTH_BOUND_KB,
-        "RSS grew {rss0} -> {rss_max} kB"
+        "RSS grew {rss0} -> {rss_max} kB (anon, file, shmem: {parts0:?} -> {parts_max:?} kB)"
     );
     // Every record written before the failure, and the complete ones of the cut block.
     assert!(got.len() as u64 >= summary.log_records, "{rep}");
