@@ -1,12 +1,12 @@
 //! `pmc_core::Backend` over hwpmc: every operation is one or more
-//! `PMC_OP_*` requests through a [`Driver`].
+//! `PMC_OP_*` requests through a [`Sys`].
 
 use crate::errno::Errno;
 use crate::errno_map::{self, Context};
 use crate::events::{self, Encoding, Machine};
-use crate::logpump::{LogFormat, PumpCtl};
+use crate::log::{LogFormat, PumpCtl};
 use crate::sys::abi::*;
-use crate::sys::{self, Driver, OpArg, PmcOp};
+use crate::sys::{self, OpArg, PmcOp, RealSys, Sys};
 use pmc_core::lifecycle::{fan_out, fan_out_or_undo, Lifecycle, Refusal};
 use pmc_core::{
     Allocation, Cpus, Error, ErrorKind, Flags, GroupInstanceReading, Instance, InstanceReading,
@@ -15,24 +15,6 @@ use pmc_core::{
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// The driver [`Backend::open`] uses: the hwpmc syscall on FreeBSD
-/// (`sys::RealDriver`); on other systems [`Unavailable`], a driver whose
-/// every request fails with `ENOSYS`.
-pub type DefaultDriver = sys::DefaultDriver;
-
-/// A driver for systems without hwpmc: every request fails with `ENOSYS`.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Unavailable;
-
-impl Driver for Unavailable {
-    fn call(&self, _arg: OpArg<'_>) -> std::result::Result<(), Errno> {
-        Err(Errno::ENOSYS)
-    }
-    fn current_pid(&self) -> i32 {
-        std::process::id() as i32
-    }
-}
 
 /// hwpmc has no frequency mode, so `Rate::Frequency(f)` becomes a period:
 /// for hardware events `NOMINAL_EVENTS_PER_SEC / f` (about `f` samples a
@@ -48,10 +30,10 @@ pub const ASSUMED_HZ: u64 = 1000;
 /// `kern.hwpmc.mincount` sysctl: `MAX(1000, pm_count)` (hwpmc_mod.c,
 /// PMC_OP_PMCALLOCATE, 2020 tree). Later kernels use
 /// `MAX(MAX(1, kern.hwpmc.mincount), pm_count)`, read when present.
-pub const DEFAULT_MIN_RELOAD: u64 = 1000;
+pub(crate) const DEFAULT_MIN_RELOAD: u64 = 1000;
 
 /// The kernel logs the Backends of this process hold, by
-/// (`Driver::kernel_id`, pid). hwpmc has one owner descriptor per process,
+/// (`Sys::kernel_id`, pid). hwpmc has one owner descriptor per process,
 /// with at most one log (`hwpmc_mod.c`@009268db PMC_OP_CONFIGURELOG:
 /// `pmc_find_owner_descriptor(p)`, then `pmclog_configure_log()` answers
 /// EBUSY when a log is there), so only one Backend per process may hold it.
@@ -61,7 +43,7 @@ fn kernel_logs() -> std::sync::MutexGuard<'static, BTreeSet<(usize, i32)>> {
     KERNEL_LOGS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The kernel log, configured once per backend (see `logpump`).
+/// The kernel log, configured once per backend (see `log`).
 struct LogPump {
     /// This process's entry in [`KERNEL_LOGS`].
     key: (usize, i32),
@@ -72,8 +54,8 @@ struct LogPump {
     ctl: Arc<PumpCtl>,
 }
 
-struct Inner<D: Driver> {
-    driver: D,
+struct Inner<S: Sys> {
+    sys: S,
     machine: Machine,
     ncpu: u32,
     /// `kern.hz`, for converting frequencies into clock ticks.
@@ -114,7 +96,7 @@ pub struct RowInfo {
 
 fn row_info(i: &pmc_info) -> RowInfo {
     RowInfo {
-        name: sys::c_str(&i.pm_name),
+        name: sys::cstr::c_str(&i.pm_name),
         class: i.pm_class,
         enabled: i.pm_enabled != 0,
         disposition: i.pm_rowdisp,
@@ -126,28 +108,28 @@ fn row_info(i: &pmc_info) -> RowInfo {
     }
 }
 
-/// The FreeBSD hwpmc backend, generic over the [`Driver`] (the real syscall,
-/// or the simulator in tests).
+/// The FreeBSD hwpmc backend, generic over the [`Sys`] seam ([`RealSys`],
+/// the hwpmc syscall, or the simulator in tests) and monomorphised for it.
 ///
 /// ```
 /// # #[cfg(feature = "sim")] {
 /// use pmc_core::{Allocation, Backend as _, Pmc as _};
-/// use pmc_freebsd::{sim::SimDriver, Backend};
+/// use pmc_freebsd::{sys::sim::SimDriver, Backend};
 /// use std::sync::Arc;
 ///
 /// let sim = Arc::new(SimDriver::default());
-/// let backend = Backend::with_driver(sim.clone()).unwrap();
+/// let backend = Backend::with_sys(sim.clone()).unwrap();
 /// let mut pmc = backend.allocate(&Allocation::counting("page-faults".parse().unwrap())).unwrap();
 /// pmc.start().unwrap(); // attaches to the calling process
 /// sim.tick(1_000_000, 0, 42); // the "kernel" sees 42 page faults
 /// assert_eq!(pmc.read().unwrap().value, 42);
 /// # }
 /// ```
-pub struct Backend<D: Driver = DefaultDriver> {
-    inner: Arc<Inner<D>>,
+pub struct Backend<S: Sys = RealSys> {
+    inner: Arc<Inner<S>>,
 }
 
-impl<D: Driver> std::fmt::Debug for Backend<D> {
+impl<S: Sys> std::fmt::Debug for Backend<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Backend")
             .field("machine", &self.inner.machine)
@@ -155,7 +137,7 @@ impl<D: Driver> std::fmt::Debug for Backend<D> {
     }
 }
 
-impl Backend<DefaultDriver> {
+impl Backend<RealSys> {
     /// Opens hwpmc: `modfind("hwpmc")`, `modstat`, then the version
     /// handshake, `PMC_OP_GETCPUINFO` and `PMC_OP_GETDYNEVENTINFO`.
     ///
@@ -165,8 +147,20 @@ impl Backend<DefaultDriver> {
     /// other than 0x09/0x0A; [`ErrorKind::Unsupported`] on other systems.
     #[doc(alias = "pmc_init")]
     #[doc(alias = "modfind")]
-    pub fn open() -> Result<Backend<DefaultDriver>> {
-        Backend::with_driver(sys::open_default_driver()?)
+    pub fn new() -> Result<Backend<RealSys>> {
+        if let Some((why, help)) = RealSys::UNSUPPORTED {
+            return Err(Error::new(ErrorKind::Unsupported, Op::Open, why).with_help(help));
+        }
+        Backend::with_sys(RealSys::find().map_err(errno_map::modfind_error)?)
+    }
+
+    /// The same as [`Backend::new`], under the name the `pmc` facade calls
+    /// (`pmc::Native::open()`, as `pmc_linux::Backend::open`).
+    ///
+    /// # Errors
+    /// As [`Backend::new`].
+    pub fn open() -> Result<Backend<RealSys>> {
+        Backend::new()
     }
 }
 
@@ -174,10 +168,10 @@ fn call_err(op: PmcOp, e: Errno, ctx: &Context) -> Error {
     errno_map::to_error(op, e, ctx)
 }
 
-impl<D: Driver> Inner<D> {
+impl<S: Sys> Inner<S> {
     /// This process's key in [`KERNEL_LOGS`].
     fn log_key(&self) -> (usize, i32) {
-        (self.driver.kernel_id(), self.driver.current_pid())
+        (self.sys.kernel_id(), self.sys.current_pid())
     }
 
     /// Whether this Backend holds the kernel log.
@@ -209,11 +203,11 @@ impl<D: Driver> Inner<D> {
             pm_cpu: PMC_CPU_ANY,
             ..Default::default()
         };
-        if self.driver.call(OpArg::PmcAllocate(&mut a)).is_ok() {
+        if self.sys.call(OpArg::PmcAllocate(&mut a)).is_ok() {
             let mut s = pmc_op_simple {
                 pm_pmcid: a.pm_pmcid,
             };
-            let _ = self.driver.call(OpArg::PmcRelease(&mut s));
+            let _ = self.sys.call(OpArg::PmcRelease(&mut s));
         }
     }
 
@@ -222,26 +216,25 @@ impl<D: Driver> Inner<D> {
     fn err(&self, op: PmcOp, e: Errno, ctx: &Context) -> Error {
         if e == Errno::EPERM {
             let mut ctx = ctx.clone();
-            ctx.facts = errno_map::Facts::read(&self.driver);
+            ctx.facts = errno_map::Facts::read(&self.sys);
             return errno_map::to_error(op, e, &ctx);
         }
         errno_map::to_error(op, e, ctx)
     }
 }
 
-impl<D: Driver> Backend<D> {
-    /// A backend over any driver (the simulator in tests). Runs the
+impl<S: Sys> Backend<S> {
+    /// A backend over any [`Sys`] (the simulator in tests). Runs the
     /// handshake: `PMC_OP_GETMODULEVERSION` with 0 (always accepted),
     /// accepting ABI majors 0x09 and 0x0A, then `PMC_OP_GETCPUINFO` and the
     /// SOFT events.
     ///
     /// # Errors
     /// As [`Backend::open`].
-    pub fn with_driver(driver: D) -> Result<Backend<D>> {
+    pub fn with_sys(sys: S) -> Result<Backend<S>> {
         let ctx = Context::default();
         let mut version = 0u32;
-        driver
-            .call(OpArg::GetModuleVersion(&mut version))
+        sys.call(OpArg::GetModuleVersion(&mut version))
             .map_err(|e| call_err(PmcOp::GetModuleVersion, e, &ctx))?;
         let major = version >> 24;
         if major != 0x09 && major != 0x0A {
@@ -253,8 +246,7 @@ impl<D: Driver> Backend<D> {
             .with_help("use a FreeBSD release from 12.0 on, or a newer pmc"));
         }
         let mut ci = pmc_op_getcpuinfo::default();
-        driver
-            .call(OpArg::GetCpuInfo(&mut ci))
+        sys.call(OpArg::GetCpuInfo(&mut ci))
             .map_err(|e| call_err(PmcOp::GetCpuInfo, e, &ctx))?;
         let nclass = (ci.pm_nclass as usize).min(PMC_CLASS_MAX);
         let mut machine = Machine {
@@ -263,7 +255,7 @@ impl<D: Driver> Backend<D> {
             classes: ci.pm_classes[..nclass].to_vec(),
             soft_events: vec![],
             cpu: events::host_cpu_for(ci.pm_cputype),
-            kernel_cpuid: driver.sysctl_string("kern.hwpmc.cpuid"),
+            kernel_cpuid: sys.sysctl_string("kern.hwpmc.cpuid"),
         };
         // No host CPUID for this vendor (another machine's log, a
         // simulator): the kernel's own CPU id string, if it parses.
@@ -276,11 +268,11 @@ impl<D: Driver> Backend<D> {
         }
         if machine.has_class(PMC_CLASS_SOFT) {
             let mut dyn_ev = pmc_op_getdyneventinfo::new_boxed(PMC_CLASS_SOFT);
-            if driver.call(OpArg::GetDynEventInfo(&mut dyn_ev)).is_ok() {
+            if sys.call(OpArg::GetDynEventInfo(&mut dyn_ev)).is_ok() {
                 let n = (dyn_ev.pm_nevent as usize).min(PMC_EV_DYN_COUNT);
                 machine.soft_events = dyn_ev.pm_events[..n]
                     .iter()
-                    .map(|d| (sys::c_str(&d.pm_ev_name), d.pm_ev_code))
+                    .map(|d| (sys::cstr::c_str(&d.pm_ev_name), d.pm_ev_code))
                     .filter(|(n, _)| !n.is_empty())
                     .collect();
             }
@@ -295,23 +287,23 @@ impl<D: Driver> Backend<D> {
                 npmc,
                 pmcs: Vec::new(),
             };
-            if driver.call(OpArg::GetPmcInfo(&mut req)) == Err(Errno::ENXIO) {
+            if sys.call(OpArg::GetPmcInfo(&mut req)) == Err(Errno::ENXIO) {
                 offline.push(cpu);
             }
         }
-        let min_reload = driver
+        let min_reload = sys
             .sysctl_int("kern.hwpmc.mincount")
             .and_then(|m| u64::try_from(m).ok())
             .map_or(DEFAULT_MIN_RELOAD, |m| m.max(1));
         Ok(Backend {
             inner: Arc::new(Inner {
                 min_reload,
-                hz: driver
+                hz: sys
                     .sysctl_int("kern.hz")
                     .and_then(|h| u64::try_from(h).ok())
                     .filter(|h| (1..=1_000_000).contains(h))
                     .unwrap_or(ASSUMED_HZ),
-                driver,
+                sys,
                 machine,
                 ncpu,
                 npmc,
@@ -359,15 +351,15 @@ impl<D: Driver> Backend<D> {
             pmcs: Vec::new(),
         };
         self.inner
-            .driver
+            .sys
             .call(OpArg::GetPmcInfo(&mut req))
             .map_err(|e| self.inner.err(PmcOp::GetPmcInfo, e, &ctx))?;
         Ok(req.pmcs.iter().map(row_info).collect())
     }
 
-    /// The driver.
-    pub fn driver(&self) -> &D {
-        &self.inner.driver
+    /// The [`Sys`] this backend talks to: [`RealSys`], or the simulator.
+    pub fn sys(&self) -> &S {
+        &self.inner.sys
     }
 
     /// `PMC_OP_PMCADMIN`: enables or disables one PMC row on one CPU
@@ -401,7 +393,7 @@ impl<D: Driver> Backend<D> {
             },
         };
         self.inner
-            .driver
+            .sys
             .call(OpArg::PmcAdmin(&mut a))
             .map_err(|e| self.inner.err(PmcOp::PmcAdmin, e, &ctx))
     }
@@ -457,7 +449,7 @@ impl<D: Driver> Backend<D> {
                 pm_md: enc.md,
                 ..Default::default()
             };
-            match self.inner.driver.call(OpArg::PmcAllocate(&mut req)) {
+            match self.inner.sys.call(OpArg::PmcAllocate(&mut req)) {
                 Ok(()) => return Ok((req.pm_pmcid, enc.clone())),
                 // No suitable row in this class: try the next encoding.
                 Err(e @ (Errno::EINVAL | Errno::EBUSY)) => last = Some(e),
@@ -569,8 +561,8 @@ fn period(
 
 /// One allocated PMC: for system scope on several CPUs, one hwpmc PMC per
 /// CPU (read as their sum).
-pub struct FreebsdPmc<D: Driver = DefaultDriver> {
-    inner: Arc<Inner<D>>,
+pub struct FreebsdPmc<S: Sys = RealSys> {
+    inner: Arc<Inner<S>>,
     allocation: Allocation,
     /// (CPU for system scope, hwpmc id).
     ids: Vec<(Option<u32>, u32)>,
@@ -585,7 +577,7 @@ pub struct FreebsdPmc<D: Driver = DefaultDriver> {
     released: bool,
 }
 
-impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
+impl<S: Sys> std::fmt::Debug for FreebsdPmc<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FreebsdPmc")
             .field("allocation", &self.allocation)
@@ -595,7 +587,7 @@ impl<D: Driver> std::fmt::Debug for FreebsdPmc<D> {
     }
 }
 
-impl<D: Driver> FreebsdPmc<D> {
+impl<S: Sys> FreebsdPmc<S> {
     /// Nanoseconds per unit of this PMC's readings: `1e9 / kern.hz` for the portable clocks
     /// (hwpmc counts them in ticks), 1 otherwise.
     fn ns_per_unit(&self) -> u64 {
@@ -699,7 +691,7 @@ impl<D: Driver> FreebsdPmc<D> {
     /// pp->pp_proc) pm->pm_flags |= PMC_F_ATTACHED_TO_OWNER"), and
     /// `pmc_process_samples()` then sends every sample of the PMC to
     /// profil(2), none to the log. The ancestors come from
-    /// [`Driver::parent_pid`]; where it cannot tell, this says no.
+    /// [`Sys::parent_pid`]; where it cannot tell, this says no.
     fn subtree_holds_owner(&self, target: Target) -> bool {
         if !self.allocation.flags.contains(Flags::DESCENDANTS) {
             return false;
@@ -710,7 +702,7 @@ impl<D: Driver> FreebsdPmc<D> {
         let Ok(t) = i32::try_from(t) else {
             return false;
         };
-        let mut pid = self.inner.driver.current_pid();
+        let mut pid = self.inner.sys.current_pid();
         // A bounded walk: pid 1 (init) or 0 ends it, as does a loop.
         for _ in 0..4096 {
             if pid == t {
@@ -719,7 +711,7 @@ impl<D: Driver> FreebsdPmc<D> {
             if pid <= 1 {
                 return false;
             }
-            match self.inner.driver.parent_pid(pid) {
+            match self.inner.sys.parent_pid(pid) {
                 Some(parent) if parent != pid => pid = parent,
                 _ => return false,
             }
@@ -751,11 +743,11 @@ impl<D: Driver> FreebsdPmc<D> {
                 PmcOp::PmcStart => OpArg::PmcStart(&mut s),
                 _ => OpArg::PmcStop(&mut s),
             };
-            if let Err(e) = self.inner.driver.call(arg) {
+            if let Err(e) = self.inner.sys.call(arg) {
                 if op == PmcOp::PmcStart {
                     for (_, started) in &self.ids[..i] {
                         let mut s = pmc_op_simple { pm_pmcid: *started };
-                        let _ = self.inner.driver.call(OpArg::PmcStop(&mut s));
+                        let _ = self.inner.sys.call(OpArg::PmcStop(&mut s));
                     }
                 }
                 return Err(self.inner.err(op, e, &self.ctx(*cpu)));
@@ -797,7 +789,7 @@ impl<D: Driver> FreebsdPmc<D> {
         } else {
             PmcOp::PmcAttach
         };
-        let me = self.inner.driver.current_pid();
+        let me = self.inner.sys.current_pid();
         let ctx_pid = if pid == 0 { me } else { pid };
         if !detach {
             // PMC_OP_PMCATTACH's checks of the PMC itself (system scope: EINVAL;
@@ -820,7 +812,7 @@ impl<D: Driver> FreebsdPmc<D> {
             } else {
                 OpArg::PmcAttach(&mut a)
             };
-            self.inner.driver.call(arg).map_err(|e| {
+            self.inner.sys.call(arg).map_err(|e| {
                 let mut ctx = self.ctx(*cpu);
                 ctx.pid = Some(ctx_pid);
                 ctx.attached = Some(attached);
@@ -841,7 +833,7 @@ impl<D: Driver> FreebsdPmc<D> {
             pm_pmcid: id,
             pm_value: new.unwrap_or(0),
         };
-        self.inner.driver.call(OpArg::PmcRw(&mut rw)).map_err(|e| {
+        self.inner.sys.call(OpArg::PmcRw(&mut rw)).map_err(|e| {
             let mut ctx = self.ctx(cpu);
             ctx.write = new.is_some();
             self.inner.err(PmcOp::PmcRw, e, &ctx)
@@ -884,7 +876,7 @@ impl<D: Driver> FreebsdPmc<D> {
             .unwrap_or_else(|e| e.into_inner())
             .is_some();
         if has_log {
-            let _ = self.inner.driver.call(OpArg::FlushLog);
+            let _ = self.inner.sys.call(OpArg::FlushLog);
         }
     }
 
@@ -897,7 +889,7 @@ impl<D: Driver> FreebsdPmc<D> {
         let mut first = None;
         for (cpu, id) in &self.ids {
             let mut s = pmc_op_simple { pm_pmcid: *id };
-            if let Err(e) = self.inner.driver.call(OpArg::PmcRelease(&mut s)) {
+            if let Err(e) = self.inner.sys.call(OpArg::PmcRelease(&mut s)) {
                 first.get_or_insert_with(|| self.inner.err(PmcOp::PmcRelease, e, &self.ctx(*cpu)));
             }
         }
@@ -905,13 +897,13 @@ impl<D: Driver> FreebsdPmc<D> {
     }
 }
 
-impl<D: Driver> Drop for FreebsdPmc<D> {
+impl<S: Sys> Drop for FreebsdPmc<S> {
     fn drop(&mut self) {
         let _ = self.do_release();
     }
 }
 
-impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
+impl<S: Sys + 'static> pmc_core::Pmc for FreebsdPmc<S> {
     fn allocation(&self) -> &Allocation {
         &self.allocation
     }
@@ -1083,7 +1075,7 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
                 pm_pmcid: id,
             };
             self.inner
-                .driver
+                .sys
                 .call(OpArg::PmcSetCount(&mut s))
                 .map_err(|e| self.inner.err(PmcOp::PmcSetCount, e, &self.ctx(cpu)))?;
             if !sampling {
@@ -1155,14 +1147,14 @@ impl<D: Driver + 'static> pmc_core::Pmc for FreebsdPmc<D> {
 /// PMCs started and stopped together. hwpmc has no hardware groups, so the
 /// members are programmed one after another; their reads are not taken at
 /// the same instant.
-pub struct FreebsdGroup<D: Driver = DefaultDriver> {
+pub struct FreebsdGroup<S: Sys = RealSys> {
     allocations: Vec<Allocation>,
-    members: Vec<FreebsdPmc<D>>,
+    members: Vec<FreebsdPmc<S>>,
     /// The group's state and targets (each member keeps its own too).
     life: Lifecycle,
 }
 
-impl<D: Driver> std::fmt::Debug for FreebsdGroup<D> {
+impl<S: Sys> std::fmt::Debug for FreebsdGroup<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("FreebsdGroup")
             .field("members", &self.members)
@@ -1170,7 +1162,7 @@ impl<D: Driver> std::fmt::Debug for FreebsdGroup<D> {
     }
 }
 
-impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
+impl<S: Sys + 'static> pmc_core::Group for FreebsdGroup<S> {
     fn allocations(&self) -> &[Allocation] {
         &self.allocations
     }
@@ -1272,15 +1264,15 @@ impl<D: Driver + 'static> pmc_core::Group for FreebsdGroup<D> {
 /// pmc-core's [`Backend`](pmc_core::Backend) trait, implemented by this crate's `Backend`
 /// struct (`pmc_freebsd::Backend`, which the `pmc` facade names `pmc::Native` on FreeBSD):
 /// the struct is named after the trait it implements, so this reads `impl Backend for Backend`.
-impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
-    type Pmc = FreebsdPmc<D>;
-    type Group = FreebsdGroup<D>;
+impl<S: Sys + 'static> pmc_core::Backend for Backend<S> {
+    type Pmc = FreebsdPmc<S>;
+    type Group = FreebsdGroup<S>;
 
     fn name(&self) -> &'static str {
         "freebsd-hwpmc"
     }
 
-    fn allocate(&self, a: &Allocation) -> Result<FreebsdPmc<D>> {
+    fn allocate(&self, a: &Allocation) -> Result<FreebsdPmc<S>> {
         refuse_dwarf(a)?;
         let sampling = a.mode.is_sampling();
         let encs = events::resolve(&a.event, &self.inner.machine, sampling)?;
@@ -1334,7 +1326,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
                 }) {
                     for (_, id) in held {
                         let mut s = pmc_op_simple { pm_pmcid: id };
-                        let _ = self.inner.driver.call(OpArg::PmcRelease(&mut s));
+                        let _ = self.inner.sys.call(OpArg::PmcRelease(&mut s));
                     }
                     return Err(e);
                 }
@@ -1357,7 +1349,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             rate_warning,
             life: Lifecycle::new(
                 &a.scope,
-                u32::try_from(self.inner.driver.current_pid()).unwrap_or(0),
+                u32::try_from(self.inner.sys.current_pid()).unwrap_or(0),
             ),
             running_since: None,
             ran: Duration::ZERO,
@@ -1365,7 +1357,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
         })
     }
 
-    fn allocate_group(&self, allocations: &[Allocation]) -> Result<FreebsdGroup<D>> {
+    fn allocate_group(&self, allocations: &[Allocation]) -> Result<FreebsdGroup<S>> {
         for a in allocations {
             refuse_dwarf(a)?;
         }
@@ -1392,7 +1384,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             members,
             life: Lifecycle::new(
                 &first.scope,
-                u32::try_from(self.inner.driver.current_pid()).unwrap_or(0),
+                u32::try_from(self.inner.sys.current_pid()).unwrap_or(0),
             ),
         })
     }
@@ -1436,7 +1428,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     fn flush_log(&self) -> Result<()> {
         let ctl = self.sink_ctl(PmcOp::FlushLog)?;
         self.inner
-            .driver
+            .sys
             .call(OpArg::FlushLog)
             .map_err(|e| self.inner.err(PmcOp::FlushLog, e, &Context::default()))?;
         ctl.flush()
@@ -1449,7 +1441,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
     /// counted in the inherent `Backend::log_bytes_discarded`.
     fn close_log(&self) -> Result<()> {
         let ctl = self.sink_ctl(PmcOp::CloseLog)?;
-        let _ = self.inner.driver.call(OpArg::FlushLog);
+        let _ = self.inner.sys.call(OpArg::FlushLog);
         ctl.swap(None)
     }
 
@@ -1459,7 +1451,7 @@ impl<D: Driver + 'static> pmc_core::Backend for Backend<D> {
             pm_userdata: user_data,
         };
         self.inner
-            .driver
+            .sys
             .call(OpArg::WriteLog(&mut w))
             .map_err(|e| self.inner.err(PmcOp::WriteLog, e, &Context::default()))
     }
@@ -1498,7 +1490,7 @@ fn finish_pump(mut p: LogPump) -> Option<Error> {
     }
 }
 
-impl<D: Driver> Backend<D> {
+impl<S: Sys> Backend<S> {
     /// `PMC_OP_CONFIGURELOG` with hwpmc's own record format: the kernel's
     /// log stream is copied to `sink` unchanged, as `pmcstat -O` writes it
     /// (readable by `pmcstat -R` and pmclog(3)). Replaces any earlier sink,
@@ -1599,14 +1591,14 @@ impl<D: Driver> Backend<D> {
                 pm_logfd: write_end.as_raw_fd(),
             };
             self.inner
-                .driver
+                .sys
                 .call(OpArg::ConfigureLog(&mut cl))
                 .map_err(|e| self.inner.err(PmcOp::ConfigureLog, e, &ctx))?;
             let ctl = Arc::new(PumpCtl::default());
             let thread_ctl = ctl.clone();
             let thread = std::thread::Builder::new()
                 .name("pmc-freebsd-log".into())
-                .spawn(move || crate::logpump::run(read_end, &thread_ctl));
+                .spawn(move || crate::log::run(read_end, &thread_ctl));
             let thread = match thread {
                 Ok(t) => t,
                 Err(e) => {
@@ -1614,7 +1606,7 @@ impl<D: Driver> Backend<D> {
                         pm_flags: 0,
                         pm_logfd: -1,
                     };
-                    let _ = self.inner.driver.call(OpArg::ConfigureLog(&mut off));
+                    let _ = self.inner.sys.call(OpArg::ConfigureLog(&mut off));
                     self.inner.remove_owner();
                     return Err(Error::new(
                         ErrorKind::Os,
@@ -1641,7 +1633,7 @@ impl<D: Driver> Backend<D> {
         // Everything the kernel wrote so far goes to the old sink (if any),
         // which then ends cleanly; its errors have no caller left to report
         // to, so only the new sink's start counts.
-        let _ = self.inner.driver.call(OpArg::FlushLog);
+        let _ = self.inner.sys.call(OpArg::FlushLog);
         ctl.swap(Some((sink, format)))
     }
 
@@ -1655,19 +1647,19 @@ impl<D: Driver> Backend<D> {
     }
 }
 
-impl<D: Driver> Drop for Inner<D> {
+impl<S: Sys> Drop for Inner<S> {
     fn drop(&mut self) {
         let pump = self.log.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(p) = pump {
             // The end of the kernel log: CLOSELOG (its record ends the
             // current sink), then deconfigure so the reader sees EOF.
-            let _ = self.driver.call(OpArg::FlushLog);
-            let _ = self.driver.call(OpArg::CloseLog);
+            let _ = self.sys.call(OpArg::FlushLog);
+            let _ = self.sys.call(OpArg::CloseLog);
             let mut off = pmc_op_configurelog {
                 pm_flags: 0,
                 pm_logfd: -1,
             };
-            let _ = self.driver.call(OpArg::ConfigureLog(&mut off));
+            let _ = self.sys.call(OpArg::ConfigureLog(&mut off));
             let key = p.key;
             let _ = finish_pump(p);
             // Every PMC of this Backend is released by now (each holds the

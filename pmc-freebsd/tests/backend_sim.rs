@@ -5,8 +5,8 @@ use pmc_core::{
     Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Instance, Mode, Pmc as _, Rate,
     Scope, State, Target,
 };
-use pmc_freebsd::sim::{SimConfig, SimCpu, SimDriver, Work};
 use pmc_freebsd::sys::abi::*;
+use pmc_freebsd::sys::sim::{SimConfig, SimCpu, SimDriver, Work};
 use pmc_freebsd::Backend;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,7 @@ type B = Backend<Arc<SimDriver>>;
 
 fn backend(cfg: SimConfig) -> (Arc<SimDriver>, B) {
     let sim = Arc::new(SimDriver::new(cfg));
-    let b = Backend::with_driver(sim.clone()).expect("handshake with the simulator");
+    let b = Backend::with_sys(sim.clone()).expect("handshake with the simulator");
     (sim, b)
 }
 
@@ -64,7 +64,7 @@ fn handshake_learns_the_machine() {
         version: 0x0B00_0000,
         ..SimConfig::default()
     }));
-    let e = Backend::with_driver(sim).unwrap_err();
+    let e = Backend::with_sys(sim).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::VersionMismatch);
 }
 
@@ -632,7 +632,7 @@ fn events_hwpmc_lacks_and_vms_without_pmu() {
 /// kernel with a Zen 3 (no `kern.hwpmc.cpuid`, issue 23 item 5).
 #[test]
 fn amd_counts_cycles_on_every_tree() {
-    use pmc_freebsd::sim::SimTree;
+    use pmc_freebsd::sys::sim::SimTree;
     for (cpu, version, tree, flags) in [
         (SimCpu::AmdZen, PMC_VERSION, None, "0x0"),
         (SimCpu::AmdZen, PMC_VERSION, Some(SimTree::Amd2026), "0x200"),
@@ -965,7 +965,7 @@ fn rows_and_offline_cpus_from_getpmcinfo() {
         ..SimConfig::default()
     }));
     sim.set_cpu_online(1, false);
-    let b = Backend::with_driver(sim.clone()).unwrap();
+    let b = Backend::with_sys(sim.clone()).unwrap();
     assert_eq!(b.offline_cpus(), &[1]);
     let p = b
         .allocate(&counting("page-faults").system(Cpus::All))
@@ -1391,7 +1391,7 @@ fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
         ..Work::default()
     };
     {
-        let b = Backend::with_driver(sim.clone()).unwrap();
+        let b = Backend::with_sys(sim.clone()).unwrap();
         b.configure_hwpmc_log(Box::new(SharedBuf::default()))
             .unwrap();
         let mut p = b.allocate(&a).unwrap();
@@ -1400,7 +1400,7 @@ fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
         sim.run(work());
         p.stop().unwrap();
     }
-    let b = Backend::with_driver(sim.clone()).unwrap();
+    let b = Backend::with_sys(sim.clone()).unwrap();
     let buf = SharedBuf::default();
     b.configure_hwpmc_log(Box::new(buf.clone()))
         .expect("a new log after the first Backend is gone");
@@ -1421,12 +1421,12 @@ fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
 fn two_live_backends_share_one_kernel_log_and_say_so() {
     let sim = Arc::new(SimDriver::default());
     sim.spawn(2000, 1000, true, "/bin/sh");
-    let first = Backend::with_driver(sim.clone()).unwrap();
+    let first = Backend::with_sys(sim.clone()).unwrap();
     let first_buf = SharedBuf::default();
     first
         .configure_hwpmc_log(Box::new(first_buf.clone()))
         .unwrap();
-    let second = Backend::with_driver(sim.clone()).unwrap();
+    let second = Backend::with_sys(sim.clone()).unwrap();
     let e = second
         .configure_hwpmc_log(Box::new(SharedBuf::default()))
         .unwrap_err();

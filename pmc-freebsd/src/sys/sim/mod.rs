@@ -1,7 +1,7 @@
 //! A simulated hwpmc(4) driver (feature `sim`; also built for this crate's
 //! own tests).
 //!
-//! [`SimDriver`] implements [`Driver`] with the behaviour hwpmc(4)
+//! [`SimDriver`] implements [`Sys`] with the behaviour hwpmc(4)
 //! documents: PMC states, rows and their dispositions, process and system
 //! scope, the attach/detach rules (including `PMC_OP_PMCSTART` on an
 //! unattached process PMC attaching it to its owner), the TSC and SOFT
@@ -71,11 +71,12 @@
 //! sub-class row checks of `amd_allocate_pmc()`, and `amd_event_codes[]`
 //! beyond its cycles and instructions rows.
 
+mod host;
 pub mod log;
 
 use crate::errno::Errno;
 use crate::sys::abi::*;
-use crate::sys::{Driver, OpArg, PmcInfoRequest};
+use crate::sys::{OpArg, PmcInfoRequest, Sys};
 use log::{KernelFormat, LogEncoder, LogRecord};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard};
@@ -408,6 +409,13 @@ impl Default for SimDriver {
     fn default() -> Self {
         Self::new(SimConfig::default())
     }
+}
+
+/// Writes `name` into a fixed buffer, truncated and always NUL-terminated.
+fn set_c_str(buf: &mut [u8], name: &str) {
+    buf.fill(0);
+    let n = name.len().min(buf.len().saturating_sub(1));
+    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
 }
 
 fn ticks(from_ns: u64, nanos: u64) -> u64 {
@@ -899,7 +907,7 @@ impl State {
             log.buf.clear();
             return;
         }
-        if let Err(e) = crate::sys::write_all_fd(log.fd, &log.buf) {
+        if let Err(e) = host::write_all_fd(log.fd, &log.buf) {
             log.error = Some(e);
         }
         log.buf.clear();
@@ -1164,7 +1172,7 @@ impl State {
             return Err(Errno::EBUSY);
         }
         // fget_write().
-        if !crate::sys::fd_is_writable(a.pm_logfd) {
+        if !host::fd_is_writable(a.pm_logfd) {
             return Err(Errno::EBADF);
         }
         // PMCLOG_RESERVE_WITH_ERROR(po, INITIALIZE, ...): pmclog_reserve()
@@ -1307,7 +1315,7 @@ impl State {
         for (ri, r) in self.rows.iter().enumerate() {
             let c = &self.classes[r.class_idx];
             let mut info = pmc_info::default();
-            crate::sys::set_c_str(&mut info.pm_name, &format!("{}-{}", c.name, r.index));
+            set_c_str(&mut info.pm_name, &format!("{}-{}", c.name, r.index));
             info.pm_class = c.class;
             info.pm_enabled = i32::from(!r.cpus[cpu].disabled);
             info.pm_rowdisp = self.disposition(ri);
@@ -2013,7 +2021,7 @@ impl State {
         }
         a.pm_nevent = SOFT_EVENTS.len() as u32;
         for (i, (slot, name)) in a.pm_events.iter_mut().zip(SOFT_EVENTS).enumerate() {
-            crate::sys::set_c_str(&mut slot.pm_ev_name, name);
+            set_c_str(&mut slot.pm_ev_name, name);
             slot.pm_ev_code = PMC_EV_SOFT_FIRST + i as u32;
         }
         Ok(())
@@ -2147,7 +2155,7 @@ fn allocation_record(
     }
 }
 
-impl Driver for SimDriver {
+impl Sys for SimDriver {
     fn call(&self, arg: OpArg<'_>) -> Result<(), Errno> {
         let mut st = self.lock();
         let op = arg.op();

@@ -56,7 +56,7 @@ const DRAIN_MAX: u64 = 16 << 20;
 /// The most bytes of session-describing records kept to start a new sink
 /// with; later ones are not replayed (and counted in
 /// [`PumpStats::replay_dropped`]).
-pub const REPLAY_MAX: usize = 1 << 20;
+pub(crate) const REPLAY_MAX: usize = 1 << 20;
 
 /// What the sink of a configured log receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +78,7 @@ enum Request {
 
 /// Counters the reader keeps.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct PumpStats {
+pub(crate) struct PumpStats {
     /// Bytes of hwpmc's stream taken in.
     pub bytes_read: u64,
     /// The most bytes held at once waiting for the rest of a record.
