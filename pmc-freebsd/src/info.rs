@@ -57,7 +57,19 @@ fn probe_name<S: Sys + 'static>(b: &Backend<S>, name: &str, system: bool) -> Ava
 /// events with their hwpmc encodings, the SOFT events the driver reported,
 /// one line per hardware class (raw encodings), and the CPU's own named
 /// events from the pmc-events table; each probed where it resolves.
-pub(crate) fn list_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
+impl<S: Sys + 'static> Backend<S> {
+    /// `Backend::list_events`: as [`list_events`] lists them.
+    pub(crate) fn event_listing(&self) -> Vec<EventInfo> {
+        list_events(self)
+    }
+
+    /// `Backend::diagnose`: as [`diagnose`] checks.
+    pub(crate) fn checks(&self) -> Vec<Check> {
+        diagnose(self)
+    }
+}
+
+fn list_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
     let mut out = portable_events(b);
     out.extend(soft_events(b));
     out.extend(class_events(b));
@@ -165,7 +177,7 @@ fn table_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
 /// ABI, the CPU, the PMC classes, hardware and software events, the
 /// privilege settings, a process- and a system-scope allocation, and the
 /// CPUs hwpmc calls absent or disabled.
-pub(crate) fn diagnose<S: Sys + 'static>(b: &Backend<S>) -> Vec<Check> {
+fn diagnose<S: Sys + 'static>(b: &Backend<S>) -> Vec<Check> {
     let mut out = machine_checks(b);
     out.push(privilege_check(b));
     out.extend(allocation_checks(b));
