@@ -92,12 +92,12 @@ impl Vendor {
     }
 }
 
-/// The CPU to select a pmu-events table by: this machine's CPUID when its
-/// vendor agrees with the kernel's `pm_cputype` (a simulated driver on
-/// another CPU does not) and pmc-events has a table for it, else `None`
-/// (then [`Machine::table`] uses `pm_cputype`).
-pub(crate) fn host_cpu_for(cputype: u32) -> Option<CpuId> {
-    let cpu = pmc_events::sys::host()?;
+/// The CPU to select a pmu-events table by: the machine's CPUID (`cpu`,
+/// from `Sys::cpu_id`) when its vendor agrees with the kernel's
+/// `pm_cputype` and pmc-events has a table for it, else `None` (then
+/// [`Machine::table`] uses `kern.hwpmc.cpuid` or `pm_cputype`).
+pub(crate) fn host_cpu_for(cputype: u32, cpu: Option<CpuId>) -> Option<CpuId> {
+    let cpu = cpu?;
     let agrees = matches!(
         (cpu, Vendor::of(cputype)),
         (

@@ -42,6 +42,45 @@ fn conformance_suite_passes() {
     assert_eq!(sim.allocated(), 0, "every PMC released");
 }
 
+/// A simulator whose machine has the CPUID `cpu`: the CPU reaches the
+/// backend through `Sys::cpu_id`, like every other fact.
+struct WithCpu(Arc<SimDriver>, pmc_events::CpuId);
+
+impl pmc_freebsd::Sys for WithCpu {
+    fn call(&self, arg: pmc_freebsd::sys::OpArg<'_>) -> Result<(), pmc_freebsd::Errno> {
+        self.0.call(arg)
+    }
+    fn current_pid(&self) -> i32 {
+        self.0.current_pid()
+    }
+    fn sysctl_string(&self, name: &str) -> Option<String> {
+        self.0.sysctl_string(name)
+    }
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        Some(self.1)
+    }
+}
+
+#[test]
+fn the_cpu_comes_through_sys_never_from_the_host() {
+    use pmc_freebsd::Sys as _;
+    // The simulator has no CPUID: its Skylake is named by its
+    // kern.hwpmc.cpuid, whatever CPU runs the test.
+    let (sim, b) = default();
+    assert_eq!(sim.cpu_id(), None);
+    let skylake = pmc_events::CpuId::from_hwpmc_cpuid("GenuineIntel-6-5E-3");
+    assert!(skylake.is_some());
+    assert_eq!(b.machine().cpu, skylake);
+    // A Sys that has one (an Ice Lake, same vendor as pm_cputype) is used.
+    let icelake = pmc_events::CpuId::from_hwpmc_cpuid("GenuineIntel-6-7E-5").unwrap();
+    let b = Backend::with_sys(WithCpu(Arc::new(SimDriver::default()), icelake)).unwrap();
+    assert_eq!(b.machine().cpu, Some(icelake));
+    // One of another vendor than pm_cputype's is not.
+    let zen = pmc_events::CpuId::from_hwpmc_cpuid("AuthenticAMD-25-21-0").unwrap();
+    let b = Backend::with_sys(WithCpu(Arc::new(SimDriver::default()), zen)).unwrap();
+    assert_eq!(b.machine().cpu, skylake);
+}
+
 #[test]
 fn handshake_learns_the_machine() {
     let (_, b) = default();

@@ -96,10 +96,7 @@ impl<S: Sys> Backend<S> {
                     "log through one Backend per process: give that Backend the sink (configure_log replaces its sink), or drop it first",
                 ));
             }
-            // A socket pair rather than a pipe: the reader can wait with a
-            // timeout and drain without blocking (hwpmc writes to any
-            // writable fd; pmcstat -O host:port logs to a socket too).
-            let (read_end, write_end) = std::os::unix::net::UnixStream::pair().map_err(|e| {
+            let (read_end, write_end) = crate::sys::log_socket_pair().map_err(|e| {
                 Error::new(
                     ErrorKind::Os,
                     Op::Log,
@@ -107,7 +104,6 @@ impl<S: Sys> Backend<S> {
                 )
                 .with_source(e)
             })?;
-            let write_end = std::os::fd::OwnedFd::from(write_end);
             let mut cl = pmc_op_configurelog {
                 pm_flags: 0,
                 pm_logfd: write_end.as_raw_fd(),

@@ -171,7 +171,7 @@ impl<S: Sys> Backend<S> {
             version,
             classes: ci.pm_classes[..nclass].to_vec(),
             soft_events: vec![],
-            cpu: events::host_cpu_for(ci.pm_cputype),
+            cpu: events::host_cpu_for(ci.pm_cputype, sys.cpu_id()),
             kernel_cpuid: sys.sysctl_string("kern.hwpmc.cpuid"),
         };
         // No host CPUID for this vendor (another machine's log, a

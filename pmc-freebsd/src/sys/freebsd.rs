@@ -199,6 +199,11 @@ impl Sys for RealSys {
         Some(super::cstr::c_str(got))
     }
 
+    /// CPUID / MIDR of this machine (`pmc_events::sys::host`).
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        pmc_events::sys::host()
+    }
+
     fn euid(&self) -> Option<u32> {
         Some(nix::unistd::geteuid().as_raw())
     }

@@ -196,6 +196,13 @@ pub trait Sys: Send + Sync {
     fn kernel_id(&self) -> usize {
         0
     }
+
+    /// The CPU's own identity (CPUID on x86, MIDR on Arm), if this `Sys`
+    /// can read it: the real one reads the machine it runs on; a simulator
+    /// has none (its `kern.hwpmc.cpuid` names its CPU).
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        None
+    }
 }
 
 impl<S: Sys + ?Sized> Sys for std::sync::Arc<S> {
@@ -220,6 +227,22 @@ impl<S: Sys + ?Sized> Sys for std::sync::Arc<S> {
     fn kernel_id(&self) -> usize {
         (**self).kernel_id()
     }
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        (**self).cpu_id()
+    }
+}
+
+/// The socket pair a kernel log is written into: (the reader's end, the
+/// end `PMC_OP_CONFIGURELOG` is given). A socket pair rather than a pipe:
+/// the reader can wait with a timeout and drain without blocking (hwpmc
+/// writes to any writable fd; pmcstat -O host:port logs to a socket too).
+/// The same for every `Sys`: the simulator writes its log into the host fd
+/// as hwpmc's writer thread would.
+#[cfg(unix)]
+pub(crate) fn log_socket_pair(
+) -> std::io::Result<(std::os::unix::net::UnixStream, std::os::fd::OwnedFd)> {
+    let (read_end, write_end) = std::os::unix::net::UnixStream::pair()?;
+    Ok((read_end, write_end.into()))
 }
 
 #[cfg(test)]
