@@ -1,32 +1,5 @@
 //! # pmc-freebsd: the FreeBSD hwpmc(4) backend of `pmc`
 //!
-//! You probably want the `pmc` facade crate, which picks this backend on
-//! FreeBSD.
-//!
-//! This crate talks to hwpmc directly through its dynamically numbered
-//! syscall (`modfind("hwpmc")`, `modstat`, `syscall(nr, PMC_OP_*, arg)`),
-//! without libpmc. It builds on every OS: only `sys::RealSys` (FreeBSD only) is
-//! FreeBSD-only, and the simulated driver (`sim`, feature `sim`) runs the
-//! backend's real code in tests on any host.
-//!
-//! # Brief overview
-//!
-//! | item | what it is |
-//! |---|---|
-//! | `sys::abi` | `#[repr(C)]` `PMC_OP_*` structs and constants, layout-pinned |
-//! | [`sys::Sys`] | the seam every `PMC_OP_*` request passes through |
-//! | `errno_map` | errno x op -> kind and FreeBSD remedy (hwpmc(4) ERRORS) |
-//! | `events` | portable / raw / hwpmc-style event names -> `pmc_op_pmcallocate` |
-//! | `info` | the event listing (`Backend::list_events`) and diagnostics (`Backend::diagnose`), each event probed by allocating it |
-//! | [`Backend`] | `pmc_core::Backend` over any driver: `Backend::open()` or `Backend::with_sys(..)` |
-//!
-//! The public API is [`Backend`] and its PMC and group types, [`Errno`] and
-//! the [`sys::Sys`] seam. The modules behind it (`sys::abi`, `errno_map`,
-//! `events`, `info`) are public only with the `internals` feature (which
-//! `sim` turns on), for this crate's tests and for writing a driver.
-//!
-//! # pmc-freebsd: the FreeBSD hwpmc(4) backend of `pmc`
-//!
 //! - [`Backend`] (`backend.rs`): `pmc_core::Backend` over hwpmc, generic over the [`Sys`] seam
 //! - [`sys`]: the seam ([`Sys`]), its ABI (`sys::abi`), [`RealSys`] and the simulator `sys::sim`
 //! - `errno.rs` / `errno_map.rs`: FreeBSD's [`Errno`] and (errno, op) -> typed error with remedy

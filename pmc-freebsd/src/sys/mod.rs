@@ -1,6 +1,9 @@
-//! The only module of pmc-freebsd that may use `unsafe`: the raw ABI
-//! (`abi`), the [`Sys`] seam every `PMC_OP_*` request passes through,
-//! and (on FreeBSD) the real syscall driver.
+//! The only door to the OS, and the only module of pmc-freebsd that may use
+//! `unsafe`: the [`Sys`] seam (here, with the types its signatures use),
+//! the raw ABI (`abi`), [`RealSys`] (`freebsd.rs` on FreeBSD,
+//! `unsupported.rs` elsewhere, picked by one `cfg_if!`) and the hwpmc
+//! simulator (`sim/`, feature `sim`). Nothing here imports from the layers
+//! above but `Errno`.
 //!
 //! # Safety
 //!
@@ -149,9 +152,9 @@ impl OpArg<'_> {
     }
 }
 
-/// The seam every `PMC_OP_*` request passes through: the real hwpmc syscall
-/// on FreeBSD (`RealSys`, FreeBSD only), or the simulator (`sim::SimDriver`, feature
-/// `sim`) anywhere.
+/// The seam every `PMC_OP_*` request and OS fact passes through:
+/// [`RealSys`] (the hwpmc syscall on FreeBSD, `ENOSYS` elsewhere), or the
+/// simulator (`sim::SimDriver`, feature `sim`) anywhere.
 ///
 /// `call` returns `Ok(())` for a 0 return and `Err(errno)` for -1, exactly
 /// like `syscall(pmc_syscall, op, arg)`.
