@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use pmc_exporter::{render, Format, PmcCollector};
-use pmc_freebsd::sim::{SimConfig, SimCpu, SimDriver, Work};
+use pmc_freebsd::sys::sim::{SimConfig, SimCpu, SimDriver, Work};
 use prometheus_client::registry::Registry;
 
 fn value(text: &str, series: &str) -> Option<f64> {
@@ -20,7 +20,7 @@ fn simulated_hwpmc_counts_are_exported_per_cpu() {
         cpu: SimCpu::IntelSkylake,
         ..SimConfig::default()
     }));
-    let backend = pmc_freebsd::Backend::with_driver(sim.clone()).expect("the simulator");
+    let backend = pmc_freebsd::Backend::with_sys(sim.clone()).expect("the simulator");
     let c = PmcCollector::system_on(backend, &["instructions", "cycles", "branches"])
         .expect("system PMCs on the simulator");
     assert!(c.unsupported().is_empty(), "{:?}", c.unsupported());

@@ -11,7 +11,7 @@
 //! system-sampling PMC, PROCCSW, PROCFORK, PROCEXIT, USERDATA and CLOSELOG.
 
 use pmc_core::{Allocation, Backend as _, Cpus, Flags, Pmc as _, Rate, Target};
-use pmc_freebsd::sim::{SimDriver, Work};
+use pmc_freebsd::sys::sim::{SimDriver, Work};
 use pmc_freebsd::Backend;
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("usage: sim_pmclog OUT.pmclog")?;
     let file = std::fs::File::create(&path)?;
     let sim = Arc::new(SimDriver::default());
-    let b = Backend::with_driver(sim.clone())?;
+    let b = Backend::with_sys(sim.clone())?;
     b.configure_hwpmc_log(Box::new(file))?;
 
     sim.spawn(2000, 1000, true, "/usr/bin/make");

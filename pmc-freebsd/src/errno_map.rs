@@ -11,7 +11,7 @@ use ErrorKind as K;
 
 /// What the caller was doing, for a precise message.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Context {
+pub(crate) struct Context {
     /// The PMC is (or would be) system-scope.
     pub system: bool,
     /// The PMC samples.
@@ -35,7 +35,7 @@ pub struct Context {
 /// The settings behind hwpmc's EPERM answers, read from the system
 /// (`sysctl`, `geteuid`) when a request is refused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Facts {
+pub(crate) struct Facts {
     /// `security.jail.jailed`.
     pub jailed: Option<bool>,
     /// `security.bsd.unprivileged_syspmcs`.
@@ -48,7 +48,7 @@ pub struct Facts {
 
 impl Facts {
     /// Reads the facts through a driver.
-    pub fn read(d: &dyn crate::sys::Driver) -> Facts {
+    pub(crate) fn read(d: &dyn crate::sys::Sys) -> Facts {
         Facts {
             jailed: d.sysctl_int("security.jail.jailed").map(|v| v != 0),
             unprivileged_syspmcs: d.sysctl_int("security.bsd.unprivileged_syspmcs"),
@@ -60,7 +60,7 @@ impl Facts {
 
 /// The explanation of one failure.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Explanation {
+pub(crate) struct Explanation {
     /// The category.
     pub kind: ErrorKind,
     /// The fact.
@@ -72,7 +72,7 @@ pub struct Explanation {
 }
 
 /// The pmc-core operation a request belongs to.
-pub fn core_op(op: PmcOp, ctx: &Context) -> Op {
+pub(crate) fn core_op(op: PmcOp, ctx: &Context) -> Op {
     match op {
         PmcOp::ConfigureLog | PmcOp::FlushLog | PmcOp::CloseLog | PmcOp::WriteLog => Op::Log,
         PmcOp::PmcAllocate => Op::Allocate,
@@ -114,7 +114,7 @@ const LIST: &str =
     "list the rows and their state with `pmccontrol -l`, and the events with `Backend::list_events`";
 
 /// Explains `errno` from `op`.
-pub fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
+pub(crate) fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
     let cpu = ctx
         .cpu
         .map_or_else(|| "the CPU".to_owned(), |c| format!("CPU {c}"));
@@ -468,7 +468,7 @@ fn generic_error(errno: Errno) -> Explanation {
 }
 
 /// The typed error for `errno` from `op`, with the raw errno kept.
-pub fn to_error(op: PmcOp, errno: Errno, ctx: &Context) -> Error {
+pub(crate) fn to_error(op: PmcOp, errno: Errno, ctx: &Context) -> Error {
     let e = explain(op, errno, ctx);
     let core = core_op(op, ctx);
     let mut err = Error::new(
@@ -487,7 +487,7 @@ pub fn to_error(op: PmcOp, errno: Errno, ctx: &Context) -> Error {
 }
 
 /// The error for a `modfind("hwpmc")` failure.
-pub fn modfind_error(errno: Errno) -> Error {
+pub(crate) fn modfind_error(errno: Errno) -> Error {
     let (kind, msg, help) = if errno == Errno::ENOENT {
         (
             ErrorKind::DriverNotLoaded,

@@ -92,12 +92,12 @@ impl Vendor {
     }
 }
 
-/// The CPU to select a pmu-events table by: this machine's CPUID when its
-/// vendor agrees with the kernel's `pm_cputype` (a simulated driver on
-/// another CPU does not) and pmc-events has a table for it, else `None`
-/// (then [`Machine::table`] uses `pm_cputype`).
-pub fn host_cpu_for(cputype: u32) -> Option<CpuId> {
-    let cpu = pmc_events::sys::host()?;
+/// The CPU to select a pmu-events table by: the machine's CPUID (`cpu`,
+/// from `Sys::cpu_id`) when its vendor agrees with the kernel's
+/// `pm_cputype` and pmc-events has a table for it, else `None` (then
+/// [`Machine::table`] uses `kern.hwpmc.cpuid` or `pm_cputype`).
+pub(crate) fn host_cpu_for(cputype: u32, cpu: Option<CpuId>) -> Option<CpuId> {
+    let cpu = cpu?;
     let agrees = matches!(
         (cpu, Vendor::of(cputype)),
         (
@@ -131,7 +131,7 @@ pub struct Machine {
     /// SOFT events from `PMC_OP_GETDYNEVENTINFO`: (name, code).
     pub soft_events: Vec<(String, u32)>,
     /// The CPU's identity (CPUID / MIDR), if known: selects the pmu-events
-    /// table. See [`host_cpu_for`].
+    /// table. CPUID when its vendor agrees with `pm_cputype`, else the kernel's `kern.hwpmc.cpuid`.
     pub cpu: Option<CpuId>,
     /// `kern.hwpmc.cpuid` (the kernel's `pmc_cpuid`) if the driver could
     /// read it. `Some("")` on AMD: a 2020-era `hwpmc_amd.c` on a CPU family
@@ -206,7 +206,7 @@ impl Machine {
 /// One way to program an event: the `pmc_op_pmcallocate` fields other than
 /// mode, CPU and count.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Encoding {
+pub(crate) struct Encoding {
     /// `pm_class`.
     pub class: u32,
     /// `pm_ev`.
@@ -223,7 +223,7 @@ pub struct Encoding {
 
 /// Normalises a hwpmc event name as libpmc compares them: case-insensitive,
 /// with `' '`, `'_'`, `'-'` and `'.'` all equal.
-pub fn normalize(name: &str) -> String {
+pub(crate) fn normalize(name: &str) -> String {
     name.chars()
         .map(|c| {
             if matches!(c, ' ' | '_' | '-' | '.') {
@@ -288,7 +288,7 @@ impl Raw {
 /// What FreeBSD's own reader prints for a PMCALLOCATE record, computed
 /// as its source does, not from pmc's table (issue 23 item 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FreeBsdName {
+pub(crate) enum FreeBsdName {
     /// A name libpmc has whatever its build.
     Named(&'static str),
     /// Entry `n` of the pmu-events table FreeBSD generated at build
@@ -314,7 +314,7 @@ pub enum FreeBsdName {
 /// searches the K8, ARMV7/8, ..., TSC and SOFT tables and has no IAF or
 /// IAP range any more; its table entries are `__PMC_EV(C,N) { #N,
 /// PMC_EV_ ## C ## _ ## N }`, so a K8 code's name is the enum's suffix.
-pub fn freebsd_pmclog_name(ev: u32, flags: u32) -> FreeBsdName {
+pub(crate) fn freebsd_pmclog_name(ev: u32, flags: u32) -> FreeBsdName {
     if flags & PMC_F_EV_PMU != 0 {
         return FreeBsdName::BuildTableEntry(ev);
     }
@@ -330,7 +330,7 @@ impl FreeBsdName {
     /// What a user of FreeBSD's `pmcstat -R` on an hwpmc-format log will
     /// see for this PMC, in words (the `freebsd-name` field of
     /// `Pmc::native_config`).
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         match self {
             FreeBsdName::Named(n) => format!("FreeBSD's pmcstat -R names it {n}"),
             FreeBsdName::BuildTableEntry(i) => format!(
@@ -715,7 +715,7 @@ fn table_event(
 }
 
 /// This CPU's table events and how each resolves (for `pmcstat -L`).
-pub fn table_listing(machine: &Machine) -> Vec<(Event, Result<Vec<Encoding>, Error>)> {
+pub(crate) fn table_listing(machine: &Machine) -> Vec<(Event, Result<Vec<Encoding>, Error>)> {
     let Some(t) = machine.table() else {
         return Vec::new();
     };
@@ -900,7 +900,7 @@ fn portable_raw(p: PortableEvent, v: Vendor) -> Option<Raw> {
 /// [`ErrorKind::NoPmu`] for hardware events on a machine without PMCs,
 /// [`ErrorKind::NoSuchEvent`] for unknown names,
 /// [`ErrorKind::NotSupported`] for events or modifiers hwpmc lacks.
-pub fn resolve(
+pub(crate) fn resolve(
     spec: &EventSpec,
     machine: &Machine,
     sampling: bool,

@@ -7,12 +7,12 @@ use crate::backend::Backend;
 use crate::errno_map;
 use crate::events;
 use crate::sys::abi::*;
-use crate::sys::Driver;
+use crate::sys::Sys;
 use pmc_core::info::{Availability, Check, EventInfo, EventSource as Src};
 use pmc_core::{Allocation, Cpus, ErrorKind, EventSpec, PortableEvent};
 
 /// The name of a `PMC_CLASS_*`, as `pmccontrol -L` prints it.
-pub fn class_name(class: u32) -> String {
+pub(crate) fn class_name(class: u32) -> String {
     match class {
         PMC_CLASS_TSC => "TSC".into(),
         PMC_CLASS_K8 => "K8".into(),
@@ -31,7 +31,7 @@ pub fn class_name(class: u32) -> String {
 }
 
 /// Allocates and releases a PMC to see whether it can be opened here.
-fn probe<D: Driver + 'static>(b: &Backend<D>, a: &Allocation) -> Availability {
+fn probe<S: Sys + 'static>(b: &Backend<S>, a: &Allocation) -> Availability {
     match pmc_core::Backend::allocate(b, a) {
         Ok(p) => match pmc_core::Pmc::release(p) {
             Ok(()) => Availability::Available,
@@ -43,7 +43,7 @@ fn probe<D: Driver + 'static>(b: &Backend<D>, a: &Allocation) -> Availability {
 
 /// Probes the counting allocation of an event string (system scope on CPU 0
 /// when `system`).
-fn probe_name<D: Driver + 'static>(b: &Backend<D>, name: &str, system: bool) -> Availability {
+fn probe_name<S: Sys + 'static>(b: &Backend<S>, name: &str, system: bool) -> Availability {
     match name.parse::<EventSpec>() {
         Ok(spec) => {
             let a = Allocation::counting(spec);
@@ -57,7 +57,19 @@ fn probe_name<D: Driver + 'static>(b: &Backend<D>, name: &str, system: bool) -> 
 /// events with their hwpmc encodings, the SOFT events the driver reported,
 /// one line per hardware class (raw encodings), and the CPU's own named
 /// events from the pmc-events table; each probed where it resolves.
-pub fn list_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
+impl<S: Sys + 'static> Backend<S> {
+    /// `Backend::list_events`: as [`list_events`] lists them.
+    pub(crate) fn event_listing(&self) -> Vec<EventInfo> {
+        list_events(self)
+    }
+
+    /// `Backend::diagnose`: as [`diagnose`] checks.
+    pub(crate) fn checks(&self) -> Vec<Check> {
+        diagnose(self)
+    }
+}
+
+fn list_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
     let mut out = portable_events(b);
     out.extend(soft_events(b));
     out.extend(class_events(b));
@@ -65,7 +77,7 @@ pub fn list_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
     out
 }
 
-fn portable_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
+fn portable_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
     PortableEvent::ALL
         .iter()
         .map(|p| {
@@ -88,7 +100,7 @@ fn portable_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
         .collect()
 }
 
-fn soft_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
+fn soft_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
     b.machine()
         .soft_events
         .iter()
@@ -104,7 +116,7 @@ fn soft_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
         .collect()
 }
 
-fn class_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
+fn class_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
     let mut out = Vec::new();
     for c in &b.machine().classes {
         let cname = class_name(c.pm_class);
@@ -134,7 +146,7 @@ fn class_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
 
 /// The CPU's own events (pmc-events table), each resolved and, where it
 /// resolves, allocated once to see that the kernel takes it.
-fn table_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
+fn table_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
     let machine = b.machine();
     let table = machine.table().map(|t| t.name()).unwrap_or("none");
     events::table_listing(machine)
@@ -165,7 +177,7 @@ fn table_events<D: Driver + 'static>(b: &Backend<D>) -> Vec<EventInfo> {
 /// ABI, the CPU, the PMC classes, hardware and software events, the
 /// privilege settings, a process- and a system-scope allocation, and the
 /// CPUs hwpmc calls absent or disabled.
-pub fn diagnose<D: Driver + 'static>(b: &Backend<D>) -> Vec<Check> {
+fn diagnose<S: Sys + 'static>(b: &Backend<S>) -> Vec<Check> {
     let mut out = machine_checks(b);
     out.push(privilege_check(b));
     out.extend(allocation_checks(b));
@@ -173,7 +185,7 @@ pub fn diagnose<D: Driver + 'static>(b: &Backend<D>) -> Vec<Check> {
     out
 }
 
-fn machine_checks<D: Driver>(b: &Backend<D>) -> Vec<Check> {
+fn machine_checks<S: Sys>(b: &Backend<S>) -> Vec<Check> {
     let m = b.machine();
     let mut out = vec![
         Check::yes(
@@ -225,8 +237,8 @@ fn machine_checks<D: Driver>(b: &Backend<D>) -> Vec<Check> {
     out
 }
 
-fn privilege_check<D: Driver>(b: &Backend<D>) -> Check {
-    let f = errno_map::Facts::read(b.driver());
+fn privilege_check<S: Sys>(b: &Backend<S>) -> Check {
+    let f = errno_map::Facts::read(b.sys());
     let show = |v: Option<i64>| v.map_or_else(|| "unknown".to_owned(), |v| v.to_string());
     Check::info(
         "privilege",
@@ -243,7 +255,7 @@ fn privilege_check<D: Driver>(b: &Backend<D>) -> Check {
     )
 }
 
-fn allocation_checks<D: Driver + 'static>(b: &Backend<D>) -> Vec<Check> {
+fn allocation_checks<S: Sys + 'static>(b: &Backend<S>) -> Vec<Check> {
     let page_faults = EventSpec::portable(PortableEvent::PageFaults);
     [
         (
@@ -270,7 +282,7 @@ fn allocation_checks<D: Driver + 'static>(b: &Backend<D>) -> Vec<Check> {
     .collect()
 }
 
-fn cpu_check<D: Driver>(b: &Backend<D>) -> Check {
+fn cpu_check<S: Sys>(b: &Backend<S>) -> Check {
     let offline: Vec<String> = (0..b.ncpu().min(4096))
         .filter(|c| b.rows(*c).is_err_and(|e| e.kind() == ErrorKind::NoSuchCpu))
         .map(|c| c.to_string())

@@ -1,36 +1,39 @@
 //! # pmc-freebsd: the FreeBSD hwpmc(4) backend of `pmc`
 //!
+//! - [`Backend`] (`backend.rs`): `pmc_core::Backend` over hwpmc, generic over the [`Sys`] seam
+//! - [`sys`]: the seam ([`Sys`]), its ABI (`sys::abi`), [`RealSys`] and the simulator `sys::sim`
+//! - `errno.rs` / `errno_map.rs`: FreeBSD's [`Errno`] and (errno, op) -> typed error with remedy
+//! - `events.rs` / `info.rs`: event names -> `pmc_op_pmcallocate`; listing and diagnostics
+//! - `log/`: the kernel log, read by a thread and swapped between user-space sinks
+//!
 //! You probably want the `pmc` facade crate, which picks this backend on
-//! FreeBSD.
+//! FreeBSD. This crate talks to hwpmc directly through its dynamically
+//! numbered syscall (`modfind("hwpmc")`, `modstat`, `syscall(nr, PMC_OP_*,
+//! arg)`), without libpmc. It builds on every OS: [`RealSys`] reaches hwpmc
+//! on FreeBSD and answers `ENOSYS` elsewhere, and the simulated hwpmc
+//! (`sys::sim`, feature `sim`) runs the backend's real code on any host.
 //!
-//! This crate talks to hwpmc directly through its dynamically numbered
-//! syscall (`modfind("hwpmc")`, `modstat`, `syscall(nr, PMC_OP_*, arg)`),
-//! without libpmc. It builds on every OS: only `sys::RealDriver` (FreeBSD only) is
-//! FreeBSD-only, and the simulated driver (`sim`, feature `sim`) runs the
-//! backend's real code in tests on any host.
+//! ## Required items
 //!
-//! # Brief overview
+//! What a backend crate of pmc holds (pmc-linux has the same tree):
 //!
-//! | item | what it is |
+//! | item | what it must do |
 //! |---|---|
-//! | `sys::abi` | `#[repr(C)]` `PMC_OP_*` structs and constants, layout-pinned |
-//! | [`sys::Driver`] | the seam every `PMC_OP_*` request passes through |
-//! | `errno_map` | errno x op -> kind and FreeBSD remedy (hwpmc(4) ERRORS) |
-//! | `events` | portable / raw / hwpmc-style event names -> `pmc_op_pmcallocate` |
-//! | `info` | the event listing (`Backend::list_events`) and diagnostics (`Backend::diagnose`), each event probed by allocating it |
-//! | [`Backend`] | `pmc_core::Backend` over any driver: `Backend::open()` or `Backend::with_driver(..)` |
-//!
-//! The public API is [`Backend`] and its PMC and group types, [`Errno`] and
-//! the [`sys::Driver`] seam. The modules behind it (`sys::abi`, `errno_map`,
-//! `events`, `info`) are public only with the `internals` feature (which
-//! `sim` turns on), for this crate's tests and for writing a driver.
+//! | [`Backend`] | implement `pmc_core::Backend` (and its `Pmc`, `Group`) over `S: Sys`, monomorphised; [`Backend::new`] opens [`RealSys`], [`Backend::with_sys`] any other |
+//! | [`Sys`] | be the only door to the OS: every `PMC_OP_*` request, sysctl, uid and process fact |
+//! | [`RealSys`] | the real OS: the hwpmc syscall on FreeBSD (`sys/freebsd.rs`), `ENOSYS` elsewhere (`sys/unsupported.rs`) |
+//! | `sys::sim` | a model of the kernel side implementing [`Sys`], each rule citing hwpmc's source |
+//! | [`Errno`] | one errno newtype, FreeBSD's numbers on every host, `Display` naming it |
+//! | `errno_map` | turn (errno, op, facts) into a `pmc_core::Error` saying what to do next |
+//! | `events`, `info` | event names to the kernel's encodings, the listing; machine facts and `diagnose` |
+//! | `log` | the sample-log side: the kernel log into pmc-log (or hwpmc's own format) sinks |
 //!
 //! # Example
 //!
 //! ```no_run
 //! use pmc_core::{Allocation, Backend as _, Pmc as _};
 //! # fn main() -> pmc_core::Result<()> {
-//! let backend = pmc_freebsd::Backend::open()?; // help: kldload hwpmc, if not loaded
+//! let backend = pmc_freebsd::Backend::new()?; // help: kldload hwpmc, if not loaded
 //! let mut pmc = backend.allocate(&Allocation::counting("instructions".parse()?))?;
 //! pmc.start()?; // PMC_OP_PMCSTART attaches it to this process
 //! // ... work ...
@@ -61,31 +64,24 @@
 //! hwpmc(4), pmc(3), pmclog(3), pmcstat(8).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
+#![warn(unreachable_pub, unnameable_types)]
 
 mod backend;
-pub mod errno;
-#[cfg(feature = "internals")]
-pub mod errno_map;
-#[cfg(not(feature = "internals"))]
-#[allow(dead_code)]
+mod errno;
 mod errno_map;
-#[cfg(feature = "internals")]
-pub mod events;
-#[cfg(not(feature = "internals"))]
-#[allow(dead_code)]
 mod events;
-#[cfg(feature = "internals")]
-pub mod info;
-#[cfg(not(feature = "internals"))]
-#[allow(dead_code)]
 mod info;
-mod logpump;
-#[cfg(any(test, feature = "sim"))]
-pub mod sim;
+mod log;
 pub mod sys;
 
-pub use backend::{
-    Backend, DefaultDriver, FreebsdGroup, FreebsdPmc, RowInfo, Unavailable, ASSUMED_HZ,
-    NOMINAL_EVENTS_PER_SEC,
-};
+pub use backend::{Backend, FreebsdGroup, FreebsdPmc, RowInfo, ASSUMED_HZ, NOMINAL_EVENTS_PER_SEC};
 pub use errno::Errno;
+pub use events::{Machine, Vendor};
+pub use sys::{RealSys, Sys};
+
+/// Items this crate's own tests need beyond the public API; not an API
+/// (hidden, unstable). pmc-linux has the same module.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::sys::cstr::c_str;
+}

@@ -2,15 +2,15 @@
 //! 2026: `pmcallocate_invalid_mode`, `_invalid_cpu`, `_invalid_flags`,
 //! `pmcattach_system_mode`, `pmcattach_running_pmc`, `pmcrw_no_flags`,
 //! `pmcrw_write_running`, `amd_missing_pmu_flag`), as one list run against
-//! any [`Driver`]: the simulator here (so it answers as that kernel test
+//! any [`Sys`]: the simulator here (so it answers as that kernel test
 //! expects), and the real hwpmc in the `#[ignore]`d test the FreeBSD CI
 //! job runs. The test's extended-error texts (`exterr`, 2026 kernels only)
 //! are not checked; its IBS and AMD sub-class/config cases need hardware the
 //! simulator does not model and run only on a real driver.
 
-use pmc_freebsd::errno::Errno;
 use pmc_freebsd::sys::abi::*;
-use pmc_freebsd::sys::{Driver, OpArg};
+use pmc_freebsd::sys::{OpArg, Sys};
+use pmc_freebsd::Errno;
 
 /// What one case found.
 #[derive(Debug, PartialEq, Eq)]
@@ -21,23 +21,23 @@ pub enum Outcome {
     Fail(String),
 }
 
-fn soft_clock_hard<D: Driver>(d: &D) -> Option<u32> {
+fn soft_clock_hard<S: Sys>(d: &S) -> Option<u32> {
     let mut ev = pmc_op_getdyneventinfo::new_boxed(PMC_CLASS_SOFT);
     d.call(OpArg::GetDynEventInfo(&mut ev)).ok()?;
     let n = (ev.pm_nevent as usize).min(PMC_EV_DYN_COUNT);
     ev.pm_events[..n]
         .iter()
-        .find(|e| pmc_freebsd::sys::c_str(&e.pm_ev_name) == "CLOCK.HARD")
+        .find(|e| pmc_freebsd::internals::c_str(&e.pm_ev_name) == "CLOCK.HARD")
         .map(|e| e.pm_ev_code)
 }
 
-fn cpuinfo<D: Driver>(d: &D) -> pmc_op_getcpuinfo {
+fn cpuinfo<S: Sys>(d: &S) -> pmc_op_getcpuinfo {
     let mut ci = pmc_op_getcpuinfo::default();
     let _ = d.call(OpArg::GetCpuInfo(&mut ci));
     ci
 }
 
-fn has_class<D: Driver>(d: &D, class: u32) -> bool {
+fn has_class<S: Sys>(d: &S, class: u32) -> bool {
     let ci = cpuinfo(d);
     ci.pm_classes[..(ci.pm_nclass as usize).min(PMC_CLASS_MAX)]
         .iter()
@@ -45,7 +45,7 @@ fn has_class<D: Driver>(d: &D, class: u32) -> bool {
 }
 
 /// `allocate_soft_pmc()`: SOFT-CLOCK.HARD in `mode` on `cpu`.
-fn soft_pmc<D: Driver>(d: &D, mode: u32, cpu: u32) -> Result<u32, Outcome> {
+fn soft_pmc<S: Sys>(d: &S, mode: u32, cpu: u32) -> Result<u32, Outcome> {
     let ev = soft_clock_hard(d).ok_or_else(|| Outcome::Skip("no SOFT CLOCK.HARD event".into()))?;
     let mut pa = pmc_op_pmcallocate {
         pm_class: PMC_CLASS_SOFT,
@@ -72,14 +72,14 @@ fn expect(what: &str, got: Result<(), Errno>, want: Errno) -> Outcome {
     }
 }
 
-fn release<D: Driver>(d: &D, id: u32) {
+fn release<S: Sys>(d: &S, id: u32) {
     let mut s = pmc_op_simple { pm_pmcid: id };
     let _ = d.call(OpArg::PmcStop(&mut s));
     let _ = d.call(OpArg::PmcRelease(&mut s));
 }
 
 /// Every case, by the ATF test's name.
-pub fn run_all<D: Driver>(d: &D) -> Vec<(&'static str, Outcome)> {
+pub fn run_all<S: Sys>(d: &S) -> Vec<(&'static str, Outcome)> {
     let mut out = Vec::new();
     let mut alloc = |name, f: &dyn Fn(&mut pmc_op_pmcallocate)| {
         let mut pa = pmc_op_pmcallocate {
@@ -211,7 +211,7 @@ pub fn failures(results: Vec<(&'static str, Outcome)>) -> Vec<String> {
 
 #[test]
 fn the_simulator_answers_the_atf_cases() {
-    use pmc_freebsd::sim::{SimConfig, SimCpu, SimDriver, SimTree};
+    use pmc_freebsd::sys::sim::{SimConfig, SimCpu, SimDriver, SimTree};
     for cfg in [
         SimConfig::default(),
         // `amd_missing_pmu_flag` is a rule of AMD's 2026 tree only: the

@@ -5,8 +5,8 @@ use pmc_core::{
     Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Instance, Mode, Pmc as _, Rate,
     Scope, State, Target,
 };
-use pmc_freebsd::sim::{SimConfig, SimCpu, SimDriver, Work};
 use pmc_freebsd::sys::abi::*;
+use pmc_freebsd::sys::sim::{SimConfig, SimCpu, SimDriver, Work};
 use pmc_freebsd::Backend;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -15,7 +15,7 @@ type B = Backend<Arc<SimDriver>>;
 
 fn backend(cfg: SimConfig) -> (Arc<SimDriver>, B) {
     let sim = Arc::new(SimDriver::new(cfg));
-    let b = Backend::with_driver(sim.clone()).expect("handshake with the simulator");
+    let b = Backend::with_sys(sim.clone()).expect("handshake with the simulator");
     (sim, b)
 }
 
@@ -42,6 +42,45 @@ fn conformance_suite_passes() {
     assert_eq!(sim.allocated(), 0, "every PMC released");
 }
 
+/// A simulator whose machine has the CPUID `cpu`: the CPU reaches the
+/// backend through `Sys::cpu_id`, like every other fact.
+struct WithCpu(Arc<SimDriver>, pmc_events::CpuId);
+
+impl pmc_freebsd::Sys for WithCpu {
+    fn call(&self, arg: pmc_freebsd::sys::OpArg<'_>) -> Result<(), pmc_freebsd::Errno> {
+        self.0.call(arg)
+    }
+    fn current_pid(&self) -> i32 {
+        self.0.current_pid()
+    }
+    fn sysctl_string(&self, name: &str) -> Option<String> {
+        self.0.sysctl_string(name)
+    }
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        Some(self.1)
+    }
+}
+
+#[test]
+fn the_cpu_comes_through_sys_never_from_the_host() {
+    use pmc_freebsd::Sys as _;
+    // The simulator has no CPUID: its Skylake is named by its
+    // kern.hwpmc.cpuid, whatever CPU runs the test.
+    let (sim, b) = default();
+    assert_eq!(sim.cpu_id(), None);
+    let skylake = pmc_events::CpuId::from_hwpmc_cpuid("GenuineIntel-6-5E-3");
+    assert!(skylake.is_some());
+    assert_eq!(b.machine().cpu, skylake);
+    // A Sys that has one (an Ice Lake, same vendor as pm_cputype) is used.
+    let icelake = pmc_events::CpuId::from_hwpmc_cpuid("GenuineIntel-6-7E-5").unwrap();
+    let b = Backend::with_sys(WithCpu(Arc::new(SimDriver::default()), icelake)).unwrap();
+    assert_eq!(b.machine().cpu, Some(icelake));
+    // One of another vendor than pm_cputype's is not.
+    let zen = pmc_events::CpuId::from_hwpmc_cpuid("AuthenticAMD-25-21-0").unwrap();
+    let b = Backend::with_sys(WithCpu(Arc::new(SimDriver::default()), zen)).unwrap();
+    assert_eq!(b.machine().cpu, skylake);
+}
+
 #[test]
 fn handshake_learns_the_machine() {
     let (_, b) = default();
@@ -64,7 +103,7 @@ fn handshake_learns_the_machine() {
         version: 0x0B00_0000,
         ..SimConfig::default()
     }));
-    let e = Backend::with_driver(sim).unwrap_err();
+    let e = Backend::with_sys(sim).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::VersionMismatch);
 }
 
@@ -632,7 +671,7 @@ fn events_hwpmc_lacks_and_vms_without_pmu() {
 /// kernel with a Zen 3 (no `kern.hwpmc.cpuid`, issue 23 item 5).
 #[test]
 fn amd_counts_cycles_on_every_tree() {
-    use pmc_freebsd::sim::SimTree;
+    use pmc_freebsd::sys::sim::SimTree;
     for (cpu, version, tree, flags) in [
         (SimCpu::AmdZen, PMC_VERSION, None, "0x0"),
         (SimCpu::AmdZen, PMC_VERSION, Some(SimTree::Amd2026), "0x200"),
@@ -965,7 +1004,7 @@ fn rows_and_offline_cpus_from_getpmcinfo() {
         ..SimConfig::default()
     }));
     sim.set_cpu_online(1, false);
-    let b = Backend::with_driver(sim.clone()).unwrap();
+    let b = Backend::with_sys(sim.clone()).unwrap();
     assert_eq!(b.offline_cpus(), &[1]);
     let p = b
         .allocate(&counting("page-faults").system(Cpus::All))
@@ -1391,7 +1430,7 @@ fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
         ..Work::default()
     };
     {
-        let b = Backend::with_driver(sim.clone()).unwrap();
+        let b = Backend::with_sys(sim.clone()).unwrap();
         b.configure_hwpmc_log(Box::new(SharedBuf::default()))
             .unwrap();
         let mut p = b.allocate(&a).unwrap();
@@ -1400,7 +1439,7 @@ fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
         sim.run(work());
         p.stop().unwrap();
     }
-    let b = Backend::with_driver(sim.clone()).unwrap();
+    let b = Backend::with_sys(sim.clone()).unwrap();
     let buf = SharedBuf::default();
     b.configure_hwpmc_log(Box::new(buf.clone()))
         .expect("a new log after the first Backend is gone");
@@ -1421,12 +1460,12 @@ fn a_second_backend_in_the_process_can_log_after_the_first_is_dropped() {
 fn two_live_backends_share_one_kernel_log_and_say_so() {
     let sim = Arc::new(SimDriver::default());
     sim.spawn(2000, 1000, true, "/bin/sh");
-    let first = Backend::with_driver(sim.clone()).unwrap();
+    let first = Backend::with_sys(sim.clone()).unwrap();
     let first_buf = SharedBuf::default();
     first
         .configure_hwpmc_log(Box::new(first_buf.clone()))
         .unwrap();
-    let second = Backend::with_driver(sim.clone()).unwrap();
+    let second = Backend::with_sys(sim.clone()).unwrap();
     let e = second
         .configure_hwpmc_log(Box::new(SharedBuf::default()))
         .unwrap_err();

@@ -2,7 +2,7 @@
 //! instructions into a sink, on the simulated driver.
 
 use pmc_core::{Allocation, Backend as _, Error, Pmc as _, Rate, Target};
-use pmc_freebsd::sim::{SimConfig, SimDriver, Work};
+use pmc_freebsd::sys::sim::{SimConfig, SimDriver, Work};
 use pmc_freebsd::Backend;
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ pub fn sample_make_into(
     sink: impl std::io::Write + Send + 'static,
 ) -> (Arc<SimDriver>, SimBackend, SimPmc) {
     let sim = Arc::new(SimDriver::new(SimConfig::default()));
-    let b: SimBackend = Backend::with_driver(sim.clone()).unwrap();
+    let b: SimBackend = Backend::with_sys(sim.clone()).unwrap();
     b.configure_log(Box::new(sink)).unwrap();
     sim.spawn(2000, 1000, true, "/usr/bin/make");
     let mut p = b

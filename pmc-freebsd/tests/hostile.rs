@@ -3,7 +3,7 @@
 
 use pmc_core::{Allocation, Backend as _, Cpus, Pmc as _, Rate};
 use pmc_freebsd::sys::abi::*;
-use pmc_freebsd::sys::{Driver, OpArg};
+use pmc_freebsd::sys::{OpArg, Sys};
 use pmc_freebsd::{Backend, Errno};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +27,7 @@ impl Hostile {
     }
 }
 
-impl Driver for Hostile {
+impl Sys for Hostile {
     fn call(&self, arg: OpArg<'_>) -> Result<(), Errno> {
         let w = self.word();
         // One call in eight fails with an arbitrary errno (never for the
@@ -89,7 +89,7 @@ proptest! {
     #[test]
     fn never_panics(words in proptest::collection::vec(any::<u64>(), 1..64)) {
         let d = Hostile { words, next: AtomicUsize::new(0) };
-        let Ok(b) = Backend::with_driver(d) else { return Ok(()) };
+        let Ok(b) = Backend::with_sys(d) else { return Ok(()) };
         let _ = b.list_events(false);
         let _ = b.diagnose();
         for spec in ["page-faults", "instructions", "SOFT-CLOCK.HARD", "event=0xc0,umask=1", "tsc-tsc"] {

@@ -5,8 +5,8 @@
 use pmc_core::{
     Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Pmc as _, State, Target,
 };
-use pmc_freebsd::sim::{SimConfig, SimDriver};
-use pmc_freebsd::sys::{Driver as _, PmcOp};
+use pmc_freebsd::sys::sim::{SimConfig, SimDriver};
+use pmc_freebsd::sys::{PmcOp, Sys as _};
 use pmc_freebsd::Backend;
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ type B = Backend<Arc<SimDriver>>;
 
 fn backend() -> (Arc<SimDriver>, B) {
     let sim = Arc::new(SimDriver::new(SimConfig::default()));
-    let b = Backend::with_driver(sim.clone()).expect("handshake with the simulator");
+    let b = Backend::with_sys(sim.clone()).expect("handshake with the simulator");
     (sim, b)
 }
 
@@ -32,7 +32,7 @@ fn calls_of(sim: &SimDriver, op: PmcOp) -> usize {
 fn targets_are_processes_whatever_their_name() {
     let (sim, b) = backend();
     sim.spawn(2000, 1000, true, "/bin/sh");
-    let me = b.driver().current_pid() as u32;
+    let me = b.sys().current_pid() as u32;
     let mut p = b.allocate(&counting("page-faults")).unwrap();
     p.attach(Target::Exec(2000)).unwrap();
     let e = p.attach(Target::Pid(2000)).unwrap_err();

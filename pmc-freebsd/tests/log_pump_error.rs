@@ -5,7 +5,7 @@
 
 use crate::common::{make_work, run_until_log_error, sample_make_into};
 use pmc_core::{Allocation, Backend as _, ErrorKind, Pmc as _, Rate, Target};
-use pmc_freebsd::sim::{SimConfig, SimDriver};
+use pmc_freebsd::sys::sim::{SimConfig, SimDriver};
 use pmc_freebsd::Backend;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -85,7 +85,7 @@ fn full_disk_is_reported_at_once_with_its_kind() {
 #[cfg_attr(miri, ignore)]
 fn capabilities_hwpmc_lacks_are_not_supported() {
     let sim = Arc::new(SimDriver::new(SimConfig::default()));
-    let b: Backend<Arc<SimDriver>> = Backend::with_driver(sim.clone()).unwrap();
+    let b: Backend<Arc<SimDriver>> = Backend::with_sys(sim.clone()).unwrap();
     b.configure_log(Box::new(std::io::sink())).unwrap();
     assert!(pmc_core::Backend::log_error(&b).is_none());
     let e = pmc_core::Backend::sampling_summary(&b).unwrap_err();

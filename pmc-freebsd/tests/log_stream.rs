@@ -3,7 +3,7 @@
 //! readable, and the pump's buffer stays bounded however long the log.
 
 use pmc_core::{Allocation, Backend as _, Pmc as _, Rate, Target};
-use pmc_freebsd::sim::{SimConfig, SimDriver, Work};
+use pmc_freebsd::sys::sim::{SimConfig, SimDriver, Work};
 use pmc_freebsd::Backend;
 use pmc_log::Record;
 use std::io::Write;
@@ -13,7 +13,7 @@ type B = Backend<Arc<SimDriver>>;
 
 fn default() -> (Arc<SimDriver>, B) {
     let sim = Arc::new(SimDriver::new(SimConfig::default()));
-    let b = Backend::with_driver(sim.clone()).expect("handshake with the simulator");
+    let b = Backend::with_sys(sim.clone()).expect("handshake with the simulator");
     (sim, b)
 }
 

@@ -3,7 +3,7 @@
 //! `-L` listing (issue 14, "one table of named events").
 
 use pmc_core::{Allocation, Backend as _, ErrorKind, Pmc as _, Target};
-use pmc_freebsd::sim::{SimConfig, SimCpu, SimDriver, Work};
+use pmc_freebsd::sys::sim::{SimConfig, SimCpu, SimDriver, Work};
 use pmc_freebsd::Backend;
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ fn backend(cpu: SimCpu) -> (Arc<SimDriver>, Backend<Arc<SimDriver>>) {
         cpu,
         ..SimConfig::default()
     }));
-    let b = Backend::with_driver(sim.clone()).expect("handshake with the simulator");
+    let b = Backend::with_sys(sim.clone()).expect("handshake with the simulator");
     (sim, b)
 }
 

@@ -9,7 +9,7 @@ mod freebsd {
     use std::sync::{Arc, Mutex};
 
     fn open() -> pmc_freebsd::Backend {
-        pmc_freebsd::Backend::open().expect("hwpmc loaded (kldload hwpmc)")
+        pmc_freebsd::Backend::new().expect("hwpmc loaded (kldload hwpmc)")
     }
 
     fn touch_pages() {
@@ -23,7 +23,7 @@ mod freebsd {
     #[test]
     #[ignore = "needs FreeBSD with hwpmc loaded"]
     fn atf_syscall_cases() {
-        let d = pmc_freebsd::sys::RealDriver::find().expect("hwpmc loaded (kldload hwpmc)");
+        let d = pmc_freebsd::sys::RealSys::find().expect("hwpmc loaded (kldload hwpmc)");
         let fails = crate::atf_cases::failures(crate::atf_cases::run_all(&d));
         assert!(fails.is_empty(), "{fails:?}");
     }
@@ -141,7 +141,7 @@ mod freebsd {
 #[cfg(not(target_os = "freebsd"))]
 #[test]
 fn open_elsewhere_is_unsupported() {
-    let e = pmc_freebsd::Backend::open().unwrap_err();
+    let e = pmc_freebsd::Backend::new().unwrap_err();
     assert_eq!(e.kind(), pmc_core::ErrorKind::Unsupported);
     assert!(e.help().unwrap_or("").contains("facade"));
 }

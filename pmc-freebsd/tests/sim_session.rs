@@ -4,7 +4,7 @@
 //! pmc-log's tests and in `sim::log`'s unit tests.
 
 use pmc_core::{Allocation, Backend as _, Cpus, Flags, Pmc as _, Rate, Target};
-use pmc_freebsd::sim::{SimDriver, Work};
+use pmc_freebsd::sys::sim::{SimDriver, Work};
 use pmc_freebsd::Backend;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -22,7 +22,7 @@ impl Write for SharedBuf {
 }
 
 fn session(sim: Arc<SimDriver>) -> Vec<u8> {
-    let b = Backend::with_driver(sim.clone()).unwrap();
+    let b = Backend::with_sys(sim.clone()).unwrap();
     let buf = SharedBuf::default();
     b.configure_log(Box::new(buf.clone())).unwrap();
     sim.spawn(2000, 1000, true, "/usr/bin/make");

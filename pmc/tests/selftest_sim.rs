@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use pmc::selftest::{self, Options, Ran, Report, Verdict};
-use pmc_freebsd::sim::{SimConfig, SimCpu, SimDriver, Work};
+use pmc_freebsd::sys::sim::{SimConfig, SimCpu, SimDriver, Work};
 
 /// The self-test on a simulated machine that retires `insn_factor` times
 /// the loop's instructions and takes `fault_factor` times its page faults.
@@ -16,7 +16,7 @@ fn run(cpu: SimCpu, insn_factor: u64, fault_factor: u64) -> Report {
         ..SimConfig::default()
     }));
     let backend =
-        pmc_freebsd::Backend::with_driver(sim.clone()).expect("handshake with the simulator");
+        pmc_freebsd::Backend::with_sys(sim.clone()).expect("handshake with the simulator");
     let s = sim.clone();
     let options = Options::default()
         .iterations(1_000_000)

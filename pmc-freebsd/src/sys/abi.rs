@@ -438,9 +438,6 @@ pub const IAP_CMASK_MASK: u32 = 0xFF00_0000;
 // for the log format and this backend, `pmc_log::hwpmc`); they are
 // re-exported here so the ABI reads as one module, and
 // `abi_layout_tests.rs` checks them against `abi-amd64.json` like the rest.
-// Without `internals` this module is crate-private and the crate uses only
-// some of them.
-#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use pmc_log::hwpmc::{
     pmclog_header_word, FBSD_PATH_MAX, PMCLOG_HEADER_MAGIC, PMCLOG_MAX_RECORD,
     PMCLOG_TYPE_CALLCHAIN, PMCLOG_TYPE_CLOSELOG, PMCLOG_TYPE_DROPNOTIFY, PMCLOG_TYPE_INITIALIZE,

@@ -844,8 +844,9 @@ fn actual() -> Vec<(
 }
 
 /// For plain structs, the declared field types in `actual()` must be the
-/// real field types (a typo there would make the size check meaningless).
-#[allow(dead_code)]
+/// real field types (a typo there would make the size check meaningless):
+/// a test so that it compiles, and it is used.
+#[test]
 fn field_types_are_real() {
     let _: fn(&pmc_md_amd_op_pmcallocate) -> &u64 = |s| &s.pm_amd_config;
     let _: fn(&pmc_md_amd_op_pmcallocate) -> &u32 = |s| &s.pm_amd_sub_class;

@@ -1,6 +1,9 @@
-//! The only module of pmc-freebsd that may use `unsafe`: the raw ABI
-//! (`abi`), the [`Driver`] seam every `PMC_OP_*` request passes through,
-//! and (on FreeBSD) the real syscall driver.
+//! The only door to the OS, and the only module of pmc-freebsd that may use
+//! `unsafe`: the [`Sys`] seam (here, with the types its signatures use),
+//! the raw ABI (`abi`), [`RealSys`] (`freebsd.rs` on FreeBSD,
+//! `unsupported.rs` elsewhere, picked by one `cfg_if!`) and the hwpmc
+//! simulator (`sim/`, feature `sim`). Nothing here imports from the layers
+//! above but `Errno`.
 //!
 //! # Safety
 //!
@@ -9,76 +12,18 @@
 //! memory the kernel reads or writes.
 #![allow(unsafe_code)]
 
-// The ABI is public with the `internals` feature (tests, drivers); the
-// backend's users never name it.
-#[cfg(feature = "internals")]
 pub mod abi;
-#[cfg(not(feature = "internals"))]
-#[allow(dead_code, unreachable_pub)]
-pub(crate) mod abi;
-#[cfg(target_os = "freebsd")]
-mod real;
+pub(crate) mod cstr;
+#[cfg(any(test, feature = "sim"))]
+pub mod sim;
 
-#[cfg(target_os = "freebsd")]
-pub use real::RealDriver;
-
-/// The driver `Backend::open` uses: the hwpmc syscall on FreeBSD.
-#[cfg(target_os = "freebsd")]
-pub type DefaultDriver = RealDriver;
-
-/// The driver `Backend::open` uses: on systems without hwpmc, one whose
-/// every request fails with `ENOSYS`.
-#[cfg(not(target_os = "freebsd"))]
-pub type DefaultDriver = crate::backend::Unavailable;
-
-/// Finds hwpmc (`modfind`), for `Backend::open`.
-#[cfg(target_os = "freebsd")]
-pub(crate) fn open_default_driver() -> pmc_core::Result<DefaultDriver> {
-    use pmc_core::{Error, ErrorKind, Op};
-    if cfg!(not(target_pointer_width = "64")) {
-        return Err(Error::new(
-            ErrorKind::Unsupported,
-            Op::Open,
-            "pmc-freebsd speaks the LP64 hwpmc ABI (amd64, arm64) only",
-        ));
-    }
-    RealDriver::find().map_err(crate::errno_map::modfind_error)
-}
-
-/// hwpmc exists only on FreeBSD.
-#[cfg(not(target_os = "freebsd"))]
-pub(crate) fn open_default_driver() -> pmc_core::Result<DefaultDriver> {
-    use pmc_core::{Error, ErrorKind, Op};
-    Err(Error::new(
-        ErrorKind::Unsupported,
-        Op::Open,
-        "hwpmc exists only on FreeBSD",
-    )
-    .with_help("use the pmc facade, which picks the native backend"))
-}
-
-/// On FreeBSD itself, the fixed errno numbers of [`Errno`] must equal libc's.
-#[cfg(all(test, target_os = "freebsd"))]
-mod host_errno {
-    use crate::errno::Errno;
-
-    #[test]
-    fn match_host_libc() {
-        for (e, l) in [
-            (Errno::EPERM, libc::EPERM),
-            (Errno::ENOENT, libc::ENOENT),
-            (Errno::ESRCH, libc::ESRCH),
-            (Errno::ENXIO, libc::ENXIO),
-            (Errno::EBUSY, libc::EBUSY),
-            (Errno::EEXIST, libc::EEXIST),
-            (Errno::EINVAL, libc::EINVAL),
-            (Errno::EOPNOTSUPP, libc::EOPNOTSUPP),
-            (Errno::EPROGMISMATCH, libc::EPROGMISMATCH),
-            (Errno::ENOSYS, libc::ENOSYS),
-            (Errno::EDOOFUS, libc::EDOOFUS),
-        ] {
-            assert_eq!(e.0, l, "{e:?}");
-        }
+cfg_if::cfg_if! {
+    if #[cfg(target_os = "freebsd")] {
+        mod freebsd;
+        pub use freebsd::RealSys;
+    } else {
+        mod unsupported;
+        pub use unsupported::RealSys;
     }
 }
 
@@ -207,13 +152,13 @@ impl OpArg<'_> {
     }
 }
 
-/// The seam every `PMC_OP_*` request passes through: the real hwpmc syscall
-/// on FreeBSD (`RealDriver`, FreeBSD only), or the simulator (`sim::SimDriver`, feature
-/// `sim`) anywhere.
+/// The seam every `PMC_OP_*` request and OS fact passes through:
+/// [`RealSys`] (the hwpmc syscall on FreeBSD, `ENOSYS` elsewhere), or the
+/// simulator (`sim::SimDriver`, feature `sim`) anywhere.
 ///
 /// `call` returns `Ok(())` for a 0 return and `Err(errno)` for -1, exactly
 /// like `syscall(pmc_syscall, op, arg)`.
-pub trait Driver: Send + Sync {
+pub trait Sys: Send + Sync {
     /// Issues one request.
     fn call(&self, arg: OpArg<'_>) -> Result<(), Errno>;
 
@@ -254,9 +199,16 @@ pub trait Driver: Send + Sync {
     fn kernel_id(&self) -> usize {
         0
     }
+
+    /// The CPU's own identity (CPUID on x86, MIDR on Arm), if this `Sys`
+    /// can read it: the real one reads the machine it runs on; a simulator
+    /// has none (its `kern.hwpmc.cpuid` names its CPU).
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        None
+    }
 }
 
-impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
+impl<S: Sys + ?Sized> Sys for std::sync::Arc<S> {
     fn call(&self, arg: OpArg<'_>) -> Result<(), Errno> {
         (**self).call(arg)
     }
@@ -278,96 +230,22 @@ impl<D: Driver + ?Sized> Driver for std::sync::Arc<D> {
     fn kernel_id(&self) -> usize {
         (**self).kernel_id()
     }
-}
-
-/// Reads a NUL-terminated C string out of a fixed buffer, lossily.
-pub fn c_str(buf: &[u8]) -> String {
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
-}
-
-/// Writes `name` into a fixed buffer, truncated and always NUL-terminated.
-pub fn set_c_str(buf: &mut [u8], name: &str) {
-    buf.fill(0);
-    let n = name.len().min(buf.len().saturating_sub(1));
-    buf[..n].copy_from_slice(&name.as_bytes()[..n]);
-}
-
-/// `write(fd, buf)`: writes the whole buffer to a raw fd (used by the
-/// simulator's log writer, as the kernel's writer thread would).
-#[cfg(unix)]
-pub fn write_all_fd(fd: i32, mut buf: &[u8]) -> Result<(), Errno> {
-    while !buf.is_empty() {
-        // SAFETY: `write` reads at most `buf.len()` bytes from `buf`, which is
-        // a live slice; it does not retain the pointer. An invalid fd is
-        // reported as EBADF, not undefined behaviour.
-        let n = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
-        if n < 0 {
-            let e = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-            if e == libc::EINTR {
-                continue;
-            }
-            return Err(host_errno(e));
-        }
-        let n = usize::try_from(n).unwrap_or(0).min(buf.len());
-        if n == 0 {
-            return Err(Errno::EIO);
-        }
-        buf = &buf[n..];
-    }
-    Ok(())
-}
-
-/// Non-unix hosts have no fds; the simulator's log writer reports EBADF.
-#[cfg(not(unix))]
-pub fn write_all_fd(_fd: i32, _buf: &[u8]) -> Result<(), Errno> {
-    Err(Errno::EBADF)
-}
-
-/// Whether `fd` is an open descriptor opened for writing (`fcntl(F_GETFL)`),
-/// as the kernel's `fget_write` checks for `PMC_OP_CONFIGURELOG`.
-#[cfg(unix)]
-pub fn fd_is_writable(fd: i32) -> bool {
-    if fd < 0 {
-        return false;
-    }
-    // SAFETY: `fcntl(F_GETFL)` takes no pointer argument and touches no user
-    // memory; an invalid fd yields -1/EBADF.
-    let fl = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    fl >= 0 && (fl & libc::O_ACCMODE) != libc::O_RDONLY
-}
-
-/// Non-unix hosts have no fds.
-#[cfg(not(unix))]
-pub fn fd_is_writable(_fd: i32) -> bool {
-    false
-}
-
-/// Maps a host errno to the FreeBSD number (identity on FreeBSD).
-#[cfg(unix)]
-fn host_errno(e: i32) -> Errno {
-    match e {
-        libc::EBADF => Errno::EBADF,
-        libc::EPIPE => Errno::EPIPE,
-        libc::EAGAIN => Errno::EAGAIN,
-        libc::EINVAL => Errno::EINVAL,
-        libc::EFAULT => Errno::EFAULT,
-        libc::ENOMEM => Errno::ENOMEM,
-        libc::EPERM => Errno::EPERM,
-        _ => Errno::EIO,
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        (**self).cpu_id()
     }
 }
 
-/// `pipe(2)`: a pipe as (read end, write end), close-on-exec.
+/// The socket pair a kernel log is written into: (the reader's end, the
+/// end `PMC_OP_CONFIGURELOG` is given). A socket pair rather than a pipe:
+/// the reader can wait with a timeout and drain without blocking (hwpmc
+/// writes to any writable fd; pmcstat -O host:port logs to a socket too).
+/// The same for every `Sys`: the simulator writes its log into the host fd
+/// as hwpmc's writer thread would.
 #[cfg(unix)]
-pub fn pipe() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
-    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
-    // pipe + F_SETFD rather than pipe2, which macOS lacks.
-    let (r, w) = nix::unistd::pipe().map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
-    for fd in [&r, &w] {
-        let _ = fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
-    }
-    Ok((r, w))
+pub(crate) fn log_socket_pair(
+) -> std::io::Result<(std::os::unix::net::UnixStream, std::os::fd::OwnedFd)> {
+    let (read_end, write_end) = std::os::unix::net::UnixStream::pair()?;
+    Ok((read_end, write_end.into()))
 }
 
 #[cfg(test)]
@@ -389,20 +267,5 @@ mod tests {
         assert_eq!(OpArg::CloseLog.op() as i32, PMC_OP_CLOSELOG);
         assert_eq!(PmcOp::GetCaps as i32, 19);
         assert_eq!(PmcOp::PmcStart.c_name(), "PMC_OP_PMCSTART");
-    }
-
-    #[test]
-    fn c_strings() {
-        let mut b = [0xFFu8; 8];
-        set_c_str(&mut b, "CLOCK.HARD");
-        assert_eq!(&b, b"CLOCK.H\0");
-        assert_eq!(c_str(&b), "CLOCK.H");
-        assert_eq!(c_str(b"abc"), "abc");
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn write_to_bad_fd_is_ebadf() {
-        assert_eq!(write_all_fd(-1, b"x"), Err(Errno::EBADF));
     }
 }

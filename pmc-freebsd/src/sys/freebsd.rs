@@ -1,8 +1,10 @@
-//! The real hwpmc driver: `modfind("hwpmc")` + `modstat` give the dynamic
-//! syscall number; every request is `syscall(nr, op, arg)`.
+//! `RealSys` on FreeBSD, the real hwpmc: `modfind("hwpmc")` + `modstat`
+//! give the dynamic syscall number; every request is
+//! `syscall(nr, op, arg)`; sysctls and the process table through
+//! `sysctlbyname`/`sysctl`.
 
 use super::abi::*;
-use super::{Driver, OpArg};
+use super::{OpArg, Sys};
 use crate::errno::Errno;
 use pmc_log::bytes::ByteCursor;
 use std::ffi::{c_char, c_int, c_void};
@@ -20,11 +22,23 @@ fn last_errno() -> Errno {
 
 /// The hwpmc syscall, found at run time.
 #[derive(Debug)]
-pub struct RealDriver {
+pub struct RealSys {
     syscall: c_int,
 }
 
-impl RealDriver {
+impl RealSys {
+    /// Why this build cannot reach hwpmc, and what to do instead: `None`
+    /// on LP64 (amd64, arm64), the only ABI `abi` pins.
+    pub(crate) const UNSUPPORTED: Option<(&'static str, &'static str)> =
+        if cfg!(target_pointer_width = "64") {
+            None
+        } else {
+            Some((
+                "pmc-freebsd speaks the LP64 hwpmc ABI (amd64, arm64) only",
+                "build for amd64 or arm64",
+            ))
+        };
+
     /// `modfind("hwpmc")` then `modstat` to learn the syscall number.
     ///
     /// # Errors
@@ -32,7 +46,7 @@ impl RealDriver {
     /// `modstat` returns otherwise.
     #[doc(alias = "modfind")]
     #[doc(alias = "modstat")]
-    pub fn find() -> Result<RealDriver, Errno> {
+    pub fn find() -> Result<RealSys, Errno> {
         // SAFETY: `modfind` reads the NUL-terminated string, a 'static literal.
         let id = unsafe { modfind(c"hwpmc".as_ptr()) };
         if id < 0 {
@@ -50,7 +64,7 @@ impl RealDriver {
         if nr <= 0 {
             return Err(Errno::ENOSYS);
         }
-        Ok(RealDriver { syscall: nr })
+        Ok(RealSys { syscall: nr })
     }
 
     /// The syscall number hwpmc registered (usually 210; never assumed).
@@ -76,7 +90,7 @@ fn ptr<T>(r: &mut T) -> *mut c_void {
     (r as *mut T).cast()
 }
 
-impl Driver for RealDriver {
+impl Sys for RealSys {
     fn call(&self, arg: OpArg<'_>) -> Result<(), Errno> {
         let op = arg.op() as c_int;
         match arg {
@@ -182,7 +196,12 @@ impl Driver for RealDriver {
             return None;
         }
         let got = buf.get(..len.min(buf.len()))?;
-        Some(super::c_str(got))
+        Some(super::cstr::c_str(got))
+    }
+
+    /// CPUID / MIDR of this machine (`pmc_events::sys::host`).
+    fn cpu_id(&self) -> Option<pmc_events::CpuId> {
+        pmc_events::sys::host()
     }
 
     fn euid(&self) -> Option<u32> {
@@ -211,5 +230,30 @@ impl Driver for RealDriver {
         };
         let whole = len == std::mem::size_of::<libc::kinfo_proc>();
         (r == 0 && whole).then_some(kp.ki_ppid)
+    }
+}
+
+/// On FreeBSD itself, the fixed errno numbers of [`Errno`] must equal libc's.
+#[cfg(test)]
+mod host_errno {
+    use crate::errno::Errno;
+
+    #[test]
+    fn match_host_libc() {
+        for (e, l) in [
+            (Errno::EPERM, libc::EPERM),
+            (Errno::ENOENT, libc::ENOENT),
+            (Errno::ESRCH, libc::ESRCH),
+            (Errno::ENXIO, libc::ENXIO),
+            (Errno::EBUSY, libc::EBUSY),
+            (Errno::EEXIST, libc::EEXIST),
+            (Errno::EINVAL, libc::EINVAL),
+            (Errno::EOPNOTSUPP, libc::EOPNOTSUPP),
+            (Errno::EPROGMISMATCH, libc::EPROGMISMATCH),
+            (Errno::ENOSYS, libc::ENOSYS),
+            (Errno::EDOOFUS, libc::EDOOFUS),
+        ] {
+            assert_eq!(e.0, l, "{e:?}");
+        }
     }
 }

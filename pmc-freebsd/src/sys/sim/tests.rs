@@ -1,7 +1,8 @@
-//! Driver-level tests of the simulator against hwpmc(4)'s documented
+//! Sys-level tests of the simulator against hwpmc(4)'s documented
 //! behaviour and ERRORS section.
 
 use super::*;
+use crate::sys::PmcInfoRequest;
 use crate::sys::PmcOp;
 
 fn sim() -> SimDriver {
@@ -130,7 +131,7 @@ fn cpuinfo_and_pmcinfo() {
     };
     d.call(OpArg::GetPmcInfo(&mut req)).unwrap();
     assert_eq!(req.pmcs.len(), 24);
-    assert_eq!(crate::sys::c_str(&req.pmcs[16].pm_name), "TSC-0");
+    assert_eq!(crate::sys::cstr::c_str(&req.pmcs[16].pm_name), "TSC-0");
     assert!(req.pmcs.iter().all(|p| p.pm_rowdisp == PMC_DISP_FREE));
     // EINVAL: invalid CPU number; ENXIO: absent or disabled CPU.
     req.cpu = 7;
@@ -146,7 +147,10 @@ fn dyn_events() {
     let mut a = pmc_op_getdyneventinfo::new_boxed(PMC_CLASS_SOFT);
     d.call(OpArg::GetDynEventInfo(&mut a)).unwrap();
     assert_eq!(a.pm_nevent as usize, SOFT_EVENTS.len());
-    assert_eq!(crate::sys::c_str(&a.pm_events[0].pm_ev_name), "CLOCK.HARD");
+    assert_eq!(
+        crate::sys::cstr::c_str(&a.pm_events[0].pm_ev_name),
+        "CLOCK.HARD"
+    );
     assert_eq!(a.pm_events[3].pm_ev_code, PMC_EV_SOFT_FIRST + 3);
     a.pm_class = PMC_CLASS_TSC;
     assert_eq!(d.call(OpArg::GetDynEventInfo(&mut a)), Err(Errno::EINVAL));
@@ -536,7 +540,7 @@ fn sampling_needs_a_log_then_logs_kernel_records() {
     let pe = alloc(&d, tc).unwrap();
     assert_eq!(start(&d, pe), Err(Errno::EDOOFUS));
 
-    let (r, w) = crate::sys::pipe().unwrap();
+    let (r, w) = pipe().unwrap();
     let mut cl = pmc_op_configurelog {
         pm_flags: 0,
         pm_logfd: w.as_raw_fd(),
@@ -596,7 +600,7 @@ fn sampling_needs_a_log_then_logs_kernel_records() {
     assert_eq!(start(&d, id), Err(Errno::EDOOFUS));
     // The owner keeps PMC_PO_SHUTDOWN (hwpmc_logging.c:pmclog_close): a new
     // log cannot even write its INITIALIZE record while it owns PMCs.
-    let (_r2, w2) = crate::sys::pipe().unwrap();
+    let (_r2, w2) = pipe().unwrap();
     let mut next = pmc_op_configurelog {
         pm_flags: 0,
         pm_logfd: w2.as_raw_fd(),
@@ -634,7 +638,7 @@ fn closelog_sets_shutdown_for_the_owner() {
     )
     .unwrap();
     assert_eq!(d.call(OpArg::CloseLog), Ok(()), "no log, still 0");
-    let (_r, w) = crate::sys::pipe().unwrap();
+    let (_r, w) = pipe().unwrap();
     let mut cl = pmc_op_configurelog {
         pm_flags: 0,
         pm_logfd: w.as_raw_fd(),
@@ -905,7 +909,7 @@ fn proccsw_and_procexit_records() {
     use std::io::Read;
     use std::os::fd::AsRawFd;
     let d = sim();
-    let (r, w) = crate::sys::pipe().unwrap();
+    let (r, w) = pipe().unwrap();
     let mut cl = pmc_op_configurelog {
         pm_flags: 0,
         pm_logfd: w.as_raw_fd(),
@@ -1003,7 +1007,7 @@ fn proccsw_only_for_tc_and_procexit_for_counting_log_pmcs() {
     use std::io::Read;
     use std::os::fd::AsRawFd;
     let d = sim();
-    let (r, w) = crate::sys::pipe().unwrap();
+    let (r, w) = pipe().unwrap();
     let mut cl = pmc_op_configurelog {
         pm_flags: 0,
         pm_logfd: w.as_raw_fd(),
@@ -1132,7 +1136,7 @@ fn setcount_of_a_counting_pmc_only_feeds_a_system_start() {
 fn a_process_sampling_pmc_reads_its_saved_value() {
     use std::os::fd::AsRawFd;
     let d = sim();
-    let (_r, w) = crate::sys::pipe().unwrap();
+    let (_r, w) = pipe().unwrap();
     let mut cl = pmc_op_configurelog {
         pm_flags: 0,
         pm_logfd: w.as_raw_fd(),
@@ -1179,7 +1183,7 @@ fn configurelog_flags_by_tree() {
             tree,
             ..SimConfig::default()
         });
-        let (_r, w) = crate::sys::pipe().unwrap();
+        let (_r, w) = pipe().unwrap();
         let mut cl = pmc_op_configurelog {
             pm_flags: 0x1,
             pm_logfd: w.as_raw_fd(),
@@ -1204,7 +1208,7 @@ fn stop_before_flush_loses_the_last_ticks_samples() {
     // 10 samples over 2.5 ms (one each 0.25 ms); ticks at 1 and 2 ms.
     let samples = |flush_first: bool, tick_first: bool| -> usize {
         let d = sim();
-        let (r, w) = crate::sys::pipe().unwrap();
+        let (r, w) = pipe().unwrap();
         let mut cl = pmc_op_configurelog {
             pm_flags: 0,
             pm_logfd: w.as_raw_fd(),
@@ -1301,12 +1305,12 @@ const PLUMBING: &[(&str, &str)] = &[
     ),
     ("target_pid", "pfind stand-in"),
     ("dispatch", "the op switch; each arm's function is checked"),
-    ("call", "Driver::call: counts calls"),
-    ("current_pid", "Driver accessor"),
-    ("sysctl_int", "Driver accessor"),
-    ("euid", "Driver accessor"),
-    ("parent_pid", "Driver accessor"),
-    ("kernel_id", "Driver accessor"),
+    ("call", "Sys::call: counts calls"),
+    ("current_pid", "Sys accessor"),
+    ("sysctl_int", "Sys accessor"),
+    ("euid", "Sys accessor"),
+    ("parent_pid", "Sys accessor"),
+    ("kernel_id", "Sys accessor"),
     ("cpuinfo", "copies the machine description out"),
     ("check_cpu", "shared CPU check, cited by its callers"),
     ("allocation_record", "the log record an allocation writes"),
@@ -1321,7 +1325,10 @@ fn uncited_rules(src: &str) -> Vec<String> {
     let lines: Vec<&str> = src.lines().collect();
     let is_fn = |l: &str| {
         let t = l.trim_start();
-        t.starts_with("fn ") || t.starts_with("pub fn ") || t.starts_with("pub(crate) fn ")
+        t.starts_with("fn ")
+            || t.starts_with("pub fn ")
+            || t.starts_with("pub(crate) fn ")
+            || t.starts_with("pub(super) fn ")
     };
     let doc_start = |mut d: usize| {
         while d > 0 {
@@ -1360,6 +1367,7 @@ fn uncited_rules(src: &str) -> Vec<String> {
         let name = lines[i]
             .trim_start()
             .trim_start_matches("pub(crate) ")
+            .trim_start_matches("pub(super) ")
             .trim_start_matches("pub ")
             .trim_start_matches("fn ")
             .split(['(', '<'])
@@ -1384,9 +1392,45 @@ fn uncited_rules(src: &str) -> Vec<String> {
 /// added this listed allocation_cpu, check_allocation_flags,
 /// allocation_class, start, stop, admin, pmcinfo, dyneventinfo, caps and
 /// class_rules, among others.
+/// The simulator's source files that hold rules, each read by
+/// [`every_rule_cites_its_source`]; `every_sim_file_is_checked` keeps the
+/// list whole.
+const RULE_FILES: &[(&str, &str)] = &[
+    ("mod.rs", include_str!("mod.rs")),
+    ("alloc.rs", include_str!("alloc.rs")),
+    ("attach.rs", include_str!("attach.rs")),
+    ("clock.rs", include_str!("clock.rs")),
+    ("logging.rs", include_str!("logging.rs")),
+    ("rows.rs", include_str!("rows.rs")),
+    ("verbs.rs", include_str!("verbs.rs")),
+];
+
+/// Files of the simulator that hold no rules: the log encoder (pmc-log's
+/// kernel-format writer), host fd calls, and these tests.
+const NOT_RULES: &[&str] = &["log.rs", "host.rs", "tests.rs"];
+
+#[test]
+fn every_sim_file_is_checked() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/src/sys/sim");
+    let mut unchecked = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().into_owned();
+        if !RULE_FILES.iter().any(|(f, _)| *f == name) && !NOT_RULES.contains(&name.as_str()) {
+            unchecked.push(name);
+        }
+    }
+    assert!(
+        unchecked.is_empty(),
+        "simulator files the citation check does not read: {unchecked:?}"
+    );
+}
+
 #[test]
 fn every_rule_cites_its_source() {
-    let missing = uncited_rules(include_str!("mod.rs"));
+    let missing: Vec<String> = RULE_FILES
+        .iter()
+        .flat_map(|(_, src)| uncited_rules(src))
+        .collect();
     assert!(missing.is_empty(), "rules without a citation: {missing:?}");
     // The checker itself finds an uncited rule.
     let bad = "fn nope(&self) -> Result<(), Errno> {\n    Err(Errno::EINVAL)\n}\n";
@@ -1409,4 +1453,24 @@ fn pmcinfo_writes_every_row() {
     };
     assert_eq!(d.call(OpArg::GetPmcInfo(&mut req)), Ok(()));
     assert_eq!(req.pmcs.len(), ci.pm_npmc as usize);
+}
+
+/// `pipe(2)`: a pipe as (read end, write end), close-on-exec.
+#[cfg(unix)]
+fn pipe() -> std::io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+    // pipe + F_SETFD rather than pipe2, which macOS lacks.
+    let (r, w) = nix::unistd::pipe().map_err(|e| std::io::Error::from_raw_os_error(e as i32))?;
+    for fd in [&r, &w] {
+        let _ = fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
+    }
+    Ok((r, w))
+}
+
+#[test]
+fn c_strings_are_cut_and_terminated() {
+    let mut b = [0xFFu8; 8];
+    set_c_str(&mut b, "CLOCK.HARD");
+    assert_eq!(&b, b"CLOCK.H\0");
+    assert_eq!(crate::sys::cstr::c_str(&b), "CLOCK.H");
 }

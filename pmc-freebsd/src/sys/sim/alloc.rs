@@ -1,0 +1,345 @@
+//! PMC_OP_PMCALLOCATE: mode, flags, CPU and class checks, row choice,
+//! and the allocation's log record.
+
+use super::log::LogRecord;
+use super::{ClassDesc, PState, SimPmc, SimTree, State, AMD_EVENT_CODES, SOFT_EVENTS};
+use crate::errno::Errno;
+use crate::sys::abi::*;
+use std::collections::BTreeMap;
+
+impl State {
+    pub(super) fn allocate(&mut self, a: &mut pmc_op_pmcallocate) -> Result<(), Errno> {
+        let mode = a.pm_mode;
+        if mode > PMC_MODE_TC {
+            return Err(Errno::EINVAL);
+        }
+        let system = mode == PMC_MODE_SS || mode == PMC_MODE_SC;
+        let sampling = mode == PMC_MODE_SS || mode == PMC_MODE_TS;
+        let cpu = self.allocation_cpu(a.pm_cpu, system)?;
+        // Privilege.
+        if system && (self.cfg.jailed || (!self.cfg.privileged && !self.cfg.unprivileged_syspmcs)) {
+            return Err(Errno::EPERM);
+        }
+        let flags = a.pm_flags;
+        self.check_allocation_flags(flags, system, sampling)?;
+        let cd = self.allocation_class(a, sampling)?;
+        let fixed = class_rules(&cd, a)?;
+        let md = if cd.class == PMC_CLASS_K8 {
+            self.amd_allocate(a, sampling)?
+        } else {
+            a.pm_md
+        };
+        let me = self.current;
+        let ri = self
+            .free_row(&cd, fixed, system, cpu)
+            .ok_or(Errno::EINVAL)?;
+        // hwpmc configures system PMCs at once and refuses an
+        // administratively disabled counter with EPERM.
+        if system && self.rows[ri].cpus[cpu as usize].disabled {
+            return Err(Errno::EPERM);
+        }
+        let id = self.make_id(cpu, mode, cd.class, ri);
+        let mut pflags = flags;
+        // Process logging options and system-wide sampling need a log.
+        if (sampling && system) || flags & (PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT) != 0 {
+            pflags |= PMC_F_NEEDS_LOGFILE;
+        }
+        let reload = if sampling {
+            a.pm_count.max(self.min_reload())
+        } else {
+            0
+        };
+        let pmc = SimPmc {
+            id,
+            owner: me,
+            mode,
+            class: cd.class,
+            event: a.pm_ev,
+            flags: pflags,
+            cpu,
+            row: ri,
+            md,
+            state: PState::Allocated,
+            // pmc_allocate_pmc_descriptor() zeroes the descriptor
+            // (M_ZERO); the allocation's count only sets pm_initial
+            // (hwpmc_mod.c@009268db pmc_do_op_pmcallocate: "else
+            // pmc->pm_sc.pm_initial = pa->pm_count;").
+            value: 0,
+            initial: if sampling { 0 } else { a.pm_count },
+            reload,
+            left: reload,
+            targets: BTreeMap::new(),
+        };
+        self.install(pmc, system);
+        self.emit(me, allocation_record(cd.class, a, flags, reload, id));
+        a.pm_pmcid = id;
+        Ok(())
+    }
+
+    /// `amd_allocate_pmc()` (`freebsd/freebsd-src`
+    /// `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd; the 2020 tree's is the same):
+    /// with a CPU id string, "if (strlen(pmc_cpuid) != 0) {
+    /// pm->pm_md.pm_amd.pm_amd_evsel = a->pm_md.pm_amd.pm_amd_config;
+    /// return (0); }"; without one (the 2020 tree on any family but 0x17,
+    /// see [`SimCpu::cpuid`]) the legacy path: "pe = a->pm_ev; ... if
+    /// (amd_event_codes[i].pe_ev == pe) ... if (i == amd_event_codes_size)
+    /// return EINVAL;", "if (unitmask & ~allowed_unitmask) return EINVAL;",
+    /// then USR/OS, EDGE, INVERT and INT from the caps ("if (caps &
+    /// PMC_CAP_INTERRUPT) config |= AMD_PMC_INT;"). Neither path looks at
+    /// `PMC_F_EV_PMU` (issue 23 item 11: the simulator used to demand it).
+    /// The simulator's `amd_event_codes` holds two of the kernel's rows,
+    /// the two whose `PMC_EV_K8_*` values `abi-amd64.json` pins.
+    pub(super) fn amd_allocate(
+        &self,
+        a: &pmc_op_pmcallocate,
+        sampling: bool,
+    ) -> Result<pmc_md_op_pmcallocate, Errno> {
+        // SimTree::Amd2026 only (its ATF test `amd_missing_pmu_flag`).
+        if self.tree() == SimTree::Amd2026 && a.pm_flags & PMC_F_EV_PMU == 0 {
+            return Err(Errno::EINVAL);
+        }
+        if !self.cfg.cpu.cpuid(self.tree()).is_empty() {
+            return Ok(a.pm_md);
+        }
+        let code: u64 = AMD_EVENT_CODES
+            .iter()
+            .find(|(ev, _)| *ev == a.pm_ev)
+            .map(|(_, code)| *code)
+            .ok_or(Errno::EINVAL)?;
+        let given = a.pm_md.as_amd();
+        // allowed_unitmask is 0x00 for both rows.
+        if given.pm_amd_config & AMD_PMC_UNITMASK != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let mut caps = a.pm_caps;
+        if sampling {
+            caps |= PMC_CAP_INTERRUPT;
+        }
+        let mut config = code;
+        if caps & PMC_CAP_USER != 0 {
+            config |= AMD_PMC_USR;
+        }
+        if caps & PMC_CAP_SYSTEM != 0 {
+            config |= AMD_PMC_OS;
+        }
+        if caps & (PMC_CAP_USER | PMC_CAP_SYSTEM) == 0 {
+            config |= AMD_PMC_USR | AMD_PMC_OS;
+        }
+        if caps & PMC_CAP_EDGE != 0 {
+            config |= AMD_PMC_EDGE;
+        }
+        if caps & PMC_CAP_INVERT != 0 {
+            config |= AMD_PMC_INVERT;
+        }
+        if caps & PMC_CAP_INTERRUPT != 0 {
+            config |= AMD_PMC_INT;
+        }
+        Ok(pmc_md_op_pmcallocate::amd(config, given.pm_amd_sub_class))
+    }
+
+    /// The CPU of an allocation: a valid, online CPU for a system PMC,
+    /// `PMC_CPU_ANY` for a process PMC. Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db
+    /// `pmc_do_op_pmcallocate()`: "if (cpu != PMC_CPU_ANY && cpu >=
+    /// pmc_cpu_max()) return (EINVAL);", "if ((PMC_IS_VIRTUAL_MODE(mode) &&
+    /// cpu != PMC_CPU_ANY) || (PMC_IS_SYSTEM_MODE(mode) && cpu ==
+    /// PMC_CPU_ANY)) return (EINVAL);", "if (PMC_IS_SYSTEM_MODE(mode) &&
+    /// !pmc_cpu_is_active(cpu)) return (ENXIO);".
+    pub(super) fn allocation_cpu(&self, pm_cpu: u32, system: bool) -> Result<u32, Errno> {
+        if system {
+            if pm_cpu == PMC_CPU_ANY {
+                return Err(Errno::EINVAL);
+            }
+            Ok(self.check_cpu(i64::from(pm_cpu))? as u32)
+        } else {
+            if pm_cpu != PMC_CPU_ANY {
+                return Err(Errno::EINVAL);
+            }
+            Ok(PMC_CPU_ANY)
+        }
+    }
+
+    /// The allocation flags this version accepts, and their combinations.
+    /// Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if ((flags &
+    /// ~(PMC_F_DESCENDANTS | PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT |
+    /// PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN | PMC_F_EV_PMU)) != 0) return
+    /// (EINVAL);" (0x09 trees lack `PMC_F_EV_PMU` in that mask: the audit's
+    /// K20 `hwpmc_mod.c` PMC_OP_PMCALLOCATE), "if ((flags & (PMC_F_CALLCHAIN
+    /// | PMC_F_USERCALLCHAIN)) == PMC_F_USERCALLCHAIN) return (EINVAL);",
+    /// "if ((flags & PMC_F_USERCALLCHAIN) != 0 && mode != PMC_MODE_TS &&
+    /// mode != PMC_MODE_SS) return (EINVAL);", "if
+    /// (PMC_IS_SYSTEM_MODE(mode) && (flags & (PMC_F_LOG_PROCCSW |
+    /// PMC_F_LOG_PROCEXIT)) != 0) return (EINVAL);".
+    pub(super) fn check_allocation_flags(
+        &self,
+        flags: u32,
+        system: bool,
+        sampling: bool,
+    ) -> Result<(), Errno> {
+        let mut allowed = PMC_F_DESCENDANTS
+            | PMC_F_LOG_PROCCSW
+            | PMC_F_LOG_PROCEXIT
+            | PMC_F_CALLCHAIN
+            | PMC_F_USERCALLCHAIN;
+        if self.cfg.version >> 24 >= 0x0A {
+            allowed |= PMC_F_EV_PMU;
+        }
+        if flags & !allowed != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if flags & PMC_F_USERCALLCHAIN != 0 && (flags & PMC_F_CALLCHAIN == 0 || !sampling) {
+            return Err(Errno::EINVAL);
+        }
+        if system && flags & (PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT) != 0 {
+            return Err(Errno::EINVAL);
+        }
+        Ok(())
+    }
+
+    /// The class asked for, if this machine has it and it has the caps
+    /// asked for (sampling asks for `PMC_CAP_INTERRUPT`). Source:
+    /// `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if
+    /// (PMC_IS_SAMPLING_MODE(mode)) caps |= PMC_CAP_INTERRUPT;", "pcd =
+    /// pmc_class_to_classdep(class); if (pcd == NULL) return (EINVAL);",
+    /// "if ((pcd->pcd_caps & caps) != caps) return (EOPNOTSUPP);".
+    pub(super) fn allocation_class(
+        &self,
+        a: &pmc_op_pmcallocate,
+        sampling: bool,
+    ) -> Result<ClassDesc, Errno> {
+        let ci = self.class(a.pm_class).ok_or(Errno::EINVAL)?;
+        let cd = self.classes[ci].clone();
+        let mut caps = a.pm_caps;
+        if sampling {
+            caps |= PMC_CAP_INTERRUPT;
+        }
+        if caps & !cd.caps != 0 {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        Ok(cd)
+    }
+
+    /// Row search (pmc_can_allocate_row): the first row of the class (or
+    /// the `fixed` one) that the caller may use in this scope.
+    pub(super) fn free_row(
+        &self,
+        cd: &ClassDesc,
+        fixed: Option<u32>,
+        system: bool,
+        cpu: u32,
+    ) -> Option<usize> {
+        let me = self.current;
+        let mut chosen = None;
+        for i in 0..cd.num {
+            if fixed.is_some_and(|f| f != i) {
+                continue;
+            }
+            let ri = cd.first_row + i as usize;
+            let owner_has_row = self.pmcs.values().any(|p| {
+                p.owner == me && p.row == ri && (!p.is_system() || (system && p.cpu == cpu))
+            });
+            // Nor may the caller be the target of a PMC on this row (a
+            // later attach to itself would fail).
+            let target_of_row = self
+                .pmcs
+                .values()
+                .any(|p| p.row == ri && p.targets.contains_key(&me));
+            if owner_has_row || target_of_row {
+                continue;
+            }
+            let disp = self.disposition(ri);
+            let ok = if system {
+                disp != PMC_DISP_THREAD && self.rows[ri].cpus[cpu as usize].system.is_none()
+            } else {
+                disp != PMC_DISP_STANDALONE
+            };
+            if ok {
+                chosen = Some(ri);
+                break;
+            }
+        }
+        chosen
+    }
+
+    /// Records an allocated PMC: its row (taken on its CPU for a system
+    /// PMC, one more thread reference otherwise) and its owner.
+    pub(super) fn install(&mut self, pmc: SimPmc, system: bool) {
+        let (me, id, ri, cpu) = (pmc.owner, pmc.id, pmc.row, pmc.cpu);
+        if system {
+            self.rows[ri].cpus[cpu as usize].system = Some((me, id));
+        } else {
+            self.rows[ri].thread_refs += 1;
+        }
+        self.pmcs.insert((me, id), pmc);
+        self.owners.entry(me).or_default().pmcs.insert(id);
+    }
+}
+
+/// Class-specific allocation checks; the answer pins the row within the
+/// class (IAF's fixed counters), if any. Sources: TSC, `hwpmc_tsc.c`
+/// `tsc_allocate_pmc()`: "if (a->pm_ev != PMC_EV_TSC_TSC || a->pm_mode !=
+/// PMC_MODE_SC) return (EINVAL);"; SOFT, `hwpmc_soft.c`
+/// `soft_allocate_pmc()`: "if ((int)ev < PMC_EV_SOFT_FIRST || (int)ev >
+/// PMC_EV_SOFT_LAST) return (EINVAL);" and "ps = pmc_soft_ev_acquire(ev);
+/// if (ps == NULL) return (EINVAL);"; IAF, the post-2018 `hwpmc_core.c`
+/// `iaf_allocate_pmc()`: "if (ev == 0xC0 && ri != 0) return (EINVAL);",
+/// "if (ev == 0x3C && ri != 1) return (EINVAL);", "if (ev == 0x0 && umask
+/// == 0x3 && ri != 2) return (EINVAL);" (the simulator also refuses other
+/// event selects, which a fixed counter cannot count). K8 is
+/// `State::amd_allocate` (no EV_PMU rule: issue 23 item 11).
+pub(super) fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate) -> Result<Option<u32>, Errno> {
+    let mode = a.pm_mode;
+    let mut fixed: Option<u32> = None;
+    match cd.class {
+        PMC_CLASS_TSC if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC => {
+            return Err(Errno::EINVAL)
+        }
+        PMC_CLASS_SOFT => {
+            let idx = a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
+            if a.pm_ev < PMC_EV_SOFT_FIRST || idx >= SOFT_EVENTS.len() {
+                return Err(Errno::EINVAL);
+            }
+        }
+        PMC_CLASS_IAF => {
+            let cfg = a.pm_md.as_iap().pm_iap_config;
+            fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
+                (0xC0, _) => 0,
+                (0x3C, _) => 1,
+                (0x00, 3) => 2,
+                _ => return Err(Errno::EINVAL),
+            });
+        }
+        _ => {}
+    }
+    Ok(fixed)
+}
+
+/// The log record of an allocation: PMCALLOCATEDYN (with the event's name)
+/// for a SOFT PMC, PMCALLOCATE otherwise.
+pub(super) fn allocation_record(
+    class: u32,
+    a: &pmc_op_pmcallocate,
+    flags: u32,
+    reload: u64,
+    id: u32,
+) -> LogRecord {
+    if class == PMC_CLASS_SOFT {
+        let name = SOFT_EVENTS
+            .get(a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize)
+            .copied()
+            .unwrap_or("");
+        LogRecord::PmcAllocateDyn {
+            pmcid: id,
+            event: a.pm_ev,
+            flags,
+            rate: reload,
+            name: name.to_owned(),
+        }
+    } else {
+        LogRecord::PmcAllocate {
+            pmcid: id,
+            event: a.pm_ev,
+            flags,
+            rate: reload,
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Time passing: what PMCs count for a slice of work, and the samples
+//! sampling PMCs take.
+
+use super::log::LogRecord;
+use super::{ticks, PState, SimPmc, State, Work, HZ, SAMPLE_PC, SOFT_EVENTS};
+use crate::sys::abi::*;
+
+impl State {
+    /// What a hardware PMC counts in a slice of [`Work`]. SIM-ONLY: no
+    /// kernel rule decides this, the hardware does; the simulator counts
+    /// user-mode events only (a PMC restricted to the kernel counts
+    /// nothing) and knows a handful of event selects (cycles, reference
+    /// cycles, instructions, branches, mispredicted branches).
+    pub(super) fn hw_events(&self, p: &SimPmc, w: &Work) -> u64 {
+        let cycles = w.nanos.saturating_mul(self.cfg.cycles_per_ns);
+        let ref_cycles =
+            (u128::from(w.nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
+        match p.class {
+            PMC_CLASS_IAP | PMC_CLASS_IAF => {
+                let cfg = p.md.as_iap().pm_iap_config;
+                if cfg & IAP_USR == 0 && cfg & (IAP_OS) != 0 {
+                    return 0;
+                }
+                match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
+                    (0xC0, _) => w.instructions,
+                    (0x3C, 1) => ref_cycles,
+                    (0x3C, _) => cycles,
+                    (0x00, 3) => ref_cycles,
+                    (0xC4, _) => w.branches,
+                    (0xC5, _) => w.branch_misses,
+                    _ => 0,
+                }
+            }
+            PMC_CLASS_K8 => {
+                let cfg = p.md.as_amd().pm_amd_config;
+                if cfg & AMD_PMC_USR == 0 && cfg & AMD_PMC_OS != 0 {
+                    return 0;
+                }
+                match (cfg & 0xFF) | ((cfg >> 24) & 0xF00) {
+                    0x76 => cycles,
+                    0xC0 => w.instructions,
+                    0xC2 => w.branches,
+                    0xC3 => w.branch_misses,
+                    _ => 0,
+                }
+            }
+            _ => 0,
+        }
+    }
+
+    pub(super) fn soft_events(p: &SimPmc, ticks: u64, w: Option<&Work>) -> u64 {
+        let idx = p.event.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
+        match SOFT_EVENTS.get(idx).copied() {
+            Some("CLOCK.HARD" | "CLOCK.STAT" | "CLOCK.PROF") => ticks,
+            Some("PAGE_FAULT.ALL") => w.map_or(0, |w| {
+                w.page_faults_read.saturating_add(w.page_faults_write)
+            }),
+            Some("PAGE_FAULT.READ") => w.map_or(0, |w| w.page_faults_read),
+            Some("PAGE_FAULT.WRITE") => w.map_or(0, |w| w.page_faults_write),
+            _ => 0,
+        }
+    }
+
+    /// `hwpmc_mod.c`@009268db `pmc_process_samples()`, run by hardclock
+    /// (PMC_FN_DO_SAMPLES) and by FLUSHLOG: the ring's samples go to the
+    /// log only if their PMC still runs ("/* skip non-running samples */
+    /// if (pm->pm_state != PMC_STATE_RUNNING) goto entrydone;"), so a PMC
+    /// stopped or released before the next tick loses them.
+    pub(super) fn process_samples(&mut self) {
+        for (key, rec) in std::mem::take(&mut self.ring) {
+            if self
+                .pmcs
+                .get(&key)
+                .is_some_and(|p| p.state == PState::Running)
+            {
+                self.emit(key.0, rec);
+            }
+        }
+    }
+
+    /// One time slice. SIM-ONLY in its time model (work spread evenly over
+    /// the slice, one context switch at its end); the kernel rules it
+    /// applies are cited inline: the hardclock sweep is
+    /// `pmc_process_samples()` ("/* skip non-running samples */ if
+    /// (pm->pm_state != PMC_STATE_RUNNING) goto entrydone;", `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db),
+    /// PROCCSW for TC only (`pmc_process_csw_out()`), samples of a PMC
+    /// attached to its owner to profil(2) ("if (pm->pm_flags &
+    /// PMC_F_ATTACHED_TO_OWNER) { ... addupc_intr(...) } else
+    /// pmclog_process_callchain(pm, ps);").
+    pub(super) fn step(&mut self, work: Option<Work>, nanos: u64) {
+        let t = ticks(self.now_ns, nanos);
+        // A hardclock tick in this slice processes what the rings hold
+        // (pmc_hook_handler PMC_FN_DO_SAMPLES -> pmc_process_samples).
+        if t > 0 {
+            self.process_samples();
+        }
+        let per_tick = 1_000_000_000 / HZ;
+        let last_tick_ns = self.now_ns.saturating_add(nanos) / per_tick * per_tick;
+        let tsc_delta = (u128::from(nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
+        let keys: Vec<(i32, u32)> = self.pmcs.keys().copied().collect();
+        let mut samples: Vec<(i32, LogRecord)> = Vec::new();
+        for k in keys {
+            let Some(p) = self.pmcs.get(&k) else { continue };
+            if p.state != PState::Running {
+                continue;
+            }
+            let n = if p.is_system() {
+                if !self.online.get(p.cpu as usize).copied().unwrap_or(false) {
+                    continue;
+                }
+                match p.class {
+                    PMC_CLASS_TSC => tsc_delta,
+                    PMC_CLASS_SOFT => {
+                        let on_cpu = work.filter(|w| w.cpu == p.cpu);
+                        Self::soft_events(p, t, on_cpu.as_ref())
+                    }
+                    _ => work
+                        .filter(|w| w.cpu == p.cpu)
+                        .map_or(0, |w| self.hw_events(p, &w)),
+                }
+            } else {
+                match work {
+                    Some(w) if p.targets.contains_key(&w.pid) => match p.class {
+                        PMC_CLASS_SOFT => Self::soft_events(p, t, Some(&w)),
+                        _ => self.hw_events(p, &w),
+                    },
+                    _ => 0,
+                }
+            };
+            if n == 0 {
+                continue;
+            }
+            let (pid, cpu) = work.map_or((-1, p.cpu), |w| (w.pid, w.cpu));
+            let Some(p) = self.pmcs.get_mut(&k) else {
+                continue;
+            };
+            // A process sampling PMC's pm_savedvalue is not touched by
+            // sampling (pmc_process_csw_out saves a TS countdown per thread).
+            if !p.is_sampling() || p.is_system() {
+                p.value = p.value.wrapping_add(n);
+            }
+            if let Some(v) = p.targets.get_mut(&pid) {
+                *v = v.wrapping_add(n);
+                // hwpmc_mod.c:pmc_process_csw_out logs PROCCSW only for a
+                // PMC_MODE_TC PMC with PMC_F_LOG_PROCCSW.
+                if p.flags & PMC_F_LOG_PROCCSW != 0 && p.mode == PMC_MODE_TC {
+                    // The time slice ends with a context switch out.
+                    samples.push((
+                        k.0,
+                        LogRecord::ProcCsw {
+                            value: n,
+                            pmcid: p.id,
+                            pid,
+                            tid: pid.wrapping_mul(100),
+                        },
+                    ));
+                }
+            }
+            // Samples of a PMC attached to its owner go to profil(2), not
+            // to the log.
+            let logs_samples = p.flags & PMC_F_ATTACHED_TO_OWNER == 0;
+            if p.is_sampling() {
+                let mut left = n;
+                while left >= p.left {
+                    left -= p.left;
+                    // When in the slice the sample was taken (events spread
+                    // evenly over it): before the slice's last hardclock
+                    // tick it was processed at that tick; after it, it waits
+                    // in the ring for the next tick (or FLUSHLOG).
+                    let at = self.now_ns.saturating_add(
+                        (u128::from(nanos) * u128::from(n - left) / u128::from(n)) as u64,
+                    );
+                    let processed = t > 0 && at <= last_tick_ns;
+                    p.left = p.reload.max(1);
+                    let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
+                    let pcs: Vec<u64> = (0..depth).map(|i| SAMPLE_PC + 0x100 * i).collect();
+                    let sample_pid = if pid < 0 { 11 } else { pid };
+                    if !logs_samples {
+                        continue;
+                    }
+                    let rec = LogRecord::Callchain {
+                        pid: sample_pid,
+                        tid: sample_pid.wrapping_mul(100),
+                        pmcid: p.id,
+                        cpu,
+                        flags: PMC_CC_F_USERSPACE,
+                        pcs,
+                    };
+                    if processed {
+                        samples.push((k.0, rec));
+                    } else if self.ring.len() < 100_000 {
+                        self.ring.push((k, rec));
+                    }
+                    if samples.len() > 100_000 {
+                        break;
+                    }
+                }
+                p.left -= left.min(p.left);
+                self.stats.pm_intr_processed = self.stats.pm_intr_processed.wrapping_add(1);
+            }
+        }
+        self.now_ns = self.now_ns.saturating_add(nanos);
+        for (owner, rec) in samples {
+            self.emit(owner, rec);
+        }
+    }
+
+    // ----- the ops -----
+}
