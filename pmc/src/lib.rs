@@ -119,6 +119,9 @@
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
+// `pmc::process` and, on Linux and FreeBSD, `pmc::launch`: the processes a
+// measurement is about (pmc-process, the OS-specific half kept out of pmc-core).
+pub use pmc_process::*;
 
 /// The analysis crate, pmc-analyze (feature `analyze`): symbolization and
 /// the reports of `pmcstat -R` over a sample log. See [the crate

@@ -1,7 +1,7 @@
 //! The running processes, for choosing targets by name: [`list`] and
 //! [`exists`]. The OS-specific parts are in `sys/process.rs`.
 
-use crate::error::Result;
+use pmc_core::Result;
 
 /// A running process: its pid and its command name (on Linux
 /// `/proc/PID/comm`: at most 15 bytes, without the trailing newline).
@@ -54,9 +54,9 @@ impl Process {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) where the
+/// [`ErrorKind::NotSupported`](pmc_core::ErrorKind::NotSupported) where the
 /// listing is not implemented (FreeBSD for now: attach by pid with
-/// `Target::Pid`); [`ErrorKind::Os`](crate::ErrorKind::Os) when the list
+/// `Target::Pid`); [`ErrorKind::Os`](pmc_core::ErrorKind::Os) when the list
 /// cannot be read (Linux: `/proc` is not mounted).
 pub fn list() -> Result<Vec<Process>> {
     let mut v = crate::sys::process::list()?;

@@ -2,9 +2,8 @@
 //! a command or running processes (see [`Session`]).
 
 use super::launch::{Command, PausedChild};
-use crate::backend::{Group, Pmc};
-use crate::error::{Error, ErrorKind, Op, Result};
-use crate::Target;
+use pmc_core::{Error, ErrorKind, Op, Result};
+use pmc_core::{Group, Pmc, Target};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 

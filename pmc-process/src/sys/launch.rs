@@ -9,10 +9,10 @@
 //! deadlock it. We fork ourselves, doing no allocation between `fork` and
 //! `exec`, and report exec failures through a close-on-exec pipe as std does.
 
-use crate::error::{Error, ErrorKind, Op, Result};
 use nix::errno::Errno;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
+use pmc_core::{Error, ErrorKind, Op, Result};
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};

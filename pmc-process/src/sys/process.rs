@@ -1,15 +1,15 @@
 //! Listing processes and probing pids: `/proc` on Linux, `kill(2)` for
 //! existence on every Unix.
 
-use crate::error::Result;
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-use crate::error::{Error, ErrorKind, Op};
 use crate::process::Process;
+use pmc_core::Result;
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+use pmc_core::{Error, ErrorKind, Op};
 
 /// Every process with a `/proc/PID/comm`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub fn list() -> Result<Vec<Process>> {
-    use crate::error::{Error, ErrorKind, Op};
+pub(crate) fn list() -> Result<Vec<Process>> {
+    use pmc_core::{Error, ErrorKind, Op};
     let dir = std::fs::read_dir("/proc").map_err(|e| {
         let mut err = Error::new(
             ErrorKind::Os,
@@ -34,7 +34,7 @@ pub fn list() -> Result<Vec<Process>> {
 
 /// Not implemented here yet (FreeBSD would use `sysctl kern.proc.proc`).
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub fn list() -> Result<Vec<Process>> {
+pub(crate) fn list() -> Result<Vec<Process>> {
     Err(Error::new(
         ErrorKind::NotSupported,
         Op::Attach,
@@ -46,7 +46,7 @@ pub fn list() -> Result<Vec<Process>> {
 
 /// `kill(pid, 0)` does not fail with ESRCH.
 #[cfg(unix)]
-pub fn exists(pid: u32) -> bool {
+pub(crate) fn exists(pid: u32) -> bool {
     let Ok(p) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -59,6 +59,6 @@ pub fn exists(pid: u32) -> bool {
 
 /// No way to ask here.
 #[cfg(not(unix))]
-pub fn exists(_pid: u32) -> bool {
+pub(crate) fn exists(_pid: u32) -> bool {
     false
 }

@@ -1,7 +1,7 @@
-//! The only part of pmc-core that may use `unsafe` or choose by OS:
-//! launching a command paused before `exec`, which needs `fork(2)` (Linux
-//! and FreeBSD, the systems with a backend), and listing and probing
-//! processes (`process.rs`).
+//! The only part of pmc-process that may use `unsafe`: launching a command
+//! paused before `exec`, which needs `fork(2)` (Linux and FreeBSD, the
+//! systems with a backend), and listing and probing processes
+//! (`process.rs`).
 #![allow(unsafe_code)]
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
@@ -10,9 +10,9 @@ pub mod launch;
 mod session;
 
 /// What the crate root re-exports from here, where this system has it
-/// (`pmc_core::launch` on Linux and FreeBSD): the OS choice stays in `sys/`.
-pub mod exported {
+/// (`pmc_process::launch` on Linux and FreeBSD): the OS choice stays in `sys/`.
+pub(crate) mod exported {
     #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
     pub use super::launch;
 }
-pub mod process;
+pub(crate) mod process;
