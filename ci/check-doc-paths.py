@@ -35,6 +35,7 @@ OTHER_CRATES = (
     "pmc_process",
     "pmc_linux",
     "pmc_freebsd",
+    "pmc_unsupported",
     "pmc_log",
     "pmc_analyze",
     "pmc_unwind",

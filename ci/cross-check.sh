@@ -82,7 +82,7 @@ fi
 # An OS without a backend: the facade must still build (pmc::Native is pmc::Unsupported).
 if rustup target list --installed | grep -qx x86_64-apple-darwin; then
   echo "--- x86_64-apple-darwin (no backend)"
-  cargo clippy --target x86_64-apple-darwin -p pmc-core -p pmc-process -p pmc -- -D warnings
+  cargo clippy --target x86_64-apple-darwin -p pmc-core -p pmc-process -p pmc-unsupported -p pmc -- -D warnings
 else
   echo "--- x86_64-apple-darwin: target not installed; skipped"
 fi
