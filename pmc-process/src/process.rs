@@ -3,31 +3,7 @@
 
 use pmc_core::Result;
 
-/// A running process: its pid and its command name (on Linux
-/// `/proc/PID/comm`: at most 15 bytes, without the trailing newline).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Process {
-    /// The process id.
-    pub pid: u32,
-    /// The command name the kernel keeps for it.
-    pub name: String,
-}
-
-impl Process {
-    /// A process entry.
-    ///
-    /// ```
-    /// let p = pmc::process::Process::new(1, "init");
-    /// assert_eq!((p.pid, p.name.as_str()), (1, "init"));
-    /// ```
-    pub fn new(pid: u32, name: impl Into<String>) -> Process {
-        Process {
-            pid,
-            name: name.into(),
-        }
-    }
-}
+pub use crate::sys::process::Process;
 
 /// Every running process with its command name, in pid order (the caller
 /// included). A process that exits while the list is read is left out.

@@ -1,10 +1,35 @@
 //! Listing processes and probing pids: `/proc` on Linux, `kill(2)` for
 //! existence on every Unix.
 
-use crate::process::Process;
 use pmc_core::Result;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 use pmc_core::{Error, ErrorKind, Op};
+
+/// A running process: its pid and its command name (on Linux
+/// `/proc/PID/comm`: at most 15 bytes, without the trailing newline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Process {
+    /// The process id.
+    pub pid: u32,
+    /// The command name the kernel keeps for it.
+    pub name: String,
+}
+
+impl Process {
+    /// A process entry.
+    ///
+    /// ```
+    /// let p = pmc::process::Process::new(1, "init");
+    /// assert_eq!((p.pid, p.name.as_str()), (1, "init"));
+    /// ```
+    pub fn new(pid: u32, name: impl Into<String>) -> Process {
+        Process {
+            pid,
+            name: name.into(),
+        }
+    }
+}
 
 /// Every process with a `/proc/PID/comm`.
 #[cfg(any(target_os = "linux", target_os = "android"))]

@@ -154,7 +154,7 @@ impl Session {
         let pids: Vec<u32> = self.targets.iter().filter_map(Target::pid).collect();
         let deadline = Instant::now() + timeout;
         loop {
-            if !pids.is_empty() && pids.iter().all(|&p| !crate::process::exists(p)) {
+            if !pids.is_empty() && pids.iter().all(|&p| !super::process::exists(p)) {
                 return Ok(Progress::Gone);
             }
             let now = Instant::now();
