@@ -1,7 +1,7 @@
 //! The launch-attach-start-resume-wait session a measuring tool runs around
 //! a command or running processes (see [`Session`]).
 
-use super::launch::{Command, PausedChild};
+use super::child::{Command, PausedChild};
 use pmc_core::{Error, ErrorKind, Op, Result};
 use pmc_core::{Group, Pmc, Target};
 use std::process::ExitStatus;
