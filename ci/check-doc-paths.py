@@ -32,8 +32,10 @@ from html.parser import HTMLParser
 # The workspace's library crates a user of the facade does not depend on.
 OTHER_CRATES = (
     "pmc_core",
+    "pmc_process",
     "pmc_linux",
     "pmc_freebsd",
+    "pmc_unsupported",
     "pmc_log",
     "pmc_analyze",
     "pmc_unwind",

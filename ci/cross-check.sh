@@ -41,7 +41,7 @@ for features in "" --all-features; do
 done
 # Without default features: per crate, as a user depends on it (across the
 # workspace, feature unification would turn the defaults back on).
-nodefault=(-p pmc -p pmc-core -p pmc-log -p pmc-freebsd -p pmc-linux)
+nodefault=(-p pmc -p pmc-core -p pmc-process -p pmc-log -p pmc-freebsd -p pmc-linux)
 echo "--- $x86: cargo clippy --no-default-features ${nodefault[*]}"
 cargo clippy --target "$x86" "${nodefault[@]}" --all-targets --no-default-features -- -D warnings
 lap "clippy --no-default-features"
@@ -82,7 +82,7 @@ fi
 # An OS without a backend: the facade must still build (pmc::Native is pmc::Unsupported).
 if rustup target list --installed | grep -qx x86_64-apple-darwin; then
   echo "--- x86_64-apple-darwin (no backend)"
-  cargo clippy --target x86_64-apple-darwin -p pmc-core -p pmc -- -D warnings
+  cargo clippy --target x86_64-apple-darwin -p pmc-core -p pmc-process -p pmc-unsupported -p pmc -- -D warnings
 else
   echo "--- x86_64-apple-darwin: target not installed; skipped"
 fi

@@ -15,7 +15,7 @@ and without them (`cargo tree -p pmc -e normal [--no-default-features]`).
 import json, os, re, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LIBS = ["pmc-core", "pmc-log", "pmc-linux", "pmc-freebsd", "pmc-unwind",
+LIBS = ["pmc-core", "pmc-process", "pmc-log", "pmc-linux", "pmc-freebsd", "pmc-unsupported", "pmc-unwind",
         "pmc-analyze", "pmc-events", "pmc", "pmcstat"]
 
 FN_RE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\"C\"\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)")

@@ -461,7 +461,9 @@ pub trait Pmc: Send {
 /// order, taken at the same instant where the backend allows (Linux:
 /// `PERF_FORMAT_GROUP`).
 pub trait Group: Send {
-    /// The members' allocations, leader first.
+    /// The members' allocations, leader first, as given to
+    /// [`Backend::allocate_group`] (the [`Member`](crate::Member) handles
+    /// of [`read_members`](Group::read_members) are bound to them).
     fn allocations(&self) -> &[Allocation];
     /// The group's state.
     fn state(&self) -> State;
@@ -484,7 +486,8 @@ pub trait Group: Send {
     fn read_into(&self, out: &mut [Reading]) -> Result<()>;
     /// Reads every member into a [`GroupReading`], indexed by the
     /// [`Member`](crate::Member) handles of the [`GroupSpec`](crate::GroupSpec)
-    /// the group was allocated from.
+    /// the group was allocated from; another group's handle finds nothing
+    /// ([`GroupReading::get`] is `None`, [`GroupReading::member`] an error).
     ///
     /// ```no_run
     /// use pmc::{Allocation, Backend, Group, GroupSpec, Target};
@@ -503,7 +506,8 @@ pub trait Group: Send {
     /// }
     /// ```
     fn read_members(&self) -> Result<GroupReading> {
-        self.read().map(GroupReading::new)
+        self.read()
+            .map(|r| GroupReading::for_members(self.allocations(), r))
     }
 
     /// Reads every member on each instance separately: per CPU for system

@@ -74,14 +74,9 @@ pub mod info;
 pub mod lifecycle;
 mod members;
 pub mod metrics;
-pub mod process;
 mod reading;
 mod sample;
 mod summary;
-mod sys;
-// Empty on systems without `launch` (macOS in the cross-check).
-#[allow(unused_imports)]
-pub use sys::exported::*;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -10,31 +10,49 @@
 //! assert_eq!(spec.allocations().len(), 2);
 //!
 //! // What `Group::read_members` returns, built by hand here.
-//! let r = GroupReading::new(vec![
-//!     Reading::new(2_000_000, 10, 10),
-//!     Reading::new(500, 10, 10),
-//! ]);
+//! let r = GroupReading::for_members(
+//!     spec.allocations(),
+//!     vec![Reading::new(2_000_000, 10, 10), Reading::new(500, 10, 10)],
+//! );
 //! assert_eq!(r[faults].value, 500);
 //! // Page faults per millisecond of CPU time.
 //! assert_eq!(r.ratio(faults, clock).map(|x| x * 1e6), Some(250.0));
 //! # Ok::<(), pmc::ParseError>(())
 //! ```
 
+use crate::error::{Error, ErrorKind, Op, Result};
 use crate::{Allocation, Reading};
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::ops::Index;
 
 /// One member of a group: returned by [`GroupSpec::add`], used to index a
-/// [`GroupReading`]. A handle belongs to the spec that made it; with
-/// another group's reading, [`GroupReading::get`] gives `None` when it is
-/// out of range (indexing panics, as a slice does).
+/// [`GroupReading`].
+///
+/// A handle is bound to its member: its position in the group and the
+/// allocation it was added with. With the reading of a group that has
+/// another allocation there (another group's handle),
+/// [`GroupReading::get`] gives `None`, [`GroupReading::member`] a typed
+/// error, and indexing panics (as a slice's out-of-range index does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Member(usize);
+pub struct Member {
+    index: usize,
+    /// The member's allocation, hashed: what binds the handle to its group.
+    key: u64,
+}
 
 impl Member {
     /// The member's position in the group: 0 is the leader.
     pub const fn index(self) -> usize {
-        self.0
+        self.index
     }
+}
+
+/// The key a member's allocation binds its handle to (the same in every
+/// `DefaultHasher::new()` of the process).
+fn key(allocation: &Allocation) -> u64 {
+    let mut h = DefaultHasher::new();
+    allocation.hash(&mut h);
+    h.finish()
 }
 
 /// The allocations of a group, added one member at a time, the leader
@@ -53,8 +71,12 @@ impl GroupSpec {
 
     /// Adds a member; the first one added leads the group.
     pub fn add(&mut self, allocation: Allocation) -> Member {
+        let member = Member {
+            index: self.allocations.len(),
+            key: key(&allocation),
+        };
         self.allocations.push(allocation);
-        Member(self.allocations.len() - 1)
+        member
     }
 
     /// The members' allocations, leader first.
@@ -62,9 +84,11 @@ impl GroupSpec {
         &self.allocations
     }
 
-    /// The allocation of one member.
+    /// The allocation of one member, `None` for another group's handle.
     pub fn get(&self, member: Member) -> Option<&Allocation> {
-        self.allocations.get(member.0)
+        self.allocations
+            .get(member.index)
+            .filter(|a| key(a) == member.key)
     }
 }
 
@@ -73,23 +97,83 @@ impl GroupSpec {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct GroupReading {
     readings: Vec<Reading>,
+    /// The members' keys, in member order; empty for a reading built
+    /// without its allocations ([`GroupReading::new`]), which any handle in
+    /// range indexes.
+    keys: Vec<u64>,
 }
 
 impl GroupReading {
-    /// Readings in member order, leader first.
+    /// Readings in member order, leader first, without the members'
+    /// allocations: any handle in range indexes it (prefer
+    /// [`GroupReading::for_members`]).
     pub fn new(readings: Vec<Reading>) -> GroupReading {
-        GroupReading { readings }
+        GroupReading {
+            readings,
+            keys: Vec::new(),
+        }
     }
 
-    /// The reading of one member, `None` if the handle is out of range.
+    /// Readings in member order of a group allocated from `allocations`
+    /// (what [`Group::read_members`](crate::Group::read_members) returns):
+    /// only the handles of those members index it.
+    pub fn for_members(allocations: &[Allocation], readings: Vec<Reading>) -> GroupReading {
+        GroupReading {
+            readings,
+            keys: allocations.iter().map(key).collect(),
+        }
+    }
+
+    /// Whether `member` is one of this reading's members.
+    fn holds(&self, member: Member) -> bool {
+        member.index < self.readings.len()
+            && (self.keys.is_empty() || self.keys.get(member.index) == Some(&member.key))
+    }
+
+    /// The reading of one member, `None` if the handle is another group's
+    /// or out of range.
     pub fn get(&self, member: Member) -> Option<&Reading> {
-        self.readings.get(member.0)
+        self.holds(member).then(|| &self.readings[member.index])
+    }
+
+    /// The reading of one member.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidArgument`] for a handle of another group (another
+    /// allocation at its position, or a position this group does not have).
+    ///
+    /// ```
+    /// use pmc::{Allocation, ErrorKind, GroupReading, GroupSpec, Reading};
+    ///
+    /// let mut faults = GroupSpec::new();
+    /// let f = faults.add(Allocation::counting("page-faults".parse()?));
+    /// let mut clock = GroupSpec::new();
+    /// clock.add(Allocation::counting("task-clock".parse()?));
+    /// let r = GroupReading::for_members(clock.allocations(), vec![Reading::new(5, 1, 1)]);
+    /// assert_eq!(r.member(f).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    /// # Ok::<(), pmc::ParseError>(())
+    /// ```
+    pub fn member(&self, member: Member) -> Result<&Reading> {
+        self.get(member).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Read,
+                format!(
+                    "member {} is not in this group reading of {} members \
+                     (a handle from another group's GroupSpec)",
+                    member.index,
+                    self.readings.len()
+                ),
+            )
+            .with_help("index a group's reading with the Members its own GroupSpec::add returned")
+        })
     }
 
     /// `a / b` over the members' scaled values (see
-    /// [`Reading::scaled`]): `None` when either was not counted or `b` is 0.
-    /// Members of one group run together, so the ratio needs no further
-    /// scaling.
+    /// [`Reading::scaled`]): `None` when either was not counted, is another
+    /// group's handle, or `b` is 0. Members of one group run together, so
+    /// the ratio needs no further scaling.
     pub fn ratio(&self, a: Member, b: Member) -> Option<f64> {
         let a = self.get(a)?.scaled()?;
         let b = self.get(b)?.scaled()?;
@@ -103,10 +187,10 @@ impl GroupReading {
 
     /// Each member with its reading, in member order.
     pub fn iter(&self) -> impl Iterator<Item = (Member, &Reading)> {
-        self.readings
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (Member(i), r))
+        self.readings.iter().enumerate().map(|(index, r)| {
+            let key = self.keys.get(index).copied().unwrap_or(0);
+            (Member { index, key }, r)
+        })
     }
 
     /// The readings in member order.
@@ -117,8 +201,18 @@ impl GroupReading {
 
 impl Index<Member> for GroupReading {
     type Output = Reading;
+    /// # Panics
+    ///
+    /// For another group's handle ([`GroupReading::get`] does not).
     fn index(&self, member: Member) -> &Reading {
-        &self.readings[member.0]
+        match self.get(member) {
+            Some(r) => r,
+            None => panic!(
+                "member {} is not in this group reading of {} members (a handle from another group)",
+                member.index,
+                self.readings.len()
+            ),
+        }
     }
 }
 
@@ -126,32 +220,76 @@ impl Index<Member> for GroupReading {
 mod tests {
     use super::*;
 
-    #[test]
-    fn members_index_their_own_readings() {
-        let mut spec = GroupSpec::new();
-        let a = spec.add(Allocation::counting("task-clock".parse().unwrap()));
-        let b = spec.add(Allocation::counting("page-faults".parse().unwrap()));
-        assert_eq!((a.index(), b.index()), (0, 1));
-        assert_eq!(spec.get(b).unwrap().event.to_string(), "page-faults");
-        let r = GroupReading::new(vec![Reading::new(10, 4, 2), Reading::new(3, 4, 4)]);
-        // Scaled: a ran half the time.
-        assert_eq!(r.ratio(a, b), Some(20.0 / 3.0));
-        assert_eq!(r.ratio(b, a), Some(3.0 / 20.0));
-        assert_eq!(r.iter().map(|(m, _)| m).collect::<Vec<_>>(), vec![a, b]);
+    fn counting(event: &str) -> Allocation {
+        Allocation::counting(event.parse().unwrap())
     }
 
     #[test]
-    fn a_foreign_handle_or_an_uncounted_member_gives_none() {
+    fn members_index_their_own_readings() {
+        let mut spec = GroupSpec::new();
+        let a = spec.add(counting("task-clock"));
+        let b = spec.add(counting("page-faults"));
+        assert_eq!((a.index(), b.index()), (0, 1));
+        assert_eq!(spec.get(b).unwrap().event.to_string(), "page-faults");
+        let readings = vec![Reading::new(10, 4, 2), Reading::new(3, 4, 4)];
+        let r = GroupReading::for_members(spec.allocations(), readings.clone());
+        // Scaled: a ran half the time.
+        assert_eq!(r.ratio(a, b), Some(20.0 / 3.0));
+        assert_eq!(r.ratio(b, a), Some(3.0 / 20.0));
+        assert_eq!(r.member(b).unwrap().value, 3);
+        assert_eq!(r.iter().map(|(m, _)| m).collect::<Vec<_>>(), vec![a, b]);
+        // Built without the allocations: any handle in range indexes it.
+        let bare = GroupReading::new(readings);
+        assert_eq!((bare[a].value, bare[b].value), (10, 3));
+    }
+
+    #[test]
+    fn another_groups_handle_is_refused() {
+        let mut mine = GroupSpec::new();
+        mine.add(counting("task-clock"));
+        let faults = mine.add(counting("page-faults"));
+        let mut other = GroupSpec::new();
+        let clock = other.add(counting("task-clock"));
+        let switches = other.add(counting("context-switches"));
+        let r = GroupReading::for_members(
+            mine.allocations(),
+            vec![Reading::new(10, 1, 1), Reading::new(3, 1, 1)],
+        );
+        // Another allocation at the position: refused, though in range.
+        assert!(r.get(switches).is_none());
+        let e = r.member(switches).unwrap_err();
+        assert_eq!((e.kind(), e.op()), (ErrorKind::InvalidArgument, Op::Read));
+        assert!(
+            e.help().is_some_and(|h| h.contains("GroupSpec::add")),
+            "{e}"
+        );
+        assert_eq!(r.ratio(faults, switches), None);
+        assert!(mine.get(switches).is_none());
+        // The same allocation at the same position is the same member.
+        assert_eq!(r.member(clock).unwrap().value, 10);
+        assert_eq!(other.get(clock), mine.allocations().first());
+    }
+
+    #[test]
+    #[should_panic(expected = "not in this group reading")]
+    fn indexing_with_another_groups_handle_panics() {
+        let mut mine = GroupSpec::new();
+        mine.add(counting("task-clock"));
+        let mut other = GroupSpec::new();
+        let faults = other.add(counting("page-faults"));
+        let r = GroupReading::for_members(mine.allocations(), vec![Reading::new(1, 1, 1)]);
+        let _ = r[faults];
+    }
+
+    #[test]
+    fn an_out_of_range_or_uncounted_member_gives_none() {
         let mut big = GroupSpec::new();
-        for _ in 0..3 {
-            big.add(Allocation::counting("task-clock".parse().unwrap()));
-        }
-        let third = Member(2);
+        let m: Vec<Member> = (0..3).map(|_| big.add(counting("task-clock"))).collect();
         let r = GroupReading::new(vec![Reading::new(1, 1, 1), Reading::not_supported()]);
-        assert!(r.get(third).is_none());
-        assert_eq!(r.ratio(Member(0), third), None);
-        assert_eq!(r.ratio(Member(0), Member(1)), None);
+        assert!(r.get(m[2]).is_none());
+        assert_eq!(r.ratio(m[0], m[2]), None);
+        assert_eq!(r.ratio(m[0], m[1]), None);
         let zero = GroupReading::new(vec![Reading::new(1, 1, 1), Reading::new(0, 1, 1)]);
-        assert_eq!(zero.ratio(Member(0), Member(1)), None);
+        assert_eq!(zero.ratio(m[0], m[1]), None);
     }
 }

@@ -231,10 +231,16 @@ pub fn write_returns_old_value<B: Backend>(b: &B, w: &dyn Workload) -> CheckResu
     Ok(())
 }
 
-/// A group of two reads both members.
+/// A group of two reads both members, by position and by their
+/// [`Member`](crate::Member) handles (so the group keeps the allocations
+/// it was given).
 pub fn group_reads_every_member<B: Backend>(b: &B, w: &dyn Workload) -> CheckResult {
-    let a = Allocation::counting(w.event());
-    let mut g = ok("allocate_group", b.allocate_group(&[a.clone(), a]))?;
+    let mut spec = crate::GroupSpec::new();
+    let members = [
+        spec.add(Allocation::counting(w.event())),
+        spec.add(Allocation::counting(w.event())),
+    ];
+    let mut g = ok("allocate_group", b.allocate_group(spec.allocations()))?;
     ok("start", g.start())?;
     w.run(128);
     ok("stop", g.stop())?;
@@ -245,6 +251,12 @@ pub fn group_reads_every_member<B: Backend>(b: &B, w: &dyn Workload) -> CheckRes
     for (i, m) in r.iter().enumerate() {
         if m.value < 128 {
             return Err(format!("member {i} counted {}, expected >= 128", m.value));
+        }
+    }
+    let by_member = ok("read_members", g.read_members())?;
+    for m in members {
+        if let Err(e) = by_member.member(m) {
+            return Err(format!("read_members by its own handle: {e}"));
         }
     }
     Ok(())

@@ -307,7 +307,7 @@ fn sampling_without_log_is_log_required() {
 fn launched_child_is_counted_from_exec() {
     let b = Backend::open().unwrap();
     let mut child =
-        pmc_core::launch::PausedChild::spawn("sh", &["-c".into(), "exit 3".into()]).unwrap();
+        pmc_process::launch::PausedChild::spawn("sh", &["-c".into(), "exit 3".into()]).unwrap();
     let mut pmc = b
         .allocate(&Allocation::counting("page-faults".parse().unwrap()))
         .unwrap();
@@ -334,8 +334,8 @@ fn exec_pmcs(b: &Backend, pid: u32) -> Vec<pmc_linux::LinuxPmc> {
         .collect()
 }
 
-fn spawn_sh(script: &str) -> pmc_core::launch::PausedChild {
-    pmc_core::launch::PausedChild::spawn("sh", &["-c".into(), script.into()]).unwrap()
+fn spawn_sh(script: &str) -> pmc_process::launch::PausedChild {
+    pmc_process::launch::PausedChild::spawn("sh", &["-c".into(), script.into()]).unwrap()
 }
 
 /// The exec comes before start (the child was resumed first): what it did before start is
@@ -433,7 +433,7 @@ fn exec_target_whose_exec_fails() {
     let prog = dir.join("not-executable");
     std::fs::write(&prog, "#!/bin/sh\nexit 0\n").unwrap();
     std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let mut child = pmc_core::launch::PausedChild::spawn(&prog, &[]).unwrap();
+    let mut child = pmc_process::launch::PausedChild::spawn(&prog, &[]).unwrap();
     let mut pmcs = exec_pmcs(&b, child.pid());
     pmcs.iter_mut().for_each(|p| p.start().unwrap());
     assert!(child.resume().is_err(), "the exec fails");

@@ -5,10 +5,10 @@
 #![cfg(target_os = "linux")]
 
 mod common;
-use pmc_core::launch::PausedChild;
 use pmc_core::{Allocation, Backend as _, Cpus, ErrorKind, Pmc as _, Rate, Target};
 use pmc_linux::Backend;
 use pmc_log::record::{self as log, Record};
+use pmc_process::launch::PausedChild;
 use std::io::Write;
 use std::process::Command;
 use std::sync::{Arc, Mutex};

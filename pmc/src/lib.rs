@@ -33,8 +33,8 @@
 //!
 //! | name | Linux | FreeBSD | elsewhere |
 //! |---|---|---|---|
-//! | [`Native`] | `pmc_linux::Backend` | `pmc_freebsd::Backend` | `pmc::Unsupported` |
-//! | `native` | the crate `pmc_linux` | the crate `pmc_freebsd` | absent |
+//! | [`Native`] | `pmc_linux::Backend` | `pmc_freebsd::Backend` | `pmc_unsupported::Backend` (`pmc::Unsupported`) |
+//! | `native` | the crate `pmc_linux` | the crate `pmc_freebsd` | the crate `pmc_unsupported` |
 //!
 //! `Native::open()` returns the backend; everything else goes through the
 //! [`Backend`], [`Pmc`] and [`Group`] traits re-exported from `pmc-core`.
@@ -119,6 +119,9 @@
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
+// `pmc::process` and, on Linux and FreeBSD, `pmc::launch`: the processes a
+// measurement is about (pmc-process, the OS-specific half kept out of pmc-core).
+pub use pmc_process::*;
 
 /// The analysis crate, pmc-analyze (feature `analyze`): symbolization and
 /// the reports of `pmcstat -R` over a sample log. See [the crate
@@ -185,11 +188,16 @@ cfg_if::cfg_if! {
             None
         }
     } else {
-        mod unsupported;
-        pub use unsupported::Unsupported;
+        /// The backend of an OS without one (pmc-unsupported's): `open`
+        /// fails with [`ErrorKind::Unsupported`], as every call does.
+        pub type Unsupported = pmc_unsupported::Backend;
         /// The native backend: none on this OS; every call fails with
         /// [`ErrorKind::Unsupported`].
         pub type Native = Unsupported;
+        /// The native backend crate, pmc-unsupported: the backend of an OS
+        /// without one, laid out as every backend crate is. Portable code
+        /// needs [`Native`] only (crate docs: "Required types").
+        pub use pmc_unsupported as native;
         fn native_user_reads() -> Option<selftest::UserReadProbe> {
             None
         }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::time::Duration;
 
-use pmc_core::launch::PausedChild;
+use pmc::launch::PausedChild;
 use pmc_core::{Allocation, Backend as _, Flags, Pmc as _, Reading, Target};
 
 /// Records a visible skip of test `name` (see `pmc_testkit`); the test then

@@ -211,7 +211,7 @@ impl Sys for RealSys {
         stat_exiting(&stat)
     }
     fn process_alive(&self, pid: u32) -> bool {
-        pmc_core::process::exists(pid)
+        pmc_process::process::exists(pid)
     }
     fn gettid(&self) -> i32 {
         gettid()

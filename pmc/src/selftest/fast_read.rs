@@ -1,7 +1,7 @@
 //! The user-space read check on Linux: pmc-linux's `FastReader` (`rdpmc` on
 //! x86_64, `mrs` on aarch64) against `read(2)` of the same counter.
 
-use crate::selftest::{user_read_row, workload, Options, Row};
+use crate::selftest::{alloc_failed, workload, Options, Relation, Row, Verdict};
 use crate::{Allocation, Backend, Error, ErrorKind, Op, Pmc};
 
 /// The check for [`Options::user_reads`]: counts the loop on the calling
@@ -36,4 +36,36 @@ fn measure(n: u64) -> Result<(u64, u64, Option<String>, String), Error> {
         return Ok((0, 0, Some(why.to_string()), event));
     }
     Ok((r.value, slow.value, None, event))
+}
+
+/// The user-space read check with pmc-linux's `FastReader`, for
+/// [`Options::user_reads`]: its row from [`measure`]'s result.
+fn user_read_row(result: Result<(u64, u64, Option<String>, String), Error>) -> Row {
+    let row = Row::new("user-space reads", "instructions:u", true);
+    match result {
+        Err(e) => alloc_failed(row, &e),
+        Ok((_, _, Some(why), event)) => {
+            let mut row = row.skip(format!("user-space reads unavailable here: {why}"));
+            row.event = event;
+            row
+        }
+        Ok((fast, read, None, event)) => {
+            let mut row = row;
+            row.event = event;
+            // The read(2) comes after the fast read: it may count the few
+            // instructions between them, never fewer.
+            let (verdict, note) = if read >= fast && read - fast < 5_000 {
+                (
+                    Verdict::Pass,
+                    format!("read(2) {} after the user-space read", read - fast),
+                )
+            } else {
+                (
+                    Verdict::Fail,
+                    format!("the user-space read {fast} disagrees with read(2) {read}"),
+                )
+            };
+            row.judged(fast, read, Relation::About, verdict, note)
+        }
+    }
 }

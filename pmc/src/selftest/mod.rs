@@ -163,7 +163,7 @@ impl Row {
         }
     }
 
-    fn new(check: &'static str, event: impl Into<String>, hardware: bool) -> Row {
+    pub(crate) fn new(check: &'static str, event: impl Into<String>, hardware: bool) -> Row {
         Row {
             check,
             event: event.into(),
@@ -177,7 +177,7 @@ impl Row {
         }
     }
 
-    fn skip(mut self, note: impl Into<String>) -> Row {
+    pub(crate) fn skip(mut self, note: impl Into<String>) -> Row {
         self.verdict = Verdict::Skip;
         self.note = note.into();
         self
@@ -189,7 +189,7 @@ impl Row {
         self
     }
 
-    fn judged(
+    pub(crate) fn judged(
         mut self,
         measured: u64,
         expected: u64,
@@ -445,7 +445,7 @@ fn spec(event: &str) -> Option<EventSpec> {
 
 /// A row for a failed allocation: SKIP when the event is absent here,
 /// FAIL otherwise.
-fn alloc_failed(row: Row, e: &Error) -> Row {
+pub(crate) fn alloc_failed(row: Row, e: &Error) -> Row {
     if absent(e) {
         // The message alone: the help goes to the causes.
         let mut row = row.skip(format!("not available here: {}", e.message()));
@@ -1262,38 +1262,5 @@ impl std::io::Write for Memory {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
-    }
-}
-
-/// The user-space read check with pmc-linux's `FastReader`, for
-/// [`Options::user_reads`].
-#[allow(dead_code)] // used by the Linux probe only
-pub(crate) fn user_read_row(result: Result<(u64, u64, Option<String>, String), Error>) -> Row {
-    let row = Row::new("user-space reads", "instructions:u", true);
-    match result {
-        Err(e) => alloc_failed(row, &e),
-        Ok((_, _, Some(why), event)) => {
-            let mut row = row.skip(format!("user-space reads unavailable here: {why}"));
-            row.event = event;
-            row
-        }
-        Ok((fast, read, None, event)) => {
-            let mut row = row;
-            row.event = event;
-            // The read(2) comes after the fast read: it may count the few
-            // instructions between them, never fewer.
-            let (verdict, note) = if read >= fast && read - fast < 5_000 {
-                (
-                    Verdict::Pass,
-                    format!("read(2) {} after the user-space read", read - fast),
-                )
-            } else {
-                (
-                    Verdict::Fail,
-                    format!("the user-space read {fast} disagrees with read(2) {read}"),
-                )
-            };
-            row.judged(fast, read, Relation::About, verdict, note)
-        }
     }
 }

@@ -303,7 +303,7 @@ fn thread_cpu_ns() -> u64 {
 }
 
 mod unprivileged {
-    use pmc_core::launch::PausedChild;
+    use pmc::launch::PausedChild;
     use pmc_core::{Allocation, Backend as _, Cpus, Pmc as _, Target};
     use serde_json::{json, Value};
 

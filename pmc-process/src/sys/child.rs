@@ -1,26 +1,16 @@
-//! Launch a command paused before `exec`, so counters can be attached first.
-//!
-//! This is how `perf stat` and `pmcstat` count a command from its first
-//! instruction: fork, let the child wait on a pipe, attach the PMCs to the
-//! child's pid (on Linux with `enable_on_exec`), then let it `exec`.
-//!
-//! `std::process::Command` cannot do this: its `spawn` waits until the child
-//! has exec'd (to report exec errors), so a child blocked before exec would
-//! deadlock it. We fork ourselves, doing no allocation between `fork` and
-//! `exec`, and report exec failures through a close-on-exec pipe as std does.
+//! [`PausedChild`] and the [`Command`] that makes it: a child forked
+//! paused before `exec` (re-exported as `pmc::launch`).
 
-use crate::error::{Error, ErrorKind, Op, Result};
 use nix::errno::Errno;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{ForkResult, Pid};
+use pmc_core::{Error, ErrorKind, Op, Result};
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
-
-pub use super::session::{Progress, Session};
 
 /// A child process created by [`PausedChild::spawn`], stopped before `exec`
 /// until [`resume`](PausedChild::resume).

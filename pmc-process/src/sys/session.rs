@@ -1,10 +1,9 @@
 //! The launch-attach-start-resume-wait session a measuring tool runs around
 //! a command or running processes (see [`Session`]).
 
-use super::launch::{Command, PausedChild};
-use crate::backend::{Group, Pmc};
-use crate::error::{Error, ErrorKind, Op, Result};
-use crate::Target;
+use super::child::{Command, PausedChild};
+use pmc_core::{Error, ErrorKind, Op, Result};
+use pmc_core::{Group, Pmc, Target};
 use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
@@ -155,7 +154,7 @@ impl Session {
         let pids: Vec<u32> = self.targets.iter().filter_map(Target::pid).collect();
         let deadline = Instant::now() + timeout;
         loop {
-            if !pids.is_empty() && pids.iter().all(|&p| !crate::process::exists(p)) {
+            if !pids.is_empty() && pids.iter().all(|&p| !super::process::exists(p)) {
                 return Ok(Progress::Gone);
             }
             let now = Instant::now();

@@ -1,15 +1,40 @@
 //! Listing processes and probing pids: `/proc` on Linux, `kill(2)` for
 //! existence on every Unix.
 
-use crate::error::Result;
+use pmc_core::Result;
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-use crate::error::{Error, ErrorKind, Op};
-use crate::process::Process;
+use pmc_core::{Error, ErrorKind, Op};
+
+/// A running process: its pid and its command name (on Linux
+/// `/proc/PID/comm`: at most 15 bytes, without the trailing newline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Process {
+    /// The process id.
+    pub pid: u32,
+    /// The command name the kernel keeps for it.
+    pub name: String,
+}
+
+impl Process {
+    /// A process entry.
+    ///
+    /// ```
+    /// let p = pmc::process::Process::new(1, "init");
+    /// assert_eq!((p.pid, p.name.as_str()), (1, "init"));
+    /// ```
+    pub fn new(pid: u32, name: impl Into<String>) -> Process {
+        Process {
+            pid,
+            name: name.into(),
+        }
+    }
+}
 
 /// Every process with a `/proc/PID/comm`.
 #[cfg(any(target_os = "linux", target_os = "android"))]
-pub fn list() -> Result<Vec<Process>> {
-    use crate::error::{Error, ErrorKind, Op};
+pub(crate) fn list() -> Result<Vec<Process>> {
+    use pmc_core::{Error, ErrorKind, Op};
     let dir = std::fs::read_dir("/proc").map_err(|e| {
         let mut err = Error::new(
             ErrorKind::Os,
@@ -34,7 +59,7 @@ pub fn list() -> Result<Vec<Process>> {
 
 /// Not implemented here yet (FreeBSD would use `sysctl kern.proc.proc`).
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
-pub fn list() -> Result<Vec<Process>> {
+pub(crate) fn list() -> Result<Vec<Process>> {
     Err(Error::new(
         ErrorKind::NotSupported,
         Op::Attach,
@@ -46,7 +71,7 @@ pub fn list() -> Result<Vec<Process>> {
 
 /// `kill(pid, 0)` does not fail with ESRCH.
 #[cfg(unix)]
-pub fn exists(pid: u32) -> bool {
+pub(crate) fn exists(pid: u32) -> bool {
     let Ok(p) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -59,6 +84,6 @@ pub fn exists(pid: u32) -> bool {
 
 /// No way to ask here.
 #[cfg(not(unix))]
-pub fn exists(_pid: u32) -> bool {
+pub(crate) fn exists(_pid: u32) -> bool {
     false
 }

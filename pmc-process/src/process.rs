@@ -1,33 +1,9 @@
 //! The running processes, for choosing targets by name: [`list`] and
 //! [`exists`]. The OS-specific parts are in `sys/process.rs`.
 
-use crate::error::Result;
+use pmc_core::Result;
 
-/// A running process: its pid and its command name (on Linux
-/// `/proc/PID/comm`: at most 15 bytes, without the trailing newline).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Process {
-    /// The process id.
-    pub pid: u32,
-    /// The command name the kernel keeps for it.
-    pub name: String,
-}
-
-impl Process {
-    /// A process entry.
-    ///
-    /// ```
-    /// let p = pmc::process::Process::new(1, "init");
-    /// assert_eq!((p.pid, p.name.as_str()), (1, "init"));
-    /// ```
-    pub fn new(pid: u32, name: impl Into<String>) -> Process {
-        Process {
-            pid,
-            name: name.into(),
-        }
-    }
-}
+pub use crate::sys::process::Process;
 
 /// Every running process with its command name, in pid order (the caller
 /// included). A process that exits while the list is read is left out.
@@ -54,9 +30,9 @@ impl Process {
 ///
 /// # Errors
 ///
-/// [`ErrorKind::NotSupported`](crate::ErrorKind::NotSupported) where the
+/// [`ErrorKind::NotSupported`](pmc_core::ErrorKind::NotSupported) where the
 /// listing is not implemented (FreeBSD for now: attach by pid with
-/// `Target::Pid`); [`ErrorKind::Os`](crate::ErrorKind::Os) when the list
+/// `Target::Pid`); [`ErrorKind::Os`](pmc_core::ErrorKind::Os) when the list
 /// cannot be read (Linux: `/proc` is not mounted).
 pub fn list() -> Result<Vec<Process>> {
     let mut v = crate::sys::process::list()?;
