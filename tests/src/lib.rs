@@ -81,12 +81,16 @@ pub fn process_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Spins until the calling process has used `cpu` of CPU time in total
-/// (CPU time, not wall time: a loaded machine makes this take longer, not
-/// count less).
+/// Spins until the calling process has used `cpu` more CPU time than when it
+/// was called (CPU time, not wall time: a loaded machine makes this take
+/// longer, not count less). Counted from the call, not from the process's
+/// start: a process's CPU time includes what its `fork` child and `exec` used
+/// before a PMC enabled on exec began counting (42 ms of 200 in the PMU lab's
+/// guest under load), so a total would leave the counted spin short.
 pub fn spin_cpu(cpu: Duration) {
     let mut x = 1u64;
-    while process_cpu_time() < cpu {
+    let until = process_cpu_time() + cpu;
+    while process_cpu_time() < until {
         for _ in 0..1000 {
             x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
         }

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! pmc-workload touch-pages N      mmap N fresh anonymous pages, write one byte to each
-//! pmc-workload spin-cpu-ms N      spin until this process has used N ms of CPU time
+//! pmc-workload spin-cpu-ms N      spin until this process has used N ms more of CPU time
 //! pmc-workload sleep-ms N         sleep N ms
 //! pmc-workload exit N             exit with status N
 //! pmc-workload insns N            run exactly 2N user instructions of loop (pmc_tests::insn_loop)
