@@ -21,6 +21,7 @@
 //!
 //! Each function's contract is in `include/pmc.h` and the crate's README
 //! section; the entry points are in [`sys`], the logic in safe modules.
+#![warn(unreachable_pub, unnameable_types)]
 
 pub mod abi;
 mod names;

@@ -5,7 +5,7 @@
 use std::ffi::CStr;
 
 /// `pmc_name_of_capability`: one capability bit's name.
-pub fn capability(bit: u32) -> Option<&'static CStr> {
+pub(crate) fn capability(bit: u32) -> Option<&'static CStr> {
     if !bit.is_power_of_two() {
         return None;
     }
@@ -29,7 +29,7 @@ pub fn capability(bit: u32) -> Option<&'static CStr> {
 }
 
 /// `pmc_name_of_class`.
-pub fn class(c: u32) -> Option<&'static CStr> {
+pub(crate) fn class(c: u32) -> Option<&'static CStr> {
     Some(match c {
         0x00 => c"TSC",
         0x02 => c"K8",
@@ -55,12 +55,12 @@ pub fn class(c: u32) -> Option<&'static CStr> {
 }
 
 /// `pmc_name_of_mode`.
-pub fn mode(m: u32) -> Option<&'static CStr> {
+pub(crate) fn mode(m: u32) -> Option<&'static CStr> {
     [c"SS", c"SC", c"TS", c"TC"].get(m as usize).copied()
 }
 
 /// `pmc_name_of_state`.
-pub fn state(s: u32) -> Option<&'static CStr> {
+pub(crate) fn state(s: u32) -> Option<&'static CStr> {
     [
         c"DISABLED",
         c"FREE",
@@ -74,14 +74,14 @@ pub fn state(s: u32) -> Option<&'static CStr> {
 }
 
 /// `pmc_name_of_disposition`.
-pub fn disposition(d: u32) -> Option<&'static CStr> {
+pub(crate) fn disposition(d: u32) -> Option<&'static CStr> {
     [c"STANDALONE", c"FREE", c"THREAD", c"UNKNOWN"]
         .get(d as usize)
         .copied()
 }
 
 /// `pmc_name_of_cputype`.
-pub fn cputype(t: u32) -> Option<&'static CStr> {
+pub(crate) fn cputype(t: u32) -> Option<&'static CStr> {
     Some(match t {
         0x01 => c"AMD_K8",
         0x87 => c"INTEL_CORE",
@@ -137,7 +137,7 @@ pub fn cputype(t: u32) -> Option<&'static CStr> {
 /// registers them; these are this library's). Linux's other software events
 /// (`context-switches`, `minor-faults`...) and tracepoints are SOFT too, with
 /// codes from `PMC_EV_LINUX_FIRST`.
-pub const SOFT_EVENTS: [&CStr; 4] = [
+pub(crate) const SOFT_EVENTS: [&CStr; 4] = [
     c"SOFT-PAGE_FAULT.ALL",
     c"SOFT-CLOCK.HARD",
     c"SOFT-CLOCK.STAT",
@@ -146,7 +146,7 @@ pub const SOFT_EVENTS: [&CStr; 4] = [
 
 /// The SOFT code of a FreeBSD SOFT name (`SOFT-PAGE_FAULT.ALL`,
 /// `PAGE_FAULT.ALL`, any case), if it is one of [`SOFT_EVENTS`].
-pub fn soft_code(spec: &str) -> Option<u32> {
+pub(crate) fn soft_code(spec: &str) -> Option<u32> {
     let up = spec.to_ascii_uppercase().replace('_', "-");
     let bare = up.strip_prefix("SOFT-").unwrap_or(&up);
     SOFT_EVENTS
@@ -160,7 +160,7 @@ pub fn soft_code(spec: &str) -> Option<u32> {
 }
 
 /// `pmc_name_of_event` for the fixed codes of `enum pmc_event`.
-pub fn fixed_event(e: u32) -> Option<&'static CStr> {
+pub(crate) fn fixed_event(e: u32) -> Option<&'static CStr> {
     Some(match e {
         0x1000 => c"TSC",
         0x2000 => c"IBS_FETCH",

@@ -17,7 +17,7 @@ use crate::names;
 /// A failure to report to C: the errno and the message `pmc_strerror_last`
 /// returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CError {
+pub(crate) struct CError {
     /// The errno.
     pub errno: i32,
     /// What went wrong and, when known, what to do.
@@ -26,7 +26,7 @@ pub struct CError {
 
 impl CError {
     /// A failure with an errno and a message.
-    pub fn new(errno: i32, message: impl Into<String>) -> CError {
+    pub(crate) fn new(errno: i32, message: impl Into<String>) -> CError {
         CError {
             errno,
             message: message.into(),
@@ -43,7 +43,7 @@ impl From<pmc_facade::Error> for CError {
 /// The errno FreeBSD's libpmc would set for an error of this kind: what
 /// hwpmc returns for the same refusal, and `EOPNOTSUPP` for what the
 /// machine cannot do.
-pub fn errno_of(e: &pmc_facade::Error) -> i32 {
+pub(crate) fn errno_of(e: &pmc_facade::Error) -> i32 {
     use libc::*;
     match e.kind() {
         ErrorKind::Permission => e.errno().filter(|&n| n == EACCES).unwrap_or(EPERM),
@@ -114,7 +114,7 @@ fn with_lib<T>(f: impl FnOnce(&mut Lib) -> R<T>) -> R<T> {
 }
 
 /// `pmc_init`: opens the backend once; later calls succeed at once.
-pub fn init() -> R<()> {
+pub(crate) fn init() -> R<()> {
     let mut g = lock();
     if g.is_some() {
         return Ok(());
@@ -137,12 +137,12 @@ pub fn init() -> R<()> {
 }
 
 /// Whether `pmc_init` succeeded.
-pub fn initialized() -> bool {
+pub(crate) fn initialized() -> bool {
     lock().is_some()
 }
 
 /// Number of CPUs (the highest possible CPU number + 1).
-pub fn ncpu() -> u32 {
+pub(crate) fn ncpu() -> u32 {
     crate::sys::cpus_configured().max(1)
 }
 
@@ -191,7 +191,7 @@ fn class_caps(class: u32) -> u32 {
 }
 
 /// `pmc_cpuinfo`'s answer, computed once.
-pub fn cpuinfo() -> &'static pmc_cpuinfo {
+pub(crate) fn cpuinfo() -> &'static pmc_cpuinfo {
     CPUINFO.get_or_init(|| {
         let empty = pmc_classinfo {
             pm_class: ClassArg(0),
@@ -222,7 +222,7 @@ pub fn cpuinfo() -> &'static pmc_cpuinfo {
 }
 
 /// `pmc_cpuinfo`, after `pmc_init`.
-pub fn checked_cpuinfo() -> R<&'static pmc_cpuinfo> {
+pub(crate) fn checked_cpuinfo() -> R<&'static pmc_cpuinfo> {
     if !initialized() {
         return Err(not_initialized());
     }
@@ -230,7 +230,7 @@ pub fn checked_cpuinfo() -> R<&'static pmc_cpuinfo> {
 }
 
 /// `pmc_npmc(cpu)`.
-pub fn npmc(cpu: i32) -> R<u32> {
+pub(crate) fn npmc(cpu: i32) -> R<u32> {
     let info = checked_cpuinfo()?;
     check_cpu(cpu, info)?;
     Ok(info.pm_npmc)
@@ -344,7 +344,7 @@ fn flags_of(flags: u32) -> R<Flags> {
 }
 
 /// `pmc_allocate(spec, mode, flags, cpu)`: the new PMC's id.
-pub fn allocate(spec: &str, mode: u32, flags: u32, cpu: i32) -> R<pmc_id_t> {
+pub(crate) fn allocate(spec: &str, mode: u32, flags: u32, cpu: i32) -> R<pmc_id_t> {
     let ncpu = cpuinfo().pm_ncpu;
     with_lib(|lib| {
         let (scope, pmode, id_cpu) = mode_of(mode, cpu, ncpu)?;
@@ -431,7 +431,7 @@ fn target_of(pid: libc::pid_t) -> R<Target> {
 }
 
 /// `pmc_attach(id, pid)`; pid 0 is the caller.
-pub fn attach(id: pmc_id_t, pid: libc::pid_t) -> R<()> {
+pub(crate) fn attach(id: pmc_id_t, pid: libc::pid_t) -> R<()> {
     with_lib(|lib| {
         let t = target_of(pid)?;
         Ok(lib.slot(id)?.pmc.attach(t)?)
@@ -439,7 +439,7 @@ pub fn attach(id: pmc_id_t, pid: libc::pid_t) -> R<()> {
 }
 
 /// `pmc_detach(id, pid)`; pid 0 is the caller.
-pub fn detach(id: pmc_id_t, pid: libc::pid_t) -> R<()> {
+pub(crate) fn detach(id: pmc_id_t, pid: libc::pid_t) -> R<()> {
     with_lib(|lib| {
         let t = target_of(pid)?;
         Ok(lib.slot(id)?.pmc.detach(t)?)
@@ -447,17 +447,17 @@ pub fn detach(id: pmc_id_t, pid: libc::pid_t) -> R<()> {
 }
 
 /// `pmc_start(id)`.
-pub fn start(id: pmc_id_t) -> R<()> {
+pub(crate) fn start(id: pmc_id_t) -> R<()> {
     with_lib(|lib| Ok(lib.slot(id)?.pmc.start()?))
 }
 
 /// `pmc_stop(id)`.
-pub fn stop(id: pmc_id_t) -> R<()> {
+pub(crate) fn stop(id: pmc_id_t) -> R<()> {
     with_lib(|lib| Ok(lib.slot(id)?.pmc.stop()?))
 }
 
 /// `pmc_release(id)`.
-pub fn release(id: pmc_id_t) -> R<()> {
+pub(crate) fn release(id: pmc_id_t) -> R<()> {
     with_lib(|lib| {
         lib.slot(id)?;
         match lib.pmcs.remove(&id) {
@@ -468,7 +468,7 @@ pub fn release(id: pmc_id_t) -> R<()> {
 }
 
 /// `pmc_read(id)`: the count, scaled when the kernel multiplexed it.
-pub fn read(id: pmc_id_t) -> R<pmc_value_t> {
+pub(crate) fn read(id: pmc_id_t) -> R<pmc_value_t> {
     with_lib(|lib| {
         let r = lib.slot(id)?.pmc.read()?;
         match r.status() {
@@ -484,13 +484,13 @@ pub fn read(id: pmc_id_t) -> R<pmc_value_t> {
 }
 
 /// `pmc_rw(id, new)`: writes `new`, returns the value before.
-pub fn write(id: pmc_id_t, value: pmc_value_t) -> R<pmc_value_t> {
+pub(crate) fn write(id: pmc_id_t, value: pmc_value_t) -> R<pmc_value_t> {
     with_lib(|lib| Ok(lib.slot(id)?.pmc.write(value)?))
 }
 
 /// `pmc_set(id, value)`: the reload count of a sampling PMC, the start
 /// value of a counting one.
-pub fn set(id: pmc_id_t, value: pmc_value_t) -> R<()> {
+pub(crate) fn set(id: pmc_id_t, value: pmc_value_t) -> R<()> {
     with_lib(|lib| {
         let slot = lib.slot(id)?;
         slot.pmc.set_count(value)?;
@@ -502,17 +502,17 @@ pub fn set(id: pmc_id_t, value: pmc_value_t) -> R<()> {
 }
 
 /// `pmc_capabilities(id)`.
-pub fn capabilities(id: pmc_id_t) -> R<u32> {
+pub(crate) fn capabilities(id: pmc_id_t) -> R<u32> {
     with_lib(|lib| Ok(class_caps(lib.slot(id)?.class)))
 }
 
 /// `pmc_width(id)`: perf keeps 64-bit counts for every event.
-pub fn width(id: pmc_id_t) -> R<u32> {
+pub(crate) fn width(id: pmc_id_t) -> R<u32> {
     with_lib(|lib| lib.slot(id).map(|_| 64))
 }
 
 /// `pmc_name_of_event`: fixed codes, then this library's dynamic ones.
-pub fn event_name(code: u32) -> Option<*const std::ffi::c_char> {
+pub(crate) fn event_name(code: u32) -> Option<*const std::ffi::c_char> {
     if let Some(n) = names::fixed_event(code) {
         return Some(n.as_ptr());
     }
@@ -524,7 +524,7 @@ pub fn event_name(code: u32) -> Option<*const std::ffi::c_char> {
 }
 
 /// `pmc_pmcinfo(cpu)`: the rows of `cpu`, this process's PMCs on it first.
-pub fn pmcinfo(cpu: i32) -> R<Vec<pmc_info>> {
+pub(crate) fn pmcinfo(cpu: i32) -> R<Vec<pmc_info>> {
     let info = checked_cpuinfo()?;
     let cpu = check_cpu(cpu, info)?;
     with_lib(|lib| {
@@ -583,7 +583,7 @@ pub fn pmcinfo(cpu: i32) -> R<Vec<pmc_info>> {
 
 /// `pmc_event_names_of_class`: the SOFT events; other classes' names are
 /// not listed on Linux.
-pub fn event_names_of_class(class: u32) -> R<&'static [&'static CStr]> {
+pub(crate) fn event_names_of_class(class: u32) -> R<&'static [&'static CStr]> {
     if !initialized() {
         return Err(not_initialized());
     }
@@ -608,7 +608,7 @@ pub fn event_names_of_class(class: u32) -> R<&'static [&'static CStr]> {
 
 /// `pmc_configure_logfile(fd)`: the log goes to `sink` (pmc-log format);
 /// `None` (fd -1) closes it.
-pub fn configure_log(sink: Option<std::fs::File>) -> R<()> {
+pub(crate) fn configure_log(sink: Option<std::fs::File>) -> R<()> {
     with_lib(|lib| match sink {
         Some(f) => Ok(lib.backend.configure_log(Box::new(f))?),
         None => Ok(lib.backend.close_log()?),
@@ -616,22 +616,22 @@ pub fn configure_log(sink: Option<std::fs::File>) -> R<()> {
 }
 
 /// `pmc_flush_logfile`.
-pub fn flush_log() -> R<()> {
+pub(crate) fn flush_log() -> R<()> {
     with_lib(|lib| Ok(lib.backend.flush_log()?))
 }
 
 /// `pmc_close_logfile`.
-pub fn close_log() -> R<()> {
+pub(crate) fn close_log() -> R<()> {
     with_lib(|lib| Ok(lib.backend.close_log()?))
 }
 
 /// `pmc_writelog(udata)`.
-pub fn write_log(udata: u32) -> R<()> {
+pub(crate) fn write_log(udata: u32) -> R<()> {
     with_lib(|lib| Ok(lib.backend.write_log(udata)?))
 }
 
 /// What Linux cannot do: `EOPNOTSUPP` with the reason.
-pub fn unsupported(call: &str, why: &str) -> CError {
+pub(crate) fn unsupported(call: &str, why: &str) -> CError {
     CError::new(
         libc::EOPNOTSUPP,
         format!("{call}: not supported on Linux: {why}"),

@@ -96,6 +96,7 @@
 //! Nothing here panics on bad input: a damaged log is skipped as the reader
 //! reports, and unreadable or foreign objects leave their frames
 //! unsymbolized with a [`Warning`].
+#![warn(unreachable_pub, unnameable_types)]
 #![deny(unsafe_code)]
 
 pub mod annotate;

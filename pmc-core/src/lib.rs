@@ -63,6 +63,7 @@
 //! Where Linux has to emulate hwpmc semantics, the backend documents it; the
 //! semantics themselves (errors included) are the same on both systems and
 //! are checked by the conformance suite in `testing` (feature `testing`).
+#![warn(unreachable_pub, unnameable_types)]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

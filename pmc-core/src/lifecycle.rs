@@ -53,11 +53,11 @@ use std::fmt;
 /// hwpmc's errno values (FreeBSD's `<sys/errno.h>`; EBUSY, EEXIST and
 /// EINVAL have the same numbers on Linux).
 mod errno {
-    pub const EBUSY: i32 = 16;
-    pub const EEXIST: i32 = 17;
-    pub const EINVAL: i32 = 22;
+    pub(super) const EBUSY: i32 = 16;
+    pub(super) const EEXIST: i32 = 17;
+    pub(super) const EINVAL: i32 = 22;
     /// FreeBSD only (on Linux 88 is ENOTSOCK), so never put in an [`Error`](crate::Error).
-    pub const EDOOFUS: i32 = 88;
+    pub(super) const EDOOFUS: i32 = 88;
 }
 
 /// Why a PMC cannot start without a log: what hwpmc marks with

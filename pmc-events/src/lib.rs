@@ -28,6 +28,7 @@
 //! let e = t.find("EX_RET_INSTR").unwrap();
 //! assert_eq!((e.code, e.umask), (0xc0, 0));
 //! ```
+#![warn(unreachable_pub, unnameable_types)]
 #![no_std]
 
 #[rustfmt::skip]

@@ -6,9 +6,9 @@ use pmc::{Error, ErrorKind, Op};
 use prometheus_client::registry::Registry;
 
 /// The content type of OpenMetrics text 1.0.
-pub const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub(crate) const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 /// The content type of the Prometheus text format 0.0.4.
-pub const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// An exposition format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,6 +35,7 @@
 //! pmc_exporter::serve(&registry, "127.0.0.1:9464", &|| stop.load(std::sync::atomic::Ordering::Relaxed))?;
 //! # Ok::<(), pmc::Error>(())
 //! ```
+#![warn(unreachable_pub, unnameable_types)]
 #![forbid(unsafe_code)]
 
 mod collector;

@@ -61,6 +61,7 @@
 //! | [`record::Close`] | `CLOSELOG` | `FINISHED_ROUND` (sort of) |
 //!
 //! The crate has no unsafe code and builds on every OS.
+#![warn(unreachable_pub, unnameable_types)]
 #![forbid(unsafe_code)]
 
 pub mod any;

@@ -27,6 +27,7 @@
 //! assert_eq!(chain, [0x1000]);
 //! assert!(r.truncated);
 //! ```
+#![warn(unreachable_pub, unnameable_types)]
 
 pub mod log;
 mod object;

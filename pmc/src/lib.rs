@@ -115,6 +115,7 @@
 //! ```
 //!
 //! `cargo run -p pmc --example sample_and_read` is the same, runnable.
+#![warn(unreachable_pub, unnameable_types)]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 

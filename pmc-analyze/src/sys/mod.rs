@@ -1,3 +1,3 @@
 //! The crate's only `unsafe`: mapping object files read-only (see [`map`]).
 
-pub mod map;
+pub(crate) mod map;
