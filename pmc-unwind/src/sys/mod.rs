@@ -129,6 +129,7 @@ pub(crate) struct Guarded {
     slot: usize,
 }
 
+#[cfg(test)]
 impl Guarded {
     fn cut(&self) -> Option<usize> {
         let c = CUTS[self.slot].load(Ordering::Acquire);
@@ -198,7 +199,7 @@ impl Image {
 
     /// Where the file was found truncated while mapped (its bytes from there on read as
     /// zeros); `None` while intact.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg(test)]
     pub(crate) fn cut(&self) -> Option<usize> {
         match self {
             Image::Map(g) => g.cut(),
