@@ -893,8 +893,8 @@ const char *pmc_name_of_state(enum pmc_state ps);
 // `eventnames` and `nevents` are writable or NULL.
 int pmc_event_names_of_class(enum pmc_class cl, const char ***eventnames, int *nevents);
 
-// `pmclog_open`: a parser reading the log from `fd` (to its end, at the
-// first `pmclog_read`), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.
+// `pmclog_open`: a parser reading the log from `fd` (as far as each
+// `pmclog_read` needs), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.
 // NULL with errno on failure.
 void *pmclog_open(int fd);
 

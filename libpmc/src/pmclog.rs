@@ -5,12 +5,22 @@
 //! `PMCLOG_TYPE_*` as below, kinds with no hwpmc counterpart (`Comm`,
 //! interval counters, user stacks) are skipped.
 //!
-//! The whole input is decoded again on each call past the last record
-//! returned; simple, and a first version (a streaming decoder is left).
+//! The input is decoded as a stream, once: each `pmclog_read` decodes the
+//! next record from where the last one ended, reading the descriptor (or
+//! using what `pmclog_feed` gave) only as far as that record needs. An hwpmc
+//! log goes through pmc-log's streaming importer on the way. Memory holds the
+//! undecoded tail (at most one record block), never the whole log.
 
 #![allow(non_camel_case_types)]
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void, CString};
+use std::io;
+use std::rc::Rc;
+
+use pmc_log::hwpmc::StreamImporter;
+use pmc_log::{LogFormat, StreamReader};
 
 use pmc_log::record::{CounterKind, Mode as LogMode, Record};
 
@@ -377,20 +387,71 @@ pub struct pmclog_ev {
     pub pl_u: pmclog_ev_data,
 }
 
+/// pmc-log bytes decoded from the input and not yet read: what the importer
+/// writes (an hwpmc log) or the input itself (a pmc-log), shared with the
+/// reader that drains it.
+#[derive(Clone, Default)]
+struct Pending(Rc<RefCell<VecDeque<u8>>>);
+
+impl io::Read for Pending {
+    /// What there is now; 0 means "nothing for now", which [`StreamReader`]
+    /// takes as such (it is told the real end apart).
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut q = self.0.borrow_mut();
+        let n = buf.len().min(q.len());
+        for (b, v) in buf.iter_mut().zip(q.drain(..n)) {
+            *b = v;
+        }
+        Ok(n)
+    }
+}
+
+impl io::Write for Pending {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.borrow_mut().extend(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// How far the input's format is known.
+enum Stage {
+    /// The first bytes, until there are enough to tell the format by.
+    Sniff(Vec<u8>),
+    /// pmc-log: the input goes to the reader as it is.
+    PmcLog,
+    /// An hwpmc log: the input goes through the importer (`None` once it was
+    /// finished at the end of the input).
+    Hwpmc(Option<Box<StreamImporter<Pending>>>),
+    /// Neither format, or the importer stopped: every read is an error.
+    Failed,
+}
+
+/// The bytes that tell the formats apart: pmc-log's magic is 8 bytes, an
+/// hwpmc log's first word 4.
+const SNIFF_LEN: usize = 8;
+
 /// The state behind a `pmclog_open` cookie.
 pub struct Parser {
     /// The descriptor to read from, or `PMCLOG_FD_NONE`.
     pub fd: i32,
-    /// Bytes read or fed so far.
-    pub data: Vec<u8>,
-    /// Whether the descriptor reached its end.
-    pub eof: bool,
-    /// Records consumed (returned or skipped).
-    consumed: usize,
+    /// Whether the input reached its end (a descriptor's end of file; never
+    /// for fed data, whose end is the log's CLOSELOG).
+    eof: bool,
+    stage: Stage,
+    pending: Pending,
+    /// The pmc-log reader, once the pending bytes hold its preamble.
+    reader: Option<StreamReader<Pending>>,
     returned: usize,
     finished: bool,
+    /// Event names that `pl_evname` points into (one per distinct name).
     names: Vec<CString>,
 }
+
+/// How many bytes a parser reading a descriptor reads at a time.
+pub(crate) const READ_CHUNK: usize = 64 << 10;
 
 fn copy_str(dst: &mut [c_char], src: &[u8]) {
     let n = src.len().min(dst.len().saturating_sub(1));
@@ -418,18 +479,76 @@ impl Parser {
     pub fn new(fd: i32) -> Parser {
         Parser {
             fd,
-            data: Vec::new(),
-            eof: fd == PMCLOG_FD_NONE,
-            consumed: 0,
+            eof: false,
+            stage: Stage::Sniff(Vec::new()),
+            pending: Pending::default(),
+            reader: None,
             returned: 0,
             finished: false,
             names: Vec::new(),
         }
     }
 
-    /// `pmclog_feed`: more data.
+    /// `pmclog_feed`, and each chunk read from the descriptor: more input.
     pub fn feed(&mut self, data: &[u8]) {
-        self.data.extend_from_slice(data);
+        if data.is_empty() {
+            return;
+        }
+        match &mut self.stage {
+            Stage::Sniff(head) => {
+                head.extend_from_slice(data);
+                if head.len() >= SNIFF_LEN {
+                    self.decide();
+                }
+            }
+            Stage::PmcLog => self.pending.0.borrow_mut().extend(data),
+            Stage::Hwpmc(Some(imp)) => {
+                // Flushed at once, so a fed record is readable at the next
+                // pmclog_read (the importer seals blocks when they fill).
+                if imp.feed(data).and_then(|()| imp.flush()).is_err() {
+                    self.stage = Stage::Failed;
+                }
+            }
+            Stage::Hwpmc(None) | Stage::Failed => {}
+        }
+    }
+
+    /// Tells the format by the sniffed bytes and passes them on.
+    fn decide(&mut self) {
+        let Stage::Sniff(head) = std::mem::replace(&mut self.stage, Stage::Failed) else {
+            return;
+        };
+        match pmc_log::detect(&head) {
+            Some(LogFormat::PmcLog) => {
+                self.stage = Stage::PmcLog;
+                self.feed(&head);
+            }
+            Some(LogFormat::Hwpmc) => {
+                self.stage =
+                    Stage::Hwpmc(Some(Box::new(StreamImporter::new(self.pending.clone()))));
+                self.feed(&head);
+            }
+            _ => self.stage = Stage::Failed,
+        }
+    }
+
+    /// The input ended: what the end reveals (a short input's format, the
+    /// importer's last records, the reader's last block) becomes readable.
+    pub fn end_of_input(&mut self) {
+        self.eof = true;
+        if matches!(self.stage, Stage::Sniff(_)) {
+            self.decide();
+        }
+        if let Stage::Hwpmc(imp) = &mut self.stage {
+            if let Some(imp) = imp.take() {
+                if imp.finish().is_err() {
+                    self.stage = Stage::Failed;
+                }
+            }
+        }
+        if let Some(r) = &mut self.reader {
+            r.end_of_input();
+        }
     }
 
     /// A `pmclog_ev` to fill (type CLOSELOG, everything zero).
@@ -448,54 +567,133 @@ impl Parser {
         }
     }
 
-    /// `pmclog_read`'s decoding: fills `ev`, true for an event.
-    pub fn next(&mut self, ev: &mut pmclog_ev) -> bool {
+    /// `pmclog_read`'s decoding: fills `ev`, true for an event. `read_more`
+    /// reads the descriptor (`Ok(0)` at its end); it is not called for a
+    /// parser fed by `pmclog_feed`.
+    ///
+    /// # Errors
+    /// What `read_more` returned; `ev.pl_state` is then `PMCLOG_ERROR`.
+    pub fn next<E>(
+        &mut self,
+        ev: &mut pmclog_ev,
+        read_more: &mut dyn FnMut(&mut [u8]) -> Result<usize, E>,
+    ) -> Result<bool, E> {
         ev.pl_data = std::ptr::null_mut();
         ev.pl_len = 0;
-        if self.finished {
-            ev.pl_state = pmclog_state::PMCLOG_EOF;
-            return false;
-        }
         let feeding = self.fd == PMCLOG_FD_NONE;
-        let log = match pmc_log::any::open_any(&self.data) {
-            Ok(l) => l,
-            Err(_) if feeding && self.data.len() < 4096 => {
-                ev.pl_state = pmclog_state::PMCLOG_REQUIRE_DATA;
-                return false;
+        let mut chunk = Vec::new();
+        loop {
+            if self.finished {
+                ev.pl_state = pmclog_state::PMCLOG_EOF;
+                return Ok(false);
             }
-            Err(_) => {
+            if matches!(self.stage, Stage::Failed) {
                 ev.pl_state = pmclog_state::PMCLOG_ERROR;
-                return false;
+                return Ok(false);
             }
-        };
-        let Ok(reader) = log.reader() else {
-            ev.pl_state = pmclog_state::PMCLOG_ERROR;
-            return false;
-        };
-        for rec in reader.records().skip(self.consumed) {
-            self.consumed += 1;
-            if let Some(t) = convert(&mut self.names, &rec, ev) {
-                self.returned += 1;
-                ev.pl_type = t;
-                ev.pl_count = self.returned;
-                ev.pl_ts = ts(rec.time());
-                ev.pl_offset = libc::off_t::try_from(self.consumed).unwrap_or(0);
-                if t == pmclog_type::PMCLOG_TYPE_CLOSELOG {
+            match self.step(ev) {
+                Step::Event => return Ok(true),
+                Step::Closed => {
                     self.finished = true;
                     ev.pl_state = pmclog_state::PMCLOG_EOF;
-                    return false;
+                    return Ok(false);
                 }
-                ev.pl_state = pmclog_state::PMCLOG_OK;
-                return true;
+                Step::Error => {
+                    self.stage = Stage::Failed;
+                    continue;
+                }
+                Step::NeedMore if feeding && self.hwpmc_closed() => {
+                    // A fed hwpmc log has no end but its CLOSELOG, whose
+                    // record the importer writes when finished.
+                    self.end_of_input();
+                }
+                Step::NeedMore if feeding => {
+                    ev.pl_state = pmclog_state::PMCLOG_REQUIRE_DATA;
+                    return Ok(false);
+                }
+                Step::NeedMore if self.eof => {
+                    // Nothing more will come: a log with no CLOSELOG (cut
+                    // short, or still being written) ends here.
+                    self.finished = true;
+                    ev.pl_state = pmclog_state::PMCLOG_EOF;
+                    return Ok(false);
+                }
+                Step::NeedMore => {
+                    chunk.resize(READ_CHUNK, 0);
+                    let n = match read_more(&mut chunk) {
+                        Ok(n) => n,
+                        Err(e) => {
+                            ev.pl_state = pmclog_state::PMCLOG_ERROR;
+                            return Err(e);
+                        }
+                    };
+                    if n == 0 {
+                        self.end_of_input();
+                    } else {
+                        self.feed(chunk.get(..n).unwrap_or_default());
+                    }
+                }
             }
         }
-        ev.pl_state = if feeding {
-            pmclog_state::PMCLOG_REQUIRE_DATA
-        } else {
-            pmclog_state::PMCLOG_EOF
-        };
-        false
     }
+
+    /// Whether an hwpmc log's importer has seen its CLOSELOG, with nothing
+    /// after it waiting to be decoded.
+    fn hwpmc_closed(&self) -> bool {
+        match &self.stage {
+            Stage::Hwpmc(Some(imp)) => imp.closelog_time().is_some() && imp.buffered() == 0,
+            _ => false,
+        }
+    }
+
+    /// The next record the pending bytes hold, into `ev`.
+    fn step(&mut self, ev: &mut pmclog_ev) -> Step {
+        if self.reader.is_none() {
+            if self.pending.0.borrow().len() < pmc_log::format::PREAMBLE_LEN {
+                return Step::NeedMore;
+            }
+            match StreamReader::new(self.pending.clone()) {
+                Ok(mut r) => {
+                    if self.eof {
+                        r.end_of_input();
+                    }
+                    self.reader = Some(r);
+                }
+                Err(_) => return Step::Error,
+            }
+        }
+        let Some(reader) = self.reader.as_mut() else {
+            return Step::NeedMore;
+        };
+        loop {
+            let rec = match reader.next_record() {
+                Ok(Some(rec)) => rec,
+                Ok(None) => return Step::NeedMore,
+                Err(_) => return Step::Error,
+            };
+            let Some(t) = convert(&mut self.names, &rec, ev) else {
+                continue;
+            };
+            self.returned += 1;
+            ev.pl_type = t;
+            ev.pl_count = self.returned;
+            ev.pl_ts = ts(rec.time());
+            ev.pl_offset = libc::off_t::try_from(reader.position()).unwrap_or(libc::off_t::MAX);
+            if t == pmclog_type::PMCLOG_TYPE_CLOSELOG {
+                return Step::Closed;
+            }
+            ev.pl_state = pmclog_state::PMCLOG_OK;
+            return Step::Event;
+        }
+    }
+}
+
+/// What [`Parser::step`] found.
+enum Step {
+    Event,
+    Closed,
+    NeedMore,
+    Error,
 }
 
 /// The pmclog event of a pmc-log record, into `ev.pl_u`; `None` for kinds
@@ -527,8 +725,15 @@ fn convert(names: &mut Vec<CString>, rec: &Record<'_>, ev: &mut pmclog_ev) -> Op
                         u32::from_str_radix(hex, 16).ok()
                     })
                     .unwrap_or(0);
-                names.push(name);
-                let evname = names.last().map_or(std::ptr::null(), |n| n.as_ptr());
+                // One copy per distinct name: a CString's bytes do not move
+                // when the Vec grows, so earlier events' pointers stay valid.
+                let evname = match names.iter().find(|n| **n == name) {
+                    Some(n) => n.as_ptr(),
+                    None => {
+                        names.push(name);
+                        names.last().map_or(std::ptr::null(), |n| n.as_ptr())
+                    }
+                };
                 u.pl_a = pmclog_ev_pmcallocate {
                     pl_evname: evname,
                     pl_rate: match p.mode {
@@ -679,5 +884,161 @@ fn convert(names: &mut Vec<CString>, rec: &Record<'_>, ev: &mut pmclog_ev) -> Op
             Record::Close(_) => PMCLOG_TYPE_CLOSELOG,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmc_log::record::{Header, UserData};
+
+    const N: u32 = 20_000;
+
+    /// A pmc-log of `N` userdata records, closed.
+    fn pmc_log_file() -> Vec<u8> {
+        let mut w = pmc_log::Writer::new(Vec::new(), &Header::default()).expect("writer");
+        for i in 0..N {
+            let data = i.to_le_bytes();
+            w.write(&Record::UserData(UserData {
+                time: u64::from(i),
+                pid: 1,
+                data: data[..].into(),
+            }))
+            .expect("write");
+        }
+        w.finish().expect("finish")
+    }
+
+    /// An hwpmc log of `N` userdata records, closed.
+    fn hwpmc_file() -> Vec<u8> {
+        let mut e = pmc_log::hwpmc::Encoder::new(Vec::new());
+        e.initialize(0, 0x0A01_0000, 0, 1_000_000_000, 0, 0, "")
+            .expect("encode");
+        for i in 0..N {
+            e.userdata(u64::from(i), i).expect("encode");
+        }
+        e.closelog(u64::from(N) + 1).expect("encode");
+        e.into_inner()
+    }
+
+    /// Reads every event: the userdata values and the final state. Between
+    /// reads, `more` is asked for input while the parser wants it.
+    fn read_all(
+        p: &mut Parser,
+        more: &mut dyn FnMut(&mut Parser) -> bool,
+        read: &mut dyn FnMut(&mut [u8]) -> Result<usize, ()>,
+    ) -> (Vec<u32>, pmclog_state) {
+        let mut ev = Parser::empty_event();
+        let mut values = Vec::new();
+        loop {
+            match p.next(&mut ev, read) {
+                Ok(true) => {
+                    // The records' times are their numbers (the union's
+                    // value is read by the C suite; unsafe stays in sys/).
+                    if ev.pl_type == pmclog_type::PMCLOG_TYPE_USERDATA {
+                        values.push(u32::try_from(ev.pl_ts.tv_nsec).unwrap_or(u32::MAX));
+                    }
+                }
+                Ok(false) if ev.pl_state == pmclog_state::PMCLOG_REQUIRE_DATA && more(p) => {}
+                Ok(false) | Err(()) => return (values, ev.pl_state),
+            }
+        }
+    }
+
+    #[test]
+    fn fed_byte_by_few_bytes_reads_what_a_descriptor_reads_for_both_formats() {
+        let want: Vec<u32> = (0..N).collect();
+        for file in [pmc_log_file(), hwpmc_file()] {
+            // From a "descriptor", 4 KiB at a time.
+            let mut p = Parser::new(3);
+            let mut at = 0;
+            let mut read = |buf: &mut [u8]| -> Result<usize, ()> {
+                let n = buf.len().min(4096).min(file.len() - at);
+                buf[..n].copy_from_slice(&file[at..at + n]);
+                at += n;
+                Ok(n)
+            };
+            let (got, state) = read_all(&mut p, &mut |_| false, &mut read);
+            assert_eq!(state, pmclog_state::PMCLOG_EOF);
+            assert_eq!(got, want);
+            // Fed 7 bytes at a time.
+            let mut p = Parser::new(PMCLOG_FD_NONE);
+            let mut fed = 0;
+            let mut more = |p: &mut Parser| {
+                if fed == file.len() {
+                    return false;
+                }
+                let n = 7.min(file.len() - fed);
+                p.feed(&file[fed..fed + n]);
+                fed += n;
+                true
+            };
+            let (got, state) = read_all(&mut p, &mut more, &mut |_| Err(()));
+            assert_eq!(
+                state,
+                pmclog_state::PMCLOG_EOF,
+                "a fed log ends at its CLOSELOG"
+            );
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn a_descriptor_is_read_only_as_far_as_the_next_event_needs() {
+        // A log still being written (a pipe from a live pmcstat) gives its
+        // first events before its end: the parser does not read to the end.
+        for file in [pmc_log_file(), hwpmc_file()] {
+            let mut p = Parser::new(3);
+            let mut ev = Parser::empty_event();
+            let mut reads = 0;
+            let mut at = 0;
+            let mut read = |buf: &mut [u8]| -> Result<usize, ()> {
+                reads += 1;
+                let n = buf.len().min(file.len() - at);
+                buf[..n].copy_from_slice(&file[at..at + n]);
+                at += n;
+                Ok(n)
+            };
+            let mut events = 0;
+            while events < 10 {
+                assert_eq!(p.next(&mut ev, &mut read), Ok(true));
+                events += 1;
+            }
+            assert!(file.len() > 2 * READ_CHUNK, "the log spans several reads");
+            assert_eq!(reads, 1, "10 events need one chunk of {} bytes", file.len());
+        }
+    }
+
+    #[test]
+    fn what_is_held_stays_small_while_a_large_log_is_fed() {
+        let file = hwpmc_file();
+        let mut p = Parser::new(PMCLOG_FD_NONE);
+        let mut ev = Parser::empty_event();
+        let mut most = 0;
+        for chunk in file.chunks(1000) {
+            p.feed(chunk);
+            while p.next(&mut ev, &mut |_| Err(())) == Ok(true) {}
+            let held = p.pending.0.borrow().len()
+                + match &p.stage {
+                    Stage::Hwpmc(Some(imp)) => imp.buffered(),
+                    _ => 0,
+                };
+            most = most.max(held);
+        }
+        assert_eq!(ev.pl_state, pmclog_state::PMCLOG_EOF);
+        assert!(
+            most <= 64 << 10,
+            "{most} bytes held while reading a {}-byte log",
+            file.len()
+        );
+    }
+
+    #[test]
+    fn neither_format_is_an_error_not_a_wait() {
+        let mut p = Parser::new(PMCLOG_FD_NONE);
+        let mut ev = Parser::empty_event();
+        p.feed(b"GIF89a....");
+        assert_eq!(p.next(&mut ev, &mut |_| Err(())), Ok(false));
+        assert_eq!(ev.pl_state, pmclog_state::PMCLOG_ERROR);
     }
 }

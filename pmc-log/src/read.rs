@@ -809,6 +809,25 @@ impl<R: io::Read> StreamReader<R> {
         Ok(n > 0)
     }
 
+    /// Stream offset just past the last record returned (the preamble
+    /// counted), as [`RecordIter::position`] gives for a log in memory.
+    ///
+    /// ```
+    /// use pmc_log::record::{Exit, Header, Record};
+    /// use pmc_log::{StreamReader, Writer};
+    /// let mut w = Writer::new(Vec::new(), &Header::default())?;
+    /// w.write(&Record::Exit(Exit { time: 10, pid: 1, tid: 1 }))?;
+    /// let bytes = w.finish()?;
+    /// let mut r = StreamReader::new(&bytes[..])?;
+    /// assert_eq!(r.position(), 16);
+    /// r.next_record()?;
+    /// assert!(r.position() > 16 && r.position() <= bytes.len() as u64);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn position(&self) -> u64 {
+        self.core.pos.max(PREAMBLE_LEN as u64)
+    }
+
     /// Declares that no more input will come: from now on
     /// [`next_record`](StreamReader::next_record) makes the end-of-input
     /// decisions (an incomplete tail is skipped and reported as

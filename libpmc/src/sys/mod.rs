@@ -481,8 +481,8 @@ pub unsafe extern "C" fn pmc_event_names_of_class(
     })
 }
 
-/// `pmclog_open`: a parser reading the log from `fd` (to its end, at the
-/// first `pmclog_read`), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.
+/// `pmclog_open`: a parser reading the log from `fd` (as far as each
+/// `pmclog_read` needs), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.
 /// NULL with errno on failure.
 #[no_mangle]
 pub extern "C" fn pmclog_open(fd: c_int) -> *mut std::ffi::c_void {
@@ -546,24 +546,25 @@ pub unsafe extern "C" fn pmclog_read(
         }
         // SAFETY: as in pmclog_feed.
         let parser = unsafe { &mut *cookie.cast::<crate::pmclog::Parser>() };
-        if !parser.eof {
-            // SAFETY: the descriptor is only borrowed for these reads.
-            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(parser.fd) };
-            let mut buf = vec![0u8; 1 << 16];
+        let fd = parser.fd;
+        let mut read_more = |buf: &mut [u8]| -> Result<usize, CError> {
+            // SAFETY: the descriptor is only borrowed for this read; the
+            // caller keeps it open while the parser lives (pmclog(3)).
+            let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
             loop {
-                match nix::unistd::read(fd, &mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => parser.data.extend_from_slice(&buf[..n]),
+                match nix::unistd::read(fd, buf) {
                     Err(nix::errno::Errno::EINTR) => continue,
                     Err(e) => {
                         return Err(CError::new(e as i32, format!("reading the log: {e}")));
                     }
+                    Ok(n) => return Ok(n),
                 }
             }
-            parser.eof = true;
-        }
+        };
         let mut out = crate::pmclog::Parser::empty_event();
-        let ok = parser.next(&mut out);
+        let got = parser.next(&mut out, &mut read_more);
+        put(ev, "ev", out)?;
+        let ok = got?;
         put(ev, "ev", out)?;
         Ok(if ok { 0 } else { -1 })
     })

@@ -192,6 +192,29 @@ impl<W: Write> StreamImporter<W> {
         self.buf.len()
     }
 
+    /// The time of the last CLOSELOG record seen, if any: the kernel closed
+    /// the log there. Its clean-close marker is written by
+    /// [`finish`](Self::finish), since in a `pmc record` file more may follow;
+    /// a reader that ends at the CLOSELOG (as FreeBSD's `pmclog_read` does)
+    /// can finish once this is `Some` and nothing is [`buffered`](Self::buffered).
+    ///
+    /// ```
+    /// use pmc_log::hwpmc::{Encoder, StreamImporter};
+    /// let mut e = Encoder::new(Vec::new());
+    /// e.initialize(0, 0x0A01_0000, 0, 1_000_000_000, 0, 0, "")?;
+    /// let mut s = StreamImporter::new(Vec::new());
+    /// s.feed(&e.into_inner())?;
+    /// assert_eq!(s.closelog_time(), None);
+    /// let mut e = Encoder::new(Vec::new());
+    /// e.closelog(7)?;
+    /// s.feed(&e.into_inner())?;
+    /// assert_eq!(s.closelog_time(), Some(7));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn closelog_time(&self) -> Option<u64> {
+        self.close
+    }
+
     /// Bytes fed so far.
     pub fn position(&self) -> u64 {
         self.base + self.buf.len() as u64
