@@ -1,7 +1,6 @@
 //! errno -> typed [`Error`], per operation, with the facts that explain it
 //! (the paranoid level, the rlimit, whether a PMU exists).
 
-use crate::env;
 use crate::events::Resolved;
 use pmc_core::{Error, ErrorKind, Op, PermissionReason};
 
@@ -22,36 +21,7 @@ pub struct OpenContext<'a> {
     pub sample_freq: Option<u64>,
 }
 
-/// The facts the mapping depends on, read from the machine (or given, in tests).
-#[derive(Debug, Clone, Copy)]
-pub struct Facts {
-    /// `kernel.perf_event_paranoid`.
-    pub paranoid: Option<i32>,
-    /// CAP_PERFMON or CAP_SYS_ADMIN.
-    pub privileged: bool,
-    /// A hardware PMU exists.
-    pub has_pmu: bool,
-    /// `RLIMIT_NOFILE` soft limit.
-    pub nofile: Option<u64>,
-    /// `kernel.perf_event_max_sample_rate`.
-    pub max_sample_rate: Option<u64>,
-    /// Number of online CPUs.
-    pub ncpus: usize,
-}
-
-impl Facts {
-    /// Reads the facts from this machine.
-    pub fn probe() -> Facts {
-        Facts {
-            paranoid: env::paranoid_level(),
-            privileged: env::has_perfmon(),
-            has_pmu: env::has_hardware_pmu(),
-            nofile: crate::sys::rlimit_soft(crate::sys::Rlimit::NoFile),
-            max_sample_rate: env::max_sample_rate(),
-            ncpus: env::online_cpus().len(),
-        }
-    }
-}
+pub use crate::sys::Facts;
 
 /// The user-mode-only form of the event string `ev`, as a string that parses: its
 /// privilege modifiers replaced by `u` (precision kept), in the syntax it was written in

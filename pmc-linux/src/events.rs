@@ -9,6 +9,8 @@ use pmc_core::{Error, ErrorKind, EventSource, EventSpec, Op, PortableEvent};
 use pmc_events::{CpuId, Kind, Table};
 use std::path::{Path, PathBuf};
 
+use crate::sys::Sys;
+
 /// An event as `perf_event_attr` needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
@@ -45,7 +47,7 @@ impl Resolved {
 }
 
 /// Where sysfs lists the PMUs.
-pub const PMU_DIR: &str = "/sys/bus/event_source/devices";
+pub const PMU_DIR: &str = crate::sys::facts::PMU_DIR;
 /// Where tracefs may be mounted.
 pub const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
@@ -139,31 +141,28 @@ fn generic(name: &str) -> Option<Resolved> {
 /// [`ErrorKind::NoSuchEvent`] for unknown PMUs, aliases, formats or
 /// tracepoints; [`ErrorKind::NotSupported`] for hwpmc events Linux has no
 /// counterpart for.
-pub fn resolve(spec: &EventSpec) -> Result<Resolved, Error> {
-    resolve_in(spec, Path::new(PMU_DIR), &TRACEFS_DIRS.map(PathBuf::from))
+pub fn resolve(sys: &dyn Sys, spec: &EventSpec) -> Result<Resolved, Error> {
+    resolve_in(sys, spec, Path::new(PMU_DIR), &TRACEFS_DIRS.map(PathBuf::from))
 }
 
-/// This machine's CPU, from `/proc/cpuinfo` (read once).
-pub fn host_cpu() -> Option<CpuId> {
-    static CPU: std::sync::OnceLock<Option<CpuId>> = std::sync::OnceLock::new();
-    *CPU.get_or_init(|| {
-        std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|t| CpuId::from_proc_cpuinfo(&t))
-    })
+/// This machine's CPU, from `/proc/cpuinfo` (which `sys` reads once).
+pub fn host_cpu(sys: &dyn Sys) -> Option<CpuId> {
+    CpuId::from_proc_cpuinfo(&sys.cpuinfo())
 }
 
 /// [`resolve`] against other sysfs/tracefs roots (for tests).
 pub fn resolve_in(
+    sys: &dyn Sys,
     spec: &EventSpec,
     pmu_dir: &Path,
     tracefs: &[PathBuf],
 ) -> Result<Resolved, Error> {
-    resolve_for(spec, pmu_dir, tracefs, host_cpu().as_ref())
+    resolve_for(sys, spec, pmu_dir, tracefs, host_cpu(sys).as_ref())
 }
 
 /// [`resolve_in`] for a given CPU (the seam for tests with fake CPUIDs).
 pub fn resolve_for(
+    sys: &dyn Sys,
     spec: &EventSpec,
     pmu_dir: &Path,
     tracefs: &[PathBuf],
@@ -175,9 +174,9 @@ pub fn resolve_for(
             generic(g).ok_or_else(|| no_event(spec, "not a Linux generic event"))
         }
         EventSource::Raw(c) => Ok(Resolved::new(b::PERF_TYPE_RAW, *c)),
-        EventSource::Pmu { pmu, terms } => pmu_event(spec, pmu_dir, pmu, terms),
+        EventSource::Pmu { pmu, terms } => pmu_event(sys, spec, pmu_dir, pmu, terms),
         EventSource::Tracepoint { subsystem, name } => {
-            if let Some((why, fix)) = crate::env::Tracefs::probe(tracefs).problem() {
+            if let Some((why, fix)) = crate::env::Tracefs::probe_on(sys, tracefs).problem() {
                 return Err(
                     no_event(spec, format!("{why}, so tracepoints cannot be resolved"))
                         .with_help(fix),
@@ -185,7 +184,7 @@ pub fn resolve_for(
             }
             for dir in tracefs {
                 let id_path = dir.join("events").join(subsystem).join(name).join("id");
-                if let Ok(s) = std::fs::read_to_string(&id_path) {
+                if let Ok(s) = read_string(sys, &id_path) {
                     let id: u64 = s.trim().parse().map_err(|_| {
                         no_event(spec, format!("{} holds `{}`", id_path.display(), s.trim()))
                     })?;
@@ -203,12 +202,12 @@ pub fn resolve_for(
                 "list them: ls /sys/kernel/tracing/events (or `Backend::list_events(true)`)",
             ))
         }
-        EventSource::Hwpmc(name) => named(spec, name, pmu_dir, cpu),
+        EventSource::Hwpmc(name) => named(sys, spec, name, pmu_dir, cpu),
         EventSource::HwpmcTerms(terms) => match terms.first() {
             Some(first) if first.value.is_none() && !is_flag_term(&first.key) => {
                 // `inst_retired.any,cmask=1,inv`: a table event plus qualifiers.
-                let base = named(spec, &first.key, pmu_dir, cpu)?;
-                if base.type_ != b::PERF_TYPE_RAW && !is_cpu_pmu_type(base.type_, pmu_dir) {
+                let base = named(sys, spec, &first.key, pmu_dir, cpu)?;
+                if base.type_ != b::PERF_TYPE_RAW && !is_cpu_pmu_type(sys, base.type_, pmu_dir) {
                     return Err(no_event(
                         spec,
                         format!(
@@ -246,11 +245,17 @@ fn is_flag_term(k: &str) -> bool {
     )
 }
 
-fn is_cpu_pmu_type(t: u32, pmu_dir: &Path) -> bool {
+/// A sysfs or tracefs file's text.
+fn read_string(sys: &dyn Sys, path: &Path) -> std::io::Result<String> {
+    String::from_utf8(sys.read_file(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+fn is_cpu_pmu_type(sys: &dyn Sys, t: u32, pmu_dir: &Path) -> bool {
     ["cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0"]
         .iter()
         .any(|p| {
-            std::fs::read_to_string(pmu_dir.join(p).join("type"))
+            read_string(sys, &pmu_dir.join(p).join("type"))
                 .ok()
                 .and_then(|s| s.trim().parse::<u32>().ok())
                 == Some(t)
@@ -263,6 +268,7 @@ const CLASS_PREFIXES: [&str; 4] = ["iap-", "iaf-", "k8-", "armv8-"];
 /// A named event: `tsc`, a table event for this CPU (with or without a
 /// hwpmc class prefix), a libpmc alias, or a SOFT name.
 fn named(
+    sys: &dyn Sys,
     spec: &EventSpec,
     name: &str,
     pmu_dir: &Path,
@@ -270,7 +276,7 @@ fn named(
 ) -> Result<Resolved, Error> {
     if name.eq_ignore_ascii_case("tsc") || name.eq_ignore_ascii_case("tsc-tsc") {
         // The msr PMU's `tsc` event (arch/x86/events/msr.c).
-        return pmu_event(spec, pmu_dir, "msr", &[Term { key: "tsc".into(), value: None }]).map_err(|_| {
+        return pmu_event(sys, spec, pmu_dir, "msr", &[Term { key: "tsc".into(), value: None }]).map_err(|_| {
             Error::new(ErrorKind::NotSupported, Op::Allocate, format!("`{spec}`: the time-stamp counter is read through the msr PMU, which this kernel does not have ({}/msr)", pmu_dir.display()))
                 .with_help("use ref-cycles or cpu-clock, or load a kernel with CONFIG_PERF_EVENTS_INTEL_MSR / AMD msr support")
         });
@@ -285,7 +291,7 @@ fn named(
         if let Some((e, _alias)) = pmc_events::lookup(t, bare) {
             let type_ = if t.kind() == Kind::IntelCore {
                 // Hybrid Intel: the table is the P-core's (cpu_core PMU).
-                std::fs::read_to_string(pmu_dir.join("cpu_core").join("type"))
+                read_string(sys, &pmu_dir.join("cpu_core").join("type"))
                     .ok()
                     .and_then(|s| s.trim().parse::<u32>().ok())
                     .unwrap_or(b::PERF_TYPE_RAW)
@@ -485,14 +491,20 @@ fn hwpmc_terms(spec: &EventSpec, terms: &[Term]) -> Result<Resolved, Error> {
 
 /// `pmu/terms/`: the PMU's dynamic type and each term placed by its sysfs
 /// format (`config:0-7`), aliases expanded from `events/`.
-fn pmu_event(spec: &EventSpec, dir: &Path, pmu: &str, terms: &[Term]) -> Result<Resolved, Error> {
+fn pmu_event(
+    sys: &dyn Sys,
+    spec: &EventSpec,
+    dir: &Path,
+    pmu: &str,
+    terms: &[Term],
+) -> Result<Resolved, Error> {
     let pmu_dir = dir.join(pmu);
-    let type_ = std::fs::read_to_string(pmu_dir.join("type"))
+    let type_ = read_string(sys, &pmu_dir.join("type"))
         .ok()
         .and_then(|s| s.trim().parse::<u32>().ok())
         .ok_or_else(|| {
             let mut e = no_event(spec, format!("no PMU `{pmu}` in {}", dir.display()));
-            if pmu == "cpu" && !crate::env::has_hardware_pmu() {
+            if pmu == "cpu" && !crate::sys::facts::has_hardware_pmu(sys) {
                 e = Error::new(ErrorKind::NoPmu, Op::Allocate, format!("`{spec}`: this machine exposes no hardware PMU (no {}/cpu; common in virtual machines)", dir.display()))
                     .with_help("use software events (task-clock, page-faults, cpu-clock), or enable a virtual PMU in the hypervisor");
             }
@@ -503,12 +515,12 @@ fn pmu_event(spec: &EventSpec, dir: &Path, pmu: &str, terms: &[Term]) -> Result<
     for t in terms {
         match t.value {
             Some(v) => expanded.push((t.key.clone(), v)),
-            None if pmu_dir.join("format").join(&t.key).exists() => {
+            None if sys.metadata(&pmu_dir.join("format").join(&t.key)).is_ok() => {
                 expanded.push((t.key.clone(), 1))
             }
             None => {
                 let alias =
-                    std::fs::read_to_string(pmu_dir.join("events").join(&t.key)).map_err(|_| {
+                    read_string(sys, &pmu_dir.join("events").join(&t.key)).map_err(|_| {
                         no_event(
                             spec,
                             format!("PMU `{pmu}` has no format or event named `{}`", t.key),
@@ -525,7 +537,7 @@ fn pmu_event(spec: &EventSpec, dir: &Path, pmu: &str, terms: &[Term]) -> Result<
         }
     }
     for (key, value) in expanded {
-        let fmt = std::fs::read_to_string(pmu_dir.join("format").join(&key))
+        let fmt = read_string(sys, &pmu_dir.join("format").join(&key))
             .map_err(|_| no_event(spec, format!("PMU `{pmu}` has no format `{key}`")))?;
         place(&mut r, fmt.trim(), value)
             .map_err(|why| no_event(spec, format!("term {key}={value:#x}: {why}")))?;
@@ -625,7 +637,7 @@ mod tests {
     }
 
     fn r(s: &str, d: &Path) -> Result<Resolved, Error> {
-        resolve_in(&s.parse().unwrap(), d, &[])
+        resolve_in(&crate::sys::RealSys, &s.parse().unwrap(), d, &[])
     }
 
     #[test]
@@ -729,7 +741,7 @@ mod tests {
     }
 
     fn rc(s: &str, d: &Path, cpu: CpuId) -> Result<Resolved, Error> {
-        resolve_for(&s.parse().unwrap(), d, &[], Some(&cpu))
+        resolve_for(&crate::sys::RealSys, &s.parse().unwrap(), d, &[], Some(&cpu))
     }
 
     fn x86(vendor: pmc_events::X86Vendor, family: u32, model: u32) -> CpuId {

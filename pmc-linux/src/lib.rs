@@ -67,4 +67,4 @@ pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};
 #[cfg(any(test, feature = "fake-kernel"))]
 pub use sys::fake;
 #[doc(hidden)]
-pub use sys::{Errno, Ioctl, RealSys, Sys};
+pub use sys::{Clock, Errno, Facts, FileMeta, Ioctl, RealSys, Rlimit, Sys};

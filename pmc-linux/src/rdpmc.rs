@@ -103,6 +103,10 @@ use std::os::fd::BorrowedFd;
 use pmc_core::{Error, ErrorKind, Op, Reading, Result};
 
 use crate::counter::LinuxPmc;
+use crate::sys::facts::read_trimmed;
+pub(crate) use crate::sys::rdpmc::{PageFields, PageSource};
+use crate::sys::{RealSys, Sys};
+use std::path::Path;
 
 /// How many times a read retries while the kernel updates the control page
 /// before it falls back to `read(2)`. An update takes nanoseconds and happens
@@ -118,45 +122,6 @@ pub(crate) const CAP_USER_TIME: u64 = 1 << 3;
 pub(crate) const CAP_USER_TIME_ZERO: u64 = 1 << 4;
 /// `cap_user_time_short`.
 pub(crate) const CAP_USER_TIME_SHORT: u64 = 1 << 5;
-
-/// The fields of `struct perf_event_mmap_page` a counting read uses, as one
-/// attempt of the seqlock loaded them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct PageFields {
-    /// Hardware counter number + 1, or 0 when the counter is not on the PMU.
-    pub index: u32,
-    /// Add to the sign-extended hardware value to get the count.
-    pub offset: i64,
-    /// Enabled time (ns) at the last update.
-    pub time_enabled: u64,
-    /// Running time (ns) at the last update.
-    pub time_running: u64,
-    /// The capability bits (`CAP_USER_*`).
-    pub capabilities: u64,
-    /// Width in bits of the hardware counter.
-    pub pmc_width: u16,
-    /// Timestamp-to-ns conversion: shift.
-    pub time_shift: u16,
-    /// Timestamp-to-ns conversion: multiplier.
-    pub time_mult: u32,
-    /// Timestamp-to-ns conversion: offset.
-    pub time_offset: u64,
-    /// With `cap_user_time_short`: the timestamp the short counter is relative to.
-    pub time_cycles: u64,
-    /// With `cap_user_time_short`: the mask of the short timestamp counter.
-    pub time_mask: u64,
-}
-
-/// A control page, real (a mapping) or simulated.
-pub(crate) trait PageSource {
-    /// Loads `lock` (acquire): the sequence number before reading fields.
-    fn begin(&self) -> u32;
-    /// Loads the fields (each atomically; together consistent only if
-    /// [`end`](PageSource::end) returns what [`begin`](PageSource::begin) did).
-    fn fields(&self) -> PageFields;
-    /// Loads `lock` again after an acquire fence.
-    fn end(&self) -> u32;
-}
 
 /// The hardware a read consults inside the seqlock: a fake in tests.
 pub(crate) trait CounterSource {
@@ -348,8 +313,8 @@ pub(crate) fn user_access(
 }
 
 /// [`user_access`] for this machine.
-pub(crate) fn machine_user_access() -> std::result::Result<(), Fallback> {
-    let read = |p: &str| std::fs::read_to_string(p).ok();
+pub(crate) fn machine_user_access(sys: &dyn Sys) -> std::result::Result<(), Fallback> {
+    let read = |p: &str| read_trimmed(sys, p);
     let cpu = ["cpu", "cpu_core", "cpu_atom"]
         .iter()
         .find_map(|d| read(&format!("/sys/bus/event_source/devices/{d}/rdpmc")));
@@ -360,11 +325,9 @@ pub(crate) fn machine_user_access() -> std::result::Result<(), Fallback> {
         None
     };
     if arch == "aarch64"
-        && std::fs::read_dir("/sys/bus/event_source/devices")
-            .map(|d| {
-                !d.flatten()
-                    .any(|e| e.file_name().to_string_lossy().starts_with("armv8"))
-            })
+        && sys
+            .read_dir(Path::new(crate::events::PMU_DIR))
+            .map(|d| !d.iter().any(|n| n.starts_with("armv8")))
             .unwrap_or(true)
     {
         return Err(Fallback::NoHardwarePmu);
@@ -421,6 +384,7 @@ pub(crate) fn user_read_bits(
 /// [`user_read_bits`] for this machine, for an event of perf type `type_`
 /// (read from sysfs: the armv8 PMU directories and `perf_user_access`).
 pub(crate) fn machine_user_read_bits(
+    sys: &dyn Sys,
     type_: u32,
     config1: u64,
     system: bool,
@@ -431,15 +395,16 @@ pub(crate) fn machine_user_read_bits(
     if arch != "aarch64" || system || sampling {
         return 0;
     }
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
-    let Ok(dir) = std::fs::read_dir(crate::events::PMU_DIR) else {
+    let read = |p: std::path::PathBuf| read_trimmed(sys, p);
+    let dir = Path::new(crate::events::PMU_DIR);
+    let Ok(names) = sys.read_dir(dir) else {
         return 0;
     };
     // The CPU PMU: an armv8 directory with an rdpmc format field.
-    let Some(pmu) = dir.flatten().map(|e| e.path()).find(|p| {
+    let Some(pmu) = names.iter().map(|n| dir.join(n)).find(|p| {
         p.file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("armv8"))
-            && p.join("format/rdpmc").exists()
+            && sys.metadata(&p.join("format/rdpmc")).is_ok()
     }) else {
         return 0;
     };
@@ -535,7 +500,7 @@ impl<'a> FastReader<'a> {
         if !crate::sys::rdpmc::HAVE_USER_READS {
             return Err(Fallback::UnsupportedArch);
         }
-        machine_user_access()?;
+        machine_user_access(&RealSys)?;
         crate::sys::rdpmc::ControlPage::map(fd).map_err(Fallback::MapFailed)
     }
 
@@ -588,7 +553,8 @@ impl<'a> FastReader<'a> {
     /// only sampling PMCs carry: the buffer has room for it, so such a read is not ENOSPC).
     fn syscall_read(&self) -> Result<Reading> {
         let mut buf = [0u8; 40];
-        let n = crate::sys::read(self.fd, &mut buf)
+        let n = RealSys
+            .read(self.fd, &mut buf)
             .map_err(|e| crate::errno_map::op_error(Op::Read, e))?;
         if n < 24 {
             return Err(Error::new(

@@ -136,7 +136,7 @@ struct Shared {
 impl Shared {
     fn new(sys: SysHandle) -> Shared {
         Shared {
-            hub: Arc::new(Hub::with_sys(sys.clone())),
+            hub: Arc::new(Hub::with_sys(Arc::new(sys.clone()))),
             sys,
             ring_pages: AtomicUsize::new(0),
             next_pmc_id: AtomicU32::new(0),
@@ -350,11 +350,11 @@ impl pmc_core::Backend for Backend {
     }
 
     fn list_events(&self, tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
-        crate::info::list_events(tracepoints)
+        crate::info::list_events(&self.shared.sys, tracepoints)
     }
 
     fn diagnose(&self) -> Vec<pmc_core::info::Check> {
-        crate::info::diagnose()
+        crate::info::diagnose(&self.shared.sys)
     }
 
     /// As the inherent `Backend::log_error`.

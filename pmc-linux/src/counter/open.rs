@@ -6,6 +6,7 @@ use super::*;
 const FORMAT_LOST: u64 = crate::record::read_format::LOST;
 
 pub(super) fn build_attr(
+    sys: &dyn Sys,
     a: &Allocation,
     r: &Resolved,
     facts: &Facts,
@@ -21,6 +22,7 @@ pub(super) fn build_attr(
     // aarch64: ask for user-space reads (the rdpmc format bit) when they are on (crate::rdpmc).
     attr.__bindgen_anon_3.config1 = r.config1
         | crate::rdpmc::machine_user_read_bits(
+            sys,
             r.type_,
             r.config1,
             a.scope.is_system(),
@@ -234,7 +236,7 @@ impl Member {
     ) -> Result<Member> {
         crate::unwind::check(a)?;
         events::check_allocation(a)?;
-        let resolved = events::resolve(&a.event)?;
+        let resolved = events::resolve(&shared.sys, &a.event)?;
         if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
             if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
                 return Err(Error::new(
@@ -245,7 +247,7 @@ impl Member {
                 .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"));
             }
         }
-        let mut attr = build_attr(a, &resolved, facts, grouped, ring_bytes);
+        let mut attr = build_attr(&shared.sys, a, &resolved, facts, grouped, ring_bytes);
         if a.mode.is_sampling() && !shared.no_format_lost.load(Ordering::Relaxed) {
             // The kernel's count of the samples it could not write (Linux 6.0+), read at stop:
             // samples lost while the drain was held up (a blocked log writer, a stopped

@@ -33,9 +33,16 @@ impl SwitchGroup {
         if inherit {
             lead_alloc = lead_alloc.flags(pmc_core::Flags::DESCENDANTS);
         }
-        let lead_resolved = events::resolve(&lead_alloc.event)?;
+        let lead_resolved = events::resolve(&shared.sys, &lead_alloc.event)?;
         let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
-        let mut lead = build_attr(&lead_alloc, &lead_resolved, facts, true, ring_bytes);
+        let mut lead = build_attr(
+            &shared.sys,
+            &lead_alloc,
+            &lead_resolved,
+            facts,
+            true,
+            ring_bytes,
+        );
         lead.sample_type = u64::from(
             b::PERF_SAMPLE_IDENTIFIER
                 | b::PERF_SAMPLE_TID
@@ -58,7 +65,7 @@ impl SwitchGroup {
         for m in owner {
             let mut alloc = m.alloc.clone();
             alloc.mode = Mode::Counting;
-            let mut attr = build_attr(&alloc, &m.resolved, facts, true, ring_bytes);
+            let mut attr = build_attr(&shared.sys, &alloc, &m.resolved, facts, true, ring_bytes);
             // A group has one clock (the kernel refuses members with another).
             attr.set_use_clockid(1);
             attr.clockid = libc::CLOCK_MONOTONIC;

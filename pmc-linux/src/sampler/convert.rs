@@ -3,6 +3,7 @@
 use super::now;
 use super::source::RingMeta;
 use crate::record::{self, FileId, Record};
+use crate::sys::Sys;
 use pmc_log::record as log;
 
 pub(super) fn to_i32(v: u32) -> i32 {
@@ -30,7 +31,9 @@ pub(super) fn kernel_chain_only<'a>(
 }
 
 /// Converts one perf record into a pmc-log record (None for records the log does not carry).
+/// `sys` is the clock of records the kernel sent without a time.
 pub(super) fn to_log<'a>(
+    sys: &dyn Sys,
     r: &Record<'a>,
     meta: &RingMeta,
     pmc_of: impl Fn(Option<u64>) -> u32,
@@ -95,13 +98,13 @@ pub(super) fn to_log<'a>(
             tid: to_i32(t.tid),
         }),
         Record::Lost(l) => log::Record::Lost(log::Lost {
-            time: l.sample_id.time.unwrap_or_else(now),
+            time: l.sample_id.time.unwrap_or_else(|| now(sys)),
             pmc_id: Some(pmc_of(Some(l.id))),
             cpu: l.sample_id.cpu.or(meta.cpu),
             count: l.lost,
         }),
         Record::LostSamples(l) => log::Record::Lost(log::Lost {
-            time: l.sample_id.time.unwrap_or_else(now),
+            time: l.sample_id.time.unwrap_or_else(|| now(sys)),
             pmc_id: Some(pmc_of(l.sample_id.identifier.or(l.sample_id.id))),
             cpu: l.sample_id.cpu.or(meta.cpu),
             count: l.lost,
@@ -166,7 +169,7 @@ mod tests {
     fn convert(bytes: &[u8]) -> Option<log::Record<'static>> {
         let m = meta();
         let r = cfg().parse(bytes).expect("parses");
-        to_log(&r, &m, |id| m.pmc_of(id)).map(|r| r.into_owned())
+        to_log(&crate::sys::RealSys, &r, &m, |id| m.pmc_of(id)).map(|r| r.into_owned())
     }
 
     #[test]

@@ -69,7 +69,7 @@ mod synth;
 #[cfg(test)]
 mod testutil;
 
-use crate::sys;
+use crate::sys::{Clock, Sys};
 use std::time::Duration;
 
 pub(crate) use crate::ring::MmapRing;
@@ -94,6 +94,6 @@ pub const DEFAULT_RING_PAGES: usize = 64;
 pub const DWARF_RING_PAGES: usize = 128;
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every timestamp in the log.
-pub(crate) fn now() -> u64 {
-    sys::clock_ns(libc::CLOCK_MONOTONIC)
+pub(crate) fn now(sys: &dyn Sys) -> u64 {
+    sys.clock_ns(Clock::Monotonic)
 }

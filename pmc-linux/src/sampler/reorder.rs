@@ -82,7 +82,8 @@ mod tests {
     fn records_of_several_rings_reach_the_log_in_time_order() {
         let buf = Buf::default();
         let sink: LogSink = Box::new(buf.clone());
-        let mut writer = Some(pmc_log::Writer::new(sink, &host_header()).unwrap());
+        let mut writer =
+            Some(pmc_log::Writer::new(sink, &host_header(&crate::sys::RealSys)).unwrap());
         let mut error = None;
         let lost = |time: u64, cpu: u32| {
             log::Record::Lost(log::Lost {

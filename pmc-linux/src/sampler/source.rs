@@ -4,7 +4,7 @@ use super::summary::tally;
 use super::{MmapRing, SamplingSummary};
 use crate::record::{ParseConfig, Record};
 use crate::ring::RingReader;
-use crate::sys;
+use crate::sys::{facts, Rlimit, Sys};
 use pmc_core::{Error, ErrorKind, Op, Result};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,7 +66,7 @@ impl std::fmt::Debug for RingSource {
 impl RingSource {
     /// Maps `data_pages` pages of ring for `fd` (the first fd writing into it).
     pub(crate) fn map(
-        sys: &dyn sys::Sys,
+        sys: &dyn Sys,
         fd: BorrowedFd<'_>,
         data_pages: usize,
         cfg: ParseConfig,
@@ -75,7 +75,7 @@ impl RingSource {
     ) -> Result<RingSource> {
         let ring = sys
             .map_ring(fd, data_pages)
-            .map_err(|e| mmap_error(&e, data_pages))?;
+            .map_err(|e| mmap_error(sys, &e, data_pages))?;
         let reader = RingReader::new(ring).map_err(|e| {
             Error::new(
                 ErrorKind::Os,
@@ -152,14 +152,15 @@ pub(super) struct RingMeta {
     pub(super) user_in_kernel: bool,
 }
 
-fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
+fn mmap_error(sys: &dyn Sys, e: &std::io::Error, pages: usize) -> Error {
     let errno = e.raw_os_error();
-    let kib = pages * sys::page_size() / 1024;
+    let kib = pages * sys.page_size() / 1024;
     let mut err = match errno {
         Some(libc::EPERM) => {
             let mlock =
-                crate::env::mlock_kb().map_or_else(|| "unknown".to_owned(), |v| format!("{v} KiB"));
-            let rlimit = crate::env::memlock_limit()
+                facts::mlock_kb(sys).map_or_else(|| "unknown".to_owned(), |v| format!("{v} KiB"));
+            let rlimit = sys
+                .rlimit_soft(Rlimit::MemLock)
                 .map_or_else(|| "unlimited".to_owned(), |v| format!("{} KiB", v / 1024));
             Error::new(
                 ErrorKind::MlockLimit,
@@ -173,7 +174,7 @@ fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
                 "use a smaller buffer (Backend::set_ring_pages({})), fewer threads or CPUs, \
                  raise the limit (sysctl -w kernel.perf_event_mlock_kb=2048; ulimit -l), or run \
                  with CAP_IPC_LOCK",
-                fitting_pages(pages)
+                fitting_pages(sys, pages)
             ))
         }
         Some(libc::ENOMEM) => Error::new(
@@ -196,9 +197,9 @@ fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
 
 /// The largest power-of-two ring (in data pages, below `pages`) that fits in one CPU's share of
 /// `perf_event_mlock_kb`, counting the control page.
-fn fitting_pages(pages: usize) -> usize {
-    let page = sys::page_size() as u64;
-    let budget = crate::env::mlock_kb().map_or(516 * 1024, |kb| kb.saturating_mul(1024));
+fn fitting_pages(sys: &dyn Sys, pages: usize) -> usize {
+    let page = sys.page_size() as u64;
+    let budget = facts::mlock_kb(sys).map_or(516 * 1024, |kb| kb.saturating_mul(1024));
     let fit = (budget.saturating_sub(page) / page).max(1);
     let pow = 1u64 << (63 - fit.leading_zeros());
     usize::try_from(pow).unwrap_or(1).min((pages / 2).max(1))

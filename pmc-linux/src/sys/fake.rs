@@ -20,12 +20,12 @@
 //!   [`MmapRing`]/[`crate::ring::RingReader`].
 
 use super::mmap::{MmapRing, RingMemory};
-use super::{Errno, Ioctl, Sys};
-use crate::errno_map::Facts;
+use super::{Clock, Errno, Facts, FileMeta, Ioctl, Rlimit, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A system call the model can fail on demand.
@@ -185,6 +185,9 @@ struct St {
     opens: u64,
     /// Every ioctl made, in order: `(fd, op)`.
     ioctl_log: Vec<(i32, Ioctl)>,
+    /// The `/proc`, `/sys` and tracefs files the test gave, by path; their directories are
+    /// implied by the paths.
+    files: BTreeMap<PathBuf, Vec<u8>>,
 }
 
 /// The fake kernel. See the [module docs](self).
@@ -250,6 +253,7 @@ impl FakeKernel {
                 ring_lost: BTreeMap::new(),
                 opens: 0,
                 ioctl_log: Vec::new(),
+                files: BTreeMap::new(),
             }),
         }
     }
@@ -257,6 +261,14 @@ impl FakeKernel {
     fn st(&self) -> MutexGuard<'_, St> {
         // A test that panicked while holding the lock has failed already; go on with its state.
         self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Gives the file `path` (of `/proc`, `/sys` or tracefs) these contents; its parent
+    /// directories exist from then on. No file exists until a test gives it.
+    pub fn set_file(&self, path: impl AsRef<Path>, contents: impl AsRef<[u8]>) {
+        self.st()
+            .files
+            .insert(path.as_ref().to_path_buf(), contents.as_ref().to_vec());
     }
 
     /// Sets the facts (paranoid level, privileges, limits) the code under test sees.
@@ -1028,6 +1040,78 @@ impl Sys for FakeKernel {
 
     fn facts(&self) -> Facts {
         self.st().facts
+    }
+
+    fn rlimit_soft(&self, resource: Rlimit) -> Option<u64> {
+        match resource {
+            Rlimit::NoFile => self.st().facts.nofile,
+            Rlimit::MemLock => None,
+        }
+    }
+
+    fn poll(&self, fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno> {
+        // The descriptors are pipes: the host's poll sees their hang-ups.
+        super::os::poll(fds, timeout_ms)
+    }
+
+    fn clock_ns(&self, clock: Clock) -> u64 {
+        super::os::clock_ns(clock)
+    }
+
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        let st = self.st();
+        match st.files.get(path) {
+            Some(b) => Ok(b.clone()),
+            None if st.files.keys().any(|k| k.starts_with(path)) => {
+                Err(std::io::Error::from_raw_os_error(libc::EISDIR))
+            }
+            None => Err(std::io::ErrorKind::NotFound.into()),
+        }
+    }
+
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
+        let st = self.st();
+        let mut names: Vec<String> = st
+            .files
+            .keys()
+            .filter_map(|k| k.strip_prefix(path).ok())
+            .filter_map(|rest| rest.components().next())
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        names.dedup();
+        if names.is_empty() {
+            return Err(std::io::ErrorKind::NotFound.into());
+        }
+        Ok(names)
+    }
+
+    fn metadata(&self, path: &Path) -> std::io::Result<FileMeta> {
+        let st = self.st();
+        if st.files.contains_key(path) {
+            return Ok(FileMeta {
+                is_dir: false,
+                mode: 0o644,
+            });
+        }
+        if st.files.keys().any(|k| k.starts_with(path)) {
+            return Ok(FileMeta {
+                is_dir: true,
+                mode: 0o755,
+            });
+        }
+        Err(std::io::ErrorKind::NotFound.into())
+    }
+
+    fn cpuinfo(&self) -> Arc<str> {
+        self.read_file(Path::new("/proc/cpuinfo"))
+            .map(|b| String::from_utf8_lossy(&b).into())
+            .unwrap_or_else(|_| "".into())
+    }
+
+    fn kernel_stext(&self) -> Option<u64> {
+        let b = self.read_file(Path::new("/proc/kallsyms")).ok()?;
+        let text = String::from_utf8_lossy(&b);
+        super::stext_in(text.lines().map(str::to_owned))
     }
 }
 
