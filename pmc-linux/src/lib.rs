@@ -30,6 +30,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod backend;
 pub mod counter;
 mod describe;
 pub mod env;
@@ -60,7 +61,8 @@ internal_mods! {
     ring;
 }
 
-pub use counter::{Backend, LinuxGroup, LinuxPmc};
+pub use backend::Backend;
+pub use counter::{LinuxGroup, LinuxPmc};
 pub use describe::attr_fields;
 pub use rdpmc::{Fallback, FastReader, ReadPath};
 pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};

@@ -127,7 +127,7 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
 }
 
 /// The data pages of each ring of a PMC allocated now.
-fn ring_pages_for(allocs: &[Allocation], shared: &Shared, facts: &Facts) -> usize {
+fn ring_pages_for<S: Sys>(allocs: &[Allocation], shared: &Shared<S>, facts: &Facts) -> usize {
     match shared.ring_pages.load(Ordering::Relaxed) {
         // Samples with user stacks are kilobytes each: a privileged caller gets perf's
         // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
@@ -227,12 +227,12 @@ fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
 
 impl Member {
     /// A member of a PMC being allocated: its event resolved, its attr built, its log id.
-    fn new(
+    fn new<S: Sys>(
         a: &Allocation,
         facts: &Facts,
         grouped: bool,
         ring_bytes: usize,
-        shared: &Shared,
+        shared: &Shared<S>,
     ) -> Result<Member> {
         crate::unwind::check(a)?;
         events::check_allocation(a)?;
@@ -272,8 +272,8 @@ impl Member {
     }
 }
 
-impl Counters {
-    pub(super) fn new(allocs: &[Allocation], shared: Arc<Shared>) -> Result<Counters> {
+impl<S: Sys> Counters<S> {
+    pub(super) fn new(allocs: &[Allocation], shared: Arc<Shared<S>>) -> Result<Counters<S>> {
         let facts = shared.facts();
         let inherit = allocs
             .iter()
@@ -397,9 +397,9 @@ impl Counters {
     /// A PMC or group with nothing opened yet: allocated, no targets, no counts kept.
     pub(super) fn unopened(
         members: Vec<Member>,
-        shared: Arc<Shared>,
+        shared: Arc<Shared<S>>,
         read: ReadLayout,
-    ) -> Counters {
+    ) -> Counters<S> {
         let n = members.len();
         let scope = members.first().map_or(&Scope::Process, |m| &m.alloc.scope);
         let life = Lifecycle::new(scope, shared.sys.getpid());

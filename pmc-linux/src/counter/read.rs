@@ -45,7 +45,7 @@ pub(super) fn read_words_in<S: Sys + ?Sized, const B: usize>(
     Ok(n / 8)
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     /// Whether the members' reads carry `PERF_FORMAT_LOST` (sampling PMCs on Linux 6.0+):
     /// a `lost` word after each member's `id` (perf_event_open(2), "Reading results").
     pub(super) fn reads_lost(&self) -> bool {

@@ -43,7 +43,7 @@ impl Rings {
     }
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     /// What this PMC's rings carry (`None`: a counting PMC without rings).
     pub(super) fn purpose(&self) -> Option<RingPurpose> {
         self.rings.as_ref().map(|r| r.purpose)
@@ -66,7 +66,7 @@ impl Counters {
     }
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     pub(super) fn set_local(&mut self) -> Result<()> {
         if !self.is_sampling() {
             return Err(Error::new(

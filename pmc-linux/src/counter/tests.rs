@@ -5,7 +5,10 @@
 
 use crate::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
 use crate::sys::Ioctl;
-use crate::{Backend, LinuxGroup, LinuxPmc};
+/// The backend and its PMCs over the fake kernel.
+type Backend = crate::Backend<Arc<FakeKernel>>;
+type LinuxPmc = crate::LinuxPmc<Arc<FakeKernel>>;
+type LinuxGroup = crate::LinuxGroup<Arc<FakeKernel>>;
 use perf_event_open_sys::bindings as b;
 use pmc_core::{
     Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Op, Pmc as _, Rate, State, Target,

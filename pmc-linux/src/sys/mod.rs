@@ -51,7 +51,7 @@ use mmap::MmapRing;
 /// Descriptors are real `OwnedFd`s whatever the implementation (a fake hands out descriptors of
 /// its own, e.g. pipes), so closing, duplicating and polling them keeps working; an
 /// implementation keys its state by the raw fd number.
-pub trait Sys: Send + Sync + std::fmt::Debug {
+pub trait Sys: Send + Sync + std::fmt::Debug + 'static {
     /// `perf_event_open(attr, pid, cpu, group_fd, flags | PERF_FLAG_FD_CLOEXEC)`.
     ///
     /// # Errors
@@ -219,105 +219,6 @@ impl<T: Sys + ?Sized> Sys for Arc<T> {
     }
     fn kernel_stext(&self) -> Option<u64> {
         (**self).kernel_stext()
-    }
-}
-
-/// The backend's handle on the kernel: the real one called directly (a `match`, no vtable),
-/// or any other [`Sys`] (the fake kernel in tests) through its trait object.
-#[derive(Debug, Clone)]
-pub(crate) enum SysHandle {
-    /// The kernel.
-    Real(RealSys),
-    /// A stand-in.
-    Other(Arc<dyn Sys>),
-}
-
-macro_rules! dispatch {
-    ($self:ident, $s:ident => $e:expr) => {
-        match $self {
-            SysHandle::Real($s) => $e,
-            SysHandle::Other(a) => {
-                let $s = &**a;
-                $e
-            }
-        }
-    };
-}
-
-impl Sys for SysHandle {
-    #[inline]
-    fn perf_event_open(
-        &self,
-        attr: &mut perf_event_attr,
-        pid: i32,
-        cpu: i32,
-        group: Option<BorrowedFd<'_>>,
-        flags: u64,
-    ) -> Result<OwnedFd, Errno> {
-        dispatch!(self, s => s.perf_event_open(attr, pid, cpu, group, flags))
-    }
-    #[inline]
-    fn ioctl(&self, fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno> {
-        dispatch!(self, s => s.ioctl(fd, op))
-    }
-    #[inline]
-    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
-        dispatch!(self, s => s.read(fd, buf))
-    }
-    #[inline]
-    fn event_id(&self, fd: BorrowedFd<'_>) -> Result<u64, Errno> {
-        dispatch!(self, s => s.event_id(fd))
-    }
-    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> std::io::Result<MmapRing> {
-        dispatch!(self, s => s.map_ring(fd, data_pages))
-    }
-    fn poll(&self, fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno> {
-        dispatch!(self, s => s.poll(fds, timeout_ms))
-    }
-    fn clock_ns(&self, clock: Clock) -> u64 {
-        dispatch!(self, s => s.clock_ns(clock))
-    }
-    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
-        dispatch!(self, s => s.thread_ids(pid))
-    }
-    fn thread_exiting(&self, tid: i32) -> bool {
-        dispatch!(self, s => s.thread_exiting(tid))
-    }
-    fn process_alive(&self, pid: u32) -> bool {
-        dispatch!(self, s => s.process_alive(pid))
-    }
-    fn gettid(&self) -> i32 {
-        dispatch!(self, s => s.gettid())
-    }
-    fn getpid(&self) -> u32 {
-        dispatch!(self, s => s.getpid())
-    }
-    fn page_size(&self) -> usize {
-        dispatch!(self, s => s.page_size())
-    }
-    fn online_cpus(&self) -> Vec<u32> {
-        dispatch!(self, s => s.online_cpus())
-    }
-    fn facts(&self) -> Facts {
-        dispatch!(self, s => s.facts())
-    }
-    fn rlimit_soft(&self, resource: Rlimit) -> Option<u64> {
-        dispatch!(self, s => s.rlimit_soft(resource))
-    }
-    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
-        dispatch!(self, s => s.read_file(path))
-    }
-    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
-        dispatch!(self, s => s.read_dir(path))
-    }
-    fn metadata(&self, path: &Path) -> std::io::Result<FileMeta> {
-        dispatch!(self, s => s.metadata(path))
-    }
-    fn cpuinfo(&self) -> Arc<str> {
-        dispatch!(self, s => s.cpuinfo())
-    }
-    fn kernel_stext(&self) -> Option<u64> {
-        dispatch!(self, s => s.kernel_stext())
     }
 }
 
