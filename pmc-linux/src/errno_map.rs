@@ -21,7 +21,7 @@ pub struct OpenContext<'a> {
     pub sample_freq: Option<u64>,
 }
 
-pub use crate::sys::Facts;
+pub use crate::sys::{Errno, Facts};
 
 /// The user-mode-only form of the event string `ev`, as a string that parses: its
 /// privilege modifiers replaced by `u` (precision kept), in the syntax it was written in
@@ -40,7 +40,8 @@ pub fn user_only(ev: &str) -> String {
 }
 
 /// Maps a `perf_event_open` errno to a typed error.
-pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
+pub fn open_error(errno: Errno, ctx: &OpenContext<'_>, f: &Facts) -> Error {
+    let Errno(errno) = errno;
     let ev = ctx.event;
     let e = match errno {
         libc::EACCES | libc::EPERM => permission_error(ctx, f),
@@ -239,7 +240,8 @@ fn no_device_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
 }
 
 /// Maps a failed ioctl or read.
-pub fn op_error(op: Op, errno: i32) -> Error {
+pub fn op_error(op: Op, errno: Errno) -> Error {
+    let Errno(errno) = errno;
     let kind = match errno {
         libc::ENODEV | libc::ENXIO => ErrorKind::NoSuchCpu,
         libc::ESRCH => ErrorKind::NoSuchProcess,
@@ -276,7 +278,7 @@ mod tests {
     #[test]
     fn system_wide_permission_names_paranoid_and_cap() {
         let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
-        let e = open_error(libc::EACCES, &ctx(&r, -1, 0), &F);
+        let e = open_error(Errno(libc::EACCES), &ctx(&r, -1, 0), &F);
         assert_eq!(e.kind(), ErrorKind::Permission);
         let m = e.to_string();
         assert!(
@@ -291,12 +293,12 @@ mod tests {
     #[test]
     fn no_pmu_is_said() {
         let r = crate::events::portable(pmc_core::PortableEvent::Cycles);
-        let e = open_error(libc::ENOENT, &ctx(&r, 0, -1), &F);
+        let e = open_error(Errno(libc::ENOENT), &ctx(&r, 0, -1), &F);
         assert_eq!(e.kind(), ErrorKind::NoPmu);
         assert!(e.to_string().contains("no hardware PMU"));
         let with_pmu = Facts { has_pmu: true, ..F };
         assert_eq!(
-            open_error(libc::ENOENT, &ctx(&r, 0, -1), &with_pmu).kind(),
+            open_error(Errno(libc::ENOENT), &ctx(&r, 0, -1), &with_pmu).kind(),
             ErrorKind::NoSuchEvent
         );
     }
@@ -304,19 +306,19 @@ mod tests {
     #[test]
     fn known_einval_causes() {
         let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
-        let e = open_error(libc::EINVAL, &ctx(&r, -1, -1), &F);
+        let e = open_error(Errno(libc::EINVAL), &ctx(&r, -1, -1), &F);
         assert!(e.to_string().contains("needs a CPU"), "{e}");
-        let e = open_error(libc::EINVAL, &ctx(&r, -1, 7), &F);
+        let e = open_error(Errno(libc::EINVAL), &ctx(&r, -1, 7), &F);
         assert_eq!(e.kind(), ErrorKind::NoSuchCpu);
         let mut c = ctx(&r, 0, -1);
         c.sample_freq = Some(200_000);
-        let e = open_error(libc::EINVAL, &c, &F);
+        let e = open_error(Errno(libc::EINVAL), &c, &F);
         assert!(
             e.to_string()
                 .contains("perf_event_max_sample_rate = 100000"),
             "{e}"
         );
-        let e = open_error(libc::EMFILE, &ctx(&r, 0, -1), &F);
+        let e = open_error(Errno(libc::EMFILE), &ctx(&r, 0, -1), &F);
         assert_eq!(e.kind(), ErrorKind::TooManyOpenFiles);
         assert!(
             e.to_string().contains("RLIMIT_NOFILE is 1024")
@@ -324,12 +326,12 @@ mod tests {
             "{e}"
         );
         assert_eq!(
-            open_error(libc::ESRCH, &ctx(&r, 99, -1), &F).kind(),
+            open_error(Errno(libc::ESRCH), &ctx(&r, 99, -1), &F).kind(),
             ErrorKind::NoSuchProcess
         );
         let mut k = ctx(&r, 0, -1);
         k.counts_kernel = true;
-        let e = open_error(libc::EACCES, &k, &F);
+        let e = open_error(Errno(libc::EACCES), &k, &F);
         assert!(e.to_string().contains(":u"), "{e}");
         // The suggestion is a valid event string (it was `task-clock:k:u`).
         for (given, want) in [
@@ -343,7 +345,7 @@ mod tests {
             let mut k = ctx(&r, 0, -1);
             k.event = given;
             k.counts_kernel = true;
-            let e = open_error(libc::EACCES, &k, &F).to_string();
+            let e = open_error(Errno(libc::EACCES), &k, &F).to_string();
             assert!(e.contains(&format!("(`{want}`)")), "{given}: {e}");
             assert!(want.parse::<pmc_core::EventSpec>().is_ok(), "{want}");
         }

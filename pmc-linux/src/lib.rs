@@ -34,6 +34,7 @@ mod backend;
 pub mod counter;
 mod describe;
 pub mod env;
+mod errno;
 pub mod rdpmc;
 pub mod sampler;
 mod sys;

@@ -501,7 +501,7 @@ impl<'a> FastReader<'a> {
             return Err(Fallback::UnsupportedArch);
         }
         machine_user_access(&RealSys)?;
-        crate::sys::rdpmc::ControlPage::map(fd).map_err(Fallback::MapFailed)
+        crate::sys::rdpmc::ControlPage::map(fd).map_err(|e| Fallback::MapFailed(e.0))
     }
 
     /// Why this reader always uses `read(2)`, if it does (no PMU, disabled,

@@ -97,7 +97,7 @@ use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
 use crate::record::ParseConfig;
 use crate::sampler::{self, LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
-use crate::sys::{Ioctl, RealSys, Sys};
+use crate::sys::{Errno, Ioctl, RealSys, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::lifecycle::{Lifecycle, LogNeed};

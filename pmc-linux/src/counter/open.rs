@@ -498,7 +498,7 @@ impl<S: Sys> Counters<S> {
                 attr.set_inherit_thread(1);
             }
             let mut opened = sys.perf_event_open(&mut attr, pid, cpu, group, 0);
-            if matches!(opened, Err(libc::EINVAL)) && attr.read_format & FORMAT_LOST != 0 {
+            if matches!(opened, Err(Errno(libc::EINVAL))) && attr.read_format & FORMAT_LOST != 0 {
                 // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
                 // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
                 // -EINVAL`): open without it, and remember that the lost count may be
@@ -515,7 +515,7 @@ impl<S: Sys> Counters<S> {
             }
             let opened = match opened {
                 // (A leader: a member's EINVAL on another thread may be a race, retried below.)
-                Err(libc::EINVAL) if attr.inherit_thread() == 1 && leader => {
+                Err(Errno(libc::EINVAL)) if attr.inherit_thread() == 1 && leader => {
                     // What did the kernel refuse? If plain `inherit` opens, inherit_thread
                     // (Linux < 5.13): new threads cannot be followed without child processes.
                     // If only a non-inherited event opens, inheriting this event at all (e.g.
@@ -534,17 +534,18 @@ impl<S: Sys> Counters<S> {
                     if sys.perf_event_open(&mut plain, pid, cpu, group, 0).is_ok() {
                         return Err((no_inherit(&m.event, &attr), false));
                     }
-                    Err(libc::EINVAL)
+                    Err(Errno(libc::EINVAL))
                 }
                 r => r,
             };
-            let race = matches!(opened, Err(libc::ENODEV | libc::EINVAL)) && !leader && pid > 0;
+            let race =
+                matches!(opened, Err(Errno(libc::ENODEV | libc::EINVAL))) && !leader && pid > 0;
             let fd = opened.map_err(|errno| {
                 // A member whose leader was just opened on a thread that is now exiting fails
                 // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
                 // vanished thread it is, so attach skips it like any thread that exited.
                 let errno = if race && sys.thread_exiting(pid) {
-                    libc::ESRCH
+                    Errno(libc::ESRCH)
                 } else {
                     errno
                 };
@@ -561,7 +562,7 @@ impl<S: Sys> Counters<S> {
                     counts_kernel: attr.exclude_kernel() == 0,
                     sample_freq: freq,
                 };
-                if errno == libc::EINVAL && !leader && m.resolved.is_hardware() {
+                if errno == Errno(libc::EINVAL) && !leader && m.resolved.is_hardware() {
                     // The PMU drivers validate a group against their counters when a
                     // member joins (armv8/x86 validate_group): EINVAL here means the
                     // group no longer fits, not a bad event (the leader, same kind, opened).
@@ -574,7 +575,7 @@ impl<S: Sys> Counters<S> {
                             m.event
                         ),
                     )
-                    .with_errno(errno)
+                    .with_errno(errno.0)
                     .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
                 }
                 errno_map::open_error(errno, &ctx, &sys.facts())

@@ -74,7 +74,7 @@ pub(super) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
     loop {
         match nix::unistd::read(fd, buf) {
             Err(nix::errno::Errno::EINTR) => continue,
-            r => return r.map_err(|e| e as Errno),
+            r => return r.map_err(Errno::from),
         }
     }
 }
@@ -105,7 +105,7 @@ pub(super) fn poll(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, 
     match nix::poll::poll(&mut pfds, timeout) {
         Ok(_) => {}
         Err(nix::errno::Errno::EINTR) => return Ok(vec![0; pfds.len()]),
-        Err(e) => return Err(e as Errno),
+        Err(e) => return Err(e.into()),
     }
     // The kernel reports only POLLIN (asked for) and POLLERR/POLLHUP/POLLNVAL, all of which
     // nix knows, so `revents()` is never `None` here.
@@ -136,5 +136,5 @@ pub(super) fn gettid() -> i32 {
 
 /// The calling thread's errno, right after a raw call failed.
 fn last_errno() -> Errno {
-    nix::errno::Errno::last_raw()
+    Errno(nix::errno::Errno::last_raw())
 }

@@ -98,14 +98,14 @@ pub fn perf_event_open_raw(
     if attr.size == 0 {
         attr.size = size_of::<perf_event_attr>() as u32;
     }
-    super::os::perf_event_open(attr, pid, cpu, group_fd, 0).map_err(io::Error::from_raw_os_error)
+    super::os::perf_event_open(attr, pid, cpu, group_fd, 0).map_err(io::Error::from)
 }
 
 /// Fails unless `fd` is a perf_event fd.
 fn check_perf_fd(fd: BorrowedFd<'_>) -> io::Result<()> {
     // PERF_EVENT_IOC_ID fails on anything else (and everywhere but Linux, with ENOSYS).
     super::os::event_id(fd).map(|_| ()).map_err(|e| {
-        let err = io::Error::from_raw_os_error(e);
+        let err = io::Error::from(e);
         io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("fd {} is not a perf_event fd: {err}", fd.as_raw_fd()),

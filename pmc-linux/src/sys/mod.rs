@@ -222,8 +222,7 @@ impl<T: Sys + ?Sized> Sys for Arc<T> {
     }
 }
 
-/// A raw OS error number.
-pub type Errno = i32;
+pub use crate::errno::Errno;
 
 /// Whether this system has perf_event (Linux).
 pub(crate) const HAVE_PERF_EVENT: bool = os::HAVE_PERF_EVENT;

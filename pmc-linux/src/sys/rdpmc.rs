@@ -120,7 +120,7 @@ impl ControlPage {
             .ok()
             .filter(|l| *l >= 4096)
             .unwrap_or(4096);
-        let map_len = std::num::NonZeroUsize::new(len).ok_or(libc::EINVAL)?;
+        let map_len = std::num::NonZeroUsize::new(len).ok_or(Errno(libc::EINVAL))?;
         // SAFETY: a fresh mapping chosen by the kernel (addr NULL), so no
         // existing memory is affected; nix checks the result for MAP_FAILED.
         let p = unsafe {
@@ -133,7 +133,7 @@ impl ControlPage {
                 0,
             )
         }
-        .map_err(|e| e as Errno)?;
+        .map_err(Errno::from)?;
         Ok(ControlPage {
             base: p.cast::<u8>(),
             backing: Backing::Mmap { len },

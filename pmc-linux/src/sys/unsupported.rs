@@ -17,27 +17,27 @@ pub(super) fn perf_event_open(
     _group: Option<BorrowedFd<'_>>,
     _flags: u64,
 ) -> Result<OwnedFd, Errno> {
-    Err(libc::ENOSYS)
+    Err(Errno(libc::ENOSYS))
 }
 
 /// `ioctl`: `ENOSYS`.
 pub(super) fn ioctl(_fd: BorrowedFd<'_>, _op: Ioctl) -> Result<(), Errno> {
-    Err(libc::ENOSYS)
+    Err(Errno(libc::ENOSYS))
 }
 
 /// `read`: `ENOSYS`.
 pub(super) fn read(_fd: BorrowedFd<'_>, _buf: &mut [u8]) -> Result<usize, Errno> {
-    Err(libc::ENOSYS)
+    Err(Errno(libc::ENOSYS))
 }
 
 /// `PERF_EVENT_IOC_ID`: `ENOSYS`.
 pub(super) fn event_id(_fd: BorrowedFd<'_>) -> Result<u64, Errno> {
-    Err(libc::ENOSYS)
+    Err(Errno(libc::ENOSYS))
 }
 
 /// `poll`: `ENOSYS`.
 pub(super) fn poll(_fds: &[BorrowedFd<'_>], _timeout_ms: i32) -> Result<Vec<i16>, Errno> {
-    Err(libc::ENOSYS)
+    Err(Errno(libc::ENOSYS))
 }
 
 /// `clock_gettime`: 0.
