@@ -3,7 +3,7 @@
 
 use crate::counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};
 use crate::errno_map::Facts;
-use crate::sampler::{Hub, SamplingSummary};
+use crate::log::{Hub, SamplingSummary};
 use crate::sys::{RealSys, Sys};
 use pmc_core::{Allocation, Error, ErrorKind, LogSink, Op, Result};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -150,7 +150,7 @@ impl<S: Sys + Clone> Backend<S> {
 impl<S: Sys> Backend<S> {
     /// The error that failed this backend's log, if one did (a full disk, a closed pipe):
     /// `ErrorKind::Os` with the errno, and the `std::io::Error` (its `kind()`, e.g.
-    /// `StorageFull`) as its source. It is here within [`DRAIN_PERIOD`](crate::sampler::DRAIN_PERIOD)
+    /// `StorageFull`) as its source. It is here within [`DRAIN_PERIOD`](crate::log::DRAIN_PERIOD)
     /// of the failing write, so a caller polling it learns of the failure at once rather than
     /// at [`close_log`](pmc_core::Backend::close_log).
     ///
@@ -187,7 +187,7 @@ impl<S: Sys> Backend<S> {
     /// Sets how far (in bytes) writing the log may fall behind draining the rings, for logs
     /// configured from now on: the drain thread never waits on the log's sink (a pipe to a slow
     /// reader, a TCP peer, a slow disk); it queues sealed blocks in memory up to this bound
-    /// (default [`sampler::DEFAULT_SPOOL_BYTES`]), then drops whole blocks and counts their
+    /// (default [`DEFAULT_SPOOL_BYTES`](crate::DEFAULT_SPOOL_BYTES)), then drops whole blocks and counts their
     /// samples as lost ([`SamplingSummary::lost_spool`]). 0 restores the default.
     ///
     /// ```
@@ -200,7 +200,7 @@ impl<S: Sys> Backend<S> {
     }
 
     /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
-    /// now on, in pages (a power of two; default [`sampler::DEFAULT_RING_PAGES`]). Larger rings
+    /// now on, in pages (a power of two; default [`DEFAULT_RING_PAGES`](crate::DEFAULT_RING_PAGES)). Larger rings
     /// lose fewer samples in bursts; their memory is locked and counts against
     /// `kernel.perf_event_mlock_kb` and `RLIMIT_MEMLOCK`.
     ///

@@ -89,14 +89,23 @@ fn permission_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
     if ctx.pid == -1 {
         Error::permission(
             Op::Allocate,
-            &format!("count `{ev}` system-wide (every process on CPU {})", ctx.cpu),
-            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 0 },
+            &format!(
+                "count `{ev}` system-wide (every process on CPU {})",
+                ctx.cpu
+            ),
+            PermissionReason::PerfEventParanoid {
+                level: f.paranoid,
+                needed: 0,
+            },
         )
     } else if ctx.resolved.is_tracepoint() && f.paranoid.is_some_and(|p| p > -1) {
         Error::permission(
             Op::Allocate,
             &format!("use tracepoint `{ev}`"),
-            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: -1 },
+            PermissionReason::PerfEventParanoid {
+                level: f.paranoid,
+                needed: -1,
+            },
         )
     } else if ctx.counts_kernel && f.paranoid.is_some_and(|p| p >= 2) {
         Error::permission(
@@ -112,13 +121,18 @@ fn permission_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
         Error::permission(
             Op::Attach,
             &format!("count `{ev}`"),
-            PermissionReason::Ptrace { pid: ctx.pid as u32 },
+            PermissionReason::Ptrace {
+                pid: ctx.pid as u32,
+            },
         )
     } else {
         Error::permission(
             Op::Allocate,
             &format!("count `{ev}`"),
-            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 2 },
+            PermissionReason::PerfEventParanoid {
+                level: f.paranoid,
+                needed: 2,
+            },
         )
     }
 }
@@ -139,7 +153,10 @@ fn no_such_event_error(ctx: &OpenContext<'_>) -> Error {
     Error::new(
         ErrorKind::NoSuchEvent,
         Op::Allocate,
-        format!("`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
+        format!(
+            "`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})",
+            ctx.resolved.type_, ctx.resolved.config
+        ),
     )
     .with_help("`Backend::list_events` lists the events this machine has")
 }
@@ -166,7 +183,9 @@ fn not_supported_error(ctx: &OpenContext<'_>) -> Error {
 
 /// EMFILE / ENFILE: the descriptor limit, and how far to raise it.
 fn too_many_files_error(f: &Facts) -> Error {
-    let lim = f.nofile.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
+    let lim = f
+        .nofile
+        .map_or_else(|| "unknown".to_owned(), |l| l.to_string());
     Error::new(
         ErrorKind::TooManyOpenFiles,
         Op::Allocate,
@@ -188,7 +207,10 @@ fn no_such_cpu_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
     Error::new(
         ErrorKind::NoSuchCpu,
         Op::Allocate,
-        format!("CPU {} does not exist or is offline ({} online)", ctx.cpu, f.ncpus),
+        format!(
+            "CPU {} does not exist or is offline ({} online)",
+            ctx.cpu, f.ncpus
+        ),
     )
     .with_help("see /sys/devices/system/cpu/online")
 }
@@ -205,7 +227,11 @@ fn invalid_argument_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
         )
     } else if cpu_missing(ctx, f) {
         no_such_cpu_error(ctx, f)
-    } else if ctx.sample_freq.zip(f.max_sample_rate).is_some_and(|(q, m)| q > m) {
+    } else if ctx
+        .sample_freq
+        .zip(f.max_sample_rate)
+        .is_some_and(|(q, m)| q > m)
+    {
         Error::new(
             ErrorKind::InvalidArgument,
             Op::Allocate,
@@ -234,7 +260,10 @@ fn no_device_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
         Error::new(
             ErrorKind::NoSuchCpu,
             Op::Allocate,
-            format!("`{}`: CPU {} is offline, or the event is not available on it", ctx.event, ctx.cpu),
+            format!(
+                "`{}`: CPU {} is offline, or the event is not available on it",
+                ctx.event, ctx.cpu
+            ),
         )
     }
 }

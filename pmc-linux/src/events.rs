@@ -142,7 +142,12 @@ fn generic(name: &str) -> Option<Resolved> {
 /// tracepoints; [`ErrorKind::NotSupported`] for hwpmc events Linux has no
 /// counterpart for.
 pub fn resolve(sys: &dyn Sys, spec: &EventSpec) -> Result<Resolved, Error> {
-    resolve_in(sys, spec, Path::new(PMU_DIR), &TRACEFS_DIRS.map(PathBuf::from))
+    resolve_in(
+        sys,
+        spec,
+        Path::new(PMU_DIR),
+        &TRACEFS_DIRS.map(PathBuf::from),
+    )
 }
 
 /// This machine's CPU, from `/proc/cpuinfo` (which `sys` reads once).
@@ -308,8 +313,7 @@ fn named(
     }
     // A legacy libpmc name (pmc.k8(3), pmc.iaf(3), Intel's architectural events) whose
     // event is a generic one: the kernel programs it for this CPU.
-    if let Some(g) = pmc_events::libpmc_generic(name).or_else(|| pmc_events::libpmc_generic(bare))
-    {
+    if let Some(g) = pmc_events::libpmc_generic(name).or_else(|| pmc_events::libpmc_generic(bare)) {
         if let Some(r) = PortableEvent::from_name(g)
             .map(portable)
             .or_else(|| generic(g))
@@ -349,13 +353,6 @@ fn named(
 /// `clock.stat` (stathz = 127), N x 123 us for `clock.prof` (profhz = 127 x 64); see
 /// [`pmc_core::SoftClock`] for the FreeBSD sources. The samples' own periods in the log stay
 /// what the kernel reports for those events: the nanoseconds each sample stands for.
-///
-/// ```
-/// use pmc_linux::events::soft_clock_period;
-/// let spec = |s: &str| s.parse().unwrap();
-/// assert_eq!(soft_clock_period(&spec("clock.hard"), 3), 3_000_000);
-/// assert_eq!(soft_clock_period(&spec("cpu-clock"), 3), 3);
-/// ```
 pub fn soft_clock_period(spec: &EventSpec, period: u64) -> u64 {
     match spec.soft_clock() {
         Some(c) => period.saturating_mul(c.tick_ns()),
@@ -372,15 +369,6 @@ const MAX_KERNEL_PERIOD: u64 = i64::MAX as u64;
 /// so counting one is refused (a count in nanoseconds under a tick's name would be a silent
 /// unit change: `clock.hard` read 546,986,168 for 0.55 s where FreeBSD reads about 550).
 /// Sampling one keeps the unit in the period ([`soft_clock_period`]).
-///
-/// ```
-/// use pmc_core::{Allocation, ErrorKind, Rate};
-/// use pmc_linux::events::check_allocation;
-/// let hard = || "clock.hard".parse().unwrap();
-/// let e = check_allocation(&Allocation::counting(hard())).unwrap_err();
-/// assert_eq!(e.kind(), ErrorKind::NotSupported);
-/// assert!(check_allocation(&Allocation::sampling(hard(), Rate::Period(1))).is_ok());
-/// ```
 pub fn check_allocation(a: &pmc_core::Allocation) -> Result<(), Error> {
     let Some(clock) = a.event.soft_clock() else {
         return Ok(());
@@ -593,6 +581,22 @@ pub fn place(r: &mut Resolved, format: &str, mut value: u64) -> Result<(), Strin
 mod tests {
     use super::*;
 
+    #[test]
+    fn soft_clock_periods_are_ticks() {
+        let spec = |s: &str| s.parse().unwrap();
+        assert_eq!(soft_clock_period(&spec("clock.hard"), 3), 3_000_000);
+        assert_eq!(soft_clock_period(&spec("cpu-clock"), 3), 3);
+    }
+
+    #[test]
+    fn soft_clocks_count_only_by_sampling() {
+        use pmc_core::{Allocation, Rate};
+        let hard = || "clock.hard".parse().unwrap();
+        let e = check_allocation(&Allocation::counting(hard())).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported);
+        assert!(check_allocation(&Allocation::sampling(hard(), Rate::Period(1))).is_ok());
+    }
+
     fn fake_pmu() -> tempdir::Dir {
         let d = tempdir::Dir::new();
         let cpu = d.path().join("cpu");
@@ -693,7 +697,10 @@ mod tests {
         }
         // Ticks of kern.hz = 1000, stathz = 127, profhz = 8128, in nanoseconds.
         assert_eq!(soft_clock_period(&spec("clock.hard"), 1), 1_000_000);
-        assert_eq!(soft_clock_period(&spec("clock.hard"), 65536), 65_536_000_000);
+        assert_eq!(
+            soft_clock_period(&spec("clock.hard"), 65536),
+            65_536_000_000
+        );
         assert_eq!(soft_clock_period(&spec("clock.stat"), 2), 2 * 7_874_016);
         assert_eq!(soft_clock_period(&spec("clock.prof"), 1), 123_031);
         // Everything else keeps its period and its counting.
@@ -741,7 +748,13 @@ mod tests {
     }
 
     fn rc(s: &str, d: &Path, cpu: CpuId) -> Result<Resolved, Error> {
-        resolve_for(&crate::sys::RealSys, &s.parse().unwrap(), d, &[], Some(&cpu))
+        resolve_for(
+            &crate::sys::RealSys,
+            &s.parse().unwrap(),
+            d,
+            &[],
+            Some(&cpu),
+        )
     }
 
     fn x86(vendor: pmc_events::X86Vendor, family: u32, model: u32) -> CpuId {

@@ -120,7 +120,13 @@ pub fn list_events(sys: &dyn Sys, tracepoints: bool) -> Vec<EventInfo> {
         for (access, miss) in pmc_core::event::LINUX_CACHE_OPS {
             for op in [access, miss] {
                 let n = format!("{cache}-{op}");
-                out.push(info(sys, &n, EventSource::Cache, "generic cache event", &facts));
+                out.push(info(
+                    sys,
+                    &n,
+                    EventSource::Cache,
+                    "generic cache event",
+                    &facts,
+                ));
             }
         }
     }
@@ -135,11 +141,7 @@ pub fn list_events(sys: &dyn Sys, tracepoints: bool) -> Vec<EventInfo> {
 /// The CPU's own events from the pmc-events table (the one perf's
 /// `mapfile.csv` picks for this CPU), each resolved and probed; the source
 /// names the table.
-fn table_events(
-    sys: &dyn Sys,
-    cpu: Option<pmc_events::CpuId>,
-    facts: &Facts,
-) -> Vec<EventInfo> {
+fn table_events(sys: &dyn Sys, cpu: Option<pmc_events::CpuId>, facts: &Facts) -> Vec<EventInfo> {
     let Some(table) = cpu.as_ref().and_then(pmc_events::Table::for_cpu) else {
         return Vec::new();
     };
@@ -579,8 +581,7 @@ fn nmi_watchdog_check(sys: &dyn Sys, v: &mut Vec<Check>) {
 
 /// Tracepoints: whether tracefs is mounted, else the fix.
 fn tracepoint_check(sys: &dyn Sys, v: &mut Vec<Check>) {
-    match Tracefs::probe_on(sys, &events::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem()
-    {
+    match Tracefs::probe_on(sys, &events::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem() {
         None => v.push(Check::yes("tracepoints", "tracefs is mounted")),
         Some((why, fix)) => v.push(Check::no("tracepoints", why, fix)),
     }

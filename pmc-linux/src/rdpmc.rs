@@ -1,101 +1,5 @@
-//! The fast read path: reading a self-monitoring counting PMC from user space
-//! (`rdpmc` on x86_64, `mrs PMEVCNTR<n>_EL0` on aarch64) instead of `read(2)`.
-//!
-//! ```no_run
-//! use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
-//! # fn main() -> pmc_core::Result<()> {
-//! let backend = pmc_linux::Backend::open()?;
-//! let mut pmc = backend.allocate(&Allocation::counting("instructions:u".parse()?))?;
-//! pmc.attach(Target::CurrentThread)?; // this thread alone
-//! pmc.start()?;
-//! let fast = pmc_linux::FastReader::new(&pmc)?;
-//! let before = fast.read()?;
-//! let v: u64 = (0..1000u64).sum();
-//! let after = fast.read()?;
-//! println!("{} instructions for {v}", after.value - before.value);
-//! # Ok(()) }
-//! ```
-//!
-//! # How a read works
-//!
-//! [`FastReader::new`] maps the counter's control page (`struct
-//! perf_event_mmap_page`: one read-only page, no ring buffer). Each read then
-//! follows the kernel's protocol (`include/uapi/linux/perf_event.h`):
-//!
-//! 1. load the page's `lock` (acquire); an odd value is an update in
-//!    progress, retry;
-//! 2. load the fields (atomics), read the timestamp counter and, when
-//!    `cap_user_rdpmc` is set and `index != 0`, hardware counter
-//!    `index - 1`;
-//! 3. load `lock` again (after an acquire fence); if it moved, the kernel
-//!    rescheduled the counter meanwhile: retry (at most [`MAX_RETRIES`]
-//!    times, then fall back);
-//! 4. sign-extend the hardware value from `pmc_width` bits and add `offset`;
-//! 5. extrapolate `time_enabled`/`time_running` to now from the timestamp with
-//!    `time_mult`/`time_shift`/`time_offset` (and `time_cycles`/`time_mask`
-//!    when `cap_user_time_short`), so a multiplexed counter scales correctly.
-//!
-//! Steps 4-5 and the decisions are the pure function `read_self`, tested
-//! against a simulated page and a fake counter (and run under Miri).
-//!
-//! # When it falls back to `read(2)`
-//!
-//! Transparently, with exactly one `read(2)` of the counter's fd, when the
-//! counter is not on the PMU right now (`index == 0`: software events, a
-//! stopped or multiplexed-out counter), when the kernel does not offer user
-//! reads (`cap_user_rdpmc`/`cap_user_time` clear, `/sys/bus/event_source/devices/cpu/rdpmc`
-//! is 0, aarch64's `kernel.perf_user_access` is off or the event was not
-//! opened with `config1` bit 1), when there is no hardware PMU at all (VMs),
-//! when mapping the page failed (e.g. the locked-memory limit), on other
-//! architectures, or when the seqlock stayed contended. [`FastReader::read_traced`]
-//! says which path was taken and why.
-//!
-//! # aarch64
-//!
-//! The arm64 kernel lets EL0 read a counter only when
-//! `kernel.perf_user_access` is 1 *and* the event asked for it with the
-//! PMU's `rdpmc` format bit (`config1:1`); it refuses that bit on CPU-bound
-//! events. So the backend sets the bit, read from the PMU's
-//! `format/rdpmc`, on per-thread counting events of the CPU PMU whenever the
-//! sysctl is 1 at allocate time (`user_read_bits`); a `long` event keeps
-//! its config1 as asked (the kernel refuses user reads of chained counters).
-//! The page's `index` then names the register: 32 is `PMCCNTR_EL0`, n is
-//! `PMEVCNTR<n-1>_EL0`.
-//!
-//! # Where this is tested
-//!
-//! The aarch64 path runs for real in the PMU lab (`ci/pmu-lab`, QEMU's
-//! emulated Armv8 PMU): fast reads agree with read(2), a million of them make
-//! no system call (counted by `raw_syscalls:sys_enter`), and with access off
-//! every read is exactly one read(2), without SIGILL (`tests/tests/hw.rs`).
-//! The x86_64 `rdpmc` path cannot run in CI: the CI host is a VM without a
-//! PMU, and QEMU's x86 emulation has no PMU at all (checked). It is covered
-//! by the simulated-page tests below (seqlock, sign extension, time
-//! extrapolation, fallbacks) and on real x86 hardware by the same hw tests.
-//!
-//! # Cost
-//!
-//! A read allocates nothing. The user-space path makes no system call; the
-//! fallback makes exactly one (`read(2)`).
-//!
-//! # Serialization
-//!
-//! [`FastReader::read`] does not serialize: the CPU may execute the counter
-//! read a few instructions early or late, which is fine for regions of
-//! thousands of instructions and costs nothing. [`FastReader::read_serialized`]
-//! first waits for earlier instructions to complete (`lfence` on x86_64,
-//! `isb` on aarch64); use it to measure tiny regions.
-//!
-//! # Threads
-//!
-//! A per-thread counter is only live on the PMU while its thread runs, so
-//! only that thread may read it from user space: [`FastReader::new`] accepts
-//! a PMC that counts exactly the calling thread (allocated with process scope,
-//! attached to [`Target::CurrentThread`](pmc_core::Target::CurrentThread) on
-//! that thread, not a group, no descendants), and a `FastReader` is neither
-//! `Send` nor `Sync`. A PMC on [`Target::Current`](pmc_core::Target::Current)
-//! counts the whole process, its later threads included: the kernel follows
-//! them with inherited events, which it does not map.
+//! The fast read path (user-space counter reads): [`FastReader`], whose docs say how a
+//! read works, when it falls back to `read(2)`, and what it costs.
 
 use std::marker::PhantomData;
 use std::os::fd::BorrowedFd;
@@ -442,9 +346,108 @@ impl CounterSource for Hardware {
 }
 
 /// Reads a self-monitoring counting PMC from user space when the hardware
-/// and kernel allow it, else with one `read(2)`; see the [module docs](self).
+/// and kernel allow it, else with one `read(2)`.
 ///
 /// Borrows the PMC: stop, write or release it after dropping the reader.
+///
+/// The fast read path: reading a self-monitoring counting PMC from user space
+/// (`rdpmc` on x86_64, `mrs PMEVCNTR<n>_EL0` on aarch64) instead of `read(2)`.
+///
+/// ```no_run
+/// use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
+/// # fn main() -> pmc_core::Result<()> {
+/// let backend = pmc_linux::Backend::open()?;
+/// let mut pmc = backend.allocate(&Allocation::counting("instructions:u".parse()?))?;
+/// pmc.attach(Target::CurrentThread)?; // this thread alone
+/// pmc.start()?;
+/// let fast = pmc_linux::FastReader::new(&pmc)?;
+/// let before = fast.read()?;
+/// let v: u64 = (0..1000u64).sum();
+/// let after = fast.read()?;
+/// println!("{} instructions for {v}", after.value - before.value);
+/// # Ok(()) }
+/// ```
+///
+/// # How a read works
+///
+/// [`FastReader::new`] maps the counter's control page (`struct
+/// perf_event_mmap_page`: one read-only page, no ring buffer). Each read then
+/// follows the kernel's protocol (`include/uapi/linux/perf_event.h`):
+///
+/// 1. load the page's `lock` (acquire); an odd value is an update in
+///    progress, retry;
+/// 2. load the fields (atomics), read the timestamp counter and, when
+///    `cap_user_rdpmc` is set and `index != 0`, hardware counter
+///    `index - 1`;
+/// 3. load `lock` again (after an acquire fence); if it moved, the kernel
+///    rescheduled the counter meanwhile: retry (at most [`MAX_RETRIES`]
+///    times, then fall back);
+/// 4. sign-extend the hardware value from `pmc_width` bits and add `offset`;
+/// 5. extrapolate `time_enabled`/`time_running` to now from the timestamp with
+///    `time_mult`/`time_shift`/`time_offset` (and `time_cycles`/`time_mask`
+///    when `cap_user_time_short`), so a multiplexed counter scales correctly.
+///
+/// Steps 4-5 and the decisions are the pure function `read_self`, tested
+/// against a simulated page and a fake counter (and run under Miri).
+///
+/// # When it falls back to `read(2)`
+///
+/// Transparently, with exactly one `read(2)` of the counter's fd, when the
+/// counter is not on the PMU right now (`index == 0`: software events, a
+/// stopped or multiplexed-out counter), when the kernel does not offer user
+/// reads (`cap_user_rdpmc`/`cap_user_time` clear, `/sys/bus/event_source/devices/cpu/rdpmc`
+/// is 0, aarch64's `kernel.perf_user_access` is off or the event was not
+/// opened with `config1` bit 1), when there is no hardware PMU at all (VMs),
+/// when mapping the page failed (e.g. the locked-memory limit), on other
+/// architectures, or when the seqlock stayed contended. [`FastReader::read_traced`]
+/// says which path was taken and why.
+///
+/// # aarch64
+///
+/// The arm64 kernel lets EL0 read a counter only when
+/// `kernel.perf_user_access` is 1 *and* the event asked for it with the
+/// PMU's `rdpmc` format bit (`config1:1`); it refuses that bit on CPU-bound
+/// events. So the backend sets the bit, read from the PMU's
+/// `format/rdpmc`, on per-thread counting events of the CPU PMU whenever the
+/// sysctl is 1 at allocate time (`user_read_bits`); a `long` event keeps
+/// its config1 as asked (the kernel refuses user reads of chained counters).
+/// The page's `index` then names the register: 32 is `PMCCNTR_EL0`, n is
+/// `PMEVCNTR<n-1>_EL0`.
+///
+/// # Where this is tested
+///
+/// The aarch64 path runs for real in the PMU lab (`ci/pmu-lab`, QEMU's
+/// emulated Armv8 PMU): fast reads agree with read(2), a million of them make
+/// no system call (counted by `raw_syscalls:sys_enter`), and with access off
+/// every read is exactly one read(2), without SIGILL (`tests/tests/hw.rs`).
+/// The x86_64 `rdpmc` path cannot run in CI: the CI host is a VM without a
+/// PMU, and QEMU's x86 emulation has no PMU at all (checked). It is covered
+/// by the simulated-page tests below (seqlock, sign extension, time
+/// extrapolation, fallbacks) and on real x86 hardware by the same hw tests.
+///
+/// # Cost
+///
+/// A read allocates nothing. The user-space path makes no system call; the
+/// fallback makes exactly one (`read(2)`).
+///
+/// # Serialization
+///
+/// [`FastReader::read`] does not serialize: the CPU may execute the counter
+/// read a few instructions early or late, which is fine for regions of
+/// thousands of instructions and costs nothing. [`FastReader::read_serialized`]
+/// first waits for earlier instructions to complete (`lfence` on x86_64,
+/// `isb` on aarch64); use it to measure tiny regions.
+///
+/// # Threads
+///
+/// A per-thread counter is only live on the PMU while its thread runs, so
+/// only that thread may read it from user space: [`FastReader::new`] accepts
+/// a PMC that counts exactly the calling thread (allocated with process scope,
+/// attached to [`Target::CurrentThread`](pmc_core::Target::CurrentThread) on
+/// that thread, not a group, no descendants), and a `FastReader` is neither
+/// `Send` nor `Sync`. A PMC on [`Target::Current`](pmc_core::Target::Current)
+/// counts the whole process, its later threads included: the kernel follows
+/// them with inherited events, which it does not map.
 pub struct FastReader<'a> {
     fd: BorrowedFd<'a>,
     /// The mapped control page, or why there is none.
@@ -467,7 +470,7 @@ impl std::fmt::Debug for FastReader<'_> {
 
 impl<'a> FastReader<'a> {
     /// A fast reader for `pmc`, which must count exactly the calling thread
-    /// (see the [module docs](self#threads)).
+    /// (see [Threads](FastReader#threads)).
     ///
     /// Never fails because user reads are impossible here: it then reads
     /// with `read(2)` ([`unavailable`](FastReader::unavailable) says why).

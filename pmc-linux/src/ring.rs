@@ -52,7 +52,7 @@
 //! An in-memory ring with one record that wraps the end of a 64-byte data area:
 //!
 //! ```
-//! use pmc_linux::ring::{ControlCells, RingReader, RingStorage};
+//! use pmc_linux::internals::ring::{ControlCells, RingReader, RingStorage};
 //! use std::sync::atomic::Ordering;
 //!
 //! struct Mem { data: Vec<u8>, cells: ControlCells }
@@ -84,7 +84,7 @@
 //! assert!(batch.next_record().is_none());
 //! drop(batch); // publishes data_tail = 72
 //! assert_eq!(reader.storage().load_tail(), 72);
-//! # Ok::<(), pmc_linux::ring::RingError>(())
+//! # Ok::<(), pmc_linux::internals::ring::RingError>(())
 //! ```
 //!
 //! # Hostile values
@@ -109,9 +109,7 @@ use thiserror::Error;
 use crate::record::{RecordHeader, HEADER_LEN};
 
 #[doc(inline)]
-#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
 pub use crate::sys::mmap::{perf_event_open_raw, MmapRing, RingStorage};
-
 
 /// An atomic cell pair an in-memory [`RingStorage`] can use for `data_head`/`data_tail`, with
 /// the orderings of the protocol.

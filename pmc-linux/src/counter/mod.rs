@@ -47,7 +47,7 @@
 //! A sampling PMC's events carry `sample_id_all`, `PERF_SAMPLE_IDENTIFIER`,
 //! `use_clockid` with `CLOCK_MONOTONIC`, a wakeup watermark of a quarter ring,
 //! and, on each fd set's leader, the tracking bits (`mmap`/`mmap2`, `comm`,
-//! `comm_exec`, `task`). At start their ring buffers are mapped ([`crate::sampler`]):
+//! `comm_exec`, `task`). At start their ring buffers are mapped ([`crate::log`]):
 //!
 //! * system scope: one ring per CPU;
 //! * the calling process without descendants: one ring per thread (`cpu = -1`);
@@ -63,7 +63,7 @@
 //! drains the PMC's rings into the log, so what was sampled before `stop`
 //! returns is in it; dropping the PMC drains them a last time.
 //! `Flags::LOG_PROCEXIT` (process scope) logs each process's count at its
-//! exit (see [`crate::sampler`]): for a sampling PMC the sum of its sample
+//! exit (see [`crate::log`]): for a sampling PMC the sum of its sample
 //! periods; for a counting PMC the kernel's count, the PMC being opened as
 //! `perf record -s` opens its events (one inherited event per CPU, with
 //! `inherit_stat`, `task` and a ring for the `PERF_RECORD_READ` the kernel
@@ -95,8 +95,8 @@ use switch::SwitchGroup;
 use crate::backend::Shared;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
+use crate::log::{LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
 use crate::record::ParseConfig;
-use crate::sampler::{self, LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
 use crate::sys::{Errno, Ioctl, RealSys, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
@@ -750,7 +750,7 @@ impl<S: Sys> LinuxPmc<S> {
     }
 
     /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
-    /// see [`Backend::sampling_details`]).
+    /// see [`Backend::sampling_details`](crate::Backend::sampling_details)).
     pub fn sample_summary(&self) -> Option<SamplingSummary> {
         match self.c.rings.as_ref().map(|r| &r.delivery) {
             Some(Delivery::Local(Some(l))) => Some(l.summary.clone()),

@@ -132,9 +132,9 @@ fn ring_pages_for<S: Sys>(allocs: &[Allocation], shared: &Shared<S>, facts: &Fac
         // Samples with user stacks are kilobytes each: a privileged caller gets perf's
         // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
         0 if facts.privileged && allocs.iter().any(crate::unwind::wants_stack) => {
-            sampler::DWARF_RING_PAGES
+            crate::log::DWARF_RING_PAGES
         }
-        0 => sampler::DEFAULT_RING_PAGES,
+        0 => crate::log::DEFAULT_RING_PAGES,
         n => n,
     }
 }

@@ -304,7 +304,7 @@ impl<S: Sys> Counters<S> {
     /// (CPU or target) for a single PMC, one total per member for a group.
     pub(super) fn log_counts(&self) -> Result<()> {
         use pmc_log::record as log;
-        let time = sampler::now(&self._shared.sys);
+        let time = crate::log::now(&self._shared.sys);
         let mut counters = Vec::new();
         let counter = |pmc_id, pid, cpu, r: &Reading| log::Counter {
             time,

@@ -243,7 +243,7 @@ impl<S: Sys> Counters<S> {
     /// The log descriptors of the members.
     pub(super) fn descriptors(&self) -> Vec<pmc_log::record::PmcDescriptor<'static>> {
         use pmc_log::record as log;
-        let time = sampler::now(&self._shared.sys);
+        let time = crate::log::now(&self._shared.sys);
         // A switch group's leader is internal: its samples become the owner's counter records.
         self.members
             .iter()

@@ -1,9 +1,9 @@
-//! The counting and sampling code against the fake kernel ([`crate::fake::FakeKernel`]): fd
+//! The counting and sampling code against the fake kernel ([`crate::sys::fake::FakeKernel`]): fd
 //! layouts, attach/detach bookkeeping, reads, errno mapping at each verb, the exec and
 //! vanished-thread cases. No privileges, no PMU, any kernel. The real-kernel tests in
 //! `pmc-linux/tests` are the oracles these models were checked against.
 
-use crate::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
+use crate::sys::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
 use crate::sys::Ioctl;
 /// The backend and its PMCs over the fake kernel.
 type Backend = crate::Backend<Arc<FakeKernel>>;

@@ -31,6 +31,7 @@ pub(crate) mod facts;
 #[cfg(any(test, feature = "fake-kernel"))]
 pub mod fake;
 pub(crate) mod mmap;
+pub use mmap::MmapRing;
 pub(crate) mod rdpmc;
 mod real;
 
@@ -41,8 +42,6 @@ use perf_event_open_sys::bindings::perf_event_attr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
-
-use mmap::MmapRing;
 
 /// The system as the counting and sampling code sees it: the perf_event calls on fds, and the
 /// `/proc` and `/sys` facts they need. [`RealSys`] is the kernel; `FakeKernel` (feature

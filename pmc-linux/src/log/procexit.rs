@@ -461,8 +461,8 @@ mod tests {
     /// total less the `READ`s.
     #[test]
     fn procexit_takes_reads_and_counts_at_stop() {
+        use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
         use crate::record::record_type;
-        use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
         let m = RingMeta {
             exit_reads: true,
             ..meta()

@@ -73,9 +73,9 @@ impl Reorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampler::hub::write_log;
-    use crate::sampler::synth::host_header;
-    use crate::sampler::testutil::Buf;
+    use crate::log::hub::write_log;
+    use crate::log::synth::host_header;
+    use crate::log::testutil::Buf;
     use pmc_core::LogSink;
 
     #[test]

@@ -867,8 +867,8 @@ fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
     use crate::record::record_type;
-    use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
 
     /// A write error keeps its kind (refused access is `Permission`, a full disk `Os`), its
     /// errno and its `io::Error` kind, as FreeBSD's log pump reports it; only the first
@@ -988,7 +988,7 @@ mod tests {
     // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
     #[cfg_attr(miri, ignore)]
     fn the_unwinder_sees_maps_before_samples() {
-        use crate::sampler::post::tests::{stack, user_sample};
+        use crate::log::post::tests::{stack, user_sample};
         let mut post = PostChain::default();
         let mut reorder = Reorder::default();
         reorder.push_with(

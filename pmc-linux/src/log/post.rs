@@ -203,7 +203,7 @@ pub(super) mod tests {
     use super::*;
 
     #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
-    pub(in crate::sampler) fn stack(pc: u64) -> UserStack {
+    pub(in crate::log) fn stack(pc: u64) -> UserStack {
         UserStack::new(
             crate::unwind::Regs {
                 pc,
@@ -216,7 +216,7 @@ pub(super) mod tests {
     }
 
     #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
-    pub(in crate::sampler) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {
+    pub(in crate::log) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {
         log::Sample {
             time,
             pmc_id: 1,

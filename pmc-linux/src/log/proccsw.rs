@@ -145,8 +145,8 @@ impl ProcCsw {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::testutil::{meta, pid_tid, record};
     use crate::record::{record_type, sample_type as st, ParseConfig};
-    use crate::sampler::testutil::{meta, pid_tid, record};
 
     /// log-proccsw: each switch sample of a switch group (leader: the context-switch event,
     /// id 77 = PMC 3; member id 78 = PMC 4) becomes one counter record per member with the

@@ -161,10 +161,10 @@ fn sample_to_log<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::summary::tally;
+    use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
+    use crate::log::SamplingSummary;
     use crate::record::{context, record_type};
-    use crate::sampler::summary::tally;
-    use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
-    use crate::sampler::SamplingSummary;
 
     fn convert(bytes: &[u8]) -> Option<log::Record<'static>> {
         let m = meta();
