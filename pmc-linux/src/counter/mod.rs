@@ -145,19 +145,37 @@ impl Member {
     }
 }
 
+/// Where an instance stands with its target's exec ([`Target::Exec`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExecState {
+    /// Not an exec target, or one reopened without `enable_on_exec` (its exec seen, or
+    /// disarmed at a stop): counted as opened.
+    Plain,
+    /// Opened with `enable_on_exec` and not started by us since (attached while not running):
+    /// reads as zero, whatever the kernel counted after an exec; the exec enables its fds
+    /// whatever our state.
+    Pending,
+    /// Opened with `enable_on_exec`, started by us (or attached while running), the exec not
+    /// seen yet: the kernel enables these fds at the exec, whatever our state.
+    Armed,
+    /// Its exec came before its first start: reopened as a pid at that start, so its mappings
+    /// are synthesized like a pid's.
+    Missed,
+}
+
+impl ExecState {
+    /// Opened with `enable_on_exec` and the exec not seen yet.
+    fn armed(self) -> bool {
+        matches!(self, ExecState::Pending | ExecState::Armed)
+    }
+}
+
 struct InstanceFds {
     instance: Instance,
     /// One fd set per thread (or per CPU for system scope: exactly one), leader first.
     threads: Vec<Vec<OwnedFd>>,
-    /// Opened with enable_on_exec and not started by us since (attached while not running):
-    /// reads as zero, whatever the kernel counted after an exec.
-    pending_exec: bool,
-    /// Opened with enable_on_exec and the exec not seen yet: the kernel enables these fds
-    /// at the exec, whatever our state.
-    exec_armed: bool,
-    /// An exec target whose exec came before its first start: reopened as a pid at start,
-    /// so its mappings are synthesized like a pid's.
-    exec_missed: bool,
+    /// Where it stands with its target's exec.
+    exec: ExecState,
     /// The CPU each fd set of `threads` was opened on (-1: any, per task).
     cpus: Vec<i32>,
     /// Sampling: its ring buffers are mapped and feeding the log or the owner.
@@ -202,7 +220,7 @@ impl<S: Sys> Counters<S> {
         let per_cpu = layout.task_cpus(&self._shared.sys);
         let mut threads = Vec::new();
         let mut cpus = Vec::new();
-        let pending_exec = match target {
+        let exec_target = match target {
             Target::Current | Target::CurrentThread => {
                 let tids = if target == Target::CurrentThread {
                     vec![self._shared.sys.gettid()]
@@ -254,16 +272,17 @@ impl<S: Sys> Counters<S> {
         };
         self.probe = None;
         // Attached while running, an exec target starts at its exec: started by us.
-        let exec_armed = pending_exec;
-        let pending_exec = pending_exec && !self.life.is_running();
+        let exec = match (exec_target, self.life.is_running()) {
+            (false, _) => ExecState::Plain,
+            (true, true) => ExecState::Armed,
+            (true, false) => ExecState::Pending,
+        };
         let thread = (target == Target::CurrentThread).then(|| self._shared.sys.gettid());
         self.instances.push(InstanceFds {
             thread,
             instance: Instance::Target(target),
             threads,
-            pending_exec,
-            exec_armed,
-            exec_missed: false,
+            exec,
             cpus,
             mapped: false,
         });
@@ -377,10 +396,9 @@ impl<S: Sys> Counters<S> {
         // An exec target that exec'd before this start has counted since (the kernel's
         // enable_on_exec): start it afresh, as a pid, without those counts.
         for i in 0..self.instances.len() {
-            if self.instances[i].pending_exec && self.exec_seen(i)? {
+            if self.instances[i].exec == ExecState::Pending && self.exec_seen(i)? {
                 self.reopen_exec(i)?;
-                self.instances[i].pending_exec = false;
-                self.instances[i].exec_missed = true;
+                self.instances[i].exec = ExecState::Missed;
             }
         }
         if self.rings.is_some() {
@@ -397,7 +415,7 @@ impl<S: Sys> Counters<S> {
         let shared = self._shared.clone();
         let sys = &shared.sys;
         let r = self.for_each_set(|inst, set| {
-            if inst.pending_exec {
+            if inst.exec == ExecState::Pending {
                 return Ok(()); // enable_on_exec starts it
             }
             // The members first, one by one, then the leader: the group is scheduled in once,
@@ -412,7 +430,9 @@ impl<S: Sys> Counters<S> {
             Ok(())
         });
         for i in &mut self.instances {
-            i.pending_exec = false;
+            if i.exec == ExecState::Pending {
+                i.exec = ExecState::Armed;
+            }
         }
         // The switch group starts after the PMC and stops before it, so the counts it logs
         // lie inside the PMC's own.
@@ -643,7 +663,7 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
         // The common case, one fd (a PMC on one thread or one CPU): one
         // read(2) and a few instructions, no loops.
         if let [inst] = self.c.instances.as_slice() {
-            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
+            if let (false, [set]) = (inst.exec == ExecState::Pending, inst.threads.as_slice()) {
                 if let [fd] = set.as_slice() {
                     // value, time_enabled, time_running, id [, lost].
                     let want = self.c.member_words();

@@ -378,9 +378,7 @@ impl<S: Sys> Counters<S> {
                         thread: None,
                         instance: Instance::Cpu(cpu),
                         threads: vec![fds],
-                        pending_exec: false,
-                        exec_armed: false,
-                        exec_missed: false,
+                        exec: ExecState::Plain,
                         cpus: vec![cpu_i],
                         mapped: false,
                     });
@@ -642,7 +640,9 @@ impl<S: Sys> Counters<S> {
         let inst = &mut self.instances[i];
         inst.threads = threads;
         inst.cpus = cpus;
-        inst.exec_armed = false;
+        if inst.exec.armed() {
+            inst.exec = ExecState::Plain;
+        }
         inst.mapped = false;
         Ok(())
     }
@@ -652,9 +652,11 @@ impl<S: Sys> Counters<S> {
     pub(super) fn disarm_exec(&mut self) -> Result<()> {
         let mut armed = Vec::new();
         for i in 0..self.instances.len() {
-            if self.instances[i].exec_armed {
+            if self.instances[i].exec.armed() {
                 if self.exec_seen(i)? {
-                    self.instances[i].exec_armed = false;
+                    if self.instances[i].exec == ExecState::Armed {
+                        self.instances[i].exec = ExecState::Plain;
+                    }
                 } else {
                     armed.push(i);
                 }

@@ -106,7 +106,7 @@ impl<S: Sys> Counters<S> {
 
     /// Adds one instance's readings (summed over its threads) into `out`.
     pub(super) fn read_instance(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
-        if inst.pending_exec {
+        if inst.exec == ExecState::Pending {
             return Ok(()); // not started since attach: whatever an exec enabled is not ours
         }
         self.read_instance_fds(inst, out)
@@ -232,7 +232,7 @@ impl<S: Sys> Counters<S> {
         // The common group case, one leader fd (one thread or one CPU): one
         // read(2), decoded straight from the buffer in a single pass.
         if let ([inst], ReadLayout::Group) = (self.instances.as_slice(), self.read) {
-            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
+            if let (false, [set]) = (inst.exec == ExecState::Pending, inst.threads.as_slice()) {
                 if let Some(leader) = set.first() {
                     let mut b = [0u8; READ_WORDS * 8];
                     let stride = self.group_stride();

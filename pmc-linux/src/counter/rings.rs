@@ -155,7 +155,7 @@ impl<S: Sys> Counters<S> {
                 }
                 Instance::Target(Target::Pid(p)) => pids.push(p),
                 // Its exec came before the start: its mappings are there already.
-                Instance::Target(Target::Exec(p)) if inst.exec_missed => pids.push(p),
+                Instance::Target(Target::Exec(p)) if inst.exec == ExecState::Missed => pids.push(p),
                 // The kernel reports the exec and its mappings (enable_on_exec precedes them).
                 Instance::Target(Target::Exec(_)) => {}
             }
