@@ -71,7 +71,6 @@ mod rdpmc;
 mod record;
 mod ring;
 mod sys;
-mod unwind;
 
 pub use backend::Backend;
 pub use counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};

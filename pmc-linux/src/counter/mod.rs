@@ -89,13 +89,13 @@ mod tests;
 use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
 use open::build_attr;
 use read::short_read;
-use rings::{Delivery, RingPurpose, Rings};
+use rings::{Delivery, Rings};
 use switch::SwitchGroup;
 
 use crate::backend::Shared;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
-use crate::log::{LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
+use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingSummary, Synth};
 use crate::record::ParseConfig;
 use crate::sys::{Errno, Ioctl, RealSys, Sys};
 use perf_event_open_sys::bindings as b;

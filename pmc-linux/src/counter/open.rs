@@ -105,11 +105,14 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
     if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
         attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
     }
-    if let (true, Some(stack_size)) = (crate::unwind::wants_stack(a), a.call_graph.stack_size()) {
+    if let (true, Some(stack_size)) = (
+        crate::log::unwind::wants_stack(a),
+        a.call_graph.stack_size(),
+    ) {
         // As perf record --call-graph dwarf: the user registers and stack with each
         // sample; the kernel's callchain keeps only its kernel part.
         attr.sample_type |= u64::from(b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER);
-        attr.sample_regs_user = crate::unwind::REGS_MASK;
+        attr.sample_regs_user = crate::log::unwind::REGS_MASK;
         attr.sample_stack_user = stack_size;
         attr.set_exclude_callchain_user(1);
     }
@@ -131,7 +134,7 @@ fn ring_pages_for<S: Sys>(allocs: &[Allocation], shared: &Shared<S>, facts: &Fac
     match shared.ring_pages.load(Ordering::Relaxed) {
         // Samples with user stacks are kilobytes each: a privileged caller gets perf's
         // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
-        0 if facts.privileged && allocs.iter().any(crate::unwind::wants_stack) => {
+        0 if facts.privileged && allocs.iter().any(crate::log::unwind::wants_stack) => {
             crate::log::DWARF_RING_PAGES
         }
         0 => crate::log::DEFAULT_RING_PAGES,
@@ -234,7 +237,7 @@ impl Member {
         ring_bytes: usize,
         shared: &Shared<S>,
     ) -> Result<Member> {
-        crate::unwind::check(a)?;
+        crate::log::unwind::check(a)?;
         events::check_allocation(a)?;
         let resolved = events::resolve(&shared.sys, &a.event)?;
         if let Mode::Sampling(Rate::Frequency(f)) = a.mode {

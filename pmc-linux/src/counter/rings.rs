@@ -13,17 +13,6 @@ pub(super) struct Rings {
     pub(super) delivery: Delivery,
 }
 
-/// What a PMC's rings carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RingPurpose {
-    /// Samples (a sampling PMC).
-    Samples,
-    /// The `PERF_RECORD_READ`s of a counting PMC with log-procexit, at each task's exit.
-    ExitReads,
-    /// A switch group's context-switch samples, carrying the owner's counts.
-    SwitchCounts,
-}
-
 /// Who reads a PMC's rings.
 pub(super) enum Delivery {
     /// The backend's log (its drain thread).
@@ -203,8 +192,9 @@ impl<S: Sys> Counters<S> {
                             token,
                             ring_cpu,
                         )?;
-                        ring.switch_counts = purpose == Some(RingPurpose::SwitchCounts);
-                        ring.exit_reads = purpose == Some(RingPurpose::ExitReads);
+                        if let Some(p) = purpose {
+                            ring.purpose = p;
+                        }
                         ring.user_in_kernel =
                             leader.alloc.flags.contains(pmc_core::Flags::USERCALLCHAIN);
                         ring.cfg_inherit = leader.attr.inherit() == 1
@@ -280,7 +270,7 @@ impl<S: Sys> Counters<S> {
                     cpu,
                     mode,
                     flags: m.alloc.flags.bits()
-                        | if crate::unwind::wants_stack(&m.alloc) {
+                        | if crate::log::unwind::wants_stack(&m.alloc) {
                             log::FLAG_DWARF_CALLCHAIN
                         } else {
                             0

@@ -57,6 +57,21 @@ struct HubState {
     sys: HubSys,
 }
 
+/// The hub's post-processors, in the order they run: log-procexit (its counting half takes
+/// `READ`s as they are drained), log-proccsw (takes switch groups' samples as they are
+/// drained), then the unwinding stage. (At the reorder output only the unwinding stage
+/// rewrites records and only log-procexit emits records, so their order there does not
+/// matter.)
+impl Default for PostChain {
+    fn default() -> Self {
+        PostChain(vec![
+            Box::new(super::procexit::ProcExit::default()),
+            Box::new(super::proccsw::ProcCsw::default()),
+            Box::new(super::unwind::Stage::default()),
+        ])
+    }
+}
+
 /// The backend's [`Sys`] as the hub holds it (the real system until [`Hub::with_sys`] sets it).
 #[derive(Clone)]
 struct HubSys(Arc<dyn Sys>);
@@ -740,7 +755,7 @@ fn convert(sys: &dyn Sys, meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder
     let mut stack = match (r, &rec) {
         // Without user frames for kernel samples: nothing to unwind either.
         (_, log::Record::Sample(s)) if !meta.user_in_kernel && s.kernel_frames > 0 => None,
-        (Record::Sample(s), _) => crate::unwind::UserStack::of(s),
+        (Record::Sample(s), _) => crate::log::unwind::UserStack::of(s),
         _ => None,
     };
     // Raw capture: the stack goes into the log after its sample, not unwound.

@@ -68,6 +68,7 @@ mod summary;
 mod synth;
 #[cfg(test)]
 mod testutil;
+pub(crate) mod unwind;
 
 use crate::sys::{Clock, Sys};
 use std::time::Duration;
@@ -76,7 +77,7 @@ pub(crate) use crate::ring::MmapRing;
 pub(crate) use hub::Hub;
 pub(crate) use local::LocalRings;
 pub use local::OwnedSample;
-pub(crate) use source::RingSource;
+pub(crate) use source::{RingPurpose, RingSource};
 pub use spool::DEFAULT_SPOOL_BYTES;
 pub use summary::{CpuCounts, SamplingSummary};
 pub(crate) use synth::Synth;

@@ -22,10 +22,10 @@
 //! Nothing here is called while the log is not configured: records drained then are counted
 //! in the summary and dropped.
 
-use super::source::{RingMeta, RingSource};
+use super::source::{RingMeta, RingPurpose, RingSource};
 use super::SamplingSummary;
+use crate::log::unwind::{Stage, UserStack};
 use crate::record::Record;
-use crate::unwind::{Stage, UserStack};
 use pmc_log::record as log;
 
 /// Whether a drained perf record goes on to the next processors and to conversion.
@@ -59,6 +59,10 @@ pub(super) enum HubEvent<'a> {
 /// One bookkeeping job of the drain thread (see the module documentation for when each
 /// method is called). Every method has a do-nothing default.
 pub(super) trait PostProcessor: Send {
+    /// Whether it wants the records drained from rings of this purpose
+    /// ([`drained`](PostProcessor::drained) is called for those only).
+    fn wants(&self, purpose: RingPurpose) -> bool;
+
     /// A perf record drained from a ring, in ring order, before conversion. Records pushed to
     /// `out` enter the reorder buffer now (after whatever was drained before).
     fn drained(
@@ -93,22 +97,8 @@ pub(super) trait PostProcessor: Send {
     fn summary(&mut self, _summary: &mut SamplingSummary) {}
 }
 
-/// The post-processors of a hub, in the order they run: log-procexit (its counting half takes
-/// `READ`s as they are drained), log-proccsw (takes switch groups' samples as they are
-/// drained), then the unwinding stage. (At the reorder output only the unwinding stage
-/// rewrites records and only log-procexit emits records, so their order there does not
-/// matter.)
+/// The post-processors of a hub, in the order they run (the hub assembles the chain).
 pub(super) struct PostChain(pub(super) Vec<Box<dyn PostProcessor>>);
-
-impl Default for PostChain {
-    fn default() -> Self {
-        PostChain(vec![
-            Box::new(super::procexit::ProcExit::default()),
-            Box::new(super::proccsw::ProcCsw::default()),
-            Box::new(Stage::default()),
-        ])
-    }
-}
 
 impl PostChain {
     /// Runs `rec`, drained from a ring, through the processors; records they emit go to
@@ -120,7 +110,7 @@ impl PostChain {
         out: &mut dyn FnMut(log::Record<'static>),
     ) -> Flow {
         let mut emitted = Vec::new();
-        for p in &mut self.0 {
+        for p in self.0.iter_mut().filter(|p| p.wants(meta.purpose)) {
             let flow = p.drained(meta, rec, &mut emitted);
             emitted.drain(..).for_each(&mut *out);
             if flow == Flow::Consumed {
@@ -173,10 +163,15 @@ impl PostChain {
     }
 }
 
-/// The unwinding stage ([`crate::unwind`]): follows the maps, execs, forks and exits of every
+/// The unwinding stage ([`crate::log::unwind`]): follows the maps, execs, forks and exits of every
 /// record the log takes, drained or written directly, and completes each sample that carries
 /// a user stack as it leaves the reorder buffer (by then its process's `MMAP2`s have passed).
 impl PostProcessor for Stage {
+    /// None drained: it works on samples as they are written.
+    fn wants(&self, _purpose: RingPurpose) -> bool {
+        false
+    }
+
     fn ordered(
         &mut self,
         rec: &mut log::Record<'static>,
@@ -205,7 +200,7 @@ pub(super) mod tests {
     #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
     pub(in crate::log) fn stack(pc: u64) -> UserStack {
         UserStack::new(
-            crate::unwind::Regs {
+            crate::log::unwind::Regs {
                 pc,
                 sp: 0x7ff0_0000,
                 fp: 0,

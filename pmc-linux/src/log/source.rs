@@ -10,6 +10,20 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// What a PMC's rings carry: each post-processor says which of these it wants
+/// ([`PostProcessor::wants`](super::post::PostProcessor::wants)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RingPurpose {
+    /// Samples (a sampling PMC).
+    Samples,
+    /// The `PERF_RECORD_READ`s of a counting PMC with log-procexit (`inherit_stat`): the
+    /// counts of its tasks at their exits (see [`ExitReads`](super::procexit::ExitReads)).
+    ExitReads,
+    /// A log-proccsw switch group's context-switch samples, carrying the group's counts:
+    /// logged as counter records rather than samples.
+    SwitchCounts,
+}
+
 /// A mapped ring buffer and what its records mean.
 pub(crate) struct RingSource {
     pub(super) reader: RingReader<MmapRing>,
@@ -26,15 +40,11 @@ pub(crate) struct RingSource {
     pub(crate) token: u32,
     /// The event hung up (its task exited): drained, no longer polled.
     pub(super) hung_up: bool,
-    /// A log-proccsw switch group's ring: its samples are context switches carrying the
-    /// group's counts, logged as counter records rather than samples.
-    pub(crate) switch_counts: bool,
+    /// What its records are.
+    pub(crate) purpose: RingPurpose,
     /// The PMC keeps its samples' user stacks in the log (`CallGraph::DwarfRaw`) instead of
     /// unwinding them.
     pub(crate) raw_stacks: bool,
-    /// A counting PMC with log-procexit: its `PERF_RECORD_READ`s (`inherit_stat`) are the
-    /// counts of its tasks at their exits (see [`ExitReads`](super::procexit::ExitReads)).
-    pub(crate) exit_reads: bool,
     /// The PMC's events are inherited by child processes (descendants).
     pub(crate) cfg_inherit: bool,
     /// The callchains of samples taken in the kernel keep their user frames
@@ -103,9 +113,8 @@ impl RingSource {
             cpu,
             token,
             hung_up: false,
-            switch_counts: false,
+            purpose: RingPurpose::Samples,
             raw_stacks: false,
-            exit_reads: false,
             cfg_inherit: false,
             user_in_kernel: true,
             lost_accounted: 0,
@@ -143,9 +152,8 @@ pub(super) struct RingMeta {
     pub(super) ids: Vec<(u64, u32)>,
     pub(super) default_pmc: u32,
     pub(super) cpu: Option<u32>,
-    pub(super) switch_counts: bool,
+    pub(super) purpose: RingPurpose,
     pub(super) raw_stacks: bool,
-    pub(super) exit_reads: bool,
     /// The ring's events are inherited by child processes (descendants).
     pub(super) inherit: bool,
     /// Kernel samples keep the user part of their callchains.
@@ -221,9 +229,8 @@ pub(super) fn drain_ring(
         ids: std::mem::take(&mut ring.ids),
         default_pmc: ring.default_pmc,
         cpu: ring.cpu,
-        switch_counts: ring.switch_counts,
+        purpose: ring.purpose,
         raw_stacks: ring.raw_stacks,
-        exit_reads: ring.exit_reads,
         inherit: ring.cfg_inherit,
         user_in_kernel: ring.user_in_kernel,
     };
@@ -251,7 +258,9 @@ pub(super) fn drain_ring(
                         }
                     }
                     // A switch group's samples are counter readings, not samples.
-                    if !(meta.switch_counts && matches!(r, Record::Sample(_))) {
+                    if !(meta.purpose == RingPurpose::SwitchCounts
+                        && matches!(r, Record::Sample(_)))
+                    {
                         tally(summary, &r, meta.cpu);
                     }
                     f(&meta, &r);
