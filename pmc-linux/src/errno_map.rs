@@ -6,7 +6,7 @@ use pmc_core::{Error, ErrorKind, Op, PermissionReason};
 
 /// What was being opened, for explaining a `perf_event_open` failure.
 #[derive(Debug, Clone)]
-pub struct OpenContext<'a> {
+pub(crate) struct OpenContext<'a> {
     /// The event as the user wrote it.
     pub event: &'a str,
     /// Its resolution.
@@ -21,13 +21,13 @@ pub struct OpenContext<'a> {
     pub sample_freq: Option<u64>,
 }
 
-pub use crate::sys::{Errno, Facts};
+pub(crate) use crate::sys::{Errno, Facts};
 
 /// The user-mode-only form of the event string `ev`, as a string that parses: its
 /// privilege modifiers replaced by `u` (precision kept), in the syntax it was written in
 /// (`task-clock:k` -> `task-clock:u`, `cpu/event=0x3c/k` -> `cpu/event=0x3c/u`). Falls back
 /// to appending `:u` only for a string that does not parse (it did, to get here).
-pub fn user_only(ev: &str) -> String {
+pub(crate) fn user_only(ev: &str) -> String {
     match ev.parse::<pmc_core::EventSpec>() {
         Ok(mut spec) => {
             spec.modifiers.user = true;
@@ -40,7 +40,7 @@ pub fn user_only(ev: &str) -> String {
 }
 
 /// Maps a `perf_event_open` errno to a typed error.
-pub fn open_error(errno: Errno, ctx: &OpenContext<'_>, f: &Facts) -> Error {
+pub(crate) fn open_error(errno: Errno, ctx: &OpenContext<'_>, f: &Facts) -> Error {
     let Errno(errno) = errno;
     let ev = ctx.event;
     let e = match errno {
@@ -269,7 +269,7 @@ fn no_device_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
 }
 
 /// Maps a failed ioctl or read.
-pub fn op_error(op: Op, errno: Errno) -> Error {
+pub(crate) fn op_error(op: Op, errno: Errno) -> Error {
     let Errno(errno) = errno;
     let kind = match errno {
         libc::ENODEV | libc::ENXIO => ErrorKind::NoSuchCpu,

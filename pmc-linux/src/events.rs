@@ -13,7 +13,7 @@ use crate::sys::Sys;
 
 /// An event as `perf_event_attr` needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// `attr.type`.
     pub type_: u32,
     /// `attr.config`.
@@ -34,22 +34,22 @@ impl Resolved {
         }
     }
     /// Whether the event needs a hardware PMU.
-    pub fn is_hardware(&self) -> bool {
+    pub(crate) fn is_hardware(&self) -> bool {
         matches!(
             self.type_,
             b::PERF_TYPE_HARDWARE | b::PERF_TYPE_HW_CACHE | b::PERF_TYPE_RAW
         )
     }
     /// Whether this is a tracepoint.
-    pub fn is_tracepoint(&self) -> bool {
+    pub(crate) fn is_tracepoint(&self) -> bool {
         self.type_ == b::PERF_TYPE_TRACEPOINT
     }
 }
 
 /// Where sysfs lists the PMUs.
-pub const PMU_DIR: &str = crate::sys::facts::PMU_DIR;
+pub(crate) const PMU_DIR: &str = crate::sys::facts::PMU_DIR;
 /// Where tracefs may be mounted.
-pub const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+pub(crate) const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 fn no_event(spec: &EventSpec, why: impl Into<String>) -> Error {
     Error::new(
@@ -61,7 +61,7 @@ fn no_event(spec: &EventSpec, why: impl Into<String>) -> Error {
 }
 
 /// The portable events' Linux encodings.
-pub fn portable(p: PortableEvent) -> Resolved {
+pub(crate) fn portable(p: PortableEvent) -> Resolved {
     use PortableEvent::*;
     let (t, c) = match p {
         Cycles => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_CPU_CYCLES),
@@ -141,7 +141,7 @@ fn generic(name: &str) -> Option<Resolved> {
 /// [`ErrorKind::NoSuchEvent`] for unknown PMUs, aliases, formats or
 /// tracepoints; [`ErrorKind::NotSupported`] for hwpmc events Linux has no
 /// counterpart for.
-pub fn resolve(sys: &dyn Sys, spec: &EventSpec) -> Result<Resolved, Error> {
+pub(crate) fn resolve(sys: &dyn Sys, spec: &EventSpec) -> Result<Resolved, Error> {
     resolve_in(
         sys,
         spec,
@@ -151,12 +151,12 @@ pub fn resolve(sys: &dyn Sys, spec: &EventSpec) -> Result<Resolved, Error> {
 }
 
 /// This machine's CPU, from `/proc/cpuinfo` (which `sys` reads once).
-pub fn host_cpu(sys: &dyn Sys) -> Option<CpuId> {
+pub(crate) fn host_cpu(sys: &dyn Sys) -> Option<CpuId> {
     CpuId::from_proc_cpuinfo(&sys.cpuinfo())
 }
 
 /// [`resolve`] against other sysfs/tracefs roots (for tests).
-pub fn resolve_in(
+pub(crate) fn resolve_in(
     sys: &dyn Sys,
     spec: &EventSpec,
     pmu_dir: &Path,
@@ -166,7 +166,7 @@ pub fn resolve_in(
 }
 
 /// [`resolve_in`] for a given CPU (the seam for tests with fake CPUIDs).
-pub fn resolve_for(
+pub(crate) fn resolve_for(
     sys: &dyn Sys,
     spec: &EventSpec,
     pmu_dir: &Path,
@@ -353,7 +353,7 @@ fn named(
 /// `clock.stat` (stathz = 127), N x 123 us for `clock.prof` (profhz = 127 x 64); see
 /// [`pmc_core::SoftClock`] for the FreeBSD sources. The samples' own periods in the log stay
 /// what the kernel reports for those events: the nanoseconds each sample stands for.
-pub fn soft_clock_period(spec: &EventSpec, period: u64) -> u64 {
+pub(crate) fn soft_clock_period(spec: &EventSpec, period: u64) -> u64 {
     match spec.soft_clock() {
         Some(c) => period.saturating_mul(c.tick_ns()),
         None => period,
@@ -369,7 +369,7 @@ const MAX_KERNEL_PERIOD: u64 = i64::MAX as u64;
 /// so counting one is refused (a count in nanoseconds under a tick's name would be a silent
 /// unit change: `clock.hard` read 546,986,168 for 0.55 s where FreeBSD reads about 550).
 /// Sampling one keeps the unit in the period ([`soft_clock_period`]).
-pub fn check_allocation(a: &pmc_core::Allocation) -> Result<(), Error> {
+pub(crate) fn check_allocation(a: &pmc_core::Allocation) -> Result<(), Error> {
     let Some(clock) = a.event.soft_clock() else {
         return Ok(());
     };
@@ -543,7 +543,7 @@ fn parse_sysfs_number(v: &str) -> Option<u64> {
 
 /// Places `value` into the config field(s) a sysfs format describes:
 /// `config:0-7`, `config1:0-63`, `config:0-7,32-35` (bits filled low to high).
-pub fn place(r: &mut Resolved, format: &str, mut value: u64) -> Result<(), String> {
+pub(crate) fn place(r: &mut Resolved, format: &str, mut value: u64) -> Result<(), String> {
     let (field, ranges) = format
         .split_once(':')
         .ok_or_else(|| format!("bad format `{format}`"))?;
@@ -616,9 +616,9 @@ mod tests {
     }
 
     mod tempdir {
-        pub struct Dir(std::path::PathBuf);
+        pub(super) struct Dir(std::path::PathBuf);
         impl Dir {
-            pub fn new() -> Dir {
+            pub(super) fn new() -> Dir {
                 use std::sync::atomic::{AtomicU32, Ordering};
                 static N: AtomicU32 = AtomicU32::new(0);
                 let p = std::env::temp_dir().join(format!(
@@ -629,7 +629,7 @@ mod tests {
                 std::fs::create_dir_all(&p).unwrap();
                 Dir(p)
             }
-            pub fn path(&self) -> &std::path::Path {
+            pub(super) fn path(&self) -> &std::path::Path {
                 &self.0
             }
         }

@@ -16,7 +16,7 @@ use std::path::Path;
 /// At most this many tracepoints are probed (one per subsystem, or each
 /// event of a subsystem whose first one fails); the rest are listed as not
 /// probed.
-pub const MAX_TRACEPOINT_PROBES: usize = 1024;
+pub(crate) const MAX_TRACEPOINT_PROBES: usize = 1024;
 
 fn probe_resolved(sys: &dyn Sys, name: &str, r: &Resolved, facts: &Facts) -> Availability {
     let kernel = facts.privileged || facts.paranoid.is_none_or(|p| p < 2);
@@ -83,7 +83,7 @@ fn info(
 /// Every event this machine names, grouped by source, each probed.
 /// Tracepoints are included when `tracepoints` is true (there can be
 /// thousands).
-pub fn list_events(sys: &dyn Sys, tracepoints: bool) -> Vec<EventInfo> {
+pub(crate) fn list_events(sys: &dyn Sys, tracepoints: bool) -> Vec<EventInfo> {
     let facts = sys.facts();
     let mut out = Vec::new();
     for p in PortableEvent::ALL {
@@ -385,7 +385,7 @@ fn group_capacity(sys: &dyn Sys, kernel: bool) -> Option<usize> {
 }
 
 /// The diagnostics report: what works here and, for each "no", the fix.
-pub fn diagnose(sys: &dyn Sys) -> Vec<Check> {
+pub(crate) fn diagnose(sys: &dyn Sys) -> Vec<Check> {
     let facts = sys.facts();
     let mut v = Vec::new();
     v.push(Check::info(

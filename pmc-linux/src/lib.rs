@@ -56,7 +56,7 @@
 //! system calls in `sys` are Linux-only, and elsewhere they fail with
 //! `ENOSYS`.
 #![deny(unsafe_code)]
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, unnameable_types)]
 
 mod backend;
 mod counter;

@@ -21,9 +21,6 @@ pub const MAX_RETRIES: u32 = 64;
 pub(crate) const CAP_USER_RDPMC: u64 = 1 << 2;
 /// `cap_user_time`.
 pub(crate) const CAP_USER_TIME: u64 = 1 << 3;
-/// `cap_user_time_zero`.
-#[allow(dead_code)] // documented for completeness; the read path does not use it
-pub(crate) const CAP_USER_TIME_ZERO: u64 = 1 << 4;
 /// `cap_user_time_short`.
 pub(crate) const CAP_USER_TIME_SHORT: u64 = 1 << 5;
 

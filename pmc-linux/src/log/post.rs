@@ -193,11 +193,10 @@ impl PostProcessor for Stage {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dwarf"))]
 pub(super) mod tests {
     use super::*;
 
-    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
     pub(in crate::log) fn stack(pc: u64) -> UserStack {
         UserStack::new(
             crate::log::unwind::Regs {
@@ -210,7 +209,6 @@ pub(super) mod tests {
         )
     }
 
-    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
     pub(in crate::log) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {
         log::Sample {
             time,
@@ -229,7 +227,6 @@ pub(super) mod tests {
     /// leave it as they came and it writes nothing after them; a sample with a stack gets
     /// its user frames from the unwind (here the PC alone, truncated: pid 99 has no known
     /// mapping), and the summary counts the unwinds and the truncated ones.
-    #[cfg(feature = "dwarf")]
     #[test]
     fn unwinding_stage_passes_records_through_and_counts_truncations() {
         let mut stage = Stage::default();
@@ -282,7 +279,6 @@ pub(super) mod tests {
 
     /// Records written directly reach the unwinding stage too: a mapping synthesized at start
     /// is the one a later sample's PC falls in (a device, refused and reported).
-    #[cfg(feature = "dwarf")]
     #[test]
     // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
     #[cfg_attr(miri, ignore)]

@@ -159,8 +159,7 @@ impl UserStack {
     }
 
     /// Registers and a stack made up by a test.
-    #[cfg(test)]
-    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
+    #[cfg(all(test, feature = "dwarf"))]
     pub(crate) fn new(regs: Regs, stack: Vec<u8>) -> UserStack {
         UserStack { regs, stack }
     }

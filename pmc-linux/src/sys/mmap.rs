@@ -142,8 +142,10 @@ enum Backing {
     /// Heap memory shared with a simulated kernel (the fake kernel's rings), freed with the
     /// last reference.
     #[cfg(any(test, feature = "fake-kernel"))]
-    #[allow(dead_code)] // only read by its drop
-    Shared(std::sync::Arc<RingMemory>),
+    Shared {
+        /// Freed with the last reference.
+        _memory: std::sync::Arc<RingMemory>,
+    },
     /// A heap allocation of `map_len / 8` u64s standing in for the mapping (unit tests, so the
     /// unsafe code itself runs under Miri with a producer thread playing the kernel).
     #[cfg(test)]
@@ -224,7 +226,7 @@ impl MmapRing {
             map_len: mem.map_len,
             data_offset: mem.data_offset,
             data_size: mem.data_size,
-            backing: Backing::Shared(mem),
+            backing: Backing::Shared { _memory: mem },
         }
     }
 
@@ -307,7 +309,7 @@ impl Drop for MmapRing {
                 let _ = unsafe { mman::munmap(self.base.cast(), self.map_len) };
             }
             #[cfg(any(test, feature = "fake-kernel"))]
-            Backing::Shared(_) => {} // the Arc frees it
+            Backing::Shared { .. } => {} // the Arc frees it
             #[cfg(test)]
             Backing::Heap => {
                 let words = std::ptr::slice_from_raw_parts_mut(

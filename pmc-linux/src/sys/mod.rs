@@ -29,7 +29,7 @@ cfg_if::cfg_if! {
 
 pub(crate) mod facts;
 #[cfg(any(test, feature = "fake-kernel"))]
-pub mod fake;
+pub(crate) mod fake;
 pub(crate) mod mmap;
 pub use mmap::MmapRing;
 pub(crate) mod rdpmc;
@@ -221,7 +221,7 @@ impl<T: Sys + ?Sized> Sys for Arc<T> {
     }
 }
 
-pub use crate::errno::Errno;
+pub(crate) use crate::errno::Errno;
 
 /// Whether this system has perf_event (Linux).
 pub(crate) const HAVE_PERF_EVENT: bool = os::HAVE_PERF_EVENT;

@@ -97,7 +97,10 @@ enum Backing {
     Mmap { len: usize },
     /// A simulated page on the heap (tests, Miri): kept alive by the `Arc`.
     #[cfg(test)]
-    Sim(#[allow(dead_code)] std::sync::Arc<SimPage>),
+    Sim {
+        /// Kept alive by the page.
+        _page: std::sync::Arc<SimPage>,
+    },
 }
 
 /// A read-only view of a counter's control page.
@@ -146,7 +149,7 @@ impl ControlPage {
         let base = NonNull::from(&*page).cast::<u8>();
         ControlPage {
             base,
-            backing: Backing::Sim(page),
+            backing: Backing::Sim { _page: page },
         }
     }
 
@@ -207,7 +210,7 @@ impl Drop for ControlPage {
                 }
             }
             #[cfg(test)]
-            Backing::Sim(_) => {}
+            Backing::Sim { .. } => {}
         }
     }
 }
@@ -253,7 +256,7 @@ const _: () = {
 #[cfg(test)]
 impl SimPage {
     /// Packs `pmc_width`, `time_shift`, `time_mult` as the kernel lays them out.
-    pub fn pack(width: u16, shift: u16, mult: u32) -> u64 {
+    pub(crate) fn pack(width: u16, shift: u16, mult: u32) -> u64 {
         let w = width.to_ne_bytes();
         let s = shift.to_ne_bytes();
         let m = mult.to_ne_bytes();
