@@ -3,7 +3,7 @@
 
 use crate::counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};
 use crate::errno_map::Facts;
-use crate::log::{Hub, SamplingSummary};
+use crate::log::{Hub, SamplingDetails};
 use crate::sys::{RealSys, Sys};
 use pmc_core::{Allocation, Error, ErrorKind, LogSink, Op, Result};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -158,7 +158,7 @@ impl<S: Sys> Backend<S> {
     /// then hide what came before; the file ends with the block that was being written, cut
     /// where the error struck). Sampling goes on: the drain thread keeps emptying the rings
     /// (so the kernel does not start dropping and the process's memory stays flat) and counts
-    /// every record it could not log in [`SamplingSummary::log_dropped`]. The library does not
+    /// every record it could not log in [`SamplingSummary::log_dropped`](pmc_core::SamplingSummary::log_dropped). The library does not
     /// stop the PMCs itself because they belong to the caller, who may still be reading their
     /// counts; stopping is the caller's decision (pmcstat stops sampling and exits non-zero).
     /// A new [`configure_log`](pmc_core::Backend::configure_log) starts a fresh log.
@@ -180,7 +180,7 @@ impl<S: Sys> Backend<S> {
     /// assert_eq!(d.errors, 0);
     /// # Ok(()) }
     /// ```
-    pub fn sampling_details(&self) -> SamplingSummary {
+    pub fn sampling_details(&self) -> SamplingDetails {
         self.shared.hub.summary()
     }
 
@@ -188,7 +188,7 @@ impl<S: Sys> Backend<S> {
     /// configured from now on: the drain thread never waits on the log's sink (a pipe to a slow
     /// reader, a TCP peer, a slow disk); it queues sealed blocks in memory up to this bound
     /// (default [`DEFAULT_SPOOL_BYTES`](crate::DEFAULT_SPOOL_BYTES)), then drops whole blocks and counts their
-    /// samples as lost ([`SamplingSummary::lost_spool`]). 0 restores the default.
+    /// samples as lost ([`SamplingSummary::lost_spool`](pmc_core::SamplingSummary::lost_spool)). 0 restores the default.
     ///
     /// ```
     /// let backend = pmc_linux::Backend::open()?;
@@ -289,7 +289,7 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
     /// The backend-neutral part of `Backend::sampling_details`
     /// (which also counts side records, decoding errors and discarded bytes).
     fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
-        Ok((&self.shared.hub.summary()).into())
+        Ok(self.shared.hub.summary().summary)
     }
 
     fn write_log(&self, user_data: u32) -> Result<()> {

@@ -77,7 +77,7 @@ pub use counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};
 pub use describe::attr_fields;
 pub use errno::Errno;
 pub use log::{
-    CpuCounts, OwnedSample, SamplingSummary, DEFAULT_RING_PAGES, DEFAULT_SPOOL_BYTES, DRAIN_PERIOD,
+    OwnedSample, SamplingDetails, DEFAULT_RING_PAGES, DEFAULT_SPOOL_BYTES, DRAIN_PERIOD,
     DWARF_RING_PAGES,
 };
 pub use rdpmc::{Fallback, FastReader, ReadPath, MAX_RETRIES};

@@ -95,7 +95,7 @@ use switch::SwitchGroup;
 use crate::backend::Shared;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
-use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingSummary, Synth};
+use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
 use crate::record::ParseConfig;
 use crate::sys::{Errno, Ioctl, RealSys, Sys};
 use perf_event_open_sys::bindings as b;
@@ -771,7 +771,7 @@ impl<S: Sys> LinuxPmc<S> {
 
     /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
     /// see [`Backend::sampling_details`](crate::Backend::sampling_details)).
-    pub fn sample_summary(&self) -> Option<SamplingSummary> {
+    pub fn sample_summary(&self) -> Option<SamplingDetails> {
         match self.c.rings.as_ref().map(|r| &r.delivery) {
             Some(Delivery::Local(Some(l))) => Some(l.summary.clone()),
             _ => None,

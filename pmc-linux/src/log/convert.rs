@@ -163,7 +163,7 @@ mod tests {
     use super::*;
     use crate::log::summary::tally;
     use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
-    use crate::log::SamplingSummary;
+    use crate::log::SamplingDetails;
     use crate::record::{context, record_type};
 
     fn convert(bytes: &[u8]) -> Option<log::Record<'static>> {
@@ -260,7 +260,7 @@ mod tests {
             Some(log::Record::Lost(l)) => assert_eq!((l.pmc_id, l.count), (Some(3), 0)),
             other => panic!("{other:?}"),
         }
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         let bytes = record(record_type::LOST, 0, &lost);
         let r = cfg().parse(&bytes).expect("parses");
         tally(&mut summary, &r, Some(1));

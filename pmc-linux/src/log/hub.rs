@@ -6,7 +6,7 @@ use super::reorder::{Reorder, REORDER_SLACK_NS};
 use super::source::{drain_ring, kernel_lost, RingMeta, RingSource};
 use super::spool::{Spool, SpoolHandle, Unwritten, DEFAULT_SPOOL_BYTES};
 use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
-use super::{now, SamplingSummary, DRAIN_PERIOD};
+use super::{now, SamplingDetails, DRAIN_PERIOD};
 use crate::record::Record;
 use crate::sys::{RealSys, Sys};
 use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
@@ -35,7 +35,7 @@ struct HubState {
     synthesized: HashSet<u32>,
     /// What each registered PMC (by token) had synthesized, to repeat in a replacement log.
     bookkeeping: Vec<(u32, Synth, bool)>,
-    summary: SamplingSummary,
+    summary: SamplingDetails,
     thread: Option<std::thread::JoinHandle<()>>,
     stop: Option<Arc<AtomicBool>>,
     /// Write end of the drain thread's wake-up socket.
@@ -152,7 +152,7 @@ impl LogFailure {
         if let Some(k) = self.kind {
             e = e.with_source(std::io::Error::from(k)).with_help(
                 "the log takes no more records (samples drained since are counted in \
-                     SamplingSummary::log_dropped): stop the PMCs, make room or fix the \
+                     SamplingDetails::log_dropped): stop the PMCs, make room or fix the \
                      output, and start a new log with configure_log",
             );
         }
@@ -559,7 +559,7 @@ impl Hub {
     }
 
     /// The counts so far.
-    pub(crate) fn summary(&self) -> SamplingSummary {
+    pub(crate) fn summary(&self) -> SamplingDetails {
         self.lock().map(|s| s.summary.clone()).unwrap_or_default()
     }
 
@@ -1024,7 +1024,7 @@ mod tests {
             times.push(r.time())
         });
         assert_eq!(times, [100, 200]);
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         post.summary(&mut summary);
         assert_eq!(summary.unwound, 1);
         assert_eq!(summary.unwind_refused.len(), 1, "{summary:?}");

@@ -46,7 +46,7 @@
 //! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | at stop, a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; see `ExitReads`) |
 //! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
 //!
-//! Every loss is also counted in the [`SamplingSummary`] (per CPU), which
+//! Every loss is also counted in the [`SamplingDetails`] (per CPU), which
 //! [`Backend::sampling_details`](crate::Backend::sampling_details) returns.
 //!
 //! # Timestamps
@@ -79,7 +79,7 @@ pub(crate) use local::LocalRings;
 pub use local::OwnedSample;
 pub(crate) use source::{RingPurpose, RingSource};
 pub use spool::DEFAULT_SPOOL_BYTES;
-pub use summary::{CpuCounts, SamplingSummary};
+pub use summary::SamplingDetails;
 pub(crate) use synth::Synth;
 
 /// The longest the drain thread waits before reading the rings even if none woke it.

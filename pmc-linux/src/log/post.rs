@@ -17,13 +17,13 @@
 //!    one PMC's rings).
 //! 5. [`event`](PostProcessor::event): the PMCs' life cycle ([`HubEvent`]).
 //! 6. [`summary`](PostProcessor::summary): after each flush of the reorder buffer, to put the
-//!    processor's counts into the [`SamplingSummary`].
+//!    processor's counts into the [`SamplingDetails`].
 //!
 //! Nothing here is called while the log is not configured: records drained then are counted
 //! in the summary and dropped.
 
 use super::source::{RingMeta, RingPurpose, RingSource};
-use super::SamplingSummary;
+use super::SamplingDetails;
 use crate::log::unwind::{Stage, UserStack};
 use crate::record::Record;
 use pmc_log::record as log;
@@ -94,7 +94,7 @@ pub(super) trait PostProcessor: Send {
     fn event(&mut self, _ev: &HubEvent<'_>, _out: &mut Vec<log::Record<'static>>) {}
 
     /// Puts this processor's counts into `summary`.
-    fn summary(&mut self, _summary: &mut SamplingSummary) {}
+    fn summary(&mut self, _summary: &mut SamplingDetails) {}
 }
 
 /// The post-processors of a hub, in the order they run (the hub assembles the chain).
@@ -158,7 +158,7 @@ impl PostChain {
     }
 
     /// Puts every processor's counts into `summary`.
-    pub(super) fn summary(&mut self, summary: &mut SamplingSummary) {
+    pub(super) fn summary(&mut self, summary: &mut SamplingDetails) {
         self.0.iter_mut().for_each(|p| p.summary(summary));
     }
 }
@@ -188,7 +188,7 @@ impl PostProcessor for Stage {
         self.observe(rec);
     }
 
-    fn summary(&mut self, summary: &mut SamplingSummary) {
+    fn summary(&mut self, summary: &mut SamplingDetails) {
         self.tally(summary);
     }
 }
@@ -256,7 +256,7 @@ pub(super) mod tests {
             stage.ordered(&mut r, None, &mut after);
             assert_eq!((r, after.len()), (rec, 0));
         }
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         stage.summary(&mut summary);
         assert_eq!((summary.unwound, summary.unwind_truncated), (0, 0));
         for pc in [0x40_1000, 0x40_2000] {
@@ -295,7 +295,7 @@ pub(super) mod tests {
         }));
         let mut r = log::Record::Sample(user_sample(2, 7, 0));
         stage.ordered(&mut r, Some(&stack(0x1010)), &mut Vec::new());
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         stage.summary(&mut summary);
         assert_eq!(summary.unwind_refused.len(), 1, "{summary:?}");
         assert!(summary.unwind_refused[0].starts_with("/dev/zero"));

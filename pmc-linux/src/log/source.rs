@@ -1,7 +1,7 @@
 //! A mapped ring buffer with its metadata ([`RingSource`]), and the loop that drains it.
 
 use super::summary::tally;
-use super::{MmapRing, SamplingSummary};
+use super::{MmapRing, SamplingDetails};
 use crate::record::{ParseConfig, Record};
 use crate::ring::RingReader;
 use crate::sys::{facts, Rlimit, Sys};
@@ -218,7 +218,7 @@ fn fitting_pages(sys: &dyn Sys, pages: usize) -> usize {
 /// lost, and the caller reports it.
 pub(super) fn drain_ring(
     ring: &mut RingSource,
-    summary: &mut SamplingSummary,
+    summary: &mut SamplingDetails,
     f: &mut dyn FnMut(&RingMeta, &Record<'_>),
 ) -> u64 {
     let mut bad = 0u64;
@@ -284,7 +284,7 @@ pub(super) fn drain_ring(
 pub(super) fn kernel_lost(
     ring: &mut RingSource,
     kernel: u64,
-    summary: &mut SamplingSummary,
+    summary: &mut SamplingDetails,
 ) -> u64 {
     let extra = kernel.saturating_sub(ring.lost_accounted);
     if extra == 0 {

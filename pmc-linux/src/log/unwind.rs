@@ -204,7 +204,7 @@ impl Stage {
     }
 
     /// Puts the unwinder's counts, and the objects it could not use, into `summary`.
-    pub(crate) fn tally(&mut self, summary: &mut crate::log::SamplingSummary) {
+    pub(crate) fn tally(&mut self, summary: &mut crate::log::SamplingDetails) {
         let u = self.unwinder.unwinder();
         let st = u.stats();
         summary.unwound = st.unwinds;
@@ -234,7 +234,7 @@ impl Stage {
     pub(crate) fn complete(&mut self, _s: &mut log::Sample<'static>, _u: &UserStack) {}
 
     /// No counts.
-    pub(crate) fn tally(&mut self, _summary: &mut crate::log::SamplingSummary) {}
+    pub(crate) fn tally(&mut self, _summary: &mut crate::log::SamplingDetails) {}
 }
 
 #[cfg(test)]
@@ -307,7 +307,7 @@ mod tests {
             ]
         );
         assert_eq!(s.kernel_frames, 2);
-        let mut summary = crate::log::SamplingSummary::default();
+        let mut summary = crate::log::SamplingDetails::default();
         stage.tally(&mut summary);
         assert_eq!((summary.unwound, summary.unwind_truncated), (1, 1));
     }
