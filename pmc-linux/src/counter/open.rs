@@ -322,7 +322,7 @@ impl<S: Sys> Counters<S> {
         }
         let mut c = Counters::unopened(members, shared, read);
         // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a
-        // ring for its PERF_RECORD_READs at task exits; see sampler::ExitReads).
+        // ring for its PERF_RECORD_READs at task exits; see log::procexit::ExitReads).
         let exit_reads = !sampling
             && allocs
                 .iter()

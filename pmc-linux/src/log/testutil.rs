@@ -1,4 +1,4 @@
-//! Test support shared by the sampler's unit tests: hand-made perf records.
+//! Test support shared by the log side's unit tests: hand-made perf records.
 
 use super::source::{RingMeta, RingPurpose};
 use crate::record::{sample_type as st, ParseConfig};
