@@ -32,10 +32,10 @@ pub fn event_spec(data: &[u8]) {
 /// An in-memory ring: the data area holds the input, `data_head` is past it.
 struct Mem {
     data: Vec<u8>,
-    cells: pmc_linux::ring::ControlCells,
+    cells: pmc_linux::internals::ring::ControlCells,
 }
 
-impl pmc_linux::ring::RingStorage for Mem {
+impl pmc_linux::internals::ring::RingStorage for Mem {
     fn data_size(&self) -> usize {
         self.data.len()
     }
@@ -59,8 +59,8 @@ impl pmc_linux::ring::RingStorage for Mem {
 /// Every record the ring reader lends is parsed; nothing may panic, and a
 /// record that parses is fully formatted (every lazy view walked).
 pub fn perf_ring(data: &[u8]) {
-    use pmc_linux::record::ParseConfig;
-    use pmc_linux::ring::RingReader;
+    use pmc_linux::internals::record::ParseConfig;
+    use pmc_linux::internals::ring::RingReader;
     let Some((cfg, rest)) = data.split_first_chunk::<17>() else {
         return;
     };
@@ -79,7 +79,7 @@ pub fn perf_ring(data: &[u8]) {
     let start = u64::from(cfg[16] >> 1) * 8 % size as u64;
     let mut mem = Mem {
         data: vec![0; size],
-        cells: pmc_linux::ring::ControlCells::default(),
+        cells: pmc_linux::internals::ring::ControlCells::default(),
     };
     for (i, b) in rest.iter().enumerate() {
         mem.data[(start as usize + i) % size] = *b;

@@ -101,4 +101,38 @@ impl SamplingSummary {
     pub fn new() -> SamplingSummary {
         SamplingSummary::default()
     }
+
+    /// Adds another summary's counts into this one, per CPU too (`log_records` are the
+    /// log's own and are not summed).
+    ///
+    /// ```
+    /// let mut a = pmc::SamplingSummary::new();
+    /// a.samples = 2;
+    /// a.by_cpu.insert(0, pmc::CpuSampling::new(2, 0, 0));
+    /// let mut b = pmc::SamplingSummary::new();
+    /// b.samples = 3;
+    /// b.lost = 1;
+    /// b.by_cpu.insert(0, pmc::CpuSampling::new(3, 1, 0));
+    /// a.merge(&b);
+    /// assert_eq!((a.samples, a.lost, a.by_cpu[&0].samples), (5, 1, 5));
+    /// ```
+    pub fn merge(&mut self, other: &SamplingSummary) {
+        self.samples += other.samples;
+        self.lost += other.lost;
+        self.lost_unreported += other.lost_unreported;
+        self.lost_count_incomplete |= other.lost_count_incomplete;
+        self.lost_spool += other.lost_spool;
+        self.throttled += other.throttled;
+        self.log_dropped += other.log_dropped;
+        self.unwound += other.unwound;
+        self.unwind_truncated += other.unwind_truncated;
+        self.unwind_refused
+            .extend(other.unwind_refused.iter().cloned());
+        for (cpu, c) in &other.by_cpu {
+            let e = self.by_cpu.entry(*cpu).or_default();
+            e.samples += c.samples;
+            e.lost += c.lost;
+            e.throttled += c.throttled;
+        }
+    }
 }

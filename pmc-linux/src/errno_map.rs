@@ -1,13 +1,12 @@
 //! errno -> typed [`Error`], per operation, with the facts that explain it
 //! (the paranoid level, the rlimit, whether a PMU exists).
 
-use crate::env;
 use crate::events::Resolved;
 use pmc_core::{Error, ErrorKind, Op, PermissionReason};
 
 /// What was being opened, for explaining a `perf_event_open` failure.
 #[derive(Debug, Clone)]
-pub struct OpenContext<'a> {
+pub(crate) struct OpenContext<'a> {
     /// The event as the user wrote it.
     pub event: &'a str,
     /// Its resolution.
@@ -22,42 +21,13 @@ pub struct OpenContext<'a> {
     pub sample_freq: Option<u64>,
 }
 
-/// The facts the mapping depends on, read from the machine (or given, in tests).
-#[derive(Debug, Clone, Copy)]
-pub struct Facts {
-    /// `kernel.perf_event_paranoid`.
-    pub paranoid: Option<i32>,
-    /// CAP_PERFMON or CAP_SYS_ADMIN.
-    pub privileged: bool,
-    /// A hardware PMU exists.
-    pub has_pmu: bool,
-    /// `RLIMIT_NOFILE` soft limit.
-    pub nofile: Option<u64>,
-    /// `kernel.perf_event_max_sample_rate`.
-    pub max_sample_rate: Option<u64>,
-    /// Number of online CPUs.
-    pub ncpus: usize,
-}
-
-impl Facts {
-    /// Reads the facts from this machine.
-    pub fn probe() -> Facts {
-        Facts {
-            paranoid: env::paranoid_level(),
-            privileged: env::has_perfmon(),
-            has_pmu: env::has_hardware_pmu(),
-            nofile: crate::sys::rlimit_soft(crate::sys::Rlimit::NoFile),
-            max_sample_rate: env::max_sample_rate(),
-            ncpus: env::online_cpus().len(),
-        }
-    }
-}
+pub(crate) use crate::sys::{Errno, Facts};
 
 /// The user-mode-only form of the event string `ev`, as a string that parses: its
 /// privilege modifiers replaced by `u` (precision kept), in the syntax it was written in
 /// (`task-clock:k` -> `task-clock:u`, `cpu/event=0x3c/k` -> `cpu/event=0x3c/u`). Falls back
 /// to appending `:u` only for a string that does not parse (it did, to get here).
-pub fn user_only(ev: &str) -> String {
+pub(crate) fn user_only(ev: &str) -> String {
     match ev.parse::<pmc_core::EventSpec>() {
         Ok(mut spec) => {
             spec.modifiers.user = true;
@@ -70,7 +40,8 @@ pub fn user_only(ev: &str) -> String {
 }
 
 /// Maps a `perf_event_open` errno to a typed error.
-pub fn open_error(errno: i32, ctx: &OpenContext<'_>, f: &Facts) -> Error {
+pub(crate) fn open_error(errno: Errno, ctx: &OpenContext<'_>, f: &Facts) -> Error {
+    let Errno(errno) = errno;
     let ev = ctx.event;
     let e = match errno {
         libc::EACCES | libc::EPERM => permission_error(ctx, f),
@@ -118,14 +89,23 @@ fn permission_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
     if ctx.pid == -1 {
         Error::permission(
             Op::Allocate,
-            &format!("count `{ev}` system-wide (every process on CPU {})", ctx.cpu),
-            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 0 },
+            &format!(
+                "count `{ev}` system-wide (every process on CPU {})",
+                ctx.cpu
+            ),
+            PermissionReason::PerfEventParanoid {
+                level: f.paranoid,
+                needed: 0,
+            },
         )
     } else if ctx.resolved.is_tracepoint() && f.paranoid.is_some_and(|p| p > -1) {
         Error::permission(
             Op::Allocate,
             &format!("use tracepoint `{ev}`"),
-            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: -1 },
+            PermissionReason::PerfEventParanoid {
+                level: f.paranoid,
+                needed: -1,
+            },
         )
     } else if ctx.counts_kernel && f.paranoid.is_some_and(|p| p >= 2) {
         Error::permission(
@@ -141,13 +121,18 @@ fn permission_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
         Error::permission(
             Op::Attach,
             &format!("count `{ev}`"),
-            PermissionReason::Ptrace { pid: ctx.pid as u32 },
+            PermissionReason::Ptrace {
+                pid: ctx.pid as u32,
+            },
         )
     } else {
         Error::permission(
             Op::Allocate,
             &format!("count `{ev}`"),
-            PermissionReason::PerfEventParanoid { level: f.paranoid, needed: 2 },
+            PermissionReason::PerfEventParanoid {
+                level: f.paranoid,
+                needed: 2,
+            },
         )
     }
 }
@@ -168,7 +153,10 @@ fn no_such_event_error(ctx: &OpenContext<'_>) -> Error {
     Error::new(
         ErrorKind::NoSuchEvent,
         Op::Allocate,
-        format!("`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})", ctx.resolved.type_, ctx.resolved.config),
+        format!(
+            "`{ev}` is not supported by this kernel or CPU (type {}, config {:#x})",
+            ctx.resolved.type_, ctx.resolved.config
+        ),
     )
     .with_help("`Backend::list_events` lists the events this machine has")
 }
@@ -195,7 +183,9 @@ fn not_supported_error(ctx: &OpenContext<'_>) -> Error {
 
 /// EMFILE / ENFILE: the descriptor limit, and how far to raise it.
 fn too_many_files_error(f: &Facts) -> Error {
-    let lim = f.nofile.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
+    let lim = f
+        .nofile
+        .map_or_else(|| "unknown".to_owned(), |l| l.to_string());
     Error::new(
         ErrorKind::TooManyOpenFiles,
         Op::Allocate,
@@ -217,7 +207,10 @@ fn no_such_cpu_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
     Error::new(
         ErrorKind::NoSuchCpu,
         Op::Allocate,
-        format!("CPU {} does not exist or is offline ({} online)", ctx.cpu, f.ncpus),
+        format!(
+            "CPU {} does not exist or is offline ({} online)",
+            ctx.cpu, f.ncpus
+        ),
     )
     .with_help("see /sys/devices/system/cpu/online")
 }
@@ -234,7 +227,11 @@ fn invalid_argument_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
         )
     } else if cpu_missing(ctx, f) {
         no_such_cpu_error(ctx, f)
-    } else if ctx.sample_freq.zip(f.max_sample_rate).is_some_and(|(q, m)| q > m) {
+    } else if ctx
+        .sample_freq
+        .zip(f.max_sample_rate)
+        .is_some_and(|(q, m)| q > m)
+    {
         Error::new(
             ErrorKind::InvalidArgument,
             Op::Allocate,
@@ -263,13 +260,17 @@ fn no_device_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
         Error::new(
             ErrorKind::NoSuchCpu,
             Op::Allocate,
-            format!("`{}`: CPU {} is offline, or the event is not available on it", ctx.event, ctx.cpu),
+            format!(
+                "`{}`: CPU {} is offline, or the event is not available on it",
+                ctx.event, ctx.cpu
+            ),
         )
     }
 }
 
 /// Maps a failed ioctl or read.
-pub fn op_error(op: Op, errno: i32) -> Error {
+pub(crate) fn op_error(op: Op, errno: Errno) -> Error {
+    let Errno(errno) = errno;
     let kind = match errno {
         libc::ENODEV | libc::ENXIO => ErrorKind::NoSuchCpu,
         libc::ESRCH => ErrorKind::NoSuchProcess,
@@ -306,7 +307,7 @@ mod tests {
     #[test]
     fn system_wide_permission_names_paranoid_and_cap() {
         let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
-        let e = open_error(libc::EACCES, &ctx(&r, -1, 0), &F);
+        let e = open_error(Errno(libc::EACCES), &ctx(&r, -1, 0), &F);
         assert_eq!(e.kind(), ErrorKind::Permission);
         let m = e.to_string();
         assert!(
@@ -321,12 +322,12 @@ mod tests {
     #[test]
     fn no_pmu_is_said() {
         let r = crate::events::portable(pmc_core::PortableEvent::Cycles);
-        let e = open_error(libc::ENOENT, &ctx(&r, 0, -1), &F);
+        let e = open_error(Errno(libc::ENOENT), &ctx(&r, 0, -1), &F);
         assert_eq!(e.kind(), ErrorKind::NoPmu);
         assert!(e.to_string().contains("no hardware PMU"));
         let with_pmu = Facts { has_pmu: true, ..F };
         assert_eq!(
-            open_error(libc::ENOENT, &ctx(&r, 0, -1), &with_pmu).kind(),
+            open_error(Errno(libc::ENOENT), &ctx(&r, 0, -1), &with_pmu).kind(),
             ErrorKind::NoSuchEvent
         );
     }
@@ -334,19 +335,19 @@ mod tests {
     #[test]
     fn known_einval_causes() {
         let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
-        let e = open_error(libc::EINVAL, &ctx(&r, -1, -1), &F);
+        let e = open_error(Errno(libc::EINVAL), &ctx(&r, -1, -1), &F);
         assert!(e.to_string().contains("needs a CPU"), "{e}");
-        let e = open_error(libc::EINVAL, &ctx(&r, -1, 7), &F);
+        let e = open_error(Errno(libc::EINVAL), &ctx(&r, -1, 7), &F);
         assert_eq!(e.kind(), ErrorKind::NoSuchCpu);
         let mut c = ctx(&r, 0, -1);
         c.sample_freq = Some(200_000);
-        let e = open_error(libc::EINVAL, &c, &F);
+        let e = open_error(Errno(libc::EINVAL), &c, &F);
         assert!(
             e.to_string()
                 .contains("perf_event_max_sample_rate = 100000"),
             "{e}"
         );
-        let e = open_error(libc::EMFILE, &ctx(&r, 0, -1), &F);
+        let e = open_error(Errno(libc::EMFILE), &ctx(&r, 0, -1), &F);
         assert_eq!(e.kind(), ErrorKind::TooManyOpenFiles);
         assert!(
             e.to_string().contains("RLIMIT_NOFILE is 1024")
@@ -354,12 +355,12 @@ mod tests {
             "{e}"
         );
         assert_eq!(
-            open_error(libc::ESRCH, &ctx(&r, 99, -1), &F).kind(),
+            open_error(Errno(libc::ESRCH), &ctx(&r, 99, -1), &F).kind(),
             ErrorKind::NoSuchProcess
         );
         let mut k = ctx(&r, 0, -1);
         k.counts_kernel = true;
-        let e = open_error(libc::EACCES, &k, &F);
+        let e = open_error(Errno(libc::EACCES), &k, &F);
         assert!(e.to_string().contains(":u"), "{e}");
         // The suggestion is a valid event string (it was `task-clock:k:u`).
         for (given, want) in [
@@ -373,7 +374,7 @@ mod tests {
             let mut k = ctx(&r, 0, -1);
             k.event = given;
             k.counts_kernel = true;
-            let e = open_error(libc::EACCES, &k, &F).to_string();
+            let e = open_error(Errno(libc::EACCES), &k, &F).to_string();
             assert!(e.contains(&format!("(`{want}`)")), "{given}: {e}");
             assert!(want.parse::<pmc_core::EventSpec>().is_ok(), "{want}");
         }

@@ -9,9 +9,11 @@ use pmc_core::{Error, ErrorKind, EventSource, EventSpec, Op, PortableEvent};
 use pmc_events::{CpuId, Kind, Table};
 use std::path::{Path, PathBuf};
 
+use crate::sys::Sys;
+
 /// An event as `perf_event_attr` needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// `attr.type`.
     pub type_: u32,
     /// `attr.config`.
@@ -32,22 +34,22 @@ impl Resolved {
         }
     }
     /// Whether the event needs a hardware PMU.
-    pub fn is_hardware(&self) -> bool {
+    pub(crate) fn is_hardware(&self) -> bool {
         matches!(
             self.type_,
             b::PERF_TYPE_HARDWARE | b::PERF_TYPE_HW_CACHE | b::PERF_TYPE_RAW
         )
     }
     /// Whether this is a tracepoint.
-    pub fn is_tracepoint(&self) -> bool {
+    pub(crate) fn is_tracepoint(&self) -> bool {
         self.type_ == b::PERF_TYPE_TRACEPOINT
     }
 }
 
 /// Where sysfs lists the PMUs.
-pub const PMU_DIR: &str = "/sys/bus/event_source/devices";
+pub(crate) const PMU_DIR: &str = crate::sys::facts::PMU_DIR;
 /// Where tracefs may be mounted.
-pub const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+pub(crate) const TRACEFS_DIRS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 
 fn no_event(spec: &EventSpec, why: impl Into<String>) -> Error {
     Error::new(
@@ -59,7 +61,7 @@ fn no_event(spec: &EventSpec, why: impl Into<String>) -> Error {
 }
 
 /// The portable events' Linux encodings.
-pub fn portable(p: PortableEvent) -> Resolved {
+pub(crate) fn portable(p: PortableEvent) -> Resolved {
     use PortableEvent::*;
     let (t, c) = match p {
         Cycles => (b::PERF_TYPE_HARDWARE, b::PERF_COUNT_HW_CPU_CYCLES),
@@ -139,31 +141,33 @@ fn generic(name: &str) -> Option<Resolved> {
 /// [`ErrorKind::NoSuchEvent`] for unknown PMUs, aliases, formats or
 /// tracepoints; [`ErrorKind::NotSupported`] for hwpmc events Linux has no
 /// counterpart for.
-pub fn resolve(spec: &EventSpec) -> Result<Resolved, Error> {
-    resolve_in(spec, Path::new(PMU_DIR), &TRACEFS_DIRS.map(PathBuf::from))
+pub(crate) fn resolve(sys: &dyn Sys, spec: &EventSpec) -> Result<Resolved, Error> {
+    resolve_in(
+        sys,
+        spec,
+        Path::new(PMU_DIR),
+        &TRACEFS_DIRS.map(PathBuf::from),
+    )
 }
 
-/// This machine's CPU, from `/proc/cpuinfo` (read once).
-pub fn host_cpu() -> Option<CpuId> {
-    static CPU: std::sync::OnceLock<Option<CpuId>> = std::sync::OnceLock::new();
-    *CPU.get_or_init(|| {
-        std::fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|t| CpuId::from_proc_cpuinfo(&t))
-    })
+/// This machine's CPU, from `/proc/cpuinfo` (which `sys` reads once).
+pub(crate) fn host_cpu(sys: &dyn Sys) -> Option<CpuId> {
+    CpuId::from_proc_cpuinfo(&sys.cpuinfo())
 }
 
 /// [`resolve`] against other sysfs/tracefs roots (for tests).
-pub fn resolve_in(
+pub(crate) fn resolve_in(
+    sys: &dyn Sys,
     spec: &EventSpec,
     pmu_dir: &Path,
     tracefs: &[PathBuf],
 ) -> Result<Resolved, Error> {
-    resolve_for(spec, pmu_dir, tracefs, host_cpu().as_ref())
+    resolve_for(sys, spec, pmu_dir, tracefs, host_cpu(sys).as_ref())
 }
 
 /// [`resolve_in`] for a given CPU (the seam for tests with fake CPUIDs).
-pub fn resolve_for(
+pub(crate) fn resolve_for(
+    sys: &dyn Sys,
     spec: &EventSpec,
     pmu_dir: &Path,
     tracefs: &[PathBuf],
@@ -175,9 +179,9 @@ pub fn resolve_for(
             generic(g).ok_or_else(|| no_event(spec, "not a Linux generic event"))
         }
         EventSource::Raw(c) => Ok(Resolved::new(b::PERF_TYPE_RAW, *c)),
-        EventSource::Pmu { pmu, terms } => pmu_event(spec, pmu_dir, pmu, terms),
+        EventSource::Pmu { pmu, terms } => pmu_event(sys, spec, pmu_dir, pmu, terms),
         EventSource::Tracepoint { subsystem, name } => {
-            if let Some((why, fix)) = crate::env::Tracefs::probe(tracefs).problem() {
+            if let Some((why, fix)) = crate::env::Tracefs::probe_on(sys, tracefs).problem() {
                 return Err(
                     no_event(spec, format!("{why}, so tracepoints cannot be resolved"))
                         .with_help(fix),
@@ -185,7 +189,7 @@ pub fn resolve_for(
             }
             for dir in tracefs {
                 let id_path = dir.join("events").join(subsystem).join(name).join("id");
-                if let Ok(s) = std::fs::read_to_string(&id_path) {
+                if let Ok(s) = read_string(sys, &id_path) {
                     let id: u64 = s.trim().parse().map_err(|_| {
                         no_event(spec, format!("{} holds `{}`", id_path.display(), s.trim()))
                     })?;
@@ -203,12 +207,12 @@ pub fn resolve_for(
                 "list them: ls /sys/kernel/tracing/events (or `Backend::list_events(true)`)",
             ))
         }
-        EventSource::Hwpmc(name) => named(spec, name, pmu_dir, cpu),
+        EventSource::Hwpmc(name) => named(sys, spec, name, pmu_dir, cpu),
         EventSource::HwpmcTerms(terms) => match terms.first() {
             Some(first) if first.value.is_none() && !is_flag_term(&first.key) => {
                 // `inst_retired.any,cmask=1,inv`: a table event plus qualifiers.
-                let base = named(spec, &first.key, pmu_dir, cpu)?;
-                if base.type_ != b::PERF_TYPE_RAW && !is_cpu_pmu_type(base.type_, pmu_dir) {
+                let base = named(sys, spec, &first.key, pmu_dir, cpu)?;
+                if base.type_ != b::PERF_TYPE_RAW && !is_cpu_pmu_type(sys, base.type_, pmu_dir) {
                     return Err(no_event(
                         spec,
                         format!(
@@ -246,11 +250,17 @@ fn is_flag_term(k: &str) -> bool {
     )
 }
 
-fn is_cpu_pmu_type(t: u32, pmu_dir: &Path) -> bool {
+/// A sysfs or tracefs file's text.
+fn read_string(sys: &dyn Sys, path: &Path) -> std::io::Result<String> {
+    String::from_utf8(sys.read_file(path)?)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+}
+
+fn is_cpu_pmu_type(sys: &dyn Sys, t: u32, pmu_dir: &Path) -> bool {
     ["cpu", "cpu_core", "cpu_atom", "armv8_pmuv3_0"]
         .iter()
         .any(|p| {
-            std::fs::read_to_string(pmu_dir.join(p).join("type"))
+            read_string(sys, &pmu_dir.join(p).join("type"))
                 .ok()
                 .and_then(|s| s.trim().parse::<u32>().ok())
                 == Some(t)
@@ -263,6 +273,7 @@ const CLASS_PREFIXES: [&str; 4] = ["iap-", "iaf-", "k8-", "armv8-"];
 /// A named event: `tsc`, a table event for this CPU (with or without a
 /// hwpmc class prefix), a libpmc alias, or a SOFT name.
 fn named(
+    sys: &dyn Sys,
     spec: &EventSpec,
     name: &str,
     pmu_dir: &Path,
@@ -270,7 +281,7 @@ fn named(
 ) -> Result<Resolved, Error> {
     if name.eq_ignore_ascii_case("tsc") || name.eq_ignore_ascii_case("tsc-tsc") {
         // The msr PMU's `tsc` event (arch/x86/events/msr.c).
-        return pmu_event(spec, pmu_dir, "msr", &[Term { key: "tsc".into(), value: None }]).map_err(|_| {
+        return pmu_event(sys, spec, pmu_dir, "msr", &[Term { key: "tsc".into(), value: None }]).map_err(|_| {
             Error::new(ErrorKind::NotSupported, Op::Allocate, format!("`{spec}`: the time-stamp counter is read through the msr PMU, which this kernel does not have ({}/msr)", pmu_dir.display()))
                 .with_help("use ref-cycles or cpu-clock, or load a kernel with CONFIG_PERF_EVENTS_INTEL_MSR / AMD msr support")
         });
@@ -285,7 +296,7 @@ fn named(
         if let Some((e, _alias)) = pmc_events::lookup(t, bare) {
             let type_ = if t.kind() == Kind::IntelCore {
                 // Hybrid Intel: the table is the P-core's (cpu_core PMU).
-                std::fs::read_to_string(pmu_dir.join("cpu_core").join("type"))
+                read_string(sys, &pmu_dir.join("cpu_core").join("type"))
                     .ok()
                     .and_then(|s| s.trim().parse::<u32>().ok())
                     .unwrap_or(b::PERF_TYPE_RAW)
@@ -302,8 +313,7 @@ fn named(
     }
     // A legacy libpmc name (pmc.k8(3), pmc.iaf(3), Intel's architectural events) whose
     // event is a generic one: the kernel programs it for this CPU.
-    if let Some(g) = pmc_events::libpmc_generic(name).or_else(|| pmc_events::libpmc_generic(bare))
-    {
+    if let Some(g) = pmc_events::libpmc_generic(name).or_else(|| pmc_events::libpmc_generic(bare)) {
         if let Some(r) = PortableEvent::from_name(g)
             .map(portable)
             .or_else(|| generic(g))
@@ -343,14 +353,7 @@ fn named(
 /// `clock.stat` (stathz = 127), N x 123 us for `clock.prof` (profhz = 127 x 64); see
 /// [`pmc_core::SoftClock`] for the FreeBSD sources. The samples' own periods in the log stay
 /// what the kernel reports for those events: the nanoseconds each sample stands for.
-///
-/// ```
-/// use pmc_linux::events::soft_clock_period;
-/// let spec = |s: &str| s.parse().unwrap();
-/// assert_eq!(soft_clock_period(&spec("clock.hard"), 3), 3_000_000);
-/// assert_eq!(soft_clock_period(&spec("cpu-clock"), 3), 3);
-/// ```
-pub fn soft_clock_period(spec: &EventSpec, period: u64) -> u64 {
+pub(crate) fn soft_clock_period(spec: &EventSpec, period: u64) -> u64 {
     match spec.soft_clock() {
         Some(c) => period.saturating_mul(c.tick_ns()),
         None => period,
@@ -366,16 +369,7 @@ const MAX_KERNEL_PERIOD: u64 = i64::MAX as u64;
 /// so counting one is refused (a count in nanoseconds under a tick's name would be a silent
 /// unit change: `clock.hard` read 546,986,168 for 0.55 s where FreeBSD reads about 550).
 /// Sampling one keeps the unit in the period ([`soft_clock_period`]).
-///
-/// ```
-/// use pmc_core::{Allocation, ErrorKind, Rate};
-/// use pmc_linux::events::check_allocation;
-/// let hard = || "clock.hard".parse().unwrap();
-/// let e = check_allocation(&Allocation::counting(hard())).unwrap_err();
-/// assert_eq!(e.kind(), ErrorKind::NotSupported);
-/// assert!(check_allocation(&Allocation::sampling(hard(), Rate::Period(1))).is_ok());
-/// ```
-pub fn check_allocation(a: &pmc_core::Allocation) -> Result<(), Error> {
+pub(crate) fn check_allocation(a: &pmc_core::Allocation) -> Result<(), Error> {
     let Some(clock) = a.event.soft_clock() else {
         return Ok(());
     };
@@ -485,14 +479,20 @@ fn hwpmc_terms(spec: &EventSpec, terms: &[Term]) -> Result<Resolved, Error> {
 
 /// `pmu/terms/`: the PMU's dynamic type and each term placed by its sysfs
 /// format (`config:0-7`), aliases expanded from `events/`.
-fn pmu_event(spec: &EventSpec, dir: &Path, pmu: &str, terms: &[Term]) -> Result<Resolved, Error> {
+fn pmu_event(
+    sys: &dyn Sys,
+    spec: &EventSpec,
+    dir: &Path,
+    pmu: &str,
+    terms: &[Term],
+) -> Result<Resolved, Error> {
     let pmu_dir = dir.join(pmu);
-    let type_ = std::fs::read_to_string(pmu_dir.join("type"))
+    let type_ = read_string(sys, &pmu_dir.join("type"))
         .ok()
         .and_then(|s| s.trim().parse::<u32>().ok())
         .ok_or_else(|| {
             let mut e = no_event(spec, format!("no PMU `{pmu}` in {}", dir.display()));
-            if pmu == "cpu" && !crate::env::has_hardware_pmu() {
+            if pmu == "cpu" && !crate::sys::facts::has_hardware_pmu(sys) {
                 e = Error::new(ErrorKind::NoPmu, Op::Allocate, format!("`{spec}`: this machine exposes no hardware PMU (no {}/cpu; common in virtual machines)", dir.display()))
                     .with_help("use software events (task-clock, page-faults, cpu-clock), or enable a virtual PMU in the hypervisor");
             }
@@ -503,12 +503,12 @@ fn pmu_event(spec: &EventSpec, dir: &Path, pmu: &str, terms: &[Term]) -> Result<
     for t in terms {
         match t.value {
             Some(v) => expanded.push((t.key.clone(), v)),
-            None if pmu_dir.join("format").join(&t.key).exists() => {
+            None if sys.metadata(&pmu_dir.join("format").join(&t.key)).is_ok() => {
                 expanded.push((t.key.clone(), 1))
             }
             None => {
                 let alias =
-                    std::fs::read_to_string(pmu_dir.join("events").join(&t.key)).map_err(|_| {
+                    read_string(sys, &pmu_dir.join("events").join(&t.key)).map_err(|_| {
                         no_event(
                             spec,
                             format!("PMU `{pmu}` has no format or event named `{}`", t.key),
@@ -525,7 +525,7 @@ fn pmu_event(spec: &EventSpec, dir: &Path, pmu: &str, terms: &[Term]) -> Result<
         }
     }
     for (key, value) in expanded {
-        let fmt = std::fs::read_to_string(pmu_dir.join("format").join(&key))
+        let fmt = read_string(sys, &pmu_dir.join("format").join(&key))
             .map_err(|_| no_event(spec, format!("PMU `{pmu}` has no format `{key}`")))?;
         place(&mut r, fmt.trim(), value)
             .map_err(|why| no_event(spec, format!("term {key}={value:#x}: {why}")))?;
@@ -543,7 +543,7 @@ fn parse_sysfs_number(v: &str) -> Option<u64> {
 
 /// Places `value` into the config field(s) a sysfs format describes:
 /// `config:0-7`, `config1:0-63`, `config:0-7,32-35` (bits filled low to high).
-pub fn place(r: &mut Resolved, format: &str, mut value: u64) -> Result<(), String> {
+pub(crate) fn place(r: &mut Resolved, format: &str, mut value: u64) -> Result<(), String> {
     let (field, ranges) = format
         .split_once(':')
         .ok_or_else(|| format!("bad format `{format}`"))?;
@@ -581,6 +581,22 @@ pub fn place(r: &mut Resolved, format: &str, mut value: u64) -> Result<(), Strin
 mod tests {
     use super::*;
 
+    #[test]
+    fn soft_clock_periods_are_ticks() {
+        let spec = |s: &str| s.parse().unwrap();
+        assert_eq!(soft_clock_period(&spec("clock.hard"), 3), 3_000_000);
+        assert_eq!(soft_clock_period(&spec("cpu-clock"), 3), 3);
+    }
+
+    #[test]
+    fn soft_clocks_count_only_by_sampling() {
+        use pmc_core::{Allocation, Rate};
+        let hard = || "clock.hard".parse().unwrap();
+        let e = check_allocation(&Allocation::counting(hard())).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported);
+        assert!(check_allocation(&Allocation::sampling(hard(), Rate::Period(1))).is_ok());
+    }
+
     fn fake_pmu() -> tempdir::Dir {
         let d = tempdir::Dir::new();
         let cpu = d.path().join("cpu");
@@ -600,9 +616,9 @@ mod tests {
     }
 
     mod tempdir {
-        pub struct Dir(std::path::PathBuf);
+        pub(super) struct Dir(std::path::PathBuf);
         impl Dir {
-            pub fn new() -> Dir {
+            pub(super) fn new() -> Dir {
                 use std::sync::atomic::{AtomicU32, Ordering};
                 static N: AtomicU32 = AtomicU32::new(0);
                 let p = std::env::temp_dir().join(format!(
@@ -613,7 +629,7 @@ mod tests {
                 std::fs::create_dir_all(&p).unwrap();
                 Dir(p)
             }
-            pub fn path(&self) -> &std::path::Path {
+            pub(super) fn path(&self) -> &std::path::Path {
                 &self.0
             }
         }
@@ -625,7 +641,7 @@ mod tests {
     }
 
     fn r(s: &str, d: &Path) -> Result<Resolved, Error> {
-        resolve_in(&s.parse().unwrap(), d, &[])
+        resolve_in(&crate::sys::RealSys, &s.parse().unwrap(), d, &[])
     }
 
     #[test]
@@ -681,7 +697,10 @@ mod tests {
         }
         // Ticks of kern.hz = 1000, stathz = 127, profhz = 8128, in nanoseconds.
         assert_eq!(soft_clock_period(&spec("clock.hard"), 1), 1_000_000);
-        assert_eq!(soft_clock_period(&spec("clock.hard"), 65536), 65_536_000_000);
+        assert_eq!(
+            soft_clock_period(&spec("clock.hard"), 65536),
+            65_536_000_000
+        );
         assert_eq!(soft_clock_period(&spec("clock.stat"), 2), 2 * 7_874_016);
         assert_eq!(soft_clock_period(&spec("clock.prof"), 1), 123_031);
         // Everything else keeps its period and its counting.
@@ -729,7 +748,13 @@ mod tests {
     }
 
     fn rc(s: &str, d: &Path, cpu: CpuId) -> Result<Resolved, Error> {
-        resolve_for(&s.parse().unwrap(), d, &[], Some(&cpu))
+        resolve_for(
+            &crate::sys::RealSys,
+            &s.parse().unwrap(),
+            d,
+            &[],
+            Some(&cpu),
+        )
     }
 
     fn x86(vendor: pmc_events::X86Vendor, family: u32, model: u32) -> CpuId {

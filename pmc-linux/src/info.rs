@@ -2,10 +2,11 @@
 //! Linux: every event is probed by opening it (disabled, on the calling
 //! thread) and closing it again, so "available" means "opened here".
 
-use crate::env;
+use crate::env::Tracefs;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
-use crate::sys;
+use crate::sys::facts::{self as machine, read_trimmed};
+use crate::sys::{Rlimit, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::info::{Availability, Check, EventInfo, EventSource};
@@ -15,9 +16,9 @@ use std::path::Path;
 /// At most this many tracepoints are probed (one per subsystem, or each
 /// event of a subsystem whose first one fails); the rest are listed as not
 /// probed.
-pub const MAX_TRACEPOINT_PROBES: usize = 1024;
+pub(crate) const MAX_TRACEPOINT_PROBES: usize = 1024;
 
-fn probe_resolved(name: &str, r: &Resolved, facts: &Facts) -> Availability {
+fn probe_resolved(sys: &dyn Sys, name: &str, r: &Resolved, facts: &Facts) -> Availability {
     let kernel = facts.privileged || facts.paranoid.is_none_or(|p| p < 2);
     let mut attr = perf_event_attr {
         type_: r.type_,
@@ -30,7 +31,7 @@ fn probe_resolved(name: &str, r: &Resolved, facts: &Facts) -> Availability {
     attr.set_disabled(1);
     attr.set_exclude_kernel(u64::from(!kernel));
     attr.set_exclude_hv(u64::from(!kernel));
-    match sys::perf_event_open(&mut attr, 0, -1, None) {
+    match sys.perf_event_open(&mut attr, 0, -1, None, 0) {
         Ok(fd) => {
             drop(fd);
             Availability::Available
@@ -53,31 +54,37 @@ fn probe_resolved(name: &str, r: &Resolved, facts: &Facts) -> Availability {
     }
 }
 
-fn probe(name: &str, facts: &Facts) -> Availability {
+fn probe(sys: &dyn Sys, name: &str, facts: &Facts) -> Availability {
     match name
         .parse::<EventSpec>()
         .map_err(|e| e.to_string())
-        .and_then(|s| events::resolve(&s).map_err(|e| e.message().to_owned()))
+        .and_then(|s| events::resolve(sys, &s).map_err(|e| e.message().to_owned()))
     {
-        Ok(r) => probe_resolved(name, &r, facts),
+        Ok(r) => probe_resolved(sys, name, &r, facts),
         Err(why) => Availability::Unavailable(why),
     }
 }
 
-fn info(name: &str, source: EventSource, description: &str, facts: &Facts) -> EventInfo {
+fn info(
+    sys: &dyn Sys,
+    name: &str,
+    source: EventSource,
+    description: &str,
+    facts: &Facts,
+) -> EventInfo {
     EventInfo {
         name: name.to_owned(),
         source,
         description: description.to_owned(),
-        availability: probe(name, facts),
+        availability: probe(sys, name, facts),
     }
 }
 
 /// Every event this machine names, grouped by source, each probed.
 /// Tracepoints are included when `tracepoints` is true (there can be
 /// thousands).
-pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
-    let facts = Facts::probe();
+pub(crate) fn list_events(sys: &dyn Sys, tracepoints: bool) -> Vec<EventInfo> {
+    let facts = sys.facts();
     let mut out = Vec::new();
     for p in PortableEvent::ALL {
         let desc = if p.is_hardware() {
@@ -85,7 +92,7 @@ pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
         } else {
             "portable (software)"
         };
-        out.push(info(p.name(), EventSource::Portable, desc, &facts));
+        out.push(info(sys, p.name(), EventSource::Portable, desc, &facts));
     }
     for (n, d) in [
         ("bus-cycles", "bus cycles"),
@@ -96,7 +103,7 @@ pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
         ("stalled-cycles-frontend", "cycles stalled in the front end"),
         ("stalled-cycles-backend", "cycles stalled in the back end"),
     ] {
-        out.push(info(n, EventSource::Hardware, d, &facts));
+        out.push(info(sys, n, EventSource::Hardware, d, &facts));
     }
     for (n, d) in [
         ("minor-faults", "page faults served without I/O"),
@@ -107,20 +114,26 @@ pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
         ("bpf-output", "BPF output"),
         ("cgroup-switches", "cgroup switches"),
     ] {
-        out.push(info(n, EventSource::Software, d, &facts));
+        out.push(info(sys, n, EventSource::Software, d, &facts));
     }
     for cache in pmc_core::event::LINUX_CACHE_NAMES {
         for (access, miss) in pmc_core::event::LINUX_CACHE_OPS {
             for op in [access, miss] {
                 let n = format!("{cache}-{op}");
-                out.push(info(&n, EventSource::Cache, "generic cache event", &facts));
+                out.push(info(
+                    sys,
+                    &n,
+                    EventSource::Cache,
+                    "generic cache event",
+                    &facts,
+                ));
             }
         }
     }
-    out.extend(pmu_events(Path::new(events::PMU_DIR), &facts));
-    out.extend(table_events(events::host_cpu(), &facts));
+    out.extend(pmu_events(sys, Path::new(events::PMU_DIR), &facts));
+    out.extend(table_events(sys, events::host_cpu(sys), &facts));
     if tracepoints {
-        out.extend(tracepoint_events(&facts));
+        out.extend(tracepoint_events(sys, &facts));
     }
     out
 }
@@ -128,7 +141,7 @@ pub fn list_events(tracepoints: bool) -> Vec<EventInfo> {
 /// The CPU's own events from the pmc-events table (the one perf's
 /// `mapfile.csv` picks for this CPU), each resolved and probed; the source
 /// names the table.
-fn table_events(cpu: Option<pmc_events::CpuId>, facts: &Facts) -> Vec<EventInfo> {
+fn table_events(sys: &dyn Sys, cpu: Option<pmc_events::CpuId>, facts: &Facts) -> Vec<EventInfo> {
     let Some(table) = cpu.as_ref().and_then(pmc_events::Table::for_cpu) else {
         return Vec::new();
     };
@@ -152,22 +165,18 @@ fn table_events(cpu: Option<pmc_events::CpuId>, facts: &Facts) -> Vec<EventInfo>
             EventInfo {
                 name: e.name.to_ascii_lowercase(),
                 source: EventSource::Pmu(format!("cpu (pmu-events {})", table.name())),
-                availability: probe(e.name, facts),
+                availability: probe(sys, e.name, facts),
                 description,
             }
         })
         .collect()
 }
 
-fn pmu_events(dir: &Path, facts: &Facts) -> Vec<EventInfo> {
+fn pmu_events(sys: &dyn Sys, dir: &Path, facts: &Facts) -> Vec<EventInfo> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(mut pmus) = sys.read_dir(dir) else {
         return out;
     };
-    let mut pmus: Vec<String> = rd
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
     pmus.sort();
     for pmu in pmus {
         // The generic types are listed above under their own names.
@@ -175,10 +184,11 @@ fn pmu_events(dir: &Path, facts: &Facts) -> Vec<EventInfo> {
             continue;
         }
         let events = dir.join(&pmu).join("events");
-        let mut aliases: Vec<String> = std::fs::read_dir(&events)
-            .map(|rd| {
-                rd.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
+        let mut aliases: Vec<String> = sys
+            .read_dir(&events)
+            .map(|names| {
+                names
+                    .into_iter()
                     .filter(|n| !n.contains('.')) // .scale / .unit companions
                     .collect()
             })
@@ -194,11 +204,9 @@ fn pmu_events(dir: &Path, facts: &Facts) -> Vec<EventInfo> {
         }
         for a in aliases {
             let name = format!("{pmu}/{a}/");
-            let desc = std::fs::read_to_string(events.join(&a))
-                .map(|s| s.trim().to_owned())
-                .unwrap_or_default();
+            let desc = read_trimmed(sys, events.join(&a)).unwrap_or_default();
             out.push(EventInfo {
-                availability: probe(&name, facts),
+                availability: probe(sys, &name, facts),
                 name,
                 source: EventSource::Pmu(pmu.clone()),
                 description: desc,
@@ -208,30 +216,35 @@ fn pmu_events(dir: &Path, facts: &Facts) -> Vec<EventInfo> {
     out
 }
 
-fn tracepoint_events(facts: &Facts) -> Vec<EventInfo> {
+fn tracepoint_events(sys: &dyn Sys, facts: &Facts) -> Vec<EventInfo> {
+    let is_dir = |p: &Path| sys.metadata(p).is_ok_and(|m| m.is_dir);
     let Some(root) = events::TRACEFS_DIRS
         .iter()
         .map(Path::new)
-        .find(|d| d.join("events").is_dir())
+        .find(|d| is_dir(&d.join("events")))
     else {
         return vec![EventInfo {
             name: "<subsystem>:<name>".into(),
             source: EventSource::Tracepoint,
             description: "tracepoints".into(),
             availability: Availability::Unavailable(
-                crate::env::Tracefs::probe(&events::TRACEFS_DIRS.map(std::path::PathBuf::from))
+                Tracefs::probe_on(sys, &events::TRACEFS_DIRS.map(std::path::PathBuf::from))
                     .problem()
                     .map_or_else(String::new, |(why, fix)| format!("{why}: {fix}")),
             ),
         }];
     };
     let mut names = Vec::new();
-    if let Ok(subs) = std::fs::read_dir(root.join("events")) {
-        for sub in subs.flatten().filter(|e| e.path().is_dir()) {
-            let s = sub.file_name().to_string_lossy().into_owned();
-            if let Ok(evs) = std::fs::read_dir(sub.path()) {
-                for ev in evs.flatten().filter(|e| e.path().join("id").exists()) {
-                    names.push(format!("{s}:{}", ev.file_name().to_string_lossy()));
+    let events_dir = root.join("events");
+    if let Ok(subs) = sys.read_dir(&events_dir) {
+        for s in subs.into_iter().filter(|s| is_dir(&events_dir.join(s))) {
+            let sub = events_dir.join(&s);
+            if let Ok(evs) = sys.read_dir(&sub) {
+                for ev in evs
+                    .into_iter()
+                    .filter(|e| sys.metadata(&sub.join(e).join("id")).is_ok())
+                {
+                    names.push(format!("{s}:{ev}"));
                 }
             }
         }
@@ -257,7 +270,7 @@ fn tracepoint_events(facts: &Facts) -> Vec<EventInfo> {
                 )),
                 _ => {
                     probes += 1;
-                    let a = probe(&n, facts);
+                    let a = probe(sys, &n, facts);
                     probed = Some((subsystem, a.clone()));
                     a
                 }
@@ -272,28 +285,32 @@ fn tracepoint_events(facts: &Facts) -> Vec<EventInfo> {
         .collect()
 }
 
-fn is_vm() -> Option<String> {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+fn is_vm(sys: &dyn Sys) -> Option<String> {
+    let cpuinfo = sys.cpuinfo();
+    if cpuinfo.is_empty() {
+        return None;
+    }
     let hyper = cpuinfo
         .lines()
         .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
     if !hyper {
         return None;
     }
-    let product = env::read_trimmed("/sys/class/dmi/id/product_name")
+    let product = read_trimmed(sys, "/sys/class/dmi/id/product_name")
         .unwrap_or_else(|| "unknown hypervisor".into());
     Some(product)
 }
 
-fn uid() -> Option<u32> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+fn uid(sys: &dyn Sys) -> Option<u32> {
+    let s = sys.read_file(Path::new("/proc/self/status")).ok()?;
+    let s = String::from_utf8_lossy(&s);
     let line = s.lines().find(|l| l.starts_with("Uid:"))?;
     line.split_whitespace().nth(2)?.parse().ok() // effective uid
 }
 
 /// x86's (and other non-arm64) switch for user-space reads.
-fn rdpmc_check(v: &mut Vec<Check>) {
-    match env::read_trimmed("/sys/bus/event_source/devices/cpu/rdpmc") {
+fn rdpmc_check(sys: &dyn Sys, v: &mut Vec<Check>) {
+    match read_trimmed(sys, "/sys/bus/event_source/devices/cpu/rdpmc") {
         Some(s) if s != "0" => v.push(Check::yes(
             "rdpmc (user-space counter reads)",
             format!("/sys/bus/event_source/devices/cpu/rdpmc = {s}"),
@@ -313,23 +330,22 @@ fn rdpmc_check(v: &mut Vec<Check>) {
 
 /// The core PMUs in sysfs: (name, type, CPUs): `cpu`, `cpu_core`/`cpu_atom`,
 /// `armv8_*`.
-fn core_pmus() -> Vec<(String, String, String)> {
+fn core_pmus(sys: &dyn Sys) -> Vec<(String, String, String)> {
     let dir = Path::new(events::PMU_DIR);
-    let Ok(rd) = std::fs::read_dir(dir) else {
+    let Ok(names) = sys.read_dir(dir) else {
         return Vec::new();
     };
-    let mut v: Vec<_> = rd
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    let mut v: Vec<_> = names
+        .into_iter()
         .filter(|n| {
             matches!(n.as_str(), "cpu" | "cpu_core" | "cpu_atom")
                 || n.starts_with("armv8")
                 || n.starts_with("armv7")
         })
         .map(|n| {
-            let t = env::read_trimmed(dir.join(&n).join("type")).unwrap_or_else(|| "?".into());
-            let cpus = env::read_trimmed(dir.join(&n).join("cpus"))
-                .or_else(|| env::read_trimmed("/sys/devices/system/cpu/online"))
+            let t = read_trimmed(sys, dir.join(&n).join("type")).unwrap_or_else(|| "?".into());
+            let cpus = read_trimmed(sys, dir.join(&n).join("cpus"))
+                .or_else(|| read_trimmed(sys, "/sys/devices/system/cpu/online"))
                 .unwrap_or_else(|| "?".into());
             (n, t, cpus)
         })
@@ -342,7 +358,7 @@ fn core_pmus() -> Vec<(String, String, String)> {
 /// `cycles` events (all enabled: the kernel skips disabled events when
 /// validating a group) that opens on this thread, as the armv8 and x86 drivers
 /// validate a group against their counters at open. `None` if none opens.
-fn group_capacity(kernel: bool) -> Option<usize> {
+fn group_capacity(sys: &dyn Sys, kernel: bool) -> Option<usize> {
     let attr = || {
         let mut a = perf_event_attr {
             type_: b::PERF_TYPE_HARDWARE,
@@ -354,13 +370,13 @@ fn group_capacity(kernel: bool) -> Option<usize> {
         a.set_exclude_hv(1);
         a
     };
-    let leader = sys::perf_event_open(&mut attr(), 0, -1, None).ok()?;
+    let leader = sys.perf_event_open(&mut attr(), 0, -1, None, 0).ok()?;
     use std::os::fd::AsFd;
     let mut members = Vec::new();
     // 64: more than any PMU's counters, a bound on the probe's fds.
     // Members enabled too: the drivers skip disabled events when validating.
     while members.len() < 64 {
-        match sys::perf_event_open(&mut attr(), 0, -1, Some(leader.as_fd())) {
+        match sys.perf_event_open(&mut attr(), 0, -1, Some(leader.as_fd()), 0) {
             Ok(fd) => members.push(fd),
             Err(_) => break,
         }
@@ -369,28 +385,28 @@ fn group_capacity(kernel: bool) -> Option<usize> {
 }
 
 /// The diagnostics report: what works here and, for each "no", the fix.
-pub fn diagnose() -> Vec<Check> {
-    let facts = Facts::probe();
+pub(crate) fn diagnose(sys: &dyn Sys) -> Vec<Check> {
+    let facts = sys.facts();
     let mut v = Vec::new();
     v.push(Check::info(
         "kernel",
-        env::read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
+        read_trimmed(sys, "/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into()),
     ));
-    pmu_checks(&mut v, &facts);
-    identity_checks(&mut v, &facts);
-    access_checks(&mut v, &facts);
-    user_read_check(&mut v);
-    buffer_checks(&mut v, &facts);
-    nmi_watchdog_check(&mut v);
-    tracepoint_check(&mut v);
+    pmu_checks(sys, &mut v, &facts);
+    identity_checks(sys, &mut v, &facts);
+    access_checks(sys, &mut v, &facts);
+    user_read_check(sys, &mut v);
+    buffer_checks(sys, &mut v, &facts);
+    nmi_watchdog_check(sys, &mut v);
+    tracepoint_check(sys, &mut v);
     v
 }
 
 /// The hardware PMU: its core PMUs and how many counters a group gets, or why
 /// there is none and the fix.
-fn pmu_checks(v: &mut Vec<Check>, facts: &Facts) {
-    if env::has_hardware_pmu() {
-        let pmus = core_pmus();
+fn pmu_checks(sys: &dyn Sys, v: &mut Vec<Check>, facts: &Facts) {
+    if machine::has_hardware_pmu(sys) {
+        let pmus = core_pmus(sys);
         let names = if pmus.is_empty() {
             "present".to_owned()
         } else {
@@ -403,13 +419,13 @@ fn pmu_checks(v: &mut Vec<Check>, facts: &Facts) {
         let kernel = facts.privileged || facts.paranoid.is_none_or(|p| p < 2);
         v.push(Check::info(
             "PMU counters",
-            match group_capacity(kernel) {
+            match group_capacity(sys, kernel) {
                 Some(n) => format!("{n} counters for one event group (the most cycles events that open together on this thread; the NMI watchdog or other users may hold some)"),
                 None => "unknown: no cycles group opens on this thread".to_owned(),
             },
         ));
     } else {
-        let vm = is_vm();
+        let vm = is_vm(sys);
         let detail = match &vm {
             Some(p) => format!("none: this is a virtual machine ({p}) without a virtual PMU, so cycles, instructions, branches and cache events are not supported"),
             None => "none: no /sys/bus/event_source/devices/cpu (kernel built without the CPU's PMU driver?)".to_owned(),
@@ -424,8 +440,8 @@ fn pmu_checks(v: &mut Vec<Check>, facts: &Facts) {
 }
 
 /// Identity and privileges: uid, capabilities, `perf_event_paranoid`.
-fn identity_checks(v: &mut Vec<Check>, facts: &Facts) {
-    let uid = uid();
+fn identity_checks(sys: &dyn Sys, v: &mut Vec<Check>, facts: &Facts) {
+    let uid = uid(sys);
     v.push(Check::info(
         "user",
         match uid {
@@ -434,9 +450,9 @@ fn identity_checks(v: &mut Vec<Check>, facts: &Facts) {
             None => "unknown uid".to_owned(),
         },
     ));
-    let caps = sys::effective_caps().unwrap_or(0);
-    let perfmon = caps & (1 << env::CAP_PERFMON) != 0;
-    let sysadmin = caps & (1 << env::CAP_SYS_ADMIN) != 0;
+    let caps = machine::effective_caps(sys).unwrap_or(0);
+    let perfmon = caps & (1 << machine::CAP_PERFMON) != 0;
+    let sysadmin = caps & (1 << machine::CAP_SYS_ADMIN) != 0;
     v.push(Check::info(
         "capabilities",
         format!(
@@ -465,12 +481,12 @@ fn identity_checks(v: &mut Vec<Check>, facts: &Facts) {
 
 /// What this process can do, by trying: counting its own processes,
 /// system-wide, kernel mode.
-fn access_checks(v: &mut Vec<Check>, facts: &Facts) {
+fn access_checks(sys: &dyn Sys, v: &mut Vec<Check>, facts: &Facts) {
     let lvl = facts.paranoid;
     let lvl_s = lvl.map_or_else(|| "unknown".to_owned(), |l| l.to_string());
     let privileged = facts.privileged;
     let sw = crate::events::portable(PortableEvent::TaskClock);
-    match probe_resolved("task-clock", &sw, facts) {
+    match probe_resolved(sys, "task-clock", &sw, facts) {
         Availability::Available => v.push(Check::yes(
             "counting own processes",
             "task-clock opens on this thread",
@@ -488,7 +504,7 @@ fn access_checks(v: &mut Vec<Check>, facts: &Facts) {
         ..Default::default()
     };
     attr.set_disabled(1);
-    match sys::perf_event_open(&mut attr, -1, 0, None) {
+    match sys.perf_event_open(&mut attr, -1, 0, None, 0) {
         Ok(_) => v.push(Check::yes("system-wide counting", "cpu-clock opens on CPU 0 for every process")),
         Err(_) if !privileged => v.push(Check::no(
             "system-wide counting",
@@ -513,8 +529,8 @@ fn access_checks(v: &mut Vec<Check>, facts: &Facts) {
 }
 
 /// User-space counter reads: aarch64's sysctl, else x86's sysfs switch.
-fn user_read_check(v: &mut Vec<Check>) {
-    let user_access = env::read_trimmed("/proc/sys/kernel/perf_user_access");
+fn user_read_check(sys: &dyn Sys, v: &mut Vec<Check>) {
+    let user_access = read_trimmed(sys, "/proc/sys/kernel/perf_user_access");
     match (std::env::consts::ARCH == "aarch64", user_access) {
         (true, Some(s)) if s == "0" => v.push(Check::no(
             "user-space counter reads",
@@ -525,14 +541,15 @@ fn user_read_check(v: &mut Vec<Check>) {
             "user-space counter reads",
             format!("kernel.perf_user_access = {s}: this thread's counting events are read with mrs (pmc sets the PMU's rdpmc format bit)"),
         )),
-        _ => rdpmc_check(v),
+        _ => rdpmc_check(sys, v),
     }
 }
 
 /// Sampling buffers: the mlock budget and the maximum sample rate.
-fn buffer_checks(v: &mut Vec<Check>, facts: &Facts) {
-    let mlock = env::mlock_kb().map_or_else(|| "unknown".to_owned(), |k| format!("{k} KiB"));
-    let rlim = env::memlock_limit()
+fn buffer_checks(sys: &dyn Sys, v: &mut Vec<Check>, facts: &Facts) {
+    let mlock = machine::mlock_kb(sys).map_or_else(|| "unknown".to_owned(), |k| format!("{k} KiB"));
+    let rlim = sys
+        .rlimit_soft(Rlimit::MemLock)
         .map_or_else(|| "unlimited".to_owned(), |b| format!("{} KiB", b / 1024));
     v.push(Check::info(
         "sample buffer limits",
@@ -547,9 +564,9 @@ fn buffer_checks(v: &mut Vec<Check>, facts: &Facts) {
 }
 
 /// The NMI watchdog, which holds a hardware counter.
-fn nmi_watchdog_check(v: &mut Vec<Check>) {
-    match env::read_trimmed("/proc/sys/kernel/nmi_watchdog").as_deref() {
-        Some("1") if env::has_hardware_pmu() => v.push(Check::no(
+fn nmi_watchdog_check(sys: &dyn Sys, v: &mut Vec<Check>) {
+    match read_trimmed(sys, "/proc/sys/kernel/nmi_watchdog").as_deref() {
+        Some("1") if machine::has_hardware_pmu(sys) => v.push(Check::no(
             "NMI watchdog",
             "enabled: it holds one hardware counter, leaving one fewer for you",
             "sysctl -w kernel.nmi_watchdog=0",
@@ -563,9 +580,8 @@ fn nmi_watchdog_check(v: &mut Vec<Check>) {
 }
 
 /// Tracepoints: whether tracefs is mounted, else the fix.
-fn tracepoint_check(v: &mut Vec<Check>) {
-    match crate::env::Tracefs::probe(&events::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem()
-    {
+fn tracepoint_check(sys: &dyn Sys, v: &mut Vec<Check>) {
+    match Tracefs::probe_on(sys, &events::TRACEFS_DIRS.map(std::path::PathBuf::from)).problem() {
         None => v.push(Check::yes("tracepoints", "tracefs is mounted")),
         Some((why, fix)) => v.push(Check::no("tracepoints", why, fix)),
     }

@@ -3,12 +3,19 @@
 //! You probably want the `pmc` facade, which picks this backend on Linux as
 //! `pmc::Native`.
 //!
+//! The map, bottom up:
+//!
+//! | layer | files |
+//! |---|---|
+//! | the OS, the only door to it | `sys/` ([`Sys`], [`RealSys`]: `sys/linux.rs` or `sys/unsupported.rs`; the fake kernel) and [`Errno`] |
+//! | meaning of what it says | `errno_map.rs` (errno x op -> typed error), `events.rs` (names -> encodings), `info.rs` (listing, diagnose), [`mod@env`] |
+//! | the backend | `backend.rs` ([`Backend`]), `counter/` (the hwpmc verbs over fds: [`LinuxPmc`], [`LinuxGroup`]), `rdpmc.rs` ([`FastReader`]) |
+//! | the sample-log side | `log/` (rings -> records -> samples: the drain, the post-processors), over `ring.rs` and `record.rs` |
+//!
 //! This crate maps pmc-core's hwpmc-style API onto `perf_event_open(2)`:
 //! one fd per target thread or CPU, groups with `PERF_FORMAT_GROUP`,
 //! `read_format` with `TOTAL_TIME_ENABLED/RUNNING` for multiplex scaling,
-//! and the enable/disable/reset/period ioctls. See [`counter`] for where
-//! hwpmc semantics are emulated, and [`sampler`] for sampling: ring buffers, the
-//! drain thread writing the pmc-log, and in-process samples.
+//! and the enable/disable/reset/period ioctls.
 //!
 //! ```
 //! use pmc_core::{Allocation, Backend as _, Pmc as _};
@@ -22,49 +29,77 @@
 //! # Ok(()) }
 //! ```
 //!
+//! ## Required items
+//!
+//! Every backend crate of pmc is laid out the same way (pmc-freebsd too); a new one provides:
+//!
+//! * `Backend<S: Sys = RealSys>` (`backend.rs`): implements `pmc_core::Backend` and the hwpmc
+//!   verbs, generic over the seam and monomorphised; `Backend::new()` for the real OS,
+//!   `Backend::with_sys(sys)` for a fake or simulator.
+//! * `Sys` (`sys/mod.rs`): the only door to the OS (syscalls, ioctls, mmap, `/proc`, sysfs,
+//!   `/dev`); every OS fact comes through it, so everything above runs against the fake.
+//! * `RealSys` (`sys/real.rs`): the real OS, its body in `sys/<os>.rs`, `sys/unsupported.rs`
+//!   answering `ENOSYS` elsewhere, chosen by one `cfg_if`.
+//! * the fake (`sys/fake.rs` here, `sys/sim/` on FreeBSD): a behavioural model implementing
+//!   `Sys`, each rule cited.
+//! * `Errno` (`errno.rs`): the one errno newtype `Sys` fails with; `Display` names it.
+//! * `errno_map.rs`: (errno, op, facts) -> `pmc_core::Error` with what to do next.
+//! * `events.rs`: event names -> the kernel's encodings; listing.
+//! * `info.rs`: machine facts and diagnose.
+//! * `log/`: the sample-log side.
+//! * `internals`: the one `#[doc(hidden)]` re-export of what tests, benchmarks, fuzzers and
+//!   sister crates need beyond the public API.
+//!
 //! # Platform support
 //!
 //! The crate builds on every OS (so its pure parts test anywhere); only the
 //! system calls in `sys` are Linux-only, and elsewhere they fail with
 //! `ENOSYS`.
 #![deny(unsafe_code)]
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub, unnameable_types)]
 
-pub mod counter;
+mod backend;
+mod counter;
 mod describe;
 pub mod env;
-pub mod rdpmc;
-pub mod sampler;
+mod errno;
+mod errno_map;
+mod events;
+mod info;
+mod log;
+mod rdpmc;
+mod record;
+mod ring;
 mod sys;
-mod unwind;
 
-// The modules behind the API: public only with the `internals` feature (this crate's tests,
-// the fuzz harness, the benchmarks), so a user sees the backend, its PMC and group types,
-// the sampling summary, in-process samples, fast reads and the machine facts of `env`.
-macro_rules! internal_mods {
-    ($($(#[$m:meta])* $name:ident;)*) => {$(
-        $(#[$m])*
-        #[cfg(feature = "internals")]
-        pub mod $name;
-        $(#[$m])*
-        #[cfg(not(feature = "internals"))]
-        #[allow(dead_code)]
-        mod $name;
-    )*};
-}
-internal_mods! {
-    errno_map;
-    events;
-    info;
-    record;
-    ring;
-}
-
-pub use counter::{Backend, LinuxGroup, LinuxPmc};
+pub use backend::Backend;
+pub use counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};
 pub use describe::attr_fields;
-pub use rdpmc::{Fallback, FastReader, ReadPath};
-pub use sampler::{CpuCounts, OwnedSample, SamplingSummary};
-#[cfg(any(test, feature = "fake-kernel"))]
-pub use sys::fake;
+pub use errno::Errno;
+pub use log::{
+    OwnedSample, SamplingDetails, DEFAULT_RING_PAGES, DEFAULT_SPOOL_BYTES, DRAIN_PERIOD,
+    DWARF_RING_PAGES,
+};
+pub use rdpmc::{Fallback, FastReader, ReadPath, MAX_RETRIES};
+pub use sys::{RealSys, Sys};
+
+/// What this crate's tests, the benchmarks, the fuzz harness and sister crates need beyond the
+/// public API: the ring reader and record parser, the seam's vocabulary, and the fake kernel
+/// (feature `fake-kernel`). Not a stable API.
 #[doc(hidden)]
-pub use sys::{Errno, Ioctl, RealSys, Sys};
+pub mod internals {
+    /// The perf record parser (`record.rs`).
+    pub mod record {
+        pub use crate::record::*;
+    }
+    /// The ring-buffer reader (`ring.rs`).
+    pub mod ring {
+        pub use crate::ring::*;
+    }
+    /// The fake kernel (`sys/fake.rs`).
+    #[cfg(any(test, feature = "fake-kernel"))]
+    pub mod fake {
+        pub use crate::sys::fake::*;
+    }
+    pub use crate::sys::{Clock, Facts, FileMeta, Ioctl, MmapRing, Rlimit};
+}

@@ -1,101 +1,5 @@
-//! The fast read path: reading a self-monitoring counting PMC from user space
-//! (`rdpmc` on x86_64, `mrs PMEVCNTR<n>_EL0` on aarch64) instead of `read(2)`.
-//!
-//! ```no_run
-//! use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
-//! # fn main() -> pmc_core::Result<()> {
-//! let backend = pmc_linux::Backend::open()?;
-//! let mut pmc = backend.allocate(&Allocation::counting("instructions:u".parse()?))?;
-//! pmc.attach(Target::CurrentThread)?; // this thread alone
-//! pmc.start()?;
-//! let fast = pmc_linux::FastReader::new(&pmc)?;
-//! let before = fast.read()?;
-//! let v: u64 = (0..1000u64).sum();
-//! let after = fast.read()?;
-//! println!("{} instructions for {v}", after.value - before.value);
-//! # Ok(()) }
-//! ```
-//!
-//! # How a read works
-//!
-//! [`FastReader::new`] maps the counter's control page (`struct
-//! perf_event_mmap_page`: one read-only page, no ring buffer). Each read then
-//! follows the kernel's protocol (`include/uapi/linux/perf_event.h`):
-//!
-//! 1. load the page's `lock` (acquire); an odd value is an update in
-//!    progress, retry;
-//! 2. load the fields (atomics), read the timestamp counter and, when
-//!    `cap_user_rdpmc` is set and `index != 0`, hardware counter
-//!    `index - 1`;
-//! 3. load `lock` again (after an acquire fence); if it moved, the kernel
-//!    rescheduled the counter meanwhile: retry (at most [`MAX_RETRIES`]
-//!    times, then fall back);
-//! 4. sign-extend the hardware value from `pmc_width` bits and add `offset`;
-//! 5. extrapolate `time_enabled`/`time_running` to now from the timestamp with
-//!    `time_mult`/`time_shift`/`time_offset` (and `time_cycles`/`time_mask`
-//!    when `cap_user_time_short`), so a multiplexed counter scales correctly.
-//!
-//! Steps 4-5 and the decisions are the pure function `read_self`, tested
-//! against a simulated page and a fake counter (and run under Miri).
-//!
-//! # When it falls back to `read(2)`
-//!
-//! Transparently, with exactly one `read(2)` of the counter's fd, when the
-//! counter is not on the PMU right now (`index == 0`: software events, a
-//! stopped or multiplexed-out counter), when the kernel does not offer user
-//! reads (`cap_user_rdpmc`/`cap_user_time` clear, `/sys/bus/event_source/devices/cpu/rdpmc`
-//! is 0, aarch64's `kernel.perf_user_access` is off or the event was not
-//! opened with `config1` bit 1), when there is no hardware PMU at all (VMs),
-//! when mapping the page failed (e.g. the locked-memory limit), on other
-//! architectures, or when the seqlock stayed contended. [`FastReader::read_traced`]
-//! says which path was taken and why.
-//!
-//! # aarch64
-//!
-//! The arm64 kernel lets EL0 read a counter only when
-//! `kernel.perf_user_access` is 1 *and* the event asked for it with the
-//! PMU's `rdpmc` format bit (`config1:1`); it refuses that bit on CPU-bound
-//! events. So the backend sets the bit, read from the PMU's
-//! `format/rdpmc`, on per-thread counting events of the CPU PMU whenever the
-//! sysctl is 1 at allocate time (`user_read_bits`); a `long` event keeps
-//! its config1 as asked (the kernel refuses user reads of chained counters).
-//! The page's `index` then names the register: 32 is `PMCCNTR_EL0`, n is
-//! `PMEVCNTR<n-1>_EL0`.
-//!
-//! # Where this is tested
-//!
-//! The aarch64 path runs for real in the PMU lab (`ci/pmu-lab`, QEMU's
-//! emulated Armv8 PMU): fast reads agree with read(2), a million of them make
-//! no system call (counted by `raw_syscalls:sys_enter`), and with access off
-//! every read is exactly one read(2), without SIGILL (`tests/tests/hw.rs`).
-//! The x86_64 `rdpmc` path cannot run in CI: the CI host is a VM without a
-//! PMU, and QEMU's x86 emulation has no PMU at all (checked). It is covered
-//! by the simulated-page tests below (seqlock, sign extension, time
-//! extrapolation, fallbacks) and on real x86 hardware by the same hw tests.
-//!
-//! # Cost
-//!
-//! A read allocates nothing. The user-space path makes no system call; the
-//! fallback makes exactly one (`read(2)`).
-//!
-//! # Serialization
-//!
-//! [`FastReader::read`] does not serialize: the CPU may execute the counter
-//! read a few instructions early or late, which is fine for regions of
-//! thousands of instructions and costs nothing. [`FastReader::read_serialized`]
-//! first waits for earlier instructions to complete (`lfence` on x86_64,
-//! `isb` on aarch64); use it to measure tiny regions.
-//!
-//! # Threads
-//!
-//! A per-thread counter is only live on the PMU while its thread runs, so
-//! only that thread may read it from user space: [`FastReader::new`] accepts
-//! a PMC that counts exactly the calling thread (allocated with process scope,
-//! attached to [`Target::CurrentThread`](pmc_core::Target::CurrentThread) on
-//! that thread, not a group, no descendants), and a `FastReader` is neither
-//! `Send` nor `Sync`. A PMC on [`Target::Current`](pmc_core::Target::Current)
-//! counts the whole process, its later threads included: the kernel follows
-//! them with inherited events, which it does not map.
+//! The fast read path (user-space counter reads): [`FastReader`], whose docs say how a
+//! read works, when it falls back to `read(2)`, and what it costs.
 
 use std::marker::PhantomData;
 use std::os::fd::BorrowedFd;
@@ -103,6 +7,10 @@ use std::os::fd::BorrowedFd;
 use pmc_core::{Error, ErrorKind, Op, Reading, Result};
 
 use crate::counter::LinuxPmc;
+use crate::sys::facts::read_trimmed;
+pub(crate) use crate::sys::rdpmc::{PageFields, PageSource};
+use crate::sys::{RealSys, Sys};
+use std::path::Path;
 
 /// How many times a read retries while the kernel updates the control page
 /// before it falls back to `read(2)`. An update takes nanoseconds and happens
@@ -113,50 +21,8 @@ pub const MAX_RETRIES: u32 = 64;
 pub(crate) const CAP_USER_RDPMC: u64 = 1 << 2;
 /// `cap_user_time`.
 pub(crate) const CAP_USER_TIME: u64 = 1 << 3;
-/// `cap_user_time_zero`.
-#[allow(dead_code)] // documented for completeness; the read path does not use it
-pub(crate) const CAP_USER_TIME_ZERO: u64 = 1 << 4;
 /// `cap_user_time_short`.
 pub(crate) const CAP_USER_TIME_SHORT: u64 = 1 << 5;
-
-/// The fields of `struct perf_event_mmap_page` a counting read uses, as one
-/// attempt of the seqlock loaded them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct PageFields {
-    /// Hardware counter number + 1, or 0 when the counter is not on the PMU.
-    pub index: u32,
-    /// Add to the sign-extended hardware value to get the count.
-    pub offset: i64,
-    /// Enabled time (ns) at the last update.
-    pub time_enabled: u64,
-    /// Running time (ns) at the last update.
-    pub time_running: u64,
-    /// The capability bits (`CAP_USER_*`).
-    pub capabilities: u64,
-    /// Width in bits of the hardware counter.
-    pub pmc_width: u16,
-    /// Timestamp-to-ns conversion: shift.
-    pub time_shift: u16,
-    /// Timestamp-to-ns conversion: multiplier.
-    pub time_mult: u32,
-    /// Timestamp-to-ns conversion: offset.
-    pub time_offset: u64,
-    /// With `cap_user_time_short`: the timestamp the short counter is relative to.
-    pub time_cycles: u64,
-    /// With `cap_user_time_short`: the mask of the short timestamp counter.
-    pub time_mask: u64,
-}
-
-/// A control page, real (a mapping) or simulated.
-pub(crate) trait PageSource {
-    /// Loads `lock` (acquire): the sequence number before reading fields.
-    fn begin(&self) -> u32;
-    /// Loads the fields (each atomically; together consistent only if
-    /// [`end`](PageSource::end) returns what [`begin`](PageSource::begin) did).
-    fn fields(&self) -> PageFields;
-    /// Loads `lock` again after an acquire fence.
-    fn end(&self) -> u32;
-}
 
 /// The hardware a read consults inside the seqlock: a fake in tests.
 pub(crate) trait CounterSource {
@@ -348,8 +214,8 @@ pub(crate) fn user_access(
 }
 
 /// [`user_access`] for this machine.
-pub(crate) fn machine_user_access() -> std::result::Result<(), Fallback> {
-    let read = |p: &str| std::fs::read_to_string(p).ok();
+pub(crate) fn machine_user_access(sys: &dyn Sys) -> std::result::Result<(), Fallback> {
+    let read = |p: &str| read_trimmed(sys, p);
     let cpu = ["cpu", "cpu_core", "cpu_atom"]
         .iter()
         .find_map(|d| read(&format!("/sys/bus/event_source/devices/{d}/rdpmc")));
@@ -360,11 +226,9 @@ pub(crate) fn machine_user_access() -> std::result::Result<(), Fallback> {
         None
     };
     if arch == "aarch64"
-        && std::fs::read_dir("/sys/bus/event_source/devices")
-            .map(|d| {
-                !d.flatten()
-                    .any(|e| e.file_name().to_string_lossy().starts_with("armv8"))
-            })
+        && sys
+            .read_dir(Path::new(crate::events::PMU_DIR))
+            .map(|d| !d.iter().any(|n| n.starts_with("armv8")))
             .unwrap_or(true)
     {
         return Err(Fallback::NoHardwarePmu);
@@ -421,6 +285,7 @@ pub(crate) fn user_read_bits(
 /// [`user_read_bits`] for this machine, for an event of perf type `type_`
 /// (read from sysfs: the armv8 PMU directories and `perf_user_access`).
 pub(crate) fn machine_user_read_bits(
+    sys: &dyn Sys,
     type_: u32,
     config1: u64,
     system: bool,
@@ -431,15 +296,16 @@ pub(crate) fn machine_user_read_bits(
     if arch != "aarch64" || system || sampling {
         return 0;
     }
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).ok();
-    let Ok(dir) = std::fs::read_dir(crate::events::PMU_DIR) else {
+    let read = |p: std::path::PathBuf| read_trimmed(sys, p);
+    let dir = Path::new(crate::events::PMU_DIR);
+    let Ok(names) = sys.read_dir(dir) else {
         return 0;
     };
     // The CPU PMU: an armv8 directory with an rdpmc format field.
-    let Some(pmu) = dir.flatten().map(|e| e.path()).find(|p| {
+    let Some(pmu) = names.iter().map(|n| dir.join(n)).find(|p| {
         p.file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("armv8"))
-            && p.join("format/rdpmc").exists()
+            && sys.metadata(&p.join("format/rdpmc")).is_ok()
     }) else {
         return 0;
     };
@@ -477,9 +343,108 @@ impl CounterSource for Hardware {
 }
 
 /// Reads a self-monitoring counting PMC from user space when the hardware
-/// and kernel allow it, else with one `read(2)`; see the [module docs](self).
+/// and kernel allow it, else with one `read(2)`.
 ///
 /// Borrows the PMC: stop, write or release it after dropping the reader.
+///
+/// The fast read path: reading a self-monitoring counting PMC from user space
+/// (`rdpmc` on x86_64, `mrs PMEVCNTR<n>_EL0` on aarch64) instead of `read(2)`.
+///
+/// ```no_run
+/// use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
+/// # fn main() -> pmc_core::Result<()> {
+/// let backend = pmc_linux::Backend::open()?;
+/// let mut pmc = backend.allocate(&Allocation::counting("instructions:u".parse()?))?;
+/// pmc.attach(Target::CurrentThread)?; // this thread alone
+/// pmc.start()?;
+/// let fast = pmc_linux::FastReader::new(&pmc)?;
+/// let before = fast.read()?;
+/// let v: u64 = (0..1000u64).sum();
+/// let after = fast.read()?;
+/// println!("{} instructions for {v}", after.value - before.value);
+/// # Ok(()) }
+/// ```
+///
+/// # How a read works
+///
+/// [`FastReader::new`] maps the counter's control page (`struct
+/// perf_event_mmap_page`: one read-only page, no ring buffer). Each read then
+/// follows the kernel's protocol (`include/uapi/linux/perf_event.h`):
+///
+/// 1. load the page's `lock` (acquire); an odd value is an update in
+///    progress, retry;
+/// 2. load the fields (atomics), read the timestamp counter and, when
+///    `cap_user_rdpmc` is set and `index != 0`, hardware counter
+///    `index - 1`;
+/// 3. load `lock` again (after an acquire fence); if it moved, the kernel
+///    rescheduled the counter meanwhile: retry (at most [`MAX_RETRIES`]
+///    times, then fall back);
+/// 4. sign-extend the hardware value from `pmc_width` bits and add `offset`;
+/// 5. extrapolate `time_enabled`/`time_running` to now from the timestamp with
+///    `time_mult`/`time_shift`/`time_offset` (and `time_cycles`/`time_mask`
+///    when `cap_user_time_short`), so a multiplexed counter scales correctly.
+///
+/// Steps 4-5 and the decisions are the pure function `read_self`, tested
+/// against a simulated page and a fake counter (and run under Miri).
+///
+/// # When it falls back to `read(2)`
+///
+/// Transparently, with exactly one `read(2)` of the counter's fd, when the
+/// counter is not on the PMU right now (`index == 0`: software events, a
+/// stopped or multiplexed-out counter), when the kernel does not offer user
+/// reads (`cap_user_rdpmc`/`cap_user_time` clear, `/sys/bus/event_source/devices/cpu/rdpmc`
+/// is 0, aarch64's `kernel.perf_user_access` is off or the event was not
+/// opened with `config1` bit 1), when there is no hardware PMU at all (VMs),
+/// when mapping the page failed (e.g. the locked-memory limit), on other
+/// architectures, or when the seqlock stayed contended. [`FastReader::read_traced`]
+/// says which path was taken and why.
+///
+/// # aarch64
+///
+/// The arm64 kernel lets EL0 read a counter only when
+/// `kernel.perf_user_access` is 1 *and* the event asked for it with the
+/// PMU's `rdpmc` format bit (`config1:1`); it refuses that bit on CPU-bound
+/// events. So the backend sets the bit, read from the PMU's
+/// `format/rdpmc`, on per-thread counting events of the CPU PMU whenever the
+/// sysctl is 1 at allocate time (`user_read_bits`); a `long` event keeps
+/// its config1 as asked (the kernel refuses user reads of chained counters).
+/// The page's `index` then names the register: 32 is `PMCCNTR_EL0`, n is
+/// `PMEVCNTR<n-1>_EL0`.
+///
+/// # Where this is tested
+///
+/// The aarch64 path runs for real in the PMU lab (`ci/pmu-lab`, QEMU's
+/// emulated Armv8 PMU): fast reads agree with read(2), a million of them make
+/// no system call (counted by `raw_syscalls:sys_enter`), and with access off
+/// every read is exactly one read(2), without SIGILL (`tests/tests/hw.rs`).
+/// The x86_64 `rdpmc` path cannot run in CI: the CI host is a VM without a
+/// PMU, and QEMU's x86 emulation has no PMU at all (checked). It is covered
+/// by the simulated-page tests below (seqlock, sign extension, time
+/// extrapolation, fallbacks) and on real x86 hardware by the same hw tests.
+///
+/// # Cost
+///
+/// A read allocates nothing. The user-space path makes no system call; the
+/// fallback makes exactly one (`read(2)`).
+///
+/// # Serialization
+///
+/// [`FastReader::read`] does not serialize: the CPU may execute the counter
+/// read a few instructions early or late, which is fine for regions of
+/// thousands of instructions and costs nothing. [`FastReader::read_serialized`]
+/// first waits for earlier instructions to complete (`lfence` on x86_64,
+/// `isb` on aarch64); use it to measure tiny regions.
+///
+/// # Threads
+///
+/// A per-thread counter is only live on the PMU while its thread runs, so
+/// only that thread may read it from user space: [`FastReader::new`] accepts
+/// a PMC that counts exactly the calling thread (allocated with process scope,
+/// attached to [`Target::CurrentThread`](pmc_core::Target::CurrentThread) on
+/// that thread, not a group, no descendants), and a `FastReader` is neither
+/// `Send` nor `Sync`. A PMC on [`Target::Current`](pmc_core::Target::Current)
+/// counts the whole process, its later threads included: the kernel follows
+/// them with inherited events, which it does not map.
 pub struct FastReader<'a> {
     fd: BorrowedFd<'a>,
     /// The mapped control page, or why there is none.
@@ -502,7 +467,7 @@ impl std::fmt::Debug for FastReader<'_> {
 
 impl<'a> FastReader<'a> {
     /// A fast reader for `pmc`, which must count exactly the calling thread
-    /// (see the [module docs](self#threads)).
+    /// (see [Threads](FastReader#threads)).
     ///
     /// Never fails because user reads are impossible here: it then reads
     /// with `read(2)` ([`unavailable`](FastReader::unavailable) says why).
@@ -535,8 +500,8 @@ impl<'a> FastReader<'a> {
         if !crate::sys::rdpmc::HAVE_USER_READS {
             return Err(Fallback::UnsupportedArch);
         }
-        machine_user_access()?;
-        crate::sys::rdpmc::ControlPage::map(fd).map_err(Fallback::MapFailed)
+        machine_user_access(&RealSys)?;
+        crate::sys::rdpmc::ControlPage::map(fd).map_err(|e| Fallback::MapFailed(e.0))
     }
 
     /// Why this reader always uses `read(2)`, if it does (no PMU, disabled,
@@ -588,7 +553,8 @@ impl<'a> FastReader<'a> {
     /// only sampling PMCs carry: the buffer has room for it, so such a read is not ENOSPC).
     fn syscall_read(&self) -> Result<Reading> {
         let mut buf = [0u8; 40];
-        let n = crate::sys::read(self.fd, &mut buf)
+        let n = RealSys
+            .read(self.fd, &mut buf)
             .map_err(|e| crate::errno_map::op_error(Op::Read, e))?;
         if n < 24 {
             return Err(Error::new(

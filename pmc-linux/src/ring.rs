@@ -52,7 +52,7 @@
 //! An in-memory ring with one record that wraps the end of a 64-byte data area:
 //!
 //! ```
-//! use pmc_linux::ring::{ControlCells, RingReader, RingStorage};
+//! use pmc_linux::internals::ring::{ControlCells, RingReader, RingStorage};
 //! use std::sync::atomic::Ordering;
 //!
 //! struct Mem { data: Vec<u8>, cells: ControlCells }
@@ -84,7 +84,7 @@
 //! assert!(batch.next_record().is_none());
 //! drop(batch); // publishes data_tail = 72
 //! assert_eq!(reader.storage().load_tail(), 72);
-//! # Ok::<(), pmc_linux::ring::RingError>(())
+//! # Ok::<(), pmc_linux::internals::ring::RingError>(())
 //! ```
 //!
 //! # Hostile values
@@ -109,44 +109,7 @@ use thiserror::Error;
 use crate::record::{RecordHeader, HEADER_LEN};
 
 #[doc(inline)]
-#[cfg_attr(not(feature = "internals"), allow(unused_imports))]
-pub use crate::sys::mmap::{perf_event_open_raw, MmapRing};
-
-/// Byte storage and control cells of a ring buffer.
-///
-/// Implemented by the kernel mapping ([`MmapRing`]) and by in-memory buffers in tests.
-///
-/// # Contract
-///
-/// * [`load_head`](RingStorage::load_head) loads `data_head` with [`Ordering::Acquire`];
-/// * [`store_tail`](RingStorage::store_tail) stores `data_tail` with [`Ordering::Release`] and
-///   takes `&mut self`, so no view lent by [`data`](RingStorage::data) is alive while the tail
-///   moves;
-/// * [`data`](RingStorage::data) lends bytes of the data area. The reader asks only for bytes in
-///   `[data_tail, data_head)` and never across the end of the area; an implementation over
-///   memory another party writes (the kernel) should refuse anything else.
-///
-/// The orderings live in the implementation rather than as `&AtomicU64` accessors so that safe
-/// code cannot store arbitrary values into the kernel's control page through a shared reference.
-pub trait RingStorage {
-    /// Size of the data area in bytes. [`RingReader::new`] rejects sizes that are not a power of
-    /// two.
-    fn data_size(&self) -> usize;
-
-    /// `data_head`, loaded with [`Ordering::Acquire`].
-    fn load_head(&self) -> u64;
-
-    /// `data_tail` as last stored (the reader is its only writer, so `Relaxed` suffices).
-    fn load_tail(&self) -> u64;
-
-    /// Stores `data_tail` with [`Ordering::Release`], handing `[old tail, tail)` back to the
-    /// producer. Implementations may ignore a value outside `[data_tail, data_head]`.
-    fn store_tail(&mut self, tail: u64);
-
-    /// The bytes `[offset, offset + len)` of the data area, or `None` if the range is out of
-    /// bounds or not readable.
-    fn data(&self, offset: usize, len: usize) -> Option<&[u8]>;
-}
+pub use crate::sys::mmap::{perf_event_open_raw, MmapRing, RingStorage};
 
 /// An atomic cell pair an in-memory [`RingStorage`] can use for `data_head`/`data_tail`, with
 /// the orderings of the protocol.

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pmc_linux::record::{record_type as rt, ParseConfig, ParseStats, Record, RecordHeader};
+use pmc_linux::internals::record::{
+    record_type as rt, ParseConfig, ParseStats, Record, RecordHeader,
+};
 
 fn u64_at(b: &[u8], off: usize) -> u64 {
     let w = b.get(off..off + 8).expect("perf.data too short");

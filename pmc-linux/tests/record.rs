@@ -4,7 +4,7 @@
 //! combinations, both READ layouts and callchain context splits. Also: hostile records never
 //! panic.
 
-use pmc_linux::record::{
+use pmc_linux::internals::record::{
     context, misc, read_format as rf, record_type as rt, sample_type as st, Comm, CpuMode, FileId,
     Frame, FrameContext, GroupEntry, Lost, LostSamples, Mmap, Mmap2, ParseConfig, ParseError,
     ParseStats, ReadSingle, ReadValues, Record, RecordHeader, SampleId, Switch, SwitchCpuWide,

@@ -6,8 +6,10 @@
 //! Everything here runs under Miri (`cargo +nightly miri test -p pmc-linux --test ring`); the
 //! long stress runs have a Miri-sized variant.
 
-use pmc_linux::record::RecordHeader;
-use pmc_linux::ring::{ControlCells, RecordBytes, RingError, RingReader, RingStats, RingStorage};
+use pmc_linux::internals::record::RecordHeader;
+use pmc_linux::internals::ring::{
+    ControlCells, RecordBytes, RingError, RingReader, RingStats, RingStorage,
+};
 use std::sync::atomic::Ordering;
 
 /// In-memory ring storage that enforces the consumer side of the protocol.

@@ -9,8 +9,8 @@ use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use perf_event_open_sys::bindings::{perf_event_attr, PERF_COUNT_SW_CPU_CLOCK, PERF_TYPE_SOFTWARE};
-use pmc_linux::record::{sample_type as st, FrameContext, ParseConfig, Record};
-use pmc_linux::ring::{perf_event_open_raw, MmapRing, RingReader, RingStorage};
+use pmc_linux::internals::record::{sample_type as st, FrameContext, ParseConfig, Record};
+use pmc_linux::internals::ring::{perf_event_open_raw, MmapRing, RingReader, RingStorage};
 
 const DATA_PAGES: usize = 8;
 

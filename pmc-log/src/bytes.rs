@@ -1,7 +1,7 @@
 //! One bounded byte cursor for every binary layout the workspace decodes:
 //! pmc-log's own records (little-endian), FreeBSD's hwpmc kernel log
 //! (little-endian, amd64/arm64), perf_event ring records (native-endian,
-//! `pmc_linux::record`) and hwpmc's `PMC_OP_*` structs (native-endian,
+//! `pmc_linux::internals::record`) and hwpmc's `PMC_OP_*` structs (native-endian,
 //! pmc-freebsd).
 //!
 //! Every read checks the bytes left and returns [`Short`] instead of

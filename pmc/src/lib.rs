@@ -45,7 +45,7 @@
 //! things: `Native` is the backend struct you open, and is all portable
 //! code needs; `native` is the whole backend crate, for what only that
 //! system has (on Linux `pmc::native::FastReader`, user-space counter reads,
-//! and `pmc::native::fake::FakeKernel`, a model of perf_event for tests,
+//! and `pmc::native::internals::fake::FakeKernel`, a model of perf_event for tests,
 //! behind pmc-linux's feature `fake-kernel`). Code using `native` builds on
 //! that system only. Its pages are the backend crate's own docs, so their
 //! examples say `pmc_linux::` and `pmc_core::`: through this crate, read

@@ -92,7 +92,7 @@ pub(super) enum ReadLayout {
     PerCpuTotals,
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     /// The fd layout of `target` for this PMC.
     pub(super) fn layout(&self, target: &Target) -> FdLayout {
         if self.members[0].alloc.scope.is_system() {

@@ -47,7 +47,7 @@
 //! A sampling PMC's events carry `sample_id_all`, `PERF_SAMPLE_IDENTIFIER`,
 //! `use_clockid` with `CLOCK_MONOTONIC`, a wakeup watermark of a quarter ring,
 //! and, on each fd set's leader, the tracking bits (`mmap`/`mmap2`, `comm`,
-//! `comm_exec`, `task`). At start their ring buffers are mapped ([`crate::sampler`]):
+//! `comm_exec`, `task`). At start their ring buffers are mapped ([`crate::log`]):
 //!
 //! * system scope: one ring per CPU;
 //! * the calling process without descendants: one ring per thread (`cpu = -1`);
@@ -63,7 +63,7 @@
 //! drains the PMC's rings into the log, so what was sampled before `stop`
 //! returns is in it; dropping the PMC drains them a last time.
 //! `Flags::LOG_PROCEXIT` (process scope) logs each process's count at its
-//! exit (see [`crate::sampler`]): for a sampling PMC the sum of its sample
+//! exit (see [`crate::log`]): for a sampling PMC the sum of its sample
 //! periods; for a counting PMC the kernel's count, the PMC being opened as
 //! `perf record -s` opens its events (one inherited event per CPU, with
 //! `inherit_stat`, `task` and a ring for the `PERF_RECORD_READ` the kernel
@@ -89,23 +89,24 @@ mod tests;
 use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
 use open::build_attr;
 use read::short_read;
-use rings::{Delivery, RingPurpose, Rings};
+use rings::{Delivery, Rings};
 use switch::SwitchGroup;
 
+use crate::backend::Shared;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
+use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
 use crate::record::ParseConfig;
-use crate::sampler::{self, Hub, LocalRings, OwnedSample, RingSource, SamplingSummary, Synth};
-use crate::sys::{self, Ioctl, Sys, SysHandle};
+use crate::sys::{Errno, Ioctl, RealSys, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::lifecycle::{Lifecycle, LogNeed};
 use pmc_core::{
-    Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, LogSink, Mode,
+    Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, Mode,
     NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The most members a group may have (the read buffer lives on the stack).
@@ -113,270 +114,6 @@ pub const MAX_GROUP_MEMBERS: usize = 32;
 /// A group read's words: nr, time_enabled, time_running, then value, id and (sampling PMCs
 /// with `PERF_FORMAT_LOST`) lost per member.
 const READ_WORDS: usize = 3 + 3 * MAX_GROUP_MEMBERS;
-
-struct Shared {
-    /// The system calls and `/proc` facts: the kernel, or a fake in tests.
-    sys: SysHandle,
-    /// The sample log and its drain thread.
-    hub: Arc<Hub>,
-    /// Ring data pages for PMCs allocated from now on (0: the default).
-    ring_pages: AtomicUsize,
-    /// The next PMC id in the log.
-    next_pmc_id: AtomicU32,
-    /// The machine's facts (paranoid level, capabilities, limits), probed
-    /// at most once a second: they decide attr defaults on the hot
-    /// allocate path. Error messages re-probe, so they report the values
-    /// at the time of the failure.
-    facts: std::sync::Mutex<Option<(std::time::Instant, Facts)>>,
-    /// The kernel refused `PERF_FORMAT_LOST` (before Linux 6.0): sampling PMCs are opened
-    /// without it, and the lost count may miss what was lost while the drain was held up.
-    no_format_lost: std::sync::atomic::AtomicBool,
-}
-
-impl Shared {
-    fn new(sys: SysHandle) -> Shared {
-        Shared {
-            hub: Arc::new(Hub::with_sys(sys.clone())),
-            sys,
-            ring_pages: AtomicUsize::new(0),
-            next_pmc_id: AtomicU32::new(0),
-            facts: std::sync::Mutex::new(None),
-            no_format_lost: std::sync::atomic::AtomicBool::new(false),
-        }
-    }
-
-    fn facts(&self) -> Facts {
-        const FRESH: std::time::Duration = std::time::Duration::from_secs(1);
-        let Ok(mut cached) = self.facts.lock() else {
-            return self.sys.facts();
-        };
-        match *cached {
-            Some((at, f)) if at.elapsed() < FRESH => f,
-            _ => {
-                let f = self.sys.facts();
-                *cached = Some((std::time::Instant::now(), f));
-                f
-            }
-        }
-    }
-}
-
-/// The Linux perf_event backend.
-///
-/// ```
-/// use pmc_core::{Allocation, Backend as _, Pmc as _};
-/// # fn main() -> pmc_core::Result<()> {
-/// let backend = pmc_linux::Backend::open()?;
-/// let mut pmc = backend.allocate(&Allocation::counting("task-clock".parse()?))?;
-/// pmc.start()?;
-/// let v: u64 = (0..100_000u64).sum();
-/// pmc.stop()?;
-/// assert!(v > 0 && pmc.read()?.value > 0);
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct Backend {
-    shared: Arc<Shared>,
-}
-
-impl Default for Backend {
-    /// The real kernel, as [`Backend::open`] (without its check for Linux).
-    fn default() -> Backend {
-        Backend::on(SysHandle::Real(sys::RealSys))
-    }
-}
-
-impl std::fmt::Debug for Backend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("pmc_linux::Backend").finish_non_exhaustive()
-    }
-}
-
-impl Backend {
-    /// Opens the backend. Nothing is opened in the kernel until a PMC is
-    /// allocated.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::Unsupported`] on systems other than Linux.
-    pub fn open() -> Result<Backend> {
-        if !sys::HAVE_PERF_EVENT {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                Op::Open,
-                "the perf_event backend needs Linux",
-            ));
-        }
-        Ok(Backend::on(SysHandle::Real(sys::RealSys)))
-    }
-
-    /// A backend over another implementation of the system calls: a fake kernel in tests (see
-    /// the `fake-kernel` feature). [`Backend::open`] calls the real kernel directly, without a trait object.
-    #[doc(hidden)]
-    pub fn with_sys(sys: Arc<dyn Sys>) -> Backend {
-        Backend::on(SysHandle::Other(sys))
-    }
-
-    fn on(sys: SysHandle) -> Backend {
-        Backend {
-            shared: Arc::new(Shared::new(sys)),
-        }
-    }
-
-    /// The error that failed this backend's log, if one did (a full disk, a closed pipe):
-    /// `ErrorKind::Os` with the errno, and the `std::io::Error` (its `kind()`, e.g.
-    /// `StorageFull`) as its source. It is here within [`DRAIN_PERIOD`](crate::sampler::DRAIN_PERIOD)
-    /// of the failing write, so a caller polling it learns of the failure at once rather than
-    /// at [`close_log`](pmc_core::Backend::close_log).
-    ///
-    /// After the first write error the log takes nothing more (nothing written later could
-    /// then hide what came before; the file ends with the block that was being written, cut
-    /// where the error struck). Sampling goes on: the drain thread keeps emptying the rings
-    /// (so the kernel does not start dropping and the process's memory stays flat) and counts
-    /// every record it could not log in [`SamplingSummary::log_dropped`]. The library does not
-    /// stop the PMCs itself because they belong to the caller, who may still be reading their
-    /// counts; stopping is the caller's decision (pmcstat stops sampling and exits non-zero).
-    /// A new [`configure_log`](pmc_core::Backend::configure_log) starts a fresh log.
-    pub fn log_error(&self) -> Option<Error> {
-        self.shared.hub.log_error()
-    }
-
-    /// Samples read and lost so far by the sampling PMCs feeding this backend's log, per CPU
-    /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]), with Linux's own
-    /// counts (side records, decoding errors, discarded bytes). The portable subset is
-    /// [`pmc_core::Backend::sampling_summary`].
-    ///
-    /// ```
-    /// use pmc_core::Backend as _;
-    /// # fn main() -> pmc_core::Result<()> {
-    /// let b = pmc_linux::Backend::open()?;
-    /// let d = b.sampling_details();
-    /// assert_eq!(d.samples, b.sampling_summary()?.samples);
-    /// assert_eq!(d.errors, 0);
-    /// # Ok(()) }
-    /// ```
-    pub fn sampling_details(&self) -> SamplingSummary {
-        self.shared.hub.summary()
-    }
-
-    /// Sets how far (in bytes) writing the log may fall behind draining the rings, for logs
-    /// configured from now on: the drain thread never waits on the log's sink (a pipe to a slow
-    /// reader, a TCP peer, a slow disk); it queues sealed blocks in memory up to this bound
-    /// (default [`sampler::DEFAULT_SPOOL_BYTES`]), then drops whole blocks and counts their
-    /// samples as lost ([`SamplingSummary::lost_spool`]). 0 restores the default.
-    ///
-    /// ```
-    /// let backend = pmc_linux::Backend::open()?;
-    /// backend.set_log_spool_bytes(256 << 20); // a quarter GiB for a slow network peer
-    /// # Ok::<(), pmc_core::Error>(())
-    /// ```
-    pub fn set_log_spool_bytes(&self, bytes: usize) {
-        self.shared.hub.set_spool_bytes(bytes);
-    }
-
-    /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
-    /// now on, in pages (a power of two; default [`sampler::DEFAULT_RING_PAGES`]). Larger rings
-    /// lose fewer samples in bursts; their memory is locked and counts against
-    /// `kernel.perf_event_mlock_kb` and `RLIMIT_MEMLOCK`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidArgument`] unless `pages` is a power of two.
-    pub fn set_ring_pages(&self, pages: usize) -> Result<()> {
-        if !pages.is_power_of_two() {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                Op::Mmap,
-                format!("a ring buffer needs a power-of-two number of pages, got {pages}"),
-            ));
-        }
-        self.shared.ring_pages.store(pages, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
-/// pmc-core's [`Backend`](pmc_core::Backend) trait, implemented by this crate's `Backend`
-/// struct (`pmc_linux::Backend`, which the `pmc` facade names `pmc::Native` on Linux): the
-/// struct is named after the trait it implements, so this reads `impl Backend for Backend`.
-impl pmc_core::Backend for Backend {
-    type Pmc = LinuxPmc;
-    type Group = LinuxGroup;
-
-    fn name(&self) -> &'static str {
-        "linux-perf"
-    }
-
-    fn allocate(&self, allocation: &Allocation) -> Result<LinuxPmc> {
-        Ok(LinuxPmc {
-            c: Counters::new(std::slice::from_ref(allocation), self.shared.clone())?,
-        })
-    }
-
-    fn allocate_group(&self, allocations: &[Allocation]) -> Result<LinuxGroup> {
-        if allocations.is_empty() || allocations.len() > MAX_GROUP_MEMBERS {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                Op::Allocate,
-                format!(
-                    "a group needs 1 to {MAX_GROUP_MEMBERS} members, got {}",
-                    allocations.len()
-                ),
-            ));
-        }
-        if allocations.iter().any(|a| a.scope != allocations[0].scope) {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                Op::Allocate,
-                "every member of a group must have the same scope",
-            ));
-        }
-        let allocs = allocations.to_vec();
-        Ok(LinuxGroup {
-            c: Counters::new(allocations, self.shared.clone())?,
-            allocs,
-        })
-    }
-
-    fn configure_log(&self, sink: LogSink) -> Result<()> {
-        self.shared.hub.configure(sink)
-    }
-
-    fn flush_log(&self) -> Result<()> {
-        self.shared.hub.flush()
-    }
-
-    fn close_log(&self) -> Result<()> {
-        self.shared.hub.close()
-    }
-
-    fn list_events(&self, tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
-        crate::info::list_events(tracepoints)
-    }
-
-    fn diagnose(&self) -> Vec<pmc_core::info::Check> {
-        crate::info::diagnose()
-    }
-
-    /// As the inherent `Backend::log_error`.
-    fn log_error(&self) -> Option<Error> {
-        self.shared.hub.log_error()
-    }
-
-    /// As the inherent `Backend::set_ring_pages`.
-    fn set_buffer_pages(&self, pages: usize) -> Result<()> {
-        self.set_ring_pages(pages)
-    }
-
-    /// The backend-neutral part of `Backend::sampling_details`
-    /// (which also counts side records, decoding errors and discarded bytes).
-    fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
-        Ok((&self.shared.hub.summary()).into())
-    }
-
-    fn write_log(&self, user_data: u32) -> Result<()> {
-        self.shared.hub.write_user(user_data)
-    }
-}
 
 struct Member {
     alloc: Allocation,
@@ -408,19 +145,37 @@ impl Member {
     }
 }
 
+/// Where an instance stands with its target's exec ([`Target::Exec`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExecState {
+    /// Not an exec target, or one reopened without `enable_on_exec` (its exec seen, or
+    /// disarmed at a stop): counted as opened.
+    Plain,
+    /// Opened with `enable_on_exec` and not started by us since (attached while not running):
+    /// reads as zero, whatever the kernel counted after an exec; the exec enables its fds
+    /// whatever our state.
+    Pending,
+    /// Opened with `enable_on_exec`, started by us (or attached while running), the exec not
+    /// seen yet: the kernel enables these fds at the exec, whatever our state.
+    Armed,
+    /// Its exec came before its first start: reopened as a pid at that start, so its mappings
+    /// are synthesized like a pid's.
+    Missed,
+}
+
+impl ExecState {
+    /// Opened with `enable_on_exec` and the exec not seen yet.
+    fn armed(self) -> bool {
+        matches!(self, ExecState::Pending | ExecState::Armed)
+    }
+}
+
 struct InstanceFds {
     instance: Instance,
     /// One fd set per thread (or per CPU for system scope: exactly one), leader first.
     threads: Vec<Vec<OwnedFd>>,
-    /// Opened with enable_on_exec and not started by us since (attached while not running):
-    /// reads as zero, whatever the kernel counted after an exec.
-    pending_exec: bool,
-    /// Opened with enable_on_exec and the exec not seen yet: the kernel enables these fds
-    /// at the exec, whatever our state.
-    exec_armed: bool,
-    /// An exec target whose exec came before its first start: reopened as a pid at start,
-    /// so its mappings are synthesized like a pid's.
-    exec_missed: bool,
+    /// Where it stands with its target's exec.
+    exec: ExecState,
     /// The CPU each fd set of `threads` was opened on (-1: any, per task).
     cpus: Vec<i32>,
     /// Sampling: its ring buffers are mapped and feeding the log or the owner.
@@ -430,7 +185,7 @@ struct InstanceFds {
 }
 
 /// What a PMC or a group is made of.
-struct Counters {
+struct Counters<S: Sys> {
     members: Vec<Member>,
     /// hwpmc's life cycle: the state, the attached targets, the rules of each verb.
     life: Lifecycle,
@@ -445,16 +200,16 @@ struct Counters {
     probe: Option<(i32, Vec<OwnedFd>)>,
     /// How each fd set is read.
     read: ReadLayout,
-    _shared: Arc<Shared>,
+    _shared: Arc<Shared<S>>,
     /// The sampling set: the rings of a sampling PMC, a switch group, or a counting PMC with
     /// log-procexit.
     rings: Option<Rings>,
     /// log-proccsw: the switch group that logs this PMC's counts at every context switch of
     /// its targets (see [`SwitchGroup`]).
-    csw: Option<Box<SwitchGroup>>,
+    csw: Option<Box<SwitchGroup<S>>>,
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     /// Attaching is allowed while running (perf_event opens enabled fds; hwpmc refuses with
     /// EBUSY): the process-scope and already-attached rules of [`Lifecycle`] only.
     fn attach(&mut self, target: Target) -> Result<()> {
@@ -465,7 +220,7 @@ impl Counters {
         let per_cpu = layout.task_cpus(&self._shared.sys);
         let mut threads = Vec::new();
         let mut cpus = Vec::new();
-        let pending_exec = match target {
+        let exec_target = match target {
             Target::Current | Target::CurrentThread => {
                 let tids = if target == Target::CurrentThread {
                     vec![self._shared.sys.gettid()]
@@ -517,16 +272,17 @@ impl Counters {
         };
         self.probe = None;
         // Attached while running, an exec target starts at its exec: started by us.
-        let exec_armed = pending_exec;
-        let pending_exec = pending_exec && !self.life.is_running();
+        let exec = match (exec_target, self.life.is_running()) {
+            (false, _) => ExecState::Plain,
+            (true, true) => ExecState::Armed,
+            (true, false) => ExecState::Pending,
+        };
         let thread = (target == Target::CurrentThread).then(|| self._shared.sys.gettid());
         self.instances.push(InstanceFds {
             thread,
             instance: Instance::Target(target),
             threads,
-            pending_exec,
-            exec_armed,
-            exec_missed: false,
+            exec,
             cpus,
             mapped: false,
         });
@@ -640,10 +396,9 @@ impl Counters {
         // An exec target that exec'd before this start has counted since (the kernel's
         // enable_on_exec): start it afresh, as a pid, without those counts.
         for i in 0..self.instances.len() {
-            if self.instances[i].pending_exec && self.exec_seen(i)? {
+            if self.instances[i].exec == ExecState::Pending && self.exec_seen(i)? {
                 self.reopen_exec(i)?;
-                self.instances[i].pending_exec = false;
-                self.instances[i].exec_missed = true;
+                self.instances[i].exec = ExecState::Missed;
             }
         }
         if self.rings.is_some() {
@@ -657,9 +412,10 @@ impl Counters {
         }
         self.life.record_start();
         let group = self.members.len() > 1;
-        let sys = self._shared.sys.clone();
+        let shared = self._shared.clone();
+        let sys = &shared.sys;
         let r = self.for_each_set(|inst, set| {
-            if inst.pending_exec {
+            if inst.exec == ExecState::Pending {
                 return Ok(()); // enable_on_exec starts it
             }
             // The members first, one by one, then the leader: the group is scheduled in once,
@@ -674,7 +430,9 @@ impl Counters {
             Ok(())
         });
         for i in &mut self.instances {
-            i.pending_exec = false;
+            if i.exec == ExecState::Pending {
+                i.exec = ExecState::Armed;
+            }
         }
         // The switch group starts after the PMC and stops before it, so the counts it logs
         // lie inside the PMC's own.
@@ -700,7 +458,8 @@ impl Counters {
             sw.stop()?;
         }
         let group = self.members.len() > 1;
-        let sys = self._shared.sys.clone();
+        let shared = self._shared.clone();
+        let sys = &shared.sys;
         self.for_each_leader(|_, fd| {
             sys.ioctl(fd, Ioctl::Disable(group))
                 .map_err(|e| errno_map::op_error(Op::Stop, e))
@@ -765,7 +524,8 @@ impl Counters {
         self.read_into(&mut now)?;
         let old = now[0].value;
         let group = self.members.len() > 1;
-        let sys = self._shared.sys.clone();
+        let shared = self._shared.clone();
+        let sys = &shared.sys;
         self.for_each_leader(|_, fd| {
             sys.ioctl(fd, Ioctl::Reset(group))
                 .map_err(|e| errno_map::op_error(Op::Write, e))
@@ -814,7 +574,8 @@ impl Counters {
                 Some(Delivery::Log) => self._shared.hub.drain_token(self.token()),
                 _ => {}
             }
-            let sys = self._shared.sys.clone();
+            let shared = self._shared.clone();
+            let sys = &shared.sys;
             let kernel = events::soft_clock_period(&self.members[0].alloc.event, count);
             self.for_each_fd(|fd| {
                 sys.ioctl(fd, Ioctl::Period(kernel))
@@ -832,7 +593,7 @@ impl Counters {
     }
 }
 
-impl Drop for Counters {
+impl<S: Sys> Drop for Counters<S> {
     fn drop(&mut self) {
         if self.is_sampling() && !self.local_wanted() {
             // Whatever the rings still hold goes to the log before the fds close, and so does
@@ -844,11 +605,19 @@ impl Drop for Counters {
 }
 
 /// One counting or sampling PMC on Linux.
-pub struct LinuxPmc {
-    c: Counters,
+pub struct LinuxPmc<S: Sys = RealSys> {
+    c: Counters<S>,
 }
 
-impl std::fmt::Debug for LinuxPmc {
+impl<S: Sys> LinuxPmc<S> {
+    pub(crate) fn new(allocs: &[Allocation], shared: Arc<Shared<S>>) -> Result<LinuxPmc<S>> {
+        Ok(LinuxPmc {
+            c: Counters::new(allocs, shared)?,
+        })
+    }
+}
+
+impl<S: Sys> std::fmt::Debug for LinuxPmc<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LinuxPmc")
             .field("allocation", &self.c.members[0].alloc)
@@ -858,7 +627,7 @@ impl std::fmt::Debug for LinuxPmc {
     }
 }
 
-impl pmc_core::Pmc for LinuxPmc {
+impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
     fn allocation(&self) -> &Allocation {
         &self.c.members[0].alloc
     }
@@ -894,7 +663,7 @@ impl pmc_core::Pmc for LinuxPmc {
         // The common case, one fd (a PMC on one thread or one CPU): one
         // read(2) and a few instructions, no loops.
         if let [inst] = self.c.instances.as_slice() {
-            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
+            if let (false, [set]) = (inst.exec == ExecState::Pending, inst.threads.as_slice()) {
                 if let [fd] = set.as_slice() {
                     // value, time_enabled, time_running, id [, lost].
                     let want = self.c.member_words();
@@ -987,7 +756,7 @@ impl pmc_core::Pmc for LinuxPmc {
     }
 }
 
-impl LinuxPmc {
+impl<S: Sys> LinuxPmc<S> {
     /// Writes this PMC's current counts into the backend's log as interval
     /// [`Counter`](pmc_log::record::Counter) records, one per CPU (system scope) or target
     /// (process scope), after its descriptor (`pmcstat -w` with `-O`).
@@ -1001,8 +770,8 @@ impl LinuxPmc {
     }
 
     /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
-    /// see [`Backend::sampling_details`]).
-    pub fn sample_summary(&self) -> Option<SamplingSummary> {
+    /// see [`Backend::sampling_details`](crate::Backend::sampling_details)).
+    pub fn sample_summary(&self) -> Option<SamplingDetails> {
         match self.c.rings.as_ref().map(|r| &r.delivery) {
             Some(Delivery::Local(Some(l))) => Some(l.summary.clone()),
             _ => None,
@@ -1065,12 +834,21 @@ pub(crate) struct SelfMonitoring<'a> {
 }
 
 /// Several PMCs scheduled together on Linux (a perf event group).
-pub struct LinuxGroup {
-    c: Counters,
+pub struct LinuxGroup<S: Sys = RealSys> {
+    c: Counters<S>,
     allocs: Vec<Allocation>,
 }
 
-impl std::fmt::Debug for LinuxGroup {
+impl<S: Sys> LinuxGroup<S> {
+    pub(crate) fn new(allocs: &[Allocation], shared: Arc<Shared<S>>) -> Result<LinuxGroup<S>> {
+        Ok(LinuxGroup {
+            c: Counters::new(allocs, shared)?,
+            allocs: allocs.to_vec(),
+        })
+    }
+}
+
+impl<S: Sys> std::fmt::Debug for LinuxGroup<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LinuxGroup")
             .field("allocations", &self.allocs)
@@ -1079,7 +857,7 @@ impl std::fmt::Debug for LinuxGroup {
     }
 }
 
-impl pmc_core::Group for LinuxGroup {
+impl<S: Sys> pmc_core::Group for LinuxGroup<S> {
     fn allocations(&self) -> &[Allocation] {
         &self.allocs
     }
@@ -1110,7 +888,7 @@ impl pmc_core::Group for LinuxGroup {
     }
 }
 
-impl LinuxGroup {
+impl<S: Sys> LinuxGroup<S> {
     /// Writes each member's current total into the backend's log as an interval
     /// [`Counter`](pmc_log::record::Counter) record.
     ///

@@ -6,6 +6,7 @@ use super::*;
 const FORMAT_LOST: u64 = crate::record::read_format::LOST;
 
 pub(super) fn build_attr(
+    sys: &dyn Sys,
     a: &Allocation,
     r: &Resolved,
     facts: &Facts,
@@ -21,6 +22,7 @@ pub(super) fn build_attr(
     // aarch64: ask for user-space reads (the rdpmc format bit) when they are on (crate::rdpmc).
     attr.__bindgen_anon_3.config1 = r.config1
         | crate::rdpmc::machine_user_read_bits(
+            sys,
             r.type_,
             r.config1,
             a.scope.is_system(),
@@ -103,11 +105,14 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
     if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
         attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
     }
-    if let (true, Some(stack_size)) = (crate::unwind::wants_stack(a), a.call_graph.stack_size()) {
+    if let (true, Some(stack_size)) = (
+        crate::log::unwind::wants_stack(a),
+        a.call_graph.stack_size(),
+    ) {
         // As perf record --call-graph dwarf: the user registers and stack with each
         // sample; the kernel's callchain keeps only its kernel part.
         attr.sample_type |= u64::from(b::PERF_SAMPLE_REGS_USER | b::PERF_SAMPLE_STACK_USER);
-        attr.sample_regs_user = crate::unwind::REGS_MASK;
+        attr.sample_regs_user = crate::log::unwind::REGS_MASK;
         attr.sample_stack_user = stack_size;
         attr.set_exclude_callchain_user(1);
     }
@@ -125,14 +130,14 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
 }
 
 /// The data pages of each ring of a PMC allocated now.
-fn ring_pages_for(allocs: &[Allocation], shared: &Shared, facts: &Facts) -> usize {
+fn ring_pages_for<S: Sys>(allocs: &[Allocation], shared: &Shared<S>, facts: &Facts) -> usize {
     match shared.ring_pages.load(Ordering::Relaxed) {
         // Samples with user stacks are kilobytes each: a privileged caller gets perf's
         // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
-        0 if facts.privileged && allocs.iter().any(crate::unwind::wants_stack) => {
-            sampler::DWARF_RING_PAGES
+        0 if facts.privileged && allocs.iter().any(crate::log::unwind::wants_stack) => {
+            crate::log::DWARF_RING_PAGES
         }
-        0 => sampler::DEFAULT_RING_PAGES,
+        0 => crate::log::DEFAULT_RING_PAGES,
         n => n,
     }
 }
@@ -225,16 +230,16 @@ fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
 
 impl Member {
     /// A member of a PMC being allocated: its event resolved, its attr built, its log id.
-    fn new(
+    fn new<S: Sys>(
         a: &Allocation,
         facts: &Facts,
         grouped: bool,
         ring_bytes: usize,
-        shared: &Shared,
+        shared: &Shared<S>,
     ) -> Result<Member> {
-        crate::unwind::check(a)?;
+        crate::log::unwind::check(a)?;
         events::check_allocation(a)?;
-        let resolved = events::resolve(&a.event)?;
+        let resolved = events::resolve(&shared.sys, &a.event)?;
         if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
             if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
                 return Err(Error::new(
@@ -245,7 +250,7 @@ impl Member {
                 .with_help("use a lower frequency, or raise the limit: sysctl -w kernel.perf_event_max_sample_rate=<hz>"));
             }
         }
-        let mut attr = build_attr(a, &resolved, facts, grouped, ring_bytes);
+        let mut attr = build_attr(&shared.sys, a, &resolved, facts, grouped, ring_bytes);
         if a.mode.is_sampling() && !shared.no_format_lost.load(Ordering::Relaxed) {
             // The kernel's count of the samples it could not write (Linux 6.0+), read at stop:
             // samples lost while the drain was held up (a blocked log writer, a stopped
@@ -270,8 +275,8 @@ impl Member {
     }
 }
 
-impl Counters {
-    pub(super) fn new(allocs: &[Allocation], shared: Arc<Shared>) -> Result<Counters> {
+impl<S: Sys> Counters<S> {
+    pub(super) fn new(allocs: &[Allocation], shared: Arc<Shared<S>>) -> Result<Counters<S>> {
         let facts = shared.facts();
         let inherit = allocs
             .iter()
@@ -317,7 +322,7 @@ impl Counters {
         }
         let mut c = Counters::unopened(members, shared, read);
         // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a
-        // ring for its PERF_RECORD_READs at task exits; see sampler::ExitReads).
+        // ring for its PERF_RECORD_READs at task exits; see log::procexit::ExitReads).
         let exit_reads = !sampling
             && allocs
                 .iter()
@@ -376,9 +381,7 @@ impl Counters {
                         thread: None,
                         instance: Instance::Cpu(cpu),
                         threads: vec![fds],
-                        pending_exec: false,
-                        exec_armed: false,
-                        exec_missed: false,
+                        exec: ExecState::Plain,
                         cpus: vec![cpu_i],
                         mapped: false,
                     });
@@ -395,9 +398,9 @@ impl Counters {
     /// A PMC or group with nothing opened yet: allocated, no targets, no counts kept.
     pub(super) fn unopened(
         members: Vec<Member>,
-        shared: Arc<Shared>,
+        shared: Arc<Shared<S>>,
         read: ReadLayout,
-    ) -> Counters {
+    ) -> Counters<S> {
         let n = members.len();
         let scope = members.first().map_or(&Scope::Process, |m| &m.alloc.scope);
         let life = Lifecycle::new(scope, shared.sys.getpid());
@@ -496,7 +499,7 @@ impl Counters {
                 attr.set_inherit_thread(1);
             }
             let mut opened = sys.perf_event_open(&mut attr, pid, cpu, group, 0);
-            if matches!(opened, Err(libc::EINVAL)) && attr.read_format & FORMAT_LOST != 0 {
+            if matches!(opened, Err(Errno(libc::EINVAL))) && attr.read_format & FORMAT_LOST != 0 {
                 // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
                 // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
                 // -EINVAL`): open without it, and remember that the lost count may be
@@ -513,7 +516,7 @@ impl Counters {
             }
             let opened = match opened {
                 // (A leader: a member's EINVAL on another thread may be a race, retried below.)
-                Err(libc::EINVAL) if attr.inherit_thread() == 1 && leader => {
+                Err(Errno(libc::EINVAL)) if attr.inherit_thread() == 1 && leader => {
                     // What did the kernel refuse? If plain `inherit` opens, inherit_thread
                     // (Linux < 5.13): new threads cannot be followed without child processes.
                     // If only a non-inherited event opens, inheriting this event at all (e.g.
@@ -532,17 +535,18 @@ impl Counters {
                     if sys.perf_event_open(&mut plain, pid, cpu, group, 0).is_ok() {
                         return Err((no_inherit(&m.event, &attr), false));
                     }
-                    Err(libc::EINVAL)
+                    Err(Errno(libc::EINVAL))
                 }
                 r => r,
             };
-            let race = matches!(opened, Err(libc::ENODEV | libc::EINVAL)) && !leader && pid > 0;
+            let race =
+                matches!(opened, Err(Errno(libc::ENODEV | libc::EINVAL))) && !leader && pid > 0;
             let fd = opened.map_err(|errno| {
                 // A member whose leader was just opened on a thread that is now exiting fails
                 // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
                 // vanished thread it is, so attach skips it like any thread that exited.
                 let errno = if race && sys.thread_exiting(pid) {
-                    libc::ESRCH
+                    Errno(libc::ESRCH)
                 } else {
                     errno
                 };
@@ -559,7 +563,7 @@ impl Counters {
                     counts_kernel: attr.exclude_kernel() == 0,
                     sample_freq: freq,
                 };
-                if errno == libc::EINVAL && !leader && m.resolved.is_hardware() {
+                if errno == Errno(libc::EINVAL) && !leader && m.resolved.is_hardware() {
                     // The PMU drivers validate a group against their counters when a
                     // member joins (armv8/x86 validate_group): EINVAL here means the
                     // group no longer fits, not a bad event (the leader, same kind, opened).
@@ -572,7 +576,7 @@ impl Counters {
                             m.event
                         ),
                     )
-                    .with_errno(errno)
+                    .with_errno(errno.0)
                     .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
                 }
                 errno_map::open_error(errno, &ctx, &sys.facts())
@@ -639,7 +643,9 @@ impl Counters {
         let inst = &mut self.instances[i];
         inst.threads = threads;
         inst.cpus = cpus;
-        inst.exec_armed = false;
+        if inst.exec.armed() {
+            inst.exec = ExecState::Plain;
+        }
         inst.mapped = false;
         Ok(())
     }
@@ -649,9 +655,11 @@ impl Counters {
     pub(super) fn disarm_exec(&mut self) -> Result<()> {
         let mut armed = Vec::new();
         for i in 0..self.instances.len() {
-            if self.instances[i].exec_armed {
+            if self.instances[i].exec.armed() {
                 if self.exec_seen(i)? {
-                    self.instances[i].exec_armed = false;
+                    if self.instances[i].exec == ExecState::Armed {
+                        self.instances[i].exec = ExecState::Plain;
+                    }
                 } else {
                     armed.push(i);
                 }

@@ -45,7 +45,7 @@ pub(super) fn read_words_in<S: Sys + ?Sized, const B: usize>(
     Ok(n / 8)
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     /// Whether the members' reads carry `PERF_FORMAT_LOST` (sampling PMCs on Linux 6.0+):
     /// a `lost` word after each member's `id` (perf_event_open(2), "Reading results").
     pub(super) fn reads_lost(&self) -> bool {
@@ -106,7 +106,7 @@ impl Counters {
 
     /// Adds one instance's readings (summed over its threads) into `out`.
     pub(super) fn read_instance(&self, inst: &InstanceFds, out: &mut [Reading]) -> Result<()> {
-        if inst.pending_exec {
+        if inst.exec == ExecState::Pending {
             return Ok(()); // not started since attach: whatever an exec enabled is not ours
         }
         self.read_instance_fds(inst, out)
@@ -232,7 +232,7 @@ impl Counters {
         // The common group case, one leader fd (one thread or one CPU): one
         // read(2), decoded straight from the buffer in a single pass.
         if let ([inst], ReadLayout::Group) = (self.instances.as_slice(), self.read) {
-            if let (false, [set]) = (inst.pending_exec, inst.threads.as_slice()) {
+            if let (false, [set]) = (inst.exec == ExecState::Pending, inst.threads.as_slice()) {
                 if let Some(leader) = set.first() {
                     let mut b = [0u8; READ_WORDS * 8];
                     let stride = self.group_stride();
@@ -304,7 +304,7 @@ impl Counters {
     /// (CPU or target) for a single PMC, one total per member for a group.
     pub(super) fn log_counts(&self) -> Result<()> {
         use pmc_log::record as log;
-        let time = sampler::now();
+        let time = crate::log::now(&self._shared.sys);
         let mut counters = Vec::new();
         let counter = |pmc_id, pid, cpu, r: &Reading| log::Counter {
             time,

@@ -13,17 +13,6 @@ pub(super) struct Rings {
     pub(super) delivery: Delivery,
 }
 
-/// What a PMC's rings carry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum RingPurpose {
-    /// Samples (a sampling PMC).
-    Samples,
-    /// The `PERF_RECORD_READ`s of a counting PMC with log-procexit, at each task's exit.
-    ExitReads,
-    /// A switch group's context-switch samples, carrying the owner's counts.
-    SwitchCounts,
-}
-
 /// Who reads a PMC's rings.
 pub(super) enum Delivery {
     /// The backend's log (its drain thread).
@@ -43,7 +32,7 @@ impl Rings {
     }
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     /// What this PMC's rings carry (`None`: a counting PMC without rings).
     pub(super) fn purpose(&self) -> Option<RingPurpose> {
         self.rings.as_ref().map(|r| r.purpose)
@@ -66,7 +55,7 @@ impl Counters {
     }
 }
 
-impl Counters {
+impl<S: Sys> Counters<S> {
     pub(super) fn set_local(&mut self) -> Result<()> {
         if !self.is_sampling() {
             return Err(Error::new(
@@ -155,7 +144,7 @@ impl Counters {
                 }
                 Instance::Target(Target::Pid(p)) => pids.push(p),
                 // Its exec came before the start: its mappings are there already.
-                Instance::Target(Target::Exec(p)) if inst.exec_missed => pids.push(p),
+                Instance::Target(Target::Exec(p)) if inst.exec == ExecState::Missed => pids.push(p),
                 // The kernel reports the exec and its mappings (enable_on_exec precedes them).
                 Instance::Target(Target::Exec(_)) => {}
             }
@@ -203,8 +192,9 @@ impl Counters {
                             token,
                             ring_cpu,
                         )?;
-                        ring.switch_counts = purpose == Some(RingPurpose::SwitchCounts);
-                        ring.exit_reads = purpose == Some(RingPurpose::ExitReads);
+                        if let Some(p) = purpose {
+                            ring.purpose = p;
+                        }
                         ring.user_in_kernel =
                             leader.alloc.flags.contains(pmc_core::Flags::USERCALLCHAIN);
                         ring.cfg_inherit = leader.attr.inherit() == 1
@@ -243,7 +233,7 @@ impl Counters {
     /// The log descriptors of the members.
     pub(super) fn descriptors(&self) -> Vec<pmc_log::record::PmcDescriptor<'static>> {
         use pmc_log::record as log;
-        let time = sampler::now();
+        let time = crate::log::now(&self._shared.sys);
         // A switch group's leader is internal: its samples become the owner's counter records.
         self.members
             .iter()
@@ -280,7 +270,7 @@ impl Counters {
                     cpu,
                     mode,
                     flags: m.alloc.flags.bits()
-                        | if crate::unwind::wants_stack(&m.alloc) {
+                        | if crate::log::unwind::wants_stack(&m.alloc) {
                             log::FLAG_DWARF_CALLCHAIN
                         } else {
                             0

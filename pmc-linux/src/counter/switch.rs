@@ -4,9 +4,9 @@ use super::*;
 
 /// The switch group of a PMC with log-proccsw: a `context-switches` sampler over copies of the
 /// PMC's events (see [`SwitchGroup::new`]).
-pub(super) struct SwitchGroup(Counters);
+pub(super) struct SwitchGroup<S: Sys>(Counters<S>);
 
-impl SwitchGroup {
+impl<S: Sys> SwitchGroup<S> {
     /// The switch group of a PMC with log-proccsw (hwpmc's `PMC_F_LOG_PROCCSW`).
     ///
     /// perf_event has no "log the counts at every context switch" bit, but it gives enough to
@@ -26,16 +26,23 @@ impl SwitchGroup {
         inherit: bool,
         ring_pages: usize,
         facts: &Facts,
-        shared: Arc<Shared>,
-    ) -> Result<SwitchGroup> {
+        shared: Arc<Shared<S>>,
+    ) -> Result<SwitchGroup<S>> {
         let cs = pmc_core::EventSpec::portable(pmc_core::PortableEvent::ContextSwitches);
         let mut lead_alloc = Allocation::sampling(cs, Rate::Period(1));
         if inherit {
             lead_alloc = lead_alloc.flags(pmc_core::Flags::DESCENDANTS);
         }
-        let lead_resolved = events::resolve(&lead_alloc.event)?;
+        let lead_resolved = events::resolve(&shared.sys, &lead_alloc.event)?;
         let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
-        let mut lead = build_attr(&lead_alloc, &lead_resolved, facts, true, ring_bytes);
+        let mut lead = build_attr(
+            &shared.sys,
+            &lead_alloc,
+            &lead_resolved,
+            facts,
+            true,
+            ring_bytes,
+        );
         lead.sample_type = u64::from(
             b::PERF_SAMPLE_IDENTIFIER
                 | b::PERF_SAMPLE_TID
@@ -58,7 +65,7 @@ impl SwitchGroup {
         for m in owner {
             let mut alloc = m.alloc.clone();
             alloc.mode = Mode::Counting;
-            let mut attr = build_attr(&alloc, &m.resolved, facts, true, ring_bytes);
+            let mut attr = build_attr(&shared.sys, &alloc, &m.resolved, facts, true, ring_bytes);
             // A group has one clock (the kernel refuses members with another).
             attr.set_use_clockid(1);
             attr.clockid = libc::CLOCK_MONOTONIC;
@@ -105,15 +112,15 @@ impl SwitchGroup {
     }
 }
 
-impl std::ops::Deref for SwitchGroup {
-    type Target = Counters;
-    fn deref(&self) -> &Counters {
+impl<S: Sys> std::ops::Deref for SwitchGroup<S> {
+    type Target = Counters<S>;
+    fn deref(&self) -> &Counters<S> {
         &self.0
     }
 }
 
-impl std::ops::DerefMut for SwitchGroup {
-    fn deref_mut(&mut self) -> &mut Counters {
+impl<S: Sys> std::ops::DerefMut for SwitchGroup<S> {
+    fn deref_mut(&mut self) -> &mut Counters<S> {
         &mut self.0
     }
 }

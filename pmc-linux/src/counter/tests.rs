@@ -1,11 +1,14 @@
-//! The counting and sampling code against the fake kernel ([`crate::fake::FakeKernel`]): fd
+//! The counting and sampling code against the fake kernel ([`crate::sys::fake::FakeKernel`]): fd
 //! layouts, attach/detach bookkeeping, reads, errno mapping at each verb, the exec and
 //! vanished-thread cases. No privileges, no PMU, any kernel. The real-kernel tests in
 //! `pmc-linux/tests` are the oracles these models were checked against.
 
-use crate::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
+use crate::sys::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
 use crate::sys::Ioctl;
-use crate::{Backend, LinuxGroup, LinuxPmc};
+/// The backend and its PMCs over the fake kernel.
+type Backend = crate::Backend<Arc<FakeKernel>>;
+type LinuxPmc = crate::LinuxPmc<Arc<FakeKernel>>;
+type LinuxGroup = crate::LinuxGroup<Arc<FakeKernel>>;
 use perf_event_open_sys::bindings as b;
 use pmc_core::{
     Allocation, Backend as _, Cpus, ErrorKind, Flags, Group as _, Op, Pmc as _, Rate, State, Target,
@@ -1358,4 +1361,158 @@ fn in_process_samples_count_the_kernels_lost_records() {
     let s = p.sample_summary().expect("summary");
     assert_eq!((got + s.lost, s.samples), (taken, got), "{s:?}");
     assert!(s.lost_unreported >= 1, "{s:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The machine's files through the seam: diagnose, listing, resolution and /proc synthesis all
+// read `/proc` and sysfs through `Sys`, so the fake kernel answers them.
+
+/// A fake machine: one `cpu` PMU (type 4) with an alias, a tracepoint, a kernel release and a
+/// CPU model.
+fn fake_machine(k: &FakeKernel) {
+    let pmu = "/sys/bus/event_source/devices/cpu";
+    k.set_file(format!("{pmu}/type"), "4\n");
+    k.set_file(format!("{pmu}/format/event"), "config:0-7\n");
+    k.set_file(format!("{pmu}/format/umask"), "config:8-15\n");
+    k.set_file(format!("{pmu}/events/fake-loads"), "event=0xcd,umask=0x1\n");
+    k.set_file(format!("{pmu}/rdpmc"), "1\n");
+    k.set_file("/sys/kernel/tracing/events/sched/sched_switch/id", "316\n");
+    k.set_file("/proc/sys/kernel/osrelease", "6.99.0-fake\n");
+    k.set_file("/proc/sys/kernel/nmi_watchdog", "0\n");
+    k.set_file(
+        "/proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n\
+         model name\t: Fake Xeon\nstepping\t: 4\nflags\t\t: fpu hypervisor\n",
+    );
+}
+
+#[test]
+fn diagnose_reads_the_machine_through_the_seam() {
+    let (k, backend) = kernel();
+    fake_machine(&k);
+    let checks = backend.diagnose();
+    let find = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no check {name}: {checks:?}"))
+    };
+    assert!(find("kernel").detail.contains("6.99.0-fake"), "{checks:?}");
+    let pmu = find("hardware PMU");
+    assert!(pmu.detail.contains("cpu (type 4"), "{pmu:?}");
+    assert!(
+        find("rdpmc (user-space counter reads)")
+            .detail
+            .contains("rdpmc = 1"),
+        "{checks:?}"
+    );
+    assert!(find("NMI watchdog").detail.contains("= 0"), "{checks:?}");
+    assert!(find("tracepoints").detail.contains("mounted"), "{checks:?}");
+    // The counting probe opened task-clock on the fake.
+    assert!(k.opens() > 0);
+}
+
+#[test]
+fn diagnose_without_a_pmu_names_the_virtual_machine() {
+    let (k, backend) = kernel();
+    k.set_file(
+        "/proc/cpuinfo",
+        "processor\t: 0\nflags\t\t: fpu hypervisor\n",
+    );
+    k.set_file("/sys/class/dmi/id/product_name", "Fake Hypervisor\n");
+    let checks = backend.diagnose();
+    let pmu = checks
+        .iter()
+        .find(|c| c.name == "hardware PMU")
+        .expect("PMU check");
+    assert!(pmu.detail.contains("Fake Hypervisor"), "{pmu:?}");
+}
+
+#[test]
+fn listing_finds_the_fake_machines_pmu_aliases_table_and_tracepoints() {
+    let (k, backend) = kernel();
+    fake_machine(&k);
+    let list = backend.list_events(true);
+    let find = |name: &str| list.iter().find(|e| e.name == name);
+    let alias = find("cpu/fake-loads/").expect("the sysfs alias");
+    assert_eq!(
+        alias.availability,
+        pmc_core::info::Availability::Available,
+        "{alias:?}"
+    );
+    assert_eq!(alias.description, "event=0xcd,umask=0x1");
+    assert!(find("sched:sched_switch").is_some(), "the tracepoint");
+    // The CPU in the fake /proc/cpuinfo (Skylake server) selects its table.
+    assert!(
+        list.iter().any(|e| matches!(&e.source,
+            pmc_core::info::EventSource::Pmu(s) if s.contains("pmu-events"))),
+        "no table events for the fake CPU"
+    );
+    let sched = k
+        .events()
+        .into_iter()
+        .find(|e| e.attr.type_ == b::PERF_TYPE_TRACEPOINT);
+    assert!(sched.is_none(), "probes are closed again");
+}
+
+#[test]
+fn resolution_reads_the_fake_sysfs() {
+    let (k, backend) = kernel();
+    fake_machine(&k);
+    let _p = pmc(&backend, counting("cpu/fake-loads/"));
+    let _t = pmc(&backend, counting("sched:sched_switch"));
+    let evs = k.events();
+    assert!(
+        evs.iter()
+            .any(|e| e.attr.type_ == 4 && e.attr.config == 0x01cd),
+        "{evs:?}"
+    );
+    assert!(
+        evs.iter()
+            .any(|e| e.attr.type_ == b::PERF_TYPE_TRACEPOINT && e.attr.config == 316),
+        "{evs:?}"
+    );
+}
+
+#[test]
+fn the_log_synthesizes_running_processes_from_the_fake_proc() {
+    let (k, backend) = kernel();
+    fake_machine(&k);
+    k.add_process(200, &[200]);
+    k.set_file("/proc/200/comm", "fakeproc\n");
+    k.set_file(
+        "/proc/200/maps",
+        "55d0c8a00000-55d0c8a21000 r-xp 00002000 08:01 1234   /usr/bin/fakeproc\n\
+         55d0c8c00000-55d0c8c10000 rw-p 00000000 00:00 0\n",
+    );
+    let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+    backend
+        .configure_log(Box::new(SharedSink(out.clone())))
+        .expect("log");
+    let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
+    let mut p = pmc(&backend, a);
+    p.attach(Target::Pid(200)).expect("attach");
+    p.start().expect("start");
+    p.stop().expect("stop");
+    drop(p);
+    backend.close_log().expect("close");
+    let bytes = out.lock().expect("lock").clone();
+    let reader = pmc_log::Reader::new(&bytes).expect("log");
+    let header = reader.header().expect("header");
+    assert_eq!(header.kernel_release, "6.99.0-fake");
+    assert_eq!(header.cpu_model, "Fake Xeon");
+    assert_eq!(header.cpuid, "GenuineIntel-6-55-4");
+    let comm = reader.records().find_map(|r| match r {
+        pmc_log::Record::Comm(c) if c.pid == 200 => Some(c.comm.as_bytes().to_vec()),
+        _ => None,
+    });
+    assert_eq!(comm.as_deref(), Some(&b"fakeproc"[..]));
+    let maps: Vec<Vec<u8>> = reader
+        .records()
+        .filter_map(|r| match r {
+            pmc_log::Record::Map(m) if m.pid == 200 => Some(m.path.as_bytes().to_vec()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(maps, vec![b"/usr/bin/fakeproc".to_vec()]);
 }

@@ -20,12 +20,12 @@
 //!   [`MmapRing`]/[`crate::ring::RingReader`].
 
 use super::mmap::{MmapRing, RingMemory};
-use super::{Errno, Ioctl, Sys};
-use crate::errno_map::Facts;
+use super::{Clock, Errno, Facts, FileMeta, Ioctl, Rlimit, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// A system call the model can fail on demand.
@@ -57,10 +57,10 @@ pub struct Fault {
 
 impl Fault {
     /// Fails the next `call` with `errno`, once.
-    pub fn new(call: Call, errno: Errno) -> Fault {
+    pub fn new(call: Call, errno: i32) -> Fault {
         Fault {
             call,
-            errno,
+            errno: Errno(errno),
             pid: None,
             cpu: None,
             members_only: false,
@@ -185,6 +185,9 @@ struct St {
     opens: u64,
     /// Every ioctl made, in order: `(fd, op)`.
     ioctl_log: Vec<(i32, Ioctl)>,
+    /// The `/proc`, `/sys` and tracefs files the test gave, by path; their directories are
+    /// implied by the paths.
+    files: BTreeMap<PathBuf, Vec<u8>>,
 }
 
 /// The fake kernel. See the [module docs](self).
@@ -250,6 +253,7 @@ impl FakeKernel {
                 ring_lost: BTreeMap::new(),
                 opens: 0,
                 ioctl_log: Vec::new(),
+                files: BTreeMap::new(),
             }),
         }
     }
@@ -257,6 +261,14 @@ impl FakeKernel {
     fn st(&self) -> MutexGuard<'_, St> {
         // A test that panicked while holding the lock has failed already; go on with its state.
         self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Gives the file `path` (of `/proc`, `/sys` or tracefs) these contents; its parent
+    /// directories exist from then on. No file exists until a test gives it.
+    pub fn set_file(&self, path: impl AsRef<Path>, contents: impl AsRef<[u8]>) {
+        self.st()
+            .files
+            .insert(path.as_ref().to_path_buf(), contents.as_ref().to_vec());
     }
 
     /// Sets the facts (paranoid level, privileges, limits) the code under test sees.
@@ -682,13 +694,14 @@ impl St {
         if let Some(e) = self.events.get(&n).filter(|e| live(n, &e.link)) {
             return Ok(e);
         }
-        let link = std::fs::read_link(format!("/proc/self/fd/{n}")).map_err(|_| libc::EBADF)?;
+        let link =
+            std::fs::read_link(format!("/proc/self/fd/{n}")).map_err(|_| Errno(libc::EBADF))?;
         // ENOTTY: what the perf ioctls return on a file that is not a perf event.
         self.events
             .iter()
             .find(|(k, e)| link.to_str() == Some(e.link.as_str()) && live(**k, &e.link))
             .map(|(_, e)| e)
-            .ok_or(libc::ENOTTY)
+            .ok_or(Errno(libc::ENOTTY))
     }
 
     /// The leader then the siblings of `leader`'s group, in open order.
@@ -725,12 +738,12 @@ impl St {
     ) -> Result<i32, Errno> {
         // perf_event_open(2): "pid == -1 and cpu == -1: This setting is invalid".
         if pid == -1 && cpu == -1 {
-            return Err(libc::EINVAL);
+            return Err(Errno(libc::EINVAL));
         }
         // core.c perf_copy_attr: reserved bits must be zero (inherit_thread was reserved
         // before 5.13), and "if (!attr->inherit && attr->inherit_thread) return -EINVAL".
         if attr.inherit_thread() == 1 && (!self.inherit_thread || attr.inherit() == 0) {
-            return Err(libc::EINVAL);
+            return Err(Errno(libc::EINVAL));
         }
         // core.c perf_event_alloc: before 6.12 "if (attr->inherit && (attr->sample_type &
         // PERF_SAMPLE_READ)) goto err_ns;"; from 6.12 only without PERF_SAMPLE_TID:
@@ -738,21 +751,21 @@ impl St {
         let sample_read = attr.sample_type & u64::from(b::PERF_SAMPLE_READ) != 0;
         let tid = attr.sample_type & u64::from(b::PERF_SAMPLE_TID) != 0;
         if attr.inherit() == 1 && sample_read && (!self.inherited_sample_read || !tid) {
-            return Err(libc::EINVAL);
+            return Err(Errno(libc::EINVAL));
         }
         if attr.inherit() == 1 && attr.read_format & FMT_GROUP != 0 && !self.inherit_group_read {
-            return Err(libc::EINVAL);
+            return Err(Errno(libc::EINVAL));
         }
         if attr.read_format & FMT_LOST != 0 && !self.format_lost {
-            return Err(libc::EINVAL);
+            return Err(Errno(libc::EINVAL));
         }
         // core.c perf_event_alloc: "if ((unsigned)cpu >= nr_cpu_ids) ... return -EINVAL".
         if cpu >= 0 && u32::try_from(cpu).map_or(true, |c| c >= self.possible) {
-            return Err(libc::EINVAL);
+            return Err(Errno(libc::EINVAL));
         }
         // core.c find_get_context: an offline CPU's context is ENODEV.
         if cpu >= 0 && !self.online.contains(&(cpu as u32)) {
-            return Err(libc::ENODEV);
+            return Err(Errno(libc::ENODEV));
         }
         // perf_event_open(2): pid 0 is the calling thread; ESRCH "if attempting to attach to a
         // process that does not exist".
@@ -760,21 +773,21 @@ impl St {
             0 => self.tid,
             -1 => -1,
             p if p > 0 && self.process_of(p).is_some() => p,
-            _ => return Err(libc::ESRCH),
+            _ => return Err(Errno(libc::ESRCH)),
         };
         if let Some(g) = group {
             let leader = self
                 .events
                 .get(&g)
                 .filter(|e| live(g, &e.link))
-                .ok_or(libc::EBADF)?;
+                .ok_or(Errno(libc::EBADF))?;
             let l = &leader.view;
             // core.c perf_event_open: "Do not allow a recursive hierarchy" (the group fd must
             // be a leader), "Do not allow to attach to a group in a different task or CPU
             // context"; an inherited group's members must be inherited too (6.18: EINVAL).
             if !l.is_leader() || l.cpu != cpu || l.pid != tid || l.attr.inherit() != attr.inherit()
             {
-                return Err(libc::EINVAL);
+                return Err(Errno(libc::EINVAL));
             }
         }
         Ok(tid)
@@ -797,12 +810,12 @@ impl Sys for FakeKernel {
             return Err(e);
         }
         let tid = st.check_open(attr, pid, cpu, group)?;
-        let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| e as Errno)?;
+        let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Errno::from)?;
         let fd = rd.as_raw_fd();
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
             .ok()
             .and_then(|l| l.to_str().map(str::to_owned))
-            .ok_or(libc::EMFILE)?;
+            .ok_or(Errno(libc::EMFILE))?;
         st.seq += 1;
         st.next_id += 1;
         let mut tids = BTreeSet::new();
@@ -873,7 +886,7 @@ impl Sys for FakeKernel {
                 // core.c perf_event_period: "if (!is_sampling_event(event)) return -EINVAL;
                 // if (!value) return -EINVAL".
                 if period == 0 || p == 0 {
-                    return Err(libc::EINVAL);
+                    return Err(Errno(libc::EINVAL));
                 }
                 // "if (event->attr.freq) { ... event->attr.sample_freq = value; } else {
                 // event->attr.sample_period = value; ... }": the mode stays what it was.
@@ -889,12 +902,12 @@ impl Sys for FakeKernel {
                 // core.c perf_event_set_output: same CPU, and for a per-task buffer the same
                 // task; an event with a ring of its own cannot be redirected (EBUSY).
                 let t = st.events.get(&target).filter(|e| live(target, &e.link));
-                let t = t.ok_or(libc::EBADF)?;
+                let t = t.ok_or(Errno(libc::EBADF))?;
                 if t.view.cpu != cpu || (t.view.cpu == -1 && t.view.pid != pid) {
-                    return Err(libc::EINVAL);
+                    return Err(Errno(libc::EINVAL));
                 }
                 if own_ring {
-                    return Err(libc::EBUSY);
+                    return Err(Errno(libc::EBUSY));
                 }
                 if let Some(e) = st.events.get_mut(&me) {
                     e.view.output = Some(target);
@@ -924,7 +937,7 @@ impl Sys for FakeKernel {
             // perf_event_open(2), "Reading results" with PERF_FORMAT_GROUP, as core.c
             // perf_read_group: nr, the leader's times, then value [id] [lost] per member.
             let members = st.group(ev.view.leader);
-            let leader = st.events.get(&ev.view.leader).ok_or(libc::EINVAL)?;
+            let leader = st.events.get(&ev.view.leader).ok_or(Errno(libc::EINVAL))?;
             words.push(members.len() as u64);
             times(&leader.view, &mut words);
             for m in members.iter().filter_map(|fd| st.events.get(fd)) {
@@ -951,7 +964,7 @@ impl Sys for FakeKernel {
         }
         let size = words.len() * 8;
         // core.c __perf_read: "if (count < event->read_size) return -ENOSPC".
-        let out = buf.get_mut(..size).ok_or(libc::ENOSPC)?;
+        let out = buf.get_mut(..size).ok_or(Errno(libc::ENOSPC))?;
         for (chunk, w) in out.chunks_exact_mut(8).zip(&words) {
             chunk.copy_from_slice(&w.to_ne_bytes());
         }
@@ -970,9 +983,9 @@ impl Sys for FakeKernel {
         let mut st = self.st();
         let err = std::io::Error::from_raw_os_error;
         if let Some(e) = st.fault(Call::Mmap, None, None, false) {
-            return Err(err(e));
+            return Err(e.into());
         }
-        let ev = st.ev(fd).map_err(err)?;
+        let ev = st.ev(fd).map_err(std::io::Error::from)?;
         // core.c perf_mmap: "Don't allow mmap() of inherited per-task counters", a
         // power-of-two number of data pages, and an event redirected elsewhere has no ring
         // of its own.
@@ -1029,6 +1042,78 @@ impl Sys for FakeKernel {
     fn facts(&self) -> Facts {
         self.st().facts
     }
+
+    fn rlimit_soft(&self, resource: Rlimit) -> Option<u64> {
+        match resource {
+            Rlimit::NoFile => self.st().facts.nofile,
+            Rlimit::MemLock => None,
+        }
+    }
+
+    fn poll(&self, fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno> {
+        // The descriptors are pipes: the host's poll sees their hang-ups.
+        super::os::poll(fds, timeout_ms)
+    }
+
+    fn clock_ns(&self, clock: Clock) -> u64 {
+        super::os::clock_ns(clock)
+    }
+
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        let st = self.st();
+        match st.files.get(path) {
+            Some(b) => Ok(b.clone()),
+            None if st.files.keys().any(|k| k.starts_with(path)) => {
+                Err(std::io::Error::from_raw_os_error(libc::EISDIR))
+            }
+            None => Err(std::io::ErrorKind::NotFound.into()),
+        }
+    }
+
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
+        let st = self.st();
+        let mut names: Vec<String> = st
+            .files
+            .keys()
+            .filter_map(|k| k.strip_prefix(path).ok())
+            .filter_map(|rest| rest.components().next())
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        names.dedup();
+        if names.is_empty() {
+            return Err(std::io::ErrorKind::NotFound.into());
+        }
+        Ok(names)
+    }
+
+    fn metadata(&self, path: &Path) -> std::io::Result<FileMeta> {
+        let st = self.st();
+        if st.files.contains_key(path) {
+            return Ok(FileMeta {
+                is_dir: false,
+                mode: 0o644,
+            });
+        }
+        if st.files.keys().any(|k| k.starts_with(path)) {
+            return Ok(FileMeta {
+                is_dir: true,
+                mode: 0o755,
+            });
+        }
+        Err(std::io::ErrorKind::NotFound.into())
+    }
+
+    fn cpuinfo(&self) -> Arc<str> {
+        self.read_file(Path::new("/proc/cpuinfo"))
+            .map(|b| String::from_utf8_lossy(&b).into())
+            .unwrap_or_else(|_| "".into())
+    }
+
+    fn kernel_stext(&self) -> Option<u64> {
+        let b = self.read_file(Path::new("/proc/kallsyms")).ok()?;
+        let text = String::from_utf8_lossy(&b);
+        super::stext_in(text.lines().map(str::to_owned))
+    }
 }
 
 #[cfg(test)]
@@ -1069,7 +1154,11 @@ mod tests {
         k.add_count(solo.as_raw_fd(), 5);
         let id = k.event_id(solo.as_fd()).expect("id");
         assert_eq!(words(&k, &solo, 4), Ok(vec![5, 0, 0, id]));
-        assert_eq!(words(&k, &solo, 3), Err(libc::ENOSPC), "core.c __perf_read");
+        assert_eq!(
+            words(&k, &solo, 3),
+            Err(Errno(libc::ENOSPC)),
+            "core.c __perf_read"
+        );
         let lead = k
             .perf_event_open(&mut attr(all | FMT_GROUP), 0, -1, None, 0)
             .expect("leader");
@@ -1095,14 +1184,14 @@ mod tests {
             k.perf_event_open(a, pid, cpu, g.map(|f| f.as_fd()), 0)
                 .map(|_| ())
         };
-        assert_eq!(open(&mut attr(0), -1, -1, None), Err(libc::EINVAL));
-        assert_eq!(open(&mut attr(0), 4242, -1, None), Err(libc::ESRCH));
-        assert_eq!(open(&mut attr(0), 0, 7, None), Err(libc::EINVAL));
+        assert_eq!(open(&mut attr(0), -1, -1, None), Err(Errno(libc::EINVAL)));
+        assert_eq!(open(&mut attr(0), 4242, -1, None), Err(Errno(libc::ESRCH)));
+        assert_eq!(open(&mut attr(0), 0, 7, None), Err(Errno(libc::EINVAL)));
         let mut it = attr(0);
         it.set_inherit_thread(1);
         assert_eq!(
             open(&mut it, 0, -1, None),
-            Err(libc::EINVAL),
+            Err(Errno(libc::EINVAL)),
             "inherit_thread alone"
         );
         let lead = k
@@ -1110,7 +1199,7 @@ mod tests {
             .expect("leader");
         assert_eq!(
             open(&mut attr(0), 0, 1, Some(&lead)),
-            Err(libc::EINVAL),
+            Err(Errno(libc::EINVAL)),
             "other CPU"
         );
         let m = k
@@ -1118,19 +1207,19 @@ mod tests {
             .expect("member");
         assert_eq!(
             open(&mut attr(0), 0, 0, Some(&m)),
-            Err(libc::EINVAL),
+            Err(Errno(libc::EINVAL)),
             "member of a member"
         );
         let mut inh = attr(0);
         inh.set_inherit(1);
         assert_eq!(
             open(&mut inh, 0, 0, Some(&lead)),
-            Err(libc::EINVAL),
+            Err(Errno(libc::EINVAL)),
             "inherit mismatch"
         );
         assert_eq!(
             k.ioctl(lead.as_fd(), Ioctl::Period(10)),
-            Err(libc::EINVAL),
+            Err(Errno(libc::EINVAL)),
             "counting"
         );
     }
@@ -1157,7 +1246,11 @@ mod tests {
         assert!(k.map_ring(a.as_fd(), 3).is_err(), "not a power of two");
         let ring = k.map_ring(a.as_fd(), 1).expect("map");
         let out = Ioctl::SetOutput(a.as_raw_fd());
-        assert_eq!(k.ioctl(c1.as_fd(), out), Err(libc::EINVAL), "another CPU");
+        assert_eq!(
+            k.ioctl(c1.as_fd(), out),
+            Err(Errno(libc::EINVAL)),
+            "another CPU"
+        );
         assert_eq!(k.ioctl(c0.as_fd(), out), Ok(()));
         let mut rec = b::PERF_RECORD_LOST.to_ne_bytes().to_vec();
         rec.extend_from_slice(&0u16.to_ne_bytes());

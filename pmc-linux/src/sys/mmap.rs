@@ -31,7 +31,41 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use perf_event_open_sys::bindings::{perf_event_attr, perf_event_mmap_page};
 
-use crate::ring::RingStorage;
+/// Byte storage and control cells of a ring buffer.
+///
+/// Implemented by the kernel mapping ([`MmapRing`]) and by in-memory buffers in tests.
+///
+/// # Contract
+///
+/// * [`load_head`](RingStorage::load_head) loads `data_head` with [`Ordering::Acquire`];
+/// * [`store_tail`](RingStorage::store_tail) stores `data_tail` with [`Ordering::Release`] and
+///   takes `&mut self`, so no view lent by [`data`](RingStorage::data) is alive while the tail
+///   moves;
+/// * [`data`](RingStorage::data) lends bytes of the data area. The reader asks only for bytes in
+///   `[data_tail, data_head)` and never across the end of the area; an implementation over
+///   memory another party writes (the kernel) should refuse anything else.
+///
+/// The orderings live in the implementation rather than as `&AtomicU64` accessors so that safe
+/// code cannot store arbitrary values into the kernel's control page through a shared reference.
+pub trait RingStorage {
+    /// Size of the data area in bytes. `RingReader::new` rejects sizes that are not a power of
+    /// two.
+    fn data_size(&self) -> usize;
+
+    /// `data_head`, loaded with [`Ordering::Acquire`].
+    fn load_head(&self) -> u64;
+
+    /// `data_tail` as last stored (the reader is its only writer, so `Relaxed` suffices).
+    fn load_tail(&self) -> u64;
+
+    /// Stores `data_tail` with [`Ordering::Release`], handing `[old tail, tail)` back to the
+    /// producer. Implementations may ignore a value outside `[data_tail, data_head]`.
+    fn store_tail(&mut self, tail: u64);
+
+    /// The bytes `[offset, offset + len)` of the data area, or `None` if the range is out of
+    /// bounds or not readable.
+    fn data(&self, offset: usize, len: usize) -> Option<&[u8]>;
+}
 
 const HEAD_OFFSET: usize = offset_of!(perf_event_mmap_page, data_head);
 const TAIL_OFFSET: usize = offset_of!(perf_event_mmap_page, data_tail);
@@ -64,14 +98,14 @@ pub fn perf_event_open_raw(
     if attr.size == 0 {
         attr.size = size_of::<perf_event_attr>() as u32;
     }
-    super::perf_event_open(attr, pid, cpu, group_fd).map_err(io::Error::from_raw_os_error)
+    super::os::perf_event_open(attr, pid, cpu, group_fd, 0).map_err(io::Error::from)
 }
 
 /// Fails unless `fd` is a perf_event fd.
 fn check_perf_fd(fd: BorrowedFd<'_>) -> io::Result<()> {
     // PERF_EVENT_IOC_ID fails on anything else (and everywhere but Linux, with ENOSYS).
-    super::event_id(fd).map(|_| ()).map_err(|e| {
-        let err = io::Error::from_raw_os_error(e);
+    super::os::event_id(fd).map(|_| ()).map_err(|e| {
+        let err = io::Error::from(e);
         io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("fd {} is not a perf_event fd: {err}", fd.as_raw_fd()),
@@ -108,8 +142,10 @@ enum Backing {
     /// Heap memory shared with a simulated kernel (the fake kernel's rings), freed with the
     /// last reference.
     #[cfg(any(test, feature = "fake-kernel"))]
-    #[allow(dead_code)] // only read by its drop
-    Shared(std::sync::Arc<RingMemory>),
+    Shared {
+        /// Freed with the last reference.
+        _memory: std::sync::Arc<RingMemory>,
+    },
     /// A heap allocation of `map_len / 8` u64s standing in for the mapping (unit tests, so the
     /// unsafe code itself runs under Miri with a producer thread playing the kernel).
     #[cfg(test)]
@@ -190,7 +226,7 @@ impl MmapRing {
             map_len: mem.map_len,
             data_offset: mem.data_offset,
             data_size: mem.data_size,
-            backing: Backing::Shared(mem),
+            backing: Backing::Shared { _memory: mem },
         }
     }
 
@@ -273,7 +309,7 @@ impl Drop for MmapRing {
                 let _ = unsafe { mman::munmap(self.base.cast(), self.map_len) };
             }
             #[cfg(any(test, feature = "fake-kernel"))]
-            Backing::Shared(_) => {} // the Arc frees it
+            Backing::Shared { .. } => {} // the Arc frees it
             #[cfg(test)]
             Backing::Heap => {
                 let words = std::ptr::slice_from_raw_parts_mut(

@@ -30,9 +30,46 @@ use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 use perf_event_open_sys::bindings::perf_event_mmap_page as Page;
 
-use crate::rdpmc::{PageFields, PageSource};
-
 use super::Errno;
+
+/// The fields of `struct perf_event_mmap_page` a counting read uses, as one
+/// attempt of the seqlock loaded them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PageFields {
+    /// Hardware counter number + 1, or 0 when the counter is not on the PMU.
+    pub index: u32,
+    /// Add to the sign-extended hardware value to get the count.
+    pub offset: i64,
+    /// Enabled time (ns) at the last update.
+    pub time_enabled: u64,
+    /// Running time (ns) at the last update.
+    pub time_running: u64,
+    /// The capability bits (`CAP_USER_*`).
+    pub capabilities: u64,
+    /// Width in bits of the hardware counter.
+    pub pmc_width: u16,
+    /// Timestamp-to-ns conversion: shift.
+    pub time_shift: u16,
+    /// Timestamp-to-ns conversion: multiplier.
+    pub time_mult: u32,
+    /// Timestamp-to-ns conversion: offset.
+    pub time_offset: u64,
+    /// With `cap_user_time_short`: the timestamp the short counter is relative to.
+    pub time_cycles: u64,
+    /// With `cap_user_time_short`: the mask of the short timestamp counter.
+    pub time_mask: u64,
+}
+
+/// A control page, real (a mapping) or simulated.
+pub(crate) trait PageSource {
+    /// Loads `lock` (acquire): the sequence number before reading fields.
+    fn begin(&self) -> u32;
+    /// Loads the fields (each atomically; together consistent only if
+    /// [`end`](PageSource::end) returns what [`begin`](PageSource::begin) did).
+    fn fields(&self) -> PageFields;
+    /// Loads `lock` again after an acquire fence.
+    fn end(&self) -> u32;
+}
 
 const LOCK: usize = offset_of!(Page, lock);
 const INDEX: usize = offset_of!(Page, index);
@@ -60,7 +97,10 @@ enum Backing {
     Mmap { len: usize },
     /// A simulated page on the heap (tests, Miri): kept alive by the `Arc`.
     #[cfg(test)]
-    Sim(#[allow(dead_code)] std::sync::Arc<SimPage>),
+    Sim {
+        /// Kept alive by the page.
+        _page: std::sync::Arc<SimPage>,
+    },
 }
 
 /// A read-only view of a counter's control page.
@@ -83,7 +123,7 @@ impl ControlPage {
             .ok()
             .filter(|l| *l >= 4096)
             .unwrap_or(4096);
-        let map_len = std::num::NonZeroUsize::new(len).ok_or(libc::EINVAL)?;
+        let map_len = std::num::NonZeroUsize::new(len).ok_or(Errno(libc::EINVAL))?;
         // SAFETY: a fresh mapping chosen by the kernel (addr NULL), so no
         // existing memory is affected; nix checks the result for MAP_FAILED.
         let p = unsafe {
@@ -96,7 +136,7 @@ impl ControlPage {
                 0,
             )
         }
-        .map_err(|e| e as Errno)?;
+        .map_err(Errno::from)?;
         Ok(ControlPage {
             base: p.cast::<u8>(),
             backing: Backing::Mmap { len },
@@ -109,7 +149,7 @@ impl ControlPage {
         let base = NonNull::from(&*page).cast::<u8>();
         ControlPage {
             base,
-            backing: Backing::Sim(page),
+            backing: Backing::Sim { _page: page },
         }
     }
 
@@ -170,7 +210,7 @@ impl Drop for ControlPage {
                 }
             }
             #[cfg(test)]
-            Backing::Sim(_) => {}
+            Backing::Sim { .. } => {}
         }
     }
 }
@@ -216,7 +256,7 @@ const _: () = {
 #[cfg(test)]
 impl SimPage {
     /// Packs `pmc_width`, `time_shift`, `time_mult` as the kernel lays them out.
-    pub fn pack(width: u16, shift: u16, mult: u32) -> u64 {
+    pub(crate) fn pack(width: u16, shift: u16, mult: u32) -> u64 {
         let w = width.to_ne_bytes();
         let s = shift.to_ne_bytes();
         let m = mult.to_ne_bytes();

@@ -1,7 +1,7 @@
 //! In-process sampling: rings read by the PMC's owner, decoded into [`OwnedSample`]s.
 
 use super::source::{drain_ring, kernel_lost, RingSource};
-use super::SamplingSummary;
+use super::SamplingDetails;
 use crate::record::{self, Record};
 
 /// One decoded sample, owning its callchain: pmc-core's neutral [`pmc_core::Sample`], what
@@ -40,7 +40,7 @@ fn to_owned_sample(s: &record::Sample<'_>, ring_cpu: Option<u32>) -> Option<Owne
 #[derive(Debug, Default)]
 pub(crate) struct LocalRings {
     pub(crate) rings: Vec<RingSource>,
-    pub(crate) summary: SamplingSummary,
+    pub(crate) summary: SamplingDetails,
     /// Samples drained before the owner asked for them (see [`LocalRings::hold`]).
     held: Vec<OwnedSample>,
 }

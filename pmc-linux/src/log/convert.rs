@@ -3,6 +3,7 @@
 use super::now;
 use super::source::RingMeta;
 use crate::record::{self, FileId, Record};
+use crate::sys::Sys;
 use pmc_log::record as log;
 
 pub(super) fn to_i32(v: u32) -> i32 {
@@ -30,7 +31,9 @@ pub(super) fn kernel_chain_only<'a>(
 }
 
 /// Converts one perf record into a pmc-log record (None for records the log does not carry).
+/// `sys` is the clock of records the kernel sent without a time.
 pub(super) fn to_log<'a>(
+    sys: &dyn Sys,
     r: &Record<'a>,
     meta: &RingMeta,
     pmc_of: impl Fn(Option<u64>) -> u32,
@@ -95,13 +98,13 @@ pub(super) fn to_log<'a>(
             tid: to_i32(t.tid),
         }),
         Record::Lost(l) => log::Record::Lost(log::Lost {
-            time: l.sample_id.time.unwrap_or_else(now),
+            time: l.sample_id.time.unwrap_or_else(|| now(sys)),
             pmc_id: Some(pmc_of(Some(l.id))),
             cpu: l.sample_id.cpu.or(meta.cpu),
             count: l.lost,
         }),
         Record::LostSamples(l) => log::Record::Lost(log::Lost {
-            time: l.sample_id.time.unwrap_or_else(now),
+            time: l.sample_id.time.unwrap_or_else(|| now(sys)),
             pmc_id: Some(pmc_of(l.sample_id.identifier.or(l.sample_id.id))),
             cpu: l.sample_id.cpu.or(meta.cpu),
             count: l.lost,
@@ -158,15 +161,15 @@ fn sample_to_log<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::summary::tally;
+    use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
+    use crate::log::SamplingDetails;
     use crate::record::{context, record_type};
-    use crate::sampler::summary::tally;
-    use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
-    use crate::sampler::SamplingSummary;
 
     fn convert(bytes: &[u8]) -> Option<log::Record<'static>> {
         let m = meta();
         let r = cfg().parse(bytes).expect("parses");
-        to_log(&r, &m, |id| m.pmc_of(id)).map(|r| r.into_owned())
+        to_log(&crate::sys::RealSys, &r, &m, |id| m.pmc_of(id)).map(|r| r.into_owned())
     }
 
     #[test]
@@ -257,7 +260,7 @@ mod tests {
             Some(log::Record::Lost(l)) => assert_eq!((l.pmc_id, l.count), (Some(3), 0)),
             other => panic!("{other:?}"),
         }
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         let bytes = record(record_type::LOST, 0, &lost);
         let r = cfg().parse(&bytes).expect("parses");
         tally(&mut summary, &r, Some(1));

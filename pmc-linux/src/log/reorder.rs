@@ -18,7 +18,7 @@ pub(super) const REORDER_SLACK_NS: u64 = 10_000_000;
 /// user data, which follows everything drained before it). Memory stays bounded by what the
 /// rings hold plus that slack's worth of records.
 ///
-/// A sample with a captured user stack ([`crate::unwind`]) waits here with its stack, and is
+/// A sample with a captured user stack ([`crate::log::unwind`]) waits here with its stack, and is
 /// unwound as it is written: by then every earlier record, its process's maps among them,
 /// has passed through the unwinding stage.
 #[derive(Default)]
@@ -32,7 +32,7 @@ type Pending = (
     u64,
     u64,
     log::Record<'static>,
-    Option<Box<crate::unwind::UserStack>>,
+    Option<Box<crate::log::unwind::UserStack>>,
 );
 
 impl Reorder {
@@ -43,7 +43,7 @@ impl Reorder {
     pub(super) fn push_with(
         &mut self,
         rec: log::Record<'_>,
-        stack: Option<Box<crate::unwind::UserStack>>,
+        stack: Option<Box<crate::log::unwind::UserStack>>,
     ) {
         self.seq += 1;
         self.pending
@@ -56,7 +56,7 @@ impl Reorder {
     pub(super) fn flush(
         &mut self,
         upto: u64,
-        emit: &mut dyn FnMut(log::Record<'static>, Option<Box<crate::unwind::UserStack>>),
+        emit: &mut dyn FnMut(log::Record<'static>, Option<Box<crate::log::unwind::UserStack>>),
     ) {
         if self.pending.is_empty() {
             return;
@@ -73,16 +73,17 @@ impl Reorder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sampler::hub::write_log;
-    use crate::sampler::synth::host_header;
-    use crate::sampler::testutil::Buf;
+    use crate::log::hub::write_log;
+    use crate::log::synth::host_header;
+    use crate::log::testutil::Buf;
     use pmc_core::LogSink;
 
     #[test]
     fn records_of_several_rings_reach_the_log_in_time_order() {
         let buf = Buf::default();
         let sink: LogSink = Box::new(buf.clone());
-        let mut writer = Some(pmc_log::Writer::new(sink, &host_header()).unwrap());
+        let mut writer =
+            Some(pmc_log::Writer::new(sink, &host_header(&crate::sys::RealSys)).unwrap());
         let mut error = None;
         let lost = |time: u64, cpu: u32| {
             log::Record::Lost(log::Lost {

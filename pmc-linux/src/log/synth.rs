@@ -3,13 +3,15 @@
 
 use super::convert::to_i32;
 use super::now;
-use crate::sys;
+use crate::sys::facts::read_trimmed;
+use crate::sys::{Clock, Sys};
 use pmc_log::record as log;
 use std::borrow::Cow;
+use std::path::Path;
 
 /// The log header for this host.
-pub(crate) fn host_header() -> log::Header<'static> {
-    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+pub(crate) fn host_header(sys: &dyn Sys) -> log::Header<'static> {
+    let cpuinfo = sys.cpuinfo();
     let field = |name: &str| -> String {
         cpuinfo
             .lines()
@@ -39,18 +41,18 @@ pub(crate) fn host_header() -> log::Header<'static> {
                 .to_owned()
         }
     };
-    let wall = sys::clock_ns(libc::CLOCK_REALTIME);
-    let mono = now();
+    let wall = sys.clock_ns(Clock::Realtime);
+    let mono = now(sys);
     log::Header {
         os: Cow::Borrowed("Linux"),
         kernel_release: Cow::Owned(
-            crate::env::read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
+            read_trimmed(sys, "/proc/sys/kernel/osrelease").unwrap_or_default(),
         ),
         arch: Cow::Borrowed(std::env::consts::ARCH),
         cpu_model: Cow::Owned(model),
         cpuid: Cow::Owned(cpuid),
-        cpu_count: crate::env::online_cpus().len() as u32,
-        page_size: sys::page_size() as u32,
+        cpu_count: sys.online_cpus().len() as u32,
+        page_size: sys.page_size() as u32,
         clock: log::Clock::Monotonic,
         ticks_per_second: 1_000_000_000,
         start_wall_ns: i64::try_from(wall).unwrap_or(i64::MAX),
@@ -61,8 +63,8 @@ pub(crate) fn host_header() -> log::Header<'static> {
 
 /// The executable mappings of `pid` from `/proc/<pid>/maps`, and its command name, as log
 /// records stamped `time`.
-pub(super) fn synthesize(pid: u32, time: u64, out: &mut Vec<log::Record<'static>>) {
-    let Ok(comm) = std::fs::read(format!("/proc/{pid}/comm")) else {
+pub(super) fn synthesize(sys: &dyn Sys, pid: u32, time: u64, out: &mut Vec<log::Record<'static>>) {
+    let Ok(comm) = sys.read_file(Path::new(&format!("/proc/{pid}/comm"))) else {
         return; // gone
     };
     let comm: Vec<u8> = comm.strip_suffix(b"\n").unwrap_or(&comm).to_vec();
@@ -74,7 +76,7 @@ pub(super) fn synthesize(pid: u32, time: u64, out: &mut Vec<log::Record<'static>
         exec: false,
         comm: log::Bytes::from(comm),
     }));
-    let Ok(maps) = std::fs::read(format!("/proc/{pid}/maps")) else {
+    let Ok(maps) = sys.read_file(Path::new(&format!("/proc/{pid}/maps"))) else {
         return;
     };
     for line in maps.split(|b| *b == b'\n') {
@@ -118,18 +120,8 @@ pub(super) fn parse_maps_line(line: &[u8], pid: i32, time: u64) -> Option<log::M
 /// to the top of the address space, which also covers the modules (symbolize kernel addresses
 /// with `/proc/kallsyms`). `None` when the addresses are hidden (`kernel.kptr_restrict`) or
 /// unreadable.
-pub(super) fn kernel_map(time: u64) -> Option<log::Map<'static>> {
-    use std::io::BufRead;
-    let file = std::fs::File::open("/proc/kallsyms").ok()?;
-    let start = std::io::BufReader::new(file)
-        .lines()
-        .map_while(|l| l.ok())
-        .find_map(|line| {
-            let mut f = line.split_whitespace();
-            let (addr, _, name) = (f.next()?, f.next()?, f.next()?);
-            (name == "_stext").then(|| u64::from_str_radix(addr, 16).ok())?
-        })
-        .filter(|a| *a != 0)?;
+pub(super) fn kernel_map(sys: &dyn Sys, time: u64) -> Option<log::Map<'static>> {
+    let start = sys.kernel_stext().filter(|a| *a != 0)?;
     Some(log::Map {
         time,
         pid: -1,
@@ -152,14 +144,11 @@ pub(crate) enum Synth {
     All,
 }
 
-pub(super) fn all_pids() -> Vec<u32> {
-    let Ok(rd) = std::fs::read_dir("/proc") else {
+pub(super) fn all_pids(sys: &dyn Sys) -> Vec<u32> {
+    let Ok(names) = sys.read_dir(Path::new("/proc")) else {
         return Vec::new();
     };
-    let mut v: Vec<u32> = rd
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
-        .collect();
+    let mut v: Vec<u32> = names.iter().filter_map(|s| s.parse().ok()).collect();
     v.sort_unstable();
     v
 }
@@ -189,7 +178,7 @@ mod tests {
 
     #[test]
     fn header_has_host_facts() {
-        let h = host_header();
+        let h = host_header(&crate::sys::RealSys);
         assert_eq!(h.backend, "linux-perf");
         assert_eq!(h.clock, log::Clock::Monotonic);
         assert!(h.page_size >= 4096);

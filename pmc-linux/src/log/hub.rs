@@ -6,9 +6,9 @@ use super::reorder::{Reorder, REORDER_SLACK_NS};
 use super::source::{drain_ring, kernel_lost, RingMeta, RingSource};
 use super::spool::{Spool, SpoolHandle, Unwritten, DEFAULT_SPOOL_BYTES};
 use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
-use super::{now, SamplingSummary, DRAIN_PERIOD};
+use super::{now, SamplingDetails, DRAIN_PERIOD};
 use crate::record::Record;
-use crate::sys;
+use crate::sys::{RealSys, Sys};
 use pmc_core::{Error, ErrorKind, LogSink, Op, Result};
 use pmc_log::record as log;
 use std::collections::HashSet;
@@ -35,7 +35,7 @@ struct HubState {
     synthesized: HashSet<u32>,
     /// What each registered PMC (by token) had synthesized, to repeat in a replacement log.
     bookkeeping: Vec<(u32, Synth, bool)>,
-    summary: SamplingSummary,
+    summary: SamplingDetails,
     thread: Option<std::thread::JoinHandle<()>>,
     stop: Option<Arc<AtomicBool>>,
     /// Write end of the drain thread's wake-up socket.
@@ -52,9 +52,34 @@ struct HubState {
     spool: Option<SpoolHandle>,
     /// The spool's counts already in the summary (and logged).
     spool_seen: Unwritten,
-    /// The system calls, for reading the kernel's lost counts at each drain pass (none: only
-    /// at stop, through the PMC).
-    sys: Option<sys::SysHandle>,
+    /// The backend's door to the system: the clock, `/proc` for synthesis, `poll`, and the
+    /// kernel's lost counts read at each drain pass.
+    sys: HubSys,
+}
+
+/// The hub's post-processors, in the order they run: log-procexit (its counting half takes
+/// `READ`s as they are drained), log-proccsw (takes switch groups' samples as they are
+/// drained), then the unwinding stage. (At the reorder output only the unwinding stage
+/// rewrites records and only log-procexit emits records, so their order there does not
+/// matter.)
+impl Default for PostChain {
+    fn default() -> Self {
+        PostChain(vec![
+            Box::new(super::procexit::ProcExit::default()),
+            Box::new(super::proccsw::ProcCsw::default()),
+            Box::new(super::unwind::Stage::default()),
+        ])
+    }
+}
+
+/// The backend's [`Sys`] as the hub holds it (the real system until [`Hub::with_sys`] sets it).
+#[derive(Clone)]
+struct HubSys(Arc<dyn Sys>);
+
+impl Default for HubSys {
+    fn default() -> Self {
+        HubSys(Arc::new(RealSys))
+    }
 }
 
 impl std::fmt::Debug for HubState {
@@ -127,7 +152,7 @@ impl LogFailure {
         if let Some(k) = self.kind {
             e = e.with_source(std::io::Error::from(k)).with_help(
                 "the log takes no more records (samples drained since are counted in \
-                     SamplingSummary::log_dropped): stop the PMCs, make room or fix the \
+                     SamplingDetails::log_dropped): stop the PMCs, make room or fix the \
                      output, and start a new log with configure_log",
             );
         }
@@ -146,7 +171,7 @@ impl HubState {
     /// Drains every ring (or only `token`'s) into the writer, in time order (see
     /// [`Reorder`]).
     fn drain(&mut self, token: Option<u32>) {
-        let pass_start = now();
+        let pass_start = now(&*self.sys.0);
         for i in 0..self.rings.len() {
             if token.is_none_or(|t| t == self.rings[i].token) {
                 self.drain_one(i);
@@ -186,7 +211,7 @@ impl HubState {
         self.summary.lost_spool += new;
         if self.writer.is_some() {
             self.reorder.push(log::Record::Lost(log::Lost {
-                time: now(),
+                time: now(&*self.sys.0),
                 pmc_id: None,
                 cpu: None,
                 count: new,
@@ -203,13 +228,14 @@ impl HubState {
             summary,
             reorder,
             post,
+            sys,
             ..
         } = self;
         let ring = &mut rings[i];
         let unreported = ring.lost_unreported;
         let bad = drain_ring(ring, summary, &mut |meta, r| {
             if writer.is_some() {
-                take_drained(post, reorder, meta, r);
+                take_drained(&*sys.0, post, reorder, meta, r);
             }
         });
         // Losses counted from the kernel's count that a PERF_RECORD_LOST has now reported
@@ -217,7 +243,7 @@ impl HubState {
         let reported = unreported.saturating_sub(ring.lost_unreported);
         summary.lost_unreported = summary.lost_unreported.saturating_sub(reported);
         if bad > 0 && writer.is_some() {
-            reorder.push(loss_record(ring));
+            reorder.push(loss_record(ring, now(&*sys.0)));
         }
         self.read_owner_lost(i);
     }
@@ -237,16 +263,16 @@ impl HubState {
             sys,
             ..
         } = self;
-        let (Some(sys), Some(ring)) = (sys.as_ref(), rings.get_mut(i)) else {
+        let Some(ring) = rings.get_mut(i) else {
             return;
         };
-        let Some(kernel) = owner_lost(sys, ring) else {
+        let Some(kernel) = owner_lost(&*sys.0, ring) else {
             return;
         };
         let extra = kernel_lost(ring, kernel, summary);
         if extra > 0 && writer.is_some() {
             reorder.push(log::Record::Lost(log::Lost {
-                time: now(),
+                time: now(&*sys.0),
                 pmc_id: Some(ring.default_pmc),
                 cpu: ring.cpu,
                 count: extra,
@@ -327,17 +353,17 @@ impl HubState {
         let pids = match synth {
             Synth::Nothing => Vec::new(),
             Synth::Pids(p) => p.clone(),
-            Synth::All => all_pids(),
+            Synth::All => all_pids(&*self.sys.0),
         };
-        let time = now();
+        let time = now(&*self.sys.0);
         let mut recs = Vec::new();
         // The kernel text once per log (key u32::MAX), for kernel-mode samples.
         if kernel && self.synthesized.insert(u32::MAX) {
-            recs.extend(kernel_map(time).map(log::Record::Map));
+            recs.extend(kernel_map(&*self.sys.0, time).map(log::Record::Map));
         }
         for pid in pids {
             if self.synthesized.insert(pid) {
-                synthesize(pid, time, &mut recs);
+                synthesize(&*self.sys.0, pid, time, &mut recs);
             }
         }
         for r in &recs {
@@ -370,10 +396,10 @@ impl HubState {
 impl Hub {
     /// A hub whose drain passes read the kernel's lost counts through `sys` (see
     /// [`owner_lost`]).
-    pub(crate) fn with_sys(sys: sys::SysHandle) -> Hub {
+    pub(crate) fn with_sys(sys: Arc<dyn Sys>) -> Hub {
         let hub = Hub::default();
         if let Ok(mut st) = hub.state.lock() {
-            st.sys = Some(sys);
+            st.sys = HubSys(sys);
         }
         hub
     }
@@ -406,7 +432,8 @@ impl Hub {
 
     /// Starts a log on `sink` (header first), replacing and cleanly closing any earlier one.
     pub(crate) fn configure(self: &Arc<Self>, sink: LogSink) -> Result<()> {
-        let header = host_header();
+        let sys = self.lock()?.sys.0.clone();
+        let header = host_header(&*sys);
         let bound = match self.spool_bytes.load(Ordering::Relaxed) {
             0 => DEFAULT_SPOOL_BYTES,
             n => n,
@@ -523,15 +550,16 @@ impl Hub {
     /// Appends a user-data record.
     pub(crate) fn write_user(&self, data: u32) -> Result<()> {
         let mut st = self.lock()?;
+        let time = now(&*st.sys.0);
         st.write(&log::Record::UserData(log::UserData {
-            time: now(),
+            time,
             pid: to_i32(std::process::id()),
             data: log::Bytes::from(data.to_le_bytes().to_vec()),
         }))
     }
 
     /// The counts so far.
-    pub(crate) fn summary(&self) -> SamplingSummary {
+    pub(crate) fn summary(&self) -> SamplingDetails {
         self.lock().map(|s| s.summary.clone()).unwrap_or_default()
     }
 
@@ -614,6 +642,7 @@ impl Hub {
             summary,
             reorder,
             writer,
+            sys,
             ..
         } = &mut *st;
         if !complete {
@@ -627,7 +656,7 @@ impl Hub {
             let extra = kernel_lost(ring, kernel, summary);
             if extra > 0 && writer.is_some() {
                 reorder.push(log::Record::Lost(log::Lost {
-                    time: now(),
+                    time: now(&*sys.0),
                     pmc_id: Some(ring.default_pmc),
                     cpu: ring.cpu,
                     count: extra,
@@ -687,11 +716,17 @@ impl Hub {
 
 /// A record drained from a ring (with the ring's metadata): through the post-processors,
 /// then, unless one of them took it, converted into the reorder buffer.
-fn take_drained(post: &mut PostChain, reorder: &mut Reorder, meta: &RingMeta, r: &Record<'_>) {
+fn take_drained(
+    sys: &dyn Sys,
+    post: &mut PostChain,
+    reorder: &mut Reorder,
+    meta: &RingMeta,
+    r: &Record<'_>,
+) {
     if post.drained(meta, r, &mut |rec| reorder.push(rec)) == Flow::Consumed {
         return;
     }
-    convert(meta, r, reorder);
+    convert(sys, meta, r, reorder);
 }
 
 /// Hands `write`, in time order, the drained records stamped at or before `upto`, each after
@@ -710,8 +745,8 @@ fn write_ordered(
 /// Record conversion: `r`, drained from a ring with metadata `meta`, into the reorder buffer
 /// as a log record (nothing for records the log does not carry), with its user stack to
 /// unwind; with raw capture (`CallGraph::DwarfRaw`), the stack as a `UserStack` record after it.
-fn convert(meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
-    let Some(rec) = to_log(r, meta, |id| meta.pmc_of(id)) else {
+fn convert(sys: &dyn Sys, meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
+    let Some(rec) = to_log(sys, r, meta, |id| meta.pmc_of(id)) else {
         return;
     };
     let Some(rec) = kernel_chain_only(rec, meta) else {
@@ -720,7 +755,7 @@ fn convert(meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
     let mut stack = match (r, &rec) {
         // Without user frames for kernel samples: nothing to unwind either.
         (_, log::Record::Sample(s)) if !meta.user_in_kernel && s.kernel_frames > 0 => None,
-        (Record::Sample(s), _) => crate::unwind::UserStack::of(s),
+        (Record::Sample(s), _) => crate::log::unwind::UserStack::of(s),
         _ => None,
     };
     // Raw capture: the stack goes into the log after its sample, not unwound.
@@ -741,7 +776,7 @@ fn convert(meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
 /// reports (perf_event_open(2), "Reading results": `value, [time_enabled], [time_running],
 /// [id], lost`, or with `PERF_FORMAT_GROUP` `nr, [times], {value, [id], lost} * nr`), summed
 /// over those writing into `ring`; `None` without `PERF_FORMAT_LOST` or when the read fails.
-fn owner_lost(sys: &dyn sys::Sys, ring: &RingSource) -> Option<u64> {
+fn owner_lost(sys: &dyn Sys, ring: &RingSource) -> Option<u64> {
     use crate::record::read_format as rf;
     let format = ring.cfg.read_format;
     if format & rf::LOST == 0 {
@@ -776,9 +811,9 @@ fn owner_lost(sys: &dyn sys::Sys, ring: &RingSource) -> Option<u64> {
 
 /// Unreadable ring data: the record saying in the log that an unknown number of records
 /// (count 0) of `ring` went missing here.
-fn loss_record(ring: &RingSource) -> log::Record<'static> {
+fn loss_record(ring: &RingSource, time: u64) -> log::Record<'static> {
     log::Record::Lost(log::Lost {
-        time: now(),
+        time,
         pmc_id: Some(ring.default_pmc),
         cpu: ring.cpu,
         count: 0,
@@ -802,20 +837,22 @@ pub(super) fn write_log(
 fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
     let timeout = i32::try_from(DRAIN_PERIOD.as_millis()).unwrap_or(100);
     loop {
-        let fds: Vec<Arc<OwnedFd>> = {
+        let (sys, fds): (HubSys, Vec<Arc<OwnedFd>>) = {
             let Some(h) = hub.upgrade() else { return };
             let Ok(st) = h.state.lock() else { return };
-            st.rings
+            let fds = st
+                .rings
                 .iter()
                 .filter(|r| !r.hung_up)
                 .map(|r| r.poll_fd.clone())
-                .collect()
+                .collect();
+            (st.sys.clone(), fds)
         };
         // The wake-up socket first, then the rings.
         let borrowed: Vec<BorrowedFd<'_>> = std::iter::once(wake.as_fd())
             .chain(fds.iter().map(|f| f.as_fd()))
             .collect();
-        let revents = match sys::poll(&borrowed, timeout) {
+        let revents = match sys.0.poll(&borrowed, timeout) {
             Ok(r) => r.into_iter().skip(1).collect(),
             Err(_) => {
                 std::thread::sleep(DRAIN_PERIOD);
@@ -845,8 +882,8 @@ fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
     use crate::record::record_type;
-    use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
 
     /// A write error keeps its kind (refused access is `Permission`, a full disk `Os`), its
     /// errno and its `io::Error` kind, as FreeBSD's log pump reports it; only the first
@@ -878,7 +915,7 @@ mod tests {
         for (meta, recs) in rings {
             for bytes in recs {
                 let r = cfg().parse(bytes).expect("parses");
-                take_drained(post, &mut reorder, meta, &r);
+                take_drained(&RealSys, post, &mut reorder, meta, &r);
             }
         }
         let mut out = Vec::new();
@@ -966,7 +1003,7 @@ mod tests {
     // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
     #[cfg_attr(miri, ignore)]
     fn the_unwinder_sees_maps_before_samples() {
-        use crate::sampler::post::tests::{stack, user_sample};
+        use crate::log::post::tests::{stack, user_sample};
         let mut post = PostChain::default();
         let mut reorder = Reorder::default();
         reorder.push_with(
@@ -987,7 +1024,7 @@ mod tests {
             times.push(r.time())
         });
         assert_eq!(times, [100, 200]);
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         post.summary(&mut summary);
         assert_eq!(summary.unwound, 1);
         assert_eq!(summary.unwind_refused.len(), 1, "{summary:?}");

@@ -159,8 +159,7 @@ impl UserStack {
     }
 
     /// Registers and a stack made up by a test.
-    #[cfg(test)]
-    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
+    #[cfg(all(test, feature = "dwarf"))]
     pub(crate) fn new(regs: Regs, stack: Vec<u8>) -> UserStack {
         UserStack { regs, stack }
     }
@@ -205,7 +204,7 @@ impl Stage {
     }
 
     /// Puts the unwinder's counts, and the objects it could not use, into `summary`.
-    pub(crate) fn tally(&mut self, summary: &mut crate::sampler::SamplingSummary) {
+    pub(crate) fn tally(&mut self, summary: &mut crate::log::SamplingDetails) {
         let u = self.unwinder.unwinder();
         let st = u.stats();
         summary.unwound = st.unwinds;
@@ -235,7 +234,7 @@ impl Stage {
     pub(crate) fn complete(&mut self, _s: &mut log::Sample<'static>, _u: &UserStack) {}
 
     /// No counts.
-    pub(crate) fn tally(&mut self, _summary: &mut crate::sampler::SamplingSummary) {}
+    pub(crate) fn tally(&mut self, _summary: &mut crate::log::SamplingDetails) {}
 }
 
 #[cfg(test)]
@@ -308,7 +307,7 @@ mod tests {
             ]
         );
         assert_eq!(s.kernel_frames, 2);
-        let mut summary = crate::sampler::SamplingSummary::default();
+        let mut summary = crate::log::SamplingDetails::default();
         stage.tally(&mut summary);
         assert_eq!((summary.unwound, summary.unwind_truncated), (1, 1));
     }

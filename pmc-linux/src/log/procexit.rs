@@ -3,9 +3,9 @@
 
 use super::convert::to_i32;
 use super::post::{Flow, HubEvent, PostProcessor};
-use super::source::RingMeta;
+use super::source::{RingMeta, RingPurpose};
+use crate::log::unwind::UserStack;
 use crate::record::{self, Record};
-use crate::unwind::UserStack;
 use pmc_log::record as log;
 use std::collections::{BTreeMap, HashSet};
 
@@ -242,13 +242,22 @@ pub(super) struct ProcExit {
 }
 
 impl PostProcessor for ProcExit {
+    /// A counting PMC's exit `READ`s, and the exits of every ring (a followed process that
+    /// exits without a sample still gets its row).
+    fn wants(&self, purpose: RingPurpose) -> bool {
+        matches!(
+            purpose,
+            RingPurpose::ExitReads | RingPurpose::Samples | RingPurpose::SwitchCounts
+        )
+    }
+
     fn drained(
         &mut self,
         meta: &RingMeta,
         rec: &Record<'_>,
         _out: &mut Vec<log::Record<'static>>,
     ) -> Flow {
-        if meta.exit_reads {
+        if meta.purpose == RingPurpose::ExitReads {
             match rec {
                 Record::Read(rd) => {
                     self.reads.read(rd, meta);
@@ -461,10 +470,10 @@ mod tests {
     /// total less the `READ`s.
     #[test]
     fn procexit_takes_reads_and_counts_at_stop() {
+        use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
         use crate::record::record_type;
-        use crate::sampler::testutil::{cfg, meta, pid_tid, record, trailer};
         let m = RingMeta {
-            exit_reads: true,
+            purpose: RingPurpose::ExitReads,
             ..meta()
         };
         let read = |pid: u32, tid: u32, value: u64, time: u64| {

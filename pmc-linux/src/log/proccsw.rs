@@ -2,7 +2,7 @@
 
 use super::convert::to_i32;
 use super::post::{Flow, HubEvent, PostProcessor};
-use super::source::RingMeta;
+use super::source::{RingMeta, RingPurpose};
 use crate::record::{self, Record};
 use pmc_log::record as log;
 use std::collections::{BTreeMap, HashSet};
@@ -36,15 +36,17 @@ pub(super) struct ProcCsw {
 /// that ended), follows those rings' thread exits, forgets exited threads one complete pass
 /// later and a PMC's counters when its rings go.
 impl PostProcessor for ProcCsw {
+    /// A switch group's samples.
+    fn wants(&self, purpose: RingPurpose) -> bool {
+        purpose == RingPurpose::SwitchCounts
+    }
+
     fn drained(
         &mut self,
         meta: &RingMeta,
         rec: &Record<'_>,
         out: &mut Vec<log::Record<'static>>,
     ) -> Flow {
-        if !meta.switch_counts {
-            return Flow::Pass;
-        }
         match rec {
             Record::Sample(s) => {
                 let mut csw = std::mem::take(&mut self.scratch);
@@ -69,7 +71,7 @@ impl PostProcessor for ProcCsw {
         if let HubEvent::Unregistering(rings) = ev {
             let pmcs: HashSet<u32> = rings
                 .iter()
-                .filter(|r| r.switch_counts)
+                .filter(|r| r.purpose == RingPurpose::SwitchCounts)
                 .flat_map(|r| r.ids.iter().map(|(_, p)| *p))
                 .collect();
             if !pmcs.is_empty() {
@@ -145,8 +147,9 @@ impl ProcCsw {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::post::PostChain;
+    use crate::log::testutil::{meta, pid_tid, record};
     use crate::record::{record_type, sample_type as st, ParseConfig};
-    use crate::sampler::testutil::{meta, pid_tid, record};
 
     /// log-proccsw: each switch sample of a switch group (leader: the context-switch event,
     /// id 77 = PMC 3; member id 78 = PMC 4) becomes one counter record per member with the
@@ -163,7 +166,7 @@ mod tests {
         );
         let m = RingMeta {
             ids: vec![(77, 3), (78, 4), (87, 3), (88, 4)],
-            switch_counts: true,
+            purpose: RingPurpose::SwitchCounts,
             ..meta()
         };
         // (switch event, tid, time, cpu, value, time enabled)
@@ -243,7 +246,7 @@ mod tests {
         );
         let m = RingMeta {
             ids: vec![(77, 3), (78, 4), (79, 5), (87, 3), (88, 4), (89, 5)],
-            switch_counts: true,
+            purpose: RingPurpose::SwitchCounts,
             ..meta()
         };
         (cfg, m)
@@ -325,12 +328,18 @@ mod tests {
             run(switch(77, 11, 130, 90, [1_600, 17])).1,
             [(4, 11, Some(1), 600, 40), (5, 11, Some(1), 7, 40)]
         );
-        // Not a switch ring: the sample passes, nothing is emitted.
+        // Not a switch ring: the chain does not hand its records to log-proccsw, so the
+        // sample passes through it and nothing is emitted.
         let plain = RingMeta {
             ids: m.ids.clone(),
             ..meta()
         };
-        let (flow, out) = drained(&mut csw, &cfg, &plain, &switch(77, 11, 140, 99, [9, 9]));
+        assert!(!csw.wants(plain.purpose));
+        let mut chain = PostChain(vec![Box::new(ProcCsw::default())]);
+        let bytes = switch(77, 11, 140, 99, [9, 9]);
+        let rec = cfg.parse(&bytes).expect("parses");
+        let mut out = Vec::new();
+        let flow = chain.drained(&plain, &rec, &mut |r| out.push(r));
         assert_eq!((flow, out.len()), (Flow::Pass, 0));
     }
 

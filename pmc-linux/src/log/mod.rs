@@ -46,7 +46,7 @@
 //! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | at stop, a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; see `ExitReads`) |
 //! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
 //!
-//! Every loss is also counted in the [`SamplingSummary`] (per CPU), which
+//! Every loss is also counted in the [`SamplingDetails`] (per CPU), which
 //! [`Backend::sampling_details`](crate::Backend::sampling_details) returns.
 //!
 //! # Timestamps
@@ -68,17 +68,18 @@ mod summary;
 mod synth;
 #[cfg(test)]
 mod testutil;
+pub(crate) mod unwind;
 
-use crate::sys;
+use crate::sys::{Clock, Sys};
 use std::time::Duration;
 
 pub(crate) use crate::ring::MmapRing;
 pub(crate) use hub::Hub;
 pub(crate) use local::LocalRings;
 pub use local::OwnedSample;
-pub(crate) use source::RingSource;
+pub(crate) use source::{RingPurpose, RingSource};
 pub use spool::DEFAULT_SPOOL_BYTES;
-pub use summary::{CpuCounts, SamplingSummary};
+pub use summary::SamplingDetails;
 pub(crate) use synth::Synth;
 
 /// The longest the drain thread waits before reading the rings even if none woke it.
@@ -94,6 +95,6 @@ pub const DEFAULT_RING_PAGES: usize = 64;
 pub const DWARF_RING_PAGES: usize = 128;
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every timestamp in the log.
-pub(crate) fn now() -> u64 {
-    sys::clock_ns(libc::CLOCK_MONOTONIC)
+pub(crate) fn now(sys: &dyn Sys) -> u64 {
+    sys.clock_ns(Clock::Monotonic)
 }

@@ -17,15 +17,15 @@
 //!    one PMC's rings).
 //! 5. [`event`](PostProcessor::event): the PMCs' life cycle ([`HubEvent`]).
 //! 6. [`summary`](PostProcessor::summary): after each flush of the reorder buffer, to put the
-//!    processor's counts into the [`SamplingSummary`].
+//!    processor's counts into the [`SamplingDetails`].
 //!
 //! Nothing here is called while the log is not configured: records drained then are counted
 //! in the summary and dropped.
 
-use super::source::{RingMeta, RingSource};
-use super::SamplingSummary;
+use super::source::{RingMeta, RingPurpose, RingSource};
+use super::SamplingDetails;
+use crate::log::unwind::{Stage, UserStack};
 use crate::record::Record;
-use crate::unwind::{Stage, UserStack};
 use pmc_log::record as log;
 
 /// Whether a drained perf record goes on to the next processors and to conversion.
@@ -59,6 +59,10 @@ pub(super) enum HubEvent<'a> {
 /// One bookkeeping job of the drain thread (see the module documentation for when each
 /// method is called). Every method has a do-nothing default.
 pub(super) trait PostProcessor: Send {
+    /// Whether it wants the records drained from rings of this purpose
+    /// ([`drained`](PostProcessor::drained) is called for those only).
+    fn wants(&self, purpose: RingPurpose) -> bool;
+
     /// A perf record drained from a ring, in ring order, before conversion. Records pushed to
     /// `out` enter the reorder buffer now (after whatever was drained before).
     fn drained(
@@ -90,25 +94,11 @@ pub(super) trait PostProcessor: Send {
     fn event(&mut self, _ev: &HubEvent<'_>, _out: &mut Vec<log::Record<'static>>) {}
 
     /// Puts this processor's counts into `summary`.
-    fn summary(&mut self, _summary: &mut SamplingSummary) {}
+    fn summary(&mut self, _summary: &mut SamplingDetails) {}
 }
 
-/// The post-processors of a hub, in the order they run: log-procexit (its counting half takes
-/// `READ`s as they are drained), log-proccsw (takes switch groups' samples as they are
-/// drained), then the unwinding stage. (At the reorder output only the unwinding stage
-/// rewrites records and only log-procexit emits records, so their order there does not
-/// matter.)
+/// The post-processors of a hub, in the order they run (the hub assembles the chain).
 pub(super) struct PostChain(pub(super) Vec<Box<dyn PostProcessor>>);
-
-impl Default for PostChain {
-    fn default() -> Self {
-        PostChain(vec![
-            Box::new(super::procexit::ProcExit::default()),
-            Box::new(super::proccsw::ProcCsw::default()),
-            Box::new(Stage::default()),
-        ])
-    }
-}
 
 impl PostChain {
     /// Runs `rec`, drained from a ring, through the processors; records they emit go to
@@ -120,7 +110,7 @@ impl PostChain {
         out: &mut dyn FnMut(log::Record<'static>),
     ) -> Flow {
         let mut emitted = Vec::new();
-        for p in &mut self.0 {
+        for p in self.0.iter_mut().filter(|p| p.wants(meta.purpose)) {
             let flow = p.drained(meta, rec, &mut emitted);
             emitted.drain(..).for_each(&mut *out);
             if flow == Flow::Consumed {
@@ -168,15 +158,20 @@ impl PostChain {
     }
 
     /// Puts every processor's counts into `summary`.
-    pub(super) fn summary(&mut self, summary: &mut SamplingSummary) {
+    pub(super) fn summary(&mut self, summary: &mut SamplingDetails) {
         self.0.iter_mut().for_each(|p| p.summary(summary));
     }
 }
 
-/// The unwinding stage ([`crate::unwind`]): follows the maps, execs, forks and exits of every
+/// The unwinding stage ([`crate::log::unwind`]): follows the maps, execs, forks and exits of every
 /// record the log takes, drained or written directly, and completes each sample that carries
 /// a user stack as it leaves the reorder buffer (by then its process's `MMAP2`s have passed).
 impl PostProcessor for Stage {
+    /// None drained: it works on samples as they are written.
+    fn wants(&self, _purpose: RingPurpose) -> bool {
+        false
+    }
+
     fn ordered(
         &mut self,
         rec: &mut log::Record<'static>,
@@ -193,19 +188,18 @@ impl PostProcessor for Stage {
         self.observe(rec);
     }
 
-    fn summary(&mut self, summary: &mut SamplingSummary) {
+    fn summary(&mut self, summary: &mut SamplingDetails) {
         self.tally(summary);
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "dwarf"))]
 pub(super) mod tests {
     use super::*;
 
-    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
-    pub(in crate::sampler) fn stack(pc: u64) -> UserStack {
+    pub(in crate::log) fn stack(pc: u64) -> UserStack {
         UserStack::new(
-            crate::unwind::Regs {
+            crate::log::unwind::Regs {
                 pc,
                 sp: 0x7ff0_0000,
                 fp: 0,
@@ -215,8 +209,7 @@ pub(super) mod tests {
         )
     }
 
-    #[cfg_attr(not(feature = "dwarf"), allow(dead_code))]
-    pub(in crate::sampler) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {
+    pub(in crate::log) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {
         log::Sample {
             time,
             pmc_id: 1,
@@ -234,7 +227,6 @@ pub(super) mod tests {
     /// leave it as they came and it writes nothing after them; a sample with a stack gets
     /// its user frames from the unwind (here the PC alone, truncated: pid 99 has no known
     /// mapping), and the summary counts the unwinds and the truncated ones.
-    #[cfg(feature = "dwarf")]
     #[test]
     fn unwinding_stage_passes_records_through_and_counts_truncations() {
         let mut stage = Stage::default();
@@ -264,7 +256,7 @@ pub(super) mod tests {
             stage.ordered(&mut r, None, &mut after);
             assert_eq!((r, after.len()), (rec, 0));
         }
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         stage.summary(&mut summary);
         assert_eq!((summary.unwound, summary.unwind_truncated), (0, 0));
         for pc in [0x40_1000, 0x40_2000] {
@@ -287,7 +279,6 @@ pub(super) mod tests {
 
     /// Records written directly reach the unwinding stage too: a mapping synthesized at start
     /// is the one a later sample's PC falls in (a device, refused and reported).
-    #[cfg(feature = "dwarf")]
     #[test]
     // Opens /dev/zero (the unwinder's object reader), which Miri does not support.
     #[cfg_attr(miri, ignore)]
@@ -304,7 +295,7 @@ pub(super) mod tests {
         }));
         let mut r = log::Record::Sample(user_sample(2, 7, 0));
         stage.ordered(&mut r, Some(&stack(0x1010)), &mut Vec::new());
-        let mut summary = SamplingSummary::default();
+        let mut summary = SamplingDetails::default();
         stage.summary(&mut summary);
         assert_eq!(summary.unwind_refused.len(), 1, "{summary:?}");
         assert!(summary.unwind_refused[0].starts_with("/dev/zero"));

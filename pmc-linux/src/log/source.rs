@@ -1,14 +1,28 @@
 //! A mapped ring buffer with its metadata ([`RingSource`]), and the loop that drains it.
 
 use super::summary::tally;
-use super::{MmapRing, SamplingSummary};
+use super::{MmapRing, SamplingDetails};
 use crate::record::{ParseConfig, Record};
 use crate::ring::RingReader;
-use crate::sys;
+use crate::sys::{facts, Rlimit, Sys};
 use pmc_core::{Error, ErrorKind, Op, Result};
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// What a PMC's rings carry: each post-processor says which of these it wants
+/// ([`PostProcessor::wants`](super::post::PostProcessor::wants)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RingPurpose {
+    /// Samples (a sampling PMC).
+    Samples,
+    /// The `PERF_RECORD_READ`s of a counting PMC with log-procexit (`inherit_stat`): the
+    /// counts of its tasks at their exits (see [`ExitReads`](super::procexit::ExitReads)).
+    ExitReads,
+    /// A log-proccsw switch group's context-switch samples, carrying the group's counts:
+    /// logged as counter records rather than samples.
+    SwitchCounts,
+}
 
 /// A mapped ring buffer and what its records mean.
 pub(crate) struct RingSource {
@@ -26,15 +40,11 @@ pub(crate) struct RingSource {
     pub(crate) token: u32,
     /// The event hung up (its task exited): drained, no longer polled.
     pub(super) hung_up: bool,
-    /// A log-proccsw switch group's ring: its samples are context switches carrying the
-    /// group's counts, logged as counter records rather than samples.
-    pub(crate) switch_counts: bool,
+    /// What its records are.
+    pub(crate) purpose: RingPurpose,
     /// The PMC keeps its samples' user stacks in the log (`CallGraph::DwarfRaw`) instead of
     /// unwinding them.
     pub(crate) raw_stacks: bool,
-    /// A counting PMC with log-procexit: its `PERF_RECORD_READ`s (`inherit_stat`) are the
-    /// counts of its tasks at their exits (see [`ExitReads`](super::procexit::ExitReads)).
-    pub(crate) exit_reads: bool,
     /// The PMC's events are inherited by child processes (descendants).
     pub(crate) cfg_inherit: bool,
     /// The callchains of samples taken in the kernel keep their user frames
@@ -66,7 +76,7 @@ impl std::fmt::Debug for RingSource {
 impl RingSource {
     /// Maps `data_pages` pages of ring for `fd` (the first fd writing into it).
     pub(crate) fn map(
-        sys: &dyn sys::Sys,
+        sys: &dyn Sys,
         fd: BorrowedFd<'_>,
         data_pages: usize,
         cfg: ParseConfig,
@@ -75,7 +85,7 @@ impl RingSource {
     ) -> Result<RingSource> {
         let ring = sys
             .map_ring(fd, data_pages)
-            .map_err(|e| mmap_error(&e, data_pages))?;
+            .map_err(|e| mmap_error(sys, &e, data_pages))?;
         let reader = RingReader::new(ring).map_err(|e| {
             Error::new(
                 ErrorKind::Os,
@@ -103,9 +113,8 @@ impl RingSource {
             cpu,
             token,
             hung_up: false,
-            switch_counts: false,
+            purpose: RingPurpose::Samples,
             raw_stacks: false,
-            exit_reads: false,
             cfg_inherit: false,
             user_in_kernel: true,
             lost_accounted: 0,
@@ -143,23 +152,23 @@ pub(super) struct RingMeta {
     pub(super) ids: Vec<(u64, u32)>,
     pub(super) default_pmc: u32,
     pub(super) cpu: Option<u32>,
-    pub(super) switch_counts: bool,
+    pub(super) purpose: RingPurpose,
     pub(super) raw_stacks: bool,
-    pub(super) exit_reads: bool,
     /// The ring's events are inherited by child processes (descendants).
     pub(super) inherit: bool,
     /// Kernel samples keep the user part of their callchains.
     pub(super) user_in_kernel: bool,
 }
 
-fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
+fn mmap_error(sys: &dyn Sys, e: &std::io::Error, pages: usize) -> Error {
     let errno = e.raw_os_error();
-    let kib = pages * sys::page_size() / 1024;
+    let kib = pages * sys.page_size() / 1024;
     let mut err = match errno {
         Some(libc::EPERM) => {
             let mlock =
-                crate::env::mlock_kb().map_or_else(|| "unknown".to_owned(), |v| format!("{v} KiB"));
-            let rlimit = crate::env::memlock_limit()
+                facts::mlock_kb(sys).map_or_else(|| "unknown".to_owned(), |v| format!("{v} KiB"));
+            let rlimit = sys
+                .rlimit_soft(Rlimit::MemLock)
                 .map_or_else(|| "unlimited".to_owned(), |v| format!("{} KiB", v / 1024));
             Error::new(
                 ErrorKind::MlockLimit,
@@ -173,7 +182,7 @@ fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
                 "use a smaller buffer (Backend::set_ring_pages({})), fewer threads or CPUs, \
                  raise the limit (sysctl -w kernel.perf_event_mlock_kb=2048; ulimit -l), or run \
                  with CAP_IPC_LOCK",
-                fitting_pages(pages)
+                fitting_pages(sys, pages)
             ))
         }
         Some(libc::ENOMEM) => Error::new(
@@ -196,9 +205,9 @@ fn mmap_error(e: &std::io::Error, pages: usize) -> Error {
 
 /// The largest power-of-two ring (in data pages, below `pages`) that fits in one CPU's share of
 /// `perf_event_mlock_kb`, counting the control page.
-fn fitting_pages(pages: usize) -> usize {
-    let page = sys::page_size() as u64;
-    let budget = crate::env::mlock_kb().map_or(516 * 1024, |kb| kb.saturating_mul(1024));
+fn fitting_pages(sys: &dyn Sys, pages: usize) -> usize {
+    let page = sys.page_size() as u64;
+    let budget = facts::mlock_kb(sys).map_or(516 * 1024, |kb| kb.saturating_mul(1024));
     let fit = (budget.saturating_sub(page) / page).max(1);
     let pow = 1u64 << (63 - fit.leading_zeros());
     usize::try_from(pow).unwrap_or(1).min((pages / 2).max(1))
@@ -209,7 +218,7 @@ fn fitting_pages(pages: usize) -> usize {
 /// lost, and the caller reports it.
 pub(super) fn drain_ring(
     ring: &mut RingSource,
-    summary: &mut SamplingSummary,
+    summary: &mut SamplingDetails,
     f: &mut dyn FnMut(&RingMeta, &Record<'_>),
 ) -> u64 {
     let mut bad = 0u64;
@@ -220,9 +229,8 @@ pub(super) fn drain_ring(
         ids: std::mem::take(&mut ring.ids),
         default_pmc: ring.default_pmc,
         cpu: ring.cpu,
-        switch_counts: ring.switch_counts,
+        purpose: ring.purpose,
         raw_stacks: ring.raw_stacks,
-        exit_reads: ring.exit_reads,
         inherit: ring.cfg_inherit,
         user_in_kernel: ring.user_in_kernel,
     };
@@ -250,7 +258,9 @@ pub(super) fn drain_ring(
                         }
                     }
                     // A switch group's samples are counter readings, not samples.
-                    if !(meta.switch_counts && matches!(r, Record::Sample(_))) {
+                    if !(meta.purpose == RingPurpose::SwitchCounts
+                        && matches!(r, Record::Sample(_)))
+                    {
                         tally(summary, &r, meta.cpu);
                     }
                     f(&meta, &r);
@@ -274,7 +284,7 @@ pub(super) fn drain_ring(
 pub(super) fn kernel_lost(
     ring: &mut RingSource,
     kernel: u64,
-    summary: &mut SamplingSummary,
+    summary: &mut SamplingDetails,
 ) -> u64 {
     let extra = kernel.saturating_sub(ring.lost_accounted);
     if extra == 0 {

@@ -1,6 +1,6 @@
-//! Test support shared by the sampler's unit tests: hand-made perf records.
+//! Test support shared by the log side's unit tests: hand-made perf records.
 
-use super::source::RingMeta;
+use super::source::{RingMeta, RingPurpose};
 use crate::record::{sample_type as st, ParseConfig};
 use std::sync::{Arc, Mutex};
 
@@ -36,9 +36,8 @@ pub(super) fn meta() -> RingMeta {
         ids: vec![(77, 3), (78, 4)],
         default_pmc: 3,
         cpu: Some(1),
-        switch_counts: false,
+        purpose: RingPurpose::Samples,
         raw_stacks: false,
-        exit_reads: false,
         inherit: false,
         user_in_kernel: true,
     }

@@ -1,0 +1,298 @@
+//! The backend: pmc-core's [`Backend`](pmc_core::Backend) over perf_event, generic over the
+//! system seam ([`Sys`]) and monomorphised.
+
+use crate::counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};
+use crate::errno_map::Facts;
+use crate::log::{Hub, SamplingDetails};
+use crate::sys::{RealSys, Sys};
+use pmc_core::{Allocation, Error, ErrorKind, LogSink, Op, Result};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// What a backend and its PMCs share.
+pub(crate) struct Shared<S: Sys> {
+    /// The system calls and `/proc` facts: the kernel, or a fake in tests.
+    pub(crate) sys: S,
+    /// The sample log and its drain thread.
+    pub(crate) hub: Arc<Hub>,
+    /// Ring data pages for PMCs allocated from now on (0: the default).
+    pub(crate) ring_pages: AtomicUsize,
+    /// The next PMC id in the log.
+    pub(crate) next_pmc_id: AtomicU32,
+    /// The machine's facts (paranoid level, capabilities, limits), probed
+    /// at most once a second: they decide attr defaults on the hot
+    /// allocate path. Error messages re-probe, so they report the values
+    /// at the time of the failure.
+    facts: std::sync::Mutex<Option<(std::time::Instant, Facts)>>,
+    /// The kernel refused `PERF_FORMAT_LOST` (before Linux 6.0): sampling PMCs are opened
+    /// without it, and the lost count may miss what was lost while the drain was held up.
+    pub(crate) no_format_lost: std::sync::atomic::AtomicBool,
+}
+
+impl<S: Sys> Shared<S> {
+    fn new(sys: S) -> Shared<S>
+    where
+        S: Clone,
+    {
+        Shared {
+            hub: Arc::new(Hub::with_sys(Arc::new(sys.clone()))),
+            sys,
+            ring_pages: AtomicUsize::new(0),
+            next_pmc_id: AtomicU32::new(0),
+            facts: std::sync::Mutex::new(None),
+            no_format_lost: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn facts(&self) -> Facts {
+        const FRESH: std::time::Duration = std::time::Duration::from_secs(1);
+        let Ok(mut cached) = self.facts.lock() else {
+            return self.sys.facts();
+        };
+        match *cached {
+            Some((at, f)) if at.elapsed() < FRESH => f,
+            _ => {
+                let f = self.sys.facts();
+                *cached = Some((std::time::Instant::now(), f));
+                f
+            }
+        }
+    }
+}
+
+/// The Linux perf_event backend.
+///
+/// ```
+/// use pmc_core::{Allocation, Backend as _, Pmc as _};
+/// # fn main() -> pmc_core::Result<()> {
+/// let backend = pmc_linux::Backend::open()?;
+/// let mut pmc = backend.allocate(&Allocation::counting("task-clock".parse()?))?;
+/// pmc.start()?;
+/// let v: u64 = (0..100_000u64).sum();
+/// pmc.stop()?;
+/// assert!(v > 0 && pmc.read()?.value > 0);
+/// # Ok(()) }
+/// ```
+///
+/// Generic over the system seam and monomorphised: `Backend` is `Backend<RealSys>`, whose
+/// reads are direct system calls (no vtable, no dispatch); [`Backend::with_sys`] runs the same
+/// code over another [`Sys`] (the fake kernel, feature `fake-kernel`).
+pub struct Backend<S: Sys = RealSys> {
+    shared: Arc<Shared<S>>,
+}
+
+impl<S: Sys> Clone for Backend<S> {
+    fn clone(&self) -> Self {
+        Backend {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Default for Backend<RealSys> {
+    /// The real kernel, as [`Backend::open`] (without its check for Linux).
+    fn default() -> Backend {
+        Backend::new()
+    }
+}
+
+impl<S: Sys> std::fmt::Debug for Backend<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("pmc_linux::Backend").finish_non_exhaustive()
+    }
+}
+
+impl Backend<RealSys> {
+    /// The backend over the real kernel (as [`Backend::open`], without its check for Linux:
+    /// elsewhere every call fails with `ENOSYS`).
+    ///
+    /// ```
+    /// let backend = pmc_linux::Backend::new();
+    /// # let _ = backend;
+    /// ```
+    pub fn new() -> Backend {
+        Backend::on(RealSys)
+    }
+
+    /// Opens the backend. Nothing is opened in the kernel until a PMC is
+    /// allocated.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Unsupported`] on systems other than Linux.
+    pub fn open() -> Result<Backend> {
+        if !crate::sys::HAVE_PERF_EVENT {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                Op::Open,
+                "the perf_event backend needs Linux",
+            ));
+        }
+        Ok(Backend::new())
+    }
+}
+
+impl<S: Sys + Clone> Backend<S> {
+    /// A backend over another implementation of the system calls: a fake kernel in tests (see
+    /// the `fake-kernel` feature), shared with the test as an `Arc`.
+    #[doc(hidden)]
+    pub fn with_sys(sys: S) -> Backend<S> {
+        Backend::on(sys)
+    }
+
+    fn on(sys: S) -> Backend<S> {
+        Backend {
+            shared: Arc::new(Shared::new(sys)),
+        }
+    }
+}
+
+impl<S: Sys> Backend<S> {
+    /// The error that failed this backend's log, if one did (a full disk, a closed pipe):
+    /// `ErrorKind::Os` with the errno, and the `std::io::Error` (its `kind()`, e.g.
+    /// `StorageFull`) as its source. It is here within [`DRAIN_PERIOD`](crate::log::DRAIN_PERIOD)
+    /// of the failing write, so a caller polling it learns of the failure at once rather than
+    /// at [`close_log`](pmc_core::Backend::close_log).
+    ///
+    /// After the first write error the log takes nothing more (nothing written later could
+    /// then hide what came before; the file ends with the block that was being written, cut
+    /// where the error struck). Sampling goes on: the drain thread keeps emptying the rings
+    /// (so the kernel does not start dropping and the process's memory stays flat) and counts
+    /// every record it could not log in [`SamplingSummary::log_dropped`](pmc_core::SamplingSummary::log_dropped). The library does not
+    /// stop the PMCs itself because they belong to the caller, who may still be reading their
+    /// counts; stopping is the caller's decision (pmcstat stops sampling and exits non-zero).
+    /// A new [`configure_log`](pmc_core::Backend::configure_log) starts a fresh log.
+    pub fn log_error(&self) -> Option<Error> {
+        self.shared.hub.log_error()
+    }
+
+    /// Samples read and lost so far by the sampling PMCs feeding this backend's log, per CPU
+    /// (PMCs read in-process keep their own: [`LinuxPmc::sample_summary`]), with Linux's own
+    /// counts (side records, decoding errors, discarded bytes). The portable subset is
+    /// [`pmc_core::Backend::sampling_summary`].
+    ///
+    /// ```
+    /// use pmc_core::Backend as _;
+    /// # fn main() -> pmc_core::Result<()> {
+    /// let b = pmc_linux::Backend::open()?;
+    /// let d = b.sampling_details();
+    /// assert_eq!(d.samples, b.sampling_summary()?.samples);
+    /// assert_eq!(d.errors, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn sampling_details(&self) -> SamplingDetails {
+        self.shared.hub.summary()
+    }
+
+    /// Sets how far (in bytes) writing the log may fall behind draining the rings, for logs
+    /// configured from now on: the drain thread never waits on the log's sink (a pipe to a slow
+    /// reader, a TCP peer, a slow disk); it queues sealed blocks in memory up to this bound
+    /// (default [`DEFAULT_SPOOL_BYTES`](crate::DEFAULT_SPOOL_BYTES)), then drops whole blocks and counts their
+    /// samples as lost ([`SamplingSummary::lost_spool`](pmc_core::SamplingSummary::lost_spool)). 0 restores the default.
+    ///
+    /// ```
+    /// let backend = pmc_linux::Backend::open()?;
+    /// backend.set_log_spool_bytes(256 << 20); // a quarter GiB for a slow network peer
+    /// # Ok::<(), pmc_core::Error>(())
+    /// ```
+    pub fn set_log_spool_bytes(&self, bytes: usize) {
+        self.shared.hub.set_spool_bytes(bytes);
+    }
+
+    /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
+    /// now on, in pages (a power of two; default [`DEFAULT_RING_PAGES`](crate::DEFAULT_RING_PAGES)). Larger rings
+    /// lose fewer samples in bursts; their memory is locked and counts against
+    /// `kernel.perf_event_mlock_kb` and `RLIMIT_MEMLOCK`.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidArgument`] unless `pages` is a power of two.
+    pub fn set_ring_pages(&self, pages: usize) -> Result<()> {
+        if !pages.is_power_of_two() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Mmap,
+                format!("a ring buffer needs a power-of-two number of pages, got {pages}"),
+            ));
+        }
+        self.shared.ring_pages.store(pages, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// pmc-core's [`Backend`](pmc_core::Backend) trait, implemented by this crate's `Backend`
+/// struct (`pmc_linux::Backend`, which the `pmc` facade names `pmc::Native` on Linux): the
+/// struct is named after the trait it implements, so this reads `impl Backend for Backend`.
+impl<S: Sys> pmc_core::Backend for Backend<S> {
+    type Pmc = LinuxPmc<S>;
+    type Group = LinuxGroup<S>;
+
+    fn name(&self) -> &'static str {
+        "linux-perf"
+    }
+
+    fn allocate(&self, allocation: &Allocation) -> Result<LinuxPmc<S>> {
+        LinuxPmc::new(std::slice::from_ref(allocation), self.shared.clone())
+    }
+
+    fn allocate_group(&self, allocations: &[Allocation]) -> Result<LinuxGroup<S>> {
+        if allocations.is_empty() || allocations.len() > MAX_GROUP_MEMBERS {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                format!(
+                    "a group needs 1 to {MAX_GROUP_MEMBERS} members, got {}",
+                    allocations.len()
+                ),
+            ));
+        }
+        if allocations.iter().any(|a| a.scope != allocations[0].scope) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "every member of a group must have the same scope",
+            ));
+        }
+        LinuxGroup::new(allocations, self.shared.clone())
+    }
+
+    fn configure_log(&self, sink: LogSink) -> Result<()> {
+        self.shared.hub.configure(sink)
+    }
+
+    fn flush_log(&self) -> Result<()> {
+        self.shared.hub.flush()
+    }
+
+    fn close_log(&self) -> Result<()> {
+        self.shared.hub.close()
+    }
+
+    fn list_events(&self, tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
+        crate::info::list_events(&self.shared.sys, tracepoints)
+    }
+
+    fn diagnose(&self) -> Vec<pmc_core::info::Check> {
+        crate::info::diagnose(&self.shared.sys)
+    }
+
+    /// As the inherent `Backend::log_error`.
+    fn log_error(&self) -> Option<Error> {
+        self.shared.hub.log_error()
+    }
+
+    /// As the inherent `Backend::set_ring_pages`.
+    fn set_buffer_pages(&self, pages: usize) -> Result<()> {
+        self.set_ring_pages(pages)
+    }
+
+    /// The backend-neutral part of `Backend::sampling_details`
+    /// (which also counts side records, decoding errors and discarded bytes).
+    fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
+        Ok(self.shared.hub.summary().summary)
+    }
+
+    fn write_log(&self, user_data: u32) -> Result<()> {
+        self.shared.hub.write_user(user_data)
+    }
+}

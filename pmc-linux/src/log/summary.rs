@@ -1,0 +1,91 @@
+//! [`SamplingDetails`]: pmc-core's [`SamplingSummary`] of what sampling produced and lost,
+//! per CPU, with Linux's own counts.
+
+use crate::record::Record;
+use pmc_core::{CpuSampling, SamplingSummary};
+
+/// What sampling produced so far: pmc-core's [`SamplingSummary`] (samples read, samples lost,
+/// per CPU; this derefs to it) with Linux's own counts (side records, decoding errors,
+/// discarded bytes, spool drops). Nothing is dropped silently: every loss is in here and in
+/// the log.
+///
+/// ```
+/// let mut d = pmc_linux::SamplingDetails::default();
+/// d.samples += 3; // pmc-core's field, through Deref
+/// d.errors += 1; // Linux's own
+/// assert_eq!((d.summary.samples, d.errors), (3, 1));
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SamplingDetails {
+    /// The backend-neutral summary ([`pmc_core::Backend::sampling_summary`]).
+    pub summary: SamplingSummary,
+    /// Records (samples and others) the spool dropped at its bound, whole pmc-log blocks at a
+    /// time (the log shows them as missing blocks).
+    pub spool_dropped: u64,
+    /// Non-sample records converted (mappings, comms, forks, exits, counter values).
+    pub side_records: u64,
+    /// Records that could not be decoded, or ring corruption events (each also a log `Lost`).
+    pub errors: u64,
+    /// Bytes of ring data discarded after corruption.
+    pub discarded_bytes: u64,
+}
+
+impl std::ops::Deref for SamplingDetails {
+    type Target = SamplingSummary;
+    fn deref(&self) -> &SamplingSummary {
+        &self.summary
+    }
+}
+
+impl std::ops::DerefMut for SamplingDetails {
+    fn deref_mut(&mut self) -> &mut SamplingSummary {
+        &mut self.summary
+    }
+}
+
+impl SamplingDetails {
+    pub(crate) fn cpu(&mut self, cpu: Option<u32>) -> Option<&mut CpuSampling> {
+        cpu.map(|c| self.summary.by_cpu.entry(c).or_default())
+    }
+
+    /// Adds another summary's counts into this one (the log's `log_records` are not summed).
+    pub fn merge(&mut self, other: &SamplingDetails) {
+        self.summary.merge(&other.summary);
+        self.spool_dropped += other.spool_dropped;
+        self.side_records += other.side_records;
+        self.errors += other.errors;
+        self.discarded_bytes += other.discarded_bytes;
+    }
+}
+
+pub(super) fn tally(summary: &mut SamplingDetails, r: &Record<'_>, ring_cpu: Option<u32>) {
+    match r {
+        Record::Sample(s) => {
+            summary.samples += 1;
+            if let Some(c) = summary.cpu(s.cpu.or(ring_cpu)) {
+                c.samples += 1;
+            }
+        }
+        Record::Lost(l) => {
+            summary.lost += l.lost;
+            if let Some(c) = summary.cpu(l.sample_id.cpu.or(ring_cpu)) {
+                c.lost += l.lost;
+            }
+        }
+        Record::LostSamples(l) => {
+            summary.lost += l.lost;
+            if let Some(c) = summary.cpu(l.sample_id.cpu.or(ring_cpu)) {
+                c.lost += l.lost;
+            }
+        }
+        Record::Throttle(t) => {
+            summary.throttled += 1;
+            if let Some(c) = summary.cpu(t.sample_id.cpu.or(ring_cpu)) {
+                c.throttled += 1;
+            }
+        }
+        Record::Unthrottle(_) | Record::Unknown { .. } => {}
+        _ => summary.side_records += 1,
+    }
+}

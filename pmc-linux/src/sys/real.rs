@@ -1,0 +1,129 @@
+//! [`RealSys`]: the running system. The perf_event calls come from the OS's file
+//! (`linux.rs`, or `unsupported.rs` answering `ENOSYS`); `/proc` and `/sys` are files on any
+//! Unix.
+
+use perf_event_open_sys::bindings::perf_event_attr;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::path::Path;
+
+use super::mmap::MmapRing;
+use super::{os, Clock, Errno, Facts, FileMeta, Ioctl, Rlimit, Sys};
+
+/// The kernel: [`Sys`] over the real system calls, `/proc` and `/sys`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealSys;
+
+impl Sys for RealSys {
+    #[inline]
+    fn perf_event_open(
+        &self,
+        attr: &mut perf_event_attr,
+        pid: i32,
+        cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+        flags: u64,
+    ) -> Result<OwnedFd, Errno> {
+        os::perf_event_open(attr, pid, cpu, group, flags)
+    }
+    #[inline]
+    fn ioctl(&self, fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno> {
+        os::ioctl(fd, op)
+    }
+    #[inline]
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+        os::read(fd, buf)
+    }
+    #[inline]
+    fn event_id(&self, fd: BorrowedFd<'_>) -> Result<u64, Errno> {
+        os::event_id(fd)
+    }
+    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> std::io::Result<MmapRing> {
+        MmapRing::new(fd, data_pages)
+    }
+    fn poll(&self, fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno> {
+        os::poll(fds, timeout_ms)
+    }
+    fn clock_ns(&self, clock: Clock) -> u64 {
+        os::clock_ns(clock)
+    }
+    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
+        let rd = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        Some(
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+                .collect(),
+        )
+    }
+    fn thread_exiting(&self, tid: i32) -> bool {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
+            return true;
+        };
+        super::stat_exiting(&stat)
+    }
+    fn process_alive(&self, pid: u32) -> bool {
+        pmc_process::process::exists(pid)
+    }
+    fn gettid(&self) -> i32 {
+        os::gettid()
+    }
+    fn getpid(&self) -> u32 {
+        std::process::id()
+    }
+    fn page_size(&self) -> usize {
+        super::page_size()
+    }
+    fn online_cpus(&self) -> Vec<u32> {
+        super::facts::online_cpus(self)
+    }
+    fn facts(&self) -> Facts {
+        Facts::probe(self)
+    }
+    fn rlimit_soft(&self, resource: Rlimit) -> Option<u64> {
+        use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
+        let res = match resource {
+            Rlimit::NoFile => Resource::RLIMIT_NOFILE,
+            #[cfg(not(target_vendor = "apple"))]
+            Rlimit::MemLock => Resource::RLIMIT_MEMLOCK,
+            // nix has no RLIMIT_MEMLOCK on Apple systems, where perf_event's locked-memory
+            // limit means nothing anyway.
+            #[cfg(target_vendor = "apple")]
+            Rlimit::MemLock => return None,
+        };
+        let (cur, _max) = getrlimit(res).ok()?;
+        // rlim_t is u64 on Linux but i64 on FreeBSD.
+        #[allow(clippy::unnecessary_cast)]
+        (cur != RLIM_INFINITY).then_some(cur as u64)
+    }
+    fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+    fn read_dir(&self, path: &Path) -> std::io::Result<Vec<String>> {
+        Ok(std::fs::read_dir(path)?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect())
+    }
+    fn metadata(&self, path: &Path) -> std::io::Result<FileMeta> {
+        use std::os::unix::fs::PermissionsExt;
+        let m = std::fs::metadata(path)?;
+        Ok(FileMeta {
+            is_dir: m.is_dir(),
+            mode: m.permissions().mode() & 0o7777,
+        })
+    }
+    fn cpuinfo(&self) -> std::sync::Arc<str> {
+        static CPUINFO: std::sync::OnceLock<std::sync::Arc<str>> = std::sync::OnceLock::new();
+        CPUINFO
+            .get_or_init(|| {
+                std::fs::read_to_string("/proc/cpuinfo")
+                    .unwrap_or_default()
+                    .into()
+            })
+            .clone()
+    }
+    fn kernel_stext(&self) -> Option<u64> {
+        use std::io::BufRead;
+        let file = std::fs::File::open("/proc/kallsyms").ok()?;
+        super::stext_in(std::io::BufReader::new(file).lines().map_while(|l| l.ok()))
+    }
+}
