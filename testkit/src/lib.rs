@@ -123,6 +123,34 @@ pub fn workdir(name: &str) -> PathBuf {
     d
 }
 
+/// Time the whole machine spent outside tasks so far, in ns: what the
+/// hypervisor stole from its vCPUs and what interrupts took (`/proc/stat`'s
+/// irq, softirq and steal columns, in USER_HZ ticks of 10 ms, summed over the
+/// CPUs; 0 where `/proc/stat` cannot be read). task-clock and cpu-clock run on
+/// the clock of the task's context, which keeps running through both; a
+/// task's CPU-time clocks (`CLOCK_*_CPUTIME_ID`, getrusage) do not
+/// (`rq_clock_task()` leaves out IRQ and steal time). A test that bounds
+/// task-clock from above by CPU time adds the growth of this over its window.
+///
+/// ```
+/// let before = pmc_testkit::outside_tasks_ns();
+/// assert!(pmc_testkit::outside_tasks_ns() >= before);
+/// ```
+pub fn outside_tasks_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(cpu) = stat.lines().find(|l| l.starts_with("cpu ")) else {
+        return 0;
+    };
+    // user nice system idle iowait irq softirq steal ...
+    let ticks: u64 = cpu
+        .split_whitespace()
+        .skip(6)
+        .take(3)
+        .map(|v| v.parse::<u64>().unwrap_or(0))
+        .sum();
+    ticks.saturating_mul(10_000_000)
+}
+
 /// Removes `DIR/NAME-PID` directories whose process no longer runs. Only
 /// where `/proc` answers for this process, so a missing `/proc` removes nothing.
 fn remove_dead_runs(dir: &std::path::Path, name: &str) {

@@ -146,6 +146,7 @@ fn descendants_are_counted_like_perf_stat_inherit() {
 
 #[test]
 fn task_clock_of_a_200ms_spin_reads_200ms() {
+    let outside0 = pmc_testkit::outside_tasks_ns();
     let c = count_command(
         &backend(),
         &["task-clock"],
@@ -161,9 +162,13 @@ fn task_clock_of_a_200ms_spin_reads_200ms() {
     // began (so a loaded machine makes it slower, not shorter), all of it after the
     // exec that enabled the counter; task-clock is that CPU time plus the program's
     // start-up, which is a few ms.
+    // task-clock also runs through what the hypervisor steals and interrupts take
+    // (pmc_testkit::outside_tasks_ns), which a loaded VM adds on top.
+    let outside_ms = (pmc_testkit::outside_tasks_ns() - outside0) as f64 / 1e6;
     assert!(
-        (200.0..=240.0).contains(&ms),
-        "task-clock read {ms:.1} ms for a 200 ms CPU-bound loop (want 200 ms to +20%)"
+        (200.0..=240.0 + outside_ms).contains(&ms),
+        "task-clock read {ms:.1} ms for a 200 ms CPU-bound loop (want 200 ms to +20%, plus \
+         {outside_ms:.0} ms stolen or in interrupts meanwhile)"
     );
 }
 
@@ -301,6 +306,10 @@ fn pmu_lists_instructions() -> bool {
 #[test]
 fn threads_of_a_launched_command_are_counted() {
     let name = "threads_of_a_launched_command_are_counted";
+    // task-clock runs through steal and interrupt time, which CPU time and a loaded VM's
+    // other runs do not share: the bounds widen by what the machine spent there.
+    let outside = |since: u64| (pmc_testkit::outside_tasks_ns() - since) as f64 / 1e6;
+    let o0 = pmc_testkit::outside_tasks_ns();
     let c = count_command(
         &backend(),
         &["task-clock"],
@@ -312,23 +321,28 @@ fn threads_of_a_launched_command_are_counted() {
     let ms = c.readings[0].value as f64 / 1e6;
     eprintln!("{name}: library {ms:.1} ms of task-clock for 3 threads x 150 ms");
     assert!(ms >= 450.0 * 0.98, "threads not counted: {ms:.1} ms");
+    let lib_outside = outside(o0);
     assert!(
-        ms < 450.0 * 1.5,
-        "counted more than the command: {ms:.1} ms"
+        ms < 450.0 * 1.5 + lib_outside,
+        "counted more than the command: {ms:.1} ms ({lib_outside:.0} ms stolen or in \
+         interrupts meanwhile)"
     );
     if let Err(reason) = perf_available() {
         skip!(name, "perf oracle unavailable: {reason}");
         return;
     }
+    let o1 = pmc_testkit::outside_tasks_ns();
     match perf_stat(&["task-clock"], WORKLOAD.as_ref(), &["spin-threads", "3"]) {
         Err(reason) => skip!(name, "perf oracle unavailable: {reason}"),
         Ok(perf) => {
             // perf stat -x, prints task-clock in msec.
             let perf_ms = perf[0].value.expect("perf counted task-clock");
             eprintln!("{name}: perf stat {perf_ms:.1} ms");
+            let slack = perf_ms * 0.1 + lib_outside + outside(o1);
             assert!(
-                (ms - perf_ms).abs() <= perf_ms * 0.1,
-                "library {ms:.1} ms, perf {perf_ms:.1} ms"
+                (ms - perf_ms).abs() <= slack,
+                "library {ms:.1} ms, perf {perf_ms:.1} ms (tolerance {slack:.0} ms: 10% plus \
+                 the time stolen or in interrupts during both runs)"
             );
         }
     }

@@ -2,6 +2,7 @@
 //! instance, plus the counts kept from detached targets and the `write` base.
 
 use super::*;
+use std::os::fd::BorrowedFd;
 
 pub(super) fn short_read(n: usize, want: usize) -> Error {
     Error::new(
@@ -9,6 +10,50 @@ pub(super) fn short_read(n: usize, want: usize) -> Error {
         Op::Read,
         format!("the kernel returned {n} words for a read_format of {want}"),
     )
+}
+
+/// How many times a read the kernel answers `ECHILD` is tried again.
+const ECHILD_RETRIES: u32 = 10_000;
+
+/// `read(2)` of counts, tried again while the kernel answers `ECHILD`.
+///
+/// A group inherited into threads or children is read by summing each copy;
+/// Linux refuses the sum while a copy's group differs from its parent's, which
+/// it does for a moment while an exiting thread's copy is torn down member by
+/// member (`__perf_read_group_add()`, since the CVE-2023-5717 fix in 6.6 and
+/// its backports: "if (parent && (parent->group_generation !=
+/// leader->group_generation || parent->nr_siblings != leader->nr_siblings))
+/// { ret = -ECHILD; ... }"). pmc's groups never change after allocation, so
+/// the refusal ends when the exit does: the read is tried again (yielding the
+/// CPU to the exiting thread), and only a refusal that does not end is an error.
+pub(super) fn read_counts<S: Sys + ?Sized>(
+    sys: &S,
+    fd: BorrowedFd<'_>,
+    buf: &mut [u8],
+) -> Result<usize> {
+    let mut tries = 0;
+    loop {
+        match sys.read(fd, buf) {
+            Err(Errno(libc::ECHILD)) if tries < ECHILD_RETRIES => {
+                tries += 1;
+                std::thread::yield_now();
+            }
+            Err(e) => {
+                let err = errno_map::op_error(Op::Read, e);
+                return Err(if e.0 == libc::ECHILD {
+                    err.with_help(format!(
+                        "the kernel refused to sum an inherited group {ECHILD_RETRIES} times \
+                         (ECHILD: a thread's or child's copy of the group did not match the \
+                         group); read again once the threads or children being created or \
+                         ending have settled"
+                    ))
+                } else {
+                    err
+                });
+            }
+            Ok(n) => return Ok(n),
+        }
+    }
 }
 
 /// One `read(2)` of up to `words.len()` words; no allocation, and a single
@@ -34,9 +79,7 @@ pub(super) fn read_words_in<S: Sys + ?Sized, const B: usize>(
 ) -> Result<usize> {
     let mut bytes = [0u8; B];
     let len = (words.len() * 8).min(B);
-    let n = sys
-        .read(fd.as_fd(), &mut bytes[..len])
-        .map_err(|e| errno_map::op_error(Op::Read, e))?;
+    let n = read_counts(sys, fd.as_fd(), &mut bytes[..len])?;
     for (w, chunk) in words.iter_mut().zip(bytes[..n].chunks_exact(8)) {
         let mut a = [0u8; 8];
         a.copy_from_slice(chunk);
@@ -240,9 +283,7 @@ impl<S: Sys> Counters<S> {
                     if want > READ_WORDS {
                         return Err(short_read(0, want));
                     }
-                    let n = (self._shared.sys)
-                        .read(leader.as_fd(), &mut b[..want * 8])
-                        .map_err(|e| errno_map::op_error(Op::Read, e))?;
+                    let n = read_counts(&self._shared.sys, leader.as_fd(), &mut b[..want * 8])?;
                     let w = |i: usize| {
                         let mut a = [0u8; 8];
                         a.copy_from_slice(&b[i * 8..i * 8 + 8]);

@@ -411,6 +411,27 @@ fn group_on_several_threads_sums_each_member() {
 }
 
 #[test]
+fn a_group_read_refused_with_echild_while_a_copy_is_torn_down_is_read_again() {
+    // Linux answers ECHILD while an exiting thread's copy of an inherited group
+    // is torn down (__perf_read_group_add()); the group read is tried again.
+    let (k, backend) = kernel();
+    k.add_process(100, &[100, 101]);
+    let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
+    g.start().expect("start");
+    k.tick(100, 0, 10);
+    k.inject(Fault::new(Call::Read, libc::ECHILD).times(50));
+    let mut out = [pmc_core::Reading::default(); 2];
+    g.read_into(&mut out).expect("read after the refusals end");
+    assert_eq!(out.map(|r| r.value), [10, 10]);
+
+    // A refusal that never ends is an error that says what happened.
+    k.inject(Fault::new(Call::Read, libc::ECHILD).times(u32::MAX));
+    let e = g.read_into(&mut out).expect_err("ECHILD for good");
+    assert_eq!((e.op(), e.errno()), (Op::Read, Some(libc::ECHILD)));
+    assert!(e.to_string().contains("inherited group"), "{e}");
+}
+
+#[test]
 fn inherited_group_reads_each_member_alone() {
     let (k, backend) = kernel();
     k.refuse_inherited_group_reads();
