@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Miri on the pure parsing and ring-buffer code: pmc-log (reader, writer, hwpmc importer,
 # exports), pmc-linux's ring reader, record parser, mmap ring and rdpmc logic on simulated
-# pages, the sampler's post-processors (log-proccsw, log-procexit, unwinding stage) on
+# pages, the log side's post-processors (log-proccsw, log-procexit, unwinding stage) on
 # hand-made records, and pmc-core's event parser and readings. Long randomized tests are
 # `#[cfg_attr(miri, ignore)]`; proptests run a few cases under Miri.
 #
@@ -22,5 +22,5 @@ cargo +nightly miri test -p pmc-linux --test ring --test record
 # real pipe fds checked against /proc/self/fd, which Miri's emulated descriptors do not
 # mirror; they run natively in `cargo test`.
 cargo +nightly miri test -p pmc-linux --lib -- ring record rdpmc sys::mmap switch_samples \
-  sampler::proccsw sampler::procexit sampler::post sampler::hub --skip counter:: --skip sys::fake::
+  log::proccsw log::procexit log::post log::hub --skip counter:: --skip sys::fake::
 cargo +nightly miri test -p pmc-core --lib -- event reading
