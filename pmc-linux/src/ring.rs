@@ -1,5 +1,12 @@
 //! Reading the perf_event ring buffer: the consumer side of the kernel's sample ring.
 //!
+//! - [`RingReader`] over a [`RingStorage`] ([`MmapRing`] for the kernel's, a `Vec` in tests):
+//!   [`Batch`]es of [`RingRecord`]s between `data_tail` and `data_head`;
+//! - [`ControlCells`]: the control page's head and tail, with the protocol's barriers;
+//! - [`RingError`] for a ring that breaks the protocol, [`RingStats`] for what was read.
+//!
+//! The protocol, the lost records and the defensive checks follow.
+//!
 //! # The protocol
 //!
 //! `mmap(fd, (1 + 2^n) * page_size)` on a sampling event maps one control page
