@@ -5,7 +5,7 @@
 //! `--json` or `-x` CSV).
 
 use crate::cli::{Args, CallgraphOrder};
-use crate::count::Failure;
+use crate::error::Failure;
 use crate::output::{write_outcome, Checked, Dest};
 use pmc::{Error, ErrorKind, Op};
 use pmc_analyze::annotate::{Listing, ListingWriter};

@@ -1,7 +1,7 @@
 //! `-L` (event listing) and `--diagnose`.
 
 use crate::cli::Args;
-use crate::count::Failure;
+use crate::error::Failure;
 use pmc::info::{Availability, Verdict};
 use pmc::Backend;
 use std::io::Write;

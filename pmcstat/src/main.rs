@@ -8,6 +8,7 @@ mod output;
 mod analyze;
 mod cli;
 mod count;
+mod error;
 mod exits;
 mod info;
 mod live;
@@ -64,25 +65,12 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(status) => ExitCode::from(status),
-        Err(count::Failure::Usage(msg)) => {
-            diag!("pmcstat: {}", count::cli_terms(&msg));
-            diag!("Try 'pmcstat --help' for more information.");
-            ExitCode::from(2)
-        }
-        Err(count::Failure::Setup(e)) => {
-            diag!("pmcstat: {}", count::cli_terms(&e.to_string()));
-            ExitCode::from(1)
-        }
-        Err(count::Failure::Output(msg)) => {
-            diag!("pmcstat: {msg}");
-            // A report stopped by SIGINT/SIGTERM/SIGHUP exits as the shell's 128 + signal.
-            ExitCode::from(run::final_status(None).max(1))
-        }
+        Err(e) => ExitCode::from(e.report(run::final_status(None))),
     }
 }
 
 /// `-R FILE -T`: the top view, replayed from the log.
-fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
+fn top_replay(args: &cli::Args) -> Result<u8, error::Failure> {
     let path = args
         .read_log
         .as_deref()
@@ -92,7 +80,7 @@ fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
         .interval
         .map_or(top::DEFAULT_REFRESH, std::time::Duration::from_secs_f64);
     let analyze::Input::Bytes(mut log) = log else {
-        return Err(count::Failure::Usage(format!(
+        return Err(error::Failure::Usage(format!(
             "-T replays a regular log file, not a stream: {}",
             path.display()
         )));
@@ -107,7 +95,7 @@ fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
     }
     analyze::warn_kernel_dir(args);
     top::replay(&log, refresh, analyze::analyze_options(args)).map_err(|e| {
-        count::Failure::Setup(pmc::Error::new(
+        error::Failure::Setup(pmc::Error::new(
             pmc::ErrorKind::Os,
             pmc::Op::Log,
             format!("-T: {e}"),

@@ -7,7 +7,7 @@ use pmc_exporter::{PmcCollector, Selector};
 use prometheus_client::registry::Registry;
 
 use crate::cli::{Args, AttachSpec, DEFAULT_EVENTS};
-use crate::count::Failure;
+use crate::error::Failure;
 use crate::run;
 
 /// `PORT` or `:PORT` is 127.0.0.1:PORT; `ADDR:PORT` (`[::1]:PORT`) as given; port 0 is any free one (printed).

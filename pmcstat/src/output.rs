@@ -2,7 +2,7 @@
 //! (`--json`), and pmcstat's own JSON document (`--json-report`).
 
 use crate::cli::Args;
-use crate::count::Failure;
+use crate::error::Failure;
 use pmc::{Error, NativeField, Reading, Scope, Status};
 use serde::Serialize;
 use std::io::{IsTerminal, Write};

@@ -1,7 +1,7 @@
 //! Waiting for the measured command (or a pid, or a duration) to end, with
 //! periodic work: shared by counting and sampling mode.
 
-use crate::count::Failure;
+use crate::error::Failure;
 use pmc::launch::{Progress, Session};
 use std::ops::ControlFlow;
 use std::process::ExitStatus;

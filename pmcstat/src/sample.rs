@@ -12,7 +12,7 @@
 //! says so and waits for it.
 
 use crate::cli::Args;
-use crate::count::Failure;
+use crate::error::Failure;
 use crate::live::LiveProfile;
 use crate::run::{exit_code, Wait};
 use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Rate, Scope};

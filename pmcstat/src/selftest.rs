@@ -5,7 +5,7 @@
 //! failures; a WARN is printed with its note), 1 when one did.
 
 use crate::cli::Args;
-use crate::count::Failure;
+use crate::error::Failure;
 use pmc::selftest::Report;
 use std::io::Write;
 

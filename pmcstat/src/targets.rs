@@ -1,7 +1,7 @@
 //! `-t PID|REGEX`: the running processes the process-mode PMCs attach to.
 
 use crate::cli::{Args, AttachSpec};
-use crate::count::Failure;
+use crate::error::Failure;
 use pmc::launch::{Command, Session};
 use pmc::{ErrorKind, Pmc, Target};
 
