@@ -1,11 +1,14 @@
 //! Counting mode: allocate, attach, start, run, stop, read, print.
 
-use crate::cli::{Args, DEFAULT_EVENTS};
+use crate::cli::DEFAULT_EVENTS;
+use crate::config::{Format, Settings};
 use crate::error::Failure;
+use crate::measure::{check_log_csw, cpu_list, scope_text, ChildProbe};
 use crate::output::{Counter, Report, Sink};
-use crate::run::{exit_code, Wait};
-use pmc::launch::Session;
-use pmc::{Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope};
+use crate::run::Wait;
+use crate::sys::launch::Session;
+use crate::sys::{children_cpu, exit_code};
+use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope};
 use std::time::{Duration, Instant};
 
 /// One requested counter: its spec as typed, and what came of allocating it.
@@ -24,7 +27,7 @@ fn is_unsupported(e: &Error) -> bool {
 }
 
 /// Runs counting mode; returns the exit status to use.
-pub fn run(args: &Args) -> Result<u8, Failure> {
+pub fn run(args: &Settings) -> Result<u8, Failure> {
     check_args(args)?;
     let wanted = wanted_counters(args)?;
     check_wanted(args, &wanted)?;
@@ -46,7 +49,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
 }
 
 /// `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).
-fn check_args(args: &Args) -> Result<(), Failure> {
+fn check_args(args: &Settings) -> Result<(), Failure> {
     if let Some(w) = args.interval {
         if !(w.is_finite() && w > 0.0) {
             return Err(Failure::Usage(format!(
@@ -78,7 +81,7 @@ fn check_args(args: &Args) -> Result<(), Failure> {
 }
 
 /// The counters asked for (`-p`, `-e`, `-s`, in that order), or the default set.
-fn wanted_counters(args: &Args) -> Result<Vec<Wanted>, Failure> {
+fn wanted_counters(args: &Settings) -> Result<Vec<Wanted>, Failure> {
     let mut wanted: Vec<Wanted> = Vec::new();
     // pmcstat(8)'s -p: the process alone unless -d.
     for (p, &d) in args.process.iter().zip(&args.process_descendants) {
@@ -126,7 +129,7 @@ fn wanted_counters(args: &Args) -> Result<Vec<Wanted>, Failure> {
 }
 
 /// The rules that depend on the counters: `-W`, `-E`, and something that ends the run.
-fn check_wanted(args: &Args, wanted: &[Wanted]) -> Result<(), Failure> {
+fn check_wanted(args: &Settings, wanted: &[Wanted]) -> Result<(), Failure> {
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
     check_log_csw(args, has_process)?;
     if args.exit_counts {
@@ -159,7 +162,7 @@ fn check_wanted(args: &Args, wanted: &[Wanted]) -> Result<(), Failure> {
 }
 
 /// Where the counts go: `-o FILE`, else standard error.
-fn open_sink(args: &Args) -> Result<Sink, Failure> {
+fn open_sink(args: &Settings) -> Result<Sink, Failure> {
     Sink::open(args.output.as_deref()).map_err(|e| {
         Failure::Setup(Error::new(
             ErrorKind::Os,
@@ -176,9 +179,9 @@ fn open_sink(args: &Args) -> Result<Sink, Failure> {
 }
 
 /// `-r N`: how many runs (1 without it), checked against `--columns` and the command.
-fn repeat_count(args: &Args) -> Result<u32, Failure> {
+fn repeat_count(args: &Settings) -> Result<u32, Failure> {
     let repeat = args.repeat.unwrap_or(1);
-    if args.columns && repeat > 1 {
+    if args.format == Format::Columns && repeat > 1 {
         return Err(Failure::Usage(
             "--columns prints the rows of one run: give -r N without it".into(),
         ));
@@ -195,8 +198,8 @@ fn repeat_count(args: &Args) -> Result<u32, Failure> {
 }
 
 /// The counts of the runs (one, or the `-r` summary), then the counts at exit (`-E`).
-fn print_reports(sink: &mut Sink, reports: &[Report], args: &Args) {
-    if args.columns {
+fn print_reports(sink: &mut Sink, reports: &[Report], args: &Settings) {
+    if args.format == Format::Columns {
         // pmcstat(8) prints its rows only: the last was printed at the end of the run.
     } else if let [one] = reports {
         sink.report(one, args);
@@ -206,62 +209,6 @@ fn print_reports(sink: &mut Sink, reports: &[Report], args: &Args) {
     if let Some(e) = reports.last().and_then(|r| r.exits.as_ref()) {
         sink.exits(e, args);
     }
-}
-
-/// How `-v` describes a PMC's scope: the CPUs of a system-mode PMC (its
-/// `-c`), whether a process-mode PMC counts child processes (its `-d`).
-pub fn scope_text(scope: &Scope, descendants: bool) -> String {
-    match scope {
-        Scope::System { cpu } => {
-            let list = match cpu {
-                Cpus::All => "every CPU".to_owned(),
-                Cpus::One(c) => format!("CPU {c}"),
-                Cpus::List(l) => {
-                    let l: Vec<String> = l.iter().map(u32::to_string).collect();
-                    format!("CPUs {}", l.join(","))
-                }
-            };
-            format!("system, {list}")
-        }
-        _ if descendants => "process and its child processes".to_owned(),
-        _ => "process alone (its threads, not its child processes)".to_owned(),
-    }
-}
-
-/// The CPUs of a `-c` (every CPU without one).
-pub fn cpu_list(spec: Option<&str>) -> Result<Cpus, Failure> {
-    match spec {
-        Some(c) => Cpus::parse_list(c).map_err(|e| Failure::Usage(format!("-c {c}: {e}"))),
-        None => Ok(Cpus::All),
-    }
-}
-
-/// `-W`'s rules, for counting and sampling mode: it logs, so it needs `-O`, and it is
-/// about the target's threads, so it needs a process-mode PMC.
-pub fn check_log_csw(args: &Args, has_process: bool) -> Result<(), Failure> {
-    if !args.log_csw {
-        return Ok(());
-    }
-    if args.log.is_none() {
-        return Err(Failure::Usage(
-            "-W logs the counts at every context switch of the target's threads: it needs a \
-             log, -O FILE (then read it with -R FILE)"
-                .into(),
-        ));
-    }
-    if !has_process {
-        return Err(Failure::Usage(
-            "-W is for process-mode PMCs (-p, -e or -P): system-mode PMCs (-s, -S) have no \
-             target threads to follow"
-                .into(),
-        ));
-    }
-    if args.repeat.is_some_and(|n| n > 1) {
-        return Err(Failure::Usage(
-            "-W with -r N: one -O log cannot hold several runs; run once".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// One requested counter, before allocation.
@@ -322,45 +269,9 @@ fn counted_label(text: &str, spec: &EventSpec, pmc: &impl Pmc) -> (String, bool)
     }
 }
 
-/// A task-clock pair, one on the target alone and one on it and its
-/// descendants, to notice child processes the requested counters left out.
-pub(crate) struct ChildProbe {
-    alone: <pmc::Native as Backend>::Pmc,
-    tree: <pmc::Native as Backend>::Pmc,
-}
-
-impl ChildProbe {
-    /// CPU time below this in child processes is not reported (the two
-    /// clocks are stopped a few microseconds apart).
-    const THRESHOLD_NS: u64 = 100_000;
-
-    pub(crate) fn new(backend: &pmc::Native, session: &Session) -> Option<ChildProbe> {
-        let clock = || Allocation::counting(EventSpec::portable(pmc::PortableEvent::TaskClock));
-        let mut alone = backend.allocate(&clock()).ok()?;
-        let mut tree = backend.allocate(&clock().descendants()).ok()?;
-        session.attach(&mut alone).ok()?;
-        session.attach(&mut tree).ok()?;
-        Some(ChildProbe { alone, tree })
-    }
-
-    pub(crate) fn start(&mut self) {
-        let _ = self.alone.start();
-        let _ = self.tree.start();
-    }
-
-    /// Stops both clocks; the CPU time of child processes, if any ran.
-    pub(crate) fn finish(mut self) -> Option<u64> {
-        let _ = self.tree.stop();
-        let _ = self.alone.stop();
-        let tree = self.tree.read().ok()?.scaled()?;
-        let alone = self.alone.read().ok()?.scaled()?;
-        Some(tree.saturating_sub(alone)).filter(|ns| *ns >= Self::THRESHOLD_NS)
-    }
-}
-
 /// One run: allocate, attach, start, run the command (or wait), stop, read.
 fn run_once(
-    args: &Args,
+    args: &Settings,
     wanted: &[Wanted],
     sink: &mut Sink,
     verbose: bool,
@@ -425,12 +336,12 @@ fn run_once(
 }
 
 /// `-W`'s log file.
-fn csw_log(args: &Args) -> Option<&std::path::Path> {
+fn csw_log(args: &Settings) -> Option<&std::path::Path> {
     args.log.as_deref().filter(|_| args.log_csw)
 }
 
 /// `-E`'s log file.
-fn exit_log(args: &Args) -> Option<&std::path::Path> {
+fn exit_log(args: &Settings) -> Option<&std::path::Path> {
     args.log.as_deref().filter(|_| args.exit_counts)
 }
 
@@ -439,17 +350,17 @@ fn exit_log(args: &Args) -> Option<&std::path::Path> {
 /// it a pipe read as it fills.
 fn open_logs(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Settings,
 ) -> Result<
     (
-        crate::sample::RemoveUnlessStarted,
+        crate::logfile::RemoveUnlessStarted,
         Option<crate::live::LiveProfile>,
     ),
     Failure,
 > {
-    let mut created_log = crate::sample::RemoveUnlessStarted(None);
+    let mut created_log = crate::logfile::RemoveUnlessStarted(None);
     if let Some(path) = csw_log(args).or(exit_log(args)) {
-        created_log.0 = crate::sample::configure_log(backend, path)?;
+        created_log.0 = crate::logfile::configure_log(backend, path)?;
     }
     let mut live_exits = None;
     if args.exit_counts && args.log.is_none() {
@@ -470,7 +381,7 @@ fn open_logs(
 /// not with `--columns`). The flag says whether the backend narrowed any to user space.
 fn allocate_slots(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Settings,
     wanted: &[Wanted],
 ) -> Result<(Vec<Slot>, bool), Failure> {
     let mut slots = Vec::with_capacity(wanted.len());
@@ -511,7 +422,7 @@ fn allocate_slots(
             }
             // pmcstat(8) stops when a PMC cannot be allocated; its table has no
             // place for a count that is not there.
-            Err(e) if args.columns => return Err(Failure::Setup(e)),
+            Err(e) if args.format == Format::Columns => return Err(Failure::Setup(e)),
             Err(e) if is_unsupported(&e) => slots.push(Slot {
                 event: text,
                 scope,
@@ -548,7 +459,7 @@ fn clock_help(spec: &EventSpec, e: Error) -> Error {
 
 /// Launches the command paused (or finds the `-t` processes) and attaches the
 /// process-mode counters to it.
-fn attach(slots: &mut [Slot], args: &Args) -> Result<Session, Failure> {
+fn attach(slots: &mut [Slot], args: &Settings) -> Result<Session, Failure> {
     let session = crate::targets::session(args)?;
     for s in slots.iter_mut() {
         if let Some(p) = s.pmc.as_mut() {
@@ -608,7 +519,7 @@ struct Waited {
 /// Waits for the end of the run, printing the counts every interval (`-w`; every
 /// [`COLUMNS_DEFAULT_INTERVAL`] with `--columns`).
 fn wait(
-    args: &Args,
+    args: &Settings,
     session: &mut Session,
     slots: &[Slot],
     sink: &mut Sink,
@@ -617,10 +528,10 @@ fn wait(
     // --columns: a column per CPU of each system-mode PMC, as pmcstat(8)
     // allocates one PMC per CPU; rows every 5 s without -w, as pmcstat(8)'s
     // DEFAULT_WAIT_INTERVAL.
-    let per_cpu = args.per_cpu || args.columns;
+    let per_cpu = args.per_cpu || args.format == Format::Columns;
     let interval = args
         .interval
-        .or(args.columns.then_some(COLUMNS_DEFAULT_INTERVAL));
+        .or((args.format == Format::Columns).then_some(COLUMNS_DEFAULT_INTERVAL));
     let mut last: Vec<Reading> = Vec::new();
     let wait = Wait {
         started,
@@ -633,7 +544,7 @@ fn wait(
         || {
             let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
-            if args.columns {
+            if args.format == Format::Columns {
                 sink.columns_row(columns_checked(&shown)?);
             } else {
                 sink.interval(last_at, &shown, args);
@@ -654,13 +565,13 @@ fn wait(
 /// and, with `-E`, reads the counts at exit from the log.
 fn close_logs(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Settings,
     live_exits: Option<crate::live::LiveProfile>,
 ) -> Result<Option<crate::exits::ExitCounts>, Failure> {
     let csw_log = csw_log(args);
     if let Some(path) = csw_log {
         // Stopped: every switch is in the rings; drain them and close the log.
-        backend.close_log().map_err(crate::sample::log_err)?;
+        backend.close_log().map_err(crate::logfile::log_err)?;
         note!(
             "pmcstat: the counts at context switches were written to {}",
             path.display()
@@ -671,7 +582,7 @@ fn close_logs(
         return Ok(None);
     }
     if csw_log.is_none() {
-        backend.close_log().map_err(crate::sample::log_err)?;
+        backend.close_log().map_err(crate::logfile::log_err)?;
     }
     Ok(Some(match (live_exits, exit_log(args)) {
         (Some(reader), _) => reader
@@ -679,7 +590,7 @@ fn close_logs(
             .map(|(_, counts)| counts)
             .map_err(|e| Failure::Output(format!("-E: cannot read the log: {e}")))?,
         (None, Some(path))
-            if path.as_os_str() != "-" && crate::sample::remote_log(path).is_none() =>
+            if path.as_os_str() != "-" && crate::logfile::remote_log(path).is_none() =>
         {
             crate::exits::of_file(path)
                 .map_err(|e| Failure::Output(format!("-E: cannot read {}: {e}", path.display())))?
@@ -693,17 +604,17 @@ fn close_logs(
 
 /// The last, partial interval: with it the intervals add up to the total.
 fn print_last_interval(
-    args: &Args,
+    args: &Settings,
     slots: &[Slot],
     waited: Waited,
     elapsed: Duration,
     sink: &mut Sink,
 ) -> Result<(), Failure> {
     let mut last = waited.last;
-    if args.columns {
+    if args.format == Format::Columns {
         // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
         // SIGINT, whatever the time since the last.
-        let per_cpu = args.per_cpu || args.columns;
+        let per_cpu = args.per_cpu || args.format == Format::Columns;
         let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
         sink.columns_row(columns_checked(&shown)?);
     } else if args.interval.is_some() {
@@ -729,18 +640,6 @@ fn with_children(slots: &[Slot], wanted: &[Wanted]) -> Vec<String> {
     } else {
         Vec::new()
     }
-}
-
-/// User and system CPU time of this process's waited-for children so far
-/// (`getrusage(RUSAGE_CHILDREN)`, which includes the descendants they waited
-/// for, as `perf stat`'s wait4 rusage does).
-fn children_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let r = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
-    let d = |t: nix::sys::time::TimeVal| {
-        std::time::Duration::new(t.tv_sec().max(0) as u64, (t.tv_usec().max(0) as u32) * 1000)
-    };
-    Some((d(r.user_time()), d(r.system_time())))
 }
 
 /// `--columns` without -w: pmcstat(8)'s `DEFAULT_WAIT_INTERVAL`, 5 s.

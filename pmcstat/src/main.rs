@@ -4,18 +4,25 @@
 #![forbid(unsafe_code)]
 
 #[macro_use]
-mod output;
+mod diag;
 mod analyze;
 mod cli;
+mod config;
 mod count;
+mod dest;
 mod error;
 mod exits;
 mod info;
 mod live;
+mod logfile;
+mod measure;
 mod metrics;
+mod output;
+mod reference;
 mod run;
 mod sample;
 mod selftest;
+mod sys;
 mod targets;
 mod top;
 
@@ -37,31 +44,39 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    output::QUIET.store(args.quiet, std::sync::atomic::Ordering::Relaxed);
     // Every mode: a measurement stops cleanly on the first SIGINT/SIGTERM/SIGHUP; a report
     // or listing stops writing (its file is not put in place, the previous one is kept).
-    let measuring = args.read_log.is_none() && !args.list && !args.diagnose && !args.selftest;
-    output::REPORTS_STOP_ON_SIGNAL.store(!measuring, std::sync::atomic::Ordering::Relaxed);
+    let measuring = config::measures(&args);
+    let config = match config::validate(args) {
+        Ok(c) => c,
+        Err(e) => return ExitCode::from(e.report(run::final_status(None))),
+    };
+    if let config::Mode::Generate(kind) = config.mode {
+        let mut out = dest::Checked::new(dest::stdout_stream());
+        let done = reference::write(kind, &mut out).and_then(|()| out.finish());
+        return match dest::write_outcome(done, "the reference") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => ExitCode::from(e.report(run::final_status(None))),
+        };
+    }
+    diag::QUIET.store(config.quiet, std::sync::atomic::Ordering::Relaxed);
+    dest::REPORTS_STOP_ON_SIGNAL.store(!measuring, std::sync::atomic::Ordering::Relaxed);
     if let Err(e) = run::arm_stop_signals() {
         diag!("pmcstat: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {e}");
         return ExitCode::from(1);
     }
-    let result = if args.read_log.is_some() && args.top_mode {
-        top_replay(&args)
-    } else if args.read_log.is_some() {
-        analyze::run(&args)
-    } else if let Some(spec) = args.describe.as_deref() {
-        info::describe(&args, spec)
-    } else if args.selftest {
-        selftest::run(&args)
-    } else if let Some(addr) = args.metrics.as_deref() {
-        metrics::run(&args, addr)
-    } else if args.list || args.diagnose {
-        info::run(&args)
-    } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
-        sample::run(&args)
-    } else {
-        count::run(&args)
+    use config::Mode;
+    let result = match &config.mode {
+        Mode::Generate(_) => Ok(0),
+        Mode::TopReplay(args) => top_replay(args),
+        Mode::Analyze(args) => analyze::run(args),
+        Mode::Describe(spec, tracepoints) => info::describe(spec, *tracepoints),
+        Mode::Selftest(format) => selftest::run(format),
+        Mode::NoBackend => Err(error::Failure::Setup(sys::no_backend())),
+        Mode::Metrics(m) => metrics::run(m),
+        Mode::List(l) => info::run(l),
+        Mode::Sample(args) => sample::run(args),
+        Mode::Count(args) => count::run(args),
     };
     match result {
         Ok(status) => ExitCode::from(status),
@@ -70,7 +85,7 @@ fn main() -> ExitCode {
 }
 
 /// `-R FILE -T`: the top view, replayed from the log.
-fn top_replay(args: &cli::Args) -> Result<u8, error::Failure> {
+fn top_replay(args: &config::Settings) -> Result<u8, error::Failure> {
     let path = args
         .read_log
         .as_deref()

@@ -1,12 +1,12 @@
 //! Printing counts: perf-stat-style text, CSV (`-x`), perf stat's JSON lines
 //! (`--json`), and pmcstat's own JSON document (`--json-report`).
 
-use crate::cli::Args;
+use crate::config::{Format, Settings};
+use crate::dest::{create_file, stderr_stream, write_outcome, Checked, Dest};
 use crate::error::Failure;
 use pmc::{Error, NativeField, Reading, Scope, Status};
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::io::Write;
 use std::time::Duration;
 
 /// One line of output: a counter (or one CPU of it) and its reading.
@@ -78,242 +78,6 @@ pub struct Sink {
     column_rows: usize,
     /// When the previous `-w`/`-I` interval ended (its rows' time base).
     last_interval: Duration,
-}
-
-/// Writes a diagnostic line to standard error, ignoring errors: a closed or full standard
-/// error has nowhere to report to, and `eprintln!` would panic there
-/// (`pmcstat ... 2>&1 | head -1`).
-macro_rules! diag {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
-    }};
-}
-
-/// `-q`: informational lines (`note!`) are not printed.
-pub static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether `-q` asked for fewer messages.
-pub fn quiet() -> bool {
-    QUIET.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// An informational line on standard error (what was written where, what a
-/// log held, how many symbols were missing): as [`diag!`], but not with
-/// `-q`. Errors and warnings use `diag!` and are always printed.
-macro_rules! note {
-    ($($arg:tt)*) => {{
-        if !$crate::output::quiet() {
-            diag!($($arg)*);
-        }
-    }};
-}
-
-/// A writer that keeps the first error it met and fails every later write at once, so
-/// printing code can write line after line and the caller checks once, at the end
-/// ([`Checked::finish`]). Nothing written after an error is half-written.
-pub struct Checked<W: Write> {
-    inner: W,
-    error: Option<std::io::Error>,
-}
-
-impl<W: Write> Checked<W> {
-    /// Wraps `inner`.
-    pub fn new(inner: W) -> Self {
-        Checked { inner, error: None }
-    }
-
-    /// Flushes and returns the first error met, if any.
-    pub fn finish(&mut self) -> std::io::Result<()> {
-        let _ = self.flush();
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    /// The writer, to commit it once [`Checked::finish`] succeeded.
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.inner
-    }
-
-    fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
-        if let Err(e) = &r {
-            if self.error.is_none() {
-                self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
-            }
-        }
-        r
-    }
-
-    fn failed(&self) -> Option<std::io::Error> {
-        self.error
-            .as_ref()
-            .map(|e| std::io::Error::new(e.kind(), e.to_string()))
-    }
-}
-
-impl<W: Write> Write for Checked<W> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        if let Some(e) = self.failed() {
-            return Err(e);
-        }
-        let r = self.inner.write(b);
-        self.keep(r)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        if let Some(e) = self.failed() {
-            return Err(e);
-        }
-        let r = self.inner.flush();
-        self.keep(r)
-    }
-}
-
-/// What a failed write of results means for the exit: `Ok(())` when the reader of a pipe
-/// went away (EPIPE: stop quietly, as Unix tools do), otherwise a message naming what
-/// could not be written (exit 1).
-pub fn write_outcome(r: std::io::Result<()>, what: &str) -> Result<(), Failure> {
-    match r {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure::Output(format!("cannot write {what}: {e}"))),
-    }
-}
-
-/// The logs this run reads (`-R`) or records (`-O`): no output may replace them.
-static INPUTS: std::sync::Mutex<Vec<pmc_analyze::output::FileId>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// Marks `path` (if it exists) as a log this run reads or records, which no output may
-/// replace (same device and inode, under any name).
-pub fn protect(path: &Path) {
-    if let Some(id) = pmc_analyze::output::FileId::of_path(path) {
-        protect_id(id);
-    }
-}
-
-/// As [`protect`], for an open file's identity.
-pub fn protect_id(id: pmc_analyze::output::FileId) {
-    if let Ok(mut v) = INPUTS.lock() {
-        v.push(id);
-    }
-}
-
-/// The rules every file pmcstat creates follows (`pmc_analyze::output`): never a link,
-/// never a log of this run, written whole or not at all, and a FIFO with no reader waited
-/// for until a stop signal (SIGINT, SIGTERM, SIGHUP) ends the wait.
-pub fn output_options() -> pmc_analyze::output::Options {
-    pmc_analyze::output::Options {
-        inputs: INPUTS.lock().map(|v| v.clone()).unwrap_or_default(),
-        keep_waiting: Some(|| crate::run::stop_signal().is_none()),
-        private: false,
-    }
-}
-
-/// [`output_options`] for profiles (`-R`'s reports and exports, the sampling summary):
-/// created 0600, as perf.data, since they show what a program does.
-pub fn private_options() -> pmc_analyze::output::Options {
-    pmc_analyze::output::Options {
-        private: true,
-        ..output_options()
-    }
-}
-
-/// [`create_file`] for a profile: created 0600 ([`private_options`]).
-pub fn create_private_file(path: &Path) -> std::io::Result<Dest> {
-    pmc_analyze::output::Output::create(path, &private_options()).map(Dest::File)
-}
-
-/// Creates output file `path` under [`output_options`]: a regular file goes to a temporary
-/// file renamed into place by [`Dest::commit`], a FIFO or device is written in place.
-pub fn create_file(path: &Path) -> std::io::Result<Dest> {
-    pmc_analyze::output::Output::create(path, &output_options()).map(Dest::File)
-}
-
-/// The bytes a text stream is buffered in: a report into a file or a pipe goes out in
-/// writes of this size.
-const STREAM_BUFFER: usize = 64 * 1024;
-
-/// Standard output for a report: on a terminal line by line, as a person reads it;
-/// into a file or a pipe through a [`STREAM_BUFFER`], so that a report of a
-/// million lines is a few hundred write(2) calls rather than a million (Rust's
-/// `Stdout` is line-buffered wherever it goes). Written out when the report is
-/// finished ([`Checked::finish`], [`Dest::commit`]) and wherever a person watches
-/// (each `-w`/`-I` interval, `--columns` row).
-pub fn stdout_stream() -> Box<dyn Write> {
-    let out = std::io::stdout();
-    if out.is_terminal() {
-        Box::new(out)
-    } else {
-        Box::new(std::io::BufWriter::with_capacity(STREAM_BUFFER, out))
-    }
-}
-
-/// Standard error for counts and summaries, as [`stdout_stream`]: on a terminal a line
-/// at a time (`Stderr` itself writes every piece of a line apart), else buffered.
-pub fn stderr_stream() -> Box<dyn Write> {
-    let err = std::io::stderr();
-    if err.is_terminal() {
-        Box::new(std::io::LineWriter::new(err))
-    } else {
-        Box::new(std::io::BufWriter::with_capacity(STREAM_BUFFER, err))
-    }
-}
-
-/// Where a report goes: standard output or error, or a file created by [`create_file`].
-pub enum Dest {
-    /// Standard output or error (or a socket): written as it goes.
-    Stream(Box<dyn Write>),
-    /// A file, in place only once committed.
-    File(pmc_analyze::output::Output),
-}
-
-impl Dest {
-    /// Puts a file in place (flushed, synced, renamed over its name); a stream is flushed.
-    /// Called once every write succeeded: an output never committed leaves no file.
-    pub fn commit(&mut self) -> std::io::Result<()> {
-        match std::mem::replace(self, Dest::Stream(Box::new(std::io::sink()))) {
-            Dest::Stream(mut w) => w.flush(),
-            Dest::File(f) => f.commit(),
-        }
-    }
-}
-
-/// Whether a stop signal ends the writing of files (`-R`, `-L`): set by `main`. While
-/// measuring, the first signal stops the run and its results are still written.
-pub static REPORTS_STOP_ON_SIGNAL: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
-/// A stop signal (SIGINT, SIGTERM, SIGHUP) ends a report: its writes fail, so a file
-/// is not put in place and its temporary file is removed.
-fn interrupted() -> std::io::Result<()> {
-    if !REPORTS_STOP_ON_SIGNAL.load(std::sync::atomic::Ordering::Relaxed) {
-        return Ok(());
-    }
-    match crate::run::stop_signal() {
-        // Not ErrorKind::Interrupted, which write_all retries forever.
-        Some(sig) => Err(std::io::Error::other(format!(
-            "interrupted by signal {sig}; no file is put in place"
-        ))),
-        None => Ok(()),
-    }
-}
-
-impl Write for Dest {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        interrupted()?;
-        match self {
-            Dest::Stream(w) => w.write(b),
-            Dest::File(f) => f.write(b),
-        }
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Dest::Stream(w) => w.flush(),
-            Dest::File(f) => f.flush(),
-        }
-    }
 }
 
 #[derive(Serialize)]
@@ -550,8 +314,8 @@ impl Sink {
     }
 
     /// `-E`: the counts at process exit, after the counts (JSON Lines with --json).
-    pub fn exits(&mut self, e: &crate::exits::ExitCounts, args: &Args) {
-        if args.json || args.json_report {
+    pub fn exits(&mut self, e: &crate::exits::ExitCounts, args: &Settings) {
+        if args.format.is_json() {
             for line in e.json_lines() {
                 let _ = writeln!(self.out, "{line}");
             }
@@ -562,7 +326,7 @@ impl Sink {
     }
 
     /// One interval of `-w`.
-    pub fn interval(&mut self, at: Duration, counters: &[Counter], args: &Args) {
+    pub fn interval(&mut self, at: Duration, counters: &[Counter], args: &Settings) {
         let t = at.as_secs_f64();
         // The time the rows count over, for CPUs utilized: the interval, or with -C
         // the whole run so far.
@@ -573,7 +337,7 @@ impl Sink {
         };
         self.last_interval = at;
         let secs = Some(span.as_secs_f64());
-        if args.json_report {
+        if args.format == Format::JsonReport {
             let j = JsonInterval {
                 kind: "interval",
                 interval_ns: at.as_nanos() as u64,
@@ -582,11 +346,11 @@ impl Sink {
             if let Ok(s) = serde_json::to_string(&j) {
                 let _ = writeln!(self.out, "{s}");
             }
-        } else if args.json {
+        } else if args.format == Format::Json {
             for row in perf_json_rows(counters, secs, Some(t), None) {
                 let _ = writeln!(self.out, "{row}");
             }
-        } else if let Some(sep) = &args.csv {
+        } else if let Format::Csv(sep) = &args.format {
             for row in csv_rows(counters, sep, secs, Some(t)) {
                 let _ = writeln!(self.out, "{row}");
             }
@@ -612,8 +376,8 @@ impl Sink {
     }
 
     /// The final report.
-    pub fn report(&mut self, r: &Report, args: &Args) {
-        if args.json_report {
+    pub fn report(&mut self, r: &Report, args: &Settings) {
+        if args.format == Format::JsonReport {
             let j = JsonReport {
                 kind: "total",
                 command: &r.command,
@@ -632,7 +396,7 @@ impl Sink {
             if let Ok(s) = serde_json::to_string(&j) {
                 let _ = writeln!(self.out, "{s}");
             }
-        } else if args.json {
+        } else if args.format == Format::Json {
             // As perf stat -j -I: the interval lines only, no total after them.
             if args.interval.is_none() {
                 let secs = Some(r.elapsed.as_secs_f64());
@@ -640,7 +404,7 @@ impl Sink {
                     let _ = writeln!(self.out, "{row}");
                 }
             }
-        } else if let Some(sep) = &args.csv {
+        } else if let Format::Csv(sep) = &args.format {
             // With intervals every row has a time column and the intervals add up to
             // the total, so, as perf stat -I -x, no untimed total rows follow.
             if args.interval.is_none() {
@@ -661,7 +425,7 @@ impl Sink {
 
     /// The summary of `-r N` runs: per counter, the mean of the scaled
     /// values and the relative standard error of that mean.
-    pub fn repeated(&mut self, runs: &[Report], args: &Args) {
+    pub fn repeated(&mut self, runs: &[Report], args: &Settings) {
         let Some(first) = runs.first() else { return };
         let stats: Vec<RepeatStat> = (0..first.counters.len())
             .map(|i| RepeatStat::of(runs.iter().filter_map(|r| r.counters.get(i))))
@@ -669,13 +433,13 @@ impl Sink {
         let elapsed = RepeatStat::of_values(runs.iter().map(|r| r.elapsed.as_nanos() as f64));
         let means = mean_counters(runs, &stats);
         let secs = Some(elapsed.mean / 1e9);
-        if args.json_report {
+        if args.format == Format::JsonReport {
             repeated_json(&mut self.out, runs, &stats, &elapsed);
-        } else if args.json {
+        } else if args.format == Format::Json {
             for row in perf_json_rows(&means, secs, None, Some(&stats)) {
                 let _ = writeln!(self.out, "{row}");
             }
-        } else if let Some(sep) = &args.csv {
+        } else if let Format::Csv(sep) = &args.format {
             repeated_csv(&mut self.out, runs, &stats, &means, secs, sep);
         } else {
             repeated_text(&mut self.out, runs, &stats, &elapsed, &means);
@@ -1538,7 +1302,7 @@ mod tests {
                 out: Checked::new(Dest::Stream(Box::new(buf.clone()))),
                 name: "test".into(),
             };
-            let args = Args::parse_args(argv.iter().copied()).unwrap();
+            let args = Settings::parse_args(argv.iter().copied()).unwrap();
             if repeat {
                 let run = |ms| Report {
                     command: vec!["prog".into()],

@@ -1,13 +1,14 @@
 //! `-t PID|REGEX`: the running processes the process-mode PMCs attach to.
 
-use crate::cli::{Args, AttachSpec};
+use crate::cli::AttachSpec;
+use crate::config::Settings;
 use crate::error::Failure;
-use pmc::launch::{Command, Session};
+use crate::sys::launch::{Command, Session};
 use pmc::{ErrorKind, Pmc, Target};
 
 /// The run's subject: `-t`'s processes, or the command launched paused
 /// before `exec` (the library's launch session), or nothing (system mode).
-pub fn session(args: &Args) -> Result<Session, Failure> {
+pub fn session(args: &Settings) -> Result<Session, Failure> {
     match (&args.attach, args.command.first()) {
         (Some(spec), _) => Ok(Session::attach_to(resolve(spec)?)),
         (None, Some(prog)) => Ok(Session::launch(
