@@ -117,11 +117,6 @@ impl Format {
             Format::Table
         }
     }
-
-    /// Either JSON form.
-    pub fn is_json(&self) -> bool {
-        matches!(self, Format::Json | Format::JsonReport)
-    }
 }
 
 /// Whether the run measures (counts, samples, serves metrics) rather than

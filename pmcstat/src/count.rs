@@ -43,7 +43,7 @@ pub fn run(args: &Settings) -> Result<u8, Failure> {
         }
     }
     let last = reports.last().and_then(|r| r.exit_status);
-    print_reports(&mut sink, &reports, args);
+    print_reports(&mut sink, &reports);
     sink.finish()?;
     Ok(crate::run::final_status(last))
 }
@@ -163,7 +163,7 @@ fn check_wanted(args: &Settings, wanted: &[Wanted]) -> Result<(), Failure> {
 
 /// Where the counts go: `-o FILE`, else standard error.
 fn open_sink(args: &Settings) -> Result<Sink, Failure> {
-    Sink::open(args.output.as_deref()).map_err(|e| {
+    Sink::open(args.output.as_deref(), args).map_err(|e| {
         Failure::Setup(Error::new(
             ErrorKind::Os,
             pmc::Op::Open,
@@ -198,16 +198,14 @@ fn repeat_count(args: &Settings) -> Result<u32, Failure> {
 }
 
 /// The counts of the runs (one, or the `-r` summary), then the counts at exit (`-E`).
-fn print_reports(sink: &mut Sink, reports: &[Report], args: &Settings) {
-    if args.format == Format::Columns {
-        // pmcstat(8) prints its rows only: the last was printed at the end of the run.
-    } else if let [one] = reports {
-        sink.report(one, args);
+fn print_reports(sink: &mut Sink, reports: &[Report]) {
+    if let [one] = reports {
+        sink.report(one);
     } else {
-        sink.repeated(reports, args);
+        sink.repeated(reports);
     }
     if let Some(e) = reports.last().and_then(|r| r.exits.as_ref()) {
-        sink.exits(e, args);
+        sink.exits(e);
     }
 }
 
@@ -545,9 +543,9 @@ fn wait(
             let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
             if args.format == Format::Columns {
-                sink.columns_row(columns_checked(&shown)?);
+                sink.interval(last_at, columns_checked(&shown)?);
             } else {
-                sink.interval(last_at, &shown, args);
+                sink.interval(last_at, &shown);
             }
             Ok(())
         },
@@ -616,12 +614,12 @@ fn print_last_interval(
         // SIGINT, whatever the time since the last.
         let per_cpu = args.per_cpu || args.format == Format::Columns;
         let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
-        sink.columns_row(columns_checked(&shown)?);
+        sink.interval(elapsed, columns_checked(&shown)?);
     } else if args.interval.is_some() {
         let shown = interval_rows(collect(slots, args.per_cpu), &mut last, args.cumulative);
         let moved = shown.iter().any(|c| c.reading.value != 0);
         if moved || elapsed > waited.last_at + Duration::from_millis(1) {
-            sink.interval(elapsed, &shown, args);
+            sink.interval(elapsed, &shown);
         }
     }
     Ok(())

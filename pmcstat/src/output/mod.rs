@@ -1,11 +1,19 @@
-//! Printing counts: perf-stat-style text, CSV (`-x`), perf stat's JSON lines
-//! (`--json`), and pmcstat's own JSON document (`--json-report`).
+//! Printing counts, one file per format behind [`CountFormat`]:
+//! perf-stat-style text (`table`), CSV (`-x`, `csv`), perf stat's JSON lines
+//! (`--json`, `json`), pmcstat's own JSON document (`--json-report`,
+//! `json_report`) and pmcstat(8)'s columns (`--columns`, `columns`). This
+//! file holds what they share: the rows, their metrics, the `-r` statistics.
+
+mod columns;
+mod csv;
+mod json;
+mod json_report;
+mod table;
 
 use crate::config::{Format, Settings};
 use crate::dest::{create_file, stderr_stream, write_outcome, Checked, Dest};
 use crate::error::Failure;
 use pmc::{Error, NativeField, Reading, Scope, Status};
-use serde::Serialize;
 use std::io::Write;
 use std::time::Duration;
 
@@ -67,71 +75,61 @@ impl Report {
     }
 }
 
-/// Where output goes: standard error (as perf stat and pmcstat do) or `-o FILE`.
+/// Where output goes: standard error (as perf stat and pmcstat do) or `-o FILE`,
+/// in the run's format.
 pub struct Sink {
     out: Checked<Dest>,
     /// What the output is, for messages: `standard error` or the file's path.
     name: String,
-    /// perf's `-I` header (`#           time ...`) has been printed.
-    interval_header: bool,
-    /// `--columns`: rows printed since the last header.
-    column_rows: usize,
+    /// The format's writer ([`writer`]).
+    writer: Box<dyn CountFormat>,
+    /// `-C`: intervals count from the start.
+    cumulative: bool,
     /// When the previous `-w`/`-I` interval ended (its rows' time base).
     last_interval: Duration,
 }
 
-#[derive(Serialize)]
-struct JsonCounter<'a> {
-    /// Always "counter".
-    #[serde(rename = "type")]
-    kind: &'static str,
-    event: &'a str,
-    scope: &'static str,
-    cpu: Option<u32>,
-    value: Option<u64>,
-    scaled: Option<u64>,
-    time_enabled: u64,
-    time_running: u64,
-    status: &'static str,
-    error: Option<&'a str>,
+/// One counting output format: how a `-w`/`-I` interval, a run's report, the
+/// `-r N` summary and `-E`'s counts at exit print. A new format is a file in
+/// `output/` with a type implementing this, an arm of [`crate::config::Format`]
+/// and one in [`writer`].
+pub trait CountFormat {
+    /// One interval, `at` since the start; `secs` is the span its rows count over.
+    fn interval(&mut self, o: &mut dyn Write, at: Duration, secs: Option<f64>, c: &[Counter]);
+    /// The report of one run.
+    fn report(&mut self, o: &mut dyn Write, r: &Report);
+    /// The summary of `-r N` runs.
+    fn repeated(&mut self, o: &mut dyn Write, s: &Repeated<'_>);
+    /// `-E`: the counts at process exit (text; JSON Lines in the JSON formats).
+    fn exits(&mut self, o: &mut dyn Write, e: &crate::exits::ExitCounts) {
+        let _ = e.write(o);
+    }
 }
 
-#[derive(Serialize)]
-struct JsonReport<'a> {
-    /// Always "total": the whole run.
-    #[serde(rename = "type")]
-    kind: &'static str,
-    command: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pid: Option<u32>,
-    /// `-t REGEX` matching several processes: all of them.
-    #[serde(skip_serializing_if = "<[u32]>::is_empty")]
-    pids: &'a [u32],
-    exit_status: Option<i32>,
-    elapsed_ns: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    descendants: Option<bool>,
-    /// -d toggled between the process PMCs: the events with child processes counted.
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    descendants_events: &'a [String],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    uncounted_children_ns: Option<u64>,
-    counters: Vec<JsonCounter<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    user_ns: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    sys_ns: Option<u64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    notes: Vec<String>,
+/// What the `-r N` summary prints from.
+pub struct Repeated<'a> {
+    /// Every run.
+    pub runs: &'a [Report],
+    /// Per counter, the statistics of its scaled values.
+    pub stats: &'a [RepeatStat],
+    /// The elapsed times' statistics (ns).
+    pub elapsed: &'a RepeatStat,
+    /// The mean counters.
+    pub means: &'a [Counter],
+    /// The mean elapsed time in seconds.
+    pub secs: Option<f64>,
 }
 
-#[derive(Serialize)]
-struct JsonInterval<'a> {
-    /// Always "interval": one `-w`/`-I` interval.
-    #[serde(rename = "type")]
-    kind: &'static str,
-    interval_ns: u64,
-    counters: Vec<JsonCounter<'a>>,
+/// The writer of the run's format: the one place a format is chosen.
+fn writer(args: &Settings) -> Box<dyn CountFormat> {
+    let intervals = args.interval.is_some();
+    match &args.format {
+        Format::Table => Box::new(table::Table::new(args.quiet, args.interval_ms.is_some())),
+        Format::Csv(sep) => Box::new(csv::Csv::new(sep, args.quiet, intervals)),
+        Format::Json => Box::new(json::Json::new(intervals)),
+        Format::JsonReport => Box::new(json_report::JsonReport),
+        Format::Columns => Box::new(columns::Columns::default()),
+    }
 }
 
 fn status_str(r: &Reading) -> &'static str {
@@ -139,28 +137,6 @@ fn status_str(r: &Reading) -> &'static str {
         Status::Ok => "ok",
         Status::NotCounted => "not-counted",
         Status::NotSupported => "not-supported",
-    }
-}
-
-fn json_counter(c: &Counter) -> JsonCounter<'_> {
-    let supported = c.reading.status() != Status::NotSupported;
-    JsonCounter {
-        kind: "counter",
-        event: &c.event,
-        scope: if c.scope.is_system() {
-            "system"
-        } else {
-            "process"
-        },
-        cpu: c.cpu,
-        value: supported
-            .then_some(c.reading.value)
-            .filter(|_| c.reading.status() == Status::Ok),
-        scaled: c.reading.scaled(),
-        time_enabled: c.reading.time_enabled,
-        time_running: c.reading.time_running,
-        status: status_str(&c.reading),
-        error: c.error.as_deref(),
     }
 }
 
@@ -244,18 +220,12 @@ fn all_system(all: &[Counter]) -> bool {
 
 impl Sink {
     /// Opens `-o FILE`, or standard error.
-    pub fn open(path: Option<&std::path::Path>) -> std::io::Result<Sink> {
+    pub fn open(path: Option<&std::path::Path>, args: &Settings) -> std::io::Result<Sink> {
         let (out, name): (Dest, String) = match path {
             Some(p) => (create_file(p)?, p.display().to_string()),
             None => (Dest::Stream(stderr_stream()), "standard error".into()),
         };
-        Ok(Sink {
-            interval_header: false,
-            last_interval: Duration::ZERO,
-            column_rows: 0,
-            out: Checked::new(out),
-            name,
-        })
+        Ok(Sink::to(Checked::new(out), name, args))
     }
 
     /// Flushes, and reports the first write error (a closed pipe is a quiet success).
@@ -298,134 +268,47 @@ impl Sink {
         let _ = o.flush();
     }
 
-    /// `--columns`: one row of counts, after the header when it is due
-    /// (pmcstat(8)'s `pmcstat_print_pmcs`: the header before the first row
-    /// and again every [`COLUMNS_HEIGHT`] rows).
-    pub fn columns_row(&mut self, counters: &[Counter]) {
-        self.column_rows += 1;
-        if self.column_rows > COLUMNS_HEIGHT {
-            self.column_rows = 1;
+    /// A sink writing to `out` in `args`' format.
+    fn to(out: Checked<Dest>, name: String, args: &Settings) -> Sink {
+        Sink {
+            out,
+            name,
+            writer: writer(args),
+            cumulative: args.cumulative,
+            last_interval: Duration::ZERO,
         }
-        if self.column_rows == 1 {
-            let _ = writeln!(self.out, "{}", columns_header(counters));
-        }
-        let _ = writeln!(self.out, "{}", columns_values(counters));
+    }
+
+    /// `-E`: the counts at process exit, after the counts.
+    pub fn exits(&mut self, e: &crate::exits::ExitCounts) {
+        self.writer.exits(&mut self.out, e);
         let _ = self.out.flush();
     }
 
-    /// `-E`: the counts at process exit, after the counts (JSON Lines with --json).
-    pub fn exits(&mut self, e: &crate::exits::ExitCounts, args: &Settings) {
-        if args.format.is_json() {
-            for line in e.json_lines() {
-                let _ = writeln!(self.out, "{line}");
-            }
-        } else {
-            let _ = e.write(&mut self.out);
-        }
-        let _ = self.out.flush();
-    }
-
-    /// One interval of `-w`.
-    pub fn interval(&mut self, at: Duration, counters: &[Counter], args: &Settings) {
-        let t = at.as_secs_f64();
+    /// One interval of `-w` (a row of `--columns`).
+    pub fn interval(&mut self, at: Duration, counters: &[Counter]) {
         // The time the rows count over, for CPUs utilized: the interval, or with -C
         // the whole run so far.
-        let span = if args.cumulative {
+        let span = if self.cumulative {
             at
         } else {
             at.saturating_sub(self.last_interval)
         };
         self.last_interval = at;
         let secs = Some(span.as_secs_f64());
-        if args.format == Format::JsonReport {
-            let j = JsonInterval {
-                kind: "interval",
-                interval_ns: at.as_nanos() as u64,
-                counters: counters.iter().map(json_counter).collect(),
-            };
-            if let Ok(s) = serde_json::to_string(&j) {
-                let _ = writeln!(self.out, "{s}");
-            }
-        } else if args.format == Format::Json {
-            for row in perf_json_rows(counters, secs, Some(t), None) {
-                let _ = writeln!(self.out, "{row}");
-            }
-        } else if let Format::Csv(sep) = &args.format {
-            for row in csv_rows(counters, sep, secs, Some(t)) {
-                let _ = writeln!(self.out, "{row}");
-            }
-        } else {
-            if args.interval_ms.is_some() && !self.interval_header {
-                // perf stat -I's header (builtin-stat.c, print_interval).
-                let _ = writeln!(self.out, "#           time             counts unit events");
-                self.interval_header = true;
-            }
-            // perf stat -I's rows: the time, the count, and the metric as in the table.
-            for (c, (m, more)) in counters.iter().zip(row_metrics(counters, secs)) {
-                let line = match &m {
-                    Some(m) => format!("{:<52} {}", text_value(c, counters), m.text),
-                    None => text_value(c, counters),
-                };
-                let _ = writeln!(self.out, "{t:>16.9} {}", line.trim_end());
-                for d in more {
-                    let _ = writeln!(self.out, "{t:>16.9} {:<52} {d}", "");
-                }
-            }
-        }
+        self.writer.interval(&mut self.out, at, secs, counters);
         let _ = self.out.flush();
     }
 
     /// The final report.
-    pub fn report(&mut self, r: &Report, args: &Settings) {
-        if args.format == Format::JsonReport {
-            let j = JsonReport {
-                kind: "total",
-                command: &r.command,
-                pid: r.pids.first().copied(),
-                pids: if r.pids.len() > 1 { &r.pids } else { &[] },
-                exit_status: r.exit_status,
-                elapsed_ns: r.elapsed.as_nanos() as u64,
-                descendants: r.descendants,
-                descendants_events: &r.with_children,
-                uncounted_children_ns: r.uncounted_children_ns,
-                counters: r.counters.iter().map(json_counter).collect(),
-                user_ns: r.user_sys.map(|(u, _)| u.as_nanos() as u64),
-                sys_ns: r.user_sys.map(|(_, s)| s.as_nanos() as u64),
-                notes: r.notes(),
-            };
-            if let Ok(s) = serde_json::to_string(&j) {
-                let _ = writeln!(self.out, "{s}");
-            }
-        } else if args.format == Format::Json {
-            // As perf stat -j -I: the interval lines only, no total after them.
-            if args.interval.is_none() {
-                let secs = Some(r.elapsed.as_secs_f64());
-                for row in perf_json_rows(&r.counters, secs, None, None) {
-                    let _ = writeln!(self.out, "{row}");
-                }
-            }
-        } else if let Format::Csv(sep) = &args.format {
-            // With intervals every row has a time column and the intervals add up to
-            // the total, so, as perf stat -I -x, no untimed total rows follow.
-            if args.interval.is_none() {
-                let secs = Some(r.elapsed.as_secs_f64());
-                for row in csv_rows(&r.counters, sep, secs, None) {
-                    let _ = writeln!(self.out, "{row}");
-                }
-            }
-            // Comment lines, as perf stat -x writes its own (not with -q).
-            for note in r.notes().iter().filter(|_| !args.quiet) {
-                let _ = writeln!(self.out, "# note: {note}");
-            }
-        } else {
-            self.text(r, args.quiet);
-        }
+    pub fn report(&mut self, r: &Report) {
+        self.writer.report(&mut self.out, r);
         let _ = self.out.flush();
     }
 
     /// The summary of `-r N` runs: per counter, the mean of the scaled
     /// values and the relative standard error of that mean.
-    pub fn repeated(&mut self, runs: &[Report], args: &Settings) {
+    pub fn repeated(&mut self, runs: &[Report]) {
         let Some(first) = runs.first() else { return };
         let stats: Vec<RepeatStat> = (0..first.counters.len())
             .map(|i| RepeatStat::of(runs.iter().filter_map(|r| r.counters.get(i))))
@@ -433,335 +316,16 @@ impl Sink {
         let elapsed = RepeatStat::of_values(runs.iter().map(|r| r.elapsed.as_nanos() as f64));
         let means = mean_counters(runs, &stats);
         let secs = Some(elapsed.mean / 1e9);
-        if args.format == Format::JsonReport {
-            repeated_json(&mut self.out, runs, &stats, &elapsed);
-        } else if args.format == Format::Json {
-            for row in perf_json_rows(&means, secs, None, Some(&stats)) {
-                let _ = writeln!(self.out, "{row}");
-            }
-        } else if let Format::Csv(sep) = &args.format {
-            repeated_csv(&mut self.out, runs, &stats, &means, secs, sep);
-        } else {
-            repeated_text(&mut self.out, runs, &stats, &elapsed, &means);
-        }
+        let summary = Repeated {
+            runs,
+            stats: &stats,
+            elapsed: &elapsed,
+            means: &means,
+            secs,
+        };
+        self.writer.repeated(&mut self.out, &summary);
         let _ = self.out.flush();
     }
-
-    /// The perf-stat-like table; with `quiet` (`-q`), without the
-    /// explanations of the rows not counted and the notes.
-    fn text(&mut self, r: &Report, quiet: bool) {
-        let o = &mut self.out;
-        let _ = writeln!(
-            o,
-            "\n Performance counter stats for {}{}:\n",
-            text_target(r),
-            text_whom(r)
-        );
-        let mut explained = text_rows(o, r);
-        if quiet {
-            explained.clear();
-        }
-        for (full, events) in &explained {
-            let _ = writeln!(o, "\n {}: {full}", events.join(", "));
-        }
-        let _ = writeln!(
-            o,
-            "\n {:>16.9} seconds time elapsed",
-            r.elapsed.as_secs_f64()
-        );
-        if let Some((user, sys)) = r.user_sys {
-            let _ = writeln!(o, "\n {:>16.9} seconds user", user.as_secs_f64());
-            let _ = writeln!(o, " {:>16.9} seconds sys", sys.as_secs_f64());
-        }
-        if let Some(code) = r.exit_status.filter(|c| *c != 0) {
-            let _ = writeln!(o, " (the command exited with status {code})");
-        }
-        for note in r.notes().iter().filter(|_| !quiet) {
-            let _ = writeln!(o, " note: {note}");
-        }
-        let _ = writeln!(o);
-    }
-}
-
-/// `-r N --json`: one `repeat` object with the mean and noise of each counter.
-fn repeated_json(o: &mut impl Write, runs: &[Report], stats: &[RepeatStat], elapsed: &RepeatStat) {
-    let Some(first) = runs.first() else { return };
-    let n = runs.len();
-    let counters: Vec<serde_json::Value> = first
-        .counters
-        .iter()
-        .zip(stats)
-        .map(|(c, st)| {
-            serde_json::json!({
-                "type": "counter",
-                "event": c.event,
-                "scope": if c.scope.is_system() { "system" } else { "process" },
-                "cpu": c.cpu,
-                "runs": n,
-                "counted_runs": st.count,
-                "mean": st.mean,
-                "stddev": st.stddev,
-                "rel_stderr_pct": st.rel_stderr_pct(),
-                "status": if st.count == 0 { status_str(&c.reading) } else { "ok" },
-            })
-        })
-        .collect();
-    let j = serde_json::json!({
-        "type": "repeat",
-        "command": first.command,
-        "runs": n,
-        "exit_status": runs.last().and_then(|r| r.exit_status),
-        "elapsed_ns_mean": elapsed.mean,
-        "elapsed_rel_stderr_pct": elapsed.rel_stderr_pct(),
-        "counters": counters,
-    });
-    let _ = writeln!(o, "{j}");
-}
-
-/// `-r N -x SEP`: a row per counter.
-fn repeated_csv(
-    o: &mut impl Write,
-    runs: &[Report],
-    stats: &[RepeatStat],
-    means: &[Counter],
-    secs: Option<f64>,
-    sep: &str,
-) {
-    let Some(first) = runs.first() else { return };
-    let n = runs.len();
-    let metrics = row_metrics(means, secs);
-    // perf stat -r -x's columns: value, unit, event, the noise
-    // (`x.xx%`), run time, percentage, metric value, metric unit; then
-    // pmcstat's: runs, runs in which the counter counted.
-    for (i, (c, st)) in first.counters.iter().zip(stats).enumerate() {
-        let (value, unit) = if is_clock(&c.event) {
-            (format!("{:.2}", st.mean / 1e6), "msec")
-        } else {
-            (format!("{:.2}", st.mean), "")
-        };
-        let run_ns = runs
-            .iter()
-            .filter_map(|r| r.counters.get(i))
-            .map(|c| c.reading.time_running as f64)
-            .sum::<f64>()
-            / n.max(1) as f64;
-        let (mv, mu) = metrics
-            .get(i)
-            .and_then(|(m, _)| m.as_ref())
-            .map_or((String::new(), ""), |m| {
-                (format!("{:.3}", m.value), m.unit.as_str())
-            });
-        let _ = writeln!(
-            o,
-            "{value}{sep}{unit}{sep}{}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{mv}{sep}{mu}{sep}{n}{sep}{}",
-            c.event,
-            st.rel_stderr_pct().unwrap_or(0.0),
-            100.0 * st.count as f64 / n.max(1) as f64,
-            st.count
-        );
-    }
-}
-
-/// `-r N`: perf stat -r's table, each mean with its noise.
-fn repeated_text(
-    o: &mut impl Write,
-    runs: &[Report],
-    stats: &[RepeatStat],
-    elapsed: &RepeatStat,
-    means: &[Counter],
-) {
-    let Some(first) = runs.first() else { return };
-    let n = runs.len();
-    let metrics = row_metrics(means, Some(elapsed.mean / 1e9));
-    let _ = writeln!(
-        o,
-        "\n Performance counter stats for '{}' ({n} runs):\n",
-        first.command.join(" ")
-    );
-    for ((c, st), (m, _)) in first.counters.iter().zip(stats).zip(&metrics) {
-        let name = label(c, &first.counters);
-        if st.count == 0 {
-            let shown = if c.reading.status() == Status::NotSupported {
-                "<not supported>"
-            } else {
-                "<not counted>"
-            };
-            let _ = writeln!(o, "{shown:>18}      {name}");
-            continue;
-        }
-        let value = if is_clock(&c.event) {
-            format!("{:>18.2} msec {name}", st.mean / 1e6)
-        } else {
-            format!("{:>18}      {name}", thousands(st.mean.round() as u64))
-        };
-        let noise = st
-            .rel_stderr_pct()
-            .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"));
-        let partial = if st.count < n {
-            format!(" (counted in {}/{n} runs)", st.count)
-        } else {
-            String::new()
-        };
-        let value = match m {
-            Some(m) => format!("{value:<52} {:<32}", m.text),
-            None => value,
-        };
-        let _ = writeln!(o, "{value:<52} {noise}{partial}");
-    }
-    let _ = writeln!(
-        o,
-        "\n {:>16.9} seconds time elapsed {}\n",
-        elapsed.mean / 1e9,
-        elapsed
-            .rel_stderr_pct()
-            .map_or_else(String::new, |p| format!("( +- {p:5.2}% )"))
-    );
-}
-
-/// What the table is of: the command, the `-t` processes, or the system.
-fn text_target(r: &Report) -> String {
-    if all_system(&r.counters) {
-        // perf stat -a, with a command or without.
-        "'system wide'".to_owned()
-    } else if !r.command.is_empty() {
-        format!("'{}'", r.command.join(" "))
-    } else if !r.pids.is_empty() {
-        let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
-        format!("process id '{}'", list.join(","))
-    } else {
-        "'system wide'".to_owned()
-    }
-}
-
-/// Whose counts they are: with the child processes or without, or which counters
-/// counted them.
-fn text_whom(r: &Report) -> std::borrow::Cow<'static, str> {
-    match r.descendants {
-        _ if !r.with_children.is_empty() => format!(
-            " (child processes counted only for {})",
-            r.with_children.join(", ")
-        )
-        .into(),
-        Some(true) if !r.command.is_empty() => " and its child processes".into(),
-        Some(true) => " and the child processes it starts".into(),
-        Some(false) => " alone (without child processes)".into(),
-        None => "".into(),
-    }
-}
-
-/// The table's rows, a counter and its derived metrics each. Returns each distinct
-/// explanation of the rows not counted, with its rows: printed once under the table
-/// (perf's rows say only `<not supported>`).
-fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, Vec<&'r str>)> {
-    let metrics = row_metrics(&r.counters, Some(r.elapsed.as_secs_f64()));
-    let mut explained: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (c, (m, more)) in r.counters.iter().zip(&metrics) {
-        let mut line = text_value(c, &r.counters);
-        if c.reading.status() == Status::Ok {
-            let note = m.as_ref().map_or("", |m| m.text.as_str());
-            line = format!("{line:<52} {note:<32}");
-            if c.reading.is_multiplexed() {
-                if let Some(q) = c.reading.running_ratio() {
-                    line.push_str(&format!(" ({:.2}%)", q * 100.0));
-                }
-            }
-        } else if let Some(e) = &c.error {
-            let (short, full) = split_reason(&c.event, e);
-            line = format!("{line:<52} # {short}");
-            if short != full {
-                match explained.iter_mut().find(|(f, _)| *f == full) {
-                    Some((_, events)) => events.push(&c.event),
-                    None => explained.push((full, vec![&c.event])),
-                }
-            }
-        }
-        let _ = writeln!(o, "{}", line.trim_end());
-        // Further metrics of the same event on their own lines, as perf
-        // prints `stalled cycles per insn` under `insn per cycle`.
-        for d in more {
-            let _ = writeln!(o, "{:<52} {d}", "");
-        }
-    }
-    explained
-}
-
-/// `--columns`, FreeBSD pmcstat(8)'s counting output, after
-/// usr.sbin/pmcstat/pmcstat.c (`pmcstat_print_headers`,
-/// `pmcstat_print_counters`, `pmcstat_print_pmcs` and the "compute printout
-/// widths" loop of `main`): the header's prefix, `PRINT_HEADER_PREFIX`.
-const COLUMNS_PREFIX: &str = "# ";
-
-/// pmcstat(8)'s `DEFAULT_DISPLAY_HEIGHT` ("file virtual height"): the header
-/// is printed again after this many rows. (On a terminal pmcstat(8) uses its
-/// height; this pmcstat does not read it.)
-pub const COLUMNS_HEIGHT: usize = 256;
-
-/// The width of a counter in bits, `pmc_width(3)`: perf_event counts are
-/// 64-bit, as hwpmc's software PMCs are.
-const COLUMNS_COUNTER_BITS: u32 = 64;
-
-/// pmcstat(8)'s `ev_name`: the event spec up to its first comma, space or tab
-/// (`instructions,usr` is `instructions`).
-fn column_event(c: &Counter) -> &str {
-    c.event.split([',', ' ', '\t']).next().unwrap_or(&c.event)
-}
-
-/// A column's `(fieldskip, fieldwidth)`: wide enough for the header
-/// (`p/` or `s/NN/` and the name) and for the largest count
-/// (`floor(bits / 3.32193) + 1` digits, 20 for 64 bits), the header right
-/// aligned in it.
-// 3.32193 is pmcstat(8)'s literal (log2 10, rounded), kept as it is.
-#[allow(clippy::approx_constant)]
-fn column_widths(c: &Counter) -> (usize, usize) {
-    let mut header = column_event(c).len() + 2; // "p/" or "s/"
-    if c.scope.is_system() {
-        header += 3; // 2-digit CPU number and '/'
-    }
-    let display = (f64::from(COLUMNS_COUNTER_BITS) / 3.32193).floor() as usize + 1;
-    if header > display {
-        (0, header)
-    } else {
-        (display - header, display)
-    }
-}
-
-/// The header line: `# ` and, per PMC, `p/EVENT` right-aligned in its field,
-/// or `s/NN/EVENT` (NN the CPU) left-aligned after the skip, each followed by
-/// a space, as pmcstat(8)'s `"p/%*s "` and `"s/%02d/%-*s "`.
-pub fn columns_header(counters: &[Counter]) -> String {
-    let mut line = String::from(COLUMNS_PREFIX);
-    for c in counters {
-        let (skip, width) = column_widths(c);
-        let w = width - skip - 2;
-        line.push_str(&" ".repeat(skip));
-        let name = column_event(c);
-        match (c.scope.is_system(), c.cpu) {
-            (true, cpu) => line.push_str(&format!(
-                "s/{:02}/{name:<w$} ",
-                cpu.unwrap_or(0),
-                w = w.saturating_sub(3)
-            )),
-            (false, _) => line.push_str(&format!("p/{name:>w$} ")),
-        }
-    }
-    line
-}
-
-/// A row of counts, each right-aligned under its header and followed by a
-/// space; the first field is wider by the header's `# `, as pmcstat(8)'s
-/// `"%*ju "` with `ev_fieldwidth + extra_width`.
-pub fn columns_values(counters: &[Counter]) -> String {
-    let mut line = String::new();
-    let mut extra = COLUMNS_PREFIX.len();
-    for c in counters {
-        let (_, width) = column_widths(c);
-        // The raw count, as hwpmc's (which never multiplexes): unscaled, the
-        // rows of one PMC add up to its total exactly.
-        let v = c.reading.value;
-        line.push_str(&format!("{v:>w$} ", w = width + extra));
-        extra = 0;
-    }
-    line
 }
 
 /// perf stat's derived metrics for each counter (`pmc::metrics::derive`),
@@ -973,110 +537,6 @@ fn mean_counters(runs: &[Report], stats: &[RepeatStat]) -> Vec<Counter> {
         .collect()
 }
 
-/// `--json`: `perf stat -j`'s lines (perf's `stat-display.c`, JSON output;
-/// its linter is `tools/perf/tests/shell/lib/perf_json_output_lint.py`):
-/// one object per counter line, its keys in perf's order: `interval` (a
-/// number, seconds) with -I/-w, `cpu` (a string) with -A, `counter-value`
-/// (a string: the count, msec for clocks, or `<not counted>`), `unit`,
-/// `event`, `variance` (with -r: the relative standard error of the mean,
-/// percent), `event-runtime` (ns), `pcnt-running`, `metric-value` and
-/// `metric-unit` (0 and "" on a row without a metric, as perf 6.1 prints
-/// them). `stats`: -r's, by counter.
-fn perf_json_rows(
-    counters: &[Counter],
-    secs: Option<f64>,
-    interval: Option<f64>,
-    stats: Option<&[RepeatStat]>,
-) -> Vec<String> {
-    let json = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
-    counters
-        .iter()
-        .zip(row_metrics(counters, secs))
-        .enumerate()
-        .map(|(i, (c, (m, _)))| {
-            let mut f: Vec<String> = Vec::with_capacity(10);
-            if let Some(t) = interval {
-                f.push(format!("\"interval\" : {t:.9}"));
-            }
-            if let Some(cpu) = c.cpu {
-                f.push(format!("\"cpu\" : \"{cpu}\""));
-            }
-            let clock = is_clock(&c.event);
-            let value = match c.reading.status() {
-                Status::Ok => {
-                    let v = c.reading.scaled().unwrap_or(0) as f64;
-                    format!("{:.6}", if clock { v / 1e6 } else { v })
-                }
-                Status::NotCounted => "<not counted>".to_owned(),
-                Status::NotSupported => "<not supported>".to_owned(),
-            };
-            f.push(format!("\"counter-value\" : \"{value}\""));
-            f.push(format!(
-                "\"unit\" : \"{}\"",
-                if clock { "msec" } else { "" }
-            ));
-            f.push(format!("\"event\" : {}", json(&c.event)));
-            if let Some(st) = stats.and_then(|s| s.get(i)) {
-                let v = st.rel_stderr_pct().unwrap_or(0.0);
-                f.push(format!("\"variance\" : {v:.2}"));
-            }
-            f.push(format!("\"event-runtime\" : {}", c.reading.time_running));
-            f.push(format!("\"pcnt-running\" : {:.2}", running_pct(c)));
-            // Always both, as perf 6.1 writes them and its linter counts them: 0 and ""
-            // on a row without a metric (a later perf leaves them out; its linter
-            // takes either).
-            let (mv, mu) = m.map_or((0.0, String::new()), |m| (m.value, m.unit));
-            f.push(format!("\"metric-value\" : {mv:.6}"));
-            f.push(format!("\"metric-unit\" : {}", json(&mu)));
-            format!("{{{}}}", f.join(", "))
-        })
-        .collect()
-}
-
-/// The CSV rows of a set of counters, in `perf stat -x`'s column order
-/// (builtin-stat.c / stat-display.c, CSV output): `CPUn` first for per-CPU
-/// rows (perf's -A), then value, unit, event, run time (ns), percentage of
-/// the time it ran, metric value, metric unit; then pmcstat's own columns,
-/// after perf's so perf's parsers read the row: scope, time enabled (ns),
-/// status. `prefix` is the interval's time column (every row of an interval
-/// run has one, and such runs print no separate total).
-fn csv_rows(
-    counters: &[Counter],
-    sep: &str,
-    secs: Option<f64>,
-    prefix: Option<f64>,
-) -> Vec<String> {
-    counters
-        .iter()
-        .zip(row_metrics(counters, secs))
-        .map(|(c, (m, _))| {
-            let (mv, mu) = m.map_or((String::new(), String::new()), |m| {
-                (format!("{:.3}", m.value), m.unit)
-            });
-            let mut f = Vec::with_capacity(12);
-            if let Some(t) = prefix {
-                f.push(format!("{t:.9}"));
-            }
-            if let Some(cpu) = c.cpu {
-                f.push(format!("CPU{cpu}"));
-            }
-            f.extend(csv_fields(c));
-            f.extend([mv, mu]);
-            f.push(
-                if c.scope.is_system() {
-                    "system"
-                } else {
-                    "process"
-                }
-                .to_owned(),
-            );
-            f.push(c.reading.time_enabled.to_string());
-            f.push(status_str(&c.reading).to_owned());
-            f.join(sep)
-        })
-        .collect()
-}
-
 /// The running percentage of `-x` and `-j` rows: time running over time enabled, 0 for an
 /// event that never ran, and 100 for one that could not be opened, as perf writes it.
 fn running_pct(c: &Counter) -> f64 {
@@ -1086,32 +546,11 @@ fn running_pct(c: &Counter) -> f64 {
     }
 }
 
-/// value, unit, event, run time, running percentage: perf's first five columns.
-fn csv_fields(c: &Counter) -> [String; 5] {
-    let (value, unit) = match c.reading.status() {
-        Status::Ok => {
-            let v = c.reading.scaled().unwrap_or(0);
-            if is_clock(&c.event) {
-                (format!("{:.2}", v as f64 / 1e6), "msec")
-            } else {
-                (v.to_string(), "")
-            }
-        }
-        Status::NotCounted => ("<not counted>".to_owned(), ""),
-        Status::NotSupported => ("<not supported>".to_owned(), ""),
-    };
-    let pct = format!("{:.2}", running_pct(c));
-    [
-        value,
-        unit.to_owned(),
-        c.event.clone(),
-        c.reading.time_running.to_string(),
-        pct,
-    ]
-}
-
 #[cfg(test)]
 mod tests {
+    use super::columns::{columns_header, columns_values};
+    use super::csv::csv_rows;
+    use super::json_report::json_counter;
     use super::*;
 
     /// A `Write` whose bytes the test reads back after the sink is done with it.
@@ -1227,14 +666,7 @@ mod tests {
             ],
         };
         let buf = Buf::default();
-        let mut sink = Sink {
-            column_rows: 0,
-            last_interval: Duration::ZERO,
-            interval_header: false,
-            out: Checked::new(Dest::Stream(Box::new(buf.clone()))),
-            name: "test".into(),
-        };
-        sink.text(&report, false);
+        table::Table::text(&mut buf.clone(), &report, false);
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         let line = |name: &str| {
             text.lines()
@@ -1295,14 +727,9 @@ mod tests {
         ];
         let printed = |argv: &[&str], repeat: bool| {
             let buf = Buf::default();
-            let mut sink = Sink {
-                column_rows: 0,
-                interval_header: false,
-                last_interval: Duration::ZERO,
-                out: Checked::new(Dest::Stream(Box::new(buf.clone()))),
-                name: "test".into(),
-            };
             let args = Settings::parse_args(argv.iter().copied()).unwrap();
+            let out = Checked::new(Dest::Stream(Box::new(buf.clone())));
+            let mut sink = Sink::to(out, "test".into(), &args);
             if repeat {
                 let run = |ms| Report {
                     command: vec!["prog".into()],
@@ -1326,9 +753,9 @@ mod tests {
                         })
                         .collect(),
                 };
-                sink.repeated(&[run(4), run(4)], &args);
+                sink.repeated(&[run(4), run(4)]);
             } else {
-                sink.interval(Duration::from_millis(4), &counters, &args);
+                sink.interval(Duration::from_millis(4), &counters);
             }
             let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
             text
