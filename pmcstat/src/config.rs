@@ -161,11 +161,148 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
             format,
         })
     } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
+        check_sample(&args)?;
         Mode::Sample(Settings::new(args, format))
     } else {
+        check_count(&args)?;
         Mode::Count(Settings::new(args, format))
     };
     Ok(Config { mode, quiet })
+}
+
+/// Counting: `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).
+fn check_count(args: &Args) -> Result<(), Failure> {
+    if let Some(w) = args.interval {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-w: interval must be a positive number of seconds, got {w}"
+            )));
+        }
+    }
+    if let Some(l) = args.duration {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-l: duration must be a positive number of seconds, got {l}"
+            )));
+        }
+    }
+    if args.user_callchain {
+        // pmcstat(8): "options -N, -n and -O require at least one sampling mode PMC".
+        return Err(Failure::Usage(
+            "-U (user-space call traces of samples taken in the kernel) is for sampling PMCs \
+             (-P, -S)"
+                .into(),
+        ));
+    }
+    if args.attach.is_some() && !args.command.is_empty() {
+        return Err(Failure::Usage(
+            "give either -t PID|REGEX or a command, not both".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Sampling: the usage rules, in the order they are checked.
+fn check_sample(args: &Args) -> Result<(), Failure> {
+    check_mode_and_timing(args)?;
+    check_targets(args)?;
+    check_sampling_options(args)
+}
+
+/// No counting PMCs, no `-r`; `-w` and `-l` positive, `-w` only with a log or `-T`.
+fn check_mode_and_timing(args: &Args) -> Result<(), Failure> {
+    if !args.process.is_empty() || !args.system.is_empty() {
+        return Err(Failure::Usage(
+            "counting (-p/-s) and sampling (-P/-S) PMCs are used in separate runs".into(),
+        ));
+    }
+    if args.repeat.is_some() {
+        return Err(Failure::Usage("-r is for counting mode (-p/-s)".into()));
+    }
+    if let Some(w) = args.interval {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-w: interval must be a positive number of seconds, got {w}"
+            )));
+        }
+        if args.log.is_none() && !args.top_mode {
+            return Err(Failure::Usage(
+                "-w in sampling mode logs the counts every interval: give -O FILE \
+                 (with -T it is the refresh interval)"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(l) = args.duration {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-l: duration must be a positive number of seconds, got {l}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What is sampled: a command or `-t` (not both), `-W` and `-E` with process PMCs, and
+/// something that ends the run.
+fn check_targets(args: &Args) -> Result<(), Failure> {
+    if args.attach.is_some() && !args.command.is_empty() {
+        return Err(Failure::Usage(
+            "give either -t PID|REGEX or a command, not both".into(),
+        ));
+    }
+    let has_process = !args.process_sampling.is_empty();
+    crate::measure::check_log_csw(args, has_process)?;
+    if args.exit_counts && !has_process {
+        return Err(Failure::Usage(
+            "-E prints the counts of each process at its exit: it needs process sampling \
+             PMCs (-P); system-mode PMCs (-S) follow no process"
+                .into(),
+        ));
+    }
+    if args.exit_counts && args.top_mode {
+        return Err(Failure::Usage(
+            "-E prints the counts at process exit after the run; -T shows a live view: \
+             record with -E -O FILE, then view the log with -R FILE -T"
+                .into(),
+        ));
+    }
+    // System sampling alone runs until -l SECS, a stop signal or -T's `q`, as pmcstat(8).
+    if args.command.is_empty() && args.attach.is_none() && has_process {
+        return Err(Failure::Usage(
+            "process sampling (-P) needs a command or -t PID|REGEX (system sampling, -S or \
+             -a -P, runs until -l SECS or Ctrl-C)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `-n`, `--freq`, `--call-graph dwarf-raw` and `-T` against the log.
+fn check_sampling_options(args: &Args) -> Result<(), Failure> {
+    if args.rate == Some(0) {
+        return Err(Failure::Usage("-n: the period must be at least 1".into()));
+    }
+    if args.frequency == Some(0) {
+        return Err(Failure::Usage(
+            "--freq: the frequency must be at least 1".into(),
+        ));
+    }
+    if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
+        return Err(Failure::Usage(
+            "--call-graph dwarf-raw keeps the stacks for unwinding when the log is read: it \
+             needs -O FILE (or use --call-graph dwarf, which unwinds while recording)"
+                .into(),
+        ));
+    }
+    if args.top_mode && args.log.is_some() {
+        return Err(Failure::Usage(
+            "-T shows the samples live and writes no log: drop -O, or record with -O \
+             and view the log with -R FILE -T"
+                .into(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

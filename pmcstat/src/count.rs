@@ -28,7 +28,6 @@ fn is_unsupported(e: &Error) -> bool {
 
 /// Runs counting mode; returns the exit status to use.
 pub fn run(args: &Settings) -> Result<u8, Failure> {
-    check_args(args)?;
     let wanted = wanted_counters(args)?;
     check_wanted(args, &wanted)?;
     let mut sink = open_sink(args)?;
@@ -46,38 +45,6 @@ pub fn run(args: &Settings) -> Result<u8, Failure> {
     print_reports(&mut sink, &reports);
     sink.finish()?;
     Ok(crate::run::final_status(last))
-}
-
-/// `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).
-fn check_args(args: &Settings) -> Result<(), Failure> {
-    if let Some(w) = args.interval {
-        if !(w.is_finite() && w > 0.0) {
-            return Err(Failure::Usage(format!(
-                "-w: interval must be a positive number of seconds, got {w}"
-            )));
-        }
-    }
-    if let Some(l) = args.duration {
-        if !(l.is_finite() && l > 0.0) {
-            return Err(Failure::Usage(format!(
-                "-l: duration must be a positive number of seconds, got {l}"
-            )));
-        }
-    }
-    if args.user_callchain {
-        // pmcstat(8): "options -N, -n and -O require at least one sampling mode PMC".
-        return Err(Failure::Usage(
-            "-U (user-space call traces of samples taken in the kernel) is for sampling PMCs \
-             (-P, -S)"
-                .into(),
-        ));
-    }
-    if args.attach.is_some() && !args.command.is_empty() {
-        return Err(Failure::Usage(
-            "give either -t PID|REGEX or a command, not both".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// The counters asked for (`-p`, `-e`, `-s`, in that order), or the default set.

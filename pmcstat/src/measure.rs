@@ -2,7 +2,7 @@
 //! `-c`, `-v`'s scope text, `-W`'s rules and the probe for child processes
 //! the requested counters leave out.
 
-use crate::config::Settings;
+use crate::cli::Args;
 use crate::error::Failure;
 use crate::sys::launch::Session;
 use pmc::{Allocation, Backend, Cpus, EventSpec, Pmc, Scope};
@@ -37,7 +37,7 @@ pub fn cpu_list(spec: Option<&str>) -> Result<Cpus, Failure> {
 
 /// `-W`'s rules, for counting and sampling mode: it logs, so it needs `-O`, and it is
 /// about the target's threads, so it needs a process-mode PMC.
-pub fn check_log_csw(args: &Settings, has_process: bool) -> Result<(), Failure> {
+pub fn check_log_csw(args: &Args, has_process: bool) -> Result<(), Failure> {
     if !args.log_csw {
         return Ok(());
     }
