@@ -5,7 +5,7 @@
 //! `--json` or `-x` CSV).
 
 use crate::cli::CallgraphOrder;
-use crate::config::{Format, Settings};
+use crate::config::{Analyze, Format};
 use crate::dest::{write_outcome, Checked, Dest};
 use crate::error::Failure;
 use crate::logfile::MAX_LOG_SIZE;
@@ -429,7 +429,7 @@ fn io_error(e: impl Into<pmc_analyze::Error>) -> std::io::Error {
 
 /// The analysis options of `-R`: object paths under `-r DIR` when given,
 /// kernel symbols from `-k KERNELDIR` when given.
-pub fn analyze_options(args: &Settings) -> AnalyzeOptions {
+pub fn analyze_options(args: &Analyze) -> AnalyzeOptions {
     let mut o = AnalyzeOptions::default();
     o.symbolize.root.clone_from(&args.fsroot);
     if let Some(dir) = &args.kernel_dir {
@@ -478,7 +478,7 @@ fn kernel_symbols(dir: &Path) -> (KernelSymbols, Option<String>) {
 }
 
 /// `-k`'s warning, once per run, when its directory has no kernel symbols.
-pub fn warn_kernel_dir(args: &Settings) {
+pub fn warn_kernel_dir(args: &Analyze) {
     if let Some((_, Some(w))) = args.kernel_dir.as_deref().map(kernel_symbols) {
         diag!(
             "pmcstat: warning: {}",
@@ -491,7 +491,7 @@ pub fn warn_kernel_dir(args: &Settings) {
 /// `UserStack` record: unwind them now (objects under `-r DIR` when given), with the code
 /// the recorder uses for `--call-graph dwarf`, and give the log with callchains only.
 /// `None` when the log has no stacks.
-pub fn unwind_stacks(log: &[u8], args: &Settings) -> Result<Option<Vec<u8>>, Failure> {
+pub fn unwind_stacks(log: &[u8], args: &Analyze) -> Result<Option<Vec<u8>>, Failure> {
     let Ok(reader) = pmc_log::Reader::new(log) else {
         return Ok(None);
     };
@@ -534,7 +534,7 @@ pub fn unwind_stacks(log: &[u8], args: &Settings) -> Result<Option<Vec<u8>>, Fai
 }
 
 /// Runs `-R`.
-pub fn run(args: &Settings) -> Result<u8, Failure> {
+pub fn run(args: &Analyze) -> Result<u8, Failure> {
     let r = run_reports(args);
     // A log truncated while mapped reads as zeros past the cut (pmc_analyze::file::Bytes):
     // the reports above end there, and say why.
@@ -555,7 +555,7 @@ pub fn run(args: &Settings) -> Result<u8, Failure> {
 /// The mapped `-R` log, kept to ask it at the end whether it was truncated while read.
 static MAPPED_LOG: std::sync::Mutex<Option<pmc_analyze::file::Bytes>> = std::sync::Mutex::new(None);
 
-fn run_reports(args: &Settings) -> Result<u8, Failure> {
+fn run_reports(args: &Analyze) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
@@ -573,7 +573,7 @@ fn run_reports(args: &Settings) -> Result<u8, Failure> {
 fn run_input(
     input: &Input,
     path: &Path,
-    args: &Settings,
+    args: &Analyze,
     thread: &mut Option<ThreadFilter>,
 ) -> Result<u8, Failure> {
     let stdout = PathBuf::from("-");
@@ -611,7 +611,7 @@ fn run_input(
 /// The `-R` log, its stacks unwound (`--call-graph dwarf-raw` logs) and, with `-i TID`,
 /// its other threads' samples left out (a stream is filtered as it is read: the filter is
 /// returned).
-fn read_input(path: &Path, args: &Settings) -> Result<(Input, Option<ThreadFilter>), Failure> {
+fn read_input(path: &Path, args: &Analyze) -> Result<(Input, Option<ThreadFilter>), Failure> {
     // An hwpmc log file is streamed through its conversion, in bounded memory: each output
     // that reads the log has a pass of its own over the file (issue 21, item 12).
     let mut input = load_with(path, true)?;
@@ -631,7 +631,7 @@ fn read_input(path: &Path, args: &Settings) -> Result<(Input, Option<ThreadFilte
 
 /// Whether an output reads the log more than once (`-m`, `-a`, `--pprof`, `--perf-data`,
 /// `--script`): it is then needed whole.
-fn needs_bytes(args: &Settings) -> bool {
+fn needs_bytes(args: &Analyze) -> bool {
     args.annotate_pcs.is_some()
         || args.annotate_callchains.is_some()
         || args.pprof.is_some()
@@ -652,7 +652,7 @@ enum Whole<'a> {
 fn whole_log<'a>(
     input: &'a Input,
     path: &'a Path,
-    args: &Settings,
+    args: &Analyze,
 ) -> Result<Option<Whole<'a>>, Failure> {
     match input {
         Input::Bytes(b) => Ok(Some(Whole::Bytes(b))),
@@ -710,11 +710,7 @@ impl Whole<'_> {
 
 /// `-m`, `-a` and `--script`: the listings of the log, each with a note on what had no
 /// symbol.
-fn write_listings(
-    args: &Settings,
-    log: &Option<Whole<'_>>,
-    out_path: &Path,
-) -> Result<(), Failure> {
+fn write_listings(args: &Analyze, log: &Option<Whole<'_>>, out_path: &Path) -> Result<(), Failure> {
     let script = args.script.then(|| out_path.to_path_buf());
     let listings = [
         (&args.annotate_pcs, Listing::SampledPcs, "-m"),
@@ -750,7 +746,7 @@ fn write_listings(
 }
 
 /// Whether any output other than the record dump was asked for.
-fn wants_reports(args: &Settings) -> bool {
+fn wants_reports(args: &Analyze) -> bool {
     args.callgraph.is_some()
         || args.script
         || args.annotate_pcs.is_some()
@@ -768,7 +764,7 @@ fn wants_reports(args: &Settings) -> bool {
 fn dump_records(
     input: &Input,
     path: &Path,
-    args: &Settings,
+    args: &Analyze,
     mut thread: Option<&mut ThreadFilter>,
     out_path: &Path,
 ) -> Result<(), Failure> {
@@ -788,7 +784,7 @@ fn dump_records(
 
 /// Whether no profile is asked for: no listing (`-m`, `-a`) and no report built from
 /// the profile (the conversions `--perf-data` and `--script` are then all there is).
-fn no_listing_nor_profile(args: &Settings) -> bool {
+fn no_listing_nor_profile(args: &Analyze) -> bool {
     let others = args.pprof.is_some()
         || args.callgraph.is_some()
         || args.folded.is_some()
@@ -804,7 +800,7 @@ fn no_listing_nor_profile(args: &Settings) -> bool {
 fn build_profile(
     input: &Input,
     path: &Path,
-    args: &Settings,
+    args: &Analyze,
     thread: Option<&mut ThreadFilter>,
 ) -> Result<Profile, Failure> {
     let opts = AnalyzeOptions {
@@ -834,7 +830,7 @@ fn build_profile(
 /// the flame graph, the summary.
 fn write_profile_reports(
     profile: &Profile,
-    args: &Settings,
+    args: &Analyze,
     out_path: &Path,
 ) -> Result<(), Failure> {
     if let Some(g) = &args.callgraph {
@@ -880,7 +876,7 @@ fn write_profile_reports(
 }
 
 /// `-g`: the gmon files, one per PMC and object, and what went into none.
-fn write_gprof(profile: &Profile, args: &Settings) -> Result<(), Failure> {
+fn write_gprof(profile: &Profile, args: &Analyze) -> Result<(), Failure> {
     let opts = GmonOptions {
         dir: args
             .samples_dir
@@ -926,7 +922,7 @@ fn write_gprof(profile: &Profile, args: &Settings) -> Result<(), Failure> {
 }
 
 /// `--summary`: the top functions and objects, as text, `--json` or `--csv`.
-fn write_summary(profile: &Profile, args: &Settings, out_path: &Path) -> Result<(), Failure> {
+fn write_summary(profile: &Profile, args: &Analyze, out_path: &Path) -> Result<(), Failure> {
     let top = TopReport::build(
         profile,
         &TopOptions {
@@ -1037,7 +1033,7 @@ fn write_pprof(
 fn dump(
     input: &Input,
     path: &Path,
-    args: &Settings,
+    args: &Analyze,
     mut thread: Option<&mut ThreadFilter>,
     out: &mut dyn Write,
 ) -> std::io::Result<pmc_log::ReadReport> {

@@ -20,9 +20,9 @@ pub enum Mode {
     /// `--generate KIND`: the man page or shell completions.
     Generate(Generate),
     /// `-R FILE -T`: the top view, replayed from a log.
-    TopReplay(Settings),
+    TopReplay(Analyze),
     /// `-R FILE`: reports and exports of a log.
-    Analyze(Settings),
+    Analyze(Analyze),
     /// `-u SPEC`: one event described (`--tracepoints`: whether -L would list
     /// tracepoints, for the hint).
     Describe(String, bool),
@@ -35,29 +35,264 @@ pub enum Mode {
     /// `-L` or `--diagnose`.
     List(List),
     /// `-P`/`-S`: sampling.
-    Sample(Settings),
+    Sample(Sample),
     /// `-p`/`-s`/`-e`/the default set: counting.
-    Count(Settings),
+    Count(Count),
 }
 
-/// The options of the modes that still read most flags as typed (counting,
-/// sampling, `-R`): the flags (through `Deref`) and what [`validate`] decided.
-pub struct Settings {
-    args: Args,
-    /// The output format.
+/// How counts print: the format and what it depends on (for `output::Sink`).
+pub struct Print {
+    /// The format.
     pub format: Format,
+    /// `-q`.
+    pub quiet: bool,
+    /// `-w`/`-I`: rows per interval (no total rows in CSV and JSON).
+    pub intervals: bool,
+    /// `-I MS`: perf stat -I's header.
+    pub perf_header: bool,
+    /// `-C`: interval rows count from the start.
+    pub cumulative: bool,
 }
 
-impl Settings {
-    fn new(args: Args, format: Format) -> Settings {
-        Settings { args, format }
+impl Print {
+    /// What `args` asks for, in `format`.
+    pub fn new(args: &Args, format: Format) -> Print {
+        Print {
+            format,
+            quiet: args.quiet,
+            intervals: args.interval.is_some(),
+            perf_header: args.interval_ms.is_some(),
+            cumulative: args.cumulative,
+        }
     }
 }
 
-impl std::ops::Deref for Settings {
-    type Target = Args;
-    fn deref(&self) -> &Args {
-        &self.args
+/// Counting mode's settings.
+pub struct Count {
+    /// `-p`: process-mode counting PMCs.
+    pub process: Vec<String>,
+    /// `-d` in force for each `-p`.
+    pub process_descendants: Vec<bool>,
+    /// `-e`: perf's event lists.
+    pub events: Vec<String>,
+    /// `-a`/`--all-cpus`.
+    pub all_cpus: bool,
+    /// Every `-c` (the last applies to `-a`).
+    pub cpus: Vec<String>,
+    /// `-s`: system-mode counting PMCs.
+    pub system: Vec<String>,
+    /// The `-c` in force for each `-s`.
+    pub system_cpus: Vec<Option<String>>,
+    /// `-E`.
+    pub exit_counts: bool,
+    /// `-r N`/`--repeat N`.
+    pub repeat: Option<u32>,
+    /// `-W`.
+    pub log_csw: bool,
+    /// The command.
+    pub command: Vec<std::ffi::OsString>,
+    /// `-t`.
+    pub attach: Option<crate::cli::AttachSpec>,
+    /// `-o FILE`.
+    pub output: Option<PathBuf>,
+    /// `-O FILE`.
+    pub log: Option<PathBuf>,
+    /// `-v`.
+    pub verbose: bool,
+    /// `--per-cpu`/`-A`.
+    pub per_cpu: bool,
+    /// `-w SECS` (or `-I MS` in seconds).
+    pub interval: Option<f64>,
+    /// `-l SECS`.
+    pub duration: Option<f64>,
+    /// `-C`.
+    pub cumulative: bool,
+    /// How the counts print.
+    pub print: Print,
+}
+
+impl Count {
+    fn new(args: Args, format: Format) -> Count {
+        let print = Print::new(&args, format);
+        Count {
+            process: args.process,
+            process_descendants: args.process_descendants,
+            events: args.events,
+            all_cpus: args.all_cpus,
+            cpus: args.cpus,
+            system: args.system,
+            system_cpus: args.system_cpus,
+            exit_counts: args.exit_counts,
+            repeat: args.repeat,
+            log_csw: args.log_csw,
+            command: args.command,
+            attach: args.attach,
+            output: args.output,
+            log: args.log,
+            verbose: args.verbose,
+            per_cpu: args.per_cpu,
+            interval: args.interval,
+            duration: args.duration,
+            cumulative: args.cumulative,
+            print,
+        }
+    }
+}
+
+/// Sampling mode's settings.
+pub struct Sample {
+    /// `-P`: process-mode sampling PMCs.
+    pub process_sampling: Vec<String>,
+    /// `-d` in force for each `-P`.
+    pub process_sampling_descendants: Vec<bool>,
+    /// `-S` (and `-a -P`): system-mode sampling PMCs.
+    pub system_sampling: Vec<String>,
+    /// The `-c` in force for each `-S`.
+    pub system_sampling_cpus: Vec<Option<String>>,
+    /// `-n RATE`.
+    pub rate: Option<u64>,
+    /// `--freq HZ`.
+    pub frequency: Option<u64>,
+    /// `-N`.
+    pub no_callchain: bool,
+    /// `-U`.
+    pub user_callchain: bool,
+    /// `--call-graph`.
+    pub call_graph: Option<pmc::CallGraph>,
+    /// `--mmap-pages`.
+    pub mmap_pages: Option<usize>,
+    /// `-O FILE`.
+    pub log: Option<PathBuf>,
+    /// `-E`.
+    pub exit_counts: bool,
+    /// `-W`.
+    pub log_csw: bool,
+    /// `-T`.
+    pub top_mode: bool,
+    /// `--top N`.
+    pub top: usize,
+    /// The command.
+    pub command: Vec<std::ffi::OsString>,
+    /// `-t`.
+    pub attach: Option<crate::cli::AttachSpec>,
+    /// `-o FILE`: the summary.
+    pub output: Option<PathBuf>,
+    /// `-w SECS`.
+    pub interval: Option<f64>,
+    /// `-l SECS`.
+    pub duration: Option<f64>,
+    /// `-v`.
+    pub verbose: bool,
+    /// `-q`.
+    pub quiet: bool,
+}
+
+impl From<Args> for Sample {
+    fn from(args: Args) -> Sample {
+        Sample {
+            process_sampling: args.process_sampling,
+            process_sampling_descendants: args.process_sampling_descendants,
+            system_sampling: args.system_sampling,
+            system_sampling_cpus: args.system_sampling_cpus,
+            rate: args.rate,
+            frequency: args.frequency,
+            no_callchain: args.no_callchain,
+            user_callchain: args.user_callchain,
+            call_graph: args.call_graph,
+            mmap_pages: args.mmap_pages,
+            log: args.log,
+            exit_counts: args.exit_counts,
+            log_csw: args.log_csw,
+            top_mode: args.top_mode,
+            top: args.top,
+            command: args.command,
+            attach: args.attach,
+            output: args.output,
+            interval: args.interval,
+            duration: args.duration,
+            verbose: args.verbose,
+            quiet: args.quiet,
+        }
+    }
+}
+
+/// `-R`'s settings (reports, exports, and `-T`'s replay).
+pub struct Analyze {
+    /// `-R FILE` (`-`: standard input).
+    pub read_log: Option<PathBuf>,
+    /// `-G FILE`.
+    pub callgraph: Option<PathBuf>,
+    /// `--callgraph-order`.
+    pub callgraph_order: crate::cli::CallgraphOrder,
+    /// `-g`.
+    pub gprof: bool,
+    /// `-D DIR`.
+    pub samples_dir: Option<PathBuf>,
+    /// `-F FILE`.
+    pub calltree: Option<PathBuf>,
+    /// `-m FILE`.
+    pub annotate_pcs: Option<PathBuf>,
+    /// `-a FILE`.
+    pub annotate_callchains: Option<PathBuf>,
+    /// `-i TID`.
+    pub thread: Option<u32>,
+    /// `-k KERNELDIR`.
+    pub kernel_dir: Option<PathBuf>,
+    /// `--dump`.
+    pub dump: bool,
+    /// `-z DEPTH`.
+    pub depth: Option<usize>,
+    /// `--folded FILE`.
+    pub folded: Option<PathBuf>,
+    /// `--flamegraph FILE`.
+    pub flamegraph: Option<PathBuf>,
+    /// `--pprof FILE`.
+    pub pprof: Option<PathBuf>,
+    /// `--script`.
+    pub script: bool,
+    /// `--perf-data FILE`.
+    pub perf_data: Option<PathBuf>,
+    /// `--summary`.
+    pub summary: bool,
+    /// `--top N`.
+    pub top: usize,
+    /// `-r DIR`: the root of the log's object paths.
+    pub fsroot: Option<PathBuf>,
+    /// `-o FILE`.
+    pub output: Option<PathBuf>,
+    /// `-w SECS`: `-T`'s refresh interval.
+    pub interval: Option<f64>,
+    /// `--json` or `-x SEP` (summary, record dump).
+    pub format: Format,
+}
+
+impl Analyze {
+    fn new(args: Args, format: Format) -> Analyze {
+        Analyze {
+            read_log: args.read_log,
+            callgraph: args.callgraph,
+            callgraph_order: args.callgraph_order,
+            gprof: args.gprof,
+            samples_dir: args.samples_dir,
+            calltree: args.calltree,
+            annotate_pcs: args.annotate_pcs,
+            annotate_callchains: args.annotate_callchains,
+            thread: args.thread,
+            kernel_dir: args.kernel_dir,
+            dump: args.dump,
+            depth: args.depth,
+            folded: args.folded,
+            flamegraph: args.flamegraph,
+            pprof: args.pprof,
+            script: args.script,
+            perf_data: args.perf_data,
+            summary: args.summary,
+            top: args.top,
+            fsroot: args.fsroot,
+            output: args.output,
+            interval: args.interval,
+            format,
+        }
     }
 }
 
@@ -104,7 +339,7 @@ pub enum Format {
 
 impl Format {
     /// The format `args` asks for (clap has refused the conflicting ones).
-    fn of(args: &Args) -> Format {
+    pub fn of(args: &Args) -> Format {
         if args.columns {
             Format::Columns
         } else if args.json_report {
@@ -134,9 +369,9 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
     let mode = if let Some(kind) = args.generate {
         Mode::Generate(kind)
     } else if args.read_log.is_some() && args.top_mode {
-        Mode::TopReplay(Settings::new(args, format))
+        Mode::TopReplay(Analyze::new(args, format))
     } else if args.read_log.is_some() {
-        Mode::Analyze(Settings::new(args, format))
+        Mode::Analyze(Analyze::new(args, format))
     } else if let Some(spec) = args.describe.take() {
         Mode::Describe(spec, args.tracepoints)
     } else if args.selftest {
@@ -162,10 +397,10 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
         })
     } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
         check_sample(&args)?;
-        Mode::Sample(Settings::new(args, format))
+        Mode::Sample(Sample::from(args))
     } else {
         check_count(&args)?;
-        Mode::Count(Settings::new(args, format))
+        Mode::Count(Count::new(args, format))
     };
     Ok(Config { mode, quiet })
 }
@@ -252,7 +487,14 @@ fn check_targets(args: &Args) -> Result<(), Failure> {
         ));
     }
     let has_process = !args.process_sampling.is_empty();
-    crate::measure::check_log_csw(args, has_process)?;
+    crate::measure::check_log_csw(
+        &crate::measure::LogCsw {
+            log_csw: args.log_csw,
+            log: args.log.as_deref(),
+            repeat: args.repeat,
+        },
+        has_process,
+    )?;
     if args.exit_counts && !has_process {
         return Err(Failure::Usage(
             "-E prints the counts of each process at its exit: it needs process sampling \
@@ -303,18 +545,4 @@ fn check_sampling_options(args: &Args) -> Result<(), Failure> {
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-impl Settings {
-    /// A command line's settings (the program's name first), for tests.
-    pub fn parse_args<I, T>(argv: I) -> Result<Settings, clap::Error>
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<std::ffi::OsString> + Clone,
-    {
-        let args = Args::parse_args(argv)?;
-        let format = Format::of(&args);
-        Ok(Settings::new(args, format))
-    }
 }

@@ -1,7 +1,7 @@
 //! Counting mode: allocate, attach, start, run, stop, read, print.
 
 use crate::cli::DEFAULT_EVENTS;
-use crate::config::{Format, Settings};
+use crate::config::{Count, Format};
 use crate::error::Failure;
 use crate::measure::{check_log_csw, cpu_list, scope_text, ChildProbe};
 use crate::output::{Counter, Report, Sink};
@@ -27,7 +27,7 @@ fn is_unsupported(e: &Error) -> bool {
 }
 
 /// Runs counting mode; returns the exit status to use.
-pub fn run(args: &Settings) -> Result<u8, Failure> {
+pub fn run(args: &Count) -> Result<u8, Failure> {
     let wanted = wanted_counters(args)?;
     check_wanted(args, &wanted)?;
     let mut sink = open_sink(args)?;
@@ -48,7 +48,7 @@ pub fn run(args: &Settings) -> Result<u8, Failure> {
 }
 
 /// The counters asked for (`-p`, `-e`, `-s`, in that order), or the default set.
-fn wanted_counters(args: &Settings) -> Result<Vec<Wanted>, Failure> {
+fn wanted_counters(args: &Count) -> Result<Vec<Wanted>, Failure> {
     let mut wanted: Vec<Wanted> = Vec::new();
     // pmcstat(8)'s -p: the process alone unless -d.
     for (p, &d) in args.process.iter().zip(&args.process_descendants) {
@@ -96,9 +96,14 @@ fn wanted_counters(args: &Settings) -> Result<Vec<Wanted>, Failure> {
 }
 
 /// The rules that depend on the counters: `-W`, `-E`, and something that ends the run.
-fn check_wanted(args: &Settings, wanted: &[Wanted]) -> Result<(), Failure> {
+fn check_wanted(args: &Count, wanted: &[Wanted]) -> Result<(), Failure> {
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
-    check_log_csw(args, has_process)?;
+    let csw = crate::measure::LogCsw {
+        log_csw: args.log_csw,
+        log: args.log.as_deref(),
+        repeat: args.repeat,
+    };
+    check_log_csw(&csw, has_process)?;
     if args.exit_counts {
         if !has_process {
             return Err(Failure::Usage(
@@ -129,8 +134,8 @@ fn check_wanted(args: &Settings, wanted: &[Wanted]) -> Result<(), Failure> {
 }
 
 /// Where the counts go: `-o FILE`, else standard error.
-fn open_sink(args: &Settings) -> Result<Sink, Failure> {
-    Sink::open(args.output.as_deref(), args).map_err(|e| {
+fn open_sink(args: &Count) -> Result<Sink, Failure> {
+    Sink::open(args.output.as_deref(), &args.print).map_err(|e| {
         Failure::Setup(Error::new(
             ErrorKind::Os,
             pmc::Op::Open,
@@ -146,9 +151,9 @@ fn open_sink(args: &Settings) -> Result<Sink, Failure> {
 }
 
 /// `-r N`: how many runs (1 without it), checked against `--columns` and the command.
-fn repeat_count(args: &Settings) -> Result<u32, Failure> {
+fn repeat_count(args: &Count) -> Result<u32, Failure> {
     let repeat = args.repeat.unwrap_or(1);
-    if args.format == Format::Columns && repeat > 1 {
+    if args.print.format == Format::Columns && repeat > 1 {
         return Err(Failure::Usage(
             "--columns prints the rows of one run: give -r N without it".into(),
         ));
@@ -236,7 +241,7 @@ fn counted_label(text: &str, spec: &EventSpec, pmc: &impl Pmc) -> (String, bool)
 
 /// One run: allocate, attach, start, run the command (or wait), stop, read.
 fn run_once(
-    args: &Settings,
+    args: &Count,
     wanted: &[Wanted],
     sink: &mut Sink,
     verbose: bool,
@@ -301,12 +306,12 @@ fn run_once(
 }
 
 /// `-W`'s log file.
-fn csw_log(args: &Settings) -> Option<&std::path::Path> {
+fn csw_log(args: &Count) -> Option<&std::path::Path> {
     args.log.as_deref().filter(|_| args.log_csw)
 }
 
 /// `-E`'s log file.
-fn exit_log(args: &Settings) -> Option<&std::path::Path> {
+fn exit_log(args: &Count) -> Option<&std::path::Path> {
     args.log.as_deref().filter(|_| args.exit_counts)
 }
 
@@ -315,7 +320,7 @@ fn exit_log(args: &Settings) -> Option<&std::path::Path> {
 /// it a pipe read as it fills.
 fn open_logs(
     backend: &pmc::Native,
-    args: &Settings,
+    args: &Count,
 ) -> Result<
     (
         crate::logfile::RemoveUnlessStarted,
@@ -346,7 +351,7 @@ fn open_logs(
 /// not with `--columns`). The flag says whether the backend narrowed any to user space.
 fn allocate_slots(
     backend: &pmc::Native,
-    args: &Settings,
+    args: &Count,
     wanted: &[Wanted],
 ) -> Result<(Vec<Slot>, bool), Failure> {
     let mut slots = Vec::with_capacity(wanted.len());
@@ -387,7 +392,7 @@ fn allocate_slots(
             }
             // pmcstat(8) stops when a PMC cannot be allocated; its table has no
             // place for a count that is not there.
-            Err(e) if args.format == Format::Columns => return Err(Failure::Setup(e)),
+            Err(e) if args.print.format == Format::Columns => return Err(Failure::Setup(e)),
             Err(e) if is_unsupported(&e) => slots.push(Slot {
                 event: text,
                 scope,
@@ -424,8 +429,8 @@ fn clock_help(spec: &EventSpec, e: Error) -> Error {
 
 /// Launches the command paused (or finds the `-t` processes) and attaches the
 /// process-mode counters to it.
-fn attach(slots: &mut [Slot], args: &Settings) -> Result<Session, Failure> {
-    let session = crate::targets::session(args)?;
+fn attach(slots: &mut [Slot], args: &Count) -> Result<Session, Failure> {
+    let session = crate::targets::session(args.attach.as_ref(), &args.command)?;
     for s in slots.iter_mut() {
         if let Some(p) = s.pmc.as_mut() {
             if !s.scope.is_system() {
@@ -484,7 +489,7 @@ struct Waited {
 /// Waits for the end of the run, printing the counts every interval (`-w`; every
 /// [`COLUMNS_DEFAULT_INTERVAL`] with `--columns`).
 fn wait(
-    args: &Settings,
+    args: &Count,
     session: &mut Session,
     slots: &[Slot],
     sink: &mut Sink,
@@ -493,10 +498,10 @@ fn wait(
     // --columns: a column per CPU of each system-mode PMC, as pmcstat(8)
     // allocates one PMC per CPU; rows every 5 s without -w, as pmcstat(8)'s
     // DEFAULT_WAIT_INTERVAL.
-    let per_cpu = args.per_cpu || args.format == Format::Columns;
+    let per_cpu = args.per_cpu || args.print.format == Format::Columns;
     let interval = args
         .interval
-        .or((args.format == Format::Columns).then_some(COLUMNS_DEFAULT_INTERVAL));
+        .or((args.print.format == Format::Columns).then_some(COLUMNS_DEFAULT_INTERVAL));
     let mut last: Vec<Reading> = Vec::new();
     let wait = Wait {
         started,
@@ -509,7 +514,7 @@ fn wait(
         || {
             let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
-            if args.format == Format::Columns {
+            if args.print.format == Format::Columns {
                 sink.interval(last_at, columns_checked(&shown)?);
             } else {
                 sink.interval(last_at, &shown);
@@ -530,7 +535,7 @@ fn wait(
 /// and, with `-E`, reads the counts at exit from the log.
 fn close_logs(
     backend: &pmc::Native,
-    args: &Settings,
+    args: &Count,
     live_exits: Option<crate::live::LiveProfile>,
 ) -> Result<Option<crate::exits::ExitCounts>, Failure> {
     let csw_log = csw_log(args);
@@ -569,17 +574,17 @@ fn close_logs(
 
 /// The last, partial interval: with it the intervals add up to the total.
 fn print_last_interval(
-    args: &Settings,
+    args: &Count,
     slots: &[Slot],
     waited: Waited,
     elapsed: Duration,
     sink: &mut Sink,
 ) -> Result<(), Failure> {
     let mut last = waited.last;
-    if args.format == Format::Columns {
+    if args.print.format == Format::Columns {
         // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
         // SIGINT, whatever the time since the last.
-        let per_cpu = args.per_cpu || args.format == Format::Columns;
+        let per_cpu = args.per_cpu || args.print.format == Format::Columns;
         let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
         sink.interval(elapsed, columns_checked(&shown)?);
     } else if args.interval.is_some() {

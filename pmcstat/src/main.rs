@@ -85,7 +85,7 @@ fn main() -> ExitCode {
 }
 
 /// `-R FILE -T`: the top view, replayed from the log.
-fn top_replay(args: &config::Settings) -> Result<u8, error::Failure> {
+fn top_replay(args: &config::Analyze) -> Result<u8, error::Failure> {
     let path = args
         .read_log
         .as_deref()

@@ -2,7 +2,6 @@
 //! `-c`, `-v`'s scope text, `-W`'s rules and the probe for child processes
 //! the requested counters leave out.
 
-use crate::cli::Args;
 use crate::error::Failure;
 use crate::sys::launch::Session;
 use pmc::{Allocation, Backend, Cpus, EventSpec, Pmc, Scope};
@@ -35,9 +34,19 @@ pub fn cpu_list(spec: Option<&str>) -> Result<Cpus, Failure> {
     }
 }
 
+/// What `-W`'s rules look at.
+pub struct LogCsw<'a> {
+    /// `-W`.
+    pub log_csw: bool,
+    /// `-O FILE`.
+    pub log: Option<&'a std::path::Path>,
+    /// `-r N`.
+    pub repeat: Option<u32>,
+}
+
 /// `-W`'s rules, for counting and sampling mode: it logs, so it needs `-O`, and it is
 /// about the target's threads, so it needs a process-mode PMC.
-pub fn check_log_csw(args: &Args, has_process: bool) -> Result<(), Failure> {
+pub fn check_log_csw(args: &LogCsw<'_>, has_process: bool) -> Result<(), Failure> {
     if !args.log_csw {
         return Ok(());
     }

@@ -11,7 +11,7 @@
 //! (its work is the user's, and may matter more than its profile) nor left behind: pmcstat
 //! says so and waits for it.
 
-use crate::config::Settings;
+use crate::config::Sample;
 use crate::error::Failure;
 use crate::live::LiveProfile;
 use crate::logfile::{
@@ -72,7 +72,7 @@ struct Sampler {
 }
 
 /// Runs sampling mode; returns the exit status to use.
-pub fn run(args: &Settings) -> Result<u8, Failure> {
+pub fn run(args: &Sample) -> Result<u8, Failure> {
     let backend = pmc::Native::open()?;
     if let Some(pages) = args.mmap_pages {
         backend.set_buffer_pages(pages).map_err(|e| {
@@ -186,7 +186,7 @@ pub fn exit_status(status: u8, lost: u64) -> u8 {
 /// starts), or else a live aggregator reading them as they arrive.
 fn open_log(
     backend: &pmc::Native,
-    args: &Settings,
+    args: &Sample,
 ) -> Result<(Option<LiveProfile>, RemoveUnlessStarted), Failure> {
     let mut created_log = RemoveUnlessStarted(None);
     let mut aggregator = None;
@@ -205,7 +205,7 @@ fn open_log(
 /// The rate of a PMC without its own `,freq=`: `--freq`, else `-n`, else the default for
 /// the event's unit ([`DEFAULT_TIME_FREQ`] for time, [`DEFAULT_RATE`] events otherwise), with
 /// a note saying which default was chosen (for `-v`).
-fn rate_for(args: &Settings, spec: &EventSpec) -> (Rate, Option<String>) {
+fn rate_for(args: &Sample, spec: &EventSpec) -> (Rate, Option<String>) {
     match (args.frequency, args.rate) {
         (Some(hz), _) => (Rate::Frequency(hz), None),
         (None, Some(n)) => (Rate::Period(n), None),
@@ -227,7 +227,7 @@ fn rate_for(args: &Settings, spec: &EventSpec) -> (Rate, Option<String>) {
 }
 
 /// The call-chain flags of every PMC (`-N`, `-U`).
-fn callchain_flags(args: &Settings) -> Flags {
+fn callchain_flags(args: &Sample) -> Flags {
     let mut flags = Flags::NONE;
     if !args.no_callchain {
         flags |= Flags::CALLCHAIN;
@@ -240,7 +240,7 @@ fn callchain_flags(args: &Settings) -> Flags {
 }
 
 /// Allocates the `-P` and `-S` PMCs, in that order.
-fn allocate_samplers(backend: &pmc::Native, args: &Settings) -> Result<Vec<Sampler>, Failure> {
+fn allocate_samplers(backend: &pmc::Native, args: &Sample) -> Result<Vec<Sampler>, Failure> {
     let flags = callchain_flags(args);
     // (spec, scope, -d) per PMC, -d and -c as in force where each stands.
     let mut wanted: Vec<(String, Scope, bool)> = Vec::new();
@@ -271,7 +271,7 @@ fn allocate_samplers(backend: &pmc::Native, args: &Settings) -> Result<Vec<Sampl
 /// log flags of `-W` and `-E`.
 fn allocate_sampler(
     backend: &pmc::Native,
-    args: &Settings,
+    args: &Sample,
     (text, scope, descendants): (String, Scope, bool),
     mut flags: Flags,
 ) -> Result<Sampler, Failure> {
@@ -317,11 +317,8 @@ fn allocate_sampler(
 
 /// Launches the command paused (or finds the `-t` processes) and attaches the
 /// process-mode PMCs to it.
-fn attach(
-    samplers: &mut [Sampler],
-    args: &Settings,
-) -> Result<crate::sys::launch::Session, Failure> {
-    let session = crate::targets::session(args)?;
+fn attach(samplers: &mut [Sampler], args: &Sample) -> Result<crate::sys::launch::Session, Failure> {
+    let session = crate::targets::session(args.attach.as_ref(), &args.command)?;
     for s in samplers.iter_mut() {
         if !s.scope.is_system() {
             crate::targets::attach_all(&mut s.pmc, &session)?;
@@ -363,7 +360,7 @@ fn start(
 
 /// `-w` as the interval for logging counts: without `-T` (where it is the refresh
 /// interval).
-fn count_interval(args: &Settings) -> Option<f64> {
+fn count_interval(args: &Sample) -> Option<f64> {
     args.interval.filter(|_| !args.top_mode)
 }
 
@@ -383,7 +380,7 @@ struct Waited {
 /// error, and updates the live status line or the `-T` view. `started`: when sampling
 /// started; `live`: whether the status line is shown.
 fn wait(
-    args: &Settings,
+    args: &Sample,
     session: &mut crate::sys::launch::Session,
     samplers: &[Sampler],
     backend: &pmc::Native,
@@ -451,10 +448,7 @@ fn wait(
 
 /// `-T`: the live view of the samples, titled with the events; `-w` is its refresh
 /// interval.
-fn open_view(
-    args: &Settings,
-    samplers: &[Sampler],
-) -> Result<Option<crate::top::TopView>, Failure> {
+fn open_view(args: &Sample, samplers: &[Sampler]) -> Result<Option<crate::top::TopView>, Failure> {
     if !args.top_mode {
         return Ok(None);
     }
@@ -495,7 +489,7 @@ fn stop_samplers(samplers: &mut [Sampler], log_final_counts: bool) -> Result<(),
 /// written (`-O`) or the top functions (without it), the counts at exit (`-E`), losses and
 /// unwinding.
 fn report(
-    args: &Settings,
+    args: &Sample,
     backend: &pmc::Native,
     aggregator: Option<LiveProfile>,
     events: &[String],
@@ -548,7 +542,7 @@ fn report(
 }
 
 /// Where the summary goes: `-o FILE`, else standard error.
-fn summary_output(args: &Settings) -> Result<crate::dest::Dest, Failure> {
+fn summary_output(args: &Sample) -> Result<crate::dest::Dest, Failure> {
     Ok(match &args.output {
         Some(p) => crate::dest::create_private_file(p)
             .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
@@ -558,7 +552,7 @@ fn summary_output(args: &Settings) -> Result<crate::dest::Dest, Failure> {
 
 /// `-E` with a log file: the counts at exit, read back from it (a log on standard output
 /// or a socket keeps them as its `exitval` records).
-fn exits_in_log(args: &Settings) -> Result<Option<crate::exits::ExitCounts>, Failure> {
+fn exits_in_log(args: &Sample) -> Result<Option<crate::exits::ExitCounts>, Failure> {
     let Some(path) = args.log.as_deref().filter(|_| args.exit_counts) else {
         return Ok(None);
     };
@@ -602,7 +596,7 @@ fn log_failure(
     mut samplers: Vec<Sampler>,
     session: crate::sys::launch::Session,
     backend: &pmc::Native,
-    args: &Settings,
+    args: &Sample,
 ) -> Result<u8, Failure> {
     let path = match args.log.as_deref() {
         Some(p) if p.as_os_str() == "-" => "the log on standard output".into(),
@@ -848,7 +842,7 @@ mod tests {
             let mut full = vec!["pmcstat"];
             full.extend_from_slice(argv);
             full.extend_from_slice(&["-P", spec, "true"]);
-            let args = Settings::parse_args(&full).expect("parses");
+            let args = Sample::from(crate::cli::Args::parse_args(&full).expect("parses"));
             rate_for(&args, &spec.parse().unwrap())
         };
         for time in ["cpu-clock", "task-clock:u", "clock.hard", "SOFT-CLOCK.STAT"] {

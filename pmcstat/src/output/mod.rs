@@ -10,7 +10,7 @@ mod json;
 mod json_report;
 mod table;
 
-use crate::config::{Format, Settings};
+use crate::config::{Format, Print};
 use crate::dest::{create_file, stderr_stream, write_outcome, Checked, Dest};
 use crate::error::Failure;
 use pmc::{Error, NativeField, Reading, Scope, Status};
@@ -121,10 +121,10 @@ pub struct Repeated<'a> {
 }
 
 /// The writer of the run's format: the one place a format is chosen.
-fn writer(args: &Settings) -> Box<dyn CountFormat> {
-    let intervals = args.interval.is_some();
+fn writer(args: &Print) -> Box<dyn CountFormat> {
+    let intervals = args.intervals;
     match &args.format {
-        Format::Table => Box::new(table::Table::new(args.quiet, args.interval_ms.is_some())),
+        Format::Table => Box::new(table::Table::new(args.quiet, args.perf_header)),
         Format::Csv(sep) => Box::new(csv::Csv::new(sep, args.quiet, intervals)),
         Format::Json => Box::new(json::Json::new(intervals)),
         Format::JsonReport => Box::new(json_report::JsonReport),
@@ -220,7 +220,7 @@ fn all_system(all: &[Counter]) -> bool {
 
 impl Sink {
     /// Opens `-o FILE`, or standard error.
-    pub fn open(path: Option<&std::path::Path>, args: &Settings) -> std::io::Result<Sink> {
+    pub fn open(path: Option<&std::path::Path>, args: &Print) -> std::io::Result<Sink> {
         let (out, name): (Dest, String) = match path {
             Some(p) => (create_file(p)?, p.display().to_string()),
             None => (Dest::Stream(stderr_stream()), "standard error".into()),
@@ -269,7 +269,7 @@ impl Sink {
     }
 
     /// A sink writing to `out` in `args`' format.
-    fn to(out: Checked<Dest>, name: String, args: &Settings) -> Sink {
+    fn to(out: Checked<Dest>, name: String, args: &Print) -> Sink {
         Sink {
             out,
             name,
@@ -727,9 +727,10 @@ mod tests {
         ];
         let printed = |argv: &[&str], repeat: bool| {
             let buf = Buf::default();
-            let args = Settings::parse_args(argv.iter().copied()).unwrap();
+            let args = crate::cli::Args::parse_args(argv.iter().copied()).unwrap();
+            let print = Print::new(&args, Format::of(&args));
             let out = Checked::new(Dest::Stream(Box::new(buf.clone())));
-            let mut sink = Sink::to(out, "test".into(), &args);
+            let mut sink = Sink::to(out, "test".into(), &print);
             if repeat {
                 let run = |ms| Report {
                     command: vec!["prog".into()],
