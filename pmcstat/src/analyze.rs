@@ -1071,3 +1071,39 @@ fn dump(
         }
     }
 }
+
+/// `-R FILE -T`: the top view, replayed from the log.
+pub fn run_top(args: &Analyze) -> Result<u8, Failure> {
+    let path = args
+        .read_log
+        .as_deref()
+        .unwrap_or(std::path::Path::new("-"));
+    let log = load(path)?;
+    let refresh = args.interval.map_or(
+        crate::top::DEFAULT_REFRESH,
+        std::time::Duration::from_secs_f64,
+    );
+    let Input::Bytes(mut log) = log else {
+        return Err(Failure::Usage(format!(
+            "-T replays a regular log file, not a stream: {}",
+            path.display()
+        )));
+    };
+    if let Some(unwound) = unwind_stacks(&log, args)? {
+        log = unwound.into();
+    }
+    if let Some(tid) = args.thread {
+        let mut filter = ThreadFilter::new(tid);
+        log = filter_thread(&log, &mut filter)?.into();
+        filter.report();
+    }
+    warn_kernel_dir(args);
+    crate::top::replay(&log, refresh, analyze_options(args)).map_err(|e| {
+        Failure::Setup(pmc::Error::new(
+            pmc::ErrorKind::Os,
+            pmc::Op::Log,
+            format!("-T: {e}"),
+        ))
+    })?;
+    Ok(0)
+}

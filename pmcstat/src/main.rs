@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     use config::Mode;
     let result = match &config.mode {
         Mode::Generate(_) => Ok(0),
-        Mode::TopReplay(args) => top_replay(args),
+        Mode::TopReplay(args) => analyze::run_top(args),
         Mode::Analyze(args) => analyze::run(args),
         Mode::Describe(spec, tracepoints) => info::describe(spec, *tracepoints),
         Mode::Selftest(format) => selftest::run(format),
@@ -82,39 +82,4 @@ fn main() -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(e) => ExitCode::from(e.report(run::final_status(None))),
     }
-}
-
-/// `-R FILE -T`: the top view, replayed from the log.
-fn top_replay(args: &config::Analyze) -> Result<u8, error::Failure> {
-    let path = args
-        .read_log
-        .as_deref()
-        .unwrap_or(std::path::Path::new("-"));
-    let log = analyze::load(path)?;
-    let refresh = args
-        .interval
-        .map_or(top::DEFAULT_REFRESH, std::time::Duration::from_secs_f64);
-    let analyze::Input::Bytes(mut log) = log else {
-        return Err(error::Failure::Usage(format!(
-            "-T replays a regular log file, not a stream: {}",
-            path.display()
-        )));
-    };
-    if let Some(unwound) = analyze::unwind_stacks(&log, args)? {
-        log = unwound.into();
-    }
-    if let Some(tid) = args.thread {
-        let mut filter = analyze::ThreadFilter::new(tid);
-        log = analyze::filter_thread(&log, &mut filter)?.into();
-        filter.report();
-    }
-    analyze::warn_kernel_dir(args);
-    top::replay(&log, refresh, analyze::analyze_options(args)).map_err(|e| {
-        error::Failure::Setup(pmc::Error::new(
-            pmc::ErrorKind::Os,
-            pmc::Op::Log,
-            format!("-T: {e}"),
-        ))
-    })?;
-    Ok(0)
 }

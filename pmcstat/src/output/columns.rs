@@ -1,7 +1,9 @@
 //! `--columns`: FreeBSD pmcstat(8)'s columns for counting PMCs, a `# `
 //! header with one column per PMC (per CPU), then a row per interval.
 
-use super::*;
+use super::rows::*;
+use std::io::Write;
+use std::time::Duration;
 
 /// `--columns`.
 #[derive(Default)]

@@ -1,7 +1,10 @@
 //! `-x SEP`: CSV rows in perf stat -x's column order, then pmcstat's own
 //! (scope, time enabled, status).
 
-use super::*;
+use super::rows::*;
+use pmc::Status;
+use std::io::Write;
+use std::time::Duration;
 
 /// `-x SEP`.
 pub(super) struct Csv {

@@ -1,7 +1,10 @@
 //! `--json`/`-j`: perf stat -j's lines, one object per counter row with
 //! perf's keys.
 
-use super::*;
+use super::rows::*;
+use pmc::Status;
+use std::io::Write;
+use std::time::Duration;
 
 /// `--json`.
 pub(super) struct Json {

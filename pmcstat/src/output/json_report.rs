@@ -1,7 +1,10 @@
 //! `--json-report`: pmcstat's own JSON document, one object per report
 //! (`total`, `interval`, `repeat`).
 
-use super::*;
+use super::rows::*;
+use pmc::Status;
+use std::io::Write;
+use std::time::Duration;
 
 use serde::Serialize;
 

@@ -1,7 +1,10 @@
 //! The perf-stat-like table (the default): `Performance counter stats for ...`,
 //! perf stat -I's interval rows, and the `-r N` summary with `+- x.xx%`.
 
-use super::*;
+use super::rows::*;
+use pmc::Status;
+use std::io::Write;
+use std::time::Duration;
 
 /// The table.
 pub(super) struct Table {
