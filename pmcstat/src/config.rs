@@ -107,6 +107,9 @@ pub struct Count {
     pub duration: Option<f64>,
     /// `-C`.
     pub cumulative: bool,
+    /// `--columns`' measurement rules (pmcstat(8)'s): per-CPU columns, a row
+    /// every 5 s without -w, an unreadable PMC stops the run, no -r.
+    pub columns: bool,
     /// How the counts print.
     pub print: Print,
 }
@@ -134,6 +137,7 @@ impl Count {
             interval: args.interval,
             duration: args.duration,
             cumulative: args.cumulative,
+            columns: print.format == Format::Columns,
             print,
         }
     }

@@ -1,7 +1,7 @@
 //! Counting mode: allocate, attach, start, run, stop, read, print.
 
 use crate::cli::DEFAULT_EVENTS;
-use crate::config::{Count, Format};
+use crate::config::Count;
 use crate::error::Failure;
 use crate::measure::{check_log_csw, cpu_list, scope_text, ChildProbe};
 use crate::output::{Counter, Report, Sink};
@@ -153,7 +153,7 @@ fn open_sink(args: &Count) -> Result<Sink, Failure> {
 /// `-r N`: how many runs (1 without it), checked against `--columns` and the command.
 fn repeat_count(args: &Count) -> Result<u32, Failure> {
     let repeat = args.repeat.unwrap_or(1);
-    if args.print.format == Format::Columns && repeat > 1 {
+    if args.columns && repeat > 1 {
         return Err(Failure::Usage(
             "--columns prints the rows of one run: give -r N without it".into(),
         ));
@@ -392,7 +392,7 @@ fn allocate_slots(
             }
             // pmcstat(8) stops when a PMC cannot be allocated; its table has no
             // place for a count that is not there.
-            Err(e) if args.print.format == Format::Columns => return Err(Failure::Setup(e)),
+            Err(e) if args.columns => return Err(Failure::Setup(e)),
             Err(e) if is_unsupported(&e) => slots.push(Slot {
                 event: text,
                 scope,
@@ -498,10 +498,10 @@ fn wait(
     // --columns: a column per CPU of each system-mode PMC, as pmcstat(8)
     // allocates one PMC per CPU; rows every 5 s without -w, as pmcstat(8)'s
     // DEFAULT_WAIT_INTERVAL.
-    let per_cpu = args.per_cpu || args.print.format == Format::Columns;
+    let per_cpu = args.per_cpu || args.columns;
     let interval = args
         .interval
-        .or((args.print.format == Format::Columns).then_some(COLUMNS_DEFAULT_INTERVAL));
+        .or(args.columns.then_some(COLUMNS_DEFAULT_INTERVAL));
     let mut last: Vec<Reading> = Vec::new();
     let wait = Wait {
         started,
@@ -514,7 +514,7 @@ fn wait(
         || {
             let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
-            if args.print.format == Format::Columns {
+            if args.columns {
                 sink.interval(last_at, columns_checked(&shown)?);
             } else {
                 sink.interval(last_at, &shown);
@@ -581,10 +581,10 @@ fn print_last_interval(
     sink: &mut Sink,
 ) -> Result<(), Failure> {
     let mut last = waited.last;
-    if args.print.format == Format::Columns {
+    if args.columns {
         // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
         // SIGINT, whatever the time since the last.
-        let per_cpu = args.per_cpu || args.print.format == Format::Columns;
+        let per_cpu = args.per_cpu || args.columns;
         let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
         sink.interval(elapsed, columns_checked(&shown)?);
     } else if args.interval.is_some() {
