@@ -67,7 +67,7 @@ impl Report {
 /// One counting output format: how a `-w`/`-I` interval, a run's report, the
 /// `-r N` summary and `-E`'s counts at exit print. A new format is a file in
 /// `output/` with a type implementing this, an arm of [`crate::config::Format`]
-/// and one in [`writer`](super::writer).
+/// and one in `output::writer`.
 pub trait CountFormat {
     /// One interval, `at` since the start; `secs` is the span its rows count over.
     fn interval(&mut self, o: &mut dyn Write, at: Duration, secs: Option<f64>, c: &[Counter]);
