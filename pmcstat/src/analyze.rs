@@ -4,9 +4,11 @@
 //! `--folded`, `--flamegraph`, `--pprof`, and a top-N summary (text,
 //! `--json` or `-x` CSV).
 
-use crate::cli::{Args, CallgraphOrder};
-use crate::count::Failure;
-use crate::output::{write_outcome, Checked, Dest};
+use crate::cli::CallgraphOrder;
+use crate::config::{Analyze, Format};
+use crate::dest::{write_outcome, Checked, Dest};
+use crate::error::Failure;
+use crate::logfile::MAX_LOG_SIZE;
 use pmc::{Error, ErrorKind, Op};
 use pmc_analyze::annotate::{Listing, ListingWriter};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
@@ -21,10 +23,6 @@ use std::path::{Path, PathBuf};
 fn fail(what: String) -> Failure {
     Failure::Setup(Error::new(ErrorKind::Os, Op::Log, what))
 }
-
-/// The largest log `-R` reads: 64 GiB. Regular files are mapped, so this bounds address
-/// space, not memory.
-pub const MAX_LOG_SIZE: u64 = 64 << 30;
 
 /// A log to report on: mapped from a regular file, or (a FIFO, socket or device) a stream
 /// read through the streaming reader with bounded memory.
@@ -202,14 +200,10 @@ fn import_line(path: &Path, report: &pmc_log::hwpmc::ImportReport) {
 /// `-R -`: the log on standard input, as `-O -` writes it. A regular file (`< log`) is
 /// mapped as any `-R FILE`; a pipe, socket or terminal is streamed.
 fn load_stdin() -> Result<Input, Failure> {
-    use std::os::fd::AsFd;
-    let f = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .map(std::fs::File::from)
-        .map_err(|e| fail(format!("cannot read standard input: {e}")))?;
+    let f =
+        crate::sys::stdin_file().map_err(|e| fail(format!("cannot read standard input: {e}")))?;
     if let Ok(id) = pmc_analyze::output::FileId::of(&f) {
-        crate::output::protect_id(id);
+        crate::dest::protect_id(id);
     }
     match f.metadata() {
         Ok(m) if m.is_file() => load(Path::new("/proc/self/fd/0")),
@@ -325,50 +319,42 @@ pub fn filter_thread(log: &[u8], filter: &mut ThreadFilter) -> Result<Vec<u8>, F
 /// cannot hang the open), then switched to blocking reads and streamed. A directory or a
 /// file over [`MAX_LOG_SIZE`] is refused.
 fn open_stream(path: &Path) -> Result<Input, Failure> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use crate::sys::Readable;
     let shown = path.display();
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
+    let f = crate::sys::open_nonblocking(path)
         .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
     let meta = f
         .metadata()
         .map_err(|e| fail(format!("cannot read {shown}: {e}")))?;
     let t = meta.file_type();
-    if !(t.is_fifo() || t.is_socket() || t.is_char_device()) {
+    if !crate::sys::is_stream(&t) {
         return Err(fail(format!(
             "{shown}: {} is not a log; -R reads a regular file, FIFO, socket or character device",
             pmc_analyze::file::file_kind(&meta)
         )));
     }
-    if t.is_fifo() {
+    if crate::sys::is_fifo(&t) {
         // A FIFO opened for reading before any writer reads as end-of-file. Wait, as `cat`
         // does, until a writer has come: poll reports POLLIN when data is there, and POLLHUP
         // only once a writer has come and gone (pipe_poll compares the writer count with the
         // one at open), never before the first writer. Then read it blocking, on the same
         // descriptor: reopening the path would block for a writer that may already have
         // written everything and closed (the data stays in the pipe only while it is open).
-        use nix::poll::{PollFd, PollFlags, PollTimeout};
         loop {
-            let mut fds = [PollFd::new(std::os::fd::AsFd::as_fd(&f), PollFlags::POLLIN)];
-            match nix::poll::poll(&mut fds, PollTimeout::NONE) {
-                Ok(n) if n > 0 => break,
-                Err(nix::errno::Errno::EINTR) if crate::run::stop_signal().is_some() => {
+            match crate::sys::wait_readable(&f) {
+                Ok(Readable::Ready) => break,
+                Ok(Readable::Interrupted) if crate::run::stop_signal().is_some() => {
                     return Err(fail(format!(
                         "{shown}: interrupted while waiting for a writer"
                     )))
                 }
-                Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(Readable::NotYet | Readable::Interrupted) => continue,
                 Err(e) => return Err(fail(format!("cannot read {shown}: {e}"))),
             }
         }
     }
     // Reads block from here on: the stream ends when its writer closes it.
-    use nix::fcntl::{fcntl, FcntlArg, OFlag};
-    let flags = fcntl(&f, FcntlArg::F_GETFL).map_err(|e| fail(format!("{shown}: {e}")))?;
-    let blocking = OFlag::from_bits_truncate(flags) & !OFlag::O_NONBLOCK;
-    fcntl(&f, FcntlArg::F_SETFL(blocking)).map_err(|e| fail(format!("{shown}: {e}")))?;
+    crate::sys::set_blocking(&f).map_err(|e| fail(format!("{shown}: {e}")))?;
     Ok(Input::Stream(Stream::new(f, &shown)?))
 }
 
@@ -402,9 +388,9 @@ fn import_summary(r: &pmc_log::hwpmc::ImportReport) -> String {
 
 fn create(path: &Path) -> Result<Dest, Failure> {
     if path == Path::new("-") {
-        return Ok(Dest::Stream(crate::output::stdout_stream()));
+        return Ok(Dest::Stream(crate::dest::stdout_stream()));
     }
-    crate::output::create_private_file(path)
+    crate::dest::create_private_file(path)
         .map_err(|e| fail(format!("cannot write {}: {e}", path.display())))
 }
 
@@ -443,7 +429,7 @@ fn io_error(e: impl Into<pmc_analyze::Error>) -> std::io::Error {
 
 /// The analysis options of `-R`: object paths under `-r DIR` when given,
 /// kernel symbols from `-k KERNELDIR` when given.
-pub fn analyze_options(args: &Args) -> AnalyzeOptions {
+pub fn analyze_options(args: &Analyze) -> AnalyzeOptions {
     let mut o = AnalyzeOptions::default();
     o.symbolize.root.clone_from(&args.fsroot);
     if let Some(dir) = &args.kernel_dir {
@@ -492,7 +478,7 @@ fn kernel_symbols(dir: &Path) -> (KernelSymbols, Option<String>) {
 }
 
 /// `-k`'s warning, once per run, when its directory has no kernel symbols.
-pub fn warn_kernel_dir(args: &Args) {
+pub fn warn_kernel_dir(args: &Analyze) {
     if let Some((_, Some(w))) = args.kernel_dir.as_deref().map(kernel_symbols) {
         diag!(
             "pmcstat: warning: {}",
@@ -505,7 +491,7 @@ pub fn warn_kernel_dir(args: &Args) {
 /// `UserStack` record: unwind them now (objects under `-r DIR` when given), with the code
 /// the recorder uses for `--call-graph dwarf`, and give the log with callchains only.
 /// `None` when the log has no stacks.
-pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure> {
+pub fn unwind_stacks(log: &[u8], args: &Analyze) -> Result<Option<Vec<u8>>, Failure> {
     let Ok(reader) = pmc_log::Reader::new(log) else {
         return Ok(None);
     };
@@ -548,7 +534,7 @@ pub fn unwind_stacks(log: &[u8], args: &Args) -> Result<Option<Vec<u8>>, Failure
 }
 
 /// Runs `-R`.
-pub fn run(args: &Args) -> Result<u8, Failure> {
+pub fn run(args: &Analyze) -> Result<u8, Failure> {
     let r = run_reports(args);
     // A log truncated while mapped reads as zeros past the cut (pmc_analyze::file::Bytes):
     // the reports above end there, and say why.
@@ -569,12 +555,12 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
 /// The mapped `-R` log, kept to ask it at the end whether it was truncated while read.
 static MAPPED_LOG: std::sync::Mutex<Option<pmc_analyze::file::Bytes>> = std::sync::Mutex::new(None);
 
-fn run_reports(args: &Args) -> Result<u8, Failure> {
+fn run_reports(args: &Analyze) -> Result<u8, Failure> {
     let Some(path) = args.read_log.as_deref() else {
         return Err(Failure::Usage("-R needs a file".into()));
     };
     // No output may replace the log being read (same device and inode, any name).
-    crate::output::protect(path);
+    crate::dest::protect(path);
     let (input, mut thread) = read_input(path, args)?;
     let r = run_input(&input, path, args, &mut thread);
     if let Input::Stream(s) = &input {
@@ -587,7 +573,7 @@ fn run_reports(args: &Args) -> Result<u8, Failure> {
 fn run_input(
     input: &Input,
     path: &Path,
-    args: &Args,
+    args: &Analyze,
     thread: &mut Option<ThreadFilter>,
 ) -> Result<u8, Failure> {
     let stdout = PathBuf::from("-");
@@ -625,7 +611,7 @@ fn run_input(
 /// The `-R` log, its stacks unwound (`--call-graph dwarf-raw` logs) and, with `-i TID`,
 /// its other threads' samples left out (a stream is filtered as it is read: the filter is
 /// returned).
-fn read_input(path: &Path, args: &Args) -> Result<(Input, Option<ThreadFilter>), Failure> {
+fn read_input(path: &Path, args: &Analyze) -> Result<(Input, Option<ThreadFilter>), Failure> {
     // An hwpmc log file is streamed through its conversion, in bounded memory: each output
     // that reads the log has a pass of its own over the file (issue 21, item 12).
     let mut input = load_with(path, true)?;
@@ -645,7 +631,7 @@ fn read_input(path: &Path, args: &Args) -> Result<(Input, Option<ThreadFilter>),
 
 /// Whether an output reads the log more than once (`-m`, `-a`, `--pprof`, `--perf-data`,
 /// `--script`): it is then needed whole.
-fn needs_bytes(args: &Args) -> bool {
+fn needs_bytes(args: &Analyze) -> bool {
     args.annotate_pcs.is_some()
         || args.annotate_callchains.is_some()
         || args.pprof.is_some()
@@ -666,7 +652,7 @@ enum Whole<'a> {
 fn whole_log<'a>(
     input: &'a Input,
     path: &'a Path,
-    args: &Args,
+    args: &Analyze,
 ) -> Result<Option<Whole<'a>>, Failure> {
     match input {
         Input::Bytes(b) => Ok(Some(Whole::Bytes(b))),
@@ -724,7 +710,7 @@ impl Whole<'_> {
 
 /// `-m`, `-a` and `--script`: the listings of the log, each with a note on what had no
 /// symbol.
-fn write_listings(args: &Args, log: &Option<Whole<'_>>, out_path: &Path) -> Result<(), Failure> {
+fn write_listings(args: &Analyze, log: &Option<Whole<'_>>, out_path: &Path) -> Result<(), Failure> {
     let script = args.script.then(|| out_path.to_path_buf());
     let listings = [
         (&args.annotate_pcs, Listing::SampledPcs, "-m"),
@@ -760,7 +746,7 @@ fn write_listings(args: &Args, log: &Option<Whole<'_>>, out_path: &Path) -> Resu
 }
 
 /// Whether any output other than the record dump was asked for.
-fn wants_reports(args: &Args) -> bool {
+fn wants_reports(args: &Analyze) -> bool {
     args.callgraph.is_some()
         || args.script
         || args.annotate_pcs.is_some()
@@ -778,7 +764,7 @@ fn wants_reports(args: &Args) -> bool {
 fn dump_records(
     input: &Input,
     path: &Path,
-    args: &Args,
+    args: &Analyze,
     mut thread: Option<&mut ThreadFilter>,
     out_path: &Path,
 ) -> Result<(), Failure> {
@@ -798,7 +784,7 @@ fn dump_records(
 
 /// Whether no profile is asked for: no listing (`-m`, `-a`) and no report built from
 /// the profile (the conversions `--perf-data` and `--script` are then all there is).
-fn no_listing_nor_profile(args: &Args) -> bool {
+fn no_listing_nor_profile(args: &Analyze) -> bool {
     let others = args.pprof.is_some()
         || args.callgraph.is_some()
         || args.folded.is_some()
@@ -814,7 +800,7 @@ fn no_listing_nor_profile(args: &Args) -> bool {
 fn build_profile(
     input: &Input,
     path: &Path,
-    args: &Args,
+    args: &Analyze,
     thread: Option<&mut ThreadFilter>,
 ) -> Result<Profile, Failure> {
     let opts = AnalyzeOptions {
@@ -842,7 +828,11 @@ fn build_profile(
 
 /// The reports built from the profile, in this order: `-G`, `-g`, `-F`, folded stacks,
 /// the flame graph, the summary.
-fn write_profile_reports(profile: &Profile, args: &Args, out_path: &Path) -> Result<(), Failure> {
+fn write_profile_reports(
+    profile: &Profile,
+    args: &Analyze,
+    out_path: &Path,
+) -> Result<(), Failure> {
     if let Some(g) = &args.callgraph {
         let opts = CallGraphOptions {
             max_depth: args.depth.unwrap_or(16),
@@ -886,14 +876,14 @@ fn write_profile_reports(profile: &Profile, args: &Args, out_path: &Path) -> Res
 }
 
 /// `-g`: the gmon files, one per PMC and object, and what went into none.
-fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
+fn write_gprof(profile: &Profile, args: &Analyze) -> Result<(), Failure> {
     let opts = GmonOptions {
         dir: args
             .samples_dir
             .clone()
             .unwrap_or_else(|| PathBuf::from(".")),
         max_depth: args.depth.unwrap_or(16),
-        output: crate::output::private_options(),
+        output: crate::dest::private_options(),
     };
     let report = write_gmon(profile, &opts)
         .map_err(|e| Failure::Output(format!("writing the gmon files: {e}")))?;
@@ -932,7 +922,7 @@ fn write_gprof(profile: &Profile, args: &Args) -> Result<(), Failure> {
 }
 
 /// `--summary`: the top functions and objects, as text, `--json` or `--csv`.
-fn write_summary(profile: &Profile, args: &Args, out_path: &Path) -> Result<(), Failure> {
+fn write_summary(profile: &Profile, args: &Analyze, out_path: &Path) -> Result<(), Failure> {
     let top = TopReport::build(
         profile,
         &TopOptions {
@@ -942,9 +932,9 @@ fn write_summary(profile: &Profile, args: &Args, out_path: &Path) -> Result<(), 
     );
     report_to(out_path, "the summary", |out| {
         let mut out = &mut *out;
-        if args.json {
+        if args.format == Format::Json {
             top.write_json(&mut out).map_err(io_error)
-        } else if args.csv.is_some() {
+        } else if matches!(args.format, Format::Csv(_)) {
             top.write_csv(&mut out)
         } else {
             top.write_text(&mut out)
@@ -1043,7 +1033,7 @@ fn write_pprof(
 fn dump(
     input: &Input,
     path: &Path,
-    args: &Args,
+    args: &Analyze,
     mut thread: Option<&mut ThreadFilter>,
     out: &mut dyn Write,
 ) -> std::io::Result<pmc_log::ReadReport> {
@@ -1052,7 +1042,7 @@ fn dump(
         Input::Bytes(b) => {
             let reader = pmc_log::Reader::new(b).map_err(bad)?;
             let mut it = reader.records();
-            if args.json {
+            if args.format == Format::Json {
                 pmc_log::export::json::write_all(&mut it, &mut &mut *out)?;
             } else if args.dump {
                 pmc_log::export::text::write_all(&mut it, &mut &mut *out)?;
@@ -1069,7 +1059,7 @@ fn dump(
                 if thread.as_mut().is_some_and(|f| !f.keep(&r)) {
                     continue;
                 }
-                if args.json {
+                if args.format == Format::Json {
                     pmc_log::export::json::write_record(&r, &mut &mut *out)?;
                 } else if args.dump {
                     pmc_log::export::text::write_record(&r, &mut &mut *out)?;
@@ -1080,4 +1070,40 @@ fn dump(
             Ok(reader.finish())
         }
     }
+}
+
+/// `-R FILE -T`: the top view, replayed from the log.
+pub fn run_top(args: &Analyze) -> Result<u8, Failure> {
+    let path = args
+        .read_log
+        .as_deref()
+        .unwrap_or(std::path::Path::new("-"));
+    let log = load(path)?;
+    let refresh = args.interval.map_or(
+        crate::top::DEFAULT_REFRESH,
+        std::time::Duration::from_secs_f64,
+    );
+    let Input::Bytes(mut log) = log else {
+        return Err(Failure::Usage(format!(
+            "-T replays a regular log file, not a stream: {}",
+            path.display()
+        )));
+    };
+    if let Some(unwound) = unwind_stacks(&log, args)? {
+        log = unwound.into();
+    }
+    if let Some(tid) = args.thread {
+        let mut filter = ThreadFilter::new(tid);
+        log = filter_thread(&log, &mut filter)?.into();
+        filter.report();
+    }
+    warn_kernel_dir(args);
+    crate::top::replay(&log, refresh, analyze_options(args)).map_err(|e| {
+        Failure::Setup(pmc::Error::new(
+            pmc::ErrorKind::Os,
+            pmc::Op::Log,
+            format!("-T: {e}"),
+        ))
+    })?;
+    Ok(0)
 }

@@ -442,6 +442,19 @@ pub struct Args {
     )]
     pub metrics_max_targets: usize,
 
+    /// Print pmcstat's reference, generated from these options, and exit:
+    /// `man` (the man page, pmcstat.1, in roff) or the completions for
+    /// `bash`, `zsh`, `fish`, `elvish` or `powershell`. For packagers; see
+    /// pmcstat/README.md.
+    #[arg(
+        long = "generate",
+        value_name = "KIND",
+        value_enum,
+        hide = true,
+        exclusive = true
+    )]
+    pub generate: Option<Generate>,
+
     /// The command to run and count.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
@@ -786,6 +799,28 @@ fn parse_attach(s: &str) -> Result<AttachSpec, String> {
     regex::Regex::new(s)
         .map(AttachSpec::Regex)
         .map_err(|e| format!("`{s}` is neither a process id nor a valid regular expression: {e}"))
+}
+
+/// `--generate`: what reference to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Generate {
+    /// The man page, pmcstat.1 (roff).
+    Man,
+    /// bash completions.
+    Bash,
+    /// zsh completions.
+    Zsh,
+    /// fish completions.
+    Fish,
+    /// elvish completions.
+    Elvish,
+    /// PowerShell completions.
+    Powershell,
+}
+
+/// The clap command: every option, for parsing and for the generated reference.
+pub fn command() -> clap::Command {
+    <Args as clap::CommandFactory>::command()
 }
 
 /// `--callgraph-order`.

@@ -1,70 +1,15 @@
 //! Counting mode: allocate, attach, start, run, stop, read, print.
 
-use crate::cli::{Args, DEFAULT_EVENTS};
+use crate::cli::DEFAULT_EVENTS;
+use crate::config::Count;
+use crate::error::Failure;
+use crate::measure::{check_log_csw, cpu_list, scope_text, ChildProbe};
 use crate::output::{Counter, Report, Sink};
-use crate::run::{exit_code, Wait};
-use pmc::launch::Session;
-use pmc::{Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope};
+use crate::run::Wait;
+use crate::sys::launch::Session;
+use crate::sys::{children_cpu, exit_code};
+use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope};
 use std::time::{Duration, Instant};
-
-/// Why pmcstat stopped before the command ran.
-pub enum Failure {
-    /// Bad options: exit 2.
-    Usage(String),
-    /// Counters could not be set up: exit 1.
-    Setup(Error),
-    /// Results could not be written (`-o /dev/full`, a full disk): exit 1 with this message.
-    Output(String),
-}
-
-/// The library's errors name API calls (`Backend::list_events`); pmcstat's
-/// users get the options that do the same (`pmcstat -L`). Applied to every
-/// error pmcstat prints when it stops.
-pub fn cli_terms(text: &str) -> String {
-    const TERMS: &[(&str, &str)] = &[
-        ("`Backend::list_events(true)`", "`pmcstat -L --tracepoints`"),
-        ("`Backend::list_events`", "`pmcstat -L`"),
-        ("call `Backend::configure_log` first", "give a log with -O file"),
-        ("(`Backend::configure_log`)", "(-O file)"),
-        ("`Pmc::native_config`", "`pmcstat -v`"),
-        (
-            "a process-scope sampling PMC (`Allocation::sampling`, with `Flags::DESCENDANTS` for child processes)",
-            "process sampling (-P, with -d for child processes)",
-        ),
-        ("or read a counting PMC when the command ends", "or count with -p"),
-        (
-            "must be converted with pmc_log::hwpmc",
-            "is read from a regular file: save it to a file and give that to -R",
-        ),
-    ];
-    let mut out = text.to_owned();
-    for (api, cli) in TERMS {
-        if out.contains(api) {
-            out = out.replace(api, cli);
-        }
-    }
-    // "use a smaller buffer (Backend::set_ring_pages(32))" -> "(--mmap-pages 32)".
-    const RING: &str = "Backend::set_ring_pages";
-    while let Some(at) = out.find(RING) {
-        let rest = &out[at + RING.len()..];
-        let (flag, used) = match rest
-            .strip_prefix('(')
-            .and_then(|r| r.split_once(')'))
-            .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        {
-            Some((n, _)) => (format!("--mmap-pages {n}"), n.len() + 2),
-            None => ("--mmap-pages PAGES".to_owned(), 0),
-        };
-        out.replace_range(at..at + RING.len() + used, &flag);
-    }
-    out
-}
-
-impl From<Error> for Failure {
-    fn from(e: Error) -> Failure {
-        Failure::Setup(e)
-    }
-}
 
 /// One requested counter: its spec as typed, and what came of allocating it.
 pub struct Slot {
@@ -82,8 +27,7 @@ fn is_unsupported(e: &Error) -> bool {
 }
 
 /// Runs counting mode; returns the exit status to use.
-pub fn run(args: &Args) -> Result<u8, Failure> {
-    check_args(args)?;
+pub fn run(args: &Count) -> Result<u8, Failure> {
     let wanted = wanted_counters(args)?;
     check_wanted(args, &wanted)?;
     let mut sink = open_sink(args)?;
@@ -98,45 +42,13 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     let last = reports.last().and_then(|r| r.exit_status);
-    print_reports(&mut sink, &reports, args);
+    print_reports(&mut sink, &reports);
     sink.finish()?;
     Ok(crate::run::final_status(last))
 }
 
-/// `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).
-fn check_args(args: &Args) -> Result<(), Failure> {
-    if let Some(w) = args.interval {
-        if !(w.is_finite() && w > 0.0) {
-            return Err(Failure::Usage(format!(
-                "-w: interval must be a positive number of seconds, got {w}"
-            )));
-        }
-    }
-    if let Some(l) = args.duration {
-        if !(l.is_finite() && l > 0.0) {
-            return Err(Failure::Usage(format!(
-                "-l: duration must be a positive number of seconds, got {l}"
-            )));
-        }
-    }
-    if args.user_callchain {
-        // pmcstat(8): "options -N, -n and -O require at least one sampling mode PMC".
-        return Err(Failure::Usage(
-            "-U (user-space call traces of samples taken in the kernel) is for sampling PMCs \
-             (-P, -S)"
-                .into(),
-        ));
-    }
-    if args.attach.is_some() && !args.command.is_empty() {
-        return Err(Failure::Usage(
-            "give either -t PID|REGEX or a command, not both".into(),
-        ));
-    }
-    Ok(())
-}
-
 /// The counters asked for (`-p`, `-e`, `-s`, in that order), or the default set.
-fn wanted_counters(args: &Args) -> Result<Vec<Wanted>, Failure> {
+fn wanted_counters(args: &Count) -> Result<Vec<Wanted>, Failure> {
     let mut wanted: Vec<Wanted> = Vec::new();
     // pmcstat(8)'s -p: the process alone unless -d.
     for (p, &d) in args.process.iter().zip(&args.process_descendants) {
@@ -184,9 +96,14 @@ fn wanted_counters(args: &Args) -> Result<Vec<Wanted>, Failure> {
 }
 
 /// The rules that depend on the counters: `-W`, `-E`, and something that ends the run.
-fn check_wanted(args: &Args, wanted: &[Wanted]) -> Result<(), Failure> {
+fn check_wanted(args: &Count, wanted: &[Wanted]) -> Result<(), Failure> {
     let has_process = wanted.iter().any(|w| !w.scope.is_system());
-    check_log_csw(args, has_process)?;
+    let csw = crate::measure::LogCsw {
+        log_csw: args.log_csw,
+        log: args.log.as_deref(),
+        repeat: args.repeat,
+    };
+    check_log_csw(&csw, has_process)?;
     if args.exit_counts {
         if !has_process {
             return Err(Failure::Usage(
@@ -217,8 +134,8 @@ fn check_wanted(args: &Args, wanted: &[Wanted]) -> Result<(), Failure> {
 }
 
 /// Where the counts go: `-o FILE`, else standard error.
-fn open_sink(args: &Args) -> Result<Sink, Failure> {
-    Sink::open(args.output.as_deref()).map_err(|e| {
+fn open_sink(args: &Count) -> Result<Sink, Failure> {
+    Sink::open(args.output.as_deref(), &args.print).map_err(|e| {
         Failure::Setup(Error::new(
             ErrorKind::Os,
             pmc::Op::Open,
@@ -234,7 +151,7 @@ fn open_sink(args: &Args) -> Result<Sink, Failure> {
 }
 
 /// `-r N`: how many runs (1 without it), checked against `--columns` and the command.
-fn repeat_count(args: &Args) -> Result<u32, Failure> {
+fn repeat_count(args: &Count) -> Result<u32, Failure> {
     let repeat = args.repeat.unwrap_or(1);
     if args.columns && repeat > 1 {
         return Err(Failure::Usage(
@@ -253,73 +170,15 @@ fn repeat_count(args: &Args) -> Result<u32, Failure> {
 }
 
 /// The counts of the runs (one, or the `-r` summary), then the counts at exit (`-E`).
-fn print_reports(sink: &mut Sink, reports: &[Report], args: &Args) {
-    if args.columns {
-        // pmcstat(8) prints its rows only: the last was printed at the end of the run.
-    } else if let [one] = reports {
-        sink.report(one, args);
+fn print_reports(sink: &mut Sink, reports: &[Report]) {
+    if let [one] = reports {
+        sink.report(one);
     } else {
-        sink.repeated(reports, args);
+        sink.repeated(reports);
     }
     if let Some(e) = reports.last().and_then(|r| r.exits.as_ref()) {
-        sink.exits(e, args);
+        sink.exits(e);
     }
-}
-
-/// How `-v` describes a PMC's scope: the CPUs of a system-mode PMC (its
-/// `-c`), whether a process-mode PMC counts child processes (its `-d`).
-pub fn scope_text(scope: &Scope, descendants: bool) -> String {
-    match scope {
-        Scope::System { cpu } => {
-            let list = match cpu {
-                Cpus::All => "every CPU".to_owned(),
-                Cpus::One(c) => format!("CPU {c}"),
-                Cpus::List(l) => {
-                    let l: Vec<String> = l.iter().map(u32::to_string).collect();
-                    format!("CPUs {}", l.join(","))
-                }
-            };
-            format!("system, {list}")
-        }
-        _ if descendants => "process and its child processes".to_owned(),
-        _ => "process alone (its threads, not its child processes)".to_owned(),
-    }
-}
-
-/// The CPUs of a `-c` (every CPU without one).
-pub fn cpu_list(spec: Option<&str>) -> Result<Cpus, Failure> {
-    match spec {
-        Some(c) => Cpus::parse_list(c).map_err(|e| Failure::Usage(format!("-c {c}: {e}"))),
-        None => Ok(Cpus::All),
-    }
-}
-
-/// `-W`'s rules, for counting and sampling mode: it logs, so it needs `-O`, and it is
-/// about the target's threads, so it needs a process-mode PMC.
-pub fn check_log_csw(args: &Args, has_process: bool) -> Result<(), Failure> {
-    if !args.log_csw {
-        return Ok(());
-    }
-    if args.log.is_none() {
-        return Err(Failure::Usage(
-            "-W logs the counts at every context switch of the target's threads: it needs a \
-             log, -O FILE (then read it with -R FILE)"
-                .into(),
-        ));
-    }
-    if !has_process {
-        return Err(Failure::Usage(
-            "-W is for process-mode PMCs (-p, -e or -P): system-mode PMCs (-s, -S) have no \
-             target threads to follow"
-                .into(),
-        ));
-    }
-    if args.repeat.is_some_and(|n| n > 1) {
-        return Err(Failure::Usage(
-            "-W with -r N: one -O log cannot hold several runs; run once".into(),
-        ));
-    }
-    Ok(())
 }
 
 /// One requested counter, before allocation.
@@ -380,45 +239,9 @@ fn counted_label(text: &str, spec: &EventSpec, pmc: &impl Pmc) -> (String, bool)
     }
 }
 
-/// A task-clock pair, one on the target alone and one on it and its
-/// descendants, to notice child processes the requested counters left out.
-pub(crate) struct ChildProbe {
-    alone: <pmc::Native as Backend>::Pmc,
-    tree: <pmc::Native as Backend>::Pmc,
-}
-
-impl ChildProbe {
-    /// CPU time below this in child processes is not reported (the two
-    /// clocks are stopped a few microseconds apart).
-    const THRESHOLD_NS: u64 = 100_000;
-
-    pub(crate) fn new(backend: &pmc::Native, session: &Session) -> Option<ChildProbe> {
-        let clock = || Allocation::counting(EventSpec::portable(pmc::PortableEvent::TaskClock));
-        let mut alone = backend.allocate(&clock()).ok()?;
-        let mut tree = backend.allocate(&clock().descendants()).ok()?;
-        session.attach(&mut alone).ok()?;
-        session.attach(&mut tree).ok()?;
-        Some(ChildProbe { alone, tree })
-    }
-
-    pub(crate) fn start(&mut self) {
-        let _ = self.alone.start();
-        let _ = self.tree.start();
-    }
-
-    /// Stops both clocks; the CPU time of child processes, if any ran.
-    pub(crate) fn finish(mut self) -> Option<u64> {
-        let _ = self.tree.stop();
-        let _ = self.alone.stop();
-        let tree = self.tree.read().ok()?.scaled()?;
-        let alone = self.alone.read().ok()?.scaled()?;
-        Some(tree.saturating_sub(alone)).filter(|ns| *ns >= Self::THRESHOLD_NS)
-    }
-}
-
 /// One run: allocate, attach, start, run the command (or wait), stop, read.
 fn run_once(
-    args: &Args,
+    args: &Count,
     wanted: &[Wanted],
     sink: &mut Sink,
     verbose: bool,
@@ -483,12 +306,12 @@ fn run_once(
 }
 
 /// `-W`'s log file.
-fn csw_log(args: &Args) -> Option<&std::path::Path> {
+fn csw_log(args: &Count) -> Option<&std::path::Path> {
     args.log.as_deref().filter(|_| args.log_csw)
 }
 
 /// `-E`'s log file.
-fn exit_log(args: &Args) -> Option<&std::path::Path> {
+fn exit_log(args: &Count) -> Option<&std::path::Path> {
     args.log.as_deref().filter(|_| args.exit_counts)
 }
 
@@ -497,17 +320,17 @@ fn exit_log(args: &Args) -> Option<&std::path::Path> {
 /// it a pipe read as it fills.
 fn open_logs(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Count,
 ) -> Result<
     (
-        crate::sample::RemoveUnlessStarted,
+        crate::logfile::RemoveUnlessStarted,
         Option<crate::live::LiveProfile>,
     ),
     Failure,
 > {
-    let mut created_log = crate::sample::RemoveUnlessStarted(None);
+    let mut created_log = crate::logfile::RemoveUnlessStarted(None);
     if let Some(path) = csw_log(args).or(exit_log(args)) {
-        created_log.0 = crate::sample::configure_log(backend, path)?;
+        created_log.0 = crate::logfile::configure_log(backend, path)?;
     }
     let mut live_exits = None;
     if args.exit_counts && args.log.is_none() {
@@ -528,7 +351,7 @@ fn open_logs(
 /// not with `--columns`). The flag says whether the backend narrowed any to user space.
 fn allocate_slots(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Count,
     wanted: &[Wanted],
 ) -> Result<(Vec<Slot>, bool), Failure> {
     let mut slots = Vec::with_capacity(wanted.len());
@@ -606,8 +429,8 @@ fn clock_help(spec: &EventSpec, e: Error) -> Error {
 
 /// Launches the command paused (or finds the `-t` processes) and attaches the
 /// process-mode counters to it.
-fn attach(slots: &mut [Slot], args: &Args) -> Result<Session, Failure> {
-    let session = crate::targets::session(args)?;
+fn attach(slots: &mut [Slot], args: &Count) -> Result<Session, Failure> {
+    let session = crate::targets::session(args.attach.as_ref(), &args.command)?;
     for s in slots.iter_mut() {
         if let Some(p) = s.pmc.as_mut() {
             if !s.scope.is_system() {
@@ -666,7 +489,7 @@ struct Waited {
 /// Waits for the end of the run, printing the counts every interval (`-w`; every
 /// [`COLUMNS_DEFAULT_INTERVAL`] with `--columns`).
 fn wait(
-    args: &Args,
+    args: &Count,
     session: &mut Session,
     slots: &[Slot],
     sink: &mut Sink,
@@ -692,9 +515,9 @@ fn wait(
             let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
             last_at = started.elapsed();
             if args.columns {
-                sink.columns_row(columns_checked(&shown)?);
+                sink.interval(last_at, columns_checked(&shown)?);
             } else {
-                sink.interval(last_at, &shown, args);
+                sink.interval(last_at, &shown);
             }
             Ok(())
         },
@@ -712,13 +535,13 @@ fn wait(
 /// and, with `-E`, reads the counts at exit from the log.
 fn close_logs(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Count,
     live_exits: Option<crate::live::LiveProfile>,
 ) -> Result<Option<crate::exits::ExitCounts>, Failure> {
     let csw_log = csw_log(args);
     if let Some(path) = csw_log {
         // Stopped: every switch is in the rings; drain them and close the log.
-        backend.close_log().map_err(crate::sample::log_err)?;
+        backend.close_log().map_err(crate::logfile::log_err)?;
         note!(
             "pmcstat: the counts at context switches were written to {}",
             path.display()
@@ -729,7 +552,7 @@ fn close_logs(
         return Ok(None);
     }
     if csw_log.is_none() {
-        backend.close_log().map_err(crate::sample::log_err)?;
+        backend.close_log().map_err(crate::logfile::log_err)?;
     }
     Ok(Some(match (live_exits, exit_log(args)) {
         (Some(reader), _) => reader
@@ -737,7 +560,7 @@ fn close_logs(
             .map(|(_, counts)| counts)
             .map_err(|e| Failure::Output(format!("-E: cannot read the log: {e}")))?,
         (None, Some(path))
-            if path.as_os_str() != "-" && crate::sample::remote_log(path).is_none() =>
+            if path.as_os_str() != "-" && crate::logfile::remote_log(path).is_none() =>
         {
             crate::exits::of_file(path)
                 .map_err(|e| Failure::Output(format!("-E: cannot read {}: {e}", path.display())))?
@@ -751,7 +574,7 @@ fn close_logs(
 
 /// The last, partial interval: with it the intervals add up to the total.
 fn print_last_interval(
-    args: &Args,
+    args: &Count,
     slots: &[Slot],
     waited: Waited,
     elapsed: Duration,
@@ -763,12 +586,12 @@ fn print_last_interval(
         // SIGINT, whatever the time since the last.
         let per_cpu = args.per_cpu || args.columns;
         let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
-        sink.columns_row(columns_checked(&shown)?);
+        sink.interval(elapsed, columns_checked(&shown)?);
     } else if args.interval.is_some() {
         let shown = interval_rows(collect(slots, args.per_cpu), &mut last, args.cumulative);
         let moved = shown.iter().any(|c| c.reading.value != 0);
         if moved || elapsed > waited.last_at + Duration::from_millis(1) {
-            sink.interval(elapsed, &shown, args);
+            sink.interval(elapsed, &shown);
         }
     }
     Ok(())
@@ -787,18 +610,6 @@ fn with_children(slots: &[Slot], wanted: &[Wanted]) -> Vec<String> {
     } else {
         Vec::new()
     }
-}
-
-/// User and system CPU time of this process's waited-for children so far
-/// (`getrusage(RUSAGE_CHILDREN)`, which includes the descendants they waited
-/// for, as `perf stat`'s wait4 rusage does).
-fn children_cpu() -> Option<(std::time::Duration, std::time::Duration)> {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let r = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
-    let d = |t: nix::sys::time::TimeVal| {
-        std::time::Duration::new(t.tv_sec().max(0) as u64, (t.tv_usec().max(0) as u32) * 1000)
-    };
-    Some((d(r.user_time()), d(r.system_time())))
 }
 
 /// `--columns` without -w: pmcstat(8)'s `DEFAULT_WAIT_INTERVAL`, 5 s.
@@ -920,30 +731,4 @@ fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::cli_terms;
-
-    /// Issue 21 item 13: the library's remedies name its API; pmcstat's name its flags.
-    #[test]
-    fn library_advice_becomes_flags() {
-        let mlock = "use a smaller buffer (Backend::set_ring_pages(32)), fewer threads or CPUs";
-        assert_eq!(
-            cli_terms(mlock),
-            "use a smaller buffer (--mmap-pages 32), fewer threads or CPUs"
-        );
-        assert_eq!(
-            cli_terms("use a smaller buffer (Backend::set_ring_pages)"),
-            "use a smaller buffer (--mmap-pages PAGES)"
-        );
-        let hwpmc = "a FreeBSD hwpmc log (first byte pattern `.. .. .. ee`) must be converted \
-                     with pmc_log::hwpmc";
-        assert!(
-            !cli_terms(hwpmc).contains("pmc_log::"),
-            "{}",
-            cli_terms(hwpmc)
-        );
-    }
 }

@@ -168,7 +168,7 @@ impl ExitCounts {
 
 /// The process-exit counts of a log file.
 pub fn of_file(path: &std::path::Path) -> Result<ExitCounts, String> {
-    let bytes = pmc_analyze::file::map_regular(path, crate::analyze::MAX_LOG_SIZE)
+    let bytes = pmc_analyze::file::map_regular(path, crate::logfile::MAX_LOG_SIZE)
         .map_err(|e| e.to_string())?;
     let reader = pmc_log::Reader::new(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut counts = ExitCounts::default();

@@ -1,28 +1,28 @@
 //! `-L` (event listing) and `--diagnose`.
 
-use crate::cli::Args;
-use crate::count::Failure;
+use crate::config::{Format, List};
+use crate::error::Failure;
 use pmc::info::{Availability, Verdict};
 use pmc::Backend;
 use std::io::Write;
 
 /// Runs -L or --diagnose; returns the exit status.
-pub fn run(args: &Args) -> Result<u8, Failure> {
+pub fn run(args: &List) -> Result<u8, Failure> {
     let backend = pmc::Native::open()?;
     let out = match &args.output {
-        Some(p) => crate::output::create_file(p).map_err(|e| {
+        Some(p) => crate::dest::create_file(p).map_err(|e| {
             Failure::Setup(pmc::Error::new(
                 pmc::ErrorKind::Os,
                 pmc::Op::Open,
                 format!("cannot write {}: {e}", p.display()),
             ))
         })?,
-        None => crate::output::Dest::Stream(crate::output::stdout_stream()),
+        None => crate::dest::Dest::Stream(crate::dest::stdout_stream()),
     };
-    let mut out = crate::output::Checked::new(out);
-    if args.list {
+    let mut out = crate::dest::Checked::new(out);
+    if !args.diagnose {
         let events = backend.list_events(args.tracepoints);
-        if args.json {
+        if args.format == Format::Json {
             let _ = writeln!(
                 out,
                 "{}",
@@ -45,7 +45,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     } else {
         let checks = backend.diagnose();
-        if args.json {
+        if args.format == Format::Json {
             let _ = writeln!(
                 out,
                 "{}",
@@ -67,20 +67,20 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         }
     }
     let done = out.finish().and_then(|()| out.get_mut().commit());
-    crate::output::write_outcome(done, "the listing")?;
+    crate::dest::write_outcome(done, "the listing")?;
     Ok(0)
 }
 
 /// `-u SPEC` (pmcstat(8)'s event description): the event's entry in the `-L` list (source,
 /// description, availability), then what opening it gives here: the native encoding, or why
 /// it cannot be opened. A spec that does not parse is a usage error.
-pub fn describe(args: &Args, spec_text: &str) -> Result<u8, Failure> {
+pub fn describe(spec_text: &str, tracepoints: bool) -> Result<u8, Failure> {
     use pmc::Pmc as _;
     let spec: pmc::EventSpec = spec_text
         .parse()
         .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
     let backend = pmc::Native::open()?;
-    let mut out = crate::output::Checked::new(crate::output::stdout_stream());
+    let mut out = crate::dest::Checked::new(crate::dest::stdout_stream());
     let canonical = spec.to_string();
     let name = spec_text.split(':').next().unwrap_or(spec_text);
     let events = backend.list_events(false);
@@ -109,7 +109,7 @@ pub fn describe(args: &Args, spec_text: &str) -> Result<u8, Failure> {
                 out,
                 "  {:<14} not in the event list (-L{}); described by how it opens",
                 "listed as",
-                if args.tracepoints {
+                if tracepoints {
                     ""
                 } else {
                     " --tracepoints lists tracepoints"
@@ -130,6 +130,6 @@ pub fn describe(args: &Args, spec_text: &str) -> Result<u8, Failure> {
             let _ = writeln!(out, "  {:<14} no: {e}", "opens here");
         }
     }
-    crate::output::write_outcome(out.finish(), "the description")?;
+    crate::dest::write_outcome(out.finish(), "the description")?;
     Ok(0)
 }

@@ -22,8 +22,7 @@ impl LiveProfile {
     /// give to `Backend::configure_log`. The reader stops at the end of the
     /// log, when the backend closes the sink.
     pub fn start(exits: bool) -> std::io::Result<(LiveProfile, File)> {
-        let (rx, tx) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
-        let (rx, tx) = (File::from(rx), File::from(tx));
+        let (rx, tx) = crate::sys::pipe()?;
         let builder = Arc::new(Mutex::new(ProfileBuilder::new(AnalyzeOptions::default())));
         let shared = Arc::clone(&builder);
         let reader = std::thread::Builder::new()

@@ -4,17 +4,25 @@
 #![forbid(unsafe_code)]
 
 #[macro_use]
-mod output;
+mod diag;
 mod analyze;
 mod cli;
+mod config;
 mod count;
+mod dest;
+mod error;
 mod exits;
 mod info;
 mod live;
+mod logfile;
+mod measure;
 mod metrics;
+mod output;
+mod reference;
 mod run;
 mod sample;
 mod selftest;
+mod sys;
 mod targets;
 mod top;
 
@@ -36,82 +44,42 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    output::QUIET.store(args.quiet, std::sync::atomic::Ordering::Relaxed);
     // Every mode: a measurement stops cleanly on the first SIGINT/SIGTERM/SIGHUP; a report
     // or listing stops writing (its file is not put in place, the previous one is kept).
-    let measuring = args.read_log.is_none() && !args.list && !args.diagnose && !args.selftest;
-    output::REPORTS_STOP_ON_SIGNAL.store(!measuring, std::sync::atomic::Ordering::Relaxed);
+    let measuring = config::measures(&args);
+    let config = match config::validate(args) {
+        Ok(c) => c,
+        Err(e) => return ExitCode::from(e.report(run::final_status(None))),
+    };
+    if let config::Mode::Generate(kind) = config.mode {
+        let mut out = dest::Checked::new(dest::stdout_stream());
+        let done = reference::write(kind, &mut out).and_then(|()| out.finish());
+        return match dest::write_outcome(done, "the reference") {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => ExitCode::from(e.report(run::final_status(None))),
+        };
+    }
+    diag::QUIET.store(config.quiet, std::sync::atomic::Ordering::Relaxed);
+    dest::REPORTS_STOP_ON_SIGNAL.store(!measuring, std::sync::atomic::Ordering::Relaxed);
     if let Err(e) = run::arm_stop_signals() {
         diag!("pmcstat: cannot install the SIGINT/SIGTERM/SIGHUP handlers: {e}");
         return ExitCode::from(1);
     }
-    let result = if args.read_log.is_some() && args.top_mode {
-        top_replay(&args)
-    } else if args.read_log.is_some() {
-        analyze::run(&args)
-    } else if let Some(spec) = args.describe.as_deref() {
-        info::describe(&args, spec)
-    } else if args.selftest {
-        selftest::run(&args)
-    } else if let Some(addr) = args.metrics.as_deref() {
-        metrics::run(&args, addr)
-    } else if args.list || args.diagnose {
-        info::run(&args)
-    } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
-        sample::run(&args)
-    } else {
-        count::run(&args)
+    use config::Mode;
+    let result = match &config.mode {
+        Mode::Generate(_) => Ok(0),
+        Mode::TopReplay(args) => analyze::run_top(args),
+        Mode::Analyze(args) => analyze::run(args),
+        Mode::Describe(spec, tracepoints) => info::describe(spec, *tracepoints),
+        Mode::Selftest(format) => selftest::run(format),
+        Mode::NoBackend => Err(error::Failure::Setup(sys::no_backend())),
+        Mode::Metrics(m) => metrics::run(m),
+        Mode::List(l) => info::run(l),
+        Mode::Sample(args) => sample::run(args),
+        Mode::Count(args) => count::run(args),
     };
     match result {
         Ok(status) => ExitCode::from(status),
-        Err(count::Failure::Usage(msg)) => {
-            diag!("pmcstat: {}", count::cli_terms(&msg));
-            diag!("Try 'pmcstat --help' for more information.");
-            ExitCode::from(2)
-        }
-        Err(count::Failure::Setup(e)) => {
-            diag!("pmcstat: {}", count::cli_terms(&e.to_string()));
-            ExitCode::from(1)
-        }
-        Err(count::Failure::Output(msg)) => {
-            diag!("pmcstat: {msg}");
-            // A report stopped by SIGINT/SIGTERM/SIGHUP exits as the shell's 128 + signal.
-            ExitCode::from(run::final_status(None).max(1))
-        }
+        Err(e) => ExitCode::from(e.report(run::final_status(None))),
     }
-}
-
-/// `-R FILE -T`: the top view, replayed from the log.
-fn top_replay(args: &cli::Args) -> Result<u8, count::Failure> {
-    let path = args
-        .read_log
-        .as_deref()
-        .unwrap_or(std::path::Path::new("-"));
-    let log = analyze::load(path)?;
-    let refresh = args
-        .interval
-        .map_or(top::DEFAULT_REFRESH, std::time::Duration::from_secs_f64);
-    let analyze::Input::Bytes(mut log) = log else {
-        return Err(count::Failure::Usage(format!(
-            "-T replays a regular log file, not a stream: {}",
-            path.display()
-        )));
-    };
-    if let Some(unwound) = analyze::unwind_stacks(&log, args)? {
-        log = unwound.into();
-    }
-    if let Some(tid) = args.thread {
-        let mut filter = analyze::ThreadFilter::new(tid);
-        log = analyze::filter_thread(&log, &mut filter)?.into();
-        filter.report();
-    }
-    analyze::warn_kernel_dir(args);
-    top::replay(&log, refresh, analyze::analyze_options(args)).map_err(|e| {
-        count::Failure::Setup(pmc::Error::new(
-            pmc::ErrorKind::Os,
-            pmc::Op::Log,
-            format!("-T: {e}"),
-        ))
-    })?;
-    Ok(0)
 }

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use pmc_exporter::{PmcCollector, Selector};
 use prometheus_client::registry::Registry;
 
-use crate::cli::{Args, AttachSpec, DEFAULT_EVENTS};
-use crate::count::Failure;
+use crate::cli::{AttachSpec, DEFAULT_EVENTS};
+use crate::config::Metrics;
+use crate::error::Failure;
 use crate::run;
 
 /// `PORT` or `:PORT` is 127.0.0.1:PORT; `ADDR:PORT` (`[::1]:PORT`) as given; port 0 is any free one (printed).
@@ -55,8 +56,8 @@ fn refs(v: &[String]) -> Vec<&str> {
 }
 
 /// Runs the exporter; the exit status is 128 + the stop signal.
-pub fn run(args: &Args, addr: &str) -> Result<u8, Failure> {
-    let addr = listen_address(addr)?;
+pub fn run(args: &Metrics) -> Result<u8, Failure> {
+    let addr = listen_address(&args.addr)?;
     let mut registry = Registry::default();
     let mut per_process = None;
     if !args.system.is_empty() || args.attach.is_none() {
@@ -66,8 +67,7 @@ pub fn run(args: &Args, addr: &str) -> Result<u8, Failure> {
         registry.register_collector(Box::new(c));
     }
     if let Some(spec) = &args.attach {
-        let mut given = args.process.clone();
-        given.extend(args.events.iter().cloned());
+        let given = args.process.clone();
         let events = event_list(&given, false);
         let selector = match spec {
             AttachSpec::Pid(p) => Selector::Pid(*p),
@@ -77,8 +77,7 @@ pub fn run(args: &Args, addr: &str) -> Result<u8, Failure> {
             }
         };
         let c = Arc::new(
-            PmcCollector::processes(&refs(&events), selector)?
-                .max_targets(args.metrics_max_targets),
+            PmcCollector::processes(&refs(&events), selector)?.max_targets(args.max_targets),
         );
         note_unsupported(&c);
         registry.register_collector(Box::new(Arc::clone(&c)));
@@ -95,7 +94,7 @@ pub fn run(args: &Args, addr: &str) -> Result<u8, Failure> {
         if refused > 0 {
             diag!(
                 "pmcstat: the --metrics-max-targets cap ({}) refused a matching process {refused} time(s)",
-                args.metrics_max_targets
+                args.max_targets
             );
         }
     }

@@ -1,8 +1,8 @@
 //! Waiting for the measured command (or a pid, or a duration) to end, with
 //! periodic work: shared by counting and sampling mode.
 
-use crate::count::Failure;
-use pmc::launch::{Progress, Session};
+use crate::error::Failure;
+use crate::sys::launch::{Progress, Session};
 use std::ops::ControlFlow;
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -151,10 +151,4 @@ impl Wait {
             }
         }
     }
-}
-
-/// The shell convention: the exit code, or 128 + the signal.
-pub fn exit_code(s: ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
 }

@@ -11,10 +11,14 @@
 //! (its work is the user's, and may matter more than its profile) nor left behind: pmcstat
 //! says so and waits for it.
 
-use crate::cli::Args;
-use crate::count::Failure;
+use crate::config::Sample;
+use crate::error::Failure;
 use crate::live::LiveProfile;
-use crate::run::{exit_code, Wait};
+use crate::logfile::{
+    configure_log, io_failure, log_err, log_help, remote_log, RemoveUnlessStarted,
+};
+use crate::run::Wait;
+use crate::sys::exit_code;
 use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Rate, Scope};
 use pmc_analyze::top::{TopOptions, TopReport};
 use pmc_analyze::Profile;
@@ -22,33 +26,6 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 /// pmcstat's remedy for a log that cannot be written.
-const LOG_HELP: &str = "free space where the log goes, or give another file with -O, and run again";
-
-/// pmcstat's remedy when the log's reader went away (EPIPE on `-O -`, a pipe or a socket).
-const LOG_READER_HELP: &str = "the reader of the log (the other end of the pipe or socket -O \
-    writes to) closed it before the run ended: keep it reading until pmcstat exits, or give a \
-    file with -O";
-
-/// pmcstat's remedy for log error `e`: a closed reader is not a full disk.
-fn log_help(e: &Error) -> &'static str {
-    if e.errno() == Some(libc::EPIPE) || e.message().contains("Broken pipe") {
-        LOG_READER_HELP
-    } else {
-        LOG_HELP
-    }
-}
-
-/// A log error with pmcstat's remedy instead of the library's.
-pub fn log_err(e: Error) -> Failure {
-    match e.op() {
-        pmc::Op::Log => {
-            let help = log_help(&e);
-            Failure::Setup(e.with_help(help))
-        }
-        _ => Failure::Setup(e),
-    }
-}
-
 /// How often the run checks the backend's log for a write error.
 pub const LOG_CHECK: Duration = Duration::from_millis(250);
 
@@ -94,17 +71,8 @@ struct Sampler {
     pmc: <pmc::Native as Backend>::Pmc,
 }
 
-fn io_failure(what: &str, e: &std::io::Error) -> Failure {
-    Failure::Setup(Error::new(
-        ErrorKind::Os,
-        pmc::Op::Log,
-        format!("cannot {what}: {e}"),
-    ))
-}
-
 /// Runs sampling mode; returns the exit status to use.
-pub fn run(args: &Args) -> Result<u8, Failure> {
-    check_args(args)?;
+pub fn run(args: &Sample) -> Result<u8, Failure> {
     let backend = pmc::Native::open()?;
     if let Some(pages) = args.mmap_pages {
         backend.set_buffer_pages(pages).map_err(|e| {
@@ -130,7 +98,7 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
         .any(|s| !s.scope.is_system() && !s.descendants);
     let mut probe = Some(&session)
         .filter(|s| alone && !s.targets().is_empty())
-        .and_then(|s| crate::count::ChildProbe::new(&backend, s));
+        .and_then(|s| crate::measure::ChildProbe::new(&backend, s));
     if let Some(p) = probe.as_mut() {
         p.start();
     }
@@ -162,14 +130,14 @@ pub fn run(args: &Args) -> Result<u8, Failure> {
     // nothing is left running behind pmcstat.
     let status = match status {
         None if (waited.quit || view_failed) && session.child().is_some() => {
-            let _ = session.signal(libc::SIGTERM);
+            let _ = session.signal(crate::sys::SIGTERM);
             session.finish()?
         }
         s => s,
     };
     let elapsed = started.elapsed();
     stop_samplers(&mut samplers, count_interval(args).is_some())?;
-    let uncounted_children = probe.and_then(crate::count::ChildProbe::finish);
+    let uncounted_children = probe.and_then(crate::measure::ChildProbe::finish);
     if live {
         status_line(&backend, elapsed, true);
     }
@@ -214,114 +182,11 @@ pub fn exit_status(status: u8, lost: u64) -> u8 {
     }
 }
 
-/// The usage rules of sampling mode, in the order they are checked.
-fn check_args(args: &Args) -> Result<(), Failure> {
-    check_mode_and_timing(args)?;
-    check_targets(args)?;
-    check_sampling_options(args)
-}
-
-/// No counting PMCs, no `-r`; `-w` and `-l` positive, `-w` only with a log or `-T`.
-fn check_mode_and_timing(args: &Args) -> Result<(), Failure> {
-    if !args.process.is_empty() || !args.system.is_empty() {
-        return Err(Failure::Usage(
-            "counting (-p/-s) and sampling (-P/-S) PMCs are used in separate runs".into(),
-        ));
-    }
-    if args.repeat.is_some() {
-        return Err(Failure::Usage("-r is for counting mode (-p/-s)".into()));
-    }
-    if let Some(w) = args.interval {
-        if !(w.is_finite() && w > 0.0) {
-            return Err(Failure::Usage(format!(
-                "-w: interval must be a positive number of seconds, got {w}"
-            )));
-        }
-        if args.log.is_none() && !args.top_mode {
-            return Err(Failure::Usage(
-                "-w in sampling mode logs the counts every interval: give -O FILE \
-                 (with -T it is the refresh interval)"
-                    .into(),
-            ));
-        }
-    }
-    if let Some(l) = args.duration {
-        if !(l.is_finite() && l > 0.0) {
-            return Err(Failure::Usage(format!(
-                "-l: duration must be a positive number of seconds, got {l}"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// What is sampled: a command or `-t` (not both), `-W` and `-E` with process PMCs, and
-/// something that ends the run.
-fn check_targets(args: &Args) -> Result<(), Failure> {
-    if args.attach.is_some() && !args.command.is_empty() {
-        return Err(Failure::Usage(
-            "give either -t PID|REGEX or a command, not both".into(),
-        ));
-    }
-    let has_process = !args.process_sampling.is_empty();
-    crate::count::check_log_csw(args, has_process)?;
-    if args.exit_counts && !has_process {
-        return Err(Failure::Usage(
-            "-E prints the counts of each process at its exit: it needs process sampling \
-             PMCs (-P); system-mode PMCs (-S) follow no process"
-                .into(),
-        ));
-    }
-    if args.exit_counts && args.top_mode {
-        return Err(Failure::Usage(
-            "-E prints the counts at process exit after the run; -T shows a live view: \
-             record with -E -O FILE, then view the log with -R FILE -T"
-                .into(),
-        ));
-    }
-    // System sampling alone runs until -l SECS, a stop signal or -T's `q`, as pmcstat(8).
-    if args.command.is_empty() && args.attach.is_none() && has_process {
-        return Err(Failure::Usage(
-            "process sampling (-P) needs a command or -t PID|REGEX (system sampling, -S or \
-             -a -P, runs until -l SECS or Ctrl-C)"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
-/// `-n`, `--freq`, `--call-graph dwarf-raw` and `-T` against the log.
-fn check_sampling_options(args: &Args) -> Result<(), Failure> {
-    if args.rate == Some(0) {
-        return Err(Failure::Usage("-n: the period must be at least 1".into()));
-    }
-    if args.frequency == Some(0) {
-        return Err(Failure::Usage(
-            "--freq: the frequency must be at least 1".into(),
-        ));
-    }
-    if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
-        return Err(Failure::Usage(
-            "--call-graph dwarf-raw keeps the stacks for unwinding when the log is read: it \
-             needs -O FILE (or use --call-graph dwarf, which unwinds while recording)"
-                .into(),
-        ));
-    }
-    if args.top_mode && args.log.is_some() {
-        return Err(Failure::Usage(
-            "-T shows the samples live and writes no log: drop -O, or record with -O \
-             and view the log with -R FILE -T"
-                .into(),
-        ));
-    }
-    Ok(())
-}
-
 /// Where the samples go: the `-O` log (with the file it created, removed unless the run
 /// starts), or else a live aggregator reading them as they arrive.
 fn open_log(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Sample,
 ) -> Result<(Option<LiveProfile>, RemoveUnlessStarted), Failure> {
     let mut created_log = RemoveUnlessStarted(None);
     let mut aggregator = None;
@@ -340,7 +205,7 @@ fn open_log(
 /// The rate of a PMC without its own `,freq=`: `--freq`, else `-n`, else the default for
 /// the event's unit ([`DEFAULT_TIME_FREQ`] for time, [`DEFAULT_RATE`] events otherwise), with
 /// a note saying which default was chosen (for `-v`).
-fn rate_for(args: &Args, spec: &EventSpec) -> (Rate, Option<String>) {
+fn rate_for(args: &Sample, spec: &EventSpec) -> (Rate, Option<String>) {
     match (args.frequency, args.rate) {
         (Some(hz), _) => (Rate::Frequency(hz), None),
         (None, Some(n)) => (Rate::Period(n), None),
@@ -362,7 +227,7 @@ fn rate_for(args: &Args, spec: &EventSpec) -> (Rate, Option<String>) {
 }
 
 /// The call-chain flags of every PMC (`-N`, `-U`).
-fn callchain_flags(args: &Args) -> Flags {
+fn callchain_flags(args: &Sample) -> Flags {
     let mut flags = Flags::NONE;
     if !args.no_callchain {
         flags |= Flags::CALLCHAIN;
@@ -375,7 +240,7 @@ fn callchain_flags(args: &Args) -> Flags {
 }
 
 /// Allocates the `-P` and `-S` PMCs, in that order.
-fn allocate_samplers(backend: &pmc::Native, args: &Args) -> Result<Vec<Sampler>, Failure> {
+fn allocate_samplers(backend: &pmc::Native, args: &Sample) -> Result<Vec<Sampler>, Failure> {
     let flags = callchain_flags(args);
     // (spec, scope, -d) per PMC, -d and -c as in force where each stands.
     let mut wanted: Vec<(String, Scope, bool)> = Vec::new();
@@ -387,7 +252,7 @@ fn allocate_samplers(backend: &pmc::Native, args: &Args) -> Result<Vec<Sampler>,
         wanted.push((p.clone(), Scope::Process, d));
     }
     for (s, c) in args.system_sampling.iter().zip(&args.system_sampling_cpus) {
-        let cpu = crate::count::cpu_list(c.as_deref())?;
+        let cpu = crate::measure::cpu_list(c.as_deref())?;
         wanted.push((s.clone(), Scope::System { cpu }, false));
     }
     let mut samplers = Vec::with_capacity(wanted.len());
@@ -406,7 +271,7 @@ fn allocate_samplers(backend: &pmc::Native, args: &Args) -> Result<Vec<Sampler>,
 /// log flags of `-W` and `-E`.
 fn allocate_sampler(
     backend: &pmc::Native,
-    args: &Args,
+    args: &Sample,
     (text, scope, descendants): (String, Scope, bool),
     mut flags: Flags,
 ) -> Result<Sampler, Failure> {
@@ -452,8 +317,8 @@ fn allocate_sampler(
 
 /// Launches the command paused (or finds the `-t` processes) and attaches the
 /// process-mode PMCs to it.
-fn attach(samplers: &mut [Sampler], args: &Args) -> Result<pmc::launch::Session, Failure> {
-    let session = crate::targets::session(args)?;
+fn attach(samplers: &mut [Sampler], args: &Sample) -> Result<crate::sys::launch::Session, Failure> {
+    let session = crate::targets::session(args.attach.as_ref(), &args.command)?;
     for s in samplers.iter_mut() {
         if !s.scope.is_system() {
             crate::targets::attach_all(&mut s.pmc, &session)?;
@@ -469,7 +334,7 @@ fn print_native_config(samplers: &[Sampler]) {
         diag!(
             "  {:<24} {}",
             "(pmcstat) scope",
-            crate::count::scope_text(&s.scope, s.descendants)
+            crate::measure::scope_text(&s.scope, s.descendants)
         );
         if let Some(note) = &s.rate_note {
             diag!("  {:<24} {}", "(pmcstat) rate", note);
@@ -481,7 +346,10 @@ fn print_native_config(samplers: &[Sampler]) {
 }
 
 /// Starts the PMCs, then lets the command run; returns when sampling started.
-fn start(samplers: &mut [Sampler], session: &mut pmc::launch::Session) -> Result<Instant, Failure> {
+fn start(
+    samplers: &mut [Sampler],
+    session: &mut crate::sys::launch::Session,
+) -> Result<Instant, Failure> {
     for s in samplers.iter_mut() {
         s.pmc.start()?;
     }
@@ -492,7 +360,7 @@ fn start(samplers: &mut [Sampler], session: &mut pmc::launch::Session) -> Result
 
 /// `-w` as the interval for logging counts: without `-T` (where it is the refresh
 /// interval).
-fn count_interval(args: &Args) -> Option<f64> {
+fn count_interval(args: &Sample) -> Option<f64> {
     args.interval.filter(|_| !args.top_mode)
 }
 
@@ -512,8 +380,8 @@ struct Waited {
 /// error, and updates the live status line or the `-T` view. `started`: when sampling
 /// started; `live`: whether the status line is shown.
 fn wait(
-    args: &Args,
-    session: &mut pmc::launch::Session,
+    args: &Sample,
+    session: &mut crate::sys::launch::Session,
     samplers: &[Sampler],
     backend: &pmc::Native,
     aggregator: Option<&LiveProfile>,
@@ -580,7 +448,7 @@ fn wait(
 
 /// `-T`: the live view of the samples, titled with the events; `-w` is its refresh
 /// interval.
-fn open_view(args: &Args, samplers: &[Sampler]) -> Result<Option<crate::top::TopView>, Failure> {
+fn open_view(args: &Sample, samplers: &[Sampler]) -> Result<Option<crate::top::TopView>, Failure> {
     if !args.top_mode {
         return Ok(None);
     }
@@ -621,13 +489,13 @@ fn stop_samplers(samplers: &mut [Sampler], log_final_counts: bool) -> Result<(),
 /// written (`-O`) or the top functions (without it), the counts at exit (`-E`), losses and
 /// unwinding.
 fn report(
-    args: &Args,
+    args: &Sample,
     backend: &pmc::Native,
     aggregator: Option<LiveProfile>,
     events: &[String],
     elapsed: Duration,
 ) -> Result<(), Failure> {
-    let mut out = crate::output::Checked::new(summary_output(args)?);
+    let mut out = crate::dest::Checked::new(summary_output(args)?);
     let summary = summary_counts(backend);
     let mut exits = None;
     match &args.log {
@@ -656,7 +524,7 @@ fn report(
         }
     }
     if let Some(e) = &exits {
-        crate::output::write_outcome(e.write(&mut out), "the counts at exit")?;
+        crate::dest::write_outcome(e.write(&mut out), "the counts at exit")?;
     }
     if let Some(line) = losses_by_cpu(backend) {
         let _ = writeln!(out, "{line}");
@@ -670,21 +538,21 @@ fn report(
         let _ = writeln!(std::io::stderr(), "{line}");
     }
     let done = out.finish().and_then(|()| out.get_mut().commit());
-    crate::output::write_outcome(done, "the sampling summary")
+    crate::dest::write_outcome(done, "the sampling summary")
 }
 
 /// Where the summary goes: `-o FILE`, else standard error.
-fn summary_output(args: &Args) -> Result<crate::output::Dest, Failure> {
+fn summary_output(args: &Sample) -> Result<crate::dest::Dest, Failure> {
     Ok(match &args.output {
-        Some(p) => crate::output::create_private_file(p)
+        Some(p) => crate::dest::create_private_file(p)
             .map_err(|e| io_failure(&format!("write {}", p.display()), &e))?,
-        None => crate::output::Dest::Stream(crate::output::stderr_stream()),
+        None => crate::dest::Dest::Stream(crate::dest::stderr_stream()),
     })
 }
 
 /// `-E` with a log file: the counts at exit, read back from it (a log on standard output
 /// or a socket keeps them as its `exitval` records).
-fn exits_in_log(args: &Args) -> Result<Option<crate::exits::ExitCounts>, Failure> {
+fn exits_in_log(args: &Sample) -> Result<Option<crate::exits::ExitCounts>, Failure> {
     let Some(path) = args.log.as_deref().filter(|_| args.exit_counts) else {
         return Ok(None);
     };
@@ -714,67 +582,11 @@ fn print_profile(
         .finish()
         .map_err(|e| io_failure("read the samples", &std::io::Error::other(e)))?;
     // A closed pipe (`2>&1 | head -1`) ends quietly; other failures name the summary.
-    crate::output::write_outcome(
+    crate::dest::write_outcome(
         print_top(out, &profile, events, elapsed, top),
         "the sampling summary",
     )?;
     Ok(exit_counts)
-}
-
-/// Gives the backend the `-O` log: a file, `-` (pmcstat(8): the standard output) or
-/// `host:port` (a TCP connection). Returns the file's path when it created one, for
-/// [`RemoveUnlessStarted`].
-pub fn configure_log(
-    backend: &pmc::Native,
-    path: &std::path::Path,
-) -> Result<Option<std::path::PathBuf>, Failure> {
-    if path.as_os_str() == "-" {
-        backend
-            .configure_log(Box::new(std::io::BufWriter::new(std::io::stdout())))
-            .map_err(log_err)?;
-        return Ok(None);
-    }
-    if let Some(addr) = remote_log(path) {
-        let stream = std::net::TcpStream::connect(addr.as_str())
-            .map_err(|e| io_failure(&format!("connect to {addr} for the log"), &e))?;
-        backend
-            .configure_log(Box::new(std::io::BufWriter::new(stream)))
-            .map_err(log_err)?;
-        return Ok(None);
-    }
-    // Locked against a second recorder, and only then truncated; a FIFO without a reader
-    // is waited for until a stop signal.
-    let f = pmc_analyze::output::create_log(path, &crate::output::output_options())
-        .map_err(|e| io_failure(&format!("create the log {}", path.display()), &e))?;
-    if let Some(id) = f.id() {
-        // No -o report may replace the log being recorded.
-        crate::output::protect_id(id);
-    }
-    // Removed again if the backend refuses it (a regular file only).
-    let created = RemoveUnlessStarted(f.is_regular().then(|| path.to_path_buf()));
-    backend
-        .configure_log(Box::new(std::io::BufWriter::new(f)))
-        .map_err(log_err)?;
-    Ok(created.keep())
-}
-
-/// The `-O` file while the run has not started: a start that fails (command not found,
-/// permission denied, a PMC refused) removes it rather than leave a partial, unclosed log.
-pub struct RemoveUnlessStarted(pub Option<std::path::PathBuf>);
-
-impl RemoveUnlessStarted {
-    /// The path, no longer removed.
-    pub fn keep(mut self) -> Option<std::path::PathBuf> {
-        self.0.take()
-    }
-}
-
-impl Drop for RemoveUnlessStarted {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = std::fs::remove_file(p);
-        }
-    }
 }
 
 /// The log could not be written: say so at once, stop sampling, wait for a launched command
@@ -782,9 +594,9 @@ impl Drop for RemoveUnlessStarted {
 fn log_failure(
     e: &Error,
     mut samplers: Vec<Sampler>,
-    session: pmc::launch::Session,
+    session: crate::sys::launch::Session,
     backend: &pmc::Native,
-    args: &Args,
+    args: &Sample,
 ) -> Result<u8, Failure> {
     let path = match args.log.as_deref() {
         Some(p) if p.as_os_str() == "-" => "the log on standard output".into(),
@@ -1019,23 +831,6 @@ fn print_top(
     .write_text(&mut &mut *out)
 }
 
-/// `-O host:port`: pmcstat(8)'s rule (pmcstat_log.c, pmcstat_open_log): a
-/// path for writing that does not start with '/' or '.' and contains a ':'
-/// is a host and a port, split at the last ':', and the log goes to a TCP
-/// connection there. Anything else is a file (`./a:b` for a file with a colon).
-pub fn remote_log(path: &std::path::Path) -> Option<String> {
-    let s = path.to_str()?;
-    if s.starts_with('/') || s.starts_with('.') {
-        return None;
-    }
-    let (host, port) = s.rsplit_once(':')?;
-    if host.is_empty() {
-        return None;
-    }
-    // An IPv6 literal as [::1]:port, or a host name / IPv4 address.
-    Some(format!("{host}:{port}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1047,7 +842,7 @@ mod tests {
             let mut full = vec!["pmcstat"];
             full.extend_from_slice(argv);
             full.extend_from_slice(&["-P", spec, "true"]);
-            let args = Args::parse_args(&full).expect("parses");
+            let args = Sample::from(crate::cli::Args::parse_args(&full).expect("parses"));
             rate_for(&args, &spec.parse().unwrap())
         };
         for time in ["cpu-clock", "task-clock:u", "clock.hard", "SOFT-CLOCK.STAT"] {

@@ -4,27 +4,27 @@
 //! Exit status: 0 when no check FAILed (PASS, WARN and SKIP rows are not
 //! failures; a WARN is printed with its note), 1 when one did.
 
-use crate::cli::Args;
-use crate::count::Failure;
+use crate::config::Format;
+use crate::error::Failure;
 use pmc::selftest::Report;
 use std::io::Write;
 
 /// Runs the self-test; returns the exit status.
-pub fn run(args: &Args) -> Result<u8, Failure> {
+pub fn run(format: &Format) -> Result<u8, Failure> {
     let report = pmc::selftest()?;
-    let mut out = crate::output::Checked::new(crate::output::stdout_stream());
-    if args.json {
+    let mut out = crate::dest::Checked::new(crate::dest::stdout_stream());
+    if *format == Format::Json {
         let _ = writeln!(
             out,
             "{}",
             serde_json::to_string(&report).unwrap_or_default()
         );
-    } else if let Some(sep) = &args.csv {
+    } else if let Format::Csv(sep) = format {
         write_csv(&mut out, &report, sep);
     } else {
         let _ = write!(out, "{report}");
     }
-    crate::output::write_outcome(out.finish(), "the self-test report")?;
+    crate::dest::write_outcome(out.finish(), "the self-test report")?;
     Ok(if report.passed() { 0 } else { 1 })
 }
 

@@ -1,18 +1,17 @@
 //! `-t PID|REGEX`: the running processes the process-mode PMCs attach to.
 
-use crate::cli::{Args, AttachSpec};
-use crate::count::Failure;
-use pmc::launch::{Command, Session};
+use crate::cli::AttachSpec;
+use crate::error::Failure;
+use crate::sys::launch::{Command, Session};
 use pmc::{ErrorKind, Pmc, Target};
+use std::ffi::OsString;
 
 /// The run's subject: `-t`'s processes, or the command launched paused
 /// before `exec` (the library's launch session), or nothing (system mode).
-pub fn session(args: &Args) -> Result<Session, Failure> {
-    match (&args.attach, args.command.first()) {
+pub fn session(attach: Option<&AttachSpec>, command: &[OsString]) -> Result<Session, Failure> {
+    match (attach, command.first()) {
         (Some(spec), _) => Ok(Session::attach_to(resolve(spec)?)),
-        (None, Some(prog)) => Ok(Session::launch(
-            Command::new(prog).args(&args.command[1..]),
-        )?),
+        (None, Some(prog)) => Ok(Session::launch(Command::new(prog).args(&command[1..]))?),
         (None, None) => Ok(Session::attach_to([])),
     }
 }

@@ -1,0 +1,552 @@
+//! The validated command line: [`validate`] turns the clap options
+//! ([`Args`], the flags as typed) into a [`Config`], once: the [`Mode`] the
+//! run is in, with the configuration that mode takes, and the output
+//! [`Format`]. The modes never pick the mode or the format again.
+
+use crate::cli::{Args, Generate};
+use crate::error::Failure;
+use std::path::PathBuf;
+
+/// What pmcstat was asked to do, and how to print it.
+pub struct Config {
+    /// The mode, with its own settings.
+    pub mode: Mode,
+    /// `-q`: no notes.
+    pub quiet: bool,
+}
+
+/// The modes, in the order the command line is judged.
+pub enum Mode {
+    /// `--generate KIND`: the man page or shell completions.
+    Generate(Generate),
+    /// `-R FILE -T`: the top view, replayed from a log.
+    TopReplay(Analyze),
+    /// `-R FILE`: reports and exports of a log.
+    Analyze(Analyze),
+    /// `-u SPEC`: one event described (`--tracepoints`: whether -L would list
+    /// tracepoints, for the hint).
+    Describe(String, bool),
+    /// `--selftest`.
+    Selftest(Format),
+    /// A measuring mode on an OS without a pmc backend: refused at run time.
+    NoBackend,
+    /// `--metrics [ADDR:]PORT`: the Prometheus exporter.
+    Metrics(Metrics),
+    /// `-L` or `--diagnose`.
+    List(List),
+    /// `-P`/`-S`: sampling.
+    Sample(Sample),
+    /// `-p`/`-s`/`-e`/the default set: counting.
+    Count(Count),
+}
+
+/// How counts print: the format and what it depends on (for `output::Sink`).
+pub struct Print {
+    /// The format.
+    pub format: Format,
+    /// `-q`.
+    pub quiet: bool,
+    /// `-w`/`-I`: rows per interval (no total rows in CSV and JSON).
+    pub intervals: bool,
+    /// `-I MS`: perf stat -I's header.
+    pub perf_header: bool,
+    /// `-C`: interval rows count from the start.
+    pub cumulative: bool,
+}
+
+impl Print {
+    /// What `args` asks for, in `format`.
+    pub fn new(args: &Args, format: Format) -> Print {
+        Print {
+            format,
+            quiet: args.quiet,
+            intervals: args.interval.is_some(),
+            perf_header: args.interval_ms.is_some(),
+            cumulative: args.cumulative,
+        }
+    }
+}
+
+/// Counting mode's settings.
+pub struct Count {
+    /// `-p`: process-mode counting PMCs.
+    pub process: Vec<String>,
+    /// `-d` in force for each `-p`.
+    pub process_descendants: Vec<bool>,
+    /// `-e`: perf's event lists.
+    pub events: Vec<String>,
+    /// `-a`/`--all-cpus`.
+    pub all_cpus: bool,
+    /// Every `-c` (the last applies to `-a`).
+    pub cpus: Vec<String>,
+    /// `-s`: system-mode counting PMCs.
+    pub system: Vec<String>,
+    /// The `-c` in force for each `-s`.
+    pub system_cpus: Vec<Option<String>>,
+    /// `-E`.
+    pub exit_counts: bool,
+    /// `-r N`/`--repeat N`.
+    pub repeat: Option<u32>,
+    /// `-W`.
+    pub log_csw: bool,
+    /// The command.
+    pub command: Vec<std::ffi::OsString>,
+    /// `-t`.
+    pub attach: Option<crate::cli::AttachSpec>,
+    /// `-o FILE`.
+    pub output: Option<PathBuf>,
+    /// `-O FILE`.
+    pub log: Option<PathBuf>,
+    /// `-v`.
+    pub verbose: bool,
+    /// `--per-cpu`/`-A`.
+    pub per_cpu: bool,
+    /// `-w SECS` (or `-I MS` in seconds).
+    pub interval: Option<f64>,
+    /// `-l SECS`.
+    pub duration: Option<f64>,
+    /// `-C`.
+    pub cumulative: bool,
+    /// `--columns`' measurement rules (pmcstat(8)'s): per-CPU columns, a row
+    /// every 5 s without -w, an unreadable PMC stops the run, no -r.
+    pub columns: bool,
+    /// How the counts print.
+    pub print: Print,
+}
+
+impl Count {
+    fn new(args: Args, format: Format) -> Count {
+        let print = Print::new(&args, format);
+        Count {
+            process: args.process,
+            process_descendants: args.process_descendants,
+            events: args.events,
+            all_cpus: args.all_cpus,
+            cpus: args.cpus,
+            system: args.system,
+            system_cpus: args.system_cpus,
+            exit_counts: args.exit_counts,
+            repeat: args.repeat,
+            log_csw: args.log_csw,
+            command: args.command,
+            attach: args.attach,
+            output: args.output,
+            log: args.log,
+            verbose: args.verbose,
+            per_cpu: args.per_cpu,
+            interval: args.interval,
+            duration: args.duration,
+            cumulative: args.cumulative,
+            columns: print.format == Format::Columns,
+            print,
+        }
+    }
+}
+
+/// Sampling mode's settings.
+pub struct Sample {
+    /// `-P`: process-mode sampling PMCs.
+    pub process_sampling: Vec<String>,
+    /// `-d` in force for each `-P`.
+    pub process_sampling_descendants: Vec<bool>,
+    /// `-S` (and `-a -P`): system-mode sampling PMCs.
+    pub system_sampling: Vec<String>,
+    /// The `-c` in force for each `-S`.
+    pub system_sampling_cpus: Vec<Option<String>>,
+    /// `-n RATE`.
+    pub rate: Option<u64>,
+    /// `--freq HZ`.
+    pub frequency: Option<u64>,
+    /// `-N`.
+    pub no_callchain: bool,
+    /// `-U`.
+    pub user_callchain: bool,
+    /// `--call-graph`.
+    pub call_graph: Option<pmc::CallGraph>,
+    /// `--mmap-pages`.
+    pub mmap_pages: Option<usize>,
+    /// `-O FILE`.
+    pub log: Option<PathBuf>,
+    /// `-E`.
+    pub exit_counts: bool,
+    /// `-W`.
+    pub log_csw: bool,
+    /// `-T`.
+    pub top_mode: bool,
+    /// `--top N`.
+    pub top: usize,
+    /// The command.
+    pub command: Vec<std::ffi::OsString>,
+    /// `-t`.
+    pub attach: Option<crate::cli::AttachSpec>,
+    /// `-o FILE`: the summary.
+    pub output: Option<PathBuf>,
+    /// `-w SECS`.
+    pub interval: Option<f64>,
+    /// `-l SECS`.
+    pub duration: Option<f64>,
+    /// `-v`.
+    pub verbose: bool,
+    /// `-q`.
+    pub quiet: bool,
+}
+
+impl From<Args> for Sample {
+    fn from(args: Args) -> Sample {
+        Sample {
+            process_sampling: args.process_sampling,
+            process_sampling_descendants: args.process_sampling_descendants,
+            system_sampling: args.system_sampling,
+            system_sampling_cpus: args.system_sampling_cpus,
+            rate: args.rate,
+            frequency: args.frequency,
+            no_callchain: args.no_callchain,
+            user_callchain: args.user_callchain,
+            call_graph: args.call_graph,
+            mmap_pages: args.mmap_pages,
+            log: args.log,
+            exit_counts: args.exit_counts,
+            log_csw: args.log_csw,
+            top_mode: args.top_mode,
+            top: args.top,
+            command: args.command,
+            attach: args.attach,
+            output: args.output,
+            interval: args.interval,
+            duration: args.duration,
+            verbose: args.verbose,
+            quiet: args.quiet,
+        }
+    }
+}
+
+/// `-R`'s settings (reports, exports, and `-T`'s replay).
+pub struct Analyze {
+    /// `-R FILE` (`-`: standard input).
+    pub read_log: Option<PathBuf>,
+    /// `-G FILE`.
+    pub callgraph: Option<PathBuf>,
+    /// `--callgraph-order`.
+    pub callgraph_order: crate::cli::CallgraphOrder,
+    /// `-g`.
+    pub gprof: bool,
+    /// `-D DIR`.
+    pub samples_dir: Option<PathBuf>,
+    /// `-F FILE`.
+    pub calltree: Option<PathBuf>,
+    /// `-m FILE`.
+    pub annotate_pcs: Option<PathBuf>,
+    /// `-a FILE`.
+    pub annotate_callchains: Option<PathBuf>,
+    /// `-i TID`.
+    pub thread: Option<u32>,
+    /// `-k KERNELDIR`.
+    pub kernel_dir: Option<PathBuf>,
+    /// `--dump`.
+    pub dump: bool,
+    /// `-z DEPTH`.
+    pub depth: Option<usize>,
+    /// `--folded FILE`.
+    pub folded: Option<PathBuf>,
+    /// `--flamegraph FILE`.
+    pub flamegraph: Option<PathBuf>,
+    /// `--pprof FILE`.
+    pub pprof: Option<PathBuf>,
+    /// `--script`.
+    pub script: bool,
+    /// `--perf-data FILE`.
+    pub perf_data: Option<PathBuf>,
+    /// `--summary`.
+    pub summary: bool,
+    /// `--top N`.
+    pub top: usize,
+    /// `-r DIR`: the root of the log's object paths.
+    pub fsroot: Option<PathBuf>,
+    /// `-o FILE`.
+    pub output: Option<PathBuf>,
+    /// `-w SECS`: `-T`'s refresh interval.
+    pub interval: Option<f64>,
+    /// `--json` or `-x SEP` (summary, record dump).
+    pub format: Format,
+}
+
+impl Analyze {
+    fn new(args: Args, format: Format) -> Analyze {
+        Analyze {
+            read_log: args.read_log,
+            callgraph: args.callgraph,
+            callgraph_order: args.callgraph_order,
+            gprof: args.gprof,
+            samples_dir: args.samples_dir,
+            calltree: args.calltree,
+            annotate_pcs: args.annotate_pcs,
+            annotate_callchains: args.annotate_callchains,
+            thread: args.thread,
+            kernel_dir: args.kernel_dir,
+            dump: args.dump,
+            depth: args.depth,
+            folded: args.folded,
+            flamegraph: args.flamegraph,
+            pprof: args.pprof,
+            script: args.script,
+            perf_data: args.perf_data,
+            summary: args.summary,
+            top: args.top,
+            fsroot: args.fsroot,
+            output: args.output,
+            interval: args.interval,
+            format,
+        }
+    }
+}
+
+/// `--metrics`: what the exporter serves.
+pub struct Metrics {
+    /// `[ADDR:]PORT`, as typed.
+    pub addr: String,
+    /// `-s` events (per CPU).
+    pub system: Vec<String>,
+    /// `-t`: the processes counted per process.
+    pub attach: Option<crate::cli::AttachSpec>,
+    /// `-p` and `-e` events (per process, with `-t`).
+    pub process: Vec<String>,
+    /// `--metrics-max-targets`.
+    pub max_targets: usize,
+}
+
+/// `-L [--tracepoints]` or `--diagnose`.
+pub struct List {
+    /// `--diagnose` instead of the event list.
+    pub diagnose: bool,
+    /// `--tracepoints`.
+    pub tracepoints: bool,
+    /// `-o FILE`, else standard output.
+    pub output: Option<PathBuf>,
+    /// Text or `--json`.
+    pub format: Format,
+}
+
+/// How results print: one value for the whole run, chosen here only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// The perf-stat-like table (or each mode's own text).
+    Table,
+    /// `-x SEP`: CSV with this separator.
+    Csv(String),
+    /// `--json`/`-j`: perf stat -j's lines (counting), else the mode's JSON document.
+    Json,
+    /// `--json-report`: pmcstat's own JSON document (counting only).
+    JsonReport,
+    /// `--columns`: pmcstat(8)'s columns (counting only).
+    Columns,
+}
+
+impl Format {
+    /// The format `args` asks for (clap has refused the conflicting ones).
+    pub fn of(args: &Args) -> Format {
+        if args.columns {
+            Format::Columns
+        } else if args.json_report {
+            Format::JsonReport
+        } else if args.json {
+            Format::Json
+        } else if let Some(sep) = &args.csv {
+            Format::Csv(sep.clone())
+        } else {
+            Format::Table
+        }
+    }
+}
+
+/// Whether the run measures (counts, samples, serves metrics) rather than
+/// reading a log, listing or testing: a measurement stops cleanly on the first
+/// stop signal, a report stops writing.
+pub fn measures(args: &Args) -> bool {
+    args.read_log.is_none() && !args.list && !args.diagnose && !args.selftest
+}
+
+/// Picks the mode and the format, once.
+pub fn validate(mut args: Args) -> Result<Config, Failure> {
+    let quiet = args.quiet;
+    let format = Format::of(&args);
+    let measuring = measures(&args);
+    let mode = if let Some(kind) = args.generate {
+        Mode::Generate(kind)
+    } else if args.read_log.is_some() && args.top_mode {
+        Mode::TopReplay(Analyze::new(args, format))
+    } else if args.read_log.is_some() {
+        Mode::Analyze(Analyze::new(args, format))
+    } else if let Some(spec) = args.describe.take() {
+        Mode::Describe(spec, args.tracepoints)
+    } else if args.selftest {
+        Mode::Selftest(format)
+    } else if measuring && !crate::sys::HAS_BACKEND {
+        Mode::NoBackend
+    } else if let Some(addr) = args.metrics.take() {
+        let mut process = std::mem::take(&mut args.process);
+        process.append(&mut args.events);
+        Mode::Metrics(Metrics {
+            addr,
+            system: std::mem::take(&mut args.system),
+            attach: args.attach.take(),
+            process,
+            max_targets: args.metrics_max_targets,
+        })
+    } else if args.list || args.diagnose {
+        Mode::List(List {
+            diagnose: args.diagnose,
+            tracepoints: args.tracepoints,
+            output: args.output.take(),
+            format,
+        })
+    } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
+        check_sample(&args)?;
+        Mode::Sample(Sample::from(args))
+    } else {
+        check_count(&args)?;
+        Mode::Count(Count::new(args, format))
+    };
+    Ok(Config { mode, quiet })
+}
+
+/// Counting: `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).
+fn check_count(args: &Args) -> Result<(), Failure> {
+    if let Some(w) = args.interval {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-w: interval must be a positive number of seconds, got {w}"
+            )));
+        }
+    }
+    if let Some(l) = args.duration {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-l: duration must be a positive number of seconds, got {l}"
+            )));
+        }
+    }
+    if args.user_callchain {
+        // pmcstat(8): "options -N, -n and -O require at least one sampling mode PMC".
+        return Err(Failure::Usage(
+            "-U (user-space call traces of samples taken in the kernel) is for sampling PMCs \
+             (-P, -S)"
+                .into(),
+        ));
+    }
+    if args.attach.is_some() && !args.command.is_empty() {
+        return Err(Failure::Usage(
+            "give either -t PID|REGEX or a command, not both".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Sampling: the usage rules, in the order they are checked.
+fn check_sample(args: &Args) -> Result<(), Failure> {
+    check_mode_and_timing(args)?;
+    check_targets(args)?;
+    check_sampling_options(args)
+}
+
+/// No counting PMCs, no `-r`; `-w` and `-l` positive, `-w` only with a log or `-T`.
+fn check_mode_and_timing(args: &Args) -> Result<(), Failure> {
+    if !args.process.is_empty() || !args.system.is_empty() {
+        return Err(Failure::Usage(
+            "counting (-p/-s) and sampling (-P/-S) PMCs are used in separate runs".into(),
+        ));
+    }
+    if args.repeat.is_some() {
+        return Err(Failure::Usage("-r is for counting mode (-p/-s)".into()));
+    }
+    if let Some(w) = args.interval {
+        if !(w.is_finite() && w > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-w: interval must be a positive number of seconds, got {w}"
+            )));
+        }
+        if args.log.is_none() && !args.top_mode {
+            return Err(Failure::Usage(
+                "-w in sampling mode logs the counts every interval: give -O FILE \
+                 (with -T it is the refresh interval)"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(l) = args.duration {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(Failure::Usage(format!(
+                "-l: duration must be a positive number of seconds, got {l}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What is sampled: a command or `-t` (not both), `-W` and `-E` with process PMCs, and
+/// something that ends the run.
+fn check_targets(args: &Args) -> Result<(), Failure> {
+    if args.attach.is_some() && !args.command.is_empty() {
+        return Err(Failure::Usage(
+            "give either -t PID|REGEX or a command, not both".into(),
+        ));
+    }
+    let has_process = !args.process_sampling.is_empty();
+    crate::measure::check_log_csw(
+        &crate::measure::LogCsw {
+            log_csw: args.log_csw,
+            log: args.log.as_deref(),
+            repeat: args.repeat,
+        },
+        has_process,
+    )?;
+    if args.exit_counts && !has_process {
+        return Err(Failure::Usage(
+            "-E prints the counts of each process at its exit: it needs process sampling \
+             PMCs (-P); system-mode PMCs (-S) follow no process"
+                .into(),
+        ));
+    }
+    if args.exit_counts && args.top_mode {
+        return Err(Failure::Usage(
+            "-E prints the counts at process exit after the run; -T shows a live view: \
+             record with -E -O FILE, then view the log with -R FILE -T"
+                .into(),
+        ));
+    }
+    // System sampling alone runs until -l SECS, a stop signal or -T's `q`, as pmcstat(8).
+    if args.command.is_empty() && args.attach.is_none() && has_process {
+        return Err(Failure::Usage(
+            "process sampling (-P) needs a command or -t PID|REGEX (system sampling, -S or \
+             -a -P, runs until -l SECS or Ctrl-C)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `-n`, `--freq`, `--call-graph dwarf-raw` and `-T` against the log.
+fn check_sampling_options(args: &Args) -> Result<(), Failure> {
+    if args.rate == Some(0) {
+        return Err(Failure::Usage("-n: the period must be at least 1".into()));
+    }
+    if args.frequency == Some(0) {
+        return Err(Failure::Usage(
+            "--freq: the frequency must be at least 1".into(),
+        ));
+    }
+    if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
+        return Err(Failure::Usage(
+            "--call-graph dwarf-raw keeps the stacks for unwinding when the log is read: it \
+             needs -O FILE (or use --call-graph dwarf, which unwinds while recording)"
+                .into(),
+        ));
+    }
+    if args.top_mode && args.log.is_some() {
+        return Err(Failure::Usage(
+            "-T shows the samples live and writes no log: drop -O, or record with -O \
+             and view the log with -R FILE -T"
+                .into(),
+        ));
+    }
+    Ok(())
+}

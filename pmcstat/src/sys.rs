@@ -1,0 +1,238 @@
+//! pmcstat's calls into the OS: every nix, libc and `std::os` call of the
+//! CLI is here, and the process launcher it measures through, which is
+//! pmc's (`pmc::launch`) on the systems with a backend (Linux, FreeBSD) and a
+//! stand-in elsewhere, so that pmcstat builds on any Unix and says "no
+//! backend for this OS" when asked to measure ([`no_backend`]).
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::time::Duration;
+
+/// Whether this OS has a pmc backend: Linux (perf_event) or FreeBSD (hwpmc).
+pub const HAS_BACKEND: bool = cfg!(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd"
+));
+
+/// The error of every measuring mode on an OS without a backend.
+pub fn no_backend() -> pmc::Error {
+    pmc::Error::new(
+        pmc::ErrorKind::Unsupported,
+        pmc::Op::Open,
+        format!(
+            "no backend for this OS ({}): pmcstat counts and samples with Linux's \
+             perf_event or FreeBSD's hwpmc",
+            std::env::consts::OS
+        ),
+    )
+    .with_help("run it on Linux or FreeBSD; -R reads their logs on any OS")
+}
+
+/// SIGTERM, sent to a launched command when `-T` quits.
+pub const SIGTERM: i32 = libc::SIGTERM;
+
+/// Whether `errno` is EPIPE (the reader of a pipe or socket went away).
+pub fn is_epipe(errno: Option<i32>) -> bool {
+    errno == Some(libc::EPIPE)
+}
+
+/// The shell convention: the exit code, or 128 + the signal.
+pub fn exit_code(s: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    s.code().unwrap_or_else(|| 128 + s.signal().unwrap_or(0))
+}
+
+/// User and system CPU time of this process's waited-for children so far
+/// (`getrusage(RUSAGE_CHILDREN)`, which includes the descendants they waited
+/// for, as `perf stat`'s wait4 rusage does).
+pub fn children_cpu() -> Option<(Duration, Duration)> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let r = getrusage(UsageWho::RUSAGE_CHILDREN).ok()?;
+    let d = |t: nix::sys::time::TimeVal| {
+        Duration::new(t.tv_sec().max(0) as u64, (t.tv_usec().max(0) as u32) * 1000)
+    };
+    Some((d(r.user_time()), d(r.system_time())))
+}
+
+/// A pipe, both ends close-on-exec (a launched command inherits neither).
+pub fn pipe() -> io::Result<(File, File)> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    let (rx, tx) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+    let (rx, tx) = {
+        use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+        let (rx, tx) = nix::unistd::pipe()?;
+        fcntl(&rx, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        fcntl(&tx, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))?;
+        (rx, tx)
+    };
+    Ok((File::from(rx), File::from(tx)))
+}
+
+/// Standard input as a file of its own (a duplicate of descriptor 0).
+pub fn stdin_file() -> io::Result<File> {
+    use std::os::fd::AsFd;
+    io::stdin().as_fd().try_clone_to_owned().map(File::from)
+}
+
+/// Opens `path` for reading without blocking (a FIFO with no writer yet
+/// cannot hang the open) and without becoming the controlling terminal.
+pub fn open_nonblocking(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+}
+
+/// What waiting for a file to become readable came to.
+pub enum Readable {
+    /// Data is there (or its writer came and went).
+    Ready,
+    /// A signal interrupted the wait.
+    Interrupted,
+    /// Nothing yet (a spurious wake-up): wait again.
+    NotYet,
+}
+
+/// Waits, without a timeout, until `f` is readable (poll(2) for POLLIN).
+pub fn wait_readable(f: &File) -> io::Result<Readable> {
+    use nix::poll::{PollFd, PollFlags, PollTimeout};
+    let mut fds = [PollFd::new(std::os::fd::AsFd::as_fd(f), PollFlags::POLLIN)];
+    match nix::poll::poll(&mut fds, PollTimeout::NONE) {
+        Ok(n) if n > 0 => Ok(Readable::Ready),
+        Ok(_) => Ok(Readable::NotYet),
+        Err(nix::errno::Errno::EINTR) => Ok(Readable::Interrupted),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Makes reads of `f` block (clears O_NONBLOCK).
+pub fn set_blocking(f: &File) -> io::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = fcntl(f, FcntlArg::F_GETFL)?;
+    let blocking = OFlag::from_bits_truncate(flags) & !OFlag::O_NONBLOCK;
+    fcntl(f, FcntlArg::F_SETFL(blocking))?;
+    Ok(())
+}
+
+/// Whether `t` is a FIFO, a socket or a character device (a log `-R` streams).
+pub fn is_stream(t: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_fifo() || t.is_socket() || t.is_char_device()
+}
+
+/// Whether `t` is a FIFO.
+pub fn is_fifo(t: &std::fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_fifo()
+}
+
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+pub use pmc::launch;
+
+/// pmc's launcher where pmc has none: the same calls, none of which can
+/// start or attach to anything ([`no_backend`]).
+#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+#[allow(dead_code)] // the stand-in has pmc::launch's whole surface that pmcstat uses
+pub mod launch {
+    use pmc::{Pmc, Result, Target};
+    use std::ffi::OsStr;
+    use std::process::ExitStatus;
+    use std::time::Duration;
+
+    /// As `pmc::launch::Progress`.
+    pub enum Progress {
+        /// The command exited.
+        Exited(ExitStatus),
+        /// Nothing to wait for.
+        Gone,
+        /// Still running.
+        Running,
+    }
+
+    /// As `pmc::launch::Command`: nothing is ever launched.
+    pub struct Command;
+
+    impl Command {
+        /// A command that cannot be launched here.
+        pub fn new(_program: impl AsRef<OsStr>) -> Command {
+            Command
+        }
+        /// Its arguments, ignored.
+        pub fn args<I, S>(&mut self, _args: I) -> &mut Command
+        where
+            I: IntoIterator<Item = S>,
+            S: AsRef<OsStr>,
+        {
+            self
+        }
+    }
+
+    /// As `pmc::launch::PausedChild`: never exists here.
+    pub enum PausedChild {}
+
+    impl PausedChild {
+        /// Unreachable: no child exists.
+        pub fn pid(&self) -> u32 {
+            match *self {}
+        }
+        /// Unreachable: no child exists.
+        pub fn wait(&mut self) -> Result<ExitStatus> {
+            match *self {}
+        }
+    }
+
+    /// As `pmc::launch::Session`: its targets, none of which can be attached to.
+    pub struct Session {
+        targets: Vec<Target>,
+    }
+
+    impl Session {
+        /// Fails: no backend.
+        pub fn launch(_command: &mut Command) -> Result<Session> {
+            Err(super::no_backend())
+        }
+        /// The targets, kept for the report.
+        pub fn attach_to(targets: impl IntoIterator<Item = Target>) -> Session {
+            Session {
+                targets: targets.into_iter().collect(),
+            }
+        }
+        /// The targets.
+        pub fn targets(&self) -> &[Target] {
+            &self.targets
+        }
+        /// No launched command.
+        pub fn child(&self) -> Option<&PausedChild> {
+            None
+        }
+        /// Fails: no backend.
+        pub fn attach<P: Pmc + ?Sized>(&self, _pmc: &mut P) -> Result<usize> {
+            Err(super::no_backend())
+        }
+        /// Nothing to resume.
+        pub fn resume(&mut self) -> Result<()> {
+            Ok(())
+        }
+        /// Nothing to wait for.
+        pub fn wait(&mut self, _timeout: Duration) -> Result<Progress> {
+            Ok(Progress::Gone)
+        }
+        /// Nothing to signal.
+        pub fn signal(&mut self, _sig: i32) -> Result<bool> {
+            Ok(false)
+        }
+        /// No exit status.
+        pub fn finish(self) -> Result<Option<ExitStatus>> {
+            Ok(None)
+        }
+        /// No child.
+        pub fn into_child(self) -> Option<PausedChild> {
+            None
+        }
+    }
+}
