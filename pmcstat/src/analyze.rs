@@ -1078,32 +1078,55 @@ pub fn run_top(args: &Analyze) -> Result<u8, Failure> {
         .read_log
         .as_deref()
         .unwrap_or(std::path::Path::new("-"));
-    let log = load(path)?;
+    // An hwpmc file is converted as it is read, as a FIFO or standard input is read:
+    // the replay reads the log once, front to back.
+    let log = load_with(path, true)?;
     let refresh = args.interval.map_or(
         crate::top::DEFAULT_REFRESH,
         std::time::Duration::from_secs_f64,
     );
-    let Input::Bytes(mut log) = log else {
-        return Err(Failure::Usage(format!(
-            "-T replays a regular log file, not a stream: {}",
-            path.display()
-        )));
-    };
-    if let Some(unwound) = unwind_stacks(&log, args)? {
-        log = unwound.into();
-    }
-    if let Some(tid) = args.thread {
-        let mut filter = ThreadFilter::new(tid);
-        log = filter_thread(&log, &mut filter)?.into();
-        filter.report();
-    }
     warn_kernel_dir(args);
-    crate::top::replay(&log, refresh, analyze_options(args)).map_err(|e| {
+    let failed = |e: std::io::Error| {
         Failure::Setup(pmc::Error::new(
             pmc::ErrorKind::Os,
             pmc::Op::Log,
             format!("-T: {e}"),
         ))
-    })?;
+    };
+    let mut filter = args.thread.map(ThreadFilter::new);
+    match log {
+        Input::Bytes(mut log) => {
+            if let Some(unwound) = unwind_stacks(&log, args)? {
+                log = unwound.into();
+            }
+            if let Some(filter) = &mut filter {
+                log = filter_thread(&log, filter)?.into();
+                filter.report();
+            }
+            crate::top::replay(
+                crate::top::ReplayInput::Bytes(&log),
+                refresh,
+                analyze_options(args),
+                &mut |_| true,
+            )
+            .map_err(failed)?;
+        }
+        Input::Stream(s) => {
+            // A streamed log is not unwound: its raw user stacks, if any, stay unread,
+            // as in the other reports of a stream.
+            let input = crate::top::ReplayInput::Stream(Box::new(std::io::BufReader::new(&s)));
+            let r = match &mut filter {
+                Some(f) => {
+                    crate::top::replay(input, refresh, analyze_options(args), &mut |r| f.keep(r))
+                }
+                None => crate::top::replay(input, refresh, analyze_options(args), &mut |_| true),
+            };
+            r.map_err(failed)?;
+            if let Some(f) = &filter {
+                f.report();
+            }
+            s.report_import(path);
+        }
+    }
     Ok(0)
 }

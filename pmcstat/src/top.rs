@@ -350,51 +350,126 @@ impl TopView {
     }
 }
 
+/// What `-R FILE -T` replays.
+pub enum ReplayInput<'a> {
+    /// A log in memory (a mapped pmc-log, or one rewritten by unwinding or `-i`).
+    Bytes(&'a [u8]),
+    /// pmc-log bytes as they are read: an hwpmc log converted as it is read, or a
+    /// FIFO, socket or standard input. Memory stays that of the view, whatever the
+    /// log's size.
+    Stream(Box<dyn std::io::Read + 'a>),
+}
+
+/// The replay's records, from memory or from a stream.
+enum Records<'a> {
+    Mem(pmc_log::RecordIter<'a>),
+    Stream(Box<pmc_log::StreamReader<Box<dyn std::io::Read + 'a>>>),
+}
+
+impl Records<'_> {
+    /// `f` of the next record; `None` at the end (or at a read error, which is
+    /// returned as such).
+    fn with_next<T>(
+        &mut self,
+        f: impl FnOnce(&pmc_log::record::Record<'_>) -> T,
+    ) -> std::io::Result<Option<T>> {
+        match self {
+            Records::Mem(it) => Ok(it.next().map(|r| f(&r))),
+            Records::Stream(s) => match s.next_record() {
+                Ok(r) => Ok(r.map(|r| f(&r))),
+                Err(e) => Err(std::io::Error::other(e)),
+            },
+        }
+    }
+
+    fn report(&self) -> &pmc_log::ReadReport {
+        match self {
+            Records::Mem(it) => it.report(),
+            Records::Stream(s) => s.report(),
+        }
+    }
+}
+
 /// `-R FILE -T`: replays the log in its own time, one refresh interval of
 /// log time per refresh interval of wall time, then keeps the final
 /// (accumulated) view until `q`. Logs without a known clock rate are
-/// replayed 2,000 samples per refresh.
+/// replayed 2,000 samples per refresh. `keep` says which records the view
+/// takes (`-i TID` on a streamed log).
 pub fn replay(
-    log: &[u8],
+    log: ReplayInput<'_>,
     refresh: Duration,
     opts: pmc_analyze::AnalyzeOptions,
+    keep: &mut dyn FnMut(&pmc_log::record::Record<'_>) -> bool,
 ) -> std::io::Result<()> {
-    let reader = pmc_log::Reader::new(log).map_err(std::io::Error::other)?;
-    let ticks = reader.header().map_or(0, |h| h.ticks_per_second);
-    let window_ticks = (ticks as f64 * refresh.as_secs_f64()) as u64;
+    let mut records = match log {
+        ReplayInput::Bytes(b) => Records::Mem(
+            pmc_log::Reader::new(b)
+                .map_err(std::io::Error::other)?
+                .records(),
+        ),
+        ReplayInput::Stream(r) => Records::Stream(Box::new(
+            pmc_log::StreamReader::new(r)
+                .map_err(std::io::Error::other)?
+                .to_end(),
+        )),
+    };
+    // The clock rate comes with the header, the first record.
+    let mut window_ticks = 0u64;
     let mut builder = pmc_analyze::ProfileBuilder::new(opts);
     let mut view = TopView::open("pmcstat -R -T (replay)".into(), refresh)?;
     let mut window_end: Option<u64> = None;
     let mut in_window = 0u64;
-    let mut records = reader.records();
     let mut ended = false;
     loop {
         // Feed one window of the log.
         let mut more = false;
-        for r in records.by_ref() {
-            builder.add(&r);
-            if !matches!(r, pmc_log::record::Record::Sample(_)) {
-                continue;
-            }
-            in_window += 1;
-            let t = r.time();
-            let end = *window_end.get_or_insert(t.saturating_add(window_ticks));
-            let full = if window_ticks > 0 {
-                t >= end
-            } else {
-                in_window >= 2000
-            };
-            if full {
-                window_end = Some(t.saturating_add(window_ticks));
-                in_window = 0;
-                more = true;
-                break;
+        let mut failed = None;
+        loop {
+            let full = records.with_next(|r| {
+                if let pmc_log::record::Record::Header(h) = r {
+                    window_ticks = (h.ticks_per_second as f64 * refresh.as_secs_f64()) as u64;
+                }
+                if !keep(r) {
+                    return false;
+                }
+                builder.add(r);
+                if !matches!(r, pmc_log::record::Record::Sample(_)) {
+                    return false;
+                }
+                in_window += 1;
+                let t = r.time();
+                let end = *window_end.get_or_insert(t.saturating_add(window_ticks));
+                let full = if window_ticks > 0 {
+                    t >= end
+                } else {
+                    in_window >= 2000
+                };
+                if full {
+                    window_end = Some(t.saturating_add(window_ticks));
+                    in_window = 0;
+                }
+                full
+            });
+            match full {
+                Ok(Some(false)) => {}
+                Ok(Some(true)) => {
+                    more = true;
+                    break;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
             }
         }
         if !more && !ended {
             builder.set_read_report(records.report());
             view.state.mode = Mode::Accumulate;
-            view.state.message = "end of log: q quits".into();
+            view.state.message = match failed {
+                Some(e) => format!("the log could not be read on: {e}; q quits"),
+                None => "end of log: q quits".into(),
+            };
             ended = true;
         }
         // Show it for one refresh interval (until `q` after the end).
