@@ -56,7 +56,11 @@ mod tests {
 
     #[test]
     fn every_control_is_escaped_and_nothing_else() {
-        for c in (0u32..0x110000).filter_map(char::from_u32) {
+        // Every code point natively; under Miri (1.1M allocations would take hours) every
+        // one below U+0800, where the controls and the ASCII and Latin-1 punctuation
+        // are, and every 251st above.
+        let sampled = |c: &u32| !cfg!(miri) || *c < 0x800 || c % 251 == 0;
+        for c in (0u32..0x110000).filter(sampled).filter_map(char::from_u32) {
             let s = c.to_string();
             let e = escape(&s);
             if is_control(c) {
