@@ -128,7 +128,7 @@ else
   echo "SKIPPED (not run): the cargo-fuzz targets (PMC_CI_FUZZ=0)"
 fi
 
-# Miri on the parsing and ring-buffer code (about 10 minutes). If the nightly toolchain or its
+# Miri on the parsing and ring-buffer code (about 25 minutes on 2 cores: pmc-log's suites are 13 of them). If the nightly toolchain or its
 # miri component cannot be installed, the step says so loudly; that is a skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then
   step "miri: parsing and ring-buffer code (ci/miri.sh)"
