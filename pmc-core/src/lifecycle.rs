@@ -524,6 +524,30 @@ pub fn fan_out_or_undo<M>(
     Ok(())
 }
 
+/// `Group::read_into`'s one precondition, shared by the backends: one slot per
+/// member.
+///
+/// ```
+/// use pmc_core::lifecycle::check_read_slots;
+/// assert!(check_read_slots(2, 2).is_ok());
+/// let e = check_read_slots(2, 3).unwrap_err();
+/// assert_eq!(e.kind(), pmc_core::ErrorKind::InvalidArgument);
+/// ```
+///
+/// # Errors
+/// [`ErrorKind::InvalidArgument`] when `slots` is not `members`.
+pub fn check_read_slots(members: usize, slots: usize) -> Result<()> {
+    if slots == members {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::InvalidArgument,
+        Op::Read,
+        format!("read_into needs {members} slots, got {slots}"),
+    )
+    .with_help("pass one Reading per member: as many as Group::allocations().len()"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

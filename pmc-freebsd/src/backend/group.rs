@@ -107,17 +107,7 @@ impl<S: Sys + 'static> pmc_core::Group for FreebsdGroup<S> {
         Ok(out)
     }
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
-        if out.len() != self.members.len() {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                Op::Read,
-                format!(
-                    "read_into needs {} slots, got {}",
-                    self.members.len(),
-                    out.len()
-                ),
-            ));
-        }
+        pmc_core::lifecycle::check_read_slots(self.members.len(), out.len())?;
         for (slot, m) in out.iter_mut().zip(&self.members) {
             *slot = pmc_core::Pmc::read(m)?;
         }

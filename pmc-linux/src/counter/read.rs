@@ -261,17 +261,7 @@ impl<S: Sys> Counters<S> {
     }
 
     pub(super) fn read_into(&self, out: &mut [Reading]) -> Result<()> {
-        if out.len() != self.members.len() {
-            return Err(Error::new(
-                ErrorKind::InvalidArgument,
-                Op::Read,
-                format!(
-                    "read_into needs {} slots, got {}",
-                    self.members.len(),
-                    out.len()
-                ),
-            ));
-        }
+        pmc_core::lifecycle::check_read_slots(self.members.len(), out.len())?;
         // The common group case, one leader fd (one thread or one CPU): one
         // read(2), decoded straight from the buffer in a single pass.
         if let ([inst], ReadLayout::Group) = (self.instances.as_slice(), self.read) {
