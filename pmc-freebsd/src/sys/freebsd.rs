@@ -150,25 +150,8 @@ impl Sys for RealSys {
     }
 
     fn sysctl_int(&self, name: &str) -> Option<i64> {
-        let cname = std::ffi::CString::new(name).ok()?;
         let mut buf = [0u8; 8];
-        let mut len: libc::size_t = buf.len();
-        // SAFETY: `sysctlbyname` reads the NUL-terminated `cname`, writes at
-        // most `len` (8) bytes into `buf` and the result size into `len`; no
-        // new value is passed (NULL, 0).
-        let r = unsafe {
-            libc::sysctlbyname(
-                cname.as_ptr(),
-                buf.as_mut_ptr().cast(),
-                &mut len,
-                std::ptr::null(),
-                0,
-            )
-        };
-        if r != 0 {
-            return None;
-        }
-        match len {
+        match sysctl_read(name, &mut buf)? {
             4 => ByteCursor::ne(&buf).i32_at(0).ok().map(i64::from),
             8 => ByteCursor::ne(&buf).i64_at(0).ok(),
             _ => None,
@@ -176,25 +159,9 @@ impl Sys for RealSys {
     }
 
     fn sysctl_string(&self, name: &str) -> Option<String> {
-        let cname = std::ffi::CString::new(name).ok()?;
         // PMC_CPUID_LEN is 64; room for more, cut at the first NUL.
         let mut buf = [0u8; 256];
-        let mut len: libc::size_t = buf.len();
-        // SAFETY: `sysctlbyname` reads the NUL-terminated `cname`, writes at
-        // most `len` (256) bytes into `buf` and the result size into `len`;
-        // no new value is passed (NULL, 0).
-        let r = unsafe {
-            libc::sysctlbyname(
-                cname.as_ptr(),
-                buf.as_mut_ptr().cast(),
-                &mut len,
-                std::ptr::null(),
-                0,
-            )
-        };
-        if r != 0 {
-            return None;
-        }
+        let len = sysctl_read(name, &mut buf)?;
         let got = buf.get(..len.min(buf.len()))?;
         Some(super::cstr::c_str(got))
     }
@@ -231,6 +198,26 @@ impl Sys for RealSys {
         let whole = len == std::mem::size_of::<libc::kinfo_proc>();
         (r == 0 && whole).then_some(kp.ki_ppid)
     }
+}
+
+/// `sysctlbyname(name)` into `buf`: the value's size, or `None` when the name
+/// is unknown or its value does not fit.
+fn sysctl_read(name: &str, buf: &mut [u8]) -> Option<usize> {
+    let cname = std::ffi::CString::new(name).ok()?;
+    let mut len: libc::size_t = buf.len();
+    // SAFETY: `sysctlbyname` reads the NUL-terminated `cname`, writes at most
+    // `len` (`buf.len()`) bytes into `buf` and the result size into `len`; no
+    // new value is passed (NULL, 0).
+    let r = unsafe {
+        libc::sysctlbyname(
+            cname.as_ptr(),
+            buf.as_mut_ptr().cast(),
+            &mut len,
+            std::ptr::null(),
+            0,
+        )
+    };
+    (r == 0).then_some(len)
 }
 
 /// On FreeBSD itself, the fixed errno numbers of [`Errno`] must equal libc's.
