@@ -528,10 +528,10 @@ pub fn fan_out_or_undo<M>(
 /// member.
 ///
 /// ```
-/// use pmc_core::lifecycle::check_read_slots;
+/// use pmc::lifecycle::check_read_slots;
 /// assert!(check_read_slots(2, 2).is_ok());
 /// let e = check_read_slots(2, 3).unwrap_err();
-/// assert_eq!(e.kind(), pmc_core::ErrorKind::InvalidArgument);
+/// assert_eq!(e.kind(), pmc::ErrorKind::InvalidArgument);
 /// ```
 ///
 /// # Errors
