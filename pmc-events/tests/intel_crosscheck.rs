@@ -329,24 +329,25 @@ fn disputed_encodings_follow_intel_perfmon() {
     );
 }
 
-/// The one place where ours is behind Intel. perfmon GNR v1.02 (0ff9f681bd07,
-/// 2024-05-13; the version Linux 6.12's mapfile names, "v1.02") had
-/// FRONTEND_RETIRED.LATE_SWPF as "UMask": "0x03", "MSRValue": "0x9", the same
-/// encoding as FRONTEND_RETIRED.ANY_ANT; v1.03 (bc74a895e461, 2024-08-22) and
-/// every later version, up to v1.20, say "MSRValue": "0xA". libpfm4 has 0xA
-/// (its fd3191c, "Fix FRONTEND_RETIRED.LATE_SWPF encoding on Intel GNR").
-/// When a regenerated table picks up the fix, this fails: then pin 0xA in
-/// PINS and update INTEL-CROSSCHECK.md.
+/// The one place where the kernel's JSON is behind Intel, corrected by
+/// gen/corrections.json. perfmon GNR v1.02 (0ff9f681bd07, 2024-05-13; the
+/// version Linux 6.12's mapfile names, "v1.02") had FRONTEND_RETIRED.LATE_SWPF
+/// as "UMask": "0x03", "MSRValue": "0x9", the same encoding as
+/// FRONTEND_RETIRED.ANY_ANT, so counting it counted ANY_ANT; v1.03
+/// (bc74a895e461, 2024-08-22) and every later version, up to v1.20, say
+/// "MSRValue": "0xA". libpfm4 has 0xA (its fd3191c, "Fix
+/// FRONTEND_RETIRED.LATE_SWPF encoding on Intel GNR").
 #[test]
-fn graniterapids_late_swpf_is_the_known_stale_one() {
+fn graniterapids_late_swpf_has_intels_fixed_encoding() {
     let intel = enc(0xC6, 0x03).frontend(0xA);
-    let stale = enc(0xC6, 0x03).frontend(0x9);
     let got = ours("graniterapids", "FRONTEND_RETIRED.LATE_SWPF");
-    assert_ne!(got, intel, "LATE_SWPF is now Intel's: move it into PINS");
-    assert_eq!(got, stale);
     assert_eq!(
+        got, intel,
+        "gen/corrections.json's LATE_SWPF fix is not in the table"
+    );
+    assert_ne!(
         got,
         ours("graniterapids", "FRONTEND_RETIRED.ANY_ANT"),
-        "v1.02's LATE_SWPF is ANY_ANT's encoding"
+        "LATE_SWPF must not count ANY_ANT (v1.02's encoding)"
     );
 }
