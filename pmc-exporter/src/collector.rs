@@ -67,6 +67,9 @@ struct Event {
 
 struct Tracked<G> {
     comm: String,
+    /// The process's start time (`pmc::process::Process::started`): a pid the
+    /// kernel reused for a new process of the same name is another process.
+    started: Option<u64>,
     group: G,
 }
 
@@ -333,7 +336,7 @@ impl<B: Backend> PmcCollector<B> {
                 Err(_) => errors += 1,
             },
             Source::Processes { selector, targets } => {
-                let (refused, over) = refresh(
+                let (refused, dropped) = refresh(
                     &self.backend,
                     &self.events,
                     selector,
@@ -341,13 +344,17 @@ impl<B: Backend> PmcCollector<B> {
                     self.max_targets,
                 );
                 state.refused += refused;
-                state.over_cap = over;
+                state.over_cap = refused;
+                // A pid reused by a new process of the same name keeps its labels:
+                // its series starts again from the new process's count (Prometheus
+                // reads a reset), not held at the old one's by `monotonic`.
+                for labels in dropped {
+                    state.last.remove(&labels);
+                }
                 let mut gone = Vec::new();
                 for (pid, t) in targets.iter() {
                     match t.group.read() {
-                        Ok(r) => {
-                            rows.push((vec![("pid", pid.to_string()), ("comm", t.comm.clone())], r))
-                        }
+                        Ok(r) => rows.push((process_labels(*pid, &t.comm), r)),
                         Err(_) => gone.push(*pid),
                     }
                 }
@@ -428,16 +435,17 @@ fn allocations(events: &[Event], system: bool) -> pmc::Result<Vec<Allocation>> {
 }
 
 /// Brings `targets` in line with the processes `selector` names now. Returns the
-/// processes refused by the cap at this call, twice: added to the total, and as the gauge.
+/// processes refused by the cap at this call, and the labels of the series dropped
+/// (processes gone, or pids that now name another process).
 fn refresh<B: Backend>(
     backend: &B,
     events: &[Event],
     selector: &Selector,
     targets: &mut BTreeMap<u32, Tracked<B::Group>>,
     max: usize,
-) -> (u64, u64) {
+) -> (u64, Vec<Labels>) {
     let me = std::process::id();
-    let now: Vec<(u32, String)> = match pmc::process::list() {
+    let now: Vec<pmc::process::Process> = match pmc::process::list() {
         Ok(list) => list
             .into_iter()
             .filter(|p| p.pid != me)
@@ -445,29 +453,64 @@ fn refresh<B: Backend>(
                 Selector::Pid(pid) => p.pid == *pid,
                 Selector::Comm(f) => f(&p.name),
             })
-            .map(|p| (p.pid, p.name))
             .collect(),
         // No process list (FreeBSD, for now): a pid is still found by probing it.
         Err(_) => match selector {
-            Selector::Pid(pid) if pmc::process::exists(*pid) => vec![(*pid, String::new())],
-            _ => return (0, 0),
+            Selector::Pid(pid) if pmc::process::exists(*pid) => {
+                vec![pmc::process::Process::new(*pid, "")]
+            }
+            _ => Vec::new(),
         },
     };
-    targets.retain(|pid, t| now.iter().any(|(p, c)| p == pid && *c == t.comm));
+    let dropped = keep_live(targets, &now);
     let mut refused = 0;
-    for (pid, comm) in now {
-        if targets.contains_key(&pid) {
+    for p in now {
+        if targets.contains_key(&p.pid) {
             continue;
         }
         if targets.len() >= max {
             refused += 1;
             continue;
         }
-        if let Some(group) = attach(backend, events, pid) {
-            targets.insert(pid, Tracked { comm, group });
+        if let Some(group) = attach(backend, events, p.pid) {
+            targets.insert(
+                p.pid,
+                Tracked {
+                    comm: p.name,
+                    started: p.started,
+                    group,
+                },
+            );
         }
     }
-    (refused, refused)
+    (refused, dropped)
+}
+
+/// Drops the targets that are not in `now` as the same process: gone, or their
+/// pid now names another process (another name, or another start time where
+/// both are known).
+/// Returns the labels of the series dropped.
+fn keep_live<T>(
+    targets: &mut BTreeMap<u32, Tracked<T>>,
+    now: &[pmc::process::Process],
+) -> Vec<Labels> {
+    let mut dropped = Vec::new();
+    targets.retain(|pid, t| {
+        let live = now.iter().any(|p| {
+            p.pid == *pid
+                && p.name == t.comm
+                && (p.started.is_none() || t.started.is_none() || p.started == t.started)
+        });
+        if !live {
+            dropped.push(process_labels(*pid, &t.comm));
+        }
+        live
+    });
+    dropped
+}
+
+fn process_labels(pid: u32, comm: &str) -> Labels {
+    vec![("pid", pid.to_string()), ("comm", comm.to_string())]
 }
 
 fn attach<B: Backend>(backend: &B, events: &[Event], pid: u32) -> Option<B::Group> {
@@ -659,5 +702,41 @@ mod tests {
         assert_eq!(count(&Reading::new(0, 10, 0)), Some(0));
         assert_eq!(count(&Reading::new(5, 10, 0)), None);
         assert_eq!(count(&Reading::not_supported()), None);
+    }
+}
+
+#[cfg(test)]
+mod keep_live_tests {
+    use super::*;
+    use pmc::process::Process;
+
+    fn tracked(comm: &str, started: Option<u64>) -> Tracked<()> {
+        Tracked {
+            comm: comm.to_string(),
+            started,
+            group: (),
+        }
+    }
+
+    #[test]
+    fn a_reused_pid_is_another_process() {
+        let mut t = BTreeMap::new();
+        t.insert(10, tracked("web", Some(500)));
+        t.insert(11, tracked("web", Some(600)));
+        t.insert(12, tracked("db", None));
+        t.insert(13, tracked("gone", Some(1)));
+        let now = [
+            // Same pid and name, another start: the kernel reused pid 10.
+            Process::new(10, "web").started_at(Some(900)),
+            Process::new(11, "web").started_at(Some(600)),
+            // A start time unknown on one side: the name decides.
+            Process::new(12, "db").started_at(Some(42)),
+        ];
+        let dropped = keep_live(&mut t, &now);
+        assert_eq!(t.keys().copied().collect::<Vec<_>>(), [11, 12]);
+        assert_eq!(
+            dropped,
+            [process_labels(10, "web"), process_labels(13, "gone")]
+        );
     }
 }

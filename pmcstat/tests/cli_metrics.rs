@@ -282,3 +282,55 @@ fn the_target_cap_is_counted_and_reported() {
         "{err}"
     );
 }
+
+/// A target that exits and starts again (same name, new pid) is a new series
+/// starting from the new process's count, and the old series leaves the
+/// exposition: neither continued nor shown as a counter going back.
+#[test]
+fn a_restarted_target_is_a_new_series() {
+    let dir = pmc_testkit::workdir("pmcstat-cli-metrics-restart");
+    let name = format!("pmcr{}", std::process::id() % 100_000);
+    let Some(exe) = pmc_testkit::cc::build(&dir, &name, TOUCHER, &[]) else {
+        return;
+    };
+    let mut first = Toucher::start(&exe);
+    let (pmcstat, addr) = exporter(&["-t", &format!("^{name}$"), "-p", "page-faults"]);
+    let old = format!("pid=\"{}\",comm=\"{name}\"", first.pid());
+    scrape(&addr); // attaches the first process
+    first.touch();
+    first.touch();
+    let text = scrape(&addr);
+    let old_count = value(&text, "pmc_process_page_faults_total", &old).unwrap_or(-1.0);
+    assert!(
+        old_count >= 2.0 * PAGES as f64,
+        "first process: {old_count} page faults for 2 x {PAGES} pages\n{text}"
+    );
+
+    drop(first);
+    let mut second = Toucher::start(&exe);
+    let new = format!("pid=\"{}\",comm=\"{name}\"", second.pid());
+    let attached = scrape(&addr); // drops the first, attaches the second
+    assert!(
+        !attached.contains(&old),
+        "the exited process's series is still exported:\n{attached}"
+    );
+    let start = value(&attached, "pmc_process_page_faults_total", &new)
+        .unwrap_or_else(|| panic!("no series for the restarted process {new}:\n{attached}"));
+    second.touch();
+    let text = scrape(&addr);
+    let now = value(&text, "pmc_process_page_faults_total", &new).unwrap_or(-1.0);
+    eprintln!(
+        "JUDGE restart: first process {old_count} page faults; restarted one {start} -> {now} for {PAGES} pages"
+    );
+    assert!(
+        (PAGES as f64..=PAGES as f64 + 16.0).contains(&(now - start)),
+        "restarted process: +{} page faults for {PAGES} pages\n{text}",
+        now - start
+    );
+    assert!(
+        now < old_count,
+        "the restarted process's series continues the first one's ({old_count} -> {now})"
+    );
+    let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(code, Some(128 + 15), "{err}");
+}

@@ -14,6 +14,11 @@ pub struct Process {
     pub pid: u32,
     /// The command name the kernel keeps for it.
     pub name: String,
+    /// When it started, in clock ticks since boot (Linux: `/proc/PID/stat`'s
+    /// field 22, `starttime`); `None` where unknown. With the pid, the
+    /// process's identity: a pid the kernel reuses for a new process comes
+    /// with another start time.
+    pub started: Option<u64>,
 }
 
 impl Process {
@@ -27,8 +32,29 @@ impl Process {
         Process {
             pid,
             name: name.into(),
+            started: None,
         }
     }
+
+    /// The same entry, with its start time.
+    ///
+    /// ```
+    /// let p = pmc::process::Process::new(7, "sh").started_at(Some(1234));
+    /// assert_eq!(p.started, Some(1234));
+    /// ```
+    pub fn started_at(mut self, started: Option<u64>) -> Process {
+        self.started = started;
+        self
+    }
+}
+
+/// `starttime`, field 22 of a `/proc/PID/stat` line. The command name (field 2)
+/// is in parentheses and may itself hold spaces and `)`, so the fields are
+/// counted after the last `)`: there, field 3 (`state`) comes first.
+#[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+fn stat_starttime(stat: &str) -> Option<u64> {
+    let (_, rest) = stat.rsplit_once(')')?;
+    rest.split_ascii_whitespace().nth(22 - 3)?.parse().ok()
 }
 
 /// Every process with a `/proc/PID/comm`.
@@ -52,7 +78,10 @@ pub(crate) fn list() -> Result<Vec<Process>> {
             // A process that exited since the listing has no name: left out.
             let c = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
             let name = c.strip_suffix('\n').unwrap_or(&c);
-            Some(Process::new(pid, name))
+            let started = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| stat_starttime(&s));
+            Some(Process::new(pid, name).started_at(started))
         })
         .collect())
 }
@@ -86,4 +115,32 @@ pub(crate) fn exists(pid: u32) -> bool {
 #[cfg(not(unix))]
 pub(crate) fn exists(_pid: u32) -> bool {
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stat_starttime;
+
+    #[test]
+    fn starttime_is_field_22_counted_after_the_command_name() {
+        // A real line (Linux 6.x), with a command name holding ") 1 2 (".
+        let line = "4242 (a) 1 2 (b) S 1 4242 4242 0 -1 4194560 99 0 0 0 1 2 0 0 20 0 1 0 \
+                    987654 1000 200 18446744073709551615";
+        assert_eq!(stat_starttime(line), Some(987_654));
+        assert_eq!(stat_starttime("1 (init) S 0"), None);
+        assert_eq!(stat_starttime("no parenthesis"), None);
+        assert_eq!(stat_starttime(""), None);
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    #[test]
+    fn the_listing_has_this_process_with_its_start_time() {
+        let me = std::process::id();
+        let list = super::list().unwrap();
+        let p = list
+            .iter()
+            .find(|p| p.pid == me)
+            .expect("this process is listed");
+        assert!(p.started.is_some_and(|t| t > 0), "{p:?}");
+    }
 }
