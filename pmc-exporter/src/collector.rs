@@ -179,8 +179,9 @@ impl PmcCollector {
     /// `pmc_process_exporter_targets_refused_total` and
     /// `pmc_process_exporter_targets_over_cap`) and processes that are gone are
     /// dropped: a restarted process is a new series. Processes are found in
-    /// `/proc` ([`pmc::process::list`]); where there is no such list (FreeBSD, for
-    /// now) only [`Selector::Pid`] works, with an empty `comm`.
+    /// [`pmc::process::list`] (Linux's `/proc`, FreeBSD's `kern.proc.proc`
+    /// sysctl); where there is no such list only [`Selector::Pid`] works, with
+    /// an empty `comm`.
     ///
     /// # Errors
     ///
@@ -454,7 +455,7 @@ fn refresh<B: Backend>(
                 Selector::Comm(f) => f(&p.name),
             })
             .collect(),
-        // No process list (FreeBSD, for now): a pid is still found by probing it.
+        // No process list here: a pid is still found by probing it.
         Err(_) => match selector {
             Selector::Pid(pid) if pmc::process::exists(*pid) => {
                 vec![pmc::process::Process::new(*pid, "")]

@@ -1,5 +1,6 @@
 //! The running processes, for choosing targets by name: [`list`] and
-//! [`exists`]. The OS-specific parts are in `sys/process.rs`.
+//! [`exists`]. The OS-specific parts are in `sys/process.rs` (Linux reads
+//! `/proc`, FreeBSD the `kern.proc.proc` sysctl).
 
 use pmc_core::Result;
 
@@ -31,9 +32,10 @@ pub use crate::sys::process::Process;
 /// # Errors
 ///
 /// [`ErrorKind::NotSupported`](pmc_core::ErrorKind::NotSupported) where the
-/// listing is not implemented (FreeBSD for now: attach by pid with
+/// listing is not implemented (an OS without a backend: attach by pid with
 /// `Target::Pid`); [`ErrorKind::Os`](pmc_core::ErrorKind::Os) when the list
-/// cannot be read (Linux: `/proc` is not mounted).
+/// cannot be read (Linux: `/proc` is not mounted; FreeBSD: the
+/// `kern.proc.proc` sysctl failed).
 pub fn list() -> Result<Vec<Process>> {
     let mut v = crate::sys::process::list()?;
     v.sort_unstable_by_key(|p| p.pid);

@@ -291,7 +291,8 @@ pub struct Args {
     /// a command, as pmcstat(8) -t: a number is a process id; anything else
     /// is a regular expression (the regex crate's syntax, close to POSIX
     /// extended ones), and every process whose command
-    /// name (`/proc/PID/comm`, at most 15 characters) matches it anywhere is
+    /// name (Linux's `/proc/PID/comm`, at most 15 characters; FreeBSD's
+    /// `ki_comm`, at most 19) matches it anywhere is
     /// counted (anchor it, `^name$`, for an exact name). No match is a usage
     /// error. pmcstat itself is never a match.
     #[arg(short = 't', value_name = "PID|REGEX", value_parser = parse_attach)]

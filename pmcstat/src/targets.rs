@@ -27,7 +27,8 @@ pub fn resolve(spec: &AttachSpec) -> Result<Vec<Target>, Failure> {
             if pids.is_empty() {
                 return Err(Failure::Usage(format!(
                     "-t {re}: no running process has a command name that matches (names \
-                     from /proc/PID/comm, at most 15 characters; pmcstat itself is left out)"
+                     as ps -o comm shows them: Linux's /proc/PID/comm, at most 15 characters; \
+                     FreeBSD's ki_comm, at most 19; pmcstat itself is left out)"
                 )));
             }
             Ok(pids.into_iter().map(Target::Pid).collect())
@@ -36,13 +37,13 @@ pub fn resolve(spec: &AttachSpec) -> Result<Vec<Target>, Failure> {
 }
 
 /// The pids (but pmcstat's) whose command name matches `re`, from
-/// `pmc::process::list` (on Linux `/proc/PID/comm`).
+/// `pmc::process::list` (on Linux `/proc/PID/comm`, on FreeBSD `ki_comm`).
 fn matching(re: &regex::Regex) -> Result<Vec<u32>, Failure> {
     let me = std::process::id();
     let procs = pmc::process::list().map_err(|e| match e.kind() {
         ErrorKind::NotSupported => Failure::Usage(format!(
-            "-t {re}: matching command names is implemented on Linux only (it reads /proc); \
-             give a process id"
+            "-t {re}: matching command names is not implemented on this system \
+             (Linux and FreeBSD only); give a process id"
         )),
         _ => {
             let mut err = pmc::Error::new(e.kind(), e.op(), format!("-t {re}: {}", e.message()));
