@@ -3,6 +3,9 @@
 //! instruction, idle cycle shares, clock rate), computed from readings so a
 //! program does not recompute them.
 //!
+//! [`derive()`] gives every [`Derived`] [`Metric`] a set of readings allows; [`ratio`],
+//! [`insn_per_cycle`], [`branch_miss_rate`], [`cache_miss_rate`] and their kin compute one.
+//!
 //! Every metric uses the *scaled* values ([`Reading::scaled`]), as perf does
 //! (`tools/perf/util/stat-shadow.c`), so multiplexed counters give the same
 //! ratio they would unmultiplexed. A metric is absent (`None`, or left out of
