@@ -4,6 +4,9 @@
 //! `pmc_linux::internals::record`) and hwpmc's `PMC_OP_*` structs (native-endian,
 //! pmc-freebsd).
 //!
+//! [`ByteCursor`] reads integers and slices in an [`Endian`], failing with [`Short`];
+//! [`cstr`] cuts a NUL-terminated field.
+//!
 //! Every read checks the bytes left and returns [`Short`] instead of
 //! panicking; positions and lengths are checked with `checked_add`, so a
 //! length taken from hostile input cannot overflow.
