@@ -3,6 +3,10 @@
 //! Linux with only its include and link lines changed, and other languages
 //! bind one API.
 //!
+//! The C entry points are in [`sys`], over the safe logic of `state.rs` (the global state)
+//! and `names.rs` (`pmc_name_of_*`); [`abi`] holds `<pmc.h>`'s types, [`pmclog`] is pmclog(3).
+//! Below: a C example, the error convention, threads.
+//!
 //! ```c
 //! #include <pmc.h>
 //! pmc_id_t id; pmc_value_t v;
