@@ -4,6 +4,8 @@
 //! fields (`PMCSTAT_PRINT_ENTRY`). A callchain is followed by one `...`
 //! line per PC, leaf first.
 //!
+//! [`write_all`] prints a whole log, [`write_record`] one record; the table below is every line.
+//!
 //! | record | line |
 //! |---|---|
 //! | header | `initlog 0x<version> "<cpu>"` |
