@@ -1,6 +1,8 @@
 //! The types, enums and constants of FreeBSD's `<sys/pmc.h>` and
 //! `<pmc.h>` that libpmc's API uses, with FreeBSD's values (checked against
-//! `abi-amd64.json` by `tests/header.rs`).
+//! `abi-amd64.json` by `tests/header.rs`): the enums ([`pmc_mode`], [`pmc_class`],
+//! [`pmc_event`], ...), the `*Arg` wrappers C passes them as, and the info structs
+//! ([`pmc_cpuinfo`], [`pmc_pmcinfo`], ...).
 //!
 //! The C header `include/pmc.h` is generated from this module by cbindgen.
 //! Enums travel through the C API as their 32-bit value: a function argument

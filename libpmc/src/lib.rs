@@ -1,5 +1,9 @@
-//! FreeBSD libpmc's C API, pmc(3), on pmc: `libpmc.so`, `libpmc.a` and
-//! `include/pmc.h`, so a C program written for FreeBSD's libpmc builds on
+//! FreeBSD libpmc's C API, pmc(3), on pmc: `libpmc.so`, `libpmc.a` and `include/pmc.h`.
+//! The C entry points are in [`sys`], over the safe logic of `state.rs` (the global state)
+//! and `names.rs` (`pmc_name_of_*`); [`abi`] holds `<pmc.h>`'s types, [`pmclog`] is pmclog(3).
+//! Below: a C example, the error convention, threads.
+//!
+//! A C program written for FreeBSD's libpmc builds on
 //! Linux with only its include and link lines changed, and other languages
 //! bind one API.
 //!

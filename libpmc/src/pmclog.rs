@@ -1,5 +1,11 @@
 //! pmclog(3): reading a log back, one `struct pmclog_ev` at a time, as
-//! FreeBSD's `pmclog_read` fills it. Both formats are read: pmc-log files
+//! FreeBSD's `pmclog_read` fills it.
+//!
+//! [`Parser`] decodes the stream into [`pmclog_ev`] (its union of `pmclog_ev_*` structs,
+//! [`pmclog_type`], [`pmclog_state`]); the C entry points `pmclog_open`/`read`/`feed`/`close`
+//! are in [`crate::sys`]. Below: the formats read, how the input is decoded.
+//!
+//! Both formats are read: pmc-log files
 //! (what `pmc_configure_logfile` writes on Linux) and FreeBSD hwpmc logs
 //! (converted by pmc-log's importer); the record kinds map to
 //! `PMCLOG_TYPE_*` as below, kinds with no hwpmc counterpart (`Comm`,

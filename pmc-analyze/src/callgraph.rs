@@ -1,6 +1,8 @@
 //! Call-graph reports: FreeBSD `pmcstat -G`'s layout and a top-down tree.
 //!
-//! [`CallTree::build`] merges a profile's stacks into a tree.
+//! [`CallTree::build`] merges a profile's stacks into a tree of [`Node`]s;
+//! [`write_callgraph`] (text) and [`write_callgraph_json`] print it, as [`CallGraphOptions`]
+//! and its [`Order`] say. Below: the layout of each order and its bounds.
 //!
 //! [`Order::Callees`] is `pmcstat -G` as FreeBSD writes it
 //! (usr.sbin/pmcstat/pmcpl_callgraph.c, `pmcstat_cgnode_print`): each

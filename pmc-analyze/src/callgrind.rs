@@ -1,6 +1,9 @@
 //! Callgrind ("calltree") profiles, read by `callgrind_annotate` and
 //! KCachegrind: FreeBSD `pmcstat -F` (usr.sbin/pmcstat/pmcpl_calltree.c).
 //!
+//! [`write_callgrind`] writes a profile as [`CallgrindOptions`] say. Below: the file's layout
+//! and what each cost means.
+//!
 //! The file follows the Callgrind format specification (valgrind's
 //! docs/callgrind-format): a header (`version: 1`, `creator:`,
 //! `positions: line`, `events:` with one column per PMC, `summary:` with

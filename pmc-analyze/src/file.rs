@@ -1,6 +1,10 @@
 //! Opening the files a log names, safely: only regular files, without blocking, within a
 //! size limit, and mapped rather than read.
 //!
+//! [`map_regular`], [`map_regular_under`] (below a root) and [`read_regular`] open through
+//! [`open_regular`]; limits [`MAX_OBJECT_SIZE`] and [`MAX_KALLSYMS_SIZE`]; [`file_kind`] names
+//! what was refused. Below: why each check is there.
+//!
 //! A log's `Map` records (and hwpmc's `MAP_IN`) name paths the log's writer chose, so
 //! symbolization must not trust them: `/dev/zero` would be read forever and a FIFO would
 //! block forever. Every file is opened with `O_NONBLOCK` (an open that cannot block on a

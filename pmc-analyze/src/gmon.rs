@@ -1,6 +1,10 @@
 //! gprof profiles, one per executable object and PMC, as FreeBSD
 //! `pmcstat -g` writes them (usr.sbin/pmcstat/pmcpl_gprof.c).
 //!
+//! [`write_gmon`] writes the tree a [`GmonOptions`] names and returns a [`GmonReport`] of
+//! [`GmonFile`]s; [`gmon_bytes`] encodes one file. Below: the layout, and where it differs
+//! from FreeBSD's so that GNU gprof reads it.
+//!
 //! Layout: `<dir>/<pmc name>/<object basename>.gmon`; when two objects share
 //! a basename the later ones get `<basename>~NNN.gmon`
 //! (`pmcpl_gmon_initimage`). Each file is a 4.4BSD `gmon.out`:

@@ -1,5 +1,12 @@
 //! # pmc-analyze: symbolized reports over pmc-log sample logs
 //!
+//! A [`pmc_log`] log becomes a [`Profile`] (stacks resolved by the [`Symbolizer`]), then the
+//! reports of `pmcstat -R`: [`callgraph`], [`flame`], [`top`], [`gmon`], [`callgrind`],
+//! [`pprof`], [`printlog`], [`annotate`]. Files are created through [`output`]; problems found
+//! on the way are [`Warning`]s, failures [`Error`]s.
+//!
+//! # Details
+//!
 //! This crate turns a [`pmc_log`] log (from the Linux perf_event backend or
 //! an imported FreeBSD hwpmc log) into the reports of `pmcstat -R`:
 //!

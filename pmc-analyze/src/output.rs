@@ -1,5 +1,9 @@
 //! Creating the files pmc writes, safely: every report, export, gmon tree and sample log.
 //!
+//! [`Output`] (a report or export, committed by rename) and [`create_log`] ([`LogFile`], a
+//! log written while recording) open files as [`Options`] says; [`Dir`] creates trees below
+//! a directory; [`FileId`] tells an input from an output. Below: the rules each one keeps.
+//!
 //! The names come from the user (`-o`, `-G`, `-O`, ...) and, below a `-D` directory, from the
 //! log (`DIR/EVENT/OBJECT.gmon`), so a writer must not be steered by what it finds on disk:
 //!

@@ -1,6 +1,9 @@
 //! pprof export: a log as a gzipped `profile.proto` for `go tool pprof`,
 //! Pyroscope, Parca, Grafana and the cloud profilers.
 //!
+//! [`export_log`] and [`export_stream`] give a [`PprofExport`]; [`PprofBuilder`] takes records
+//! one by one; [`proto`] holds the `profile.proto` messages. Below: what goes where.
+//!
 //! The message layout is pprof's `proto/profile.proto` (package
 //! `perftools.profiles`), written as `prost`-derived structs in [`proto`].
 //! What goes where:

@@ -1,5 +1,7 @@
-//! A log printed as FreeBSD `pmcstat -R file` prints it
-//! (usr.sbin/pmcstat/pmcstat_log.c, `pmcstat_print_log`): one line per
+//! A log printed as FreeBSD `pmcstat -R file` prints it: [`write_all`] prints a whole log,
+//! [`write_record`] one record. The table below is every line.
+//!
+//! The layout is `pmcstat_print_log`'s (usr.sbin/pmcstat/pmcstat_log.c): one line per
 //! record, the record name left-aligned in 9 columns, a space, then the
 //! fields (`PMCSTAT_PRINT_ENTRY`). A callchain is followed by one `...`
 //! line per PC, leaf first.

@@ -1,5 +1,9 @@
 //! Turning sampled addresses into functions.
 //!
+//! A [`Symbolizer`] ([`SymbolizeOptions`], [`KernelSymbols`]) follows a log's process events and
+//! resolves addresses to [`Function`]s ([`ResolvedPc`], [`AddressInfo`], [`SourceFrame`] for
+//! inlined lines); [`demangle`] names them. Below: address translation, memory, the kernel.
+//!
 //! The [`Symbolizer`] follows a log's process events ([`Symbolizer::observe`]:
 //! `Map`, `Unmap`, `Exec`, `Comm`, `Fork`, ...) to know, at each sample,
 //! which object is mapped where in which process, and resolves addresses

@@ -160,7 +160,9 @@ pub trait Backend: Send + Sync {
     fn diagnose(&self) -> Vec<crate::info::Check>;
 
     /// The error that failed this backend's log, if one did (a full disk, a
-    /// closed pipe), as soon as the backend meets it: a caller polling this
+    /// closed pipe).
+    ///
+    /// It is there as soon as the backend meets it: a caller polling this
     /// while sampling learns of the failure at once rather than at
     /// [`close_log`](Backend::close_log). After it the log takes nothing
     /// more; the PMCs keep running until their owner stops them.
@@ -215,8 +217,10 @@ pub trait Backend: Send + Sync {
     }
 
     /// Sets the size of each sample buffer mapped by sampling PMCs allocated from now on,
-    /// in pages (a power of two): perf's `--mmap-pages`. Larger buffers lose fewer samples
-    /// in bursts; smaller ones fit under a lower locked-memory limit.
+    /// in pages (a power of two): perf's `--mmap-pages`.
+    ///
+    /// Larger buffers lose fewer samples in bursts; smaller ones fit under a lower
+    /// locked-memory limit.
     ///
     /// # Errors
     ///
@@ -377,8 +381,9 @@ pub trait Pmc: Send {
     }
 
     /// Makes a sampling PMC deliver its samples to this process (read them
-    /// with [`samples`](Pmc::samples)) instead of the backend's log. Call it
-    /// before [`start`](Pmc::start).
+    /// with [`samples`](Pmc::samples)) instead of the backend's log.
+    ///
+    /// Call it before [`start`](Pmc::start).
     ///
     /// # Errors
     ///
@@ -411,7 +416,9 @@ pub trait Pmc: Send {
 
     /// The samples delivered since the last call, decoded, in the order the
     /// kernel wrote them (per CPU; sort by [`Sample::time`](crate::Sample)
-    /// for one order). Allowed while running.
+    /// for one order).
+    ///
+    /// Allowed while running.
     ///
     /// # Errors
     ///
@@ -484,9 +491,11 @@ pub trait Group: Send {
     /// Reads every member into `out` (which must have one slot per member),
     /// without allocating.
     fn read_into(&self, out: &mut [Reading]) -> Result<()>;
-    /// Reads every member into a [`GroupReading`], indexed by the
-    /// [`Member`](crate::Member) handles of the [`GroupSpec`](crate::GroupSpec)
-    /// the group was allocated from; another group's handle finds nothing
+    /// Reads every member into a [`GroupReading`], indexed by
+    /// [`Member`](crate::Member) handles.
+    ///
+    /// The handles are those of the [`GroupSpec`](crate::GroupSpec) the group
+    /// was allocated from; another group's handle finds nothing
     /// ([`GroupReading::get`] is `None`, [`GroupReading::member`] an error).
     ///
     /// ```no_run
@@ -511,8 +520,9 @@ pub trait Group: Send {
     }
 
     /// Reads every member on each instance separately: per CPU for system
-    /// scope, per target for process scope (the group counterpart of
-    /// [`Pmc::read_instances`]). As there, counts kept from detached targets
+    /// scope, per target for process scope.
+    ///
+    /// The group counterpart of [`Pmc::read_instances`]. As there, counts kept from detached targets
     /// and a [`write`](Pmc::write) base are in [`read`](Group::read)'s totals
     /// only.
     ///

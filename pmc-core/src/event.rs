@@ -1,5 +1,9 @@
 //! Event specifications and their parser.
 //!
+//! An [`EventSpec`] (`"task-clock:u".parse()`) holds an [`EventSource`] ([`PortableEvent`],
+//! raw, PMU [`Term`]s, tracepoint, hwpmc names) and [`Modifiers`]; a bad string is a
+//! [`ParseError`] ([`ParseErrorKind`]). Below: the accepted syntax, the portable names.
+//!
 //! An [`EventSpec`] is what the user asked to count, as written: the parser is
 //! pure (no I/O, no knowledge of the machine). Resolving a spec against a
 //! machine (sysfs PMUs, tracepoint ids, hwpmc event tables) is the backend's
@@ -360,8 +364,10 @@ pub enum EventSource {
 }
 
 /// One of FreeBSD's kernel clocks as an hwpmc SOFT event (`SOFT-CLOCK.HARD`,
-/// `clock.stat`, ...). Each counts **one per tick** of its clock on the CPU
-/// where the measured thread runs; the unit is a tick, not a nanosecond.
+/// `clock.stat`, ...).
+///
+/// Each counts **one per tick** of its clock on the CPU where the measured
+/// thread runs; the unit is a tick, not a nanosecond.
 ///
 /// FreeBSD: `hardclock()` and `statclock()` in `sys/kern/kern_clock.c`
 /// (fel1x-developer/freebsd-src@2d614aa2fe3e, a mirror of freebsd-src main)

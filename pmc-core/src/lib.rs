@@ -1,5 +1,12 @@
 //! # pmc-core: one API for performance-monitoring counters
 //!
+//! The backend-neutral API: a [`Backend`] allocates [`Pmc`]s and [`Group`]s from an
+//! [`Allocation`] of an [`EventSpec`]; they give [`Reading`]s or typed [`Error`]s. Also
+//! [`lifecycle`] (hwpmc's rules), [`metrics`] (perf's ratios), [`event`] (the spec parser),
+//! [`info`] (listings) and `testing` (the conformance suite). Overview table below.
+//!
+//! # Details
+//!
 //! `pmc-core` is the backend-neutral half of the `pmc` project. It defines the
 //! vocabulary shared by the Linux (`perf_event_open(2)`) and FreeBSD (`hwpmc(4)`)
 //! backends, modelled on hwpmc's verbs: you *allocate* a PMC (an event, a

@@ -2,6 +2,10 @@
 //! [`State`], the targets it is attached to, and the rule each verb must
 //! pass, answered with the typed [`Error`] both backends give.
 //!
+//! [`Lifecycle`] holds one PMC's state and targets; its `check_*` methods return a [`Refusal`]
+//! naming a [`Rule`]; [`LogNeed`] says when a log is required; [`fan_out`],
+//! [`fan_out_or_undo`] and [`check_read_slots`] serve group members. Details follow.
+//!
 //! hwpmc enforces these rules in the kernel (`sys/dev/hwpmc/hwpmc_mod.c`,
 //! cited at each rule by function); perf_event does not, so the Linux backend
 //! checks them itself, and the FreeBSD backend keeps the same bookkeeping to
@@ -478,8 +482,10 @@ pub fn fan_out<M>(members: &mut [M], mut verb: impl FnMut(&mut M) -> Result<()>)
     members.iter_mut().try_for_each(&mut verb)
 }
 
-/// Applies a group verb to each member in order; at the first error, applies
-/// `undo` to the members already done, last first, and returns the error, so
+/// Applies a group verb to each member in order, undoing the members already
+/// done at the first error.
+///
+/// At the first error, applies `undo` to the members already done, last first, and returns the error, so
 /// the group is left as it was (a group start that fails on its third
 /// member stops the first two). `undo`'s own errors are ignored: the
 /// caller learns of the error that made it undo.

@@ -1,6 +1,9 @@
 //! Typed handles to the members of a group, so that readings are looked up
 //! by the member they belong to rather than by position.
 //!
+//! [`GroupSpec::add`] hands out a [`Member`] per allocation; a [`GroupReading`] is indexed by
+//! those handles.
+//!
 //! ```
 //! use pmc::{Allocation, GroupReading, GroupSpec, Reading};
 //!

@@ -1,6 +1,9 @@
-//! Derived metrics: the ratios `perf stat` prints next to its counts
-//! (instructions per cycle, branch- and cache-miss rates, stalled cycles per
-//! instruction, idle cycle shares, clock rate), computed from readings so a
+//! Derived metrics: the ratios `perf stat` prints next to its counts. [`derive()`] gives
+//! every [`Derived`] [`Metric`] a set of readings allows; [`ratio`], [`insn_per_cycle`],
+//! [`branch_miss_rate`], [`cache_miss_rate`] and their kin compute one.
+//!
+//! The metrics (instructions per cycle, branch- and cache-miss rates, stalled cycles per
+//! instruction, idle cycle shares, clock rate) are computed from readings so a
 //! program does not recompute them.
 //!
 //! Every metric uses the *scaled* values ([`Reading::scaled`]), as perf does

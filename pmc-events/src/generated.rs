@@ -3,6 +3,10 @@
 // Corrected (gen/corrections.json): graniterapids FRONTEND_RETIRED.LATE_SWPF
 // Skipped while generating: deprecated: 1049, no ArchStdEvent: 8, offcore: 2357, uncore: 20229
 
+//! The generated event data: `STRINGS` (every name and description), `EVENTS` (one row
+//! per event), `TABLES` (a CPU's slice of `EVENTS`), and the CPU maps `X86_MODELS`,
+//! `ARM_PARTS` and `ARM_COMMON` that choose a table.
+
 use crate::{Kind, RawEvent, RawTable};
 
 /// Every name and description, concatenated (ASCII).

@@ -1,5 +1,9 @@
 //! The CPU's own named performance events, for both pmc backends.
 //!
+//! A [`Table`] of [`Event`]s per CPU, chosen by [`CpuId`] (`sys` reads it); [`lookup`],
+//! [`is_known`] and [`tables_with`] find names; [`libpmc_alias`] and its kin map libpmc's
+//! names. Below: the 28 tables, how one is selected, an example.
+//!
 //! perf (Linux) and libpmc (FreeBSD) take their model-specific event names
 //! (`inst_retired.any`, `ls_not_halted_cyc`, Arm's `inst_retired`) from the
 //! same data: the Linux kernel's `tools/perf/pmu-events/arch` JSON. This

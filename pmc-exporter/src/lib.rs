@@ -1,6 +1,10 @@
 //! Performance counters for Prometheus: a [`prometheus_client`] collector that
 //! reads pmc counters when it is scraped, and a small HTTP server for it.
 //!
+//! [`PmcCollector`] (this process, the system, or [`Selector`]-chosen processes) is the
+//! collector; [`serve`] / [`bind`] / [`render`] answer `/metrics`; [`metric_name`] names the
+//! series. Details and an example follow.
+//!
 //! - [`PmcCollector::this_process`]: a Rust service registers it in its own
 //!   [`Registry`](prometheus_client::registry::Registry) to export its own process's counters (every thread, and the
 //!   threads it starts later).

@@ -1,6 +1,10 @@
 //! Event names -> `pmc_op_pmcallocate` fields (class, `pm_ev`, flags, caps,
 //! machine-dependent config), per CPU vendor. Pure; unit-tested.
 //!
+//! `resolve` turns a spec into `Encoding`s for a [`Machine`] ([`Vendor`], CPUID);
+//! `table_listing` lists them; `freebsd_pmclog_name` is how FreeBSD's tools name our PMCs.
+//! Below: the table of portable names, CPU event names, and the naming rules.
+//!
 //! | spec | Intel (IAF/IAP) | AMD (K8, `PMC_F_EV_PMU`) | no PMU |
 //! |---|---|---|---|
 //! | `cycles` | IAF fixed 1 (`0x3c`), else IAP `0x3c` | `0x76` | error `NoPmu` |

@@ -1,5 +1,10 @@
 //! # pmc-linux: the perf_event backend of pmc
 //!
+//! [`Backend`] implements pmc-core's API over `perf_event_open(2)`: [`LinuxPmc`] and
+//! [`LinuxGroup`] count and sample (`counter/`), [`FastReader`] reads in user space, `log/`
+//! drains rings into the log, [`Sys`] / [`RealSys`] is the only door to the OS ([`Errno`]).
+//! The table below maps the files, bottom up.
+//!
 //! You probably want the `pmc` facade, which picks this backend on Linux as
 //! `pmc::Native`.
 //!

@@ -96,8 +96,9 @@ pub enum OpenError {
     Hwpmc(#[from] HwpmcError),
 }
 
-/// Opens a log of either format by its magic ([`detect`]): pmc-log bytes
-/// are borrowed as they are, an hwpmc log is converted with
+/// Opens a log of either format by its magic ([`detect`]).
+///
+/// The pmc-log bytes are borrowed as they are, an hwpmc log is converted with
 /// [`hwpmc::convert`] (in memory: the result is about the input's size).
 /// Damage inside either is not an error: it is skipped and reported
 /// ([`AnyLog::import`] for the conversion, [`Reader`]'s report for

@@ -1,5 +1,8 @@
-//! One bounded byte cursor for every binary layout the workspace decodes:
-//! pmc-log's own records (little-endian), FreeBSD's hwpmc kernel log
+//! One bounded byte cursor for every binary layout the workspace decodes: [`ByteCursor`]
+//! reads integers and slices in an [`Endian`], failing with [`Short`]; [`cstr`] cuts a
+//! NUL-terminated field.
+//!
+//! The layouts it reads: pmc-log's own records (little-endian), FreeBSD's hwpmc kernel log
 //! (little-endian, amd64/arm64), perf_event ring records (native-endian,
 //! `pmc_linux::internals::record`) and hwpmc's `PMC_OP_*` structs (native-endian,
 //! pmc-freebsd).

@@ -1,6 +1,9 @@
 //! The on-disk format: constants and layouts. `FORMAT.md` is the full
 //! specification; this module holds the numbers.
 //!
+//! [`MAGIC`] and the version open a file; [`SYNC`], [`BLOCK_HEADER_LEN`] and
+//! [`MAX_BLOCK_PAYLOAD`] frame blocks; [`kind`] numbers the records. The grammar follows.
+//!
 //! All integers are little-endian and may sit at any alignment.
 //!
 //! ```text

@@ -1,5 +1,11 @@
 //! # pmc-log: one sample-log format for perf_event and hwpmc
 //!
+//! [`Writer`] writes a log of [`Record`]s ([`record`]); [`Reader`], [`StreamReader`] and
+//! [`open_any`] read one back with a [`ReadReport`]. [`hwpmc`] imports FreeBSD's kernel log,
+//! [`export`] writes text, folded stacks, JSON and perf.data, [`bytes`] is the shared cursor.
+//!
+//! # Details
+//!
 //! pmc-log is the file format the `pmc` backends write when sampling and the
 //! frontends (`pmcstat -R`) read. It is specified in `FORMAT.md` (in the
 //! crate directory) in enough detail to write a reader in another language.

@@ -828,8 +828,9 @@ impl<R: io::Read> StreamReader<R> {
         self.core.pos.max(PREAMBLE_LEN as u64)
     }
 
-    /// Declares that no more input will come: from now on
-    /// [`next_record`](StreamReader::next_record) makes the end-of-input
+    /// Declares that no more input will come.
+    ///
+    /// From now on [`next_record`](StreamReader::next_record) makes the end-of-input
     /// decisions (an incomplete tail is skipped and reported as
     /// [`SkipReason::Truncated`]) and returns every record left, so that a
     /// stream yields what the slice [`Reader`] yields from the same bytes.

@@ -1,5 +1,9 @@
 //! The record model shared by every backend and frontend.
 //!
+//! [`Record`] is one enum over every kind: [`Header`], [`PmcDescriptor`], [`Sample`], [`Comm`],
+//! [`Exec`], [`Map`], [`Fork`], ...; [`Callchain`] and [`Bytes`] borrow or own their bytes;
+//! `FLAG_*` are a descriptor's flags, [`TRUNCATED_FRAME`] ends a cut chain. Details follow.
+//!
 //! One [`Record`] type serves both the zero-copy reader (fields borrow the
 //! input through [`Cow::Borrowed`], [`Bytes`] and [`Callchain`]) and owned
 //! use (`Record<'static>`, obtained with [`Record::into_owned`]). All types

@@ -13,7 +13,9 @@ use pmc_core::{
 };
 
 /// The backend of an OS where pmc has none: `pmc::Native` and
-/// `pmc::Unsupported` there. [`Backend::open`] fails with
+/// `pmc::Unsupported` there.
+///
+/// [`Backend::open`] fails with
 /// [`ErrorKind::Unsupported`](pmc_core::ErrorKind::Unsupported), saying to
 /// run on Linux or FreeBSD; a backend made with [`Backend::with_sys`]
 /// answers every call with the same error.

@@ -1,5 +1,9 @@
 //! DWARF call-frame unwinding of captured user stacks, for pmc's sampling logs.
 //!
+//! An [`Unwinder`] learns each process's mappings ([`Unwinder::add_map`], `exec`, `fork`,
+//! `exit`) and turns [`UserRegs`] plus stack bytes into an [`Unwound`] chain
+//! ([`Unwinder::unwind`]); [`Stats`] counts; [`log`] does it over a pmc-log. Details follow.
+//!
 //! A sampling PMC opened with `CallGraph::Dwarf` (pmc-core) makes the kernel copy, with each
 //! sample, the user registers and the top of the user stack (Linux's
 //! `PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER`, as `perf record --call-graph dwarf`).

@@ -1,5 +1,12 @@
 //! # pmc: portable performance counters
 //!
+//! One API to performance counters on Linux and FreeBSD: open [`Native`], allocate a [`Pmc`]
+//! or [`Group`] from an [`Allocation`], start, read. Also [`measure`] / [`Region`] (count a
+//! closure), [`selftest()`], `pmc::analyze` (reports over sample logs, feature `analyze`) and
+//! `native` (the OS's own extras). Details: the example, "Required types", "Conveniences".
+//!
+//! # Details
+//!
 //! One API to hardware (and software) performance counters on Linux
 //! (`perf_event_open(2)`) and FreeBSD (`hwpmc(4)`), modelled on hwpmc's
 //! verbs: allocate, attach, detach, start, stop, read, write, set_count,

@@ -1,5 +1,6 @@
 //! `-E`: each process's counts at its exit, from the log's process-exit
-//! counter records (pmcstat(8) -E, hwpmc's LOG_PROCEXIT).
+//! counter records (pmcstat(8) -E, hwpmc's LOG_PROCEXIT): [`ExitCounts`], read from a log
+//! by [`of_file`].
 //!
 //! For process-mode *sampling* PMCs (-P) the count at a process's exit is the
 //! sum of its sample periods, exact but for the last, incomplete period

@@ -1,4 +1,7 @@
-//! Samples aggregated while they are logged. Without `-O`, and for `-T`,
+//! Samples aggregated while they are logged: [`LiveProfile::start`] gives the pipe the
+//! backend logs into, [`LiveProfile::snapshot`] and [`LiveProfile::finish`] the profile.
+//!
+//! Without `-O`, and for `-T`,
 //! the backend's log goes into a pipe that a thread reads with pmc-log's
 //! streaming reader and feeds to pmc-analyze's [`ProfileBuilder`]: memory
 //! is bounded by the distinct stacks seen, not by the run's length (a log

@@ -1,5 +1,11 @@
 //! `-T`: the top(1)-like view of pmcstat(8), live for `-P`/`-S` runs and
-//! replayed for `-R`. It redraws every `-w` seconds (default 1) on the
+//! replayed for `-R`.
+//!
+//! [`TopView`] (over a [`Screen`]) draws a [`State`] ([`Mode`], [`Display`]) with [`render`]
+//! and takes keys ([`State::key`]); [`replay`] runs it over a log ([`ReplayInput`]).
+//! Below: the keys and the header.
+//!
+//! It redraws every `-w` seconds (default 1) on the
 //! terminal's alternate screen and takes pmcstat(8)'s keys
 //! (`pmcstat_keypress_log` in FreeBSD's usr.sbin/pmcstat/pmcstat_log.c):
 //!

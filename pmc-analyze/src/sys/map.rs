@@ -1,6 +1,10 @@
 //! Read-only file mappings, shareable as `&[u8]` by the ELF and DWARF readers, that survive
 //! the file being truncated under them.
 //!
+//! [`Bytes`] is one mapping (`Bytes::map`; [`Bytes::cut`] says where a truncation was
+//! repaired); `install` sets up the SIGBUS handler behind the fixed table of mappings.
+//! Below: how a truncation is repaired, and why that is safe in a handler.
+//!
 //! A mapped file that shrinks raises SIGBUS on the next read of a page past its new end: a
 //! user re-running `pmcstat -O out.log` while `pmcstat -R out.log` reads it, or an object
 //! rebuilt in place, would kill the reader. Every mapping made here is registered in a fixed

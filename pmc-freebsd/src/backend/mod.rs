@@ -1,9 +1,8 @@
-//! `pmc_core::Backend` over hwpmc: every operation is one or more
-//! `PMC_OP_*` requests through a [`Sys`]. Here: the handshake, rows and
-//! admin, the trait; `inner.rs` what a Backend and its PMCs share;
-//! `alloc.rs` the allocation side, `units.rs` ticks and nanoseconds;
-//! `pmc.rs` and `group.rs` the read side and the verbs; `log_verbs.rs`
-//! the log verbs over `crate::log`.
+//! `pmc_core::Backend` over hwpmc: every operation is one or more `PMC_OP_*` requests
+//! through a [`Sys`]. Here: [`Backend`] (the handshake, rows and admin, the trait);
+//! `inner.rs` what a Backend and its PMCs share; `alloc.rs` the allocation side, `units.rs`
+//! ticks and nanoseconds; `pmc.rs` ([`FreebsdPmc`]) and `group.rs` ([`FreebsdGroup`]) the
+//! read side and the verbs; `log_verbs.rs` the log verbs over `crate::log`.
 
 use crate::errno::Errno;
 use crate::errno_map::{self, Context};
@@ -335,6 +334,8 @@ impl<S: Sys + 'static> pmc_core::Backend for Backend<S> {
         self.allocate_members(allocations)
     }
 
+    /// Sends this process's hwpmc log, converted to pmc-log, to `sink`.
+    ///
     /// hwpmc's stream is read by a thread that converts each kernel record
     /// into the pmc-log format as it arrives (`pmc_log::hwpmc::StreamImporter`,
     /// holding at most `pmc_log::hwpmc::MAX_BUFFERED` bytes of an incomplete

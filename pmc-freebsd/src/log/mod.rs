@@ -1,4 +1,10 @@
-//! The user-space side of hwpmc's log: one kernel log per process, held
+//! The user-space side of hwpmc's log: one kernel log per process, many sinks.
+//!
+//! `kernel.rs` holds the kernel log (one per process, [`LogPump`]); `pump.rs` is the reader
+//! thread that cuts the stream into records and writes the current sink; `ctl.rs` ([`PumpCtl`],
+//! [`LogFormat`]) is what backend and thread share; `failure.rs` says why a sink stopped.
+//!
+//! One kernel log per process, held
 //! by one backend at a time (`kernel.rs` `KERNEL_LOGS`), many sinks over
 //! its lifetime. A dropped backend removes the process's shut-down owner
 //! descriptor (a throwaway SOFT PMC allocated and released), so the next

@@ -4,6 +4,9 @@
 //! `sys/sys/pmclog.h` (FreeBSD 16.0-CURRENT, `PMC_VERSION` 0x0A030000; the
 //! layouts are unchanged since 0x09030000).
 //!
+//! In file order: the scalar types ([`pmc_id_t`], ...), [`PMC_VERSION`] and its kin, the
+//! `PMC_OP_*` numbers ([`PMC_OP_PMCALLOCATE`], ...), then each op's argument struct.
+//!
 //! Items keep their exact C names so a search by C name finds them. Every
 //! struct uses fixed-width integer types (never libc's OS-dependent ones), so
 //! the definitions are identical on every host OS and can be layout-tested on

@@ -1,9 +1,9 @@
-//! The only door to the OS, and the only module of pmc-freebsd that may use
-//! `unsafe`: the [`Sys`] seam (here, with the types its signatures use),
-//! the raw ABI (`abi`), [`RealSys`] (`freebsd.rs` on FreeBSD,
-//! `unsupported.rs` elsewhere, picked by one `cfg_if!`) and the hwpmc
-//! simulator (`sim/`, feature `sim`). Nothing here imports from the layers
-//! above but `Errno`.
+//! The only door to the OS, and the only module of pmc-freebsd that may use `unsafe`: the
+//! [`Sys`] seam (here, with the types its signatures use: [`PmcOp`], [`OpArg`]), the raw
+//! ABI ([`abi`]), [`RealSys`] (`freebsd.rs` on FreeBSD, `unsupported.rs` elsewhere, picked by
+//! one `cfg_if!`) and the hwpmc simulator (`sim/`, feature `sim`).
+//!
+//! Nothing here imports from the layers above but `Errno`.
 //!
 //! # Safety
 //!

@@ -1,5 +1,9 @@
 //! Counting PMCs on perf_event: the hwpmc verbs emulated over fds.
 //!
+//! [`LinuxPmc`] and [`LinuxGroup`] (over one `Counters`) implement pmc-core's `Pmc` and `Group`.
+//! Submodules: `open` (attrs and fd sets), `layout` (which fds a target gets), `read` (counts),
+//! `rings` (sampling rings), `switch` (log-proccsw). Below: where Linux emulates hwpmc, sampling.
+//!
 //! One `Counters` value holds a PMC or a group: its members, and for each
 //! instance (a CPU for system scope, a target for process scope) one set of
 //! fds per thread, leader first. A single PMC is a group of one.

@@ -1,6 +1,10 @@
 //! A fake kernel: [`Sys`] over a model of perf_event, so the counting and sampling code can be
 //! tested without privileges, without a PMU, and on any kernel.
 //!
+//! [`FakeKernel`] is the model: the test drives it ([`FakeKernel::tick`], samples from a
+//! [`SampleSpec`]), injects errors ([`Fault`] on a [`Call`]) and inspects [`FakeEvent`]s.
+//! Below: each rule it follows, and its source.
+//!
 //! Each rule below follows the kernel as `perf_event_open(2)` documents it or as
 //! `kernel/events/core.c` implements it (named at the rule); rules the man page leaves open were
 //! checked on Linux 6.18 (`perf_event_open` from a script, as root).

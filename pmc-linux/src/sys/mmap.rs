@@ -1,6 +1,9 @@
 //! The perf_event ring-buffer mapping: `mmap`/`munmap` of a sampling fd and the only raw
 //! accesses to the control page (`data_head`, `data_tail`) and the data area.
 //!
+//! [`MmapRing`] is the mapping and the kernel's [`RingStorage`]; `RingMemory` is one mapping
+//! shared by several readers; [`perf_event_open_raw`] opens a sampling fd. Why it is sound:
+//!
 //! # Safety
 //!
 //! [`MmapRing`] owns a `MAP_SHARED`, `PROT_READ | PROT_WRITE` mapping of a perf_event fd:

@@ -2,6 +2,10 @@
 //! counter's control page (`struct perf_event_mmap_page`), atomic loads of its
 //! fields, and the `rdpmc`/`rdtsc` (x86_64) and `mrs` (aarch64) instructions.
 //!
+//! [`ControlPage`] maps the page and loads its `PageFields`; `read_counter` and `timestamp`
+//! are the instructions (one pair per architecture); `SimPage` is a page for tests.
+//! Below: why each part is sound (# Safety).
+//!
 //! The logic (seqlock retries, sign extension, time extrapolation, fallback
 //! decisions) is pure and lives in [`crate::rdpmc`]; this file only hands it
 //! field values and hardware readings.

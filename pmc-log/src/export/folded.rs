@@ -2,6 +2,9 @@
 //! `process;root;...;leaf count`, the format of Brendan Gregg's
 //! `stackcollapse-*` scripts, read by `flamegraph.pl` and inferno.
 //!
+//! [`FoldedStacks`] takes records ([`FoldedStacks::add`]) and writes the lines. Below: how
+//! frames and processes are named, an example.
+//!
 //! Frames are not symbolised (pmc-log has no symbol tables): a frame inside
 //! a known mapping is `basename+0xoffset` (the file offset, ready for
 //! `addr2line -e`), anything else the bare address. Kernel frames get the

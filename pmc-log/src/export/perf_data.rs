@@ -1,5 +1,9 @@
 //! perf.data export, readable by `perf report` and `perf script`.
 //!
+//! [`write_all`] exports a whole log; [`PerfDataWriter`] is the same record by record.
+//! Chains longer than [`MAX_CHAIN_ENTRIES`] keep their leaf end. Below: what is exported,
+//! callchains, the kernel map, and what perf.data cannot carry.
+//!
 //! Writes the `PERFILE2` format (tools/perf/Documentation/perf.data-file-format.txt):
 //! the 104-byte file header, one `perf_event_attr` (112 bytes, `PERF_ATTR_SIZE_VER5`)
 //! per PMC descriptor with its id, the data section, and the

@@ -1,5 +1,11 @@
 //! FreeBSD hwpmc log import, and a kernel-format [`Encoder`].
 //!
+//! [`Parser`] reads raw kernel records ([`Event`]); [`Importer`], [`StreamImporter`] and
+//! [`convert`] turn them into pmc-log [`Record`]s with an [`ImportReport`]; [`Encoder`] writes
+//! the kernel's format. Below: the quirks handled, damage, PMC ids, the conversion table.
+//!
+//! # Details
+//!
 //! hwpmc writes a flat stream of native-endian, 4-byte-packed records to the
 //! fd given to `PMC_OP_CONFIGURELOG` (`sys/sys/pmclog.h`; hwpmc.md §4). This
 //! module reads it on any OS:

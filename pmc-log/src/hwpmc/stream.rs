@@ -323,8 +323,10 @@ impl Write for Shared {
 /// How much of the hwpmc stream a [`ConvertReader`] reads at once.
 const READ_CHUNK: usize = 64 << 10;
 
-/// An hwpmc log read from `R` (a FIFO, a pipe, a file) as pmc-log bytes: an
-/// [`io::Read`](std::io::Read) adapter over a [`StreamImporter`], so that a
+/// An hwpmc log read from `R` (a FIFO, a pipe, a file) as pmc-log bytes, in
+/// bounded memory.
+///
+/// An [`io::Read`](std::io::Read) adapter over a [`StreamImporter`], so that a
 /// pmc-log reader ([`crate::StreamReader`]) reads an hwpmc log with bounded
 /// memory: the importer's tail ([`MAX_BUFFERED`]), one read chunk (64 KiB)
 /// and the pmc-log block being drained, whatever the log's size.

@@ -217,8 +217,10 @@ fn resolve(program: &OsStr) -> Option<PathBuf> {
 }
 
 /// A command to launch paused before `exec`, built as
-/// `std::process::Command` is: arguments, environment, working directory
-/// and stdio. [`Command::spawn_paused`] forks it; the child waits until
+/// `std::process::Command` is.
+///
+/// Arguments, environment, working directory and stdio are set as there;
+/// [`Command::spawn_paused`] forks it; the child waits until
 /// [`PausedChild::resume`].
 ///
 /// ```

@@ -24,7 +24,9 @@ pub enum Progress {
 
 /// One measurement's subject and its life cycle: a command launched paused
 /// before `exec` ([`Session::launch`]) or running processes
-/// ([`Session::attach_to`]). The order is the one `perf stat` and
+/// ([`Session::attach_to`]).
+///
+/// The order is the one `perf stat` and
 /// `pmcstat(8)` follow, so the command is counted from its first
 /// instruction:
 ///

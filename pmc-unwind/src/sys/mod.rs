@@ -1,6 +1,10 @@
 //! The unsafe seam: read-only file mappings that survive the file being truncated under
 //! them.
 //!
+//! [`Image`] is one mapping ([`Image::map`]; `cut`, in tests, says where it was repaired),
+//! [`Guarded`] its entry in the table the SIGBUS handler ([`install`]) reads. Below: how a
+//! truncation is repaired.
+//!
 //! A mapped object that shrinks raises SIGBUS on the next read of a page past its new end
 //! (a library rebuilt in place while a live `pmcstat` unwinds through it). Every mapping
 //! made here is registered in a fixed table that a SIGBUS handler consults: a fault

@@ -1,6 +1,10 @@
 //! A self-test of this machine's counters: calibrated workloads whose counts
 //! are known, each counted through a [`Backend`] and judged.
 //!
+//! [`run`] (or `pmc::selftest()`) takes [`Options`] and gives a [`Report`] of [`Row`]s, each
+//! with a [`Verdict`]. The workloads are in `workload.rs`, the user-space read probe in
+//! `fast_read.rs` (Linux). Below: the example, the checks, the verdicts.
+//!
 //! Laptops, cloud VMs and CI runners differ: a VM may have no virtual PMU,
 //! a hypervisor may multiplex the counters, the NMI watchdog may hold one,
 //! `perf_event_paranoid` may hide the kernel's part. [`run`] says which of

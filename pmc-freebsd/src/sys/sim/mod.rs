@@ -1,6 +1,12 @@
 //! A simulated hwpmc(4) driver (feature `sim`; also built for this crate's
 //! own tests).
 //!
+//! [`SimDriver`] implements [`Sys`], set up by [`SimConfig`] ([`SimCpu`], [`SimTree`]) and
+//! driven by the test ([`SimDriver::advance`], [`SimDriver::run`] with [`Work`]). One file per
+//! verb family: `alloc`, `attach`, `verbs`, `rows`, `logging`, `clock`; the log writer is [`log`].
+//!
+//! # Details
+//!
 //! [`SimDriver`] implements [`Sys`] with the behaviour hwpmc(4)
 //! documents: PMC states, rows and their dispositions, process and system
 //! scope, the attach/detach rules (including `PMC_OP_PMCSTART` on an
