@@ -172,4 +172,138 @@ pub(crate) fn bench_metrics(o: &Opts, rows: &mut Vec<Row>) {
         median(&mut ca) / counters
     );
     rows.push(r);
+    sweep(o, &pmcstat, &spawn, rows);
+}
+
+/// The software events of the per-counter sweep, the first `k` of them per exporter.
+const SWEEP_EVENTS: [&str; 8] = [
+    "page-faults",
+    "context-switches",
+    "cpu-migrations",
+    "minor-faults",
+    "major-faults",
+    "cpu-clock",
+    "alignment-faults",
+    "emulation-faults",
+];
+const SWEEP: [usize; 4] = [1, 2, 4, 8];
+
+/// The scrape cost per counter: one `pmcstat --metrics` per size (1, 2, 4 and 8
+/// events on every CPU), all running at once and scraped in interleaved rounds
+/// (so drift on a loaded machine falls on every size alike). Prints the exporter
+/// CPU per scrape of each size against the 1-event one, and the least-squares line
+/// through them: the cost of one more counter and the fixed cost of a scrape.
+fn sweep(
+    o: &Opts,
+    pmcstat: &std::path::Path,
+    spawn: &dyn Fn(&mut Command) -> Option<Killed>,
+    rows: &mut Vec<Row>,
+) {
+    let mut exporters = Vec::new();
+    for k in SWEEP {
+        let Some(port) = free_port() else {
+            rows.push(skipped(S, "scrape cost per counter", "no free local port"));
+            return;
+        };
+        let addr = format!("127.0.0.1:{port}");
+        let mut cmd = Command::new(pmcstat);
+        cmd.args(["--metrics", &addr]);
+        for e in &SWEEP_EVENTS[..k] {
+            cmd.args(["-s", e]);
+        }
+        let Some(child) = spawn(&mut cmd) else {
+            rows.push(skipped(
+                S,
+                "scrape cost per counter",
+                "pmcstat --metrics did not start",
+            ));
+            return;
+        };
+        if !wait_up(&addr) {
+            rows.push(skipped(
+                S,
+                "scrape cost per counter",
+                "an exporter never answered",
+            ));
+            return;
+        }
+        exporters.push((k, addr, child));
+    }
+    // CPU time comes in 10 ms ticks: n scrapes resolve 10 ms / n per scrape (10 us quick, 2.5 us full).
+    let (n, rounds) = if o.quick { (1000, 3) } else { (4000, 5) };
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); SWEEP.len()];
+    for r in 0..rounds {
+        for j in 0..exporters.len() {
+            let i = (r + j) % exporters.len();
+            let (_, addr, child) = &exporters[i];
+            let Some((_, c)) = round(addr, child.0.id(), n) else {
+                rows.push(skipped(S, "scrape cost per counter", "a scrape failed"));
+                return;
+            };
+            cpu[i].push(c * 1e3);
+        }
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let points: Vec<(f64, f64)> = exporters
+        .iter()
+        .zip(&cpu)
+        .map(|((k, _, _), c)| ((k * cpus) as f64, median(&mut c.clone())))
+        .collect();
+    for ((k, _, _), c) in exporters.iter().zip(&cpu) {
+        let r = vs(
+            row(
+                S,
+                &format!("exporter CPU per scrape, {k} events x {cpus} CPUs"),
+                c,
+                "us",
+            ),
+            "1 event",
+            c,
+            &cpu[0],
+        );
+        rows.push(r);
+    }
+    let (slope, intercept) = least_squares(&points);
+    let mut r = row(
+        S,
+        "scrape cost per counter (fit over 1-8 events)",
+        &[slope],
+        "us",
+    );
+    r.note = format!(
+        "fixed cost {intercept:.0} us per scrape; points (counters, us): {}",
+        points
+            .iter()
+            .map(|(x, y)| format!("({x:.0}, {y:.0})"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    rows.push(r);
+}
+
+/// The line `y = slope * x + intercept` nearest to `points` (least squares).
+fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
+    let n = points.len() as f64;
+    if points.len() < 2 {
+        return (0.0, points.first().map_or(0.0, |p| p.1));
+    }
+    let (sx, sy) = points
+        .iter()
+        .fold((0.0, 0.0), |(a, b), p| (a + p.0, b + p.1));
+    let (mx, my) = (sx / n, sy / n);
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    (slope, my - slope * mx)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn least_squares_finds_the_line() {
+        let (m, b) = super::least_squares(&[(2.0, 25.0), (4.0, 35.0), (8.0, 55.0), (16.0, 95.0)]);
+        assert!((m - 5.0).abs() < 1e-9 && (b - 15.0).abs() < 1e-9, "{m} {b}");
+        assert_eq!(super::least_squares(&[(1.0, 7.0)]), (0.0, 7.0));
+        assert_eq!(super::least_squares(&[]), (0.0, 0.0));
+    }
 }
