@@ -180,3 +180,51 @@ fn pmclog_survives_random_and_cut_input() {
     }
     println!("{rounds} damaged logs read to their end, no panic");
 }
+
+#[path = "../../fuzz/harness_capi.rs"]
+mod harness;
+
+/// The cargo-fuzz target `pmclog_c`'s harness for a fixed number of
+/// deterministic mutations of its seeds (a FreeBSD hwpmc log and a pmc-log
+/// file), as the Rust readers' corpora run in the normal suite.
+#[test]
+fn pmclog_c_harness_fixed_iterations() {
+    let seeds: Vec<Vec<u8>> = [
+        "hwpmc_stream/split-seed-1-synthetic.bin",
+        "pmclog_c/pmc-log-fixture.bin",
+    ]
+    .iter()
+    .map(|s| {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fuzz/seeds")
+            .join(s);
+        std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    })
+    .collect();
+    let mut rng = Rng(7);
+    let rounds = pmc_testkit::iterations(300, 12);
+    for seed in &seeds {
+        // The seeds themselves read whole: every record of the fixtures.
+        let n = harness::pmclog_c(seed);
+        assert!(n >= 20, "{n} events from a seed");
+        for _ in 0..rounds {
+            let mut d = seed.clone();
+            // The first 8 bytes choose the pieces; mutate the log after them.
+            match rng.below(3) {
+                0 => d.truncate(8 + rng.below(d.len() as u64 - 8) as usize),
+                1 => {
+                    for _ in 0..1 + rng.below(6) {
+                        let i = 8 + rng.below(d.len() as u64 - 8) as usize;
+                        d[i] = rng.next() as u8;
+                    }
+                }
+                _ => d[..8].copy_from_slice(&rng.next().to_le_bytes()),
+            }
+            let _ = harness::pmclog_c(&d);
+        }
+    }
+    println!(
+        "{} inputs read through pmclog(3), no panic",
+        seeds.len() * (rounds as usize + 1)
+    );
+}
