@@ -666,9 +666,9 @@ pub fn lookup(table: Table, name: &str) -> Option<(Event, bool)> {
 mod tests {
     extern crate std;
     use super::*;
+    use std::format;
     use std::string::ToString;
     use std::vec::Vec;
-    use std::format;
 
     /// `Table::find` searches by halves: every table must be sorted by
     /// lowercased name, without two names equal but for case.
