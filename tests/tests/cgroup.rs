@@ -1,0 +1,244 @@
+//! Cgroup counters (`Allocation::cgroup`, pmcstat's `--cgroup`): perf's cgroup mode, checked
+//! against outside truths. A fresh cgroup under the cgroup2 mount holds a workload that
+//! touches N fresh pages while another process outside it touches M; the cgroup's
+//! page-fault count must hold the N (plus the workload's start-up) and none of the M, and
+//! agree with `perf stat -a -G` on the same runs.
+//!
+//! Needs root and a cgroup2 mount; without either each test skips visibly.
+#![cfg(target_os = "linux")]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use pmc::{Allocation, Backend as _, Cpus, ErrorKind, Pmc as _};
+use pmc_tests::{perf_available, skip};
+
+const WORKLOAD: &str = env!("CARGO_BIN_EXE_pmc-workload");
+
+/// Pages the workload inside the cgroup touches.
+const INSIDE: u64 = 10_000;
+/// Pages the process outside the cgroup touches, at the same time.
+const OUTSIDE: u64 = 40_000;
+/// The page faults of starting the workload inside the cgroup (the shell after it moved
+/// itself in, the exec, the dynamic loader, Rust's runtime), at most. Measured here: 128-130
+/// above the 10,000 pages (pmc 10,128, perf 10,129); the bound leaves room for other kernels
+/// and libcs and stays far below OUTSIDE (counting the outside process too read 53,600).
+const STARTUP: u64 = 3_000;
+
+/// A cgroup made for one test under the cgroup2 mount, removed at drop (its processes moved
+/// to the mount's root first), even when the test fails.
+struct TestCgroup {
+    /// The name relative to the mount (what perf's -G takes).
+    name: String,
+    dir: PathBuf,
+    root: PathBuf,
+}
+
+impl TestCgroup {
+    /// `Err(reason)` to skip.
+    fn new(tag: &str) -> Result<TestCgroup, String> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not root: creating a cgroup needs root".into());
+        }
+        let root = cgroup2_mount().ok_or("no cgroup2 mount in /proc/self/mountinfo")?;
+        let name = format!("pmc-test-{tag}-{}", std::process::id());
+        let dir = root.join(&name);
+        std::fs::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(TestCgroup { name, dir, root })
+    }
+
+    /// `sh -c 'echo $$ > cgroup.procs; exec WORKLOAD ARGS'`: the shell moves itself into the
+    /// cgroup, then becomes the workload.
+    fn spawn(&self, args: &str) -> Child {
+        let procs = self.dir.join("cgroup.procs");
+        Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {} && exec {WORKLOAD} {args}",
+                procs.display()
+            ))
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("spawn the workload in the cgroup")
+    }
+
+    /// The command line perf and pmcstat run: the same as [`TestCgroup::spawn`].
+    fn command(&self, args: &str) -> Vec<String> {
+        let procs = self.dir.join("cgroup.procs");
+        vec![
+            "sh".into(),
+            "-c".into(),
+            format!("echo $$ > {} && exec {WORKLOAD} {args}", procs.display()),
+        ]
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.split_whitespace() {
+            let _ = std::fs::write(self.root.join("cgroup.procs"), pid);
+        }
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() || !self.dir.exists() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        eprintln!("warning: could not remove {}", self.dir.display());
+    }
+}
+
+/// The first cgroup2 mount point.
+fn cgroup2_mount() -> Option<PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        let point = left.split(' ').nth(4)?;
+        (right.split(' ').next()? == "cgroup2").then(|| PathBuf::from(point))
+    })
+}
+
+/// The process outside the cgroup: touches OUTSIDE pages.
+fn outsider() -> Child {
+    Command::new(WORKLOAD)
+        .args(["touch-pages", &OUTSIDE.to_string()])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn the outside workload")
+}
+
+fn wait_ok(mut c: Child, what: &str) {
+    let st = c.wait().expect("wait");
+    assert!(st.success(), "{what} failed: {st}");
+}
+
+/// The bounds every cgroup count must keep: all of the inside pages, the start-up at most,
+/// none of the outside pages.
+fn check_bounds(who: &str, count: u64) {
+    eprintln!(
+        "{who}: {count} page faults in the cgroup (inside {INSIDE} pages, outside {OUTSIDE})"
+    );
+    assert!(
+        count >= INSIDE,
+        "{who}: {count} < the {INSIDE} pages touched inside"
+    );
+    assert!(
+        count < INSIDE + STARTUP,
+        "{who}: {count} >= {INSIDE} + {STARTUP} start-up faults: the outside process's \
+         {OUTSIDE} counted?"
+    );
+    assert!(
+        count < INSIDE + OUTSIDE,
+        "{who}: {count} holds the outside pages"
+    );
+}
+
+/// `perf stat -a -x, -e page-faults -G NAME -- COMMAND`'s count, with the outside process
+/// running meanwhile.
+fn perf_count(cg: &TestCgroup, args: &str) -> Result<u64, String> {
+    perf_available()?;
+    let out_proc = outsider();
+    let out = Command::new("perf")
+        .args([
+            "stat",
+            "-a",
+            "-x,",
+            "-e",
+            "page-faults",
+            "-G",
+            &cg.name,
+            "--",
+        ])
+        .args(cg.command(args))
+        .stdout(Stdio::null())
+        .output();
+    wait_ok(out_proc, "the outside workload");
+    let out = out.map_err(|e| format!("cannot run perf: {e}"))?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!("perf stat -G failed ({}): {err}", out.status));
+    }
+    err.lines()
+        .find(|l| l.contains("page-faults"))
+        .and_then(|l| l.split(',').next()?.parse().ok())
+        .ok_or_else(|| format!("no page-faults count in perf's output: {err}"))
+}
+
+#[test]
+fn cgroup_page_faults_count_the_cgroup_only_as_perf_does() {
+    let cg = match TestCgroup::new("lib") {
+        Ok(c) => c,
+        Err(why) => {
+            return skip!(
+                "cgroup_page_faults_count_the_cgroup_only_as_perf_does",
+                "{why}"
+            )
+        }
+    };
+    let backend = pmc::Native::open().expect("backend");
+    let alloc = Allocation::counting("page-faults".parse().expect("event"))
+        .system(Cpus::All)
+        .cgroup(cg.name.clone());
+    let mut p = backend.allocate(&alloc).expect("allocate a cgroup PMC");
+    p.start().expect("start");
+    let outside = outsider();
+    let inside = cg.spawn(&format!("touch-pages {INSIDE}"));
+    wait_ok(inside, "the cgroup's workload");
+    wait_ok(outside, "the outside workload");
+    p.stop().expect("stop");
+    let count = p.read().expect("read").value;
+    check_bounds("pmc", count);
+
+    // The same by absolute path.
+    let by_path = Allocation::counting("page-faults".parse().expect("event"))
+        .system(Cpus::All)
+        .cgroup(cg.dir.to_string_lossy().into_owned());
+    let mut q = backend
+        .allocate(&by_path)
+        .expect("allocate by absolute path");
+    q.start().expect("start");
+    wait_ok(
+        cg.spawn(&format!("touch-pages {INSIDE}")),
+        "the cgroup's workload",
+    );
+    q.stop().expect("stop");
+    check_bounds("pmc (absolute path)", q.read().expect("read").value);
+
+    match perf_count(&cg, &format!("touch-pages {INSIDE}")) {
+        Ok(perf) => {
+            check_bounds("perf stat -a -G", perf);
+            // Both count the same command from the shell's move into the cgroup; they differ
+            // by the start-up's variation only.
+            let diff = count.abs_diff(perf);
+            eprintln!("pmc {count} vs perf {perf}: difference {diff}");
+            assert!(
+                diff < STARTUP,
+                "pmc {count} and perf {perf} differ by {diff} >= {STARTUP}"
+            );
+        }
+        Err(why) => skip!(
+            "cgroup_page_faults_count_the_cgroup_only_as_perf_does/perf",
+            "the comparison with perf: {why}"
+        ),
+    }
+}
+
+#[test]
+fn a_missing_cgroup_is_no_such_cgroup_naming_the_path() {
+    if cgroup2_mount().is_none() {
+        return skip!(
+            "a_missing_cgroup_is_no_such_cgroup_naming_the_path",
+            "no cgroup2 mount"
+        );
+    }
+    let backend = pmc::Native::open().expect("backend");
+    let name = format!("pmc-test-absent-{}", std::process::id());
+    let alloc = Allocation::counting("page-faults".parse().expect("event"))
+        .system(Cpus::All)
+        .cgroup(name.clone());
+    let e = backend.allocate(&alloc).expect_err("no such cgroup");
+    assert_eq!(e.kind(), ErrorKind::NoSuchCgroup, "{e}");
+    assert!(e.to_string().contains(&name), "{e}");
+}
