@@ -490,7 +490,8 @@ impl Allocation {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::InvalidArgument`] for a cgroup on a process-scope PMC, or an empty name.
+    /// [`ErrorKind::InvalidArgument`] for a cgroup on a process-scope PMC, or an empty name
+    /// (`/` is the root of the hierarchy, as perf's `-G /`).
     ///
     /// ```
     /// use pmc::{Allocation, Cpus};
@@ -498,6 +499,10 @@ impl Allocation {
     /// let e = a.check_cgroup().unwrap_err();
     /// assert!(e.help().unwrap_or("").contains("Allocation::system"));
     /// assert!(a.system(Cpus::All).check_cgroup().is_ok());
+    /// // `/` is the whole hierarchy, as perf -G / takes it; an empty name is refused.
+    /// let all = Allocation::counting("page-faults".parse().unwrap()).system(Cpus::All);
+    /// assert!(all.clone().cgroup("/").check_cgroup().is_ok());
+    /// assert!(all.cgroup("").check_cgroup().is_err());
     /// ```
     pub fn check_cgroup(&self) -> crate::Result<()> {
         let Some(name) = &self.cgroup else {
@@ -518,7 +523,7 @@ impl Allocation {
                  or count a process of the cgroup with a process-scope PMC attached to its pid",
             ));
         }
-        if name.trim_matches('/').is_empty() {
+        if name.is_empty() {
             return Err(crate::Error::new(
                 ErrorKind::InvalidArgument,
                 crate::Op::Allocate,
