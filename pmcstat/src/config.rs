@@ -77,6 +77,8 @@ pub struct Count {
     pub events: Vec<String>,
     /// `-a`/`--all-cpus`.
     pub all_cpus: bool,
+    /// `--cgroup NAME`: the system-wide counters count this cgroup's tasks only.
+    pub cgroup: Option<String>,
     /// Every `-c` (the last applies to `-a`).
     pub cpus: Vec<String>,
     /// `-s`: system-mode counting PMCs.
@@ -122,6 +124,7 @@ impl Count {
             process_descendants: args.process_descendants,
             events: args.events,
             all_cpus: args.all_cpus,
+            cgroup: args.cgroup,
             cpus: args.cpus,
             system: args.system,
             system_cpus: args.system_cpus,
@@ -312,6 +315,8 @@ pub struct Metrics {
     pub process: Vec<String>,
     /// `--metrics-max-targets`.
     pub max_targets: usize,
+    /// `--cgroup NAME`: the `-s` counters count this cgroup's tasks only.
+    pub cgroup: Option<String>,
 }
 
 /// `-L [--tracepoints]` or `--diagnose`.
@@ -370,6 +375,7 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
     let quiet = args.quiet;
     let format = Format::of(&args);
     let measuring = measures(&args);
+    check_cgroup(&args)?;
     let mode = if let Some(kind) = args.generate {
         Mode::Generate(kind)
     } else if args.read_log.is_some() && args.top_mode {
@@ -391,6 +397,7 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
             attach: args.attach.take(),
             process,
             max_targets: args.metrics_max_targets,
+            cgroup: args.cgroup.take(),
         })
     } else if args.list || args.diagnose {
         Mode::List(List {
@@ -407,6 +414,51 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
         Mode::Count(Count::new(args, format))
     };
     Ok(Config { mode, quiet })
+}
+
+/// `--cgroup NAME` filters system-wide counting only: `-s`, `-a`/`--all-cpus` (with `-e` or
+/// the default set), and `--metrics` with `-s`. Every other mode is refused by name.
+fn check_cgroup(args: &Args) -> Result<(), Failure> {
+    let Some(name) = &args.cgroup else {
+        return Ok(());
+    };
+    let refuse = |what: &str| {
+        Err(Failure::Usage(format!(
+            "--cgroup {name} counts one cgroup's tasks on every CPU, for system-wide counting \
+             (-s EVENT, or -a/--all-cpus) and --metrics -s; {what}"
+        )))
+    };
+    if name.is_empty() {
+        return refuse("give it a cgroup's name (a path below the cgroup mount)");
+    }
+    if args.read_log.is_some() {
+        return refuse("-R reads a log, it counts nothing");
+    }
+    if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
+        return refuse("not sampling (-P, -S)");
+    }
+    if !args.process.is_empty() {
+        return refuse("-p counts processes (count the cgroup's processes with -t PID instead)");
+    }
+    if args.metrics.is_some() {
+        if args.attach.is_some() || !args.events.is_empty() {
+            return refuse("with --metrics not the per-process counters (-t, -p, -e)");
+        }
+        if args.system.is_empty() {
+            return refuse("with --metrics give the events with -s");
+        }
+        return Ok(());
+    }
+    if args.attach.is_some() {
+        return refuse("-t counts processes, not a cgroup");
+    }
+    if !args.all_cpus && (!args.events.is_empty() || args.system.is_empty()) {
+        return refuse("-e and the default set count the command; add -a (--all-cpus)");
+    }
+    if args.exit_counts || args.log_csw {
+        return refuse("-E and -W follow processes");
+    }
+    Ok(())
 }
 
 /// Counting: `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use pmc::{Allocation, Backend as _, Cpus, ErrorKind, Pmc as _};
-use pmc_tests::{perf_available, skip};
+use pmc_tests::{perf_available, pmcstat_path, skip};
 
 const WORKLOAD: &str = env!("CARGO_BIN_EXE_pmc-workload");
 
@@ -241,4 +241,133 @@ fn a_missing_cgroup_is_no_such_cgroup_naming_the_path() {
     let e = backend.allocate(&alloc).expect_err("no such cgroup");
     assert_eq!(e.kind(), ErrorKind::NoSuchCgroup, "{e}");
     assert!(e.to_string().contains(&name), "{e}");
+}
+
+/// pmcstat's `--cgroup`: the table's row and the JSON report carry the cgroup, and the
+/// count keeps the same bounds.
+#[test]
+fn pmcstat_cgroup_counts_and_labels_the_cgroup() {
+    let name = "pmcstat_cgroup_counts_and_labels_the_cgroup";
+    let Some(pmcstat) = pmcstat_path() else {
+        return skip!(name, "no pmcstat binary in this build's target directory");
+    };
+    let cg = match TestCgroup::new("cli") {
+        Ok(c) => c,
+        Err(why) => return skip!(name, "{why}"),
+    };
+    let outside = outsider();
+    let out = Command::new(&pmcstat)
+        .args([
+            "--all-cpus",
+            "-e",
+            "page-faults",
+            "--cgroup",
+            &cg.name,
+            "--json-report",
+            "--",
+        ])
+        .args(cg.command(&format!("touch-pages {INSIDE}")))
+        .output()
+        .expect("run pmcstat");
+    wait_ok(outside, "the outside workload");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "pmcstat --cgroup failed: {err}");
+    let line = err
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON report: {err}"));
+    let j: serde_json::Value = serde_json::from_str(line).expect("the JSON report parses");
+    let c = j["counters"]
+        .as_array()
+        .and_then(|a| a.iter().find(|c| c["event"] == "page-faults"))
+        .unwrap_or_else(|| panic!("no page-faults in {j}"));
+    assert_eq!(c["cgroup"], cg.name.as_str(), "{c}");
+    check_bounds("pmcstat --cgroup", c["value"].as_u64().expect("a count"));
+}
+
+/// The sum over CPUs of `series{...,cgroup="NAME"}` in an exposition; panics on a series of
+/// that name without the cgroup label.
+fn cgroup_sum(text: &str, series: &str, name: &str) -> f64 {
+    let mut sum = 0.0;
+    let mut found = false;
+    for l in text
+        .lines()
+        .filter(|l| l.starts_with(&format!("{series}{{")))
+    {
+        assert!(
+            l.contains(&format!("cgroup=\"{name}\"")),
+            "a series without the cgroup: {l}"
+        );
+        found = true;
+        sum += l
+            .rsplit(' ')
+            .next()
+            .and_then(|v| v.parse::<f64>().ok())
+            .expect("a value");
+    }
+    assert!(found, "no {series} series in: {text}");
+    sum
+}
+
+fn scrape(addr: &str) -> String {
+    use std::io::{Read, Write};
+    for _ in 0..600 {
+        if let Ok(mut s) = std::net::TcpStream::connect(addr) {
+            let _ = write!(s, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+            let mut text = String::new();
+            if s.read_to_string(&mut text).is_ok() && text.contains(" 200 ") {
+                return text
+                    .split_once("\r\n\r\n")
+                    .map(|x| x.1)
+                    .unwrap_or("")
+                    .to_string();
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("pmcstat --metrics never answered on {addr}");
+}
+
+/// pmcstat --metrics -s page-faults --cgroup NAME: every series carries the `cgroup` label,
+/// and what they add up to over the workload keeps the bounds.
+#[test]
+fn pmcstat_metrics_label_the_cgroup_series() {
+    let name = "pmcstat_metrics_label_the_cgroup_series";
+    let Some(pmcstat) = pmcstat_path() else {
+        return skip!(name, "no pmcstat binary in this build's target directory");
+    };
+    let cg = match TestCgroup::new("metrics") {
+        Ok(c) => c,
+        Err(why) => return skip!(name, "{why}"),
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let addr = format!("127.0.0.1:{port}");
+    let mut exporter = Command::new(&pmcstat)
+        .args([
+            "--metrics",
+            &addr,
+            "-s",
+            "page-faults",
+            "--cgroup",
+            &cg.name,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start pmcstat --metrics");
+    let before = cgroup_sum(&scrape(&addr), "pmc_page_faults_total", &cg.name);
+    let outside = outsider();
+    wait_ok(
+        cg.spawn(&format!("touch-pages {INSIDE}")),
+        "the cgroup's workload",
+    );
+    wait_ok(outside, "the outside workload");
+    let after = cgroup_sum(&scrape(&addr), "pmc_page_faults_total", &cg.name);
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+    check_bounds("pmcstat --metrics --cgroup", (after - before) as u64);
 }
