@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use pmc::{Allocation, Backend as _, Cpus, ErrorKind, Pmc as _};
+use pmc::{Allocation, Backend as _, Cpus, ErrorKind, Pmc as _, Rate};
 use pmc_tests::{perf_available, pmcstat_path, skip};
 
 const WORKLOAD: &str = env!("CARGO_BIN_EXE_pmc-workload");
@@ -223,6 +223,55 @@ fn cgroup_page_faults_count_the_cgroup_only_as_perf_does() {
             "the comparison with perf: {why}"
         ),
     }
+}
+
+/// Sampling in a cgroup (perf record -a -G): page-fault samples every 100 faults come from
+/// the cgroup's process only, and their periods add up to its faults.
+#[test]
+fn cgroup_samples_come_from_the_cgroup_only() {
+    let name = "cgroup_samples_come_from_the_cgroup_only";
+    let cg = match TestCgroup::new("sampling") {
+        Ok(c) => c,
+        Err(why) => return skip!(name, "{why}"),
+    };
+    let backend = pmc::Native::open().expect("backend");
+    let alloc = Allocation::sampling("page-faults".parse().expect("event"), Rate::Period(100))
+        .flags(pmc::Flags::NONE)
+        .system(Cpus::All)
+        .cgroup(cg.name.clone());
+    let mut p = backend.allocate(&alloc).expect("allocate a cgroup sampler");
+    p.sample_in_process().expect("sample in process");
+    p.start().expect("start");
+    let outside = outsider();
+    let outside_pid = outside.id();
+    let inside = cg.spawn(&format!("touch-pages {INSIDE}"));
+    let inside_pid = inside.id();
+    wait_ok(inside, "the cgroup's workload");
+    wait_ok(outside, "the outside workload");
+    p.stop().expect("stop");
+    let samples = p.samples().expect("samples");
+    let from = |pid: u32| {
+        samples
+            .iter()
+            .filter(|s| s.pid == pid)
+            .map(|s| s.period)
+            .sum::<u64>()
+    };
+    let (ins, outs, all) = (
+        from(inside_pid),
+        from(outside_pid),
+        samples.iter().map(|s| s.period).sum::<u64>(),
+    );
+    eprintln!(
+        "{} samples: periods {all} in all, {ins} of the cgroup's process, {outs} of the outside one",
+        samples.len()
+    );
+    assert_eq!(outs, 0, "samples of the process outside the cgroup");
+    assert!(
+        ins + 100 >= INSIDE,
+        "{ins} sampled faults of the cgroup's {INSIDE} pages"
+    );
+    assert!(all < INSIDE + STARTUP, "{all} sampled faults in all");
 }
 
 #[test]
