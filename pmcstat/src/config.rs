@@ -156,6 +156,8 @@ pub struct Sample {
     pub system_sampling: Vec<String>,
     /// The `-c` in force for each `-S`.
     pub system_sampling_cpus: Vec<Option<String>>,
+    /// `--cgroup NAME`: the `-S` PMCs sample this cgroup's tasks only.
+    pub cgroup: Option<String>,
     /// `-n RATE`.
     pub rate: Option<u64>,
     /// `--freq HZ`.
@@ -201,6 +203,7 @@ impl From<Args> for Sample {
             process_sampling_descendants: args.process_sampling_descendants,
             system_sampling: args.system_sampling,
             system_sampling_cpus: args.system_sampling_cpus,
+            cgroup: args.cgroup,
             rate: args.rate,
             frequency: args.frequency,
             no_callchain: args.no_callchain,
@@ -416,8 +419,9 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
     Ok(Config { mode, quiet })
 }
 
-/// `--cgroup NAME` filters system-wide counting only: `-s`, `-a`/`--all-cpus` (with `-e` or
-/// the default set), and `--metrics` with `-s`. Every other mode is refused by name.
+/// `--cgroup NAME` filters system-wide PMCs only: counting (`-s`, `-a`/`--all-cpus` with `-e`
+/// or the default set), sampling (`-S`, `-a -P`) and `--metrics` with `-s`. Every other mode
+/// is refused by name.
 fn check_cgroup(args: &Args) -> Result<(), Failure> {
     let Some(name) = &args.cgroup else {
         return Ok(());
@@ -425,7 +429,8 @@ fn check_cgroup(args: &Args) -> Result<(), Failure> {
     let refuse = |what: &str| {
         Err(Failure::Usage(format!(
             "--cgroup {name} counts one cgroup's tasks on every CPU, for system-wide counting \
-             (-s EVENT, or -a/--all-cpus) and --metrics -s; {what}"
+             (-s EVENT, or -a/--all-cpus), sampling (-S EVENT, or -a -P) and --metrics -s; \
+             {what}"
         )))
     };
     if name.is_empty() {
@@ -434,8 +439,16 @@ fn check_cgroup(args: &Args) -> Result<(), Failure> {
     if args.read_log.is_some() {
         return refuse("-R reads a log, it counts nothing");
     }
-    if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
-        return refuse("not sampling (-P, -S)");
+    if !args.process_sampling.is_empty() {
+        return refuse("-P samples processes (with -a, -P samples every CPU: -a -P)");
+    }
+    if !args.system_sampling.is_empty() {
+        // -S, or -a -P: sampled in the cgroup, as perf record -a -G.
+        return if args.process.is_empty() && args.system.is_empty() {
+            Ok(())
+        } else {
+            refuse("counting (-p/-s) and sampling (-S) PMCs are used in separate runs")
+        };
     }
     if !args.process.is_empty() {
         return refuse("-p counts processes (count the cgroup's processes with -t PID instead)");

@@ -527,9 +527,9 @@ fn generate_writes_the_reference() {
     assert_eq!(code, 2, "{err}");
 }
 
-/// `--cgroup NAME` (perf's -G) filters system-wide counting and `--metrics -s` only: with a
-/// process mode, sampling or -R it is a usage error naming the flags, before anything is
-/// counted. (tests/tests/cgroup.rs counts real cgroups.)
+/// `--cgroup NAME` (perf's -G) filters system-wide PMCs only (-s, -a, -S, -a -P, --metrics
+/// -s): with a process mode or -R it is a usage error naming the flags, before anything is
+/// counted. (tests/tests/cgroup.rs counts and samples real cgroups.)
 #[test]
 fn cgroup_goes_with_system_wide_counting_only() {
     for (args, names) in [
@@ -547,12 +547,20 @@ fn cgroup_goes_with_system_wide_counting_only() {
             "-t counts processes",
         ),
         (
-            &["-S", "cpu-clock", "--cgroup", "x", "true"][..],
-            "not sampling (-P, -S)",
+            &["-P", "cpu-clock", "--cgroup", "x", "true"][..],
+            "-P samples processes",
         ),
         (
-            &["-a", "-P", "cpu-clock", "--cgroup", "x", "true"][..],
-            "not sampling (-P, -S)",
+            &[
+                "-S",
+                "cpu-clock",
+                "-s",
+                "page-faults",
+                "--cgroup",
+                "x",
+                "true",
+            ][..],
+            "separate runs",
         ),
         (
             &["--metrics", "0", "--cgroup", "x"][..],

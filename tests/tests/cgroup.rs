@@ -420,3 +420,51 @@ fn pmcstat_metrics_label_the_cgroup_series() {
     let _ = exporter.wait();
     check_bounds("pmcstat --metrics --cgroup", (after - before) as u64);
 }
+
+/// pmcstat -S page-faults -n 100 --cgroup NAME -O LOG (perf record -a -G): the log's samples
+/// are of the cgroup's process only.
+#[test]
+fn pmcstat_samples_the_cgroup_only() {
+    let name = "pmcstat_samples_the_cgroup_only";
+    let Some(pmcstat) = pmcstat_path() else {
+        return skip!(name, "no pmcstat binary in this build's target directory");
+    };
+    let cg = match TestCgroup::new("cli-sampling") {
+        Ok(c) => c,
+        Err(why) => return skip!(name, "{why}"),
+    };
+    let dir = pmc_testkit::workdir("pmc-tests-cgroup-sampling");
+    let log = dir.join("cgroup.pmclog");
+    let outside = outsider();
+    let outside_pid = outside.id();
+    let out = Command::new(&pmcstat)
+        .args(["-S", "page-faults", "-n", "100", "--cgroup", &cg.name, "-O"])
+        .arg(&log)
+        .arg("--")
+        .args(cg.command(&format!("touch-pages {INSIDE}")))
+        .output()
+        .expect("run pmcstat");
+    wait_ok(outside, "the outside workload");
+    assert!(
+        out.status.success(),
+        "pmcstat -S --cgroup failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(&log).expect("the log");
+    let reader = pmc_log::Reader::new(&bytes).expect("the log parses");
+    let (mut all, mut outs) = (0u64, 0u64);
+    for r in reader.records() {
+        if let pmc_log::record::Record::Sample(s) = r {
+            all += s.period;
+            if s.pid == outside_pid as i32 {
+                outs += s.period;
+            }
+        }
+    }
+    eprintln!("pmcstat -S --cgroup: sampled periods {all}, {outs} of the outside process");
+    assert_eq!(outs, 0, "samples of the process outside the cgroup");
+    assert!(
+        all + 100 >= INSIDE && all < INSIDE + STARTUP,
+        "{all} sampled faults"
+    );
+}
