@@ -464,6 +464,9 @@ impl Allocation {
     /// path inside such a mount (`/sys/fs/cgroup/system.slice`). The backend finds the mount
     /// at allocate.
     ///
+    /// Counting or sampling (`perf record -a -G`): a sampler's samples are of the cgroup's
+    /// tasks only.
+    ///
     /// Linux only: FreeBSD's hwpmc has no cgroup filter and refuses such a PMC with
     /// [`ErrorKind::NotSupported`] (an option this system cannot do). Only with system
     /// scope ([`Allocation::system`]): a process-scope PMC with a cgroup is refused with
@@ -585,5 +588,25 @@ impl fmt::Display for Target {
             Target::Pid(p) => write!(f, "pid {p}"),
             Target::Exec(p) => write!(f, "pid {p} (from exec)"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An allocation serialized before `cgroup` existed still reads, as no cgroup; one with
+    /// a cgroup round-trips.
+    #[test]
+    fn cgroup_is_a_serde_default() {
+        let a = Allocation::counting("page-faults".parse().unwrap()).system(Cpus::All);
+        let mut j: serde_json::Value = serde_json::to_value(&a).unwrap();
+        assert_eq!(j["cgroup"], serde_json::Value::Null);
+        j.as_object_mut().unwrap().remove("cgroup");
+        let back: Allocation = serde_json::from_value(j).unwrap();
+        assert_eq!(back, a);
+        let c = a.cgroup("docker/0123");
+        let back: Allocation = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back.cgroup.as_deref(), Some("docker/0123"));
     }
 }
