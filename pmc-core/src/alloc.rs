@@ -1,6 +1,7 @@
 //! Allocation parameters: scope, mode, flags, and targets.
 
 use crate::event::EventSpec;
+use crate::ErrorKind;
 use std::fmt;
 
 /// Which CPUs a system-scope PMC counts on.
@@ -389,6 +390,13 @@ pub struct Allocation {
     /// How callchains are taken, for a sampling PMC with [`Flags::CALLCHAIN`].
     #[cfg_attr(feature = "serde", serde(default))]
     pub call_graph: CallGraph,
+    /// A system-scope PMC counts only the tasks of this control group: perf's cgroup mode
+    /// (`perf stat -a -G NAME`), for the processes of one container. `None` (the default)
+    /// counts everything on the CPUs. Set it with [`Allocation::cgroup`], which documents the
+    /// names taken; a process-scope PMC with a cgroup is refused at allocate
+    /// ([`check_cgroup`](Allocation::check_cgroup)).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub cgroup: Option<String>,
 }
 
 impl Allocation {
@@ -400,6 +408,7 @@ impl Allocation {
             mode: Mode::Counting,
             flags: Flags::NONE,
             call_graph: CallGraph::FramePointers,
+            cgroup: None,
         }
     }
     /// A process-scope sampling PMC, with callchains (as pmcstat does by
@@ -411,6 +420,7 @@ impl Allocation {
             mode: Mode::Sampling(rate),
             flags: Flags::CALLCHAIN,
             call_graph: CallGraph::FramePointers,
+            cgroup: None,
         }
     }
     /// Sets the scope.
@@ -444,6 +454,90 @@ impl Allocation {
     pub fn descendants(mut self) -> Allocation {
         self.flags |= Flags::DESCENDANTS;
         self
+    }
+    /// Counts only the tasks of one control group, on the CPUs of a system-scope PMC: perf's
+    /// cgroup mode (`perf stat -a -G NAME`), for everything that runs inside one container.
+    ///
+    /// `name` is a path relative to the cgroup mount that has perf_event (cgroup v2, or a
+    /// v1 hierarchy mounted with the `perf_event` controller), as perf's `-G` takes it
+    /// (`docker/<id>`, `system.slice/foo.service`; a leading `/` is allowed), or an absolute
+    /// path inside such a mount (`/sys/fs/cgroup/system.slice`). The backend finds the mount
+    /// at allocate.
+    ///
+    /// Counting or sampling (`perf record -a -G`): a sampler's samples are of the cgroup's
+    /// tasks only.
+    ///
+    /// Linux only: FreeBSD's hwpmc has no cgroup filter and refuses such a PMC with
+    /// [`ErrorKind::NotSupported`] (an option this system cannot do). Only with system
+    /// scope ([`Allocation::system`]): a process-scope PMC with a cgroup is refused with
+    /// [`ErrorKind::InvalidArgument`].
+    ///
+    /// ```
+    /// use pmc::{Allocation, Cpus};
+    /// let a = Allocation::counting("page-faults".parse().unwrap())
+    ///     .system(Cpus::All)
+    ///     .cgroup("system.slice/docker-0123.scope");
+    /// assert_eq!(a.cgroup.as_deref(), Some("system.slice/docker-0123.scope"));
+    /// assert!(a.check_cgroup().is_ok());
+    ///
+    /// // Process scope has no cgroup filter:
+    /// let p = Allocation::counting("page-faults".parse().unwrap()).cgroup("pmctest");
+    /// assert_eq!(p.check_cgroup().unwrap_err().kind(), pmc::ErrorKind::InvalidArgument);
+    /// ```
+    pub fn cgroup(mut self, name: impl Into<String>) -> Allocation {
+        self.cgroup = Some(name.into());
+        self
+    }
+    /// The backend-neutral rules of [`Allocation::cgroup`], which every backend applies at
+    /// allocate: a cgroup filters a system-scope PMC only, and its name is not empty.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::InvalidArgument`] for a cgroup on a process-scope PMC, or an empty name
+    /// (`/` is the root of the hierarchy, as perf's `-G /`).
+    ///
+    /// ```
+    /// use pmc::{Allocation, Cpus};
+    /// let a = Allocation::counting("page-faults".parse().unwrap()).cgroup("pmctest");
+    /// let e = a.check_cgroup().unwrap_err();
+    /// assert!(e.help().unwrap_or("").contains("Allocation::system"));
+    /// assert!(a.system(Cpus::All).check_cgroup().is_ok());
+    /// // `/` is the whole hierarchy, as perf -G / takes it; an empty name is refused.
+    /// let all = Allocation::counting("page-faults".parse().unwrap()).system(Cpus::All);
+    /// assert!(all.clone().cgroup("/").check_cgroup().is_ok());
+    /// assert!(all.cgroup("").check_cgroup().is_err());
+    /// ```
+    pub fn check_cgroup(&self) -> crate::Result<()> {
+        let Some(name) = &self.cgroup else {
+            return Ok(());
+        };
+        if !self.scope.is_system() {
+            return Err(crate::Error::new(
+                ErrorKind::InvalidArgument,
+                crate::Op::Allocate,
+                format!(
+                    "`{}`: cgroup `{name}` on a process-scope PMC; a cgroup filters what a \
+                     system-scope PMC counts on its CPUs",
+                    self.event
+                ),
+            )
+            .with_help(
+                "allocate it with Allocation::system(Cpus::All).cgroup(NAME) (perf stat -a -G), \
+                 or count a process of the cgroup with a process-scope PMC attached to its pid",
+            ));
+        }
+        if name.is_empty() {
+            return Err(crate::Error::new(
+                ErrorKind::InvalidArgument,
+                crate::Op::Allocate,
+                format!("`{}`: an empty cgroup name", self.event),
+            )
+            .with_help(
+                "name a cgroup below the mount (`docker/<id>`), or leave the cgroup out to \
+                 count everything on the CPUs",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -494,5 +588,25 @@ impl fmt::Display for Target {
             Target::Pid(p) => write!(f, "pid {p}"),
             Target::Exec(p) => write!(f, "pid {p} (from exec)"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An allocation serialized before `cgroup` existed still reads, as no cgroup; one with
+    /// a cgroup round-trips.
+    #[test]
+    fn cgroup_is_a_serde_default() {
+        let a = Allocation::counting("page-faults".parse().unwrap()).system(Cpus::All);
+        let mut j: serde_json::Value = serde_json::to_value(&a).unwrap();
+        assert_eq!(j["cgroup"], serde_json::Value::Null);
+        j.as_object_mut().unwrap().remove("cgroup");
+        let back: Allocation = serde_json::from_value(j).unwrap();
+        assert_eq!(back, a);
+        let c = a.cgroup("docker/0123");
+        let back: Allocation = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back.cgroup.as_deref(), Some("docker/0123"));
     }
 }

@@ -118,6 +118,9 @@ pub enum ErrorKind {
     MlockLimit,
     /// A requested CPU is absent or offline (ENXIO/ENODEV).
     NoSuchCpu,
+    /// The control group of [`Allocation::cgroup`](crate::Allocation::cgroup) does not
+    /// exist (ENOENT).
+    NoSuchCgroup,
     /// The kernel driver is not loaded (FreeBSD: hwpmc).
     DriverNotLoaded,
     /// The kernel driver speaks an ABI version this library does not.

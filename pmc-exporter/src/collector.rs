@@ -13,7 +13,8 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
-/// The labels of one series: `cpu`, or `pid` and `comm`, or none.
+/// The labels of one series: `cpu` (and `cgroup` for [`PmcCollector::system_cgroup`]), or
+/// `pid` and `comm`, or none.
 pub type Labels = Vec<(&'static str, String)>;
 
 /// The default cap on per-process targets ([`PmcCollector::max_targets`]).
@@ -126,6 +127,8 @@ struct State<G> {
 pub struct PmcCollector<B: Backend = Native> {
     /// `pmc` (system) or `pmc_process`: the two kinds can share a registry.
     prefix: &'static str,
+    /// [`system_cgroup`](Self::system_cgroup): the cgroup counted, a `cgroup` label.
+    cgroup: Option<String>,
     backend: B,
     events: Vec<Event>,
     unsupported: Vec<String>,
@@ -173,6 +176,25 @@ impl PmcCollector {
         PmcCollector::system_on(Native::open()?, events)
     }
 
+    /// Counts `events` of the tasks of one control group on every CPU, as `perf stat -a -G
+    /// NAME` ([`Allocation::cgroup`] names the cgroups taken): one series per CPU, labelled
+    /// `cpu` and `cgroup` (the name as given). Linux only.
+    ///
+    /// ```no_run
+    /// let c = pmc_exporter::PmcCollector::system_cgroup(&["page-faults"], "system.slice")?;
+    /// # let _ = c;
+    /// # Ok::<(), pmc::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`system`](Self::system); [`ErrorKind::NoSuchCgroup`] when the cgroup does not
+    /// exist, [`ErrorKind::NotSupported`] where cgroups cannot be counted (FreeBSD, a kernel
+    /// without `CONFIG_CGROUP_PERF`).
+    pub fn system_cgroup(events: &[&str], cgroup: &str) -> pmc::Result<PmcCollector> {
+        PmcCollector::system_cgroup_on(Native::open()?, events, cgroup)
+    }
+
     /// Counts `events` in each process the selector names (`pid` and `comm`
     /// labels). At each scrape, processes that appeared are attached (at most
     /// [`max_targets`](Self::max_targets) at once; the others are counted in
@@ -199,8 +221,8 @@ impl<B: Backend> PmcCollector<B> {
     ///
     /// As [`PmcCollector::this_process`].
     pub fn this_process_on(backend: B, events: &[&str]) -> pmc::Result<PmcCollector<B>> {
-        let (events, unsupported) = probe(&backend, events, false)?;
-        let allocs = allocations(&events, false)?;
+        let (events, unsupported) = probe(&backend, events, Scoping::Process)?;
+        let allocs = allocations(&events, Scoping::Process)?;
         let mut group = backend.allocate_group(&allocs)?;
         group.attach(Target::Current)?;
         group.start()?;
@@ -230,11 +252,33 @@ impl<B: Backend> PmcCollector<B> {
     ///
     /// As [`PmcCollector::system`].
     pub fn system_on(backend: B, events: &[&str]) -> pmc::Result<PmcCollector<B>> {
-        let (events, unsupported) = probe(&backend, events, true)?;
-        let allocs = allocations(&events, true)?;
+        Self::system_scope(backend, events, None)
+    }
+
+    /// [`PmcCollector::system_cgroup`] on a given backend.
+    ///
+    /// # Errors
+    ///
+    /// As [`PmcCollector::system_cgroup`].
+    pub fn system_cgroup_on(
+        backend: B,
+        events: &[&str],
+        cgroup: &str,
+    ) -> pmc::Result<PmcCollector<B>> {
+        Self::system_scope(backend, events, Some(cgroup))
+    }
+
+    fn system_scope(
+        backend: B,
+        events: &[&str],
+        cgroup: Option<&str>,
+    ) -> pmc::Result<PmcCollector<B>> {
+        let scope = Scoping::System(cgroup);
+        let (events, unsupported) = probe(&backend, events, scope)?;
+        let allocs = allocations(&events, scope)?;
         let mut group = backend.allocate_group(&allocs)?;
         group.start()?;
-        Ok(Self::new(
+        let mut c = Self::new(
             backend,
             events,
             unsupported,
@@ -242,7 +286,9 @@ impl<B: Backend> PmcCollector<B> {
                 group: Box::new(group),
                 per_cpu: true,
             },
-        ))
+        );
+        c.cgroup = cgroup.map(str::to_owned);
+        Ok(c)
     }
 
     /// [`PmcCollector::processes`] on a given backend.
@@ -255,7 +301,7 @@ impl<B: Backend> PmcCollector<B> {
         events: &[&str],
         selector: Selector,
     ) -> pmc::Result<PmcCollector<B>> {
-        let (events, unsupported) = probe(&backend, events, false)?;
+        let (events, unsupported) = probe(&backend, events, Scoping::Process)?;
         Ok(Self::new(
             backend,
             events,
@@ -276,6 +322,7 @@ impl<B: Backend> PmcCollector<B> {
         let system = matches!(source, Source::Fixed { per_cpu: true, .. });
         PmcCollector {
             prefix: if system { "pmc" } else { "pmc_process" },
+            cgroup: None,
             backend,
             events,
             unsupported,
@@ -326,7 +373,11 @@ impl<B: Backend> PmcCollector<B> {
                 Ok(list) => {
                     for i in list {
                         if let Instance::Cpu(cpu) = i.instance {
-                            rows.push((vec![("cpu", cpu.to_string())], i.readings));
+                            let mut labels = vec![("cpu", cpu.to_string())];
+                            if let Some(cg) = &self.cgroup {
+                                labels.push(("cgroup", cg.clone()));
+                            }
+                            rows.push((labels, i.readings));
                         }
                     }
                 }
@@ -374,8 +425,9 @@ impl<B: Backend> PmcCollector<B> {
 fn probe<B: Backend>(
     backend: &B,
     events: &[&str],
-    system: bool,
+    scope: Scoping<'_>,
 ) -> pmc::Result<(Vec<Event>, Vec<String>)> {
+    let system = matches!(scope, Scoping::System(_));
     let mut ok: Vec<Event> = Vec::new();
     let mut unsupported = Vec::new();
     for spec in events {
@@ -389,13 +441,23 @@ fn probe<B: Backend>(
             )
             .with_help("give each event once (PmcCollector::this_process/system/processes)"));
         }
-        let alloc = scoped(Allocation::counting(parsed), system);
+        // A cgroup's event is probed without the cgroup first: what this machine cannot
+        // count is left out, but a cgroup it cannot count (absent, no cgroup support) is
+        // the error it is.
+        let plain = match scope {
+            Scoping::System(Some(_)) => Scoping::System(None),
+            s => s,
+        };
+        let alloc = scoped(Allocation::counting(parsed.clone()), plain);
         let probed = backend.allocate(&alloc).and_then(|mut p| {
             if !system {
                 pmc::Pmc::attach(&mut p, Target::Current)?;
             }
             Ok(())
         });
+        if let (Ok(()), Scoping::System(Some(_))) = (&probed, scope) {
+            backend.allocate(&scoped(Allocation::counting(parsed), scope))?;
+        }
         match probed {
             Ok(()) => ok.push(Event {
                 spec: (*spec).to_string(),
@@ -420,18 +482,26 @@ fn probe<B: Backend>(
     Ok((ok, unsupported))
 }
 
-fn scoped(a: Allocation, system: bool) -> Allocation {
-    if system {
-        a.system(Cpus::All)
-    } else {
-        a
+/// What a collector's PMCs count: the calling process or its targets, or every CPU (of one
+/// cgroup's tasks, or of all).
+#[derive(Clone, Copy)]
+enum Scoping<'a> {
+    Process,
+    System(Option<&'a str>),
+}
+
+fn scoped(a: Allocation, scope: Scoping<'_>) -> Allocation {
+    match scope {
+        Scoping::Process => a,
+        Scoping::System(None) => a.system(Cpus::All),
+        Scoping::System(Some(cg)) => a.system(Cpus::All).cgroup(cg),
     }
 }
 
-fn allocations(events: &[Event], system: bool) -> pmc::Result<Vec<Allocation>> {
+fn allocations(events: &[Event], scope: Scoping<'_>) -> pmc::Result<Vec<Allocation>> {
     events
         .iter()
-        .map(|e| Ok(scoped(Allocation::counting(e.spec.parse()?), system)))
+        .map(|e| Ok(scoped(Allocation::counting(e.spec.parse()?), scope)))
         .collect()
 }
 
@@ -515,7 +585,7 @@ fn process_labels(pid: u32, comm: &str) -> Labels {
 }
 
 fn attach<B: Backend>(backend: &B, events: &[Event], pid: u32) -> Option<B::Group> {
-    let allocs = allocations(events, false).ok()?;
+    let allocs = allocations(events, Scoping::Process).ok()?;
     let mut group = backend.allocate_group(&allocs).ok()?;
     group.attach(Target::Pid(pid)).ok()?;
     group.start().ok()?;

@@ -55,3 +55,16 @@ fn simulated_hwpmc_counts_are_exported_per_cpu() {
     )
     .is_some());
 }
+
+/// hwpmc has no cgroup filter: a cgroup collector is refused with the backend's reason (not
+/// "none of the events can be counted").
+#[test]
+fn a_cgroup_collector_on_hwpmc_is_refused_with_the_reason() {
+    let sim = Arc::new(SimDriver::new(SimConfig::default()));
+    let backend = pmc_freebsd::Backend::with_sys(sim.clone()).expect("the simulator");
+    let e = PmcCollector::system_cgroup_on(backend, &["instructions"], "pmctest")
+        .expect_err("no cgroup filter in hwpmc");
+    assert_eq!(e.kind(), pmc::ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("cgroup"), "{e}");
+    assert_eq!(sim.allocated(), 0);
+}

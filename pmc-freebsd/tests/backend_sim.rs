@@ -1566,3 +1566,30 @@ fn native_config_says_how_freebsd_names_the_pmc() {
     let s = intel.allocate(&counting("page-faults")).unwrap();
     assert_eq!(field(&s, "freebsd-name"), None, "SOFT: the kernel names it");
 }
+
+/// hwpmc has no cgroup filter: a system PMC with `Allocation::cgroup` is refused at allocate
+/// (NotSupported, with the jail's way out), nothing allocated in the driver; a process PMC
+/// with one breaks pmc-core's rule (InvalidArgument) first.
+#[test]
+fn a_cgroup_is_refused_at_allocate_with_help() {
+    let (sim, b) = default();
+    let a = counting("page-faults").system(Cpus::All).cgroup("pmctest");
+    for e in [
+        b.allocate(&a).expect_err("no cgroup filter"),
+        b.allocate_group(&[counting("page-faults").system(Cpus::All), a.clone()])
+            .expect_err("no cgroup filter"),
+    ] {
+        assert_eq!(
+            (e.kind(), e.op()),
+            (ErrorKind::NotSupported, pmc_core::Op::Allocate)
+        );
+        assert!(e.to_string().contains("hwpmc(4) has no cgroup"), "{e}");
+        assert!(e.help().unwrap_or("").contains("Target::Pid"), "{e}");
+    }
+    assert_eq!(sim.allocated(), 0, "nothing allocated in the driver");
+    let e = b
+        .allocate(&counting("page-faults").cgroup("pmctest"))
+        .expect_err("process scope");
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.help().unwrap_or("").contains("Allocation::system"), "{e}");
+}

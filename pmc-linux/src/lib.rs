@@ -64,6 +64,7 @@
 #![warn(missing_docs, unreachable_pub, unnameable_types)]
 
 mod backend;
+mod cgroup;
 mod counter;
 mod describe;
 pub mod env;

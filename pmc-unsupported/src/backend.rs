@@ -259,4 +259,16 @@ mod tests {
         assert_eq!(b.diagnose().len(), 1);
         assert_eq!(b.name(), "unsupported");
     }
+
+    #[test]
+    fn a_cgroup_allocation_is_refused_as_any_allocation() {
+        let a = Allocation::counting("page-faults".parse().unwrap())
+            .system(pmc_core::Cpus::All)
+            .cgroup("pmctest");
+        let b = Backend::with_sys(FakeSys { open_error: None });
+        let e = b.allocate(&a).unwrap_err();
+        assert_eq!((e.kind(), e.op()), (ErrorKind::Unsupported, Op::Allocate));
+        let e = b.allocate_group(std::slice::from_ref(&a)).unwrap_err();
+        assert_eq!((e.kind(), e.op()), (ErrorKind::Unsupported, Op::Allocate));
+    }
 }

@@ -197,6 +197,16 @@ pub struct Args {
     #[arg(long = "all-cpus")]
     pub all_cpus: bool,
 
+    /// Count only the tasks of one control group, as perf's `-G NAME` (`--cgroup` for
+    /// pmcstat(8)'s -G): NAME is a path below the cgroup mount that has perf_event (cgroup2,
+    /// or a v1 hierarchy with the perf_event controller), e.g. `system.slice/foo.service`,
+    /// or the cgroup directory's absolute path. For system-wide counting (-s, or -a/--all-cpus
+    /// with -e or the default set), sampling (-S, or -a -P, as perf record -a -G) and
+    /// --metrics -s; each counter row (each exported series, as a `cgroup` label) carries
+    /// NAME. Linux only.
+    #[arg(long = "cgroup", value_name = "NAME")]
+    pub cgroup: Option<String>,
+
     /// With -R: only the samples of the thread with this id, as pmcstat(8)
     /// -i, in every report (the record lines, --dump, --json, --summary, -G,
     /// -g, -F, --folded, --pprof, ...; -T replays). Per-thread counter

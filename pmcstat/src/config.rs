@@ -77,6 +77,8 @@ pub struct Count {
     pub events: Vec<String>,
     /// `-a`/`--all-cpus`.
     pub all_cpus: bool,
+    /// `--cgroup NAME`: the system-wide counters count this cgroup's tasks only.
+    pub cgroup: Option<String>,
     /// Every `-c` (the last applies to `-a`).
     pub cpus: Vec<String>,
     /// `-s`: system-mode counting PMCs.
@@ -122,6 +124,7 @@ impl Count {
             process_descendants: args.process_descendants,
             events: args.events,
             all_cpus: args.all_cpus,
+            cgroup: args.cgroup,
             cpus: args.cpus,
             system: args.system,
             system_cpus: args.system_cpus,
@@ -153,6 +156,8 @@ pub struct Sample {
     pub system_sampling: Vec<String>,
     /// The `-c` in force for each `-S`.
     pub system_sampling_cpus: Vec<Option<String>>,
+    /// `--cgroup NAME`: the `-S` PMCs sample this cgroup's tasks only.
+    pub cgroup: Option<String>,
     /// `-n RATE`.
     pub rate: Option<u64>,
     /// `--freq HZ`.
@@ -198,6 +203,7 @@ impl From<Args> for Sample {
             process_sampling_descendants: args.process_sampling_descendants,
             system_sampling: args.system_sampling,
             system_sampling_cpus: args.system_sampling_cpus,
+            cgroup: args.cgroup,
             rate: args.rate,
             frequency: args.frequency,
             no_callchain: args.no_callchain,
@@ -312,6 +318,8 @@ pub struct Metrics {
     pub process: Vec<String>,
     /// `--metrics-max-targets`.
     pub max_targets: usize,
+    /// `--cgroup NAME`: the `-s` counters count this cgroup's tasks only.
+    pub cgroup: Option<String>,
 }
 
 /// `-L [--tracepoints]` or `--diagnose`.
@@ -370,6 +378,7 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
     let quiet = args.quiet;
     let format = Format::of(&args);
     let measuring = measures(&args);
+    check_cgroup(&args)?;
     let mode = if let Some(kind) = args.generate {
         Mode::Generate(kind)
     } else if args.read_log.is_some() && args.top_mode {
@@ -391,6 +400,7 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
             attach: args.attach.take(),
             process,
             max_targets: args.metrics_max_targets,
+            cgroup: args.cgroup.take(),
         })
     } else if args.list || args.diagnose {
         Mode::List(List {
@@ -407,6 +417,61 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
         Mode::Count(Count::new(args, format))
     };
     Ok(Config { mode, quiet })
+}
+
+/// `--cgroup NAME` filters system-wide PMCs only: counting (`-s`, `-a`/`--all-cpus` with `-e`
+/// or the default set), sampling (`-S`, `-a -P`) and `--metrics` with `-s`. Every other mode
+/// is refused by name.
+fn check_cgroup(args: &Args) -> Result<(), Failure> {
+    let Some(name) = &args.cgroup else {
+        return Ok(());
+    };
+    let refuse = |what: &str| {
+        Err(Failure::Usage(format!(
+            "--cgroup {name} counts one cgroup's tasks on every CPU, for system-wide counting \
+             (-s EVENT, or -a/--all-cpus), sampling (-S EVENT, or -a -P) and --metrics -s; \
+             {what}"
+        )))
+    };
+    if name.is_empty() {
+        return refuse("give it a cgroup's name (a path below the cgroup mount)");
+    }
+    if args.read_log.is_some() {
+        return refuse("-R reads a log, it counts nothing");
+    }
+    if !args.process_sampling.is_empty() {
+        return refuse("-P samples processes (with -a, -P samples every CPU: -a -P)");
+    }
+    if !args.system_sampling.is_empty() {
+        // -S, or -a -P: sampled in the cgroup, as perf record -a -G.
+        return if args.process.is_empty() && args.system.is_empty() {
+            Ok(())
+        } else {
+            refuse("counting (-p/-s) and sampling (-S) PMCs are used in separate runs")
+        };
+    }
+    if !args.process.is_empty() {
+        return refuse("-p counts processes (count the cgroup's processes with -t PID instead)");
+    }
+    if args.metrics.is_some() {
+        if args.attach.is_some() || !args.events.is_empty() {
+            return refuse("with --metrics not the per-process counters (-t, -p, -e)");
+        }
+        if args.system.is_empty() {
+            return refuse("with --metrics give the events with -s");
+        }
+        return Ok(());
+    }
+    if args.attach.is_some() {
+        return refuse("-t counts processes, not a cgroup");
+    }
+    if !args.all_cpus && (!args.events.is_empty() || args.system.is_empty()) {
+        return refuse("-e and the default set count the command; add -a (--all-cpus)");
+    }
+    if args.exit_counts || args.log_csw {
+        return refuse("-E and -W follow processes");
+    }
+    Ok(())
 }
 
 /// Counting: `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).

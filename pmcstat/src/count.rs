@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 pub struct Slot {
     pub event: String,
     pub scope: Scope,
+    /// `--cgroup`: the cgroup a system-wide counter counts.
+    pub cgroup: Option<String>,
     pub pmc: Option<<pmc::Native as Backend>::Pmc>,
     pub error: Option<Error>,
 }
@@ -379,13 +381,29 @@ fn allocate_slots(
         let alloc = Allocation::counting(spec.clone())
             .scope(scope.clone())
             .flags(flags);
-        match backend.allocate(&alloc).map_err(|e| clock_help(&spec, e)) {
+        let cgroup = args.cgroup.clone().filter(|_| scope.is_system());
+        let alloc = match &cgroup {
+            Some(cg) => alloc.cgroup(cg.clone()),
+            None => alloc,
+        };
+        let allocated = backend.allocate(&alloc).map_err(|e| clock_help(&spec, e));
+        if let (Err(e), Some(_)) = (&allocated, &cgroup) {
+            // The cgroup refused (absent, not countable here) is the run's error; an event
+            // this machine cannot count at all is a `<not supported>` row, as without it.
+            let mut plain = alloc.clone();
+            plain.cgroup = None;
+            if backend.allocate(&plain).is_ok() {
+                return Err(Failure::Setup(e.clone()));
+            }
+        }
+        match allocated {
             Ok(p) => {
                 let (event, narrowed) = counted_label(&text, &spec, &p);
                 user_only |= narrowed;
                 slots.push(Slot {
                     event,
                     scope,
+                    cgroup: cgroup.clone(),
                     pmc: Some(p),
                     error: None,
                 })
@@ -396,6 +414,7 @@ fn allocate_slots(
             Err(e) if is_unsupported(&e) => slots.push(Slot {
                 event: text,
                 scope,
+                cgroup,
                 pmc: None,
                 error: Some(e),
             }),
@@ -680,6 +699,7 @@ fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
             out.push(Counter {
                 event: s.event.clone(),
                 scope: s.scope.clone(),
+                cgroup: s.cgroup.clone(),
                 cpu: None,
                 reading: Reading::not_supported(),
                 error: s.error.as_ref().map(|e| e.message().to_owned()),
@@ -697,6 +717,7 @@ fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
                         out.push(Counter {
                             event: s.event.clone(),
                             scope: s.scope.clone(),
+                            cgroup: s.cgroup.clone(),
                             cpu,
                             reading: ir.reading,
                             error: None,
@@ -706,6 +727,7 @@ fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
                 Err(e) => out.push(Counter {
                     event: s.event.clone(),
                     scope: s.scope.clone(),
+                    cgroup: s.cgroup.clone(),
                     cpu: None,
                     reading: Reading::not_supported(),
                     error: Some(e.to_string()),
@@ -717,6 +739,7 @@ fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
             Ok(r) => out.push(Counter {
                 event: s.event.clone(),
                 scope: s.scope.clone(),
+                cgroup: s.cgroup.clone(),
                 cpu: None,
                 reading: r,
                 error: None,
@@ -724,6 +747,7 @@ fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
             Err(e) => out.push(Counter {
                 event: s.event.clone(),
                 scope: s.scope.clone(),
+                cgroup: s.cgroup.clone(),
                 cpu: None,
                 reading: Reading::not_supported(),
                 error: Some(e.to_string()),

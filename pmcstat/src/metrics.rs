@@ -62,7 +62,10 @@ pub fn run(args: &Metrics) -> Result<u8, Failure> {
     let mut per_process = None;
     if !args.system.is_empty() || args.attach.is_none() {
         let events = event_list(&args.system, true);
-        let c = PmcCollector::system(&refs(&events))?;
+        let c = match &args.cgroup {
+            Some(cg) => PmcCollector::system_cgroup(&refs(&events), cg)?,
+            None => PmcCollector::system(&refs(&events))?,
+        };
         note_unsupported(&c);
         registry.register_collector(Box::new(c));
     }

@@ -298,6 +298,11 @@ fn allocate_sampler(
         .scope(scope.clone())
         .flags(flags)
         .call_graph(args.call_graph.unwrap_or_default());
+    // --cgroup: the system samplers sample that cgroup's tasks only (perf record -a -G).
+    let alloc = match args.cgroup.as_ref().filter(|_| scope.is_system()) {
+        Some(cg) => alloc.cgroup(cg.clone()),
+        None => alloc,
+    };
     let pmc = backend.allocate(&alloc)?;
     // A backend that samples less often than asked says so (hwpmc's
     // minimum reload count).

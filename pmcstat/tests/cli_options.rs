@@ -526,3 +526,69 @@ fn generate_writes_the_reference() {
     let (code, _, err) = pmcstat(&["--generate", "troff"]);
     assert_eq!(code, 2, "{err}");
 }
+
+/// `--cgroup NAME` (perf's -G) filters system-wide PMCs only (-s, -a, -S, -a -P, --metrics
+/// -s): with a process mode or -R it is a usage error naming the flags, before anything is
+/// counted. (tests/tests/cgroup.rs counts and samples real cgroups.)
+#[test]
+fn cgroup_goes_with_system_wide_counting_only() {
+    for (args, names) in [
+        (
+            &["-p", "page-faults", "--cgroup", "x", "true"][..],
+            "-p counts processes",
+        ),
+        (
+            &["-e", "page-faults", "--cgroup", "x", "true"][..],
+            "add -a (--all-cpus)",
+        ),
+        (&["--cgroup", "x", "true"][..], "add -a (--all-cpus)"),
+        (
+            &["-t", "1", "-s", "page-faults", "--cgroup", "x"][..],
+            "-t counts processes",
+        ),
+        (
+            &["-P", "cpu-clock", "--cgroup", "x", "true"][..],
+            "-P samples processes",
+        ),
+        (
+            &[
+                "-S",
+                "cpu-clock",
+                "-s",
+                "page-faults",
+                "--cgroup",
+                "x",
+                "true",
+            ][..],
+            "separate runs",
+        ),
+        (
+            &["--metrics", "0", "--cgroup", "x"][..],
+            "with --metrics give the events with -s",
+        ),
+        (
+            &[
+                "--metrics",
+                "0",
+                "-s",
+                "page-faults",
+                "-t",
+                "1",
+                "--cgroup",
+                "x",
+            ][..],
+            "(-t, -p, -e)",
+        ),
+        (
+            &["-a", "--cgroup", "", "true"][..],
+            "give it a cgroup's name",
+        ),
+    ] {
+        let (code, _, err) = pmcstat(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(
+            err.contains("--cgroup") && err.contains(names),
+            "{args:?}: {err}"
+        );
+    }
+}

@@ -17,6 +17,7 @@ impl<S: Sys + 'static> Backend<S> {
     /// `Backend::allocate`: one hwpmc PMC, or one per CPU for system scope.
     pub(super) fn allocate_pmc(&self, a: &Allocation) -> Result<FreebsdPmc<S>> {
         refuse_dwarf(a)?;
+        refuse_cgroup(a)?;
         let sampling = a.mode.is_sampling();
         let encs = events::resolve(&a.event, &self.inner.machine, sampling)?;
         let (count, rate_warning) = match a.mode {
@@ -105,6 +106,7 @@ impl<S: Sys + 'static> Backend<S> {
     pub(super) fn allocate_members(&self, allocations: &[Allocation]) -> Result<FreebsdGroup<S>> {
         for a in allocations {
             refuse_dwarf(a)?;
+            refuse_cgroup(a)?;
         }
         let Some(first) = allocations.first() else {
             return Err(Error::new(
@@ -272,6 +274,28 @@ fn period(
 
 /// hwpmc cannot copy user stacks with a sample (its callchains are the kernel's frame-pointer
 /// walks, `pmc_save_user_callchain`), so DWARF call graphs are refused.
+/// [`Allocation::cgroup`]: hwpmc(4) has no cgroup (or jail) filter on a system-scope PMC. The
+/// backend-neutral rule first (a process-scope cgroup is an invalid argument anywhere).
+fn refuse_cgroup(a: &Allocation) -> Result<()> {
+    a.check_cgroup()?;
+    if let Some(name) = &a.cgroup {
+        return Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!(
+                "`{}`: cgroup `{name}`: hwpmc(4) has no cgroup or jail filter; a system-scope \
+                 PMC counts everything on its CPUs",
+                a.event
+            ),
+        )
+        .with_help(
+            "count system-wide without Allocation::cgroup, or attach process-scope PMCs to \
+             the jail's processes with Target::Pid",
+        ));
+    }
+    Ok(())
+}
+
 fn refuse_dwarf(a: &Allocation) -> Result<()> {
     if a.call_graph.stack_size().is_some() {
         return Err(Error::new(

@@ -211,6 +211,9 @@ struct Counters<S: Sys> {
     /// log-proccsw: the switch group that logs this PMC's counts at every context switch of
     /// its targets (see [`SwitchGroup`]).
     csw: Option<Box<SwitchGroup<S>>>,
+    /// A system-scope PMC of one cgroup ([`Allocation::cgroup`]): its directory, the `pid` of
+    /// every CPU's events (opened with `PERF_FLAG_PID_CGROUP`).
+    cgroup: Option<crate::cgroup::Cgroup>,
 }
 
 impl<S: Sys> Counters<S> {

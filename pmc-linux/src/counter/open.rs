@@ -237,6 +237,7 @@ impl Member {
         ring_bytes: usize,
         shared: &Shared<S>,
     ) -> Result<Member> {
+        a.check_cgroup()?;
         crate::log::unwind::check(a)?;
         events::check_allocation(a)?;
         let resolved = events::resolve(&shared.sys, &a.event)?;
@@ -347,6 +348,17 @@ impl<S: Sys> Counters<S> {
                 c._shared.clone(),
             )?));
         }
+        if let Some(name) = &allocs[0].cgroup {
+            if allocs.iter().any(|a| a.cgroup != allocs[0].cgroup) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    Op::Allocate,
+                    "every member of a group must count the same cgroup",
+                )
+                .with_help("allocate the PMCs of each cgroup in a group of their own"));
+            }
+            c.cgroup = Some(crate::cgroup::open(&c._shared.sys, name)?);
+        }
         c.open_instances(&allocs[0].scope)?;
         Ok(c)
     }
@@ -415,6 +427,7 @@ impl<S: Sys> Counters<S> {
             _shared: shared,
             rings: None,
             csw: None,
+            cgroup: None,
         }
     }
 
@@ -466,6 +479,12 @@ impl<S: Sys> Counters<S> {
         let enabled = self.life.is_running() && !exec;
         let sys = &self._shared.sys;
         let exit_reads = self.exit_reads();
+        // A cgroup's system-scope events: the cgroup directory's fd is the pid, on each CPU.
+        let cgroup = self.cgroup.as_ref().filter(|_| pid == -1 && cpu >= 0);
+        let (pid_arg, open_flags) = match cgroup {
+            Some(cg) => (cg.fd.as_raw_fd(), u64::from(b::PERF_FLAG_PID_CGROUP)),
+            None => (pid, 0),
+        };
         for m in &mut self.members {
             let mut attr = m.attr;
             // perf_event_open(2): only the leader of a group starts disabled; members follow
@@ -498,7 +517,7 @@ impl<S: Sys> Counters<S> {
                 attr.set_inherit(1);
                 attr.set_inherit_thread(1);
             }
-            let mut opened = sys.perf_event_open(&mut attr, pid, cpu, group, 0);
+            let mut opened = sys.perf_event_open(&mut attr, pid_arg, cpu, group, open_flags);
             if matches!(opened, Err(Errno(libc::EINVAL))) && attr.read_format & FORMAT_LOST != 0 {
                 // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
                 // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
@@ -506,7 +525,7 @@ impl<S: Sys> Counters<S> {
                 // incomplete (no count of what is lost while the drain is held up).
                 let mut plain = attr;
                 plain.read_format &= !FORMAT_LOST;
-                let again = sys.perf_event_open(&mut plain, pid, cpu, group, 0);
+                let again = sys.perf_event_open(&mut plain, pid_arg, cpu, group, open_flags);
                 if again.is_ok() {
                     self._shared.no_format_lost.store(true, Ordering::Relaxed);
                     m.attr.read_format &= !FORMAT_LOST;
@@ -525,14 +544,17 @@ impl<S: Sys> Counters<S> {
                     let mut inherit_only = attr;
                     inherit_only.set_inherit_thread(0);
                     if sys
-                        .perf_event_open(&mut inherit_only, pid, cpu, group, 0)
+                        .perf_event_open(&mut inherit_only, pid_arg, cpu, group, open_flags)
                         .is_ok()
                     {
                         return Err((no_inherit_thread(&m.event), false));
                     }
                     let mut plain = inherit_only;
                     plain.set_inherit(0);
-                    if sys.perf_event_open(&mut plain, pid, cpu, group, 0).is_ok() {
+                    if sys
+                        .perf_event_open(&mut plain, pid_arg, cpu, group, open_flags)
+                        .is_ok()
+                    {
                         return Err((no_inherit(&m.event, &attr), false));
                     }
                     Err(Errno(libc::EINVAL))
@@ -541,6 +563,18 @@ impl<S: Sys> Counters<S> {
             };
             let race =
                 matches!(opened, Err(Errno(libc::ENODEV | libc::EINVAL))) && !leader && pid > 0;
+            if let (Err(errno), Some(cg), true) = (&opened, cgroup, leader) {
+                // Was it the cgroup the kernel refused? The same event opens on this CPU
+                // without it: then say so (else the event's own refusal is reported below).
+                let mut plain = attr;
+                if matches!(
+                    errno.0,
+                    libc::ENOENT | libc::EBADF | libc::EINVAL | libc::EOPNOTSUPP
+                ) && sys.perf_event_open(&mut plain, -1, cpu, None, 0).is_ok()
+                {
+                    return Err((crate::cgroup::refused(*errno, cg, &m.event), false));
+                }
+            }
             let fd = opened.map_err(|errno| {
                 // A member whose leader was just opened on a thread that is now exiting fails
                 // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the

@@ -137,6 +137,12 @@ pub struct FakeEvent {
     /// Records it could not write because its ring was full (`event->lost_samples`, read with
     /// `PERF_FORMAT_LOST`).
     pub lost: u64,
+    /// The `flags` of its `perf_event_open` (without `PERF_FLAG_FD_CLOEXEC`, which the real
+    /// call adds).
+    pub flags: u64,
+    /// A cgroup event (`PERF_FLAG_PID_CGROUP`): the directory whose fd was its `pid`
+    /// ([`FakeKernel::open_dir`](Sys::open_dir)).
+    pub cgroup: Option<PathBuf>,
 }
 
 impl FakeEvent {
@@ -192,6 +198,11 @@ struct St {
     /// The `/proc`, `/sys` and tracefs files the test gave, by path; their directories are
     /// implied by the paths.
     files: BTreeMap<PathBuf, Vec<u8>>,
+    /// The directories opened with `open_dir`, by fd: (`/proc/self/fd` link, path).
+    dirs: BTreeMap<i32, (String, PathBuf)>,
+    /// Cgroup events open (`CONFIG_CGROUP_PERF`, and the directories are of a hierarchy with
+    /// perf_event); false: refused with this errno.
+    cgroup_errno: Option<i32>,
 }
 
 /// The fake kernel. See the [module docs](self).
@@ -258,6 +269,8 @@ impl FakeKernel {
                 opens: 0,
                 ioctl_log: Vec::new(),
                 files: BTreeMap::new(),
+                dirs: BTreeMap::new(),
+                cgroup_errno: None,
             }),
         }
     }
@@ -265,6 +278,14 @@ impl FakeKernel {
     fn st(&self) -> MutexGuard<'_, St> {
         // A test that panicked while holding the lock has failed already; go on with its state.
         self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Refuses cgroup events (`PERF_FLAG_PID_CGROUP`) on a directory that opens with `errno`:
+    /// `ENOENT` as a cgroup v1 hierarchy without perf_event (`css_tryget_online_from_dir`),
+    /// `EBADF` as a directory outside cgroupfs, `EINVAL` as a kernel without
+    /// `CONFIG_CGROUP_PERF`.
+    pub fn refuse_cgroups(&self, errno: i32) {
+        self.st().cgroup_errno = Some(errno);
     }
 
     /// Gives the file `path` (of `/proc`, `/sys` or tracefs) these contents; its parent
@@ -739,10 +760,25 @@ impl St {
         pid: i32,
         cpu: i32,
         group: Option<i32>,
+        cgroup: bool,
     ) -> Result<i32, Errno> {
         // perf_event_open(2): "pid == -1 and cpu == -1: This setting is invalid".
         if pid == -1 && cpu == -1 {
             return Err(Errno(libc::EINVAL));
+        }
+        // core.c perf_event_open: "if ((flags & PERF_FLAG_PID_CGROUP) && (pid == -1 || cpu ==
+        // -1)) return -EINVAL"; then perf_cgroup_connect: the pid is an fd of a cgroup
+        // directory (EBADF otherwise), of a hierarchy with perf_event.
+        if cgroup {
+            if pid == -1 || cpu == -1 {
+                return Err(Errno(libc::EINVAL));
+            }
+            if !self.dirs.get(&pid).is_some_and(|(link, _)| live(pid, link)) {
+                return Err(Errno(libc::EBADF));
+            }
+            if let Some(e) = self.cgroup_errno {
+                return Err(Errno(e));
+            }
         }
         // core.c perf_copy_attr: reserved bits must be zero (inherit_thread was reserved
         // before 5.13), and "if (!attr->inherit && attr->inherit_thread) return -EINVAL".
@@ -774,6 +810,7 @@ impl St {
         // perf_event_open(2): pid 0 is the calling thread; ESRCH "if attempting to attach to a
         // process that does not exist".
         let tid = match pid {
+            _ if cgroup => -1,
             0 => self.tid,
             -1 => -1,
             p if p > 0 && self.process_of(p).is_some() => p,
@@ -805,7 +842,7 @@ impl Sys for FakeKernel {
         pid: i32,
         cpu: i32,
         group: Option<BorrowedFd<'_>>,
-        _flags: u64,
+        flags: u64,
     ) -> Result<OwnedFd, Errno> {
         let mut st = self.st();
         st.opens += 1;
@@ -813,7 +850,13 @@ impl Sys for FakeKernel {
         if let Some(e) = st.fault(Call::Open, Some(pid), Some(cpu), group.is_some()) {
             return Err(e);
         }
-        let tid = st.check_open(attr, pid, cpu, group)?;
+        let is_cgroup = flags & u64::from(b::PERF_FLAG_PID_CGROUP) != 0;
+        let tid = st.check_open(attr, pid, cpu, group, is_cgroup)?;
+        let cgroup = if is_cgroup {
+            st.dirs.get(&pid).map(|(_, p)| p.clone())
+        } else {
+            None
+        };
         let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Errno::from)?;
         let fd = rd.as_raw_fd();
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
@@ -841,6 +884,8 @@ impl Sys for FakeKernel {
             output: None,
             mapped: false,
             lost: 0,
+            flags,
+            cgroup,
         };
         let ev = Ev {
             link,
@@ -1105,6 +1150,25 @@ impl Sys for FakeKernel {
             });
         }
         Err(std::io::ErrorKind::NotFound.into())
+    }
+
+    /// A directory the test gave (some file below it, [`FakeKernel::set_file`]) opens as a
+    /// pipe's read end, remembered as that directory for cgroup events; anything else is
+    /// `ENOENT`, a file `ENOTDIR`.
+    fn open_dir(&self, path: &Path) -> Result<OwnedFd, Errno> {
+        match self.metadata(path) {
+            Ok(m) if m.is_dir => {}
+            Ok(_) => return Err(Errno(libc::ENOTDIR)),
+            Err(_) => return Err(Errno(libc::ENOENT)),
+        }
+        let (rd, _wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Errno::from)?;
+        let fd = rd.as_raw_fd();
+        let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+            .ok()
+            .and_then(|l| l.to_str().map(str::to_owned))
+            .ok_or(Errno(libc::EMFILE))?;
+        self.st().dirs.insert(fd, (link, path.to_path_buf()));
+        Ok(rd)
     }
 
     fn cpuinfo(&self) -> Arc<str> {

@@ -135,6 +135,13 @@ pub trait Sys: Send + Sync + std::fmt::Debug + 'static {
     ///
     /// As `std::fs::metadata`.
     fn metadata(&self, path: &Path) -> std::io::Result<FileMeta>;
+    /// `open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)`: a control group's directory, whose fd
+    /// is the `pid` of a cgroup event (`perf_event_open` with `PERF_FLAG_PID_CGROUP`).
+    ///
+    /// # Errors
+    ///
+    /// The call's errno (`ENOENT`, `ENOTDIR`, `EACCES`, ...).
+    fn open_dir(&self, path: &Path) -> Result<OwnedFd, Errno>;
     /// `/proc/cpuinfo` (read once; empty if it cannot be read).
     fn cpuinfo(&self) -> Arc<str>;
     /// The address of `_stext` in `/proc/kallsyms` (an early line: the 100k-line file is not
@@ -212,6 +219,9 @@ impl<T: Sys + ?Sized> Sys for Arc<T> {
     }
     fn metadata(&self, path: &Path) -> std::io::Result<FileMeta> {
         (**self).metadata(path)
+    }
+    fn open_dir(&self, path: &Path) -> Result<OwnedFd, Errno> {
+        (**self).open_dir(path)
     }
     fn cpuinfo(&self) -> Arc<str> {
         (**self).cpuinfo()

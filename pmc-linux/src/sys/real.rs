@@ -111,6 +111,16 @@ impl Sys for RealSys {
             mode: m.permissions().mode() & 0o7777,
         })
     }
+    fn open_dir(&self, path: &Path) -> Result<OwnedFd, Errno> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // std opens with O_CLOEXEC; O_DIRECTORY refuses anything but a directory (ENOTDIR).
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY)
+            .open(path)
+            .map(OwnedFd::from)
+            .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))
+    }
     fn cpuinfo(&self) -> std::sync::Arc<str> {
         static CPUINFO: std::sync::OnceLock<std::sync::Arc<str>> = std::sync::OnceLock::new();
         CPUINFO

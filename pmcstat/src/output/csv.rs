@@ -85,10 +85,14 @@ pub(super) fn repeated_csv(
             .map_or((String::new(), ""), |m| {
                 (format!("{:.3}", m.value), m.unit.as_str())
             });
+        // With --cgroup, the cgroup after the event, as perf's -G.
+        let event = match &c.cgroup {
+            Some(cg) => format!("{}{sep}{cg}", c.event),
+            None => c.event.clone(),
+        };
         let _ = writeln!(
             o,
-            "{value}{sep}{unit}{sep}{}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{mv}{sep}{mu}{sep}{n}{sep}{}",
-            c.event,
+            "{value}{sep}{unit}{sep}{event}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{mv}{sep}{mu}{sep}{n}{sep}{}",
             st.rel_stderr_pct().unwrap_or(0.0),
             100.0 * st.count as f64 / n.max(1) as f64,
             st.count
@@ -99,7 +103,8 @@ pub(super) fn repeated_csv(
 /// The CSV rows of a set of counters, in `perf stat -x`'s column order
 /// (builtin-stat.c / stat-display.c, CSV output): `CPUn` first for per-CPU
 /// rows (perf's -A), then value, unit, event, run time (ns), percentage of
-/// the time it ran, metric value, metric unit; then pmcstat's own columns,
+/// the time it ran, metric value, metric unit (with `--cgroup`, the cgroup after the event,
+/// as perf's -G); then pmcstat's own columns,
 /// after perf's so perf's parsers read the row: scope, time enabled (ns),
 /// status. `prefix` is the interval's time column (every row of an interval
 /// run has one, and such runs print no separate total).
@@ -123,7 +128,13 @@ pub(super) fn csv_rows(
             if let Some(cpu) = c.cpu {
                 f.push(format!("CPU{cpu}"));
             }
-            f.extend(csv_fields(c));
+            let [value, unit, event, run, pct] = csv_fields(c);
+            f.extend([value, unit, event]);
+            // perf stat -x with -G: the cgroup after the event.
+            if let Some(cg) = &c.cgroup {
+                f.push(cg.clone());
+            }
+            f.extend([run, pct]);
             f.extend([mv, mu]);
             f.push(
                 if c.scope.is_system() {

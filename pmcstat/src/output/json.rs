@@ -90,6 +90,9 @@ pub(super) fn perf_json_rows(
                 if clock { "msec" } else { "" }
             ));
             f.push(format!("\"event\" : {}", json(&c.event)));
+            if let Some(cg) = &c.cgroup {
+                f.push(format!("\"cgroup\" : {}", json(cg)));
+            }
             if let Some(st) = stats.and_then(|s| s.get(i)) {
                 let v = st.rel_stderr_pct().unwrap_or(0.0);
                 f.push(format!("\"variance\" : {v:.2}"));

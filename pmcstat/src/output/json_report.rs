@@ -62,6 +62,9 @@ pub(super) struct JsonCounter<'a> {
     kind: &'static str,
     event: &'a str,
     scope: &'static str,
+    /// `--cgroup`: the cgroup a system-wide counter counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cgroup: Option<&'a str>,
     cpu: Option<u32>,
     value: Option<u64>,
     scaled: Option<u64>,
@@ -114,6 +117,7 @@ pub(super) fn json_counter(c: &Counter) -> JsonCounter<'_> {
     JsonCounter {
         kind: "counter",
         event: &c.event,
+        cgroup: c.cgroup.as_deref(),
         scope: if c.scope.is_system() {
             "system"
         } else {
@@ -149,6 +153,7 @@ pub(super) fn repeated_json(
                 "type": "counter",
                 "event": c.event,
                 "scope": if c.scope.is_system() { "system" } else { "process" },
+                "cgroup": c.cgroup,
                 "cpu": c.cpu,
                 "runs": n,
                 "counted_runs": st.count,

@@ -191,6 +191,7 @@ mod tests {
             } else {
                 Scope::Process
             },
+            cgroup: None,
             cpu,
             reading: {
                 let mut r = Reading::default();
@@ -250,6 +251,7 @@ mod tests {
         let c = |event: &str, r| Counter {
             event: event.into(),
             scope: Scope::Process,
+            cgroup: None,
             cpu: None,
             reading: r,
             error: None,
@@ -325,6 +327,7 @@ mod tests {
         let c = |event: &str, v: u64| Counter {
             event: event.into(),
             scope: Scope::Process,
+            cgroup: None,
             cpu: None,
             reading: Reading::new(v, 1000, 1000),
             error: None,
@@ -359,6 +362,7 @@ mod tests {
                         .map(|c| Counter {
                             event: c.event.clone(),
                             scope: Scope::Process,
+                            cgroup: None,
                             cpu: None,
                             reading: c.reading,
                             error: None,
@@ -429,6 +433,7 @@ mod tests {
         let c = |r| Counter {
             event: "cycles".into(),
             scope: Scope::Process,
+            cgroup: None,
             cpu: None,
             reading: r,
             error: None,

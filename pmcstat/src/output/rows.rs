@@ -10,6 +10,8 @@ use std::time::Duration;
 pub struct Counter {
     pub event: String,
     pub scope: Scope,
+    /// `--cgroup`: the cgroup a system-wide counter counts (perf's `-G` column).
+    pub cgroup: Option<String>,
     pub cpu: Option<u32>,
     pub reading: Reading,
     pub error: Option<String>,
@@ -168,11 +170,16 @@ pub(super) fn thousands(v: u64) -> String {
 /// A row's event name, as perf labels it. ` (system)` tells a system-wide counter from a
 /// process one only when a run has both (`-s` with `-p`): a run of system-wide counters alone
 /// (`-a`, `-s`) says so once, in its header (`'system wide'`), as perf stat -a.
+/// With `--cgroup`, the cgroup follows, as perf stat -G prints it.
 pub(super) fn label(c: &Counter, all: &[Counter]) -> String {
-    match (&c.scope, c.cpu) {
+    let name = match (&c.scope, c.cpu) {
         (_, Some(cpu)) => format!("{} (CPU {cpu})", c.event),
         (Scope::System { .. }, None) if !all_system(all) => format!("{} (system)", c.event),
         _ => c.event.clone(),
+    };
+    match &c.cgroup {
+        Some(cg) => format!("{name}  {cg}"),
+        None => name,
     }
 }
 
@@ -378,6 +385,7 @@ pub(super) fn mean_counters(runs: &[Report], stats: &[RepeatStat]) -> Vec<Counte
             Counter {
                 event: c.event.clone(),
                 scope: c.scope.clone(),
+                cgroup: c.cgroup.clone(),
                 cpu: c.cpu,
                 reading: if st.count > 0 {
                     Reading::new(st.mean.round() as u64, run_ns, run_ns)
