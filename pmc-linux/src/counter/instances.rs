@@ -93,7 +93,7 @@ pub(super) struct InstanceFds {
     /// Where it stands with its target's exec.
     exec: ExecState,
     /// The CPU each fd set of `threads` was opened on (-1: any, per task).
-    pub(super) cpus: Vec<i32>,
+    cpus: Vec<i32>,
     /// Its ring buffers (sampling, log-procexit) are mapped and handed to the log or the
     /// owner; false until the next start maps them, and again when the log let them go.
     rings_mapped: bool,

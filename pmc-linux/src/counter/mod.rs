@@ -1,8 +1,10 @@
 //! Counting PMCs on perf_event: the hwpmc verbs emulated over fds.
 //!
-//! One `Counters` value holds a PMC or a group: its members, and for each
-//! instance (a CPU for system scope, a target for process scope) one set of
-//! fds per thread, leader first. A single PMC is a group of one.
+//! One `Counters` value holds a PMC or a group: its members, its life cycle,
+//! and an `InstanceSet` (`instances.rs`) with, for each instance (a CPU for
+//! system scope, a target for process scope), one set of fds per thread,
+//! leader first. `Counters` has the verbs; the `InstanceSet` opens, reads,
+//! enables and reopens the fds. A single PMC is a group of one.
 //!
 //! # Where Linux emulates hwpmc
 //!
