@@ -92,30 +92,29 @@ pub(super) enum ReadLayout {
     PerCpuTotals,
 }
 
-impl<S: Sys> Counters<S> {
-    /// The fd layout of `target` for this PMC.
-    pub(super) fn layout(&self, target: &Target) -> FdLayout {
-        if self.members[0].alloc.scope.is_system() {
+impl FdLayout {
+    /// The fd layout of `target` for a PMC of `members` (`exit_reads`: a counting PMC with
+    /// log-procexit).
+    pub(super) fn of(members: &[Member], exit_reads: bool, target: &Target) -> FdLayout {
+        if members[0].alloc.scope.is_system() {
             return FdLayout::PerCpu;
         }
         // A process (the calling one, a pid or a launched command) is counted whole: its
         // threads created later inherit the events (without descendants, its child processes
         // do not). Only the calling thread alone is not followed into new threads.
         let follow_threads = *target != Target::CurrentThread;
-        let inherited_rings = self.is_sampling() && self.inherits();
-        if inherited_rings || self.exit_reads() || (follow_threads && self.is_sampling()) {
+        let sampling = members[0].alloc.mode.is_sampling();
+        // Whether the PMC counts descendants (`inherit`).
+        let inherits = members
+            .iter()
+            .any(|m| m.alloc.flags.contains(pmc_core::Flags::DESCENDANTS));
+        let inherited_rings = sampling && inherits;
+        if inherited_rings || exit_reads || (follow_threads && sampling) {
             FdLayout::PerThreadCpu { follow_threads }
         } else if follow_threads {
             FdLayout::Inherited
         } else {
             FdLayout::PerThread
         }
-    }
-
-    /// Whether the PMC counts descendants (`inherit`).
-    pub(super) fn inherits(&self) -> bool {
-        self.members
-            .iter()
-            .any(|m| m.alloc.flags.contains(pmc_core::Flags::DESCENDANTS))
     }
 }

@@ -1,12 +1,16 @@
 //! Counting PMCs on perf_event: the hwpmc verbs emulated over fds.
 //!
 //! [`LinuxPmc`] and [`LinuxGroup`] (over one `Counters`) implement pmc-core's `Pmc` and `Group`.
-//! Submodules: `open` (attrs and fd sets), `layout` (which fds a target gets), `read` (counts),
-//! `rings` (sampling rings), `switch` (log-proccsw). Below: where Linux emulates hwpmc, sampling.
+//! `Counters` has the hwpmc verbs; its `InstanceSet` (`instances`) opens, reads, enables and
+//! reopens the fds. Other submodules: `open` (attrs), `layout` (which fds a target gets), `read`
+//! (read(2) helpers), `rings` (sampling rings), `switch` (log-proccsw). Below: where Linux
+//! emulates hwpmc, sampling.
 //!
-//! One `Counters` value holds a PMC or a group: its members, and for each
-//! instance (a CPU for system scope, a target for process scope) one set of
-//! fds per thread, leader first. A single PMC is a group of one.
+//! One `Counters` value holds a PMC or a group: its members, its life cycle,
+//! and an `InstanceSet` (`instances.rs`) with, for each instance (a CPU for
+//! system scope, a target for process scope), one set of fds per thread,
+//! leader first. `Counters` has the verbs; the `InstanceSet` opens, reads,
+//! enables and reopens the fds. A single PMC is a group of one.
 //!
 //! # Where Linux emulates hwpmc
 //!
@@ -82,6 +86,7 @@
 //! ends at a task's exit is not logged: the kernel detaches the task's events
 //! before its final switch.
 
+mod instances;
 mod layout;
 mod open;
 mod read;
@@ -90,9 +95,10 @@ mod switch;
 #[cfg(test)]
 mod tests;
 
+use instances::InstanceSet;
 use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
-use open::build_attr;
-use read::short_read;
+use open::{build_attr, check_log_flags, ring_pages_for};
+use read::{read_counts, short_read};
 use rings::{Delivery, Rings};
 use switch::SwitchGroup;
 
@@ -149,61 +155,18 @@ impl Member {
     }
 }
 
-/// Where an instance stands with its target's exec ([`Target::Exec`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ExecState {
-    /// Not an exec target, or one reopened without `enable_on_exec` (its exec seen, or
-    /// disarmed at a stop): counted as opened.
-    Plain,
-    /// Opened with `enable_on_exec` and not started by us since (attached while not running):
-    /// reads as zero, whatever the kernel counted after an exec; the exec enables its fds
-    /// whatever our state.
-    Pending,
-    /// Opened with `enable_on_exec`, started by us (or attached while running), the exec not
-    /// seen yet: the kernel enables these fds at the exec, whatever our state.
-    Armed,
-    /// Its exec came before its first start: reopened as a pid at that start, so its mappings
-    /// are synthesized like a pid's.
-    Missed,
-}
-
-impl ExecState {
-    /// Opened with `enable_on_exec` and the exec not seen yet.
-    fn armed(self) -> bool {
-        matches!(self, ExecState::Pending | ExecState::Armed)
-    }
-}
-
-struct InstanceFds {
-    instance: Instance,
-    /// One fd set per thread (or per CPU for system scope: exactly one), leader first.
-    threads: Vec<Vec<OwnedFd>>,
-    /// Where it stands with its target's exec.
-    exec: ExecState,
-    /// The CPU each fd set of `threads` was opened on (-1: any, per task).
-    cpus: Vec<i32>,
-    /// Sampling: its ring buffers are mapped and feeding the log or the owner.
-    mapped: bool,
-    /// [`Target::CurrentThread`]: the thread it was attached on.
-    thread: Option<i32>,
-}
-
-/// What a PMC or a group is made of.
+/// What a PMC or a group is made of, and the hwpmc verbs over it. The fds of its instances
+/// are an [`InstanceSet`]'s.
 struct Counters<S: Sys> {
     members: Vec<Member>,
     /// hwpmc's life cycle: the state, the attached targets, the rules of each verb.
     life: Lifecycle,
-    instances: Vec<InstanceFds>,
+    /// The fd sets of its CPUs or targets, and the probe opened at allocate.
+    fds: InstanceSet<S>,
     /// Counts kept from detached targets, per member.
     retired: Vec<Reading>,
     /// Base value set by write/set_count, per member.
     base: Vec<u64>,
-    /// A disabled fd set on the allocating thread, opened to validate the
-    /// event at allocate time; reused by an attach to [`Target::Current`]
-    /// from the same thread.
-    probe: Option<(i32, Vec<OwnedFd>)>,
-    /// How each fd set is read.
-    read: ReadLayout,
     _shared: Arc<Shared<S>>,
     /// The sampling set: the rings of a sampling PMC, a switch group, or a counting PMC with
     /// log-procexit.
@@ -211,98 +174,136 @@ struct Counters<S: Sys> {
     /// log-proccsw: the switch group that logs this PMC's counts at every context switch of
     /// its targets (see [`SwitchGroup`]).
     csw: Option<Box<SwitchGroup<S>>>,
-    /// A system-scope PMC of one cgroup ([`Allocation::cgroup`]): its directory, the `pid` of
-    /// every CPU's events (opened with `PERF_FLAG_PID_CGROUP`).
-    cgroup: Option<crate::cgroup::Cgroup>,
 }
 
 impl<S: Sys> Counters<S> {
+    fn new(allocs: &[Allocation], shared: Arc<Shared<S>>) -> Result<Counters<S>> {
+        let facts = shared.facts();
+        let inherit = allocs
+            .iter()
+            .any(|a| a.flags.contains(pmc_core::Flags::DESCENDANTS));
+        let read = if allocs.len() == 1 || inherit {
+            ReadLayout::PerMember
+        } else {
+            ReadLayout::Group
+        };
+        let ring_pages = ring_pages_for(allocs, &shared, &facts);
+        let sampling = allocs.iter().any(|a| a.mode.is_sampling());
+        if sampling && allocs.iter().any(|a| !a.mode.is_sampling()) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "a group mixes sampling and counting members",
+            )
+            .with_help("allocate the counting PMCs in a group of their own"));
+        }
+        let ring_bytes = ring_pages.saturating_mul(shared.sys.page_size());
+        let mut members = Vec::with_capacity(allocs.len());
+        for a in allocs {
+            check_log_flags(a, allocs.len())?;
+            let grouped = read == ReadLayout::Group;
+            members.push(Member::new(a, &facts, grouped, ring_bytes, &shared)?);
+        }
+        // One ring holds the group's samples, decoded by the leader's layout.
+        if sampling
+            && members
+                .iter()
+                .any(|m| m.attr.sample_type != members[0].attr.sample_type)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                Op::Allocate,
+                "the members of a sampling group record different sample fields (a call \
+                 graph on some only, or a frequency on some and a period on others)",
+            )
+            .with_help(
+                "give every member of a sampling group the same flags, call graph and kind of \
+                 rate, or allocate them as separate PMCs",
+            ));
+        }
+        // log-procexit counting: perf record -s's layout (one inherited event per CPU, with a
+        // ring for its PERF_RECORD_READs at task exits; see log::procexit::ExitReads).
+        let exit_reads = !sampling
+            && allocs
+                .iter()
+                .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCEXIT));
+        let read = if exit_reads {
+            ReadLayout::PerCpuTotals
+        } else {
+            read
+        };
+        let mut c = Counters::unopened(members, shared, read);
+        c.rings = match (sampling, exit_reads) {
+            (true, _) => Some(Rings::new(ring_pages, RingPurpose::Samples)),
+            (false, true) => Some(Rings::new(ring_pages, RingPurpose::ExitReads)),
+            (false, false) => None,
+        };
+        if allocs
+            .iter()
+            .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCCSW))
+        {
+            c.csw = Some(Box::new(SwitchGroup::new(
+                &c.members,
+                inherit,
+                ring_pages,
+                &facts,
+                c._shared.clone(),
+            )?));
+        }
+        if let Some(name) = &allocs[0].cgroup {
+            if allocs.iter().any(|a| a.cgroup != allocs[0].cgroup) {
+                return Err(Error::new(
+                    ErrorKind::InvalidArgument,
+                    Op::Allocate,
+                    "every member of a group must count the same cgroup",
+                )
+                .with_help("allocate the PMCs of each cgroup in a group of their own"));
+            }
+            c.fds.set_cgroup(crate::cgroup::open(&c._shared.sys, name)?);
+        }
+        c.fds
+            .open_instances(&mut c.members, c.life.is_running(), &allocs[0].scope)?;
+        Ok(c)
+    }
+
+    /// A PMC or group with nothing opened yet: allocated, no targets, no counts kept.
+    pub(super) fn unopened(
+        members: Vec<Member>,
+        shared: Arc<Shared<S>>,
+        read: ReadLayout,
+    ) -> Counters<S> {
+        let n = members.len();
+        let scope = members.first().map_or(&Scope::Process, |m| &m.alloc.scope);
+        let life = Lifecycle::new(scope, shared.sys.getpid());
+        Counters {
+            members,
+            life,
+            fds: InstanceSet::new(read, shared.clone()),
+            retired: vec![Reading::default(); n],
+            base: vec![0; n],
+            _shared: shared,
+            rings: None,
+            csw: None,
+        }
+    }
+
     /// Attaching is allowed while running (perf_event opens enabled fds; hwpmc refuses with
     /// EBUSY): the process-scope and already-attached rules of [`Lifecycle`] only.
     fn attach(&mut self, target: Target) -> Result<()> {
         self.life.check_process_scope(Op::Attach)?;
         self.life.check_not_attached(target)?;
-        let layout = self.layout(&target);
-        let follow_threads = layout.follow_threads();
-        let per_cpu = layout.task_cpus(&self._shared.sys);
-        let mut threads = Vec::new();
-        let mut cpus = Vec::new();
-        let exec_target = match target {
-            Target::Current | Target::CurrentThread => {
-                let tids = if target == Target::CurrentThread {
-                    vec![self._shared.sys.gettid()]
-                } else {
-                    thread_ids(&self._shared.sys, None)?
-                };
-                let probe = self.probe.take().filter(|_| layout == FdLayout::PerThread);
-                for tid in tids {
-                    if matches!(&probe, Some((ptid, _)) if *ptid == tid) {
-                        continue;
-                    }
-                    for &cpu in &per_cpu {
-                        match self.open_set(tid, cpu, false, follow_threads) {
-                            Ok(s) => {
-                                threads.push(s);
-                                cpus.push(cpu);
-                            }
-                            Err(e) if e.kind() == ErrorKind::NoSuchProcess => {} // thread exited meanwhile
-                            Err(e) => return Err(e),
-                        }
-                    }
-                }
-                if let Some((_, fds)) = probe {
-                    if self.life.is_running() {
-                        if let Some(fd) = fds.first() {
-                            self._shared
-                                .sys
-                                .ioctl(fd.as_fd(), Ioctl::Enable(true))
-                                .map_err(|e| errno_map::op_error(Op::Attach, e))?;
-                        }
-                    }
-                    threads.insert(0, fds);
-                    cpus.insert(0, -1);
-                }
-                false
-            }
-            Target::Pid(pid) => {
-                (threads, cpus) = self.open_pid(pid, &per_cpu, follow_threads)?;
-                false
-            }
-            Target::Exec(pid) => {
-                let p = pid_i32(pid)?;
-                for &cpu in &per_cpu {
-                    threads.push(self.open_set(p, cpu, true, follow_threads)?);
-                    cpus.push(cpu);
-                }
-                true
-            }
-        };
-        self.probe = None;
-        // Attached while running, an exec target starts at its exec: started by us.
-        let exec = match (exec_target, self.life.is_running()) {
-            (false, _) => ExecState::Plain,
-            (true, true) => ExecState::Armed,
-            (true, false) => ExecState::Pending,
-        };
-        let thread = (target == Target::CurrentThread).then(|| self._shared.sys.gettid());
-        self.instances.push(InstanceFds {
-            thread,
-            instance: Instance::Target(target),
-            threads,
-            exec,
-            cpus,
-            mapped: false,
-        });
+        self.fds
+            .open_target(&mut self.members, self.life.is_running(), target)?;
         if self.life.is_running() && self.is_sampling() {
             // A target added while sampling: map its rings now.
             if let Err(e) = self.map_unmapped() {
-                self.instances.pop();
+                self.fds.pop();
                 return Err(e);
             }
         }
         if let Some(sw) = self.csw.as_mut() {
             if let Err(e) = sw.attach(target) {
-                self.instances.pop();
+                self.fds.pop();
                 return Err(e);
             }
         }
@@ -312,11 +313,7 @@ impl<S: Sys> Counters<S> {
 
     fn detach(&mut self, target: Target) -> Result<()> {
         self.life.check_process_scope(Op::Detach)?;
-        let Some(pos) = self
-            .instances
-            .iter()
-            .position(|i| i.instance == Instance::Target(target))
-        else {
+        let Some(pos) = self.fds.position(target) else {
             return Err(Error::new(
                 ErrorKind::NotAttached,
                 Op::Detach,
@@ -325,18 +322,12 @@ impl<S: Sys> Counters<S> {
             .with_errno(libc::EINVAL));
         };
         let mut last = vec![Reading::default(); self.members.len()];
-        self.read_instance(&self.instances[pos], &mut last)?;
-        if self.is_sampling() && self.instances[pos].mapped {
+        self.fds
+            .read_instance(&self.members, &self.fds.instances()[pos], &mut last)?;
+        if self.is_sampling() && self.fds.rings_mapped(pos) {
             // Its rings stay with the log until the PMC goes (the drain thread holds their
             // fds): stop the events now, and log what they sampled.
-            for set in &self.instances[pos].threads {
-                for fd in set {
-                    self._shared
-                        .sys
-                        .ioctl(fd.as_fd(), Ioctl::Disable(false))
-                        .map_err(|e| errno_map::op_error(Op::Detach, e))?;
-                }
-            }
+            self.fds.disable_instance(pos, Op::Detach)?;
             if !self.local_wanted() {
                 self._shared.hub.drain_token(self.token());
                 self.report_kernel_lost();
@@ -345,7 +336,7 @@ impl<S: Sys> Counters<S> {
         for (kept, r) in self.retired.iter_mut().zip(&last) {
             kept.accumulate(r);
         }
-        self.instances.remove(pos);
+        self.fds.remove(pos);
         self.life.record_detach(target);
         if let Some(sw) = self.csw.as_mut() {
             sw.detach(target)?;
@@ -357,8 +348,8 @@ impl<S: Sys> Counters<S> {
     /// records lost while the drain was held up, which no `PERF_RECORD_LOST` reported, are
     /// counted and logged. A failed read leaves the count as the records reported it.
     fn report_kernel_lost(&self) {
-        let counts = self.kernel_lost().unwrap_or_default();
-        let complete = self.reads_lost();
+        let counts = self.fds.kernel_lost(&self.members).unwrap_or_default();
+        let complete = read::reads_lost(&self.members);
         self._shared
             .hub
             .kernel_lost(self.token(), &counts, complete);
@@ -400,47 +391,19 @@ impl<S: Sys> Counters<S> {
         if self.life.start_attaches_owner() {
             self.attach(Target::Current)?;
         }
-        // An exec target that exec'd before this start has counted since (the kernel's
-        // enable_on_exec): start it afresh, as a pid, without those counts.
-        for i in 0..self.instances.len() {
-            if self.instances[i].exec == ExecState::Pending && self.exec_seen(i)? {
-                self.reopen_exec(i)?;
-                self.instances[i].exec = ExecState::Missed;
-            }
-        }
+        self.fds
+            .reopen_missed_exec(&mut self.members, self.life.is_running())?;
         if self.rings.is_some() {
             if !self.local_wanted() && !self._shared.hub.has_rings(self.token()) {
                 // Never mapped, or the log was closed (which released the rings).
-                for i in &mut self.instances {
-                    i.mapped = false;
-                }
+                self.fds.forget_rings();
             }
             self.map_unmapped()?;
         }
         self.life.record_start();
         let group = self.members.len() > 1;
-        let shared = self._shared.clone();
-        let sys = &shared.sys;
-        let r = self.for_each_set(|inst, set| {
-            if inst.exec == ExecState::Pending {
-                return Ok(()); // enable_on_exec starts it
-            }
-            // The members first, one by one, then the leader: the group is scheduled in once,
-            // whole. Enabling the leader first (PERF_IOC_FLAG_GROUP) schedules it in alone and
-            // each member joins at a later reschedule, losing its counts until then, in every
-            // thread the events were inherited into (issue 20: 13,021 of 15,360 page faults
-            // over three cycles).
-            for fd in set.iter().skip(1).chain(set.first()) {
-                sys.ioctl(fd.as_fd(), Ioctl::Enable(false))
-                    .map_err(|e| errno_map::op_error(Op::Start, e))?;
-            }
-            Ok(())
-        });
-        for i in &mut self.instances {
-            if i.exec == ExecState::Pending {
-                i.exec = ExecState::Armed;
-            }
-        }
+        // The members first, then the leader: see InstanceSet::enable_all.
+        let r = self.fds.enable_all();
         // The switch group starts after the PMC and stops before it, so the counts it logs
         // lie inside the PMC's own.
         let r = r.and_then(|()| match self.csw.as_mut() {
@@ -449,10 +412,7 @@ impl<S: Sys> Counters<S> {
         });
         if r.is_err() {
             self.life.record_stop();
-            let _ = self.for_each_leader(|_, fd| {
-                sys.ioctl(fd, Ioctl::Disable(group))
-                    .map_err(|e| errno_map::op_error(Op::Stop, e))
-            });
+            let _ = self.fds.disable_all(group, Op::Stop);
         }
         r
     }
@@ -465,12 +425,7 @@ impl<S: Sys> Counters<S> {
             sw.stop()?;
         }
         let group = self.members.len() > 1;
-        let shared = self._shared.clone();
-        let sys = &shared.sys;
-        self.for_each_leader(|_, fd| {
-            sys.ioctl(fd, Ioctl::Disable(group))
-                .map_err(|e| errno_map::op_error(Op::Stop, e))
-        })?;
+        self.fds.disable_all(group, Op::Stop)?;
         self.life.record_stop();
         if self.is_sampling() && !self.local_wanted() {
             // Everything sampled before the stop is in the log once stop returns.
@@ -480,49 +435,20 @@ impl<S: Sys> Counters<S> {
         if self.exit_reads() {
             self.finish_exit_reads();
         }
-        self.disarm_exec()
-    }
-
-    /// Calls `f` on the leader of every fd set (with the group flag, an ioctl there reaches
-    /// the whole group).
-    fn for_each_leader(
-        &self,
-        mut f: impl FnMut(&InstanceFds, std::os::fd::BorrowedFd<'_>) -> Result<()>,
-    ) -> Result<()> {
-        self.for_each_set(|inst, set| match set.first() {
-            Some(leader) => f(inst, leader.as_fd()),
-            None => Ok(()),
-        })
-    }
-
-    /// Calls `f` on every fd set (leader first), going on after an error; the first error.
-    fn for_each_set(
-        &self,
-        mut f: impl FnMut(&InstanceFds, &[OwnedFd]) -> Result<()>,
-    ) -> Result<()> {
-        let mut first_err = None;
-        for inst in &self.instances {
-            for set in &inst.threads {
-                if let Err(e) = f(inst, set) {
-                    first_err.get_or_insert(e);
-                }
-            }
+        // An exec target whose exec has not come yet would be enabled by it
+        // (`enable_on_exec` overrides a disable), counting after the stop: reopen it without.
+        let armed = self.fds.armed_exec(&self.members)?;
+        if armed.is_empty() || (self.is_sampling() && self.local_wanted()) {
+            return Ok(());
         }
-        first_err.map_or(Ok(()), Err)
-    }
-
-    /// Calls `f` on every fd of every set, members too.
-    fn for_each_fd(
-        &self,
-        mut f: impl FnMut(std::os::fd::BorrowedFd<'_>) -> Result<()>,
-    ) -> Result<()> {
-        let mut first_err = None;
-        for fd in self.instances.iter().flat_map(|i| &i.threads).flatten() {
-            if let Err(e) = f(fd.as_fd()) {
-                first_err.get_or_insert(e);
-            }
+        if self.is_sampling() && self._shared.hub.has_rings(self.token()) {
+            // The log's rings map the old fds and keep their events alive: drop them all
+            // (drained first); the next start maps every instance again.
+            self._shared.hub.unregister(self.token());
+            self.fds.forget_rings();
         }
-        first_err.map_or(Ok(()), Err)
+        self.fds
+            .disarm_exec(&mut self.members, self.life.is_running(), armed)
     }
 
     fn write(&mut self, value: u64) -> Result<u64> {
@@ -531,12 +457,7 @@ impl<S: Sys> Counters<S> {
         self.read_into(&mut now)?;
         let old = now[0].value;
         let group = self.members.len() > 1;
-        let shared = self._shared.clone();
-        let sys = &shared.sys;
-        self.for_each_leader(|_, fd| {
-            sys.ioctl(fd, Ioctl::Reset(group))
-                .map_err(|e| errno_map::op_error(Op::Write, e))
-        })?;
+        self.fds.reset_all(group)?;
         for r in &mut self.retired {
             *r = Reading::new(0, r.time_enabled, r.time_running);
         }
@@ -581,13 +502,8 @@ impl<S: Sys> Counters<S> {
                 Some(Delivery::Log) => self._shared.hub.drain_token(self.token()),
                 _ => {}
             }
-            let shared = self._shared.clone();
-            let sys = &shared.sys;
             let kernel = events::soft_clock_period(&self.members[0].alloc.event, count);
-            self.for_each_fd(|fd| {
-                sys.ioctl(fd, Ioctl::Period(kernel))
-                    .map_err(|e| errno_map::op_error(Op::SetCount, e))
-            })?;
+            self.fds.set_period(kernel)?;
             for m in &mut self.members {
                 m.attr.set_freq(0);
                 m.attr.__bindgen_anon_1.sample_period = kernel;
@@ -597,6 +513,251 @@ impl<S: Sys> Counters<S> {
             return Ok(());
         }
         self.write(count).map(|_| ())
+    }
+
+    /// What this PMC's rings carry (`None`: a counting PMC without rings).
+    fn purpose(&self) -> Option<RingPurpose> {
+        self.rings.as_ref().map(|r| r.purpose)
+    }
+
+    /// A counting PMC with log-procexit.
+    fn exit_reads(&self) -> bool {
+        self.purpose() == Some(RingPurpose::ExitReads)
+    }
+
+    /// In-process sampling: the owner reads the rings ([`Pmc::samples`](pmc_core::Pmc::samples)).
+    fn local_wanted(&self) -> bool {
+        matches!(
+            self.rings,
+            Some(Rings {
+                delivery: Delivery::Local(_),
+                ..
+            })
+        )
+    }
+
+    fn set_local(&mut self) -> Result<()> {
+        if !self.is_sampling() {
+            return Err(Error::new(
+                ErrorKind::InvalidState,
+                Op::Start,
+                "only sampling PMCs have samples to read",
+            ));
+        }
+        if self.life.state() != State::Allocated && !self.local_wanted() {
+            return Err(Error::new(
+                ErrorKind::InvalidState,
+                Op::Start,
+                "this PMC already sends its samples to the log",
+            )
+            .with_help("call sample_in_process before the first start"));
+        }
+        if let Some(r) = self.rings.as_mut() {
+            if !matches!(r.delivery, Delivery::Local(_)) {
+                r.delivery = Delivery::Local(None);
+            }
+        }
+        Ok(())
+    }
+
+    /// log-procexit of a counting PMC, once stopped: the hub logs each exited process's
+    /// count from the kernel's `PERF_RECORD_READ`s and the PMC's total (the task without a
+    /// `READ` gets the rest when every target has exited).
+    fn finish_exit_reads(&self) {
+        let mut r = vec![Reading::default(); self.members.len()];
+        if self.read_into(&mut r).is_err() {
+            return;
+        }
+        let totals: Vec<(u32, u64)> = self
+            .members
+            .iter()
+            .zip(&r)
+            .zip(&self.base)
+            .map(|((m, r), base)| (m.pmc_id, r.value.wrapping_sub(*base)))
+            .collect();
+        let targets_gone = self.fds.instances().iter().all(|i| match &i.instance {
+            Instance::Target(Target::Pid(p) | Target::Exec(p)) => {
+                !self._shared.sys.process_alive(*p)
+            }
+            Instance::Target(Target::Current | Target::CurrentThread) => false,
+            Instance::Cpu(_) => true,
+        });
+        self._shared
+            .hub
+            .finish_exit_reads(self.token(), &totals, targets_gone);
+    }
+
+    /// Maps the rings of every instance not mapped yet and hands them to the log's drain
+    /// thread (or keeps them for the in-process reader).
+    fn map_unmapped(&mut self) -> Result<()> {
+        let todo = self.fds.unmapped();
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let rings = self
+            .fds
+            .build_rings(&self.members, self.rings.as_ref(), &todo)?;
+        if let Some(Rings {
+            delivery: Delivery::Local(local),
+            ..
+        }) = self.rings.as_mut()
+        {
+            local.get_or_insert_with(Box::default).rings.extend(rings);
+        } else {
+            let synth = self.fds.synth(&todo);
+            let descriptors = self.descriptors();
+            let kernel = self.members.iter().any(|m| m.attr.exclude_kernel() == 0);
+            self._shared
+                .hub
+                .register(descriptors, rings, synth, kernel)?;
+        }
+        self.fds.mark_mapped(&todo);
+        Ok(())
+    }
+
+    /// The log descriptors of the members.
+    fn descriptors(&self) -> Vec<pmc_log::record::PmcDescriptor<'static>> {
+        rings::descriptors(&self.members, self.purpose(), &self._shared.sys)
+    }
+
+    /// A single PMC's reading.
+    fn read_one(&self) -> Result<Reading> {
+        // The common case, one fd (a PMC on one thread or one CPU): one
+        // read(2) and a few instructions, no loops.
+        if let Some([fd]) = self.fds.lone_set() {
+            // value, time_enabled, time_running, id [, lost].
+            let want = read::member_words(&self.members);
+            let mut b = [0u8; 40];
+            let n = (self._shared.sys)
+                .read(fd.as_fd(), &mut b[..want * 8])
+                .map_err(|e| errno_map::op_error(Op::Read, e))?;
+            if n != want * 8 {
+                return Err(short_read(n / 8, want));
+            }
+            let w = |i: usize| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&b[i * 8..i * 8 + 8]);
+                u64::from_ne_bytes(a)
+            };
+            let mut r = self.retired[0];
+            r.accumulate(&Reading::new(w(0), w(1), w(2)));
+            r.value = r.value.wrapping_add(self.base[0]);
+            return Ok(r);
+        }
+        let mut r = [Reading::default()];
+        self.read_into(&mut r)?;
+        Ok(r[0])
+    }
+
+    fn read_into(&self, out: &mut [Reading]) -> Result<()> {
+        pmc_core::lifecycle::check_read_slots(self.members.len(), out.len())?;
+        // The common group case, one leader fd (one thread or one CPU): one
+        // read(2), decoded straight from the buffer in a single pass.
+        let group = self.fds.read_layout() == ReadLayout::Group;
+        if let Some(leader) = self
+            .fds
+            .lone_set()
+            .filter(|_| group)
+            .and_then(|s| s.first())
+        {
+            let mut b = [0u8; READ_WORDS * 8];
+            let stride = read::group_stride(&self.members);
+            let want = 3 + stride * out.len();
+            if want > READ_WORDS {
+                return Err(short_read(0, want));
+            }
+            let n = read_counts(&self._shared.sys, leader.as_fd(), &mut b[..want * 8])?;
+            let w = |i: usize| {
+                let mut a = [0u8; 8];
+                a.copy_from_slice(&b[i * 8..i * 8 + 8]);
+                u64::from_ne_bytes(a)
+            };
+            if n != want * 8 || w(0) != out.len() as u64 {
+                return Err(short_read(n / 8, want));
+            }
+            let (en, run) = (w(1), w(2));
+            for (i, slot) in out.iter_mut().enumerate() {
+                let mut r = self.retired[i];
+                r.accumulate(&Reading::new(w(3 + stride * i), en, run));
+                r.value = r.value.wrapping_add(self.base[i]);
+                *slot = r;
+            }
+            return Ok(());
+        }
+        out.copy_from_slice(&self.retired);
+        self.fds.sum_into(&self.members, out)?;
+        for (slot, base) in out.iter_mut().zip(&self.base) {
+            slot.value = slot.value.wrapping_add(*base);
+        }
+        Ok(())
+    }
+
+    fn read_instances(&self) -> Result<Vec<InstanceReading>> {
+        let mut v = Vec::with_capacity(self.fds.instances().len());
+        let mut one = vec![Reading::default(); self.members.len()];
+        for inst in self.fds.instances() {
+            one.fill(Reading::default());
+            self.fds.read_instance(&self.members, inst, &mut one)?;
+            v.push(InstanceReading {
+                instance: inst.instance,
+                reading: one[0],
+            });
+        }
+        Ok(v)
+    }
+
+    /// Every member on each instance (a group's [`read_instances`](pmc_core::Group::read_instances)).
+    fn read_group_instances(&self) -> Result<Vec<GroupInstanceReading>> {
+        let mut v = Vec::with_capacity(self.fds.instances().len());
+        for inst in self.fds.instances() {
+            let mut readings = vec![Reading::default(); self.members.len()];
+            self.fds.read_instance(&self.members, inst, &mut readings)?;
+            v.push(GroupInstanceReading {
+                instance: inst.instance,
+                readings,
+            });
+        }
+        Ok(v)
+    }
+
+    /// Writes the current counts to the log as interval `Counter` records: one per instance
+    /// (CPU or target) for a single PMC, one total per member for a group.
+    fn log_counts(&self) -> Result<()> {
+        use pmc_log::record as log;
+        let time = crate::log::now(&self._shared.sys);
+        let mut counters = Vec::new();
+        let counter = |pmc_id, pid, cpu, r: &Reading| log::Counter {
+            time,
+            pmc_id,
+            pid,
+            tid: -1,
+            cpu,
+            kind: log::CounterKind::Interval,
+            value: r.value,
+            time_enabled: r.time_enabled,
+            time_running: r.time_running,
+        };
+        if self.members.len() == 1 {
+            for ir in self.read_instances()? {
+                let (pid, cpu) = match ir.instance {
+                    Instance::Cpu(c) => (-1, Some(c)),
+                    Instance::Target(t) => {
+                        let pid = t.pid().unwrap_or_else(|| self._shared.sys.getpid());
+                        (i32::try_from(pid).unwrap_or(-1), None)
+                    }
+                };
+                counters.push(counter(self.members[0].pmc_id, pid, cpu, &ir.reading));
+            }
+        } else {
+            let mut out = vec![Reading::default(); self.members.len()];
+            self.read_into(&mut out)?;
+            for (m, r) in self.members.iter().zip(&out) {
+                counters.push(counter(m.pmc_id, -1, None, r));
+            }
+        }
+        self._shared
+            .hub
+            .write_counters(self.descriptors(), &counters)
     }
 }
 
@@ -629,7 +790,7 @@ impl<S: Sys> std::fmt::Debug for LinuxPmc<S> {
         f.debug_struct("LinuxPmc")
             .field("allocation", &self.c.members[0].alloc)
             .field("state", &self.c.life.state())
-            .field("instances", &self.c.instances.len())
+            .field("instances", &self.c.fds.instances().len())
             .finish()
     }
 }
@@ -651,14 +812,7 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
         self.c.detach(target)
     }
     fn targets(&self) -> Vec<Target> {
-        self.c
-            .instances
-            .iter()
-            .filter_map(|i| match i.instance {
-                Instance::Target(t) => Some(t),
-                Instance::Cpu(_) => None,
-            })
-            .collect()
+        self.c.fds.targets()
     }
     fn start(&mut self) -> Result<()> {
         self.c.start()
@@ -667,35 +821,7 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
         self.c.stop()
     }
     fn read(&self) -> Result<Reading> {
-        // The common case, one fd (a PMC on one thread or one CPU): one
-        // read(2) and a few instructions, no loops.
-        if let [inst] = self.c.instances.as_slice() {
-            if let (false, [set]) = (inst.exec == ExecState::Pending, inst.threads.as_slice()) {
-                if let [fd] = set.as_slice() {
-                    // value, time_enabled, time_running, id [, lost].
-                    let want = self.c.member_words();
-                    let mut b = [0u8; 40];
-                    let n = (self.c._shared.sys)
-                        .read(fd.as_fd(), &mut b[..want * 8])
-                        .map_err(|e| errno_map::op_error(Op::Read, e))?;
-                    if n != want * 8 {
-                        return Err(short_read(n / 8, want));
-                    }
-                    let w = |i: usize| {
-                        let mut a = [0u8; 8];
-                        a.copy_from_slice(&b[i * 8..i * 8 + 8]);
-                        u64::from_ne_bytes(a)
-                    };
-                    let mut r = self.c.retired[0];
-                    r.accumulate(&Reading::new(w(0), w(1), w(2)));
-                    r.value = r.value.wrapping_add(self.c.base[0]);
-                    return Ok(r);
-                }
-            }
-        }
-        let mut r = [Reading::default()];
-        self.c.read_into(&mut r)?;
-        Ok(r[0])
+        self.c.read_one()
     }
     fn read_instances(&self) -> Result<Vec<InstanceReading>> {
         self.c.read_instances()
@@ -735,11 +861,11 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
     fn samples(&mut self) -> Result<Vec<OwnedSample>> {
         // After the drain, the kernel's own lost counts: losses at the end of a run have no
         // PERF_RECORD_LOST (the kernel writes it at the ring's next output).
-        let complete = self.c.reads_lost();
+        let complete = read::reads_lost(&self.c.members);
         match self.c.rings.as_mut().map(|r| &mut r.delivery) {
             Some(Delivery::Local(Some(l))) => {
                 let out = l.drain();
-                let counts = self.c.kernel_lost().unwrap_or_default();
+                let counts = self.c.fds.kernel_lost(&self.c.members).unwrap_or_default();
                 if let Some(Delivery::Local(Some(l))) =
                     self.c.rings.as_mut().map(|r| &mut r.delivery)
                 {
@@ -790,7 +916,8 @@ impl<S: Sys> LinuxPmc<S> {
     #[doc(hidden)]
     pub fn first_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
         self.c
-            .instances
+            .fds
+            .instances()
             .first()
             .and_then(|i| i.threads.first())
             .and_then(|s| s.first())
@@ -809,7 +936,7 @@ impl<S: Sys> LinuxPmc<S> {
         if a.flags.contains(pmc_core::Flags::DESCENDANTS) {
             return Err("it also counts descendants");
         }
-        let [inst] = c.instances.as_slice() else {
+        let [inst] = c.fds.instances() else {
             return Err("it is not attached to exactly one target (start it first)");
         };
         let [set] = inst.threads.as_slice() else {

@@ -81,9 +81,8 @@ impl<S: Sys> SwitchGroup<S> {
         }
         let mut c = Counters::unopened(members, shared, ReadLayout::Group);
         c.rings = Some(Rings::new(ring_pages, RingPurpose::SwitchCounts));
-        let tid = c._shared.sys.gettid();
-        match c.open_set(0, -1, false, false) {
-            Ok(fds) => c.probe = Some((tid, fds)),
+        match c.fds.open_probe(&mut c.members, c.life.is_running()) {
+            Ok(()) => {}
             Err(e) if e.kind() == ErrorKind::Permission => {
                 return Err(Error::permission(
                     Op::Allocate,
