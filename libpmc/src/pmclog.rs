@@ -19,11 +19,7 @@
 
 #![allow(non_camel_case_types)]
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::io;
-use std::rc::Rc;
 
 use pmc_log::hwpmc::StreamImporter;
 use pmc_log::{LogFormat, StreamReader};
@@ -396,31 +392,7 @@ pub struct pmclog_ev {
 /// pmc-log bytes decoded from the input and not yet read: what the importer
 /// writes (an hwpmc log) or the input itself (a pmc-log), shared with the
 /// reader that drains it.
-#[derive(Clone, Default)]
-struct Pending(Rc<RefCell<VecDeque<u8>>>);
-
-impl io::Read for Pending {
-    /// What there is now; 0 means "nothing for now", which [`StreamReader`]
-    /// takes as such (it is told the real end apart).
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let mut q = self.0.borrow_mut();
-        let n = buf.len().min(q.len());
-        for (b, v) in buf.iter_mut().zip(q.drain(..n)) {
-            *b = v;
-        }
-        Ok(n)
-    }
-}
-
-impl io::Write for Pending {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().extend(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
+type Pending = pmc_log::hwpmc::SharedQueue;
 
 /// How far the input's format is known.
 enum Stage {
@@ -507,7 +479,7 @@ impl Parser {
                     self.decide();
                 }
             }
-            Stage::PmcLog => self.pending.0.borrow_mut().extend(data),
+            Stage::PmcLog => self.pending.push(data),
             Stage::Hwpmc(Some(imp)) => {
                 // Flushed at once, so a fed record is readable at the next
                 // pmclog_read (the importer seals blocks when they fill).
@@ -655,7 +627,7 @@ impl Parser {
     /// The next record the pending bytes hold, into `ev`.
     fn step(&mut self, ev: &mut pmclog_ev) -> Step {
         if self.reader.is_none() {
-            if self.pending.0.borrow().len() < pmc_log::format::PREAMBLE_LEN {
+            if self.pending.len() < pmc_log::format::PREAMBLE_LEN {
                 return Step::NeedMore;
             }
             match StreamReader::new(self.pending.clone()) {
@@ -1024,7 +996,7 @@ mod tests {
         for chunk in file.chunks(1000) {
             p.feed(chunk);
             while p.next(&mut ev, &mut |_| Err(())) == Ok(true) {}
-            let held = p.pending.0.borrow().len()
+            let held = p.pending.len()
                 + match &p.stage {
                     Stage::Hwpmc(Some(imp)) => imp.buffered(),
                     _ => 0,

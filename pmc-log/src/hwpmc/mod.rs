@@ -84,7 +84,7 @@ mod to_record;
 
 pub use consts::*;
 pub use encode::Encoder;
-pub use stream::{ConvertReader, StreamImporter, MAX_BUFFERED};
+pub use stream::{ConvertReader, SharedQueue, StreamImporter, MAX_BUFFERED};
 
 use decode::*;
 use to_record::*;

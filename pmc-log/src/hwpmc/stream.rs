@@ -306,17 +306,70 @@ impl<W: Write> std::fmt::Debug for StreamImporter<W> {
     }
 }
 
-/// A sink shared between a [`StreamImporter`] and the [`ConvertReader`] that drains it.
+/// A byte queue shared by a writer and a reader in one thread: what a
+/// [`StreamImporter`] writes (pmc-log bytes), drained by the reader of the
+/// converted log ([`ConvertReader`], libpmc's `pmclog_read`). Cloning shares
+/// the queue. Its [`Read`](std::io::Read) returns what is queued now, and 0
+/// when nothing is: "nothing for now", which [`crate::StreamReader`] takes as
+/// such (it is told the real end apart).
+///
+/// ```
+/// use pmc_log::hwpmc::SharedQueue;
+/// use std::io::{Read, Write};
+///
+/// let q = SharedQueue::default();
+/// let (mut w, mut r) = (q.clone(), q);
+/// w.write_all(b"abc")?;
+/// let mut buf = [0; 8];
+/// assert_eq!(r.read(&mut buf)?, 3);
+/// assert!(r.is_empty());
+/// assert_eq!(r.read(&mut buf)?, 0); // nothing for now
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone, Default)]
-struct Shared(std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<u8>>>);
+pub struct SharedQueue(std::rc::Rc<std::cell::RefCell<std::collections::VecDeque<u8>>>);
 
-impl Write for Shared {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+impl SharedQueue {
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.0.borrow().is_empty()
+    }
+    /// How many bytes are queued.
+    pub fn len(&self) -> usize {
+        self.0.borrow().len()
+    }
+    /// Queues `data` (what [`Write::write`] does, without a `Result`).
+    pub fn push(&self, data: &[u8]) {
         self.0.borrow_mut().extend(data);
+    }
+}
+
+impl std::fmt::Debug for SharedQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedQueue")
+            .field("queued", &self.0.borrow().len())
+            .finish()
+    }
+}
+
+impl Write for SharedQueue {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.push(data);
         Ok(data.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+impl std::io::Read for SharedQueue {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut q = self.0.borrow_mut();
+        let n = buf.len().min(q.len());
+        for (b, v) in buf.iter_mut().zip(q.drain(..n)) {
+            *b = v;
+        }
+        Ok(n)
     }
 }
 
@@ -349,8 +402,8 @@ const READ_CHUNK: usize = 64 << 10;
 /// ```
 pub struct ConvertReader<R: std::io::Read> {
     inner: R,
-    importer: Option<StreamImporter<Shared>>,
-    out: Shared,
+    importer: Option<StreamImporter<SharedQueue>>,
+    out: SharedQueue,
     chunk: Vec<u8>,
     report: Option<ImportReport>,
 }
@@ -358,7 +411,7 @@ pub struct ConvertReader<R: std::io::Read> {
 impl<R: std::io::Read> ConvertReader<R> {
     /// Converts the hwpmc log read from `inner`.
     pub fn new(inner: R) -> Self {
-        let out = Shared::default();
+        let out = SharedQueue::default();
         ConvertReader {
             inner,
             importer: Some(StreamImporter::new(out.clone())),
@@ -377,7 +430,7 @@ impl<R: std::io::Read> ConvertReader<R> {
     /// Feeds the importer until it has produced bytes or the input ended.
     fn fill(&mut self) -> std::io::Result<()> {
         let conv = |e: HwpmcError| std::io::Error::new(std::io::ErrorKind::InvalidData, e);
-        while self.out.0.borrow().is_empty() {
+        while self.out.is_empty() {
             let Some(imp) = self.importer.as_mut() else {
                 return Ok(());
             };
@@ -404,11 +457,6 @@ impl<R: std::io::Read> ConvertReader<R> {
 impl<R: std::io::Read> std::io::Read for ConvertReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         self.fill()?;
-        let mut out = self.out.0.borrow_mut();
-        let n = buf.len().min(out.len());
-        for (b, o) in buf.iter_mut().zip(out.drain(..n)) {
-            *b = o;
-        }
-        Ok(n)
+        self.out.read(buf)
     }
 }
