@@ -885,9 +885,10 @@ const char *pmc_name_of_mode(enum pmc_mode pm);
 const char *pmc_name_of_state(enum pmc_state ps);
 
 // `pmc_event_names_of_class`: the event names of class `cl` into
-// `*eventnames` (the library's array, do not free) and their number into
-// `*nevents`. On Linux the SOFT class lists its events; other classes fail
-// with `EOPNOTSUPP`.
+// `*eventnames` and their number into `*nevents`. As FreeBSD's libpmc, the
+// array is `malloc(3)`ed and the caller frees it (`free(*eventnames)`); the
+// names it points to are the library's. On Linux the SOFT class lists its
+// events; other classes fail with `EOPNOTSUPP`.
 //
 // # Safety
 // `eventnames` and `nevents` are writable or NULL.

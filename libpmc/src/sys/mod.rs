@@ -442,18 +442,11 @@ pub extern "C" fn pmc_name_of_state(ps: StateArg) -> *const c_char {
     name_entry("state", ps.0, || names::state(ps.0).map(CStr::as_ptr))
 }
 
-/// The SOFT names as C pointers, built once.
-struct NameTable(Vec<*const c_char>);
-// SAFETY: the pointers are to `'static` C string literals, never written.
-unsafe impl Sync for NameTable {}
-// SAFETY: as above.
-unsafe impl Send for NameTable {}
-static SOFT_NAMES: std::sync::OnceLock<NameTable> = std::sync::OnceLock::new();
-
 /// `pmc_event_names_of_class`: the event names of class `cl` into
-/// `*eventnames` (the library's array, do not free) and their number into
-/// `*nevents`. On Linux the SOFT class lists its events; other classes fail
-/// with `EOPNOTSUPP`.
+/// `*eventnames` and their number into `*nevents`. As FreeBSD's libpmc, the
+/// array is `malloc(3)`ed and the caller frees it (`free(*eventnames)`); the
+/// names it points to are the library's. On Linux the SOFT class lists its
+/// events; other classes fail with `EOPNOTSUPP`.
 ///
 /// # Safety
 /// `eventnames` and `nevents` are writable or NULL.
@@ -468,16 +461,24 @@ pub unsafe extern "C" fn pmc_event_names_of_class(
             return Err(efault("eventnames or nevents"));
         }
         let names = state::event_names_of_class(cl.0)?;
-        let table =
-            SOFT_NAMES.get_or_init(|| NameTable(names.iter().map(|n| n.as_ptr()).collect()));
-        // The array is the library's; pmc(3)'s type is `const char ***` but
-        // callers only read it.
-        put(eventnames, "eventnames", table.0.as_ptr().cast_mut())?;
-        put(
-            nevents,
-            "nevents",
-            c_int::try_from(table.0.len()).unwrap_or(0),
-        )
+        let count = c_int::try_from(names.len())
+            .map_err(|_| CError::new(libc::EOVERFLOW, "too many event names"))?;
+        let bytes = std::mem::size_of::<*const c_char>()
+            .checked_mul(names.len().max(1))
+            .ok_or_else(|| CError::new(libc::ENOMEM, "too many event names"))?;
+        // SAFETY: malloc of a non-zero size; a NULL answer is checked below.
+        let array = unsafe { libc::malloc(bytes) }.cast::<*const c_char>();
+        if array.is_null() {
+            return Err(CError::new(libc::ENOMEM, "cannot allocate the name array"));
+        }
+        for (i, n) in names.iter().enumerate() {
+            // SAFETY: `array` holds `names.len()` pointers (malloc'ed above).
+            unsafe { array.add(i).write(n.as_ptr()) };
+        }
+        // The caller frees the array, as with FreeBSD's libpmc; the names are
+        // 'static. pmc(3)'s type is `const char ***`.
+        put(eventnames, "eventnames", array)?;
+        put(nevents, "nevents", count)
     })
 }
 

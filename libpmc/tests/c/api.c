@@ -109,6 +109,13 @@ main(int argc, char **argv)
 	for (found = 0, i = 0; i < n; i++)
 		found |= strcmp(names[i], "SOFT-PAGE_FAULT.ALL") == 0;
 	check(found, "soft-names-list-page-faults", "missing");
+	/* The array is the caller's, as FreeBSD's libpmc malloc(3)s it: each
+	 * call gives a new one, freed here (pmcstat -L does so). */
+	free(names);
+	WORKS(pmc_event_names_of_class(PMC_CLASS_SOFT, &names, &n),
+	    "event-names-of-soft-again");
+	check(n > 0 && strcmp(names[0], "") != 0, "soft-names-again", "empty");
+	free(names);
 	FAILS(pmc_event_names_of_class((enum pmc_class)99, &names, &n), EINVAL,
 	    "event-names-of-bad-class");
 
