@@ -3,7 +3,7 @@
 //! - [`Backend`] (`backend.rs`): `pmc_core::Backend` over hwpmc, generic over the [`Sys`] seam
 //! - [`sys`]: the seam ([`Sys`]), its ABI (`sys::abi`), [`RealSys`] and the simulator `sys::sim`
 //! - `errno.rs` / `errno_map.rs`: FreeBSD's [`Errno`] and (errno, op) -> typed error with remedy
-//! - `events.rs` / `info.rs`: event names -> `pmc_op_pmcallocate`; listing and diagnostics
+//! - `events/` / `info.rs`: event names -> `pmc_op_pmcallocate`; listing and diagnostics
 //! - `log/`: the kernel log, read by a thread and swapped between user-space sinks
 //!
 //! You probably want the `pmc` facade crate, which picks this backend on
