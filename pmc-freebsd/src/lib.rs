@@ -2,7 +2,7 @@
 //!
 //! - [`Backend`] (`backend.rs`): `pmc_core::Backend` over hwpmc, generic over the [`Sys`] seam
 //! - [`sys`]: the seam ([`Sys`]), its ABI (`sys::abi`), [`RealSys`] and the simulator `sys::sim`
-//! - `errno.rs` / `errno_map.rs`: FreeBSD's [`Errno`] and (errno, op) -> typed error with remedy
+//! - `errno.rs` / `errno_map/`: FreeBSD's [`Errno`] and (errno, op) -> typed error with remedy
 //! - `events/` / `info.rs`: event names -> `pmc_op_pmcallocate`; listing and diagnostics
 //! - `log/`: the kernel log, read by a thread and swapped between user-space sinks
 //!
