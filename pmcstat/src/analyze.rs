@@ -132,6 +132,14 @@ pub fn load_with(path: &Path, stream_hwpmc: bool) -> Result<Input, Failure> {
         return load_stdin();
     }
     let shown = path.display();
+    // A FIFO (or socket, device) is opened once, by open_stream, never tried as a regular
+    // file first: a reader that opens a FIFO and closes it again releases a writer blocked
+    // in its open (`cat log > fifo &`), whose next write then fails with EPIPE, and the
+    // log is lost; the second open then waits for a writer that is gone. The type is
+    // checked again on the descriptor (open_regular, open_stream).
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return open_stream(path);
+    }
     let file = match open_regular(path, MAX_LOG_SIZE) {
         Ok((f, _)) => f,
         Err(pmc_analyze::Error::Refused { .. }) => return open_stream(path),

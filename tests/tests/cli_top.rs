@@ -317,3 +317,84 @@ fn top_view_needs_a_terminal_and_no_log_file() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(!Path::new("/tmp/never.pmclog").exists());
 }
+
+/// `-R FIFO` opens the FIFO once. A reader that opens it, finds it is not a regular
+/// file and closes it releases a writer blocked in its open (`cat log > fifo &`),
+/// whose next write then fails with EPIPE: the log was lost and the second open waited
+/// for a writer that was gone (the streamed replay above showed a blank screen for
+/// 60 s in a loaded CI run). strace counts pmcstat's opens of the FIFO.
+#[test]
+fn a_fifo_log_is_opened_once() {
+    let name = "a_fifo_log_is_opened_once";
+    let Some(bin) = pmcstat_path() else {
+        skip!(name, "pmcstat binary not built");
+        return;
+    };
+    if !Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        skip!(name, "strace is not installed: the opens cannot be counted");
+        return;
+    }
+    let base = std::env::temp_dir().join(format!("pmc-fifo-once-{}", std::process::id()));
+    let log = base.with_extension("pmclog");
+    let rec = Command::new(&bin)
+        .args(["-P", "cpu-clock", "--freq", "1000", "-O"])
+        .arg(&log)
+        .args(["--", WORKLOAD, "spin-cpu-ms", "100"])
+        .output()
+        .expect("record");
+    assert!(rec.status.success(), "{rec:?}");
+    let bytes = std::fs::read(&log).expect("the log");
+    let fifo = base.with_extension("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    if !Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        skip!(name, "mkfifo could not make a FIFO");
+        let _ = std::fs::remove_file(&log);
+        return;
+    }
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            // Blocks in open until a reader opens the FIFO, as `cat > fifo` does.
+            let mut w = std::fs::OpenOptions::new().write(true).open(&fifo)?;
+            w.write_all(&bytes)
+        })
+    };
+    let trace = base.with_extension("strace");
+    // `timeout`: the defect made pmcstat wait for ever for a writer that was gone.
+    let out = Command::new("timeout")
+        .args(["120", "strace", "-f", "-e", "trace=open,openat", "-o"])
+        .arg(&trace)
+        .arg(&bin)
+        .arg("-R")
+        .arg(&fifo)
+        .arg("--summary")
+        .output()
+        .expect("timeout strace pmcstat -R FIFO --summary");
+    let wrote = writer.join().expect("the writer thread");
+    let trace_text = std::fs::read_to_string(&trace).unwrap_or_default();
+    let fifo_s = fifo.display().to_string();
+    let opens = trace_text
+        .lines()
+        .filter(|l| l.contains(&format!("\"{fifo_s}\"")) && !l.contains("O_WRONLY"))
+        .count();
+    for p in [&log, &fifo, &trace] {
+        let _ = std::fs::remove_file(p);
+    }
+    assert_eq!(
+        opens, 1,
+        "pmcstat opened the FIFO {opens} times:\n{trace_text}"
+    );
+    assert!(wrote.is_ok(), "the writer lost its reader: {wrote:?}");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && text.contains("samples)"), "{text}");
+}
