@@ -816,6 +816,18 @@ impl<S: Sys> InstanceSet<S> {
         Ok(())
     }
 
+    /// One member fd's `value, enabled, running[, id][, lost]`: `want` words
+    /// ([`member_words`]), a short read an error. Small buffers: the read path
+    /// zeroes 32 (40) bytes, not 1 KiB.
+    fn read_member(&self, fd: &OwnedFd, want: usize) -> Result<[u64; 5]> {
+        let mut words = [0u64; 5];
+        let n = read_words(&self.shared.sys, fd, &mut words[..want])?;
+        if n != want {
+            return Err(short_read(n, want));
+        }
+        Ok(words)
+    }
+
     /// [`read_instance`](InstanceSet::read_instance) whether started or not.
     pub(super) fn read_instance_fds(
         &self,
@@ -832,14 +844,7 @@ impl<S: Sys> InstanceSet<S> {
             let want = member_words(members);
             for set in &inst.threads {
                 for (fd, acc) in set.iter().zip(sum.iter_mut()) {
-                    let mut words = [0u64; 5];
-                    let n = read_words(&self.shared.sys, fd, &mut words[..want])?;
-                    if n != want {
-                        return Err(short_read(n, want));
-                    }
-                    acc.0 = acc.0.saturating_add(words[0]);
-                    acc.1 = acc.1.max(words[1]);
-                    acc.2 = acc.2.saturating_add(words[2]);
+                    add_cpu_share(acc, &self.read_member(fd, want)?);
                 }
             }
             for (slot, (v, en, run)) in out.iter_mut().zip(sum) {
@@ -854,12 +859,7 @@ impl<S: Sys> InstanceSet<S> {
             if self.read == ReadLayout::PerMember {
                 let want = member_words(members);
                 for (fd, slot) in set.iter().zip(out.iter_mut()) {
-                    // Small buffers: the read path zeroes 32 (40) bytes, not 1 KiB.
-                    let mut words = [0u64; 5];
-                    let n = read_words(&self.shared.sys, fd, &mut words[..want])?;
-                    if n != want {
-                        return Err(short_read(n, want));
-                    }
+                    let words = self.read_member(fd, want)?;
                     slot.accumulate(&Reading::new(words[0], words[1], words[2]));
                 }
             } else if let Some(leader) = set.first() {
@@ -917,14 +917,7 @@ impl<S: Sys> InstanceSet<S> {
             }
             prev = Some(cpu);
             for (fd, acc) in set.iter().zip(thread.iter_mut()) {
-                let mut words = [0u64; 5];
-                let n = read_words(&self.shared.sys, fd, &mut words[..want])?;
-                if n != want {
-                    return Err(short_read(n, want));
-                }
-                acc.0 = acc.0.saturating_add(words[0]);
-                acc.1 = acc.1.max(words[1]);
-                acc.2 = acc.2.saturating_add(words[2]);
+                add_cpu_share(acc, &self.read_member(fd, want)?);
             }
         }
         flush(&mut thread, out);
@@ -1054,4 +1047,13 @@ impl<S: Sys> InstanceSet<S> {
         }
         Ok(rings)
     }
+}
+
+/// Adds one CPU's share of a task's per-CPU event to `acc` (value, enabled,
+/// running): counts and running times add up over the CPUs, the enabled time is
+/// one CPU's (each is enabled while the task runs anywhere).
+fn add_cpu_share(acc: &mut (u64, u64, u64), words: &[u64; 5]) {
+    acc.0 = acc.0.saturating_add(words[0]);
+    acc.1 = acc.1.max(words[1]);
+    acc.2 = acc.2.saturating_add(words[2]);
 }
