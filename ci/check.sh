@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each header says when the step began (seconds since the run began), so a
+# slow run's log shows which step took the time.
+step() { printf '\n==> %s  [at %d s]\n' "$*" "$SECONDS"; }
 
 ci_tmp=$(mktemp -d)
 trap 'rm -rf "$ci_tmp"' EXIT
@@ -157,4 +159,5 @@ if [ -s "$ci_tmp/ignored" ]; then
   sed 's/^/  IGNORED /' "$ci_tmp/ignored"
 fi
 [ "$lab_skipped" = 0 ] || echo "Skipped in the PMU lab, NOT passed: $lab_skipped (listed in its SKIP lines above)"
+echo "time: $SECONDS s from the first step to this summary"
 echo "total: $((passed - early)) passed, $failed failed, $((early + ignored + lab_skipped)) skipped"

@@ -307,5 +307,11 @@ grep -v '^PMULAB_TOTAL' "$LAB/out/results"
 for b in $BOOTS; do cat "$LAB/out/console-$b.log"; done | grep -a '^PMULAB_BENCH ' | sed 's/^PMULAB_BENCH /pmu-lab: bench /' | tee "$LAB/out/bench"
 awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN {printf "pmu-lab: total    %6.1f s\n", b - a}' | tee -a "$LAB/out/times"
 echo "pmu-lab: consoles, results and times in $LAB/out"
+# The failures again, just above the count: CI shows the tail of this output,
+# and a FAIL line in the middle of 700 results can be cut from it.
+if grep -q '^FAIL ' "$LAB/out/results"; then
+  echo "pmu-lab: failed:"
+  grep '^FAIL ' "$LAB/out/results" | cut -c1-600
+fi
 # The last line, counted by CI's test summary.
 awk '/^PMULAB_TOTAL/ {p += $2; f += $3; s += $4} END {printf "%d passed, %d failed, %d skipped\n", p, f, s; exit (f > 0 || NR == 0)}' "$LAB/out/results"
