@@ -177,7 +177,7 @@ fn promtool_accepts_the_exposition_in_both_formats() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    eprintln!("JUDGE promtool check metrics: {} {said}", out.status);
+    pmc_testkit::row!("JUDGE promtool check metrics: {} {said}", out.status);
     assert!(
         out.status.success() && said.trim().is_empty(),
         "promtool: {said}"
@@ -373,9 +373,10 @@ fn a_real_prometheus_server_judges_the_counts() {
         panic!("no page-fault series: {v0:?} {v1:?}");
     };
     let grew = v1.2 - v0.2;
-    eprintln!(
+    pmc_testkit::row!(
         "JUDGE page faults of {N} fresh pages, stored by Prometheus: {} -> {} (+{grew})",
-        v0.2, v1.2
+        v0.2,
+        v1.2
     );
     // At least N; at most 5% + 200 more (the exporter's own allocations while scraped).
     assert!(
@@ -397,9 +398,11 @@ fn a_real_prometheus_server_judges_the_counts() {
     let rates = query(&prom, "rate(pmc_cpu_clock_seconds_total[10s])");
     busy_stop.store(true, Ordering::Relaxed);
     let _ = busy.join();
-    eprintln!("JUDGE rate(pmc_cpu_clock_seconds_total[10s]), one CPU spinning (bound 1 +- 0.15):");
+    pmc_testkit::row!(
+        "JUDGE rate(pmc_cpu_clock_seconds_total[10s]), one CPU spinning (bound 1 +- 0.15):"
+    );
     for (labels, _, v) in &rates {
-        eprintln!("JUDGE   cpu {:?}: {v:.4}", labels.get("cpu"));
+        pmc_testkit::row!("JUDGE   cpu {:?}: {v:.4}", labels.get("cpu"));
     }
     assert!(!rates.is_empty(), "no cpu-clock rate");
     for (labels, _, v) in &rates {
@@ -495,12 +498,12 @@ fn node_exporter_perf_collector_side_by_side() {
     stop.store(true, Ordering::Relaxed);
     let _ = load.join();
     for (what, a, b, tol) in &results {
-        eprintln!(
+        pmc_testkit::row!(
             "JUDGE {what}/s, all CPUs, rate over 15s: pmc {a:.0}, node_exporter --collector.perf {b:.0} (ratio {:.3}, bound 1 +- {tol})",
             a / b
         );
     }
-    eprintln!(
+    pmc_testkit::row!(
         "JUDGE scrape duration (Prometheus' scrape_duration_seconds, 15 s mean): pmc {:.3} ms, node_exporter perf {:.3} ms",
         ours * 1e3,
         theirs * 1e3

@@ -215,7 +215,7 @@ fn per_process_series_agree_with_perf_stat_p() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(-1.0);
     let pmc_count = after - before;
-    eprintln!(
+    pmc_testkit::row!(
         "JUDGE -t {name} (pid {pid}), {PAGES} fresh pages: pmcstat --metrics +{pmc_count} page faults, perf stat -p {perf_count}"
     );
     assert!(
@@ -319,7 +319,7 @@ fn a_restarted_target_is_a_new_series() {
     second.touch();
     let text = scrape(&addr);
     let now = value(&text, "pmc_process_page_faults_total", &new).unwrap_or(-1.0);
-    eprintln!(
+    pmc_testkit::row!(
         "JUDGE restart: first process {old_count} page faults; restarted one {start} -> {now} for {PAGES} pages"
     );
     assert!(

@@ -68,6 +68,48 @@ pub fn record_skip(test: Option<&str>, reason: fmt::Arguments<'_>) {
     }
 }
 
+/// Environment variable naming the file where [`row!`] appends its rows.
+pub const ROWS_LOG_ENV: &str = "PMC_ROWS_LOG";
+
+/// Prints one result row of a judged or fault-injected case (`FAULT ...`,
+/// `JUDGE ...`) to stderr, and appends `<suite>\t<row>` to the file named by
+/// `PMC_ROWS_LOG`, if set. Use [`row!`].
+///
+/// `ci/check.sh` sets the variable for its one `cargo test --workspace`
+/// run and prints the rows by suite afterwards, so the suites that show
+/// rows do not run a second time to show them.
+pub fn record_row(suite: &str, row: fmt::Arguments<'_>) {
+    let row = row.to_string();
+    eprintln!("{row}");
+    if let Some(path) = std::env::var_os(ROWS_LOG_ENV) {
+        // One write per row with O_APPEND: rows of concurrent tests do not
+        // interleave. Each line of a row is a line of the log, suite first.
+        let line: String = row.lines().map(|l| format!("{suite}\t{l}\n")).collect();
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+        if let Err(e) = written {
+            panic!("could not record the row in {path:?}: {e}");
+        }
+    }
+}
+
+/// Prints a result row and records it for CI's summary (see [`record_row`]);
+/// the suite is the test binary's crate name.
+///
+/// ```
+/// # std::env::remove_var("PMC_ROWS_LOG");
+/// pmc_testkit::row!("FAULT disk-full: injected=ENOSPC expected=exit 1 got=exit 1");
+/// ```
+#[macro_export]
+macro_rules! row {
+    ($($row:tt)+) => {
+        $crate::record_row(env!("CARGO_CRATE_NAME"), format_args!($($row)+))
+    };
+}
+
 /// The environment variable that divides the iteration counts of
 /// randomized and fixed-iteration tests (see [`iterations`]).
 pub const DIVISOR_ENV: &str = "PMC_TEST_DIVISOR";

@@ -171,7 +171,7 @@ fn signals_during_counting() {
         let counted = ran.stderr.contains("Performance counter stats")
             && ran.stderr.contains("page-faults")
             && !ran.stderr.contains("<not counted>      page-faults");
-        println!(
+        pmc_testkit::row!(
             "FAULT {name}-{}: injected={} {}ms after the command started expected=exit {} \
              counts printed, no orphan recovered=exit {} counts_printed={counted} orphan={orphan} \
              rss_peak_kb={}",
@@ -208,7 +208,7 @@ fn signals_during_counting() {
     let target_alive = alive(target);
     let _ = bg.kill();
     let _ = bg.wait();
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}-t-PID: injected=SIGINT expected=exit 130, counts printed, target left \
          running recovered=exit {} counts_printed={} target_alive={target_alive} rss_peak_kb={}",
         ran.code,
@@ -247,10 +247,11 @@ fn second_sigint_exits_at_once() {
         }
     });
     reap_orphan(target);
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected=SIGINT twice (the command ignores it) expected=exit 130 \
          recovered=exit {} rss_peak_kb={}",
-        ran.code, ran.rss_peak_kb
+        ran.code,
+        ran.rss_peak_kb
     );
     assert_eq!(ran.code, 130);
 }
@@ -298,7 +299,7 @@ fn signals_during_sampling() {
             Err(_) => (0, None),
         };
         let clean = report.as_ref().is_some_and(|r| r.is_clean());
-        println!(
+        pmc_testkit::row!(
             "FAULT {name}-{}: injected={} {}ms after the command started expected=exit {}, log \
              closed cleanly, samples>0, no orphan recovered=exit {} clean={clean} samples={samples} \
              skipped_bytes={} orphan={orphan} rss_peak_kb={}",
@@ -423,11 +424,13 @@ fn hostile_map_paths() {
             })
             .count();
         let printed = !ran.stdout.is_empty() || std::fs::metadata(&out).is_ok_and(|m| m.len() > 0);
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {}: injected=maps naming /dev/zero, a FIFO, a 1 GiB sparse file \
              expected=exit 0, 3 warnings, a report, rss < {RSS_BOUND_KB} kB recovered=exit {} \
              warnings={warned} report_written={printed} rss_peak_kb={}",
-            report[0], ran.code, ran.rss_peak_kb
+            report[0],
+            ran.code,
+            ran.rss_peak_kb
         );
         assert_eq!(ran.code, 0);
         assert_eq!(warned, 3, "one warning per refused object");
@@ -440,10 +443,11 @@ fn hostile_map_paths() {
     let mut cmd = Command::new(&p);
     cmd.args(["-R", "/dev/zero", "--summary"]);
     let ran = run_measured(cmd, &dir.0, |_| {});
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} -R /dev/zero: injected=a character device as the log expected=exit 1 with \
          a message, rss < {RSS_BOUND_KB} kB recovered=exit {} rss_peak_kb={}",
-        ran.code, ran.rss_peak_kb
+        ran.code,
+        ran.rss_peak_kb
     );
     assert_eq!(ran.code, 1);
     assert!(ran.stderr.contains("/dev/zero"));
@@ -485,7 +489,7 @@ fn hostile_map_paths() {
     cmd.arg("-R").arg(&fifo).args(["--summary"]);
     let ran = run_measured(cmd, &dir.0, |_| {});
     writer.join().unwrap();
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} -R FIFO: injected=a FIFO as the log expected=streamed, 100 samples \
          recovered=exit {} summary={} rss_peak_kb={}",
         ran.code,
@@ -519,7 +523,7 @@ fn output_errors() {
         cmd.args(&args);
         let ran = run_measured(cmd, &dir.0, |_| {});
         let named = ran.stderr.contains("/dev/full") && ran.stderr.contains("No space left");
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {}: injected=ENOSPC on every write expected=exit 1 naming /dev/full \
              recovered=exit {} message={named} rss_peak_kb={}",
             args.join(" "),
@@ -560,7 +564,7 @@ fn output_errors() {
         drop(so);
         let st = child.wait().unwrap();
         let code = st.code().unwrap_or(-1);
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} EPIPE {}: injected=closed pipe on stdout and stderr expected=no panic \
              (exit != 101), exit 0 recovered=exit {code}",
             args[..2].join(" ")
@@ -595,7 +599,7 @@ fn planted_links_and_failed_starts() {
         cmd.args(&args);
         let ran = run_measured(cmd, &dir.0, |_| {});
         let intact = std::fs::read(&victim).unwrap() == b"precious";
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {}: injected=symlink to another file expected=refused (exit 1), \
              target intact recovered=exit {} intact={intact} rss_peak_kb={}",
             args[..2].join(" "),
@@ -621,10 +625,11 @@ fn planted_links_and_failed_starts() {
         cmd.args(["-P", "cpu-clock", "-O", &out_s, "--", cmdline]);
         let ran = run_measured(cmd, &dir.0, |_| {});
         let left = out.exists();
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {what}: injected=exec failure expected=exit 1, no log left \
              recovered=exit {} log_left={left} rss_peak_kb={}",
-            ran.code, ran.rss_peak_kb
+            ran.code,
+            ran.rss_peak_kb
         );
         assert_eq!(ran.code, 1);
         assert!(!left, "a failed start left {}", out.display());
@@ -644,10 +649,11 @@ fn command_dies_at_once() {
     cmd.args(["-p", "task-clock", "--", "sh", "-c", "kill -9 $$"]);
     let ran = run_measured(cmd, &dir.0, |_| {});
     let printed = ran.stderr.contains("Performance counter stats");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} kill-9: injected=the command SIGKILLs itself expected=exit 137, counts \
          printed recovered=exit {} counts_printed={printed} rss_peak_kb={}",
-        ran.code, ran.rss_peak_kb
+        ran.code,
+        ran.rss_peak_kb
     );
     assert_eq!(ran.code, 137);
     assert!(printed);
@@ -655,10 +661,11 @@ fn command_dies_at_once() {
     let mut cmd = Command::new(&p);
     cmd.args(["-p", "task-clock", "--", "/nonexistent/command"]);
     let ran = run_measured(cmd, &dir.0, |_| {});
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} missing: injected=no such command expected=exit 1 with a message \
          recovered=exit {} rss_peak_kb={}",
-        ran.code, ran.rss_peak_kb
+        ran.code,
+        ran.rss_peak_kb
     );
     assert_eq!(ran.code, 1);
     assert!(ran.stderr.contains("/nonexistent/command"));
@@ -708,7 +715,7 @@ fn emfile() {
             c => panic!("limit {limit}: exit {c}"),
         }
     }
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected=RLIMIT_NOFILE 4..16 expected=exit 0 or exit 1 with a message, \
          no panic recovered=ok {oks}, clear errors {errors} rss_peak_kb={peak}"
     );
@@ -827,7 +834,7 @@ fn samples_lost_while_the_log_reader_is_late() {
                 .count() as u64
         })
         .unwrap_or(0);
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected=-O - read only after the command ended expected=exit 3 if any \
          lost else 0, samples + lost within [1/2, 2] of the file run's {reference} \
          recovered=exit {} samples={samples} lost={lost} in_log={logged}",
@@ -878,11 +885,12 @@ fn samples_lost_while_pmcstat_is_stopped() {
     });
     let (samples, lost) = samples_and_lost(&ran.stderr).expect("a summary line");
     let why = ran.stderr.contains("could not drain");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected=SIGSTOP from the command's start to its end expected=exit 3, \
          lost>0, samples + lost within [1/2, 2] of the file run's {reference}, the reason \
          printed recovered=exit {} samples={samples} lost={lost} reason={why} rss_peak_kb={}",
-        ran.code, ran.rss_peak_kb
+        ran.code,
+        ran.rss_peak_kb
     );
     assert_eq!(ran.code, 3, "{}", ran.stderr);
     assert!(ran.stderr.contains("exit status 3"), "{}", ran.stderr);
@@ -959,10 +967,11 @@ fn outputs_never_replace_the_log() {
         } else {
             "same path"
         };
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {flag} ({which}): injected=output = the -R log expected=exit 1, log \
              intact recovered=exit {} intact={intact} rss_peak_kb={}",
-            ran.code, ran.rss_peak_kb
+            ran.code,
+            ran.rss_peak_kb
         );
         assert_eq!(ran.code, 1, "{flag} {out}");
         assert!(intact, "{flag} {out}: the log was overwritten");
@@ -1023,7 +1032,7 @@ fn failed_exports_keep_the_previous_file() {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".tmp"))
             .collect();
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {flag}: injected=EFBIG after 64 bytes expected=exit 1, previous file \
              kept, no temporary left recovered=exit {} kept={kept} leftovers={} rss_peak_kb={}",
             ran.code,
@@ -1070,10 +1079,11 @@ fn planted_links_every_writer() {
         }
         let ran = run_measured(cmd, &dir.0, |_| {});
         let intact = std::fs::read(&victim).unwrap() == b"precious";
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {flag}: injected=symlink to another file expected=refused (exit 1), \
              target intact recovered=exit {} intact={intact} rss_peak_kb={}",
-            ran.code, ran.rss_peak_kb
+            ran.code,
+            ran.rss_peak_kb
         );
         assert_eq!(ran.code, 1, "{flag}");
         assert!(intact, "{flag} wrote through the link");
@@ -1102,11 +1112,12 @@ fn planted_links_every_writer() {
         let ran = run_measured(cmd, &dir.0, |_| {});
         let intact = std::fs::read(&victim).unwrap() == b"precious";
         let written_elsewhere = std::fs::read_dir(&elsewhere).unwrap().count();
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} -g -D ({case} link): injected=symlink in the gmon tree \
              expected=refused, nothing written through it recovered=exit {} intact={intact} \
              files_through_link={written_elsewhere} rss_peak_kb={}",
-            ran.code, ran.rss_peak_kb
+            ran.code,
+            ran.rss_peak_kb
         );
         assert!(intact, "-g wrote through a file link");
         assert_eq!(written_elsewhere, 0, "-g wrote through a directory link");
@@ -1158,11 +1169,12 @@ fn second_recorder_is_refused() {
     let damaged = String::from_utf8_lossy(&out.stderr).into_owned();
     let clean =
         out.status.success() && !damaged.contains("skipped") && !damaged.contains("damaged");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected=a second pmcstat -O on the same file expected=second exit 1 \
          with a message, first exit 0, log clean recovered=second exit {} first exit \
          {first_code} clean={clean} rss_peak_kb={}",
-        second.code, second.rss_peak_kb
+        second.code,
+        second.rss_peak_kb
     );
     assert_eq!(second.code, 1, "the second recorder was not refused");
     assert!(
@@ -1229,10 +1241,13 @@ fn fifo_outputs_without_a_reader() {
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {} {}: injected=FIFO without a reader, then one SIGTERM expected=ends \
              (exit 1 or 143), no hang recovered=exit {} rss_peak_kb={}",
-            args[0], args[1], ran.code, ran.rss_peak_kb
+            args[0],
+            args[1],
+            ran.code,
+            ran.rss_peak_kb
         );
         assert!(
             ran.code == 1 || ran.code == 143,
@@ -1253,7 +1268,7 @@ fn fifo_outputs_without_a_reader() {
     cmd.args(["-R", &log_s, "--folded", &fifo_s]);
     let ran = run_measured(cmd, &dir.0, |_| {});
     let got = reader.join().unwrap();
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} --folded with a reader: injected=a reader 200 ms late expected=exit 0, \
          the stacks delivered recovered=exit {} bytes={}",
         ran.code,
@@ -1297,11 +1312,12 @@ fn log_strings_are_escaped() {
         let raw = all.contains(['\u{1b}', '\u{7}', '\u{9b}']);
         let forged = all.lines().any(|l| l.starts_with("pmcstat: log clean"));
         let what = report.first().copied().unwrap_or("records");
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {what}: injected=ESC, BEL, CSI and a newline in a map path \
              expected=exit 0, all escaped recovered=exit {} raw_controls={raw} \
              forged_line={forged} rss_peak_kb={}",
-            ran.code, ran.rss_peak_kb
+            ran.code,
+            ran.rss_peak_kb
         );
         assert_eq!(ran.code, 0, "{what}");
         assert!(!raw, "{what}: control characters printed raw");
@@ -1337,7 +1353,7 @@ fn advice_fits_the_cli() {
     let out = child.wait_with_output().unwrap();
     let _ = feeder.join();
     let read = String::from_utf8_lossy(&out.stdout).contains("(100 samples)");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} -R -: injected=the log on a pipe to standard input expected=exit 0, read \
          recovered=exit {:?} read={read}",
         out.status.code()
@@ -1356,7 +1372,7 @@ fn advice_fits_the_cli() {
     cmd.arg("-R").arg(&log).arg("-k").arg(&k).arg("--summary");
     let ran = run_measured(cmd, &dir.0, |_| {});
     let says = ran.stderr.contains("character device");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} -k device: injected=DIR/kallsyms -> /dev/null expected=names the device \
          recovered=exit {} says_device={says}",
         ran.code
@@ -1389,7 +1405,7 @@ fn advice_fits_the_cli() {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     let blames_disk = err.contains("free space");
     let blames_reader = err.contains("reader");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} EPIPE -O -: injected=the log's reader closes the pipe expected=help names \
          the reader, not free space recovered=exit {:?} reader={blames_reader} \
          free_space={blames_disk}",
@@ -1408,7 +1424,7 @@ fn advice_fits_the_cli() {
     ]);
     let ran = run_measured(cmd, &dir.0, |_| {});
     let hint = ran.stderr.contains("add -d");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} -P without -d: injected=the work runs in a child process expected=a hint \
          to add -d recovered=exit {} hint={hint}",
         ran.code
@@ -1427,10 +1443,11 @@ fn advice_fits_the_cli() {
         .arg(&plog)
         .args(["--", "true"]);
     let bad = run_measured(cmd, &dir.0, |_| {});
-    println!(
+    pmc_testkit::row!(
         "FAULT {name} --mmap-pages: injected=8, then 3 pages expected=exit 0, then exit 1 \
          naming --mmap-pages recovered=exit {} then exit {}",
-        ok.code, bad.code
+        ok.code,
+        bad.code
     );
     assert_eq!(ok.code, 0, "{}", ok.stderr);
     assert_eq!(bad.code, 1);
@@ -1510,11 +1527,12 @@ fn signal_during_export_keeps_the_previous_file() {
     writer.join().unwrap();
     let kept = std::fs::read(&out).is_ok_and(|b| b == b"previous good report");
     let left = tmp_exists(&dir.0);
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected=SIGTERM during -R -o (export under way={under_way}) \
          expected=exit 143, previous file kept, no temporary left recovered=exit {} \
          kept={kept} temporary_left={left} rss_peak_kb={}",
-        ran.code, ran.rss_peak_kb
+        ran.code,
+        ran.rss_peak_kb
     );
     assert!(under_way, "the export never started");
     assert!(kept, "the previous file was not kept");
@@ -1652,7 +1670,7 @@ fn dwarf_raw_damage_reported() {
             .stderr
             .lines()
             .any(|l| l.contains("warning") && l.contains("skipped"));
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {}: injected=4096 zero bytes in a dwarf-raw log of 500 samples \
              expected=exit 0, a warning naming the skipped bytes recovered=exit {} warned={warned} \
              rss_peak_kb={}",
@@ -1710,7 +1728,7 @@ fn deep_sample_reports_bounded() {
         let ran = run_bounded(&p, &args, &dir.0, bound + 1);
         let size = std::fs::metadata(&out).map_or(0, |m| m.len());
         let told = ran.stderr.contains("frames");
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {}: injected=one 1048576-frame sample ({input} B log) expected=exit 0, \
              output <= {bound} B, rss < {DEEP_RSS_BOUND_KB} kB, the cut told recovered=exit {} \
              output={size} told={told} rss_peak_kb={}",
@@ -1817,10 +1835,11 @@ fn hwpmc_log_streamed() {
     let mut bad = Vec::new();
     for (what, ran) in [("FIFO", ran), ("file", summary(&log))] {
         let got = ran.stdout.contains(&want);
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {what}: injected=a {input_kb} kB hwpmc log ({what}) expected=exit 0, \
              {n} samples, rss < {bound_kb} kB recovered=exit {} summary={got} rss_peak_kb={}",
-            ran.code, ran.rss_peak_kb
+            ran.code,
+            ran.rss_peak_kb
         );
         if ran.code != 0 || !got || ran.rss_peak_kb >= bound_kb {
             bad.push(format!(
@@ -1904,11 +1923,12 @@ fn hwpmc_log_streamed_by_every_output() {
         // The conversion is told once, as for a log converted whole (FORMAT.md: damage is
         // reported on every path).
         let told = ran.stderr.matches("FreeBSD hwpmc log converted").count();
-        println!(
+        pmc_testkit::row!(
             "FAULT {name} {flag}: injected=a {input_kb} kB hwpmc log file ({n} callchains) \
              expected=exit 0, the conversion told once, rss < {bound_kb} kB recovered=exit {} \
              told={told} output_kb={out_kb} rss_peak_kb={}",
-            ran.code, ran.rss_peak_kb
+            ran.code,
+            ran.rss_peak_kb
         );
         // -m lists only samples with a symbol: none here (the object does not exist).
         if ran.code != 0
@@ -1960,7 +1980,7 @@ fn perf_data_out_of_memory() {
     }
     let ran = run_measured(cmd, &dir.0, |_| {});
     let said = ran.stderr.contains("out of memory");
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected=RLIMIT_DATA {} MB, --perf-data of a {n}-callchain hwpmc log \
          expected=exit 1 saying out of memory, no abort, no output file recovered=exit {} \
          said={said} output={}",

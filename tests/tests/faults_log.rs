@@ -44,7 +44,7 @@ fn rss_peak_kb() -> u64 {
 
 #[allow(clippy::too_many_arguments)]
 fn row(name: &str, injected: &str, expected: u64, recovered: u64, skipped: u64, rss: u64) {
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected={injected} expected={expected} recovered={recovered} \
          skipped_bytes={skipped} rss_peak_kb={rss}"
     );

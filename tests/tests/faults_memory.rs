@@ -360,7 +360,7 @@ fn elf_one(name: &str) -> Vec<u8> {
 }
 
 fn row(name: &str, injected: &str, expected: &str, recovered: &str, rss: u64) {
-    println!(
+    pmc_testkit::row!(
         "FAULT {name}: injected={injected} expected={expected} recovered={recovered} \
          rss_peak_kb={rss}"
     );
