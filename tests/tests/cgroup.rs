@@ -453,14 +453,25 @@ fn pmcstat_samples_the_cgroup_only() {
     let bytes = std::fs::read(&log).expect("the log");
     let reader = pmc_log::Reader::new(&bytes).expect("the log parses");
     let (mut all, mut outs) = (0u64, 0u64);
+    let mut natives = Vec::new();
     for r in reader.records() {
-        if let pmc_log::record::Record::Sample(s) = r {
-            all += s.period;
-            if s.pid == outside_pid as i32 {
-                outs += s.period;
+        match r {
+            pmc_log::record::Record::Sample(s) => {
+                all += s.period;
+                if s.pid == outside_pid as i32 {
+                    outs += s.period;
+                }
             }
+            pmc_log::record::Record::Pmc(p) => natives.push(p.native_config.to_string()),
+            _ => {}
         }
     }
+    // The log says which cgroup its PMCs sampled: `cgroup=NAME` in each native config.
+    let said = format!("cgroup={}", cg.name);
+    assert!(
+        !natives.is_empty() && natives.iter().all(|n| n.split(',').any(|kv| kv == said)),
+        "each PMC of the log names its cgroup ({said}): {natives:?}"
+    );
     eprintln!("pmcstat -S --cgroup: sampled periods {all}, {outs} of the outside process");
     assert_eq!(outs, 0, "samples of the process outside the cgroup");
     assert!(

@@ -153,6 +153,23 @@ impl Member {
         }
         spec
     }
+
+    /// `attr`'s fields by their C names, then, for a cgroup PMC, `cgroup=NAME` (the
+    /// cgroup is the fd passed as perf_event_open's pid, which no attr field holds);
+    /// `,`, `=` and `%` in the name are %-escaped, as the log's `key=value,...` needs.
+    fn native_fields(&self, attr: &perf_event_attr) -> Vec<NativeField> {
+        let mut v = crate::describe::attr_fields(attr);
+        if let Some(cg) = &self.alloc.cgroup {
+            v.push(NativeField {
+                name: "cgroup".to_owned(),
+                value: cg
+                    .replace('%', "%25")
+                    .replace(',', "%2C")
+                    .replace('=', "%3D"),
+            });
+        }
+        v
+    }
 }
 
 /// What a PMC or a group is made of, and the hwpmc verbs over it. The fds of its instances
@@ -837,7 +854,8 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
         self.c.log_counts()
     }
     fn native_config(&self) -> Vec<NativeField> {
-        crate::describe::attr_fields(&self.c.members[0].opened)
+        let m = &self.c.members[0];
+        m.native_fields(&m.opened)
     }
     /// Makes this sampling PMC deliver its samples to its owner instead of the log: after
     /// [`start`](pmc_core::Pmc::start), [`samples`](pmc_core::Pmc::samples) drains its rings. Call
@@ -1039,7 +1057,7 @@ impl<S: Sys> LinuxGroup<S> {
         self.c
             .members
             .iter()
-            .map(|m| crate::describe::attr_fields(&m.attr))
+            .map(|m| m.native_fields(&m.attr))
             .collect()
     }
 }

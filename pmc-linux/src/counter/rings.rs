@@ -57,7 +57,8 @@ pub(super) fn descriptors(
                 Mode::Sampling(Rate::Period(p)) => log::Mode::SamplingPeriod(p),
                 Mode::Sampling(Rate::Frequency(f)) => log::Mode::SamplingFrequency(f),
             };
-            let native = crate::describe::attr_fields(&m.opened)
+            let native = m
+                .native_fields(&m.opened)
                 .into_iter()
                 .map(|f| format!("{}={}", f.name, f.value))
                 .collect::<Vec<_>>()
