@@ -10,6 +10,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
+/* Defined by this libpmc, not by FreeBSD's: code built against both tests it
+ * before using the extensions (pmc_strerror_last, and pmc_measure_begin,
+ * pmc_measure_read, a group read, and pmc_measure_end). */
+#define PMC_LIBPMC_EXTENSIONS 1
+
 /* pmc_id_t fields, as <sys/pmc.h>. */
 #define PMC_ID_TO_ROWINDEX(ID) ((ID) & 0xFF)
 #define PMC_ID_TO_CLASS(ID) (((ID) & 0xFF00) >> 8)
@@ -500,6 +505,10 @@ struct pmc_driverstats {
   int32_t pm_log_sweeps;
 };
 
+// Extension: `pmc_measure_t`, the handle of a measurement
+// (`pmc_measure_begin`); never 0.
+typedef uint32_t pmc_measure_t;
+
 // `uintfptr_t`: an instruction address.
 typedef uintptr_t uintfptr_t;
 
@@ -893,6 +902,47 @@ const char *pmc_name_of_state(enum pmc_state ps);
 // # Safety
 // `eventnames` and `nevents` are writable or NULL.
 int pmc_event_names_of_class(enum pmc_class cl, const char ***eventnames, int *nevents);
+
+// Extension: counts `nevents` events (each in `pmc_allocate`'s syntax) in
+// the calling process and the threads it creates later, as one group, and
+// starts counting; the handle goes to `*measure`. A group's events run
+// together, so ratios between them are exact. Returns 0, or -1 with errno:
+// `EINVAL` (no events, more than 32, an unknown one), `EFAULT`, and the
+// errors of `pmc_allocate` and `pmc_start`.
+//
+// ```c
+// const char *ev[] = { "task-clock", "page-faults" };
+// pmc_measure_t m; pmc_value_t v[2];
+// if (pmc_measure_begin(ev, 2, &m) < 0) err(1, "%s", pmc_strerror_last());
+// /* work */
+// if (pmc_measure_end(m, v, 2) < 0) err(1, "%s", pmc_strerror_last());
+// ```
+//
+// # Safety
+// `events` is NULL or holds `nevents` pointers, each NULL or a
+// NUL-terminated string; `measure` is writable or NULL.
+int pmc_measure_begin(const char *const *events, int nevents, pmc_measure_t *measure);
+
+// Extension: a group read: the measurement's counts now, one per event in
+// `pmc_measure_begin`'s order, into `values[0..nvalues)`, without stopping
+// it. Counts are scaled when the kernel multiplexed the group. Returns the
+// number of values, or -1 with errno: `EINVAL` (an unknown handle,
+// `nvalues` below the number of events), `EFAULT`, `EBUSY` (the group never
+// got the counters), `EOPNOTSUPP` (an event this machine cannot count).
+//
+// # Safety
+// `values` is NULL or holds `nvalues` writable values.
+int pmc_measure_read(pmc_measure_t measure, pmc_value_t *values, int nvalues);
+
+// Extension: stops the measurement, stores its final counts as
+// `pmc_measure_read` does (none with `values` NULL and `nvalues` 0), and
+// frees the handle. A buffer too small fails first (`EINVAL`) and keeps the
+// measurement; after that the handle is freed even when the read fails.
+// Returns the number of values, or -1 with errno.
+//
+// # Safety
+// `values` is NULL or holds `nvalues` writable values.
+int pmc_measure_end(pmc_measure_t measure, pmc_value_t *values, int nvalues);
 
 // `pmclog_open`: a parser reading the log from `fd` (as far as each
 // `pmclog_read` needs), or, with `PMCLOG_FD_NONE`, from `pmclog_feed`.

@@ -18,6 +18,9 @@ use std::ffi::c_char;
 pub type pmc_id_t = u32;
 /// `pmc_value_t`: a PMC's count or reload value.
 pub type pmc_value_t = u64;
+/// Extension: `pmc_measure_t`, the handle of a measurement
+/// (`pmc_measure_begin`); never 0.
+pub type pmc_measure_t = u32;
 
 /// `PMC_VERSION`: the hwpmc ABI this header describes (10.3.0).
 pub const PMC_VERSION: u32 = 0x0A03_0000;

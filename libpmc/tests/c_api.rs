@@ -33,12 +33,39 @@ fn source(name: &str) -> String {
 enum Link {
     Shared,
     Static,
+    /// Where the link does not matter: shared here, static where only static programs
+    /// were built (the PMU lab).
+    Either,
 }
+
+/// The environment variable naming a directory of programs built beforehand, one static
+/// executable per `tests/c/NAME.c` named NAME: the PMU lab builds them for aarch64 on the
+/// host (zig cc against the aarch64 `libpmc.a`), since its guest has no C compiler.
+const PREBUILT_ENV: &str = "PMC_CAPI_PREBUILT";
 
 /// Compiles `tests/c/NAME.c` against libpmc (`cc -I include -o EXE SRC
 /// LIBS`); `None` after a visible skip when there is no `cc`. A program
 /// that does not compile fails the test: the header must take FreeBSD code.
+/// With `PMC_CAPI_PREBUILT` set, the program built beforehand instead (static: a test
+/// of the shared library skips there).
 fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(PREBUILT_ENV) {
+        if matches!(link, Link::Shared) {
+            skip!("{PREBUILT_ENV} holds static programs only: no libpmc.so to link here");
+            return None;
+        }
+        let exe = Path::new(&dir).join(name);
+        assert!(
+            exe.is_file(),
+            "{PREBUILT_ENV}: {} was not built (each tests/c program must be)",
+            exe.display()
+        );
+        return Some(exe);
+    }
+    let link = match link {
+        Link::Either => Link::Shared,
+        l => l,
+    };
     let lib = lib_dir();
     let so = lib.join("libpmc.so");
     let a = lib.join("libpmc.a");
@@ -64,6 +91,13 @@ fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
     let exe = dir.join(format!("{name}-{suffix}-{tag}"));
     let mut cc = Command::new("cc");
     cc.arg(format!("-I{}", include_dir().display()))
+        // tests/c/portable.h, which the programs include by name.
+        .arg(format!(
+            "-I{}",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/c")
+                .display()
+        ))
         .args([
             "-O1",
             "-Wall",
@@ -85,7 +119,7 @@ fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
                 .arg("-lpthread");
         }
         // rustc --print native-static-libs for a staticlib on Linux.
-        Link::Static => {
+        Link::Static | Link::Either => {
             cc.arg(&a).args([
                 "-lgcc_s",
                 "-lutil",
@@ -182,7 +216,7 @@ fn page_faults_of_fresh_pages_static() {
 
 #[test]
 fn page_faults_by_freebsd_soft_name() {
-    judge_fresh_pages(Link::Shared, "SOFT-PAGE_FAULT.ALL");
+    judge_fresh_pages(Link::Either, "SOFT-PAGE_FAULT.ALL");
 }
 
 /// `perf stat -e page-faults` counts the whole program, libpmc's set-up
@@ -194,7 +228,7 @@ fn page_faults_agree_with_perf_stat() {
         skip!("perf stat does not run here");
         return;
     }
-    let Some(exe) = build("pagefaults", Link::Shared, "perf") else {
+    let Some(exe) = build("pagefaults", Link::Either, "perf") else {
         return;
     };
     let mut ours = Vec::new();
@@ -245,7 +279,7 @@ fn page_faults_agree_with_perf_stat() {
 /// first stop), and none exceeds the wall time around all starts and stops.
 #[test]
 fn system_mode_cpu_clock_per_cpu() {
-    let Some(exe) = build("system", Link::Shared, "system") else {
+    let Some(exe) = build("system", Link::Either, "system") else {
         return;
     };
     let spin_ms = 200u64;
@@ -286,7 +320,7 @@ fn system_mode_cpu_clock_per_cpu() {
 /// check).
 #[test]
 fn every_call_and_its_errors() {
-    let Some(exe) = build("api", Link::Shared, "api") else {
+    let Some(exe) = build("api", Link::Either, "api") else {
         return;
     };
     let have_pmu = Path::new("/sys/bus/event_source/devices/cpu").exists()
@@ -309,9 +343,137 @@ fn every_call_and_its_errors() {
     assert!(text.lines().filter(|l| l.starts_with("ok ")).count() >= 60);
 }
 
-/// The README's C example builds against the header and library and runs.
+/// The extension's measurement (`pmc_measure_begin`, a group read, `pmc_measure_end`),
+/// judged by fresh pages: N/2 touched before the mid-way group read, N/2 more in a thread
+/// created after the measurement began; then its error paths (tests/c/measure.c).
 #[test]
-fn readme_example_builds_and_runs() {
+fn measurement_counts_fresh_pages_and_later_threads() {
+    const N: u64 = 4000;
+    // pthread_create maps and touches the new thread's stack and TLS inside the window.
+    const THREAD_SLACK: u64 = 64;
+    // Static first: where only static programs were built, the shared run skips.
+    for link in [Link::Static, Link::Shared] {
+        let Some(exe) = build("measure", link, &format!("measure-{link:?}")) else {
+            return;
+        };
+        let out = run(&exe, &[&N.to_string()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(2) && stderr.contains("pmc_init") {
+            skip!("pmc_init failed here (no perf_event?): {stderr}");
+            return;
+        }
+        print!("{text}");
+        let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+        assert!(
+            fails.is_empty() && out.status.success(),
+            "{link:?}: measure failed ({}): {stderr}\n{}",
+            out.status,
+            fails.join("\n")
+        );
+        let line = |key: &str| -> Vec<u64> {
+            let l = text
+                .lines()
+                .find(|l| l.starts_with(key))
+                .unwrap_or_else(|| panic!("no {key:?} line in {text}"));
+            l.split_whitespace()
+                .skip(1)
+                .map(|v| v.parse().unwrap())
+                .collect()
+        };
+        let mid = line("mid ")[0];
+        let end = line("end ");
+        let (faults, clock_ns) = (end[0], end[1]);
+        println!(
+            "{link:?}: {} fresh pages -> {mid} page faults at the group read, {N} -> {faults} \
+             at the end (the second half in a later thread), task-clock {clock_ns} ns",
+            N / 2
+        );
+        assert!(
+            (N / 2..=N / 2 + SLACK).contains(&mid),
+            "mid-way group read: {mid} page faults for {} fresh pages",
+            N / 2
+        );
+        assert!(
+            (N..=N + SLACK + THREAD_SLACK).contains(&faults),
+            "{faults} page faults for {N} fresh pages, half in a thread created after \
+             pmc_measure_begin (a count near {} misses the later thread)",
+            N / 2
+        );
+        assert!(clock_ns > 0, "task-clock counted nothing");
+        assert!(text.lines().filter(|l| l.starts_with("ok ")).count() >= 16);
+    }
+}
+
+/// Exact instruction counts through the C API (tests/c/instructions.c): a loop of exactly
+/// 2 user instructions per iteration, so instructions:u at N and at 0 differ by exactly 2N,
+/// through pmc(3) and through the extension's group; cycles:u too where cycles are exact
+/// (the PMU lab's precise-icount boot, `PMC_LAB_BOOT=exact`). Without a PMU it skips, and
+/// fails where one is required (`PMC_REQUIRE_HW=1`, the lab).
+#[test]
+fn instructions_of_an_exact_loop() {
+    const N: u64 = 1_000_000;
+    let Some(exe) = build("instructions", Link::Either, "instructions") else {
+        return;
+    };
+    let out = run(&exe, &[&N.to_string()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) || out.status.code() == Some(2) {
+        let why = format!("instructions:u cannot be counted here: {}", stderr.trim());
+        assert!(
+            std::env::var("PMC_REQUIRE_HW").map_or(true, |v| v != "1"),
+            "PMC_REQUIRE_HW=1 but {why}"
+        );
+        skip!("{why}");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "instructions failed ({}): {stderr}{text}",
+        out.status
+    );
+    print!("{text}");
+    let line = |key: &str| -> Vec<i64> {
+        let l = text
+            .lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("no {key:?} line in {text}"));
+        l.split_whitespace()
+            .skip(1)
+            .map(|v| v.parse().unwrap())
+            .collect()
+    };
+    let two_n = 2 * N as i64;
+    let pmc3 = line("pmc3 ");
+    let m = line("measure ");
+    let exact_cycles = std::env::var("PMC_LAB_BOOT").is_ok_and(|b| b == "exact");
+    let mut checks = vec![
+        ("pmc(3) instructions:u", pmc3[0], pmc3[1]),
+        ("pmc_measure instructions:u", m[0], m[1]),
+    ];
+    if exact_cycles {
+        checks.push(("pmc_measure cycles:u", m[2], m[3]));
+    }
+    for (what, base, count) in checks {
+        println!(
+            "{what}: N=0 -> {base}, N={N} -> {count} (2N + {})",
+            count - two_n
+        );
+        // The library's own user instructions around the loop, the same in both runs.
+        assert!(base < 20_000, "{what}: the fixed cost is small, got {base}");
+        assert!(
+            (count - base - two_n).abs() <= 8,
+            "{what}: {count} is not 2N + {base} (the loop is exactly 2N instructions)"
+        );
+    }
+}
+
+/// The README's C examples build against the header and library and run: pmc(3) as
+/// FreeBSD has it (tests/c/readme_example.c), then the extension's measurement
+/// (tests/c/readme_measure.c).
+#[test]
+fn readme_examples_build_and_run() {
     let readme =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
             .expect("README.md");
@@ -319,29 +481,37 @@ fn readme_example_builds_and_runs() {
         .split("## C library")
         .nth(1)
         .expect("the README's C library section");
-    let example = section
+    let examples: Vec<&str> = section
         .split("```c\n")
-        .nth(1)
-        .and_then(|s| s.split("```").next())
-        .expect("a ```c block in the C library section");
-    let name = "readme_example";
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/c")
-        .join(format!("{name}.c"));
-    // Kept as a file too, so the example is in the tree as C.
-    let kept = std::fs::read_to_string(&src).unwrap_or_default();
+        .skip(1)
+        .filter_map(|s| s.split("```").next())
+        .collect();
+    let names = ["readme_example", "readme_measure"];
     assert_eq!(
-        kept, example,
-        "tests/c/{name}.c differs from the README's example: copy the README's block there"
+        examples.len(),
+        names.len(),
+        "the README's C library section has {} ```c blocks: {names:?} are kept in tests/c",
+        examples.len()
     );
-    let Some(exe) = build(name, Link::Shared, "readme") else {
-        return;
-    };
-    let Some(out) = stdout_of(&exe, &[]) else {
-        return;
-    };
-    print!("{out}");
-    assert!(out.ends_with("page faults\n"), "{out}");
+    for (name, example) in names.iter().zip(&examples) {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/c")
+            .join(format!("{name}.c"));
+        // Kept as a file too, so the example is in the tree as C.
+        let kept = std::fs::read_to_string(&src).unwrap_or_default();
+        assert_eq!(
+            &kept, example,
+            "tests/c/{name}.c differs from the README's example: copy the README's block there"
+        );
+        let Some(exe) = build(name, Link::Either, "readme") else {
+            return;
+        };
+        let Some(out) = stdout_of(&exe, &[]) else {
+            return;
+        };
+        print!("{out}");
+        assert!(out.ends_with("page faults\n"), "{out}");
+    }
 }
 
 /// PMC_MODE_TS cpu-clock into a log through pmc_configure_logfile: the
@@ -349,7 +519,7 @@ fn readme_example_builds_and_runs() {
 /// and stop (getrusage), and pmc_writelog's user data is in the log.
 #[test]
 fn process_sampling_into_the_log() {
-    let Some(exe) = build("sample", Link::Shared, "sample") else {
+    let Some(exe) = build("sample", Link::Either, "sample") else {
         return;
     };
     let dir = pmc_testkit::workdir("pmc-capi-c");
@@ -397,7 +567,7 @@ fn process_sampling_into_the_log() {
 
     // pmclog(3) reads the same log back, from the descriptor and fed in
     // pieces, and finds what pmc-log's reader found.
-    let Some(reader_exe) = build("readlog", Link::Shared, "readlog") else {
+    let Some(reader_exe) = build("readlog", Link::Either, "readlog") else {
         return;
     };
     for mode in ["fd", "feed"] {
@@ -429,7 +599,7 @@ fn process_sampling_into_the_log() {
 #[test]
 fn pmclog_reads_an_hwpmc_log() {
     use pmc_log::hwpmc::Encoder;
-    let Some(exe) = build("readlog", Link::Shared, "hwpmc") else {
+    let Some(exe) = build("readlog", Link::Either, "hwpmc") else {
         return;
     };
     let mut enc = Encoder::new(Vec::new());
@@ -539,7 +709,7 @@ fn python_ctypes_counts_fresh_pages() {
 /// window).
 #[test]
 fn threads_use_the_library_at_once() {
-    let Some(exe) = build("threads", Link::Shared, "threads") else {
+    let Some(exe) = build("threads", Link::Either, "threads") else {
         return;
     };
     let (threads, n) = (4u64, 2000u64);
@@ -635,7 +805,7 @@ fn pkg_config_file_builds_the_example() {
 /// its stack after the fork and its exit: a little slack).
 #[test]
 fn counting_a_child_process() {
-    let Some(exe) = build("child", Link::Shared, "child") else {
+    let Some(exe) = build("child", Link::Either, "child") else {
         return;
     };
     let n = 3000u64;

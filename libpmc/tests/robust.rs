@@ -103,6 +103,31 @@ fn random_calls_fail_cleanly() {
             pmc_read(target, std::ptr::null_mut())
         });
         no_panic("pmc_npmc", pmc_npmc(rng.next() as i32));
+        // A measurement of the same spec (and a known one), read and ended with random
+        // handles and buffer sizes.
+        let events = [spec.as_ptr(), c"page-faults".as_ptr()];
+        let n = [0, 1, 2, -1, i32::MIN][rng.below(5) as usize];
+        let mut m = 0u32;
+        let mut values = [0u64; 2];
+        // SAFETY: `events` holds 2 pointers, and n is at most 2 (negative counts are refused).
+        let began = unsafe { pmc_measure_begin(events.as_ptr(), n, &mut m) };
+        no_panic("pmc_measure_begin", began);
+        let handle = if began == 0 { m } else { rng.next() as u32 };
+        let cap = [0, 1, 2, -1][rng.below(4) as usize];
+        // SAFETY: `values` holds 2 values; a larger nvalues is never passed.
+        no_panic("pmc_measure_read", unsafe {
+            pmc_measure_read(handle, values.as_mut_ptr(), cap)
+        });
+        // SAFETY: NULL with a size is refused with EFAULT.
+        no_panic("pmc_measure_read NULL", unsafe {
+            pmc_measure_read(handle, std::ptr::null_mut(), 2)
+        });
+        // SAFETY: as above; (NULL, 0) ends without values.
+        let ended = unsafe { pmc_measure_end(handle, std::ptr::null_mut(), 0) };
+        no_panic("pmc_measure_end", ended);
+        if began == 0 {
+            assert_eq!(ended, 0, "pmc_measure_end of a running measurement");
+        }
         if r == 0 {
             allocated += 1;
             assert_eq!(pmc_release(id), 0, "release {id:#x}");

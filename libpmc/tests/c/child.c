@@ -18,6 +18,8 @@
 
 #include <pmc.h>
 
+#include "portable.h"
+
 int
 main(int argc, char **argv)
 {
@@ -53,21 +55,21 @@ main(int argc, char **argv)
 		_exit(0);
 	}
 	close(go[0]);
-	if (pmc_allocate("page-faults", PMC_MODE_TC, 0, PMC_CPU_ANY, &id) < 0)
-		err(3, "pmc_allocate: %s", pmc_strerror_last());
+	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &id) < 0)
+		err(3, "pmc_allocate: %s", PMC_MESSAGE());
 	if (pmc_attach(id, pid) < 0)
-		err(4, "pmc_attach(%d): %s", (int)pid, pmc_strerror_last());
+		err(4, "pmc_attach(%d): %s", (int)pid, PMC_MESSAGE());
 	if (pmc_start(id) < 0)
-		err(5, "pmc_start: %s", pmc_strerror_last());
+		err(5, "pmc_start: %s", PMC_MESSAGE());
 	if (write(go[1], "g", 1) != 1)
 		err(1, "write");
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0)
 		errx(1, "the child failed");
 	if (pmc_stop(id) < 0)
-		err(6, "pmc_stop: %s", pmc_strerror_last());
+		err(6, "pmc_stop: %s", PMC_MESSAGE());
 	if (pmc_read(id, &v) < 0)
-		err(7, "pmc_read: %s", pmc_strerror_last());
+		err(7, "pmc_read: %s", PMC_MESSAGE());
 	printf("child %" PRIu64 "\n", (uint64_t)v);
 	return (pmc_release(id) < 0);
 }

@@ -22,6 +22,8 @@
 
 #include <pmc.h>
 
+#include "portable.h"
+
 static uint64_t
 self_ns(void)
 {
@@ -49,29 +51,29 @@ main(int argc, char **argv)
 	if ((fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
 		err(3, "open %s", argv[1]);
 	if (pmc_configure_logfile(fd) < 0)
-		err(3, "pmc_configure_logfile: %s", pmc_strerror_last());
+		err(3, "pmc_configure_logfile: %s", PMC_MESSAGE());
 	if (pmc_allocate("cpu-clock", PMC_MODE_TS, 0, PMC_CPU_ANY, &id) < 0)
-		err(4, "pmc_allocate: %s", pmc_strerror_last());
+		err(4, "pmc_allocate: %s", PMC_MESSAGE());
 	if (pmc_set(id, period) < 0)
-		err(5, "pmc_set: %s", pmc_strerror_last());
+		err(5, "pmc_set: %s", PMC_MESSAGE());
 	if (pmc_attach(id, 0) < 0)
-		err(6, "pmc_attach: %s", pmc_strerror_last());
+		err(6, "pmc_attach: %s", PMC_MESSAGE());
 	s0 = self_ns();
 	if (pmc_start(id) < 0)
-		err(7, "pmc_start: %s", pmc_strerror_last());
+		err(7, "pmc_start: %s", PMC_MESSAGE());
 	while (self_ns() - s0 < spin)
 		x++;
 	if (pmc_stop(id) < 0)
-		err(8, "pmc_stop: %s", pmc_strerror_last());
+		err(8, "pmc_stop: %s", PMC_MESSAGE());
 	s1 = self_ns();
 	if (pmc_writelog(0xC0FFEE) < 0)
-		err(9, "pmc_writelog: %s", pmc_strerror_last());
+		err(9, "pmc_writelog: %s", PMC_MESSAGE());
 	if (pmc_flush_logfile() < 0)
-		err(10, "pmc_flush_logfile: %s", pmc_strerror_last());
+		err(10, "pmc_flush_logfile: %s", PMC_MESSAGE());
 	if (pmc_release(id) < 0)
-		err(11, "pmc_release: %s", pmc_strerror_last());
+		err(11, "pmc_release: %s", PMC_MESSAGE());
 	if (pmc_close_logfile() < 0)
-		err(12, "pmc_close_logfile: %s", pmc_strerror_last());
+		err(12, "pmc_close_logfile: %s", PMC_MESSAGE());
 	close(fd);
 	printf("pid %d\nperiod %" PRIu64 "\nself %" PRIu64 "\n", (int)getpid(),
 	    period, s1 - s0);

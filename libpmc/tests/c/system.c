@@ -21,6 +21,8 @@
 
 #include <pmc.h>
 
+#include "portable.h"
+
 static uint64_t
 now_ns(void)
 {
@@ -60,7 +62,7 @@ main(int argc, char **argv)
 	for (cpu = 0; cpu < ncpu; cpu++)
 		if (pmc_allocate(event, PMC_MODE_SC, 0, cpu, &ids[cpu]) < 0)
 			err(3, "pmc_allocate(%s, cpu %d): %s", event, cpu,
-			    pmc_strerror_last());
+			    PMC_MESSAGE());
 	t0 = now_ns();
 	s0 = self_ns();
 	for (cpu = 0; cpu < ncpu; cpu++)

@@ -20,6 +20,8 @@
 
 #include <pmc.h>
 
+#include "portable.h"
+
 static long npages, pagesize;
 
 struct result {
@@ -44,7 +46,7 @@ worker(void *arg)
 #ifdef MADV_NOHUGEPAGE
 	(void)madvise((void *)p, npages * pagesize, MADV_NOHUGEPAGE);
 #endif
-	if (pmc_allocate("page-faults", PMC_MODE_TC, 0, PMC_CPU_ANY, &r->id) < 0 ||
+	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &r->id) < 0 ||
 	    pmc_attach(r->id, 0) < 0 || pmc_start(r->id) < 0) {
 		r->error = 2;
 		return (NULL);
@@ -80,7 +82,7 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		if (r[i].error)
 			errx(1, "thread %d failed at step %d: %s", i, r[i].error,
-			    pmc_strerror_last());
+			    PMC_MESSAGE());
 		printf("thread %d %#x %" PRIu64 "\n", i, r[i].id,
 		    (uint64_t)r[i].count);
 		if (pmc_release(r[i].id) < 0)
