@@ -99,6 +99,36 @@ MATRIX=$ROOT/$(grep '/deps/truth_matrix-' "$LAB/out/tests.list" | head -1)
 [ "$MATRIX" != "$ROOT/" ] || { echo "pmu-lab: the truth matrix binary (tests/tests/truth_matrix.rs) was not built"; exit 1; }
 phase_done build
 
+# --- 3b. the C library's test programs, for aarch64 ---------------------------
+# The guest has no C compiler: zig cc (PyPI's ziglang, which ci/setup.sh
+# installs) builds each libpmc/tests/c program here, statically against the
+# aarch64 libpmc.a and the libunwind that Rust's std needs. The c_api test
+# binary runs them in the guest (PMC_CAPI_PREBUILT): the whole suite in the smp
+# boot, the exact instruction loop in the exact boot.
+CAPI=$LAB/out/capi
+CAPI_TEST=$ROOT/$(grep '/deps/c_api-' "$LAB/out/tests.list" | head -1)
+capi_why=
+zigpy=
+for py in python3 "${XDG_CACHE_HOME:-$HOME/.cache}/pmc-ci/zig-venv/bin/python3"; do
+  "$py" -m ziglang version >/dev/null 2>&1 && { zigpy=$py; break; }
+done
+if [ "$CAPI_TEST" = "$ROOT/" ]; then
+  capi_why="its test binary (libpmc/tests/c_api.rs) was not built"
+elif [ -z "$zigpy" ]; then
+  capi_why="no zig to build its C programs for aarch64 (ci/setup.sh installs ziglang from PyPI); the host suite runs it"
+else
+  rm -rf "$CAPI"; mkdir -p "$CAPI"
+  unwind=$(rustc --print sysroot)/lib/rustlib/$TRIPLE/lib/self-contained/libunwind.a
+  for c in "$ROOT"/libpmc/tests/c/*.c; do
+    "$zigpy" -m ziglang cc -target aarch64-linux-musl -static -O1 -Wall -Werror -std=c99 -D_DEFAULT_SOURCE \
+      -I "$ROOT/libpmc/include" -I "$ROOT/libpmc/tests/c" -o "$CAPI/$(basename "$c" .c)" \
+      "$c" "$TDIR/deps/libpmc.a" "$unwind" 2>> "$LAB/out/capi-build.log" ||
+      { cat "$LAB/out/capi-build.log"; exit 1; }
+  done
+  echo "pmu-lab: C programs for aarch64: $(ls "$CAPI" | wc -l) (zig cc, static, libpmc.a)"
+fi
+phase_done capi
+
 # --- 4. initramfs: busybox, /init, the plans, the binaries at their build paths
 # Test binaries find pmcstat, pmc-workload and their fixtures through paths
 # fixed at compile time (CARGO_BIN_EXE_*, CARGO_MANIFEST_DIR), so everything
@@ -131,7 +161,7 @@ host_only() {
     cli_metrics) echo "spawns the aarch64 pmcstat --metrics, which qemu-user cannot start, and its oracle perf stat -p is not in the guest; the host suite runs it" ;;
     prometheus) echo "its judges are Debian's promtool, prometheus and prometheus-node-exporter, which the guest does not have; the host suite runs it" ;;
     perf_export) echo "its oracle is perf, which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
-    c_api) echo "links C programs with the host's cc against libpmc.so and loads it into the host's python3, which an aarch64 libpmc cannot serve (the lab has no aarch64 C toolchain yet); the host suite runs it" ;;
+    c_api) [ -z "$capi_why" ] || echo "$capi_why" ;;
     faults_cli) echo "its cases (late log readers, SIGSTOP over a run, FIFOs without readers, exports failing under RLIMIT_FSIZE, 1M-frame reports) take minutes each under emulation, past the smp boot's time; the host suite and CI's fault-suite step run it" ;;
   esac
 }
@@ -155,7 +185,7 @@ in_guest() {
   case $1 in
     cli | cli_info | cli_analyze | facade | foundation | counting | perf_oracle) return 0 ;;
     cli_sampling | cli_scope | faults_cli | faults_log | region | ring_real | sampling) return 0 ;;
-    unprivileged | write_failure | info | pmc_linux | selftest | truth_matrix | whole_process) return 0 ;;
+    unprivileged | write_failure | info | pmc_linux | selftest | truth_matrix | whole_process | c_api) return 0 ;;
     dwarf | cli_dwarf | cli_options | cli_attach | cli_symbols | cli_columns | cli_usercallchain) return 0 ;;
   esac
   return 1
@@ -164,6 +194,7 @@ in_suite() { in_guest "$1"; }
 host_only_tests() { # BINARY -> lines "TEST REASON"
   [ -n "$ONLY" ] && return 0
   case $1 in
+    c_api) echo "instructions_of_an_exact_loop asserts exact instruction counts, which only the exact boot's precise icount gives; it runs there" ;;
     cli_sampling) echo "system_sampling_for_a_duration asserts a wall-clock sampling rate (cpu-clock at 500 Hz): an emulated CPU's timer interrupts are late whenever the host is busy, and late hrtimer periods are dropped, so the count says nothing about pmc; the host suite runs it" ;;
     sampling) echo "process_sampling_of_a_launched_program asserts cpu-clock's samples cover the child's CPU time (4 kHz): an emulated CPU's timer interrupts are late whenever the host is busy, and the expiries hrtimer_forward_now() skips carry no sample (0.571 s of periods for 0.98 s of CPU at a host load of 12), so the count says nothing about pmc; the host suite runs it" ;;
   esac
@@ -175,6 +206,13 @@ host_only_tests() { # BINARY -> lines "TEST REASON"
   # The truth matrix's hardware cells (instructions:u exact, multiplexing,
   # an over-full group refused); its software cells run in the smp boot.
   echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=exact -- $MATRIX $hwflags truth_matrix_hardware_cells"
+  # The C API's exact loop: instructions:u and cycles:u through pmc(3) and a
+  # pmc_measure group, in a C program (tests/c/instructions.c).
+  if [ -z "$capi_why" ]; then
+    echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=exact PMC_CAPI_PREBUILT=$CAPI -- $CAPI_TEST $hwflags instructions_of_an_exact_loop"
+  else
+    echo "SKIPTEST c_api::instructions_of_an_exact_loop $capi_why"
+  fi
 } > "$LAB/out/plan-exact"
 {
   # -icount shift=1: event-counter overflow works (README.md), deterministically.
@@ -209,7 +247,7 @@ host_only_tests() { # BINARY -> lines "TEST REASON"
         echo "SKIPTEST $name::$test $why"
         skips="$skips --skip $test"
       done < <(host_only_tests "$name")
-      echo "PMC_LAB_BOOT=smp -- $ROOT/$t --show-output$skips"
+      echo "PMC_LAB_BOOT=smp PMC_CAPI_PREBUILT=$CAPI -- $ROOT/$t --show-output$skips"
     fi
   done
 } > "$LAB/out/plan-smp"
@@ -223,10 +261,12 @@ guest_bins() { # the test binaries the smp boot runs, as absolute paths
 }
 srcs=$(git -C "$ROOT" ls-files | grep -vE '^(target|\.git)/' | sed "s|^|$ROOT/|")
 # shellcheck disable=SC2086
-pack small "$HW" "$MATRIX" "$TDIR/pmcstat" "$TDIR/pmc-workload"
+capi_files=
+[ -n "$capi_why" ] || capi_files="$CAPI_TEST $(ls -d "$CAPI"/*)"
+pack small "$HW" "$MATRIX" "$TDIR/pmcstat" "$TDIR/pmc-workload" $capi_files
 case " $BOOTS " in *" smp "*)
 # shellcheck disable=SC2046,SC2086
-pack full "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload" $(guest_bins) $srcs ;;
+pack full "$HW" "$TDIR/pmcstat" "$TDIR/pmc-workload" $(guest_bins) $capi_files $srcs ;;
 esac
 ls -l "$LAB"/out/*.cpio.gz | awk '{printf "pmu-lab: %s %.1f MB\n", $NF, $5/1e6}'
 phase_done pack
