@@ -349,8 +349,10 @@ fn wrap_at_every_offset() {
     for size in [64usize, 128] {
         for len in [8usize, 16, 24, 40, 56, size - 8, size] {
             // Every byte offset: the kernel only uses 8-aligned ones, but a header split in
-            // the middle must not break the reader either.
-            for offset in 0..size {
+            // the middle must not break the reader either. Under Miri (120 s for every
+            // offset) the 8-aligned ones and those within 3 bytes of either end.
+            for offset in (0..size).filter(|&o| !cfg!(miri) || o % 8 == 0 || o < 4 || o + 4 > size)
+            {
                 wrap_case(size, offset, len);
             }
         }

@@ -57,7 +57,7 @@ fn folded_counts_every_sample() {
 }
 
 proptest::proptest! {
-    #![proptest_config(crate::util::proptest_config(64, 2))]
+    #![proptest_config(crate::util::proptest_config(64, 1))]
 
     /// Exports accept any record values (overflowing offsets, huge pids...).
     #[test]

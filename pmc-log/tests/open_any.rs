@@ -103,11 +103,14 @@ fn an_unsupported_hwpmc_version_is_an_hwpmc_error() {
 #[test]
 fn damaged_hwpmc_input_does_not_panic() {
     let raw = hwpmc_log(true);
-    for cut in 0..raw.len() {
+    // Every cut and every flipped byte natively; under Miri (53 s for all) every 5th,
+    // which still meets every byte of a 4-byte field.
+    let step = if cfg!(miri) { 5 } else { 1 };
+    for cut in (0..raw.len()).step_by(step) {
         let _ = open_any(&raw[..cut]).map(|l| l.reader().map(|r| r.records().count()));
     }
     let mut flipped = raw.clone();
-    for i in 0..flipped.len() {
+    for i in (0..flipped.len()).step_by(step) {
         flipped[i] ^= 0x5a;
         let _ = open_any(&flipped).map(|l| l.reader().map(|r| r.records().count()));
         flipped[i] ^= 0x5a;

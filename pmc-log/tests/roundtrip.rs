@@ -34,7 +34,7 @@ pub fn read_all_stream(data: &[u8]) -> (Vec<Record<'static>>, pmc_log::ReadRepor
 }
 
 proptest! {
-    #![proptest_config(crate::util::proptest_config(128, 4))]
+    #![proptest_config(crate::util::proptest_config(128, 2))]
 
     #[test]
     fn write_read_equal(recs in prop::collection::vec(arb_record(), 0..60), block in 256usize..4096) {
