@@ -196,6 +196,12 @@ main(int argc, char **argv)
 #ifdef PMC_LIBPMC_EXTENSIONS
 	/* What Linux cannot do: EOPNOTSUPP, with a message. */
 	FAILS(pmc_get_msr(0, &caps), EOPNOTSUPP, "get-msr-eopnotsupp");
+	{
+		struct pmc_driverstats ds;
+
+		FAILS(pmc_get_driver_stats(&ds), EOPNOTSUPP,
+		    "driver-stats-eopnotsupp");
+	}
 	FAILS(pmc_enable(0, 0), EOPNOTSUPP, "enable-eopnotsupp");
 	FAILS(pmc_disable(0, 0), EOPNOTSUPP, "disable-eopnotsupp");
 	check(strstr(pmc_strerror_last(), "Linux") != NULL, "message-says-why",
