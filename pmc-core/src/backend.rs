@@ -130,7 +130,14 @@ pub trait Backend: Send + Sync {
     /// Allocates PMCs that are scheduled onto the hardware together, so
     /// that ratios between them are meaningful. All members must share the
     /// scope; the first is the leader.
-    fn allocate_group(&self, allocations: &[Allocation]) -> Result<Self::Group>;
+    ///
+    /// Takes a [`GroupSpec`](crate::GroupSpec), whose [`Member`](crate::Member)
+    /// handles then index the group's [`read_members`](crate::Group::read_members),
+    /// or the allocations as a slice, array or `Vec`.
+    fn allocate_group<A: AsRef<[Allocation]> + ?Sized>(
+        &self,
+        allocations: &A,
+    ) -> Result<Self::Group>;
 
     /// Sends samples of sampling PMCs to `sink` (hwpmc
     /// `PMC_OP_CONFIGURELOG`). Replaces any earlier log, after flushing it.
@@ -505,7 +512,7 @@ pub trait Group: Send {
     ///     let mut spec = GroupSpec::new();
     ///     let clock = spec.add(Allocation::counting("task-clock".parse()?));
     ///     let faults = spec.add(Allocation::counting("page-faults".parse()?));
-    ///     let mut group = backend.allocate_group(spec.allocations())?;
+    ///     let mut group = backend.allocate_group(&spec)?;
     ///     group.attach(Target::Current)?;
     ///     group.start()?;
     ///     work();

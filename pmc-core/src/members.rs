@@ -31,15 +31,18 @@ use std::ops::Index;
 /// One member of a group: returned by [`GroupSpec::add`], used to index a
 /// [`GroupReading`].
 ///
-/// A handle is bound to its member: its position in the group and the
-/// allocation it was added with. With the reading of a group that has
-/// another allocation there (another group's handle),
+/// A handle is bound to its group: its position, and the allocations of
+/// its group up to and including its own (the leader first). With the
+/// reading of a group that differs there (another group's handle),
 /// [`GroupReading::get`] gives `None`, [`GroupReading::member`] a typed
-/// error, and indexing panics (as a slice's out-of-range index does).
+/// error, and indexing panics (as a slice's out-of-range index does). Only
+/// a group allocated alike up to that member, which counts the same thing
+/// there, takes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Member {
     index: usize,
-    /// The member's allocation, hashed: what binds the handle to its group.
+    /// The group's allocations up to this member's, hashed in order: what
+    /// binds the handle to its group.
     key: u64,
 }
 
@@ -50,20 +53,44 @@ impl Member {
     }
 }
 
-/// The key a member's allocation binds its handle to (the same in every
-/// `DefaultHasher::new()` of the process).
-fn key(allocation: &Allocation) -> u64 {
+/// The key of the member after the one keyed `previous` (0 for the leader):
+/// the group's allocations up to `allocation`, hashed in order (the same in
+/// every `DefaultHasher::new()` of the process).
+fn key(previous: u64, allocation: &Allocation) -> u64 {
     let mut h = DefaultHasher::new();
+    previous.hash(&mut h);
     allocation.hash(&mut h);
     h.finish()
 }
 
+/// The keys of a group's members, leader first.
+fn keys(allocations: &[Allocation]) -> Vec<u64> {
+    allocations
+        .iter()
+        .scan(0, |k, a| {
+            *k = key(*k, a);
+            Some(*k)
+        })
+        .collect()
+}
+
 /// The allocations of a group, added one member at a time, the leader
-/// first. Pass [`allocations`](GroupSpec::allocations) to
-/// [`Backend::allocate_group`](crate::Backend::allocate_group).
+/// first. Pass it to
+/// [`Backend::allocate_group`](crate::Backend::allocate_group)
+/// (`backend.allocate_group(&spec)`).
 #[derive(Clone, Debug, Default)]
 pub struct GroupSpec {
     allocations: Vec<Allocation>,
+    /// The members' keys, leader first.
+    keys: Vec<u64>,
+}
+
+/// The members' allocations, leader first, as
+/// [`Backend::allocate_group`](crate::Backend::allocate_group) takes them.
+impl AsRef<[Allocation]> for GroupSpec {
+    fn as_ref(&self) -> &[Allocation] {
+        &self.allocations
+    }
 }
 
 impl GroupSpec {
@@ -76,8 +103,9 @@ impl GroupSpec {
     pub fn add(&mut self, allocation: Allocation) -> Member {
         let member = Member {
             index: self.allocations.len(),
-            key: key(&allocation),
+            key: key(self.keys.last().copied().unwrap_or(0), &allocation),
         };
+        self.keys.push(member.key);
         self.allocations.push(allocation);
         member
     }
@@ -89,9 +117,9 @@ impl GroupSpec {
 
     /// The allocation of one member, `None` for another group's handle.
     pub fn get(&self, member: Member) -> Option<&Allocation> {
-        self.allocations
-            .get(member.index)
-            .filter(|a| key(a) == member.key)
+        (self.keys.get(member.index) == Some(&member.key))
+            .then(|| self.allocations.get(member.index))
+            .flatten()
     }
 }
 
@@ -123,7 +151,7 @@ impl GroupReading {
     pub fn for_members(allocations: &[Allocation], readings: Vec<Reading>) -> GroupReading {
         GroupReading {
             readings,
-            keys: allocations.iter().map(key).collect(),
+            keys: keys(allocations),
         }
     }
 
@@ -271,6 +299,31 @@ mod tests {
         // The same allocation at the same position is the same member.
         assert_eq!(r.member(clock).unwrap().value, 10);
         assert_eq!(other.get(clock), mine.allocations().first());
+    }
+
+    #[test]
+    fn a_handle_is_bound_to_the_members_before_it() {
+        // The same allocation at the same position, after another leader: another
+        // group's member, refused.
+        let mut mine = GroupSpec::new();
+        mine.add(counting("task-clock"));
+        let faults = mine.add(counting("page-faults"));
+        let mut other = GroupSpec::new();
+        other.add(counting("cpu-clock"));
+        let other_faults = other.add(counting("page-faults"));
+        assert_eq!(faults.index(), other_faults.index());
+        let r = GroupReading::for_members(
+            mine.allocations(),
+            vec![Reading::new(10, 1, 1), Reading::new(3, 1, 1)],
+        );
+        assert_eq!(r.member(faults).unwrap().value, 3);
+        assert!(r.get(other_faults).is_none());
+        assert!(mine.get(other_faults).is_none());
+        // Members added after it do not matter: a group allocated alike up to the
+        // member takes its handle.
+        let mut longer = mine.clone();
+        longer.add(counting("context-switches"));
+        assert!(longer.get(faults).is_some());
     }
 
     #[test]

@@ -240,7 +240,7 @@ pub fn group_reads_every_member<B: Backend>(b: &B, w: &dyn Workload) -> CheckRes
         spec.add(Allocation::counting(w.event())),
         spec.add(Allocation::counting(w.event())),
     ];
-    let mut g = ok("allocate_group", b.allocate_group(spec.allocations()))?;
+    let mut g = ok("allocate_group", b.allocate_group(&spec))?;
     ok("start", g.start())?;
     w.run(128);
     ok("stop", g.stop())?;

@@ -235,7 +235,11 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
         LinuxPmc::new(std::slice::from_ref(allocation), self.shared.clone())
     }
 
-    fn allocate_group(&self, allocations: &[Allocation]) -> Result<LinuxGroup<S>> {
+    fn allocate_group<A: AsRef<[Allocation]> + ?Sized>(
+        &self,
+        allocations: &A,
+    ) -> Result<LinuxGroup<S>> {
+        let allocations = allocations.as_ref();
         if allocations.is_empty() || allocations.len() > MAX_GROUP_MEMBERS {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,

@@ -103,7 +103,7 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
     fn allocate(&self, _: &Allocation) -> Result<UnsupportedPmc> {
         self.refuse(Op::Allocate)
     }
-    fn allocate_group(&self, _: &[Allocation]) -> Result<UnsupportedGroup> {
+    fn allocate_group<A: AsRef<[Allocation]> + ?Sized>(&self, _: &A) -> Result<UnsupportedGroup> {
         self.refuse(Op::Allocate)
     }
     fn configure_log(&self, sink: LogSink) -> Result<()> {

@@ -22,7 +22,7 @@ fn main() -> pmc::Result<()> {
         Ok((spec, a, b))
     };
     let (hw_spec, cycles, insns) = spec(&hw)?;
-    let (names, mut group, a, b) = match backend.allocate_group(hw_spec.allocations()) {
+    let (names, mut group, a, b) = match backend.allocate_group(&hw_spec) {
         Ok(g) => (hw, g, cycles, insns),
         Err(e) => {
             eprintln!(
@@ -30,12 +30,7 @@ fn main() -> pmc::Result<()> {
                 e.message()
             );
             let (sw_spec, clock, faults) = spec(&sw)?;
-            (
-                sw,
-                backend.allocate_group(sw_spec.allocations())?,
-                clock,
-                faults,
-            )
+            (sw, backend.allocate_group(&sw_spec)?, clock, faults)
         }
     };
     group.attach(Target::Current)?;

@@ -330,7 +330,11 @@ impl<S: Sys + 'static> pmc_core::Backend for Backend<S> {
         self.allocate_pmc(a)
     }
 
-    fn allocate_group(&self, allocations: &[Allocation]) -> Result<FreebsdGroup<S>> {
+    fn allocate_group<A: AsRef<[Allocation]> + ?Sized>(
+        &self,
+        allocations: &A,
+    ) -> Result<FreebsdGroup<S>> {
+        let allocations = allocations.as_ref();
         self.allocate_members(allocations)
     }
 
