@@ -179,6 +179,21 @@ fn count_of(line: &str) -> u64 {
         .unwrap_or_else(|| panic!("no count in {line:?}"))
 }
 
+/// The numbers after `key` on the program's line that starts with it.
+fn numbers_of<T: std::str::FromStr>(text: &str, key: &str) -> Vec<T> {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(key))
+        .unwrap_or_else(|| panic!("no {key:?} line in {text}"));
+    line.split_whitespace()
+        .skip(1)
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{v:?} is not a number: {line}"))
+        })
+        .collect()
+}
+
 /// Faults of the loop itself may add a few (a page of the stack or code
 /// first touched inside the window); never fewer than N.
 const SLACK: u64 = 16;
@@ -376,18 +391,8 @@ fn measurement_counts_fresh_pages_and_later_threads() {
             out.status,
             fails.join("\n")
         );
-        let line = |key: &str| -> Vec<u64> {
-            let l = text
-                .lines()
-                .find(|l| l.starts_with(key))
-                .unwrap_or_else(|| panic!("no {key:?} line in {text}"));
-            l.split_whitespace()
-                .skip(1)
-                .map(|v| v.parse().unwrap())
-                .collect()
-        };
-        let mid = line("mid ")[0];
-        let end = line("end ");
+        let mid = numbers_of(&text, "mid ")[0];
+        let end = numbers_of(&text, "end ");
         let (faults, clock_ns) = (end[0], end[1]);
         println!(
             "{link:?}: {} fresh pages -> {mid} page faults at the group read, {N} -> {faults} \
@@ -439,19 +444,9 @@ fn instructions_of_an_exact_loop() {
         out.status
     );
     print!("{text}");
-    let line = |key: &str| -> Vec<i64> {
-        let l = text
-            .lines()
-            .find(|l| l.starts_with(key))
-            .unwrap_or_else(|| panic!("no {key:?} line in {text}"));
-        l.split_whitespace()
-            .skip(1)
-            .map(|v| v.parse().unwrap())
-            .collect()
-    };
     let two_n = 2 * N as i64;
-    let pmc3 = line("pmc3 ");
-    let m = line("measure ");
+    let pmc3: Vec<i64> = numbers_of(&text, "pmc3 ");
+    let m: Vec<i64> = numbers_of(&text, "measure ");
     let exact_cycles = std::env::var("PMC_LAB_BOOT").is_ok_and(|b| b == "exact");
     let mut checks = vec![
         ("pmc(3) instructions:u", pmc3[0], pmc3[1]),

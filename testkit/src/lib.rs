@@ -39,6 +39,16 @@ pub const SKIP_LOG_ENV: &str = "PMC_SKIP_LOG";
 /// Environment variable that turns every skip into a failure when `1`.
 pub const NO_SKIP_ENV: &str = "PMC_NO_SKIP";
 
+/// Appends `text` to the file at `path` in one write with `O_APPEND`, so the
+/// lines of tests running at once do not interleave.
+fn append(path: &std::ffi::OsStr, text: &str) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+}
+
 /// Records that the current test skips, for `reason`. Use [`skip!`].
 ///
 /// `test` names the test; `None` takes the name libtest gives the test's
@@ -52,14 +62,7 @@ pub fn record_skip(test: Option<&str>, reason: fmt::Arguments<'_>) {
     let reason = reason.to_string().replace(['\n', '\t'], " ");
     eprintln!("SKIP {name}: {reason}");
     if let Some(path) = std::env::var_os(SKIP_LOG_ENV) {
-        // One write per line with O_APPEND: concurrent tests do not interleave.
-        let line = format!("{name}\t{reason}\n");
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(line.as_bytes()));
-        if let Err(e) = written {
+        if let Err(e) = append(&path, &format!("{name}\t{reason}\n")) {
             panic!("SKIP {name}: could not record the skip in {path:?}: {e}");
         }
     }
@@ -82,15 +85,9 @@ pub fn record_row(suite: &str, row: fmt::Arguments<'_>) {
     let row = row.to_string();
     eprintln!("{row}");
     if let Some(path) = std::env::var_os(ROWS_LOG_ENV) {
-        // One write per row with O_APPEND: rows of concurrent tests do not
-        // interleave. Each line of a row is a line of the log, suite first.
-        let line: String = row.lines().map(|l| format!("{suite}\t{l}\n")).collect();
-        let written = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .and_then(|mut f| f.write_all(line.as_bytes()));
-        if let Err(e) = written {
+        // Each line of a row is a line of the log, suite first.
+        let lines: String = row.lines().map(|l| format!("{suite}\t{l}\n")).collect();
+        if let Err(e) = append(&path, &lines) {
             panic!("could not record the row in {path:?}: {e}");
         }
     }
