@@ -51,6 +51,20 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The fewest samples a timer-driven sampler (cpu-clock, task-clock) must deliver where
+/// `wanted` are due: `wanted` natively, and 1 in the PMU lab's emulated guest
+/// (`PMC_LAB_BOOT` set). There an emulated CPU's timer interrupts are late whenever the
+/// host is busy, and the expiries `hrtimer_forward_now()` skips carry no sample
+/// (ci/pmu-lab/README.md), so a rate says nothing about pmc; the host suite judges it, and
+/// the lab still checks every sample's fields.
+fn timer_samples_at_least(wanted: usize) -> usize {
+    if std::env::var_os("PMC_LAB_BOOT").is_some() {
+        1
+    } else {
+        wanted
+    }
+}
+
 fn can_sample() -> bool {
     let b = Backend::open().unwrap();
     let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Frequency(100));
@@ -396,7 +410,11 @@ fn attach_to_running_process_synthesizes_its_mappings() {
     assert!(before.iter().any(|r| matches!(r, Record::Map(m)
         if m.pid == pid as i32 && m.path.as_bytes() == exe.as_os_str().as_encoded_bytes())));
     let s = samples(&recs);
-    assert!(s.len() > 200, "{} samples at 4 kHz for 0.5 s", s.len());
+    assert!(
+        s.len() >= timer_samples_at_least(201),
+        "{} samples at 4 kHz for 0.5 s",
+        s.len()
+    );
     assert!(s.iter().all(|s| s.pid == pid as i32));
     assert!(
         s.iter().all(|s| s.callchain.len() == 1),
@@ -472,9 +490,9 @@ fn system_sampling_sees_both_cpus() {
         let here = pinned.iter().filter(|c| **c == Some(*cpu)).count();
         eprintln!("cpu {cpu}: {on} samples, {here} of busy pid {pid} pinned there");
         // cpu-clock ticks on every CPU, idle or not: 1 kHz for 1 s.
-        assert!(on >= 500, "cpu {cpu}: {on} samples");
+        assert!(on >= timer_samples_at_least(500), "cpu {cpu}: {on} samples");
         assert!(
-            here >= 100,
+            here >= timer_samples_at_least(100),
             "cpu {cpu}: {here} samples of the process pinned to it"
         );
         assert_eq!(
@@ -673,7 +691,10 @@ fn self_profiling_in_process() {
     got.extend(pmc.samples().unwrap());
     let mine = got.iter().filter(|s| s.tid == tid).count();
     eprintln!("{} samples, {mine} of this thread", got.len());
-    assert!(mine >= 150, "2 kHz for 0.3 s: {mine}");
+    assert!(
+        mine >= timer_samples_at_least(150),
+        "2 kHz for 0.3 s: {mine}"
+    );
     assert!(got.iter().all(|s| s.pid == std::process::id()));
     assert!(got.iter().all(|s| s.ip != 0 && !s.callchain.is_empty()));
     let sum = pmc.sample_summary().unwrap();
@@ -1147,7 +1168,7 @@ fn group_members_share_the_leaders_ring() {
         let n = s.iter().filter(|x| x.pmc_id == *id).count();
         eprintln!("{name} (pmc {id}): {n} samples");
         // Every 0.5 ms of this thread's CPU time for 0.3 s: about 600 each.
-        assert!(n >= 100, "{name}: {n} samples");
+        assert!(n >= timer_samples_at_least(100), "{name}: {n} samples");
     }
     assert_eq!(b.sampling_details().samples, s.len() as u64);
 }
