@@ -178,8 +178,11 @@ fn system_top_view_without_a_command_runs_until_q() {
     t.wait_for("samples", |s| s.contains("Samples:") && s.contains("%SAMP"));
     t.keys("q");
     let s = t.wait_for("pmcstat's exit", |s| s.contains("PMCSTAT-EXIT="));
-    // No command: `q` is a clean stop.
-    assert!(s.contains("PMCSTAT-EXIT=0"), "{s}");
+    // No command: `q` is a clean stop: 0, or 3 when samples were lost, which pmcstat
+    // says (a loaded machine: one CI rehearsal lost 115,143 of a debug pmcstat's
+    // system-wide samples while other tests ran).
+    let lost = s.contains("PMCSTAT-EXIT=3") && s.contains("samples were lost");
+    assert!(s.contains("PMCSTAT-EXIT=0") || lost, "{s}");
 }
 
 #[test]
