@@ -18,7 +18,7 @@ cargo +nightly miri setup
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance -Zmiri-disable-isolation}"
 
 # Two lanes side by side (Miri interprets on one core; CI has two): pmc-log's suites
-# (about 13 minutes) in one, pmc-linux's and pmc-core's (about 10) in the other, each
+# (513 s in a full CI run) in one, pmc-linux's and pmc-core's (about 4 minutes) in the other, each
 # with its own target directory (cargo holds a target directory's lock while its tests
 # run). Each lane's output is printed whole when both are done, then the status of each.
 lane_pmc_log() {
