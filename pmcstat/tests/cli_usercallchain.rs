@@ -61,8 +61,13 @@ fn kernel_samples_have_user_frames_only_with_u() {
         let (code, err) = pmcstat(&args);
         (code, err, log)
     };
+    // A finished run: 0, or 3 when samples were lost, which pmcstat says (the lab's
+    // emulated guest lost 1,198 of one run's); the log holds the samples kept, which is
+    // what is judged.
+    let finished =
+        |code: i32, err: &str| code == 0 || (code == 3 && err.contains("samples were lost"));
     let (code, err, plain) = run(&[], "plain.pmclog");
-    if code != 0 {
+    if !finished(code, &err) {
         pmc_testkit::skip!("sampling not permitted here: {err}");
         return;
     }
@@ -80,7 +85,7 @@ fn kernel_samples_have_user_frames_only_with_u() {
     assert!(uf * 10 >= u * 9, "{uf} of {u} user samples have frames");
 
     let (code, err, with_u) = run(&["-U"], "user.pmclog");
-    assert_eq!(code, 0, "{err}");
+    assert!(finished(code, &err), "exit {code}: {err}");
     let (k2, ku2, _, _) = chains(&with_u);
     eprintln!("with -U: {k2} kernel samples, {ku2} with user frames");
     assert!(k2 >= 20, "{k2}");
@@ -93,7 +98,7 @@ fn kernel_samples_have_user_frames_only_with_u() {
 
     // -U with -N: no callchains at all, as pmcstat(8) (PMC_F_USERCALLCHAIN needs them).
     let (code, err, none) = run(&["-U", "-N"], "none.pmclog");
-    assert_eq!(code, 0, "{err}");
+    assert!(finished(code, &err), "exit {code}: {err}");
     let (k3, ku3, _, _) = chains(&none);
     assert!(k3 > 0 && ku3 == 0, "{k3} {ku3}");
 
