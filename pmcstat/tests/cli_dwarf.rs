@@ -5,8 +5,9 @@
 //! by round so that a busy host cannot favour one caller), so each tool's
 //! share of `hot_leaf` samples under each caller is a number that can be compared. A C
 //! program at `-O1 -fomit-frame-pointer` (where the kernel's frame-pointer walk loses the
-//! callers, the control), the same program with frame pointers (both modes must agree), and
-//! a Rust release binary.
+//! callers, the control), a program with frame pointers whose leaf takes an exact number of
+//! page faults under each caller (both modes must find each caller's exact count), and a
+//! Rust release binary.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,6 +19,14 @@ const PROG: &str = r#"
 #include <stdlib.h>
 #include <stdio.h>
 volatile unsigned long sink, zero;
+/* Each call's length varies (50,000 to 150,000 iterations, the same sequence every run), so
+   a sampling timer cannot lock onto the rounds' period and see one caller more than its
+   share; the callers' average lengths are equal. */
+static unsigned long lcg = 1;
+static unsigned long jitter(void) {
+    lcg = lcg * 6364136223846793005UL + 1442695040888963407UL;
+    return 50000 + (lcg >> 33) % 100001;
+}
 __attribute__((noinline)) unsigned long hot_leaf(unsigned long n) {
     unsigned long x = 0;
     for (unsigned long i = 0; i < n; i++) x += i * i ^ (x >> 3);
@@ -25,12 +34,12 @@ __attribute__((noinline)) unsigned long hot_leaf(unsigned long n) {
 }
 __attribute__((noinline)) unsigned long outer_caller(int rounds) {
     unsigned long t = 0;
-    for (int r = 0; r < rounds; r++) t += hot_leaf(100000 + (r & 1) + zero);
+    for (int r = 0; r < rounds; r++) t += hot_leaf(jitter() + zero);
     return t;
 }
 __attribute__((noinline)) unsigned long side_caller(int rounds) {
     unsigned long t = 7;
-    for (int r = 0; r < rounds; r++) t ^= hot_leaf(100003 + (r & 3) + zero);
+    for (int r = 0; r < rounds; r++) t ^= hot_leaf(jitter() + zero);
     return t;
 }
 int main(int argc, char **argv) {
@@ -45,6 +54,40 @@ int main(int argc, char **argv) {
 }
 "#;
 
+/// hot_leaf writes one fresh page per call, so sampling page-faults at period 1 gives
+/// exactly one hot_leaf sample per call: 3 per round under outer_caller, 1 under
+/// side_caller. The truth is the program's own call counts, not a sample share, so a busy
+/// host or a timer aliasing with the rounds cannot move it.
+const FAULT_PROG: &str = r#"
+#include <stdlib.h>
+#include <stdio.h>
+#include <sys/mman.h>
+static char *pages;
+static unsigned long next_page;
+__attribute__((noinline)) void hot_leaf(void) {
+    pages[next_page++ * 4096] = 1;
+}
+__attribute__((noinline)) void outer_caller(int calls) {
+    for (int c = 0; c < calls; c++) hot_leaf();
+}
+__attribute__((noinline)) void side_caller(int calls) {
+    for (int c = 0; c < calls; c++) hot_leaf();
+}
+int main(int argc, char **argv) {
+    int rounds = argc > 1 ? atoi(argv[1]) : 500;
+    size_t len = (size_t)rounds * 4 * 4096;
+    pages = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (pages == MAP_FAILED) return 2;
+    madvise(pages, len, MADV_NOHUGEPAGE);
+    for (int i = 0; i < rounds; i++) {
+        outer_caller(3);
+        side_caller(1);
+    }
+    printf("%lu\n", next_page);
+    return 0;
+}
+"#;
+
 const RUST_PROG: &str = r#"
 use std::hint::black_box;
 #[inline(never)]
@@ -55,19 +98,31 @@ fn hot_leaf(n: u64) -> u64 {
     }
     x
 }
+// Each call's length varies (the same sequence every run), so a sampling timer cannot lock
+// onto the rounds' period; the callers' average lengths are equal.
+static LCG: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+fn jitter() -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let x = LCG
+        .load(Relaxed)
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    LCG.store(x, Relaxed);
+    50_000 + (x >> 33) % 100_001
+}
 #[inline(never)]
 fn outer_caller(rounds: u64) -> u64 {
     let mut t = 0u64;
-    for r in 0..rounds {
-        t = t.wrapping_add(hot_leaf(black_box(100_000 + (r & 1))));
+    for _ in 0..rounds {
+        t = t.wrapping_add(hot_leaf(black_box(jitter())));
     }
     t
 }
 #[inline(never)]
 fn side_caller(rounds: u64) -> u64 {
     let mut t = 7u64;
-    for r in 0..rounds {
-        t ^= hot_leaf(black_box(100_003 + (r & 3)));
+    for _ in 0..rounds {
+        t ^= hot_leaf(black_box(jitter()));
     }
     t
 }
@@ -132,26 +187,27 @@ fn shares(chains: &[Vec<String>]) -> (usize, f64, f64, f64) {
 /// Records `exe` with pmcstat in `mode` (`fp` or `dwarf`) and returns (root-first chains
 /// from `-R --folded`, log bytes, samples).
 fn record(dir: &Path, exe: &Path, mode: &str) -> (Vec<Vec<String>>, u64, usize) {
-    record_rounds(dir, exe, mode, ROUNDS)
+    record_event(
+        dir,
+        exe,
+        mode,
+        &["-P", "cpu-clock", "--freq", "1000"],
+        ROUNDS,
+    )
 }
 
-fn record_rounds(
+/// Records `exe rounds` with pmcstat's `event` arguments in `mode`, as [`record`].
+fn record_event(
     dir: &Path,
     exe: &Path,
     mode: &str,
+    event: &[&str],
     rounds: &str,
 ) -> (Vec<Vec<String>>, u64, usize) {
-    let log = dir.join(format!("{mode}.pmclog"));
+    let log = dir.join(format!("{}.pmclog", mode.replace(',', "-")));
     let out = pmcstat()
-        .args([
-            "-P",
-            "cpu-clock",
-            "--freq",
-            "1000",
-            "--call-graph",
-            mode,
-            "-O",
-        ])
+        .args(event)
+        .args(["--call-graph", mode, "-O"])
         .arg(&log)
         .arg("--")
         .arg(exe)
@@ -299,30 +355,57 @@ fn dwarf_call_graph_of_a_c_program_without_frame_pointers_matches_perf() {
     );
 }
 
+/// Counts of `hot_leaf` samples by caller: (under outer_caller, under side_caller, reaching
+/// main above the caller).
+fn counts(chains: &[Vec<String>]) -> (usize, usize, usize) {
+    let (mut outer, mut side, mut main) = (0, 0, 0);
+    for c in chains {
+        let Some(i) = c.iter().rposition(|f| short(f) == "hot_leaf") else {
+            continue;
+        };
+        match i.checked_sub(1).map(|p| short(&c[p])) {
+            Some("outer_caller") => outer += 1,
+            Some("side_caller") => side += 1,
+            _ => {}
+        }
+        if i >= 2 && c[..i - 1].iter().any(|f| short(f) == "main") {
+            main += 1;
+        }
+    }
+    (outer, side, main)
+}
+
 #[test]
 fn frame_pointer_build_gives_the_same_call_graph_both_ways() {
     let dir = workdir("fp");
-    let Some(exe) = cc(
+    let Some(exe) = pmc_testkit::cc::build(
         &dir,
-        "prog",
+        "faults",
+        FAULT_PROG,
         // -O0: gcc 12 drops leaf frame pointers at -O1 even with
         // -mno-omit-leaf-frame-pointer, and then frame pointers skip the leaf's caller.
         &["-O0", "-fno-omit-frame-pointer"],
     ) else {
         return;
     };
-    let (fp, _, _) = record_rounds(&dir, &exe, "fp", "1200");
-    let (dw, _, _) = record_rounds(&dir, &exe, "dwarf", "1200");
-    let (n1, o1, s1, m1) = shares(&fp);
-    let (n2, o2, s2, m2) = shares(&dw);
-    eprintln!("fp {n1}: {o1:.3}/{s1:.3}/{m1:.3}; dwarf {n2}: {o2:.3}/{s2:.3}/{m2:.3}");
-    assert!(n1 > 300 && n2 > 300);
-    assert!(o1 + s1 >= 0.95 && o2 + s2 >= 0.95);
-    assert!(
-        (o1 - o2).abs() <= 0.05,
-        "outer share fp {o1:.3} vs dwarf {o2:.3}"
+    // Every page fault a sample; 500 rounds are 1,500 calls under outer_caller and 500
+    // under side_caller, each one fresh page. The calls take a few milliseconds, so the ring
+    // holds every sample even if pmcstat is not scheduled to drain it meanwhile: 8 MiB for
+    // about 2,100 samples of 2 KiB of stack each (main's frame is well within 2 KiB).
+    const ROUNDS: usize = 500;
+    let event = ["-P", "page-faults", "-n", "1", "--mmap-pages", "2048"];
+    let rounds = ROUNDS.to_string();
+    let (fp, _, fp_samples) = record_event(&dir, &exe, "fp", &event, &rounds);
+    let (dw, _, dw_samples) = record_event(&dir, &exe, "dwarf,2048", &event, &rounds);
+    let (o1, s1, m1) = counts(&fp);
+    let (o2, s2, m2) = counts(&dw);
+    eprintln!(
+        "fp {fp_samples} samples: outer {o1}, side {s1}, main {m1}; \
+         dwarf {dw_samples} samples: outer {o2}, side {s2}, main {m2}"
     );
-    assert!(m1 >= 0.95 && m2 >= 0.95);
+    let want = (3 * ROUNDS, ROUNDS, 4 * ROUNDS);
+    assert_eq!((o1, s1, m1), want, "frame pointers: (outer, side, main)");
+    assert_eq!((o2, s2, m2), want, "DWARF: (outer, side, main)");
 }
 
 #[test]
