@@ -497,16 +497,20 @@ fn measure_values(group: &NativeGroup) -> R<Vec<pmc_value_t>> {
         .collect()
 }
 
+fn unknown_measure(handle: pmc_measure_t) -> CError {
+    CError::new(
+        libc::EINVAL,
+        format!(
+            "measurement {handle} is not running (pmc_measure_begin returns the handles; \
+             pmc_measure_end frees them)"
+        ),
+    )
+}
+
 fn measure_of(lib: &mut Lib, handle: pmc_measure_t) -> R<&mut NativeGroup> {
-    lib.measures.get_mut(&handle).ok_or_else(|| {
-        CError::new(
-            libc::EINVAL,
-            format!(
-                "measurement {handle} is not running (pmc_measure_begin returns the handles; \
-                 pmc_measure_end frees them)"
-            ),
-        )
-    })
+    lib.measures
+        .get_mut(&handle)
+        .ok_or_else(|| unknown_measure(handle))
 }
 
 /// Whether `capacity` values hold the group's counts (`None`: the caller wants none).

@@ -59,6 +59,20 @@ fn efault(arg: &str) -> CError {
     CError::new(libc::EFAULT, format!("{arg} is NULL"))
 }
 
+/// A string argument: `EFAULT` naming `what` when NULL, `EINVAL` when not UTF-8.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that outlives `'a`.
+unsafe fn utf8_arg<'a>(p: *const c_char, what: &str) -> Result<&'a str, CError> {
+    if p.is_null() {
+        return Err(efault(what));
+    }
+    // SAFETY: non-null, and a NUL-terminated string living for 'a by this function's contract.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| CError::new(libc::EINVAL, format!("{what} is not UTF-8")))
+}
+
 fn ok0(r: Result<(), CError>) -> Result<c_int, CError> {
     r.map(|()| 0)
 }
@@ -111,17 +125,11 @@ pub unsafe extern "C" fn pmc_allocate(
     pmcid: *mut pmc_id_t,
 ) -> c_int {
     entry(|| {
-        if ctrspec.is_null() {
-            return Err(efault("ctrspec"));
-        }
+        // SAFETY: NULL or a NUL-terminated string by the C contract, read within this call.
+        let spec = unsafe { utf8_arg(ctrspec, "ctrspec") }?;
         if pmcid.is_null() {
             return Err(efault("pmcid"));
         }
-        // SAFETY: non-null, and a NUL-terminated string by the C contract.
-        let spec = unsafe { CStr::from_ptr(ctrspec) };
-        let spec = spec
-            .to_str()
-            .map_err(|_| CError::new(libc::EINVAL, "the event specification is not UTF-8"))?;
         let id = state::allocate(spec, mode.0, flags, cpu)?;
         put(pmcid, "pmcid", id)
     })
@@ -529,14 +537,8 @@ pub unsafe extern "C" fn pmc_measure_begin(
         for i in 0..n {
             // SAFETY: `events` holds `nevents` pointers by the C contract, and i < nevents.
             let p = unsafe { events.add(i).read() };
-            if p.is_null() {
-                return Err(CError::new(libc::EFAULT, format!("events[{i}] is NULL")));
-            }
-            // SAFETY: non-null, and a NUL-terminated string by the C contract.
-            let spec = unsafe { CStr::from_ptr(p) }
-                .to_str()
-                .map_err(|_| CError::new(libc::EINVAL, format!("events[{i}] is not UTF-8")))?;
-            specs.push(spec);
+            // SAFETY: NULL or a NUL-terminated string by the C contract, read within this call.
+            specs.push(unsafe { utf8_arg(p, &format!("events[{i}]")) }?);
         }
         let handle = state::measure_begin(&specs)?;
         put(measure, "measure", handle)

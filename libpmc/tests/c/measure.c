@@ -76,6 +76,7 @@ main(int argc, char **argv)
 	const char *events[] = { "page-faults", "task-clock" };
 	const char *bad[] = { "page-faults", "no-such-event-xyz" };
 	const char *holes[] = { "page-faults", NULL };
+	const char *latin1[] = { "page-faults", "caf\xe9" };
 	long npages = argc > 1 ? atol(argv[1]) : 1000;
 	struct span a, b;
 	pthread_t t;
@@ -123,8 +124,13 @@ main(int argc, char **argv)
 	check(pmc_measure_begin(events, 2, NULL) == -1 && errno == EFAULT,
 	    "begin-null-handle", "want -1 and EFAULT");
 	errno = 0;
-	check(pmc_measure_begin(holes, 2, &m2) == -1 && errno == EFAULT,
-	    "begin-null-event-name", "want -1 and EFAULT");
+	check(pmc_measure_begin(holes, 2, &m2) == -1 && errno == EFAULT &&
+	    strstr(pmc_strerror_last(), "events[1]") != NULL,
+	    "begin-null-event-name", "want -1, EFAULT and events[1]");
+	errno = 0;
+	check(pmc_measure_begin(latin1, 2, &m2) == -1 && errno == EINVAL &&
+	    strstr(pmc_strerror_last(), "events[1] is not UTF-8") != NULL,
+	    "begin-non-utf8-event-name", "want -1, EINVAL and events[1]");
 	errno = 0;
 	check(pmc_measure_begin(bad, 2, &m2) == -1 && errno == EINVAL &&
 	    strstr(pmc_strerror_last(), "no-such-event-xyz") != NULL,
