@@ -5,10 +5,11 @@
 //! `--json` or `-x` CSV).
 
 use crate::cli::CallgraphOrder;
-use crate::config::{Analyze, Format};
+use crate::config::Analyze;
 use crate::dest::{write_outcome, Checked, Dest};
 use crate::error::Failure;
 use crate::logfile::MAX_LOG_SIZE;
+use crate::output::document;
 use pmc::{Error, ErrorKind, Op};
 use pmc_analyze::annotate::{Listing, ListingWriter};
 use pmc_analyze::callgraph::{write_callgraph, CallGraphOptions, Order};
@@ -939,15 +940,24 @@ fn write_summary(profile: &Profile, args: &Analyze, out_path: &Path) -> Result<(
         },
     );
     report_to(out_path, "the summary", |out| {
-        let mut out = &mut *out;
-        if args.format == Format::Json {
-            top.write_json(&mut out).map_err(io_error)
-        } else if matches!(args.format, Format::Csv(_)) {
-            top.write_csv(&mut out)
-        } else {
-            top.write_text(&mut out)
-        }
+        document::write(&args.format, &Summary(&top), out)
     })
+}
+
+/// `--summary`'s document: the top tables.
+struct Summary<'a>(&'a TopReport);
+
+impl document::Document for Summary<'_> {
+    fn text(&self, mut o: &mut dyn Write) -> std::io::Result<()> {
+        self.0.write_text(&mut o)
+    }
+    fn json(&self, mut o: &mut dyn Write) -> std::io::Result<()> {
+        self.0.write_json(&mut o).map_err(io_error)
+    }
+    /// RFC 4180 rows with commas (pmc-analyze's `TopReport::write_csv`), whatever `-x` says.
+    fn csv(&self, mut o: &mut dyn Write, _sep: &str) -> std::io::Result<()> {
+        self.0.write_csv(&mut o)
+    }
 }
 
 /// `-i TID` on a streamed log: the profile of the thread's samples, with bounded memory.
@@ -1046,16 +1056,13 @@ fn dump(
     out: &mut dyn Write,
 ) -> std::io::Result<pmc_log::ReadReport> {
     let bad = |e: pmc_log::ReadError| std::io::Error::other(format!("{}: {e}", path.display()));
+    let write = document::record_writer(&args.format, args.dump);
     match input {
         Input::Bytes(b) => {
             let reader = pmc_log::Reader::new(b).map_err(bad)?;
             let mut it = reader.records();
-            if args.format == Format::Json {
-                pmc_log::export::json::write_all(&mut it, &mut &mut *out)?;
-            } else if args.dump {
-                pmc_log::export::text::write_all(&mut it, &mut &mut *out)?;
-            } else {
-                pmc_analyze::printlog::write_all(&mut it, &mut &mut *out)?;
+            for r in &mut it {
+                write(&r, &mut *out)?;
             }
             Ok(it.into_report())
         }
@@ -1067,13 +1074,7 @@ fn dump(
                 if thread.as_mut().is_some_and(|f| !f.keep(&r)) {
                     continue;
                 }
-                if args.format == Format::Json {
-                    pmc_log::export::json::write_record(&r, &mut &mut *out)?;
-                } else if args.dump {
-                    pmc_log::export::text::write_record(&r, &mut &mut *out)?;
-                } else {
-                    pmc_analyze::printlog::write_record(&r, &mut &mut *out)?;
-                }
+                write(&r, &mut *out)?;
             }
             Ok(reader.finish())
         }

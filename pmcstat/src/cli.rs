@@ -351,6 +351,11 @@ pub struct Args {
     /// `[time,] [CPUn,]` value, unit, event, run time (ns), running percent,
     /// metric value, metric unit; then scope, time enabled (ns), status.
     /// With -w/-I every row has the time column and no total rows follow.
+    /// With -L: one row per event (name, source, availability, why not
+    /// available, description); --diagnose: per check (check, verdict, detail,
+    /// fix); --selftest: per check (check, event, measured, expected, ratio,
+    /// verdict, note); -R --summary: its own comma-separated tables. A SEP inside
+    /// a cell becomes a space.
     #[arg(short = 'x', value_name = "SEP")]
     pub csv: Option<String>,
 

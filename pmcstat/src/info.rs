@@ -1,10 +1,11 @@
 //! `-L` (event listing) and `--diagnose`.
 
-use crate::config::{Format, List};
+use crate::config::List;
 use crate::error::Failure;
-use pmc::info::{Availability, Verdict};
+use crate::output::document::{self, csv_row, json_line, Document};
+use pmc::info::{Availability, Check, EventInfo, Verdict};
 use pmc::Backend;
-use std::io::Write;
+use std::io::{self, Write};
 
 /// Runs -L or --diagnose; returns the exit status.
 pub fn run(args: &List) -> Result<u8, Failure> {
@@ -20,55 +21,105 @@ pub fn run(args: &List) -> Result<u8, Failure> {
         None => crate::dest::Dest::Stream(crate::dest::stdout_stream()),
     };
     let mut out = crate::dest::Checked::new(out);
-    if !args.diagnose {
-        let events = backend.list_events(args.tracepoints);
-        if args.format == Format::Json {
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string(&events).unwrap_or_default()
-            );
-        } else {
-            let mut last = None;
-            for e in &events {
-                if last.as_ref() != Some(&e.source) {
-                    let _ = writeln!(out, "\n{}:", e.source);
-                    last = Some(e.source.clone());
-                }
-                let state = match &e.availability {
-                    Availability::Available => "[available]".to_owned(),
-                    Availability::Unavailable(why) => format!("[unavailable: {why}]"),
-                    Availability::NotProbed(why) => format!("[not probed: {why}]"),
-                };
-                let _ = writeln!(out, "  {:<40} {state}", e.name);
-            }
-        }
+    let written = if args.diagnose {
+        let diagnosis = Diagnosis {
+            backend: backend.name(),
+            checks: backend.diagnose(),
+        };
+        document::write(&args.format, &diagnosis, &mut out)
     } else {
-        let checks = backend.diagnose();
-        if args.format == Format::Json {
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string(&checks).unwrap_or_default()
-            );
-        } else {
-            let _ = writeln!(out, "pmc diagnostics ({}):", backend.name());
-            for c in &checks {
-                let mark = match c.verdict {
-                    Verdict::Yes => "yes ",
-                    Verdict::No => "NO  ",
-                    Verdict::Info => "    ",
-                };
-                let _ = writeln!(out, "  {mark} {:<32} {}", c.name, c.detail);
-                if let Some(fix) = &c.fix {
-                    let _ = writeln!(out, "       {:<32} fix: {fix}", "");
-                }
-            }
-        }
-    }
-    let done = out.finish().and_then(|()| out.get_mut().commit());
+        let events = EventList(backend.list_events(args.tracepoints));
+        document::write(&args.format, &events, &mut out)
+    };
+    // The writer's own error (ENOSPC, EPIPE) first: it is what the document's error wraps.
+    let done = out
+        .finish()
+        .and(written)
+        .and_then(|()| out.get_mut().commit());
     crate::dest::write_outcome(done, "the listing")?;
     Ok(0)
+}
+
+/// `-L`'s document: the events by source.
+struct EventList(Vec<EventInfo>);
+
+/// An event's availability: its word and, when not available, why.
+fn availability(a: &Availability) -> (&'static str, &str) {
+    match a {
+        Availability::Available => ("available", ""),
+        Availability::Unavailable(why) => ("unavailable", why),
+        Availability::NotProbed(why) => ("not probed", why),
+    }
+}
+
+impl Document for EventList {
+    fn text(&self, o: &mut dyn Write) -> io::Result<()> {
+        let mut last = None;
+        for e in &self.0 {
+            if last != Some(&e.source) {
+                writeln!(o, "\n{}:", e.source)?;
+                last = Some(&e.source);
+            }
+            let state = match availability(&e.availability) {
+                (word, "") => format!("[{word}]"),
+                (word, why) => format!("[{word}: {why}]"),
+            };
+            writeln!(o, "  {:<40} {state}", e.name)?;
+        }
+        Ok(())
+    }
+    fn json(&self, o: &mut dyn Write) -> io::Result<()> {
+        json_line(o, &self.0)
+    }
+    /// name, source, availability, why not available, description.
+    fn csv(&self, o: &mut dyn Write, sep: &str) -> io::Result<()> {
+        for e in &self.0 {
+            let (word, why) = availability(&e.availability);
+            let source = e.source.to_string();
+            csv_row(o, sep, &[&e.name, &source, word, why, &e.description])?;
+        }
+        Ok(())
+    }
+}
+
+/// `--diagnose`'s document: the backend's checks.
+struct Diagnosis {
+    backend: &'static str,
+    checks: Vec<Check>,
+}
+
+impl Document for Diagnosis {
+    fn text(&self, o: &mut dyn Write) -> io::Result<()> {
+        writeln!(o, "pmc diagnostics ({}):", self.backend)?;
+        for c in &self.checks {
+            let mark = match c.verdict {
+                Verdict::Yes => "yes ",
+                Verdict::No => "NO  ",
+                Verdict::Info => "    ",
+            };
+            writeln!(o, "  {mark} {:<32} {}", c.name, c.detail)?;
+            if let Some(fix) = &c.fix {
+                writeln!(o, "       {:<32} fix: {fix}", "")?;
+            }
+        }
+        Ok(())
+    }
+    fn json(&self, o: &mut dyn Write) -> io::Result<()> {
+        json_line(o, &self.checks)
+    }
+    /// check, verdict (yes, no, info), detail, fix.
+    fn csv(&self, o: &mut dyn Write, sep: &str) -> io::Result<()> {
+        for c in &self.checks {
+            let verdict = match c.verdict {
+                Verdict::Yes => "yes",
+                Verdict::No => "no",
+                Verdict::Info => "info",
+            };
+            let fix = c.fix.as_deref().unwrap_or("");
+            csv_row(o, sep, &[&c.name, verdict, &c.detail, fix])?;
+        }
+        Ok(())
+    }
 }
 
 /// `-u SPEC` (pmcstat(8)'s event description): the event's entry in the `-L` list (source,

@@ -6,44 +6,44 @@
 
 use crate::config::Format;
 use crate::error::Failure;
+use crate::output::document::{self, csv_row, json_line, Document};
 use pmc::selftest::Report;
-use std::io::Write;
+use std::io::{self, Write};
 
 /// Runs the self-test; returns the exit status.
 pub fn run(format: &Format) -> Result<u8, Failure> {
-    let report = pmc::selftest()?;
+    let report = SelfTest(pmc::selftest()?);
     let mut out = crate::dest::Checked::new(crate::dest::stdout_stream());
-    if *format == Format::Json {
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string(&report).unwrap_or_default()
-        );
-    } else if let Format::Csv(sep) = format {
-        write_csv(&mut out, &report, sep);
-    } else {
-        let _ = write!(out, "{report}");
-    }
-    crate::dest::write_outcome(out.finish(), "the self-test report")?;
-    Ok(if report.passed() { 0 } else { 1 })
+    let written = document::write(format, &report, &mut out);
+    crate::dest::write_outcome(out.finish().and(written), "the self-test report")?;
+    Ok(if report.0.passed() { 0 } else { 1 })
 }
 
-/// One row per check: check, event, measured, expected, ratio, verdict,
-/// note (the separator replaced by a space inside the note).
-fn write_csv(out: &mut impl Write, report: &Report, sep: &str) {
-    let cell = |s: &str| s.replace(sep, " ");
-    for r in &report.rows {
-        let num = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
-        let ratio = r.ratio().map(|x| format!("{x:.4}")).unwrap_or_default();
-        let _ = writeln!(
-            out,
-            "{}{sep}{}{sep}{}{sep}{}{sep}{ratio}{sep}{}{sep}{}",
-            cell(r.check),
-            cell(&r.event),
-            num(r.measured),
-            num(r.expected),
-            r.verdict,
-            cell(&r.note)
-        );
+/// `--selftest`'s document.
+struct SelfTest(Report);
+
+impl Document for SelfTest {
+    fn text(&self, o: &mut dyn Write) -> io::Result<()> {
+        write!(o, "{}", self.0)
+    }
+    fn json(&self, o: &mut dyn Write) -> io::Result<()> {
+        json_line(o, &self.0)
+    }
+    /// One row per check: check, event, measured, expected, ratio, verdict, note.
+    fn csv(&self, o: &mut dyn Write, sep: &str) -> io::Result<()> {
+        for r in &self.0.rows {
+            let num = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_default();
+            let ratio = r.ratio().map(|x| format!("{x:.4}")).unwrap_or_default();
+            let verdict = r.verdict.to_string();
+            let (measured, expected) = (num(r.measured), num(r.expected));
+            csv_row(
+                o,
+                sep,
+                &[
+                    r.check, &r.event, &measured, &expected, &ratio, &verdict, &r.note,
+                ],
+            )?;
+        }
+        Ok(())
     }
 }

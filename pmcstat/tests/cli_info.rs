@@ -189,3 +189,71 @@ fn field<'a>(text: &'a str, name: &str) -> &'a str {
         .find(|l| l.trim_start().starts_with(name))
         .unwrap_or_else(|| panic!("no line for {name} in:\n{text}"))
 }
+
+/// Splits `-x SEP` rows into cells, each row checked to have `width` cells.
+fn rows<'a>(text: &'a str, sep: &str, width: usize) -> Vec<Vec<&'a str>> {
+    text.lines()
+        .map(|l| {
+            let cells: Vec<&str> = l.split(sep).collect();
+            assert_eq!(cells.len(), width, "{width} cells wanted: {l:?}");
+            cells
+        })
+        .collect()
+}
+
+#[test]
+fn list_and_diagnose_print_csv_rows_that_agree_with_their_json() {
+    let (code, csv, err) = pmcstat(&["-L", "-x", ";"]);
+    assert_eq!(code, 0, "{err}");
+    let list = rows(&csv, ";", 5);
+    let (_, json, _) = pmcstat(&["-L", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let events = v.as_array().unwrap();
+    assert_eq!(list.len(), events.len(), "one row per event");
+    for (row, e) in list.iter().zip(events) {
+        assert_eq!(row[0], e["name"], "{row:?}");
+        let state = e["availability"]["state"]
+            .as_str()
+            .unwrap()
+            .replace('_', " ");
+        assert_eq!(row[2], state, "{row:?} against {e}");
+        assert_eq!(row[3].is_empty(), state == "available", "{row:?}");
+    }
+    let pf = list.iter().find(|r| r[0] == "page-faults").unwrap();
+    assert_eq!(pf[2], "available", "{pf:?}");
+    if !has_pmu() {
+        let cycles = list.iter().find(|r| r[0] == "cycles").unwrap();
+        assert_eq!(
+            &cycles[2..4],
+            ["unavailable", "no hardware PMU"],
+            "{cycles:?}"
+        );
+    }
+    // --json-report is --json outside counting, as its help says.
+    let (_, report, _) = pmcstat(&["-L", "--json-report"]);
+    assert_eq!(report, json);
+
+    let (code, csv, err) = pmcstat(&["--diagnose", "-x", ","]);
+    assert_eq!(code, 0, "{err}");
+    let checks = rows(&csv, ",", 4);
+    let (_, json, _) = pmcstat(&["--diagnose", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    let want: Vec<(String, String)> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let name = c["name"].as_str().unwrap().replace(',', " ");
+            (name, c["verdict"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    let got: Vec<(String, String)> = checks
+        .iter()
+        .map(|r| (r[0].to_owned(), r[1].to_owned()))
+        .collect();
+    assert_eq!(got, want);
+    assert!(
+        checks.iter().all(|r| r[1] != "no" || !r[3].is_empty()),
+        "every no has a fix: {csv}"
+    );
+}

@@ -3,9 +3,12 @@
 //! (`--json`, `json`), pmcstat's own JSON document (`--json-report`,
 //! `json_report`) and pmcstat(8)'s columns (`--columns`, `columns`). This
 //! file holds what they share: the rows, their metrics, the `-r` statistics.
+//! What prints whole (`-L`, `--diagnose`, `--selftest`, `-R`'s summary and
+//! listings) chooses its format in [`document`].
 
 mod columns;
 mod csv;
+pub mod document;
 mod json;
 mod json_report;
 mod rows;
