@@ -859,7 +859,13 @@ int pmc_writelog(uint32_t userdata);
 // Never dereferences `gms`.
 int pmc_get_driver_stats(struct pmc_driverstats *gms);
 
-// `pmc_get_msr`: not on Linux (`EOPNOTSUPP`).
+// `pmc_get_msr`: not on Linux (`EOPNOTSUPP`). hwpmc gives a self-attached
+// process PMC a fixed row whose register holds the PMC's count, so a caller
+// may `rdpmc` it. perf moves an event between counters as it schedules it,
+// and the register holds the count less an offset kept in the event's
+// mapped page: a fixed register read would return wrong numbers. `pmc_read`
+// returns the count; Rust callers have `pmc::native::FastReader`, which reads
+// in user space with perf's protocol.
 //
 // # Safety
 // Never dereferences `msr`.
@@ -897,7 +903,8 @@ const char *pmc_name_of_state(enum pmc_state ps);
 // `*eventnames` and their number into `*nevents`. As FreeBSD's libpmc, the
 // array is `malloc(3)`ed and the caller frees it (`free(*eventnames)`); the
 // names it points to are the library's. On Linux the SOFT class lists its
-// events; other classes fail with `EOPNOTSUPP`.
+// events, the machine's hardware class (`pmc_cpuinfo`'s) the CPU's events
+// that can open here; a class the machine lacks fails with `EOPNOTSUPP`.
 //
 // # Safety
 // `eventnames` and `nevents` are writable or NULL.

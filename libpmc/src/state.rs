@@ -721,22 +721,64 @@ pub(crate) fn event_names_of_class(class: u32) -> R<&'static [&'static CStr]> {
         return Err(not_initialized());
     }
     if class == pmc_class::PMC_CLASS_SOFT as u32 {
-        Ok(&names::SOFT_EVENTS)
-    } else if names::class(class).is_some() {
-        Err(CError::new(
-            libc::EOPNOTSUPP,
-            format!(
-                "this library lists no events of class {}: name them as perf does (`perf list`) or \
-                 with pmcstat -L",
-                names::class(class).map(|c| c.to_string_lossy()).unwrap_or_default()
-            ),
-        ))
-    } else {
-        Err(CError::new(
+        return Ok(&names::SOFT_EVENTS);
+    }
+    let Some(name) = names::class(class) else {
+        return Err(CError::new(
             libc::EINVAL,
             format!("{class} is not a PMC_CLASS_* value"),
-        ))
+        ));
+    };
+    if hardware_class() == Some(class) {
+        if let Some(names) = HARDWARE_NAMES.get() {
+            return Ok(names);
+        }
+        let events = with_lib(|lib| Ok(lib.backend.list_events(false)))?;
+        return Ok(HARDWARE_NAMES.get_or_init(|| hardware_event_names(&events)));
     }
+    Err(CError::new(
+        libc::EOPNOTSUPP,
+        format!(
+            "class {} is not this machine's: pmc_cpuinfo lists its classes",
+            name.to_string_lossy()
+        ),
+    ))
+}
+
+/// The hardware class's event names, listed once per process (the caller's
+/// arrays point into it, as into FreeBSD's tables).
+static HARDWARE_NAMES: OnceLock<Box<[&'static CStr]>> = OnceLock::new();
+
+/// The names of this machine's hardware events, in the backend's listing
+/// order, each once: the portable hardware names (`cycles`, `instructions`),
+/// perf's generic hardware and cache events, and the CPU PMU's own (sysfs
+/// aliases, the pmu-events table), less those the listing found unavailable.
+fn hardware_event_names(events: &[pmc_facade::info::EventInfo]) -> Box<[&'static CStr]> {
+    use pmc_facade::info::{Availability, EventSource};
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for e in events {
+        let hardware = match &e.source {
+            EventSource::Portable => pmc_facade::PortableEvent::ALL
+                .iter()
+                .any(|p| p.is_hardware() && p.name() == e.name),
+            EventSource::Hardware | EventSource::Cache => true,
+            EventSource::Pmu(pmu) => pmu.starts_with("cpu") || pmu.starts_with("armv8"),
+            _ => false,
+        };
+        if !hardware
+            || matches!(e.availability, Availability::Unavailable(_))
+            || e.name.contains("/.../")
+            || !seen.insert(e.name.clone())
+        {
+            continue;
+        }
+        if let Ok(c) = CString::new(e.name.clone()) {
+            // Leaked once per process: the names live as long as FreeBSD's tables.
+            out.push(&*Box::leak(c.into_boxed_c_str()));
+        }
+    }
+    out.into_boxed_slice()
 }
 
 /// `pmc_configure_logfile(fd)`: the log goes to `sink` (pmc-log format);
@@ -769,4 +811,78 @@ pub(crate) fn unsupported(call: &str, why: &str) -> CError {
         libc::EOPNOTSUPP,
         format!("{call}: not supported on Linux: {why}"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pmc_facade::info::{Availability, EventInfo, EventSource};
+
+    fn ev(name: &str, source: EventSource, availability: Availability) -> EventInfo {
+        EventInfo {
+            name: name.into(),
+            source,
+            description: String::new(),
+            availability,
+        }
+    }
+
+    #[test]
+    fn the_hardware_class_lists_the_cpus_events_that_can_open() {
+        let no = || Availability::Unavailable("no".into());
+        let events = [
+            ev("cycles", EventSource::Portable, Availability::Available),
+            ev(
+                "page-faults",
+                EventSource::Portable,
+                Availability::Available,
+            ),
+            ev("ref-cycles", EventSource::Hardware, no()),
+            ev(
+                "L1-dcache-loads",
+                EventSource::Cache,
+                Availability::Available,
+            ),
+            ev("task-clock", EventSource::Software, Availability::Available),
+            ev(
+                "armv8_pmuv3_0/cpu_cycles/",
+                EventSource::Pmu("armv8_pmuv3_0".into()),
+                Availability::Available,
+            ),
+            ev(
+                "inst_retired",
+                EventSource::Pmu("cpu (pmu-events x)".into()),
+                Availability::NotProbed("many".into()),
+            ),
+            ev(
+                "uncore/.../",
+                EventSource::Pmu("uncore".into()),
+                Availability::Available,
+            ),
+            ev(
+                "cpu/.../",
+                EventSource::Pmu("cpu".into()),
+                Availability::Available,
+            ),
+            ev(
+                "sched:sched_switch",
+                EventSource::Tracepoint,
+                Availability::Available,
+            ),
+            ev("cycles", EventSource::Hardware, Availability::Available),
+        ];
+        let names: Vec<&str> = hardware_event_names(&events)
+            .iter()
+            .map(|c| c.to_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "cycles",
+                "L1-dcache-loads",
+                "armv8_pmuv3_0/cpu_cycles/",
+                "inst_retired"
+            ]
+        );
+    }
 }

@@ -366,7 +366,13 @@ pub unsafe extern "C" fn pmc_get_driver_stats(gms: *mut pmc_driverstats) -> c_in
     })
 }
 
-/// `pmc_get_msr`: not on Linux (`EOPNOTSUPP`).
+/// `pmc_get_msr`: not on Linux (`EOPNOTSUPP`). hwpmc gives a self-attached
+/// process PMC a fixed row whose register holds the PMC's count, so a caller
+/// may `rdpmc` it. perf moves an event between counters as it schedules it,
+/// and the register holds the count less an offset kept in the event's
+/// mapped page: a fixed register read would return wrong numbers. `pmc_read`
+/// returns the count; Rust callers have `pmc::native::FastReader`, which reads
+/// in user space with perf's protocol.
 ///
 /// # Safety
 /// Never dereferences `msr`.
@@ -376,7 +382,8 @@ pub unsafe extern "C" fn pmc_get_msr(pmcid: pmc_id_t, msr: *mut u32) -> c_int {
     entry(|| {
         Err(state::unsupported(
             "pmc_get_msr",
-            "perf chooses the hardware counter at each schedule; there is no fixed MSR",
+            "perf moves a counter between registers as it schedules it, and a register holds \
+             the count less an offset, so no register can be read on its own; use pmc_read",
         ))
     })
 }
@@ -454,7 +461,8 @@ pub extern "C" fn pmc_name_of_state(ps: StateArg) -> *const c_char {
 /// `*eventnames` and their number into `*nevents`. As FreeBSD's libpmc, the
 /// array is `malloc(3)`ed and the caller frees it (`free(*eventnames)`); the
 /// names it points to are the library's. On Linux the SOFT class lists its
-/// events; other classes fail with `EOPNOTSUPP`.
+/// events, the machine's hardware class (`pmc_cpuinfo`'s) the CPU's events
+/// that can open here; a class the machine lacks fails with `EOPNOTSUPP`.
 ///
 /// # Safety
 /// `eventnames` and `nevents` are writable or NULL.

@@ -122,6 +122,49 @@ main(int argc, char **argv)
 	free(names);
 	FAILS(pmc_event_names_of_class((enum pmc_class)99, &names, &n), EINVAL,
 	    "event-names-of-bad-class");
+	/* The machine's hardware class, when it has one: its names open. */
+	for (i = 0; i < (int)ci->pm_nclass; i++) {
+		enum pmc_class cl = ci->pm_classes[i].pm_class;
+		int j, opened = 0, tried = 0;
+
+		if (cl == PMC_CLASS_SOFT)
+			continue;
+		WORKS(pmc_event_names_of_class(cl, &names, &n),
+		    "event-names-of-hardware-class");
+		check(n > 0, "hardware-class-has-names", "class %s: none",
+		    pmc_name_of_class(cl));
+		for (j = 0; j < n && j < 32; j++, tried++) {
+			if (pmc_allocate(names[j], PMC_MODE_TC, 0, PMC_CPU_ANY,
+			    &id) == 0) {
+				opened++;
+				pmc_release(id);
+			} else
+				printf("note: %s: %s\n", names[j], PMC_MESSAGE());
+		}
+		printf("class %s: %d names, %d of the first %d open\n",
+		    pmc_name_of_class(cl), n, opened, tried);
+#ifdef __linux__
+		/* Linux lists only what its probe found available. */
+		check(opened == tried, "hardware-names-open", "%d of %d",
+		    opened, tried);
+#else
+		check(opened > 0, "hardware-names-open", "none of %d", tried);
+#endif
+		if (n > 0)
+			free(names);
+	}
+#ifdef __linux__
+	/* A class this machine does not have: Linux lists nothing for it. */
+	{
+		enum pmc_class other = PMC_CLASS_IAP;
+
+		for (i = 0; i < (int)ci->pm_nclass; i++)
+			if (ci->pm_classes[i].pm_class == PMC_CLASS_IAP)
+				other = PMC_CLASS_ARMV8;
+		FAILS(pmc_event_names_of_class(other, &names, &n), EOPNOTSUPP,
+		    "event-names-of-absent-class");
+	}
+#endif
 
 	/* Allocation errors. */
 	FAILS(pmc_allocate("no-such-event-xyz", PMC_MODE_TC, 0, PMC_CPU_ANY,
