@@ -362,7 +362,7 @@ pub struct Args {
     /// Print the counts as FreeBSD pmcstat(8) does for counting PMCs: a
     /// `# ` header line with one column per PMC, `p/EVENT` for process-mode
     /// PMCs (-p, -e) and `s/NN/EVENT` for system-mode ones (-s; one column per
-    /// CPU, NN its number), then one row of counts every -w SECS (default 5 s,
+    /// CPU, NN its number; `s/NN/EVENT@CGROUP` with --cgroup), then one row of counts every -w SECS (default 5 s,
     /// as pmcstat(8)) and a last row when the command exits or -l ends. Each
     /// row holds the counts since the previous row (the rows add up to the
     /// total), or with -C the running totals (the last row is the total).

@@ -335,6 +335,60 @@ fn pmcstat_cgroup_counts_and_labels_the_cgroup() {
     check_bounds("pmcstat --cgroup", c["value"].as_u64().expect("a count"));
 }
 
+/// `--columns` with `--cgroup`: pmcstat(8)'s header names the cgroup after each event
+/// (`s/NN/page-faults@NAME`), and the last row of running totals (-C) sums, over the CPUs'
+/// columns, to a count within the cgroup's bounds.
+#[test]
+fn pmcstat_columns_name_the_cgroup() {
+    let name = "pmcstat_columns_name_the_cgroup";
+    let Some(pmcstat) = pmcstat_path() else {
+        return skip!(name, "no pmcstat binary in this build's target directory");
+    };
+    let cg = match TestCgroup::new("columns") {
+        Ok(c) => c,
+        Err(why) => return skip!(name, "{why}"),
+    };
+    let outside = outsider();
+    let out = Command::new(&pmcstat)
+        .args(["--all-cpus", "-e", "page-faults", "--cgroup", &cg.name])
+        .args(["--columns", "-C", "--"])
+        .args(cg.command(&format!("touch-pages {INSIDE}")))
+        .output()
+        .expect("run pmcstat");
+    wait_ok(outside, "the outside workload");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "pmcstat --columns --cgroup failed: {err}"
+    );
+    let header = err
+        .lines()
+        .find(|l| l.starts_with("# "))
+        .unwrap_or_else(|| panic!("no header: {err}"));
+    let columns: Vec<&str> = header[2..].split_whitespace().collect();
+    let want = format!("/page-faults@{}", cg.name);
+    assert!(
+        !columns.is_empty()
+            && columns
+                .iter()
+                .all(|c| c.starts_with("s/") && c.ends_with(&want)),
+        "every column names the cgroup ({want}): {header}"
+    );
+    let last = err
+        .lines()
+        .rev()
+        .find(|l| !l.starts_with('#') && l.split_whitespace().count() == columns.len())
+        .unwrap_or_else(|| panic!("no row of {} counts: {err}", columns.len()));
+    let total: u64 = last
+        .split_whitespace()
+        .map(|v| {
+            v.parse::<u64>()
+                .unwrap_or_else(|_| panic!("a count: {last}"))
+        })
+        .sum();
+    check_bounds("pmcstat --columns --cgroup", total);
+}
+
 /// The sum over CPUs of `series{...,cgroup="NAME"}` in an exposition; panics on a series of
 /// that name without the cgroup label.
 fn cgroup_sum(text: &str, series: &str, name: &str) -> f64 {

@@ -50,9 +50,15 @@ pub(super) const COLUMNS_HEIGHT: usize = 256;
 pub(super) const COLUMNS_COUNTER_BITS: u32 = 64;
 
 /// pmcstat(8)'s `ev_name`: the event spec up to its first comma, space or tab
-/// (`instructions,usr` is `instructions`).
-pub(super) fn column_event(c: &Counter) -> &str {
-    c.event.split([',', ' ', '\t']).next().unwrap_or(&c.event)
+/// (`instructions,usr` is `instructions`); with `--cgroup`, `@` and the cgroup
+/// after it (`page-faults@user.slice`), its spaces and tabs as `_` so that the
+/// header stays one field per column.
+pub(super) fn column_event(c: &Counter) -> std::borrow::Cow<'_, str> {
+    let event = c.event.split([',', ' ', '\t']).next().unwrap_or(&c.event);
+    match &c.cgroup {
+        Some(cg) => format!("{event}@{}", cg.replace([' ', '\t'], "_")).into(),
+        None => event.into(),
+    }
 }
 
 /// A column's `(fieldskip, fieldwidth)`: wide enough for the header
