@@ -19,9 +19,13 @@ mkdir -p "$work"
 start=$(date +%s)
 cargo +nightly fuzz build -O
 echo "fuzz: build took $(($(date +%s) - start)) s"
-failed=0
-for t in $(cargo +nightly fuzz list); do
-  corpus="$work/corpus/$t"
+# Each target runs one libFuzzer process on one core: PMC_FUZZ_JOBS of them side by side (default
+# the number of CPUs, at most 4), each with its full time. A target's lines are printed when it ends.
+jobs=${PMC_FUZZ_JOBS:-$(nproc)}
+[ "$jobs" -ge 1 ] 2>/dev/null || jobs=1
+[ "$jobs" -le 4 ] || jobs=4
+run_target() {
+  local t=$1 corpus="$work/corpus/$1" t0
   mkdir -p "$corpus" "$work/artifacts/$t"
   [ -d "fuzz/seeds/$t" ] && cp -n fuzz/seeds/"$t"/* "$corpus"/ 2>/dev/null || true
   if [ "$t" = elf_object ] && [ -z "$(ls -A "$corpus")" ]; then
@@ -33,13 +37,26 @@ for t in $(cargo +nightly fuzz list); do
       -artifact_prefix="$work/artifacts/$t/" -print_final_stats=1 >"$work/$t.log" 2>&1; then
     echo "fuzz $t: ok, $(grep -m1 -oE 'stat::number_of_executed_units: *[0-9]+' "$work/$t.log" | grep -oE '[0-9]+$') runs in $(($(date +%s) - t0)) s"
   else
-    failed=1
     echo "fuzz $t: FAILED (crash, leak, timeout or out of memory); log $work/$t.log:"
     grep -E 'ERROR|panicked|SUMMARY|artifact|Test unit written' "$work/$t.log" | head -20
     for a in "$work/artifacts/$t"/*; do
       [ -e "$a" ] && echo "fuzz $t: artifact $a (reproduce: cargo +nightly fuzz run $t $a)"
     done
+    return 1
   fi
+}
+targets=$(cargo +nightly fuzz list)
+echo "fuzz: $(echo $targets | wc -w) targets, $secs s each, $jobs at a time"
+# Each target's status goes to a file: `wait -n` may reap a job before `wait PID` asks for it.
+rm -f "$work"/*.status
+for t in $targets; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  { rc=0; run_target "$t" || rc=$?; echo "$rc" >"$work/$t.status"; } &
+done
+wait
+failed=0
+for t in $targets; do
+  [ "$(cat "$work/$t.status" 2>/dev/null)" = 0 ] || { failed=1; echo "fuzz $t: did not pass"; }
 done
 echo "fuzz: $(($(date +%s) - start)) s in all"
 exit "$failed"

@@ -36,16 +36,21 @@ lane_linux_core() {
 }
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-start=$SECONDS
-lane_pmc_log >"$logs/1" 2>&1 &
-pid1=$!
-lane_linux_core >"$logs/2" 2>&1 &
-pid2=$!
-rc1=0 rc2=0
-wait "$pid1" || rc1=$?
-echo "miri: lane 1 (pmc-log) ended after $((SECONDS - start)) s, status $rc1"
-wait "$pid2" || rc2=$?
-echo "miri: lane 2 (pmc-linux, pmc-core) ended after $((SECONDS - start)) s, status $rc2"
+# Each lane's output and its own end (status, seconds), so that the log shows how long each
+# lane took and whether they are balanced.
+run_lane() {
+  local n=$1 start=$SECONDS rc=0
+  shift
+  "$@" >"$logs/$n" 2>&1 || rc=$?
+  echo "$rc $((SECONDS - start))" >"$logs/$n.end"
+}
+run_lane 1 lane_pmc_log &
+run_lane 2 lane_linux_core &
+wait
+read -r rc1 s1 <"$logs/1.end" || rc1=1
+read -r rc2 s2 <"$logs/2.end" || rc2=1
+echo "miri: lane 1 (pmc-log) took ${s1:-?} s, status $rc1"
+echo "miri: lane 2 (pmc-linux, pmc-core) took ${s2:-?} s, status $rc2"
 for n in 1 2; do
   printf '\n==> miri lane %s output\n' "$n"
   cat "$logs/$n"

@@ -298,10 +298,26 @@ boot() { # boot NAME SMP ICOUNT INITRD [FIRMWARE]
 # (PMC_TEST_DIVISOR, PROPTEST_CASES; the host suite runs them all), which the
 # summary says. Same console format as the guest's /init, for results.awk.
 USER_DIVISOR=10 USER_CASES=32
-usermode() {
-  local t name t0 rc
-  t0=$(date +%s.%N)
-  while read -r t; do
+# qemu-user runs one test binary on one host core (--test-threads=1: its tests run one
+# after another). PMU_LAB_USER_LANES lanes (default 2: CI's cores) take binaries from one
+# queue side by side, each lane's console kept in its own file, binary by binary between
+# PMULAB_BEGIN/END, and joined into console-user.log at the end. Two lanes fill the core the
+# 1-vCPU boots leave free, then both cores once the boots are done (one lane ran alone for
+# about 170 s there).
+USER_LANES=${PMU_LAB_USER_LANES:-2}
+[ "$USER_LANES" -ge 1 ] 2>/dev/null || USER_LANES=1
+user_next() { # the next binary of the queue, or nothing when it is empty
+  (
+    flock 9
+    local n
+    n=$(cat "$LAB/out/user.next")
+    echo $((n + 1)) > "$LAB/out/user.next"
+    sed -n "$((n + 1))p" "$LAB/out/tests.list"
+  ) 9>"$LAB/out/user.lock"
+}
+user_lane() {
+  local t name rc
+  while t=$(user_next) && [ -n "$t" ]; do
     name=$(basename "$t"); name=${name%-*}
     case $t in */deps/hw-*) continue ;; esac
     [ -z "$(host_only "$name")" ] || continue
@@ -313,9 +329,21 @@ usermode() {
     (cd "$ROOT" && PMC_TEST_DIVISOR=$USER_DIVISOR PROPTEST_CASES=$USER_CASES \
       timeout "$TIMEOUT" qemu-aarch64 "$ROOT/$t" --show-output --test-threads=1 </dev/null 2>&1) || rc=$?
     echo "PMULAB_END $ROOT/$t rc=$rc"
-  done < "$LAB/out/tests.list"
+  done
+}
+usermode() {
+  local t0 lane
+  t0=$(date +%s.%N)
+  echo 0 > "$LAB/out/user.next"
+  for lane in $(seq 1 "$USER_LANES"); do
+    user_lane > "$LAB/out/console-user-$lane.log" 2>&1 &
+  done
+  wait
+  for lane in $(seq 1 "$USER_LANES"); do
+    cat "$LAB/out/console-user-$lane.log"
+  done
   echo PMULAB_DONE
-  awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "pmu-lab: user      %6.1f s (qemu-user, alongside the boots)\n", b - a}' >> "$LAB/out/times"
+  awk -v a="$t0" -v b="$(date +%s.%N)" -v l="$USER_LANES" 'BEGIN {printf "pmu-lab: user      %6.1f s (qemu-user, %d lanes, alongside the boots)\n", b - a, l}' >> "$LAB/out/times"
 }
 upid=
 wait_user() {
