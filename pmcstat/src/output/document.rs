@@ -1,7 +1,7 @@
 //! What pmcstat prints whole rather than as count rows: `-L`'s event list,
 //! `--diagnose`'s checks, `--selftest`'s report and `-R --summary`'s top
 //! functions, each a [`Document`]; and `-R`'s record-by-record listings, a
-//! [`RecordWriter`]. [`write`] and [`record_writer`] are the one place their
+//! [`RecordWriter`]. [`write()`] and [`record_writer`] are the one place their
 //! format is chosen, as `output::writer` is for counts. A new document is a type
 //! implementing [`Document`]; a new format is an arm in each of the two.
 
