@@ -8,8 +8,13 @@ use super::*;
 
 const FORMAT_LOST: u64 = crate::record::read_format::LOST;
 
-/// How many times a fd set is opened again after a member lost a race with its thread.
-const MEMBER_RACE_RETRIES: u32 = 4;
+/// How many times a fd set is opened again after a member lost a race with its thread. A
+/// thread that keeps creating threads (the inherited events' contexts swap at each switch to
+/// a child) lost it 4 times in a row on a loaded 2-CPU machine (two copies of pmc-linux's
+/// `counting` suite side by side: 24 sets needed 1 retry, 2 needed 2, one 3, one 4), and CI
+/// once saw 5; each try after the second yields the CPU first. A real refusal repeats and
+/// is reported after about a millisecond of tries.
+pub(super) const MEMBER_RACE_RETRIES: u32 = 64;
 
 /// A process target on a kernel without `inherit_thread` (before 5.13): its threads created
 /// later cannot be counted without its child processes.
@@ -368,7 +373,13 @@ impl<S: Sys> InstanceSet<S> {
                     )
                     .with_errno(libc::ESRCH));
                 }
-                Err((_, true)) if tries < MEMBER_RACE_RETRIES => tries += 1,
+                Err((_, true)) if tries < MEMBER_RACE_RETRIES => {
+                    tries += 1;
+                    if tries > 2 {
+                        // Let the thread run on (or its child exit) before the next try.
+                        std::thread::yield_now();
+                    }
+                }
                 Err((e, _)) => return Err(e),
             }
         }
