@@ -729,7 +729,12 @@ pub(crate) fn event_names_of_class(class: u32) -> R<&'static [&'static CStr]> {
             format!("{class} is not a PMC_CLASS_* value"),
         ));
     };
-    if hardware_class() == Some(class) {
+    // The classes pmc_cpuinfo reports (computed once), so that the two answers agree.
+    let info = cpuinfo();
+    let listed = info.pm_classes[..(info.pm_nclass as usize).min(PMC_CLASS_MAX)]
+        .iter()
+        .any(|c| c.pm_class.0 == class);
+    if listed {
         if let Some(names) = HARDWARE_NAMES.get() {
             return Ok(names);
         }

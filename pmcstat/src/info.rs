@@ -52,6 +52,14 @@ fn availability(a: &Availability) -> (&'static str, &str) {
     }
 }
 
+/// An event's availability as `-L` and `-u` print it: `available`, or the word and why.
+fn availability_text(a: &Availability) -> String {
+    match availability(a) {
+        (word, "") => word.to_owned(),
+        (word, why) => format!("{word}: {why}"),
+    }
+}
+
 impl Document for EventList {
     fn text(&self, o: &mut dyn Write) -> io::Result<()> {
         let mut last = None;
@@ -60,11 +68,12 @@ impl Document for EventList {
                 writeln!(o, "\n{}:", e.source)?;
                 last = Some(&e.source);
             }
-            let state = match availability(&e.availability) {
-                (word, "") => format!("[{word}]"),
-                (word, why) => format!("[{word}: {why}]"),
-            };
-            writeln!(o, "  {:<40} {state}", e.name)?;
+            writeln!(
+                o,
+                "  {:<40} [{}]",
+                e.name,
+                availability_text(&e.availability)
+            )?;
         }
         Ok(())
     }
@@ -148,11 +157,7 @@ pub fn describe(spec_text: &str, tracepoints: bool) -> Result<u8, Failure> {
             if !e.description.is_empty() {
                 let _ = writeln!(out, "  {:<14} {}", "description", e.description);
             }
-            let state = match &e.availability {
-                Availability::Available => "available".to_owned(),
-                Availability::Unavailable(why) => format!("unavailable: {why}"),
-                Availability::NotProbed(why) => format!("not probed: {why}"),
-            };
+            let state = availability_text(&e.availability);
             let _ = writeln!(out, "  {:<14} {state}", "listed as");
         }
         None => {
