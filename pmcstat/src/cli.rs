@@ -33,7 +33,8 @@ pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out 
 pmcstat -R out.pmclog -F out.callgrind && callgrind_annotate out.callgrind\n\n\
 Exit status: the command's (128 + signal if a signal ended it), or, when it is 0, 3 if \
 sampling lost samples (the summary says how many and why); 1 when counters cannot be set up \
-or results written; 2 for a usage error."
+or results written; 2 for a usage error; 127 when the command is not found, 126 when it \
+cannot be executed (as shells)."
 )]
 pub struct Args {
     /// Count SPEC in the target process (process-scope counting PMC), as

@@ -39,6 +39,16 @@ pub fn is_epipe(errno: Option<i32>) -> bool {
     errno == Some(libc::EPIPE)
 }
 
+/// The launcher's messages for a command that could not be executed (as opposed to a
+/// working directory or stdio that could not be installed): `pmc::launch`'s wording.
+pub const LAUNCH_EXEC_PREFIXES: [&str; 2] = ["command not found", "cannot execute"];
+
+/// Whether a launch failed because the program does not exist (`ENOENT`, `ENOTDIR`: the
+/// shell's 127); any other exec failure is the shell's 126.
+pub fn is_not_found(errno: Option<i32>) -> bool {
+    matches!(errno, Some(libc::ENOENT | libc::ENOTDIR))
+}
+
 /// The shell convention: the exit code, or 128 + the signal.
 pub fn exit_code(s: ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;

@@ -617,27 +617,27 @@ fn planted_links_and_failed_starts() {
     let noexec = dir.0.join("noexec.sh");
     std::fs::write(&noexec, "#!/bin/sh\n").unwrap();
     let noexec_s = noexec.to_string_lossy().into_owned();
-    for (what, cmdline) in [
-        ("command not found", "/nonexistent/command"),
-        ("permission denied", noexec_s.as_str()),
+    for (what, cmdline, status) in [
+        ("command not found", "/nonexistent/command", 127),
+        ("permission denied", noexec_s.as_str(), 126),
     ] {
         let mut cmd = Command::new(&p);
         cmd.args(["-P", "cpu-clock", "-O", &out_s, "--", cmdline]);
         let ran = run_measured(cmd, &dir.0, |_| {});
         let left = out.exists();
         pmc_testkit::row!(
-            "FAULT {name} {what}: injected=exec failure expected=exit 1, no log left \
+            "FAULT {name} {what}: injected=exec failure expected=exit {status}, no log left \
              recovered=exit {} log_left={left} rss_peak_kb={}",
             ran.code,
             ran.rss_peak_kb
         );
-        assert_eq!(ran.code, 1);
+        assert_eq!(ran.code, status);
         assert!(!left, "a failed start left {}", out.display());
     }
 }
 
-/// Commands that die at once: killed by SIGKILL (exit 137, counts still printed) or missing
-/// (exit 1 with a message).
+/// Commands that die at once: killed by SIGKILL (exit 137, counts still printed), or that
+/// cannot be run (the shell's 127 or 126, with a message).
 #[test]
 fn command_dies_at_once() {
     let name = "command_dies_at_once";
@@ -658,18 +658,40 @@ fn command_dies_at_once() {
     assert_eq!(ran.code, 137);
     assert!(printed);
 
-    let mut cmd = Command::new(&p);
-    cmd.args(["-p", "task-clock", "--", "/nonexistent/command"]);
-    let ran = run_measured(cmd, &dir.0, |_| {});
-    pmc_testkit::row!(
-        "FAULT {name} missing: injected=no such command expected=exit 1 with a message \
-         recovered=exit {} rss_peak_kb={}",
-        ran.code,
-        ran.rss_peak_kb
-    );
-    assert_eq!(ran.code, 1);
-    assert!(ran.stderr.contains("/nonexistent/command"));
-    assert!(!ran.stderr.contains("panicked"));
+    // Issue 32 item 9: a command that cannot be run exits as the shell does for it (127 not
+    // found, 126 not executable), counting (-p) and sampling (-P) alike; the shell is the
+    // oracle.
+    let noexec = dir.0.join("not-executable");
+    std::fs::write(&noexec, "#!/bin/sh\n").unwrap();
+    let noexec = noexec.to_str().unwrap().to_owned();
+    for (what, prog) in [
+        ("missing", "/nonexistent/command"),
+        ("not-on-path", "pmc-no-such-command"),
+        ("not-executable", noexec.as_str()),
+        ("directory", "/"),
+    ] {
+        let shell = Command::new("sh")
+            .args(["-c", &format!("exec {prog}")])
+            .stderr(Stdio::null())
+            .status()
+            .unwrap()
+            .code();
+        for mode in ["-p", "-P"] {
+            let mut cmd = Command::new(&p);
+            cmd.args([mode, "task-clock", "--", prog]);
+            let ran = run_measured(cmd, &dir.0, |_| {});
+            pmc_testkit::row!(
+                "FAULT {name} {what}{mode}: injected={prog} expected=exit {shell:?} (sh's) with \
+                 a message recovered=exit {} rss_peak_kb={}",
+                ran.code,
+                ran.rss_peak_kb
+            );
+            assert!(matches!(shell, Some(126 | 127)), "sh: {shell:?}");
+            assert_eq!(Some(ran.code), shell, "{what} {mode}");
+            assert!(ran.stderr.contains(prog), "{}", ran.stderr);
+            assert!(!ran.stderr.contains("panicked"));
+        }
+    }
 }
 
 /// EMFILE: with RLIMIT_NOFILE lowered in the child, pmcstat either works or says why, and
