@@ -581,6 +581,15 @@ impl Args {
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
             ));
         }
+        if let Some(what) = self.measuring_with_read_log() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "{what} with -R: -R reads a log, it measures nothing (pmcstat(8) refuses -O \
+                     with -R); record with -O FILE in one run, read it with -R FILE in the next\n"
+                ),
+            ));
+        }
         if self.read_log.is_some() && !self.events.is_empty() {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
@@ -636,6 +645,24 @@ impl Args {
 }
 
 impl Args {
+    /// With `-R`, the first option that measures (which `-R` would otherwise ignore): `-O`,
+    /// a PMC (`-p`/`-s`/`-P`/`-S`), `-t`, `-l` or a command.
+    fn measuring_with_read_log(&self) -> Option<&'static str> {
+        self.read_log.as_ref()?;
+        [
+            (self.log.is_some(), "-O (the log to record)"),
+            (!self.process.is_empty(), "-p (a counting PMC)"),
+            (!self.system.is_empty(), "-s (a counting PMC)"),
+            (!self.process_sampling.is_empty(), "-P (a sampling PMC)"),
+            (!self.system_sampling.is_empty(), "-S (a sampling PMC)"),
+            (self.attach.is_some(), "-t (a process to measure)"),
+            (self.duration.is_some(), "-l (how long to measure)"),
+            (!self.command.is_empty(), "a command (to measure)"),
+        ]
+        .into_iter()
+        .find_map(|(given, what)| given.then_some(what))
+    }
+
     /// perf's `-a`/`--all-cpus`: not with -R, -p or -t; the -P PMCs become
     /// system-wide ones (on the CPUs of the last -c), as `perf record -a`.
     fn all_cpus_checked(&mut self) -> Result<(), clap::Error> {

@@ -694,6 +694,54 @@ fn command_dies_at_once() {
     }
 }
 
+/// Issue 32 item 8: `-R` with an option that measures (`-O`, a PMC, `-t`, `-l`, a command)
+/// is a usage error, as pmcstat(8) refuses `-O` with `-R`: exit 2, no log written, the
+/// command never run. Before, `-R` ignored them and exited 0.
+#[test]
+fn read_log_refuses_measuring_options() {
+    let name = "read_log_refuses_measuring_options";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-r-usage", 0o755).unwrap();
+    let log = dir.0.join("in.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let out = dir.0.join("out.pmclog");
+    let ran_marker = dir.0.join("ran");
+    let (out_s, marker_s) = (s(&out), s(&ran_marker));
+    let touch = ["--", "touch", marker_s.as_str()];
+    for extra in [
+        &["-O", out_s.as_str()][..],
+        &["-P", "cpu-clock"],
+        &["-S", "cpu-clock"],
+        &["-p", "task-clock"],
+        &["-s", "task-clock"],
+        &["-t", "1"],
+        &["-l", "1"],
+        &touch,
+        &["-G", "-", "--", "touch", marker_s.as_str()],
+    ] {
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&log).args(extra);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let (written, run) = (out.exists(), ran_marker.exists());
+        pmc_testkit::row!(
+            "FAULT {name} {}: injected=-R with a measuring option expected=exit 2, nothing \
+             written or run recovered=exit {} log_written={written} command_run={run}",
+            extra.join(" "),
+            ran.code
+        );
+        assert_eq!(ran.code, 2, "{extra:?}: {}", ran.stderr);
+        assert!(ran.stderr.contains("-R"), "{}", ran.stderr);
+        assert!(!written && !run, "{extra:?}");
+    }
+}
+
+/// A path as a `String` for an argument list.
+fn s(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
 /// EMFILE: with RLIMIT_NOFILE lowered in the child, pmcstat either works or says why, and
 /// never panics.
 #[test]
