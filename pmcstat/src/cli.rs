@@ -356,7 +356,8 @@ pub struct Args {
     /// available, description); --diagnose: per check (check, verdict, detail,
     /// fix); --selftest: per check (check, event, measured, expected, ratio,
     /// verdict, note); -R --summary: its own comma-separated tables. A SEP inside
-    /// a cell becomes a space.
+    /// a cell becomes a space, a double quote a single one, a control character
+    /// an escape (\n, \e, \xNN); an empty SEP or one with a line break is refused.
     #[arg(short = 'x', value_name = "SEP")]
     pub csv: Option<String>,
 
@@ -579,6 +580,16 @@ impl Args {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
+            ));
+        }
+        if let Some(why) = self
+            .csv
+            .as_deref()
+            .and_then(crate::output::document::csv_separator_refused)
+        {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("-x: {why}; give a separator such as ',' ';' or a tab\n"),
             ));
         }
         if let Some(what) = self.measuring_with_read_log() {

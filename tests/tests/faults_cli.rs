@@ -737,6 +737,100 @@ fn read_log_refuses_measuring_options() {
     }
 }
 
+/// The first cgroup2 mount point (`/proc/self/mountinfo`).
+fn cgroup2_mount() -> Option<std::path::PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        let point = left.split(' ').nth(4)?;
+        (right.split(' ').next()? == "cgroup2").then(|| std::path::PathBuf::from(point))
+    })
+}
+
+/// Issue 32 item 10: `-x SEP` rows keep their shape whatever a name holds: a cgroup named
+/// `au3"x,y;z` (a comma, a quote, a semicolon) gives perf's 11 cells with `-x ,`, in the
+/// total, interval (12 with the time) and `-r` rows, as Python's csv module reads them (the
+/// oracle); an empty separator or a line break in it is refused (exit 2). Before: 12
+/// cells, and `-x ''` ran the cells together.
+#[test]
+fn csv_cells_keep_their_rows() {
+    let name = "csv_cells_keep_their_rows";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    for sep in ["", "\n", ";\r\n"] {
+        let out = Command::new(&p)
+            .args(["-x", sep, "-p", "task-clock", "--", "true"])
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        pmc_testkit::row!(
+            "FAULT {name} -x {sep:?}: injected=a separator that cannot separate rows \
+             expected=exit 2 recovered=exit {code:?}"
+        );
+        assert_eq!(code, Some(2), "-x {sep:?}");
+    }
+    if !pmc_testkit::cli::works("python3", &["-c", "import csv"]) {
+        pmc_testkit::skip!(name = name, "no python3 (its csv module counts the cells)");
+        return;
+    }
+    // SAFETY: geteuid has no preconditions.
+    let Some(root) = cgroup2_mount().filter(|_| unsafe { libc::geteuid() } == 0) else {
+        pmc_testkit::skip!(
+            name = name,
+            "needs root and a cgroup2 mount to make a cgroup"
+        );
+        return;
+    };
+    let cg = format!("pmc-faults-au3\"x,y;z-{}", std::process::id());
+    let dir = root.join(&cg);
+    std::fs::create_dir(&dir).unwrap();
+    let runs: [(&str, &[&str], usize); 3] = [
+        ("total", &["-l", "0.05"], 11),
+        ("interval", &["-w", "0.05", "-l", "0.12"], 12),
+        ("repeat", &["-r", "2", "--", "true"], 11),
+    ];
+    let mut failed = Vec::new();
+    for (what, args, want) in runs {
+        let out = Command::new(&p)
+            .args(["-x", ",", "-s", "task-clock", "--cgroup", &cg])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned();
+        let rows: Vec<&str> = text.lines().filter(|l| l.contains("task-clock")).collect();
+        let py = Command::new("python3")
+            .args([
+                "-c",
+                "import csv,sys; print(' '.join(str(len(r)) for r in csv.reader(sys.stdin)))",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write as _;
+                c.stdin
+                    .take()
+                    .unwrap()
+                    .write_all(rows.join("\n").as_bytes())?;
+                c.wait_with_output()
+            })
+            .unwrap();
+        let cells = String::from_utf8_lossy(&py.stdout).trim().to_owned();
+        pmc_testkit::row!(
+            "FAULT {name} {what}: injected=cgroup {cg:?} with -x , expected={want} cells a row \
+             recovered=rows {} cells [{cells}]",
+            rows.len()
+        );
+        let ok = !rows.is_empty() && cells.split(' ').all(|n| n == want.to_string());
+        if !ok {
+            failed.push(format!("{what}: {text}"));
+        }
+    }
+    let _ = std::fs::remove_dir(&dir);
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
 /// A path as a `String` for an argument list.
 fn s(p: &Path) -> String {
     p.to_string_lossy().into_owned()
