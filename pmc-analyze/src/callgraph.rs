@@ -569,7 +569,10 @@ pub fn write_callgraph_json<W: Write>(
             })
         })
         .collect();
-    serde_json::to_writer(&mut *out, &serde_json::json!({ "pmcs": pmcs }))?;
+    // DEL and C1 in names escaped as well (serde_json escapes C0 only).
+    let mut w = pmc_log::escape::JsonControls::new(&mut *out);
+    serde_json::to_writer(&mut w, &serde_json::json!({ "pmcs": pmcs }))?;
+    let out = w.into_inner()?;
     writeln!(out)?;
     Ok(())
 }

@@ -37,7 +37,7 @@ pub struct CallgrindOptions {
 
 /// One event name as callgrind wants it: no whitespace.
 fn event_name(name: &str) -> String {
-    let s: String = name
+    let s: String = pmc_log::escape::escape(name)
         .chars()
         .map(|c| if c.is_whitespace() { '_' } else { c })
         .collect();

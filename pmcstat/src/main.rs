@@ -38,10 +38,15 @@ fn main() -> ExitCode {
                 diag!("Try 'pmcstat --help' for more information.");
                 return ExitCode::from(2);
             }
-            // clap prints help/version to stdout with success, errors with 2.
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // clap prints help/version to stdout with success, errors with 2. An error
+            // echoes the argument it refused: shown as every message is (escaped, cut).
+            if e.use_stderr() {
+                let text = e.render().to_string();
+                diag!("{}", text.trim_end());
+                return ExitCode::from(2);
+            }
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(0);
         }
     };
     // Every mode: a measurement stops cleanly on the first SIGINT/SIGTERM/SIGHUP; a report

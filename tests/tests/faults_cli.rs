@@ -329,12 +329,17 @@ fn header() -> Header<'static> {
 /// A log whose maps name `paths`, one 4 KiB map each at 0x10000000 + i MiB, with 100 samples
 /// (two frames) inside each.
 fn hostile_log(paths: &[&Path]) -> Vec<u8> {
+    hostile_log_named(paths, "cpu-clock", "victim")
+}
+
+/// [`hostile_log`] with the PMC's event and the process's command named as given.
+fn hostile_log_named(paths: &[&Path], event: &str, comm: &str) -> Vec<u8> {
     let mut w = pmc_log::Writer::new(Vec::new(), &header()).unwrap();
     w.write(&Record::Pmc(PmcDescriptor {
         time: 0,
         pmc_id: 0,
-        event_spec: "cpu-clock".into(),
-        canonical_name: "cpu-clock".into(),
+        event_spec: event.to_owned().into(),
+        canonical_name: event.to_owned().into(),
         scope: Scope::Process,
         cpu: None,
         mode: Mode::SamplingPeriod(100_000),
@@ -347,7 +352,7 @@ fn hostile_log(paths: &[&Path]) -> Vec<u8> {
         pid: 42,
         tid: 42,
         exec: true,
-        comm: "victim".into(),
+        comm: comm.to_owned().into(),
     }))
     .unwrap();
     for (i, p) in paths.iter().enumerate() {
@@ -1454,17 +1459,33 @@ fn log_strings_are_escaped() {
     let dir = TempDir::new("faults-escape", 0o755).unwrap();
     let evil =
         "/nonexistent/x\u{1b}]0;PWNED\u{7}\u{1b}[2J\npmcstat: log clean, 0 samples lost\u{9b}";
+    // Issue 32 item 12: the event and command names too (C1 CSI, ESC, BEL, a newline).
+    let evil_event = "cpu-clock\u{1b}]0;EV\u{7}\u{9b}2J\npmcstat: forged";
+    let evil_comm = "vic\u{1b}[2J\u{9b}tim";
     let log = dir.0.join("evil.pmclog");
-    std::fs::write(&log, hostile_log(&[Path::new(evil)])).unwrap();
+    std::fs::write(
+        &log,
+        hostile_log_named(&[Path::new(evil)], evil_event, evil_comm),
+    )
+    .unwrap();
     let out = dir.0.join("report");
     let out_s = out.to_string_lossy().into_owned();
+    let mut failed = Vec::new();
     for report in [
         vec![],
+        vec!["--json"],
+        vec!["--dump"],
         vec!["--summary"],
+        vec!["--summary", "-x", ","],
+        vec!["--summary", "--json"],
         vec!["-G", &out_s],
+        vec!["-G", "-"],
         vec!["--folded", &out_s],
         vec!["-m", &out_s],
+        vec!["-a", "-"],
         vec!["-F", &out_s],
+        vec!["-F", "-"],
+        vec!["--script"],
         vec!["--script", "-o", &out_s],
     ] {
         let _ = std::fs::remove_file(&out);
@@ -1475,17 +1496,156 @@ fn log_strings_are_escaped() {
         let all = format!("{}{}{file}", ran.stdout, ran.stderr);
         let raw = all.contains(['\u{1b}', '\u{7}', '\u{9b}']);
         let forged = all.lines().any(|l| l.starts_with("pmcstat: log clean"));
-        let what = report.first().copied().unwrap_or("records");
+        let what = if report.is_empty() {
+            "records".to_owned()
+        } else {
+            report.join(" ").replace(&out_s, "FILE")
+        };
         pmc_testkit::row!(
-            "FAULT {name} {what}: injected=ESC, BEL, CSI and a newline in a map path \
+            "FAULT {name} {what}: injected=ESC, BEL, CSI and a newline in a map path, the event \
+             and the command \
              expected=exit 0, all escaped recovered=exit {} raw_controls={raw} \
              forged_line={forged} rss_peak_kb={}",
             ran.code,
             ran.rss_peak_kb
         );
-        assert_eq!(ran.code, 0, "{what}");
-        assert!(!raw, "{what}: control characters printed raw");
-        assert!(!forged, "{what}: a forged line was printed");
+        if ran.code != 0 || raw || forged {
+            failed.push(format!(
+                "{}: exit {} raw_controls={raw} forged={forged}",
+                report.join(" "),
+                ran.code
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// Issue 32 item 12, live and from the command line: a process named with ESC, BEL and a C1
+/// CSI (a copy of `true` named so) under `-E -p task-clock`, in text and `--json`; event
+/// strings with controls; 100 KB arguments echoed in errors (cut, not echoed whole).
+#[test]
+fn live_names_and_long_arguments_are_shown_safely() {
+    let name = "live_names_and_long_arguments_are_shown_safely";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-live-names", 0o755).unwrap();
+    let evil = dir.0.join("t\u{1b}]0;X\u{7}\u{9b}2J");
+    std::fs::copy("/bin/true", &evil).unwrap();
+    let evil_s = s(&evil);
+    let long = "a".repeat(100_000);
+    let long_path = format!("{}/{long}", s(&dir.0));
+    let cases: [(&str, Vec<&str>); 8] = [
+        ("-E text", vec!["-E", "-p", "task-clock", "--", &evil_s]),
+        (
+            "-E --json",
+            vec!["-E", "--json", "-p", "task-clock", "--", &evil_s],
+        ),
+        (
+            "-E -x",
+            vec!["-E", "-x", ",", "-p", "task-clock", "--", &evil_s],
+        ),
+        (
+            "event with controls",
+            vec!["-p", "cpu-clock\u{1b}]0;T\u{7}\u{9b}", "true"],
+        ),
+        ("100 KB -t", vec!["-p", "task-clock", "-t", &long]),
+        (
+            "100 KB -o",
+            vec!["-p", "task-clock", "-o", &long_path, "true"],
+        ),
+        (
+            "100 KB --cgroup",
+            vec!["-s", "task-clock", "--cgroup", &long, "-l", "0.01"],
+        ),
+        ("100 KB -R -i", vec!["-R", "/dev/null", "-i", &long]),
+    ];
+    let mut failed = Vec::new();
+    for (what, args) in cases {
+        let mut cmd = Command::new(&p);
+        cmd.args(&args);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let all = format!("{}{}", ran.stdout, ran.stderr);
+        let raw = all.contains(['\u{1b}', '\u{7}', '\u{9b}']);
+        pmc_testkit::row!(
+            "FAULT {name} {what}: injected=ESC/BEL/CSI in a name or a 100 KB argument \
+             expected=no raw control, output under 8 KB recovered=exit {} raw_controls={raw} \
+             bytes={}",
+            ran.code,
+            all.len()
+        );
+        if raw || all.len() > 8 << 10 {
+            failed.push(format!(
+                "{what}: exit {} raw={raw} bytes={}",
+                ran.code,
+                all.len()
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// Issue 32 item 12: a log that is nothing but damage (a good preamble, then 64 KB of
+/// noise) is an error (exit 1), mapped or streamed; before, every report exited 0.
+#[test]
+fn log_of_nothing_but_damage_fails() {
+    let name = "log_of_nothing_but_damage_fails";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-all-damage", 0o755).unwrap();
+    let good = hostile_log(&[Path::new("/nonexistent/lib.so")]);
+    let mut bytes = good[..pmc_log::format::PREAMBLE_LEN].to_vec();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    bytes.extend((0..64 << 10).map(|_| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x as u8
+    }));
+    let log = dir.0.join("noise.pmclog");
+    std::fs::write(&log, &bytes).unwrap();
+    for args in [vec![], vec!["--summary"], vec!["-G", "-"]] {
+        for stdin in [false, true] {
+            let mut cmd = Command::new(&p);
+            if stdin {
+                cmd.args(["-R", "-"]);
+            } else {
+                cmd.arg("-R").arg(&log);
+            }
+            cmd.args(&args);
+            let ran = if stdin {
+                let mut child = cmd
+                    .stdin(std::fs::File::open(&log).unwrap())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let _ = &mut child;
+                let out = child.wait_with_output().unwrap();
+                (
+                    out.status.code(),
+                    String::from_utf8_lossy(&out.stderr).into_owned(),
+                )
+            } else {
+                let ran = run_measured(cmd, &dir.0, |_| {});
+                (Some(ran.code), ran.stderr)
+            };
+            let what = format!(
+                "{}{}",
+                if stdin { "-R - " } else { "-R FILE " },
+                args.join(" ")
+            );
+            pmc_testkit::row!(
+                "FAULT {name} {what}: injected=a preamble then 64 KB of noise expected=exit 1 \
+                 recovered=exit {:?}",
+                ran.0
+            );
+            // A regular file on stdin is mapped (as -R FILE); a report from a pipe may end
+            // before the whole stream is judged, but the file cases cover both readers.
+            assert_eq!(ran.0, Some(1), "{what}: {}", ran.1);
+            assert!(ran.1.contains("no readable record"), "{what}: {}", ran.1);
+        }
     }
 }
 

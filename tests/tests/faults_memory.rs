@@ -538,6 +538,40 @@ fn hundred_thousand_objects() {
     );
 }
 
+/// Issue 32 item 12: 20,000 objects that cannot be read give 20,000 warnings; with `-q`
+/// they are one counted line (before: a line each even with -q, 100,000 in the issue).
+#[test]
+fn many_unreadable_objects_quiet() {
+    let name = "many_unreadable_objects_quiet";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let d = dir("faults-unreadable");
+    let log = d.0.join("unreadable.pmclog");
+    let mut w = writer(&log);
+    w.write(&comm(1, "victim")).unwrap();
+    let n = 20_000u64;
+    for i in 0..n {
+        let start = TEXT + (i << 16);
+        w.write(&map(1, start, 0x1000, &format!("/nonexistent/pmc-{i}.so")))
+            .unwrap();
+        w.write(&sample(1, start + 4)).unwrap();
+    }
+    drop(w.finish().unwrap());
+    let quiet = run_limited(&p, &["-q", "-R", &s(&log), "--summary"], &d.0, |_| {});
+    let lines = quiet.stderr.lines().count();
+    let counted = quiet.stderr.contains(&format!("{n} objects"));
+    row(
+        name,
+        &format!("{n} unreadable objects, -q"),
+        "exit 0, one counted warning line",
+        &format!("exit {} stderr_lines={lines} counted={counted}", quiet.code),
+        quiet.rss_peak_kb,
+    );
+    assert_eq!(quiet.code, 0, "{}", quiet.stderr);
+    assert!(lines <= 3 && counted, "{lines} lines:\n{}", quiet.stderr);
+}
+
 /// Is `path` mapped by process `pid`?
 fn mapped(pid: u32, path: &Path) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/maps"))

@@ -32,8 +32,10 @@ pub fn write(format: &Format, doc: &dyn Document, o: &mut dyn Write) -> io::Resu
 
 /// `value` as one JSON line.
 pub fn json_line(o: &mut dyn Write, value: &impl serde::Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *o, value).map_err(io::Error::other)?;
-    o.write_all(b"\n")
+    // DEL and C1 in names escaped as well (serde_json escapes C0 only).
+    let mut w = pmc_log::escape::JsonControls::new(&mut *o);
+    serde_json::to_writer(&mut w, value).map_err(io::Error::other)?;
+    w.into_inner()?.write_all(b"\n")
 }
 
 /// One CSV row: the cells joined by `sep`, each made safe by [`csv_cell`], so that a row
