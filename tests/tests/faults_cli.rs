@@ -13,6 +13,7 @@
 #![cfg(target_os = "linux")]
 
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -1355,6 +1356,358 @@ fn second_recorder_is_refused() {
     assert!(clean, "{damaged}");
 }
 
+/// Issue 32 item 2 (root, with `nobody` for real): in a sticky directory everyone may write
+/// to, a file and a FIFO that `nobody` made are neither written into nor replaced by root's
+/// `-O`, `-o`, `-G` (nobody's file keeps its bytes and owner; nobody's reader of the FIFO
+/// gets nothing), and root's new outputs there are 0600. Before: `-O` wrote root's
+/// recording into nobody's file, `-G` streamed the call graph to nobody's reader, `-o` left
+/// a 0644 file.
+#[test]
+fn another_users_files_in_a_shared_directory() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let name = "another_users_files_in_a_shared_directory";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        pmc_testkit::skip!(
+            name = name,
+            "needs root (to be the victim, and to become nobody)"
+        );
+        return;
+    }
+    let dir = TempDir::new("faults-sticky", 0o1777).unwrap();
+    let log = dir.0.join("in.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let (planted, fifo) = (dir.0.join("planted"), dir.0.join("fifo"));
+    let mut mk = Command::new("sh");
+    mk.arg("-c").arg(format!(
+        "echo nobody > '{}' && mkfifo -m 666 '{}'",
+        planted.display(),
+        fifo.display()
+    ));
+    pmc_testkit::cli::as_user(&mut mk, 65534, 65534);
+    assert!(mk.status().unwrap().success(), "nobody could not plant");
+    let log_s = s(&log);
+    let (planted_s, fifo_s) = (s(&planted), s(&fifo));
+    let cases: [(&str, Vec<&str>, &str); 5] = [
+        (
+            "-O file",
+            vec!["-P", "cpu-clock", "-O", &planted_s, "--", "true"],
+            "file",
+        ),
+        (
+            "-o file",
+            vec!["-p", "task-clock", "-o", &planted_s, "--", "true"],
+            "file",
+        ),
+        ("-G file", vec!["-R", &log_s, "-G", &planted_s], "file"),
+        ("-G FIFO", vec!["-R", &log_s, "-G", &fifo_s], "fifo"),
+        (
+            "-O FIFO",
+            vec!["-P", "cpu-clock", "-O", &fifo_s, "--", "true"],
+            "fifo",
+        ),
+    ];
+    let mut failed = Vec::new();
+    for (what, args, target) in cases {
+        // nobody reads the FIFO (for 20 s at most) into a file of its own.
+        let got = dir.0.join("got");
+        let _ = std::fs::remove_file(&got);
+        let reader = (target == "fifo").then(|| {
+            let mut r = Command::new("sh");
+            r.arg("-c").arg(format!(
+                "exec timeout 20 cat '{}' > '{}'",
+                fifo.display(),
+                got.display()
+            ));
+            pmc_testkit::cli::as_user(&mut r, 65534, 65534);
+            r.spawn().unwrap()
+        });
+        let mut cmd = Command::new(&p);
+        cmd.args(&args);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        if let Some(mut r) = reader {
+            // Release a reader still waiting for a writer (pmcstat never opened the FIFO).
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&fifo);
+            let _ = r.wait();
+        }
+        let leaked = match target {
+            "fifo" => std::fs::metadata(&got).map_or(0, |m| m.len()),
+            _ => {
+                let m = std::fs::metadata(&planted).unwrap();
+                let same = std::fs::read(&planted).unwrap() == b"nobody\n" && m.uid() == 65534;
+                u64::from(!same)
+            }
+        };
+        pmc_testkit::row!(
+            "FAULT {name} {what}: injected=nobody's {target} in a 1777 directory expected=exit \
+             1, nothing written or replaced recovered=exit {} leaked_bytes_or_replaced={leaked}",
+            ran.code
+        );
+        if ran.code != 1 || leaked != 0 || !ran.stderr.contains("another user") {
+            failed.push(format!(
+                "{what}: exit {} leaked={leaked}: {}",
+                ran.code, ran.stderr
+            ));
+        }
+    }
+    // Root's own outputs there: 0600, whatever the umask.
+    let mine = dir.0.join("counts");
+    let ran = Command::new(&p)
+        .args(["-p", "task-clock", "-o", &s(&mine), "--", "true"])
+        .output()
+        .unwrap();
+    let mode = std::fs::metadata(&mine).map_or(0, |m| m.permissions().mode() & 0o777);
+    pmc_testkit::row!(
+        "FAULT {name} new -o: injected=root's output in a 1777 directory expected=0600 \
+         recovered=exit {:?} mode={mode:o}",
+        ran.status.code()
+    );
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert_eq!(mode, 0o600);
+}
+
+/// Issue 32 item 3: the output's directory is resolved once and the last link is not
+/// followed, whatever the spelling: `-O /dev/shm/NAME` with NAME a link, `-G /dev/../DIR/out`
+/// with `out` a link, are refused and the links' target is intact. Before: both wrote
+/// through the link (the `/dev/` prefix was taken for the system's own links).
+#[test]
+fn planted_links_behind_dev() {
+    let name = "planted_links_behind_dev";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-dev-links", 0o755).unwrap();
+    let log = dir.0.join("in.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let victim = dir.0.join("victim");
+    let out = dir.0.join("out");
+    std::os::unix::fs::symlink(&victim, &out).unwrap();
+    let dotdot = Path::new("/dev/..")
+        .join(dir.0.strip_prefix("/").unwrap())
+        .join("out");
+    let shm = Path::new("/dev/shm").join(format!("pmc-faults-{}", std::process::id()));
+    let mut cases = vec![(
+        "-G /dev/../DIR/out",
+        vec!["-R".to_owned(), s(&log), "-G".into(), s(&dotdot)],
+    )];
+    if Path::new("/dev/shm").is_dir() {
+        let _ = std::fs::remove_file(&shm);
+        std::os::unix::fs::symlink(&victim, &shm).unwrap();
+        cases.push((
+            "-O /dev/shm/NAME",
+            vec![
+                "-P".into(),
+                "cpu-clock".into(),
+                "-O".into(),
+                s(&shm),
+                "--".into(),
+                "true".into(),
+            ],
+        ));
+        cases.push((
+            "-G /dev/shm/NAME",
+            vec!["-R".into(), s(&log), "-G".into(), s(&shm)],
+        ));
+    }
+    let mut failed = Vec::new();
+    for (what, args) in cases {
+        std::fs::write(&victim, b"precious").unwrap();
+        let mut cmd = Command::new(&p);
+        cmd.args(&args);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let intact = std::fs::read(&victim).unwrap() == b"precious";
+        pmc_testkit::row!(
+            "FAULT {name} {what}: injected=a link at the output's name expected=exit 1, \
+             target intact recovered=exit {} intact={intact}",
+            ran.code
+        );
+        if ran.code != 1 || !intact || !ran.stderr.contains("symbolic link") {
+            failed.push(format!(
+                "{what}: exit {} intact={intact}: {}",
+                ran.code, ran.stderr
+            ));
+        }
+    }
+    let _ = std::fs::remove_file(&shm);
+    // The system's own links are still followed.
+    let ran = Command::new(&p)
+        .arg("-R")
+        .arg(&log)
+        .args(["-G", "/dev/stdout"])
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success() && !ran.stdout.is_empty(),
+        "-G /dev/stdout: {ran:?}"
+    );
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// Issue 32 item 4: an export naming a log another pmcstat is recording (`-G`, `-o`,
+/// `--perf-data`) is refused (the recorder's lock covers its name), and the recorder's log
+/// is still the file under that name, read back clean. Before: the export renamed over it
+/// and the recorder went on writing into the unlinked inode, reporting "written to".
+#[test]
+fn exports_never_replace_a_live_log() {
+    use std::os::unix::fs::MetadataExt;
+    let name = "exports_never_replace_a_live_log";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-live-log", 0o755).unwrap();
+    let other = dir.0.join("other.pmclog");
+    std::fs::write(&other, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let rec = dir.0.join("rec.pmclog");
+    let (ready, go) = (dir.0.join("ready"), dir.0.join("go"));
+    let script = format!(
+        "echo $$ > '{}'; while [ ! -e '{}' ]; do sleep 0.05; done",
+        ready.display(),
+        go.display()
+    );
+    let mut recorder = Command::new(&p)
+        .args(["-q", "-P", "cpu-clock", "-O"])
+        .arg(&rec)
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_ready(&ready);
+    let ino = std::fs::metadata(&rec).unwrap().ino();
+    let rec_s = s(&rec);
+    let mut failed = Vec::new();
+    for flag in ["-G", "-o", "--perf-data"] {
+        let mut cmd = Command::new(&p);
+        cmd.arg("-R").arg(&other).args([flag, rec_s.as_str()]);
+        let ran = run_measured(cmd, &dir.0, |_| {});
+        let same = std::fs::metadata(&rec).is_ok_and(|m| m.ino() == ino);
+        pmc_testkit::row!(
+            "FAULT {name} {flag}: injected=an export naming a log being recorded \
+             expected=exit 1, the log kept recovered=exit {} same_file={same}",
+            ran.code
+        );
+        if ran.code != 1 || !same || !ran.stderr.contains("recording into it") {
+            failed.push(format!(
+                "{flag}: exit {} same={same}: {}",
+                ran.code, ran.stderr
+            ));
+        }
+    }
+    std::fs::write(&go, b"").unwrap();
+    let code = recorder.wait().unwrap().code();
+    let out = Command::new(&p).arg("-R").arg(&rec).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(failed.is_empty(), "{failed:#?}");
+    assert_eq!(code, Some(0));
+    assert!(out.status.success() && !err.contains("skipped"), "{err}");
+}
+
+/// Issue 32 item 11: an export killed with SIGKILL while its output is under way (the log
+/// comes through a FIFO, half of it) leaves no temporary file next to the output: it has no
+/// name until complete (O_TMPFILE). And a named temporary a dead process left (the form
+/// pmc uses where O_TMPFILE is missing) is removed by the next export of that name, while
+/// a live process's and another name's are kept. Before: a hidden `.NAME.*.tmp` of the
+/// killed export stayed (200 MB in the issue), and no run removed it.
+#[test]
+fn killed_export_leaves_no_temporary() {
+    let name = "killed_export_leaves_no_temporary";
+    let Some(p) = pmcstat_or_skip(name) else {
+        return;
+    };
+    let dir = TempDir::new("faults-killed-export", 0o755).unwrap();
+    let fifo = dir.0.join("log.fifo");
+    let cpath = std::ffi::CString::new(fifo.to_string_lossy().as_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(cpath.as_ptr(), 0o600) }, 0);
+    let out_dir = dir.0.join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = out_dir.join("report.txt");
+    std::fs::write(&out, b"previous").unwrap();
+    let data = hostile_log(&[Path::new("/nonexistent/lib.so")]);
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            // Blocks until pmcstat opens the FIFO to read (bounded by the watchdog's kill).
+            let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(&fifo) else {
+                return;
+            };
+            let _ = std::io::Write::write_all(&mut f, &data[..data.len() / 2]);
+            let _ = go_rx.recv_timeout(WATCHDOG);
+        })
+    };
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&fifo).arg("-o").arg(&out);
+    let mut open_tmp = Vec::new();
+    let ran = run_measured(cmd, &dir.0, |pid| {
+        let deadline = Instant::now() + WATCHDOG;
+        while open_tmp.is_empty() && Instant::now() < deadline {
+            open_tmp = temporaries_open_in(pid, &out_dir);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SAFETY: kill on our own child.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    });
+    let _ = go_tx.send(());
+    writer.join().unwrap();
+    let names = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let left = names(&out_dir);
+    pmc_testkit::row!(
+        "FAULT {name} SIGKILL: injected=SIGKILL while -R -o writes (open: {open_tmp:?}) \
+         expected=killed, only report.txt left recovered=exit {} left={left:?}",
+        ran.code
+    );
+    assert_eq!(ran.code, 137);
+    assert!(
+        !open_tmp.is_empty(),
+        "the export never opened its temporary file"
+    );
+    assert_eq!(left, ["report.txt"], "a temporary file was left");
+    assert_eq!(std::fs::read(&out).unwrap(), b"previous");
+
+    // Named temporaries: a dead process's of this name is removed, nothing else.
+    let log = dir.0.join("in.pmclog");
+    std::fs::write(&log, hostile_log(&[Path::new("/nonexistent/lib.so")])).unwrap();
+    let dead = ".report.txt.pmc-4194305-1-1.tmp"; // above the kernel's pid_max
+    let init = std::fs::read_to_string("/proc/1/stat").unwrap();
+    let init_start = init
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(19)
+        .unwrap();
+    let live = format!(".report.txt.pmc-1-{init_start}-1.tmp");
+    let other = ".other.txt.pmc-4194305-1-1.tmp";
+    for n in [dead, live.as_str(), other] {
+        std::fs::write(out_dir.join(n), b"x").unwrap();
+    }
+    let mut cmd = Command::new(&p);
+    cmd.arg("-R").arg(&log).arg("-o").arg(&out);
+    let ran = run_measured(cmd, &dir.0, |_| {});
+    let left = names(&out_dir);
+    pmc_testkit::row!(
+        "FAULT {name} stale: injected=temporaries of a dead process, a live one, another name \
+         expected=only the dead one's removed recovered=exit {} left={left:?}",
+        ran.code
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(left, [other, live.as_str(), "report.txt"]);
+}
+
 /// The kernel function a process sleeps in (`/proc/PID/wchan`).
 fn wchan(pid: u32) -> String {
     std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default()
@@ -1778,6 +2131,21 @@ fn advice_fits_the_cli() {
     assert!(bad.stderr.contains("--mmap-pages"), "{}", bad.stderr);
 }
 
+/// The temporary files process `pid` has open in directory `dir` (its `/proc/PID/fd`
+/// links): named (`.NAME...tmp`) or unnamed (`/DIR/#123 (deleted)`, `O_TMPFILE`).
+fn temporaries_open_in(pid: u32, dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return Vec::new();
+    };
+    fds.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| {
+            let name = t.file_name().map(|n| n.to_string_lossy().into_owned());
+            t.parent() == Some(dir)
+                && name.is_some_and(|n| n.ends_with(".tmp") || n.ends_with(" (deleted)"))
+        })
+        .collect()
+}
+
 /// Issue 21 item 5: a signal during an export leaves no partial file and keeps the previous
 /// one. The log comes through a FIFO, half of it, so the export is under way (its temporary
 /// file exists) when SIGTERM comes; then the rest arrives. Before: SIGTERM killed pmcstat
@@ -1834,11 +2202,14 @@ fn signal_during_export_keeps_the_previous_file() {
     cmd.arg("-R").arg(&fifo).arg("-o").arg(&out);
     let mut under_way = false;
     let ran = run_measured(cmd, &dir.0, |pid| {
-        // Ready: the export has begun (its temporary file exists), or, unfixed, the
-        // output was truncated.
+        // Ready: the export has begun (its temporary file is open: named, or unnamed with
+        // O_TMPFILE), or, unfixed, the output was truncated.
         let deadline = Instant::now() + WATCHDOG;
         while Instant::now() < deadline {
-            if tmp_exists(&dir.0) || std::fs::metadata(&out).is_ok_and(|m| m.len() != 20) {
+            if tmp_exists(&dir.0)
+                || !temporaries_open_in(pid, &dir.0).is_empty()
+                || std::fs::metadata(&out).is_ok_and(|m| m.len() != 20)
+            {
                 under_way = true;
                 break;
             }
