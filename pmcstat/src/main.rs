@@ -83,8 +83,11 @@ fn main() -> ExitCode {
         Mode::Sample(args) => sample::run(args),
         Mode::Count(args) => count::run(args),
     };
-    match result {
+    let code = match result {
         Ok(status) => ExitCode::from(status),
         Err(e) => ExitCode::from(e.report(run::final_status(None))),
-    }
+    };
+    // The results' reader went away: killed by SIGPIPE, as perf.
+    dest::die_if_reader_gone();
+    code
 }
