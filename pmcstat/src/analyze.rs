@@ -849,6 +849,7 @@ fn print_warnings(warnings: &[pmc_analyze::Warning]) {
                 | W::BuildIdUnverified { .. }
                 | W::TruncatedObject { .. }
                 | W::OutsideRoot { .. }
+                | W::DebugSectionSkipped { .. }
         )
     };
     let objects = warnings.iter().filter(per_object).count();
