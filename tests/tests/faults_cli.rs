@@ -794,7 +794,8 @@ fn csv_cells_keep_their_rows() {
         );
         return;
     };
-    let cg = format!("pmc-faults-au3\"x,y;z-{}", std::process::id());
+    // A comma, a quote, a semicolon, and (issue 32 item 12) a screen clear.
+    let cg = format!("pmc-faults-au3\"x,y;z\u{1b}[2J-{}", std::process::id());
     let dir = root.join(&cg);
     std::fs::create_dir(&dir).unwrap();
     let runs: [(&str, &[&str], usize); 3] = [
@@ -837,6 +838,32 @@ fn csv_cells_keep_their_rows() {
         let ok = !rows.is_empty() && cells.split(' ').all(|n| n == want.to_string());
         if !ok {
             failed.push(format!("{what}: {text}"));
+        }
+    }
+    // The table and pmcstat(8)'s columns name the cgroup too: escaped.
+    for args in [
+        &["-l", "0.05"][..],
+        &["--columns", "-w", "0.05", "-l", "0.06"],
+    ] {
+        let out = Command::new(&p)
+            .args(["-s", "task-clock", "--cgroup", &cg])
+            .args(args)
+            .output()
+            .unwrap();
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let raw = all.contains('\u{1b}');
+        pmc_testkit::row!(
+            "FAULT {name} {}: injected=ESC in a cgroup name expected=escaped \
+             recovered=exit {:?} raw_controls={raw}",
+            args[0],
+            out.status.code()
+        );
+        if raw || !out.status.success() {
+            failed.push(format!("{args:?}: {all}"));
         }
     }
     let _ = std::fs::remove_dir(&dir);
