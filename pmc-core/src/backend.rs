@@ -117,9 +117,11 @@ pub trait Backend: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::NoSuchEvent`](crate::ErrorKind::NoSuchEvent) or
+    /// [`ErrorKind::NoSuchEvent`](crate::ErrorKind::NoSuchEvent) (a PMU,
+    /// term or tracepoint this machine lacks) or
     /// [`ErrorKind::NoPmu`](crate::ErrorKind::NoPmu) when the event cannot be
-    /// resolved here; [`ErrorKind::Permission`](crate::ErrorKind::Permission)
+    /// resolved here (an unknown name fails earlier, in the parser, as
+    /// [`ErrorKind::Parse`](crate::ErrorKind::Parse)); [`ErrorKind::Permission`](crate::ErrorKind::Permission)
     /// for system scope without the privilege;
     /// [`ErrorKind::NoSuchCpu`](crate::ErrorKind::NoSuchCpu) for an absent
     /// CPU; [`ErrorKind::TooManyOpenFiles`](crate::ErrorKind::TooManyOpenFiles).
