@@ -1467,6 +1467,29 @@ fn diagnose_without_a_pmu_names_the_virtual_machine() {
         .find(|c| c.name == "hardware PMU")
         .expect("PMU check");
     assert!(pmu.detail.contains("Fake Hypervisor"), "{pmu:?}");
+    // Issue 34: CPUID's signature names it, as the kernel's "Hypervisor detected: KVM";
+    // the DMI product follows.
+    k.set_hypervisor(*b"KVMKVMKVM\0\0\0");
+    let pmu = backend
+        .diagnose()
+        .into_iter()
+        .find(|c| c.name == "hardware PMU")
+        .expect("PMU check");
+    assert!(
+        pmu.detail
+            .contains("virtual machine (KVM, Fake Hypervisor)"),
+        "{pmu:?}"
+    );
+    k.set_hypervisor(*b"Odd\x01Visor\0\0\0");
+    let pmu = backend
+        .diagnose()
+        .into_iter()
+        .find(|c| c.name == "hardware PMU")
+        .expect("PMU check");
+    assert!(
+        pmu.detail.contains("hypervisor signature `Odd.Visor...`"),
+        "{pmu:?}"
+    );
 }
 
 #[test]
