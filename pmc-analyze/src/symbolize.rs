@@ -846,6 +846,17 @@ impl Symbolizer {
         }
     }
 
+    /// The raw name and bounds `[start, end)` of the kallsyms symbol covering kernel
+    /// address `ip` (run-time addresses, which are kallsyms' own), for the listings that
+    /// [`Symbolizer::raw_symbol`] serves for objects; `None` without kallsyms or a symbol.
+    pub fn kernel_raw_symbol(&mut self, ip: u64) -> Option<(String, u64, u64)> {
+        if !self.kallsyms_decided {
+            self.set_log_origin("", "");
+        }
+        let s = self.kallsyms.as_ref()?.lookup(ip)?;
+        Some((s.name.to_owned(), s.start, s.end.unwrap_or(ip + 1)))
+    }
+
     /// The number of objects seen so far (valid `obj` values are below it).
     pub fn object_count(&self) -> usize {
         self.objects.len()
