@@ -258,6 +258,15 @@ pub trait Backend: Send + Sync {
             "leave the buffer size to the system",
         ))
     }
+
+    /// Whether [`Rate::Frequency`](crate::Rate::Frequency) is the kernel's own (perf's
+    /// `sample_freq`: the period adapts to the event's rate as it runs) rather than emulated
+    /// by choosing one fixed period up front (the default; FreeBSD's hwpmc has reload
+    /// counts only). A caller picking a default rate asks for a frequency where it is native,
+    /// as `perf record` does, and for a period of the event otherwise.
+    fn native_frequency(&self) -> bool {
+        false
+    }
 }
 
 /// The error of a capability a backend does not have.

@@ -21,8 +21,10 @@ use std::path::PathBuf;
 perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
 (instructions,usr, SOFT-CLOCK.HARD).\n\nUnits: cpu-clock and task-clock count nanoseconds; \
 FreeBSD's clock.hard/clock.stat count ticks (kern.hz, stathz): on Linux only sampling them works, \
--n N being N ticks (1 ms each for clock.hard). Sampling without -n/--freq: 4000 Hz for time \
-events, every 65536 events otherwise (-v shows it).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
+-n N being N ticks (1 ms each for clock.hard). Sampling without -n/--freq: 4000 Hz as perf record \
+(on FreeBSD, without a kernel frequency mode: time events 4000 Hz, software events every 1000, \
+hardware events every 65536), clock.* every tick, tracepoints every event; -v shows it, and a \
+run without samples says so.\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
 pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -p page-faults -d -p task-clock -- make\n  \
 pmcstat -c 0,1 -s cpu-clock -l 1\n  pmcstat -s page-faults -c 0 -s cpu-clock -l 1\n  \
 pmcstat -s context-switches -w 1    (until Ctrl-C)\n  pmcstat -a    (perf stat -a, until Ctrl-C)\n  \
@@ -66,8 +68,10 @@ pub struct Args {
 
     /// Sampling period: one sample every RATE events of the event's unit (nanoseconds for
     /// cpu-clock/task-clock on Linux, ticks for clock.hard/clock.stat). Without -n or --freq:
-    /// 4000 Hz for time events (cpu-clock, task-clock, clock.*), as perf record; every
-    /// 65536 events otherwise, as pmcstat(8). -v shows the choice.
+    /// 4000 Hz as perf record (the kernel adapts the period; on FreeBSD, which cannot, time
+    /// events 4000 Hz, software events every 1000, hardware events every 65536 as
+    /// pmcstat(8)); clock.hard/stat/prof every tick of their clock; tracepoints every event.
+    /// -v shows the choice.
     #[arg(short = 'n', value_name = "RATE", value_parser = clap::value_parser!(u64).range(1..=MAX_PERIOD))]
     pub rate: Option<u64>,
 
