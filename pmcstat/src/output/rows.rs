@@ -173,7 +173,6 @@ pub(super) fn thousands(v: u64) -> String {
 /// With `--cgroup`, the cgroup follows, as perf stat -G prints it.
 pub(super) fn label(c: &Counter, all: &[Counter]) -> String {
     let name = match (&c.scope, c.cpu) {
-        (_, Some(cpu)) => format!("{} (CPU {cpu})", c.event),
         (Scope::System { .. }, None) if !all_system(all) => format!("{} (system)", c.event),
         _ => c.event.clone(),
     };
@@ -265,17 +264,26 @@ impl RepeatStat {
     }
 }
 
+/// A per-CPU row's leading column, as perf stat -A prints it (`CPU0` padded to 11
+/// characters, so the count ends where perf's does); empty for other rows.
+pub(super) fn cpu_prefix(c: &Counter) -> String {
+    c.cpu.map_or_else(String::new, |cpu| format!("CPU{cpu:<8}"))
+}
+
 pub(super) fn text_value(c: &Counter, all: &[Counter]) -> String {
     let name = label(c, all);
+    let cpu = cpu_prefix(c);
+    // A clock's unit even when there is no count, as perf prints `<not counted> msec`.
+    let unit = if is_clock(&c.event) { "msec" } else { "    " };
     match c.reading.status() {
-        Status::NotSupported => format!("{:>18}      {name}", "<not supported>"),
-        Status::NotCounted => format!("{:>18}      {name}", "<not counted>"),
+        Status::NotSupported => format!("{cpu}{:>18} {unit} {name}", "<not supported>"),
+        Status::NotCounted => format!("{cpu}{:>18} {unit} {name}", "<not counted>"),
         Status::Ok => {
             let v = c.reading.scaled().unwrap_or(0);
             if is_clock(&c.event) {
-                format!("{:>18.2} msec {name}", v as f64 / 1e6)
+                format!("{cpu}{:>18.2} msec {name}", v as f64 / 1e6)
             } else {
-                format!("{:>18}      {name}", thousands(v))
+                format!("{cpu}{:>18}      {name}", thousands(v))
             }
         }
     }
