@@ -565,6 +565,55 @@ impl Profile {
         out
     }
 
+    /// The profile with the inlined functions' frames taken out of every stack (stacks that
+    /// become equal merged), for reports that attribute samples to real functions as
+    /// `perf report` does without `--inline` (the summary, callgrind) while the call graph
+    /// and folded stacks of the same profile show them
+    /// ([`SymbolizeOptions::inlines`](crate::symbolize::SymbolizeOptions::inlines)).
+    /// Function ids stay valid.
+    pub fn without_inlines(&self) -> Profile {
+        let inlined = |f: &FuncId| self.function(*f).is_some_and(|f| f.inlined);
+        if !self.stacks.iter().any(|s| s.frames.iter().any(inlined)) {
+            return self.clone();
+        }
+        // (pmc, comm, frames) -> (samples, period).
+        type Key = (u32, u32, Box<[FuncId]>);
+        let mut merged: HashMap<Key, (u64, u64)> = HashMap::new();
+        for s in &self.stacks {
+            let frames: Box<[FuncId]> = s.frames.iter().copied().filter(|f| !inlined(f)).collect();
+            let e = merged.entry((s.pmc_id, s.comm, frames)).or_default();
+            e.0 = e.0.saturating_add(s.samples);
+            e.1 = e.1.saturating_add(s.period);
+        }
+        let mut stacks: Vec<Stack> = merged
+            .into_iter()
+            .map(|((pmc_id, comm, frames), (samples, period))| Stack {
+                pmc_id,
+                comm,
+                frames,
+                samples,
+                period,
+            })
+            .collect();
+        stacks.sort_by(|a, b| {
+            b.samples
+                .cmp(&a.samples)
+                .then_with(|| a.pmc_id.cmp(&b.pmc_id))
+                .then_with(|| a.frames.cmp(&b.frames))
+                .then_with(|| a.comm.cmp(&b.comm))
+        });
+        Profile {
+            functions: self.functions.clone(),
+            comms: self.comms.clone(),
+            stacks,
+            pmcs: self.pmcs.clone(),
+            stats: self.stats.clone(),
+            warnings: self.warnings.clone(),
+            pcs: self.pcs.clone(),
+            objects: self.objects.clone(),
+        }
+    }
+
     /// The function `id`.
     pub fn function(&self, id: FuncId) -> Option<&Function> {
         self.functions.get(id as usize)

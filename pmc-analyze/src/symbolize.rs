@@ -90,7 +90,10 @@ pub struct SymbolizeOptions {
     /// Demangle C++ and Rust names.
     pub demangle: bool,
     /// Expand inlined functions (from DWARF) into frames of their own, as
-    /// `perf report --inline` does. Off by default (pmcstat does not).
+    /// `perf report --inline` does ([`Function::inlined`]). Off by default;
+    /// pmcstat turns it on for `-G`, `--folded` and `--flamegraph`, and
+    /// [`Profile::without_inlines`](crate::Profile::without_inlines) folds
+    /// them back for reports of real functions.
     pub inlines: bool,
 }
 
