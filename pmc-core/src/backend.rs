@@ -605,4 +605,12 @@ pub trait Group: Send {
             "read them with Group::read",
         ))
     }
+
+    /// Each member's native configuration, leader first, as
+    /// [`Pmc::native_config`] gives one PMC's (Linux: each member's
+    /// `perf_event_attr` as opened). Empty where the backend does not say (the
+    /// default).
+    fn native_configs(&self) -> Vec<Vec<NativeField>> {
+        Vec::new()
+    }
 }

@@ -384,10 +384,23 @@ fn allocate_sampler(
     (text, scope, descendants): (String, Scope, bool),
     mut flags: Flags,
 ) -> Result<Sampler, Failure> {
+    if text.contains('{') {
+        return Err(Failure::Usage(format!(
+            "`{text}`: perf's {{...}} groups are for counting (-e); sample each event with its \
+             own -P/-S"
+        )));
+    }
     let (spec_text, freq) = split_freq(&text).map_err(Failure::Usage)?;
     let spec: EventSpec = spec_text
         .parse()
         .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
+    if spec.is_duration_time() {
+        return Err(Failure::Usage(
+            "duration_time is perf stat's tool event (the run's wall-clock time): count it \
+             with -e; sample time with -P cpu-clock"
+                .into(),
+        ));
+    }
     let (rate, rate_note) = match freq {
         Some(hz) => (Rate::Frequency(hz), None),
         None => rate_for(args, &spec, backend.native_frequency()),

@@ -562,3 +562,122 @@ fn text_layout_follows_perf_stat() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The `perf_event_attr`s of a `-v`/`-vv` output, in open order: each field and value, and
+/// whether it is a group member (perf: `group_fd` not -1; pmcstat: its `(pmcstat) group`
+/// line).
+fn attrs(text: &str, perf: bool) -> Vec<(std::collections::BTreeMap<String, String>, bool)> {
+    let mut out: Vec<(std::collections::BTreeMap<String, String>, bool)> = Vec::new();
+    for l in text.lines() {
+        let starts = if perf {
+            l == "perf_event_attr:"
+        } else {
+            l.ends_with(": native configuration:")
+        };
+        if starts {
+            out.push(Default::default());
+            continue;
+        }
+        if perf && l.starts_with("sys_perf_event_open:") {
+            if let Some(last) = out.last_mut() {
+                last.1 = !l.contains("group_fd -1");
+            }
+            continue;
+        }
+        let Some(last) = out.last_mut() else { continue };
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if !perf && l.contains("(pmcstat) group") && l.contains("member") {
+            last.1 = true;
+        }
+        if l.starts_with("  ") && w.len() == 2 {
+            last.0.insert(w[0].to_owned(), w[1].to_owned());
+        }
+    }
+    out
+}
+
+/// Issue 34: perf's event grammar, judged by `perf stat -vv` on the same strings: the
+/// `perf_event_attr` bits of the modifiers beyond u/k/h/p (`:D` pinned and `:e` exclusive on
+/// a group's leader alone, `:I` exclude_idle, `:G` exclude_host, `:H` exclude_guest, `:P`
+/// precise_ip), `{a,b}:mods` groups (the member opened with its leader, the group's
+/// modifiers on each), `name=` terms (the row's name) and `duration_time` (the run's
+/// wall-clock time in ns). perf also sets exclude_guest on events without `:G`/`:H` where
+/// pmc does not (see docs/pmcstat.md), so that field is compared with those two only.
+#[test]
+fn perf_grammar_builds_perfs_attrs() {
+    let name = "perf_grammar_builds_perfs_attrs";
+    if !perf_works() {
+        pmc_testkit::skip!("perf is not installed or cannot count here");
+        return;
+    }
+    let fields = [
+        "type",
+        "config",
+        "pinned",
+        "exclusive",
+        "exclude_user",
+        "exclude_kernel",
+        "exclude_hv",
+        "exclude_idle",
+        "exclude_host",
+        "precise_ip",
+    ];
+    for spec in [
+        "page-faults:D",
+        "page-faults:e",
+        "page-faults:I",
+        "page-faults:G",
+        "page-faults:H",
+        "page-faults:uP",
+        "page-faults:SW",
+        "{page-faults,task-clock}:D",
+        "{page-faults,task-clock:k}:uI",
+        "software/config=2,name=pf/",
+    ] {
+        let Some(ours) = counts(name, &["-v", "-e", spec, "--", "true"]) else {
+            return;
+        };
+        let Some(theirs) = perf_stat(&["-vv", "-e", spec, "--", "true"]) else {
+            panic!("perf stat -vv -e {spec} fails");
+        };
+        let (o, t) = (attrs(&ours, false), attrs(&theirs, true));
+        assert_eq!(o.len(), t.len(), "{spec}: events\n{ours}\nperf:\n{theirs}");
+        for ((oa, om), (ta, tm)) in o.iter().zip(&t) {
+            assert_eq!(om, tm, "{spec}: group membership\n{ours}\nperf:\n{theirs}");
+            let mut keys: Vec<&str> = fields.to_vec();
+            if spec.contains('G') || spec.contains('H') {
+                keys.push("exclude_guest");
+            }
+            for k in keys {
+                assert_eq!(
+                    oa.get(k),
+                    ta.get(k),
+                    "{spec}: `{k}`\nours: {oa:?}\nperf: {ta:?}"
+                );
+            }
+        }
+    }
+    // name=: the row is the name, as perf's.
+    let out = counts(
+        name,
+        &["-x,", "-e", "software/config=2,name=pf/", "--", "true"],
+    )
+    .unwrap();
+    assert!(
+        out.lines().any(|l| l.split(',').nth(2) == Some("pf")),
+        "{out}"
+    );
+    // duration_time: the run's wall-clock time in ns, as perf's (a sleep of 100 ms).
+    let out = counts(name, &["-x,", "-e", "duration_time", "--", "sleep", "0.1"]).unwrap();
+    let row: Vec<&str> = out.lines().next().unwrap_or("").split(',').collect();
+    assert_eq!(
+        (row.get(1), row.get(2)),
+        (Some(&"ns"), Some(&"duration_time")),
+        "{out}"
+    );
+    let ns: f64 = row[0].parse().unwrap();
+    assert!((1e8..2e9).contains(&ns), "{out}");
+    let theirs = perf_stat(&["-x,", "-e", "duration_time", "--", "sleep", "0.1"]).unwrap();
+    let prow: Vec<&str> = theirs.lines().next().unwrap_or("").split(',').collect();
+    assert_eq!(&prow[1..3], &row[1..3], "perf: {theirs}");
+}

@@ -95,9 +95,9 @@ pub(super) fn repeated_csv(
                 "",
             ),
             (_, true) => (format!("{:.2}", st.mean / 1e6), "msec"),
-            (_, false) => (format!("{:.0}", st.mean), ""),
+            (_, false) => (format!("{:.0}", st.mean), unit_of(&c.event)),
         };
-        f.extend([value, unit.to_owned(), c.event.clone()]);
+        f.extend([value, unit.to_owned(), event_name(&c.event)]);
         // With --cgroup, the cgroup after the event, as perf's -G.
         if let Some(cg) = &c.cgroup {
             f.push(cg.clone());
@@ -193,7 +193,7 @@ pub(super) fn csv_fields(c: &Counter) -> [String; 5] {
             if is_clock(&c.event) {
                 (format!("{:.2}", v as f64 / 1e6), "msec")
             } else {
-                (v.to_string(), "")
+                (v.to_string(), unit_of(&c.event))
             }
         }
         Status::NotCounted => ("<not counted>".to_owned(), ""),
@@ -203,7 +203,7 @@ pub(super) fn csv_fields(c: &Counter) -> [String; 5] {
     [
         value,
         unit.to_owned(),
-        c.event.clone(),
+        event_name(&c.event),
         c.reading.time_running.to_string(),
         pct,
     ]

@@ -172,14 +172,25 @@ pub(super) fn thousands(v: u64) -> String {
 /// (`-a`, `-s`) says so once, in its header (`'system wide'`), as perf stat -a.
 /// With `--cgroup`, the cgroup follows, as perf stat -G prints it.
 pub(super) fn label(c: &Counter, all: &[Counter]) -> String {
+    let event = event_name(&c.event);
     let name = match (&c.scope, c.cpu) {
-        (Scope::System { .. }, None) if !all_system(all) => format!("{} (system)", c.event),
-        _ => c.event.clone(),
+        (Scope::System { .. }, None) if !all_system(all) => format!("{event} (system)"),
+        _ => event,
     };
     match &c.cgroup {
         Some(cg) => format!("{name}  {cg}"),
         None => name,
     }
+}
+
+/// The name a row's event is shown under: perf's `name=` (`cpu-clock/name=cc/` is `cc`),
+/// else the event as written.
+pub(super) fn event_name(event: &str) -> String {
+    event
+        .parse::<pmc::EventSpec>()
+        .ok()
+        .and_then(|s| s.name)
+        .unwrap_or_else(|| event.to_owned())
 }
 
 /// Every counter is system-wide (and there is one).
@@ -274,7 +285,7 @@ pub(super) fn text_value(c: &Counter, all: &[Counter]) -> String {
     let name = label(c, all);
     let cpu = cpu_prefix(c);
     // A clock's unit even when there is no count, as perf prints `<not counted> msec`.
-    let unit = if is_clock(&c.event) { "msec" } else { "    " };
+    let unit = format!("{:<4}", unit_of(&c.event));
     match c.reading.status() {
         Status::NotSupported => format!("{cpu}{:>18} {unit} {name}", "<not supported>"),
         Status::NotCounted => format!("{cpu}{:>18} {unit} {name}", "<not counted>"),
@@ -283,9 +294,24 @@ pub(super) fn text_value(c: &Counter, all: &[Counter]) -> String {
             if is_clock(&c.event) {
                 format!("{cpu}{:>18.2} msec {name}", v as f64 / 1e6)
             } else {
-                format!("{cpu}{:>18}      {name}", thousands(v))
+                format!("{cpu}{:>18} {unit} {name}", thousands(v))
             }
         }
+    }
+}
+
+/// A row's unit as perf prints it: `msec` for a CPU clock, `ns` for perf stat's
+/// `duration_time`, none for a count.
+pub(super) fn unit_of(event: &str) -> &'static str {
+    if is_clock(event) {
+        "msec"
+    } else if event
+        .parse::<pmc::EventSpec>()
+        .is_ok_and(|s| s.is_duration_time())
+    {
+        "ns"
+    } else {
+        ""
     }
 }
 
