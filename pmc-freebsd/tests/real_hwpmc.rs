@@ -12,6 +12,54 @@ mod freebsd {
         pmc_freebsd::Backend::new().expect("hwpmc loaded (kldload hwpmc)")
     }
 
+    /// hwpmc keeps one log per process, and the tests of this binary share
+    /// the process: the ones that log take turns.
+    static LOG_TURN: Mutex<()> = Mutex::new(());
+
+    fn log_turn() -> std::sync::MutexGuard<'static, ()> {
+        LOG_TURN.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// freebsd-audit-3 finding A on the real kernel: a Backend that logged
+    /// leaves the process's owner descriptor shut down (PMC_PO_SHUTDOWN)
+    /// when dropped; it removes it by allocating and releasing a throwaway
+    /// SOFT PMC, which `soft_allocate_pmc()` accepts only with a capability
+    /// asked for. Before the fix the second Backend's CONFIGURELOG failed
+    /// with ENOMEM here (the simulator did not model the caps check).
+    #[test]
+    #[ignore = "needs FreeBSD with hwpmc loaded"]
+    fn a_second_logging_backend_after_the_first_is_dropped() {
+        let _turn = log_turn();
+        {
+            let b = open();
+            b.configure_hwpmc_log(Box::new(Buf::default())).unwrap();
+            let mut p = b
+                .allocate(&Allocation::counting("page-faults".parse().unwrap()))
+                .unwrap();
+            p.start().unwrap();
+            p.stop().unwrap();
+        }
+        let b = open();
+        let buf = Buf::default();
+        b.configure_hwpmc_log(Box::new(buf.clone()))
+            .expect("a new log after the first Backend is gone (not ENOMEM)");
+        b.close_log().unwrap();
+        let bytes = buf.0.lock().unwrap().clone();
+        assert!(bytes.len() >= 16, "INITIALIZE reached the new sink");
+    }
+
     fn touch_pages() {
         let v: Vec<u8> = vec![1; 64 << 20];
         std::hint::black_box(&v);
@@ -93,17 +141,7 @@ mod freebsd {
     #[test]
     #[ignore = "needs FreeBSD with hwpmc loaded, as root"]
     fn system_counting_tsc_and_sampling_log() {
-        #[derive(Clone, Default)]
-        struct Buf(Arc<Mutex<Vec<u8>>>);
-        impl Write for Buf {
-            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(b);
-                Ok(b.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
+        let _turn = log_turn();
         let b = open();
         let mut tsc = b
             .allocate(&Allocation::counting("tsc-tsc".parse().unwrap()).system(Cpus::One(0)))

@@ -50,11 +50,18 @@ impl<S: Sys> Inner<S> {
     /// with neither, which removes the descriptor. (Another Backend's PMCs
     /// still allocated in this process keep it: see
     /// [`configure_log`](pmc_core::Backend::configure_log).)
+    ///
+    /// The throwaway PMC asks for `PMC_CAP_READ`: `soft_allocate_pmc()`
+    /// refuses a PMC with none of the class's caps ("if ((pm->pm_caps &
+    /// SOFT_CAPS) == 0) return (EINVAL);", `hwpmc_soft.c`@06d60b70), and with
+    /// caps 0 the owner was never removed on a real kernel
+    /// (freebsd-audit-3 finding A).
     pub(super) fn remove_owner(&self) {
         let Some((_, ev)) = self.machine.soft_events.first() else {
             return;
         };
         let mut a = pmc_op_pmcallocate {
+            pm_caps: PMC_CAP_READ,
             pm_mode: PMC_MODE_TC,
             pm_class: PMC_CLASS_SOFT,
             pm_ev: *ev,

@@ -23,7 +23,11 @@ impl State {
         let flags = a.pm_flags;
         self.check_allocation_flags(flags, system, sampling)?;
         let cd = self.allocation_class(a, sampling)?;
-        let fixed = class_rules(&cd, a)?;
+        let caps = if sampling {
+            a.pm_caps | PMC_CAP_INTERRUPT
+        } else {
+            a.pm_caps
+        };
         let md = if cd.class == PMC_CLASS_K8 {
             self.amd_allocate(a, sampling)?
         } else {
@@ -31,7 +35,7 @@ impl State {
         };
         let me = self.current;
         let ri = self
-            .free_row(&cd, fixed, system, cpu)
+            .free_row(&cd, a, caps, system, cpu)
             .ok_or(Errno::EINVAL)?;
         // hwpmc configures system PMCs at once and refuses an
         // administratively disabled counter with EPERM.
@@ -218,21 +222,24 @@ impl State {
         Ok(cd)
     }
 
-    /// Row search (pmc_can_allocate_row): the first row of the class (or
-    /// the `fixed` one) that the caller may use in this scope.
+    /// Row search, `hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: each
+    /// row of the class in order that "pmc_can_allocate_row(n, mode)" and
+    /// "pmc_can_allocate_rowindex(p, n, cpu)" allow (for a system PMC also
+    /// "if (!PMC_IS_UNALLOCATED(cpu, n) && !PMC_IS_SHAREABLE_PMC(cpu, n))
+    /// continue;"), the first whose class allocator accepts the request
+    /// ("if (pcd->pcd_allocate_pmc(cpu, adjri, pmc, pa) == 0) { /* Success.
+    /// */ break; }"); none: "if (n == md->pmd_npmc) { ... return (EINVAL);
+    /// }", whatever the allocator answered.
     pub(super) fn free_row(
         &self,
         cd: &ClassDesc,
-        fixed: Option<u32>,
+        a: &pmc_op_pmcallocate,
+        caps: u32,
         system: bool,
         cpu: u32,
     ) -> Option<usize> {
         let me = self.current;
-        let mut chosen = None;
         for i in 0..cd.num {
-            if fixed.is_some_and(|f| f != i) {
-                continue;
-            }
             let ri = cd.first_row + i as usize;
             let owner_has_row = self.pmcs.values().any(|p| {
                 p.owner == me && p.row == ri && (!p.is_system() || (system && p.cpu == cpu))
@@ -252,12 +259,42 @@ impl State {
             } else {
                 disp != PMC_DISP_STANDALONE
             };
-            if ok {
-                chosen = Some(ri);
-                break;
+            if ok && self.row_accepts(cd, a, caps, i).is_ok() {
+                return Some(ri);
             }
         }
-        chosen
+        None
+    }
+
+    /// The class allocator (`pcd_allocate_pmc`) for row `i` of the class:
+    /// [`class_rules`], and for IAF the fixed counter's event.
+    /// `hwpmc_core.c` `iaf_allocate_pmc()` of the 2019-2021 trees
+    /// (`zdleaf/freebsd-morello`@5909242b): "if (ev == 0xC0 && ri != 0)
+    /// return (EINVAL);", "if (ev == 0x3C && ri != 1) return (EINVAL);",
+    /// "if (ev == 0x0 && umask == 0x3 && ri != 2) return (EINVAL);" (the
+    /// simulator also refuses other event selects, which a fixed counter
+    /// cannot count).
+    pub(super) fn row_accepts(
+        &self,
+        cd: &ClassDesc,
+        a: &pmc_op_pmcallocate,
+        caps: u32,
+        i: u32,
+    ) -> Result<(), Errno> {
+        class_rules(cd, a, caps)?;
+        if cd.class == PMC_CLASS_IAF {
+            let cfg = a.pm_md.as_iap().pm_iap_config;
+            let row = match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
+                (0xC0, _) => 0,
+                (0x3C, _) => 1,
+                (0x00, 3) => 2,
+                _ => return Err(Errno::EINVAL),
+            };
+            if row != i {
+                return Err(Errno::EINVAL);
+            }
+        }
+        Ok(())
     }
 
     /// Records an allocated PMC: its row (taken on its CPU for a system
@@ -274,44 +311,69 @@ impl State {
     }
 }
 
-/// Class-specific allocation checks; the answer pins the row within the
-/// class (IAF's fixed counters), if any. Sources: TSC, `hwpmc_tsc.c`
-/// `tsc_allocate_pmc()`: "if (a->pm_ev != PMC_EV_TSC_TSC || a->pm_mode !=
-/// PMC_MODE_SC) return (EINVAL);"; SOFT, `hwpmc_soft.c`
-/// `soft_allocate_pmc()`: "if ((int)ev < PMC_EV_SOFT_FIRST || (int)ev >
-/// PMC_EV_SOFT_LAST) return (EINVAL);" and "ps = pmc_soft_ev_acquire(ev);
-/// if (ps == NULL) return (EINVAL);"; IAF, the post-2018 `hwpmc_core.c`
-/// `iaf_allocate_pmc()`: "if (ev == 0xC0 && ri != 0) return (EINVAL);",
-/// "if (ev == 0x3C && ri != 1) return (EINVAL);", "if (ev == 0x0 && umask
-/// == 0x3 && ri != 2) return (EINVAL);" (the simulator also refuses other
-/// event selects, which a fixed counter cannot count). K8 is
-/// `State::amd_allocate` (no EV_PMU rule: issue 23 item 11).
-pub(super) fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate) -> Result<Option<u32>, Errno> {
+/// The TSC and SOFT class allocators' checks (any row of the class). `caps` is the PMC's `pm_caps`:
+/// the requested caps plus `PMC_CAP_INTERRUPT` for a sampling mode
+/// (`hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if
+/// (PMC_IS_SAMPLING_MODE(mode)) caps |= PMC_CAP_INTERRUPT;" and
+/// "pmc->pm_caps  = caps;"). Sources:
+///
+/// * TSC, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_tsc.c`@039ea811
+///   `tsc_allocate_pmc()`: "if ((pm->pm_caps & TSC_CAPS) == 0) return
+///   (EINVAL);", "if ((pm->pm_caps & ~TSC_CAPS) != 0) return (EPERM);"
+///   with "#define TSC_CAPS PMC_CAP_READ", then "if (a->pm_ev !=
+///   PMC_EV_TSC_TSC || a->pm_mode != PMC_MODE_SC) return (EINVAL);".
+/// * SOFT, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_soft.c`@06d60b70
+///   `soft_allocate_pmc()` (the same lines in 14-era @685dc743): "if
+///   ((pm->pm_caps & SOFT_CAPS) == 0) return (EINVAL);", "if ((pm->pm_caps
+///   & ~SOFT_CAPS) != 0) return (EPERM);" with "#define SOFT_CAPS
+///   (PMC_CAP_READ | PMC_CAP_WRITE | PMC_CAP_INTERRUPT | PMC_CAP_USER |
+///   PMC_CAP_SYSTEM)", then "if (ev < PMC_EV_SOFT_FIRST || ev >
+///   PMC_EV_SOFT_LAST) return (EINVAL);" and "ps =
+///   pmc_soft_ev_acquire(ev); if (ps == NULL) return (EINVAL);". So a
+///   counting SOFT PMC asking for no capability is refused: the citation
+///   used to quote only the event lines below the caps check, and the
+///   simulator accepted what the kernel refuses (freebsd-audit-3 finding A).
+///   The EPERM branches cannot be reached through PMC_OP_PMCALLOCATE: its
+///   "if ((pcd->pcd_caps & caps) != caps) return (EOPNOTSUPP);" runs first
+///   with the class's caps equal to TSC_CAPS/SOFT_CAPS.
+/// * IAF, `State::row_accepts` (per row); K8 is
+///   `State::amd_allocate` (no EV_PMU rule: issue 23 item 11).
+pub(super) fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, caps: u32) -> Result<(), Errno> {
     let mode = a.pm_mode;
-    let mut fixed: Option<u32> = None;
     match cd.class {
-        PMC_CLASS_TSC if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC => {
-            return Err(Errno::EINVAL)
+        PMC_CLASS_TSC => {
+            if caps & TSC_CAPS == 0 {
+                return Err(Errno::EINVAL);
+            }
+            if caps & !TSC_CAPS != 0 {
+                return Err(Errno::EPERM);
+            }
+            if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC {
+                return Err(Errno::EINVAL);
+            }
         }
         PMC_CLASS_SOFT => {
+            if caps & SOFT_CAPS == 0 {
+                return Err(Errno::EINVAL);
+            }
+            if caps & !SOFT_CAPS != 0 {
+                return Err(Errno::EPERM);
+            }
             let idx = a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
             if a.pm_ev < PMC_EV_SOFT_FIRST || idx >= SOFT_EVENTS.len() {
                 return Err(Errno::EINVAL);
             }
         }
-        PMC_CLASS_IAF => {
-            let cfg = a.pm_md.as_iap().pm_iap_config;
-            fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
-                (0xC0, _) => 0,
-                (0x3C, _) => 1,
-                (0x00, 3) => 2,
-                _ => return Err(Errno::EINVAL),
-            });
-        }
         _ => {}
     }
-    Ok(fixed)
+    Ok(())
 }
+
+/// `TSC_CAPS` (`hwpmc_tsc.c`).
+pub(super) const TSC_CAPS: u32 = PMC_CAP_READ;
+/// `SOFT_CAPS` (`hwpmc_soft.c`).
+pub(super) const SOFT_CAPS: u32 =
+    PMC_CAP_READ | PMC_CAP_WRITE | PMC_CAP_INTERRUPT | PMC_CAP_USER | PMC_CAP_SYSTEM;
 
 /// The log record of an allocation: PMCALLOCATEDYN (with the event's name)
 /// for a SOFT PMC, PMCALLOCATE otherwise.

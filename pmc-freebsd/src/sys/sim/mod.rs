@@ -70,10 +70,12 @@
 //!   sampling PMC before a flush loses the samples of its last tick, as
 //!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
+//! * The SOFT and TSC allocators refuse a PMC asking for none of their
+//!   class's capabilities (`hwpmc_soft.c` "if ((pm->pm_caps & SOFT_CAPS)
+//!   == 0) return (EINVAL);").
+//!
 //! Not modelled: PMCATTACH records are written for kernel processes too
-//! (the kernel skips them), module unload (SIGBUS to owners),
-//! `tsc_allocate_pmc()`'s "if ((pm->pm_caps & TSC_CAPS) == 0) return
-//! (EINVAL);" (a TSC allocation asking for no capability), the L3/DF
+//! (the kernel skips them), module unload (SIGBUS to owners), the L3/DF
 //! sub-class row checks of `amd_allocate_pmc()`, and `amd_event_codes[]`
 //! beyond its cycles and instructions rows.
 

@@ -17,8 +17,11 @@ fn soft(name: &str) -> u32 {
             .expect("known soft event") as u32
 }
 
+/// A request as libpmc makes it: `pm_caps` asks for reading (the SOFT and
+/// TSC allocators refuse a request asking for no capability).
 fn alloc_req(mode: u32, class: u32, ev: u32, cpu: u32) -> pmc_op_pmcallocate {
     pmc_op_pmcallocate {
+        pm_caps: PMC_CAP_READ,
         pm_mode: mode,
         pm_class: class,
         pm_ev: ev,
@@ -1435,6 +1438,35 @@ fn every_rule_cites_its_source() {
     // The checker itself finds an uncited rule.
     let bad = "fn nope(&self) -> Result<(), Errno> {\n    Err(Errno::EINVAL)\n}\n";
     assert_eq!(uncited_rules(bad), vec!["nope".to_owned()]);
+}
+
+/// Finding 1 of freebsd-audit-3: `soft_allocate_pmc()` and
+/// `tsc_allocate_pmc()` refuse a PMC whose `pm_caps` holds none of their
+/// class's caps ("if ((pm->pm_caps & SOFT_CAPS) == 0) return (EINVAL);"),
+/// and the row search then answers EINVAL. A sampling mode adds
+/// `PMC_CAP_INTERRUPT`, so only counting requests with caps 0 are caught.
+/// Without the rule in `class_rules` the caps-0 allocations succeed.
+#[test]
+fn soft_and_tsc_refuse_a_pmc_asking_for_no_capability() {
+    let d = sim();
+    let mut a = alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY);
+    a.pm_caps = 0;
+    assert_eq!(alloc(&d, a), Err(Errno::EINVAL), "SOFT TC, caps 0");
+    let mut a = alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0);
+    a.pm_caps = 0;
+    assert_eq!(alloc(&d, a), Err(Errno::EINVAL), "TSC SC, caps 0");
+    assert_eq!(d.allocated(), 0);
+    // Sampling: pmc_do_op_pmcallocate adds PMC_CAP_INTERRUPT first.
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let mut a = alloc_req(PMC_MODE_TS, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY);
+    a.pm_caps = 0;
+    assert!(alloc(&d, a).is_ok(), "SOFT TS, caps 0 + INTERRUPT");
+    assert!(alloc(
+        &d,
+        alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY)
+    )
+    .is_ok());
+    assert!(alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)).is_ok());
 }
 
 /// PMC_OP_GETPMCINFO writes every row whatever the caller's buffer
