@@ -1593,3 +1593,94 @@ fn a_cgroup_is_refused_at_allocate_with_help() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.help().unwrap_or("").contains("Allocation::system"), "{e}");
 }
+
+fn faults_of(sim: &SimDriver, pid: i32, n: u64) {
+    sim.run(Work {
+        pid,
+        nanos: 1_000_000,
+        page_faults_read: n,
+        ..Work::default()
+    });
+}
+
+fn attach_requests(sim: &SimDriver) -> usize {
+    sim.take_calls()
+        .iter()
+        .filter(|(op, _)| *op == pmc_freebsd::sys::PmcOp::PmcAttach)
+        .count()
+}
+
+/// freebsd-audit-3 finding B: a second attach of a PMC to a process it
+/// measures is refused by the backend, unsent. hwpmc would answer EEXIST
+/// and, on the way out, clear the process's P_HWPMC flag: the PMC would
+/// stop counting it (the simulator models the flag; the backend used to
+/// send the request and this read then gave 5).
+#[test]
+fn a_re_attach_is_refused_unsent_and_the_target_keeps_counting() {
+    let (sim, b) = default();
+    sim.spawn(2000, 1, true, "/bin/sh");
+    let mut p = b.allocate(&counting("page-faults")).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    faults_of(&sim, 2000, 5);
+    p.stop().unwrap();
+    sim.take_calls();
+    let e = p.attach(Target::Pid(2000)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::AlreadyAttached);
+    assert!(e.message().contains("not sent"), "{e}");
+    assert_eq!(attach_requests(&sim), 0, "PMC_OP_PMCATTACH not sent");
+    p.start().unwrap();
+    faults_of(&sim, 2000, 3);
+    assert_eq!(p.read().unwrap().value, 8);
+}
+
+/// The same with DESCENDANTS: a PMC measuring the child 2001 (attached
+/// with descendants) must not be attached to its parent 2000, whose
+/// subtree holds 2001: hwpmc would attach 2000, meet 2001 (EEXIST), clear
+/// 2001's P_HWPMC and detach the whole subtree again, 2001 included.
+#[test]
+fn a_descendants_attach_over_a_measured_child_is_refused_unsent() {
+    let (sim, b) = default();
+    sim.spawn(2000, 1, true, "/bin/sh");
+    sim.spawn(2001, 2000, true, "/bin/ls");
+    let mut p = b.allocate(&counting("page-faults").descendants()).unwrap();
+    p.attach(Target::Pid(2001)).unwrap();
+    sim.take_calls();
+    let e = p.attach(Target::Pid(2000)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::AlreadyAttached);
+    assert!(e.message().contains("pid 2001"), "{e}");
+    assert_eq!(attach_requests(&sim), 0);
+    p.start().unwrap();
+    faults_of(&sim, 2001, 4);
+    assert_eq!(p.read().unwrap().value, 4, "2001 still counted");
+}
+
+/// Another profiler's PMC on the same counter row of the target cannot be
+/// seen from here (hwpmc tells no one which rows a process's PMCs use), so
+/// that attach is sent and hwpmc refuses it with EBUSY, clearing the
+/// target's P_HWPMC: the first profiler's PMC would stop counting. The
+/// backend gives the flag back (a throwaway SOFT PMC attached and detached)
+/// and says so; without that the first PMC reads 5.
+#[test]
+fn another_owners_busy_row_leaves_the_target_measured() {
+    let (sim, first) = default();
+    sim.spawn(2000, 1, true, "/bin/sh");
+    let mut p = first.allocate(&counting("page-faults")).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    faults_of(&sim, 2000, 5);
+    // A second profiler process.
+    sim.set_current_pid(3000);
+    let second = Backend::with_sys(sim.clone()).unwrap();
+    let mut q = second.allocate(&counting("page-faults")).unwrap();
+    let e = q.attach(Target::Pid(2000)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Busy);
+    assert!(
+        e.message().contains("gave the flag back to pid 2000"),
+        "{e}"
+    );
+    drop(q);
+    sim.set_current_pid(1000);
+    faults_of(&sim, 2000, 4);
+    assert_eq!(p.read().unwrap().value, 9, "still switched in");
+}

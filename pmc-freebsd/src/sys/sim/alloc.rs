@@ -298,8 +298,13 @@ impl State {
     }
 
     /// Records an allocated PMC: its row (taken on its CPU for a system
-    /// PMC, one more thread reference otherwise) and its owner.
+    /// PMC, one more thread reference otherwise) and its owner, who gets
+    /// P_HWPMC (`hwpmc_mod.c`@009268db `pmc_register_owner()`: "p->p_flag
+    /// |= P_HWPMC;").
     pub(super) fn install(&mut self, pmc: SimPmc, system: bool) {
+        if let Some(p) = self.procs.get_mut(&pmc.owner) {
+            p.hwpmc = true;
+        }
         let (me, id, ri, cpu) = (pmc.owner, pmc.id, pmc.row, pmc.cpu);
         if system {
             self.rows[ri].cpus[cpu as usize].system = Some((me, id));

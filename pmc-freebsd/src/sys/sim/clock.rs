@@ -119,11 +119,16 @@ impl State {
                         .map_or(0, |w| self.hw_events(p, &w)),
                 }
             } else {
+                // hwpmc switches a process PMC in and out only for a process
+                // with P_HWPMC (State::uses_hwpmc): without it the PMC counts
+                // nothing there.
                 match work {
-                    Some(w) if p.targets.contains_key(&w.pid) => match p.class {
-                        PMC_CLASS_SOFT => Self::soft_events(p, t, Some(&w)),
-                        _ => self.hw_events(p, &w),
-                    },
+                    Some(w) if p.targets.contains_key(&w.pid) && self.uses_hwpmc(w.pid) => {
+                        match p.class {
+                            PMC_CLASS_SOFT => Self::soft_events(p, t, Some(&w)),
+                            _ => self.hw_events(p, &w),
+                        }
+                    }
                     _ => 0,
                 }
             };

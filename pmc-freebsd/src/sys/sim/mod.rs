@@ -70,6 +70,13 @@
 //!   sampling PMC before a flush loses the samples of its last tick, as
 //!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
+//! * `P_HWPMC`, the process flag hwpmc's scheduler, fork, exec and exit
+//!   hooks test, is set by an attach and by allocation (on the owner) and
+//!   cleared when no PMC targets a process, and also by a refused attach
+//!   (EEXIST, EBUSY) on a process still measured: its PMCs then stop
+//!   counting, its forks and exit are not followed. A refused attach with
+//!   `PMC_F_DESCENDANTS` detaches the whole subtree again; a PMC left
+//!   without targets attaches to its owner at its next start (`attach.rs`).
 //! * The SOFT and TSC allocators refuse a PMC asking for none of their
 //!   class's capabilities (`hwpmc_soft.c` "if ((pm->pm_caps & SOFT_CAPS)
 //!   == 0) return (EINVAL);").
@@ -384,6 +391,19 @@ struct Proc {
     parent: i32,
     debuggable: bool,
     path: String,
+    /// `P_HWPMC` in `p_flag` (see `State::uses_hwpmc`).
+    hwpmc: bool,
+}
+
+impl Proc {
+    fn new(parent: i32, debuggable: bool, path: impl Into<String>) -> Proc {
+        Proc {
+            parent,
+            debuggable,
+            path: path.into(),
+            hwpmc: false,
+        }
+    }
 }
 
 struct State {
@@ -489,22 +509,8 @@ impl SimDriver {
             }
         }
         let mut procs = BTreeMap::new();
-        procs.insert(
-            cfg.pid,
-            Proc {
-                parent: 1,
-                debuggable: true,
-                path: "/usr/bin/sim-self".into(),
-            },
-        );
-        procs.insert(
-            1,
-            Proc {
-                parent: 0,
-                debuggable: false,
-                path: "/sbin/init".into(),
-            },
-        );
+        procs.insert(cfg.pid, Proc::new(1, true, "/usr/bin/sim-self"));
+        procs.insert(1, Proc::new(0, false, "/sbin/init"));
         SimDriver {
             st: Mutex::new(State {
                 current: cfg.pid,
@@ -553,11 +559,9 @@ impl SimDriver {
     /// The process is created if needed.
     pub fn set_current_pid(&self, pid: i32) {
         let mut st = self.lock();
-        st.procs.entry(pid).or_insert(Proc {
-            parent: 1,
-            debuggable: true,
-            path: format!("/usr/bin/p{pid}"),
-        });
+        st.procs
+            .entry(pid)
+            .or_insert_with(|| Proc::new(1, true, format!("/usr/bin/p{pid}")));
         st.current = pid;
     }
 
@@ -574,14 +578,7 @@ impl SimDriver {
     /// Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_process_fork()`, quoted at each step below.
     pub fn spawn(&self, pid: i32, parent: i32, debuggable: bool, path: &str) {
         let mut st = self.lock();
-        st.procs.insert(
-            pid,
-            Proc {
-                parent,
-                debuggable,
-                path: path.to_owned(),
-            },
-        );
+        st.procs.insert(pid, Proc::new(parent, debuggable, path));
         let fork = LogRecord::ProcFork {
             oldpid: parent,
             newpid: pid,
@@ -595,17 +592,30 @@ impl SimDriver {
         for o in &ss_owners {
             st.emit(*o, fork.clone());
         }
+        // ... then nothing more unless the parent has P_HWPMC:
+        // "is_using_hwpmcs = (p1->p_flag & P_HWPMC) != 0; ... if
+        // (!is_using_hwpmcs) return;". A refused PMCATTACH clears the flag
+        // (attach.rs), and the parent's forks are no longer followed.
+        if !st.uses_hwpmc(parent) {
+            return;
+        }
         let keys: Vec<(i32, u32)> = st
             .pmcs
             .iter()
             .filter(|(_, p)| p.flags & PMC_F_DESCENDANTS != 0 && p.targets.contains_key(&parent))
             .map(|(k, _)| *k)
             .collect();
-        // ... then, in the loop over the parent's DESCENDANTS PMCs, one
-        // PROCFORK per PMC, not per owner: "pmc_link_target_process(pm,
-        // ppnew); po = pm->pm_owner; if (po->po_sscount == 0 &&
-        // (po->po_flags & PMC_PO_OWNS_LOGFILE) != 0)
-        // pmclog_process_procfork(po, p1->p_pid, newproc->p_pid);".
+        // "newproc->p_flag |= P_HWPMC;" once a DESCENDANTS PMC targets the
+        // parent, then, in the loop over those PMCs, one PROCFORK per PMC,
+        // not per owner: "pmc_link_target_process(pm, ppnew); po =
+        // pm->pm_owner; if (po->po_sscount == 0 && (po->po_flags &
+        // PMC_PO_OWNS_LOGFILE) != 0) pmclog_process_procfork(po, p1->p_pid,
+        // newproc->p_pid);".
+        if !keys.is_empty() {
+            if let Some(p) = st.procs.get_mut(&pid) {
+                p.hwpmc = true;
+            }
+        }
         for k in keys {
             if let Some(p) = st.pmcs.get_mut(&k) {
                 p.targets.insert(pid, 0);
@@ -622,7 +632,9 @@ impl SimDriver {
     /// pmclog_process_procexec(po, PMC_ID_INVALID, ...)"), then one per
     /// PMC targeting `pid` whose owner has no such PMC ("if
     /// (po->po_sscount == 0 && (po->po_flags & PMC_PO_OWNS_LOGFILE) != 0)
-    /// pmclog_process_procexec(po, pm->pm_id, ...)"). Not modelled: the
+    /// pmclog_process_procexec(po, pm->pm_id, ...)"), the latter only for a
+    /// process with P_HWPMC ("is_using_hwpmcs = (p->p_flag & P_HWPMC) != 0;
+    /// ... if (!is_using_hwpmcs) { ... return; }"). Not modelled: the
     /// release of PMCs `pid` owns, the credential-change detach.
     pub fn exec(&self, pid: i32, path: &str) {
         let mut st = self.lock();
@@ -639,6 +651,9 @@ impl SimDriver {
         let ss_owners = st.ss_owners();
         for o in &ss_owners {
             st.emit(*o, rec(PMC_ID_INVALID));
+        }
+        if !st.uses_hwpmc(pid) {
+            return;
         }
         for (owner, id) in st.pmcs_targeting(pid) {
             if !ss_owners.contains(&owner) {
@@ -671,10 +686,18 @@ impl SimDriver {
 
     /// Ends a process: PMCs attached to it are detached (PROCEXIT records
     /// for `PMC_F_LOG_PROCEXIT`, SIGIO to owners whose PMC lost its last
-    /// target).
+    /// target), only if it has P_HWPMC (`hwpmc_mod.c`@009268db
+    /// `pmc_process_exit()`: "is_using_hwpmcs = (p->p_flag & P_HWPMC) !=
+    /// 0; ... if (!is_using_hwpmcs) goto out;"): the PMCs of a process whose
+    /// flag a refused attach cleared keep it as a target, log nothing and
+    /// signal nothing.
     pub fn exit(&self, pid: i32) {
         let mut st = self.lock();
+        let uses_hwpmc = st.uses_hwpmc(pid);
         st.procs.remove(&pid);
+        if !uses_hwpmc {
+            return;
+        }
         let keys: Vec<(i32, u32)> = st
             .pmcs
             .iter()
@@ -969,6 +992,21 @@ impl Sys for SimDriver {
 
     fn parent_pid(&self, pid: i32) -> Option<i32> {
         self.lock().procs.get(&pid).map(|p| p.parent)
+    }
+
+    fn children(&self, pid: i32) -> Option<Vec<i32>> {
+        let st = self.lock();
+        st.procs.contains_key(&pid).then(|| {
+            st.procs
+                .iter()
+                .filter(|(c, p)| p.parent == pid && **c != pid)
+                .map(|(c, _)| *c)
+                .collect()
+        })
+    }
+
+    fn uses_hwpmc(&self, pid: i32) -> Option<bool> {
+        self.lock().procs.get(&pid).map(|p| p.hwpmc)
     }
 
     /// Each simulator is its own kernel: its address.

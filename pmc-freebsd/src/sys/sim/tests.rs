@@ -692,6 +692,119 @@ fn descendants_follow_forks() {
     assert_eq!(read(&d, id).unwrap(), 5);
 }
 
+fn faults(d: &SimDriver, pid: i32, n: u64) {
+    d.run(Work {
+        pid,
+        nanos: 1_000_000,
+        page_faults_read: n,
+        ..Work::default()
+    });
+}
+
+fn pf_req(flags: u32) -> pmc_op_pmcallocate {
+    let mut a = alloc_req(
+        PMC_MODE_TC,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.ALL"),
+        PMC_CPU_ANY,
+    );
+    a.pm_flags = flags;
+    a
+}
+
+/// freebsd-audit-3 finding B: another owner's PMCATTACH refused with EBUSY
+/// (its PMC and ours both on SOFT row 0 of pid 2000) runs
+/// `pmc_attach_one_process()`'s "fail: ... p->p_flag &= ~P_HWPMC;": the
+/// process is still our PMCs' target, but hwpmc no longer switches them in
+/// (they stop counting), no longer follows its forks, and skips its exit
+/// (no SIGIO for the PMC that loses it). Without the flag rule (the fail
+/// path leaving P_HWPMC alone) the first PMC reads 12 and the child is
+/// followed.
+#[test]
+fn a_refused_attach_clears_p_hwpmc_of_a_measured_process() {
+    let d = sim();
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let a = alloc(&d, pf_req(0)).unwrap();
+    let c = alloc(&d, pf_req(PMC_F_DESCENDANTS)).unwrap();
+    attach(&d, a, 2000).unwrap();
+    attach(&d, c, 2000).unwrap();
+    start(&d, a).unwrap();
+    start(&d, c).unwrap();
+    faults(&d, 2000, 5);
+    assert_eq!((read(&d, a).unwrap(), read(&d, c).unwrap()), (5, 5));
+    // Another profiler, same row (its first process PMC: SOFT row 0).
+    d.set_current_pid(3000);
+    let b = alloc(&d, pf_req(0)).unwrap();
+    assert_eq!(b & 0xFF, a & 0xFF, "the same row");
+    assert_eq!(attach(&d, b, 2000), Err(Errno::EBUSY));
+    d.set_current_pid(1000);
+    faults(&d, 2000, 7);
+    assert_eq!(read(&d, a).unwrap(), 5, "no longer switched in");
+    d.spawn(2001, 2000, true, "/bin/ls");
+    faults(&d, 2001, 4);
+    assert_eq!(read(&d, c).unwrap(), 5, "the fork was not followed");
+    d.take_signals();
+    d.exit(2000);
+    assert!(
+        d.take_signals().is_empty(),
+        "the exit was skipped: no SIGIO"
+    );
+}
+
+/// freebsd-audit-3 finding B, DESCENDANTS: owner 3000's PMC measures the
+/// child 2001 on SOFT row 0; owner 1000's DESCENDANTS PMC, also row 0,
+/// attaches to the parent 2000: 2000 is attached, 2001 answers EBUSY, and
+/// `pmc_attach_process()`'s "(void)pmc_detach_process(top, pm);" detaches
+/// 2000 again (PMCATTACH then PMCDETACH in the log). The PMC, left without
+/// targets, loses PMC_F_ATTACH_DONE: its PMCSTART attaches it to its owner
+/// (it counts the owner's faults, not 2000's). And 2001 lost P_HWPMC: owner
+/// 3000's PMC stops counting it. Without the rollback the PMC stays on 2000
+/// and its start attaches nothing.
+#[test]
+fn a_refused_descendants_attach_rolls_back_the_subtree() {
+    let d = sim();
+    // Not a child of the owner: the owner's own subtree (what its start
+    // attaches to) is then the owner alone.
+    d.spawn(2000, 1, true, "/bin/sh");
+    d.spawn(2001, 2000, true, "/bin/ls");
+    d.set_current_pid(3000);
+    let x = alloc(&d, pf_req(0)).unwrap();
+    attach(&d, x, 2001).unwrap();
+    start(&d, x).unwrap();
+    d.set_current_pid(1000);
+    let (r, w) = pipe().unwrap();
+    use std::os::fd::AsRawFd;
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    let y = alloc(&d, pf_req(PMC_F_DESCENDANTS)).unwrap();
+    assert_eq!(y & 0xFF, x & 0xFF, "the same row");
+    assert_eq!(attach(&d, y, 2000), Err(Errno::EBUSY));
+    d.call(OpArg::FlushLog).unwrap();
+    drop(w);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::fs::File::from(r), &mut bytes).unwrap();
+    use pmc_log::hwpmc::Event;
+    let seen: Vec<(&str, i32)> = pmc_log::hwpmc::Parser::new(&bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            Event::PmcAttach { pid, .. } => Some(("attach", pid)),
+            Event::PmcDetach { pid, .. } => Some(("detach", pid)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seen, [("attach", 2000), ("detach", 2000)]);
+    start(&d, y).unwrap();
+    faults(&d, 2000, 6);
+    faults(&d, 1000, 2);
+    assert_eq!(read(&d, y).unwrap(), 2, "attached to its owner at start");
+    d.set_current_pid(3000);
+    faults(&d, 2001, 9);
+    assert_eq!(read(&d, x).unwrap(), 0, "2001 lost P_HWPMC");
+}
+
 #[test]
 fn getmsr_rules() {
     let d = sim();

@@ -34,7 +34,7 @@ impl State {
                 return Err(Errno::ESRCH);
             }
             let owner = p.owner;
-            self.attach_checked(key, owner)?;
+            self.attach_process(key, owner)?;
         }
         let p = self.pmc_mut(key)?;
         // hwpmc_mod.c@009268db pmc_start, system PMC: "v =
