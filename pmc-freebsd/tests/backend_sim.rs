@@ -1684,3 +1684,56 @@ fn another_owners_busy_row_leaves_the_target_measured() {
     faults_of(&sim, 2000, 4);
     assert_eq!(p.read().unwrap().value, 9, "still switched in");
 }
+
+fn native(p: &impl pmc_core::Pmc, name: &str) -> String {
+    p.native_config()
+        .into_iter()
+        .find(|f| f.name == name)
+        .map(|f| f.value)
+        .unwrap_or_default()
+}
+
+/// freebsd-audit-3 finding C: a 2019-2021 `iaf_allocate_pmc()` pins only
+/// 0xC0, 0x3C and 0x00/3 to their rows and puts any other event select on
+/// the first free row, so the fixed-only spelling of core cycles
+/// (`event=0,umask=2`) would land on fixed counter 0 and count retired
+/// instructions. The backend sends each fixed counter's own pair (0x3C/0
+/// here), which every kernel version pins to its row. Sent as typed, this
+/// reads 10 (the instructions).
+#[test]
+fn fixed_spellings_land_on_their_own_counter_on_a_2020_kernel() {
+    let (sim, b) = backend(SimConfig {
+        version: PMC_VERSION_0X09,
+        tree: Some(pmc_freebsd::sys::sim::SimTree::Y2020),
+        ..SimConfig::default()
+    });
+    let mut p = b.allocate(&counting("event=0x0,umask=0x2")).unwrap();
+    assert!(
+        native(&p, "event").starts_with("IAF"),
+        "{:?}",
+        p.native_config()
+    );
+    p.start().unwrap();
+    sim.tick(1_000, 10, 0);
+    assert_eq!(p.read().unwrap().value, 3_000, "core cycles (3 a ns)");
+}
+
+/// TOPDOWN.SLOTS is the fourth fixed counter of Ice Lake and later, which
+/// 2023+ kernels allocate on row 3 ("case 3: /* TOPDOWN.SLOTS */"); the
+/// backend used to offer no encoding at all for event 0, umask 4.
+#[test]
+fn topdown_slots_on_the_fourth_fixed_counter() {
+    let (sim, b) = backend(SimConfig {
+        cpu: SimCpu::IntelIcelake,
+        ..SimConfig::default()
+    });
+    let mut p = b.allocate(&counting("event=0x0,umask=0x4")).unwrap();
+    assert!(
+        native(&p, "event").starts_with("IAF"),
+        "{:?}",
+        p.native_config()
+    );
+    p.start().unwrap();
+    sim.tick(1_000, 10, 0);
+    assert_eq!(p.read().unwrap().value, 12_000, "4 slots a cycle");
+}

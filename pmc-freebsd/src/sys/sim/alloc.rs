@@ -2,7 +2,7 @@
 //! and the allocation's log record.
 
 use super::log::LogRecord;
-use super::{ClassDesc, PState, SimPmc, SimTree, State, AMD_EVENT_CODES, SOFT_EVENTS};
+use super::{ClassDesc, PState, SimCpu, SimPmc, SimTree, State, AMD_EVENT_CODES, SOFT_EVENTS};
 use crate::errno::Errno;
 use crate::sys::abi::*;
 use std::collections::BTreeMap;
@@ -267,13 +267,8 @@ impl State {
     }
 
     /// The class allocator (`pcd_allocate_pmc`) for row `i` of the class:
-    /// [`class_rules`], and for IAF the fixed counter's event.
-    /// `hwpmc_core.c` `iaf_allocate_pmc()` of the 2019-2021 trees
-    /// (`zdleaf/freebsd-morello`@5909242b): "if (ev == 0xC0 && ri != 0)
-    /// return (EINVAL);", "if (ev == 0x3C && ri != 1) return (EINVAL);",
-    /// "if (ev == 0x0 && umask == 0x3 && ri != 2) return (EINVAL);" (the
-    /// simulator also refuses other event selects, which a fixed counter
-    /// cannot count).
+    /// [`class_rules`] (TSC, SOFT), and for IAF and IAP
+    /// [`State::intel_rules`].
     pub(super) fn row_accepts(
         &self,
         cd: &ClassDesc,
@@ -282,19 +277,88 @@ impl State {
         i: u32,
     ) -> Result<(), Errno> {
         class_rules(cd, a, caps)?;
-        if cd.class == PMC_CLASS_IAF {
-            let cfg = a.pm_md.as_iap().pm_iap_config;
-            let row = match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
-                (0xC0, _) => 0,
-                (0x3C, _) => 1,
-                (0x00, 3) => 2,
-                _ => return Err(Errno::EINVAL),
-            };
-            if row != i {
-                return Err(Errno::EINVAL);
-            }
+        if cd.class == PMC_CLASS_IAF || cd.class == PMC_CLASS_IAP {
+            self.intel_rules(cd.class, a, i)?;
         }
         Ok(())
+    }
+
+    /// `hwpmc_core.c` `iaf_allocate_pmc()` and `iap_allocate_pmc()` for row
+    /// `i`, in three versions (freebsd-audit-3 finding C):
+    ///
+    /// * [`SimTree::Y2020`], the 2019-2021 trees (`zdleaf/freebsd-morello`
+    ///   `sys/dev/hwpmc/hwpmc_core.c`@5909242b): IAF pins three events and
+    ///   takes any other on the first free row: "if (ev == 0xC0 && ri != 0)
+    ///   return (EINVAL);", "if (ev == 0x3C && ri != 1) return (EINVAL);",
+    ///   "if (ev == 0x0 && umask == 0x3 && ri != 2) return (EINVAL);". IAP
+    ///   on Skylake: "case PMC_CPU_INTEL_SKYLAKE: ... if
+    ///   (iap_event_sb_sbx_ib_ibx_ok_on_counter(ev, ri) == 0) return
+    ///   (EINVAL);" (0xB7 on counter 0, "case 0xC0: mask = 0x2;", 0x48,
+    ///   0xA2, 0xA3 on 2, 0xBB, 0xCD on 3); other models: "default: if
+    ///   (iap_event_ok_on_counter(ev, ri) == 0) return (EINVAL);" (0x10,
+    ///   0x14, 0x18, 0xB3, 0xC1, 0xCB on 0; 0x11-0x13 on 1).
+    /// * [`SimTree::Y2023`], the post-2021 rework without the EV_PMU rule
+    ///   (`opnsense/src` `sys/dev/hwpmc/hwpmc_core.c`@2ef8a088): IAF takes
+    ///   exact pairs per row, "if (ev == 0x0) { if (umask != ri + 1) return
+    ///   (EINVAL); } else { switch (ri) { case 0: /* INST_RETIRED.ANY */ if
+    ///   (ev != 0xC0 || umask != 0x00) return (EINVAL); ... case 1: /*
+    ///   CPU_CLK_UNHALTED.THREAD */ if (ev != 0x3C || umask != 0x00) ...
+    ///   case 2: /* CPU_CLK_UNHALTED.REF */ if (ev != 0x3C || umask !=
+    ///   0x01) ... case 3: /* TOPDOWN.SLOTS */ if (ev != 0xA4 || umask !=
+    ///   0x01) ... default: return (EINVAL);"; IAP on Skylake and later:
+    ///   "case PMC_CPU_INTEL_SKYLAKE: ... default: break;" (any row).
+    /// * [`SimTree::Current15`] and [`SimTree::Amd2026`], 15-CURRENT
+    ///   (`fel1x-developer/freebsd-src` `sys/dev/hwpmc/hwpmc_core.c`
+    ///   @2d614aa2): as Y2023, and both allocators first "if ((a->pm_flags &
+    ///   PMC_F_EV_PMU) == 0) return (EINVAL);".
+    pub(super) fn intel_rules(
+        &self,
+        class: u32,
+        a: &pmc_op_pmcallocate,
+        i: u32,
+    ) -> Result<(), Errno> {
+        let tree = self.tree();
+        let cfg = a.pm_md.as_iap().pm_iap_config;
+        let (ev, umask) = (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8);
+        if matches!(tree, SimTree::Current15 | SimTree::Amd2026) && a.pm_flags & PMC_F_EV_PMU == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let ok = match (class, tree) {
+            (PMC_CLASS_IAF, SimTree::Y2020) => {
+                !((ev == 0xC0 && i != 0)
+                    || (ev == 0x3C && i != 1)
+                    || (ev == 0 && umask == 3 && i != 2))
+            }
+            (PMC_CLASS_IAF, _) if ev == 0 => umask == i + 1,
+            (PMC_CLASS_IAF, _) => matches!(
+                (i, ev, umask),
+                (0, 0xC0, 0) | (1, 0x3C, 0) | (2, 0x3C, 1) | (3, 0xA4, 1)
+            ),
+            (_, SimTree::Y2020) if self.cfg.cpu == SimCpu::IntelSkylake => {
+                let mask: u32 = match ev {
+                    0xB7 => 0x1,
+                    0xC0 => 0x2,
+                    0x48 | 0xA2 | 0xA3 => 0x4,
+                    0xBB | 0xCD => 0x8,
+                    _ => !0,
+                };
+                mask & (1 << i) != 0
+            }
+            (_, SimTree::Y2020) => {
+                let mask: u32 = match ev {
+                    0x10 | 0x14 | 0x18 | 0xB3 | 0xC1 | 0xCB => 0x1,
+                    0x11..=0x13 => 0x2,
+                    _ => !0,
+                };
+                mask & (1 << i) != 0
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Errno::EINVAL)
+        }
     }
 
     /// Records an allocated PMC: its row (taken on its CPU for a system

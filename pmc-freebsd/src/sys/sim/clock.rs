@@ -16,7 +16,26 @@ impl State {
         let ref_cycles =
             (u128::from(w.nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
         match p.class {
-            PMC_CLASS_IAP | PMC_CLASS_IAF => {
+            PMC_CLASS_IAF => {
+                let cfg = p.md.as_iap().pm_iap_config;
+                if cfg & IAP_USR == 0 && cfg & (IAP_OS) != 0 {
+                    return 0;
+                }
+                // A fixed counter counts its own event, whatever event
+                // select the allocation carried (hwpmc_core.c programs only
+                // IAF_CTRL's enable bits for the row).
+                let first = self
+                    .class(PMC_CLASS_IAF)
+                    .map_or(p.row, |ci| self.classes[ci].first_row);
+                match p.row - first {
+                    0 => w.instructions,
+                    1 => cycles,
+                    2 => ref_cycles,
+                    // TOPDOWN.SLOTS: four issue slots a cycle.
+                    _ => cycles.saturating_mul(4),
+                }
+            }
+            PMC_CLASS_IAP => {
                 let cfg = p.md.as_iap().pm_iap_config;
                 if cfg & IAP_USR == 0 && cfg & (IAP_OS) != 0 {
                     return 0;

@@ -108,6 +108,10 @@ pub enum SimCpu {
     /// An Intel Skylake (family 6, model 0x5E, stepping 3): IAP (4 rows)
     /// and IAF (3 rows).
     IntelSkylake,
+    /// An Intel Ice Lake client (family 6, model 0x7E, stepping 5,
+    /// `PMC_CPU_INTEL_ICELAKE`): IAP (8 rows) and IAF (4 rows, the fourth
+    /// TOPDOWN.SLOTS).
+    IntelIcelake,
     /// An AMD Zen 1 (`PMC_CPU_AMD_K8`, family 0x17, model 0x01, stepping
     /// 1): K8 (16 rows). Every tree sets `pmc_cpuid` for it, so
     /// `amd_allocate_pmc()` programs `pm_amd_config` as given.
@@ -125,6 +129,7 @@ impl SimCpu {
     pub fn cputype(self) -> u32 {
         match self {
             SimCpu::IntelSkylake => PMC_CPU_INTEL_SKYLAKE,
+            SimCpu::IntelIcelake => PMC_CPU_INTEL_ICELAKE,
             SimCpu::AmdZen | SimCpu::AmdZen3 => PMC_CPU_AMD_K8,
             SimCpu::Generic => PMC_CPU_GENERIC,
         }
@@ -151,6 +156,8 @@ impl SimCpu {
         match (self, old) {
             (SimCpu::IntelSkylake, false) => format!("GenuineIntel-{}-{:02X}-{:X}", 6, 0x5E, 3),
             (SimCpu::IntelSkylake, true) => format!("GenuineIntel-{}-{:02X}", 6, 0x5E),
+            (SimCpu::IntelIcelake, false) => format!("GenuineIntel-{}-{:02X}-{:X}", 6, 0x7E, 5),
+            (SimCpu::IntelIcelake, true) => format!("GenuineIntel-{}-{:02X}", 6, 0x7E),
             (SimCpu::AmdZen, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x17, 0x01, 1),
             (SimCpu::AmdZen, true) => format!("AuthenticAMD-{}-{:02X}", 0x17, 0x01),
             (SimCpu::AmdZen3, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x19, 0x21, 0),
@@ -487,6 +494,10 @@ impl SimDriver {
             SimCpu::IntelSkylake => {
                 add(PMC_CLASS_IAP, prog | PMC_CAP_PRECISE, 48, 4, "IAP");
                 add(PMC_CLASS_IAF, hw, 48, 3, "IAF");
+            }
+            SimCpu::IntelIcelake => {
+                add(PMC_CLASS_IAP, prog | PMC_CAP_PRECISE, 48, 8, "IAP");
+                add(PMC_CLASS_IAF, hw, 48, 4, "IAF");
             }
             // 16 K8 rows: hwpmc_amd.h AMD_NPMCS 16 in the 2020 tree, and
             // AMD_PMC_CORE_DEFAULT 6 + AMD_PMC_L3_DEFAULT 6 +

@@ -805,6 +805,69 @@ fn a_refused_descendants_attach_rolls_back_the_subtree() {
     assert_eq!(read(&d, x).unwrap(), 0, "2001 lost P_HWPMC");
 }
 
+fn intel_sim(cpu: SimCpu, version: u32, tree: SimTree) -> SimDriver {
+    SimDriver::new(SimConfig {
+        cpu,
+        version,
+        tree: Some(tree),
+        ..SimConfig::default()
+    })
+}
+
+/// The row within its class (IAF-n, IAP-n) of an allocation, or its errno.
+fn intel_row(d: &SimDriver, class: u32, ev: u32, umask: u32, flags: u32) -> Result<u32, Errno> {
+    let mut a = alloc_req(PMC_MODE_TC, class, 0, PMC_CPU_ANY);
+    a.pm_flags = flags;
+    a.pm_md = pmc_md_op_pmcallocate::iap(ev | (umask << 8) | IAP_USR | IAP_OS, 0);
+    let id = alloc(d, a)?;
+    release(d, id).unwrap();
+    let st = d.lock();
+    let first = st.class(class).map(|ci| st.classes[ci].first_row).unwrap();
+    Ok((id & 0xFF) - first as u32)
+}
+
+/// freebsd-audit-3 finding C: the IAF/IAP allocators by kernel version
+/// (`State::intel_rules`). Without the versioning (the old rule, 2019-2021
+/// at every version, other event selects refused) the 2023 and 15-CURRENT
+/// expectations fail: `event=0,umask=1|2` refused, `0xC0,umask=5` taken,
+/// no TOPDOWN.SLOTS row, no EV_PMU requirement.
+#[test]
+fn iaf_and_iap_rules_by_kernel_version() {
+    let iaf = PMC_CLASS_IAF;
+    let iap = PMC_CLASS_IAP;
+    let pmu = PMC_F_EV_PMU;
+    // 2019-2021: three pinned events, the rest on the first free row;
+    // IAP 0xC0 only on counter 1 of a Skylake.
+    let d = intel_sim(SimCpu::IntelSkylake, PMC_VERSION_0X09, SimTree::Y2020);
+    assert_eq!(intel_row(&d, iaf, 0xC0, 0, 0), Ok(0));
+    assert_eq!(intel_row(&d, iaf, 0xC0, 5, 0), Ok(0));
+    assert_eq!(intel_row(&d, iaf, 0x3C, 1, 0), Ok(1));
+    assert_eq!(intel_row(&d, iaf, 0x00, 3, 0), Ok(2));
+    assert_eq!(intel_row(&d, iaf, 0x00, 2, 0), Ok(0), "not pinned: row 0");
+    assert_eq!(intel_row(&d, iap, 0xC0, 0, 0), Ok(1));
+    assert_eq!(intel_row(&d, iap, 0xA3, 0, 0), Ok(2));
+    assert_eq!(intel_row(&d, iap, 0xC4, 0, 0), Ok(0));
+    // 2023 (no EV_PMU rule): exact pairs per row.
+    let d = intel_sim(SimCpu::IntelSkylake, PMC_VERSION, SimTree::Y2023);
+    assert_eq!(intel_row(&d, iaf, 0x00, 1, 0), Ok(0));
+    assert_eq!(intel_row(&d, iaf, 0x00, 2, 0), Ok(1));
+    assert_eq!(intel_row(&d, iaf, 0x00, 3, 0), Ok(2));
+    assert_eq!(intel_row(&d, iaf, 0x3C, 1, 0), Ok(2));
+    assert_eq!(intel_row(&d, iaf, 0xC0, 5, 0), Err(Errno::EINVAL));
+    assert_eq!(intel_row(&d, iaf, 0x00, 4, 0), Err(Errno::EINVAL), "3 rows");
+    assert_eq!(intel_row(&d, iap, 0xC0, 0, 0), Ok(0));
+    // 15-CURRENT: EV_PMU or nothing; TOPDOWN.SLOTS on a fourth row.
+    let d = intel_sim(SimCpu::IntelSkylake, PMC_VERSION, SimTree::Current15);
+    assert_eq!(intel_row(&d, iaf, 0xC0, 0, 0), Err(Errno::EINVAL));
+    assert_eq!(intel_row(&d, iap, 0xC4, 0, 0), Err(Errno::EINVAL));
+    assert_eq!(intel_row(&d, iaf, 0xC0, 0, pmu), Ok(0));
+    assert_eq!(intel_row(&d, iap, 0xC4, 0, pmu), Ok(0));
+    let d = intel_sim(SimCpu::IntelIcelake, PMC_VERSION, SimTree::Current15);
+    assert_eq!(intel_row(&d, iaf, 0x00, 4, pmu), Ok(3));
+    assert_eq!(intel_row(&d, iaf, 0xA4, 1, pmu), Ok(3));
+    assert_eq!(intel_row(&d, iaf, 0xA4, 0, pmu), Err(Errno::EINVAL));
+}
+
 #[test]
 fn getmsr_rules() {
     let d = sim();
