@@ -72,6 +72,7 @@ impl State {
             initial: if sampling { 0 } else { a.pm_count },
             reload,
             left: reload,
+            thread_left: BTreeMap::new(),
             targets: BTreeMap::new(),
         };
         self.install(pmc, system);

@@ -236,6 +236,9 @@ impl State {
         if p.targets.remove(&pid).is_none() {
             return Err(Errno::EINVAL);
         }
+        // pmc_unlink_target_process(): "LIST_FOREACH(pt, &pp->pp_tds,
+        // pt_next) pt->pt_pmcs[ri].pt_pmcval = (pmc_value_t)0;".
+        p.thread_left.retain(|(tp, _), _| *tp != pid);
         if pid == p.owner {
             p.flags &= !PMC_F_ATTACHED_TO_OWNER;
         }

@@ -154,7 +154,7 @@ impl State {
             if n == 0 {
                 continue;
             }
-            let (pid, cpu) = work.map_or((-1, p.cpu), |w| (w.pid, w.cpu));
+            let (pid, tid, cpu) = work.map_or((-1, -1, p.cpu), |w| (w.pid, w.tid, w.cpu));
             let Some(p) = self.pmcs.get_mut(&k) else {
                 continue;
             };
@@ -175,7 +175,7 @@ impl State {
                             value: n,
                             pmcid: p.id,
                             pid,
-                            tid: pid.wrapping_mul(100),
+                            tid,
                         },
                     ));
                 }
@@ -184,9 +184,28 @@ impl State {
             // to the log.
             let logs_samples = p.flags & PMC_F_ATTACHED_TO_OWNER == 0;
             if p.is_sampling() {
+                // The countdown: a system PMC's counter on its CPU; a
+                // process PMC's, per thread. hwpmc_mod.c@009268db
+                // pmc_process_csw_in(): "if (pt->pt_pmcs[ri].pt_pmcval > 0)
+                // newvalue = pt->pt_pmcs[ri].pt_pmcval; else newvalue =
+                // pm->pm_sc.pm_reloadcount;", and pmc_process_csw_out()
+                // saves what is left: "pt->pt_pmcs[ri].pt_pmcval =
+                // newvalue;". Threads and (with DESCENDANTS) processes
+                // below one period each take no sample.
+                let system = p.is_system();
+                let mut countdown = if system {
+                    p.left
+                } else {
+                    p.thread_left
+                        .get(&(pid, tid))
+                        .copied()
+                        .filter(|v| *v > 0)
+                        .unwrap_or(p.reload)
+                        .max(1)
+                };
                 let mut left = n;
-                while left >= p.left {
-                    left -= p.left;
+                while left >= countdown {
+                    left -= countdown;
                     // When in the slice the sample was taken (events spread
                     // evenly over it): before the slice's last hardclock
                     // tick it was processed at that tick; after it, it waits
@@ -195,7 +214,7 @@ impl State {
                         (u128::from(nanos) * u128::from(n - left) / u128::from(n)) as u64,
                     );
                     let processed = t > 0 && at <= last_tick_ns;
-                    p.left = p.reload.max(1);
+                    countdown = p.reload.max(1);
                     let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
                     let pcs: Vec<u64> = (0..depth).map(|i| SAMPLE_PC + 0x100 * i).collect();
                     let sample_pid = if pid < 0 { 11 } else { pid };
@@ -204,7 +223,11 @@ impl State {
                     }
                     let rec = LogRecord::Callchain {
                         pid: sample_pid,
-                        tid: sample_pid.wrapping_mul(100),
+                        tid: if tid < 0 {
+                            sample_pid.wrapping_mul(100)
+                        } else {
+                            tid
+                        },
                         pmcid: p.id,
                         cpu,
                         flags: PMC_CC_F_USERSPACE,
@@ -219,7 +242,12 @@ impl State {
                         break;
                     }
                 }
-                p.left -= left.min(p.left);
+                countdown -= left.min(countdown);
+                if system {
+                    p.left = countdown;
+                } else {
+                    p.thread_left.insert((pid, tid), countdown);
+                }
                 self.stats.pm_intr_processed = self.stats.pm_intr_processed.wrapping_add(1);
             }
         }

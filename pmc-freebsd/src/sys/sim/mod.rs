@@ -70,6 +70,8 @@
 //!   sampling PMC before a flush loses the samples of its last tick, as
 //!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
+//! * A process sampling PMC counts down per target thread (`pt_pmcval`;
+//!   [`Work::tid`] picks the thread), a system one per CPU.
 //! * `P_HWPMC`, the process flag hwpmc's scheduler, fork, exec and exit
 //!   hooks test, is set by an attach and by allocation (on the owner) and
 //!   cleared when no PMC targets a process, and also by a refused attach
@@ -282,6 +284,8 @@ pub const SAMPLE_PC: u64 = 0x0040_1000;
 pub struct Work {
     /// The process that runs (0: the caller).
     pub pid: i32,
+    /// The thread of `pid` that runs (0: its first thread, `pid * 100`).
+    pub tid: i32,
     /// The CPU it runs on.
     pub cpu: u32,
     /// How long it runs, in nanoseconds (time passes for everyone).
@@ -359,8 +363,12 @@ struct SimPmc {
     /// counting PMC, read only by `pmc_start()` of a system PMC.
     initial: u64,
     reload: u64,
-    /// Events left until the next sample.
+    /// Events left until the next sample of a system sampling PMC (its
+    /// hardware counter on its CPU).
     left: u64,
+    /// A process sampling PMC's countdown per target thread (`pt_pmcval`,
+    /// keyed by (pid, tid); see `State::step`).
+    thread_left: BTreeMap<(i32, i32), u64>,
     targets: BTreeMap<i32, u64>,
 }
 
@@ -720,6 +728,7 @@ impl SimDriver {
                 continue;
             };
             let v = p.targets.remove(&pid).unwrap_or(0);
+            p.thread_left.retain(|(tp, _), _| *tp != pid);
             if pid == p.owner {
                 p.flags &= !PMC_F_ATTACHED_TO_OWNER;
             }
@@ -759,6 +768,9 @@ impl SimDriver {
         let mut w = work;
         if w.pid == 0 {
             w.pid = st.current;
+        }
+        if w.tid == 0 {
+            w.tid = w.pid.wrapping_mul(100);
         }
         st.step(Some(w), w.nanos);
     }

@@ -868,6 +868,75 @@ fn iaf_and_iap_rules_by_kernel_version() {
     assert_eq!(intel_row(&d, iaf, 0xA4, 0, pmu), Err(Errno::EINVAL));
 }
 
+/// A log on a pipe for owner `d.current`: returns the read end.
+fn log_pipe(d: &SimDriver) -> std::os::fd::OwnedFd {
+    use std::os::fd::AsRawFd;
+    let (r, w) = pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    // The simulator writes through the fd number; keep it open.
+    std::mem::forget(w);
+    r
+}
+
+/// Everything in the log so far (after a flush), without blocking.
+fn log_bytes(d: &SimDriver, r: &std::os::fd::OwnedFd) -> Vec<u8> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    d.call(OpArg::FlushLog).unwrap();
+    fcntl(r, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).unwrap();
+    let mut f = std::fs::File::from(r.try_clone().unwrap());
+    let mut out = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut f, &mut out);
+    out
+}
+
+fn callchains(bytes: &[u8]) -> Vec<(i32, i32)> {
+    pmc_log::hwpmc::Parser::new(bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            pmc_log::hwpmc::Event::Callchain { pid, tid, .. } => Some((pid, tid)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// freebsd-audit-3 finding D: a process sampling PMC counts down per
+/// thread (`pt_pmcval`), not per PMC. Period 1000: two threads of 2000 and
+/// (with DESCENDANTS) the child 2001 each see 600 events: no sample; the
+/// first thread's next 500 reach its period once. With one countdown per
+/// PMC (the rule removed) 1800 events give one sample at once.
+#[test]
+fn sampling_counts_down_per_thread() {
+    let d = sim();
+    d.spawn(2000, 1, true, "/bin/sh");
+    let r = log_pipe(&d);
+    let mut a = pf_req(PMC_F_DESCENDANTS);
+    a.pm_mode = PMC_MODE_TS;
+    a.pm_count = 1000;
+    let id = alloc(&d, a).unwrap();
+    attach(&d, id, 2000).unwrap();
+    start(&d, id).unwrap();
+    d.spawn(2001, 2000, true, "/bin/ls");
+    let run = |pid, tid, n| {
+        d.run(Work {
+            pid,
+            tid,
+            nanos: 100_000,
+            page_faults_read: n,
+            ..Work::default()
+        })
+    };
+    run(2000, 0, 600);
+    run(2000, 200_001, 600);
+    run(2001, 0, 600);
+    assert!(callchains(&log_bytes(&d, &r)).is_empty());
+    run(2000, 0, 500);
+    assert_eq!(callchains(&log_bytes(&d, &r)), [(2000, 200_000)]);
+}
+
 #[test]
 fn getmsr_rules() {
     let d = sim();

@@ -135,8 +135,16 @@ impl State {
         // iap_perfctr_value_to_reload_count(tmp)").
         let from_hw =
             p.is_system() || (p.flags & PMC_F_ATTACHED_TO_OWNER != 0 && p.state == PState::Running);
-        let old = if p.is_sampling() && from_hw {
+        let owner_thread = (p.owner, p.owner.wrapping_mul(100));
+        let old = if p.is_sampling() && from_hw && p.is_system() {
             p.left
+        } else if p.is_sampling() && from_hw {
+            // The calling thread's countdown (pt_pmcval, or a full period).
+            p.thread_left
+                .get(&owner_thread)
+                .copied()
+                .filter(|v| *v > 0)
+                .unwrap_or(p.reload)
         } else {
             p.value
         };
