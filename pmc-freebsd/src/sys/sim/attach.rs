@@ -130,7 +130,8 @@ impl State {
     /// && (pm->pm_flags & PMC_F_ATTACHED_TO_OWNER) == 0) pm->pm_flags |=
     /// PMC_F_NEEDS_LOGFILE;", "pm->pm_flags |= PMC_F_ATTACH_DONE;" and, with
     /// a log, one PMCATTACH record per process
-    /// ("pmclog_process_pmcattach(pm, p->p_pid, fullpath);").
+    /// ("pmclog_process_pmcattach(pm, p->p_pid, fullpath);") and, for a
+    /// sampling PMC, the process's mappings (`State::log_process_mappings`).
     pub(super) fn attach_one_process(&mut self, key: (i32, u32), pid: i32) -> Result<(), Errno> {
         self.set_hwpmc(pid, true);
         let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
@@ -164,7 +165,7 @@ impl State {
             p.flags |= PMC_F_NEEDS_LOGFILE;
         }
         p.flags |= PMC_F_ATTACH_DONE;
-        let id = p.id;
+        let (id, sampling) = (p.id, p.is_sampling());
         self.emit(
             key.0,
             LogRecord::PmcAttach {
@@ -173,6 +174,11 @@ impl State {
                 path,
             },
         );
+        // "if (PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm)))
+        // pmc_log_process_mappings(pm->pm_owner, p);"
+        if sampling {
+            self.log_process_mappings(key.0, pid);
+        }
         Ok(())
     }
 

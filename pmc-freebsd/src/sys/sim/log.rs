@@ -64,6 +64,17 @@ pub enum LogRecord {
     },
     /// `PMCLOG_TYPE_USERDATA`.
     UserData { userdata: u32 },
+    /// `PMCLOG_TYPE_SYSEXIT` (to system-sampling owners).
+    SysExit { pid: i32 },
+    /// `PMCLOG_TYPE_PROC_CREATE`: `p_flag` and `p_comm`.
+    ProcCreate { pid: i32, flags: u32, comm: String },
+    /// `PMCLOG_TYPE_THR_CREATE`: `td_tid`, the process, `p_flag`, `td_name`.
+    ThrCreate {
+        tid: i32,
+        pid: i32,
+        flags: u32,
+        name: String,
+    },
     /// `PMCLOG_TYPE_CALLCHAIN`.
     Callchain {
         pid: i32,
@@ -151,6 +162,16 @@ impl LogEncoder for KernelFormat {
                 tid,
             } => e.proccsw(tsc, *pmcid, *pid, *tid, *value),
             LogRecord::UserData { userdata } => e.userdata(tsc, *userdata),
+            LogRecord::SysExit { pid } => e.sysexit(tsc, *pid),
+            LogRecord::ProcCreate { pid, flags, comm } => {
+                e.proc_create(tsc, *pid, *flags, comm.as_bytes())
+            }
+            LogRecord::ThrCreate {
+                tid,
+                pid,
+                flags,
+                name,
+            } => e.thr_create(tsc, *tid, *pid, *flags, name.as_bytes()),
             LogRecord::Callchain {
                 pid,
                 tid,

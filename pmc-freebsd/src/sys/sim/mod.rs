@@ -70,6 +70,11 @@
 //!   sampling PMC before a flush loses the samples of its last tick, as
 //!   `hwpmc_mod.c:pmc_process_samples` does.
 //!
+//! * The bulk records: a sampling attach logs the target's mappings, the
+//!   owner's first sampling start the kernel objects (pid -1) and, for
+//!   system sampling, every process and thread (PROC_CREATE, THR_CREATE)
+//!   and every process's mappings; system-sampling owners get PROCFORK
+//!   with PROC_CREATE, THR_CREATE and SYSEXIT as processes come and go.
 //! * A process sampling PMC counts down per target thread (`pt_pmcval`;
 //!   [`Work::tid`] picks the thread), a system one per CPU.
 //! * `P_HWPMC`, the process flag hwpmc's scheduler, fork, exec and exit
@@ -390,6 +395,12 @@ struct LogState {
 #[derive(Default)]
 struct Owner {
     pmcs: BTreeSet<u32>,
+    /// `PMC_PO_INITIAL_MAPPINGS_DONE`: the kernel objects (and, for system
+    /// sampling, every process) were logged at a first sampling start.
+    initial_mappings_done: bool,
+    /// `po_logprocmaps`: every process's mappings were logged at a first
+    /// system sampling start.
+    logprocmaps: bool,
     /// `PMC_PO_OWNS_LOGFILE`: the configured log.
     log: Option<LogState>,
     /// `PMC_PO_SHUTDOWN`, set by `pmclog_close()` (CLOSELOG and
@@ -408,16 +419,44 @@ struct Proc {
     path: String,
     /// `P_HWPMC` in `p_flag` (see `State::uses_hwpmc`).
     hwpmc: bool,
+    /// Executable mappings: (start, object path); the program at
+    /// [`EXEC_BASE`] from its exec on.
+    maps: Vec<(u64, String)>,
+    /// Thread ids (the first is `pid * 100`).
+    tids: Vec<i32>,
 }
 
+/// Where the simulator maps a program.
+pub const EXEC_BASE: u64 = SAMPLE_PC & !0xFFFF;
+
+/// The kernel and its modules, as `linker_hwpmc_list_objects()` lists them
+/// (object path, load address), for the MAP_IN records of pid -1.
+pub const KERNEL_OBJECTS: &[(&str, u64)] = &[
+    ("/boot/kernel/kernel", 0xFFFF_FFFF_8020_0000),
+    ("/boot/kernel/hwpmc.ko", 0xFFFF_FFFF_82C0_0000),
+];
+
 impl Proc {
-    fn new(parent: i32, debuggable: bool, path: impl Into<String>) -> Proc {
+    fn new(pid: i32, parent: i32, debuggable: bool, path: impl Into<String>) -> Proc {
+        let path = path.into();
         Proc {
             parent,
             debuggable,
-            path: path.into(),
+            maps: vec![(EXEC_BASE, path.clone())],
+            path,
             hwpmc: false,
+            tids: vec![pid.wrapping_mul(100)],
         }
+    }
+
+    /// `p_comm`: the program's name, at most `MAXCOMLEN` (19) bytes.
+    fn comm(&self) -> String {
+        let base = self.path.rsplit('/').next().unwrap_or("");
+        let mut end = base.len().min(19);
+        while !base.is_char_boundary(end) {
+            end -= 1;
+        }
+        base[..end].to_owned()
     }
 }
 
@@ -528,8 +567,8 @@ impl SimDriver {
             }
         }
         let mut procs = BTreeMap::new();
-        procs.insert(cfg.pid, Proc::new(1, true, "/usr/bin/sim-self"));
-        procs.insert(1, Proc::new(0, false, "/sbin/init"));
+        procs.insert(cfg.pid, Proc::new(cfg.pid, 1, true, "/usr/bin/sim-self"));
+        procs.insert(1, Proc::new(1, 0, false, "/sbin/init"));
         SimDriver {
             st: Mutex::new(State {
                 current: cfg.pid,
@@ -580,7 +619,7 @@ impl SimDriver {
         let mut st = self.lock();
         st.procs
             .entry(pid)
-            .or_insert_with(|| Proc::new(1, true, format!("/usr/bin/p{pid}")));
+            .or_insert_with(|| Proc::new(pid, 1, true, format!("/usr/bin/p{pid}")));
         st.current = pid;
     }
 
@@ -597,7 +636,9 @@ impl SimDriver {
     /// Source: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_mod.c`@009268db `pmc_process_fork()`, quoted at each step below.
     pub fn spawn(&self, pid: i32, parent: i32, debuggable: bool, path: &str) {
         let mut st = self.lock();
-        st.procs.insert(pid, Proc::new(parent, debuggable, path));
+        let child = Proc::new(pid, parent, debuggable, path);
+        let create = st.proc_create(pid, &child);
+        st.procs.insert(pid, child);
         let fork = LogRecord::ProcFork {
             oldpid: parent,
             newpid: pid,
@@ -605,11 +646,12 @@ impl SimDriver {
         // hwpmc_mod.c@009268db pmc_process_fork: first every owner of a
         // running system sampling PMC ("CK_LIST_FOREACH(po, &pmc_ss_owners,
         // po_ssnext) { if (po->po_flags & PMC_PO_OWNS_LOGFILE) {
-        // pmclog_process_procfork(...); pmclog_process_proccreate(...); }"
-        // (PROC_CREATE not modelled) ...
+        // pmclog_process_procfork(po, p1->p_pid, newproc->p_pid);
+        // pmclog_process_proccreate(po, newproc, 1); } }") ...
         let ss_owners = st.ss_owners();
         for o in &ss_owners {
             st.emit(*o, fork.clone());
+            st.emit(*o, create.clone());
         }
         // ... then nothing more unless the parent has P_HWPMC:
         // "is_using_hwpmcs = (p1->p_flag & P_HWPMC) != 0; ... if
@@ -659,6 +701,7 @@ impl SimDriver {
         let mut st = self.lock();
         if let Some(p) = st.procs.get_mut(&pid) {
             p.path = path.to_owned();
+            p.maps = vec![(EXEC_BASE, path.to_owned())];
         }
         let rec = |pmcid| LogRecord::ProcExec {
             pid,
@@ -692,7 +735,11 @@ impl SimDriver {
             start,
             path: path.to_owned(),
         };
-        self.lock().log_mapping(pid, &rec);
+        let mut st = self.lock();
+        if let Some(p) = st.procs.get_mut(&pid) {
+            p.maps.push((start, path.to_owned()));
+        }
+        st.log_mapping(pid, &rec);
     }
 
     /// `pid` unmaps `[start, end)` (`hwpmc_mod.c`@009268db
@@ -700,10 +747,33 @@ impl SimDriver {
     /// [`map`](Self::map).
     pub fn unmap(&self, pid: i32, start: u64, end: u64) {
         let rec = LogRecord::MapOut { pid, start, end };
-        self.lock().log_mapping(pid, &rec);
+        let mut st = self.lock();
+        if let Some(p) = st.procs.get_mut(&pid) {
+            p.maps.retain(|(s, _)| *s < start || *s >= end);
+        }
+        st.log_mapping(pid, &rec);
     }
 
-    /// Ends a process: PMCs attached to it are detached (PROCEXIT records
+    /// Process `pid` creates thread `tid`: THR_CREATE to each owner of a
+    /// running system sampling PMC (`hwpmc_mod.c`@009268db
+    /// `pmc_process_threadcreate()`: "CK_LIST_FOREACH(po, &pmc_ss_owners,
+    /// po_ssnext) { if ((po->po_flags & PMC_PO_OWNS_LOGFILE) != 0)
+    /// pmclog_process_threadcreate(po, td, 1); }"). Run it with
+    /// [`Work::tid`].
+    pub fn spawn_thread(&self, pid: i32, tid: i32) {
+        let mut st = self.lock();
+        let Some(p) = st.procs.get_mut(&pid) else {
+            return;
+        };
+        p.tids.push(tid);
+        let rec = st.thr_create(pid, tid);
+        for o in st.ss_owners() {
+            st.emit(o, rec.clone());
+        }
+    }
+
+    /// Ends a process: SYSEXIT to the system-sampling owners; PMCs
+    /// attached to it are detached (PROCEXIT records
     /// for `PMC_F_LOG_PROCEXIT`, SIGIO to owners whose PMC lost its last
     /// target), only if it has P_HWPMC (`hwpmc_mod.c`@009268db
     /// `pmc_process_exit()`: "is_using_hwpmcs = (p->p_flag & P_HWPMC) !=
@@ -712,6 +782,11 @@ impl SimDriver {
     /// signal nothing.
     pub fn exit(&self, pid: i32) {
         let mut st = self.lock();
+        // pmc_process_exit: "Log a sysexit event to all SS PMC owners.
+        // ... pmclog_process_sysexit(po, p->p_pid);", before anything else.
+        for o in st.ss_owners() {
+            st.emit(o, LogRecord::SysExit { pid });
+        }
         let uses_hwpmc = st.uses_hwpmc(pid);
         st.procs.remove(&pid);
         if !uses_hwpmc {

@@ -575,10 +575,23 @@ fn sampling_needs_a_log_then_logs_kernel_records() {
         off += len;
     }
     assert_eq!(off, bytes.len());
+    // The first system sampling start dumps every process (init, then the
+    // caller: PROC_CREATE and its THR_CREATE), the kernel objects (MAP_IN
+    // of pid -1) and every process's mappings (pmc_start ->
+    // pmc_log_kernel_mappings -> pmc_process_allproc, then
+    // pmc_log_all_process_mappings).
     assert_eq!(
         types,
         vec![
             PMCLOG_TYPE_INITIALIZE,
+            PMCLOG_TYPE_PROC_CREATE,
+            PMCLOG_TYPE_THR_CREATE,
+            PMCLOG_TYPE_PROC_CREATE,
+            PMCLOG_TYPE_THR_CREATE,
+            PMCLOG_TYPE_MAP_IN,
+            PMCLOG_TYPE_MAP_IN,
+            PMCLOG_TYPE_MAP_IN,
+            PMCLOG_TYPE_MAP_IN,
             PMCLOG_TYPE_CALLCHAIN,
             PMCLOG_TYPE_CALLCHAIN,
             PMCLOG_TYPE_USERDATA,
@@ -935,6 +948,90 @@ fn sampling_counts_down_per_thread() {
     assert!(callchains(&log_bytes(&d, &r)).is_empty());
     run(2000, 0, 500);
     assert_eq!(callchains(&log_bytes(&d, &r)), [(2000, 200_000)]);
+}
+
+/// (type, pid) of each record, the pid where the record has one.
+fn kinds(bytes: &[u8]) -> Vec<(&'static str, i32)> {
+    use pmc_log::hwpmc::Event as E;
+    pmc_log::hwpmc::Parser::new(bytes)
+        .unwrap()
+        .filter_map(|e| {
+            Some(match e {
+                E::PmcAttach { pid, .. } => ("attach", pid),
+                E::MapIn { pid, .. } => ("map-in", pid),
+                E::ProcFork { newpid, .. } => ("fork", newpid),
+                E::SysExit { pid, .. } => ("sysexit", pid),
+                E::ProcCreate { pid, .. } => ("proc-create", pid),
+                E::ThrCreate { pid, .. } => ("thr-create", pid),
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+/// freebsd-audit-3 finding E: the records hwpmc writes in bulk. A sampling
+/// attach logs the target's mappings (pmc_attach_one_process: "if
+/// (PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm))) pmc_log_process_mappings(...)");
+/// the owner's first sampling start the kernel objects as pid -1
+/// (pmc_log_kernel_mappings, once: PMC_PO_INITIAL_MAPPINGS_DONE); while a
+/// system sampling PMC runs, a fork gives PROCFORK and PROC_CREATE, a new
+/// thread THR_CREATE, an exit SYSEXIT. Each line fails with its rule
+/// removed.
+#[test]
+fn bulk_mapping_and_process_records() {
+    let d = sim();
+    d.spawn(2000, 1, true, "/bin/sh");
+    d.map(2000, 0x2000_0000, "/lib/libc.so.7");
+    let r = log_pipe(&d);
+    let mut ts = pf_req(0);
+    ts.pm_mode = PMC_MODE_TS;
+    let t = alloc(&d, ts).unwrap();
+    attach(&d, t, 2000).unwrap();
+    assert_eq!(
+        kinds(&log_bytes(&d, &r)),
+        [("attach", 2000), ("map-in", 2000), ("map-in", 2000)]
+    );
+    start(&d, t).unwrap();
+    stop(&d, t).unwrap();
+    start(&d, t).unwrap();
+    assert_eq!(
+        kinds(&log_bytes(&d, &r)),
+        [("map-in", -1), ("map-in", -1)],
+        "kernel objects once per owner"
+    );
+    let ss = alloc(
+        &d,
+        alloc_req(PMC_MODE_SS, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0),
+    )
+    .unwrap();
+    start(&d, ss).unwrap();
+    let dump = kinds(&log_bytes(&d, &r));
+    assert!(
+        !dump.iter().any(|k| k.0 == "proc-create"),
+        "INITIAL_MAPPINGS_DONE: no process dump at the SS start: {dump:?}"
+    );
+    assert_eq!(
+        dump,
+        [
+            ("map-in", 1),
+            ("map-in", 2000),
+            ("map-in", 2000),
+            ("map-in", 1000)
+        ],
+        "every process's mappings, from init, newest child first"
+    );
+    d.spawn(2001, 2000, true, "/bin/ls");
+    d.spawn_thread(2001, 200_101);
+    d.exit(2001);
+    assert_eq!(
+        kinds(&log_bytes(&d, &r)),
+        [
+            ("fork", 2001),
+            ("proc-create", 2001),
+            ("thr-create", 2001),
+            ("sysexit", 2001)
+        ]
+    );
 }
 
 #[test]

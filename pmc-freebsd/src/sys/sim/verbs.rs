@@ -10,7 +10,10 @@ impl State {
     /// else if (pm->pm_state != PMC_STATE_STOPPED && pm->pm_state !=
     /// PMC_STATE_ALLOCATED) { error = EINVAL; ...}"; `pmc_start()`: "if
     /// ((pm->pm_flags & PMC_F_NEEDS_LOGFILE) != 0 && (po->po_flags &
-    /// PMC_PO_OWNS_LOGFILE) == 0) return (EDOOFUS);", for a process PMC "if
+    /// PMC_PO_OWNS_LOGFILE) == 0) return (EDOOFUS);", for a sampling PMC the
+    /// kernel objects' mappings (`State::log_kernel_mappings`), for system
+    /// sampling every process's (`State::log_all_process_mappings`), for a
+    /// process PMC "if
     /// (LIST_EMPTY(&pm->pm_targets)) { error = (pm->pm_flags &
     /// PMC_F_ATTACH_DONE) != 0 ? ESRCH : pmc_attach_process(po->po_owner,
     /// pm); }", for a system PMC "if (!pmc_cpu_is_active(cpu)) return
@@ -25,7 +28,15 @@ impl State {
         if p.flags & PMC_F_NEEDS_LOGFILE != 0 && !has_log {
             return Err(Errno::EDOOFUS);
         }
-        if p.is_system() {
+        let (system, sampling, mode) = (p.is_system(), p.is_sampling(), p.mode);
+        if sampling {
+            self.log_kernel_mappings(key.0, mode == PMC_MODE_SS);
+        }
+        if mode == PMC_MODE_SS {
+            self.log_all_process_mappings(key.0);
+        }
+        let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
+        if system {
             if !self.online.get(p.cpu as usize).copied().unwrap_or(false) {
                 return Err(Errno::ENXIO);
             }
