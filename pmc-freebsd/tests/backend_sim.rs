@@ -1823,3 +1823,35 @@ fn a_large_dump_never_crowds_later_pmcs_out_of_a_new_sink() {
     assert_eq!(live, 200 * 4, "live ones are");
     assert_eq!(b.log_replay_dropped(), Some(0));
 }
+
+/// freebsd-audit-3 N6's remainder: a sampling PMC with user callchains
+/// stopped while its target is in a system call. Its samples wait for the
+/// return to user mode (PMC_USER_CALLCHAIN_PENDING), which completes them
+/// only while the PMC runs; the flush before PMCSTOP does not log them.
+/// `stop()` now flushes again after two ticks of running, so the ones whose
+/// return came in time are logged; it used to lose them (0 samples here).
+#[test]
+fn stop_keeps_user_callchains_pending_in_a_system_call() {
+    let (sim, b) = backend(SimConfig {
+        mincount: Some(1),
+        ..SimConfig::default()
+    });
+    sim.spawn(2000, 1, true, "/bin/sh");
+    let buf = SharedBuf::default();
+    b.configure_hwpmc_log(Box::new(buf.clone())).unwrap();
+    let a = Allocation::sampling("page-faults".parse().unwrap(), Rate::Period(1))
+        .flags(Flags::CALLCHAIN | Flags::USERCALLCHAIN);
+    let mut p = b.allocate(&a).unwrap();
+    p.attach(Target::Pid(2000)).unwrap();
+    p.start().unwrap();
+    sim.run(Work {
+        pid: 2000,
+        nanos: 200_000,
+        page_faults_read: 3,
+        returns_to_user_after: Some(300_000),
+        ..Work::default()
+    });
+    p.stop().unwrap();
+    b.flush_log().unwrap();
+    assert_eq!(sample_count(&buf.0.lock().unwrap()), 3);
+}

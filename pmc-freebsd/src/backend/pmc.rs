@@ -399,6 +399,18 @@ impl<S: Sys> FreebsdPmc<S> {
     /// (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
     /// PMC_FN_DO_SAMPLES, NULL)"). Errors are ignored: without a log there
     /// is nothing to keep.
+    ///
+    /// With `Flags::USERCALLCHAIN` a sample taken in the kernel waits in
+    /// the ring until its thread returns to user mode, whose AST appends
+    /// the user callchain only while the PMC runs
+    /// (`pmc_capture_user_callchain()`: "if (ps->ps_td != td ||
+    /// ps->ps_nsamples != PMC_USER_CALLCHAIN_PENDING ||
+    /// ps->ps_pmc->pm_state != PMC_STATE_RUNNING) continue;"); the sweep
+    /// keeps such a sample at most a tick ("if (ticks - ps->ps_ticks > 1)
+    /// ... goto entrydone;"). So for such a PMC the flush is repeated after
+    /// two ticks (`2 / kern.hz` s) of the PMC still running: the samples
+    /// whose return came in time are then logged, the others were lost to
+    /// the kernel's own limit, not to the stop.
     fn drain_samples(&self) {
         if !self.allocation.mode.is_sampling() || self.life.state() != State::Running {
             return;
@@ -411,6 +423,13 @@ impl<S: Sys> FreebsdPmc<S> {
             .is_some();
         if has_log {
             let _ = self.inner.sys.call(OpArg::FlushLog);
+            if self.allocation.flags.contains(Flags::USERCALLCHAIN) {
+                let tick_ns = 1_000_000_000 / self.inner.hz.max(1);
+                self.inner
+                    .sys
+                    .pause(Duration::from_nanos(tick_ns.saturating_mul(2)));
+                let _ = self.inner.sys.call(OpArg::FlushLog);
+            }
         }
     }
 

@@ -208,6 +208,12 @@ pub trait Sys: Send + Sync {
         None
     }
 
+    /// Lets `d` pass: the real one sleeps; the simulator advances its
+    /// clock (hardclock ticks, returns to user mode).
+    fn pause(&self, d: std::time::Duration) {
+        std::thread::sleep(d);
+    }
+
     /// Which kernel this driver talks to: drivers with the same id share
     /// hwpmc's per-process state (one owner descriptor, one log per
     /// process). Every real driver is the one kernel (0, the default); each
@@ -251,6 +257,9 @@ impl<S: Sys + ?Sized> Sys for std::sync::Arc<S> {
     }
     fn kernel_id(&self) -> usize {
         (**self).kernel_id()
+    }
+    fn pause(&self, d: std::time::Duration) {
+        (**self).pause(d);
     }
     fn cpu_id(&self) -> Option<pmc_events::CpuId> {
         (**self).cpu_id()

@@ -76,7 +76,12 @@ impl State {
             targets: BTreeMap::new(),
         };
         self.install(pmc, system);
-        self.emit(me, allocation_record(cd.class, a, flags, reload, id));
+        // pmc_register_owner() -> pmclog_process_pmcallocate(pmc) writes
+        // pm_flags as they are now, NEEDS_LOGFILE included
+        // (`hwpmc_logging.c`@0224710b "PMCLOG_EMIT32(pm->pm_flags);"; the
+        // allocation sets it just before: "pmc->pm_flags |=
+        // PMC_F_NEEDS_LOGFILE;"). A TS PMC gets it only at its attach.
+        self.emit(me, allocation_record(cd.class, a, pflags, reload, id));
         a.pm_pmcid = id;
         Ok(())
     }
@@ -255,8 +260,15 @@ impl State {
                 continue;
             }
             let disp = self.disposition(ri);
+            // "if (!PMC_IS_UNALLOCATED(cpu, n) && !PMC_IS_SHAREABLE_PMC(cpu,
+            // n)) continue;": only the TSC row is shareable
+            // (`hwpmc_tsc.c`@039ea811 `tsc_pcpu_init()`: "phw_state =
+            // PMC_PHW_FLAG_IS_ENABLED | ... | PMC_PHW_FLAG_IS_SHAREABLE;"), so
+            // two owners may each have a TSC PMC on one CPU.
+            let shareable = cd.class == PMC_CLASS_TSC;
             let ok = if system {
-                disp != PMC_DISP_THREAD && self.rows[ri].cpus[cpu as usize].system.is_none()
+                disp != PMC_DISP_THREAD
+                    && (shareable || self.rows[ri].cpus[cpu as usize].system.is_empty())
             } else {
                 disp != PMC_DISP_STANDALONE
             };
@@ -372,7 +384,7 @@ impl State {
         }
         let (me, id, ri, cpu) = (pmc.owner, pmc.id, pmc.row, pmc.cpu);
         if system {
-            self.rows[ri].cpus[cpu as usize].system = Some((me, id));
+            self.rows[ri].cpus[cpu as usize].system.push((me, id));
         } else {
             self.rows[ri].thread_refs += 1;
         }

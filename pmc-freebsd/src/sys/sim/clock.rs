@@ -2,8 +2,11 @@
 //! sampling PMCs take.
 
 use super::log::LogRecord;
-use super::{ticks, PState, SimPmc, State, Work, HZ, SAMPLE_PC, SOFT_EVENTS};
+use super::{ticks, PState, RingEntry, SimPmc, State, Work, HZ, SAMPLE_PC, SOFT_EVENTS};
 use crate::sys::abi::*;
+
+/// The PC the simulator samples at in the kernel (a system call).
+const KERNEL_PC: u64 = 0xFFFF_FFFF_8080_1000;
 
 impl State {
     /// What a hardware PMC counts in a slice of [`Work`]. SIM-ONLY: no
@@ -81,19 +84,62 @@ impl State {
     }
 
     /// `hwpmc_mod.c`@009268db `pmc_process_samples()`, run by hardclock
-    /// (PMC_FN_DO_SAMPLES) and by FLUSHLOG: the ring's samples go to the
-    /// log only if their PMC still runs ("/* skip non-running samples */
-    /// if (pm->pm_state != PMC_STATE_RUNNING) goto entrydone;"), so a PMC
-    /// stopped or released before the next tick loses them.
-    pub(super) fn process_samples(&mut self) {
-        for (key, rec) in std::mem::take(&mut self.ring) {
-            if self
-                .pmcs
-                .get(&key)
-                .is_some_and(|p| p.state == PState::Running)
-            {
-                self.emit(key.0, rec);
+    /// (PMC_FN_DO_SAMPLES) at tick `at_tick` and by FLUSHLOG: the ring's
+    /// samples go to the log only if their PMC still runs ("/* skip
+    /// non-running samples */ if (pm->pm_state != PMC_STATE_RUNNING) goto
+    /// entrydone;"), so a PMC stopped or released before the next tick
+    /// loses them. A sample still waiting for its user callchain stops the
+    /// sweep ("if (ps->ps_nsamples == PMC_USER_CALLCHAIN_PENDING) { ... /*
+    /// Need a rescan at a later time. */ DPCPU_SET(pmc_sampled, 1);
+    /// break; }") unless it has waited more than a tick, then it is dropped
+    /// ("if (ticks - ps->ps_ticks > 1) { ... goto entrydone; }").
+    pub(super) fn process_samples(&mut self, at_tick: u64) {
+        let mut keep = Vec::new();
+        let mut stalled = false;
+        for e in std::mem::take(&mut self.ring) {
+            if stalled {
+                keep.push(e);
+                continue;
             }
+            let running = self
+                .pmcs
+                .get(&e.key)
+                .is_some_and(|p| p.state == PState::Running);
+            if !running {
+                continue;
+            }
+            if e.pending_until.is_some() {
+                if at_tick.saturating_sub(e.tick) > 1 {
+                    continue;
+                }
+                stalled = true;
+                keep.push(e);
+                continue;
+            }
+            self.emit(e.key.0, e.rec);
+        }
+        self.ring = keep;
+    }
+
+    /// The AST a thread runs on its way back to user mode
+    /// (`hwpmc_mod.c`@009268db `pmc_capture_user_callchain()`), for every
+    /// pending sample whose return is due by `upto_ns`: it completes only
+    /// the samples of PMCs still running ("if (ps->ps_td != td ||
+    /// ps->ps_nsamples != PMC_USER_CALLCHAIN_PENDING ||
+    /// ps->ps_pmc->pm_state != PMC_STATE_RUNNING) continue;"), appending
+    /// the user frames; a stopped PMC's sample stays pending, and the next
+    /// sweep drops it as not running.
+    pub(super) fn capture_user_callchains(&mut self, upto_ns: u64) {
+        let State { ring, pmcs, .. } = self;
+        for e in ring.iter_mut() {
+            let Some(due) = e.pending_until else { continue };
+            if due > upto_ns || pmcs.get(&e.key).is_none_or(|p| p.state != PState::Running) {
+                continue;
+            }
+            if let LogRecord::Callchain { pcs, .. } = &mut e.rec {
+                pcs.extend([SAMPLE_PC, SAMPLE_PC + 0x100]);
+            }
+            e.pending_until = None;
         }
     }
 
@@ -108,12 +154,15 @@ impl State {
     /// pmclog_process_callchain(pm, ps);").
     pub(super) fn step(&mut self, work: Option<Work>, nanos: u64) {
         let t = ticks(self.now_ns, nanos);
-        // A hardclock tick in this slice processes what the rings hold
-        // (pmc_hook_handler PMC_FN_DO_SAMPLES -> pmc_process_samples).
-        if t > 0 {
-            self.process_samples();
-        }
         let per_tick = 1_000_000_000 / HZ;
+        // A hardclock tick in this slice processes what the rings hold
+        // (pmc_hook_handler PMC_FN_DO_SAMPLES -> pmc_process_samples), after
+        // the returns to user mode due before it.
+        if t > 0 {
+            let first_tick = (self.now_ns / per_tick + 1) * per_tick;
+            self.capture_user_callchains(first_tick);
+            self.process_samples(first_tick / per_tick);
+        }
         let last_tick_ns = self.now_ns.saturating_add(nanos) / per_tick * per_tick;
         let tsc_delta = (u128::from(nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
         let keys: Vec<(i32, u32)> = self.pmcs.keys().copied().collect();
@@ -155,6 +204,16 @@ impl State {
                 continue;
             }
             let (pid, tid, cpu) = work.map_or((-1, -1, p.cpu), |w| (w.pid, w.tid, w.cpu));
+            // A sample in the kernel of a PMC_F_USERCALLCHAIN PMC goes to
+            // the user-callchain ring, pending its AST
+            // (`pmc_process_interrupt()`: "if ((pm->pm_flags &
+            // PMC_F_USERCALLCHAIN) && (td->td_proc->p_flag & P_KPROC) == 0 &&
+            // !TRAPF_USERMODE(tf)) { atomic_add_int(&td->td_pmcpend, 1);
+            // return (pmc_add_sample(PMC_UR, pm, tf)); }").
+            let in_kernel = work.and_then(|w| w.returns_to_user_after);
+            let ast_at = in_kernel
+                .filter(|_| p.flags & PMC_F_USERCALLCHAIN != 0)
+                .map(|d| self.now_ns.saturating_add(nanos).saturating_add(d));
             let Some(p) = self.pmcs.get_mut(&k) else {
                 continue;
             };
@@ -216,7 +275,12 @@ impl State {
                     let processed = t > 0 && at <= last_tick_ns;
                     countdown = p.reload.max(1);
                     let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
-                    let pcs: Vec<u64> = (0..depth).map(|i| SAMPLE_PC + 0x100 * i).collect();
+                    let pc = if in_kernel.is_some() {
+                        KERNEL_PC
+                    } else {
+                        SAMPLE_PC
+                    };
+                    let pcs: Vec<u64> = (0..depth).map(|i| pc + 0x100 * i).collect();
                     let sample_pid = if pid < 0 { 11 } else { pid };
                     if !logs_samples {
                         continue;
@@ -230,13 +294,22 @@ impl State {
                         },
                         pmcid: p.id,
                         cpu,
-                        flags: PMC_CC_F_USERSPACE,
+                        flags: if in_kernel.is_some() {
+                            0
+                        } else {
+                            PMC_CC_F_USERSPACE
+                        },
                         pcs,
                     };
-                    if processed {
+                    if processed && ast_at.is_none() {
                         samples.push((k.0, rec));
                     } else if self.ring.len() < 100_000 {
-                        self.ring.push((k, rec));
+                        self.ring.push(RingEntry {
+                            key: k,
+                            rec,
+                            tick: at / per_tick,
+                            pending_until: ast_at,
+                        });
                     }
                     if samples.len() > 100_000 {
                         break;
@@ -255,6 +328,7 @@ impl State {
         for (owner, rec) in samples {
             self.emit(owner, rec);
         }
+        self.capture_user_callchains(self.now_ns);
     }
 
     // ----- the ops -----

@@ -266,7 +266,7 @@ impl State {
         // (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
         // PMC_FN_DO_SAMPLES, NULL)" (2018+ trees): the rings are processed
         // first, while their PMCs still run.
-        self.process_samples();
+        self.process_samples(self.now_ns / (1_000_000_000 / super::HZ));
         let log = self.with_log()?;
         if let Some(e) = log.error {
             return Err(e);

@@ -75,6 +75,12 @@
 //!   system sampling, every process and thread (PROC_CREATE, THR_CREATE)
 //!   and every process's mappings; system-sampling owners get PROCFORK
 //!   with PROC_CREATE, THR_CREATE and SYSEXIT as processes come and go.
+//! * A [`Work`] inside a system call (`returns_to_user_after`) takes
+//!   kernel-mode samples; those of `PMC_F_USERCALLCHAIN` PMCs wait for the
+//!   return to user mode, whose AST completes them only while the PMC runs;
+//!   the sweep keeps a pending sample at most a tick.
+//! * Two owners may each have a TSC PMC on one CPU (the row is shareable);
+//!   PMCALLOCATE records carry `pm_flags` with `PMC_F_NEEDS_LOGFILE`.
 //! * A process sampling PMC counts down per target thread (`pt_pmcval`;
 //!   [`Work::tid`] picks the thread), a system one per CPU.
 //! * `P_HWPMC`, the process flag hwpmc's scheduler, fork, exec and exit
@@ -305,6 +311,12 @@ pub struct Work {
     pub page_faults_read: u64,
     /// Page faults taken while writing.
     pub page_faults_write: u64,
+    /// `Some(d)`: the slice runs inside a system call, in the kernel, and
+    /// returns to user mode `d` ns after the slice ends. Its samples are
+    /// kernel-mode ones; those of PMCs with `PMC_F_USERCALLCHAIN` wait in
+    /// the ring for the user callchain the return's AST captures
+    /// (`State::capture_user_callchains`).
+    pub returns_to_user_after: Option<u64>,
 }
 
 /// A signal the driver sent.
@@ -327,8 +339,10 @@ struct ClassDesc {
 #[derive(Debug, Clone, Default)]
 struct RowCpu {
     disabled: bool,
-    /// (owner pid, pmc id) of the system PMC using this row on this CPU.
-    system: Option<(i32, u32)>,
+    /// (owner pid, pmc id) of the system PMCs using this row on this CPU:
+    /// one, or several on a shareable row (TSC); the last is the one
+    /// configured on the hardware (`phw_pmc`), which GETPMCINFO shows.
+    system: Vec<(i32, u32)>,
 }
 
 #[derive(Debug, Clone)]
@@ -476,7 +490,20 @@ struct State {
     calls: Vec<(crate::sys::PmcOp, Result<(), Errno>)>,
     /// The per-CPU sample rings (`pc_sb[]`): samples taken since the last
     /// hardclock tick, not yet processed into the log (see `step`).
-    ring: Vec<((i32, u32), LogRecord)>,
+    ring: Vec<RingEntry>,
+}
+
+/// One sample in a ring (`struct pmc_sample`).
+struct RingEntry {
+    /// (owner, PMC id).
+    key: (i32, u32),
+    rec: LogRecord,
+    /// The hardclock tick it was taken at (`ps_ticks`).
+    tick: u64,
+    /// `PMC_USER_CALLCHAIN_PENDING`: a kernel-mode sample of a PMC with
+    /// `PMC_F_USERCALLCHAIN` waiting for its thread's return to user mode
+    /// at this time (ns), when the AST appends the user callchain.
+    pending_until: Option<u64>,
 }
 
 /// The simulated hwpmc driver. Cheap to share behind an `Arc`; every method
@@ -965,7 +992,7 @@ impl State {
         let r = &self.rows[row];
         if r.thread_refs > 0 {
             PMC_DISP_THREAD
-        } else if r.cpus.iter().any(|c| c.disabled || c.system.is_some()) {
+        } else if r.cpus.iter().any(|c| c.disabled || !c.system.is_empty()) {
             PMC_DISP_STANDALONE
         } else {
             PMC_DISP_FREE
@@ -1105,6 +1132,11 @@ impl Sys for SimDriver {
 
     fn uses_hwpmc(&self, pid: i32) -> Option<bool> {
         self.lock().procs.get(&pid).map(|p| p.hwpmc)
+    }
+
+    /// Simulated time passes (`advance`), no real time.
+    fn pause(&self, d: std::time::Duration) {
+        self.advance(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
     }
 
     /// Each simulator is its own kernel: its address.

@@ -1034,6 +1034,128 @@ fn bulk_mapping_and_process_records() {
     );
 }
 
+/// freebsd-audit-3 finding G: the PMCALLOCATE record carries pm_flags as
+/// they are after the allocation, PMC_F_NEEDS_LOGFILE (0x20000) included
+/// for system sampling and the log-process flags; a TS PMC gets it only at
+/// its attach, after its record. The simulator wrote the requested flags.
+#[test]
+fn allocation_records_carry_needs_logfile() {
+    use pmc_log::hwpmc::Event;
+    let d = sim();
+    let r = log_pipe(&d);
+    let mut ss = alloc_req(PMC_MODE_SS, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0);
+    ss.pm_flags = PMC_F_CALLCHAIN;
+    alloc(&d, ss).unwrap();
+    alloc(&d, pf_req(PMC_F_LOG_PROCEXIT)).unwrap();
+    let mut ts = pf_req(0);
+    ts.pm_mode = PMC_MODE_TS;
+    alloc(&d, ts).unwrap();
+    let bytes = log_bytes(&d, &r);
+    let flags: Vec<u32> = pmc_log::hwpmc::Parser::new(&bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            Event::PmcAllocateDyn { flags, .. } => Some(flags),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            PMC_F_CALLCHAIN | PMC_F_NEEDS_LOGFILE,
+            PMC_F_LOG_PROCEXIT | PMC_F_NEEDS_LOGFILE,
+            0
+        ]
+    );
+}
+
+/// freebsd-audit-3 finding H: the TSC row is shareable (`tsc_pcpu_init()`
+/// sets PMC_PHW_FLAG_IS_SHAREABLE), so two owners may each count the TSC
+/// on CPU 0; one owner still may not have two (pmc_can_allocate_rowindex),
+/// and an unshareable row (IAF-0) takes one system PMC a CPU. The
+/// simulator refused the second owner's TSC.
+#[test]
+fn two_owners_share_the_tsc_row() {
+    let d = sim();
+    let tsc = || alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0);
+    let a = alloc(&d, tsc()).unwrap();
+    assert_eq!(alloc(&d, tsc()), Err(Errno::EINVAL), "one owner: one a CPU");
+    d.set_current_pid(3000);
+    let b = alloc(&d, tsc()).unwrap();
+    assert_eq!(a & 0xFF, b & 0xFF, "the same row");
+    let mut iaf = alloc_req(PMC_MODE_SC, PMC_CLASS_IAF, 0, 0);
+    iaf.pm_flags = PMC_F_EV_PMU;
+    iaf.pm_md = pmc_md_op_pmcallocate::iap(0xC0 | IAP_USR | IAP_OS, 0);
+    alloc(&d, iaf).unwrap();
+    d.set_current_pid(1000);
+    assert_eq!(alloc(&d, iaf), Err(Errno::EINVAL), "IAF-0 is not shareable");
+    start(&d, a).unwrap();
+    d.set_current_pid(3000);
+    start(&d, b).unwrap();
+    d.advance(1_000);
+    assert_eq!(read(&d, b).unwrap(), 2_000, "2 GHz TSC, 1 us");
+}
+
+/// freebsd-audit-3 N6's remainder: with PMC_F_USERCALLCHAIN a sample
+/// taken in the kernel waits (PMC_USER_CALLCHAIN_PENDING) for its thread's
+/// return to user mode; a FLUSHLOG before it does not log it
+/// (pmc_process_samples stops at it), the AST then appends the user frames
+/// if the PMC still runs, and the next sweep logs it. Stopped before the
+/// return, or waiting over a tick, it is lost. Without the pending rule the
+/// first flush logs the samples at once, without user frames.
+#[test]
+fn user_callchains_wait_for_the_return_to_user_mode() {
+    let d = SimDriver::new(SimConfig {
+        mincount: Some(1),
+        ..SimConfig::default()
+    });
+    d.spawn(2000, 1, true, "/bin/sh");
+    let r = log_pipe(&d);
+    let mut ts = pf_req(PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN);
+    ts.pm_mode = PMC_MODE_TS;
+    ts.pm_count = 1;
+    let id = alloc(&d, ts).unwrap();
+    attach(&d, id, 2000).unwrap();
+    start(&d, id).unwrap();
+    let syscall = |ret| {
+        d.run(Work {
+            pid: 2000,
+            nanos: 200_000,
+            page_faults_read: 2,
+            returns_to_user_after: Some(ret),
+            ..Work::default()
+        })
+    };
+    let depths = |bytes: &[u8]| -> Vec<usize> {
+        pmc_log::hwpmc::Parser::new(bytes)
+            .unwrap()
+            .filter_map(|e| match e {
+                pmc_log::hwpmc::Event::Callchain { pcs, .. } => Some(pcs.len()),
+                _ => None,
+            })
+            .collect()
+    };
+    syscall(300_000);
+    assert!(depths(&log_bytes(&d, &r)).is_empty(), "pending: not yet");
+    d.advance(1_000_000);
+    assert_eq!(depths(&log_bytes(&d, &r)), [5, 5], "kernel + user frames");
+    // Stopped before the return: lost.
+    syscall(300_000);
+    stop(&d, id).unwrap();
+    d.advance(2_000_000);
+    start(&d, id).unwrap();
+    d.advance(1_000_000);
+    assert!(
+        depths(&log_bytes(&d, &r)).is_empty(),
+        "stopped before the AST"
+    );
+    // Returning after more than a tick: dropped by the sweep.
+    syscall(5_000_000);
+    for _ in 0..7 {
+        d.advance(1_000_000);
+    }
+    assert!(depths(&log_bytes(&d, &r)).is_empty(), "waited over a tick");
+}
+
 #[test]
 fn getmsr_rules() {
     let d = sim();

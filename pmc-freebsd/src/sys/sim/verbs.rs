@@ -101,7 +101,7 @@ impl State {
                 .get_mut(p.row)
                 .and_then(|r| r.cpus.get_mut(p.cpu as usize))
             {
-                rc.system = None;
+                rc.system.retain(|k| *k != key);
             }
         } else if let Some(r) = self.rows.get_mut(p.row) {
             r.thread_refs = r.thread_refs.saturating_sub(1);
