@@ -173,7 +173,11 @@ impl State {
     /// ~(PMC_F_DESCENDANTS | PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT |
     /// PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN | PMC_F_EV_PMU)) != 0) return
     /// (EINVAL);" (0x09 trees lack `PMC_F_EV_PMU` in that mask: the audit's
-    /// K20 `hwpmc_mod.c` PMC_OP_PMCALLOCATE), "if ((flags & (PMC_F_CALLCHAIN
+    /// 2019-2021 text in `zdleaf/freebsd-morello` `hwpmc_mod.c`@3bd874d8
+    /// `pmc_syscall_handler()` PMC_OP_PMCALLOCATE: "if ((pa.pm_flags &
+    /// ~(PMC_F_DESCENDANTS | PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT |
+    /// PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN)) != 0) { error = EINVAL;"),
+    /// "if ((flags & (PMC_F_CALLCHAIN
     /// | PMC_F_USERCALLCHAIN)) == PMC_F_USERCALLCHAIN) return (EINVAL);",
     /// "if ((flags & PMC_F_USERCALLCHAIN) != 0 && mode != PMC_MODE_TS &&
     /// mode != PMC_MODE_SS) return (EINVAL);", "if
@@ -296,7 +300,7 @@ impl State {
         Ok(())
     }
 
-    /// `hwpmc_core.c` `iaf_allocate_pmc()` and `iap_allocate_pmc()` for row
+    /// `iaf_allocate_pmc()` and `iap_allocate_pmc()` for row
     /// `i`, in three versions (freebsd-audit-3 finding C):
     ///
     /// * [`SimTree::Y2020`], the 2019-2021 trees (`zdleaf/freebsd-morello`
@@ -451,9 +455,9 @@ pub(super) fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, caps: u32) -> 
     Ok(())
 }
 
-/// `TSC_CAPS` (`hwpmc_tsc.c`).
+/// `TSC_CAPS` (`hwpmc_tsc.c`@039ea811 "#define TSC_CAPS PMC_CAP_READ").
 pub(super) const TSC_CAPS: u32 = PMC_CAP_READ;
-/// `SOFT_CAPS` (`hwpmc_soft.c`).
+/// `SOFT_CAPS` (`hwpmc_soft.c`@06d60b70 "#define SOFT_CAPS (PMC_CAP_READ | ...").
 pub(super) const SOFT_CAPS: u32 =
     PMC_CAP_READ | PMC_CAP_WRITE | PMC_CAP_INTERRUPT | PMC_CAP_USER | PMC_CAP_SYSTEM;
 

@@ -25,7 +25,9 @@ impl State {
                     return 0;
                 }
                 // A fixed counter counts its own event, whatever event
-                // select the allocation carried (hwpmc_core.c programs only
+                // select the allocation carried (hwpmc_core.c@2d614aa2
+                // iaf_allocate_pmc(): "pm->pm_md.pm_iaf.pm_iaf_ctrl = (flags << (ri *
+                // 4));", only
                 // IAF_CTRL's enable bits for the row).
                 let first = self
                     .class(PMC_CLASS_IAF)
@@ -224,7 +226,7 @@ impl State {
             }
             if let Some(v) = p.targets.get_mut(&pid) {
                 *v = v.wrapping_add(n);
-                // hwpmc_mod.c:pmc_process_csw_out logs PROCCSW only for a
+                // hwpmc_mod.c@009268db pmc_process_csw_out() logs PROCCSW only for a
                 // PMC_MODE_TC PMC with PMC_F_LOG_PROCCSW.
                 if p.flags & PMC_F_LOG_PROCCSW != 0 && p.mode == PMC_MODE_TC {
                     // The time slice ends with a context switch out.

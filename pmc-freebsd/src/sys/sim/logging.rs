@@ -136,7 +136,7 @@ impl State {
         let Some(o) = owners.get_mut(&owner) else {
             return;
         };
-        // hwpmc_logging.c:pmclog_reserve: "No more data when shutdown in
+        // hwpmc_logging.c@0224710b pmclog_reserve(): "No more data when shutdown in
         // progress."
         if o.shutdown {
             return;
@@ -164,8 +164,12 @@ impl State {
         log.buf.clear();
     }
 
-    /// `hwpmc_mod.c:pmc_syscall_handler` PMC_OP_CONFIGURELOG and
-    /// `hwpmc_logging.c:pmclog_configure_log` / `pmclog_deconfigure_log`.
+    /// `hwpmc_mod.c`@009268db `pmc_syscall_handler()` PMC_OP_CONFIGURELOG ("if
+    /// (cl.pm_logfd >= 0) { error = pmclog_configure_log(md, po,
+    /// cl.pm_logfd); ...} else if (po->po_flags & PMC_PO_OWNS_LOGFILE) {
+    /// ... error = pmclog_close(po); ...} else { ... error = EINVAL; }") and
+    /// `hwpmc_logging.c`@0224710b `pmclog_configure_log()` /
+    /// `pmclog_deconfigure_log()`.
     pub(super) fn configure_log(&mut self, a: &mut pmc_op_configurelog) -> Result<(), Errno> {
         // 2023+ and 15-CURRENT: hwpmc_mod.c@009268db pmc_syscall_handler
         // PMC_OP_CONFIGURELOG, before the owner is looked up: "/* No flags
@@ -256,12 +260,14 @@ impl State {
             .ok_or(Errno::EINVAL)
     }
 
-    /// `hwpmc_logging.c:pmclog_flush`: a pending writer error first, then
+    /// `hwpmc_logging.c`@2d614aa2 `pmclog_flush()`: "if (po->po_error) return
+    /// (po->po_error);", then
     /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG),
     /// then the sample rings are processed and the buffers written.
     pub(super) fn flush_log(&mut self) -> Result<(), Errno> {
         self.with_log()?;
-        // hwpmc_logging.c pmclog_flush() -> pmclog_schedule_all() ->
+        // hwpmc_logging.c@2d614aa2 (fel1x-developer/freebsd-src)
+        // pmclog_flush() -> pmclog_schedule_all() ->
         // pmclog_schedule_one_cond() on each CPU: "if
         // (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
         // PMC_FN_DO_SAMPLES, NULL)" (2018+ trees): the rings are processed
@@ -304,7 +310,7 @@ impl State {
     /// pmc_find_owner_descriptor(td->td_proc)) == NULL) { error = EINVAL;
     /// ...} if ((po->po_flags & PMC_PO_OWNS_LOGFILE) == 0) { error = EINVAL;
     /// ...} error = pmclog_process_userlog(po, &wl);"): EINVAL without an owner or OWNS_LOGFILE, else
-    /// `hwpmc_logging.c:pmclog_process_userlog`, whose
+    /// `hwpmc_logging.c`@0224710b `pmclog_process_userlog()`, whose
     /// PMCLOG_RESERVE_WITH_ERROR fails with ENOMEM under PMC_PO_SHUTDOWN.
     pub(super) fn write_log(&mut self, a: &mut pmc_op_writelog) -> Result<(), Errno> {
         self.with_log()?;
@@ -322,5 +328,6 @@ impl State {
     }
 }
 
-/// `P_HWPMC` (`sys/sys/proc.h`), as PROC_CREATE and THR_CREATE carry `p_flag`.
+/// `P_HWPMC` (0x00800000, the libc crate's FreeBSD `P_HWPMC`), as
+/// PROC_CREATE and THR_CREATE carry `p_flag`.
 const P_HWPMC_FLAG: u32 = 0x0080_0000;

@@ -41,7 +41,7 @@
 //! * System sampling, the log-process flags, and process sampling attached
 //!   to another process need a log for `PMC_OP_PMCSTART` (`EDOOFUS`).
 //! * A sampling PMC attached to its owner feeds profil(2): its samples are
-//!   never logged (`hwpmc_mod.c:pmc_process_samples`).
+//!   never logged (`hwpmc_mod.c`@009268db `pmc_process_samples()`).
 //! * `PMC_OP_CLOSELOG` and `PMC_OP_CONFIGURELOG(-1)` run `pmclog_close()`,
 //!   which sets `PMC_PO_SHUTDOWN` on the owner for as long as the owner
 //!   descriptor lives (until its last PMC is released with no log): a
@@ -68,7 +68,7 @@
 //!   slice's events) or `PMC_OP_FLUSHLOG`, which process them into the
 //!   log only if their PMC is still running: stopping (or releasing) a
 //!   sampling PMC before a flush loses the samples of its last tick, as
-//!   `hwpmc_mod.c:pmc_process_samples` does.
+//!   `hwpmc_mod.c`@009268db `pmc_process_samples()` does.
 //!
 //! * The bulk records: a sampling attach logs the target's mappings, the
 //!   owner's first sampling start the kernel objects (pid -1) and, for
@@ -91,7 +91,7 @@
 //!   `PMC_F_DESCENDANTS` detaches the whole subtree again; a PMC left
 //!   without targets attaches to its owner at its next start (`attach.rs`).
 //! * The SOFT and TSC allocators refuse a PMC asking for none of their
-//!   class's capabilities (`hwpmc_soft.c` "if ((pm->pm_caps & SOFT_CAPS)
+//!   class's capabilities (`hwpmc_soft.c`@06d60b70 "if ((pm->pm_caps & SOFT_CAPS)
 //!   == 0) return (EINVAL);").
 //!
 //! Not modelled: PMCATTACH records are written for kernel processes too
@@ -155,12 +155,14 @@ impl SimCpu {
     ///   `sys/dev/hwpmc/hwpmc_intel.c`@1563168b `pmc_intel_initialize()`:
     ///   `snprintf(pmc_cpuid, sizeof(pmc_cpuid), "GenuineIntel-%d-%02X-%X",
     ///   family, model, stepping)`; the 2020 tree: `"GenuineIntel-%d-%02X"`
-    ///   (no stepping; the audit's 2020-era `hwpmc_intel.c`).
+    ///   (no stepping; `zdleaf/freebsd-morello` `hwpmc_intel.c`@5909242b
+    ///   `pmc_intel_initialize()`, 2019-2021).
     /// * AMD, 2023+: `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_amd.c`@eb5956fd
     ///   `pmc_amd_initialize()`: `snprintf(pmc_cpuid, sizeof(pmc_cpuid),
     ///   "AuthenticAMD-%d-%02X-%X", family, model, stepping)` (HygonGenuine
-    ///   for family 0x18), every family. The 2020 tree (the audit's A20
-    ///   `hwpmc_amd.c` `pmc_amd_initialize()`): `if (CPUID_TO_FAMILY(cpu_id)
+    ///   for family 0x18), every family. The 2020 tree (COMMIT-UNKNOWN: the
+    ///   third audit's A20; the search index holds the text in a copy whose
+    ///   repository it does not name) `pmc_amd_initialize()`: `if (CPUID_TO_FAMILY(cpu_id)
     ///   == 0x17) snprintf(pmc_cpuid, sizeof(pmc_cpuid),
     ///   "AuthenticAMD-%d-%02X", CPUID_TO_FAMILY(cpu_id), model)`, else empty.
     /// * No PMU (`pmc_generic_cpu_initialize()`): never set, empty.
@@ -281,7 +283,7 @@ const AMD_EVENT_CODES: &[(u32, u64)] = &[
     (PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS, 0xC0),
 ];
 
-/// `SOFT_NPMCS` in hwpmc_soft.c.
+/// `SOFT_NPMCS` (`hwpmc_soft.c`@06d60b70: sixteen "SOFT_PMCDESCR(SOFTn)" rows).
 const SOFT_NROWS: u32 = 16;
 /// The kernel's minimum sampling count.
 pub const MIN_SAMPLING_COUNT: u64 = 1000;
@@ -419,7 +421,7 @@ struct Owner {
     log: Option<LogState>,
     /// `PMC_PO_SHUTDOWN`, set by `pmclog_close()` (CLOSELOG and
     /// CONFIGURELOG(-1)) and never cleared while the owner descriptor lives
-    /// (`hwpmc_logging.c:pmclog_close`; only OWNS_LOGFILE is cleared, by
+    /// (`hwpmc_logging.c`@0224710b `pmclog_close()`; only OWNS_LOGFILE is cleared, by
     /// `pmclog_stop_kthread`). `pmclog_reserve()` returns NULL while it is
     /// set, so nothing more is logged and the INITIALIZE record of a later
     /// CONFIGURELOG cannot be reserved (ENOMEM).
@@ -560,7 +562,7 @@ impl SimDriver {
         // TSC comes with the vendor's machine-dependent initialisation
         // (tsc_initialize from pmc_intel_initialize / pmc_amd_initialize);
         // a CPU hwpmc does not know gets pmc_generic_cpu_initialize(),
-        // SOFT only (hwpmc_mod.c).
+        // SOFT only (hwpmc_mod.c@009268db).
         if cfg.cpu != SimCpu::Generic {
             add(PMC_CLASS_TSC, PMC_CAP_READ, 64, 1, "TSC");
         }
@@ -573,7 +575,8 @@ impl SimDriver {
                 add(PMC_CLASS_IAP, prog | PMC_CAP_PRECISE, 48, 8, "IAP");
                 add(PMC_CLASS_IAF, hw, 48, 4, "IAF");
             }
-            // 16 K8 rows: hwpmc_amd.h AMD_NPMCS 16 in the 2020 tree, and
+            // 16 K8 rows: hwpmc_amd.h AMD_NPMCS 16 in the 2020 tree
+            // (COMMIT-UNKNOWN: the second audit's, not re-read), and
             // AMD_PMC_CORE_DEFAULT 6 + AMD_PMC_L3_DEFAULT 6 +
             // AMD_PMC_DF_DEFAULT 4 later (amd_allocate_pmc picks the
             // sub-class by row range). The simulator programs the
@@ -836,7 +839,7 @@ impl SimDriver {
             }
             let (flags, id, empty) = (p.flags, p.id, p.targets.is_empty());
             let counting = p.mode == PMC_MODE_TC || p.mode == PMC_MODE_SC;
-            // hwpmc_mod.c:pmc_process_exit: "if (pm->pm_flags &
+            // hwpmc_mod.c@009268db pmc_process_exit(): "if (pm->pm_flags &
             // PMC_F_NEEDS_LOGFILE && PMC_IS_COUNTING_MODE(PMC_TO_MODE(pm)))
             // pmclog_process_procexit(pm, pp)": so also for LOG_PROCCSW-only
             // PMCs, never for sampling ones.
@@ -954,7 +957,7 @@ impl State {
         self.cfg.privileged && !self.cfg.jailed
     }
 
-    /// `PMC_ID_MAKE_ID` (`sys/sys/pmc.h`): the old layout in FreeBSD's 0x09
+    /// `PMC_ID_MAKE_ID` (`sys/sys/pmc.h`@5369f8e7): the old layout in FreeBSD's 0x09
     /// trees, the new one in 0x0A trees and in CheriBSD's 0x09 tree.
     fn make_id(&self, cpu: u32, mode: u32, class: u32, row: usize) -> u32 {
         use pmc_log::hwpmc::IdLayout;
@@ -979,11 +982,14 @@ impl State {
     }
 
     /// The smallest reload count of a sampling PMC:
-    /// `MAX(1000, pa.pm_count)` in the 2020 tree (hwpmc_mod.c
+    /// `MAX(1000, pa.pm_count)` in the 2019-2021 trees (`zdleaf/freebsd-morello`
+    /// `hwpmc_mod.c`@3bd874d8 "pmc->pm_sc.pm_reloadcount = MAX(1000,
+    /// pa.pm_count);"
     /// PMC_OP_PMCALLOCATE and PMC_OP_PMCSETCOUNT, with "pmcallocate: passed
     /// sample rate %ju - setting to 1000"), `MAX(MAX(1, pmc_mincount),
     /// pm_count)` with sysctl kern.hwpmc.mincount in later trees
-    /// (hwpmc_mod.c:pmc_do_op_pmcallocate).
+    /// (`hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "MAX(MAX(1,
+    /// pmc_mincount), pa->pm_count)").
     fn min_reload(&self) -> u64 {
         self.cfg.mincount.map_or(MIN_SAMPLING_COUNT, |m| m.max(1))
     }

@@ -117,8 +117,8 @@ impl State {
 
     pub(super) fn rw(&mut self, a: &mut pmc_op_pmcrw) -> Result<(), Errno> {
         // At least one of OLDVALUE/NEWVALUE; other bits are ignored
-        // (hwpmc_mod.c PMC_OP_PMCRW: "if ((prw.pm_flags & (PMC_F_OLDVALUE |
-        // PMC_F_NEWVALUE)) == 0) error = EINVAL").
+        // (hwpmc_mod.c@009268db pmc_do_op_pmcrw(): "if ((prw->pm_flags &
+        // (PMC_F_OLDVALUE | PMC_F_NEWVALUE)) == 0) return (EINVAL);").
         let rw = PMC_F_OLDVALUE | PMC_F_NEWVALUE;
         if a.pm_flags & rw == 0 {
             return Err(Errno::EINVAL);
@@ -142,7 +142,7 @@ impl State {
         // the last NEWVALUE. Reads from the hardware (a system PMC, or a
         // running PMC attached to its owner) of a sampling PMC give the
         // reload-down counter, the events left until the next sample
-        // (hwpmc_core.c:iap_read_pmc: "if (PMC_IS_SAMPLING_MODE(...)) *v =
+        // (hwpmc_core.c@2d614aa2 iap_read_pmc(): "if (PMC_IS_SAMPLING_MODE(...)) *v =
         // iap_perfctr_value_to_reload_count(tmp)").
         let from_hw =
             p.is_system() || (p.flags & PMC_F_ATTACHED_TO_OWNER != 0 && p.state == PState::Running);
