@@ -1855,3 +1855,45 @@ fn stop_keeps_user_callchains_pending_in_a_system_call() {
     b.flush_log().unwrap();
     assert_eq!(sample_count(&buf.0.lock().unwrap()), 3);
 }
+
+/// freebsd-audit-3 finding I: a FreeBSD 14-era kernel has no case for a
+/// Sapphire Rapids (model 0x8F) in `pmc_intel_initialize()`: hwpmc runs as
+/// on a generic CPU (SOFT only) though `kern.hwpmc.cpuid` names the CPU and
+/// pmc-events has its table. Allocation errors, `-L` and `--diagnose` say
+/// so instead of offering the table's names (which all failed with "no
+/// hardware PMCs").
+#[test]
+fn a_cpu_the_kernel_does_not_know_is_named() {
+    let (_sim, b) = backend(SimConfig {
+        cpu: SimCpu::UnknownIntel(0x8F),
+        version: 0x0A00_0000,
+        ..SimConfig::default()
+    });
+    let e = b.allocate(&counting("instructions")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoPmu);
+    assert!(
+        e.message().contains("Intel model 0x8F (Sapphire Rapids)"),
+        "{e}"
+    );
+    assert!(e.message().contains("FreeBSD 14"), "{e}");
+    let list = b.list_events(false);
+    assert!(
+        !list
+            .iter()
+            .any(|i| i.name.eq_ignore_ascii_case("inst_retired.any")),
+        "no table names offered"
+    );
+    let hw = list
+        .iter()
+        .find(|i| i.name == "(hardware events)")
+        .expect("one line says why");
+    assert!(
+        matches!(&hw.availability, pmc_core::info::Availability::Unavailable(w) if w.contains("Sapphire Rapids")),
+        "{hw:?}"
+    );
+    let d = b.diagnose();
+    let pmu = d.iter().find(|c| c.name == "hardware PMCs").unwrap();
+    assert!(pmu.detail.contains("Sapphire Rapids"), "{pmu:?}");
+    // SOFT events still work.
+    assert!(b.allocate(&counting("page-faults")).is_ok());
+}

@@ -135,6 +135,13 @@ pub enum SimCpu {
     AmdZen3,
     /// A VM without a virtual PMU (`PMC_CPU_GENERIC`): SOFT only.
     Generic,
+    /// An Intel CPU (family 6, this model, stepping 8) the kernel's
+    /// `pmc_intel_initialize()` has no case for: it writes
+    /// `kern.hwpmc.cpuid` first, then "printf(\"pmc: Unknown Intel
+    /// CPU.\\n\"); return (NULL);" (`fel1x-developer/freebsd-src`
+    /// `hwpmc_intel.c`@2d614aa2), and hwpmc runs as on a generic CPU (SOFT
+    /// only), e.g. 0x8F, a Sapphire Rapids, under FreeBSD 14.
+    UnknownIntel(u32),
 }
 
 impl SimCpu {
@@ -144,7 +151,7 @@ impl SimCpu {
             SimCpu::IntelSkylake => PMC_CPU_INTEL_SKYLAKE,
             SimCpu::IntelIcelake => PMC_CPU_INTEL_ICELAKE,
             SimCpu::AmdZen | SimCpu::AmdZen3 => PMC_CPU_AMD_K8,
-            SimCpu::Generic => PMC_CPU_GENERIC,
+            SimCpu::Generic | SimCpu::UnknownIntel(_) => PMC_CPU_GENERIC,
         }
     }
 
@@ -176,6 +183,8 @@ impl SimCpu {
             (SimCpu::AmdZen, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x17, 0x01, 1),
             (SimCpu::AmdZen, true) => format!("AuthenticAMD-{}-{:02X}", 0x17, 0x01),
             (SimCpu::AmdZen3, false) => format!("AuthenticAMD-{}-{:02X}-{:X}", 0x19, 0x21, 0),
+            (SimCpu::UnknownIntel(m), false) => format!("GenuineIntel-{}-{:02X}-{:X}", 6, m, 8),
+            (SimCpu::UnknownIntel(m), true) => format!("GenuineIntel-{}-{:02X}", 6, m),
             (SimCpu::AmdZen3, true) | (SimCpu::Generic, _) => String::new(),
         }
     }
@@ -563,7 +572,7 @@ impl SimDriver {
         // (tsc_initialize from pmc_intel_initialize / pmc_amd_initialize);
         // a CPU hwpmc does not know gets pmc_generic_cpu_initialize(),
         // SOFT only (hwpmc_mod.c@009268db).
-        if cfg.cpu != SimCpu::Generic {
+        if !matches!(cfg.cpu, SimCpu::Generic | SimCpu::UnknownIntel(_)) {
             add(PMC_CLASS_TSC, PMC_CAP_READ, 64, 1, "TSC");
         }
         match cfg.cpu {
@@ -582,7 +591,7 @@ impl SimDriver {
             // sub-class by row range). The simulator programs the
             // core rows; the L3/DF rows exist and are allocatable.
             SimCpu::AmdZen | SimCpu::AmdZen3 => add(PMC_CLASS_K8, prog, 48, 16, "K8"),
-            SimCpu::Generic => {}
+            SimCpu::Generic | SimCpu::UnknownIntel(_) => {}
         }
         let ncpu = cfg.ncpu.clamp(1, 4096) as usize;
         let mut rows = Vec::new();
