@@ -618,6 +618,20 @@ fn monotonic(last: &mut Vec<u64>, counts: &mut [Option<u64>]) {
     }
 }
 
+/// `s` for a `# HELP` text: prometheus_client's OpenMetrics encoder writes help as given, so
+/// the characters that would need escaping there (`\\`, `"`, control characters) become `?`.
+fn help_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == '\\' || c == '"' || c.is_control() {
+                '?'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
     let mut l = labels.clone();
     l.push((key, value.to_string()));
@@ -641,9 +655,12 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
         for (i, ev) in self.events.iter().enumerate() {
             let unit = ev.time.then_some(Unit::Seconds);
             let help = if ev.time {
-                format!("{} in seconds, scaled for multiplexing", ev.spec)
+                format!(
+                    "{} in seconds, scaled for multiplexing",
+                    help_safe(&ev.spec)
+                )
             } else {
-                format!("{} events, scaled for multiplexing", ev.spec)
+                format!("{} events, scaled for multiplexing", help_safe(&ev.spec))
             };
             let name = format!("{}_{}", self.prefix, ev.name);
             let mut m =

@@ -47,10 +47,9 @@ impl Format {
 
 /// Encodes `registry` (reading every registered [`PmcCollector`](crate::PmcCollector)).
 ///
-/// OpenMetrics is `prometheus_client`'s encoding. The Prometheus text format is
-/// the same exposition with the two differences of the older format applied to
-/// it: a counter family is named with its `_total` suffix in `# HELP`/`# TYPE`,
-/// and there is no `# UNIT` line and no `# EOF`.
+/// Both formats are `prometheus_client`'s own encoders (`encoding::text` for OpenMetrics,
+/// `encoding::prometheus_text` for the text format 0.0.4), which escape label values (`\`,
+/// `"`, newlines): a process or cgroup name cannot end a label or inject a series.
 ///
 /// # Errors
 ///
@@ -68,43 +67,14 @@ impl Format {
 /// # Ok::<(), std::fmt::Error>(())
 /// ```
 pub fn render(registry: &Registry, format: Format) -> Result<String, std::fmt::Error> {
-    let mut om = String::new();
-    prometheus_client::encoding::text::encode(&mut om, registry)?;
-    Ok(match format {
-        Format::OpenMetrics => om,
-        Format::PrometheusText => to_prometheus_text(&om),
-    })
-}
-
-fn to_prometheus_text(om: &str) -> String {
-    let counters: std::collections::HashSet<&str> = om
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE "))
-        .filter_map(|l| l.strip_suffix(" counter"))
-        .collect();
-    let mut out = String::with_capacity(om.len());
-    for line in om.lines() {
-        if line == "# EOF" || line.starts_with("# UNIT ") {
-            continue;
+    let mut out = String::new();
+    match format {
+        Format::OpenMetrics => prometheus_client::encoding::text::encode(&mut out, registry)?,
+        Format::PrometheusText => {
+            prometheus_client::encoding::prometheus_text::encode(&mut out, registry)?
         }
-        let meta = ["# HELP ", "# TYPE "]
-            .into_iter()
-            .find_map(|p| line.strip_prefix(p).map(|rest| (p, rest)));
-        if let Some((p, rest)) = meta {
-            let name = rest.split(' ').next().unwrap_or("");
-            if counters.contains(name) {
-                out.push_str(p);
-                out.push_str(name);
-                out.push_str("_total");
-                out.push_str(&rest[name.len()..]);
-                out.push('\n');
-                continue;
-            }
-        }
-        out.push_str(line);
-        out.push('\n');
     }
-    out
+    Ok(out)
 }
 
 /// Serves `registry` on `addr` (`HOST:PORT`) until `stop()` is true: [`bind`]

@@ -516,3 +516,220 @@ fn node_exporter_perf_collector_side_by_side() {
         );
     }
 }
+
+/// Command names no exposition may break on: quotes, backslashes, newlines, a `} 7` that
+/// would end a label set and give a value, a line that would be a series of its own (at most
+/// 15 bytes: the kernel keeps no more of an executable's name).
+const HOSTILE_COMMS: [&str; 3] = ["qq\"x\\y", "a\"} 7\nfake 9", "\\\"\n# EOF"];
+/// Cgroup names as hostile (any byte but `/`, NUL and newline, which cgroup_mkdir refuses).
+const HOSTILE_CGROUPS: [&str; 2] = ["au3q\"} 7\\x", "b\\\"} 9 # x{"];
+
+/// The cgroup2 mount (`/sys/fs/cgroup/unified` here, `/sys/fs/cgroup` on a unified host).
+fn cgroup2_mount() -> Option<std::path::PathBuf> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    info.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        (right.split(' ').next()? == "cgroup2").then(|| left.split(' ').nth(4).map(Into::into))?
+    })
+}
+
+/// A cgroup2 directory made for a test and removed (its children first) when dropped,
+/// after the processes put in it are gone.
+struct TestCgroup {
+    dir: std::path::PathBuf,
+}
+
+impl TestCgroup {
+    /// `MOUNT/NAME-PID`, or None when cgroup2 is absent or not writable here.
+    fn new(name: &str) -> Option<TestCgroup> {
+        let dir = cgroup2_mount()?.join(format!("{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir(&dir);
+        std::fs::create_dir(&dir).ok()?;
+        Some(TestCgroup { dir })
+    }
+    /// Its path below the mount, as `Allocation::cgroup` takes it.
+    fn rel(&self, child: &str) -> String {
+        let base = self
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned());
+        format!("{}/{child}", base.unwrap_or_default())
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        if let Ok(list) = std::fs::read_dir(&self.dir) {
+            for e in list.flatten() {
+                if e.path().is_dir() {
+                    let _ = std::fs::remove_dir(e.path());
+                }
+            }
+        }
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// A copy of sleep(1) named `name`, sleeping, optionally moved into the cgroup directory `cg`.
+fn hostile_sleeper(dir: &Path, name: &str, cg: Option<&Path>) -> Killed {
+    let sleep = ["/usr/bin/sleep", "/bin/sleep"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("sleep(1)");
+    let exe = dir.join(name);
+    let _ = std::fs::remove_file(&exe);
+    std::fs::copy(sleep, &exe).expect("copy sleep(1)");
+    let child = Killed(
+        Command::new(&exe)
+            .arg("120")
+            .spawn()
+            .expect("start the sleeper"),
+    );
+    if let Some(cg) = cg {
+        std::fs::write(cg.join("cgroup.procs"), child.0.id().to_string()).expect("cgroup.procs");
+    }
+    child
+}
+
+fn promtool_check(text: &str) -> (bool, String) {
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool");
+    if let Some(mut stdin) = promtool.stdin.take() {
+        stdin.write_all(text.as_bytes()).expect("to promtool");
+    }
+    let out = promtool.wait_with_output().expect("promtool");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success() && said.trim().is_empty(), said)
+}
+
+/// Processes and cgroups named to break the exposition: promtool reads it without an error,
+/// a real Prometheus keeps the target up and stores exactly the names (escaped on the way,
+/// unescaped by its parser), and no series appears that the exporter did not make.
+#[test]
+fn hostile_process_and_cgroup_names_cannot_break_the_exposition() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if !pmc_testkit::cli::works("prometheus", &["--version"])
+        || !pmc_testkit::cli::works("promtool", &["--version"])
+    {
+        pmc_testkit::skip!(
+            "prometheus/promtool (Debian) are not installed: ci/setup.sh installs them"
+        );
+        return;
+    }
+    let Some(cg) = TestCgroup::new("pmc-hostile") else {
+        pmc_testkit::skip!("no writable cgroup2 mount here");
+        return;
+    };
+    let dir = pmc_testkit::workdir("pmc-exporter-hostile");
+    let mut sleepers = Vec::new();
+    for (i, name) in HOSTILE_CGROUPS.iter().enumerate() {
+        let d = cg.dir.join(name);
+        std::fs::create_dir(&d).expect("mkdir a hostile cgroup");
+        sleepers.push(hostile_sleeper(&dir, HOSTILE_COMMS[i], Some(&d)));
+    }
+    sleepers.push(hostile_sleeper(&dir, HOSTILE_COMMS[2], None));
+    let Some(procs) = collector(
+        || {
+            PmcCollector::processes(
+                &["page-faults", "task-clock"],
+                pmc_exporter::Selector::Comm(Box::new(|c| HOSTILE_COMMS.contains(&c))),
+            )
+        },
+        "per-process counters",
+    ) else {
+        return;
+    };
+    let Some(cgroup) = collector(
+        || PmcCollector::system_cgroup(&["cpu-clock"], &cg.rel(HOSTILE_CGROUPS[0])),
+        "a cgroup's counters",
+    ) else {
+        return;
+    };
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(procs));
+    registry.register_collector(Box::new(cgroup));
+    let served = Served::start(registry);
+
+    let (_, text) = get(&served.addr, "/metrics", Some("text/plain")).expect("GET /metrics");
+    let (_, om) = get(
+        &served.addr,
+        "/metrics",
+        Some("application/openmetrics-text"),
+    )
+    .expect("GET");
+    for comm in HOSTILE_COMMS {
+        let escaped = comm
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n");
+        let label = format!(",comm=\"{escaped}\"}}");
+        assert!(
+            text.contains(&label) && om.contains(&label),
+            "{label} missing:\n{text}"
+        );
+    }
+    for series in [&text, &om] {
+        assert!(
+            !series
+                .lines()
+                .any(|l| l.starts_with("fake") || l.starts_with(" 7")),
+            "an injected line:\n{series}"
+        );
+    }
+    let (ok, said) = promtool_check(&text);
+    pmc_testkit::row!("JUDGE promtool check metrics, hostile names: ok={ok} {said}");
+    assert!(ok, "promtool: {said}\n{text}");
+
+    let pdir = pmc_testkit::workdir("pmc-exporter-hostile-prom");
+    let _ = std::fs::remove_dir_all(pdir.join("data"));
+    let (_server, prom) = start_prometheus(&pdir, &served.addr, &[]);
+    let expr = "count by (comm) (pmc_process_page_faults_total)";
+    let comms = wait_for(&prom, expr, 90, |r| r.len() == HOSTILE_COMMS.len());
+    let mut seen: Vec<String> = comms
+        .iter()
+        .filter_map(|x| x.0.get("comm").cloned())
+        .collect();
+    seen.sort();
+    let mut want: Vec<String> = HOSTILE_COMMS.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(seen, want, "the names Prometheus stored");
+    let cgs = query(&prom, "pmc_cpu_clock_seconds_total");
+    assert!(
+        !cgs.is_empty()
+            && cgs
+                .iter()
+                .all(|x| x.0.get("cgroup") == Some(&cg.rel(HOSTILE_CGROUPS[0]))),
+        "{cgs:?}"
+    );
+    // Five scrapes later: the target is still up, and every series it stored is one of ours.
+    std::thread::sleep(Duration::from_secs(5));
+    let up = query(&prom, "min_over_time(up{job=\"pmc\"}[5s])");
+    assert!(
+        up.iter().all(|x| x.2 == 1.0) && !up.is_empty(),
+        "up: {up:?}"
+    );
+    let names = query(&prom, "count by (__name__) ({job=\"pmc\"})");
+    let foreign: Vec<_> = names
+        .iter()
+        .filter_map(|x| x.0.get("__name__"))
+        .filter(|n| !(n.starts_with("pmc_") || n.starts_with("scrape_") || *n == "up"))
+        .collect();
+    pmc_testkit::row!(
+        "JUDGE Prometheus, hostile names: up=1 over 5 s, {} series names, comms stored {seen:?}, foreign {foreign:?}",
+        names.len()
+    );
+    assert!(
+        foreign.is_empty(),
+        "series the exporter did not make: {foreign:?}"
+    );
+    drop(sleepers);
+}
