@@ -45,6 +45,7 @@
 #![warn(unreachable_pub, unnameable_types)]
 #![forbid(unsafe_code)]
 
+mod cgroups;
 mod collector;
 mod http;
 mod names;

@@ -449,7 +449,7 @@ pub struct Args {
     pub metrics: Option<String>,
 
     /// With --metrics -t: count at most N processes at once; further matches are
-    /// refused and counted (pmc_exporter_targets_refused_total).
+    /// refused and counted (pmc_process_exporter_targets_refused_total).
     #[arg(
         long = "metrics-max-targets",
         value_name = "N",
@@ -457,6 +457,24 @@ pub struct Args {
         default_value_t = 64
     )]
     pub metrics_max_targets: usize,
+
+    /// With --metrics: also count every cgroup under ROOT (ROOT included), one series per
+    /// cgroup as cAdvisor gives containers (pmc_cgroup_*, labelled cgroup="/PATH"), with the
+    /// -s events (the default set, cpu-clock for task-clock, without -s). ROOT is a path
+    /// below the cgroup mount as perf -G takes it (system.slice, / for all) or an absolute
+    /// path. Cgroups created and removed are followed at each scrape. Linux only.
+    #[arg(long = "metrics-cgroups", value_name = "ROOT", requires = "metrics")]
+    pub metrics_cgroups: Option<String>,
+
+    /// With --metrics-cgroups: count at most N cgroups at once; further ones are refused and
+    /// counted (pmc_cgroup_exporter_cgroups_refused_total).
+    #[arg(
+        long = "metrics-max-cgroups",
+        value_name = "N",
+        requires = "metrics_cgroups",
+        default_value_t = 64
+    )]
+    pub metrics_max_cgroups: usize,
 
     /// Print pmcstat's reference, generated from these options, and exit:
     /// `man` (the man page, pmcstat.1, in roff) or the completions for

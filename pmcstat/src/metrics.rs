@@ -69,6 +69,12 @@ pub fn run(args: &Metrics) -> Result<u8, Failure> {
         note_unsupported(&c);
         registry.register_collector(Box::new(c));
     }
+    if let Some((root, max)) = &args.cgroups {
+        let events = event_list(&args.system, true);
+        let c = PmcCollector::cgroups(&refs(&events), root)?.max_targets(*max);
+        note_unsupported(&c);
+        registry.register_collector(Box::new(c));
+    }
     if let Some(spec) = &args.attach {
         let given = args.process.clone();
         let events = event_list(&given, false);

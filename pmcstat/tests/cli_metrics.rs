@@ -281,6 +281,69 @@ fn the_target_cap_is_counted_and_reported() {
         err.contains("cap (1) refused a matching process 2 time(s)"),
         "{err}"
     );
+    // The option's help names the series that exists.
+    let (_, help, _) = common::pmcstat(&["--help"]);
+    let named = help
+        .split("--metrics-max-targets")
+        .nth(1)
+        .and_then(|h| h.split('(').nth(1))
+        .and_then(|h| h.split(')').next())
+        .unwrap_or("");
+    assert!(
+        named.ends_with("_total") && text.contains(&format!("{named} ")),
+        "--metrics-max-targets names `{named}`"
+    );
+}
+
+/// `--metrics-cgroups ROOT`: every cgroup under ROOT a series, followed as they come and go,
+/// beside the per-CPU series of the same instance.
+#[test]
+fn cgroups_under_a_root_are_discovered() {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let Some(mount) = info.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        (right.split(' ').next()? == "cgroup2").then(|| left.split(' ').nth(4))?
+    }) else {
+        pmc_testkit::skip!("no cgroup2 mount");
+        return;
+    };
+    let name = format!("pmcstat-cg-{}", std::process::id());
+    let root = Path::new(mount).join(&name);
+    if std::fs::create_dir(&root).is_err() {
+        pmc_testkit::skip!("cgroup2 is not writable here");
+        return;
+    }
+    let _ = std::fs::create_dir(root.join("one"));
+    let (pmcstat, addr) = exporter(&[
+        "--metrics-cgroups",
+        &name,
+        "-s",
+        "cpu-clock",
+        "-s",
+        "page-faults",
+    ]);
+    let first = scrape(&addr);
+    let _ = std::fs::create_dir(root.join("two"));
+    let _ = std::fs::remove_dir(root.join("one"));
+    let second = scrape(&addr);
+    let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    let _ = std::fs::remove_dir(root.join("two"));
+    let _ = std::fs::remove_dir(&root);
+    let has = |text: &str, cg: &str| {
+        text.contains(&format!(
+            "pmc_cgroup_cpu_clock_seconds_total{{cgroup=\"/{name}{cg}\"}} "
+        ))
+    };
+    assert!(
+        has(&first, "") && has(&first, "/one") && !has(&first, "/two"),
+        "{first}"
+    );
+    assert!(has(&second, "/two") && !has(&second, "/one"), "{second}");
+    assert!(
+        second.contains("pmc_cpu_clock_seconds_total{cpu=\"0\"}"),
+        "{second}"
+    );
+    assert_eq!(code, Some(128 + 15), "{err}");
 }
 
 /// A target that exits and starts again (same name, new pid) is a new series
