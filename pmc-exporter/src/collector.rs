@@ -430,6 +430,12 @@ impl<B: Backend> PmcCollector<B> {
         self.lock().refused
     }
 
+    /// Whether this collector's time events count elapsed time: every task of every CPU,
+    /// the idle task included ([`system`](Self::system) without a cgroup).
+    fn elapsed_time(&self) -> bool {
+        self.prefix == "pmc" && self.cgroup.is_none()
+    }
+
     fn lock(&self) -> MutexGuard<'_, State<B::Group>> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -780,7 +786,15 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             .collect();
         for (i, ev) in self.events.iter().enumerate() {
             let unit = ev.time.then_some(Unit::Seconds);
-            let help = if ev.time {
+            // System-wide on a CPU, perf's time events count the idle task too: elapsed time,
+            // one second per second busy or idle. Named so, not taken for busy time.
+            let elapsed = ev.time && self.elapsed_time();
+            let help = if elapsed {
+                format!(
+                    "{} on each CPU in seconds: elapsed time, busy or idle (the idle task counts), not utilisation",
+                    help_safe(&ev.spec)
+                )
+            } else if ev.time {
                 format!(
                     "{} in seconds, scaled for multiplexing",
                     help_safe(&ev.spec)
@@ -788,7 +802,11 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             } else {
                 format!("{} events, scaled for multiplexing", help_safe(&ev.spec))
             };
-            let name = format!("{}_{}", self.prefix, ev.name);
+            let name = if elapsed {
+                format!("{}_{}_elapsed", self.prefix, ev.name)
+            } else {
+                format!("{}_{}", self.prefix, ev.name)
+            };
             let mut m =
                 encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
             for ((labels, _), c) in rows.iter().zip(&counts) {

@@ -340,7 +340,7 @@ fn cgroups_under_a_root_are_discovered() {
     );
     assert!(has(&second, "/two") && !has(&second, "/one"), "{second}");
     assert!(
-        second.contains("pmc_cpu_clock_seconds_total{cpu=\"0\"}"),
+        second.contains("pmc_cpu_clock_elapsed_seconds_total{cpu=\"0\"}"),
         "{second}"
     );
     assert_eq!(code, Some(128 + 15), "{err}");
