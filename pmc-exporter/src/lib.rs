@@ -49,11 +49,17 @@ mod cgroups;
 mod collector;
 mod http;
 mod names;
+mod selfmetrics;
 #[cfg(feature = "server")]
 mod server;
+#[cfg(feature = "tls")]
+mod webconfig;
 
 pub use collector::{Labels, PmcCollector, Selector, DEFAULT_MAX_TARGETS};
 pub use http::{render, Format};
 pub use names::metric_name;
+pub use selfmetrics::SelfCollector;
 #[cfg(feature = "server")]
 pub use server::{bind, serve, Limits, Listener};
+#[cfg(feature = "tls")]
+pub use webconfig::WebConfig;

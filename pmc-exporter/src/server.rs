@@ -147,6 +147,8 @@ pub fn bind(addr: &str) -> pmc::Result<Listener> {
         listener,
         local,
         limits: Limits::default(),
+        #[cfg(feature = "tls")]
+        web: None,
     })
 }
 
@@ -156,6 +158,8 @@ pub struct Listener {
     listener: tokio::net::TcpListener,
     local: SocketAddr,
     limits: Limits,
+    #[cfg(feature = "tls")]
+    web: Option<Arc<crate::WebConfig>>,
 }
 
 impl std::fmt::Debug for Listener {
@@ -243,6 +247,8 @@ struct Shared {
     stats: Arc<Stats>,
     jobs: mpsc::SyncSender<Job>,
     limits: Limits,
+    #[cfg(feature = "tls")]
+    web: Option<Arc<crate::WebConfig>>,
 }
 
 impl Shared {
@@ -297,6 +303,17 @@ impl Listener {
         self
     }
 
+    /// Serves with TLS and/or basic auth as a web config file says ([`WebConfig`](crate::WebConfig),
+    /// feature `tls`). A TLS handshake must end within [`Limits::header_timeout`]; a request
+    /// without valid credentials is answered 401 (`WWW-Authenticate: Basic`). bcrypt runs on
+    /// one blocking thread of its own, never on the connections' thread; credentials
+    /// verified once are remembered (a SHA-256 of them), so a scraper costs one bcrypt.
+    #[cfg(feature = "tls")]
+    pub fn web_config(mut self, web: crate::WebConfig) -> Listener {
+        self.web = Some(Arc::new(web));
+        self
+    }
+
     /// Answers requests until `stop()` is true (checked every 100 ms): `/metrics` in the
     /// format the `Accept` header asks for ([`Format::from_accept`]), gzip-compressed when
     /// `Accept-Encoding` allows it, followed by the server's own `pmc_exporter_http_*`
@@ -306,6 +323,8 @@ impl Listener {
             rt,
             listener,
             limits,
+            #[cfg(feature = "tls")]
+            web,
             ..
         } = self;
         let stats = Arc::new(Stats::default());
@@ -321,6 +340,8 @@ impl Listener {
             stats,
             jobs,
             limits,
+            #[cfg(feature = "tls")]
+            web,
         });
         std::thread::scope(|scope| {
             let encoder = std::thread::Builder::new()
@@ -432,27 +453,48 @@ fn start(stream: tokio::net::TcpStream, shared: &Arc<Shared>) {
     shared.stats.open.fetch_add(1, Ordering::Relaxed);
     let shared = Arc::clone(shared);
     tokio::spawn(async move {
-        let io = TokioIo::new(Deadline::new(stream, shared.limits.io_timeout));
-        let s = Arc::clone(&shared);
-        let service = hyper::service::service_fn(move |req| {
-            let s = Arc::clone(&s);
-            async move { Ok::<_, Infallible>(answer(req, &s, id).await) }
-        });
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder
-            .timer(TokioTimer::new())
-            .header_read_timeout(shared.limits.header_timeout)
-            .keep_alive(true)
-            .max_buf_size(16 * 1024);
-        let conn = builder.serve_connection(io, service);
+        let io = Deadline::new(stream, shared.limits.io_timeout);
         tokio::select! {
-            _ = conn => {}
+            _ = connection(io, &shared, id) => {}
             _ = kill.notified() => {}
         }
         if shared.table().conns.remove(&id).is_some() {
             shared.stats.open.fetch_sub(1, Ordering::Relaxed);
         }
     });
+}
+
+/// Serves one connection: its TLS handshake first (within the header timeout) when the
+/// web config has TLS.
+async fn connection(io: Deadline<tokio::net::TcpStream>, shared: &Arc<Shared>, id: u64) {
+    #[cfg(feature = "tls")]
+    if let Some(tls) = shared.web.as_ref().and_then(|w| w.tls.clone()) {
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        let handshake = tokio::time::timeout(shared.limits.header_timeout, acceptor.accept(io));
+        if let Ok(Ok(stream)) = handshake.await {
+            http(TokioIo::new(stream), shared, id).await;
+        }
+        return;
+    }
+    http(TokioIo::new(io), shared, id).await;
+}
+
+async fn http<I>(io: I, shared: &Arc<Shared>, id: u64)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let s = Arc::clone(shared);
+    let service = hyper::service::service_fn(move |req| {
+        let s = Arc::clone(&s);
+        async move { Ok::<_, Infallible>(answer(req, &s, id).await) }
+    });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(shared.limits.header_timeout)
+        .keep_alive(true)
+        .max_buf_size(16 * 1024);
+    let _ = builder.serve_connection(io, service).await;
 }
 
 fn plain(code: StatusCode, text: &'static str) -> Response<Full<Bytes>> {
@@ -494,6 +536,25 @@ async fn respond(req: Request<Incoming>, shared: &Shared) -> Response<Full<Bytes
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
         return r;
+    }
+    #[cfg(feature = "tls")]
+    if let Some(web) = shared.web.as_ref().filter(|w| w.needs_auth()) {
+        let web = Arc::clone(web);
+        let given = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|v| v.as_bytes().to_vec());
+        let ok = tokio::task::spawn_blocking(move || web.authorized(given.as_deref()))
+            .await
+            .unwrap_or(false);
+        if !ok {
+            let mut r = plain(StatusCode::UNAUTHORIZED, "Unauthorized\n");
+            r.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Basic realm=\"pmc\""),
+            );
+            return r;
+        }
     }
     let has_body = req.headers().contains_key(header::TRANSFER_ENCODING)
         || req

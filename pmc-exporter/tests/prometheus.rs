@@ -139,6 +139,7 @@ fn promtool_accepts_the_exposition_in_both_formats() {
     let mut registry = Registry::default();
     registry.register_collector(Box::new(system));
     registry.register_collector(Box::new(me));
+    registry.register_collector(Box::new(pmc_exporter::SelfCollector::default()));
     let served = Served::start(registry);
 
     let (head, text) = get(&served.addr, "/metrics", Some("text/plain")).expect("GET /metrics");
@@ -158,6 +159,10 @@ fn promtool_accepts_the_exposition_in_both_formats() {
         "pmc_process_page_faults_total ",
         "pmc_process_time_running_seconds_total{event=\"page-faults\"} ",
         "# TYPE pmc_process_page_faults_total counter",
+        "process_cpu_seconds_total ",
+        "process_resident_memory_bytes ",
+        "pmc_exporter_build_info{version=",
+        "pmc_exporter_http_connections_accepted_total ",
     ] {
         assert!(text.contains(series), "`{series}` missing");
     }

@@ -441,12 +441,21 @@ pub struct Args {
     #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
     pub selftest: bool,
 
-    /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR) at
-    /// `/metrics`, read at each scrape, until SIGINT/SIGTERM: per-CPU counters of the -s
-    /// events (the default set without -s), and with -t per-process counters of the -p
-    /// events (the default set without -p), labelled pid and comm.
-    #[arg(long = "metrics", value_name = "[ADDR:]PORT", conflicts_with_all = ["command", "list", "diagnose", "selftest"])]
+    /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR, also
+    /// for `:PORT`; 0.0.0.0:PORT for every address) at `/metrics`, read at each scrape, until
+    /// SIGINT/SIGTERM: per-CPU counters of the -s events (the default set without -s), with
+    /// -t per-process counters of the -p events (the default set without -p), labelled pid
+    /// and comm, and with --metrics-cgroups per-cgroup counters; the exporter's own
+    /// process_* and pmc_exporter_build_info. `--web.listen-address` is the same option
+    /// under node_exporter's name.
+    #[arg(long = "metrics", visible_alias = "web.listen-address", value_name = "[ADDR:]PORT", conflicts_with_all = ["command", "list", "diagnose", "selftest"])]
     pub metrics: Option<String>,
+
+    /// With --metrics: TLS and basic auth from a web configuration file in node_exporter's
+    /// --web.config.file format (tls_server_config: cert_file, key_file, client_auth_type,
+    /// client_ca_file, min_version, max_version; basic_auth_users: NAME: BCRYPT-HASH).
+    #[arg(long = "web.config.file", value_name = "FILE", requires = "metrics")]
+    pub web_config_file: Option<PathBuf>,
 
     /// With --metrics -t: count at most N processes at once; further matches are
     /// refused and counted (pmc_process_exporter_targets_refused_total).

@@ -322,6 +322,8 @@ pub struct Metrics {
     pub cgroup: Option<String>,
     /// `--metrics-cgroups ROOT` and `--metrics-max-cgroups`: the cgroups discovered.
     pub cgroups: Option<(String, usize)>,
+    /// `--web.config.file`: TLS and basic auth.
+    pub web_config: Option<std::path::PathBuf>,
 }
 
 /// `-L [--tracepoints]` or `--diagnose`.
@@ -407,6 +409,7 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
                 .metrics_cgroups
                 .take()
                 .map(|root| (root, args.metrics_max_cgroups)),
+            web_config: args.web_config_file.take(),
         })
     } else if args.list || args.diagnose {
         Mode::List(List {

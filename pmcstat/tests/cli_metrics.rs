@@ -343,6 +343,13 @@ fn cgroups_under_a_root_are_discovered() {
         second.contains("pmc_cpu_clock_elapsed_seconds_total{cpu=\"0\"}"),
         "{second}"
     );
+    for own in [
+        "process_cpu_seconds_total ",
+        "process_open_fds ",
+        "pmc_exporter_build_info{",
+    ] {
+        assert!(second.contains(own), "{own}: {second}");
+    }
     assert_eq!(code, Some(128 + 15), "{err}");
 }
 
@@ -396,4 +403,143 @@ fn a_restarted_target_is_a_new_series() {
     );
     let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
     assert_eq!(code, Some(128 + 15), "{err}");
+}
+
+/// "secret", bcrypt at cost 4 ($2y$, as htpasswd -B writes).
+const SECRET_HASH: &str = "$2y$04$iyCEqH3b/Z/gkvntmCj.U.YHoQ.gBwzlNld.Y6beGlxztDm4WAXsy";
+
+/// curl's HTTP status for `url` (0 when it could not connect or the TLS handshake failed).
+fn curl_status(url: &str, args: &[&str]) -> u16 {
+    let out = Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "20",
+        ])
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("curl");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+/// `--web.config.file` in node_exporter's format, judged by node_exporter itself: the same
+/// file (a self-signed certificate, a bcrypt user) given to both; curl gets the same answers
+/// from both: 200 with the password over TLS, 401 without it or with a wrong one, no answer
+/// in plain HTTP (Go's 400, our closed connection). `--web.listen-address` is taken as node_exporter takes it.
+#[test]
+fn web_config_file_tls_and_basic_auth_as_node_exporter() {
+    let node = "prometheus-node-exporter";
+    if !pmc_testkit::cli::works("curl", &["--version"])
+        || !pmc_testkit::cli::works("openssl", &["version"])
+        || !pmc_testkit::cli::works(node, &["--version"])
+    {
+        pmc_testkit::skip!(
+            "curl, openssl and prometheus-node-exporter are the judges here (ci/setup.sh)"
+        );
+        return;
+    }
+    let dir = pmc_testkit::workdir("pmcstat-cli-metrics-tls");
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl");
+    assert!(made.success(), "openssl req");
+    let config = dir.join("web.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  min_version: TLS12\nbasic_auth_users:\n  prom: {SECRET_HASH}\n"
+        ),
+    )
+    .expect("web.yml");
+    let ours = format!("127.0.0.1:{}", free_port());
+    let child = common::command()
+        .arg(format!("--web.listen-address={ours}"))
+        .arg("--web.config.file")
+        .arg(&config)
+        .args(["-s", "page-faults"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pmcstat");
+    let pmcstat = Killed(child);
+    let theirs = format!("127.0.0.1:{}", free_port());
+    let log = std::fs::File::create(dir.join("node.log")).expect("log");
+    let _node = Killed(
+        Command::new(node)
+            .args(["--collector.disable-defaults", "--collector.cpu"])
+            .arg(format!("--web.listen-address={theirs}"))
+            .arg(format!("--web.config.file={}", config.display()))
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("node_exporter"),
+    );
+    let ca = dir.join("cert.pem");
+    let ca = ca.to_string_lossy();
+    let cases: [(&str, Vec<&str>); 4] = [
+        ("password", vec!["--cacert", &ca, "-u", "prom:secret"]),
+        ("no password", vec!["--cacert", &ca]),
+        ("wrong password", vec!["--cacert", &ca, "-u", "prom:wrong"]),
+        ("unknown user", vec!["--cacert", &ca, "-u", "eve:secret"]),
+    ];
+    // Both up: wait for the first 200 (at most 60 s).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for a in [&ours, &theirs] {
+        while curl_status(&format!("https://{a}/metrics"), &cases[0].1) != 200 {
+            assert!(Instant::now() < deadline, "{a} never answered over TLS");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let mut rows = Vec::new();
+    for (what, args) in &cases {
+        let a = curl_status(&format!("https://{ours}/metrics"), args);
+        let b = curl_status(&format!("https://{theirs}/metrics"), args);
+        rows.push((what.to_string(), a, b));
+    }
+    let a = curl_status(&format!("http://{ours}/metrics"), &["-u", "prom:secret"]);
+    let b = curl_status(&format!("http://{theirs}/metrics"), &["-u", "prom:secret"]);
+    rows.push(("plain HTTP".to_string(), a, b));
+    for (what, a, b) in &rows {
+        pmc_testkit::row!("JUDGE web config, {what}: pmcstat {a}, node_exporter {b}");
+    }
+    let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    // Plain HTTP to the TLS port: node_exporter (Go) answers 400, pmcstat closes; neither serves.
+    for (what, a, b) in &rows[..4] {
+        assert_eq!(a, b, "{what}: pmcstat {a}, node_exporter {b}");
+    }
+    assert!(rows[4].1 != 200 && rows[4].2 != 200, "{:?}", rows[4]);
+    assert_eq!(rows[0].1, 200);
+    assert_eq!(rows[1].1, 401);
+    assert_eq!(code, Some(128 + 15), "{err}");
+    assert!(err.contains("serving https://"), "{err}");
 }
