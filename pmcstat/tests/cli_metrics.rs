@@ -543,3 +543,76 @@ fn web_config_file_tls_and_basic_auth_as_node_exporter() {
     assert_eq!(code, Some(128 + 15), "{err}");
     assert!(err.contains("serving https://"), "{err}");
 }
+
+/// A -t match born after a scrape is attached at the next one: what it ran before is
+/// missing from its series, and said so: `..._targets_late_total` counts it and
+/// `..._targets_missed_cpu_seconds_total` holds the CPU time the kernel charged it before
+/// (its /proc/PID/stat at the scrape, within a tick).
+#[test]
+fn a_late_target_is_counted_with_the_cpu_it_ran_unseen() {
+    let dir = pmc_testkit::workdir("pmcstat-cli-metrics-late");
+    let name = format!("pmcl{}", std::process::id() % 100_000);
+    let sh = ["/bin/sh", "/usr/bin/sh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("sh");
+    let exe = dir.join(&name);
+    let _ = std::fs::remove_file(&exe);
+    std::fs::copy(sh, &exe).expect("copy sh");
+    let (pmcstat, addr) = exporter(&["-t", &format!("^{name}$"), "-p", "page-faults"]);
+    let first = scrape(&addr);
+    assert_eq!(
+        value(&first, "pmc_process_exporter_targets_late_total", ""),
+        Some(0.0),
+        "{first}"
+    );
+    // Born now: spins (some 50 ms of CPU), then waits on its stdin (its name kept), unseen
+    // until the next scrape.
+    let mut late = Killed(
+        Command::new(&exe)
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done; echo done; read x",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the late process"),
+    );
+    let mut line = [0u8; 5];
+    if let Some(out) = late.0.stdout.as_mut() {
+        let _ = out.read_exact(&mut line);
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", late.0.id())).unwrap_or_default();
+    let ticks: f64 = stat
+        .rsplit_once(')')
+        .map(|r| {
+            r.1.split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|v| v.parse::<f64>().ok())
+                .sum()
+        })
+        .unwrap_or(-1.0);
+    let text = scrape(&addr);
+    let late_n = value(&text, "pmc_process_exporter_targets_late_total", "");
+    let missed = value(
+        &text,
+        "pmc_process_exporter_targets_missed_cpu_seconds_total",
+        "",
+    )
+    .unwrap_or(-1.0);
+    pmc_testkit::row!(
+        "JUDGE a -t match born between scrapes: late {late_n:?}, missed CPU {missed} s, /proc/PID/stat before the scrape {} s",
+        ticks / 100.0
+    );
+    drop(late);
+    let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(late_n, Some(1.0), "{text}");
+    assert!(
+        missed >= ticks / 100.0 && missed <= ticks / 100.0 + 0.02 && missed > 0.0,
+        "missed {missed} s, the kernel's {} s",
+        ticks / 100.0
+    );
+    assert_eq!(code, Some(128 + 15), "{err}");
+}
