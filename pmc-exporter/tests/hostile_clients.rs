@@ -1,5 +1,5 @@
 //! The HTTP server against clients nobody controls, on 127.0.0.1 only, bounded in count and
-//! time: thousands of idle connections, slowloris headers, a client that pipelines requests
+//! time: thousands of idle connections, slowloris headers, half-closed clients, clients that pipeline requests
 //! and never reads, other methods, pipelining, a request body, keep-alive, and the process out
 //! of file descriptors. Throughout, a well-behaved client scrapes; its latency, the
 //! process's threads and its memory (`/proc/self/status`) are the judges.
@@ -198,6 +198,21 @@ fn hostile_clients_cannot_stop_a_well_behaved_scrape() {
         sample();
     }
 
+    // 300 half-closed clients: a request sent, their side shut, nothing ever read.
+    set_phase("300 half-closed + slowloris + idle");
+    let mut half = Vec::new();
+    for _ in 0..300 {
+        if let Ok(mut s) = TcpStream::connect(&addr) {
+            let _ = s.write_all(request("/metrics", "GET", "").as_bytes());
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            half.push(s);
+        }
+    }
+    for _ in 0..2 {
+        std::thread::sleep(Duration::from_millis(250));
+        sample();
+    }
+
     // 20 clients that pipeline 200 scrapes each and never read (about 180 MB of responses
     // asked for).
     set_phase("20 clients pipelining, never reading");
@@ -216,6 +231,7 @@ fn hostile_clients_cannot_stop_a_well_behaved_scrape() {
     }
     drop(idle);
     drop(slow);
+    drop(half);
     set_phase("after");
     std::thread::sleep(Duration::from_millis(300));
 
