@@ -559,8 +559,20 @@ fn a_late_target_is_counted_with_the_cpu_it_ran_unseen() {
     let exe = dir.join(&name);
     let _ = std::fs::remove_file(&exe);
     std::fs::copy(sh, &exe).expect("copy sh");
-    let (pmcstat, addr) = exporter(&["-t", &format!("^{name}$"), "-p", "page-faults"]);
+    // Per-CPU (-s) and per-process (-t) series from one instance.
+    let (pmcstat, addr) = exporter(&[
+        "-t",
+        &format!("^{name}$"),
+        "-p",
+        "page-faults",
+        "-s",
+        "page-faults",
+    ]);
     let first = scrape(&addr);
+    assert!(
+        first.contains("pmc_page_faults_total{cpu=\"0\"} "),
+        "{first}"
+    );
     assert_eq!(
         value(&first, "pmc_process_exporter_targets_late_total", ""),
         Some(0.0),
