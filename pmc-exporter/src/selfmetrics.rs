@@ -60,10 +60,14 @@ fn figures() -> Figures {
         .zip(field(15))
         .map(|(u, s)| (u + s) as f64 / TICKS);
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let btime = std::fs::read_to_string("/proc/stat").ok().and_then(|s| {
-        s.lines()
-            .find_map(|l| l.strip_prefix("btime "))
-            .and_then(|v| v.trim().parse::<u64>().ok())
+    // The boot time, once: /proc/stat lists every CPU and interrupt, costly on a big machine.
+    static BTIME: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let btime = *BTIME.get_or_init(|| {
+        std::fs::read_to_string("/proc/stat").ok().and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("btime "))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        })
     });
     let max_fds = std::fs::read_to_string("/proc/self/limits")
         .ok()
