@@ -448,15 +448,24 @@ pub struct Args {
     #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
     pub selftest: bool,
 
-    /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR) at
-    /// `/metrics`, read at each scrape, until SIGINT/SIGTERM: per-CPU counters of the -s
-    /// events (the default set without -s), and with -t per-process counters of the -p
-    /// events (the default set without -p), labelled pid and comm.
-    #[arg(long = "metrics", value_name = "[ADDR:]PORT", conflicts_with_all = ["command", "list", "diagnose", "selftest"])]
+    /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR, also
+    /// for `:PORT`; 0.0.0.0:PORT for every address) at `/metrics`, read at each scrape, until
+    /// SIGINT/SIGTERM: per-CPU counters of the -s events (the default set without -s), with
+    /// -t per-process counters of the -p events (the default set without -p), labelled pid
+    /// and comm, and with --metrics-cgroups per-cgroup counters; the exporter's own
+    /// process_* and pmc_exporter_build_info. `--web.listen-address` is the same option
+    /// under node_exporter's name.
+    #[arg(long = "metrics", visible_alias = "web.listen-address", value_name = "[ADDR:]PORT", conflicts_with_all = ["command", "list", "diagnose", "selftest"])]
     pub metrics: Option<String>,
 
+    /// With --metrics: TLS and basic auth from a web configuration file in node_exporter's
+    /// --web.config.file format (tls_server_config: cert_file, key_file, client_auth_type,
+    /// client_ca_file, min_version, max_version; basic_auth_users: NAME: BCRYPT-HASH).
+    #[arg(long = "web.config.file", value_name = "FILE", requires = "metrics")]
+    pub web_config_file: Option<PathBuf>,
+
     /// With --metrics -t: count at most N processes at once; further matches are
-    /// refused and counted (pmc_exporter_targets_refused_total).
+    /// refused and counted (pmc_process_exporter_targets_refused_total).
     #[arg(
         long = "metrics-max-targets",
         value_name = "N",
@@ -464,6 +473,24 @@ pub struct Args {
         default_value_t = 64
     )]
     pub metrics_max_targets: usize,
+
+    /// With --metrics: also count every cgroup under ROOT (ROOT included), one series per
+    /// cgroup as cAdvisor gives containers (pmc_cgroup_*, labelled cgroup="/PATH"), with the
+    /// -s events (the default set, cpu-clock for task-clock, without -s). ROOT is a path
+    /// below the cgroup mount as perf -G takes it (system.slice, / for all) or an absolute
+    /// path. Cgroups created and removed are followed at each scrape. Linux only.
+    #[arg(long = "metrics-cgroups", value_name = "ROOT", requires = "metrics")]
+    pub metrics_cgroups: Option<String>,
+
+    /// With --metrics-cgroups: count at most N cgroups at once; further ones are refused and
+    /// counted (pmc_cgroup_exporter_cgroups_refused_total).
+    #[arg(
+        long = "metrics-max-cgroups",
+        value_name = "N",
+        requires = "metrics_cgroups",
+        default_value_t = 64
+    )]
+    pub metrics_max_cgroups: usize,
 
     /// Print pmcstat's reference, generated from these options, and exit:
     /// `man` (the man page, pmcstat.1, in roff) or the completions for

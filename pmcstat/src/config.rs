@@ -322,6 +322,10 @@ pub struct Metrics {
     pub max_targets: usize,
     /// `--cgroup NAME`: the `-s` counters count this cgroup's tasks only.
     pub cgroup: Option<String>,
+    /// `--metrics-cgroups ROOT` and `--metrics-max-cgroups`: the cgroups discovered.
+    pub cgroups: Option<(String, usize)>,
+    /// `--web.config.file`: TLS and basic auth.
+    pub web_config: Option<std::path::PathBuf>,
 }
 
 /// `-L [--tracepoints]` or `--diagnose`.
@@ -403,6 +407,11 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
             process,
             max_targets: args.metrics_max_targets,
             cgroup: args.cgroup.take(),
+            cgroups: args
+                .metrics_cgroups
+                .take()
+                .map(|root| (root, args.metrics_max_cgroups)),
+            web_config: args.web_config_file.take(),
         })
     } else if args.list || args.diagnose {
         Mode::List(List {
