@@ -580,7 +580,7 @@ fn process_sampling_into_the_log() {
         println!("pmclog_read ({mode}):\n{text}");
         for want in [
             "initialize version 0xa030000".to_string(),
-            format!("allocate cpu-clock {period} event 0"),
+            format!("allocate cpu-clock {period} event 0x30000"),
             format!("samples {pid} {samples}"),
             "userdata 0xc0ffee".to_string(),
             "end EOF".to_string(),
@@ -649,7 +649,7 @@ fn pmclog_reads_an_hwpmc_log() {
         };
         println!("pmclog_read of an hwpmc log ({mode}):\n{text}");
         for want in [
-            "allocate event=0x20000 0 event 0x20000".to_string(),
+            "allocate SOFT-PAGE_FAULT.ALL 65536 event 0x20000".to_string(),
             "samples 4242 37".to_string(),
             format!("user {user} kernel {kernel}"),
             "userdata 0xc0ffee".to_string(),

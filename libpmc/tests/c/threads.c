@@ -46,7 +46,7 @@ worker(void *arg)
 #ifdef MADV_NOHUGEPAGE
 	(void)madvise((void *)p, npages * pagesize, MADV_NOHUGEPAGE);
 #endif
-	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &r->id) < 0 ||
+	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &r->id, 0) < 0 ||
 	    pmc_attach(r->id, 0) < 0 || pmc_start(r->id) < 0) {
 		r->error = 2;
 		return (NULL);
