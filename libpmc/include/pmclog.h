@@ -6,6 +6,9 @@
  * by libpmc/tests/header.rs; do not edit.
  */
 #include <limits.h>
+#if !defined(PATH_MAX) && defined(__linux__)
+#include <linux/limits.h> /* PATH_MAX outside POSIX's namespace (-std=c11) */
+#endif
 #include <sys/pmclog.h>
 
 #ifdef __cplusplus

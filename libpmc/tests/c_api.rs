@@ -49,7 +49,17 @@ const PREBUILT_ENV: &str = "PMC_CAPI_PREBUILT";
 /// With `PMC_CAPI_PREBUILT` set, the program built beforehand instead (static: a test
 /// of the shared library skips there).
 fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
+    build_as(name, link, tag, false)
+}
+
+/// [`build`], as C++ with `cxx` (`c++ -x c++`: the FreeBSD programs here are
+/// C that a C++ program could be, and the headers must take both).
+fn build_as(name: &str, link: Link, tag: &str, cxx: bool) -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os(PREBUILT_ENV) {
+        if cxx {
+            skip!("{PREBUILT_ENV} holds C programs only: no C++ build here");
+            return None;
+        }
         if matches!(link, Link::Shared) {
             skip!("{PREBUILT_ENV} holds static programs only: no libpmc.so to link here");
             return None;
@@ -88,8 +98,14 @@ fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
     } else {
         "a"
     };
-    let exe = dir.join(format!("{name}-{suffix}-{tag}"));
-    let mut cc = Command::new("cc");
+    let exe = dir.join(format!(
+        "{name}-{suffix}-{tag}{}",
+        if cxx { "-cxx" } else { "" }
+    ));
+    let mut cc = Command::new(if cxx { "c++" } else { "cc" });
+    if cxx {
+        cc.args(["-x", "c++"]);
+    }
     cc.arg(format!("-I{}", include_dir().display()))
         // tests/c/portable.h, which the programs include by name.
         .arg(format!(
@@ -98,16 +114,15 @@ fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
                 .join("tests/c")
                 .display()
         ))
-        .args([
-            "-O1",
-            "-Wall",
-            "-Werror",
-            "-std=c99",
-            "-D_DEFAULT_SOURCE",
-            "-o",
-        ])
+        .args(["-O1", "-Wall", "-Werror", "-D_DEFAULT_SOURCE"])
+        .arg(if cxx { "-std=c++17" } else { "-std=c99" })
+        .arg("-o")
         .arg(&exe)
         .arg(&src);
+    if cxx {
+        // What follows the source is linked as it is.
+        cc.args(["-x", "none"]);
+    }
     match link {
         Link::Shared => {
             cc.arg(format!("-L{}", lib.display()))
@@ -134,7 +149,10 @@ fn build(name: &str, link: Link, tag: &str) -> Option<PathBuf> {
     let out = match cc.output() {
         Ok(o) => o,
         Err(e) => {
-            skip!("no C compiler (cc) to build {name}: {e}");
+            skip!(
+                "no compiler ({}) to build {name}: {e}",
+                if cxx { "c++" } else { "cc" }
+            );
             return None;
         }
     };
@@ -821,4 +839,137 @@ fn counting_a_child_process() {
         (n..=n + 4 * SLACK).contains(&got),
         "the child's {n} fresh pages counted {got}"
     );
+}
+
+/// An independent check of every prototype: FreeBSD 14's, transcribed as data
+/// from its `lib/libpmc/pmc.h` and `pmclog.h` (`tests/facts/`), asserted
+/// against this library's headers in a C translation unit
+/// (`__builtin_types_compatible_p`) and a C++ one (`std::is_same`, which also
+/// tells an enum from the integer it is compatible with).
+#[test]
+fn every_prototype_is_freebsd_14s() {
+    let facts = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/facts/freebsd14-prototypes.txt"),
+    )
+    .expect("the facts");
+    let protos: Vec<(String, String, String)> = facts
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let (decl, params) = l
+                .trim_end_matches(';')
+                .split_once('(')
+                .expect("a prototype");
+            let params = params.strip_suffix(')').expect("a parameter list");
+            let at = decl.rfind([' ', '*']).expect("a name");
+            let (ret, name) = (decl[..=at].trim(), decl[at + 1..].trim());
+            (ret.to_string(), name.to_string(), params.to_string())
+        })
+        .collect();
+    assert_eq!(
+        protos.len(),
+        47,
+        "FreeBSD 14's libpmc declares 43 + 4 functions"
+    );
+    let mut c = String::from("#include <pmc.h>\n#include <pmclog.h>\n");
+    let mut cxx = String::from("#include <type_traits>\n#include <pmc.h>\n#include <pmclog.h>\n");
+    for (ret, name, params) in &protos {
+        c += &format!(
+            "_Static_assert(__builtin_types_compatible_p(__typeof__(&{name}), {ret} (*)({params})), \"{name}\");\n"
+        );
+        cxx += &format!(
+            "static_assert(std::is_same<decltype(&{name}), {ret} (*)({params})>::value, \"{name}\");\n"
+        );
+    }
+    let dir = pmc_testkit::workdir("pmc-capi-c");
+    for (lang, src, compiler, std) in [
+        ("c", &c, "cc", "-std=c11"),
+        ("cc", &cxx, "c++", "-std=c++17"),
+    ] {
+        let file = dir.join(format!("prototypes.{lang}"));
+        std::fs::write(&file, src).expect("write");
+        let out = match Command::new(compiler)
+            .arg(format!("-I{}", include_dir().display()))
+            .args(["-fsyntax-only", "-Wall", "-Werror", std])
+            .arg(&file)
+            .output()
+        {
+            Ok(o) => o,
+            Err(e) => {
+                skip!("no {compiler}: {e}");
+                return;
+            }
+        };
+        assert!(
+            out.status.success(),
+            "a prototype differs from FreeBSD 14's ({compiler}):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    println!("{} prototypes are FreeBSD 14's, in C and C++", protos.len());
+}
+
+/// `nobody`'s uid and gid, when this runs as root and the user exists.
+fn nobody() -> Option<(u32, u32)> {
+    if !nix::unistd::geteuid().is_root() {
+        skip!("not root: cannot run the unprivileged cases as `nobody`");
+        return None;
+    }
+    match nix::unistd::User::from_name("nobody") {
+        Ok(Some(u)) => Some((u.uid.as_raw(), u.gid.as_raw())),
+        _ => {
+            skip!("no user `nobody`");
+            None
+        }
+    }
+}
+
+/// The program's "ok"/"FAIL"/"na" lines: the oks, after failing the test on a FAIL.
+fn judged(what: &str, out: &Output) -> usize {
+    let text = String::from_utf8_lossy(&out.stdout);
+    print!("{text}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    let fails: Vec<&str> = text.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        fails.is_empty() && out.status.success(),
+        "{what} ({}):\n{}",
+        out.status,
+        fails.join("\n")
+    );
+    text.lines().filter(|l| l.starts_with("ok ")).count()
+}
+
+/// Every ERRORS entry of the manual pages, one check each (tests/c/errno.c),
+/// as C and as C++; the privilege cases (EPERM) as `nobody`, with a static
+/// program in a directory `nobody` can reach.
+#[test]
+fn errno_as_the_manual_pages_say() {
+    for cxx in [false, true] {
+        let Some(exe) = build_as("errno", Link::Either, "errno", cxx) else {
+            return;
+        };
+        let oks = judged("errno.c", &run(&exe, &["root"]));
+        assert!(oks >= 60, "{oks} checks");
+        println!(
+            "errno.c ({}): {oks} ERRORS entries as documented",
+            if cxx { "C++" } else { "C" }
+        );
+    }
+    let Some((uid, gid)) = nobody() else {
+        return;
+    };
+    let Some(exe) = build("errno", Link::Static, "errno-user") else {
+        return;
+    };
+    let dir = pmc_testkit::workdir("pmc-capi-nobody");
+    let copy = dir.join("errno");
+    std::fs::copy(&exe, &copy).expect("copy the program");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let mut cmd = Command::new(&copy);
+    cmd.arg("user").current_dir("/");
+    pmc_testkit::cli::as_user(&mut cmd, uid, gid);
+    let oks = judged("errno.c as nobody", &cmd.output().expect("run as nobody"));
+    assert_eq!(oks, 4, "the four unprivileged cases (EPERM)");
 }

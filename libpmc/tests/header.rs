@@ -363,7 +363,10 @@ fn rust_entry_points_match_the_prototypes() {
     if compile_and_run("prototypes", &c, false).is_some()
         && compile_and_run("prototypes_cxx", &cxx, true).is_some()
     {
-        println!("{} entry points have the headers' types, in C and C++", rust_fns.len());
+        println!(
+            "{} entry points have the headers' types, in C and C++",
+            rust_fns.len()
+        );
     }
 }
 

@@ -224,7 +224,15 @@ mod harness;
 fn every_record_log() -> Vec<u8> {
     let mut e = pmc_log::hwpmc::Encoder::new(Vec::new());
     let w = |r: std::io::Result<()>| r.expect("encode");
-    w(e.initialize(1, 0x0A03_0000, 0x9D, 2_000_000_000, 1_700_000_000, 5, "GenuineIntel-6-9A-4"));
+    w(e.initialize(
+        1,
+        0x0A03_0000,
+        0x9D,
+        2_000_000_000,
+        1_700_000_000,
+        5,
+        "GenuineIntel-6-9A-4",
+    ));
     w(e.pmc_allocate(2, 0xFFF3_0F00, 0x20000, 0x8, 0));
     w(e.pmc_allocate_dyn(3, 0xFFF2_0F01, 0x20001, 0x80, 1000, "CLOCK.HARD"));
     w(e.pmc_attach(4, 0xFFF3_0F00, 77, b"/usr/bin/true"));
@@ -234,7 +242,15 @@ fn every_record_log() -> Vec<u8> {
     w(e.proc_create(8, 77, 0, b"true"));
     for i in 0..20u64 {
         let pcs: Vec<u64> = (0..i % 6).map(|d| 0x40_1000 + d * 8).collect();
-        w(e.callchain(10 + i, 77, 100_077, 0xFFF2_0F01, (i % 4) as u16, i % 2 == 0, &pcs));
+        w(e.callchain(
+            10 + i,
+            77,
+            100_077,
+            0xFFF2_0F01,
+            (i % 4) as u16,
+            i % 2 == 0,
+            &pcs,
+        ));
     }
     w(e.proccsw(40, 0xFFF3_0F00, 77, 100_077, 1234));
     w(e.userdata(41, 0xC0FFEE));
