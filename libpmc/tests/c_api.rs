@@ -973,3 +973,154 @@ fn errno_as_the_manual_pages_say() {
     let oks = judged("errno.c as nobody", &cmd.output().expect("run as nobody"));
     assert_eq!(oks, 4, "the four unprivileged cases (EPERM)");
 }
+
+/// The number after `key` on each line starting with `key ` (hex or decimal fields).
+fn fields(text: &str, key: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{key} ")))
+        .map(|l| l.split_whitespace().skip(1).map(str::to_string).collect())
+        .collect()
+}
+
+fn hex(s: &str) -> u64 {
+    u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap_or_else(|_| panic!("{s} is not hex"))
+}
+
+/// The log a C client reads describes its own PMCs (tests/c/logflow.c, a
+/// program written from the manual pages): its PMCALLOCATE records carry the
+/// ids `pmc_allocate` returned, `pmc_pmcinfo`'s event codes (which
+/// `pmc_name_of_event` names) and the `PMC_F_*` flags given; PMCATTACH and
+/// PMCDETACH records name the processes attached; PROCEXIT carries the
+/// child's page faults (N fresh pages: the truth); the samples carry the
+/// sampling PMC's id. `pmcstat -R` of the same log (when pmcstat is built)
+/// finds the same ids.
+#[test]
+fn the_log_describes_the_clients_own_pmcs() {
+    for cxx in [false, true] {
+        if !judge_logflow(cxx) {
+            return;
+        }
+    }
+}
+
+/// [`the_log_describes_the_clients_own_pmcs`] of the C or the C++ build
+/// (`pmcstat -R` of the C one's log); false after a skip.
+fn judge_logflow(cxx: bool) -> bool {
+    const N: u64 = 2000;
+    let Some(exe) = build_as("logflow", Link::Either, "logflow", cxx) else {
+        return false;
+    };
+    let dir = pmc_testkit::workdir("pmc-capi-c");
+    let log = dir.join(format!("logflow-{cxx}.pmclog"));
+    let Some(text) = stdout_of(&exe, &[log.to_str().expect("UTF-8"), &N.to_string()]) else {
+        return false;
+    };
+    print!("{text}");
+    let ids = &fields(&text, "ids")[0];
+    let (cnt, samp) = (hex(&ids[0]), hex(&ids[1]));
+    assert_eq!(
+        (cnt, samp),
+        (0xFFF3_0F00, 0xFFF2_0F00),
+        "PMC_ID_MAKE_ID(PMC_CPU_ANY, mode, SOFT, 0)"
+    );
+    let pids = &fields(&text, "pids")[0];
+    let (kid, other) = (pids[0].clone(), pids[1].clone());
+    let info = fields(&text, "pmcinfo");
+    let event_of = |mode: &str, flags: &str| -> String {
+        info.iter()
+            .find(|f| f[0] == mode && f[1] == flags)
+            .unwrap_or_else(|| panic!("no pmc_pmcinfo row of mode {mode} flags {flags}: {info:?}"))
+            [2]
+        .clone()
+    };
+    let (ev_cnt, ev_samp) = (event_of("3", "0xa"), event_of("2", "0x80"));
+    let allocs = fields(&text, "allocate");
+    for (id, ev, flags, rate) in [
+        (cnt, &ev_cnt, "0xa", "0"),
+        (samp, &ev_samp, "0x80", "1000000"),
+    ] {
+        assert!(
+            allocs.iter().any(|a| hex(&a[0]) == id && a[1] == *ev && a[2] == flags && a[3] == rate),
+            "no PMCALLOCATE of {id:#x} with pmc_pmcinfo's event {ev}, flags {flags}, rate {rate}: {allocs:?}"
+        );
+    }
+    let attach = fields(&text, "attach");
+    for (id, pid) in [(cnt, &kid), (samp, &kid), (samp, &other)] {
+        assert!(
+            attach.iter().any(|a| hex(&a[0]) == id && a[1] == *pid),
+            "no PMCATTACH of {id:#x} to {pid}: {attach:?}"
+        );
+    }
+    assert!(
+        fields(&text, "detach")
+            .iter()
+            .any(|d| hex(&d[0]) == samp && d[1] == other),
+        "no PMCDETACH of {samp:#x} from {other}"
+    );
+    let exit = fields(&text, "procexit");
+    let v: u64 = exit
+        .iter()
+        .find(|e| hex(&e[0]) == cnt && e[1] == kid)
+        .unwrap_or_else(|| panic!("no PROCEXIT of {cnt:#x} for {kid}: {exit:?}"))[2]
+        .parse()
+        .expect("count");
+    println!("PROCEXIT: the child's {N} fresh pages -> {v} page faults");
+    assert!(
+        (N..=N + 4 * SLACK).contains(&v),
+        "PROCEXIT {v} for {N} fresh pages"
+    );
+    let samples = fields(&text, "samples");
+    let s: u64 = samples
+        .iter()
+        .find(|s| hex(&s[0]) == samp && s[1] == kid)
+        .unwrap_or_else(|| panic!("no CALLCHAIN of {samp:#x} for {kid}: {samples:?}"))[2]
+        .parse()
+        .expect("count");
+    assert!(s >= 50, "{s} samples of 1 ms over 200 ms of CPU time");
+    assert!(
+        samples.iter().all(|s| hex(&s[0]) == samp),
+        "samples of other ids: {samples:?}"
+    );
+    assert!(
+        text.contains("userdata 0xc0ffee\n") && text.ends_with("end EOF\n"),
+        "{text}"
+    );
+
+    if cxx {
+        return true;
+    }
+    // pmcstat -R, the project's reader of the same log.
+    let pmcstat = lib_dir().parent().map(|d| d.join("pmcstat"));
+    let Some(pmcstat) = pmcstat.filter(|p| p.exists()) else {
+        skip!("no pmcstat built beside the test (cargo build -p pmcstat)");
+        return true;
+    };
+    let out = Command::new(&pmcstat)
+        .arg("-R")
+        .arg(&log)
+        .output()
+        .expect("pmcstat -R");
+    let r = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "pmcstat -R: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for want in [
+        format!("{cnt:#x} \"{PAGE_FAULTS}\""),
+        format!("{samp:#x} \"cpu-clock\""),
+        format!("{cnt:#x} {kid}"),
+        format!("{samp:#x} {other}"),
+    ] {
+        assert!(r.contains(&want), "pmcstat -R has no {want:?}:\n{r}");
+    }
+    let callchains = r
+        .lines()
+        .filter(|l| l.starts_with("callchain") && l.contains(&format!("{samp:#x}")))
+        .count();
+    assert_eq!(callchains as u64, s, "pmcstat -R's callchains of {samp:#x}");
+    true
+}
+
+/// The page-fault event's name as the C programs spell it (portable.h).
+const PAGE_FAULTS: &str = "page-faults";
