@@ -1124,3 +1124,90 @@ fn judge_logflow(cxx: bool) -> bool {
 
 /// The page-fault event's name as the C programs spell it (portable.h).
 const PAGE_FAULTS: &str = "page-faults";
+
+/// pmclog(3)'s parser on FreeBSD's record-parsing cases (tests/c/parse.c,
+/// built with `<sys/pmclog.h>`'s structs and macros: a single PC, kernel
+/// mode at full depth, no PC, the records fed a byte at a time, malformed
+/// lengths and magic, from memory and from a file), as C and C++; then real
+/// logs with a byte flipped: a log libpmc wrote on this machine (every flip
+/// is caught by pmc-log's CRCs) and an hwpmc log with a record length
+/// damaged: each read ends in PMCLOG_ERROR with errno EINVAL and a message,
+/// never a silent PMCLOG_EOF short of the records.
+#[test]
+fn pmclog_parses_as_freebsds_and_reports_damage() {
+    for cxx in [false, true] {
+        let Some(exe) = build_as("parse", Link::Either, "parse", cxx) else {
+            return;
+        };
+        let oks = judged("parse.c", &run(&exe, &[]));
+        assert!(oks >= 14, "{oks} cases");
+    }
+    let Some(parse) = build("parse", Link::Either, "parse") else {
+        return;
+    };
+    let Some(logflow) = build("logflow", Link::Either, "parse-logflow") else {
+        return;
+    };
+    let dir = pmc_testkit::workdir("pmc-capi-c");
+    let real = dir.join("real.pmclog");
+    if stdout_of(&logflow, &[real.to_str().expect("UTF-8"), "500"]).is_none() {
+        return;
+    }
+    let read = |bytes: &[u8], name: &str| -> (u64, String) {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).expect("write the log");
+        let text = stdout_of(&parse, &[p.to_str().expect("UTF-8")]).expect("parse runs");
+        let events = numbers_of::<u64>(&text, "events ")[0];
+        let end = text
+            .lines()
+            .find(|l| l.starts_with("end "))
+            .expect("an end")
+            .to_string();
+        (events, end)
+    };
+    let intact = std::fs::read(&real).expect("the log");
+    let (all, end) = read(&intact, "intact.pmclog");
+    assert_eq!(end, "end EOF 0", "the intact log");
+    for frac in [3, 2] {
+        let mut damaged = intact.clone();
+        let at = damaged.len() * (frac - 1) / frac;
+        damaged[at] ^= 0x40;
+        let (n, end) = read(&damaged, "flipped.pmclog");
+        println!(
+            "pmc-log: byte {at} of {} flipped: {n} of {all} events, {end}",
+            intact.len()
+        );
+        assert_eq!(
+            end,
+            format!("end ERROR {}", libc::EINVAL),
+            "byte {at} flipped"
+        );
+        assert!(n < all);
+    }
+    // An hwpmc log: the 3rd record's length damaged (not a whole number of words).
+    let mut enc = pmc_log::hwpmc::Encoder::new(Vec::new());
+    enc.initialize(1, 0x0A03_0000, 0x400, 1_000_000_000, 1, 0, "x")
+        .expect("encode");
+    enc.pmc_allocate(2, 0xFFF2_0F00, 0x20000, 0, 1000)
+        .expect("encode");
+    for i in 0..10 {
+        enc.callchain(3 + i, 7, 7, 0xFFF2_0F00, 0, true, &[1, 2, 3])
+            .expect("encode");
+    }
+    enc.closelog(40).expect("encode");
+    let mut hw = enc.into_inner();
+    let (all, end) = read(&hw, "hwpmc.log");
+    assert_eq!(
+        (all, end.as_str()),
+        (12, "end EOF 0"),
+        "the intact hwpmc log"
+    );
+    let third = 112 + 40;
+    hw[third] ^= 0x02;
+    let (n, end) = read(&hw, "hwpmc-damaged.log");
+    assert_eq!(
+        (n, end),
+        (2, format!("end ERROR {}", libc::EINVAL)),
+        "the damaged hwpmc log"
+    );
+}
