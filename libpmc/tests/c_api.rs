@@ -1211,3 +1211,56 @@ fn pmclog_parses_as_freebsds_and_reports_damage() {
         "the damaged hwpmc log"
     );
 }
+
+/// Issue 32, item 13: at the system's limits the library fails a call with
+/// the right errno, and the program lives on (tests/c/limits.c). A log pipe
+/// whose reader closed mid-run: the next log calls fail with EPIPE, and no
+/// SIGPIPE kills the program (its disposition is the default one). No file
+/// descriptor left: attaching and allocating fail with EMFILE, not ESRCH.
+#[test]
+fn the_library_at_the_systems_limits() {
+    let Some(exe) = build("limits", Link::Either, "limits") else {
+        return;
+    };
+    let call = |text: &str, name: &str| -> (i64, i32) {
+        let f = fields(text, name);
+        let f = f
+            .first()
+            .unwrap_or_else(|| panic!("no {name} line:\n{text}"));
+        (f[0].parse().expect("ret"), f[1].parse().expect("errno"))
+    };
+    let out = run(&exe, &["epipe"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    print!("{text}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        None,
+        "killed by a signal (SIGPIPE is 13):\n{text}"
+    );
+    assert!(
+        out.status.success() && text.contains("survived\n"),
+        "{text}"
+    );
+    for name in ["pmc_flush_logfile", "pmc_close_logfile"] {
+        assert_eq!(
+            call(&text, name),
+            (-1, libc::EPIPE),
+            "{name} after the reader left"
+        );
+    }
+    let out = run(&exe, &["emfile"]);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    print!("{text}");
+    assert!(
+        out.status.success() && text.contains("survived\n"),
+        "{text}"
+    );
+    for name in ["pmc_attach_child", "pmc_attach_self", "pmc_allocate_more"] {
+        assert_eq!(
+            call(&text, name),
+            (-1, libc::EMFILE),
+            "{name} with no descriptor left"
+        );
+    }
+}

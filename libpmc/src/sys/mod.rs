@@ -35,7 +35,7 @@ fn escape(s: &str) -> String {
             out.push_str(" [cut]");
             break;
         }
-        if c.is_control() {
+        if c.is_control() && c != '\n' && c != '\t' {
             out.push_str(&format!("\\x{:02x}", u32::from(c)));
         } else {
             out.push(c);
