@@ -114,6 +114,14 @@ fn build_as(name: &str, link: Link, tag: &str, cxx: bool) -> Option<PathBuf> {
                 .join("tests/c")
                 .display()
         ))
+        // The OS headers FreeBSD programs include that Linux lacks (tests/shim/README).
+        .arg(format!(
+            "-I{}",
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/shim")
+                .display()
+        ))
+        .arg("-D_GNU_SOURCE")
         .args(["-O1", "-Wall", "-Werror", "-D_DEFAULT_SOURCE"])
         .arg(if cxx { "-std=c++17" } else { "-std=c99" })
         .arg("-o")
@@ -1261,6 +1269,170 @@ fn the_library_at_the_systems_limits() {
             call(&text, name),
             (-1, libc::EMFILE),
             "{name} with no descriptor left"
+        );
+    }
+}
+
+/// pmccontrol(8)'s listings and the pmu layer (tests/c/listing.c, a FreeBSD
+/// program built with the shims of tests/shim): `-L` lists this CPU's named
+/// events (every event of its pmc-events table, once) and each class's
+/// names; `-l` one row list per CPU of the process's cpuset (as many as
+/// `nproc` counts, hw.ncpu as `getconf _NPROCESSORS_ONLN`);
+/// `pmc_pmu_pmcallocate("instructions")` gives the vendor manuals' encoding
+/// of retired instructions (AMD: event C0h, class K8; Intel: the fixed
+/// counter's INST_RETIRED.ANY, class IAF; Arm: event 0x08, class ARMV8),
+/// with PMC_F_EV_PMU, USR and OS, its index naming the event back. As C and
+/// C++.
+#[test]
+fn pmccontrol_listings_and_the_pmu_layer() {
+    for cxx in [false, true] {
+        let Some(exe) = build_as("listing", Link::Either, "listing", cxx) else {
+            return;
+        };
+        let Some(l) = stdout_of(&exe, &["-L"]) else {
+            return;
+        };
+        let table = pmc_events::sys::host()
+            .or_else(|| {
+                std::fs::read_to_string("/proc/cpuinfo")
+                    .ok()
+                    .and_then(|t| pmc_events::CpuId::from_proc_cpuinfo(&t))
+            })
+            .and_then(|c| pmc_events::Table::for_cpu(&c));
+        let pmu: Vec<&str> = l
+            .lines()
+            .skip_while(|x| *x != "pmu")
+            .skip(1)
+            .take_while(|x| x.starts_with('\t'))
+            .map(str::trim)
+            .collect();
+        if let Some(t) = table {
+            assert_eq!(
+                pmu.len(),
+                t.len(),
+                "-L lists the {} events of {}",
+                t.len(),
+                t.name()
+            );
+            assert!(pmu.iter().zip(t.events()).all(|(a, e)| *a == e.name));
+        } else {
+            assert!(pmu.is_empty(), "no table, no pmu events");
+        }
+        assert!(l.contains("SOFT\n\tSOFT-PAGE_FAULT.ALL\n"), "{l}");
+        let Some(s) = stdout_of(&exe, &["-l"]) else {
+            return;
+        };
+        let nproc: usize =
+            String::from_utf8_lossy(&Command::new("nproc").output().expect("nproc").stdout)
+                .trim()
+                .parse()
+                .expect("a number");
+        let online: i64 = String::from_utf8_lossy(
+            &Command::new("getconf")
+                .arg("_NPROCESSORS_ONLN")
+                .output()
+                .expect("getconf")
+                .stdout,
+        )
+        .trim()
+        .parse()
+        .expect("a number");
+        let head = numbers_of::<i64>(&s, "ncpu ");
+        assert_eq!(head[1], online, "hw.ncpu: {s}");
+        assert_eq!(
+            s.lines().filter(|x| x.starts_with("cpu ")).count(),
+            nproc,
+            "{s}"
+        );
+        let Some(kind) = table.map(|t| t.kind()) else {
+            skip!("no event table for this CPU: pmc_pmu_pmcallocate has nothing to find");
+            return;
+        };
+        let Some(p) = stdout_of(&exe, &["-p", "instructions"]) else {
+            return;
+        };
+        print!("{p}");
+        let f = &fields(&p, "pmu")[0];
+        let (ev, idx, class, flags, config, back) = (
+            &f[1],
+            &f[2],
+            f[3].as_str(),
+            hex(&f[4]),
+            hex(&f[5]),
+            f[6].as_str(),
+        );
+        assert_eq!(ev, idx, "pm_ev is pmc_pmu_idx_get_by_event's index");
+        assert!(flags & 0x200 != 0, "PMC_F_EV_PMU");
+        match kind {
+            pmc_events::Kind::AmdZen => {
+                assert_eq!(
+                    (class, config & 0xFF),
+                    ("K8", 0xC0),
+                    "AMD: Retired Instructions, C0h"
+                );
+                assert_eq!(config & 0x3_0000, 0x3_0000, "AMD_PMC_USR | AMD_PMC_OS");
+                assert!(back.eq_ignore_ascii_case("ex_ret_instr"), "{back}");
+            }
+            pmc_events::Kind::IntelCore => {
+                assert_eq!(
+                    (class, config & 0xFFFF),
+                    ("IAF", 0x0100),
+                    "INST_RETIRED.ANY"
+                );
+                assert_eq!(config & 0x3_0000, 0x3_0000, "IAP_USR | IAP_OS");
+            }
+            pmc_events::Kind::ArmV8 => {
+                assert_eq!(
+                    (class, config),
+                    ("ARMV8", 0x08),
+                    "INST_RETIRED is event 0x08"
+                );
+            }
+        }
+        assert!(
+            p.contains(&format!("name: {back}\n")) && p.contains("event: event="),
+            "{p}"
+        );
+        assert!(p.contains("rate 65536\n"), "{p}");
+    }
+}
+
+/// pmcstat(8)'s counting loop (tests/c/pmcstat_count.c): a PMC attached to a
+/// command held at its fork, read every 10 ms while the command touches N
+/// fresh pages in four steps. The total is the kernel's own count of the
+/// child's page faults (getrusage's minor + major faults; the few the child
+/// took between fork and attach aside), at least N, and the intervals add
+/// up to it. As C and C++.
+#[test]
+fn pmcstat_counting_loop_matches_rusage() {
+    const N: u64 = 4000;
+    for cxx in [false, true] {
+        let Some(exe) = build_as("pmcstat_count", Link::Either, "pmcstat", cxx) else {
+            return;
+        };
+        let Some(text) = stdout_of(&exe, &[&N.to_string()]) else {
+            return;
+        };
+        let total = numbers_of::<u64>(&text, "total ")[0];
+        let ru = numbers_of::<u64>(&text, "rusage ");
+        let kernel = ru[0] + ru[1];
+        let intervals: Vec<u64> = fields(&text, "interval")
+            .iter()
+            .map(|f| f[0].parse().expect("count"))
+            .collect();
+        println!(
+            "{}: {N} fresh pages: pmc {total}, getrusage {kernel}, {} intervals",
+            if cxx { "C++" } else { "C" },
+            intervals.len()
+        );
+        assert_eq!(intervals.iter().sum::<u64>(), total, "{text}");
+        assert!(
+            total >= N && total <= kernel && kernel - total <= SLACK,
+            "pmc {total}, kernel {kernel}"
+        );
+        assert!(
+            intervals.len() >= 2,
+            "the count grew over several intervals: {text}"
         );
     }
 }
