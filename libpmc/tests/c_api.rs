@@ -689,44 +689,101 @@ fn pmclog_reads_an_hwpmc_log() {
     }
 }
 
-/// Python binds libpmc.so with ctypes as it is: N fresh pages touched from
-/// Python give at least N page faults, and not many more (the interpreter's
-/// own work inside the window: a loop of byte stores, no allocation).
+/// The Python module (`libpmc/python`, ctypes over libpmc.so, its constants,
+/// structs and signatures generated from the headers' table), installed with
+/// pip from a copy of the repository's directory, counts N fresh pages
+/// touched from Python: at least N page faults and a few more (the
+/// interpreter's own, inside the window); its errors carry the manual
+/// pages' errno; and each ctypes struct has the size the C compiler gives
+/// the headers' (`LAYOUTS`, checked against C by tests/header.rs).
 #[test]
-fn python_ctypes_counts_fresh_pages() {
+fn python_module_counts_fresh_pages() {
     let so = lib_dir().join("libpmc.so");
     if !so.exists() {
         skip!("no {} beside this test binary", so.display());
         return;
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/pagefaults.py");
+    if !pmc_testkit::cli::works("python3", &["-c", "import setuptools, wheel"]) {
+        skip!("no python3 with setuptools and wheel to install the module (ci/setup.sh)");
+        return;
+    }
+    let dir = pmc_testkit::workdir("pmc-capi-python");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("python");
+    let copy = dir.join("src");
+    let target = dir.join("site");
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(copy.join("libpmc")).expect("mkdir");
+    for f in [
+        "pyproject.toml",
+        "README.md",
+        "libpmc/__init__.py",
+        "libpmc/_abi.py",
+    ] {
+        std::fs::copy(src.join(f), copy.join(f)).expect("copy the package");
+    }
+    let pip = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-build-isolation",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--target",
+        ])
+        .arg(&target)
+        .arg(&copy)
+        .output()
+        .expect("pip");
+    assert!(
+        pip.status.success(),
+        "pip install libpmc/python: {}",
+        String::from_utf8_lossy(&pip.stderr)
+    );
     let n = 2000u64;
-    let out = match Command::new("python3")
-        .arg(&script)
-        .arg(&so)
+    let out = Command::new("python3")
+        .arg(src.join("tests/pagefaults.py"))
         .arg(n.to_string())
+        .env("PYTHONPATH", &target)
+        .env("LIBPMC", &so)
         .env_remove("LD_LIBRARY_PATH")
         .output()
-    {
-        Ok(o) => o,
-        Err(e) => {
-            skip!("no python3: {e}");
-            return;
-        }
-    };
+        .expect("python3");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "python3 pagefaults.py failed: {}{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let got = count_of(stdout.trim());
-    println!("python ctypes: {n} fresh pages -> {got} page faults");
+    let got = numbers_of::<u64>(&stdout, "page-faults ")[0];
+    println!("python module: {n} fresh pages -> {got} page faults");
     assert!(
         (n..=n + 4 * SLACK).contains(&got),
         "{n} fresh pages from Python counted {got}, want {n}..={}",
         n + 4 * SLACK
     );
+    assert!(!stdout.contains("FAIL"), "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("ok ")).count(),
+        3,
+        "{stdout}"
+    );
+    assert!(stdout.contains("event TSC\n"), "{stdout}");
+    let sizes = fields(&stdout, "sizeof");
+    let mut checked = 0;
+    for (name, visible, size, _) in pmc::abi::LAYOUTS {
+        let tag = name.rsplit(' ').next().unwrap_or(name);
+        if let Some(f) = sizes.iter().find(|f| f[0] == tag) {
+            assert_eq!(
+                f[1].parse::<usize>().ok(),
+                Some(*size),
+                "ctypes' sizeof({name})"
+            );
+            checked += usize::from(*visible);
+        }
+    }
+    assert!(checked >= 60, "{checked} ctypes structs checked");
 }
 
 /// Several threads allocate, attach, start, stop, read and release at
@@ -1401,8 +1458,8 @@ fn pmccontrol_listings_and_the_pmu_layer() {
 /// command held at its fork, read every 10 ms while the command touches N
 /// fresh pages in four steps. The total is the kernel's own count of the
 /// child's page faults (getrusage's minor + major faults; the few the child
-/// took between fork and attach aside), at least N, and the intervals add
-/// up to it. As C and C++.
+/// took between fork and attach, and around its exec, aside), at least N,
+/// and the intervals add up to it. As C and C++.
 #[test]
 fn pmcstat_counting_loop_matches_rusage() {
     const N: u64 = 4000;
@@ -1426,8 +1483,10 @@ fn pmcstat_counting_loop_matches_rusage() {
             intervals.len()
         );
         assert_eq!(intervals.iter().sum::<u64>(), total, "{text}");
+        // pmc-linux reopens a target's events across its exec: the loader's first faults
+        // in that window may go uncounted (measured: 1 alone, 21 at load 13 on 2 CPUs).
         assert!(
-            total >= N && total <= kernel && kernel - total <= SLACK,
+            total >= N && total <= kernel && kernel - total <= 4 * SLACK,
             "pmc {total}, kernel {kernel}"
         );
         assert!(
