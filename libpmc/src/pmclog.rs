@@ -560,12 +560,19 @@ fn convert(names: &mut Vec<CString>, rec: &Record<'_>, ev: &mut pmclog_ev) -> Op
             }
             let (event, flags) =
                 hw.unwrap_or_else(|| (names::event_code(&p.event_spec), pmc_flags(p.flags)));
+            // The importer names a code it does not know `event=0x...`: this
+            // library's name for it, where it has one.
+            let name = match names::fixed_event(event) {
+                Some(n) if hw.is_some() && p.event_spec.starts_with("event=") => n.to_bytes(),
+                _ => p.event_spec.as_bytes(),
+            };
+            let rate = native(config, "rate").and_then(|r| r.parse().ok());
             u.pl_a = pmclog_ev_pmcallocate {
-                pl_evname: keep_name(names, p.event_spec.as_bytes()),
-                pl_rate: match p.mode {
+                pl_evname: keep_name(names, name),
+                pl_rate: rate.unwrap_or(match p.mode {
                     LogMode::SamplingPeriod(n) | LogMode::SamplingFrequency(n) => n,
                     _ => 0,
-                },
+                }),
                 pl_event: event,
                 pl_flags: flags,
                 pl_pmcid: p.pmc_id,

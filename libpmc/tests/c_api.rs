@@ -606,7 +606,7 @@ fn process_sampling_into_the_log() {
         println!("pmclog_read ({mode}):\n{text}");
         for want in [
             "initialize version 0xa030000".to_string(),
-            format!("allocate cpu-clock {period} event 0x30000"),
+            format!("allocate cpu-clock {period} event 0x30000 flags 0 id 0xfff20f00"),
             format!("samples {pid} {samples}"),
             "userdata 0xc0ffee".to_string(),
             "end EOF".to_string(),
@@ -621,7 +621,9 @@ fn process_sampling_into_the_log() {
 
 /// pmclog(3) over a FreeBSD hwpmc log (written by pmc-log's encoder of the
 /// kernel's format): every CALLCHAIN of the pid, its user/kernel flag, the
-/// user data and the CLOSELOG end, from the descriptor and fed in pieces.
+/// user data and the CLOSELOG end, from the descriptor and fed in pieces;
+/// each allocation as written (ids, event codes, flags 0x8e, and
+/// PMCALLOCATEDYN with its name).
 #[test]
 fn pmclog_reads_an_hwpmc_log() {
     use pmc_log::hwpmc::Encoder;
@@ -640,6 +642,12 @@ fn pmclog_reads_an_hwpmc_log() {
     )
     .expect("encode");
     enc.pmc_allocate(2, 0x0001_0001, 0x20000, 0, 65536)
+        .expect("encode");
+    // As FreeBSD writes them: the TSC with PMC_F_DESCENDANTS | LOG_PROCCSW |
+    // LOG_PROCEXIT | CALLCHAIN (0x8e), a SOFT event by its name.
+    enc.pmc_allocate(2, 0x0003_0001, 0x1000, 0x8e, 0)
+        .expect("encode");
+    enc.pmc_allocate_dyn(2, 0x0002_0002, 0x20001, 0x80, 1000, "CLOCK.HARD")
         .expect("encode");
     let (mut user, mut kernel) = (0, 0);
     for i in 0..37u64 {
@@ -668,14 +676,21 @@ fn pmclog_reads_an_hwpmc_log() {
     enc.closelog(101).expect("encode");
     let dir = pmc_testkit::workdir("pmc-capi-c");
     let log = dir.join("synthetic.hwpmc");
-    std::fs::write(&log, enc.into_inner()).expect("write the log");
-    for mode in ["fd", "feed"] {
-        let Some(text) = stdout_of(&exe, &[log.to_str().expect("UTF-8"), "4242", mode]) else {
+    let raw = enc.into_inner();
+    std::fs::write(&log, &raw).expect("write the log");
+    // The same log imported into pmc-log (as pmcstat converts one) reads the same.
+    let imported = dir.join("imported.pmclog");
+    let (bytes, _) = pmc_log::hwpmc::convert(&raw, Vec::new()).expect("convert");
+    std::fs::write(&imported, bytes).expect("write the imported log");
+    for (file, mode) in [(&log, "fd"), (&log, "feed"), (&imported, "fd")] {
+        let Some(text) = stdout_of(&exe, &[file.to_str().expect("UTF-8"), "4242", mode]) else {
             return;
         };
         println!("pmclog_read of an hwpmc log ({mode}):\n{text}");
         for want in [
-            "allocate SOFT-PAGE_FAULT.ALL 65536 event 0x20000".to_string(),
+            "allocate SOFT-PAGE_FAULT.ALL 65536 event 0x20000 flags 0 id 0x10001".to_string(),
+            "allocate TSC 0 event 0x1000 flags 0x8e id 0x30001".to_string(),
+            "allocatedyn CLOCK.HARD event 0x20001 flags 0x80 id 0x20002".to_string(),
             "samples 4242 37".to_string(),
             format!("user {user} kernel {kernel}"),
             "userdata 0xc0ffee".to_string(),
