@@ -91,7 +91,7 @@ fn build_as(name: &str, link: Link, tag: &str, cxx: bool) -> Option<PathBuf> {
     }
     let dir = pmc_testkit::workdir("pmc-capi-c");
     // One source and executable per test: tests run in parallel.
-    let src = dir.join(format!("{name}-{tag}.c"));
+    let src = dir.join(format!("{name}-{tag}{}.c", if cxx { "-cxx" } else { "" }));
     std::fs::write(&src, source(name)).expect("write the C source");
     let suffix = if matches!(link, Link::Shared) {
         "so"
@@ -225,7 +225,13 @@ fn numbers_of<T: std::str::FromStr>(text: &str, key: &str) -> Vec<T> {
 const SLACK: u64 = 16;
 
 fn judge_fresh_pages(link: Link, event: &str) {
-    let Some(exe) = build("pagefaults", link, &format!("{link:?}-{event}")) else {
+    judge_fresh_pages_as(link, event, false);
+}
+
+/// pmc(3)'s "Typical Program Flow" (tests/c/pagefaults.c) over N fresh pages,
+/// built as C or C++.
+fn judge_fresh_pages_as(link: Link, event: &str, cxx: bool) {
+    let Some(exe) = build_as("pagefaults", link, &format!("{link:?}-{event}"), cxx) else {
         return;
     };
     for n in [1000u64, 5000] {
@@ -248,6 +254,12 @@ fn judge_fresh_pages(link: Link, event: &str) {
 #[test]
 fn page_faults_of_fresh_pages_shared() {
     judge_fresh_pages(Link::Shared, "page-faults");
+}
+
+/// The same program built as C++ (the headers take both).
+#[test]
+fn page_faults_of_fresh_pages_cxx() {
+    judge_fresh_pages_as(Link::Either, "page-faults", true);
 }
 
 #[test]

@@ -106,7 +106,7 @@ main(int argc, char **argv)
 	s = pmc_name_of_class((enum pmc_class)99);
 	check(s == NULL && errno == EINVAL, "name-of-bad-class", "want NULL");
 	errno = 0;
-	s = pmc_name_of_capability(PMC_CAP_READ | PMC_CAP_WRITE);
+	s = pmc_name_of_capability((enum pmc_caps)(PMC_CAP_READ | PMC_CAP_WRITE));
 	check(s == NULL && errno == EINVAL, "name-of-two-caps", "want NULL");
 	WORKS(pmc_event_names_of_class(PMC_CLASS_SOFT, &names, &n),
 	    "event-names-of-soft");

@@ -41,7 +41,7 @@ main(int argc, char **argv)
 		volatile char *p;
 
 		close(go[1]);
-		p = mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
+		p = (volatile char *)mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANON, -1, 0);
 		if (p == MAP_FAILED)
 			_exit(1);

@@ -33,7 +33,7 @@ main(int argc, char **argv)
 		err(3, "pmc_allocate(%s)", event);
 	if (pmc_attach(pmcid, 0) < 0)
 		err(4, "pmc_attach");
-	p = mmap(NULL, npages * pagesize + 1, PROT_READ | PROT_WRITE,
+	p = (volatile char *)mmap(NULL, npages * pagesize + 1, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANON, -1, 0);
 	if (p == MAP_FAILED)
 		err(5, "mmap");

@@ -33,11 +33,11 @@ struct result {
 static void *
 worker(void *arg)
 {
-	struct result *r = arg;
+	struct result *r = (struct result *)arg;
 	volatile char *p;
 	long i;
 
-	p = mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
+	p = (volatile char *)mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANON, -1, 0);
 	if (p == MAP_FAILED) {
 		r->error = 1;
@@ -70,8 +70,8 @@ main(int argc, char **argv)
 	pagesize = sysconf(_SC_PAGESIZE);
 	if (pmc_init() < 0)
 		err(2, "pmc_init");
-	t = calloc(n, sizeof(*t));
-	r = calloc(n, sizeof(*r));
+	t = (pthread_t *)calloc(n, sizeof(*t));
+	r = (struct result *)calloc(n, sizeof(*r));
 	if (t == NULL || r == NULL)
 		err(1, "calloc");
 	for (i = 0; i < n; i++)
