@@ -801,7 +801,7 @@ fn csv_cells_keep_their_rows() {
     let runs: [(&str, &[&str], usize); 3] = [
         ("total", &["-l", "0.05"], 11),
         ("interval", &["-w", "0.05", "-l", "0.12"], 12),
-        ("repeat", &["-r", "2", "--", "true"], 11),
+        ("repeat", &["-r", "2", "--", "true"], 12),
     ];
     let mut failed = Vec::new();
     for (what, args, want) in runs {

@@ -562,6 +562,30 @@ impl Hub {
         }))
     }
 
+    /// Appends a PMC's attach or detach (hwpmc's PMCATTACH and PMCDETACH records), after
+    /// its descriptors, each declared once as [`register`](Hub::register) declares them.
+    /// Nothing without a log.
+    pub(crate) fn write_target(
+        &self,
+        descriptors: Vec<log::PmcDescriptor<'static>>,
+        record: &log::Record<'_>,
+    ) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Ok(());
+        }
+        for d in descriptors {
+            if st.descriptors.iter().any(|k| k.pmc_id == d.pmc_id) {
+                continue;
+            }
+            st.write(&log::Record::Pmc(d.clone()))?;
+            let HubState { post, reorder, .. } = &mut *st;
+            post.event(&HubEvent::Registered(&d), &mut |r| reorder.push(r));
+            st.descriptors.push(d);
+        }
+        st.write(record)
+    }
+
     /// The counts so far.
     pub(crate) fn summary(&self) -> SamplingDetails {
         self.lock().map(|s| s.summary.clone()).unwrap_or_default()
