@@ -492,21 +492,6 @@ impl Hwpmc {
     }
 }
 
-/// pmc-log's `FLAG_*` as `PMC_F_*`.
-fn pmc_flags(log: u32) -> u32 {
-    use pmc_log::record as l;
-    [
-        (l::FLAG_DESCENDANTS, PMC_F_DESCENDANTS),
-        (l::FLAG_CALLCHAIN, PMC_F_CALLCHAIN),
-        (l::FLAG_LOG_PROCEXIT, PMC_F_LOG_PROCEXIT),
-        (l::FLAG_LOG_PROCCSW, PMC_F_LOG_PROCCSW),
-        (l::FLAG_USERCALLCHAIN, PMC_F_USERCALLCHAIN),
-    ]
-    .iter()
-    .filter(|(b, _)| log & b != 0)
-    .fold(0, |f, (_, p)| f | p)
-}
-
 /// A `key=value` of a descriptor's native configuration.
 fn native<'a>(config: &'a str, key: &str) -> Option<&'a str> {
     config.split(',').find_map(|kv| {
@@ -514,10 +499,6 @@ fn native<'a>(config: &'a str, key: &str) -> Option<&'a str> {
             .filter(|(k, _)| *k == key)
             .map(|(_, v)| v)
     })
-}
-
-fn hex(v: &str) -> Option<u32> {
-    u32::from_str_radix(v.strip_prefix("0x")?, 16).ok()
 }
 
 /// The pmclog event of a pmc-log record, into `ev.pl_u`; `None` for kinds
@@ -543,11 +524,11 @@ fn convert(names: &mut Vec<CString>, rec: &Record<'_>, ev: &mut pmclog_ev) -> Op
             // code and flags in its native configuration; this library's
             // logs give the event's name, whose code pmc_pmcinfo reports.
             let config = &*p.native_config;
-            let hw = native(config, "event")
-                .and_then(hex)
-                .zip(native(config, "flags").and_then(hex));
+            let hw = pmc_log::hwpmc::imported_allocation(p);
+            // What pmcstat -R prints for the same PMC (one mapping).
+            let flags = pmc_log::hwpmc::pl_flags(p);
             if native(config, "record") == Some("allocatedyn") {
-                let (event, flags) = hw.unwrap_or((0, pmc_flags(p.flags)));
+                let event = hw.map_or(0, |(e, _)| e);
                 let mut a = pmclog_ev_pmcallocatedyn {
                     pl_evname: [0; PMC_NAME_MAX as usize],
                     pl_event: event,
@@ -558,8 +539,7 @@ fn convert(names: &mut Vec<CString>, rec: &Record<'_>, ev: &mut pmclog_ev) -> Op
                 u.pl_ad = a;
                 return Some(PMCLOG_TYPE_PMCALLOCATEDYN);
             }
-            let (event, flags) =
-                hw.unwrap_or_else(|| (names::event_code(&p.event_spec), pmc_flags(p.flags)));
+            let event = hw.map_or_else(|| names::event_code(&p.event_spec), |(e, _)| e);
             // The importer names a code it does not know `event=0x...`: this
             // library's name for it, where it has one.
             let name = match names::fixed_event(event) {

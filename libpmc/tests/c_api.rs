@@ -726,6 +726,23 @@ fn pmclog_reads_an_hwpmc_log() {
             );
         }
     }
+    // pmcstat -R prints each allocation's pl_flags as the records wrote them
+    // (FreeBSD's pmcstat_print_log), from the hwpmc log and the imported one.
+    let Some(pmcstat) = pmcstat_exe() else {
+        return;
+    };
+    for file in [&log, &imported] {
+        let r = pmcstat_r(&pmcstat, file);
+        let mut allocs = pmcstat_allocs(&r);
+        allocs.sort();
+        let want = [
+            ("allocate", 0x1_0001, 0),
+            ("allocate", 0x3_0001, 0x8e),
+            ("allocatedyn", 0x2_0002, 0x80),
+        ]
+        .map(|(k, id, f)| (k.to_string(), id, f));
+        assert_eq!(allocs, want, "pmcstat -R {}:\n{r}", file.display());
+    }
 }
 
 /// The Python module (`libpmc/python`, ctypes over libpmc.so, its constants,
@@ -1194,22 +1211,21 @@ fn judge_logflow(cxx: bool) -> bool {
         return true;
     }
     // pmcstat -R, the project's reader of the same log.
-    let pmcstat = lib_dir().parent().map(|d| d.join("pmcstat"));
-    let Some(pmcstat) = pmcstat.filter(|p| p.exists()) else {
-        skip!("no pmcstat built beside the test (cargo build -p pmcstat)");
+    let Some(pmcstat) = pmcstat_exe() else {
         return true;
     };
-    let out = Command::new(&pmcstat)
-        .arg("-R")
-        .arg(&log)
-        .output()
-        .expect("pmcstat -R");
-    let r = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "pmcstat -R: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = pmcstat_r(&pmcstat, &log);
+    // pl_flags as the C client's pmclog_read gave them (the PMC_F_* values
+    // it passed to pmc_allocate): pmcstat -R prints the same.
+    for a in &allocs {
+        let want = (hex(&a[0]), hex(&a[2]));
+        assert!(
+            pmcstat_allocs(&r).iter().any(|&(_, id, f)| (id, f) == want),
+            "pmcstat -R has no allocate of {:#x} with pmclog_read's flags {:#x}:\n{r}",
+            want.0,
+            want.1
+        );
+    }
     for want in [
         format!("{cnt:#x} \"{PAGE_FAULTS}\""),
         format!("{samp:#x} \"cpu-clock\""),
@@ -1224,6 +1240,46 @@ fn judge_logflow(cxx: bool) -> bool {
         .count();
     assert_eq!(callchains as u64, s, "pmcstat -R's callchains of {samp:#x}");
     true
+}
+
+/// The pmcstat built beside this test; `None` after a visible skip.
+fn pmcstat_exe() -> Option<PathBuf> {
+    let pmcstat = lib_dir().parent().map(|d| d.join("pmcstat"));
+    let found = pmcstat.filter(|p| p.exists());
+    if found.is_none() {
+        skip!("no pmcstat built beside the test (cargo build -p pmcstat)");
+    }
+    found
+}
+
+/// `pmcstat -R LOG`'s output (pmcstat(8)'s record listing).
+fn pmcstat_r(pmcstat: &Path, log: &Path) -> String {
+    let out = Command::new(pmcstat)
+        .arg("-R")
+        .arg(log)
+        .output()
+        .expect("pmcstat -R");
+    assert!(
+        out.status.success(),
+        "pmcstat -R {}: {}",
+        log.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `allocate`/`allocatedyn` lines of `pmcstat -R`'s output, as
+/// pmcstat(8) prints them ("0x%x \"%s\" 0x%x", `pl_pmcid`, `pl_evname`,
+/// `pl_flags`): (which, id, flags).
+fn pmcstat_allocs(r: &str) -> Vec<(String, u64, u64)> {
+    r.lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let kind = w.next().filter(|k| k.starts_with("allocate"))?;
+            let id = hex(w.next()?);
+            Some((kind.to_string(), id, hex(w.last()?)))
+        })
+        .collect()
 }
 
 /// The page-fault event's name as the C programs spell it (portable.h).

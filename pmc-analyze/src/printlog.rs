@@ -9,7 +9,7 @@
 //! | record | line |
 //! |---|---|
 //! | header | `initlog 0x<version> "<cpu>"` |
-//! | PMC | `allocate 0x<pmcid> "<event>" 0x<flags>` |
+//! | PMC | `allocate 0x<pmcid> "<event>" 0x<flags>`, flags as hwpmc's `PMC_F_*` (`allocatedyn` for an imported PMCALLOCATEDYN) |
 //! | sample | `callchain <pid> 0x<pmcid> <cpu> <npc> <u\|s>`, then `... 0x<pc>` |
 //! | map / unmap | `map-in <pid> 0x<start> "<path>"` / `map-out <pid> 0x<start> 0x<end>` |
 //! | exec | `exec 0x<pmcid> <pid> 0x<base> "<path>"` |
@@ -123,15 +123,6 @@ fn hwpmc_cputype(backend: &str) -> Option<u32> {
         .and_then(|v| u32::from_str_radix(v, 16).ok())
 }
 
-/// A `key=0x..` value of an imported PMC's `native_config`
-/// (`event=0x..,flags=0x..,rate=..[,record=allocatedyn]`).
-fn native_hex(native: &str, key: &str) -> Option<u32> {
-    native
-        .split(',')
-        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix("=0x"))
-        .and_then(|v| u32::from_str_radix(v, 16).ok())
-}
-
 /// `initlog`: hwpmc's version and, for an imported hwpmc log, the name of
 /// its `pl_arch` as `pmc_name_of_cputype()` gives it (`INTEL_SKYLAKE`;
 /// `(null)` for a type libpmc does not list); for pmc's own logs the CPU
@@ -155,7 +146,9 @@ fn write_header<W: Write>(h: &Header<'_>, out: &mut W) -> io::Result<()> {
 /// PMC id, its event as the user wrote it (else canonical), its flags. An
 /// imported hwpmc PMC prints the record's own `pl_flags` (`PMC_F_*`), as
 /// `pmcstat_print_log()` does ("0x%x \"%s\" 0x%x", `pl_pmcid`,
-/// `pl_evname`, `pl_flags`); pmc's own logs print pmc-log's `FLAG_*`.
+/// `pl_evname`, `pl_flags`); pmc's own logs print their flags as the
+/// `PMC_F_*` hwpmc would have written, as libpmc's pmclog gives them to a C
+/// client (one mapping: `pmc_log::hwpmc::pl_flags`).
 fn write_pmc<W: Write>(p: &PmcDescriptor<'_>, out: &mut W) -> io::Result<()> {
     let native = &*p.native_config;
     let dyn_record = native.split(',').any(|kv| kv == "record=allocatedyn");
@@ -172,10 +165,7 @@ fn write_pmc<W: Write>(p: &PmcDescriptor<'_>, out: &mut W) -> io::Result<()> {
     } else {
         &p.event_spec
     };
-    let flags = match (native_hex(native, "event"), native_hex(native, "flags")) {
-        (Some(_), Some(raw)) => raw,
-        _ => p.flags,
-    };
+    let flags = pmc_log::hwpmc::pl_flags(p);
     writeln!(out, "{:#x} {} {:#x}", p.pmc_id, q(name.as_bytes()), flags)
 }
 

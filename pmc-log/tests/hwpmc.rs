@@ -830,3 +830,45 @@ fn duplicate_procforks_of_descendants_pmcs_merge() {
     let recs: Vec<Record<'_>> = reader.records().collect();
     assert_eq!(forks(&recs), want);
 }
+
+/// One mapping between pmc-log's `FLAG_*` and FreeBSD's `PMC_F_*` (the
+/// values of FreeBSD 14's `<sys/pmc.h>`, as `abi-amd64.json` has them:
+/// DESCENDANTS 0x2, LOG_PROCCSW 0x4, LOG_PROCEXIT 0x8, CALLCHAIN 0x80,
+/// USERCALLCHAIN 0x100), both ways: an imported PMC_F_USERCALLCHAIN was
+/// dropped before (pmc-analyze then took the log's kernel samples for
+/// chains without their user callers), and `pl_flags` gives an imported
+/// PMC's flags as written (EV_PMU kept) and pmc's own as PMC_F_*.
+#[test]
+fn flags_map_to_freebsds_pmc_f_both_ways() {
+    use pmc_log::record::*;
+    for (bit, pmc_f) in [
+        (FLAG_DESCENDANTS, 0x2),
+        (FLAG_LOG_PROCCSW, 0x4),
+        (FLAG_LOG_PROCEXIT, 0x8),
+        (FLAG_CALLCHAIN, 0x80),
+        (FLAG_USERCALLCHAIN, 0x100),
+    ] {
+        assert_eq!(hwpmc::map_flags(pmc_f), bit, "PMC_F {pmc_f:#x}");
+        assert_eq!(hwpmc::pmc_f_flags(bit), pmc_f, "FLAG {bit:#x}");
+    }
+    assert_eq!(hwpmc::pmc_f_flags(FLAG_DWARF_CALLCHAIN), 0);
+    let mut e = Encoder::new(Vec::new());
+    e.initialize(0, 0x0A03_0000, 0x98, 1, 0, 0, "").unwrap();
+    // PMC_F_EV_PMU | USERCALLCHAIN | CALLCHAIN on a TS PMC.
+    e.pmc_allocate(1, 0xFFF2_0700, 0x1000, 0x380, 1000).unwrap();
+    let log = e.into_inner();
+    let recs: Vec<Record<'_>> = Importer::new(&log).unwrap().collect();
+    let Record::Pmc(p) = &recs[1] else {
+        panic!("{recs:?}")
+    };
+    assert_eq!(p.flags, FLAG_CALLCHAIN | FLAG_USERCALLCHAIN);
+    assert_eq!(hwpmc::pl_flags(p), 0x380);
+    assert_eq!(hwpmc::imported_allocation(p), Some((0x1000, 0x380)));
+    let own = PmcDescriptor {
+        flags: FLAG_DESCENDANTS | FLAG_LOG_PROCEXIT,
+        native_config: "type=1,config=0x2".into(),
+        ..p.clone()
+    };
+    assert_eq!(hwpmc::imported_allocation(&own), None);
+    assert_eq!(hwpmc::pl_flags(&own), 0xa);
+}

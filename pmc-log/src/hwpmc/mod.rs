@@ -61,7 +61,7 @@
 //! | hwpmc | pmc-log |
 //! |---|---|
 //! | INITIALIZE | [`Header`]: clock TSC, `ticks_per_second = pl_tsc_freq`, wall time from `pl_ts`, `cpuid` from `pl_cpuid` |
-//! | PMCALLOCATE(DYN) | [`PmcDescriptor`]: mode and CPU from the PMC id (newest id layout), flags mapped to `FLAG_*` |
+//! | PMCALLOCATE(DYN) | [`PmcDescriptor`]: mode and CPU from the PMC id (newest id layout), flags mapped to `FLAG_*` ([`map_flags`]; the record's own event code and `PMC_F_*` kept, [`imported_allocation`]) |
 //! | CALLCHAIN | [`Sample`]: CPU from `pl_cpuflags >> 16`; `kernel_frames` = 0 if `PMC_CC_F_USERSPACE`, else all; `period` = the PMC's rate; multipart: the CALLCHAIN part becomes the callchain, the 8-byte part header plus the other parts go to `raw` |
 //! | PROCCSW / PROCEXIT | [`Counter`] (`ContextSwitch` / `ProcessExit`) |
 //! | PROCEXEC | [`Exec`] (legacy layout: `EXEC_LEGACY_ENTRY`) |
@@ -940,22 +940,59 @@ fn text(b: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(b)
 }
 
-/// hwpmc `PMC_F_*` flags to pmc-log `FLAG_*` bits.
+/// pmc-log's `FLAG_*` bits and the hwpmc `PMC_F_*` flag each stands for:
+/// the one mapping between them, read both ways ([`map_flags`],
+/// [`pmc_f_flags`]). `FLAG_DWARF_CALLCHAIN` has no hwpmc flag (FreeBSD
+/// unwinds by frame pointers only).
+const FLAG_TO_PMC_F: [(u32, u32); 5] = [
+    (FLAG_DESCENDANTS, PMC_F_DESCENDANTS),
+    (FLAG_CALLCHAIN, PMC_F_CALLCHAIN),
+    (FLAG_LOG_PROCEXIT, PMC_F_LOG_PROCEXIT),
+    (FLAG_LOG_PROCCSW, PMC_F_LOG_PROCCSW),
+    (FLAG_USERCALLCHAIN, PMC_F_USERCALLCHAIN),
+];
+
+/// hwpmc `PMC_F_*` flags to pmc-log `FLAG_*` bits (flags without a
+/// pmc-log bit, as `PMC_F_EV_PMU`, are dropped).
 pub fn map_flags(f: u32) -> u32 {
-    let mut out = 0;
-    if f & PMC_F_DESCENDANTS != 0 {
-        out |= FLAG_DESCENDANTS;
-    }
-    if f & PMC_F_CALLCHAIN != 0 {
-        out |= FLAG_CALLCHAIN;
-    }
-    if f & PMC_F_LOG_PROCEXIT != 0 {
-        out |= FLAG_LOG_PROCEXIT;
-    }
-    if f & PMC_F_LOG_PROCCSW != 0 {
-        out |= FLAG_LOG_PROCCSW;
-    }
-    out
+    FLAG_TO_PMC_F
+        .iter()
+        .filter(|&&(_, pmc_f)| f & pmc_f != 0)
+        .fold(0, |out, &(bit, _)| out | bit)
+}
+
+/// pmc-log `FLAG_*` bits to hwpmc `PMC_F_*` flags, the inverse of
+/// [`map_flags`] (bits without an hwpmc flag are dropped).
+pub fn pmc_f_flags(log: u32) -> u32 {
+    FLAG_TO_PMC_F
+        .iter()
+        .filter(|&&(bit, _)| log & bit != 0)
+        .fold(0, |out, &(_, pmc_f)| out | pmc_f)
+}
+
+/// A `key=0x..` value of an imported PMC's native configuration.
+fn native_hex(native: &str, key: &str) -> Option<u32> {
+    native
+        .split(',')
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix("=0x"))
+        .and_then(|v| u32::from_str_radix(v, 16).ok())
+}
+
+/// The kernel's event code and `PMC_F_*` flags of a PMC imported from an
+/// hwpmc log, as its PMCALLOCATE(DYN) record wrote them (kept in
+/// [`PmcDescriptor::native_config`] as `event=0x..,flags=0x..`); `None`
+/// for a PMC of pmc's own logs.
+pub fn imported_allocation(p: &PmcDescriptor<'_>) -> Option<(u32, u32)> {
+    let native = &*p.native_config;
+    native_hex(native, "event").zip(native_hex(native, "flags"))
+}
+
+/// A PMC's `PMC_F_*` flags as hwpmc's `pl_flags` carries them: an imported
+/// PMC's as its record wrote them, else its `FLAG_*` bits mapped
+/// ([`pmc_f_flags`]). What `pmcstat -R` prints and libpmc's pmclog gives a
+/// C client, for the same log.
+pub fn pl_flags(p: &PmcDescriptor<'_>) -> u32 {
+    imported_allocation(p).map_or_else(|| pmc_f_flags(p.flags), |(_, f)| f)
 }
 
 /// Names of the few fixed-code events the log can name without the
