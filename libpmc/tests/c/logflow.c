@@ -2,15 +2,18 @@
  * A FreeBSD program written from pmc_configure_logfile(3), pmc_allocate(3),
  * pmc_attach(3) and pmclog(3)'s EXAMPLES: it logs two PMCs attached to a
  * child, a counting one with PMC_F_DESCENDANTS | PMC_F_LOG_PROCEXIT and a
- * sampling one with PMC_F_CALLCHAIN (every 1 ms of CPU time; also attached
- * to, and detached from, a second child that only waits), then reads the
- * log back and prints what it says about them, next to what the library
- * said when they were allocated:
+ * sampling one with PMC_F_CALLCHAIN (every 1 ms of CPU time). Both are also
+ * attached to a second child that only waits: the sampling one is detached
+ * from it, and it exits after the PMCs stopped (still attached to the
+ * counting one, so its exit is logged too). Then it reads the log back and
+ * prints what it says about them, next to what the library said when they
+ * were allocated and what the kernel says of the children:
  *
  *   ids CNT SAMP            the ids pmc_allocate returned
  *   pmcinfo MODE FLAGS EVENT  each row pmc_pmcinfo shows for them
  *   count N                 pmc_read of the counting PMC
  *   pids CHILD OTHER
+ *   rusage PID FAULTS       wait4(2)'s ru_minflt + ru_majflt of each child
  *   allocate ID EVENT FLAGS RATE NAME   each PMCALLOCATE record, NAME being
  *                           pmc_name_of_event(EVENT) (checked equal to
  *                           pl_evname: "FAIL" otherwise)
@@ -99,7 +102,8 @@ main(int argc, char **argv)
 	struct pmc_pmcinfo *pi;
 	struct pmclog_ev ev;
 	pmc_value_t v;
-	int fd, go, go2, i, n, nseen = 0, failures = 0;
+	struct rusage ru;
+	int fd, go, go2, i, n, nseen = 0, failures = 0, status;
 	void *parser;
 	const char *name;
 
@@ -124,7 +128,7 @@ main(int argc, char **argv)
 	other = paused_child(0, &go2);
 	printf("pids %d %d\n", (int)kid, (int)other);
 	if (pmc_attach(cnt, kid) < 0 || pmc_attach(samp, kid) < 0 ||
-	    pmc_attach(samp, other) < 0)
+	    pmc_attach(cnt, other) < 0 || pmc_attach(samp, other) < 0)
 		errx(4, "pmc_attach: %s", PMC_MESSAGE());
 	if (pmc_start(cnt) < 0 || pmc_start(samp) < 0)
 		errx(5, "pmc_start: %s", PMC_MESSAGE());
@@ -137,14 +141,17 @@ main(int argc, char **argv)
 			    (unsigned)pi->pm_pmcs[i].pm_event);
 	free(pi);
 	close(go);
-	if (waitpid(kid, NULL, 0) < 0)
-		err(1, "waitpid");
+	if (wait4(kid, &status, 0, &ru) < 0)
+		err(1, "wait4");
+	printf("rusage %d %ld\n", (int)kid, ru.ru_minflt + ru.ru_majflt);
 	if (pmc_stop(samp) < 0 || pmc_stop(cnt) < 0)
 		errx(7, "pmc_stop: %s", PMC_MESSAGE());
 	if (pmc_detach(samp, other) < 0)
 		errx(8, "pmc_detach: %s", PMC_MESSAGE());
 	close(go2);
-	(void)waitpid(other, NULL, 0);
+	if (wait4(other, &status, 0, &ru) < 0)
+		err(1, "wait4");
+	printf("rusage %d %ld\n", (int)other, ru.ru_minflt + ru.ru_majflt);
 	if (pmc_read(cnt, &v) < 0)
 		errx(9, "pmc_read: %s", PMC_MESSAGE());
 	printf("count %" PRIu64 "\n", (uint64_t)v);

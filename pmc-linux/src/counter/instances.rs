@@ -193,6 +193,18 @@ impl<S: Sys> InstanceSet<S> {
         self.instances.get(i).is_some_and(|i| i.rings_mapped)
     }
 
+    /// The pid of a target instance's process (the calling process for
+    /// [`Target::Current`]); 0 for a CPU.
+    pub(super) fn target_pid(&self, instance: &Instance) -> i32 {
+        match instance {
+            Instance::Target(Target::Pid(p) | Target::Exec(p)) => i32::try_from(*p).unwrap_or(0),
+            Instance::Target(Target::Current | Target::CurrentThread) => {
+                i32::try_from(self.shared.sys.getpid()).unwrap_or(0)
+            }
+            Instance::Cpu(_) => 0,
+        }
+    }
+
     /// Closes the fds of `self.instances()[i]`.
     pub(super) fn remove(&mut self, i: usize) {
         self.instances.remove(i);
@@ -611,6 +623,11 @@ impl<S: Sys> InstanceSet<S> {
             Err(e) if e.kind() == ErrorKind::NoSuchProcess => (Vec::new(), Vec::new()),
             Err(e) => return Err(e),
         };
+        if self.exit_reads() {
+            // Its old events go: their hang-up is not the target's exit.
+            let pid = i32::try_from(pid).unwrap_or(0);
+            self.shared.hub.exit_target_closed(members[0].pmc_id, pid);
+        }
         let inst = &mut self.instances[i];
         inst.threads = threads;
         inst.cpus = cpus;
@@ -1017,6 +1034,7 @@ impl<S: Sys> InstanceSet<S> {
         // (cpu, ring index, owner fd)
         let mut by_cpu: Vec<(i32, usize, i32)> = Vec::new();
         for inst in which.iter().filter_map(|i| self.instances.get(*i)) {
+            let target = self.target_pid(&inst.instance);
             for (set, &cpu) in inst.threads.iter().zip(&inst.cpus) {
                 let Some(first) = set.first() else { continue };
                 let shared = (cpu >= 0)
@@ -1066,6 +1084,9 @@ impl<S: Sys> InstanceSet<S> {
                     if let (Ok(id), Some(ring)) = (id, rings.get_mut(ri)) {
                         ring.add_id(id, m.pmc_id);
                         ring.add_fixed_period(id, m.fixed_period.clone());
+                        if purpose == Some(RingPurpose::ExitReads) {
+                            ring.add_exit_fd(target, id, fd.as_fd())?;
+                        }
                     }
                 }
             }

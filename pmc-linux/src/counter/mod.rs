@@ -75,7 +75,10 @@
 //! periods; for a counting PMC the kernel's count, the PMC being opened as
 //! `perf record -s` opens its events (one inherited event per CPU, with
 //! `inherit_stat`, `task` and a ring for the `PERF_RECORD_READ` the kernel
-//! writes at each inherited task's exit). Give such a counting PMC the target
+//! writes at each inherited task's exit); each target's own count is logged
+//! when the kernel hangs up its events (the hub keeps a duplicate of each
+//! target's per-CPU fds to poll and read them), so one target's exit is logged
+//! whatever the others do, after a stop too. Give such a counting PMC the target
 //! alone: with `inherit_stat` the kernel swaps the counts of a parent's and a
 //! child's events by list position when it swaps their contexts, which mixes
 //! the counts of different events on the same task;
@@ -354,6 +357,11 @@ impl<S: Sys> Counters<S> {
         for (kept, r) in self.retired.iter_mut().zip(&last) {
             kept.accumulate(r);
         }
+        if self.exit_reads() {
+            // No exit of a process detached is logged (hwpmc's pmc_detach_process).
+            let pid = self.fds.target_pid(&self.fds.instances()[pos].instance);
+            self._shared.hub.exit_target_closed(self.token(), pid);
+        }
         self.fds.remove(pos);
         self.life.record_detach(target);
         self.log_target(target, false);
@@ -580,30 +588,10 @@ impl<S: Sys> Counters<S> {
     }
 
     /// log-procexit of a counting PMC, once stopped: the hub logs each exited process's
-    /// count from the kernel's `PERF_RECORD_READ`s and the PMC's total (the task without a
-    /// `READ` gets the rest when every target has exited).
+    /// count from the kernel's `PERF_RECORD_READ`s; each target's own count comes when the
+    /// kernel hangs up its events (see `log::procexit::ExitReads`).
     fn finish_exit_reads(&self) {
-        let mut r = vec![Reading::default(); self.members.len()];
-        if self.read_into(&mut r).is_err() {
-            return;
-        }
-        let totals: Vec<(u32, u64)> = self
-            .members
-            .iter()
-            .zip(&r)
-            .zip(&self.base)
-            .map(|((m, r), base)| (m.pmc_id, r.value.wrapping_sub(*base)))
-            .collect();
-        let targets_gone = self.fds.instances().iter().all(|i| match &i.instance {
-            Instance::Target(Target::Pid(p) | Target::Exec(p)) => {
-                !self._shared.sys.process_alive(*p)
-            }
-            Instance::Target(Target::Current | Target::CurrentThread) => false,
-            Instance::Cpu(_) => true,
-        });
-        self._shared
-            .hub
-            .finish_exit_reads(self.token(), &totals, targets_gone);
+        self._shared.hub.finish_exit_reads(self.token());
     }
 
     /// Maps the rings of every instance not mapped yet and hands them to the log's drain

@@ -174,12 +174,15 @@ impl HubState {
     /// Drains every ring (or only `token`'s) into the writer, in time order (see
     /// [`Reorder`]).
     fn drain(&mut self, token: Option<u32>) {
+        // Hang-ups first: whatever a gone target's tasks wrote is in the rings by then.
+        let gone = self.poll_exit_fds(token);
         let pass_start = now(&*self.sys.0);
         for i in 0..self.rings.len() {
             if token.is_none_or(|t| t == self.rings[i].token) {
                 self.drain_one(i);
             }
         }
+        self.finish_targets(&gone);
         self.account_spool();
         self.write_upto(pass_start.saturating_sub(REORDER_SLACK_NS));
         self.post.summary(&mut self.summary);
@@ -187,6 +190,84 @@ impl HubState {
             self.post.end_pass();
         }
         self.count_written();
+    }
+
+    /// log-procexit of counting PMCs: polls the events of the targets not seen gone yet (of
+    /// `token`'s rings, or every ring's) and returns the (token, target) whose every event
+    /// has hung up: the target and every task that inherited its events have exited.
+    fn poll_exit_fds(&mut self, token: Option<u32>) -> Vec<(u32, i32)> {
+        let mine = |r: &RingSource| token.is_none_or(|t| t == r.token) && !r.exit_fds.is_empty();
+        if !self.rings.iter().any(mine) {
+            return Vec::new();
+        }
+        let revents = {
+            let fds: Vec<BorrowedFd<'_>> = self
+                .rings
+                .iter()
+                .filter(|r| mine(r))
+                .flat_map(|r| r.exit_fds.iter().filter(|e| !e.hung_up))
+                .map(|e| e.fd.as_fd())
+                .collect();
+            if fds.is_empty() {
+                Vec::new()
+            } else {
+                self.sys.0.poll(&fds, 0).unwrap_or_default()
+            }
+        };
+        let mut ev = revents.into_iter();
+        for e in self
+            .rings
+            .iter_mut()
+            .filter(|r| mine(r))
+            .flat_map(|r| r.exit_fds.iter_mut().filter(|e| !e.hung_up))
+        {
+            if ev.next().is_some_and(|v| v & libc::POLLHUP != 0) {
+                e.hung_up = true;
+            }
+        }
+        let mut all: Vec<(u32, i32, bool)> = Vec::new();
+        for r in self.rings.iter().filter(|r| mine(r)) {
+            for e in &r.exit_fds {
+                match all.iter_mut().find(|a| (a.0, a.1) == (r.token, e.target)) {
+                    Some(a) => a.2 &= e.hung_up,
+                    None => all.push((r.token, e.target, e.hung_up)),
+                }
+            }
+        }
+        all.into_iter()
+            .filter(|a| a.2)
+            .map(|(t, target, _)| (t, target))
+            .collect()
+    }
+
+    /// The targets of `gone` ([`HubState::poll_exit_fds`], their rings drained since): reads
+    /// each one's total from its events and has the post-processors log its processes'
+    /// counts, then lets its events go.
+    fn finish_targets(&mut self, gone: &[(u32, i32)]) {
+        let time = now(&*self.sys.0);
+        for &(token, target) in gone {
+            let mut total = Some(0u64);
+            for r in self.rings.iter().filter(|r| r.token == token) {
+                for e in r.exit_fds.iter().filter(|e| e.target == target) {
+                    total = total
+                        .zip(event_value(&*self.sys.0, e.fd.as_fd(), r.cfg.read_format))
+                        .map(|(a, v)| a.saturating_add(v));
+                }
+            }
+            if self.writer.is_some() {
+                let HubState { post, reorder, .. } = self;
+                let ev = HubEvent::TargetGone {
+                    pmc: token,
+                    target,
+                    total,
+                    time,
+                };
+                post.event(&ev, &mut |r| reorder.push(r));
+            }
+            for r in self.rings.iter_mut().filter(|r| r.token == token) {
+                r.exit_fds.retain(|e| e.target != target);
+            }
+        }
     }
 
     /// What the spool dropped since the last pass: its samples are lost (counted here; the
@@ -629,9 +710,11 @@ impl Hub {
         self.ensure_thread()
     }
 
-    /// log-procexit of a stopped counting PMC: drains `token`'s rings, then logs each
-    /// process's count at its exit for each `(pmc id, total)` (see [`ExitReads`](super::procexit::ExitReads)).
-    pub(crate) fn finish_exit_reads(&self, token: u32, totals: &[(u32, u64)], targets_gone: bool) {
+    /// log-procexit of a stopped counting PMC: drains `token`'s rings (which finishes the
+    /// targets gone by now), then logs the count of each process known to have exited (see
+    /// [`ExitReads`](super::procexit::ExitReads)). A target still running is logged at its
+    /// exit, as the drain sees it.
+    pub(crate) fn finish_exit_reads(&self, token: u32) {
         if let Ok(mut st) = self.lock() {
             st.drain(Some(token));
             let HubState {
@@ -643,11 +726,29 @@ impl Hub {
             if writer.is_none() {
                 return;
             }
-            let ev = HubEvent::Stopped {
-                totals,
-                targets_gone,
-            };
-            post.event(&ev, &mut |r| reorder.push(r));
+            post.event(&HubEvent::Stopped { pmc: token }, &mut |r| reorder.push(r));
+        }
+    }
+
+    /// log-procexit of a counting PMC: `target` was detached (or its events are being
+    /// replaced): drains `token`'s rings, logs the counts of the processes known to have
+    /// exited, and lets the target's events go (no exit of it is logged from now on).
+    pub(crate) fn exit_target_closed(&self, token: u32, target: i32) {
+        if let Ok(mut st) = self.lock() {
+            st.drain(Some(token));
+            for r in st.rings.iter_mut().filter(|r| r.token == token) {
+                r.exit_fds.retain(|e| e.target != target);
+            }
+            let HubState {
+                post,
+                reorder,
+                writer,
+                ..
+            } = &mut *st;
+            if writer.is_some() {
+                let ev = HubEvent::TargetClosed { pmc: token, target };
+                post.event(&ev, &mut |r| reorder.push(r));
+            }
         }
     }
 
@@ -835,6 +936,19 @@ fn owner_lost(sys: &dyn Sys, ring: &RingSource) -> Option<u64> {
             .filter(|e| ours(e))
             .fold(0u64, |a, e| a.saturating_add(e[stride - 1])),
     )
+}
+
+/// The count of one event (not a group) read through `fd`, laid out as `read_format` says:
+/// the value comes first. `None` if it cannot be read.
+fn event_value(sys: &dyn Sys, fd: BorrowedFd<'_>, read_format: u64) -> Option<u64> {
+    if read_format & crate::record::read_format::GROUP != 0 {
+        return None;
+    }
+    // value, time enabled, time running, id, lost.
+    let mut buf = [0u8; 40];
+    let n = sys.read(fd, &mut buf).ok()?;
+    let word = buf.get(..n.min(8)).filter(|w| w.len() == 8)?;
+    Some(u64::from_ne_bytes(word.try_into().ok()?))
 }
 
 /// Unreadable ring data: the record saying in the log that an unknown number of records

@@ -48,7 +48,7 @@
 //! | (at each drain pass, from the ring owner's fd, and at stop, from every fd) the kernel's `PERF_FORMAT_LOST` count beyond the ring's `LOST` records | [`Lost`](pmc_log::record::Lost) with the difference, the ring's PMC and CPU |
 //! | (when the log's sink falls behind) samples in blocks the spool dropped | [`Lost`](pmc_log::record::Lost) with their count, no PMC, no CPU |
 //! | `EXIT`, for sampling PMCs with log-procexit | also a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` with the sum of the process's sample periods |
-//! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | at stop, a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; see `ExitReads`) |
+//! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; the target's own, its events' total less them): each target's when the kernel hangs up its events (it and its tasks are gone, the PMC stopped or not), and at stop those of the processes whose `READ`s came (see `ExitReads`) |
 //! | `SAMPLE` of a log-proccsw switch group (a context switch, with `PERF_SAMPLE_READ`) | a [`Counter`](pmc_log::record::Counter) per PMC, kind `ContextSwitch`: the counts (and enabled/running times) of the time slice that just ended, per thread |
 //!
 //! Every loss is also counted in the [`SamplingDetails`] (per CPU), which

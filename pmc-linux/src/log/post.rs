@@ -43,14 +43,31 @@ pub(super) enum Flow {
 pub(super) enum HubEvent<'a> {
     /// A PMC was registered: its descriptor was just written.
     Registered(&'a log::PmcDescriptor<'static>),
-    /// A counting PMC with log-procexit stopped and its rings were drained: the PMC totals
-    /// over all its tasks, `(pmc id, total)`, and whether no target it was attached to is
-    /// still running.
+    /// A counting PMC with log-procexit stopped and its rings were drained: the processes
+    /// known to have exited are logged (see [`ExitReads`](super::procexit::ExitReads)).
     Stopped {
-        /// `(pmc id, total)` per member.
-        totals: &'a [(u32, u64)],
-        /// No target the PMC was attached to is still running.
-        targets_gone: bool,
+        /// The PMC's log id.
+        pmc: u32,
+    },
+    /// One target of a counting PMC with log-procexit is gone, with every task that inherited
+    /// its events (the kernel hung up each of its events), and the PMC's rings were drained.
+    TargetGone {
+        /// The PMC's log id.
+        pmc: u32,
+        /// The target's pid.
+        target: i32,
+        /// The target's total: its events' counts, read after the hang-up (`None`: unread).
+        total: Option<u64>,
+        /// When the hang-up was seen (the log's clock).
+        time: u64,
+    },
+    /// A target of a counting PMC with log-procexit was detached (or its events replaced):
+    /// what is known is logged, and the target forgotten.
+    TargetClosed {
+        /// The PMC's log id.
+        pmc: u32,
+        /// The target's pid.
+        target: i32,
     },
     /// These rings (one PMC's) were drained a last time and are going away.
     Unregistering(&'a [&'a RingSource]),

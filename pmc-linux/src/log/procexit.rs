@@ -9,10 +9,13 @@ use crate::record::{self, Record};
 use pmc_log::record as log;
 use std::collections::{BTreeMap, HashSet};
 
+/// (pmc id, target pid): one target of a counting PMC with log-procexit.
+type TargetKey = (u32, i32);
+
 /// log-procexit for counting PMCs: the kernel's own per-task counts at exit.
 ///
 /// A counting PMC with log-procexit is opened as `perf record -s` opens its events: one
-/// event per CPU on the target (`inherit`, so that a ring can be mapped), with
+/// event per CPU on each target (`inherit`, so that a ring can be mapped), with
 /// `inherit_stat` and `task`. When a task that inherited the events exits, the kernel writes a
 /// `PERF_RECORD_READ` (`sync_child_event`) to each CPU event's ring with that task's count
 /// on that CPU; summed over the CPUs and the process's threads, that is the process's count at
@@ -24,33 +27,45 @@ use std::collections::{BTreeMap, HashSet};
 /// when it exits. That is the target itself, unless the scheduler swapped the contexts of the
 /// target and a child (`perf_event_context_sched_out`: equivalent contexts are swapped rather
 /// than switched, and `inherit_stat` swaps their counts too, so each task keeps its own), in
-/// which case it is that child and the target gets a `READ`. Its count is the PMC's total less
-/// every `READ`, known once the PMC is stopped ([`Hub::finish_exit_reads`](super::Hub::finish_exit_reads)): exact when
-/// every task exited by then; left out when a task the PMC followed is still running (its
-/// count would be mixed in).
+/// which case it is that child and the target gets a `READ`. Its count is the target's total
+/// (its events' counts, which take in every exited task's) less every `READ` of the target's
+/// tasks, known once the target and every task that inherited its events are gone: the
+/// kernel then hangs up each of the target's events (`POLLHUP`), stopped or not, and the hub
+/// reads them ([`HubEvent::TargetGone`]). Each target is finished on its own, as hwpmc's
+/// `pmc_process_exit()` logs each process: a target still running does not hold back another's.
+/// A stop ([`HubEvent::Stopped`]) logs the processes whose `READ`s came (a target that stays,
+/// such as the PMC's owner, has no hang-up); a detach ([`HubEvent::TargetClosed`]) logs
+/// those of the target and forgets it (hwpmc logs no exit of a process detached).
+///
+/// Records are told apart by target ([`TargetKey`]) through their event id (`PERF_SAMPLE_IDENTIFIER`: an
+/// inherited event's records carry its parent's id, the target's event's).
 #[derive(Default)]
 pub(super) struct ExitReads {
-    /// (pmc id, pid) -> the sums of its `READ`s: value, time enabled, time running.
-    sums: BTreeMap<(u32, i32), (u64, u64, u64)>,
-    /// (pmc id, tid) of every `READ`.
-    read_tids: HashSet<(u32, i32)>,
-    /// Exits, in order: (pmc id, time, pid, tid, cpu). Each PMC's ring has its own.
-    exits: Vec<(u32, u64, i32, i32, Option<u32>)>,
-    /// (pmc id, tid) of the tasks seen forking: those without an exit are still running.
-    /// (Not removed at their exit: a fork and its exit come through different CPUs' rings,
-    /// and a pass can drain the exit first.)
-    forks: HashSet<(u32, i32)>,
+    /// (pmc id, target, pid) -> the sums of its `READ`s: value, time enabled, time running.
+    sums: BTreeMap<(u32, i32, i32), (u64, u64, u64)>,
+    /// (pmc id, target, tid) of every `READ`.
+    read_tids: HashSet<(u32, i32, i32)>,
+    /// Exits, in order: ((pmc id, target), time, pid, tid, cpu). Each ring has its own.
+    exits: Vec<(TargetKey, u64, i32, i32, Option<u32>)>,
+    /// (pmc id, target, tid) of the tasks seen forking: those without an exit are still
+    /// running. (Not removed at their exit: a fork and its exit come through different CPUs'
+    /// rings, and a pass can drain the exit first.)
+    forks: HashSet<(u32, i32, i32)>,
+    /// (pmc id, target, pid) of the processes logged already (at a stop, before their
+    /// target was gone).
+    logged: HashSet<(u32, i32, i32)>,
 }
 
 impl ExitReads {
     fn read(&mut self, rd: &record::ReadRecord<'_>, meta: &RingMeta) {
         let (pid, tid) = (to_i32(rd.pid), to_i32(rd.tid));
+        let target = meta.target_of(rd.sample_id.identifier.or(rd.sample_id.id));
         let mut add = |pmc: u32, value: u64, enabled: u64, running: u64| {
-            let e = self.sums.entry((pmc, pid)).or_default();
+            let e = self.sums.entry((pmc, target, pid)).or_default();
             e.0 = e.0.saturating_add(value);
             e.1 = e.1.saturating_add(enabled);
             e.2 = e.2.saturating_add(running);
-            self.read_tids.insert((pmc, tid));
+            self.read_tids.insert((pmc, target, tid));
         };
         match rd.values {
             record::ReadValues::Single(v) => add(
@@ -73,10 +88,14 @@ impl ExitReads {
     }
 
     fn exited(&mut self, x: &record::TaskEvent, meta: &RingMeta) {
-        let (pmc, tid) = (meta.default_pmc, to_i32(x.tid));
-        if !self.exits.iter().any(|e| e.0 == pmc && e.3 == tid) {
+        let key = (
+            meta.default_pmc,
+            meta.target_of(x.sample_id.identifier.or(x.sample_id.id)),
+        );
+        let tid = to_i32(x.tid);
+        if !self.exits.iter().any(|e| e.0 == key && e.3 == tid) {
             let cpu = x.sample_id.cpu.or(meta.cpu);
-            self.exits.push((pmc, x.time, to_i32(x.pid), tid, cpu));
+            self.exits.push((key, x.time, to_i32(x.pid), tid, cpu));
         }
     }
 
@@ -85,43 +104,59 @@ impl ExitReads {
     /// whether or not its child inherits them.)
     fn forked(&mut self, f: &record::TaskEvent, meta: &RingMeta) {
         if f.pid == f.ppid || meta.inherit {
-            self.forks.insert((meta.default_pmc, to_i32(f.tid)));
+            let target = meta.target_of(f.sample_id.identifier.or(f.sample_id.id));
+            self.forks.insert((meta.default_pmc, target, to_i32(f.tid)));
         }
     }
 
-    /// The `ProcessExit` counters of PMC `pmc`, whose total over all its tasks is `total`:
-    /// one per process that exited, in the order they
-    /// exited, and forgets them. `targets_gone`: no target the PMC was attached to is still
-    /// running.
-    fn finish(&mut self, pmc: u32, total: u64, targets_gone: bool) -> Vec<log::Counter> {
+    /// The `ProcessExit` counters of PMC `pmc`'s target `target` not logged yet, one per
+    /// process that exited, in the order they exited. `gone`: the target and every task
+    /// that inherited its events are gone, at `.1`, and `.0` is the target's total (its
+    /// events' counts; `None` if they could not be read): the task without a `READ` gets the
+    /// rest, and the target is forgotten. Without it, only the processes whose `READ`s came
+    /// are logged (and remembered as logged).
+    fn finish(
+        &mut self,
+        pmc: u32,
+        target: i32,
+        gone: Option<(Option<u64>, u64)>,
+    ) -> Vec<log::Counter> {
+        let key = (pmc, target);
+        if let Some((_, time)) = gone {
+            // The target's own exit comes with no record when the PMC was stopped (the
+            // kernel writes side-band records of enabled events only): it is gone by now.
+            if target > 0 && !self.exits.iter().any(|e| e.0 == key && e.3 == target) {
+                self.exits.push((key, time, target, target, None));
+            }
+        }
         // The exited tasks without a READ: at most one held the original context.
         let exits: Vec<(u64, i32, i32, Option<u32>)> = self
             .exits
             .iter()
-            .filter(|e| e.0 == pmc)
+            .filter(|e| e.0 == key)
             .map(|e| (e.1, e.2, e.3, e.4))
             .collect();
         let unread: Vec<&(u64, i32, i32, Option<u32>)> = exits
             .iter()
-            .filter(|e| !self.read_tids.contains(&(pmc, e.2)))
+            .filter(|e| !self.read_tids.contains(&(pmc, target, e.2)))
             .collect();
         let running = self
             .forks
             .iter()
-            .any(|&(p, tid)| p == pmc && !exits.iter().any(|e| e.2 == tid));
+            .any(|&(p, t, tid)| (p, t) == key && !exits.iter().any(|e| e.2 == tid));
+        let range = (pmc, target, i32::MIN)..=(pmc, target, i32::MAX);
         let read_sum = self
             .sums
-            .range((pmc, i32::MIN)..=(pmc, i32::MAX))
+            .range(range.clone())
             .fold(0u64, |a, (_, v)| a.saturating_add(v.0));
-        let rest = match unread.as_slice() {
+        let rest = match (unread.as_slice(), gone) {
             // Its times are not known apart from the others' (0: unknown).
-            [one] if targets_gone && !running => {
+            ([one], Some((Some(total), _))) if !running => {
                 Some((one.1, total.saturating_sub(read_sum), 0u64, 0u64))
             }
             _ => None,
         };
         let mut out = Vec::new();
-        let mut done: HashSet<i32> = HashSet::new();
         // A process's line at the exit of its last task: its main thread, normally.
         let mut last_exit: BTreeMap<i32, (u64, i32, Option<u32>)> = BTreeMap::new();
         for &(time, pid, tid, cpu) in &exits {
@@ -133,10 +168,10 @@ impl ExitReads {
         let mut order: Vec<(u64, i32)> = last_exit.iter().map(|(p, e)| (e.0, *p)).collect();
         order.sort_unstable();
         for (_, pid) in order {
-            if !done.insert(pid) {
+            if self.logged.contains(&(pmc, target, pid)) {
                 continue;
             }
-            let mut v = self.sums.get(&(pmc, pid)).copied();
+            let mut v = self.sums.get(&(pmc, target, pid)).copied();
             if let Some((_, value, en, run)) = rest.filter(|r| r.0 == pid) {
                 let have = v.unwrap_or_default();
                 v = Some((
@@ -152,6 +187,7 @@ impl ExitReads {
                 continue;
             };
             let (time, tid, cpu) = last_exit[&pid];
+            self.logged.insert((pmc, target, pid));
             out.push(log::Counter {
                 time,
                 pmc_id: pmc,
@@ -164,11 +200,34 @@ impl ExitReads {
                 time_running,
             });
         }
-        self.sums.retain(|(p, _), _| *p != pmc);
-        self.read_tids.retain(|(p, _)| *p != pmc);
-        self.exits.retain(|e| e.0 != pmc);
-        self.forks.retain(|(p, _)| *p != pmc);
+        if gone.is_some() {
+            self.forget(|k| k == key);
+        }
         out
+    }
+
+    /// Forgets the targets whose (pmc id, target) `which` is true for.
+    fn forget(&mut self, which: impl Fn((u32, i32)) -> bool) {
+        self.sums.retain(|&(p, t, _), _| !which((p, t)));
+        self.read_tids.retain(|&(p, t, _)| !which((p, t)));
+        self.exits.retain(|e| !which(e.0));
+        self.forks.retain(|&(p, t, _)| !which((p, t)));
+        self.logged.retain(|&(p, t, _)| !which((p, t)));
+    }
+
+    /// The targets of PMC `pmc` it knows of.
+    fn targets(&self, pmc: u32) -> Vec<i32> {
+        let mut t: Vec<i32> = self
+            .exits
+            .iter()
+            .map(|e| e.0)
+            .chain(self.sums.keys().map(|&(p, t, _)| (p, t)))
+            .filter(|k| k.0 == pmc)
+            .map(|k| k.1)
+            .collect();
+        t.sort_unstable();
+        t.dedup();
+        t
     }
 }
 
@@ -299,14 +358,30 @@ impl PostProcessor for ProcExit {
             HubEvent::Registered(d) if d.flags & log::FLAG_LOG_PROCEXIT != 0 => {
                 self.periods.pmcs.insert(d.pmc_id);
             }
-            HubEvent::Stopped {
-                totals,
-                targets_gone,
-            } => {
-                for &(pmc, total) in *totals {
-                    let counters = self.reads.finish(pmc, total, *targets_gone);
+            HubEvent::Stopped { pmc } => {
+                for target in self.reads.targets(*pmc) {
+                    let counters = self.reads.finish(*pmc, target, None);
                     out.extend(counters.into_iter().map(log::Record::Counter));
                 }
+            }
+            HubEvent::TargetGone {
+                pmc,
+                target,
+                total,
+                time,
+            } => {
+                let counters = self.reads.finish(*pmc, *target, Some((*total, *time)));
+                out.extend(counters.into_iter().map(log::Record::Counter));
+            }
+            HubEvent::TargetClosed { pmc, target } => {
+                let counters = self.reads.finish(*pmc, *target, None);
+                out.extend(counters.into_iter().map(log::Record::Counter));
+                let key = (*pmc, *target);
+                self.reads.forget(|k| k == key);
+            }
+            HubEvent::Unregistering(rings) => {
+                let gone: HashSet<u32> = rings.iter().map(|r| r.token).collect();
+                self.reads.forget(|k| gone.contains(&k.0));
             }
             _ => {}
         }
@@ -319,28 +394,29 @@ mod tests {
 
     /// log-procexit of a counting PMC: the READs give each task's count; the one exited task
     /// without a READ (here a child, 12, that held the original context when it exited: the
-    /// kernel swapped the contexts of 10 and 12) gets the PMC's total less the READs, once
-    /// every target is gone; with a followed task still running, nothing is guessed.
+    /// kernel swapped the contexts of 10 and 12) gets the target's total less the READs, once
+    /// the target is gone; with a followed task still running, nothing is guessed.
     #[test]
     fn exit_reads_give_each_process_its_count() {
+        let k = (3, 10);
         let mk = || {
             let mut x = ExitReads {
-                // (pmc, time, pid, tid, cpu)
+                // ((pmc, target), time, pid, tid, cpu)
                 exits: vec![
-                    (3, 100, 11, 11, Some(0)),
-                    (3, 200, 12, 12, Some(1)),
-                    (3, 250, 10, 13, Some(1)), // a thread of 10
-                    (3, 300, 10, 10, Some(0)),
+                    (k, 100, 11, 11, Some(0)),
+                    (k, 200, 12, 12, Some(1)),
+                    (k, 250, 10, 13, Some(1)), // a thread of 10
+                    (k, 300, 10, 10, Some(0)),
                 ],
                 ..ExitReads::default()
             };
-            x.sums.insert((3, 11), (1000, 5, 5));
-            x.sums.insert((3, 10), (500, 9, 9)); // 10 itself and its thread 13
-            x.read_tids.extend([(3, 11), (3, 10), (3, 13)]);
+            x.sums.insert((3, 10, 11), (1000, 5, 5));
+            x.sums.insert((3, 10, 10), (500, 9, 9)); // 10 itself and its thread 13
+            x.read_tids.extend([(3, 10, 11), (3, 10, 10), (3, 10, 13)]);
             x
         };
         let mut x = mk();
-        let out = x.finish(3, 1000 + 500 + 2000, true);
+        let out = x.finish(3, 10, Some((Some(1000 + 500 + 2000), 400)));
         let got: Vec<(i32, i32, u64, u64)> = out
             .iter()
             .map(|c| (c.pid, c.tid, c.value, c.time))
@@ -352,21 +428,59 @@ mod tests {
         assert!(out.iter().all(|c| c.kind == log::CounterKind::ProcessExit));
         assert!(
             x.exits.is_empty() && x.sums.is_empty(),
-            "forgotten once logged"
+            "forgotten once gone"
         );
         // A followed task still running: the rest is not 12's alone.
         let mut x = mk();
-        x.forks.extend([(3, 11), (3, 12), (3, 14)]);
-        let got: Vec<i32> = x.finish(3, 4000, true).iter().map(|c| c.pid).collect();
+        x.forks.extend([(3, 10, 11), (3, 10, 12), (3, 10, 14)]);
+        let got: Vec<i32> = x
+            .finish(3, 10, Some((Some(4000), 400)))
+            .iter()
+            .map(|c| c.pid)
+            .collect();
         assert_eq!(got, [11, 10]);
-        // A target still running: the same.
+        // The target not gone (a stop): the processes with READs, once each.
         let mut x = mk();
-        let got: Vec<i32> = x.finish(3, 4000, false).iter().map(|c| c.pid).collect();
+        let got: Vec<i32> = x.finish(3, 10, None).iter().map(|c| c.pid).collect();
         assert_eq!(got, [11, 10]);
-        // Another PMC's records are left alone.
+        assert!(x.finish(3, 10, None).is_empty(), "logged once");
+        // ... and at its hang-up, the rest.
+        let got: Vec<(i32, u64)> = x
+            .finish(3, 10, Some((Some(3500), 400)))
+            .iter()
+            .map(|c| (c.pid, c.value))
+            .collect();
+        assert_eq!(got, [(12, 2000)]);
+        // Another PMC's or target's records are left alone.
         let mut x = mk();
-        assert!(x.finish(4, 10, true).is_empty());
+        assert!(x.finish(4, 10, None).is_empty());
+        assert!(x
+            .finish(3, 11, Some((Some(5), 400)))
+            .iter()
+            .all(|c| c.pid == 11 && c.value == 5));
         assert_eq!(x.exits.len(), 4);
+    }
+
+    /// Two targets of one PMC: the one gone is logged with its own count (its total, no
+    /// READ: the original context) while the other still runs; the other's exit, after a
+    /// stop, comes with no EXIT record and is logged at its hang-up.
+    #[test]
+    fn each_target_is_logged_at_its_own_exit() {
+        let mut x = ExitReads::default();
+        x.exits.push(((3, 20), 100, 20, 20, Some(0)));
+        let got: Vec<(i32, u64, u64)> = x
+            .finish(3, 20, Some((Some(2016), 150)))
+            .iter()
+            .map(|c| (c.pid, c.value, c.time))
+            .collect();
+        assert_eq!(got, [(20, 2016, 100)]);
+        assert!(x.finish(3, 21, None).is_empty(), "21 runs on");
+        let got: Vec<(i32, u64, u64)> = x
+            .finish(3, 21, Some((Some(7), 900)))
+            .iter()
+            .map(|c| (c.pid, c.value, c.time))
+            .collect();
+        assert_eq!(got, [(21, 7, 900)], "its hang-up's time");
     }
 
     fn descriptor(pmc_id: u32, flags: u32) -> log::PmcDescriptor<'static> {
@@ -466,14 +580,16 @@ mod tests {
 
     /// log-procexit of counting PMCs through the post-processor interface: a ring's `READ`s
     /// are taken (not passed on to conversion) when the PMC logs exit reads, and its `EXIT`s
-    /// pass; at stop, each process that exited gets its count, the one without a `READ` the
-    /// total less the `READ`s.
+    /// pass; at stop, each process that exited with a `READ` gets its count; at the target's
+    /// hang-up, the one without a `READ` the target's total less the `READ`s. Records are
+    /// the target's by their event id (77).
     #[test]
     fn procexit_takes_reads_and_counts_at_stop() {
         use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
         use crate::record::record_type;
         let m = RingMeta {
             purpose: RingPurpose::ExitReads,
+            targets: vec![(77, 10)],
             ..meta()
         };
         let read = |pid: u32, tid: u32, value: u64, time: u64| {
@@ -504,11 +620,14 @@ mod tests {
         // Another PMC's ring without exit reads: its READs are none of this.
         assert_eq!(drained(read(12, 12, 5, 99), &meta()), Flow::Pass);
         let mut out = Vec::new();
-        let stopped = HubEvent::Stopped {
-            totals: &[(3, 4_000)],
-            targets_gone: true,
+        p.event(&HubEvent::Stopped { pmc: 3 }, &mut out);
+        let gone = HubEvent::TargetGone {
+            pmc: 3,
+            target: 10,
+            total: Some(4_000),
+            time: 400,
         };
-        p.event(&stopped, &mut out);
+        p.event(&gone, &mut out);
         let got: Vec<(i32, u64, u64)> = out
             .iter()
             .map(|r| match r {

@@ -61,6 +61,23 @@ pub(crate) struct RingSource {
     /// their period (`PERF_SAMPLE_PERIOD` is asked for with a frequency only): the drain
     /// fills it in. Shared with the PMC, which changes it at `set_count`.
     pub(super) fixed_periods: Vec<(u64, Arc<AtomicU64>)>,
+    /// log-procexit of a counting PMC: the targets' events writing into this ring, for
+    /// telling their records apart and learning when each target is gone.
+    pub(super) exit_fds: Vec<ExitFd>,
+}
+
+/// log-procexit of a counting PMC: one target's event on one CPU (a duplicate of its fd).
+/// The kernel hangs it up (`POLLHUP`, whether enabled or not) once its task and every task
+/// that inherited it have exited; its count then is final, and takes in theirs. See
+/// [`ExitReads`](super::procexit::ExitReads).
+pub(crate) struct ExitFd {
+    /// The target's pid.
+    pub(super) target: i32,
+    /// The event's kernel id (the id its inherited copies' records carry too).
+    pub(super) id: u64,
+    pub(super) fd: OwnedFd,
+    /// Seen hung up.
+    pub(super) hung_up: bool,
 }
 
 impl std::fmt::Debug for RingSource {
@@ -120,7 +137,31 @@ impl RingSource {
             lost_accounted: 0,
             lost_unreported: 0,
             fixed_periods: Vec::new(),
+            exit_fds: Vec::new(),
         })
+    }
+
+    /// log-procexit of a counting PMC: `fd`, kernel id `id`, is target `target`'s event
+    /// writing into this ring (see [`ExitFd`]).
+    pub(crate) fn add_exit_fd(&mut self, target: i32, id: u64, fd: BorrowedFd<'_>) -> Result<()> {
+        let fd = fd.try_clone_to_owned().map_err(|e| {
+            let mut err = Error::new(
+                ErrorKind::TooManyOpenFiles,
+                Op::Mmap,
+                format!("cannot duplicate a perf fd to follow its target's exit: {e}"),
+            );
+            if let Some(n) = e.raw_os_error() {
+                err = err.with_errno(n);
+            }
+            err
+        })?;
+        self.exit_fds.push(ExitFd {
+            target,
+            id,
+            fd,
+            hung_up: false,
+        });
+        Ok(())
     }
 
     /// Says that records with kernel id `id` belong to log PMC `pmc_id`.
@@ -158,6 +199,8 @@ pub(super) struct RingMeta {
     pub(super) inherit: bool,
     /// Kernel samples keep the user part of their callchains.
     pub(super) user_in_kernel: bool,
+    /// log-procexit of a counting PMC: kernel event id to the target it counts.
+    pub(super) targets: Vec<(u64, i32)>,
 }
 
 fn mmap_error(sys: &dyn Sys, e: &std::io::Error, pages: usize) -> Error {
@@ -233,6 +276,7 @@ pub(super) fn drain_ring(
         raw_stacks: ring.raw_stacks,
         inherit: ring.cfg_inherit,
         user_in_kernel: ring.user_in_kernel,
+        targets: ring.exit_fds.iter().map(|e| (e.id, e.target)).collect(),
     };
     {
         let periods = &ring.fixed_periods;
@@ -304,5 +348,16 @@ impl RingMeta {
     pub(super) fn pmc_of(&self, id: Option<u64>) -> u32 {
         id.and_then(|id| self.ids.iter().find(|(i, _)| *i == id).map(|(_, p)| *p))
             .unwrap_or(self.default_pmc)
+    }
+
+    /// The target whose events wrote a record carrying kernel id `id` (log-procexit of a
+    /// counting PMC): the ring's only target when the id is unknown, else 0 (unknown).
+    pub(super) fn target_of(&self, id: Option<u64>) -> i32 {
+        let by_id = id.and_then(|id| self.targets.iter().find(|(i, _)| *i == id));
+        match (by_id, self.targets.as_slice()) {
+            (Some(&(_, t)), _) => t,
+            (None, [(_, t), rest @ ..]) if rest.iter().all(|(_, o)| o == t) => *t,
+            _ => 0,
+        }
     }
 }

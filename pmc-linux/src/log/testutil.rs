@@ -40,6 +40,7 @@ pub(super) fn meta() -> RingMeta {
         raw_stacks: false,
         inherit: false,
         user_in_kernel: true,
+        targets: Vec::new(),
     }
 }
 
