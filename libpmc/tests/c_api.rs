@@ -1571,13 +1571,23 @@ fn pmccontrol_listings_and_the_pmu_layer() {
 
 /// pmcstat(8)'s counting loop (tests/c/pmcstat_count.c): a PMC attached to a
 /// command held at its fork, read every 10 ms while the command touches N
-/// fresh pages in four steps. The total is the kernel's own count of the
-/// child's page faults (getrusage's minor + major faults; the few the child
-/// took between fork and attach, and around its exec, aside), at least N,
-/// and the intervals add up to it. As C and C++.
+/// fresh pages in four steps, with a CPU hog beside it. The total is exactly
+/// the kernel's own count of the child's page faults (getrusage's minor +
+/// major faults) less two windows no PMC can see, both known: the child's
+/// faults before the attach (it reports its own count of them, "before";
+/// 18-20 here, all of the old 1-21 "missed at load" figure but the one
+/// below) and the one page of the exec's strings (no environment, short
+/// arguments), which the kernel faults in through get_user_pages when it
+/// copies them onto the new stack: counted in `min_flt`, never a perf_event
+/// page fault (mm_account_fault: no perf event for GUP's faults; measured: 2,
+/// 3 and 4 pages of environment make the difference 2, 3 and 4). The
+/// intervals add up to the total. As C and C++.
 #[test]
 fn pmcstat_counting_loop_matches_rusage() {
     const N: u64 = 4000;
+    /// The pages of the exec's strings (argv, no environment).
+    const EXEC_STRING_PAGES: u64 = 1;
+    let _hog = pmc_testkit::Hog::start();
     for &cxx in langs() {
         let Some(exe) = build_as("pmcstat_count", Link::Either, "pmcstat", cxx) else {
             return;
@@ -1587,22 +1597,25 @@ fn pmcstat_counting_loop_matches_rusage() {
         };
         let total = numbers_of::<u64>(&text, "total ")[0];
         let ru = numbers_of::<u64>(&text, "rusage ");
+        let before = numbers_of::<u64>(&text, "before ")[0];
         let kernel = ru[0] + ru[1];
+
         let intervals: Vec<u64> = fields(&text, "interval")
             .iter()
             .map(|f| f[0].parse().expect("count"))
             .collect();
         println!(
-            "{}: {N} fresh pages: pmc {total}, getrusage {kernel}, {} intervals",
+            "{}: {N} fresh pages: pmc {total}, getrusage {kernel} ({before} before the \
+             attach, {EXEC_STRING_PAGES} of the exec's strings), {} intervals",
             if cxx { "C++" } else { "C" },
             intervals.len()
         );
         assert_eq!(intervals.iter().sum::<u64>(), total, "{text}");
-        // pmc-linux reopens a target's events across its exec: the loader's first faults
-        // in that window may go uncounted (measured: 1 alone, 21 at load 13 on 2 CPUs).
-        assert!(
-            total >= N && total <= kernel && kernel - total <= 4 * SLACK,
-            "pmc {total}, kernel {kernel}"
+        assert!(total >= N, "{total} for {N} fresh pages");
+        assert_eq!(
+            total + before + EXEC_STRING_PAGES,
+            kernel,
+            "pmc {total}, kernel {kernel}, {before} before the attach"
         );
         assert!(
             intervals.len() >= 2,

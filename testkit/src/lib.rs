@@ -24,8 +24,9 @@
 //!
 //! It also holds the helpers the test suites used to copy from file to file:
 //! [`cli`] runs a binary under test and captures its exit code and output,
-//! [`cc`] builds a C test program (skipping visibly without a compiler), and
-//! [`workdir`] makes a scratch directory.
+//! [`cc`] builds a C test program (skipping visibly without a compiler),
+//! [`workdir`] makes a scratch directory, and [`Hog`] keeps a CPU busy beside
+//! a measurement.
 
 pub mod cc;
 pub mod cli;
@@ -227,6 +228,36 @@ macro_rules! skip {
     ($($reason:tt)+) => {
         $crate::record_skip(None, format_args!($($reason)+))
     };
+}
+
+/// A CPU hog: a shell spinning in a loop, beside a measurement that must hold
+/// under load (the scheduler then runs the measured program late, or on the
+/// other CPU, or cut into pieces). Killed and reaped when dropped.
+///
+/// ```no_run
+/// let _hog = pmc_testkit::Hog::start();
+/// // ... measure ...
+/// ```
+pub struct Hog(Option<std::process::Child>);
+
+impl Hog {
+    /// Starts the hog; without `sh`, none (the measurement then runs unloaded).
+    pub fn start() -> Hog {
+        Hog(std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .ok())
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -43,6 +43,13 @@ pub enum Progress {
 /// Dropping a session whose command was never resumed makes the command
 /// exit without running; a resumed command is waited for (never orphaned).
 ///
+/// What a launched command's count covers (Linux): its PMCs start at its
+/// `exec` (`enable_on_exec`), as `perf stat`'s do, and count the same. The
+/// kernel's `getrusage` count of the child's page faults is larger by what
+/// no PMC sees: the child's faults between `fork` and `exec`, and the pages
+/// of the `exec`'s arguments and environment, faulted in through
+/// `get_user_pages` (counted in `ru_minflt`, never a perf_event page fault).
+///
 /// ```no_run
 /// use pmc::launch::{Command, Progress, Session};
 /// use pmc::{Allocation, Backend, Pmc};
