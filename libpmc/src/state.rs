@@ -83,6 +83,16 @@ pub(crate) fn errno_of(e: &pmc_facade::Error) -> i32 {
 
 type R<T> = Result<T, CError>;
 
+/// The longest event string an error message quotes whole.
+const SPEC_SHOWN: usize = 200;
+
+/// A caller's event string as an error quotes it: cut in the middle past
+/// [`SPEC_SHOWN`] characters, saying how many bytes were left out (pmc-log's
+/// `cut`, as pmcstat cuts what it echoes).
+fn shown_spec(spec: &str) -> std::borrow::Cow<'_, str> {
+    pmc_log::escape::cut(spec, SPEC_SHOWN)
+}
+
 /// Rows per class per CPU this library reports: PMCs are perf events, which
 /// the kernel multiplexes, so the number is a bound this library keeps, not
 /// a hardware count.
@@ -462,7 +472,7 @@ pub(crate) fn allocate(spec: &str, mode: u32, flags: u32, cpu: i32, count: u64) 
                 libc::EINVAL,
                 format!(
                     "event specification {:?} does not parse: {e}",
-                    crate::sys::cut(spec)
+                    shown_spec(spec)
                 ),
             )
         })?;
@@ -939,7 +949,10 @@ pub(crate) fn measure_begin(specs: &[&str]) -> R<pmc_measure_t> {
                 .map_err(|e| {
                     CError::new(
                         libc::EINVAL,
-                        format!("event specification {spec:?} does not parse: {e}"),
+                        format!(
+                            "event specification {:?} does not parse: {e}",
+                            shown_spec(spec)
+                        ),
                     )
                 })
         })

@@ -322,3 +322,55 @@ fn pmclog_c_harness_fixed_iterations() {
         seeds.len() * (rounds as usize + 1)
     );
 }
+
+/// The last error's message.
+fn last_message() -> String {
+    let p = pmc_strerror_last();
+    assert!(!p.is_null());
+    // SAFETY: pmc_strerror_last returns the thread's NUL-terminated message, valid until
+    // the next failing call on this thread.
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A 1 MB event string in an error is cut in the middle, as pmcstat cuts what it echoes
+/// (pmc-log's `cut`): the message says what it was and how much was left out, and the
+/// reason after it stays (before, pmc_measure_begin quoted it whole and the message was
+/// cut at 4 KB, reason and all; pmc_allocate cut it at 200 characters and "...").
+#[test]
+fn long_event_strings_are_cut_in_errors() {
+    assert_eq!(pmc_init(), 0, "pmc_init");
+    let spec = format!("{}:zz", "x".repeat(1 << 20));
+    let c = CString::new(spec.clone()).expect("no NUL");
+    let mut id = 0;
+    // SAFETY: a valid C string and an id to write.
+    let ret = unsafe {
+        pmc_allocate(
+            c.as_ptr(),
+            pmc::abi::ModeArg(pmc::abi::PMC_MODE_TC),
+            0,
+            pmc::abi::PMC_CPU_ANY,
+            &mut id,
+            0,
+        )
+    };
+    assert_eq!((ret, errno()), (-1, libc::EINVAL));
+    let a = last_message();
+    let events = [c.as_ptr()];
+    let mut m = 0;
+    // SAFETY: one valid C string, a handle to write.
+    let ret = unsafe { pmc_measure_begin(events.as_ptr(), 1, &mut m) };
+    assert_eq!((ret, errno()), (-1, libc::EINVAL));
+    let b = last_message();
+    for msg in [&a, &b] {
+        println!("{} bytes: {msg}", msg.len());
+        assert!(msg.len() < 2_000, "{} bytes", msg.len());
+        assert!(
+            msg.contains(&format!("[... {} bytes ...]", spec.len() - 150)),
+            "{msg}"
+        );
+        assert!(msg.contains("xxx:zz\" does not parse: "), "{msg}");
+        assert!(!msg.ends_with("[cut]"), "the reason is kept: {msg}");
+    }
+}

@@ -50,6 +50,51 @@ pub fn escape_bytes(b: &[u8]) -> String {
     escape(&String::from_utf8_lossy(b)).into_owned()
 }
 
+/// `word` whole when it has at most `longest` characters; else its first `longest / 2` and
+/// last `longest / 4` characters around `[... N bytes ...]`, N the bytes left out: a name or
+/// argument echoed in a message (a 16 MB event string, a 100 KB path) says what it was and
+/// how long, without flooding the message, and what follows it stays readable.
+///
+/// ```
+/// use pmc_log::escape::cut;
+/// assert_eq!(cut("page-faults", 8 * 4), "page-faults");
+/// let long = format!("{}{}", "a".repeat(10_000), "tail");
+/// assert_eq!(cut(&long, 16), format!("aaaaaaaa[... 9992 bytes ...]tail"));
+/// ```
+pub fn cut(word: &str, longest: usize) -> Cow<'_, str> {
+    let n = word.chars().count();
+    if n <= longest {
+        return Cow::Borrowed(word);
+    }
+    let head: String = word.chars().take(longest / 2).collect();
+    let tail: String = word.chars().skip(n - longest / 4).collect();
+    let left_out = word.len() - head.len() - tail.len();
+    Cow::Owned(format!("{head}[... {left_out} bytes ...]{tail}"))
+}
+
+/// `text` with each of its words (runs between spaces, tabs and line breaks) [`cut`] to
+/// `longest` characters; borrowed when none is longer.
+///
+/// ```
+/// use pmc_log::escape::cut_words;
+/// let msg = format!("event specification `{}` does not parse", "x".repeat(5_000));
+/// let shown = cut_words(&msg, 64);
+/// assert!(shown.len() < 200 && shown.ends_with("` does not parse"), "{shown}");
+/// ```
+pub fn cut_words(text: &str, longest: usize) -> Cow<'_, str> {
+    const BLANKS: [char; 3] = [' ', '\t', '\n'];
+    if !text.split(BLANKS).any(|w| w.chars().nth(longest).is_some()) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::new();
+    for piece in text.split_inclusive(BLANKS) {
+        let word = piece.strip_suffix(BLANKS).unwrap_or(piece);
+        out.push_str(&cut(word, longest));
+        out.push_str(&piece[word.len()..]);
+    }
+    Cow::Owned(out)
+}
+
 /// A writer of JSON text that escapes the controls JSON allows raw: DEL (U+007F) and C1
 /// (U+0080-U+009F) become `\u007f`, `\u0080`...`\u009f` (JSON encoders escape C0, which
 /// JSON forbids raw, but pass these through, and a C1 CSI, U+009B, drives a terminal as

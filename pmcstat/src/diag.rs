@@ -23,7 +23,8 @@ const LONGEST_WORD: usize = 1024;
 
 /// A message as pmcstat prints it: each of its lines with its control characters escaped
 /// (pmc-log's escaper: ESC as `\e`, C1 as `\xNN`), and each word longer than
-/// [`LONGEST_WORD`] characters cut in the middle, saying how many bytes were left out.
+/// [`LONGEST_WORD`] characters cut in the middle, saying how many bytes were left out
+/// (pmc-log's `cut_words`, which libpmc's messages go through too).
 /// Escaping escaped text changes nothing, so a message built from escaped names is shown
 /// as it was.
 pub fn shown(msg: &str) -> std::borrow::Cow<'_, str> {
@@ -40,27 +41,10 @@ pub fn shown(msg: &str) -> std::borrow::Cow<'_, str> {
         .split('\n')
         .map(|l| {
             let l = pmc_log::escape::escape(l);
-            if !long {
-                return l.into_owned();
-            }
-            let words: Vec<String> = l.split(' ').map(cut_word).collect();
-            words.join(" ")
+            pmc_log::escape::cut_words(&l, LONGEST_WORD).into_owned()
         })
         .collect();
     std::borrow::Cow::Owned(lines.join("\n"))
-}
-
-/// `w` whole, or its first and last characters around `[... N bytes ...]` when it is
-/// longer than [`LONGEST_WORD`] characters.
-fn cut_word(w: &str) -> String {
-    let n = w.chars().count();
-    if n <= LONGEST_WORD {
-        return w.to_owned();
-    }
-    let head: String = w.chars().take(LONGEST_WORD / 2).collect();
-    let tail: String = w.chars().skip(n - LONGEST_WORD / 4).collect();
-    let cut = w.len() - head.len() - tail.len();
-    format!("{head}[... {cut} bytes ...]{tail}")
 }
 
 /// `-q`: informational lines (`note!`) are not printed.

@@ -26,11 +26,16 @@ fn fail(e: CError) {
 /// says so).
 const MESSAGE_MAX: usize = 4096;
 
-/// A message a terminal can show: control characters as `\xNN` escapes,
-/// cut to [`MESSAGE_MAX`] bytes.
+/// The longest word (a run between blanks) a message shows whole; a longer one
+/// is cut in the middle, as pmcstat's messages are (pmc-log's `cut_words`).
+const WORD_MAX: usize = 1024;
+
+/// A message a terminal can show: each word longer than [`WORD_MAX`] cut in
+/// the middle, control characters as `\xNN` escapes, cut to [`MESSAGE_MAX`]
+/// bytes.
 fn escape(s: &str) -> String {
     let mut out = String::new();
-    for c in s.chars() {
+    for c in pmc_log::escape::cut_words(s, WORD_MAX).chars() {
         if out.len() >= MESSAGE_MAX {
             out.push_str(" [cut]");
             break;
@@ -40,15 +45,6 @@ fn escape(s: &str) -> String {
         } else {
             out.push(c);
         }
-    }
-    out
-}
-
-/// A caller's string in a message: at most 200 characters.
-pub(crate) fn cut(s: &str) -> String {
-    let mut out: String = s.chars().take(200).collect();
-    if out.len() < s.len() {
-        out.push_str("...");
     }
     out
 }

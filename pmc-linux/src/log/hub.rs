@@ -414,7 +414,13 @@ impl HubState {
         match self.writer.as_mut() {
             Some(w) => w.write(rec).map_err(|e| {
                 LogFailure::note(&mut self.error, &e);
-                write_error(&e)
+                // A writer stopped at an earlier failure carries no errno of its own: that
+                // failure's (EPIPE for a reader gone), as flush_log and close_log report it.
+                let err = write_error(&e);
+                match self.error.as_ref().and_then(|f| f.errno) {
+                    Some(n) if err.errno().is_none() => err.with_errno(n),
+                    _ => err,
+                }
             }),
             None => Err(no_log()),
         }
