@@ -64,15 +64,18 @@ impl Format {
 /// # Ok::<(), std::fmt::Error>(())
 /// ```
 pub fn render(registry: &Registry, format: Format) -> Result<String, std::fmt::Error> {
-    render_all(&[registry], format)
+    render_all(&[registry], format, 0)
 }
 
-/// [`render`] of several registries, one exposition (their families must not collide).
+/// [`render`] of several registries, one exposition (their families must not collide),
+/// into a string of `capacity` bytes to start with (the server passes the last
+/// exposition's size, so that a scrape does not grow its text by doubling).
 pub(crate) fn render_all(
     registries: &[&Registry],
     format: Format,
+    capacity: usize,
 ) -> Result<String, std::fmt::Error> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(capacity);
     for r in registries {
         match format {
             Format::OpenMetrics => prometheus_client::encoding::text::encode_registry(&mut out, r)?,

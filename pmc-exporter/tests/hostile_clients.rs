@@ -446,7 +446,8 @@ fn hostile_clients_cannot_stop_a_well_behaved_scrape() {
         keep[10] < Duration::from_millis(40),
         "keep-alive scrapes wait: {keep:?}"
     );
-    // Threads: the server's two (runtime, encoder) and the test's probe, whatever the load.
+    // Threads: the server's (its runtime, which encodes too; bcrypt's blocking one), and the
+    // test's probe, whatever the load.
     assert!(
         peak.0 <= threads0 + 3,
         "threads {threads0} -> peak {}",
