@@ -24,6 +24,8 @@ pub struct KernelSymbol<'a> {
     pub module: Option<&'a str>,
     /// Symbol address.
     pub start: u64,
+    /// Where the symbol ends: the next symbol's address (`None` for the last).
+    pub end: Option<u64>,
 }
 
 /// The text symbols of `/proc/kallsyms` (or a copy of it), sorted by address.
@@ -188,6 +190,7 @@ impl Kallsyms {
             name,
             module: self.modules.get(usize::from(s.module)).map(String::as_str),
             start: s.start,
+            end: self.syms.get(i + 1).map(|n| n.start),
         })
     }
 }

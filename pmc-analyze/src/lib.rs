@@ -235,6 +235,16 @@ pub enum Warning {
         /// Their deepest callchain, in frames.
         deepest: u64,
     },
+    /// Many samples were taken in the kernel for user processes and recorded without their
+    /// user callers (hwpmc's default, pmcstat(8)'s: `PMC_F_USERCALLCHAIN`,
+    /// [`Stats::kernel_only`](crate::profile::Stats::kernel_only)): the inclusive shares of
+    /// user functions leave them out, where perf's callchains have them.
+    KernelOnlyCallchains {
+        /// Samples without their user callers.
+        samples: u64,
+        /// All samples.
+        of: u64,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -289,6 +299,15 @@ impl fmt::Display for Warning {
                 "{samples} samples have callchains deeper than {MAX_STACK_DEPTH} frames \
                  (the deepest {deepest} frames): each keeps its {} innermost frames under [truncated]",
                 MAX_STACK_DEPTH - 1
+            ),
+            Warning::KernelOnlyCallchains { samples, of } => write!(
+                f,
+                "{samples} of {of} samples ({:.1}%) were taken in the kernel and recorded \
+                 without their user-space callers (user callchains of kernel samples off, \
+                 hwpmc's and pmcstat(8)'s default), so the inclusive shares of user functions \
+                 leave them out; record with -U, or perf's -g/--call-graph, to keep them \
+                 (Flags::USERCALLCHAIN)",
+                100.0 * *samples as f64 / (*of).max(1) as f64
             ),
         }
     }

@@ -346,6 +346,44 @@ impl core::fmt::Display for CpuId {
     }
 }
 
+/// The hypervisor a CPUID hypervisor vendor signature names: the 12 bytes of
+/// leaf `0x4000_0000`'s EBX, ECX and EDX, as hypervisors set them (the leaf
+/// exists when CPUID.1:ECX bit 31, `hypervisor` in `/proc/cpuinfo`, is set).
+/// `None` for a signature this table does not know.
+///
+/// ```
+/// assert_eq!(pmc_events::hypervisor_name(b"KVMKVMKVM\0\0\0"), Some("KVM"));
+/// assert_eq!(pmc_events::hypervisor_name(b"bhyve bhyve "), Some("bhyve"));
+/// assert_eq!(pmc_events::hypervisor_name(b"NotAHypervsr"), None);
+/// ```
+pub fn hypervisor_name(signature: &[u8; 12]) -> Option<&'static str> {
+    // Trailing NULs and spaces are padding (`KVMKVMKVM\0\0\0`, `bhyve bhyve `).
+    let end = signature
+        .iter()
+        .rposition(|&b| b != 0 && b != b' ')
+        .map_or(0, |i| i + 1);
+    Some(match &signature[..end] {
+        b"KVMKVMKVM" => "KVM",
+        b"Linux KVM Hv" => "KVM (Hyper-V interface)",
+        b"Microsoft Hv" => "Microsoft Hyper-V",
+        b"VMwareVMware" => "VMware",
+        b"XenVMMXenVMM" => "Xen",
+        b"TCGTCGTCGTCG" => "QEMU TCG (emulated CPU)",
+        b"bhyve bhyve" => "bhyve",
+        b"VBoxVBoxVBox" => "VirtualBox",
+        b" lrpepyh  vr" | b"prl hyperv" => "Parallels",
+        b"ACRNACRNACRN" => "ACRN",
+        b"QNXQVMBSQG" => "QNX hypervisor",
+        b"Jailhouse" => "Jailhouse",
+        b"HAXMHAXMHAXM" => "Intel HAXM",
+        b"EVMMEVMMEVMM" => "Intel EVMM",
+        b"SRESRESRESRE" => "Lockheed Martin SRE",
+        b"UnisysSpar64" => "Unisys s-Par",
+        b"Apple VZ" | b"VirtualApple" => "Apple Virtualization",
+        _ => return None,
+    })
+}
+
 fn parse_num(v: &str) -> Option<u64> {
     match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
         Some(h) => u64::from_str_radix(h, 16).ok(),

@@ -290,6 +290,11 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
         self.set_ring_pages(pages)
     }
 
+    /// perf_event's `freq` bit: the kernel adapts each event's period to `sample_freq`.
+    fn native_frequency(&self) -> bool {
+        true
+    }
+
     /// The backend-neutral part of `Backend::sampling_details`
     /// (which also counts side records, decoding errors and discarded bytes).
     fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {

@@ -175,6 +175,15 @@ pub(crate) fn resolve_for(
 ) -> Result<Resolved, Error> {
     match &spec.source {
         EventSource::Portable(p) => Ok(portable(*p)),
+        EventSource::Generic(_) if spec.is_duration_time() => Err(Error::new(
+            ErrorKind::NotSupported,
+            Op::Allocate,
+            format!(
+                "`{spec}` is perf stat's tool event, the run's wall-clock time: no kernel counter \
+                 counts it (perf opens a dummy event and times the run itself)"
+            ),
+        )
+        .with_help("time the work with std::time::Instant")),
         EventSource::Generic(g) => {
             generic(g).ok_or_else(|| no_event(spec, "not a Linux generic event"))
         }
@@ -525,8 +534,14 @@ fn pmu_event(
         }
     }
     for (key, value) in expanded {
-        let fmt = read_string(sys, &pmu_dir.join("format").join(&key))
-            .map_err(|_| no_event(spec, format!("PMU `{pmu}` has no format `{key}`")))?;
+        let fmt = match read_string(sys, &pmu_dir.join("format").join(&key)) {
+            Ok(f) => f,
+            // perf's built-in terms, for any PMU (`software/config=2/`): the whole field.
+            Err(_) if matches!(key.as_str(), "config" | "config1" | "config2") => {
+                format!("{key}:0-63")
+            }
+            Err(_) => return Err(no_event(spec, format!("PMU `{pmu}` has no format `{key}`"))),
+        };
         place(&mut r, fmt.trim(), value)
             .map_err(|why| no_event(spec, format!("term {key}={value:#x}: {why}")))?;
     }

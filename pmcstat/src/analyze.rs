@@ -812,10 +812,15 @@ fn build_profile(
     args: &Analyze,
     thread: Option<&mut ThreadFilter>,
 ) -> Result<Profile, Failure> {
-    let opts = AnalyzeOptions {
+    let mut opts = AnalyzeOptions {
         keep_pcs: args.gprof,
         ..analyze_options(args)
     };
+    // The call graph and the stacks show inlined functions as frames of their own, marked
+    // "(inlined)", as perf and samply show them; the other reports fold them into their
+    // function (Profile::without_inlines), as perf report does without --inline.
+    opts.symbolize.inlines =
+        args.callgraph.is_some() || args.folded.is_some() || args.flamegraph.is_some();
     let profile = match (input, thread) {
         (Input::Bytes(b), _) => Profile::from_log(b, opts),
         (Input::Stream(f), None) => Profile::from_stream(std::io::BufReader::new(f), opts),
@@ -855,10 +860,14 @@ fn write_profile_reports(
             write_callgraph(profile, &opts, &mut &mut *out).map_err(io_error)
         })?;
     }
+    // The reports of real functions: inlined frames folded into them.
+    let folded = std::cell::OnceCell::new();
+    let real = || folded.get_or_init(|| profile.without_inlines());
     if args.gprof {
-        write_gprof(profile, args)?;
+        write_gprof(real(), args)?;
     }
     if let Some(c) = &args.calltree {
+        let profile = real();
         let opts = CallgrindOptions {
             command: (!profile.comms.is_empty()).then(|| profile.comms.join(" ")),
             ..Default::default()
@@ -879,7 +888,7 @@ fn write_profile_reports(
         })?;
     }
     if args.summary {
-        write_summary(profile, args, out_path)?;
+        write_summary(real(), args, out_path)?;
     }
     Ok(())
 }

@@ -21,8 +21,10 @@ use std::path::PathBuf;
 perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
 (instructions,usr, SOFT-CLOCK.HARD).\n\nUnits: cpu-clock and task-clock count nanoseconds; \
 FreeBSD's clock.hard/clock.stat count ticks (kern.hz, stathz): on Linux only sampling them works, \
--n N being N ticks (1 ms each for clock.hard). Sampling without -n/--freq: 4000 Hz for time \
-events, every 65536 events otherwise (-v shows it).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
+-n N being N ticks (1 ms each for clock.hard). Sampling without -n/--freq: 4000 Hz as perf record \
+(on FreeBSD, without a kernel frequency mode: time events 4000 Hz, software events every 1000, \
+hardware events every 65536), clock.* every tick, tracepoints every event; -v shows it, and a \
+run without samples says so.\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
 pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -p page-faults -d -p task-clock -- make\n  \
 pmcstat -c 0,1 -s cpu-clock -l 1\n  pmcstat -s page-faults -c 0 -s cpu-clock -l 1\n  \
 pmcstat -s context-switches -w 1    (until Ctrl-C)\n  pmcstat -a    (perf stat -a, until Ctrl-C)\n  \
@@ -66,8 +68,10 @@ pub struct Args {
 
     /// Sampling period: one sample every RATE events of the event's unit (nanoseconds for
     /// cpu-clock/task-clock on Linux, ticks for clock.hard/clock.stat). Without -n or --freq:
-    /// 4000 Hz for time events (cpu-clock, task-clock, clock.*), as perf record; every
-    /// 65536 events otherwise, as pmcstat(8). -v shows the choice.
+    /// 4000 Hz as perf record (the kernel adapts the period; on FreeBSD, which cannot, time
+    /// events 4000 Hz, software events every 1000, hardware events every 65536 as
+    /// pmcstat(8)); clock.hard/stat/prof every tick of their clock; tracepoints every event.
+    /// -v shows the choice.
     #[arg(short = 'n', value_name = "RATE", value_parser = clap::value_parser!(u64).range(1..=MAX_PERIOD))]
     pub rate: Option<u64>,
 
@@ -89,7 +93,8 @@ pub struct Args {
     #[arg(short = 'U')]
     pub user_callchain: bool,
 
-    /// How -P/-S take callchains, in perf record's spelling: `fp` (frame
+    /// How -P/-S take callchains, in perf record's spelling, with perf's meaning:
+    /// a sample taken in the kernel keeps its user callers (as -U). `fp` (frame
     /// pointers, the default) or `dwarf[,SIZE]` (copy SIZE bytes of user stack
     /// with each sample, default 8192, and unwind it with the binaries' DWARF
     /// call-frame information while recording: full call graphs for code built
@@ -165,8 +170,10 @@ pub struct Args {
     pub callgraph_order: CallgraphOrder,
 
     /// With -R: write gprof profiles (gmon.out format, for gprof(1)), one per
-    /// executable object and PMC, as DIR/EVENT/OBJECT.gmon (DIR from -D).
-    #[arg(short = 'g', requires = "read_log")]
+    /// executable object and PMC, as DIR/EVENT/OBJECT.gmon (DIR from -D). Without -R,
+    /// with -P/-S: perf record's -g, `--call-graph fp` (callchains with the user callers
+    /// of samples taken in the kernel).
+    #[arg(short = 'g')]
     pub gprof: bool,
 
     /// With -g: the directory for the gmon files (default: the current one).
@@ -614,6 +621,7 @@ impl Args {
             ));
         }
         self.all_cpus_checked()?;
+        self.perf_g_checked()?;
         if let Some(v) = self.r_arg.take() {
             if self.read_log.is_some() {
                 self.fsroot = Some(PathBuf::from(v));
@@ -662,6 +670,36 @@ impl Args {
 }
 
 impl Args {
+    /// `-g`: pmcstat(8)'s gprof files with -R; without it, with sampling PMCs, perf
+    /// record's `-g` (`--call-graph fp`: callchains that keep the user callers of kernel
+    /// samples). Anything else is a usage error saying both.
+    fn perf_g_checked(&mut self) -> Result<(), clap::Error> {
+        if !self.gprof || self.read_log.is_some() {
+            return Ok(());
+        }
+        let refuse = |why: &str| {
+            Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "-g {why} (with -R LOG, -g is pmcstat(8)'s gprof files; with -P/-S, perf \
+                     record's -g: call graphs with the user callers of kernel samples)\n"
+                ),
+            ))
+        };
+        if self.process_sampling.is_empty() && self.system_sampling.is_empty() {
+            return refuse("needs -R LOG or a sampling PMC (-P, -S)");
+        }
+        if self.no_callchain {
+            return refuse("asks for call graphs and -N turns them off: give one of them");
+        }
+        if self.samples_dir.is_some() {
+            return refuse("without -R takes no -D DIR");
+        }
+        self.gprof = false;
+        self.call_graph.get_or_insert(pmc::CallGraph::FramePointers);
+        Ok(())
+    }
+
     /// perf's `-a`/`--all-cpus`: not with -R, -p or -t; the -P PMCs become
     /// system-wide ones (on the CPUs of the last -c), as `perf record -a`.
     fn all_cpus_checked(&mut self) -> Result<(), clap::Error> {
@@ -1097,5 +1135,33 @@ mod tests {
             let e = Args::parse_args(args).expect_err(&args.join(" "));
             assert!(e.use_stderr(), "{}", args.join(" "));
         }
+    }
+
+    /// Issue 34: `-g` is pmcstat(8)'s gprof files with -R, perf record's `-g` with -P/-S,
+    /// and a usage error naming both otherwise; perf's spellings keep user callers.
+    #[test]
+    fn g_is_perfs_without_r() {
+        let a = Args::parse_args(["pmcstat", "-g", "-P", "cpu-clock", "true"]).unwrap();
+        assert!(!a.gprof);
+        assert_eq!(a.call_graph, Some(pmc::CallGraph::FramePointers));
+        let s = crate::config::Sample::from(a);
+        assert!(s.user_callchain, "-g keeps the user callers, as perf");
+        let a = Args::parse_args(["pmcstat", "-R", "log", "-g"]).unwrap();
+        assert!(a.gprof && a.call_graph.is_none());
+        for bad in [
+            &["pmcstat", "-g", "true"][..],
+            &["pmcstat", "-g", "-N", "-P", "cpu-clock", "true"],
+            &["pmcstat", "-g", "-D", "d", "-P", "cpu-clock", "true"],
+        ] {
+            let e = Args::parse_args(bad).expect_err(&bad.join(" ")).to_string();
+            assert!(e.contains("gprof") && e.contains("perf record's -g"), "{e}");
+        }
+        let a = Args::parse_args(["pmcstat", "--call-graph", "dwarf", "-P", "cpu-clock", "x"]);
+        assert!(crate::config::Sample::from(a.unwrap()).user_callchain);
+        let a = Args::parse_args(["pmcstat", "-P", "cpu-clock", "x"]).unwrap();
+        assert!(
+            !crate::config::Sample::from(a).user_callchain,
+            "pmcstat(8)'s default"
+        );
     }
 }

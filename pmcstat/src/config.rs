@@ -164,7 +164,7 @@ pub struct Sample {
     pub frequency: Option<u64>,
     /// `-N`.
     pub no_callchain: bool,
-    /// `-U`.
+    /// `-U`, or perf's `--call-graph`/`-g`.
     pub user_callchain: bool,
     /// `--call-graph`.
     pub call_graph: Option<pmc::CallGraph>,
@@ -207,7 +207,9 @@ impl From<Args> for Sample {
             rate: args.rate,
             frequency: args.frequency,
             no_callchain: args.no_callchain,
-            user_callchain: args.user_callchain,
+            // perf's spellings (--call-graph, -g) with perf's meaning: the user callers of
+            // kernel samples kept.
+            user_callchain: args.user_callchain || args.call_graph.is_some(),
             call_graph: args.call_graph,
             mmap_pages: args.mmap_pages,
             log: args.log,

@@ -487,6 +487,47 @@ fn priv_bits(m: &Modifiers) -> (bool, bool) {
     (m.counts_user(), m.counts_kernel())
 }
 
+/// What perf's grammar has and hwpmc does not: its modifiers beyond `u`/`k`/`h`/`p`
+/// (`PMC_OP_PMCALLOCATE` takes privilege flags only: `PMC_F_*`, `pm_caps`' USER/SYSTEM)
+/// and its `duration_time` tool event.
+fn refuse_perf_only(spec: &EventSpec) -> Result<(), Error> {
+    if spec.is_duration_time() {
+        return Err(err(
+            ErrorKind::NotSupported,
+            spec,
+            "duration_time is perf stat's tool event, the run's wall-clock time: no PMC counts it",
+            "time the work with std::time::Instant (pmcstat -e duration_time does)",
+        ));
+    }
+    let m = &spec.modifiers;
+    let extras: Vec<&str> = [
+        (m.max_precise, ":P (highest precision)"),
+        (m.guest, ":G (guest only)"),
+        (m.host, ":H (host only)"),
+        (m.exclude_idle, ":I (not while idle)"),
+        (m.pinned, ":D (pinned)"),
+        (m.exclusive, ":e (exclusive)"),
+        (m.sample_read, ":S (counts with each sample)"),
+        (m.weak_group, ":W (weak group)"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, what)| *what)
+    .collect();
+    if extras.is_empty() {
+        return Ok(());
+    }
+    Err(err(
+        ErrorKind::NotSupported,
+        spec,
+        format!(
+            "hwpmc has no {}: its PMCs take user and kernel mode (:u/:k, usr/os) only",
+            extras.join(", ")
+        ),
+        "drop the modifier (perf's modifiers beyond u, k, h and p are Linux's)",
+    ))
+}
+
 fn check_mods(spec: &EventSpec, allow_priv: bool) -> Result<(), Error> {
     let m = &spec.modifiers;
     if m.precise > 0 {
@@ -573,6 +614,7 @@ pub(crate) fn resolve(
     machine: &Machine,
     sampling: bool,
 ) -> Result<Vec<Encoding>, Error> {
+    refuse_perf_only(spec)?;
     match &spec.source {
         EventSource::Portable(p) => resolve_portable(spec, *p, machine, sampling),
         EventSource::Raw(config) => hardware(

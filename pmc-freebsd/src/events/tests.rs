@@ -591,3 +591,21 @@ proptest::proptest! {
         }
     }
 }
+
+/// Issue 34: perf's modifiers beyond u/k/h/p and its `duration_time` tool event are
+/// refused with a clear error naming what hwpmc lacks; `name=` is only a label.
+#[test]
+fn perf_only_grammar_is_refused_clearly() {
+    for (spec, says) in [
+        ("instructions:D", ":D (pinned)"),
+        ("instructions:uI", ":I (not while idle)"),
+        ("page-faults:G", ":G (guest only)"),
+        ("cycles:P", ":P (highest precision)"),
+        ("duration_time", "perf stat's tool event"),
+    ] {
+        let e = r(spec, SKL, false).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{spec}: {e}");
+        assert!(e.to_string().contains(says), "{spec}: {e}");
+    }
+    assert!(r("instructions/name=insns/u", SKL, false).is_ok());
+}

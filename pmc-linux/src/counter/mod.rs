@@ -1038,6 +1038,14 @@ impl<S: Sys> pmc_core::Group for LinuxGroup<S> {
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         self.c.read_into(out)
     }
+    /// Each member's `perf_event_attr` as opened (after any fallback), like `perf stat -vv`.
+    fn native_configs(&self) -> Vec<Vec<NativeField>> {
+        self.c
+            .members
+            .iter()
+            .map(|m| m.native_fields(&m.opened))
+            .collect()
+    }
 }
 
 impl<S: Sys> LinuxGroup<S> {
@@ -1050,14 +1058,5 @@ impl<S: Sys> LinuxGroup<S> {
     /// [`read_into`](pmc_core::Group::read_into).
     pub fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
-    }
-
-    /// The native configuration of each member.
-    pub fn native_configs(&self) -> Vec<Vec<NativeField>> {
-        self.c
-            .members
-            .iter()
-            .map(|m| m.native_fields(&m.attr))
-            .collect()
     }
 }

@@ -1467,6 +1467,29 @@ fn diagnose_without_a_pmu_names_the_virtual_machine() {
         .find(|c| c.name == "hardware PMU")
         .expect("PMU check");
     assert!(pmu.detail.contains("Fake Hypervisor"), "{pmu:?}");
+    // Issue 34: CPUID's signature names it, as the kernel's "Hypervisor detected: KVM";
+    // the DMI product follows.
+    k.set_hypervisor(*b"KVMKVMKVM\0\0\0");
+    let pmu = backend
+        .diagnose()
+        .into_iter()
+        .find(|c| c.name == "hardware PMU")
+        .expect("PMU check");
+    assert!(
+        pmu.detail
+            .contains("virtual machine (KVM, Fake Hypervisor)"),
+        "{pmu:?}"
+    );
+    k.set_hypervisor(*b"Odd\x01Visor\0\0\0");
+    let pmu = backend
+        .diagnose()
+        .into_iter()
+        .find(|c| c.name == "hardware PMU")
+        .expect("PMU check");
+    assert!(
+        pmu.detail.contains("hypervisor signature `Odd.Visor...`"),
+        "{pmu:?}"
+    );
 }
 
 #[test]
@@ -1556,4 +1579,60 @@ fn the_log_synthesizes_running_processes_from_the_fake_proc() {
         })
         .collect();
     assert_eq!(maps, vec![b"/usr/bin/fakeproc".to_vec()]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// perf's modifiers (issue 34)
+
+/// perf's modifiers beyond u/k/h/p set the attr bits `perf stat -vv` shows for them: :I
+/// exclude_idle, :G exclude_host, :H exclude_guest on every member; :D pinned and :e
+/// exclusive on a group's leader alone; :P the highest precise_ip the PMU takes (none for a
+/// software event), as perf probes it from 3 down.
+#[test]
+fn perf_modifiers_set_perfs_attr_bits() {
+    let (k, backend) = kernel();
+    let _p = pmc(&backend, counting("page-faults:IGDeP"));
+    let a = k.events()[0].attr;
+    assert_eq!(
+        (a.exclude_idle(), a.exclude_host(), a.exclude_guest()),
+        (1, 1, 0)
+    );
+    assert_eq!((a.pinned(), a.exclusive(), a.precise_ip()), (1, 1, 0));
+
+    let (k, backend) = kernel();
+    let _g = group(&backend, &["page-faults:HD", "task-clock:HD"], Flags::NONE);
+    let ev = k.events();
+    assert_eq!(
+        (ev[0].attr.pinned(), ev[1].attr.pinned()),
+        (1, 0),
+        "leader only"
+    );
+    assert!(ev.iter().all(|e| e.attr.exclude_guest() == 1));
+
+    // :P on a hardware event: the PMU refuses precise_ip 3 and 2, takes 1.
+    let (k, backend) = kernel();
+    k.inject(Fault::new(Call::Open, libc::EOPNOTSUPP).times(2));
+    let p = pmc(&backend, counting("cycles:P"));
+    assert_eq!(k.events()[0].attr.precise_ip(), 1);
+    let shown = p.native_config();
+    assert!(
+        shown
+            .iter()
+            .any(|f| f.name == "precise_ip" && f.value == "1"),
+        "{shown:?}"
+    );
+
+    // :S has no place in the log's samples.
+    let (_, backend) = kernel();
+    let e = backend
+        .allocate(&Allocation::sampling(
+            "cycles:S".parse().unwrap(),
+            pmc_core::Rate::Period(1000),
+        ))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    // duration_time is perf stat's tool event: no kernel counter.
+    let e = backend.allocate(&counting("duration_time")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("tool event"), "{e}");
 }

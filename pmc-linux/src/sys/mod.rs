@@ -148,6 +148,11 @@ pub trait Sys: Send + Sync + std::fmt::Debug + 'static {
     /// read to its end); `None` if unreadable, `Some(0)` when addresses are hidden
     /// (`kernel.kptr_restrict`).
     fn kernel_stext(&self) -> Option<u64>;
+    /// The hypervisor's CPUID vendor signature (leaf `0x4000_0000`, `KVMKVMKVM`), when
+    /// the CPU says it runs under one; `None` on bare metal, off x86_64, and by default.
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        None
+    }
 }
 
 /// A [`Sys`] shared between a backend and the test driving it.
@@ -228,6 +233,9 @@ impl<T: Sys + ?Sized> Sys for Arc<T> {
     }
     fn kernel_stext(&self) -> Option<u64> {
         (**self).kernel_stext()
+    }
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        (**self).hypervisor_signature()
     }
 }
 

@@ -131,6 +131,9 @@ impl Sys for RealSys {
             })
             .clone()
     }
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        pmc_events::sys::hypervisor_signature()
+    }
     fn kernel_stext(&self) -> Option<u64> {
         use std::io::BufRead;
         let file = std::fs::File::open("/proc/kallsyms").ok()?;

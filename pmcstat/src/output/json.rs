@@ -85,11 +85,8 @@ pub(super) fn perf_json_rows(
                 Status::NotSupported => "<not supported>".to_owned(),
             };
             f.push(format!("\"counter-value\" : \"{value}\""));
-            f.push(format!(
-                "\"unit\" : \"{}\"",
-                if clock { "msec" } else { "" }
-            ));
-            f.push(format!("\"event\" : {}", json(&c.event)));
+            f.push(format!("\"unit\" : \"{}\"", unit_of(&c.event)));
+            f.push(format!("\"event\" : {}", json(&event_name(&c.event))));
             if let Some(cg) = &c.cgroup {
                 f.push(format!("\"cgroup\" : {}", json(cg)));
             }
