@@ -1,8 +1,12 @@
-//! A self-test of this machine's counters: calibrated workloads whose counts
-//! are known, each counted through a [`Backend`] and judged.
+//! # pmc-selftest: a self-test of this machine's counters
 //!
-//! [`run`] (or `pmc::selftest()`) takes [`Options`] and gives a [`Report`] of [`Row`]s, each
-//! with a [`Verdict`]. The workloads are in `workload.rs`, the user-space read probe in
+//! Calibrated workloads whose counts are known, each counted through a
+//! [`Backend`] of pmc's API and judged: a program over the library (`pmcstat
+//! --selftest` runs it), not part of its face.
+//!
+//! [`run`] (or [`run_native`]) takes [`Options`] and gives a [`Report`] of [`Row`]s, each
+//! with a [`Verdict`]. The workloads are in `workload.rs` (their contact with the machine,
+//! the loop's assembly and fresh pages, in `sys/`), the user-space read probe in
 //! `fast_read.rs` (Linux). Below: the example, the checks, the verdicts.
 //!
 //! Laptops, cloud VMs and CI runners differ: a VM may have no virtual PMU,
@@ -14,10 +18,10 @@
 //! [`Backend::diagnose`]).
 //!
 //! ```
-//! let report = pmc::selftest()?;
+//! let report = pmc_selftest::run_native()?;
 //! print!("{report}");
 //! for row in &report.rows {
-//!     if row.verdict == pmc::selftest::Verdict::Fail {
+//!     if row.verdict == pmc_selftest::Verdict::Fail {
 //!         eprintln!("{}: {}", row.check, row.note);
 //!     }
 //! }
@@ -61,22 +65,63 @@
 //! instructions, the sampling checks 70 ms of CPU); memory is bounded (the
 //! in-memory log stops taking bytes at 8 MiB, the pages are unmapped).
 
+#![warn(unreachable_pub, unnameable_types)]
+#![deny(unsafe_code)]
+#![deny(missing_docs)]
+
 use std::sync::{Arc, Mutex};
 
-use crate::{
+use pmc::{
     info::{Check, Verdict as DiagVerdict},
     Allocation, Backend, Error, ErrorKind, EventSpec, Pmc, Rate, Reading, Status,
 };
 
-pub(crate) mod workload;
+#[cfg(target_os = "linux")]
+mod fast_read;
+// The loop's assembly, fresh pages, the thread's clock and affinity: the crate's only
+// `unsafe`.
+#[allow(unsafe_code)]
+mod sys;
+mod workload;
 
-/// Attaches `p` to the calling thread alone where the backend can ([`crate::Target::CurrentThread`],
+pub use sys::insn_loop;
+
+/// Runs the self-test ([`run`]) on the native backend, `pmc::Native`, with its user-space
+/// read check where it has one (Linux: pmc-linux's `FastReader`).
+///
+/// ```
+/// let report = pmc_selftest::run_native()?;
+/// // On a VM without a PMU the hardware rows SKIP; nothing may FAIL.
+/// println!("{report}");
+/// # Ok::<(), pmc::Error>(())
+/// ```
+///
+/// # Errors
+/// Only opening the backend (`pmc::Native::open`); every check's own failure is a row.
+pub fn run_native() -> Result<Report, Error> {
+    let backend = pmc::Native::open()?;
+    let options = Options {
+        user_reads: native_user_reads(),
+        ..Options::default()
+    };
+    Ok(run(&backend, &options))
+}
+
+/// The native backend's user-space read check, where it has one.
+fn native_user_reads() -> Option<UserReadProbe> {
+    #[cfg(target_os = "linux")]
+    return Some(fast_read::probe);
+    #[cfg(not(target_os = "linux"))]
+    None
+}
+
+/// Attaches `p` to the calling thread alone where the backend can ([`pmc::Target::CurrentThread`],
 /// Linux), so that the other threads of a program that runs the self-test add nothing to its
 /// calibrated counts (with descendants, the threads the workload starts still count). A
 /// backend that counts whole processes only (hwpmc) refuses it: then `start` attaches the
 /// process, as hwpmc counts it.
 pub(crate) fn attach_calling_thread<P: Pmc + ?Sized>(p: &mut P) -> Result<(), Error> {
-    match p.attach(crate::Target::CurrentThread) {
+    match p.attach(pmc::Target::CurrentThread) {
         Err(e) if e.kind() == ErrorKind::NotSupported => Ok(()),
         r => r,
     }
@@ -152,7 +197,7 @@ impl Row {
     /// `measured / expected`, when both are known and `expected` is not 0.
     ///
     /// ```
-    /// use pmc::selftest::{Relation, Row, Verdict};
+    /// use pmc_selftest::{Relation, Row, Verdict};
     /// let row = Row {
     ///     check: "cycles", event: "cycles:u".into(), hardware: true,
     ///     measured: Some(3_000_000), expected: Some(1_000_000), relation: Relation::Rate,
@@ -224,7 +269,7 @@ impl Report {
     /// Whether no row FAILed (SKIPs and WARNs are not failures).
     ///
     /// ```
-    /// use pmc::selftest::Report;
+    /// use pmc_selftest::Report;
     /// assert!(Report { backend: "none".into(), rows: vec![] }.passed());
     /// ```
     pub fn passed(&self) -> bool {
@@ -339,7 +384,7 @@ pub struct Options {
     /// `None` on real machines).
     pub on_workload: Option<WorkloadHook>,
     /// The user-space read check, for a backend that has one
-    /// ([`crate::selftest()`] sets pmc-linux's `FastReader` check); without
+    /// ([`run_native`] sets pmc-linux's `FastReader` check); without
     /// it the row SKIPs.
     pub user_reads: Option<UserReadProbe>,
 }
@@ -394,9 +439,9 @@ impl Options {
 /// run is a SKIP or a FAIL row saying why.
 ///
 /// ```
-/// use pmc::selftest::{self, Options, Verdict};
+/// use pmc_selftest::{Options, Verdict};
 /// let backend = pmc::Native::open()?;
-/// let report = selftest::run(&backend, &Options::default().iterations(100_000));
+/// let report = pmc_selftest::run(&backend, &Options::default().iterations(100_000));
 /// assert!(report.row("page faults").is_some());
 /// # Ok::<(), pmc::Error>(())
 /// ```
@@ -512,7 +557,7 @@ impl<B: Backend> Ctx<'_, B> {
         let spec = spec(event).ok_or_else(|| {
             Error::new(
                 ErrorKind::Parse,
-                crate::Op::Allocate,
+                pmc::Op::Allocate,
                 format!("`{event}` does not parse"),
             )
         })?;
@@ -1148,7 +1193,7 @@ impl<B: Backend> Ctx<'_, B> {
         let clock = spec("cpu-clock").ok_or_else(|| {
             Error::new(
                 ErrorKind::Parse,
-                crate::Op::Allocate,
+                pmc::Op::Allocate,
                 "cpu-clock does not parse",
             )
         })?;
