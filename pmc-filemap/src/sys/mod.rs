@@ -1,30 +1,38 @@
-//! The unsafe seam: read-only file mappings that survive the file being truncated under
-//! them.
+//! Read-only file mappings, shareable as `&[u8]` by the ELF and DWARF readers, that survive
+//! the file being truncated under them.
 //!
-//! [`Image`] is one mapping ([`Image::map`]; `cut`, in tests, says where it was repaired),
-//! [`Guarded`] its entry in the table the SIGBUS handler ([`install`]) reads. Below: how a
-//! truncation is repaired.
+//! [`Bytes`] is one mapping ([`Bytes::map`]; [`Bytes::cut`] says where a truncation was
+//! repaired); `install` sets up the SIGBUS handler behind the fixed table of mappings.
+//! Below: how a truncation is repaired, and why that is safe in a handler.
 //!
-//! A mapped object that shrinks raises SIGBUS on the next read of a page past its new end
-//! (a library rebuilt in place while a live `pmcstat` unwinds through it). Every mapping
-//! made here is registered in a fixed table that a SIGBUS handler consults: a fault
-//! (`BUS_ADRERR`) inside a registered mapping is repaired by mapping anonymous zero pages
-//! over the rest of it (`mmap(MAP_FIXED)`), and the faulting read completes and sees zeros,
-//! which framehop's bounds-checked CFI readers take as damaged unwind tables (the walk ends
-//! as truncated). No `sigsetjmp`/`siglongjmp`: the handler returns normally; it does atomic
-//! loads and stores and the `mmap`/`sigaction` system calls only. A fault outside these
-//! mappings goes to the handler installed before (pmc-analyze's guard, which works the same
-//! way, or Rust's stack-overflow handler), or kills the process as SIGBUS always did.
+//! A mapped file that shrinks raises SIGBUS on the next read of a page past its new end: a
+//! user re-running `pmcstat -O out.log` while `pmcstat -R out.log` reads it, or a library
+//! rebuilt in place while a live `pmcstat` unwinds through it, would kill the reader. Every mapping made here is registered in a fixed
+//! table that a SIGBUS handler consults: a fault (`BUS_ADRERR`) inside a registered mapping is
+//! repaired by mapping anonymous zero pages over the rest of it (`mmap(MAP_FIXED)`), and the
+//! offset of the first such page is recorded as the mapping's *cut* ([`Bytes::cut`]); the
+//! faulting read then completes and sees zeros. Readers are bounds-checked decoders for
+//! which zeros are just damaged input, and their callers report the cut.
+//!
+//! The design uses no `sigsetjmp`/`siglongjmp` (which would skip Rust destructors and leave
+//! borrows live): the handler returns normally and the interrupted instruction re-executes.
+//! It does only what is safe in a signal handler: atomic loads and stores on static arrays,
+//! and the `mmap`/`sigaction` system calls (no allocation, no locks). A fault that is not in
+//! a registered mapping goes to the handler installed before (Rust's own stack-overflow
+//! handler, normally), or kills the process as SIGBUS always did. pmc-analyze and pmc-unwind
+//! map through this one table, so a process has one such handler, not one per crate.
 
+use std::fmt;
 use std::fs::File;
 use std::io;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// How many mappings can be guarded at once: the unwinder's cached objects and room to
-/// spare. A mapping past it is read into memory instead.
-const SLOTS: usize = 1024;
+/// How many mappings can be guarded at once: pmc-analyze's open objects (twice: each may
+/// have a separate debug file), the log, pmc-unwind's cached objects, and room to spare. A
+/// mapping past it is read into memory instead.
+const SLOTS: usize = 4096;
 
 /// Start address of each registered mapping (0: free slot).
 static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
@@ -128,12 +136,11 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
 }
 
 /// A registered mapping: unregistered, then unmapped, when dropped.
-pub(crate) struct Guarded {
+struct Guarded {
     map: memmap2::Mmap,
     slot: usize,
 }
 
-#[cfg(test)]
 impl Guarded {
     fn cut(&self) -> Option<usize> {
         let c = CUTS[self.slot].load(Ordering::Acquire);
@@ -166,82 +173,97 @@ fn register(start: usize, len: usize) -> Option<usize> {
     None
 }
 
-/// Immutable bytes of an object: a read-only mapping of a file, or bytes on the heap (the
-/// vdso, copied once). Cloning shares them.
-#[derive(Clone)]
-pub(crate) enum Image {
-    Map(Arc<Guarded>),
+enum Backing {
+    Map(Guarded),
     Heap(Arc<[u8]>),
 }
 
-impl Image {
-    /// Maps `file` (a regular file of `len > 0` bytes, checked by the caller with fstat on the
-    /// same descriptor) read-only; without the SIGBUS guard (no handler, no free slot) it is
-    /// read into memory instead.
-    pub(crate) fn map(file: &File, len: usize) -> io::Result<Image> {
+/// Immutable bytes: a read-only mapping of a file, or bytes on the heap. Cloning shares them.
+///
+/// A mapping costs address space, not memory: only the pages the parsers touch are read, and
+/// the kernel may drop them again under pressure. A file truncated while mapped reads as
+/// zeros from the cut on ([`Bytes::cut`]), instead of raising SIGBUS.
+#[derive(Clone)]
+pub struct Bytes(Arc<Backing>);
+
+impl Bytes {
+    /// Maps the first `len` bytes of `file` read-only (`len` must be the file's size, from
+    /// `fstat`; `0` gives empty bytes without a mapping, which `mmap(2)` refuses). When the
+    /// SIGBUS guard is unavailable (the handler could not be installed, or every slot is in
+    /// use) the file is read into memory instead.
+    ///
+    /// # Errors
+    /// The `mmap`'s, or, without the guard, the read's.
+    pub fn map(file: &File, len: usize) -> io::Result<Bytes> {
         if len == 0 {
-            return Ok(Image::Heap(Arc::from(&[][..])));
+            return Ok(Bytes::from(Arc::<[u8]>::from(&[][..])));
         }
         if install() {
-            // SAFETY: a private, read-only mapping; this crate never writes through it and
-            // hands out only shared `&[u8]` views. Another process may still change the file
-            // (as for every file mapping): framehop's readers are bounds-checked, and changed
-            // bytes are damaged unwind tables to them. A truncation, which would raise
-            // SIGBUS, is repaired by the handler above once the mapping is registered, before
-            // any view of it is handed out.
+            // SAFETY: `Mmap` is a private, read-only mapping; this crate never writes through
+            // it and hands out only shared `&[u8]` views. Another process may still change
+            // the file (as for every file mapping): the readers of these bytes (object,
+            // gimli, framehop) are bounds-checked decoders, to which changed bytes are
+            // damaged input. A
+            // truncation, which would raise SIGBUS, is repaired by the handler above once the
+            // mapping is registered, before any `&[u8]` of it is handed out.
             let map = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
             if let Some(slot) = register(map.as_ptr() as usize, map.len()) {
-                return Ok(Image::Map(Arc::new(Guarded { map, slot })));
+                return Ok(Bytes(Arc::new(Backing::Map(Guarded { map, slot }))));
             }
         }
         let mut v = Vec::new();
         v.try_reserve_exact(len)
             .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "cannot hold the file"))?;
         io::Read::read_to_end(&mut io::Read::take(file, len as u64), &mut v)?;
-        Ok(Image::Heap(v.into()))
+        Ok(Bytes::from(v))
     }
 
-    /// Where the file was found truncated while mapped (its bytes from there on read as
-    /// zeros); `None` while intact.
-    #[cfg(test)]
-    pub(crate) fn cut(&self) -> Option<usize> {
-        match self {
-            Image::Map(g) => g.cut(),
-            Image::Heap(_) => None,
+    /// Where the file was found truncated while mapped: its bytes from this offset on (a
+    /// page boundary) read as zeros. `None` while intact, and for heap bytes.
+    pub fn cut(&self) -> Option<usize> {
+        match &*self.0 {
+            Backing::Map(g) => g.cut(),
+            Backing::Heap(_) => None,
         }
     }
 }
 
-impl Deref for Image {
+impl From<Arc<[u8]>> for Bytes {
+    fn from(a: Arc<[u8]>) -> Bytes {
+        Bytes(Arc::new(Backing::Heap(a)))
+    }
+}
+
+impl From<Vec<u8>> for Bytes {
+    fn from(v: Vec<u8>) -> Bytes {
+        Bytes::from(Arc::<[u8]>::from(v))
+    }
+}
+
+impl Deref for Bytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        match self {
-            Image::Map(m) => &m.map,
-            Image::Heap(h) => h,
+        match &*self.0 {
+            Backing::Map(g) => &g.map,
+            Backing::Heap(h) => h,
         }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Before the guard this test died of SIGBUS.
-    #[test]
-    fn a_file_truncated_while_mapped_reads_zeros() {
-        let p = std::env::temp_dir().join(format!("pmc-unwind-trunc-{}", std::process::id()));
-        std::fs::write(&p, vec![0x5au8; 64 << 10]).unwrap();
-        let f = File::open(&p).unwrap();
-        let img = Image::map(&f, 64 << 10).unwrap();
-        assert_eq!(img.cut(), None);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&p)
-            .unwrap()
-            .set_len(4096)
-            .unwrap();
-        assert_eq!(img.iter().filter(|&&b| b != 0).count(), 4096);
-        assert_eq!(img.cut(), Some(4096));
-        let _ = std::fs::remove_file(&p);
+impl fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match &*self.0 {
+            Backing::Map(_) => "mapped",
+            Backing::Heap(_) => "heap",
+        };
+        write!(f, "Bytes({kind}, {} bytes)", self.len())
     }
 }
+
+// SAFETY: `deref` returns a view of the `Backing` behind the `Arc`: the pages of an `Mmap`
+// (fixed until it is unmapped on drop; the SIGBUS repair replaces pages in place, never
+// moves them) or an `Arc<[u8]>`'s heap block. Neither moves when a `Bytes` is moved, and the
+// `Arc` keeps it alive for as long as any `Bytes` exists.
+unsafe impl stable_deref_trait::StableDeref for Bytes {}
+// SAFETY: a clone shares the same `Arc<Backing>`, so it dereferences to the same address.
+unsafe impl stable_deref_trait::CloneStableDeref for Bytes {}
