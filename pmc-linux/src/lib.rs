@@ -68,7 +68,7 @@ mod cgroup;
 mod counter;
 mod describe;
 pub mod env;
-mod errno;
+pub mod errno;
 mod errno_map;
 mod events;
 mod info;

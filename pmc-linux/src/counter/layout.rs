@@ -9,7 +9,7 @@ pub(super) fn pid_i32(pid: u32) -> Result<i32> {
             Op::Attach,
             format!("{pid} is not a valid pid"),
         )
-        .with_errno(libc::EINVAL)
+        .with_errno(errno::EINVAL)
     })
 }
 
@@ -23,7 +23,7 @@ pub(super) fn thread_ids(sys: &dyn Sys, pid: Option<u32>) -> Result<Vec<i32>> {
             Op::Attach,
             format!("no process with pid {pid}"),
         )
-        .with_errno(libc::ESRCH)
+        .with_errno(errno::ESRCH)
     })?;
     tids.sort_unstable();
     let main = i32::try_from(pid).unwrap_or(0);
