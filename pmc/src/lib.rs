@@ -127,8 +127,8 @@
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
-// `pmc::process` and, on Linux and FreeBSD, `pmc::launch`: the processes a
-// measurement is about (pmc-process, the OS-specific half kept out of pmc-core).
+// `pmc::process` and, on every Unix, `pmc::launch`: the processes a measurement is
+// about (pmc-process, the OS-specific half kept out of pmc-core).
 pub use pmc_process::*;
 
 /// The analysis crate, pmc-analyze (feature `analyze`): symbolization and
