@@ -774,16 +774,47 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let mut state = self.lock();
         let rows = self.read_rows(&mut state);
-        let last = &mut state.last;
-        last.retain(|k, _| rows.iter().any(|(l, _)| l == k));
-        let counts: Vec<Vec<Option<u64>>> = rows
-            .iter()
-            .map(|(labels, readings)| {
-                let mut c: Vec<Option<u64>> = readings.iter().map(count).collect();
-                monotonic(last.entry(labels.clone()).or_default(), &mut c);
-                c
-            })
-            .collect();
+        let counts = counts_of(&rows, &mut state.last);
+        self.encode_events(&mut encoder, &rows, &counts)?;
+        self.encode_times(&mut encoder, &rows)?;
+        self.encode_ratios(&mut encoder, &rows, &counts)?;
+        self.encode_reads(&mut encoder, &state)?;
+        match &state.source {
+            Source::Cgroups { tracked, .. } => {
+                self.encode_cgroups(&mut encoder, &state, tracked.len())
+            }
+            Source::Processes { targets, .. } => {
+                self.encode_targets(&mut encoder, &state, targets.len())
+            }
+            Source::Fixed { .. } => Ok(()),
+        }
+    }
+}
+
+/// Each row's counts, made monotonic against the previous scrape's (`last`, which forgets
+/// the rows gone).
+fn counts_of(
+    rows: &[(Labels, Vec<Reading>)],
+    last: &mut HashMap<Labels, Vec<u64>>,
+) -> Vec<Vec<Option<u64>>> {
+    last.retain(|k, _| rows.iter().any(|(l, _)| l == k));
+    rows.iter()
+        .map(|(labels, readings)| {
+            let mut c: Vec<Option<u64>> = readings.iter().map(count).collect();
+            monotonic(last.entry(labels.clone()).or_default(), &mut c);
+            c
+        })
+        .collect()
+}
+
+impl<B: Backend + 'static> PmcCollector<B> {
+    /// One counter per event: its scaled counts per row (seconds for time events).
+    fn encode_events(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        rows: &[(Labels, Vec<Reading>)],
+        counts: &[Vec<Option<u64>>],
+    ) -> Result<(), std::fmt::Error> {
         for (i, ev) in self.events.iter().enumerate() {
             let unit = ev.time.then_some(Unit::Seconds);
             // System-wide on a CPU, perf's time events count the idle task too: elapsed time,
@@ -809,7 +840,7 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             };
             let mut m =
                 encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
-            for ((labels, _), c) in rows.iter().zip(&counts) {
+            for ((labels, _), c) in rows.iter().zip(counts) {
                 let Some(v) = c.get(i).copied().flatten() else {
                     continue;
                 };
@@ -821,6 +852,15 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Each event's time enabled and running, per row.
+    fn encode_times(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        rows: &[(Labels, Vec<Reading>)],
+    ) -> Result<(), std::fmt::Error> {
         for (name, help, pick) in [
             (
                 "time_enabled",
@@ -840,7 +880,7 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
                 Some(&Unit::Seconds),
                 MetricType::Counter,
             )?;
-            for (labels, readings) in &rows {
+            for (labels, readings) in rows {
                 for (ev, r) in self.events.iter().zip(readings) {
                     let l = with(labels, "event", &ev.spec);
                     m.encode_family(&l)?
@@ -848,6 +888,16 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The [`RATIOS`] whose two events are counted, per row.
+    fn encode_ratios(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        rows: &[(Labels, Vec<Reading>)],
+        counts: &[Vec<Option<u64>>],
+    ) -> Result<(), std::fmt::Error> {
         for (name, num, den, help) in RATIOS {
             let (Some(n), Some(d)) = (
                 self.events.iter().position(|e| e.spec == num),
@@ -857,7 +907,7 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             };
             let name = format!("{}_{name}", self.prefix);
             let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Gauge)?;
-            for ((labels, _), c) in rows.iter().zip(&counts) {
+            for ((labels, _), c) in rows.iter().zip(counts) {
                 let n = c.get(n).copied().flatten();
                 let d = c.get(d).copied().flatten();
                 if let (Some(n), Some(d)) = (n, d.filter(|d| *d > 0)) {
@@ -866,6 +916,15 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The exporter's own reads: how long this scrape's took, how many failed.
+    fn encode_reads(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        state: &State<B::Group>,
+    ) -> Result<(), std::fmt::Error> {
         let name = format!("{}_exporter_read", self.prefix);
         let mut m = encoder.encode_descriptor(
             &name,
@@ -881,83 +940,97 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             None,
             MetricType::Counter,
         )?;
-        m.encode_counter::<NoLabelSet, u64, f64>(&state.read_errors, None)?;
-        if let Source::Cgroups { tracked, .. } = &state.source {
-            let p = self.prefix;
-            let name = format!("{p}_exporter_cgroups");
-            let mut m =
-                encoder.encode_descriptor(&name, "Cgroups counted", None, MetricType::Gauge)?;
-            m.encode_gauge(&(tracked.len() as u64))?;
-            let name = format!("{p}_exporter_cgroups_over_cap");
-            let mut m = encoder.encode_descriptor(
-                &name,
-                "Cgroups found but not counted at this scrape because of the cap",
-                None,
-                MetricType::Gauge,
-            )?;
-            m.encode_gauge(&state.over_cap)?;
-            for (name, help, v) in [
-                (
-                    "cgroups_refused",
-                    "Times a cgroup found was not opened because of the cap",
-                    state.refused,
-                ),
-                (
-                    "cgroups_open_errors",
-                    "Cgroups found that could not be opened (gone first, name not UTF-8)",
-                    state.open_errors,
-                ),
-                (
-                    "cgroups_reopened",
-                    "Cgroups found removed and created again (another inode) and opened again",
-                    state.reopened,
-                ),
-            ] {
-                let name = format!("{p}_exporter_{name}");
-                let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Counter)?;
-                m.encode_counter::<NoLabelSet, u64, f64>(&v, None)?;
-            }
-        }
-        if let Source::Processes { targets, .. } = &state.source {
-            let name = format!("{}_exporter_targets_late", self.prefix);
-            let mut m = encoder.encode_descriptor(
-                &name,
-                "Matching processes attached after they had run (born since the previous scrape): their counts before it are missing; processes born and gone between two scrapes are not seen at all (count cgroups for every process)",
-                None,
-                MetricType::Counter,
-            )?;
-            m.encode_counter::<NoLabelSet, u64, f64>(&state.late, None)?;
-            let name = format!("{}_exporter_targets_missed_cpu", self.prefix);
-            let mut m = encoder.encode_descriptor(
-                &name,
-                "CPU time the late processes had used before they were attached (/proc/PID/stat)",
-                Some(&Unit::Seconds),
-                MetricType::Counter,
-            )?;
-            m.encode_counter::<NoLabelSet, f64, f64>(&state.missed_cpu, None)?;
-            let n = targets.len() as u64;
-            let name = format!("{}_exporter_targets", self.prefix);
-            let mut m =
-                encoder.encode_descriptor(&name, "Processes counted", None, MetricType::Gauge)?;
-            m.encode_gauge(&n)?;
-            let name = format!("{}_exporter_targets_over_cap", self.prefix);
-            let mut m = encoder.encode_descriptor(
-                &name,
-                "Matching processes not counted at this scrape because of the target cap",
-                None,
-                MetricType::Gauge,
-            )?;
-            m.encode_gauge(&state.over_cap)?;
-            let name = format!("{}_exporter_targets_refused", self.prefix);
-            let mut m = encoder.encode_descriptor(
-                &name,
-                "Times a matching process was not attached because of the target cap",
-                None,
-                MetricType::Counter,
-            )?;
-            m.encode_counter::<NoLabelSet, u64, f64>(&state.refused, None)?;
+        m.encode_counter::<NoLabelSet, u64, f64>(&state.read_errors, None)
+    }
+
+    /// Counting cgroups: how many are counted (`tracked`), over the cap, refused, failed to
+    /// open, reopened.
+    fn encode_cgroups(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        state: &State<B::Group>,
+        tracked: usize,
+    ) -> Result<(), std::fmt::Error> {
+        let p = self.prefix;
+        let name = format!("{p}_exporter_cgroups");
+        let mut m = encoder.encode_descriptor(&name, "Cgroups counted", None, MetricType::Gauge)?;
+        m.encode_gauge(&(tracked as u64))?;
+        let name = format!("{p}_exporter_cgroups_over_cap");
+        let mut m = encoder.encode_descriptor(
+            &name,
+            "Cgroups found but not counted at this scrape because of the cap",
+            None,
+            MetricType::Gauge,
+        )?;
+        m.encode_gauge(&state.over_cap)?;
+        for (name, help, v) in [
+            (
+                "cgroups_refused",
+                "Times a cgroup found was not opened because of the cap",
+                state.refused,
+            ),
+            (
+                "cgroups_open_errors",
+                "Cgroups found that could not be opened (gone first, name not UTF-8)",
+                state.open_errors,
+            ),
+            (
+                "cgroups_reopened",
+                "Cgroups found removed and created again (another inode) and opened again",
+                state.reopened,
+            ),
+        ] {
+            let name = format!("{p}_exporter_{name}");
+            let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Counter)?;
+            m.encode_counter::<NoLabelSet, u64, f64>(&v, None)?;
         }
         Ok(())
+    }
+
+    /// Counting processes by name: the late ones and their missed CPU, how many are counted
+    /// (`targets`), over the cap, refused.
+    fn encode_targets(
+        &self,
+        encoder: &mut DescriptorEncoder,
+        state: &State<B::Group>,
+        targets: usize,
+    ) -> Result<(), std::fmt::Error> {
+        let name = format!("{}_exporter_targets_late", self.prefix);
+        let mut m = encoder.encode_descriptor(
+            &name,
+            "Matching processes attached after they had run (born since the previous scrape): their counts before it are missing; processes born and gone between two scrapes are not seen at all (count cgroups for every process)",
+            None,
+            MetricType::Counter,
+        )?;
+        m.encode_counter::<NoLabelSet, u64, f64>(&state.late, None)?;
+        let name = format!("{}_exporter_targets_missed_cpu", self.prefix);
+        let mut m = encoder.encode_descriptor(
+            &name,
+            "CPU time the late processes had used before they were attached (/proc/PID/stat)",
+            Some(&Unit::Seconds),
+            MetricType::Counter,
+        )?;
+        m.encode_counter::<NoLabelSet, f64, f64>(&state.missed_cpu, None)?;
+        let name = format!("{}_exporter_targets", self.prefix);
+        let mut m =
+            encoder.encode_descriptor(&name, "Processes counted", None, MetricType::Gauge)?;
+        m.encode_gauge(&(targets as u64))?;
+        let name = format!("{}_exporter_targets_over_cap", self.prefix);
+        let mut m = encoder.encode_descriptor(
+            &name,
+            "Matching processes not counted at this scrape because of the target cap",
+            None,
+            MetricType::Gauge,
+        )?;
+        m.encode_gauge(&state.over_cap)?;
+        let name = format!("{}_exporter_targets_refused", self.prefix);
+        let mut m = encoder.encode_descriptor(
+            &name,
+            "Times a matching process was not attached because of the target cap",
+            None,
+            MetricType::Counter,
+        )?;
+        m.encode_counter::<NoLabelSet, u64, f64>(&state.refused, None)
     }
 }
 
