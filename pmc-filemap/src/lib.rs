@@ -10,7 +10,8 @@
 //! keep `-r DIR` lookups inside their root. One guard, one table of mappings and one
 //! SIGBUS handler per process, whichever crate mapped the file.
 //!
-//! The crate's only `unsafe` is the mapping and its handler, in `sys/`.
+//! The crate's only `unsafe` is the mapping and its handler, in `sys/`, with its one choice
+//! by OS ([`outside_root`] reads `/proc/self/fd` on Linux).
 //!
 //! ```
 //! let exe = std::env::current_exe()?;
@@ -32,7 +33,7 @@ use std::path::{Path, PathBuf};
 #[allow(unsafe_code)]
 mod sys;
 
-pub use sys::Bytes;
+pub use sys::{outside_root, Bytes};
 
 /// Why [`open_regular`] did not open a file.
 #[derive(Debug)]
@@ -146,24 +147,6 @@ pub fn under_root(root: &Path, path: &Path) -> Option<PathBuf> {
     let mut out = root.to_path_buf();
     out.extend(parts);
     Some(out)
-}
-
-/// Where the open `file` really is, when that is outside `real_root` (a canonical path):
-/// checked on the descriptor (`/proc/self/fd`, Linux), so a symbolic link swapped in after
-/// a check of the path cannot slip through. `None` when inside, or where the descriptor's
-/// path cannot be read.
-pub fn outside_root(file: &File, real_root: &Path) -> Option<PathBuf> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
-        (!real.starts_with(real_root)).then_some(real)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (file, real_root);
-        None
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! [`run`] (or [`run_native`]) takes [`Options`] and gives a [`Report`] of [`Row`]s, each
 //! with a [`Verdict`] (`report.rs`). The checks are in `checks.rs` (counting) and
 //! `sampling.rs`, the workloads in `workload.rs` (their contact with the machine, the loop's
-//! assembly and fresh pages, in `sys/`), the user-space read probe in `fast_read.rs`
+//! assembly and fresh pages, in `sys/`), the user-space read probe in `sys/fast_read.rs`
 //! (Linux). Below: the example, the checks, the verdicts.
 //!
 //! Laptops, cloud VMs and CI runners differ: a VM may have no virtual PMU,
@@ -75,12 +75,10 @@ use std::sync::Arc;
 use pmc::{Backend, Error, ErrorKind, EventSpec, Pmc};
 
 mod checks;
-#[cfg(target_os = "linux")]
-mod fast_read;
 mod report;
 mod sampling;
-// The loop's assembly, fresh pages, the thread's clock and affinity: the crate's only
-// `unsafe`.
+// The loop's assembly, fresh pages, the thread's clock and affinity (the crate's only
+// `unsafe`), and the OS's own checks (Linux's user-space reads): every choice by OS.
 #[allow(unsafe_code)]
 mod sys;
 mod workload;
@@ -104,18 +102,10 @@ pub use sys::insn_loop;
 pub fn run_native() -> Result<Report, Error> {
     let backend = pmc::Native::open()?;
     let options = Options {
-        user_reads: native_user_reads(),
+        user_reads: sys::native_user_reads(),
         ..Options::default()
     };
     Ok(run(&backend, &options))
-}
-
-/// The native backend's user-space read check, where it has one.
-fn native_user_reads() -> Option<UserReadProbe> {
-    #[cfg(target_os = "linux")]
-    return Some(fast_read::probe);
-    #[cfg(not(target_os = "linux"))]
-    None
 }
 
 /// Attaches `p` to the calling thread alone where the backend can ([`pmc::Target::CurrentThread`],

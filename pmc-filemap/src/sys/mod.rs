@@ -2,8 +2,9 @@
 //! the file being truncated under them.
 //!
 //! [`Bytes`] is one mapping ([`Bytes::map`]; [`Bytes::cut`] says where a truncation was
-//! repaired); `install` sets up the SIGBUS handler behind the fixed table of mappings.
-//! Below: how a truncation is repaired, and why that is safe in a handler.
+//! repaired); `install` sets up the SIGBUS handler behind the fixed table of mappings;
+//! [`outside_root`] is the crate's one check that differs by OS. Below: how a truncation is
+//! repaired, and why that is safe in a handler.
 //!
 //! A mapped file that shrinks raises SIGBUS on the next read of a page past its new end: a
 //! user re-running `pmcstat -O out.log` while `pmcstat -R out.log` reads it, or a library
@@ -26,8 +27,27 @@ use std::fmt;
 use std::fs::File;
 use std::io;
 use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+/// Where the open `file` really is, when that is outside `real_root` (a canonical path):
+/// checked on the descriptor (`/proc/self/fd`, Linux), so a symbolic link swapped in after
+/// a check of the path cannot slip through. `None` when inside, or where the descriptor's
+/// path cannot be read.
+pub fn outside_root(file: &File, real_root: &Path) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+        (!real.starts_with(real_root)).then_some(real)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, real_root);
+        None
+    }
+}
 
 /// How many mappings can be guarded at once: pmc-analyze's open objects (twice: each may
 /// have a separate debug file), the log, pmc-unwind's cached objects, and room to spare. A

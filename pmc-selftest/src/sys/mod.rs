@@ -1,6 +1,19 @@
 //! The self-test's contact with the machine: an instruction loop of known
 //! length (inline assembly), freshly mapped pages, the thread's CPU clock and
-//! its CPU affinity. The only `unsafe` of the crate lives here.
+//! its CPU affinity, and the native backend's own check (`fast_read.rs`:
+//! Linux's user-space reads). The only `unsafe` of the crate lives here, and
+//! every choice by OS.
+
+#[cfg(target_os = "linux")]
+mod fast_read;
+
+/// The native backend's user-space read check, where it has one (Linux).
+pub(crate) fn native_user_reads() -> Option<crate::UserReadProbe> {
+    #[cfg(target_os = "linux")]
+    return Some(fast_read::probe);
+    #[cfg(not(target_os = "linux"))]
+    None
+}
 
 /// Whether [`insn_loop`] is exact on this architecture (x86_64, aarch64).
 pub(crate) const EXACT_LOOP: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
