@@ -25,6 +25,11 @@ if ! zig_ok; then
   command -v pyenv >/dev/null && pyenv rehash || true
 fi
 zig_ok || { echo "ci/setup.sh: ziglang 0.17 / cargo-zigbuild not usable after pip install" >&2; exit 1; }
+# libpmc's Python module is installed by pip in its test (libpmc/tests/c_api.rs,
+# --no-build-isolation: no network then): setuptools and wheel. Where pip may not
+# install (PEP 668), the test skips visibly.
+python3 -c 'import setuptools, wheel' 2>/dev/null ||
+  python3 -m pip install --quiet --disable-pip-version-check setuptools wheel || true
 # An OS with no backend: checks that the facade's Unsupported stand-in compiles.
 rustup target list --installed | grep -qx x86_64-apple-darwin || rustup target add x86_64-apple-darwin 2>/dev/null || true
 # Oracles of pmcstat's analysis outputs: GNU gprof and addr2line (binutils)

@@ -42,7 +42,10 @@ fn row(section: &'static str, what: &str, a: &[f64], base_name: &str, base: &[f6
         what: what.to_owned(),
         value: median(&mut a.to_vec()),
         unit: "ns",
-        vs: Some((format!("{base_name} {:.0} ns", median(&mut base.to_vec())), ratio)),
+        vs: Some((
+            format!("{base_name} {:.0} ns", median(&mut base.to_vec())),
+            ratio,
+        )),
         note: "the bare syscall on the same PMC".to_owned(),
     }
 }
@@ -65,7 +68,13 @@ fn bench_read(b: &pmc_freebsd::Backend, nr: i32, rounds: usize, batch: usize) ->
         black_box(hwpmc::read(nr, id).unwrap_or(0));
     };
     let r = interleave(rounds, batch, &mut [&mut lib, &mut bare]);
-    vec![row("read", "Pmc::read (SOFT page faults)", &r[0], "PMCRW", &r[1])]
+    vec![row(
+        "read",
+        "Pmc::read (SOFT page faults)",
+        &r[0],
+        "PMCRW",
+        &r[1],
+    )]
 }
 
 /// `Pmc::start` + `Pmc::stop` of a process counting PMC against
@@ -93,5 +102,11 @@ fn bench_control(b: &pmc_freebsd::Backend, nr: i32, rounds: usize, batch: usize)
     };
     let r = interleave(rounds, batch, &mut [&mut lib, &mut bare]);
     drop(q);
-    vec![row("control", "Pmc::start + stop", &r[0], "PMCSTART+STOP", &r[1])]
+    vec![row(
+        "control",
+        "Pmc::start + stop",
+        &r[0],
+        "PMCSTART+STOP",
+        &r[1],
+    )]
 }

@@ -41,9 +41,9 @@ fn kernel_frames(script: &str) -> Vec<(String, String)> {
 }
 
 /// The kernel image's symbols as `as` input: one absolute symbol per
-/// address (the one the kallsyms reader keeps: the first text symbol there,
-/// else the first symbol), functions for text symbols. None if kallsyms has
-/// no addresses.
+/// address (the one the kallsyms reader keeps, as perf: the last text symbol
+/// there, else the first symbol), functions for text symbols. None if kallsyms
+/// has no addresses.
 fn vmlinux_asm(kallsyms: &str) -> Option<String> {
     let mut by_addr: std::collections::BTreeMap<u64, (bool, &str)> = Default::default();
     for l in kallsyms.lines() {
@@ -63,7 +63,7 @@ fn vmlinux_asm(kallsyms: &str) -> Option<String> {
         }
         let text = matches!(t, "t" | "T" | "w" | "W");
         let e = by_addr.entry(a).or_insert((text, n));
-        if text && !e.0 {
+        if text {
             *e = (text, n);
         }
     }

@@ -196,6 +196,9 @@ fn register(start: usize, len: usize) -> Option<usize> {
 enum Backing {
     Map(Guarded),
     Heap(Arc<[u8]>),
+    /// Bytes made here (an inflated section), holding what must live as long as they do
+    /// (their share of a budget).
+    Owned(Vec<u8>, #[allow(dead_code)] Option<Box<dyn Send + Sync>>),
 }
 
 /// Immutable bytes: a read-only mapping of a file, or bytes on the heap. Cloning shares them.
@@ -223,9 +226,8 @@ impl Bytes {
             // it and hands out only shared `&[u8]` views. Another process may still change
             // the file (as for every file mapping): the readers of these bytes (object,
             // gimli, framehop) are bounds-checked decoders, to which changed bytes are
-            // damaged input. A
-            // truncation, which would raise SIGBUS, is repaired by the handler above once the
-            // mapping is registered, before any `&[u8]` of it is handed out.
+            // damaged input. A truncation, which would raise SIGBUS, is repaired by the handler
+            // above once the mapping is registered, before any `&[u8]` of it is handed out.
             let map = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
             if let Some(slot) = register(map.as_ptr() as usize, map.len()) {
                 return Ok(Bytes(Arc::new(Backing::Map(Guarded { map, slot }))));
@@ -243,7 +245,7 @@ impl Bytes {
     pub fn cut(&self) -> Option<usize> {
         match &*self.0 {
             Backing::Map(g) => g.cut(),
-            Backing::Heap(_) => None,
+            Backing::Heap(_) | Backing::Owned(..) => None,
         }
     }
 }
@@ -255,8 +257,17 @@ impl From<Arc<[u8]>> for Bytes {
 }
 
 impl From<Vec<u8>> for Bytes {
+    /// Takes the vector as it is (no copy).
     fn from(v: Vec<u8>) -> Bytes {
-        Bytes::from(Arc::<[u8]>::from(v))
+        Bytes(Arc::new(Backing::Owned(v, None)))
+    }
+}
+
+impl Bytes {
+    /// `v`, keeping `keep` alive until the bytes are dropped (the share of a budget they
+    /// stand for: pmc-analyze's inflated debug sections).
+    pub fn owned_with(v: Vec<u8>, keep: Box<dyn Send + Sync>) -> Bytes {
+        Bytes(Arc::new(Backing::Owned(v, Some(keep))))
     }
 }
 
@@ -266,6 +277,7 @@ impl Deref for Bytes {
         match &*self.0 {
             Backing::Map(g) => &g.map,
             Backing::Heap(h) => h,
+            Backing::Owned(v, _) => v,
         }
     }
 }
@@ -274,7 +286,7 @@ impl fmt::Debug for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match &*self.0 {
             Backing::Map(_) => "mapped",
-            Backing::Heap(_) => "heap",
+            Backing::Heap(_) | Backing::Owned(..) => "heap",
         };
         write!(f, "Bytes({kind}, {} bytes)", self.len())
     }
@@ -282,8 +294,9 @@ impl fmt::Debug for Bytes {
 
 // SAFETY: `deref` returns a view of the `Backing` behind the `Arc`: the pages of an `Mmap`
 // (fixed until it is unmapped on drop; the SIGBUS repair replaces pages in place, never
-// moves them) or an `Arc<[u8]>`'s heap block. Neither moves when a `Bytes` is moved, and the
-// `Arc` keeps it alive for as long as any `Bytes` exists.
+// moves them), an `Arc<[u8]>`'s heap block, or an owned `Vec`'s heap block (never resized).
+// None moves when a `Bytes` is moved, and the `Arc` keeps it alive for as long as any `Bytes`
+// exists.
 unsafe impl stable_deref_trait::StableDeref for Bytes {}
 // SAFETY: a clone shares the same `Arc<Backing>`, so it dereferences to the same address.
 unsafe impl stable_deref_trait::CloneStableDeref for Bytes {}

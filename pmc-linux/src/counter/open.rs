@@ -238,7 +238,9 @@ impl Member {
             // process) have no PERF_RECORD_LOST if the events stop before draining resumes.
             attr.read_format |= crate::record::read_format::LOST;
         }
-        let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
+        let pmc_id = a
+            .log_id
+            .unwrap_or_else(|| shared.next_pmc_id.fetch_add(1, Ordering::Relaxed));
         let fixed = match a.mode {
             // As set_sampling_bits gives it to the kernel.
             Mode::Sampling(Rate::Period(p)) => events::soft_clock_period(&a.event, p),

@@ -1072,8 +1072,12 @@ impl Sys for FakeKernel {
         Ok(MmapRing::shared(ring))
     }
 
-    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
-        self.st().procs.get(&pid).map(|p| p.tids.clone())
+    fn thread_ids(&self, pid: u32) -> Result<Vec<i32>, Errno> {
+        self.st()
+            .procs
+            .get(&pid)
+            .map(|p| p.tids.clone())
+            .ok_or(Errno(errno::ESRCH))
     }
 
     fn thread_exiting(&self, tid: i32) -> bool {
