@@ -7,12 +7,16 @@
 //! or, unset, `PAPI_TOT_CYC` (PAPI 7.0's default), and where cycles cannot
 //! be counted here, `perf::TASK-CLOCK`; events that do not exist are
 //! dropped. Each thread counts its own event set, started at its first
-//! region and kept running. Each region keeps, per event and for `cycles`
-//! and `real_time_nsec`, the sum over its runs of end - begin, and the
-//! `PAPI_hl_read` values. At exit the report goes to
-//! `$PAPI_OUTPUT_DIRECTORY/papi_hl_output/rank_NNNNNN.json` (the current
-//! directory without the variable; an older `papi_hl_output` is renamed
-//! `papi_hl_output_<seconds>` first; `NNNNNN` is the MPI rank from
+//! region and kept running. Each `PAPI_hl_region_begin` opens a region of
+//! its own (numbered by the thread's begins, its parent the region open
+//! around it), which keeps, per event and for `cycles` and
+//! `real_time_nsec`, end - begin and the `PAPI_hl_read` values; the report
+//! lists a thread's regions in the order they began (so a region run four
+//! times is four entries, which `papi_hl_output_writer` counts). At exit the
+//! report goes to `$PAPI_OUTPUT_DIRECTORY/papi_hl_output/rank_NNNNNN.json`
+//! (the current directory without the variable; an older `papi_hl_output`
+//! is renamed `papi_hl_output-YYYYMMDD-HHMMSS` first, when it is older than
+//! this second; `NNNNNN` is the MPI rank from
 //! `OMPI_COMM_WORLD_RANK`, `ALPS_APP_PE`, `PMI_RANK` or `SLURM_PROCID`, else
 //! the process id), in PAPI's format, which `papi_hl_output_writer` reads;
 //! with `PAPI_REPORT` set it is printed too. Files are created through
@@ -53,6 +57,7 @@ struct Thread {
     set: Option<c_int>,
     regions: Vec<Region>,
     stack: Vec<usize>,
+    begins: u32,
     stopped: bool,
 }
 
@@ -140,23 +145,25 @@ fn choose_events(hl: &Hl) -> (Vec<String>, Vec<u32>) {
 }
 
 /// The report's directory: `$PAPI_OUTPUT_DIRECTORY/papi_hl_output`, an
-/// older one renamed out of the way.
+/// older one renamed out of the way with its time, as PAPI does.
 fn output_dir() -> Option<PathBuf> {
     let base = std::env::var_os("PAPI_OUTPUT_DIRECTORY")
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())?;
     let dir = base.join("papi_hl_output");
-    if std::fs::symlink_metadata(&dir).is_ok() {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let mut old = base.join(format!("papi_hl_output_{secs}"));
-        let mut n = 0;
-        while std::fs::symlink_metadata(&old).is_ok() && n < 1000 {
-            n += 1;
-            old = base.join(format!("papi_hl_output_{secs}_{n}"));
+    if let Ok(meta) = std::fs::symlink_metadata(&dir) {
+        let now = std::time::SystemTime::now();
+        let older = meta.modified().is_ok_and(|m| {
+            let secs = |t: std::time::SystemTime| {
+                t.duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs())
+            };
+            secs(m) < secs(now)
+        });
+        if older {
+            let stamp = crate::sys::os::local_timestamp();
+            let _ = std::fs::rename(&dir, base.join(format!("papi_hl_output-{stamp}")));
         }
-        std::fs::rename(&dir, &old).ok()?;
     }
     Some(dir)
 }
@@ -241,26 +248,20 @@ pub(crate) fn region_begin(name: &str) -> R<()> {
         }
         let values = now(hl, &mut t)?;
         let parent = t.stack.last().map_or(-1, |&i| i64::from(t.regions[i].id));
-        let i = match t
-            .regions
-            .iter()
-            .position(|r| r.name == name && r.parent == parent)
-        {
-            Some(i) => i,
-            None => {
-                t.regions.push(Region {
-                    id: t.regions.len() as u32,
-                    name: name.to_owned(),
-                    parent,
-                    values: vec![Value::default(); values.len()],
-                });
-                t.regions.len() - 1
-            }
-        };
-        for (v, now) in t.regions[i].values.iter_mut().zip(&values) {
-            v.begin = *now;
-        }
-        t.stack.push(i);
+        t.regions.push(Region {
+            id: t.begins,
+            name: name.to_owned(),
+            parent,
+            values: values
+                .iter()
+                .map(|&v| Value {
+                    begin: v,
+                    ..Value::default()
+                })
+                .collect(),
+        });
+        t.begins = t.begins.wrapping_add(1);
+        t.stack.push(t.regions.len() - 1);
         Ok(())
     })();
     if r.is_ok() {
@@ -289,7 +290,14 @@ pub(crate) fn read(name: &str) -> R<()> {
     let tid = thread_id();
     let mut t = hl.threads.remove(&tid).unwrap_or_default();
     let r = (|| {
-        innermost(&mut t, name, "PAPI_hl_read")?;
+        if innermost(&mut t, name, "PAPI_hl_read").is_err() {
+            // As PAPI: a read of a region that is not open is ignored.
+            verbose!(
+                hl,
+                "PAPI-HL Warning: Cannot find matching region for PAPI_hl_read(\"{name}\")."
+            );
+            return Ok(());
+        }
         let values = now(hl, &mut t)?;
         let reg = innermost(&mut t, name, "PAPI_hl_read")?;
         for (v, now) in reg.values.iter_mut().zip(&values) {
@@ -317,7 +325,7 @@ pub(crate) fn region_end(name: &str) -> R<()> {
         let values = now(hl, &mut t)?;
         let reg = innermost(&mut t, name, "PAPI_hl_region_end")?;
         for (v, now) in reg.values.iter_mut().zip(&values) {
-            v.region_value = v.region_value.wrapping_add(now.wrapping_sub(v.begin));
+            v.region_value = now.wrapping_sub(v.begin);
         }
         t.stack.pop();
         Ok(())
@@ -434,6 +442,20 @@ fn write_file(dir: &Path, json: &str) -> std::io::Result<PathBuf> {
 /// What the report says about the machine: (model, max MHz, min MHz).
 pub(crate) type HwSummary = (String, c_int, c_int);
 
+/// The `component` of the report's event definitions: the kernel interface
+/// that counts the events. On Linux that is `perf_event`, the name PAPI's
+/// own reports give these events (its perf_event component counts them),
+/// and the one PAPI's report reader, `papi_hl_output_writer`, sums a
+/// region's runs for; `PAPI_get_component_info` still names the component
+/// `pmc`.
+fn report_component() -> &'static str {
+    if cfg!(target_os = "linux") {
+        "perf_event"
+    } else {
+        state::COMPONENT_NAME
+    }
+}
+
 /// A JSON string literal (the names come from the program: escaped).
 fn quote(s: &str) -> String {
     serde_json::Value::String(s.to_owned()).to_string()
@@ -464,7 +486,7 @@ fn report_json(hl: &Hl, hw: &HwSummary) -> String {
             "{}\n    {}:{{\n      \"component\":{},\n      \"type\":\"delta\"\n    }}",
             if i > 0 { "," } else { "" },
             quote(e),
-            quote(state::COMPONENT_NAME)
+            quote(report_component())
         );
     }
     s.push_str("\n  },\n  \"threads\":{");

@@ -405,6 +405,12 @@ pub(crate) fn assign_component(id: c_int, cidx: c_int) -> R<()> {
         check_cidx(cidx)?;
         let set = lib.set(id)?;
         set.not_running("PAPI_assign_eventset_component")?;
+        if !set.entries.is_empty() {
+            return fail(
+                PAPI_EINVAL,
+                "the event set already has events (and so its component): assign it first",
+            );
+        }
         set.cidx = Some(cidx);
         Ok(())
     })

@@ -111,3 +111,27 @@ pub(crate) fn real_nsec() -> i64 {
 pub(crate) fn virt_nsec() -> i64 {
     nanos(ClockId::CLOCK_THREAD_CPUTIME_ID)
 }
+
+/// The local time as PAPI's report directories name it: `YYYYMMDD-HHMMSS`.
+pub(crate) fn local_timestamp() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let t = libc::time_t::try_from(t).unwrap_or(0);
+    // SAFETY: an all-zero `tm` is a valid value to be overwritten.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to locals for the duration of the call;
+    // localtime_r is the reentrant form.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return t.to_string();
+    }
+    format!(
+        "{}{:02}{:02}-{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec
+    )
+}

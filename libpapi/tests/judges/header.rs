@@ -17,7 +17,7 @@ use pmc_testkit::skip;
 
 const PAPI_H: &str = "/usr/include/papi.h";
 
-fn ours() -> PathBuf {
+pub(crate) fn ours() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
 }
 
