@@ -17,8 +17,8 @@
 use std::ffi::c_int;
 
 use pmc_facade::{
-    Allocation, Backend, Cpus, EventSpec, Flags, Group, Modifiers, Native, NativeGroup, NativePmc,
-    Pmc, Rate, Reading, Scope, Target,
+    Allocation, Backend, Cpus, EventSpec, Flags, Group, Modifiers, Pmc, Rate, Reading, Scope,
+    Target,
 };
 
 use crate::abi::*;
@@ -137,11 +137,11 @@ pub(crate) struct OverflowCall {
 }
 
 /// The counters of a running set.
-pub(crate) struct Run {
-    group: Option<NativeGroup>,
+pub(crate) struct Run<B: Backend> {
+    group: Option<B::Group>,
     group_slots: Vec<usize>,
-    singles: Vec<(usize, NativePmc)>,
-    samplers: Vec<Sampler>,
+    singles: Vec<(usize, B::Pmc)>,
+    samplers: Vec<Sampler<B>>,
     /// Raw slot values at the last reset.
     base: Vec<i64>,
     /// Whether counts are scaled for multiplexing.
@@ -150,9 +150,9 @@ pub(crate) struct Run {
     pub thread: Option<u64>,
 }
 
-struct Sampler {
+struct Sampler<B: Backend> {
     slot: usize,
-    pmc: NativePmc,
+    pmc: B::Pmc,
     overflow: Overflow,
 }
 
@@ -168,7 +168,7 @@ pub(crate) struct Whom {
 }
 
 /// An event set.
-pub(crate) struct EventSet {
+pub(crate) struct EventSet<B: Backend> {
     /// The component it is bound to (0, pmc), once set.
     pub cidx: Option<c_int>,
     /// Its events, in the order added.
@@ -188,16 +188,16 @@ pub(crate) struct EventSet {
     /// Overflow requests.
     pub overflow: Vec<Overflow>,
     /// The counters, while running.
-    pub run: Option<Run>,
+    pub run: Option<Run<B>>,
     /// Per event: added to the computed count (`PAPI_write`).
     adjust: Vec<i64>,
     /// Per event: the counts kept while stopped.
     frozen: Vec<i64>,
 }
 
-impl EventSet {
+impl<B: Backend> EventSet<B> {
     /// An empty set with the library's default domain and granularity.
-    pub(crate) fn new(domain: c_int, granularity: c_int) -> EventSet {
+    pub(crate) fn new(domain: c_int, granularity: c_int) -> EventSet<B> {
         EventSet {
             cidx: None,
             entries: Vec::new(),
@@ -378,7 +378,7 @@ impl EventSet {
     /// event, its modifiers applied), attaches them to `whom`, starts them.
     pub(crate) fn start(
         &mut self,
-        backend: &Native,
+        backend: &B,
         specs: &[EventSpec],
         whom: &Whom,
         thread: Option<u64>,
@@ -405,7 +405,7 @@ impl EventSet {
                     .cloned()
             })
             .collect();
-        let mut run = Run {
+        let mut run: Run<B> = Run {
             group: None,
             group_slots: Vec::new(),
             singles: Vec::new(),
@@ -469,7 +469,7 @@ impl EventSet {
     }
 
     /// The raw value of every slot now.
-    fn raw(&self, run: &Run) -> R<Vec<i64>> {
+    fn raw(&self, run: &Run<B>) -> R<Vec<i64>> {
         let n = run.base.len();
         let mut out = vec![0i64; n];
         let value = |r: &Reading| -> i64 {
@@ -609,7 +609,7 @@ impl EventSet {
     }
 }
 
-fn drain(run: &mut Run, set: c_int) -> Vec<OverflowCall> {
+fn drain<B: Backend>(run: &mut Run<B>, set: c_int) -> Vec<OverflowCall> {
     let mut calls = Vec::new();
     for sm in &mut run.samplers {
         let Ok(samples) = sm.pmc.samples() else {
@@ -677,7 +677,7 @@ mod tests {
 
     #[test]
     fn events_share_slots_and_combine_by_their_derivation() {
-        let mut s = EventSet::new(PAPI_DOM_USER, PAPI_GRN_THR);
+        let mut s = EventSet::<pmc_facade::Native>::new(PAPI_DOM_USER, PAPI_GRN_THR);
         s.add(entry(0x4000_0001, &[0x4000_0001], Derived::Plain))
             .unwrap();
         s.add(entry(
@@ -706,7 +706,7 @@ mod tests {
 
     #[test]
     fn a_stopped_set_keeps_written_and_reset_counts() {
-        let mut s = EventSet::new(PAPI_DOM_USER, PAPI_GRN_THR);
+        let mut s = EventSet::<pmc_facade::Native>::new(PAPI_DOM_USER, PAPI_GRN_THR);
         s.add(entry(0x4000_0001, &[0x4000_0001], Derived::Plain))
             .unwrap();
         assert_eq!(s.read().unwrap(), vec![0]);
@@ -722,7 +722,7 @@ mod tests {
     #[test]
     fn removing_an_event_moves_the_overflow_of_later_ones() {
         extern "C" fn h(_: c_int, _: *mut std::ffi::c_void, _: i64, _: *mut std::ffi::c_void) {}
-        let mut s = EventSet::new(PAPI_DOM_USER, PAPI_GRN_THR);
+        let mut s = EventSet::<pmc_facade::Native>::new(PAPI_DOM_USER, PAPI_GRN_THR);
         for c in 1..=3 {
             s.add(entry(0x4000_0000 | c, &[0x4000_0000 | c], Derived::Plain))
                 .unwrap();

@@ -18,7 +18,7 @@ fn is_preset(code: u32) -> bool {
 }
 
 /// `PAPI_event_code_to_name`.
-pub(crate) fn code_to_name(lib: &mut Lib, code: u32) -> R<String> {
+pub(crate) fn code_to_name<B: Backend>(lib: &mut Lib<B>, code: u32) -> R<String> {
     if is_preset(code) {
         return presets::def((code & !PAPI_PRESET_MASK) as usize)
             .map(|d| d.name.to_owned())
@@ -36,7 +36,7 @@ pub(crate) fn code_to_name(lib: &mut Lib, code: u32) -> R<String> {
 }
 
 /// `PAPI_query_event`: whether the event can be counted here.
-pub(crate) fn query(lib: &mut Lib, code: u32) -> R<()> {
+pub(crate) fn query<B: Backend>(lib: &mut Lib<B>, code: u32) -> R<()> {
     if is_preset(code) {
         let i = (code & !PAPI_PRESET_MASK) as usize;
         return match lib.presets().get(i) {
@@ -58,7 +58,11 @@ pub(crate) fn query(lib: &mut Lib, code: u32) -> R<()> {
 }
 
 /// Fills `info` (zeroed by the caller) for an event code.
-pub(crate) fn event_info(lib: &mut Lib, code: u32, info: &mut PAPI_event_info_t) -> R<()> {
+pub(crate) fn event_info<B: Backend>(
+    lib: &mut Lib<B>,
+    code: u32,
+    info: &mut PAPI_event_info_t,
+) -> R<()> {
     if is_preset(code) {
         let i = (code & !PAPI_PRESET_MASK) as usize;
         let Some(d) = presets::def(i) else {
@@ -122,11 +126,11 @@ pub(crate) fn postfix(d: Derived, n: usize) -> String {
 
 /// `PAPI_enum_event` / `PAPI_enum_cmp_event`: the code after `code` that
 /// `modifier` selects.
-pub(crate) fn enumerate(lib: &mut Lib, code: u32, modifier: c_int) -> R<u32> {
+pub(crate) fn enumerate<B: Backend>(lib: &mut Lib<B>, code: u32, modifier: c_int) -> R<u32> {
     if is_preset(code) {
         let start = (code & !PAPI_PRESET_MASK) as usize;
         let n = crate::preset_table::PRESETS.len();
-        let pick = |lib: &mut Lib, i: usize| -> bool {
+        let pick = |lib: &mut Lib<B>, i: usize| -> bool {
             match modifier {
                 PAPI_ENUM_EVENTS => true,
                 PAPI_PRESET_ENUM_AVAIL => lib.presets().get(i).is_some(),
@@ -183,11 +187,12 @@ pub(crate) fn enumerate(lib: &mut Lib, code: u32, modifier: c_int) -> R<u32> {
 /// PMU counts together on the calling thread (the group the kernel
 /// schedules, with whatever counter the NMI watchdog holds taken away); 0
 /// without a hardware PMU. Measured once.
-pub(crate) fn hardware_counters(lib: &mut Lib) -> c_int {
+pub(crate) fn hardware_counters<B: Backend>(lib: &mut Lib<B>) -> c_int {
     lib.ensure_listed();
     if let Some(n) = lib.counters {
         return n;
     }
+    let target = lib.thread_target();
     let n = match (&lib.backend, lib.natives.pmc_available("instructions")) {
         (Ok(b), true) => {
             let spec: EventSpec = "instructions:u"
@@ -198,7 +203,7 @@ pub(crate) fn hardware_counters(lib: &mut Lib) -> c_int {
                 let allocs: Vec<Allocation> =
                     (0..k).map(|_| Allocation::counting(spec.clone())).collect();
                 let ok = b.allocate_group(&allocs).and_then(|mut g| {
-                    g.attach(state::thread_target())?;
+                    g.attach(target)?;
                     g.start()?;
                     let r = g.read()?;
                     Ok(r.iter().all(|r| r.time_running > 0))
@@ -250,7 +255,7 @@ pub(crate) fn component_static(c: &mut PAPI_component_info_t) {
 
 /// Fills the component's information (zeroed by the caller; `pmu_names`
 /// is the caller's).
-pub(crate) fn component_info(lib: &mut Lib, c: &mut PAPI_component_info_t) {
+pub(crate) fn component_info<B: Backend>(lib: &mut Lib<B>, c: &mut PAPI_component_info_t) {
     lib.ensure_listed();
     component_static(c);
     let backend_name = lib.backend.as_ref().map_or("none", |b| b.name());
@@ -268,4 +273,5 @@ pub(crate) fn component_info(lib: &mut Lib, c: &mut PAPI_component_info_t) {
     c.num_native_events = lib.natives.listed_count() as c_int;
     c.default_domain = lib.def_domain;
     c.default_granularity = lib.def_granularity;
+    c.available_granularities = lib.granularities();
 }

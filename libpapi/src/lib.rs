@@ -32,6 +32,8 @@ mod overflow;
 mod preset_table;
 mod presets;
 mod rates;
+#[cfg(test)]
+mod sim_tests;
 mod state;
 #[allow(unsafe_code, non_snake_case)]
 pub mod sys;

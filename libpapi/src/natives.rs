@@ -344,9 +344,13 @@ impl Natives {
                     );
                 }
                 ListedSource::HwpmcClass(class) => {
+                    // hwpmc's class-prefixed names (SOFT-CLOCK.HARD) under their class.
                     let pmu = class.to_ascii_lowercase();
+                    let upper = e.name.to_ascii_uppercase();
+                    let prefix = format!("{}-", class.to_ascii_uppercase());
+                    let event = upper.strip_prefix(&prefix).unwrap_or(&upper);
                     self.add_listed(
-                        format!("{pmu}::{}", e.name.to_ascii_uppercase()),
+                        format!("{pmu}::{event}"),
                         &e.name,
                         e.description.clone(),
                         &pmu,
@@ -541,9 +545,10 @@ fn perf_aliases(pmc_name: &str) -> Vec<(String, String, String)> {
 /// `pmu/alias/` and the CPU's table events (source `cpu (pmu-events
 /// TABLE)`) by their dotted names, which PAPI writes `EVENT:UMASK`.
 fn pmu_event_name(source: &str, name: &str) -> (String, String) {
+    // Linux lists them from `cpu (pmu-events TABLE)`, FreeBSD from `pmu-events TABLE`.
     if let Some(table) = source
-        .strip_prefix("cpu (pmu-events ")
-        .and_then(|s| s.strip_suffix(')'))
+        .split_once("pmu-events ")
+        .map(|(_, t)| t.trim_end_matches(')').trim())
     {
         let upper = name.to_ascii_uppercase();
         let event = match upper.split_once('.') {
@@ -587,6 +592,16 @@ mod tests {
                 ListedSource::Pmu("cpu (pmu-events skylake)".into()),
                 true,
             ),
+            e(
+                "SOFT-CLOCK.HARD",
+                ListedSource::HwpmcClass("SOFT".into()),
+                true,
+            ),
+            e(
+                "BR_INST_RETIRED.COND",
+                ListedSource::Pmu("pmu-events skylake".into()),
+                true,
+            ),
         ]
     }
 
@@ -610,7 +625,9 @@ mod tests {
         assert!(n.find("perf::L1-DCACHE-LOADS").is_some());
         assert!(n.find("msr::TSC").is_some());
         assert!(n.find("skylake::INST_RETIRED:ANY").is_some());
-        assert_eq!(n.pmus(), vec!["perf", "msr", "skylake"]);
+        assert!(n.find("soft::CLOCK.HARD").is_some());
+        assert!(n.find("skylake::BR_INST_RETIRED:COND").is_some());
+        assert_eq!(n.pmus(), vec!["perf", "msr", "skylake", "soft"]);
     }
 
     #[test]

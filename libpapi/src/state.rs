@@ -54,16 +54,16 @@ pub(crate) fn disable_component(cidx: c_int) -> R<()> {
 }
 
 /// The library.
-pub(crate) struct Lib {
+pub(crate) struct Lib<B: Backend = Native> {
     /// The backend, or why it could not be opened (the component is then
     /// disabled, as PAPI disables a component whose init fails).
-    pub backend: Result<Native, (c_int, String)>,
+    pub backend: Result<B, (c_int, String)>,
     /// The native events.
     pub natives: Natives,
     /// The presets' mappings, once the natives are listed.
     pub presets: Option<Presets>,
     /// Event sets by id (`None`: destroyed; ids are reused, as PAPI's are).
-    sets: Vec<Option<EventSet>>,
+    sets: Vec<Option<EventSet<B>>>,
     /// Defaults for new sets.
     pub def_domain: c_int,
     pub def_granularity: c_int,
@@ -83,9 +83,9 @@ pub(crate) struct Lib {
     pub counters: Option<c_int>,
 }
 
-static LIB: Mutex<Option<Lib>> = Mutex::new(None);
+static LIB: Mutex<Option<Lib<Native>>> = Mutex::new(None);
 
-fn lock() -> MutexGuard<'static, Option<Lib>> {
+fn lock() -> MutexGuard<'static, Option<Lib<Native>>> {
     // A panic while holding the lock was caught at the boundary; each
     // operation leaves the state consistent before it can fail.
     LIB.lock().unwrap_or_else(|p| p.into_inner())
@@ -99,7 +99,7 @@ fn not_initialized() -> PapiError {
 }
 
 /// Runs `f` on the initialized library.
-pub(crate) fn with_lib<T>(f: impl FnOnce(&mut Lib) -> R<T>) -> R<T> {
+pub(crate) fn with_lib<T>(f: impl FnOnce(&mut Lib<Native>) -> R<T>) -> R<T> {
     let mut g = lock();
     match g.as_mut() {
         Some(lib) => f(lib),
@@ -107,32 +107,34 @@ pub(crate) fn with_lib<T>(f: impl FnOnce(&mut Lib) -> R<T>) -> R<T> {
     }
 }
 
-/// The thread a thread-granularity set counts: the calling one (Linux), or
-/// the whole process where pmc cannot count one thread (FreeBSD's hwpmc
-/// counts processes).
-pub(crate) fn thread_target() -> Target {
-    if cfg!(target_os = "linux") {
-        Target::CurrentThread
-    } else {
-        Target::Current
-    }
+/// Whether a backend counts processes only (FreeBSD's hwpmc), not threads.
+fn counts_processes<B: Backend>(backend: &B) -> bool {
+    backend.name().starts_with("freebsd")
 }
 
-/// The granularities this component counts.
+/// The granularities this component counts (on this OS, before a backend is open).
 pub(crate) fn available_granularities() -> c_int {
-    if cfg!(target_os = "linux") {
-        PAPI_GRN_THR | PAPI_GRN_PROC | PAPI_GRN_SYS | PAPI_GRN_SYS_CPU
-    } else {
+    granularities(cfg!(target_os = "freebsd"))
+}
+
+/// The default granularity (on this OS, before a backend is open).
+pub(crate) fn default_granularity() -> c_int {
+    default_granularity_of(cfg!(target_os = "freebsd"))
+}
+
+fn granularities(processes_only: bool) -> c_int {
+    if processes_only {
         PAPI_GRN_PROC | PAPI_GRN_SYS | PAPI_GRN_SYS_CPU
+    } else {
+        PAPI_GRN_THR | PAPI_GRN_PROC | PAPI_GRN_SYS | PAPI_GRN_SYS_CPU
     }
 }
 
-/// The default granularity.
-pub(crate) fn default_granularity() -> c_int {
-    if cfg!(target_os = "linux") {
-        PAPI_GRN_THR
-    } else {
+fn default_granularity_of(processes_only: bool) -> c_int {
+    if processes_only {
         PAPI_GRN_PROC
+    } else {
+        PAPI_GRN_THR
     }
 }
 
@@ -155,28 +157,15 @@ pub(crate) fn library_init(version: c_int) -> R<bool> {
     }
     let mut g = lock();
     if g.is_none() {
-        *g = Some(Lib {
-            backend: if DISABLED.load(Ordering::SeqCst) {
-                Err((
-                    PAPI_ECMP_DISABLED,
-                    "disabled by PAPI_disable_component before PAPI_library_init".to_owned(),
-                ))
-            } else {
-                Native::open().map_err(|e| (PAPI_ECMP, e.to_string()))
-            },
-            natives: Natives::default(),
-            presets: None,
-            sets: Vec::new(),
-            def_domain: PAPI_DOM_USER,
-            def_granularity: default_granularity(),
-            multiplex_inited: false,
-            thread_fn: None,
-            threads: BTreeSet::new(),
-            thread_data: BTreeMap::new(),
-            running: BTreeMap::new(),
-            mpx_ns: 10_000_000,
-            counters: None,
-        });
+        let backend = if DISABLED.load(Ordering::SeqCst) {
+            Err((
+                PAPI_ECMP_DISABLED,
+                "disabled by PAPI_disable_component before PAPI_library_init".to_owned(),
+            ))
+        } else {
+            Native::open().map_err(|e| (PAPI_ECMP, e.to_string()))
+        };
+        *g = Some(Lib::new(backend));
         INIT_LEVEL.fetch_or(PAPI_LOW_LEVEL_INITED, Ordering::SeqCst);
         return Ok(true);
     }
@@ -201,9 +190,63 @@ pub(crate) fn shutdown() {
     drop(lib);
 }
 
-impl Lib {
+impl<B: Backend> Lib<B> {
+    /// A library over `backend` (or disabled, with the code and reason).
+    pub(crate) fn new(backend: Result<B, (c_int, String)>) -> Lib<B> {
+        let processes_only = backend.as_ref().is_ok_and(counts_processes);
+        Lib {
+            backend,
+            natives: Natives::default(),
+            presets: None,
+            sets: Vec::new(),
+            def_domain: PAPI_DOM_USER,
+            def_granularity: default_granularity_of(processes_only),
+            multiplex_inited: false,
+            thread_fn: None,
+            threads: BTreeSet::new(),
+            thread_data: BTreeMap::new(),
+            running: BTreeMap::new(),
+            mpx_ns: 10_000_000,
+            counters: None,
+        }
+    }
+
+    /// Whether the backend counts processes only (FreeBSD's hwpmc).
+    fn processes_only(&self) -> bool {
+        self.backend.as_ref().is_ok_and(counts_processes)
+    }
+
+    /// The granularities this library's backend counts.
+    pub(crate) fn granularities(&self) -> c_int {
+        granularities(self.processes_only())
+    }
+
+    /// Checks a granularity against what the backend counts.
+    fn check_granularity(&self, g: c_int) -> R<()> {
+        if g.count_ones() != 1 || g & self.granularities() == 0 {
+            return fail(
+                PAPI_EINVAL,
+                format!(
+                    "granularity {g:#x} is not one this component counts ({:#x})",
+                    self.granularities()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// Whom a thread-granularity set counts: the calling thread, or the
+    /// whole process where the backend counts processes only.
+    pub(crate) fn thread_target(&self) -> Target {
+        if self.processes_only() {
+            Target::Current
+        } else {
+            Target::CurrentThread
+        }
+    }
+
     /// The backend, or `PAPI_ECMP` when the component is disabled.
-    pub(crate) fn backend(&self) -> R<&Native> {
+    pub(crate) fn backend(&self) -> R<&B> {
         self.backend.as_ref().map_err(|(code, why)| {
             PapiError::new(*code, format!("the pmc component is disabled: {why}"))
         })
@@ -234,7 +277,7 @@ impl Lib {
     }
 
     /// An event set by id.
-    pub(crate) fn set(&mut self, id: c_int) -> R<&mut EventSet> {
+    pub(crate) fn set(&mut self, id: c_int) -> R<&mut EventSet<B>> {
         usize::try_from(id)
             .ok()
             .and_then(|i| self.sets.get_mut(i))
@@ -320,11 +363,16 @@ impl Lib {
 
 /// Whether pmc can count `spec` here: allocated, attached to the calling
 /// thread (process on FreeBSD) and released.
-pub(crate) fn probe(backend: &Native, spec: &EventSpec) -> bool {
+pub(crate) fn probe<B: Backend>(backend: &B, spec: &EventSpec) -> bool {
     let Ok(mut pmc) = backend.allocate(&Allocation::counting(spec.clone())) else {
         return false;
     };
-    let ok = pmc.attach(thread_target()).is_ok();
+    let target = if counts_processes(backend) {
+        Target::Current
+    } else {
+        Target::CurrentThread
+    };
+    let ok = pmc.attach(target).is_ok();
     drop(pmc);
     ok
 }
@@ -333,11 +381,11 @@ pub(crate) fn probe(backend: &Native, spec: &EventSpec) -> bool {
 /// started and read at once, every member ran (a group larger than the
 /// hardware's counters never does). Only asked of sets counting the
 /// calling thread, where PAPI's perf_event component asks it too.
-fn group_fits(backend: &Native, specs: &[EventSpec]) -> R<bool> {
+fn group_fits<B: Backend>(backend: &B, target: Target, specs: &[EventSpec]) -> R<bool> {
     use pmc_facade::Group;
     let allocs: Vec<Allocation> = specs.iter().cloned().map(Allocation::counting).collect();
     let mut g = backend.allocate_group(&allocs)?;
-    g.attach(thread_target())?;
+    g.attach(target)?;
     g.start()?;
     let r = g.read()?;
     let _ = g.stop();
@@ -367,53 +415,17 @@ fn is_software(spec: &EventSpec) -> bool {
 
 /// `PAPI_create_eventset`: a new set's id.
 pub(crate) fn create_eventset() -> R<c_int> {
-    with_lib(|lib| {
-        let set = EventSet::new(lib.def_domain, lib.def_granularity);
-        let id = match lib.sets.iter().position(Option::is_none) {
-            Some(i) => {
-                lib.sets[i] = Some(set);
-                i
-            }
-            None => {
-                lib.sets.push(Some(set));
-                lib.sets.len() - 1
-            }
-        };
-        c_int::try_from(id).map_err(|_| PapiError::new(PAPI_ENOMEM, "too many event sets"))
-    })
+    with_lib(|lib| lib.create_eventset())
 }
 
 /// `PAPI_destroy_eventset`: frees an empty, stopped set.
 pub(crate) fn destroy_eventset(id: c_int) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_destroy_eventset")?;
-        if !set.entries.is_empty() {
-            return fail(
-                PAPI_EINVAL,
-                "the event set still has events: call PAPI_cleanup_eventset first",
-            );
-        }
-        lib.sets[id as usize] = None;
-        Ok(())
-    })
+    with_lib(|lib| lib.destroy_eventset(id))
 }
 
 /// `PAPI_assign_eventset_component`.
 pub(crate) fn assign_component(id: c_int, cidx: c_int) -> R<()> {
-    with_lib(|lib| {
-        check_cidx(cidx)?;
-        let set = lib.set(id)?;
-        set.not_running("PAPI_assign_eventset_component")?;
-        if !set.entries.is_empty() {
-            return fail(
-                PAPI_EINVAL,
-                "the event set already has events (and so its component): assign it first",
-            );
-        }
-        set.cidx = Some(cidx);
-        Ok(())
-    })
+    with_lib(|lib| lib.assign_component(id, cidx))
 }
 
 /// Checks a component index: only 0, pmc's.
@@ -429,64 +441,27 @@ pub(crate) fn check_cidx(cidx: c_int) -> R<()> {
 
 /// `PAPI_add_event`.
 pub(crate) fn add_event(id: c_int, code: u32) -> R<()> {
-    with_lib(|lib| {
-        lib.set(id)?.not_running("PAPI_add_event")?;
-        let entry = lib.entry(code)?;
-        lib.backend()?;
-        // A set counting the calling thread checks, as PAPI's perf_event
-        // component does, that its hardware events are scheduled together.
-        let set = lib.set(id)?;
-        let check = !set.multiplex
-            && set.attach.is_none()
-            && set.cpu.is_none()
-            && set.granularity == PAPI_GRN_THR;
-        if check {
-            let modifiers = set.modifiers();
-            let mut codes = set.slots().0;
-            for t in &entry.terms {
-                if !codes.contains(t) {
-                    codes.push(*t);
-                }
-            }
-            let specs: Vec<EventSpec> = codes
-                .iter()
-                .map(|&c| lib.slot_spec(c, modifiers))
-                .collect::<R<_>>()?;
-            if specs.len() > 1 && !specs.iter().all(is_software) {
-                let fits = group_fits(lib.backend()?, &specs)?;
-                if !fits {
-                    return fail(
-                        PAPI_ECNFLCT,
-                        "the event set's hardware events do not fit on the counters together: \
-                         use PAPI_set_multiplex, or fewer events",
-                    );
-                }
-            }
-        }
-        let set = lib.set(id)?;
-        set.cidx.get_or_insert(CIDX);
-        set.add(entry)
-    })
+    with_lib(|lib| lib.add_event(id, code))
 }
 
 /// `PAPI_remove_event`.
 pub(crate) fn remove_event(id: c_int, code: u32) -> R<()> {
-    with_lib(|lib| lib.set(id)?.remove(code))
+    with_lib(|lib| lib.remove_event(id, code))
 }
 
 /// `PAPI_cleanup_eventset`.
 pub(crate) fn cleanup_eventset(id: c_int) -> R<()> {
-    with_lib(|lib| lib.set(id)?.cleanup())
+    with_lib(|lib| lib.cleanup_eventset(id))
 }
 
 /// `PAPI_list_events`: the codes, in order.
 pub(crate) fn list_events(id: c_int) -> R<Vec<u32>> {
-    with_lib(|lib| Ok(lib.set(id)?.entries.iter().map(|e| e.code).collect()))
+    with_lib(|lib| lib.list_events(id))
 }
 
 /// `PAPI_state`.
 pub(crate) fn state(id: c_int) -> R<c_int> {
-    with_lib(|lib| Ok(lib.set(id)?.state()))
+    with_lib(|lib| lib.state(id))
 }
 
 /// `PAPI_start`.
@@ -501,251 +476,82 @@ pub(crate) fn start_internal(id: c_int) -> R<()> {
 }
 
 fn start_impl(id: c_int, exclusive: bool) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        if set.running() {
-            return fail(PAPI_EISRUN, "the event set is already counting");
-        }
-        if set.entries.is_empty() {
-            if set.cidx.is_none() {
-                return fail(PAPI_ENOCMP, "the event set has no events and no component");
-            }
-            return fail(PAPI_EINVAL, "the event set has no events; add some first");
-        }
-        let whom: Whom = set.whom(thread_target());
-        // PAPI's rule: one running set per thread (sets attached elsewhere aside).
-        let thread = (exclusive && set.attach.is_none() && whom.target.is_some())
-            .then(crate::sys::os::thread_id);
-        if let Some(t) = thread {
-            if let Some(&other) = lib.running.get(&t) {
-                if other != id {
-                    return fail(
-                        PAPI_EISRUN,
-                        format!(
-                            "event set {other} already counts this thread: stop it first \
-                             (one running event set per thread)"
-                        ),
-                    );
-                }
-            }
-        }
-        let set = lib.set(id)?;
-        let modifiers = set.modifiers();
-        let (slots, _) = set.slots();
-        let specs: Vec<EventSpec> = slots
-            .iter()
-            .map(|&c| lib.slot_spec(c, modifiers))
-            .collect::<R<_>>()?;
-        let Lib {
-            backend,
-            sets,
-            running,
-            ..
-        } = lib;
-        let backend = backend.as_ref().map_err(|(code, why)| {
-            PapiError::new(*code, format!("the pmc component is disabled: {why}"))
-        })?;
-        let set = sets[id as usize]
-            .as_mut()
-            .ok_or_else(|| PapiError::new(PAPI_ENOEVST, format!("no event set {id}")))?;
-        set.start(backend, &specs, &whom, thread)?;
-        if let Some(t) = thread {
-            running.insert(t, id);
-        }
-        if set.sampling() {
-            crate::overflow::ensure_poller();
-        }
-        Ok(())
-    })
+    with_lib(|lib| lib.start_impl(id, exclusive))
 }
 
 /// `PAPI_stop`: the final counts, and the overflow calls still to make.
 pub(crate) fn stop(id: c_int) -> R<(Vec<i64>, Vec<OverflowCall>)> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        let thread = set.run.as_ref().and_then(|r| r.thread);
-        let out = set.stop(id)?;
-        if let Some(t) = thread {
-            if lib.running.get(&t) == Some(&id) {
-                lib.running.remove(&t);
-            }
-        }
-        Ok(out)
-    })
+    with_lib(|lib| lib.stop(id))
 }
 
 /// `PAPI_read`.
 pub(crate) fn read(id: c_int) -> R<Vec<i64>> {
-    with_lib(|lib| lib.set(id)?.read())
+    with_lib(|lib| lib.read(id))
 }
 
 /// `PAPI_accum`: adds the counts to `values`, then zeroes them.
 pub(crate) fn accum(id: c_int, values: &mut [i64]) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        let now = set.read()?;
-        for (v, n) in values.iter_mut().zip(&now) {
-            *v = v.wrapping_add(*n);
-        }
-        set.reset()
-    })
+    with_lib(|lib| lib.accum(id, values))
 }
 
 /// `PAPI_reset`.
 pub(crate) fn reset(id: c_int) -> R<()> {
-    with_lib(|lib| lib.set(id)?.reset())
+    with_lib(|lib| lib.reset(id))
 }
 
 /// `PAPI_write`.
 pub(crate) fn write(id: c_int, values: &[i64]) -> R<()> {
-    with_lib(|lib| lib.set(id)?.write(values))
+    with_lib(|lib| lib.write(id, values))
 }
 
 /// How many events a set has.
 pub(crate) fn num_events(id: c_int) -> R<usize> {
-    with_lib(|lib| Ok(lib.set(id)?.entries.len()))
+    with_lib(|lib| lib.num_events(id))
 }
 
 /// `PAPI_set_multiplex`.
 pub(crate) fn set_multiplex(id: c_int) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_set_multiplex")?;
-        if set.multiplex {
-            return fail(PAPI_EINVAL, "the event set is already multiplexed");
-        }
-        if set.cidx.is_none() {
-            return fail(
-                PAPI_ENOCMP,
-                "the event set has no component yet: add an event or call \
-                 PAPI_assign_eventset_component first",
-            );
-        }
-        if !set.overflow.is_empty() {
-            return fail(
-                PAPI_ECOMBO,
-                "an overflowing event set cannot be multiplexed",
-            );
-        }
-        set.multiplex = true;
-        Ok(())
-    })
+    with_lib(|lib| lib.set_multiplex(id))
 }
 
 /// `PAPI_get_multiplex`.
 pub(crate) fn get_multiplex(id: c_int) -> R<bool> {
-    with_lib(|lib| Ok(lib.set(id)?.multiplex))
+    with_lib(|lib| lib.get_multiplex(id))
 }
 
 /// `PAPI_attach` (`Some(tid)`) and `PAPI_detach` (`None`).
 pub(crate) fn attach(id: c_int, tid: Option<u32>) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running(if tid.is_some() {
-            "PAPI_attach"
-        } else {
-            "PAPI_detach"
-        })?;
-        match tid {
-            Some(0) => fail(PAPI_EINVAL, "PAPI_attach: 0 is not a thread or process id"),
-            Some(t) => {
-                if set.cpu.is_some() {
-                    return fail(PAPI_ECOMBO, "the event set is attached to a CPU");
-                }
-                set.cidx.get_or_insert(CIDX);
-                set.attach = Some(t);
-                Ok(())
-            }
-            None => {
-                if set.attach.take().is_none() {
-                    return fail(PAPI_EINVAL, "PAPI_detach: the event set is not attached");
-                }
-                Ok(())
-            }
-        }
-    })
+    with_lib(|lib| lib.attach(id, tid))
 }
 
 /// `PAPI_CPU_ATTACH`.
 pub(crate) fn cpu_attach(id: c_int, cpu: u32) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_set_opt(PAPI_CPU_ATTACH)")?;
-        if set.attach.is_some() {
-            return fail(PAPI_ECOMBO, "the event set is attached to a thread");
-        }
-        let n = crate::hwinfo::cpus_configured();
-        if cpu >= n {
-            return fail(PAPI_EINVAL, format!("no CPU {cpu}: this machine has {n}"));
-        }
-        set.cidx.get_or_insert(CIDX);
-        set.cpu = Some(cpu);
-        Ok(())
-    })
+    with_lib(|lib| lib.cpu_attach(id, cpu))
 }
 
 /// `PAPI_set_opt(PAPI_DOMAIN)`.
 pub(crate) fn set_set_domain(id: c_int, domain: c_int) -> R<()> {
-    let d = eventset::check_domain(domain)?;
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_set_opt(PAPI_DOMAIN)")?;
-        set.domain = d;
-        Ok(())
-    })
-}
-
-/// Checks a granularity against what the component counts.
-fn check_granularity(g: c_int) -> R<()> {
-    if g.count_ones() != 1 || g & available_granularities() == 0 {
-        return fail(
-            PAPI_EINVAL,
-            format!(
-                "granularity {g:#x} is not one this component counts ({:#x})",
-                available_granularities()
-            ),
-        );
-    }
-    Ok(())
+    with_lib(|lib| lib.set_set_domain(id, domain))
 }
 
 /// `PAPI_set_opt(PAPI_GRANUL)`.
 pub(crate) fn set_set_granularity(id: c_int, g: c_int) -> R<()> {
-    check_granularity(g)?;
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_set_opt(PAPI_GRANUL)")?;
-        set.granularity = g;
-        Ok(())
-    })
+    with_lib(|lib| lib.set_set_granularity(id, g))
 }
 
 /// `PAPI_set_domain` / `PAPI_DEFDOM`.
 pub(crate) fn set_default_domain(domain: c_int) -> R<()> {
-    let d = eventset::check_domain(domain)?;
-    with_lib(|lib| {
-        lib.def_domain = d;
-        Ok(())
-    })
+    with_lib(|lib| lib.set_default_domain(domain))
 }
 
 /// `PAPI_set_granularity` / `PAPI_DEFGRN`.
 pub(crate) fn set_default_granularity(g: c_int) -> R<()> {
-    check_granularity(g)?;
-    with_lib(|lib| {
-        lib.def_granularity = g;
-        Ok(())
-    })
+    with_lib(|lib| lib.set_default_granularity(g))
 }
 
 /// `PAPI_set_opt(PAPI_INHERIT)`.
 pub(crate) fn set_inherit(id: c_int, inherit: bool) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_set_opt(PAPI_INHERIT)")?;
-        set.inherit = inherit;
-        Ok(())
-    })
+    with_lib(|lib| lib.set_inherit(id, inherit))
 }
 
 /// A set's options, as `PAPI_get_opt` reports them.
@@ -761,17 +567,7 @@ pub(crate) struct SetOptions {
 
 /// A set's options.
 pub(crate) fn set_options(id: c_int) -> R<SetOptions> {
-    with_lib(|lib| {
-        let s = lib.set(id)?;
-        Ok(SetOptions {
-            domain: s.domain,
-            granularity: s.granularity,
-            attach: s.attach,
-            cpu: s.cpu,
-            inherit: s.inherit,
-            multiplex: s.multiplex,
-        })
-    })
+    with_lib(|lib| lib.set_options(id))
 }
 
 /// `PAPI_overflow`.
@@ -781,42 +577,7 @@ pub(crate) fn overflow(
     threshold: c_int,
     handler: Option<eventset::Handler>,
 ) -> R<()> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_overflow")?;
-        let Some(entry) = set.position(code) else {
-            return fail(
-                PAPI_ENOEVNT,
-                format!("event {code:#x} is not in the event set: add it first"),
-            );
-        };
-        if threshold < 0 {
-            return fail(PAPI_EINVAL, "PAPI_overflow: the threshold is negative");
-        }
-        if threshold == 0 {
-            set.overflow.retain(|o| o.entry != entry);
-            return Ok(());
-        }
-        let Some(handler) = handler else {
-            return fail(PAPI_EINVAL, "PAPI_overflow: a threshold needs a handler");
-        };
-        if set.multiplex {
-            return fail(PAPI_ECOMBO, "a multiplexed event set cannot overflow");
-        }
-        if set.entries[entry].derived != Derived::Plain {
-            return fail(
-                PAPI_EINVAL,
-                "a derived preset cannot overflow: choose a preset of one native event",
-            );
-        }
-        set.overflow.retain(|o| o.entry != entry);
-        set.overflow.push(Overflow {
-            entry,
-            threshold: threshold as u64,
-            action: Action::Handler(handler),
-        });
-        Ok(())
-    })
+    with_lib(|lib| lib.overflow(id, code, threshold, handler))
 }
 
 /// `PAPI_sprofil` (and `PAPI_profil`, one region): a histogram of the
@@ -828,87 +589,12 @@ pub(crate) fn profile(
     regions: Vec<eventset::ProfRegion>,
     flags: c_int,
 ) -> R<()> {
-    let known = PAPI_PROFIL_RANDOM
-        | PAPI_PROFIL_WEIGHTED
-        | PAPI_PROFIL_COMPRESS
-        | PAPI_PROFIL_BUCKET_16
-        | PAPI_PROFIL_BUCKET_32
-        | PAPI_PROFIL_BUCKET_64
-        | PAPI_PROFIL_FORCE_SW
-        | PAPI_PROFIL_DATA_EAR
-        | PAPI_PROFIL_INST_EAR;
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        set.not_running("PAPI_profil")?;
-        let Some(entry) = set.position(code) else {
-            return fail(
-                PAPI_ENOEVNT,
-                format!("event {code:#x} is not in the event set: add it first"),
-            );
-        };
-        if threshold < 0 || flags & !known != 0 {
-            return fail(
-                PAPI_EINVAL,
-                "PAPI_profil: negative threshold or unknown flags",
-            );
-        }
-        if threshold == 0 {
-            set.overflow.retain(|o| o.entry != entry);
-            return Ok(());
-        }
-        let buckets =
-            flags & (PAPI_PROFIL_BUCKET_16 | PAPI_PROFIL_BUCKET_32 | PAPI_PROFIL_BUCKET_64);
-        if buckets.count_ones() > 1 {
-            return fail(PAPI_EINVAL, "PAPI_profil: give one bucket size");
-        }
-        if flags & (PAPI_PROFIL_DATA_EAR | PAPI_PROFIL_INST_EAR) != 0 {
-            return fail(
-                PAPI_ENOSUPP,
-                "event address registers (Itanium's EARs) are not available; profile by PC",
-            );
-        }
-        if regions.is_empty() || regions.iter().any(|r| r.base == 0 && r.size > 0) {
-            return fail(PAPI_EINVAL, "PAPI_profil: a profile buffer is NULL");
-        }
-        if set.multiplex {
-            return fail(PAPI_ECOMBO, "a multiplexed event set cannot be profiled");
-        }
-        if set.entries[entry].derived != Derived::Plain {
-            return fail(PAPI_EINVAL, "a derived preset cannot be profiled");
-        }
-        set.overflow.retain(|o| o.entry != entry);
-        set.overflow.push(Overflow {
-            entry,
-            threshold: threshold as u64,
-            action: Action::Profile(std::sync::Arc::new(eventset::Profile { regions, flags })),
-        });
-        Ok(())
-    })
+    with_lib(|lib| lib.profile(id, code, threshold, regions, flags))
 }
 
 /// `PAPI_get_overflow_event_index`: the positions of the events whose bits are set.
 pub(crate) fn overflow_indices(id: c_int, vector: i64) -> R<Vec<c_int>> {
-    with_lib(|lib| {
-        let set = lib.set(id)?;
-        if set.overflow.is_empty() {
-            return fail(
-                PAPI_EINVAL,
-                "the event set does not overflow (PAPI_overflow)",
-            );
-        }
-        if vector == 0 {
-            return fail(PAPI_EINVAL, "the overflow vector is empty");
-        }
-        let mut out: Vec<c_int> = set
-            .overflow
-            .iter()
-            .filter(|o| matches!(o.action, Action::Handler(_)))
-            .filter(|o| o.entry < 64 && vector & (1i64 << o.entry) != 0)
-            .map(|o| o.entry as c_int)
-            .collect();
-        out.sort_unstable();
-        Ok(out)
-    })
+    with_lib(|lib| lib.overflow_indices(id, vector))
 }
 
 /// The overflow calls pending on every running set (the poller's round);
@@ -936,17 +622,563 @@ pub(crate) fn max_events() -> usize {
 
 /// Registers the calling thread under `id`.
 pub(crate) fn register_thread(id: c_ulong) -> R<()> {
-    with_lib(|lib| {
-        lib.threads.insert(id);
-        Ok(())
-    })
+    with_lib(|lib| lib.register_thread(id))
 }
 
 /// Forgets the calling thread.
 pub(crate) fn unregister_thread(id: c_ulong) -> R<()> {
-    with_lib(|lib| {
-        lib.threads.remove(&id);
-        lib.thread_data.remove(&id);
-        Ok(())
-    })
+    with_lib(|lib| lib.unregister_thread(id))
+}
+
+impl<B: Backend> Lib<B> {
+    /// `PAPI_create_eventset`: a new set's id.
+    pub(crate) fn create_eventset(&mut self) -> R<c_int> {
+        let lib = self;
+        {
+            let set = EventSet::new(lib.def_domain, lib.def_granularity);
+            let id = match lib.sets.iter().position(Option::is_none) {
+                Some(i) => {
+                    lib.sets[i] = Some(set);
+                    i
+                }
+                None => {
+                    lib.sets.push(Some(set));
+                    lib.sets.len() - 1
+                }
+            };
+            c_int::try_from(id).map_err(|_| PapiError::new(PAPI_ENOMEM, "too many event sets"))
+        }
+    }
+
+    /// `PAPI_destroy_eventset`: frees an empty, stopped set.
+    pub(crate) fn destroy_eventset(&mut self, id: c_int) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_destroy_eventset")?;
+            if !set.entries.is_empty() {
+                return fail(
+                    PAPI_EINVAL,
+                    "the event set still has events: call PAPI_cleanup_eventset first",
+                );
+            }
+            lib.sets[id as usize] = None;
+            Ok(())
+        }
+    }
+
+    /// `PAPI_assign_eventset_component`.
+    pub(crate) fn assign_component(&mut self, id: c_int, cidx: c_int) -> R<()> {
+        let lib = self;
+        {
+            check_cidx(cidx)?;
+            let set = lib.set(id)?;
+            set.not_running("PAPI_assign_eventset_component")?;
+            if !set.entries.is_empty() {
+                return fail(
+                    PAPI_EINVAL,
+                    "the event set already has events (and so its component): assign it first",
+                );
+            }
+            set.cidx = Some(cidx);
+            Ok(())
+        }
+    }
+
+    /// `PAPI_add_event`.
+    pub(crate) fn add_event(&mut self, id: c_int, code: u32) -> R<()> {
+        let lib = self;
+        {
+            lib.set(id)?.not_running("PAPI_add_event")?;
+            let entry = lib.entry(code)?;
+            lib.backend()?;
+            // A set counting the calling thread checks, as PAPI's perf_event
+            // component does, that its hardware events are scheduled together.
+            let set = lib.set(id)?;
+            let check = !set.multiplex
+                && set.attach.is_none()
+                && set.cpu.is_none()
+                && set.granularity == PAPI_GRN_THR;
+            if check {
+                let modifiers = set.modifiers();
+                let mut codes = set.slots().0;
+                for t in &entry.terms {
+                    if !codes.contains(t) {
+                        codes.push(*t);
+                    }
+                }
+                let specs: Vec<EventSpec> = codes
+                    .iter()
+                    .map(|&c| lib.slot_spec(c, modifiers))
+                    .collect::<R<_>>()?;
+                if specs.len() > 1 && !specs.iter().all(is_software) {
+                    let target = lib.thread_target();
+                    let fits = group_fits(lib.backend()?, target, &specs)?;
+                    if !fits {
+                        return fail(
+                            PAPI_ECNFLCT,
+                            "the event set's hardware events do not fit on the counters together: \
+                             use PAPI_set_multiplex, or fewer events",
+                        );
+                    }
+                }
+            }
+            let set = lib.set(id)?;
+            set.cidx.get_or_insert(CIDX);
+            set.add(entry)
+        }
+    }
+
+    /// `PAPI_remove_event`.
+    pub(crate) fn remove_event(&mut self, id: c_int, code: u32) -> R<()> {
+        let lib = self;
+        lib.set(id)?.remove(code)
+    }
+
+    /// `PAPI_cleanup_eventset`.
+    pub(crate) fn cleanup_eventset(&mut self, id: c_int) -> R<()> {
+        let lib = self;
+        lib.set(id)?.cleanup()
+    }
+
+    /// `PAPI_list_events`: the codes, in order.
+    pub(crate) fn list_events(&mut self, id: c_int) -> R<Vec<u32>> {
+        let lib = self;
+        Ok(lib.set(id)?.entries.iter().map(|e| e.code).collect())
+    }
+
+    /// `PAPI_state`.
+    pub(crate) fn state(&mut self, id: c_int) -> R<c_int> {
+        let lib = self;
+        Ok(lib.set(id)?.state())
+    }
+
+    /// `PAPI_stop`: the final counts, and the overflow calls still to make.
+    pub(crate) fn stop(&mut self, id: c_int) -> R<(Vec<i64>, Vec<OverflowCall>)> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            let thread = set.run.as_ref().and_then(|r| r.thread);
+            let out = set.stop(id)?;
+            if let Some(t) = thread {
+                if lib.running.get(&t) == Some(&id) {
+                    lib.running.remove(&t);
+                }
+            }
+            Ok(out)
+        }
+    }
+
+    /// `PAPI_read`.
+    pub(crate) fn read(&mut self, id: c_int) -> R<Vec<i64>> {
+        let lib = self;
+        lib.set(id)?.read()
+    }
+
+    /// `PAPI_accum`: adds the counts to `values`, then zeroes them.
+    pub(crate) fn accum(&mut self, id: c_int, values: &mut [i64]) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            let now = set.read()?;
+            for (v, n) in values.iter_mut().zip(&now) {
+                *v = v.wrapping_add(*n);
+            }
+            set.reset()
+        }
+    }
+
+    /// `PAPI_reset`.
+    pub(crate) fn reset(&mut self, id: c_int) -> R<()> {
+        let lib = self;
+        lib.set(id)?.reset()
+    }
+
+    /// `PAPI_write`.
+    pub(crate) fn write(&mut self, id: c_int, values: &[i64]) -> R<()> {
+        let lib = self;
+        lib.set(id)?.write(values)
+    }
+
+    /// How many events a set has.
+    pub(crate) fn num_events(&mut self, id: c_int) -> R<usize> {
+        let lib = self;
+        Ok(lib.set(id)?.entries.len())
+    }
+
+    /// `PAPI_set_multiplex`.
+    pub(crate) fn set_multiplex(&mut self, id: c_int) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_set_multiplex")?;
+            if set.multiplex {
+                return fail(PAPI_EINVAL, "the event set is already multiplexed");
+            }
+            if set.cidx.is_none() {
+                return fail(
+                    PAPI_ENOCMP,
+                    "the event set has no component yet: add an event or call \
+                     PAPI_assign_eventset_component first",
+                );
+            }
+            if !set.overflow.is_empty() {
+                return fail(
+                    PAPI_ECOMBO,
+                    "an overflowing event set cannot be multiplexed",
+                );
+            }
+            set.multiplex = true;
+            Ok(())
+        }
+    }
+
+    /// `PAPI_get_multiplex`.
+    pub(crate) fn get_multiplex(&mut self, id: c_int) -> R<bool> {
+        let lib = self;
+        Ok(lib.set(id)?.multiplex)
+    }
+
+    /// `PAPI_attach` (`Some(tid)`) and `PAPI_detach` (`None`).
+    pub(crate) fn attach(&mut self, id: c_int, tid: Option<u32>) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            set.not_running(if tid.is_some() {
+                "PAPI_attach"
+            } else {
+                "PAPI_detach"
+            })?;
+            match tid {
+                Some(0) => fail(PAPI_EINVAL, "PAPI_attach: 0 is not a thread or process id"),
+                Some(t) => {
+                    if set.cpu.is_some() {
+                        return fail(PAPI_ECOMBO, "the event set is attached to a CPU");
+                    }
+                    set.cidx.get_or_insert(CIDX);
+                    set.attach = Some(t);
+                    Ok(())
+                }
+                None => {
+                    if set.attach.take().is_none() {
+                        return fail(PAPI_EINVAL, "PAPI_detach: the event set is not attached");
+                    }
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// `PAPI_CPU_ATTACH`.
+    pub(crate) fn cpu_attach(&mut self, id: c_int, cpu: u32) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_set_opt(PAPI_CPU_ATTACH)")?;
+            if set.attach.is_some() {
+                return fail(PAPI_ECOMBO, "the event set is attached to a thread");
+            }
+            let n = crate::hwinfo::cpus_configured();
+            if cpu >= n {
+                return fail(PAPI_EINVAL, format!("no CPU {cpu}: this machine has {n}"));
+            }
+            set.cidx.get_or_insert(CIDX);
+            set.cpu = Some(cpu);
+            Ok(())
+        }
+    }
+
+    /// `PAPI_set_opt(PAPI_DOMAIN)`.
+    pub(crate) fn set_set_domain(&mut self, id: c_int, domain: c_int) -> R<()> {
+        let lib = self;
+        let d = eventset::check_domain(domain)?;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_set_opt(PAPI_DOMAIN)")?;
+            set.domain = d;
+            Ok(())
+        }
+    }
+
+    /// `PAPI_set_opt(PAPI_GRANUL)`.
+    pub(crate) fn set_set_granularity(&mut self, id: c_int, g: c_int) -> R<()> {
+        let lib = self;
+        lib.check_granularity(g)?;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_set_opt(PAPI_GRANUL)")?;
+            set.granularity = g;
+            Ok(())
+        }
+    }
+
+    /// `PAPI_set_domain` / `PAPI_DEFDOM`.
+    pub(crate) fn set_default_domain(&mut self, domain: c_int) -> R<()> {
+        let lib = self;
+        let d = eventset::check_domain(domain)?;
+        {
+            lib.def_domain = d;
+            Ok(())
+        }
+    }
+
+    /// `PAPI_set_granularity` / `PAPI_DEFGRN`.
+    pub(crate) fn set_default_granularity(&mut self, g: c_int) -> R<()> {
+        let lib = self;
+        lib.check_granularity(g)?;
+        {
+            lib.def_granularity = g;
+            Ok(())
+        }
+    }
+
+    /// `PAPI_set_opt(PAPI_INHERIT)`.
+    pub(crate) fn set_inherit(&mut self, id: c_int, inherit: bool) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_set_opt(PAPI_INHERIT)")?;
+            set.inherit = inherit;
+            Ok(())
+        }
+    }
+
+    /// A set's options.
+    pub(crate) fn set_options(&mut self, id: c_int) -> R<SetOptions> {
+        let lib = self;
+        {
+            let s = lib.set(id)?;
+            Ok(SetOptions {
+                domain: s.domain,
+                granularity: s.granularity,
+                attach: s.attach,
+                cpu: s.cpu,
+                inherit: s.inherit,
+                multiplex: s.multiplex,
+            })
+        }
+    }
+
+    /// `PAPI_overflow`.
+    pub(crate) fn overflow(
+        &mut self,
+        id: c_int,
+        code: u32,
+        threshold: c_int,
+        handler: Option<eventset::Handler>,
+    ) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_overflow")?;
+            let Some(entry) = set.position(code) else {
+                return fail(
+                    PAPI_ENOEVNT,
+                    format!("event {code:#x} is not in the event set: add it first"),
+                );
+            };
+            if threshold < 0 {
+                return fail(PAPI_EINVAL, "PAPI_overflow: the threshold is negative");
+            }
+            if threshold == 0 {
+                set.overflow.retain(|o| o.entry != entry);
+                return Ok(());
+            }
+            let Some(handler) = handler else {
+                return fail(PAPI_EINVAL, "PAPI_overflow: a threshold needs a handler");
+            };
+            if set.multiplex {
+                return fail(PAPI_ECOMBO, "a multiplexed event set cannot overflow");
+            }
+            if set.entries[entry].derived != Derived::Plain {
+                return fail(
+                    PAPI_EINVAL,
+                    "a derived preset cannot overflow: choose a preset of one native event",
+                );
+            }
+            set.overflow.retain(|o| o.entry != entry);
+            set.overflow.push(Overflow {
+                entry,
+                threshold: threshold as u64,
+                action: Action::Handler(handler),
+            });
+            Ok(())
+        }
+    }
+
+    /// `PAPI_sprofil` (and `PAPI_profil`, one region): a histogram of the
+    /// addresses where `code` overflows every `threshold` counts (0: off).
+    pub(crate) fn profile(
+        &mut self,
+        id: c_int,
+        code: u32,
+        threshold: c_int,
+        regions: Vec<eventset::ProfRegion>,
+        flags: c_int,
+    ) -> R<()> {
+        let lib = self;
+        let known = PAPI_PROFIL_RANDOM
+            | PAPI_PROFIL_WEIGHTED
+            | PAPI_PROFIL_COMPRESS
+            | PAPI_PROFIL_BUCKET_16
+            | PAPI_PROFIL_BUCKET_32
+            | PAPI_PROFIL_BUCKET_64
+            | PAPI_PROFIL_FORCE_SW
+            | PAPI_PROFIL_DATA_EAR
+            | PAPI_PROFIL_INST_EAR;
+        {
+            let set = lib.set(id)?;
+            set.not_running("PAPI_profil")?;
+            let Some(entry) = set.position(code) else {
+                return fail(
+                    PAPI_ENOEVNT,
+                    format!("event {code:#x} is not in the event set: add it first"),
+                );
+            };
+            if threshold < 0 || flags & !known != 0 {
+                return fail(
+                    PAPI_EINVAL,
+                    "PAPI_profil: negative threshold or unknown flags",
+                );
+            }
+            if threshold == 0 {
+                set.overflow.retain(|o| o.entry != entry);
+                return Ok(());
+            }
+            let buckets =
+                flags & (PAPI_PROFIL_BUCKET_16 | PAPI_PROFIL_BUCKET_32 | PAPI_PROFIL_BUCKET_64);
+            if buckets.count_ones() > 1 {
+                return fail(PAPI_EINVAL, "PAPI_profil: give one bucket size");
+            }
+            if flags & (PAPI_PROFIL_DATA_EAR | PAPI_PROFIL_INST_EAR) != 0 {
+                return fail(
+                    PAPI_ENOSUPP,
+                    "event address registers (Itanium's EARs) are not available; profile by PC",
+                );
+            }
+            if regions.is_empty() || regions.iter().any(|r| r.base == 0 && r.size > 0) {
+                return fail(PAPI_EINVAL, "PAPI_profil: a profile buffer is NULL");
+            }
+            if set.multiplex {
+                return fail(PAPI_ECOMBO, "a multiplexed event set cannot be profiled");
+            }
+            if set.entries[entry].derived != Derived::Plain {
+                return fail(PAPI_EINVAL, "a derived preset cannot be profiled");
+            }
+            set.overflow.retain(|o| o.entry != entry);
+            set.overflow.push(Overflow {
+                entry,
+                threshold: threshold as u64,
+                action: Action::Profile(std::sync::Arc::new(eventset::Profile { regions, flags })),
+            });
+            Ok(())
+        }
+    }
+
+    /// `PAPI_get_overflow_event_index`: the positions of the events whose bits are set.
+    pub(crate) fn overflow_indices(&mut self, id: c_int, vector: i64) -> R<Vec<c_int>> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            if set.overflow.is_empty() {
+                return fail(
+                    PAPI_EINVAL,
+                    "the event set does not overflow (PAPI_overflow)",
+                );
+            }
+            if vector == 0 {
+                return fail(PAPI_EINVAL, "the overflow vector is empty");
+            }
+            let mut out: Vec<c_int> = set
+                .overflow
+                .iter()
+                .filter(|o| matches!(o.action, Action::Handler(_)))
+                .filter(|o| o.entry < 64 && vector & (1i64 << o.entry) != 0)
+                .map(|o| o.entry as c_int)
+                .collect();
+            out.sort_unstable();
+            Ok(out)
+        }
+    }
+
+    /// Registers the calling thread under `id`.
+    pub(crate) fn register_thread(&mut self, id: c_ulong) -> R<()> {
+        let lib = self;
+        {
+            lib.threads.insert(id);
+            Ok(())
+        }
+    }
+
+    /// Forgets the calling thread.
+    pub(crate) fn unregister_thread(&mut self, id: c_ulong) -> R<()> {
+        let lib = self;
+        {
+            lib.threads.remove(&id);
+            lib.thread_data.remove(&id);
+            Ok(())
+        }
+    }
+
+    pub(crate) fn start_impl(&mut self, id: c_int, exclusive: bool) -> R<()> {
+        let lib = self;
+        {
+            let set = lib.set(id)?;
+            if set.running() {
+                return fail(PAPI_EISRUN, "the event set is already counting");
+            }
+            if set.entries.is_empty() {
+                if set.cidx.is_none() {
+                    return fail(PAPI_ENOCMP, "the event set has no events and no component");
+                }
+                return fail(PAPI_EINVAL, "the event set has no events; add some first");
+            }
+            let target = lib.thread_target();
+            let set = lib.set(id)?;
+            let whom: Whom = set.whom(target);
+            // PAPI's rule: one running set per thread (sets attached elsewhere aside).
+            let thread = (exclusive && set.attach.is_none() && whom.target.is_some())
+                .then(crate::sys::os::thread_id);
+            if let Some(t) = thread {
+                if let Some(&other) = lib.running.get(&t) {
+                    if other != id {
+                        return fail(
+                            PAPI_EISRUN,
+                            format!(
+                                "event set {other} already counts this thread: stop it first \
+                                 (one running event set per thread)"
+                            ),
+                        );
+                    }
+                }
+            }
+            let set = lib.set(id)?;
+            let modifiers = set.modifiers();
+            let (slots, _) = set.slots();
+            let specs: Vec<EventSpec> = slots
+                .iter()
+                .map(|&c| lib.slot_spec(c, modifiers))
+                .collect::<R<_>>()?;
+            let Lib {
+                backend,
+                sets,
+                running,
+                ..
+            } = lib;
+            let backend = backend.as_ref().map_err(|(code, why)| {
+                PapiError::new(*code, format!("the pmc component is disabled: {why}"))
+            })?;
+            let set = sets[id as usize]
+                .as_mut()
+                .ok_or_else(|| PapiError::new(PAPI_ENOEVST, format!("no event set {id}")))?;
+            set.start(backend, &specs, &whom, thread)?;
+            if let Some(t) = thread {
+                running.insert(t, id);
+            }
+            if set.sampling() {
+                crate::overflow::ensure_poller();
+            }
+            Ok(())
+        }
+    }
 }
