@@ -9,7 +9,8 @@
 //!   against Debian's header run on pmc's library by `LD_LIBRARY_PATH`;
 //! - `tools`: Debian's papi-tools binaries, unmodified, on pmc's library;
 //! - `counts`: C programs written as PAPI users write them (`tests/c/`),
-//!   their counts against getrusage and fresh pages.
+//!   their counts against getrusage and fresh pages;
+//! - `robust`: bad input at every entry point, in this process.
 //!
 //! Each needs a C compiler and Debian's PAPI packages (`ci/setup.sh`
 //! installs libpapi-dev, papi-tools, papi-examples) and skips visibly
@@ -24,5 +25,7 @@ mod counts;
 mod ctests;
 #[path = "judges/header.rs"]
 mod header;
+#[path = "judges/robust.rs"]
+mod robust;
 #[path = "judges/tools.rs"]
 mod tools;
