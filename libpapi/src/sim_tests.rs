@@ -73,3 +73,149 @@ fn an_event_set_counts_the_process_on_hwpmc() {
     id2 = -1;
     assert_eq!(id2, PAPI_NULL);
 }
+
+/// The library over Linux's backend on pmc-linux's fake perf_event kernel,
+/// which has a PMU: presets over hardware events, derived presets, the
+/// group and multiplexed paths, overflow delivery, with the counts the
+/// test gives each event.
+#[cfg(target_os = "linux")]
+mod fake_kernel {
+    use std::sync::Arc;
+
+    use pmc_linux::internals::fake::{FakeKernel, SampleSpec};
+
+    use crate::abi::*;
+    use crate::eventset::Action;
+    use crate::presets;
+    use crate::state::Lib;
+
+    type FakeLib = Lib<pmc_linux::Backend<Arc<FakeKernel>>>;
+
+    fn lib() -> (Arc<FakeKernel>, FakeLib) {
+        let k = Arc::new(FakeKernel::new());
+        (k.clone(), Lib::new(Ok(pmc_linux::Backend::with_sys(k))))
+    }
+
+    const HW: u32 = 0; // PERF_TYPE_HARDWARE
+    const HW_CACHE: u32 = 3; // PERF_TYPE_HW_CACHE
+    const INSTRUCTIONS: u64 = 1; // PERF_COUNT_HW_INSTRUCTIONS
+    const BRANCHES: u64 = 4;
+    const BRANCH_MISSES: u64 = 5;
+    /// L1D read access and write access (`id | op << 8 | result << 16`).
+    const L1D_LOADS: u64 = 0;
+    const L1D_STORES: u64 = 1 << 8;
+
+    fn preset(lib: &mut FakeLib, name: &str) -> u32 {
+        let code = lib.name_to_code(name).unwrap();
+        assert!(lib.entry(code).is_ok(), "{name} exists on the fake PMU");
+        code
+    }
+
+    /// Gives each enabled event of (type, config) `n` more counts.
+    fn count(k: &FakeKernel, type_: u32, config: u64, n: u64) {
+        for e in k.events().iter().filter(|e| e.enabled) {
+            if e.attr.type_ == type_ && e.attr.config == config {
+                k.add_count(e.fd, n);
+            }
+        }
+    }
+
+    #[test]
+    fn presets_and_derived_presets_count_on_a_pmu() {
+        let (k, mut lib) = lib();
+        let ins = preset(&mut lib, "PAPI_TOT_INS");
+        let br = preset(&mut lib, "PAPI_BR_INS");
+        let msp = preset(&mut lib, "PAPI_BR_MSP");
+        let dca = preset(&mut lib, "PAPI_L1_DCA");
+        let i = presets::index("PAPI_L1_DCA").unwrap();
+        assert_eq!(
+            lib.presets().get(i).unwrap().codes.len(),
+            2,
+            "loads + stores"
+        );
+        let id = lib.create_eventset().unwrap();
+        for c in [ins, br, msp, dca] {
+            lib.add_event(id, c).unwrap();
+        }
+        lib.start_impl(id, true).unwrap();
+        let group: Vec<_> = k.events().into_iter().filter(|e| e.enabled).collect();
+        assert_eq!(group.len(), 5, "four presets, five natives, one group");
+        assert!(group.iter().all(|e| e.leader == group[0].fd));
+        k.tick(100, 0, 1_000);
+        count(&k, HW, INSTRUCTIONS, 1_000_000);
+        count(&k, HW, BRANCHES, 200_000);
+        count(&k, HW, BRANCH_MISSES, 3_000);
+        count(&k, HW_CACHE, L1D_LOADS, 250_000);
+        count(&k, HW_CACHE, L1D_STORES, 50_000);
+        let (v, _) = lib.stop(id).unwrap();
+        // The fake's tick counts its 1000 ns into every running event.
+        assert_eq!(v, vec![1_001_000, 201_000, 4_000, 302_000]);
+        // PAPI_DOM_USER: the hardware events exclude the kernel.
+        assert!(group.iter().all(|e| e.attr.exclude_kernel() == 1));
+    }
+
+    #[test]
+    fn a_multiplexed_set_scales_its_counts() {
+        let (k, mut lib) = lib();
+        let ins = preset(&mut lib, "PAPI_TOT_INS");
+        let id = lib.create_eventset().unwrap();
+        lib.assign_component(id, 0).unwrap();
+        lib.set_multiplex(id).unwrap();
+        lib.add_event(id, ins).unwrap();
+        lib.start_impl(id, true).unwrap();
+        for e in k.events() {
+            k.multiplex(e.fd, 25);
+        }
+        k.tick(100, 0, 4_000);
+        count(&k, HW, INSTRUCTIONS, 999_000);
+        // Ran a quarter of the time: 1000 + 999,000 counted, scaled by 4.
+        assert_eq!(lib.read(id).unwrap(), vec![4_000_000]);
+        assert_eq!(lib.state(id).unwrap(), PAPI_RUNNING | PAPI_MULTIPLEXING);
+        lib.stop(id).unwrap();
+    }
+
+    extern "C" fn handler(
+        _: std::ffi::c_int,
+        _: *mut std::ffi::c_void,
+        _: i64,
+        _: *mut std::ffi::c_void,
+    ) {
+    }
+
+    #[test]
+    fn overflow_samples_become_handler_calls_at_stop() {
+        let (k, mut lib) = lib();
+        let ins = preset(&mut lib, "PAPI_TOT_INS");
+        let br = preset(&mut lib, "PAPI_BR_INS");
+        let id = lib.create_eventset().unwrap();
+        lib.add_event(id, ins).unwrap();
+        lib.add_event(id, br).unwrap();
+        lib.overflow(id, br, 100_000, Some(handler as crate::eventset::Handler))
+            .unwrap();
+        assert_eq!(lib.state(id).unwrap(), PAPI_STOPPED | PAPI_OVERFLOWING);
+        lib.start_impl(id, true).unwrap();
+        let sampler = k
+            .events()
+            .into_iter()
+            .find(|e| e.enabled && e.attr.config == BRANCHES)
+            .expect("the sampling PMC");
+        assert_ne!(sampler.attr.sample_type, 0);
+        for n in 0..3 {
+            let s = SampleSpec {
+                ip: 0x40_1000 + n,
+                pid: 100,
+                tid: 100,
+                time: n,
+                cpu: 0,
+            };
+            assert_eq!(k.sample(sampler.fd, s), Some(true));
+        }
+        let (_, calls) = lib.stop(id).unwrap();
+        assert_eq!(calls.len(), 3);
+        assert!(calls
+            .iter()
+            .all(|c| c.vector == 1 << 1 && matches!(c.action, Action::Handler(_))));
+        assert_eq!(calls[2].address, 0x40_1002);
+        assert_eq!(lib.overflow_indices(id, 2).unwrap(), vec![1]);
+    }
+}
