@@ -79,42 +79,48 @@ fn papis_ctests_pass_on_pmc_where_this_machine_has_their_events() {
     };
     let work = pmc_testkit::workdir("pmc-papi-ctests");
     let mine_dir = work.join("pmc");
-    let mine = suite(
-        &[
-            "--include",
-            ours().to_str().unwrap(),
-            "--lib",
-            lib.to_str().unwrap(),
-            "--out",
-            mine_dir.to_str().unwrap(),
-        ],
-        &[],
-    );
-    let (theirs, cross) = match debian_lib() {
-        Some(deb) => {
-            let real_dir = work.join("papi");
-            let theirs = suite(
-                &[
-                    "--include",
-                    "/usr/include",
-                    "--lib",
-                    deb.to_str().unwrap(),
-                    "--out",
-                    real_dir.to_str().unwrap(),
-                ],
-                &[],
-            );
-            let cross = suite(
-                &["--no-build", "--out", real_dir.to_str().unwrap()],
-                &[("LD_LIBRARY_PATH", &libdir)],
-            );
-            (Some(theirs), Some(cross))
-        }
-        None => {
-            skip!("no Debian libpapi (libpapi-dev) to run PAPI's tests on side by side");
-            (None, None)
-        }
-    };
+    let real_dir = work.join("papi");
+    let deb = debian_lib();
+    if deb.is_none() {
+        skip!("no Debian libpapi (libpapi-dev) to run PAPI's tests on side by side");
+    }
+    // The two builds and runs side by side (the machine's two CPUs: each
+    // build runs two compilers, each run four tests, most of them asleep).
+    let (mine, theirs) = std::thread::scope(|s| {
+        let theirs = deb.as_ref().map(|deb| {
+            s.spawn(|| {
+                suite(
+                    &[
+                        "--include",
+                        "/usr/include",
+                        "--lib",
+                        deb.to_str().unwrap(),
+                        "--out",
+                        real_dir.to_str().unwrap(),
+                    ],
+                    &[],
+                )
+            })
+        });
+        let mine = suite(
+            &[
+                "--include",
+                ours().to_str().unwrap(),
+                "--lib",
+                lib.to_str().unwrap(),
+                "--out",
+                mine_dir.to_str().unwrap(),
+            ],
+            &[],
+        );
+        (mine, theirs.map(|t| t.join().expect("the PAPI run")))
+    });
+    let cross = theirs.as_ref().map(|_| {
+        suite(
+            &["--no-build", "--out", real_dir.to_str().unwrap()],
+            &[("LD_LIBRARY_PATH", &libdir)],
+        )
+    });
 
     let none = (String::from("-"), String::new());
     let mut table = String::from(
