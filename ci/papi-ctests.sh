@@ -13,6 +13,10 @@
 #   --no-build     runs the programs an earlier run built in DIR (with the
 #                  caller's LD_LIBRARY_PATH, which their RUNPATH yields to:
 #                  how a program built against one libpapi runs on another)
+#   --build-only   builds, runs nothing (a cross build: the PMU lab's guest runs them)
+# PAPI_CC: the C compiler (default cc; the PMU lab's: zig cc -target aarch64-linux-gnu);
+# PAPI_LDFLAGS: more link flags (a cross build's -Wl,-rpath-link to the target's libraries);
+# PAPI_AR: the archiver (default ar).
 #   TEST...        only these tests (default: every test PAPI's Makefiles build,
 #                  less those PAPI's run_tests_exclude.txt excludes)
 # The sources are compiled by PAPI's own Makefiles (ctests/Makefile,
@@ -25,6 +29,8 @@ include='' lib='' out='' jobs=2 timeout=${PAPI_CTESTS_TIMEOUT:-60} build=1
 # Test runs at once: most of their time is the timer tests' sleeps
 # (realtime, virttime and clockres_pthreads sleep 35 s between them).
 run_jobs=${PAPI_CTESTS_RUN_JOBS:-4}
+CC=${PAPI_CC:-cc} AR=${PAPI_AR:-ar}
+run=1
 only=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -34,6 +40,7 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --no-build) build=0; shift ;;
+    --build-only) run=0; shift ;;
     -*) echo "papi-ctests.sh: unknown option $1" >&2; exit 2 ;;
     *) only+=("$1"); shift ;;
   esac
@@ -58,16 +65,16 @@ ln -sf "$lib" "$out/lib/libpapi.so.7.0"
 (
   cd "$out/testlib"
   for f in test_utils do_loops clockcore; do
-    cc -O1 -g -I. -I"$include" -c "$f.c" -o "$f.o"
+    $CC -O1 -g -I. -I"$include" -c "$f.c" -o "$f.o"
   done
-  ar rcs libtestlib.a test_utils.o do_loops.o clockcore.o
-  ar rcs libtestutils.a test_utils.o
+  $AR rcs libtestlib.a test_utils.o do_loops.o clockcore.o
+  $AR rcs libtestutils.a test_utils.o
 )
 inc="-I. -I$include -I$T -I$V"
 (
   cd "$V"
   for f in display_error cache_helper branches_testcode busy_work cache_testcode flops_testcode instructions_testcode matrix_multiply; do
-    cc -g -O2 -Wall $inc -c "$f.c"
+    $CC -g -O2 -Wall $inc -c "$f.c"
   done
 )
 fi
@@ -78,11 +85,11 @@ excluded() { grep -qx "$1" <(sed 's/[[:space:]]*$//' "$examples/run_tests_exclud
 
 build() { # DIR TESTLIB TARGETS...
   local dir=$1 tl=$2; shift 2
-  make -k -j"$jobs" -C "$dir" INCLUDE="$inc" TESTLIB="$tl" PAPILIB="$lib" \
+  make -k -j"$jobs" -C "$dir" CC="$CC" CC_R="$CC -pthread" INCLUDE="$inc" TESTLIB="$tl" PAPILIB="$lib" \
     DOLOOPS= CLOCKCORE= testlibdir="$T" validationlibdir="$V" \
     TESTINS="$V/instructions_testcode.o" TESTFLOPS="$V/flops_testcode.o" \
     TESTCYCLES="$V/busy_work.o" DISPLAYERROR="$V/display_error.o" \
-    LDFLAGS="-Wl,-z,now -Wl,--enable-new-dtags -Wl,-rpath,$out/lib" "$@" >"$dir/build.log" 2>&1 || true
+    LDFLAGS="-Wl,-z,now -Wl,--enable-new-dtags -Wl,-rpath,$out/lib ${PAPI_LDFLAGS:-}" "$@" >"$dir/build.log" 2>&1 || true
 }
 
 # The tests, each once (a test is in several of the Makefile's groups).
@@ -97,6 +104,8 @@ if [ "$build" = 1 ]; then
   [ ${#cbuild[@]} -gt 0 ] && build "$out/ctests" "$T/libtestlib.a" attach_target "${cbuild[@]}"
   [ ${#vbuild[@]} -gt 0 ] && build "$out/validation_tests" "$T/libtestutils.a" "${vbuild[@]}"
 fi
+
+[ "$run" = 1 ] || exit 0
 
 # Runs one test (its verdict into DIR/TEST.verdict): the last PASSED,
 # SKIPPED or FAILED line test_utils.c printed, or FAILED for a crash or a

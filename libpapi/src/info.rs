@@ -245,12 +245,56 @@ pub(crate) fn component_static(c: &mut PAPI_component_info_t) {
     c.available_domains = state::AVAILABLE_DOMAINS;
     c.default_granularity = state::default_granularity();
     c.available_granularities = state::available_granularities();
+    // attach_must_ptrace as PAPI's perf_event component says it: programs
+    // that follow it (PAPI's attach tests) stop the target with ptrace
+    // before attaching and resume it after; pmc needs no ptrace, and a
+    // program that trusted a 0 would wait for a target it never resumed.
     c.flags = CMP_HARDWARE_INTR
+        | CMP_KERNEL_PROFILE
         | CMP_KERNEL_MULTIPLEX
         | CMP_ATTACH
+        | CMP_ATTACH_MUST_PTRACE
         | CMP_CPU
         | CMP_INHERIT
         | CMP_FAST_REAL_TIMER;
+}
+
+/// The CPU's clock in MHz, measured where the system does not say it
+/// (arm64 without cpufreq, a VM's emulated CPU): cycles over task-clock
+/// nanoseconds while the calling thread spins for 2 ms of CPU time. `None`
+/// without a PMU that counts cycles.
+pub(crate) fn measure_mhz() -> Option<i32> {
+    use pmc_facade::Native;
+    let b = Native::open().ok()?;
+    let target = if b.name().starts_with("freebsd") {
+        pmc_facade::Target::Current
+    } else {
+        pmc_facade::Target::CurrentThread
+    };
+    for cycles in ["cycles", "cycles:u"] {
+        let allocs = [
+            Allocation::counting(cycles.parse().ok()?),
+            Allocation::counting(EventSpec::portable(pmc_facade::PortableEvent::TaskClock)),
+        ];
+        let Ok(mut g) = b.allocate_group(&allocs) else {
+            continue;
+        };
+        if g.attach(target).and_then(|()| g.start()).is_err() {
+            continue;
+        }
+        let t0 = crate::sys::os::virt_nsec();
+        let mut x = 0u64;
+        while crate::sys::os::virt_nsec() - t0 < 2_000_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let r = g.read().ok()?;
+        let _ = g.stop();
+        let (c, ns) = (r.first()?.value, r.get(1)?.value);
+        if c > 0 && ns > 0 {
+            return i32::try_from((u128::from(c) * 1000 / u128::from(ns)) as u64).ok();
+        }
+    }
+    None
 }
 
 /// Fills the component's information (zeroed by the caller; `pmu_names`

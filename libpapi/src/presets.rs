@@ -2,12 +2,13 @@
 //! CPU, and how their counts combine (PAPI's `derived` types).
 //!
 //! A preset exists here when every native event of its definition does
-//! (the component's table, probed). The definitions use what the kernel
-//! itself maps per CPU (Linux's generic hardware and cache events, which
-//! perf_event translates for Intel, AMD and Arm cores alike), then the
-//! CPU's own events from pmc-events' table (`Kind`: the Armv8 architected
-//! events), as PAPI's `papi_events.csv` does per PMU. The first definition
-//! whose events all exist wins.
+//! (the component's table, probed). The definitions: PAPI's own for Arm
+//! cores (its `papi_events.csv`, by the Armv8 architected events it names),
+//! then what the kernel itself maps per CPU (Linux's generic hardware and
+//! cache events, which perf_event translates for Intel, AMD and Arm cores
+//! alike, and pmc's portable names, which FreeBSD maps to hwpmc's), then
+//! more Armv8 architected events. The first definition whose events all
+//! exist wins.
 
 use crate::preset_table::{PresetDef, PRESETS};
 
@@ -167,6 +168,142 @@ const GENERIC_DEFS: &[Def] = &[
 
 const ARMV8: &str = "Armv8 architected event (Arm ARM, D7.10)";
 
+const ARM_PAPI: &str =
+    "PAPI's Cortex-A57 definition (papi_events.csv arm_ac57), by architected event";
+
+/// PAPI's own definitions for Arm cores (`papi_events.csv`, `CPU,arm_ac57`:
+/// libpfm4's names there are the Armv8 architected events named here),
+/// first, so that a preset counts what PAPI's counts on the same core.
+const ARM_PAPI_DEFS: &[Def] = &[
+    Def {
+        preset: "PAPI_TOT_INS",
+        terms: &["inst_retired"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_TOT_IIS",
+        terms: &["inst_spec"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_TOT_CYC",
+        terms: &["cpu_cycles"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_FP_INS",
+        terms: &["vfp_spec"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_VEC_INS",
+        terms: &["ase_spec"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_BR_INS",
+        terms: &["pc_write_spec"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_BR_MSP",
+        terms: &["br_mis_pred"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_LD_INS",
+        terms: &["mem_access_rd"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_SR_INS",
+        terms: &["mem_access_wr"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L1_DCA",
+        terms: &["l1d_cache_rd", "l1d_cache_wr"],
+        derived: Derived::Add,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L1_DCM",
+        terms: &["l1d_cache_refill_rd", "l1d_cache_refill_wr"],
+        derived: Derived::Add,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L1_DCR",
+        terms: &["l1d_cache_rd"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L1_DCW",
+        terms: &["l1d_cache_wr"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L1_ICA",
+        terms: &["l1i_cache"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L1_ICM",
+        terms: &["l1i_cache_refill"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    // PAPI's own choice: its "L2 data cache hits" are L2D_CACHE's accesses.
+    Def {
+        preset: "PAPI_L2_DCH",
+        terms: &["l2d_cache"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L2_DCM",
+        terms: &["l2d_cache_refill"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L2_DCR",
+        terms: &["l2d_cache_rd"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L2_DCW",
+        terms: &["l2d_cache_wr"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L2_LDM",
+        terms: &["l2d_cache_refill_rd"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+    Def {
+        preset: "PAPI_L2_STM",
+        terms: &["l2d_cache_refill_wr"],
+        derived: Derived::Plain,
+        note: ARM_PAPI,
+    },
+];
+
 /// Armv8's architected common events, by pmc-events' names (the kernel's
 /// lower-case sysfs spellings), for what Linux's generic events do not give.
 const ARMV8_DEFS: &[Def] = &[
@@ -302,7 +439,7 @@ impl Presets {
     /// native code when pmc can count it here).
     pub(crate) fn build(resolve: &mut dyn FnMut(&str) -> Option<u32>) -> Presets {
         let mut map: Vec<Option<Mapping>> = vec![None; PRESETS.len()];
-        for def in GENERIC_DEFS.iter().chain(ARMV8_DEFS) {
+        for def in ARM_PAPI_DEFS.iter().chain(GENERIC_DEFS).chain(ARMV8_DEFS) {
             let Some(i) = index(def.preset) else { continue };
             if map[i].is_some() {
                 continue;
@@ -348,7 +485,7 @@ mod tests {
 
     #[test]
     fn every_definition_names_a_preset() {
-        for d in GENERIC_DEFS.iter().chain(ARMV8_DEFS) {
+        for d in ARM_PAPI_DEFS.iter().chain(GENERIC_DEFS).chain(ARMV8_DEFS) {
             assert!(index(d.preset).is_some(), "{}", d.preset);
             assert_eq!(
                 d.derived == Derived::Plain,

@@ -174,6 +174,71 @@ mod fake_kernel {
         lib.stop(id).unwrap();
     }
 
+    /// On a Cortex-A57 (the PMU lab's QEMU CPU), the presets are PAPI's own
+    /// definitions for it (`papi_events.csv`'s arm_ac57), over the core's
+    /// events from pmc-events' table: the 21 presets PAPI's library offers
+    /// there, its derived ones derived the same way.
+    #[test]
+    fn a_cortex_a57_gets_papis_arm_ac57_presets() {
+        let k = Arc::new(FakeKernel::new());
+        k.set_file(
+            "/proc/cpuinfo",
+            "processor\t: 0\nBogoMIPS\t: 125.00\nCPU implementer\t: 0x41\nCPU architecture: 8\n\
+             CPU variant\t: 0x1\nCPU part\t: 0xd07\nCPU revision\t: 0\n\n",
+        );
+        let mut lib: FakeLib = Lib::new(Ok(pmc_linux::Backend::with_sys(k)));
+        let papi_arm_ac57 = [
+            "PAPI_TOT_INS",
+            "PAPI_TOT_IIS",
+            "PAPI_TOT_CYC",
+            "PAPI_FP_INS",
+            "PAPI_VEC_INS",
+            "PAPI_BR_INS",
+            "PAPI_BR_MSP",
+            "PAPI_LD_INS",
+            "PAPI_SR_INS",
+            "PAPI_L1_DCA",
+            "PAPI_L1_DCM",
+            "PAPI_L1_DCR",
+            "PAPI_L1_DCW",
+            "PAPI_L1_ICA",
+            "PAPI_L1_ICM",
+            "PAPI_L2_DCH",
+            "PAPI_L2_DCM",
+            "PAPI_L2_DCR",
+            "PAPI_L2_DCW",
+            "PAPI_L2_LDM",
+            "PAPI_L2_STM",
+        ];
+        for p in papi_arm_ac57 {
+            let m = lib.presets().get(presets::index(p).unwrap()).cloned();
+            let m = m.unwrap_or_else(|| panic!("{p} on a Cortex-A57"));
+            assert!(m.note.contains("arm_ac57"), "{p}: {}", m.note);
+        }
+        let dcm = lib
+            .presets()
+            .get(presets::index("PAPI_L1_DCM").unwrap())
+            .unwrap()
+            .clone();
+        assert_eq!(
+            dcm.codes.len(),
+            2,
+            "L1D refills of reads + of writes, DERIVED_ADD"
+        );
+        let names: Vec<String> = dcm
+            .codes
+            .iter()
+            .map(|c| lib.natives.get(*c).unwrap().name.clone())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "cortex-a57-a72::L1D_CACHE_REFILL_RD",
+                "cortex-a57-a72::L1D_CACHE_REFILL_WR"
+            ]
+        );
+    }
+
     extern "C" fn handler(
         _: std::ffi::c_int,
         _: *mut std::ffi::c_void,

@@ -872,7 +872,14 @@ static HW_INFO: OnceLock<Box<PAPI_hw_info_t>> = OnceLock::new();
 fn hw_info() -> &'static PAPI_hw_info_t {
     HW_INFO.get_or_init(|| {
         let mut h: PAPI_hw_info_t = zeroed_c();
-        hwinfo::fill_hw_info(&hwinfo::facts(), &mut h);
+        let mut f = hwinfo::facts();
+        if f.max_mhz == 0 {
+            if let Some(m) = info::measure_mhz() {
+                f.max_mhz = m;
+                f.min_mhz = m;
+            }
+        }
+        hwinfo::fill_hw_info(&f, &mut h);
         Box::new(h)
     })
 }
