@@ -122,6 +122,46 @@ fn papis_ctests_pass_on_pmc_where_this_machine_has_their_events() {
         )
     });
 
+    // A test PAPI's library passes and pmc's does not runs once more, alone:
+    // PAPI's timer tests (realtime's sleep(10) within 11 s, clockres'
+    // million-call loops within the time limit) can fail on a loaded machine
+    // for either library; a second failure stands.
+    let mut mine = mine;
+    if let Some(t) = &theirs {
+        for (name, (m, _)) in mine.clone() {
+            if t.get(&name).is_some_and(|x| x.0 == "PASSED") && m != "PASSED" {
+                let bare = name.rsplit('/').next().unwrap_or(&name).to_owned();
+                let again = suite(
+                    &["--no-build", "--out", mine_dir.to_str().unwrap(), &bare],
+                    &[],
+                );
+                if let Some(v) = again.get(&name) {
+                    row!("CTEST {name}: {m} on pmc, run again alone: {}", v.0);
+                    mine.insert(name.clone(), v.clone());
+                }
+            }
+        }
+    }
+    // Likewise a Debian-built program whose verdict on pmc differs.
+    let mut cross = cross;
+    if let Some(c) = cross.as_mut() {
+        for (name, (m, _)) in &mine {
+            if c.get(name).is_some_and(|x| x.0 != *m) {
+                let bare = name.rsplit('/').next().unwrap_or(name).to_owned();
+                let again = suite(
+                    &["--no-build", "--out", real_dir.to_str().unwrap(), &bare],
+                    &[("LD_LIBRARY_PATH", &libdir)],
+                );
+                if let Some(v) = again.get(name) {
+                    row!(
+                        "CTEST {name}: Debian-built on pmc, run again alone: {}",
+                        v.0
+                    );
+                    c.insert(name.clone(), v.clone());
+                }
+            }
+        }
+    }
     let none = (String::from("-"), String::new());
     let mut table = String::from(
         "| test | PAPI 7.0 (Debian) | pmc | PAPI-built on pmc | note |\n|---|---|---|---|---|\n",
