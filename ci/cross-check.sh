@@ -12,9 +12,9 @@
 #  aarch64-unknown-freebsd (tier 3, no prebuilt std): type-checked with
 #    nightly's -Zbuild-std, all targets, default and all features.
 #
-# pmc-bench is left out: it measures pmc-linux against bare perf_event_open
-# fds and the perf-event crates (Linux-only dependencies); it has nothing to
-# measure on FreeBSD and does not build there.
+# Every member, pmc-bench included: its Linux suite and the perf-event
+# crates are Linux-only dependencies; on FreeBSD it measures pmc-freebsd
+# against the bare hwpmc system call.
 #
 # Everything lands in the run's target dir (target/<triple>/), so a second
 # run is incremental. ci/setup.sh installs the toolchains; PMC_CI_FREEBSD_LINK=0
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 zig_venv=${XDG_CACHE_HOME:-$HOME/.cache}/pmc-ci/zig-venv
 [ -x "$zig_venv/bin/cargo-zigbuild" ] && export PATH="$zig_venv/bin:$PATH"
 
-ws=(--workspace --exclude pmc-bench --all-targets)
+ws=(--workspace --all-targets)
 t0=$SECONDS
 lap() { echo "    ($1: $((SECONDS - t0)) s)"; t0=$SECONDS; }
 

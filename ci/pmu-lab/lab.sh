@@ -122,8 +122,9 @@ else
   for c in "$ROOT"/libpmc/tests/c/*.c; do
     # Stripped, unused sections dropped: 3 MB a program instead of 22 (the small
     # initramfs went from 35 to 100 MB with them unstripped).
-    "$zigpy" -m ziglang cc -target aarch64-linux-musl -static -s -Wl,--gc-sections -O1 -Wall -Werror -std=c99 -D_DEFAULT_SOURCE \
-      -I "$ROOT/libpmc/include" -I "$ROOT/libpmc/tests/c" -o "$CAPI/$(basename "$c" .c)" \
+    # tests/shim: the OS headers of FreeBSD programs that Linux lacks (as c_api.rs builds them).
+    "$zigpy" -m ziglang cc -target aarch64-linux-musl -static -s -Wl,--gc-sections -O1 -Wall -Werror -std=c99 -D_DEFAULT_SOURCE -D_GNU_SOURCE \
+      -I "$ROOT/libpmc/include" -I "$ROOT/libpmc/tests/c" -I "$ROOT/libpmc/tests/shim" -o "$CAPI/$(basename "$c" .c)" \
       "$c" "$TDIR/deps/libpmc.a" "$unwind" 2>> "$LAB/out/capi-build.log" ||
       { cat "$LAB/out/capi-build.log"; exit 1; }
   done

@@ -641,7 +641,7 @@ pub(crate) fn domain_modifiers(domain: c_int) -> Modifiers {
             user,
             kernel,
             hv,
-            precise: 0,
+            ..Modifiers::default()
         }
     }
 }

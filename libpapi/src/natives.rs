@@ -300,7 +300,7 @@ fn split_modifiers(name: &str) -> Option<(&str, Modifiers)> {
         user: level('u'),
         kernel: level('k'),
         hv: level('h'),
-        precise: 0,
+        ..Modifiers::default()
     };
     Some((rest, m))
 }
@@ -467,9 +467,13 @@ impl Natives {
         }
         // pmc's own names: parsed, and counted here (the listing, or a probe).
         let spec: EventSpec = bare.parse().ok()?;
+        // The privilege levels the name gives override the set's domain;
+        // its other modifiers (precision, pinning) stay with the event.
         let mut plain = spec.clone();
         let modifiers = if spec.modifiers.is_restricted() {
-            plain.modifiers = Modifiers::default();
+            plain.modifiers.user = false;
+            plain.modifiers.kernel = false;
+            plain.modifiers.hv = false;
             Some(spec.modifiers)
         } else {
             None

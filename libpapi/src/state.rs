@@ -355,8 +355,13 @@ impl<B: Backend> Lib<B> {
             .natives
             .get(code)
             .ok_or_else(|| PapiError::new(PAPI_EBUG, format!("native {code:#x} vanished")))?;
+        // The privilege levels: the name's own, else the set's domain; the
+        // event's other modifiers (precision, pinning) as it was named.
         let mut spec = n.spec.clone();
-        spec.modifiers = n.modifiers.unwrap_or(set_modifiers);
+        let levels = n.modifiers.unwrap_or(set_modifiers);
+        spec.modifiers.user = levels.user;
+        spec.modifiers.kernel = levels.kernel;
+        spec.modifiers.hv = levels.hv;
         Ok(spec)
     }
 }

@@ -5,7 +5,7 @@
 
 use std::ffi::{c_char, CString};
 
-use pmc::pmclog::{pmclog_ev, pmclog_state};
+use pmc::abi::{pmclog_ev, PMCLOG_REQUIRE_DATA};
 use pmc::sys::*;
 
 /// xorshift64*: the same rounds on every run.
@@ -83,7 +83,16 @@ fn random_calls_fail_cleanly() {
         let cpu = [0, 1, -1, 4096, i32::MIN][rng.below(5) as usize];
         let mut id = 0u32;
         // SAFETY: a NUL-terminated spec and a writable id.
-        let r = unsafe { pmc_allocate(spec.as_ptr(), mode, flags, cpu, &mut id) };
+        let r = unsafe {
+            pmc_allocate(
+                spec.as_ptr(),
+                mode,
+                flags,
+                cpu,
+                &mut id,
+                rng.below(3) * 1000,
+            )
+        };
         no_panic(&format!("round {round}: pmc_allocate({spec:?})"), r);
         let target = if r == 0 { id } else { rng.next() as u32 };
         let mut v = 0u64;
@@ -142,6 +151,7 @@ fn random_calls_fail_cleanly() {
             0,
             -1,
             std::ptr::null_mut(),
+            0,
         )
     };
     assert_eq!((r, errno()), (-1, libc::EFAULT));
@@ -180,8 +190,7 @@ fn pmclog_survives_random_and_cut_input() {
         let mut fed = 0;
         let mut ev: pmclog_ev = pmc::pmclog::Parser::empty_event();
         for _ in 0..10_000 {
-            // pmclog_read's -1 sets pl_state, not errno; a caught panic
-            // would set EIO.
+            // A caught panic would set EIO.
             nix::errno::Errno::clear();
             // SAFETY: a live cookie and a writable event.
             let r = unsafe { pmclog_read(p, &mut ev) };
@@ -190,7 +199,7 @@ fn pmclog_survives_random_and_cut_input() {
             if r == 0 {
                 continue;
             }
-            if state == pmclog_state::PMCLOG_REQUIRE_DATA && fed < data.len() {
+            if state == PMCLOG_REQUIRE_DATA && fed < data.len() {
                 let n = (1 + rng.below(300) as usize).min(data.len() - fed);
                 // SAFETY: `n` bytes of `data` from `fed`.
                 let r = unsafe { pmclog_feed(p, data[fed..].as_ptr() as *mut c_char, n as i32) };
@@ -209,23 +218,83 @@ fn pmclog_survives_random_and_cut_input() {
 #[path = "../../fuzz/harness_capi.rs"]
 mod harness;
 
+/// An hwpmc log with a record of every type pmclog(3) decodes, as FreeBSD's
+/// kernel writes them: the fuzz target's seed (`fuzz/seeds/pmclog_c/`, behind
+/// the harness's 8 bytes that choose the pieces).
+fn every_record_log() -> Vec<u8> {
+    let mut e = pmc_log::hwpmc::Encoder::new(Vec::new());
+    let w = |r: std::io::Result<()>| r.expect("encode");
+    w(e.initialize(
+        1,
+        0x0A03_0000,
+        0x9D,
+        2_000_000_000,
+        1_700_000_000,
+        5,
+        "GenuineIntel-6-9A-4",
+    ));
+    w(e.pmc_allocate(2, 0xFFF3_0F00, 0x20000, 0x8, 0));
+    w(e.pmc_allocate_dyn(3, 0xFFF2_0F01, 0x20001, 0x80, 1000, "CLOCK.HARD"));
+    w(e.pmc_attach(4, 0xFFF3_0F00, 77, b"/usr/bin/true"));
+    w(e.procexec(5, 77, 0xFFF3_0F00, 0x40_0000, 0x80_0000, b"/usr/bin/true"));
+    w(e.map_in(6, 77, 0x40_0000, b"/lib/libc.so.7"));
+    w(e.thr_create(7, 100_077, 77, 0, b"main"));
+    w(e.proc_create(8, 77, 0, b"true"));
+    for i in 0..20u64 {
+        let pcs: Vec<u64> = (0..i % 6).map(|d| 0x40_1000 + d * 8).collect();
+        w(e.callchain(
+            10 + i,
+            77,
+            100_077,
+            0xFFF2_0F01,
+            (i % 4) as u16,
+            i % 2 == 0,
+            &pcs,
+        ));
+    }
+    w(e.proccsw(40, 0xFFF3_0F00, 77, 100_077, 1234));
+    w(e.userdata(41, 0xC0FFEE));
+    w(e.dropnotify(42));
+    w(e.procfork(43, 77, 78));
+    w(e.map_out(44, 77, 0x40_0000, 0x50_0000));
+    w(e.thr_exit(45, 100_077));
+    w(e.procexit(46, 0xFFF3_0F00, 77, 4321));
+    w(e.sysexit(47, 77));
+    w(e.pmc_detach(48, 0xFFF3_0F00, 77));
+    w(e.closelog(49));
+    let mut seed = 1u64.to_le_bytes().to_vec();
+    seed.extend(e.into_inner());
+    seed
+}
+
+/// The fuzz seed is [`every_record_log`]'s (`PMC_BLESS_HEADER=1` rewrites it).
+#[test]
+fn the_pmclog_fuzz_seed_is_current() {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/seeds/pmclog_c/hwpmc-every-record.bin");
+    let want = every_record_log();
+    if std::env::var("PMC_BLESS_HEADER").is_ok_and(|v| v == "1") {
+        std::fs::write(&p, &want).expect("write the seed");
+    }
+    assert_eq!(
+        std::fs::read(&p).ok(),
+        Some(want),
+        "{} is stale: PMC_BLESS_HEADER=1 cargo test -p pmc-capi --test robust",
+        p.display()
+    );
+}
+
 /// The cargo-fuzz target `pmclog_c`'s harness for a fixed number of
-/// deterministic mutations of its seeds (a FreeBSD hwpmc log and a pmc-log
-/// file), as the Rust readers' corpora run in the normal suite.
+/// deterministic mutations of its seeds (an hwpmc log of every record type
+/// and a pmc-log file), as the Rust readers' corpora run in the normal suite.
 #[test]
 fn pmclog_c_harness_fixed_iterations() {
-    let seeds: Vec<Vec<u8>> = [
-        "hwpmc_stream/split-seed-1-synthetic.bin",
-        "pmclog_c/pmc-log-fixture.bin",
-    ]
-    .iter()
-    .map(|s| {
-        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../fuzz/seeds")
-            .join(s);
-        std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-    })
-    .collect();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/seeds/pmclog_c/pmc-log-fixture.bin");
+    let seeds = [
+        every_record_log(),
+        std::fs::read(&fixture).unwrap_or_else(|e| panic!("{}: {e}", fixture.display())),
+    ];
     let mut rng = Rng(7);
     let rounds = pmc_testkit::iterations(300, 12);
     for seed in &seeds {

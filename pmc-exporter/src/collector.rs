@@ -81,6 +81,15 @@ enum Source<G> {
     Processes {
         selector: Selector,
         targets: BTreeMap<u32, Tracked<G>>,
+        /// The processes (pid, start) of the previous scan, all names: a match absent from
+        /// it was born since, and what it ran before this scan was missed.
+        seen: Option<std::collections::HashSet<(u32, Option<u64>)>>,
+    },
+    /// The cgroups under a root, opened as they appear (`crate::cgroups`).
+    Cgroups {
+        root: crate::cgroups::Root,
+        /// By label (`/` and the path below the mount).
+        tracked: BTreeMap<String, crate::cgroups::Opened<G>>,
     },
 }
 
@@ -89,6 +98,14 @@ struct State<G> {
     read_errors: u64,
     refused: u64,
     over_cap: u64,
+    /// Processes attached after they had run (born since the previous scan).
+    late: u64,
+    /// The CPU time those had used before they were attached, in seconds.
+    missed_cpu: f64,
+    /// Cgroups that could not be opened (gone before their open, a name not UTF-8, ...).
+    open_errors: u64,
+    /// Cgroups seen again with another inode (removed and created again), reopened.
+    reopened: u64,
     last_read_secs: f64,
     /// The counts last exported per series (at most one entry per CPU or target).
     last: HashMap<Labels, Vec<u64>>,
@@ -212,6 +229,33 @@ impl PmcCollector {
     pub fn processes(events: &[&str], selector: Selector) -> pmc::Result<PmcCollector> {
         PmcCollector::processes_on(Native::open()?, events, selector)
     }
+
+    /// Counts `events` in every cgroup under `root` (the root included), as cAdvisor exports
+    /// containers: one series per cgroup, labelled `cgroup` with its path below the cgroup
+    /// mount (`/system.slice/nginx.service`), names `pmc_cgroup_*`. Each cgroup is counted
+    /// with perf's cgroup events on every CPU ([`Allocation::cgroup`]), so every task in it,
+    /// however short-lived, is counted by construction, and a cgroup's counts include its
+    /// descendants' (as its `cpu.stat` does). At each scrape the tree is walked again: new
+    /// cgroups are opened (at most [`max_targets`](Self::max_targets); the others are counted
+    /// in `pmc_cgroup_exporter_cgroups_refused_total`), removed ones dropped with their
+    /// series, and one removed and created again under the same path (another inode) is
+    /// opened again, its series starting from 0. A cgroup is counted from the scrape that
+    /// found it. Linux only.
+    ///
+    /// `root` is a path below the cgroup mount that has perf_event (cgroup2, or a v1
+    /// hierarchy with perf_event), as perf's `-G` takes it (`system.slice`, `/` for all), or
+    /// an absolute path in such a mount (`/sys/fs/cgroup/system.slice`).
+    ///
+    /// Each cgroup costs one perf event per event and CPU (file descriptors), and the kernel
+    /// switches cgroup events at every context switch between cgroups: keep the cap to what
+    /// a dashboard needs.
+    ///
+    /// # Errors
+    ///
+    /// As [`system_cgroup`](Self::system_cgroup) for the root.
+    pub fn cgroups(events: &[&str], root: &str) -> pmc::Result<PmcCollector> {
+        PmcCollector::cgroups_on(Native::open()?, events, root)
+    }
 }
 
 impl<B: Backend> PmcCollector<B> {
@@ -309,8 +353,31 @@ impl<B: Backend> PmcCollector<B> {
             Source::Processes {
                 selector,
                 targets: BTreeMap::new(),
+                seen: None,
             },
         ))
+    }
+
+    /// [`PmcCollector::cgroups`] on a given backend.
+    ///
+    /// # Errors
+    ///
+    /// As [`PmcCollector::cgroups`].
+    pub fn cgroups_on(backend: B, events: &[&str], root: &str) -> pmc::Result<PmcCollector<B>> {
+        let root = crate::cgroups::Root::resolve(root)?;
+        let scope = Scoping::System(Some(root.path_str()?));
+        let (events, unsupported) = probe(&backend, events, scope)?;
+        let mut c = Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Cgroups {
+                root,
+                tracked: BTreeMap::new(),
+            },
+        );
+        c.prefix = "pmc_cgroup";
+        Ok(c)
     }
 
     fn new(
@@ -332,6 +399,10 @@ impl<B: Backend> PmcCollector<B> {
                 read_errors: 0,
                 refused: 0,
                 over_cap: 0,
+                late: 0,
+                missed_cpu: 0.0,
+                open_errors: 0,
+                reopened: 0,
                 last_read_secs: 0.0,
                 last: HashMap::new(),
             }),
@@ -357,6 +428,12 @@ impl<B: Backend> PmcCollector<B> {
     /// How many matching processes were not attached because of the cap, in all.
     pub fn refused(&self) -> u64 {
         self.lock().refused
+    }
+
+    /// Whether this collector's time events count elapsed time: every task of every CPU,
+    /// the idle task included ([`system`](Self::system) without a cgroup).
+    fn elapsed_time(&self) -> bool {
+        self.prefix == "pmc" && self.cgroup.is_none()
     }
 
     fn lock(&self) -> MutexGuard<'_, State<B::Group>> {
@@ -387,16 +464,42 @@ impl<B: Backend> PmcCollector<B> {
                 Ok(r) => rows.push((Vec::new(), r)),
                 Err(_) => errors += 1,
             },
-            Source::Processes { selector, targets } => {
-                let (refused, dropped) = refresh(
+            Source::Cgroups { root, tracked } => {
+                let found = root.walk(self.max_targets);
+                let r = crate::cgroups::refresh(tracked, found, self.max_targets, |path: &str| {
+                    attach_cgroup(&self.backend, &self.events, path)
+                });
+                state.refused += r.refused;
+                state.over_cap = r.refused;
+                state.open_errors += r.open_errors;
+                state.reopened += r.reopened;
+                for label in r.dropped {
+                    state.last.remove(&cgroup_labels(&label));
+                }
+                for (label, c) in tracked.iter() {
+                    match c.group.read() {
+                        Ok(r) => rows.push((cgroup_labels(label), r)),
+                        Err(_) => errors += 1,
+                    }
+                }
+            }
+            Source::Processes {
+                selector,
+                targets,
+                seen,
+            } => {
+                let (refused, dropped, late) = refresh(
                     &self.backend,
                     &self.events,
                     selector,
                     targets,
+                    seen,
                     self.max_targets,
                 );
                 state.refused += refused;
                 state.over_cap = refused;
+                state.late += late.0;
+                state.missed_cpu += late.1;
                 // A pid reused by a new process of the same name keeps its labels:
                 // its series starts again from the new process's count (Prometheus
                 // reads a reset), not held at the old one's by `monotonic`.
@@ -508,15 +611,23 @@ fn allocations(events: &[Event], scope: Scoping<'_>) -> pmc::Result<Vec<Allocati
 /// Brings `targets` in line with the processes `selector` names now. Returns the
 /// processes refused by the cap at this call, and the labels of the series dropped
 /// (processes gone, or pids that now name another process).
+/// Also returns the processes attached late (born since the previous scan) and the CPU
+/// seconds they had used before.
 fn refresh<B: Backend>(
     backend: &B,
     events: &[Event],
     selector: &Selector,
     targets: &mut BTreeMap<u32, Tracked<B::Group>>,
+    seen: &mut Option<std::collections::HashSet<(u32, Option<u64>)>>,
     max: usize,
-) -> (u64, Vec<Labels>) {
+) -> (u64, Vec<Labels>, (u64, f64)) {
     let me = std::process::id();
-    let now: Vec<pmc::process::Process> = match pmc::process::list() {
+    let listed = pmc::process::list();
+    let previous = seen.take();
+    if let Ok(list) = &listed {
+        *seen = Some(list.iter().map(|p| (p.pid, p.started)).collect());
+    }
+    let now: Vec<pmc::process::Process> = match listed {
         Ok(list) => list
             .into_iter()
             .filter(|p| p.pid != me)
@@ -535,6 +646,7 @@ fn refresh<B: Backend>(
     };
     let dropped = keep_live(targets, &now);
     let mut refused = 0;
+    let mut late = (0, 0.0);
     for p in now {
         if targets.contains_key(&p.pid) {
             continue;
@@ -544,6 +656,14 @@ fn refresh<B: Backend>(
             continue;
         }
         if let Some(group) = attach(backend, events, p.pid) {
+            // Born since the previous scan: what it ran before now was not counted.
+            if previous
+                .as_ref()
+                .is_some_and(|prev| !prev.contains(&(p.pid, p.started)))
+            {
+                late.0 += 1;
+                late.1 += crate::cgroups::cpu_seconds(p.pid).unwrap_or(0.0);
+            }
             targets.insert(
                 p.pid,
                 Tracked {
@@ -554,7 +674,7 @@ fn refresh<B: Backend>(
             );
         }
     }
-    (refused, dropped)
+    (refused, dropped, late)
 }
 
 /// Drops the targets that are not in `now` as the same process: gone, or their
@@ -582,6 +702,18 @@ fn keep_live<T>(
 
 fn process_labels(pid: u32, comm: &str) -> Labels {
     vec![("pid", pid.to_string()), ("comm", comm.to_string())]
+}
+
+fn cgroup_labels(label: &str) -> Labels {
+    vec![("cgroup", label.to_string())]
+}
+
+/// One cgroup's group of events on every CPU, started.
+fn attach_cgroup<B: Backend>(backend: &B, events: &[Event], path: &str) -> Option<B::Group> {
+    let allocs = allocations(events, Scoping::System(Some(path))).ok()?;
+    let mut group = backend.allocate_group(&allocs).ok()?;
+    group.start().ok()?;
+    Some(group)
 }
 
 fn attach<B: Backend>(backend: &B, events: &[Event], pid: u32) -> Option<B::Group> {
@@ -618,6 +750,20 @@ fn monotonic(last: &mut Vec<u64>, counts: &mut [Option<u64>]) {
     }
 }
 
+/// `s` for a `# HELP` text: prometheus_client's OpenMetrics encoder writes help as given, so
+/// the characters that would need escaping there (`\\`, `"`, control characters) become `?`.
+fn help_safe(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == '\\' || c == '"' || c.is_control() {
+                '?'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
     let mut l = labels.clone();
     l.push((key, value.to_string()));
@@ -640,12 +786,27 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             .collect();
         for (i, ev) in self.events.iter().enumerate() {
             let unit = ev.time.then_some(Unit::Seconds);
-            let help = if ev.time {
-                format!("{} in seconds, scaled for multiplexing", ev.spec)
+            // System-wide on a CPU, perf's time events count the idle task too: elapsed time,
+            // one second per second busy or idle. Named so, not taken for busy time.
+            let elapsed = ev.time && self.elapsed_time();
+            let help = if elapsed {
+                format!(
+                    "{} on each CPU in seconds: elapsed time, busy or idle (the idle task counts), not utilisation",
+                    help_safe(&ev.spec)
+                )
+            } else if ev.time {
+                format!(
+                    "{} in seconds, scaled for multiplexing",
+                    help_safe(&ev.spec)
+                )
             } else {
-                format!("{} events, scaled for multiplexing", ev.spec)
+                format!("{} events, scaled for multiplexing", help_safe(&ev.spec))
             };
-            let name = format!("{}_{}", self.prefix, ev.name);
+            let name = if elapsed {
+                format!("{}_{}_elapsed", self.prefix, ev.name)
+            } else {
+                format!("{}_{}", self.prefix, ev.name)
+            };
             let mut m =
                 encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
             for ((labels, _), c) in rows.iter().zip(&counts) {
@@ -721,7 +882,59 @@ impl<B: Backend + 'static> Collector for PmcCollector<B> {
             MetricType::Counter,
         )?;
         m.encode_counter::<NoLabelSet, u64, f64>(&state.read_errors, None)?;
+        if let Source::Cgroups { tracked, .. } = &state.source {
+            let p = self.prefix;
+            let name = format!("{p}_exporter_cgroups");
+            let mut m =
+                encoder.encode_descriptor(&name, "Cgroups counted", None, MetricType::Gauge)?;
+            m.encode_gauge(&(tracked.len() as u64))?;
+            let name = format!("{p}_exporter_cgroups_over_cap");
+            let mut m = encoder.encode_descriptor(
+                &name,
+                "Cgroups found but not counted at this scrape because of the cap",
+                None,
+                MetricType::Gauge,
+            )?;
+            m.encode_gauge(&state.over_cap)?;
+            for (name, help, v) in [
+                (
+                    "cgroups_refused",
+                    "Times a cgroup found was not opened because of the cap",
+                    state.refused,
+                ),
+                (
+                    "cgroups_open_errors",
+                    "Cgroups found that could not be opened (gone first, name not UTF-8)",
+                    state.open_errors,
+                ),
+                (
+                    "cgroups_reopened",
+                    "Cgroups found removed and created again (another inode) and opened again",
+                    state.reopened,
+                ),
+            ] {
+                let name = format!("{p}_exporter_{name}");
+                let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Counter)?;
+                m.encode_counter::<NoLabelSet, u64, f64>(&v, None)?;
+            }
+        }
         if let Source::Processes { targets, .. } = &state.source {
+            let name = format!("{}_exporter_targets_late", self.prefix);
+            let mut m = encoder.encode_descriptor(
+                &name,
+                "Matching processes attached after they had run (born since the previous scrape): their counts before it are missing; processes born and gone between two scrapes are not seen at all (count cgroups for every process)",
+                None,
+                MetricType::Counter,
+            )?;
+            m.encode_counter::<NoLabelSet, u64, f64>(&state.late, None)?;
+            let name = format!("{}_exporter_targets_missed_cpu", self.prefix);
+            let mut m = encoder.encode_descriptor(
+                &name,
+                "CPU time the late processes had used before they were attached (/proc/PID/stat)",
+                Some(&Unit::Seconds),
+                MetricType::Counter,
+            )?;
+            m.encode_counter::<NoLabelSet, f64, f64>(&state.missed_cpu, None)?;
             let n = targets.len() as u64;
             let name = format!("{}_exporter_targets", self.prefix);
             let mut m =

@@ -183,12 +183,17 @@ fn not_supported_error(ctx: &OpenContext<'_>) -> Error {
 
 /// EMFILE / ENFILE: the descriptor limit, and how far to raise it.
 fn too_many_files_error(f: &Facts) -> Error {
+    too_many_files(f, Op::Allocate)
+}
+
+/// The error of a descriptor the process could not get (`EMFILE`, `ENFILE`) during `op`.
+pub(crate) fn too_many_files(f: &Facts, op: Op) -> Error {
     let lim = f
         .nofile
         .map_or_else(|| "unknown".to_owned(), |l| l.to_string());
     Error::new(
         ErrorKind::TooManyOpenFiles,
-        Op::Allocate,
+        op,
         format!("too many open files: each PMC needs one descriptor per CPU or thread, and RLIMIT_NOFILE is {lim}"),
     )
     .with_help(match f.nofile {

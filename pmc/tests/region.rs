@@ -55,3 +55,15 @@ fn a_region_guard_reads_and_stops() {
     assert!(ms >= used.as_secs_f64() * 1e3 * 0.95, "{ms} ms");
     assert!(counts[0].reading.value >= mid[0].reading.value);
 }
+
+/// Issue 34: the documented error kinds. An unknown name fails in the parser
+/// (`Parse`, before anything is opened); a PMU the machine lacks fails when
+/// allocated (`NoSuchEvent`).
+#[test]
+fn region_errors_are_the_documented_kinds() {
+    let e = pmc::Region::start(&["page-fualts"]).unwrap_err();
+    assert_eq!(e.kind(), pmc::ErrorKind::Parse, "{e}");
+    assert!(e.to_string().contains("did you mean `page-faults`"), "{e}");
+    let e = pmc::Region::start(&["no_such_pmu_xyz/event=1/"]).unwrap_err();
+    assert_eq!(e.kind(), pmc::ErrorKind::NoSuchEvent, "{e}");
+}

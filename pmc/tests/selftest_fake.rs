@@ -225,3 +225,43 @@ fn counters_that_never_run_fail_with_the_causes() {
         assert_eq!(verdict(&r, c), Verdict::Pass, "software events still count");
     }
 }
+
+/// Issue 34: in a KVM guest without a virtual PMU, the hardware rows SKIP with one likely
+/// cause that names the hypervisor (CPUID's signature, as dmesg's "Hypervisor detected:
+/// KVM") and says the fix in it, not a second "likely cause" line that is a fix.
+#[test]
+fn a_vm_without_a_pmu_names_its_hypervisor_once() {
+    let fake = Arc::new(FakeKernel::new());
+    fake.set_facts(pmc_linux::internals::Facts {
+        has_pmu: false,
+        ..fake_facts()
+    });
+    fake.set_file(
+        "/proc/cpuinfo",
+        "processor\t: 0\nflags\t\t: fpu hypervisor\n",
+    );
+    fake.set_hypervisor(*b"KVMKVMKVM\0\0\0");
+    let backend = pmc_linux::Backend::with_sys(fake.clone());
+    let r = selftest::run(&backend, &Options::default().iterations(1_000));
+    let i = r.row("instructions").unwrap();
+    assert_eq!(i.verdict, Verdict::Skip, "{i:?}");
+    assert_eq!(i.causes.len(), 1, "{:?}", i.causes);
+    let cause = &i.causes[0];
+    assert!(
+        cause.contains("virtual machine (KVM)") && cause.contains("(fix: enable a virtual PMU"),
+        "{cause}"
+    );
+    assert!(!r.to_string().contains("unknown hypervisor"), "{r}");
+}
+
+/// The fake kernel's default facts.
+fn fake_facts() -> pmc_linux::internals::Facts {
+    pmc_linux::internals::Facts {
+        paranoid: Some(2),
+        privileged: false,
+        has_pmu: true,
+        nofile: Some(1024),
+        max_sample_rate: Some(100_000),
+        ncpus: 2,
+    }
+}

@@ -94,3 +94,19 @@ fn a_machine_without_hardware_pmcs_skips_the_hardware_rows() {
     assert_eq!(row(&r, "page faults").verdict, Verdict::Pass);
     assert!(r.passed());
 }
+
+/// freebsd-audit-3 finding I: on a CPU the kernel's hwpmc does not know (a
+/// Sapphire Rapids under a FreeBSD 14-era kernel) the hardware rows say so,
+/// by name, rather than "no hardware PMCs".
+#[test]
+fn a_cpu_the_kernel_does_not_know_is_named_by_the_hardware_rows() {
+    let r = run(SimCpu::UnknownIntel(0x8F), 1, 1);
+    let hw: Vec<_> = r.rows.iter().filter(|x| x.hardware).collect();
+    assert!(!hw.is_empty());
+    for x in hw {
+        assert_eq!(x.verdict, Verdict::Skip, "{x:?}");
+        let said = std::iter::once(&x.note).chain(&x.causes);
+        assert!(said.clone().any(|t| t.contains("Sapphire Rapids")), "{x:?}");
+    }
+    assert!(r.passed());
+}

@@ -416,6 +416,10 @@ impl<S: Sys> InstanceSet<S> {
             // page faults, `time_running < time_enabled` on software events).
             let leader = fds.is_empty();
             attr.set_disabled(u64::from(!enabled && leader));
+            // perf's :D (pinned) and :e (exclusive) are the group's: the leader's bits.
+            let mods = &m.alloc.event.modifiers;
+            attr.set_pinned(u64::from(leader && mods.pinned));
+            attr.set_exclusive(u64::from(leader && mods.exclusive));
             attr.set_enable_on_exec(u64::from(exec));
             if leader && !m.alloc.mode.is_sampling() && exit_reads {
                 // log-procexit: the exits, forks and command names of the tasks.
@@ -439,6 +443,16 @@ impl<S: Sys> InstanceSet<S> {
                 attr.set_inherit_thread(1);
             }
             let mut opened = sys.perf_event_open(&mut attr, pid_arg, cpu, group, open_flags);
+            // perf's :P: the highest precise_ip the PMU takes, as perf probes it
+            // (evsel__detect_precise_ip: from 3 down to 0).
+            while matches!(opened, Err(Errno(libc::EINVAL | libc::EOPNOTSUPP)))
+                && mods.max_precise
+                && attr.precise_ip() > 0
+            {
+                attr.set_precise_ip(attr.precise_ip() - 1);
+                m.attr.set_precise_ip(attr.precise_ip());
+                opened = sys.perf_event_open(&mut attr, pid_arg, cpu, group, open_flags);
+            }
             if matches!(opened, Err(Errno(libc::EINVAL))) && attr.read_format & FORMAT_LOST != 0 {
                 // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
                 // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return

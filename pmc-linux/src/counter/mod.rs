@@ -325,6 +325,7 @@ impl<S: Sys> Counters<S> {
             }
         }
         self.life.record_attach(target);
+        self.log_target(target, true);
         Ok(())
     }
 
@@ -355,6 +356,7 @@ impl<S: Sys> Counters<S> {
         }
         self.fds.remove(pos);
         self.life.record_detach(target);
+        self.log_target(target, false);
         if let Some(sw) = self.csw.as_mut() {
             sw.detach(target)?;
         }
@@ -630,6 +632,48 @@ impl<S: Sys> Counters<S> {
         }
         self.fds.mark_mapped(&todo);
         Ok(())
+    }
+
+    /// Logs an attach or detach of `target` (hwpmc's PMCATTACH and PMCDETACH), for a PMC that
+    /// uses the log (sampling, or log-proccsw/log-procexit: hwpmc's `PMC_F_NEEDS_LOGFILE`)
+    /// while one is configured. A failed write is the log's error, reported by the log's
+    /// calls; the attach itself stands.
+    fn log_target(&self, target: Target, attached: bool) {
+        use pmc_log::record as log;
+        let flags = self.members[0].alloc.flags;
+        let needs_log = self.is_sampling()
+            || flags.contains(pmc_core::Flags::LOG_PROCCSW)
+            || flags.contains(pmc_core::Flags::LOG_PROCEXIT);
+        if !needs_log || !self._shared.hub.has_log() {
+            return;
+        }
+        let sys: &dyn Sys = &self._shared.sys;
+        let pid = match target {
+            Target::Pid(p) => p,
+            _ => sys.getpid(),
+        };
+        let time = crate::log::now(sys);
+        let pid = i32::try_from(pid).unwrap_or(-1);
+        let descriptors = self.descriptors();
+        for m in self.members.iter().skip(usize::from(
+            self.purpose() == Some(RingPurpose::SwitchCounts),
+        )) {
+            let rec = if attached {
+                log::Record::Attach(log::Attach {
+                    time,
+                    pmc_id: m.pmc_id,
+                    pid,
+                    path: crate::log::exe_path(sys, pid).into(),
+                })
+            } else {
+                log::Record::Detach(log::Detach {
+                    time,
+                    pmc_id: m.pmc_id,
+                    pid,
+                })
+            };
+            let _ = self._shared.hub.write_target(descriptors.clone(), &rec);
+        }
     }
 
     /// The log descriptors of the members.
@@ -1038,6 +1082,14 @@ impl<S: Sys> pmc_core::Group for LinuxGroup<S> {
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         self.c.read_into(out)
     }
+    /// Each member's `perf_event_attr` as opened (after any fallback), like `perf stat -vv`.
+    fn native_configs(&self) -> Vec<Vec<NativeField>> {
+        self.c
+            .members
+            .iter()
+            .map(|m| m.native_fields(&m.opened))
+            .collect()
+    }
 }
 
 impl<S: Sys> LinuxGroup<S> {
@@ -1050,14 +1102,5 @@ impl<S: Sys> LinuxGroup<S> {
     /// [`read_into`](pmc_core::Group::read_into).
     pub fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
-    }
-
-    /// The native configuration of each member.
-    pub fn native_configs(&self) -> Vec<Vec<NativeField>> {
-        self.c
-            .members
-            .iter()
-            .map(|m| m.native_fields(&m.attr))
-            .collect()
     }
 }

@@ -46,7 +46,23 @@ pub(super) fn build_attr(
     attr.set_exclude_user(u64::from(!m.counts_user()));
     attr.set_exclude_kernel(u64::from(!kernel));
     attr.set_exclude_hv(u64::from(!m.counts_hv() || !kernel));
-    attr.set_precise_ip(u64::from(m.precise.min(3)));
+    // perf's :P: the highest precision, lowered at open until the PMU takes it
+    // (open_set_once); a software event has none.
+    let precise = if m.max_precise {
+        if r.is_hardware() {
+            3
+        } else {
+            0
+        }
+    } else {
+        m.precise.min(3)
+    };
+    attr.set_precise_ip(u64::from(precise));
+    // perf's :I, :G, :H (perf-list(1)); :D and :e are set on a group's leader alone
+    // (open_set_once), as perf sets them.
+    attr.set_exclude_idle(u64::from(m.exclude_idle));
+    attr.set_exclude_host(u64::from(m.guest));
+    attr.set_exclude_guest(u64::from(m.host));
     if a.flags.contains(pmc_core::Flags::DESCENDANTS) && !a.scope.is_system() {
         attr.set_inherit(1);
     }
@@ -191,6 +207,19 @@ impl Member {
         a.check_cgroup()?;
         crate::log::unwind::check(a)?;
         events::check_allocation(a)?;
+        if a.event.modifiers.sample_read && a.mode.is_sampling() {
+            // PERF_SAMPLE_READ's counts would have no place in the log's samples.
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Allocate,
+                format!(
+                    "`{}`: the :S modifier (read the counts with each sample) is not \
+                     supported for sampling: the log's samples carry no counts",
+                    a.event
+                ),
+            )
+            .with_help("drop :S; Group::read gives a group's counts together"));
+        }
         let resolved = events::resolve(&shared.sys, &a.event)?;
         if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
             if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
@@ -209,7 +238,9 @@ impl Member {
             // process) have no PERF_RECORD_LOST if the events stop before draining resumes.
             attr.read_format |= crate::record::read_format::LOST;
         }
-        let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
+        let pmc_id = a
+            .log_id
+            .unwrap_or_else(|| shared.next_pmc_id.fetch_add(1, Ordering::Relaxed));
         let fixed = match a.mode {
             // As set_sampling_bits gives it to the kernel.
             Mode::Sampling(Rate::Period(p)) => events::soft_clock_period(&a.event, p),

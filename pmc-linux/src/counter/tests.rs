@@ -1377,11 +1377,17 @@ fn a_blocked_log_sink_never_holds_the_drain_up() {
     );
     let bytes = out.lock().expect("lock").clone();
     let reader = pmc_log::Reader::new(&bytes).expect("log");
-    let logged = reader
-        .records()
-        .filter(|r| matches!(r, pmc_log::Record::Sample(_)))
-        .count() as u64;
+    let (mut logged, mut lost_logged) = (0u64, 0u64);
+    for r in reader.records() {
+        match r {
+            pmc_log::Record::Sample(_) => logged += 1,
+            pmc_log::Record::Lost(l) => lost_logged += l.count,
+            _ => {}
+        }
+    }
     assert_eq!(logged + s.lost_spool, s.samples, "{s:?}");
+    // Issue 32 item 1: the log says every loss, the spool's and the kernel's, exactly.
+    assert_eq!(lost_logged, s.lost, "{s:?}");
 }
 
 /// In-process sampling counts the kernel's lost records too: a loss at the end, with no
@@ -1467,6 +1473,29 @@ fn diagnose_without_a_pmu_names_the_virtual_machine() {
         .find(|c| c.name == "hardware PMU")
         .expect("PMU check");
     assert!(pmu.detail.contains("Fake Hypervisor"), "{pmu:?}");
+    // Issue 34: CPUID's signature names it, as the kernel's "Hypervisor detected: KVM";
+    // the DMI product follows.
+    k.set_hypervisor(*b"KVMKVMKVM\0\0\0");
+    let pmu = backend
+        .diagnose()
+        .into_iter()
+        .find(|c| c.name == "hardware PMU")
+        .expect("PMU check");
+    assert!(
+        pmu.detail
+            .contains("virtual machine (KVM, Fake Hypervisor)"),
+        "{pmu:?}"
+    );
+    k.set_hypervisor(*b"Odd\x01Visor\0\0\0");
+    let pmu = backend
+        .diagnose()
+        .into_iter()
+        .find(|c| c.name == "hardware PMU")
+        .expect("PMU check");
+    assert!(
+        pmu.detail.contains("hypervisor signature `Odd.Visor...`"),
+        "{pmu:?}"
+    );
 }
 
 #[test]
@@ -1556,4 +1585,60 @@ fn the_log_synthesizes_running_processes_from_the_fake_proc() {
         })
         .collect();
     assert_eq!(maps, vec![b"/usr/bin/fakeproc".to_vec()]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// perf's modifiers (issue 34)
+
+/// perf's modifiers beyond u/k/h/p set the attr bits `perf stat -vv` shows for them: :I
+/// exclude_idle, :G exclude_host, :H exclude_guest on every member; :D pinned and :e
+/// exclusive on a group's leader alone; :P the highest precise_ip the PMU takes (none for a
+/// software event), as perf probes it from 3 down.
+#[test]
+fn perf_modifiers_set_perfs_attr_bits() {
+    let (k, backend) = kernel();
+    let _p = pmc(&backend, counting("page-faults:IGDeP"));
+    let a = k.events()[0].attr;
+    assert_eq!(
+        (a.exclude_idle(), a.exclude_host(), a.exclude_guest()),
+        (1, 1, 0)
+    );
+    assert_eq!((a.pinned(), a.exclusive(), a.precise_ip()), (1, 1, 0));
+
+    let (k, backend) = kernel();
+    let _g = group(&backend, &["page-faults:HD", "task-clock:HD"], Flags::NONE);
+    let ev = k.events();
+    assert_eq!(
+        (ev[0].attr.pinned(), ev[1].attr.pinned()),
+        (1, 0),
+        "leader only"
+    );
+    assert!(ev.iter().all(|e| e.attr.exclude_guest() == 1));
+
+    // :P on a hardware event: the PMU refuses precise_ip 3 and 2, takes 1.
+    let (k, backend) = kernel();
+    k.inject(Fault::new(Call::Open, libc::EOPNOTSUPP).times(2));
+    let p = pmc(&backend, counting("cycles:P"));
+    assert_eq!(k.events()[0].attr.precise_ip(), 1);
+    let shown = p.native_config();
+    assert!(
+        shown
+            .iter()
+            .any(|f| f.name == "precise_ip" && f.value == "1"),
+        "{shown:?}"
+    );
+
+    // :S has no place in the log's samples.
+    let (_, backend) = kernel();
+    let e = backend
+        .allocate(&Allocation::sampling(
+            "cycles:S".parse().unwrap(),
+            pmc_core::Rate::Period(1000),
+        ))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    // duration_time is perf stat's tool event: no kernel counter.
+    let e = backend.allocate(&counting("duration_time")).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("tool event"), "{e}");
 }

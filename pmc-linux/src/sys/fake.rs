@@ -203,6 +203,8 @@ struct St {
     /// Cgroup events open (`CONFIG_CGROUP_PERF`, and the directories are of a hierarchy with
     /// perf_event); false: refused with this errno.
     cgroup_errno: Option<i32>,
+    /// CPUID's hypervisor vendor signature ([`FakeKernel::set_hypervisor`]).
+    hypervisor: Option<[u8; 12]>,
 }
 
 /// The fake kernel. See the [module docs](self).
@@ -271,6 +273,7 @@ impl FakeKernel {
                 files: BTreeMap::new(),
                 dirs: BTreeMap::new(),
                 cgroup_errno: None,
+                hypervisor: None,
             }),
         }
     }
@@ -294,6 +297,11 @@ impl FakeKernel {
         self.st()
             .files
             .insert(path.as_ref().to_path_buf(), contents.as_ref().to_vec());
+    }
+
+    /// CPUID's hypervisor vendor signature (leaf `0x4000_0000`), as `KVMKVMKVM\0\0\0`.
+    pub fn set_hypervisor(&self, signature: [u8; 12]) {
+        self.st().hypervisor = Some(signature);
     }
 
     /// Sets the facts (paranoid level, privileges, limits) the code under test sees.
@@ -780,6 +788,13 @@ impl St {
                 return Err(Errno(e));
             }
         }
+        // core.c perf_init_event: no PMU takes a hardware event on a machine without one
+        // (a VM without a virtual PMU), "return -ENOENT".
+        if !self.facts.has_pmu
+            && (attr.type_ == b::PERF_TYPE_HARDWARE || attr.type_ == b::PERF_TYPE_HW_CACHE)
+        {
+            return Err(Errno(libc::ENOENT));
+        }
         // core.c perf_copy_attr: reserved bits must be zero (inherit_thread was reserved
         // before 5.13), and "if (!attr->inherit && attr->inherit_thread) return -EINVAL".
         if attr.inherit_thread() == 1 && (!self.inherit_thread || attr.inherit() == 0) {
@@ -1056,8 +1071,12 @@ impl Sys for FakeKernel {
         Ok(MmapRing::shared(ring))
     }
 
-    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
-        self.st().procs.get(&pid).map(|p| p.tids.clone())
+    fn thread_ids(&self, pid: u32) -> Result<Vec<i32>, Errno> {
+        self.st()
+            .procs
+            .get(&pid)
+            .map(|p| p.tids.clone())
+            .ok_or(Errno(libc::ESRCH))
     }
 
     fn thread_exiting(&self, tid: i32) -> bool {
@@ -1175,6 +1194,10 @@ impl Sys for FakeKernel {
         self.read_file(Path::new("/proc/cpuinfo"))
             .map(|b| String::from_utf8_lossy(&b).into())
             .unwrap_or_else(|_| "".into())
+    }
+
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        self.st().hypervisor
     }
 
     fn kernel_stext(&self) -> Option<u64> {

@@ -46,13 +46,17 @@ impl Sys for RealSys {
     fn clock_ns(&self, clock: Clock) -> u64 {
         os::clock_ns(clock)
     }
-    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
-        let rd = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        Some(
-            rd.flatten()
-                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
-                .collect(),
-        )
+    fn thread_ids(&self, pid: u32) -> Result<Vec<i32>, Errno> {
+        let rd = std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| {
+            Errno(match e.raw_os_error() {
+                Some(libc::ENOENT) | None => libc::ESRCH,
+                Some(n) => n,
+            })
+        })?;
+        Ok(rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+            .collect())
     }
     fn thread_exiting(&self, tid: i32) -> bool {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
@@ -130,6 +134,9 @@ impl Sys for RealSys {
                     .into()
             })
             .clone()
+    }
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        pmc_events::sys::hypervisor_signature()
     }
     fn kernel_stext(&self) -> Option<u64> {
         use std::io::BufRead;

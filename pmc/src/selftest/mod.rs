@@ -420,9 +420,12 @@ pub fn run<B: Backend>(backend: &B, options: &Options) -> Report {
     ];
     for r in &mut rows {
         if r.verdict != Verdict::Pass {
-            let mut c = ctx.causes(r);
-            c.append(&mut r.causes);
-            r.causes = c;
+            // The machine's diagnosis first: it names the cause and its fix; the row's own
+            // cause (an absent event's, from its error) is kept only without one.
+            let c = ctx.causes(r);
+            if !c.is_empty() {
+                r.causes = c;
+            }
         }
     }
     Report {
@@ -451,14 +454,27 @@ fn spec(event: &str) -> Option<EventSpec> {
 /// FAIL otherwise.
 pub(crate) fn alloc_failed(row: Row, e: &Error) -> Row {
     if absent(e) {
-        // The message alone: the help goes to the causes.
+        // The message alone; the error's kind is the cause, its help the fix. The run
+        // keeps this cause only where the machine's diagnosis names none.
         let mut row = row.skip(format!("not available here: {}", e.message()));
-        if let Some(h) = e.help() {
-            row.causes.push(h.to_owned());
-        }
+        let cause = absence_cause(e.kind());
+        row.causes.push(match e.help() {
+            Some(h) => format!("{cause} (fix: {h})"),
+            None => cause.to_owned(),
+        });
         row
     } else {
         row.fail(format!("cannot count: {e}"))
+    }
+}
+
+/// The cause an absent event's error kind names.
+fn absence_cause(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::NoPmu => "no hardware PMU: the kernel exposes no CPU counters here",
+        ErrorKind::NoSuchEvent => "this machine has no such event (PMU, tracepoint or alias)",
+        ErrorKind::Unsupported => "no performance-counter backend for this operating system",
+        _ => "the kernel or the CPU does not support this event",
     }
 }
 

@@ -9,7 +9,7 @@
 //! its spin wall time and its `getrusage(RUSAGE_SELF)` at exit), so
 //! profiler CPU = rusage of the profiler's tree - the workload's own CPU.
 
-use crate::{calibrate, have, median, row, skipped, sys, Opts, Row};
+use super::{calibrate, have, median, row, skipped, sys, Opts, Row};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

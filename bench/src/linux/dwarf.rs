@@ -15,8 +15,8 @@
 //! interrupt, register and stack copy into the ring) runs in the workload's
 //! context and is charged to it: it shows as workload slowdown.
 
-use crate::profiler::{file_len, perf_samples, pmcstat_counts, remove_scratch, scratch, Run};
-use crate::{median, skipped, sys, Opts, Row};
+use super::profiler::{file_len, perf_samples, pmcstat_counts, remove_scratch, scratch, Run};
+use super::{median, skipped, sys, Opts, Row};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -201,7 +201,7 @@ pub(crate) fn bench_dwarf(o: &Opts, rows: &mut Vec<Row>) {
         ));
         return;
     };
-    if !crate::have("perf", &["--version"]) {
+    if !super::have("perf", &["--version"]) {
         rows.push(skipped(S, what, "perf not on PATH"));
         return;
     }
