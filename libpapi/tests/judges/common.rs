@@ -150,5 +150,8 @@ pub(crate) fn perf_count(event: &str, cmd: &[&str]) -> Option<u64> {
     let line = err
         .lines()
         .find(|l| l.contains(',') && !l.starts_with('#'))?;
-    line.split(',').next()?.trim().parse().ok()
+    // A count, or a time in ms for the clocks (`0.60,msec,task-clock,...`);
+    // `<not supported>` and `<not counted>` are no count.
+    let v: f64 = line.split(',').next()?.trim().parse().ok()?;
+    Some(v.round() as u64)
 }
