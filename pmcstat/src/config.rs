@@ -258,6 +258,8 @@ pub struct Analyze {
     pub folded: Option<PathBuf>,
     /// `--flamegraph FILE`.
     pub flamegraph: Option<PathBuf>,
+    /// `--no-inline`: inlined frames folded in every report.
+    pub no_inline: bool,
     /// `--pprof FILE`.
     pub pprof: Option<PathBuf>,
     /// `--script`.
@@ -295,6 +297,7 @@ impl Analyze {
             depth: args.depth,
             folded: args.folded,
             flamegraph: args.flamegraph,
+            no_inline: args.no_inline,
             pprof: args.pprof,
             script: args.script,
             perf_data: args.perf_data,

@@ -84,16 +84,7 @@ struct Sampler {
 
 /// Runs sampling mode; returns the exit status to use.
 pub fn run(args: &Sample) -> Result<u8, Failure> {
-    let backend = pmc::Native::open()?;
-    if let Some(pages) = args.mmap_pages {
-        backend.set_buffer_pages(pages).map_err(|e| {
-            let help = match e.help() {
-                Some(h) => format!("--mmap-pages takes a power of two (1, 2, 4, ...); {h}"),
-                None => "--mmap-pages takes a power of two (1, 2, 4, ...)".to_owned(),
-            };
-            Failure::Setup(e.with_help(help))
-        })?;
-    }
+    let backend = open_backend(args)?;
     // The created log is bound after the backend, so dropped (the file removed) before it
     // on a failed start.
     let (aggregator, mut created_log) = open_log(&backend, args)?;
@@ -102,17 +93,7 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
     if args.verbose {
         print_native_config(&samplers);
     }
-    // Samplers of the process alone (-P without -d): watch for child processes they miss,
-    // as counting does.
-    let alone = samplers
-        .iter()
-        .any(|s| !s.scope.is_system() && !s.descendants);
-    let mut probe = Some(&session)
-        .filter(|s| alone && !s.targets().is_empty())
-        .and_then(|s| crate::measure::ChildProbe::new(&backend, s));
-    if let Some(p) = probe.as_mut() {
-        p.start();
-    }
+    let probe = child_probe(&backend, &session, &samplers);
     let started = start(&mut samplers, &mut session)?;
     created_log.0 = None; // started: the log is kept, whatever happens next
 
@@ -158,16 +139,7 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
         .map(|s| format!("{} {}", s.text, rate_text(s.rate)))
         .collect();
     drop(samplers);
-    // Stopped by a signal: a log reader that stalled (a FIFO, -O -) cannot hold the exit;
-    // what it did not take is counted as lost and said, with the summary.
-    let stopped = crate::run::stop_signal().is_some();
-    if stopped {
-        crate::sys::bound_log_close(&backend, crate::sys::LOG_CLOSE_WAIT);
-    }
-    match backend.close_log() {
-        Err(e) if stopped => diag!("pmcstat: {}", log_err_line(&e)),
-        r => r.map_err(log_err)?,
-    }
+    close_log(&backend)?;
     report(args, &backend, aggregator, &events, elapsed)?;
     if let Some((0, _)) = summary_counts(&backend) {
         diag!("{}", no_samples_warning(&rates, elapsed));
@@ -179,10 +151,62 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
             ns as f64 / 1e6
         );
     }
-    // After `q` too the status is the command's: 128 + SIGTERM if it died of the SIGTERM
-    // that `q` sent it, as on any other stop.
+    Ok(final_code(&backend, status))
+}
+
+/// The native backend, with `--mmap-pages`' ring size.
+fn open_backend(args: &Sample) -> Result<pmc::Native, Failure> {
+    let backend = pmc::Native::open()?;
+    if let Some(pages) = args.mmap_pages {
+        backend.set_buffer_pages(pages).map_err(|e| {
+            let help = match e.help() {
+                Some(h) => format!("--mmap-pages takes a power of two (1, 2, 4, ...); {h}"),
+                None => "--mmap-pages takes a power of two (1, 2, 4, ...)".to_owned(),
+            };
+            Failure::Setup(e.with_help(help))
+        })?;
+    }
+    Ok(backend)
+}
+
+/// For samplers of the process alone (-P without -d): the probe, started, that watches for
+/// the child processes they miss, as counting does.
+fn child_probe(
+    backend: &pmc::Native,
+    session: &crate::sys::launch::Session,
+    samplers: &[Sampler],
+) -> Option<crate::measure::ChildProbe> {
+    let alone = samplers
+        .iter()
+        .any(|s| !s.scope.is_system() && !s.descendants);
+    let mut probe = Some(session)
+        .filter(|s| alone && !s.targets().is_empty())
+        .and_then(|s| crate::measure::ChildProbe::new(backend, s));
+    if let Some(p) = probe.as_mut() {
+        p.start();
+    }
+    probe
+}
+
+/// Closes the log. Stopped by a signal, a log reader that stalled (a FIFO, -O -) cannot
+/// hold the exit: what it did not take is counted as lost and said, with the summary.
+fn close_log(backend: &pmc::Native) -> Result<(), Failure> {
+    let stopped = crate::run::stop_signal().is_some();
+    if stopped {
+        crate::sys::bound_log_close(backend, crate::sys::LOG_CLOSE_WAIT);
+    }
+    match backend.close_log() {
+        Err(e) if stopped => diag!("pmcstat: {}", log_err_line(&e)),
+        r => r.map_err(log_err)?,
+    }
+    Ok(())
+}
+
+/// The exit status: the command's (after `q` too: 128 + SIGTERM if it died of the SIGTERM
+/// that `q` sent it, as on any other stop), or [`LOST_STATUS`] when samples were lost.
+fn final_code(backend: &pmc::Native, status: Option<std::process::ExitStatus>) -> u8 {
     let status = crate::run::final_status(status.map(exit_code));
-    let lost = summary_counts(&backend).map_or(0, |(_, lost)| lost);
+    let lost = summary_counts(backend).map_or(0, |(_, lost)| lost);
     let code = exit_status(status, lost);
     if code != status {
         diag!(
@@ -190,7 +214,7 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
              why); the command itself succeeded"
         );
     }
-    Ok(code)
+    code
 }
 
 /// A log error as one line and its remedy, for a warning that does not end the run.
