@@ -84,6 +84,24 @@ phase_done fetch
 # analyzer's tests, at a fraction of full debug info's size.
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=rust-lld
 export CARGO_PROFILE_DEV_DEBUG=line-tables-only
+# zig cc (PyPI's ziglang, which ci/setup.sh installs) is the aarch64 C compiler:
+# for ring's C and assembly (the exporter's TLS, through rustls) and for the C
+# library's test programs below. cc-rs passes --target=<rust triple>, which zig
+# does not parse: the wrapper drops it and names zig's own target.
+zigpy=
+for py in python3 "${XDG_CACHE_HOME:-$HOME/.cache}/pmc-ci/zig-venv/bin/python3"; do
+  "$py" -m ziglang version >/dev/null 2>&1 && { zigpy=$py; break; }
+done
+[ -n "$zigpy" ] || { echo "pmu-lab: no zig to compile C for aarch64 (ring, libpmc's tests); run ci/setup.sh, which installs ziglang from PyPI"; exit 1; }
+mkdir -p "$LAB/bin"
+cat > "$LAB/bin/aarch64-cc" <<ZCC
+#!/bin/sh
+for a; do shift; case \$a in --target=*) ;; *) set -- "\$@" "\$a" ;; esac; done
+exec "$zigpy" -m ziglang cc -target aarch64-linux-musl "\$@"
+ZCC
+printf '#!/bin/sh\nexec "%s" -m ziglang ar "$@"\n' "$zigpy" > "$LAB/bin/aarch64-ar"
+chmod +x "$LAB/bin/aarch64-cc" "$LAB/bin/aarch64-ar"
+export CC_aarch64_unknown_linux_musl=$LAB/bin/aarch64-cc AR_aarch64_unknown_linux_musl=$LAB/bin/aarch64-ar
 cd "$ROOT"
 cargo test --workspace --exclude pmc-bench --no-run --target "$TRIPLE" 2> "$LAB/out/build.log" ||
   { cat "$LAB/out/build.log"; exit 1; }
@@ -108,14 +126,8 @@ phase_done build
 CAPI=$LAB/out/capi
 CAPI_TEST=$ROOT/$(grep '/deps/c_api-' "$LAB/out/tests.list" | head -1)
 capi_why=
-zigpy=
-for py in python3 "${XDG_CACHE_HOME:-$HOME/.cache}/pmc-ci/zig-venv/bin/python3"; do
-  "$py" -m ziglang version >/dev/null 2>&1 && { zigpy=$py; break; }
-done
 if [ "$CAPI_TEST" = "$ROOT/" ]; then
   capi_why="its test binary (libpmc/tests/c_api.rs) was not built"
-elif [ -z "$zigpy" ]; then
-  capi_why="no zig to build its C programs for aarch64 (ci/setup.sh installs ziglang from PyPI); the host suite runs it"
 else
   rm -rf "$CAPI"; mkdir -p "$CAPI"
   unwind=$(rustc --print sysroot)/lib/rustlib/$TRIPLE/lib/self-contained/libunwind.a
