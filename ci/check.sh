@@ -45,11 +45,15 @@ python3 ci/check-doc-paths.py --markdown README.md
 step "cross-check FreeBSD"
 bash ci/cross-check.sh
 
-step "features: a counting-only user (pmc without default features: no serde, no DWARF unwinder)"
+step "features: a counting-only user (pmc without default features: no sampling, no serde, no DWARF unwinder)"
 cargo clippy -p pmc -p pmc-core -p pmc-log -p pmc-linux --no-default-features -- -D warnings
-# pmc-linux's unit tests without the unwinder: CallGraph::Dwarf refused, naming the feature.
+cargo clippy -p pmc-linux --no-default-features --features sampling -- -D warnings
+# pmc-linux's unit tests counting only (sampling and the log refused, naming the feature), then
+# sampling without the unwinder (CallGraph::Dwarf refused, naming the feature).
 cargo test -p pmc-linux --no-default-features --lib 2>&1 | tee "$ci_tmp/nodefault.log"
 tally "$ci_tmp/nodefault.log"
+cargo test -p pmc-linux --no-default-features --features sampling --lib 2>&1 | tee "$ci_tmp/nodwarf.log"
+tally "$ci_tmp/nodwarf.log"
 # The backends' docs as a user sees them (no `internals`): no link into a hidden module.
 RUSTDOCFLAGS="-D warnings" cargo doc -p pmc-linux -p pmc-freebsd --no-deps
 # What such a user compiles (build scripts' dependencies too), and the README says so.

@@ -3,10 +3,10 @@
 //! exec came before its first start, enabling and disabling them, and the rings they map.
 //! [`Counters`] holds one [`InstanceSet`] and says when (the hwpmc verbs); this file says how.
 
-use super::read::{group_stride, member_words, read_words, reads_lost};
+use super::read::{group_stride, member_words, read_words};
 use super::*;
 
-const FORMAT_LOST: u64 = crate::record::read_format::LOST;
+const FORMAT_LOST: u64 = b::PERF_FORMAT_LOST as u64;
 
 /// How many times a fd set is opened again after a member lost a race with its thread. A
 /// thread that keeps creating threads (the inherited events' contexts swap at each switch to
@@ -189,6 +189,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Whether the rings of `self.instances()[i]` are mapped.
+    #[cfg(feature = "sampling")]
     pub(super) fn rings_mapped(&self, i: usize) -> bool {
         self.instances.get(i).is_some_and(|i| i.rings_mapped)
     }
@@ -199,6 +200,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Closes the fds of the instance added last (an attach undone).
+    #[cfg(feature = "sampling")]
     pub(super) fn pop(&mut self) {
         self.instances.pop();
     }
@@ -254,6 +256,7 @@ impl<S: Sys> InstanceSet<S> {
 
     /// Opens the disabled fd set on the calling thread that validates the events (process
     /// scope), kept as the probe.
+    #[cfg(feature = "sampling")]
     pub(super) fn open_probe(&mut self, members: &mut [Member], running: bool) -> Result<()> {
         let tid = self.shared.sys.gettid();
         self.probe = Some((tid, self.open_set(members, running, 0, -1, false, false)?));
@@ -694,6 +697,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Disables every fd of `self.instances()[i]`, as `op`.
+    #[cfg(feature = "sampling")]
     pub(super) fn disable_instance(&self, i: usize, op: Op) -> Result<()> {
         for set in self.instances.get(i).map_or(&[][..], |i| &i.threads) {
             for fd in set {
@@ -771,9 +775,10 @@ impl<S: Sys> InstanceSet<S> {
     /// no such count (core.c `perf_read_one` and `__perf_read_group_add` write
     /// `atomic64_read(&event->lost_samples)`, which `__perf_output_begin` increments, on the
     /// parent of an inherited event, for each record that did not fit).
+    #[cfg(feature = "sampling")]
     pub(super) fn kernel_lost(&self, members: &[Member]) -> Result<Vec<(u64, u64)>> {
         let mut out = Vec::new();
-        if !reads_lost(members) {
+        if !super::read::reads_lost(members) {
             return Ok(out);
         }
         let sys = &self.shared.sys;
@@ -936,6 +941,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// The rings of `self.instances()[which]` still to map (all but the mapped ones).
+    #[cfg(feature = "sampling")]
     pub(super) fn unmapped(&self) -> Vec<usize> {
         (0..self.instances.len())
             .filter(|i| !self.instances[*i].rings_mapped)
@@ -943,6 +949,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Records the rings of `which` as mapped.
+    #[cfg(feature = "sampling")]
     pub(super) fn mark_mapped(&mut self, which: &[usize]) {
         for &i in which {
             if let Some(inst) = self.instances.get_mut(i) {
@@ -952,6 +959,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Records every ring as not mapped (the log let them go): the next start maps them again.
+    #[cfg(feature = "sampling")]
     pub(super) fn forget_rings(&mut self) {
         for inst in &mut self.instances {
             inst.rings_mapped = false;
@@ -960,6 +968,7 @@ impl<S: Sys> InstanceSet<S> {
 
     /// What the log synthesizes for the rings of `which` (mappings and names of the tasks
     /// already running).
+    #[cfg(feature = "sampling")]
     pub(super) fn synth(&self, which: &[usize]) -> Synth {
         let mut pids = Vec::new();
         let mut all = false;
@@ -987,6 +996,7 @@ impl<S: Sys> InstanceSet<S> {
 
     /// One ring per CPU (events on one CPU share it through `PERF_EVENT_IOC_SET_OUTPUT`) or,
     /// for per-task events, one per thread (shared by the group's members).
+    #[cfg(feature = "sampling")]
     pub(super) fn build_rings(
         &self,
         members: &[Member],
