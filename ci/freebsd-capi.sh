@@ -2,7 +2,7 @@
 # The C library's test programs (libpmc/tests/c) built twice in the FreeBSD VM
 # job: against FreeBSD's own libpmc (/usr/include/pmc.h, -lpmc) and against this
 # project's (libpmc/include, libpmc.a over pmc-freebsd), then run both ways on
-# the same work and judged by the same truths as libpmc/tests/c_api.rs: N fresh
+# the same work and judged by the same truths as libpmc/tests/c_api/c_api.rs: N fresh
 # pages are N page faults (plus a few of the program's own), a counted child's
 # faults are its pages. The two libraries must agree on what each program
 # prints. Every program builds against this library; all but those written for

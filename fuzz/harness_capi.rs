@@ -2,7 +2,7 @@
 //! libpmc/): bytes fed through `pmclog_open(PMCLOG_FD_NONE)`, `pmclog_feed`
 //! and `pmclog_read` as a C program would, in pieces. Shared by the cargo-fuzz
 //! target `pmclog_c` and by the fixed-iteration run in
-//! `libpmc/tests/robust.rs` (included there with `#[path]`).
+//! `libpmc/tests/c_api/robust.rs` (included there with `#[path]`).
 
 use pmc::pmclog::{pmclog_ev, pmclog_state, pmclog_type, Parser, PMC_CALLCHAIN_DEPTH_MAX};
 use pmc::sys::{pmclog_close, pmclog_feed, pmclog_open, pmclog_read};
