@@ -198,9 +198,9 @@ pack() { # pack NAME FILE...  -> $LAB/out/NAME.cpio.gz
 }
 hwflags="--test-threads=1 --show-output"
 # Tests that cannot run in the guest, each with the reason, as "TEST REASON" (TEST: a test's
-# full name in its binary, or a module prefix `MOD::`). Where the smp boot runs them (the
-# binary whole, or a filter that is a prefix of TEST) they are left out with --skip, reported
-# as skipped (never as passed), and run in the host suite.
+# full name in its binary, a module prefix `MOD::`, or `*`: the whole binary). Where the smp
+# boot runs them (the binary whole, or a filter that is a prefix of TEST) they are left out
+# with --skip, reported as skipped (never as passed), and run in the host suite.
 host_only_tests() { # BINARY -> lines "FILTER REASON"
   [ -n "$ONLY" ] && return 0
   case $1 in
@@ -216,9 +216,9 @@ host_only_tests() { # BINARY -> lines "FILTER REASON"
     e2e)
       echo "cli_top:: drives pmcstat -T inside tmux, which the guest does not have; the host suite runs it"
       echo "cgroup:: needs perf's cgroup mode on a cgroup2 mount, which the guest's busybox init does not mount; the host suite runs it against perf stat -a -G"
-      echo "perf_export:: its oracle is perf, which the guest does not have; the host suite runs it"
-      echo "faults_cli:: its cases (late log readers, SIGSTOP over a run, FIFOs without readers, exports failing under RLIMIT_FSIZE, 1M-frame reports) take minutes each under emulation; the host suite runs it"
-      echo "faults_memory:: its cases (100,000 objects, fork storms) take minutes each under emulation; the host suite runs it" ;;
+      echo "perf_export:: its oracle is perf, which the guest does not have; the host suite runs it" ;;
+    faults_cli) echo "* its cases (late log readers, SIGSTOP over a run, FIFOs without readers, exports failing under RLIMIT_FSIZE, 1M-frame reports) take minutes each under emulation; the host suite runs it" ;;
+    faults_memory) echo "* its cases (100,000 objects, fork storms) take minutes each under emulation; the host suite runs it" ;;
     exporter) echo "prometheus:: its judges are Debian's promtool, prometheus and prometheus-node-exporter, which the guest does not have; the host suite runs it" ;;
     sampling) echo "process_sampling_of_a_launched_program asserts cpu-clock's samples cover the child's CPU time (4 kHz): an emulated CPU's timer interrupts are late whenever the host is busy, and the expiries hrtimer_forward_now() skips carry no sample (0.571 s of periods for 0.98 s of CPU at a host load of 12), so the count says nothing about pmc; the host suite runs it" ;;
   esac
@@ -287,6 +287,11 @@ smp_suite() {
   smp_suite | while read -r name t filters; do
     if [ "$t" = - ]; then
       echo "SKIPBIN $name was not built"
+      continue
+    fi
+    why=$(host_only_tests "$name" | sed -n 's/^\* //p')
+    if [ -n "$why" ]; then
+      echo "SKIPBIN $name $why"
       continue
     fi
     skips=

@@ -673,9 +673,14 @@ fn rust_names_are_demangled() {
     };
     let p = Profile::from_log(&write_log(&recs), o).expect("profile");
     let lines = folded_lines(&p, &FoldedOptions::default());
+    // The function's path as rustc names it: this module's (`analyze::analyze` in the
+    // `analyze` test binary), then the function.
     assert_eq!(
         lines,
-        vec![("analyze;analyze::rust_marker_function".to_string(), 1)]
+        vec![(
+            format!("analyze;{}::rust_marker_function", module_path!()),
+            1
+        )]
     );
 }
 

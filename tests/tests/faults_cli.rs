@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use pmc_log::record::{Callchain, Comm, Header, Map, Mode, PmcDescriptor, Record, Sample, Scope};
 use pmc_tests::TempDir;
 
-use crate::common;
+mod common;
 use common::pmcstat_or_skip;
 
 /// A hang is a failure after this long (a watchdog, not a timed assertion).

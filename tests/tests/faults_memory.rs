@@ -30,7 +30,7 @@ use pmc_log::record::{
 };
 use pmc_tests::TempDir;
 
-use crate::common;
+mod common;
 use common::pmcstat_or_skip;
 
 /// A hang is a failure after this long (a watchdog, not a timed assertion).
