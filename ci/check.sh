@@ -70,7 +70,7 @@ step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy (host)"
-cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --workspace --all-targets --features pmc-tests/fault-suites -- -D warnings
 
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
@@ -137,14 +137,20 @@ export PMC_ROWS_LOG="$ci_tmp/rows"
 cargo test --workspace 2>&1 | tee "$ci_tmp/tests.log"
 tally "$ci_tmp/tests.log"
 
+# The fault suites (pmc-tests' feature fault-suites: pmcstat under signals, limits, hostile
+# and huge logs; about half the suite's test time), which the README's command leaves out.
+step "fault suites: cargo test -p pmc-tests --features fault-suites (faults_cli, faults_memory)"
+cargo test -p pmc-tests --features fault-suites --test faults_cli --test faults_memory 2>&1 | tee "$ci_tmp/faults.log"
+tally "$ci_tmp/faults.log"
+
 step "truth matrix: one row per cell (tests/tests/truth_matrix.rs, run above)"
 cat "$PMC_MATRIX_TABLE" 2>/dev/null || echo "the truth matrix wrote no table (did its test binary run?)"
 
-step "judges and fault suites: their rows (from the test step above, not run again)"
+step "judges and fault suites: their rows (from the test steps above, not run again)"
 # The Prometheus judges (promtool, a real Prometheus, node_exporter --collector.perf,
 # perf stat -p: JUDGE rows) and the fault suites (FAULT rows) ran in `cargo test
-# --workspace`, where pmc_testkit::row! appended their rows to PMC_ROWS_LOG; a failing
-# case failed that step. Their skips are in the skip list of the summary.
+# --workspace` and the fault-suite step, where pmc_testkit::row! appended their rows to
+# PMC_ROWS_LOG; a failing case failed its step. Their skips are in the skip list of the summary.
 for suite in prometheus cli_metrics faults_log faults_cli faults_memory; do
   echo "--- $suite"
   if grep -q "^$suite"$'\t' "$PMC_ROWS_LOG"; then
