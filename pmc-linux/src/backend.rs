@@ -7,7 +7,8 @@ use crate::errno_map::Facts;
 use crate::log::{Hub, SamplingDetails};
 use crate::sys::{RealSys, Sys};
 use pmc_core::{Allocation, Error, ErrorKind, LogSink, Op, Result};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[cfg(feature = "sampling")]
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a backend and its PMCs share.
@@ -18,7 +19,8 @@ pub(crate) struct Shared<S: Sys> {
     #[cfg(feature = "sampling")]
     pub(crate) hub: Arc<Hub>,
     /// Ring data pages for PMCs allocated from now on (0: the default).
-    pub(crate) ring_pages: AtomicUsize,
+    #[cfg(feature = "sampling")]
+    pub(crate) ring_pages: std::sync::atomic::AtomicUsize,
     /// The next PMC id in the log.
     #[cfg(feature = "sampling")]
     pub(crate) next_pmc_id: std::sync::atomic::AtomicU32,
@@ -41,7 +43,8 @@ impl<S: Sys> Shared<S> {
             #[cfg(feature = "sampling")]
             hub: Arc::new(Hub::with_sys(Arc::new(sys.clone()))),
             sys,
-            ring_pages: AtomicUsize::new(0),
+            #[cfg(feature = "sampling")]
+            ring_pages: std::sync::atomic::AtomicUsize::new(0),
             #[cfg(feature = "sampling")]
             next_pmc_id: std::sync::atomic::AtomicU32::new(0),
             facts: std::sync::Mutex::new(None),
@@ -215,6 +218,7 @@ impl<S: Sys> Backend<S> {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidArgument`] unless `pages` is a power of two.
+    #[cfg(feature = "sampling")]
     pub fn set_ring_pages(&self, pages: usize) -> Result<()> {
         if !pages.is_power_of_two() {
             return Err(Error::new(
@@ -307,6 +311,7 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
     }
 
     /// As the inherent `Backend::set_ring_pages`.
+    #[cfg(feature = "sampling")]
     fn set_buffer_pages(&self, pages: usize) -> Result<()> {
         self.set_ring_pages(pages)
     }

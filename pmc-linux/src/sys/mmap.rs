@@ -128,8 +128,8 @@ fn page_size() -> io::Result<usize> {
 
 /// The ring buffer of one perf_event fd, mapped writable (non-overwrite mode).
 ///
-/// Use it through [`crate::ring::RingReader`]. Dropping it unmaps the buffer; the mapping stays
-/// valid if the fd is closed first.
+/// Use it through the ring reader (`crate::ring::RingReader`, feature `sampling`). Dropping it
+/// unmaps the buffer; the mapping stays valid if the fd is closed first.
 #[derive(Debug)]
 pub struct MmapRing {
     base: NonNull<u8>,
