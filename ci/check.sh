@@ -150,8 +150,11 @@ step "judges and fault suites: their rows (from the test steps above, not run ag
 # The Prometheus judges (promtool, a real Prometheus, node_exporter --collector.perf,
 # perf stat -p: JUDGE rows) and the fault suites (FAULT rows) ran in `cargo test
 # --workspace` and the fault-suite step, where pmc_testkit::row! appended their rows to
-# PMC_ROWS_LOG; a failing case failed its step. Their skips are in the skip list of the summary.
-for suite in prometheus cli_metrics faults_log faults_cli faults_memory; do
+# PMC_ROWS_LOG, filed under their test binary: `exporter` (the Prometheus judges), pmcstat's
+# `cli` (cli_metrics' perf stat judge), the fault suites; a failing case failed its step.
+# Their skips are in the skip list of the summary. papi_judges: PAPI's ctests side by side
+# (CTEST rows: Debian's libpapi, pmc's, Debian-built on pmc's), papi-tools.
+for suite in exporter hostile_clients cli faults_log faults_cli faults_memory papi_judges; do
   echo "--- $suite"
   if grep -q "^$suite"$'\t' "$PMC_ROWS_LOG"; then
     grep "^$suite"$'\t' "$PMC_ROWS_LOG" | cut -f2-
@@ -160,8 +163,8 @@ for suite in prometheus cli_metrics faults_log faults_cli faults_memory; do
   fi
 done
 
-# The PMU lab: the hardware tests on QEMU's emulated Armv8 PMU, and the whole
-# suite on aarch64 (ci/pmu-lab/README.md). Needs root and Debian (apt);
+# The PMU lab: the hardware tests on QEMU's emulated Armv8 PMU, and the tests whose
+# paths differ on arm64 (ci/pmu-lab/README.md). Needs root and Debian (apt);
 # PMC_CI_PMU_LAB=0 leaves it out, loudly.
 if [ "${PMC_CI_PMU_LAB:-1}" != 0 ]; then
   step "PMU lab: hardware tests on an emulated Armv8 PMU (ci/pmu-lab/lab.sh)"
@@ -189,8 +192,8 @@ else
   echo "SKIPPED (not run): the cargo-fuzz targets (PMC_CI_FUZZ=0)"
 fi
 
-# Miri on the parsing and ring-buffer code (about 7 minutes in two lanes on 2 cores: pmc-log's
-# suites, about 430 s, are the long one; miri.sh prints each lane's time). If the nightly
+# Miri on the unsafe code and what surrounds it (two lanes on 2 cores, about 280 and 290 s
+# measured alone; miri.sh prints each lane's time). If the nightly
 # toolchain or its miri component cannot be installed, the step says so loudly; that is a
 # skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then

@@ -2,14 +2,17 @@
 # The C library's test programs (libpmc/tests/c) built twice in the FreeBSD VM
 # job: against FreeBSD's own libpmc (/usr/include/pmc.h, -lpmc) and against this
 # project's (libpmc/include, libpmc.a over pmc-freebsd), then run both ways on
-# the same work and judged by the same truths as libpmc/tests/c_api/c_api.rs: N fresh
+# the same work and judged by the same truths as libpmc/tests/c_api.rs: N fresh
 # pages are N page faults (plus a few of the program's own), a counted child's
 # faults are its pages. The two libraries must agree on what each program
 # prints. Every program builds against this library; all but those written for
 # its extensions (measure.c, the README's examples) build against FreeBSD's
 # too, the extensions left out where PMC_LIBPMC_EXTENSIONS is not defined
-# (portable.h). api.c's and the others' expectations are Linux's: they run in
-# c_api.rs on Linux, and only build here.
+# (portable.h), each as C and as C++. api.c's and the other judges'
+# expectations are Linux's (errno.c's na cases, parse.c's malformed records,
+# which FreeBSD's own parser reads past): they run in c_api.rs on Linux, and
+# only build here. The shims of libpmc/tests/shim are Linux's: FreeBSD builds
+# use its own <sys/cpuset.h>, <sys/sysctl.h> and <err.h>.
 #
 # Run as root with hwpmc loaded (.github/workflows/ci.yml, job freebsd); it
 # cannot run on Linux (no hwpmc, no FreeBSD libpmc) and says so.
@@ -34,6 +37,7 @@ trap 'rm -rf "$out"' EXIT
 fails=0
 fail() { echo "FAIL $*"; fails=$((fails + 1)); }
 cflags="-O1 -Wall -Werror -std=gnu99 -Ilibpmc/tests/c"
+cxxflags="-O1 -Wall -Werror -std=gnu++17 -Ilibpmc/tests/c"
 for c in libpmc/tests/c/*.c; do
   n=$(basename "$c" .c)
   # This library: its header first, its static library (the system's libpmc.so
@@ -41,12 +45,18 @@ for c in libpmc/tests/c/*.c; do
   # shellcheck disable=SC2086
   cc $cflags -Ilibpmc/include -o "$out/$n.ours" "$c" "$lib" $native ||
     fail "build $n against this project's libpmc"
+  # shellcheck disable=SC2086
+  c++ -x c++ $cxxflags -Ilibpmc/include -o "$out/$n.ours-cxx" "$c" -x none "$lib" $native ||
+    fail "build $n as C++ against this project's libpmc"
   case $n in
     readme_example | readme_measure | measure) continue ;; # this library's extensions
   esac
   # shellcheck disable=SC2086
   cc $cflags -o "$out/$n.freebsd" "$c" -lpmc -lpthread ||
     fail "build $n against FreeBSD's libpmc (the program is not FreeBSD libpmc code)"
+  # shellcheck disable=SC2086
+  c++ -x c++ $cxxflags -o "$out/$n.freebsd-cxx" "$c" -x none -lpmc -lpthread ||
+    fail "build $n as C++ against FreeBSD's libpmc"
 done
 
 # in RANGE_LO RANGE_HI VALUE

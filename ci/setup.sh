@@ -25,6 +25,11 @@ if ! zig_ok; then
   command -v pyenv >/dev/null && pyenv rehash || true
 fi
 zig_ok || { echo "ci/setup.sh: ziglang 0.17 / cargo-zigbuild not usable after pip install" >&2; exit 1; }
+# libpmc's Python module is installed by pip in its test (libpmc/tests/c_api.rs,
+# --no-build-isolation: no network then): setuptools and wheel. Where pip may not
+# install (PEP 668), the test skips visibly.
+python3 -c 'import setuptools, wheel' 2>/dev/null ||
+  python3 -m pip install --quiet --disable-pip-version-check setuptools wheel || true
 # An OS with no backend: checks that the facade's Unsupported stand-in compiles.
 rustup target list --installed | grep -qx x86_64-apple-darwin || rustup target add x86_64-apple-darwin 2>/dev/null || true
 # Oracles of pmcstat's analysis outputs: GNU gprof and addr2line (binutils)
@@ -48,10 +53,22 @@ if [ "${PMC_CI_FUZZ:-1}" != 0 ]; then
 fi
 # The judges of the Prometheus exporter (pmc-exporter/tests/exporter/prometheus.rs): Debian's prometheus
 # (the server, and promtool for `promtool check metrics`) and prometheus-node-exporter (its perf
-# collector side by side). The tests SKIP visibly without them; installed here as root.
-if { ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/dev/null; } \
+# collector side by side, and the same --web.config.file), with curl and openssl (the TLS and
+# basic-auth judge in pmcstat/tests/cli/cli_metrics.rs). The tests SKIP visibly without them;
+# installed here as root.
+if { ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/dev/null \
+     || ! command -v curl >/dev/null || ! command -v openssl >/dev/null; } \
    && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null 2>&1 ||
-    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null; }; } ||
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter curl openssl >/dev/null 2>&1 ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter curl openssl >/dev/null; }; } ||
     echo "ci/setup.sh: prometheus/prometheus-node-exporter not installed; the exporter's judge tests will SKIP" >&2
+fi
+# PAPI's own judges of libpapi (pmc-papi): Debian's libpapi-dev (its papi.h, to compare
+# ours with), papi-tools (papi_avail & co., run on our library) and papi-examples (PAPI's
+# ctests and validation tests, built by ci/papi-ctests.sh). The tests SKIP visibly without.
+if { ! [ -f /usr/include/papi.h ] || ! command -v papi_avail >/dev/null || ! [ -d /usr/share/doc/papi-examples/examples/ctests ]; } \
+   && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libpapi-dev papi-tools papi-examples >/dev/null 2>&1 ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libpapi-dev papi-tools papi-examples >/dev/null; }; } ||
+    echo "ci/setup.sh: libpapi-dev/papi-tools/papi-examples not installed; pmc-papi's judge tests will SKIP" >&2
 fi

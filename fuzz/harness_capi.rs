@@ -2,9 +2,13 @@
 //! libpmc/): bytes fed through `pmclog_open(PMCLOG_FD_NONE)`, `pmclog_feed`
 //! and `pmclog_read` as a C program would, in pieces. Shared by the cargo-fuzz
 //! target `pmclog_c` and by the fixed-iteration run in
-//! `libpmc/tests/c_api/robust.rs` (included there with `#[path]`).
+//! `libpmc/tests/robust.rs` (included there with `#[path]`).
 
-use pmc::pmclog::{pmclog_ev, pmclog_state, pmclog_type, Parser, PMC_CALLCHAIN_DEPTH_MAX};
+use pmc::abi::{
+    pmclog_ev, PMCLOG_ERROR, PMCLOG_OK, PMCLOG_REQUIRE_DATA, PMCLOG_TYPE_CALLCHAIN,
+    PMC_CALLCHAIN_DEPTH_MAX,
+};
+use pmc::pmclog::Parser;
 use pmc::sys::{pmclog_close, pmclog_feed, pmclog_open, pmclog_read};
 use std::os::raw::c_char;
 
@@ -36,17 +40,26 @@ pub fn pmclog_c(data: &[u8]) -> usize {
             "pmclog_read: a panic was caught"
         );
         if r == 0 {
-            assert_eq!(ev.pl_state, pmclog_state::PMCLOG_OK);
+            assert_eq!(ev.pl_state, PMCLOG_OK);
             events += 1;
             assert_eq!(ev.pl_count, events, "pl_count counts the events");
-            if ev.pl_type == pmclog_type::PMCLOG_TYPE_CALLCHAIN {
+            if ev.pl_type == PMCLOG_TYPE_CALLCHAIN {
                 // SAFETY: pl_u is pl_cc for a CALLCHAIN event.
                 let npc = unsafe { ev.pl_u.pl_cc.pl_npc };
-                assert!(npc as usize <= PMC_CALLCHAIN_DEPTH_MAX, "{npc} frames");
+                assert!(npc <= PMC_CALLCHAIN_DEPTH_MAX, "{npc} frames");
             }
             continue;
         }
-        if ev.pl_state != pmclog_state::PMCLOG_REQUIRE_DATA || fed == data.len() {
+        if ev.pl_state == PMCLOG_ERROR {
+            // Final, with errno and a message (never the EIO of a panic).
+            assert_ne!(
+                nix::errno::Errno::last_raw(),
+                0,
+                "PMCLOG_ERROR without errno"
+            );
+            break;
+        }
+        if ev.pl_state != PMCLOG_REQUIRE_DATA || fed == data.len() {
             break;
         }
         x ^= x << 13;

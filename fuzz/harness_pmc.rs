@@ -9,13 +9,37 @@ use std::path::Path;
 use std::sync::Arc;
 
 /// Event strings: whatever parses prints (`Display`) a form that parses back
-/// to an equal spec, and prints the same again.
+/// to an equal spec, and prints the same again; so does every event list
+/// (perf's `-e a,{b,c}:u`).
 pub fn event_spec(data: &[u8]) {
     let Ok(s) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(spec) = s.parse::<pmc_core::EventSpec>() else {
+    // What fails as a list fails as one event too (the list of one event is that event's
+    // parse), so the spec is parsed again only for a list of several.
+    let Ok(list) = s.parse::<pmc_core::EventList>() else {
         return;
+    };
+    let shown = list.to_string();
+    let again: pmc_core::EventList = match shown.parse() {
+        Ok(a) => a,
+        Err(e) => panic!("{s:?} parsed as a list, but its display {shown:?} does not: {e}"),
+    };
+    assert_eq!(
+        again, list,
+        "{s:?} -> {shown:?} re-parses to a different list"
+    );
+    assert_eq!(
+        again.to_string(),
+        shown,
+        "{s:?}: list display is not stable"
+    );
+    let spec = match list.items.as_slice() {
+        [pmc_core::EventItem::Event(one)] => one.clone(),
+        _ => match s.parse::<pmc_core::EventSpec>() {
+            Ok(spec) => spec,
+            Err(_) => return,
+        },
     };
     let shown = spec.to_string();
     let again: pmc_core::EventSpec = match shown.parse() {

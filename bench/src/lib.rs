@@ -1,10 +1,12 @@
 //! Benchmark support for `pmc-bench` (see `src/main.rs` and BENCHMARKS.md at
 //! the workspace root): interleaved measurement, medians, the result table,
-//! and bare perf_event fds to compare the library against.
+//! and bare system calls to compare the library against (perf_event fds on
+//! Linux, hwpmc's `PMC_OP_*` requests on FreeBSD).
 #![deny(unsafe_code)]
 
 pub mod sys;
 
+#[cfg(target_os = "linux")]
 use perf_event_open_sys::bindings as b;
 use std::time::Instant;
 
@@ -113,6 +115,7 @@ pub fn print_table(rows: &[Row]) {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// A `perf_event_attr` for a software event as pmc builds it for a counting
 /// PMC: disabled, `read_format` = TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID
 /// (plus GROUP when `group`).
@@ -147,6 +150,7 @@ pub fn rss_bytes() -> u64 {
 }
 
 /// Software event ids, re-exported for the binary.
+#[cfg(target_os = "linux")]
 pub use b::{
     PERF_COUNT_SW_CONTEXT_SWITCHES, PERF_COUNT_SW_CPU_CLOCK, PERF_COUNT_SW_CPU_MIGRATIONS,
     PERF_COUNT_SW_PAGE_FAULTS, PERF_COUNT_SW_TASK_CLOCK,

@@ -5,16 +5,26 @@
 //! `FastReader` requires. Prints `SKIP ...` where there is no hardware PMU
 //! or user reads are off; that is not a pass.
 
+#[cfg(target_os = "linux")]
 use pmc_core::{Allocation, Backend as _, Pmc as _, Target};
+#[cfg(target_os = "linux")]
 use pmc_linux::{FastReader, ReadPath};
 
+#[cfg(target_os = "linux")]
 fn main() {
     software_event_falls_back_to_one_read();
     rdpmc_matches_read();
 }
 
+/// pmc-linux's user-space reads exist only on Linux.
+#[cfg(not(target_os = "linux"))]
+fn main() {
+    println!("SKIP rdpmc: pmc-linux's user-space reads are Linux only");
+}
+
 /// task-clock is never on the PMU: every read takes the read(2) path and
 /// agrees with `Pmc::read`.
+#[cfg(target_os = "linux")]
 fn software_event_falls_back_to_one_read() {
     let be = pmc_linux::Backend::open().unwrap();
     let mut pmc = be
@@ -50,6 +60,7 @@ fn software_event_falls_back_to_one_read() {
     println!("ok: software_event_falls_back_to_one_read");
 }
 
+#[cfg(target_os = "linux")]
 fn rdpmc_matches_read() {
     let name = "rdpmc_matches_read";
     let be = pmc_linux::Backend::open().unwrap();

@@ -96,7 +96,7 @@ counting
 linux info:: ring_real::
 cli cli_info:: cli_symbols:: cli_usercallchain::
 e2e cli:: dwarf:: foundation:: selftest::
-c_api c_api::
+c_api
 SUITE
 }
 # The pure-logic binaries qemu-user runs when PMU_LAB_BOOTS has "user" (parsers with their
@@ -159,7 +159,7 @@ for py in python3 "${XDG_CACHE_HOME:-$HOME/.cache}/pmc-ci/zig-venv/bin/python3";
   "$py" -m ziglang version >/dev/null 2>&1 && { zigpy=$py; break; }
 done
 if [ "$CAPI_TEST" = "$ROOT/" ]; then
-  capi_why="its test binary (libpmc/tests/c_api/c_api.rs) was not built"
+  capi_why="its test binary (libpmc/tests/c_api.rs) was not built"
 elif [ -z "$zigpy" ]; then
   capi_why="no zig to build its C programs for aarch64 (ci/setup.sh installs ziglang from PyPI); the host suite runs it"
 else
@@ -168,8 +168,9 @@ else
   for c in "$ROOT"/libpmc/tests/c/*.c; do
     # Stripped, unused sections dropped: 3 MB a program instead of 22 (the small
     # initramfs went from 35 to 100 MB with them unstripped).
-    "$zigpy" -m ziglang cc -target aarch64-linux-musl -static -s -Wl,--gc-sections -O1 -Wall -Werror -std=c99 -D_DEFAULT_SOURCE \
-      -I "$ROOT/libpmc/include" -I "$ROOT/libpmc/tests/c" -o "$CAPI/$(basename "$c" .c)" \
+    # tests/shim: the OS headers of FreeBSD programs that Linux lacks (as c_api.rs builds them).
+    "$zigpy" -m ziglang cc -target aarch64-linux-musl -static -s -Wl,--gc-sections -O1 -Wall -Werror -std=c99 -D_DEFAULT_SOURCE -D_GNU_SOURCE \
+      -I "$ROOT/libpmc/include" -I "$ROOT/libpmc/tests/c" -I "$ROOT/libpmc/tests/shim" -o "$CAPI/$(basename "$c" .c)" \
       "$c" "$TDIR/deps/libpmc.a" "$unwind" 2>> "$LAB/out/capi-build.log" ||
       { cat "$LAB/out/capi-build.log"; exit 1; }
   done
@@ -205,9 +206,9 @@ host_only_tests() { # BINARY -> lines "FILTER REASON"
   [ -n "$ONLY" ] && return 0
   case $1 in
     c_api)
-      [ -z "$capi_why" ] || echo "c_api:: $capi_why"
-      echo "c_api::instructions_of_an_exact_loop asserts exact instruction counts, which only the exact boot's precise icount gives; it runs there"
-      echo "c_api::process_sampling_into_the_log asserts cpu-clock's samples cover the program's CPU time: an emulated CPU's timer interrupts are late whenever the host is busy, and the expiries hrtimer_forward_now() skips carry no sample (89 of 363 ms in one run), so the count says nothing about pmc; the host suite runs it" ;;
+      [ -z "$capi_why" ] || echo "* $capi_why"
+      echo "instructions_of_an_exact_loop asserts exact instruction counts, which only the exact boot's precise icount gives; it runs there"
+      echo "process_sampling_into_the_log asserts cpu-clock's samples cover the program's CPU time: an emulated CPU's timer interrupts are late whenever the host is busy, and the expiries hrtimer_forward_now() skips carry no sample (89 of 363 ms in one run), so the count says nothing about pmc; the host suite runs it" ;;
     cli)
       echo "cli_top:: drives pmcstat -T inside tmux, which the guest does not have; the host suite runs it"
       echo "cli_pprof:: its oracle is 'go tool pprof', which the guest does not have; the host suite runs it"

@@ -1,6 +1,7 @@
 //! FreeBSD libpmc's C API, pmc(3), on pmc: `libpmc.so`, `libpmc.a` and `include/pmc.h`.
 //! The C entry points are in [`sys`], over the safe logic of `state.rs` (the global state)
-//! and `names.rs` (`pmc_name_of_*`); [`abi`] holds `<pmc.h>`'s types, [`pmclog`] is pmclog(3).
+//! `names.rs` (`pmc_name_of_*`) and `pmu.rs` (`pmc_pmu_*`); [`abi`] holds the headers' types and
+//! constants (generated from `abi/headers.toml`, as the headers are), [`pmclog`] is pmclog(3).
 //! Below: a C example, the error convention, threads.
 //!
 //! A C program written for FreeBSD's libpmc builds on
@@ -11,7 +12,7 @@
 //! #include <pmc.h>
 //! pmc_id_t id; pmc_value_t v;
 //! if (pmc_init() < 0) err(1, "pmc_init");
-//! if (pmc_allocate("page-faults", PMC_MODE_TC, 0, PMC_CPU_ANY, &id) < 0) err(1, "allocate");
+//! if (pmc_allocate("page-faults", PMC_MODE_TC, 0, PMC_CPU_ANY, &id, 0) < 0) err(1, "allocate");
 //! pmc_attach(id, 0); pmc_start(id); /* work */ pmc_stop(id); pmc_read(id, &v);
 //! ```
 //!
@@ -30,6 +31,7 @@
 pub mod abi;
 mod names;
 pub mod pmclog;
+mod pmu;
 mod state;
 #[allow(unsafe_code)]
 pub mod sys;

@@ -9,7 +9,9 @@
 //!   bounds and disassembles the object at those addresses, the PC is given
 //!   in the object's own address space (for a PIE or a shared object, the
 //!   address the object's symbols use), where FreeBSD prints the run-time
-//!   address (the same for its non-PIE executables and kernel). Samples
+//!   address (the same for its non-PIE executables and kernel). Kernel
+//!   samples are listed at their run-time address with the kallsyms symbol
+//!   and its bounds (up to the next symbol), as `-G` names them. Samples
 //!   without a symbol are skipped, as FreeBSD skips them, and counted.
 //! - [`Listing::Callchains`] (`-a`): for every sample, one line per
 //!   callchain node, leaf first: `<pc> <function> <file>:<line>` (the
@@ -122,9 +124,15 @@ impl ListingWriter {
             self.stats.unresolved += 1;
             return Ok(());
         };
-        let r = self.sym.resolve_pc(s.pid, ip, i < kframes, false);
+        let kernel = i < kframes;
+        let r = self.sym.resolve_pc(s.pid, ip, kernel, false);
         let hit = match (r.object, r.svma) {
             (Some(o), Some(a)) => self.sym.raw_symbol(o, a).map(|h| (a, h)),
+            // A kernel PC that kallsyms names (as -G names it): its run-time address and
+            // the symbol's bounds, as FreeBSD lists its kernel's samples.
+            (None, Some(a)) if kernel || a >= crate::symbolize::KERNEL_START => {
+                self.sym.kernel_raw_symbol(a).map(|h| (a, h))
+            }
             _ => None,
         };
         let Some((svma, (name, start, end))) = hit else {
@@ -143,10 +151,11 @@ impl ListingWriter {
             .map_or(":-1", String::as_str);
         // Names and paths from the log: control characters escaped.
         let comm = pmc_log::escape::escape(comm);
-        let event = self
-            .events
-            .get(&s.pmc_id)
-            .map_or("[unknown]", String::as_str);
+        let event = pmc_log::escape::escape(
+            self.events
+                .get(&s.pmc_id)
+                .map_or("[unknown]", String::as_str),
+        );
         let cpu = s
             .cpu
             .map_or_else(|| "[-01]".to_owned(), |c| format!("[{c:03}]"));
@@ -173,7 +182,8 @@ impl ListingWriter {
                 pmc_log::escape::escape(f.and_then(|f| f.object.as_deref()).unwrap_or("unknown"));
             match (f, a.offset) {
                 (Some(f), Some(off)) if f.address.is_some() => {
-                    writeln!(out, "\t{ip:>16x} {}+{off:#x} ({object})", f.name)?;
+                    let name = pmc_log::escape::escape(&f.name);
+                    writeln!(out, "\t{ip:>16x} {name}+{off:#x} ({object})")?;
                 }
                 _ => {
                     self.stats.unresolved += 1;

@@ -61,6 +61,10 @@ pub fn folded_lines(profile: &Profile, opts: &FoldedOptions) -> Vec<(String, u64
             }
             let func = profile.function(f);
             push_frame(&mut line, func.map_or("[unknown]", |f| f.name.as_str()));
+            // An inlined function's frame, marked as perf marks it.
+            if func.is_some_and(|f| f.inlined) {
+                line.push_str(" (inlined)");
+            }
             if opts.kernel_suffix && func.is_some_and(|f| f.kernel) {
                 line.push_str("_[k]");
             }

@@ -24,6 +24,8 @@ pub struct KernelSymbol<'a> {
     pub module: Option<&'a str>,
     /// Symbol address.
     pub start: u64,
+    /// Where the symbol ends: the next symbol's address (`None` for the last).
+    pub end: Option<u64>,
 }
 
 /// The text symbols of `/proc/kallsyms` (or a copy of it), sorted by address.
@@ -130,9 +132,30 @@ impl Kallsyms {
         if raw.iter().all(|(a, _, _)| *a == 0) {
             return Kallsyms::default();
         }
-        raw.sort_by_key(|(a, text, _)| (*a, !*text));
-        raw.dedup_by_key(|(a, _, _)| *a);
-        k.syms = raw.into_iter().map(|(_, _, s)| s).collect();
+        // Aliases (one address, several names): text before non-text, and
+        // among text symbols the last in file order, as perf names them.
+        // perf's `symbols__fixup_end` gives every alias but the last one a
+        // zero length, and `choose_best_symbol` ("Prefer a symbol with non
+        // zero length") then keeps the last (tools/perf/util/symbol.c): on
+        // x86 kallsyms lists `__pi___x86_indirect_thunk_rax` before
+        // `__x86_indirect_thunk_rax`, and perf reports the second.
+        raw.sort_by_key(|(a, text, _)| (*a, !*text)); // stable: file order kept
+        let mut syms: Vec<KSym> = Vec::with_capacity(raw.len());
+        let mut last: Option<(u64, bool)> = None;
+        for (addr, text, sym) in raw {
+            match (last, syms.last_mut()) {
+                (Some((a, prev_text)), Some(prev)) if a == addr => {
+                    if text && prev_text {
+                        *prev = sym;
+                    }
+                }
+                _ => {
+                    syms.push(sym);
+                    last = Some((addr, text));
+                }
+            }
+        }
+        k.syms = syms;
         k
     }
 
@@ -167,6 +190,7 @@ impl Kallsyms {
             name,
             module: self.modules.get(usize::from(s.module)).map(String::as_str),
             start: s.start,
+            end: self.syms.get(i + 1).map(|n| n.start),
         })
     }
 }
@@ -195,6 +219,20 @@ mod tests {
         let m = k.lookup(0xffffffffc0000010);
         assert_eq!(m.map(|s| (s.name, s.module)), Some(("mod_fn", Some("kvm"))));
         assert_eq!(k.lookup(0x1000), None);
+    }
+
+    #[test]
+    fn an_alias_is_named_as_perf_names_it_the_last_in_file_order() {
+        let k = Kallsyms::parse(
+            "ffffffff82253980 T __pi___x86_indirect_thunk_rax\n\
+             ffffffff82253980 D a_data_marker\n\
+             ffffffff82253980 T __x86_indirect_thunk_rax\n\
+             ffffffff822539a0 T __x86_indirect_thunk_rbx\n",
+        );
+        let at = |a| k.lookup(a).map(|s| s.name);
+        assert_eq!(at(0xffffffff82253980), Some("__x86_indirect_thunk_rax"));
+        assert_eq!(at(0xffffffff82253990), Some("__x86_indirect_thunk_rax"));
+        assert_eq!(at(0xffffffff822539a0), Some("__x86_indirect_thunk_rbx"));
     }
 
     #[test]

@@ -104,7 +104,7 @@
 //! reports, and unreadable or foreign objects leave their frames
 //! unsymbolized with a [`Warning`].
 #![warn(unreachable_pub, unnameable_types)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod annotate;
 
@@ -135,8 +135,6 @@ pub mod pprof;
 pub mod printlog;
 pub mod profile;
 pub mod symbolize;
-#[allow(unsafe_code)] // read-only file mappings, with SAFETY comments
-mod sys;
 pub mod top;
 
 pub use error::{Error, Result};
@@ -227,6 +225,15 @@ pub enum Warning {
         /// What was refused: the log's path, or the debug link's name.
         named: String,
     },
+    /// A debug section of an object was not read (a compressed section declaring more than
+    /// is left of [`object::DEBUG_INFLATE_BUDGET`], or whose data does not inflate as
+    /// declared): the object's file:line information is missing.
+    DebugSectionSkipped {
+        /// The object, as the log names it.
+        path: String,
+        /// The section and why (`.debug_str: it declares ...`).
+        section: String,
+    },
     /// Samples whose callchain was deeper than [`MAX_STACK_DEPTH`]: cut to
     /// their innermost frames under a `[truncated]` root.
     DeepStacks {
@@ -234,6 +241,16 @@ pub enum Warning {
         samples: u64,
         /// Their deepest callchain, in frames.
         deepest: u64,
+    },
+    /// Many samples were taken in the kernel for user processes and recorded without their
+    /// user callers (hwpmc's default, pmcstat(8)'s: `PMC_F_USERCALLCHAIN`,
+    /// [`Stats::kernel_only`](crate::profile::Stats::kernel_only)): the inclusive shares of
+    /// user functions leave them out, where perf's callchains have them.
+    KernelOnlyCallchains {
+        /// Samples without their user callers.
+        samples: u64,
+        /// All samples.
+        of: u64,
     },
 }
 
@@ -284,11 +301,24 @@ impl fmt::Display for Warning {
                 "{path}: separate debug file {named:?} leads outside the root or the debug \
                  directories (a .gnu_debuglink must be a plain file name); refused, not read"
             ),
+            Warning::DebugSectionSkipped { path, section } => write!(
+                f,
+                "{path}: debug section {section}; skipped, so its file:line information is missing"
+            ),
             Warning::DeepStacks { samples, deepest } => write!(
                 f,
                 "{samples} samples have callchains deeper than {MAX_STACK_DEPTH} frames \
                  (the deepest {deepest} frames): each keeps its {} innermost frames under [truncated]",
                 MAX_STACK_DEPTH - 1
+            ),
+            Warning::KernelOnlyCallchains { samples, of } => write!(
+                f,
+                "{samples} of {of} samples ({:.1}%) were taken in the kernel and recorded \
+                 without their user-space callers (user callchains of kernel samples off, \
+                 hwpmc's and pmcstat(8)'s default), so the inclusive shares of user functions \
+                 leave them out; record with -U, or perf's -g/--call-graph, to keep them \
+                 (Flags::USERCALLCHAIN)",
+                100.0 * *samples as f64 / (*of).max(1) as f64
             ),
         }
     }

@@ -90,7 +90,10 @@ pub struct SymbolizeOptions {
     /// Demangle C++ and Rust names.
     pub demangle: bool,
     /// Expand inlined functions (from DWARF) into frames of their own, as
-    /// `perf report --inline` does. Off by default (pmcstat does not).
+    /// `perf report --inline` does ([`Function::inlined`]). Off by default;
+    /// pmcstat turns it on for `-G`, `--folded` and `--flamegraph`, and
+    /// [`Profile::without_inlines`](crate::Profile::without_inlines) folds
+    /// them back for reports of real functions.
     pub inlines: bool,
 }
 
@@ -646,6 +649,15 @@ impl Symbolizer {
             ObjState::Loaded(e) => e.clone(),
             _ => return None,
         };
+        for section in elf.skipped_debug_sections() {
+            // Once per object and section, however often the object is reopened.
+            if self.refused_links.insert((obj, format!("\0{section}"))) {
+                self.warnings.push(Warning::DebugSectionSkipped {
+                    path: slot.display.to_string(),
+                    section: section.clone(),
+                });
+            }
+        }
         for named in elf.refused_debug_links() {
             // Once per object and name, however often the object is reopened.
             if self.refused_links.insert((obj, named.clone())) {
@@ -690,7 +702,7 @@ impl Symbolizer {
         };
         let root = self.opts.root.as_deref();
         let on_disk = match root {
-            Some(root) => match under_root(root, &slot.path) {
+            Some(root) => match pmc_filemap::under_root(root, &slot.path) {
                 Some(p) => p,
                 None => {
                     let w = Warning::OutsideRoot {
@@ -844,6 +856,17 @@ impl Symbolizer {
             }
             _ => None,
         }
+    }
+
+    /// The raw name and bounds `[start, end)` of the kallsyms symbol covering kernel
+    /// address `ip` (run-time addresses, which are kallsyms' own), for the listings that
+    /// [`Symbolizer::raw_symbol`] serves for objects; `None` without kallsyms or a symbol.
+    pub fn kernel_raw_symbol(&mut self, ip: u64) -> Option<(String, u64, u64)> {
+        if !self.kallsyms_decided {
+            self.set_log_origin("", "");
+        }
+        let s = self.kallsyms.as_ref()?.lookup(ip)?;
+        Some((s.name.to_owned(), s.start, s.end.unwrap_or(ip + 1)))
     }
 
     /// The number of objects seen so far (valid `obj` values are below it).
@@ -1199,25 +1222,6 @@ impl Symbolizer {
         }
         out.get_mut(start..).unwrap_or_default().reverse();
     }
-}
-
-/// `path` (a path from the log) resolved lexically under `root`: `.` dropped, `..` taking
-/// one component back; `None` when a `..` would climb above the root.
-fn under_root(root: &Path, path: &Path) -> Option<PathBuf> {
-    use std::path::Component;
-    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
-            Component::ParentDir => {
-                parts.pop()?;
-            }
-            Component::Normal(n) => parts.push(n),
-        }
-    }
-    let mut out = root.to_path_buf();
-    out.extend(parts);
-    Some(out)
 }
 
 fn build_id_candidates(id: &[u8], root: Option<&Path>) -> Vec<PathBuf> {

@@ -397,6 +397,12 @@ pub struct Allocation {
     /// ([`check_cgroup`](Allocation::check_cgroup)).
     #[cfg_attr(feature = "serde", serde(default))]
     pub cgroup: Option<String>,
+    /// The id log records name this PMC by, when the caller chooses it (FreeBSD libpmc's
+    /// `pmc_allocate` ids, so that a C client finds its own ids in its log); `None` (the
+    /// default): the backend numbers its PMCs. A backend whose kernel names the PMCs (hwpmc)
+    /// ignores it: the log carries the kernel's ids. Set it with [`Allocation::log_id`].
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub log_id: Option<u32>,
 }
 
 impl Allocation {
@@ -409,6 +415,7 @@ impl Allocation {
             flags: Flags::NONE,
             call_graph: CallGraph::FramePointers,
             cgroup: None,
+            log_id: None,
         }
     }
     /// A process-scope sampling PMC, with callchains (as pmcstat does by
@@ -421,6 +428,7 @@ impl Allocation {
             flags: Flags::CALLCHAIN,
             call_graph: CallGraph::FramePointers,
             cgroup: None,
+            log_id: None,
         }
     }
     /// Sets the scope.
@@ -448,6 +456,16 @@ impl Allocation {
         if call_graph.stack_size().is_some() {
             self.flags |= Flags::CALLCHAIN;
         }
+        self
+    }
+    /// Names the PMC `id` in log records (see [`Allocation::log_id`](#structfield.log_id)).
+    ///
+    /// ```
+    /// let a = pmc::Allocation::counting("page-faults".parse().unwrap()).log_id(0xFFF3_0F00);
+    /// assert_eq!(a.log_id, Some(0xFFF3_0F00));
+    /// ```
+    pub fn log_id(mut self, id: u32) -> Allocation {
+        self.log_id = Some(id);
         self
     }
     /// Adds [`Flags::DESCENDANTS`].

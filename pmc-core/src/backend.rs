@@ -117,9 +117,11 @@ pub trait Backend: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`ErrorKind::NoSuchEvent`](crate::ErrorKind::NoSuchEvent) or
+    /// [`ErrorKind::NoSuchEvent`](crate::ErrorKind::NoSuchEvent) (a PMU,
+    /// term or tracepoint this machine lacks) or
     /// [`ErrorKind::NoPmu`](crate::ErrorKind::NoPmu) when the event cannot be
-    /// resolved here; [`ErrorKind::Permission`](crate::ErrorKind::Permission)
+    /// resolved here (an unknown name fails earlier, in the parser, as
+    /// [`ErrorKind::Parse`](crate::ErrorKind::Parse)); [`ErrorKind::Permission`](crate::ErrorKind::Permission)
     /// for system scope without the privilege;
     /// [`ErrorKind::NoSuchCpu`](crate::ErrorKind::NoSuchCpu) for an absent
     /// CPU; [`ErrorKind::TooManyOpenFiles`](crate::ErrorKind::TooManyOpenFiles).
@@ -255,6 +257,15 @@ pub trait Backend: Send + Sync {
             ),
             "leave the buffer size to the system",
         ))
+    }
+
+    /// Whether [`Rate::Frequency`](crate::Rate::Frequency) is the kernel's own (perf's
+    /// `sample_freq`: the period adapts to the event's rate as it runs) rather than emulated
+    /// by choosing one fixed period up front (the default; FreeBSD's hwpmc has reload
+    /// counts only). A caller picking a default rate asks for a frequency where it is native,
+    /// as `perf record` does, and for a period of the event otherwise.
+    fn native_frequency(&self) -> bool {
+        false
     }
 }
 
@@ -593,5 +604,13 @@ pub trait Group: Send {
             "this backend cannot write a group's counts into its log (Group::log_counts)".into(),
             "read them with Group::read",
         ))
+    }
+
+    /// Each member's native configuration, leader first, as
+    /// [`Pmc::native_config`] gives one PMC's (Linux: each member's
+    /// `perf_event_attr` as opened). Empty where the backend does not say (the
+    /// default).
+    fn native_configs(&self) -> Vec<Vec<NativeField>> {
+        Vec::new()
     }
 }

@@ -96,7 +96,9 @@ pub enum ErrorKind {
     Permission,
     /// The machine has no hardware PMU, so hardware events cannot be counted.
     NoPmu,
-    /// The event does not exist here (unknown name, PMU, tracepoint).
+    /// The event string parsed but names nothing on this machine: a PMU,
+    /// a PMU term or alias, or a tracepoint it does not have. A name the
+    /// parser does not know at all is [`ErrorKind::Parse`].
     NoSuchEvent,
     /// The event or option exists but this machine/kernel cannot do it.
     NotSupported,
@@ -127,7 +129,9 @@ pub enum ErrorKind {
     VersionMismatch,
     /// An argument the kernel rejected (EINVAL with a known cause).
     InvalidArgument,
-    /// An event string did not parse.
+    /// An event string did not parse, an unknown event name included
+    /// (`page-fualts`: the message suggests `page-faults`); see
+    /// [`ParseError`](crate::ParseError).
     Parse,
     /// This platform has no backend.
     Unsupported,

@@ -94,7 +94,10 @@ pub use backend::{
     State,
 };
 pub use error::{Error, ErrorKind, Op, PermissionReason, Result};
-pub use event::{EventSource, EventSpec, Modifiers, ParseError, PortableEvent, SoftClock};
+pub use event::{
+    EventGroup, EventItem, EventList, EventSource, EventSpec, Modifiers, ParseError, PortableEvent,
+    SoftClock,
+};
 pub use members::{GroupReading, GroupSpec, Member};
 pub use reading::{Reading, Status};
 pub use sample::Sample;

@@ -52,7 +52,51 @@ TABLES = [
     ("graniterapids", "x86/graniterapids", "intel", True),
     ("amdzen1", "x86/amdzen1", "amd", False),
     ("amdzen5", "x86/amdzen5", "amd", False),
+    # The rest of FreeBSD's pmu-events mapfile (lib/libpmc/pmu-events/arch/x86
+    # and CheriBSD's arm64 one, freebsd-audit-3 section 4): older servers,
+    # Atom and pre-Haswell clients, and the Arm cores FreeBSD/arm64 runs on.
+    # FreeBSD's "tremontx" is the kernel's snowridgex (both Snow Ridge,
+    # GenuineIntel-6-86). Appended, so the earlier tables keep their indices.
+    ("ivytown", "x86/ivytown", "intel", True),
+    ("jaketown", "x86/jaketown", "intel", True),
+    ("knightslanding", "x86/knightslanding", "intel", True),
+    ("snowridgex", "x86/snowridgex", "intel", True),
+    ("nehalemex", "x86/nehalemex", "intel", True),
+    ("westmereex", "x86/westmereex", "intel", True),
+    ("nehalemep", "x86/nehalemep", "intel", True),
+    ("westmereep-dp", "x86/westmereep-dp", "intel", True),
+    ("westmereep-sp", "x86/westmereep-sp", "intel", True),
+    ("sandybridge", "x86/sandybridge", "intel", True),
+    ("ivybridge", "x86/ivybridge", "intel", True),
+    ("bonnell", "x86/bonnell", "intel", True),
+    ("silvermont", "x86/silvermont", "intel", True),
+    ("goldmont", "x86/goldmont", "intel", True),
+    ("goldmontplus", "x86/goldmontplus", "intel", True),
+    ("elkhartlake", "x86/elkhartlake", "intel", True),
+    ("alderlaken", "x86/alderlaken", "intel", True),
+    ("cortex-a53", "arm64/arm/cortex-a53", "arm", False),
+    ("cortex-a55", "arm64/arm/cortex-a55", "arm", False),
+    ("cortex-a35", "arm64/arm/cortex-a35", "arm", False),
+    ("cortex-a73", "arm64/arm/cortex-a73", "arm", False),
+    ("cortex-a75", "arm64/arm/cortex-a75", "arm", False),
+    ("cortex-a77", "arm64/arm/cortex-a77", "arm", False),
+    ("cortex-a78", "arm64/arm/cortex-a78", "arm", False),
+    ("cortex-x1", "arm64/arm/cortex-x1", "arm", False),
+    ("cortex-x2", "arm64/arm/cortex-x2", "arm", False),
+    ("cortex-a510", "arm64/arm/cortex-a510", "arm", False),
+    ("cortex-a710", "arm64/arm/cortex-a710", "arm", False),
+    ("cortex-a65-e1", "arm64/arm/cortex-a65-e1", "arm", False),
+    ("thunderx2", "arm64/cavium/thunderx2", "arm", False),
+    ("a64fx", "arm64/fujitsu/a64fx", "arm", False),
+    ("hip08", "arm64/hisilicon/hip08", "arm", False),
+    ("emag", "arm64/ampere/emag", "arm", False),
 ]
+
+# Rows of FreeBSD's x86 mapfile the kernel's lacks (lib/libpmc/pmu-events/arch/
+# x86/mapfile.csv, freebsd-audit-3 section 4: "HygonGenuine-24 -> amdzen1"):
+# Hygon's family 0x18 (Dhyana, a Zen 1 derivative) takes amdzen1's table there.
+# (vendor 1 = AMD/Hygon, family, table dir) for every model and stepping.
+EXTRA_X86 = [(1, 24, "amdzen1")]
 
 FLAG_EDGE, FLAG_INV, FLAG_ANY = 1, 2, 4
 # MSRs whose value goes to config1 (perf's `ldlat`/`frontend` formats).
@@ -196,6 +240,10 @@ def x86_models(arch, chosen):
                                 k = (0 if vendor == "GenuineIntel" else 1, fam, model, chosen[d])
                                 found[k] = found.get(k, 0) | (1 << step)
                             break
+    for v, fam, d in EXTRA_X86:
+        if d in chosen:
+            for model in range(256):
+                found.setdefault((v, fam, model, chosen[d]), 0xFFFF)
     ranges = []  # merge consecutive models with the same table and steppings
     for (v, fam, model, t), mask in sorted(found.items()):
         if ranges and tuple(ranges[-1][:2]) == (v, fam) and ranges[-1][3] == model - 1 \
@@ -268,7 +316,8 @@ def main():
                            code, umask, cmask, flags, config1))
         tables.append((tname, rel, kind, start, len(events)))
     chosen = {rel.split("/", 1)[1]: i for i, (_, rel, _, _, _) in enumerate(tables) if rel.startswith("x86/")}
-    chosen_arm = {rel.split("/", 1)[1]: i for i, (_, rel, _, _, _) in enumerate(tables) if rel.startswith("arm64/arm/")}
+    chosen_arm = {rel.split("/", 1)[1]: i for i, (_, rel, _, _, _) in enumerate(tables)
+                  if rel.startswith("arm64/") and not rel.endswith(".json")}
     unused = sorted(set(corrections) - applied)
     if unused:
         raise SystemExit(f"corrections.json: no such event in the kernel JSON: {unused}")

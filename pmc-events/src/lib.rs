@@ -2,21 +2,27 @@
 //!
 //! A [`Table`] of [`Event`]s per CPU, chosen by [`CpuId`] (`sys` reads it); [`lookup`],
 //! [`is_known`] and [`tables_with`] find names; [`libpmc_alias`] and its kin map libpmc's
-//! names. Below: the 28 tables, how one is selected, an example.
+//! names. Below: the 61 tables, how one is selected, an example.
 //!
 //! perf (Linux) and libpmc (FreeBSD) take their model-specific event names
 //! (`inst_retired.any`, `ls_not_halted_cyc`, Arm's `inst_retired`) from the
 //! same data: the Linux kernel's `tools/perf/pmu-events/arch` JSON. This
 //! crate carries a compact, generated copy of a representative subset
 //! (`src/generated.rs`, made by `gen/gen.py`; sources and licences in
-//! `gen/SOURCES.md`), 28 tables:
-//! - Intel client cores: Haswell, Broadwell, Skylake, Ice Lake, Tiger Lake,
-//!   Rocket Lake, Alder Lake (P-cores) and Meteor Lake;
-//! - Intel servers: Haswell-X, Broadwell-X/DE, Skylake-X, Cascade Lake-X,
-//!   Ice Lake-X, Sapphire, Emerald and Granite Rapids;
-//! - AMD Zen 1 to Zen 5;
-//! - Arm Cortex-A57/A72/A76 and Neoverse N1/V1/N2/V2, and Arm's architected
-//!   PMUv3 events for any other Arm core.
+//! `gen/SOURCES.md`), 61 tables, every one FreeBSD's own mapfile has where
+//! the kernel's JSON has it:
+//! - Intel client cores: Sandy Bridge, Ivy Bridge, Haswell, Broadwell,
+//!   Skylake, Ice Lake, Tiger Lake, Rocket Lake, Alder Lake (P-cores) and
+//!   Meteor Lake; Nehalem-EP, Westmere-EP;
+//! - Intel Atom cores: Bonnell, Silvermont, Goldmont (Plus), Elkhart Lake,
+//!   Snow Ridge, Alder Lake-N;
+//! - Intel servers: Nehalem-EX, Westmere-EX, Jaketown, Ivytown, Haswell-X,
+//!   Broadwell-X/DE, Knights Landing, Skylake-X, Cascade Lake-X, Ice Lake-X,
+//!   Sapphire, Emerald and Granite Rapids;
+//! - AMD Zen 1 to Zen 5 (Hygon family 24 takes Zen 1's, as FreeBSD maps it);
+//! - Arm Cortex-A35/A53/A55/A57/A72/A73/A75/A76/A77/A78/A510/A710/X1/X2,
+//!   A65/E1, Neoverse N1/V1/N2/V2, ThunderX2, A64FX, HiP08, eMAG, and Arm's
+//!   architected PMUv3 events for any other Arm core.
 //!
 //! The table is selected by CPUID (x86 vendor, family, model, stepping), as
 //! perf's `mapfile.csv` does, or by MIDR (Arm implementer and part number).
@@ -369,6 +375,44 @@ impl core::fmt::Display for CpuId {
             }
         }
     }
+}
+
+/// The hypervisor a CPUID hypervisor vendor signature names: the 12 bytes of
+/// leaf `0x4000_0000`'s EBX, ECX and EDX, as hypervisors set them (the leaf
+/// exists when CPUID.1:ECX bit 31, `hypervisor` in `/proc/cpuinfo`, is set).
+/// `None` for a signature this table does not know.
+///
+/// ```
+/// assert_eq!(pmc_events::hypervisor_name(b"KVMKVMKVM\0\0\0"), Some("KVM"));
+/// assert_eq!(pmc_events::hypervisor_name(b"bhyve bhyve "), Some("bhyve"));
+/// assert_eq!(pmc_events::hypervisor_name(b"NotAHypervsr"), None);
+/// ```
+pub fn hypervisor_name(signature: &[u8; 12]) -> Option<&'static str> {
+    // Trailing NULs and spaces are padding (`KVMKVMKVM\0\0\0`, `bhyve bhyve `).
+    let end = signature
+        .iter()
+        .rposition(|&b| b != 0 && b != b' ')
+        .map_or(0, |i| i + 1);
+    Some(match &signature[..end] {
+        b"KVMKVMKVM" => "KVM",
+        b"Linux KVM Hv" => "KVM (Hyper-V interface)",
+        b"Microsoft Hv" => "Microsoft Hyper-V",
+        b"VMwareVMware" => "VMware",
+        b"XenVMMXenVMM" => "Xen",
+        b"TCGTCGTCGTCG" => "QEMU TCG (emulated CPU)",
+        b"bhyve bhyve" => "bhyve",
+        b"VBoxVBoxVBox" => "VirtualBox",
+        b" lrpepyh  vr" | b"prl hyperv" => "Parallels",
+        b"ACRNACRNACRN" => "ACRN",
+        b"QNXQVMBSQG" => "QNX hypervisor",
+        b"Jailhouse" => "Jailhouse",
+        b"HAXMHAXMHAXM" => "Intel HAXM",
+        b"EVMMEVMMEVMM" => "Intel EVMM",
+        b"SRESRESRESRE" => "Lockheed Martin SRE",
+        b"UnisysSpar64" => "Unisys s-Par",
+        b"Apple VZ" | b"VirtualApple" => "Apple Virtualization",
+        _ => return None,
+    })
 }
 
 fn parse_num(v: &str) -> Option<u64> {

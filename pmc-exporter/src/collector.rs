@@ -8,10 +8,8 @@ use pmc::{
     Allocation, Backend, Cpus, Error, ErrorKind, EventSpec, Group, Instance, Native, Op, Reading,
     Target,
 };
-use prometheus_client::collector::Collector;
-use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
-use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::Unit;
+
+mod encode;
 
 /// The labels of one series: `cpu` (and `cgroup` for [`PmcCollector::system_cgroup`]), or
 /// `pid` and `comm`, or none.
@@ -38,28 +36,6 @@ impl std::fmt::Debug for Selector {
     }
 }
 
-/// Derived ratios: (metric, numerator event, denominator event, help).
-const RATIOS: [(&str, &str, &str, &str); 3] = [
-    (
-        "ipc",
-        "instructions",
-        "cycles",
-        "Instructions per cycle since the exporter started",
-    ),
-    (
-        "branch_miss_ratio",
-        "branch-misses",
-        "branches",
-        "Branch misses per branch since the exporter started",
-    ),
-    (
-        "cache_miss_ratio",
-        "cache-misses",
-        "cache-references",
-        "Cache misses per cache reference since the exporter started",
-    ),
-];
-
 struct Event {
     spec: String,
     name: String,
@@ -81,6 +57,15 @@ enum Source<G> {
     Processes {
         selector: Selector,
         targets: BTreeMap<u32, Tracked<G>>,
+        /// The processes (pid, start) of the previous scan, all names: a match absent from
+        /// it was born since, and what it ran before this scan was missed.
+        seen: Option<std::collections::HashSet<(u32, Option<u64>)>>,
+    },
+    /// The cgroups under a root, opened as they appear (`crate::cgroups`).
+    Cgroups {
+        root: crate::cgroups::Root,
+        /// By label (`/` and the path below the mount).
+        tracked: BTreeMap<String, crate::cgroups::Opened<G>>,
     },
 }
 
@@ -89,6 +74,14 @@ struct State<G> {
     read_errors: u64,
     refused: u64,
     over_cap: u64,
+    /// Processes attached after they had run (born since the previous scan).
+    late: u64,
+    /// The CPU time those had used before they were attached, in seconds.
+    missed_cpu: f64,
+    /// Cgroups that could not be opened (gone before their open, a name not UTF-8, ...).
+    open_errors: u64,
+    /// Cgroups seen again with another inode (removed and created again), reopened.
+    reopened: u64,
     last_read_secs: f64,
     /// The counts last exported per series (at most one entry per CPU or target).
     last: HashMap<Labels, Vec<u64>>,
@@ -212,6 +205,33 @@ impl PmcCollector {
     pub fn processes(events: &[&str], selector: Selector) -> pmc::Result<PmcCollector> {
         PmcCollector::processes_on(Native::open()?, events, selector)
     }
+
+    /// Counts `events` in every cgroup under `root` (the root included), as cAdvisor exports
+    /// containers: one series per cgroup, labelled `cgroup` with its path below the cgroup
+    /// mount (`/system.slice/nginx.service`), names `pmc_cgroup_*`. Each cgroup is counted
+    /// with perf's cgroup events on every CPU ([`Allocation::cgroup`]), so every task in it,
+    /// however short-lived, is counted by construction, and a cgroup's counts include its
+    /// descendants' (as its `cpu.stat` does). At each scrape the tree is walked again: new
+    /// cgroups are opened (at most [`max_targets`](Self::max_targets); the others are counted
+    /// in `pmc_cgroup_exporter_cgroups_refused_total`), removed ones dropped with their
+    /// series, and one removed and created again under the same path (another inode) is
+    /// opened again, its series starting from 0. A cgroup is counted from the scrape that
+    /// found it. Linux only.
+    ///
+    /// `root` is a path below the cgroup mount that has perf_event (cgroup2, or a v1
+    /// hierarchy with perf_event), as perf's `-G` takes it (`system.slice`, `/` for all), or
+    /// an absolute path in such a mount (`/sys/fs/cgroup/system.slice`).
+    ///
+    /// Each cgroup costs one perf event per event and CPU (file descriptors), and the kernel
+    /// switches cgroup events at every context switch between cgroups: keep the cap to what
+    /// a dashboard needs.
+    ///
+    /// # Errors
+    ///
+    /// As [`system_cgroup`](Self::system_cgroup) for the root.
+    pub fn cgroups(events: &[&str], root: &str) -> pmc::Result<PmcCollector> {
+        PmcCollector::cgroups_on(Native::open()?, events, root)
+    }
 }
 
 impl<B: Backend> PmcCollector<B> {
@@ -309,8 +329,31 @@ impl<B: Backend> PmcCollector<B> {
             Source::Processes {
                 selector,
                 targets: BTreeMap::new(),
+                seen: None,
             },
         ))
+    }
+
+    /// [`PmcCollector::cgroups`] on a given backend.
+    ///
+    /// # Errors
+    ///
+    /// As [`PmcCollector::cgroups`].
+    pub fn cgroups_on(backend: B, events: &[&str], root: &str) -> pmc::Result<PmcCollector<B>> {
+        let root = crate::cgroups::Root::resolve(root)?;
+        let scope = Scoping::System(Some(root.path_str()?));
+        let (events, unsupported) = probe(&backend, events, scope)?;
+        let mut c = Self::new(
+            backend,
+            events,
+            unsupported,
+            Source::Cgroups {
+                root,
+                tracked: BTreeMap::new(),
+            },
+        );
+        c.prefix = "pmc_cgroup";
+        Ok(c)
     }
 
     fn new(
@@ -332,6 +375,10 @@ impl<B: Backend> PmcCollector<B> {
                 read_errors: 0,
                 refused: 0,
                 over_cap: 0,
+                late: 0,
+                missed_cpu: 0.0,
+                open_errors: 0,
+                reopened: 0,
                 last_read_secs: 0.0,
                 last: HashMap::new(),
             }),
@@ -357,6 +404,12 @@ impl<B: Backend> PmcCollector<B> {
     /// How many matching processes were not attached because of the cap, in all.
     pub fn refused(&self) -> u64 {
         self.lock().refused
+    }
+
+    /// Whether this collector's time events count elapsed time: every task of every CPU,
+    /// the idle task included ([`system`](Self::system) without a cgroup).
+    fn elapsed_time(&self) -> bool {
+        self.prefix == "pmc" && self.cgroup.is_none()
     }
 
     fn lock(&self) -> MutexGuard<'_, State<B::Group>> {
@@ -387,16 +440,42 @@ impl<B: Backend> PmcCollector<B> {
                 Ok(r) => rows.push((Vec::new(), r)),
                 Err(_) => errors += 1,
             },
-            Source::Processes { selector, targets } => {
-                let (refused, dropped) = refresh(
+            Source::Cgroups { root, tracked } => {
+                let found = root.walk(self.max_targets);
+                let r = crate::cgroups::refresh(tracked, found, self.max_targets, |path: &str| {
+                    attach_cgroup(&self.backend, &self.events, path)
+                });
+                state.refused += r.refused;
+                state.over_cap = r.refused;
+                state.open_errors += r.open_errors;
+                state.reopened += r.reopened;
+                for label in r.dropped {
+                    state.last.remove(&cgroup_labels(&label));
+                }
+                for (label, c) in tracked.iter() {
+                    match c.group.read() {
+                        Ok(r) => rows.push((cgroup_labels(label), r)),
+                        Err(_) => errors += 1,
+                    }
+                }
+            }
+            Source::Processes {
+                selector,
+                targets,
+                seen,
+            } => {
+                let (refused, dropped, late) = refresh(
                     &self.backend,
                     &self.events,
                     selector,
                     targets,
+                    seen,
                     self.max_targets,
                 );
                 state.refused += refused;
                 state.over_cap = refused;
+                state.late += late.0;
+                state.missed_cpu += late.1;
                 // A pid reused by a new process of the same name keeps its labels:
                 // its series starts again from the new process's count (Prometheus
                 // reads a reset), not held at the old one's by `monotonic`.
@@ -508,15 +587,23 @@ fn allocations(events: &[Event], scope: Scoping<'_>) -> pmc::Result<Vec<Allocati
 /// Brings `targets` in line with the processes `selector` names now. Returns the
 /// processes refused by the cap at this call, and the labels of the series dropped
 /// (processes gone, or pids that now name another process).
+/// Also returns the processes attached late (born since the previous scan) and the CPU
+/// seconds they had used before.
 fn refresh<B: Backend>(
     backend: &B,
     events: &[Event],
     selector: &Selector,
     targets: &mut BTreeMap<u32, Tracked<B::Group>>,
+    seen: &mut Option<std::collections::HashSet<(u32, Option<u64>)>>,
     max: usize,
-) -> (u64, Vec<Labels>) {
+) -> (u64, Vec<Labels>, (u64, f64)) {
     let me = std::process::id();
-    let now: Vec<pmc::process::Process> = match pmc::process::list() {
+    let listed = pmc::process::list();
+    let previous = seen.take();
+    if let Ok(list) = &listed {
+        *seen = Some(list.iter().map(|p| (p.pid, p.started)).collect());
+    }
+    let now: Vec<pmc::process::Process> = match listed {
         Ok(list) => list
             .into_iter()
             .filter(|p| p.pid != me)
@@ -535,6 +622,7 @@ fn refresh<B: Backend>(
     };
     let dropped = keep_live(targets, &now);
     let mut refused = 0;
+    let mut late = (0, 0.0);
     for p in now {
         if targets.contains_key(&p.pid) {
             continue;
@@ -544,6 +632,14 @@ fn refresh<B: Backend>(
             continue;
         }
         if let Some(group) = attach(backend, events, p.pid) {
+            // Born since the previous scan: what it ran before now was not counted.
+            if previous
+                .as_ref()
+                .is_some_and(|prev| !prev.contains(&(p.pid, p.started)))
+            {
+                late.0 += 1;
+                late.1 += crate::cgroups::cpu_seconds(p.pid).unwrap_or(0.0);
+            }
             targets.insert(
                 p.pid,
                 Tracked {
@@ -554,7 +650,7 @@ fn refresh<B: Backend>(
             );
         }
     }
-    (refused, dropped)
+    (refused, dropped, late)
 }
 
 /// Drops the targets that are not in `now` as the same process: gone, or their
@@ -584,196 +680,24 @@ fn process_labels(pid: u32, comm: &str) -> Labels {
     vec![("pid", pid.to_string()), ("comm", comm.to_string())]
 }
 
+fn cgroup_labels(label: &str) -> Labels {
+    vec![("cgroup", label.to_string())]
+}
+
+/// One cgroup's group of events on every CPU, started.
+fn attach_cgroup<B: Backend>(backend: &B, events: &[Event], path: &str) -> Option<B::Group> {
+    let allocs = allocations(events, Scoping::System(Some(path))).ok()?;
+    let mut group = backend.allocate_group(&allocs).ok()?;
+    group.start().ok()?;
+    Some(group)
+}
+
 fn attach<B: Backend>(backend: &B, events: &[Event], pid: u32) -> Option<B::Group> {
     let allocs = allocations(events, Scoping::Process).ok()?;
     let mut group = backend.allocate_group(&allocs).ok()?;
     group.attach(Target::Pid(pid)).ok()?;
     group.start().ok()?;
     Some(group)
-}
-
-/// The count to export: scaled; 0 for a counter that has not run yet (a process
-/// target that has not been scheduled since it was attached); none for an event
-/// that is unsupported or stopped running after counting (no estimate).
-fn count(r: &Reading) -> Option<u64> {
-    match r.status() {
-        pmc::Status::NotCounted if r.value == 0 => Some(0),
-        _ => r.scaled(),
-    }
-}
-
-/// Keeps each series monotonic: a scaled estimate of a multiplexed counter can
-/// come out lower than the one before it (`raw * enabled / running` with a new
-/// ratio), which Prometheus would take for a counter reset; such a count is
-/// exported as the last one instead, until the estimate passes it.
-fn monotonic(last: &mut Vec<u64>, counts: &mut [Option<u64>]) {
-    if last.len() < counts.len() {
-        last.resize(counts.len(), 0);
-    }
-    for (l, c) in last.iter_mut().zip(counts.iter_mut()) {
-        if let Some(v) = c {
-            *v = (*v).max(*l);
-            *l = *v;
-        }
-    }
-}
-
-fn with(labels: &Labels, key: &'static str, value: &str) -> Labels {
-    let mut l = labels.clone();
-    l.push((key, value.to_string()));
-    l
-}
-
-impl<B: Backend + 'static> Collector for PmcCollector<B> {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let mut state = self.lock();
-        let rows = self.read_rows(&mut state);
-        let last = &mut state.last;
-        last.retain(|k, _| rows.iter().any(|(l, _)| l == k));
-        let counts: Vec<Vec<Option<u64>>> = rows
-            .iter()
-            .map(|(labels, readings)| {
-                let mut c: Vec<Option<u64>> = readings.iter().map(count).collect();
-                monotonic(last.entry(labels.clone()).or_default(), &mut c);
-                c
-            })
-            .collect();
-        for (i, ev) in self.events.iter().enumerate() {
-            let unit = ev.time.then_some(Unit::Seconds);
-            let help = if ev.time {
-                format!("{} in seconds, scaled for multiplexing", ev.spec)
-            } else {
-                format!("{} events, scaled for multiplexing", ev.spec)
-            };
-            let name = format!("{}_{}", self.prefix, ev.name);
-            let mut m =
-                encoder.encode_descriptor(&name, &help, unit.as_ref(), MetricType::Counter)?;
-            for ((labels, _), c) in rows.iter().zip(&counts) {
-                let Some(v) = c.get(i).copied().flatten() else {
-                    continue;
-                };
-                let mut f = m.encode_family(labels)?;
-                if ev.time {
-                    f.encode_counter::<NoLabelSet, f64, f64>(&(v as f64 / 1e9), None)?;
-                } else {
-                    f.encode_counter::<NoLabelSet, u64, f64>(&v, None)?;
-                }
-            }
-        }
-        for (name, help, pick) in [
-            (
-                "time_enabled",
-                "Seconds each event was enabled",
-                (|r: &Reading| r.time_enabled) as fn(&Reading) -> u64,
-            ),
-            (
-                "time_running",
-                "Seconds each event was counting (less than enabled when multiplexed)",
-                |r: &Reading| r.time_running,
-            ),
-        ] {
-            let name = format!("{}_{name}", self.prefix);
-            let mut m = encoder.encode_descriptor(
-                &name,
-                help,
-                Some(&Unit::Seconds),
-                MetricType::Counter,
-            )?;
-            for (labels, readings) in &rows {
-                for (ev, r) in self.events.iter().zip(readings) {
-                    let l = with(labels, "event", &ev.spec);
-                    m.encode_family(&l)?
-                        .encode_counter::<NoLabelSet, f64, f64>(&(pick(r) as f64 / 1e9), None)?;
-                }
-            }
-        }
-        for (name, num, den, help) in RATIOS {
-            let (Some(n), Some(d)) = (
-                self.events.iter().position(|e| e.spec == num),
-                self.events.iter().position(|e| e.spec == den),
-            ) else {
-                continue;
-            };
-            let name = format!("{}_{name}", self.prefix);
-            let mut m = encoder.encode_descriptor(&name, help, None, MetricType::Gauge)?;
-            for ((labels, _), c) in rows.iter().zip(&counts) {
-                let n = c.get(n).copied().flatten();
-                let d = c.get(d).copied().flatten();
-                if let (Some(n), Some(d)) = (n, d.filter(|d| *d > 0)) {
-                    m.encode_family(labels)?
-                        .encode_gauge(&(n as f64 / d as f64))?;
-                }
-            }
-        }
-        let name = format!("{}_exporter_read", self.prefix);
-        let mut m = encoder.encode_descriptor(
-            &name,
-            "Seconds the counter reads of this scrape took",
-            Some(&Unit::Seconds),
-            MetricType::Gauge,
-        )?;
-        m.encode_gauge(&state.last_read_secs)?;
-        let name = format!("{}_exporter_read_errors", self.prefix);
-        let mut m = encoder.encode_descriptor(
-            &name,
-            "Group reads that failed",
-            None,
-            MetricType::Counter,
-        )?;
-        m.encode_counter::<NoLabelSet, u64, f64>(&state.read_errors, None)?;
-        if let Source::Processes { targets, .. } = &state.source {
-            let n = targets.len() as u64;
-            let name = format!("{}_exporter_targets", self.prefix);
-            let mut m =
-                encoder.encode_descriptor(&name, "Processes counted", None, MetricType::Gauge)?;
-            m.encode_gauge(&n)?;
-            let name = format!("{}_exporter_targets_over_cap", self.prefix);
-            let mut m = encoder.encode_descriptor(
-                &name,
-                "Matching processes not counted at this scrape because of the target cap",
-                None,
-                MetricType::Gauge,
-            )?;
-            m.encode_gauge(&state.over_cap)?;
-            let name = format!("{}_exporter_targets_refused", self.prefix);
-            let mut m = encoder.encode_descriptor(
-                &name,
-                "Times a matching process was not attached because of the target cap",
-                None,
-                MetricType::Counter,
-            )?;
-            m.encode_counter::<NoLabelSet, u64, f64>(&state.refused, None)?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scaled_estimates_never_go_back() {
-        let mut last = Vec::new();
-        // Multiplexed: 100 of 50 ns running out of 100 enabled, then 150 of 100 of 250.
-        let first = Reading::new(100, 100, 50);
-        let second = Reading::new(150, 250, 100);
-        assert_eq!((first.scaled(), second.scaled()), (Some(200), Some(375)));
-        let third = Reading::new(160, 300, 150); // estimate 320 < 375
-        let mut c = vec![count(&first), None];
-        monotonic(&mut last, &mut c);
-        assert_eq!(c, [Some(200), None]);
-        let mut c = vec![count(&second), Some(7)];
-        monotonic(&mut last, &mut c);
-        assert_eq!(c, [Some(375), Some(7)]);
-        let mut c = vec![count(&third), Some(9)];
-        monotonic(&mut last, &mut c);
-        assert_eq!(c, [Some(375), Some(9)], "the lower estimate is held at 375");
-        // Not counted yet: 0; never counted after counting: no sample.
-        assert_eq!(count(&Reading::new(0, 10, 0)), Some(0));
-        assert_eq!(count(&Reading::new(5, 10, 0)), None);
-        assert_eq!(count(&Reading::not_supported()), None);
-    }
 }
 
 #[cfg(test)]

@@ -1,14 +1,11 @@
-//! The exposition formats and the HTTP server (`tiny_http`).
+//! The exposition formats; with the `server` feature, the HTTP server (`server.rs`).
 
-use std::time::Duration;
-
-use pmc::{Error, ErrorKind, Op};
 use prometheus_client::registry::Registry;
 
 /// The content type of OpenMetrics text 1.0.
 pub(crate) const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 /// The content type of the Prometheus text format 0.0.4.
-pub(crate) const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const PROMETHEUS_TEXT: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
 
 /// An exposition format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,10 +44,9 @@ impl Format {
 
 /// Encodes `registry` (reading every registered [`PmcCollector`](crate::PmcCollector)).
 ///
-/// OpenMetrics is `prometheus_client`'s encoding. The Prometheus text format is
-/// the same exposition with the two differences of the older format applied to
-/// it: a counter family is named with its `_total` suffix in `# HELP`/`# TYPE`,
-/// and there is no `# UNIT` line and no `# EOF`.
+/// Both formats are `prometheus_client`'s own encoders (`encoding::text` for OpenMetrics,
+/// `encoding::prometheus_text` for the text format 0.0.4), which escape label values (`\`,
+/// `"`, newlines): a process or cgroup name cannot end a label or inject a series.
 ///
 /// # Errors
 ///
@@ -68,155 +64,25 @@ impl Format {
 /// # Ok::<(), std::fmt::Error>(())
 /// ```
 pub fn render(registry: &Registry, format: Format) -> Result<String, std::fmt::Error> {
-    let mut om = String::new();
-    prometheus_client::encoding::text::encode(&mut om, registry)?;
-    Ok(match format {
-        Format::OpenMetrics => om,
-        Format::PrometheusText => to_prometheus_text(&om),
-    })
+    render_all(&[registry], format)
 }
 
-fn to_prometheus_text(om: &str) -> String {
-    let counters: std::collections::HashSet<&str> = om
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE "))
-        .filter_map(|l| l.strip_suffix(" counter"))
-        .collect();
-    let mut out = String::with_capacity(om.len());
-    for line in om.lines() {
-        if line == "# EOF" || line.starts_with("# UNIT ") {
-            continue;
-        }
-        let meta = ["# HELP ", "# TYPE "]
-            .into_iter()
-            .find_map(|p| line.strip_prefix(p).map(|rest| (p, rest)));
-        if let Some((p, rest)) = meta {
-            let name = rest.split(' ').next().unwrap_or("");
-            if counters.contains(name) {
-                out.push_str(p);
-                out.push_str(name);
-                out.push_str("_total");
-                out.push_str(&rest[name.len()..]);
-                out.push('\n');
-                continue;
+/// [`render`] of several registries, one exposition (their families must not collide).
+pub(crate) fn render_all(
+    registries: &[&Registry],
+    format: Format,
+) -> Result<String, std::fmt::Error> {
+    let mut out = String::new();
+    for r in registries {
+        match format {
+            Format::OpenMetrics => prometheus_client::encoding::text::encode_registry(&mut out, r)?,
+            Format::PrometheusText => {
+                prometheus_client::encoding::prometheus_text::encode(&mut out, r)?
             }
         }
-        out.push_str(line);
-        out.push('\n');
     }
-    out
-}
-
-/// Serves `registry` on `addr` (`HOST:PORT`) until `stop()` is true: [`bind`]
-/// then [`Listener::serve`].
-///
-/// # Errors
-///
-/// As [`bind`].
-///
-/// ```no_run
-/// use std::sync::atomic::{AtomicBool, Ordering};
-/// let mut registry = prometheus_client::registry::Registry::default();
-/// registry.register_collector(Box::new(pmc_exporter::PmcCollector::this_process(&["task-clock"])?));
-/// let stop = AtomicBool::new(false);
-/// pmc_exporter::serve(&registry, "127.0.0.1:9464", &|| stop.load(Ordering::Relaxed))?;
-/// # Ok::<(), pmc::Error>(())
-/// ```
-pub fn serve(registry: &Registry, addr: &str, stop: &dyn Fn() -> bool) -> pmc::Result<()> {
-    bind(addr)?.serve(registry, stop);
-    Ok(())
-}
-
-/// Listens on `addr` (`HOST:PORT`; port 0 picks a free one, see
-/// [`Listener::address`]).
-///
-/// # Errors
-///
-/// [`ErrorKind::Os`] when the address cannot be bound (in use, not local).
-///
-/// ```
-/// let l = pmc_exporter::bind("127.0.0.1:0")?;
-/// assert!(l.address().starts_with("127.0.0.1:"));
-/// assert!(pmc_exporter::bind(&l.address()).is_err(), "in use");
-/// # Ok::<(), pmc::Error>(())
-/// ```
-pub fn bind(addr: &str) -> pmc::Result<Listener> {
-    let server = tiny_http::Server::http(addr).map_err(|e| {
-        Error::new(
-            ErrorKind::Os,
-            Op::Open,
-            format!("cannot listen on {addr}: {e}"),
-        )
-        .with_help("choose another port, or an address of this machine")
-    })?;
-    Ok(Listener { server })
-}
-
-/// A bound HTTP listener ([`bind`]).
-pub struct Listener {
-    server: tiny_http::Server,
-}
-
-impl std::fmt::Debug for Listener {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Listener")
-            .field("address", &self.address())
-            .finish()
+    if format == Format::OpenMetrics {
+        prometheus_client::encoding::text::encode_eof(&mut out)?;
     }
-}
-
-impl Listener {
-    /// The address listened on, `HOST:PORT`.
-    pub fn address(&self) -> String {
-        match self.server.server_addr().to_ip() {
-            Some(a) => a.to_string(),
-            None => String::new(),
-        }
-    }
-
-    /// Answers requests until `stop()` is true (checked at least every 100 ms):
-    /// `/metrics` in the format the `Accept` header asks for
-    /// ([`Format::from_accept`]), `/` a link to it, anything else 404.
-    pub fn serve(self, registry: &Registry, stop: &dyn Fn() -> bool) {
-        while !stop() {
-            let Ok(Some(req)) = self.server.recv_timeout(Duration::from_millis(100)) else {
-                continue;
-            };
-            let path = req.url().split('?').next().unwrap_or("");
-            let response = match path {
-                "/metrics" => {
-                    let accept = req
-                        .headers()
-                        .iter()
-                        .find(|h| h.field.equiv("Accept"))
-                        .map(|h| h.value.as_str());
-                    let format = Format::from_accept(accept);
-                    match render(registry, format) {
-                        Ok(body) => response(200, body, format.content_type()),
-                        Err(_) => response(500, "encoding failed\n".into(), "text/plain"),
-                    }
-                }
-                "/" => response(
-                    200,
-                    "<html><body><a href=\"/metrics\">metrics</a></body></html>\n".into(),
-                    "text/html",
-                ),
-                _ => response(404, "not found\n".into(), "text/plain"),
-            };
-            // A scraper that went away is its own problem.
-            let _ = req.respond(response);
-        }
-    }
-}
-
-fn response(
-    code: u16,
-    body: String,
-    content_type: &str,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let mut r = tiny_http::Response::from_string(body).with_status_code(code);
-    if let Ok(h) = tiny_http::Header::from_bytes("Content-Type", content_type) {
-        r.add_header(h);
-    }
-    r
+    Ok(out)
 }

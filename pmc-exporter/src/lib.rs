@@ -1,8 +1,9 @@
 //! Performance counters for Prometheus: a [`prometheus_client`] collector that
-//! reads pmc counters when it is scraped, and a small HTTP server for it.
+//! reads pmc counters when it is scraped, and (feature `server`) an HTTP server for it
+//! made to stay up beside hostile clients.
 //!
 //! [`PmcCollector`] (this process, the system, or [`Selector`]-chosen processes) is the
-//! collector; [`serve`] / [`bind`] / [`render`] answer `/metrics`; [`metric_name`] names the
+//! collector; `serve` / `bind` (feature `server`) / [`render`] answer `/metrics`; [`metric_name`] names the
 //! series. Details and an example follow.
 //!
 //! - [`PmcCollector::this_process`]: a Rust service registers it in its own
@@ -21,8 +22,10 @@
 //! ratios as gauges where their events are counted. The series are listed in
 //! pmcstat's reference, `docs/pmcstat.md` ("Prometheus exporter").
 //!
-//! [`serve`] answers `/metrics` in OpenMetrics 1.0 or the Prometheus text
-//! format 0.0.4, by the request's `Accept` header ([`render`]).
+//! `serve` (feature `server`: hyper 1 and tokio, about 40 s more of a first build; a program
+//! that serves its own registry leaves it off and calls [`render`]) answers `/metrics` in
+//! OpenMetrics 1.0 or the Prometheus text format 0.0.4, by the request's `Accept` header,
+//! within bounds on connections, time and memory (`Limits`).
 //!
 //! ```no_run
 //! use prometheus_client::registry::Registry;
@@ -42,10 +45,21 @@
 #![warn(unreachable_pub, unnameable_types)]
 #![forbid(unsafe_code)]
 
+mod cgroups;
 mod collector;
 mod http;
 mod names;
+mod selfmetrics;
+#[cfg(feature = "server")]
+mod server;
+#[cfg(feature = "tls")]
+mod webconfig;
 
 pub use collector::{Labels, PmcCollector, Selector, DEFAULT_MAX_TARGETS};
-pub use http::{bind, render, serve, Format, Listener};
+pub use http::{render, Format};
 pub use names::metric_name;
+pub use selfmetrics::SelfCollector;
+#[cfg(feature = "server")]
+pub use server::{bind, serve, Limits, Listener};
+#[cfg(feature = "tls")]
+pub use webconfig::WebConfig;

@@ -148,6 +148,19 @@ fn class_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
 /// resolves, allocated once to see that the kernel takes it.
 fn table_events<S: Sys + 'static>(b: &Backend<S>) -> Vec<EventInfo> {
     let machine = b.machine();
+    // A CPU the kernel does not know: its table's names cannot open here;
+    // one line says why instead (freebsd-audit-3 finding I).
+    if let Some(u) = machine.unknown_cpu() {
+        return vec![EventInfo {
+            name: "(hardware events)".to_owned(),
+            source: Src::HwpmcClass("none".to_owned()),
+            description: format!(
+                "pmc-events has {} for this CPU, not offered",
+                machine.table().map_or("no table", |t| t.name())
+            ),
+            availability: Availability::Unavailable(u.explain()),
+        }];
+    }
     let table = machine.table().map(|t| t.name()).unwrap_or("none");
     events::table_listing(machine)
         .into_iter()
@@ -217,6 +230,12 @@ fn machine_checks<S: Sys>(b: &Backend<S>) -> Vec<Check> {
         .any(|c| m.has_class(*c))
     {
         out.push(Check::yes("hardware PMCs", "hardware counters present"));
+    } else if let Some(u) = m.unknown_cpu() {
+        out.push(Check::no(
+            "hardware PMCs",
+            u.explain(),
+            "use SOFT events (page-faults, cpu-clock); hardware events need a FreeBSD kernel whose hwpmc_intel.c knows this model",
+        ));
     } else {
         out.push(Check::no(
             "hardware PMCs",

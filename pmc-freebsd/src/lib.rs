@@ -76,7 +76,7 @@ pub mod sys;
 
 pub use backend::{Backend, FreebsdGroup, FreebsdPmc, RowInfo, ASSUMED_HZ, NOMINAL_EVENTS_PER_SEC};
 pub use errno::Errno;
-pub use events::{Machine, Vendor};
+pub use events::{Machine, UnknownCpu, Vendor};
 pub use sys::{RealSys, Sys};
 
 /// Items this crate's own tests need beyond the public API; not an API

@@ -44,10 +44,15 @@ fn has_class<S: Sys>(d: &S, class: u32) -> bool {
         .any(|c| c.pm_class == class)
 }
 
-/// `allocate_soft_pmc()`: SOFT-CLOCK.HARD in `mode` on `cpu`.
+/// `allocate_soft_pmc()`: SOFT-CLOCK.HARD in `mode` on `cpu`. The ATF test
+/// allocates through libpmc's `pmc_allocate("SOFT-CLOCK.HARD", ...)`, whose
+/// request asks for capabilities; a direct request must too, or
+/// `soft_allocate_pmc()` refuses it ("if ((pm->pm_caps & SOFT_CAPS) == 0)
+/// return (EINVAL);", `hwpmc_soft.c`).
 fn soft_pmc<S: Sys>(d: &S, mode: u32, cpu: u32) -> Result<u32, Outcome> {
     let ev = soft_clock_hard(d).ok_or_else(|| Outcome::Skip("no SOFT CLOCK.HARD event".into()))?;
     let mut pa = pmc_op_pmcallocate {
+        pm_caps: PMC_CAP_READ | PMC_CAP_WRITE,
         pm_class: PMC_CLASS_SOFT,
         pm_ev: ev,
         pm_mode: mode,

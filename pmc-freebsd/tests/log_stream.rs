@@ -107,7 +107,11 @@ fn flush_log_makes_the_session_so_far_readable_while_it_runs() {
     b.flush_log().unwrap();
     // Read the sink while the session is still open.
     let s = summary(&buf.snapshot());
-    assert_eq!(s.kinds, vec!["header", "pmc", "attach", "sample", "sample"]);
+    // "other": the target's mapping (attach), the kernel objects (start).
+    assert_eq!(
+        s.kinds,
+        vec!["header", "pmc", "attach", "other", "other", "other", "sample", "sample"]
+    );
     assert!(!s.closed, "the log is still open");
     sim.run(work(15_000)); // 3 more
     b.flush_log().unwrap();

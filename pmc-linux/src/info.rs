@@ -296,9 +296,33 @@ fn is_vm(sys: &dyn Sys) -> Option<String> {
     if !hyper {
         return None;
     }
-    let product = read_trimmed(sys, "/sys/class/dmi/id/product_name")
-        .unwrap_or_else(|| "unknown hypervisor".into());
-    Some(product)
+    // CPUID's signature names the hypervisor (as the kernel's "Hypervisor detected: KVM");
+    // the DMI product name is the machine the hypervisor presents (`Standard PC (Q35 +
+    // ICH9, 2009)`), a fallback where there is no CPUID (arm64).
+    let printable = |b: &[u8]| -> String {
+        b.iter()
+            .map(|&b| {
+                if b.is_ascii_graphic() || b == b' ' {
+                    b as char
+                } else {
+                    '.'
+                }
+            })
+            .collect()
+    };
+    let product =
+        read_trimmed(sys, "/sys/class/dmi/id/product_name").map(|p| printable(p.as_bytes()));
+    let named = match sys.hypervisor_signature() {
+        Some(sig) => match pmc_events::hypervisor_name(&sig) {
+            Some(name) => name.to_owned(),
+            None => format!("hypervisor signature `{}`", printable(&sig)),
+        },
+        None => return Some(product.unwrap_or_else(|| "unknown hypervisor".into())),
+    };
+    Some(match product {
+        Some(p) => format!("{named}, {p}"),
+        None => named,
+    })
 }
 
 fn uid(sys: &dyn Sys) -> Option<u32> {

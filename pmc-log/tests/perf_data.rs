@@ -516,3 +516,68 @@ fn chains_are_written_with_markers_and_without_the_truncation_marker() {
     assert_eq!(got[5], want_long);
     assert_eq!(got.len(), 6, "every sample written");
 }
+
+/// Issue 34: a log's losses reach perf's readers. Before, only `PERF_RECORD_LOST` was
+/// written and `perf report` said "Total Lost Samples: 0" where 25 were lost; now each loss
+/// is also a `PERF_RECORD_LOST_SAMPLES`, as perf record writes its own. Judged by `perf
+/// report --stats` (the records perf counts) and `perf report`'s header line.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn losses_are_perfs_total_lost_samples() {
+    let Some((malloc, _)) = perf_libc_ready() else {
+        return;
+    };
+    let frames = [LIBC_BASE + malloc + 4];
+    let chains: Vec<(&[u64], u32)> = (0..10).map(|_| (&frames[..], 0)).collect();
+    // The log with two losses appended before its end: 20 of PMC 0, and 5 of PMC 0 on CPU 1.
+    let base = log_with_chains(&chains, None);
+    let reader = Reader::new(&base).unwrap();
+    let mut w = Writer::new(Vec::new(), &reader.header().unwrap()).unwrap();
+    for r in reader.records() {
+        w.write(&r).unwrap();
+    }
+    for (time, cpu, count) in [(2000, 0, 20), (2001, 1, 5)] {
+        w.write(&Record::Lost(Lost {
+            time,
+            pmc_id: Some(0),
+            cpu: Some(cpu),
+            count,
+        }))
+        .unwrap();
+    }
+    let log = w.finish().unwrap();
+    let (path, _) = export("lost", &log);
+    let perf = |args: &[&str]| {
+        let out = Command::new("perf")
+            .args(args)
+            .arg("-i")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let stats = perf(&["report", "--stats", "--force"]);
+    let count = |name: &str| {
+        stats
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .and_then(|l| l.split(':').nth(1))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    assert_eq!(count("LOST events"), Some(2), "{stats}");
+    assert_eq!(count("LOST_SAMPLES events"), Some(2), "{stats}");
+    let report = perf(&["report", "--stdio", "--force"]);
+    assert!(
+        report
+            .lines()
+            .any(|l| l.trim() == "# Total Lost Samples: 25"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

@@ -49,10 +49,14 @@ impl Region {
     /// starts them.
     ///
     /// # Errors
-    /// A parse error ([`ErrorKind::InvalidArgument`](crate::ErrorKind::InvalidArgument)),
-    /// or the first allocation or start that fails, with its remedy (for
-    /// example [`ErrorKind::NoPmu`](crate::ErrorKind::NoPmu) for `cycles`
-    /// in a VM without a PMU: [`Backend::list_events`] tells what is there).
+    /// [`ErrorKind::Parse`](crate::ErrorKind::Parse) for a string that does
+    /// not parse, an unknown event name included (its message suggests the
+    /// closest known name), before anything is opened; or the first
+    /// allocation or start that fails, with its remedy (for example
+    /// [`ErrorKind::NoSuchEvent`](crate::ErrorKind::NoSuchEvent) for a PMU or
+    /// tracepoint this machine lacks, [`ErrorKind::NoPmu`](crate::ErrorKind::NoPmu)
+    /// for `cycles` in a VM without a PMU: [`Backend::list_events`] tells
+    /// what is there).
     pub fn start(events: &[&str]) -> Result<Region> {
         let specs = events
             .iter()

@@ -21,8 +21,10 @@ use std::path::PathBuf;
 perf style (task-clock:u, r01c2, cpu/event=0x3c,umask=0/, sched:sched_switch) or hwpmc style \
 (instructions,usr, SOFT-CLOCK.HARD).\n\nUnits: cpu-clock and task-clock count nanoseconds; \
 FreeBSD's clock.hard/clock.stat count ticks (kern.hz, stathz): on Linux only sampling them works, \
--n N being N ticks (1 ms each for clock.hard). Sampling without -n/--freq: 4000 Hz for time \
-events, every 65536 events otherwise (-v shows it).\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
+-n N being N ticks (1 ms each for clock.hard). Sampling without -n/--freq: 4000 Hz as perf record \
+(on FreeBSD, without a kernel frequency mode: time events 4000 Hz, software events every 1000, \
+hardware events every 65536), clock.* every tick, tracepoints every event; -v shows it, and a \
+run without samples says so.\n\nExamples:\n  pmcstat -- ls -R /usr/share\n  \
 pmcstat -e page-faults,task-clock -- make\n  pmcstat -d -p page-faults -p task-clock -- make\n  pmcstat -p page-faults -d -p task-clock -- make\n  \
 pmcstat -c 0,1 -s cpu-clock -l 1\n  pmcstat -s page-faults -c 0 -s cpu-clock -l 1\n  \
 pmcstat -s context-switches -w 1    (until Ctrl-C)\n  pmcstat -a    (perf stat -a, until Ctrl-C)\n  \
@@ -33,7 +35,8 @@ pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out 
 pmcstat -R out.pmclog -F out.callgrind && callgrind_annotate out.callgrind\n\n\
 Exit status: the command's (128 + signal if a signal ended it), or, when it is 0, 3 if \
 sampling lost samples (the summary says how many and why); 1 when counters cannot be set up \
-or results written; 2 for a usage error."
+or results written; 2 for a usage error; 127 when the command is not found, 126 when it \
+cannot be executed (as shells)."
 )]
 pub struct Args {
     /// Count SPEC in the target process (process-scope counting PMC), as
@@ -66,8 +69,10 @@ pub struct Args {
 
     /// Sampling period: one sample every RATE events of the event's unit (nanoseconds for
     /// cpu-clock/task-clock on Linux, ticks for clock.hard/clock.stat). Without -n or --freq:
-    /// 4000 Hz for time events (cpu-clock, task-clock, clock.*), as perf record; every
-    /// 65536 events otherwise, as pmcstat(8). -v shows the choice.
+    /// 4000 Hz as perf record (the kernel adapts the period; on FreeBSD, which cannot, time
+    /// events 4000 Hz, software events every 1000, hardware events every 65536 as
+    /// pmcstat(8)); clock.hard/stat/prof every tick of their clock; tracepoints every event.
+    /// -v shows the choice.
     #[arg(short = 'n', value_name = "RATE", value_parser = clap::value_parser!(u64).range(1..=MAX_PERIOD))]
     pub rate: Option<u64>,
 
@@ -89,7 +94,8 @@ pub struct Args {
     #[arg(short = 'U')]
     pub user_callchain: bool,
 
-    /// How -P/-S take callchains, in perf record's spelling: `fp` (frame
+    /// How -P/-S take callchains, in perf record's spelling, with perf's meaning:
+    /// a sample taken in the kernel keeps its user callers (as -U). `fp` (frame
     /// pointers, the default) or `dwarf[,SIZE]` (copy SIZE bytes of user stack
     /// with each sample, default 8192, and unwind it with the binaries' DWARF
     /// call-frame information while recording: full call graphs for code built
@@ -165,8 +171,10 @@ pub struct Args {
     pub callgraph_order: CallgraphOrder,
 
     /// With -R: write gprof profiles (gmon.out format, for gprof(1)), one per
-    /// executable object and PMC, as DIR/EVENT/OBJECT.gmon (DIR from -D).
-    #[arg(short = 'g', requires = "read_log")]
+    /// executable object and PMC, as DIR/EVENT/OBJECT.gmon (DIR from -D). Without -R,
+    /// with -P/-S: perf record's -g, `--call-graph fp` (callchains with the user callers
+    /// of samples taken in the kernel).
+    #[arg(short = 'g')]
     pub gprof: bool,
 
     /// With -g: the directory for the gmon files (default: the current one).
@@ -243,6 +251,12 @@ pub struct Args {
     /// With -R: write an SVG flame graph to FILE.
     #[arg(long = "flamegraph", value_name = "FILE", requires = "read_log")]
     pub flamegraph: Option<PathBuf>,
+
+    /// With -R: -G, --folded and --flamegraph fold inlined functions into the
+    /// function they were inlined into instead of showing them as frames of
+    /// their own marked "(inlined)" (perf report's --no-inline).
+    #[arg(long = "no-inline", requires = "read_log")]
+    pub no_inline: bool,
 
     /// With -R: write a pprof profile (profile.proto, gzipped) to FILE, for
     /// `go tool pprof` and the tools that read it (Pyroscope, Parca, ...).
@@ -355,7 +369,8 @@ pub struct Args {
     /// available, description); --diagnose: per check (check, verdict, detail,
     /// fix); --selftest: per check (check, event, measured, expected, ratio,
     /// verdict, note); -R --summary: its own comma-separated tables. A SEP inside
-    /// a cell becomes a space.
+    /// a cell becomes a space, a double quote a single one, a control character
+    /// an escape (\n, \e, \xNN); an empty SEP or one with a line break is refused.
     #[arg(short = 'x', value_name = "SEP")]
     pub csv: Option<String>,
 
@@ -441,15 +456,24 @@ pub struct Args {
     #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
     pub selftest: bool,
 
-    /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR) at
-    /// `/metrics`, read at each scrape, until SIGINT/SIGTERM: per-CPU counters of the -s
-    /// events (the default set without -s), and with -t per-process counters of the -p
-    /// events (the default set without -p), labelled pid and comm.
-    #[arg(long = "metrics", value_name = "[ADDR:]PORT", conflicts_with_all = ["command", "list", "diagnose", "selftest"])]
+    /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR, also
+    /// for `:PORT`; 0.0.0.0:PORT for every address) at `/metrics`, read at each scrape, until
+    /// SIGINT/SIGTERM: per-CPU counters of the -s events (the default set without -s), with
+    /// -t per-process counters of the -p events (the default set without -p), labelled pid
+    /// and comm, and with --metrics-cgroups per-cgroup counters; the exporter's own
+    /// process_* and pmc_exporter_build_info. `--web.listen-address` is the same option
+    /// under node_exporter's name.
+    #[arg(long = "metrics", visible_alias = "web.listen-address", value_name = "[ADDR:]PORT", conflicts_with_all = ["command", "list", "diagnose", "selftest"])]
     pub metrics: Option<String>,
 
+    /// With --metrics: TLS and basic auth from a web configuration file in node_exporter's
+    /// --web.config.file format (tls_server_config: cert_file, key_file, client_auth_type,
+    /// client_ca_file, min_version, max_version; basic_auth_users: NAME: BCRYPT-HASH).
+    #[arg(long = "web.config.file", value_name = "FILE", requires = "metrics")]
+    pub web_config_file: Option<PathBuf>,
+
     /// With --metrics -t: count at most N processes at once; further matches are
-    /// refused and counted (pmc_exporter_targets_refused_total).
+    /// refused and counted (pmc_process_exporter_targets_refused_total).
     #[arg(
         long = "metrics-max-targets",
         value_name = "N",
@@ -457,6 +481,24 @@ pub struct Args {
         default_value_t = 64
     )]
     pub metrics_max_targets: usize,
+
+    /// With --metrics: also count every cgroup under ROOT (ROOT included), one series per
+    /// cgroup as cAdvisor gives containers (pmc_cgroup_*, labelled cgroup="/PATH"), with the
+    /// -s events (the default set, cpu-clock for task-clock, without -s). ROOT is a path
+    /// below the cgroup mount as perf -G takes it (system.slice, / for all) or an absolute
+    /// path. Cgroups created and removed are followed at each scrape. Linux only.
+    #[arg(long = "metrics-cgroups", value_name = "ROOT", requires = "metrics")]
+    pub metrics_cgroups: Option<String>,
+
+    /// With --metrics-cgroups: count at most N cgroups at once; further ones are refused and
+    /// counted (pmc_cgroup_exporter_cgroups_refused_total).
+    #[arg(
+        long = "metrics-max-cgroups",
+        value_name = "N",
+        requires = "metrics_cgroups",
+        default_value_t = 64
+    )]
+    pub metrics_max_cgroups: usize,
 
     /// Print pmcstat's reference, generated from these options, and exit:
     /// `man` (the man page, pmcstat.1, in roff) or the completions for
@@ -580,6 +622,25 @@ impl Args {
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
             ));
         }
+        if let Some(why) = self
+            .csv
+            .as_deref()
+            .and_then(crate::output::document::csv_separator_refused)
+        {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("-x: {why}; give a separator such as ',' ';' or a tab\n"),
+            ));
+        }
+        if let Some(what) = self.measuring_with_read_log() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "{what} with -R: -R reads a log, it measures nothing (pmcstat(8) refuses -O \
+                     with -R); record with -O FILE in one run, read it with -R FILE in the next\n"
+                ),
+            ));
+        }
         if self.read_log.is_some() && !self.events.is_empty() {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
@@ -587,6 +648,7 @@ impl Args {
             ));
         }
         self.all_cpus_checked()?;
+        self.perf_g_checked()?;
         if let Some(v) = self.r_arg.take() {
             if self.read_log.is_some() {
                 self.fsroot = Some(PathBuf::from(v));
@@ -635,6 +697,54 @@ impl Args {
 }
 
 impl Args {
+    /// With `-R`, the first option that measures (which `-R` would otherwise ignore): `-O`,
+    /// a PMC (`-p`/`-s`/`-P`/`-S`), `-t`, `-l` or a command.
+    fn measuring_with_read_log(&self) -> Option<&'static str> {
+        self.read_log.as_ref()?;
+        [
+            (self.log.is_some(), "-O (the log to record)"),
+            (!self.process.is_empty(), "-p (a counting PMC)"),
+            (!self.system.is_empty(), "-s (a counting PMC)"),
+            (!self.process_sampling.is_empty(), "-P (a sampling PMC)"),
+            (!self.system_sampling.is_empty(), "-S (a sampling PMC)"),
+            (self.attach.is_some(), "-t (a process to measure)"),
+            (self.duration.is_some(), "-l (how long to measure)"),
+            (!self.command.is_empty(), "a command (to measure)"),
+        ]
+        .into_iter()
+        .find_map(|(given, what)| given.then_some(what))
+    }
+
+    /// `-g`: pmcstat(8)'s gprof files with -R; without it, with sampling PMCs, perf
+    /// record's `-g` (`--call-graph fp`: callchains that keep the user callers of kernel
+    /// samples). Anything else is a usage error saying both.
+    fn perf_g_checked(&mut self) -> Result<(), clap::Error> {
+        if !self.gprof || self.read_log.is_some() {
+            return Ok(());
+        }
+        let refuse = |why: &str| {
+            Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "-g {why} (with -R LOG, -g is pmcstat(8)'s gprof files; with -P/-S, perf \
+                     record's -g: call graphs with the user callers of kernel samples)\n"
+                ),
+            ))
+        };
+        if self.process_sampling.is_empty() && self.system_sampling.is_empty() {
+            return refuse("needs -R LOG or a sampling PMC (-P, -S)");
+        }
+        if self.no_callchain {
+            return refuse("asks for call graphs and -N turns them off: give one of them");
+        }
+        if self.samples_dir.is_some() {
+            return refuse("without -R takes no -D DIR");
+        }
+        self.gprof = false;
+        self.call_graph.get_or_insert(pmc::CallGraph::FramePointers);
+        Ok(())
+    }
+
     /// perf's `-a`/`--all-cpus`: not with -R, -p or -t; the -P PMCs become
     /// system-wide ones (on the CPUs of the last -c), as `perf record -a`.
     fn all_cpus_checked(&mut self) -> Result<(), clap::Error> {
@@ -1070,5 +1180,33 @@ mod tests {
             let e = Args::parse_args(args).expect_err(&args.join(" "));
             assert!(e.use_stderr(), "{}", args.join(" "));
         }
+    }
+
+    /// Issue 34: `-g` is pmcstat(8)'s gprof files with -R, perf record's `-g` with -P/-S,
+    /// and a usage error naming both otherwise; perf's spellings keep user callers.
+    #[test]
+    fn g_is_perfs_without_r() {
+        let a = Args::parse_args(["pmcstat", "-g", "-P", "cpu-clock", "true"]).unwrap();
+        assert!(!a.gprof);
+        assert_eq!(a.call_graph, Some(pmc::CallGraph::FramePointers));
+        let s = crate::config::Sample::from(a);
+        assert!(s.user_callchain, "-g keeps the user callers, as perf");
+        let a = Args::parse_args(["pmcstat", "-R", "log", "-g"]).unwrap();
+        assert!(a.gprof && a.call_graph.is_none());
+        for bad in [
+            &["pmcstat", "-g", "true"][..],
+            &["pmcstat", "-g", "-N", "-P", "cpu-clock", "true"],
+            &["pmcstat", "-g", "-D", "d", "-P", "cpu-clock", "true"],
+        ] {
+            let e = Args::parse_args(bad).expect_err(&bad.join(" ")).to_string();
+            assert!(e.contains("gprof") && e.contains("perf record's -g"), "{e}");
+        }
+        let a = Args::parse_args(["pmcstat", "--call-graph", "dwarf", "-P", "cpu-clock", "x"]);
+        assert!(crate::config::Sample::from(a.unwrap()).user_callchain);
+        let a = Args::parse_args(["pmcstat", "-P", "cpu-clock", "x"]).unwrap();
+        assert!(
+            !crate::config::Sample::from(a).user_callchain,
+            "pmcstat(8)'s default"
+        );
     }
 }

@@ -164,7 +164,7 @@ pub struct Sample {
     pub frequency: Option<u64>,
     /// `-N`.
     pub no_callchain: bool,
-    /// `-U`.
+    /// `-U`, or perf's `--call-graph`/`-g`.
     pub user_callchain: bool,
     /// `--call-graph`.
     pub call_graph: Option<pmc::CallGraph>,
@@ -207,7 +207,9 @@ impl From<Args> for Sample {
             rate: args.rate,
             frequency: args.frequency,
             no_callchain: args.no_callchain,
-            user_callchain: args.user_callchain,
+            // perf's spellings (--call-graph, -g) with perf's meaning: the user callers of
+            // kernel samples kept.
+            user_callchain: args.user_callchain || args.call_graph.is_some(),
             call_graph: args.call_graph,
             mmap_pages: args.mmap_pages,
             log: args.log,
@@ -256,6 +258,8 @@ pub struct Analyze {
     pub folded: Option<PathBuf>,
     /// `--flamegraph FILE`.
     pub flamegraph: Option<PathBuf>,
+    /// `--no-inline`: inlined frames folded in every report.
+    pub no_inline: bool,
     /// `--pprof FILE`.
     pub pprof: Option<PathBuf>,
     /// `--script`.
@@ -293,6 +297,7 @@ impl Analyze {
             depth: args.depth,
             folded: args.folded,
             flamegraph: args.flamegraph,
+            no_inline: args.no_inline,
             pprof: args.pprof,
             script: args.script,
             perf_data: args.perf_data,
@@ -320,6 +325,10 @@ pub struct Metrics {
     pub max_targets: usize,
     /// `--cgroup NAME`: the `-s` counters count this cgroup's tasks only.
     pub cgroup: Option<String>,
+    /// `--metrics-cgroups ROOT` and `--metrics-max-cgroups`: the cgroups discovered.
+    pub cgroups: Option<(String, usize)>,
+    /// `--web.config.file`: TLS and basic auth.
+    pub web_config: Option<std::path::PathBuf>,
 }
 
 /// `-L [--tracepoints]` or `--diagnose`.
@@ -401,6 +410,11 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
             process,
             max_targets: args.metrics_max_targets,
             cgroup: args.cgroup.take(),
+            cgroups: args
+                .metrics_cgroups
+                .take()
+                .map(|root| (root, args.metrics_max_cgroups)),
+            web_config: args.web_config_file.take(),
         })
     } else if args.list || args.diagnose {
         Mode::List(List {

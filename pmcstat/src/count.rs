@@ -8,7 +8,9 @@ use crate::output::{Counter, Report, Sink};
 use crate::run::Wait;
 use crate::sys::launch::Session;
 use crate::sys::{children_cpu, exit_code};
-use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Pmc, Reading, Scope};
+use pmc::{Allocation, Backend, Error, ErrorKind, EventSpec, Flags, Group, Pmc, Reading, Scope};
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 /// One requested counter: its spec as typed, and what came of allocating it.
@@ -17,8 +19,31 @@ pub struct Slot {
     pub scope: Scope,
     /// `--cgroup`: the cgroup a system-wide counter counts.
     pub cgroup: Option<String>,
-    pub pmc: Option<<pmc::Native as Backend>::Pmc>,
+    /// Where its counts come from (`None`: not allocated, see `error`).
+    pub source: Option<Source>,
     pub error: Option<Error>,
+}
+
+/// Where a slot's counts come from.
+pub enum Source {
+    /// A PMC of its own (boxed: a slot list holds few, and a PMC is large).
+    Pmc(Box<<pmc::Native as Backend>::Pmc>),
+    /// Member `.1` of a perf `{...}` group, shared by its members' slots (member 0 attaches,
+    /// starts and stops it).
+    Member(Rc<RefCell<pmc::NativeGroup>>, usize),
+    /// perf stat's `duration_time`: the run's wall-clock time in ns, measured here (perf
+    /// opens a dummy event for it and never reads it).
+    Duration,
+}
+
+impl Source {
+    /// The group this is the leader of, to attach, start and stop.
+    fn leader_of(&self) -> Option<&Rc<RefCell<pmc::NativeGroup>>> {
+        match self {
+            Source::Member(g, 0) => Some(g),
+            _ => None,
+        }
+    }
 }
 
 fn is_unsupported(e: &Error) -> bool {
@@ -64,23 +89,26 @@ fn wanted_counters(args: &Count) -> Result<Vec<Wanted>, Failure> {
     let perf_event = |text: &str| match &all_cpus {
         Some(cpu) => Wanted {
             text: text.to_owned(),
+            label: None,
             scope: Scope::System { cpu: cpu.clone() },
             descendants: false,
+            group: None,
         },
         None => Wanted::process(text, true),
     };
+    let mut groups = 0;
     for list in &args.events {
-        for e in split_event_list(list) {
-            wanted.push(perf_event(&e));
-        }
+        wanted.extend(event_list(list, &mut groups, &perf_event)?);
     }
     for (s, c) in args.system.iter().zip(&args.system_cpus) {
         wanted.push(Wanted {
             text: s.clone(),
+            label: None,
             scope: Scope::System {
                 cpu: cpu_list(c.as_deref())?,
             },
             descendants: false,
+            group: None,
         });
     }
     if wanted.is_empty() {
@@ -186,52 +214,62 @@ fn print_reports(sink: &mut Sink, reports: &[Report]) {
 /// One requested counter, before allocation.
 #[derive(Clone)]
 struct Wanted {
+    /// The event to allocate (a group member's with the group's modifiers).
     text: String,
+    /// What its counts are shown under, when not `text` (a group member as typed).
+    label: Option<String>,
     scope: Scope,
     /// Count the target's child processes too (`-d`, `-e`, the default set).
     descendants: bool,
+    /// Of a perf `{...}` group: (the group's number, the member's place, leader 0).
+    group: Option<(usize, usize)>,
 }
 
 impl Wanted {
     fn process(text: &str, descendants: bool) -> Wanted {
         Wanted {
             text: text.to_owned(),
+            label: None,
             scope: Scope::Process,
             descendants,
+            group: None,
         }
     }
 }
 
-/// perf's `-e a,b,c`: several events, unless the commas are one event's
-/// own (hwpmc qualifiers as in `instructions,usr`, or terms inside
-/// `pmu/.../`): the list is split only where every piece is an event.
-fn split_event_list(text: &str) -> Vec<String> {
-    let mut pieces = Vec::new();
-    let (mut depth, mut start) = (0usize, 0usize);
-    let mut in_pmu = false;
-    for (i, ch) in text.char_indices() {
-        match ch {
-            '/' => in_pmu = !in_pmu,
-            '{' => depth += 1,
-            '}' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 && !in_pmu => {
-                pieces.push(&text[start..i]);
-                start = i + 1;
+/// perf's `-e a,{b,c}:u,d`: each event (as typed), and each group's members with the
+/// group's modifiers added, labelled as typed; `next_group` numbers the groups. One event
+/// with commas of its own (hwpmc's `instructions,usr`, terms in `pmu/.../`) stays one.
+fn event_list(
+    text: &str,
+    next_group: &mut usize,
+    each: &dyn Fn(&str) -> Wanted,
+) -> Result<Vec<Wanted>, Failure> {
+    let items = pmc::event::EventList::parse_typed(text)
+        .map_err(|e| Failure::Usage(parse_hint(text, &e)))?;
+    let mut out = Vec::new();
+    for (item, typed) in items {
+        match item {
+            pmc::event::EventItem::Event(_) => out.push(each(typed)),
+            pmc::event::EventItem::Group(g) => {
+                let id = *next_group;
+                *next_group += 1;
+                let typed_members = pmc::event::EventGroup::typed_members(typed);
+                for (i, spec) in g.member_specs().into_iter().enumerate() {
+                    let mut w = each(&spec.to_string());
+                    w.label = typed_members.get(i).map(|t| (*t).to_owned());
+                    w.group = Some((id, i));
+                    out.push(w);
+                }
             }
-            _ => {}
         }
     }
-    pieces.push(&text[start..]);
-    if pieces.len() > 1 && pieces.iter().all(|p| p.parse::<EventSpec>().is_ok()) {
-        pieces.into_iter().map(str::to_owned).collect()
-    } else {
-        vec![text.to_owned()]
-    }
+    Ok(out)
 }
 
-/// The label a count is shown under: the event as typed, or, when the
-/// backend narrowed its privilege modes, as counted (`context-switches:u`,
-/// as perf labels it). The flag says whether it was narrowed.
+/// The label a count is shown under: the event as typed, or, when the backend narrowed its
+/// privilege modes, as counted (`context-switches:u`, as perf labels it); the output shows
+/// perf's `name=` instead where there is one. The flag says whether it was narrowed.
 fn counted_label(text: &str, spec: &EventSpec, pmc: &impl Pmc) -> (String, bool) {
     let counted = pmc.counted_event();
     if counted.modifiers != spec.modifiers {
@@ -276,13 +314,19 @@ fn run_once(
         Some((u1.saturating_sub(u0), s1.saturating_sub(s0)))
     });
     for s in &mut slots {
-        if let Some(p) = s.pmc.as_mut() {
-            p.stop()?;
+        match &mut s.source {
+            Some(Source::Pmc(p)) => p.stop()?,
+            Some(src) => {
+                if let Some(g) = src.leader_of() {
+                    g.borrow_mut().stop()?;
+                }
+            }
+            None => {}
         }
     }
     let uncounted_children_ns = probe.and_then(ChildProbe::finish);
     let exits = close_logs(&backend, args, live_exits)?;
-    let counters = collect(&slots, args.per_cpu);
+    let counters = collect(&slots, args.per_cpu, elapsed);
     let exit_status = waited.status.map(exit_code);
     print_last_interval(args, &slots, waited, elapsed, sink)?;
     Ok(Report {
@@ -358,70 +402,166 @@ fn allocate_slots(
 ) -> Result<(Vec<Slot>, bool), Failure> {
     let mut slots = Vec::with_capacity(wanted.len());
     let mut user_only = false;
-    for w in wanted.iter().cloned() {
-        let Wanted {
-            text,
-            scope,
-            descendants,
-        } = w;
-        let spec: EventSpec = text
-            .parse()
-            .map_err(|e: pmc::ParseError| Failure::Usage(parse_hint(&text, &e)))?;
-        let mut flags = if descendants {
-            Flags::DESCENDANTS
-        } else {
-            Flags::NONE
-        };
-        if csw_log(args).is_some() && !scope.is_system() {
-            flags |= Flags::LOG_PROCCSW;
+    let mut i = 0;
+    while let Some(w) = wanted.get(i) {
+        if let Some((id, 0)) = w.group {
+            let n = wanted[i..]
+                .iter()
+                .take_while(|m| m.group.is_some_and(|(g, _)| g == id))
+                .count();
+            let members = &wanted[i..i + n];
+            slots.extend(allocate_group(backend, args, members, &mut user_only)?);
+            i += n;
+            continue;
         }
-        if args.exit_counts && !scope.is_system() {
-            flags |= Flags::LOG_PROCEXIT;
-        }
-        let alloc = Allocation::counting(spec.clone())
-            .scope(scope.clone())
-            .flags(flags);
-        let cgroup = args.cgroup.clone().filter(|_| scope.is_system());
-        let alloc = match &cgroup {
-            Some(cg) => alloc.cgroup(cg.clone()),
-            None => alloc,
-        };
-        let allocated = backend.allocate(&alloc).map_err(|e| clock_help(&spec, e));
-        if let (Err(e), Some(_)) = (&allocated, &cgroup) {
-            // The cgroup refused (absent, not countable here) is the run's error; an event
-            // this machine cannot count at all is a `<not supported>` row, as without it.
-            let mut plain = alloc.clone();
-            plain.cgroup = None;
-            if backend.allocate(&plain).is_ok() {
-                return Err(Failure::Setup(e.clone()));
-            }
-        }
-        match allocated {
-            Ok(p) => {
-                let (event, narrowed) = counted_label(&text, &spec, &p);
-                user_only |= narrowed;
-                slots.push(Slot {
-                    event,
-                    scope,
-                    cgroup: cgroup.clone(),
-                    pmc: Some(p),
-                    error: None,
-                })
-            }
-            // pmcstat(8) stops when a PMC cannot be allocated; its table has no
-            // place for a count that is not there.
-            Err(e) if args.columns => return Err(Failure::Setup(e)),
-            Err(e) if is_unsupported(&e) => slots.push(Slot {
-                event: text,
-                scope,
-                cgroup,
-                pmc: None,
-                error: Some(e),
-            }),
-            Err(e) => return Err(Failure::Setup(e)),
-        }
+        let (slot, narrowed) = allocate_one(backend, args, w)?;
+        user_only |= narrowed;
+        slots.push(slot);
+        i += 1;
     }
     Ok((slots, user_only))
+}
+
+/// `w`'s spec and its allocation: its scope, `-d`, the log flags of `-W` and `-E`, and
+/// `--cgroup` for a system-wide one.
+fn allocation_of(args: &Count, w: &Wanted) -> Result<(EventSpec, Allocation), Failure> {
+    let spec: EventSpec = w
+        .text
+        .parse()
+        .map_err(|e: pmc::ParseError| Failure::Usage(parse_hint(&w.text, &e)))?;
+    let mut flags = if w.descendants {
+        Flags::DESCENDANTS
+    } else {
+        Flags::NONE
+    };
+    if csw_log(args).is_some() && !w.scope.is_system() {
+        flags |= Flags::LOG_PROCCSW;
+    }
+    if args.exit_counts && !w.scope.is_system() {
+        flags |= Flags::LOG_PROCEXIT;
+    }
+    let alloc = Allocation::counting(spec.clone())
+        .scope(w.scope.clone())
+        .flags(flags);
+    let alloc = match args.cgroup.clone().filter(|_| w.scope.is_system()) {
+        Some(cg) => alloc.cgroup(cg),
+        None => alloc,
+    };
+    Ok((spec, alloc))
+}
+
+/// One counter of its own (or perf stat's `duration_time`, measured here).
+fn allocate_one(backend: &pmc::Native, args: &Count, w: &Wanted) -> Result<(Slot, bool), Failure> {
+    let (spec, alloc) = allocation_of(args, w)?;
+    let cgroup = alloc.cgroup.clone();
+    let label = w.label.clone().unwrap_or_else(|| w.text.clone());
+    let slot = |event: String, source, error| Slot {
+        event,
+        scope: w.scope.clone(),
+        cgroup: cgroup.clone(),
+        source,
+        error,
+    };
+    if spec.is_duration_time() {
+        return Ok((slot(label, Some(Source::Duration), None), false));
+    }
+    let allocated = backend.allocate(&alloc).map_err(|e| clock_help(&spec, e));
+    if let (Err(e), Some(_)) = (&allocated, &cgroup) {
+        // The cgroup refused (absent, not countable here) is the run's error; an event
+        // this machine cannot count at all is a `<not supported>` row, as without it.
+        let mut plain = alloc.clone();
+        plain.cgroup = None;
+        if backend.allocate(&plain).is_ok() {
+            return Err(Failure::Setup(e.clone()));
+        }
+    }
+    match allocated {
+        Ok(p) => {
+            let (event, narrowed) = counted_label(&label, &spec, &p);
+            Ok((slot(event, Some(Source::Pmc(Box::new(p))), None), narrowed))
+        }
+        // pmcstat(8) stops when a PMC cannot be allocated; its table has no
+        // place for a count that is not there.
+        Err(e) if args.columns => Err(Failure::Setup(e)),
+        Err(e) if is_unsupported(&e) => Ok((slot(label, None, Some(e)), false)),
+        Err(e) => Err(Failure::Setup(e)),
+    }
+}
+
+/// perf's `{a,b,...}` group: its members allocated together, each a slot sharing the
+/// group. A weak group (`:W`) the kernel refuses whole is allocated member by member, as
+/// perf stat does; a group this machine cannot count is a `<not supported>` row per member.
+fn allocate_group(
+    backend: &pmc::Native,
+    args: &Count,
+    members: &[Wanted],
+    user_only: &mut bool,
+) -> Result<Vec<Slot>, Failure> {
+    let mut specs = Vec::with_capacity(members.len());
+    let mut allocs = Vec::with_capacity(members.len());
+    for w in members {
+        let (spec, alloc) = allocation_of(args, w)?;
+        if spec.is_duration_time() {
+            return Err(Failure::Usage(
+                "duration_time is perf stat's tool event (the run's wall-clock time), not a \
+                 counter to group: give it outside the {...} group"
+                    .into(),
+            ));
+        }
+        specs.push(spec);
+        allocs.push(alloc);
+    }
+    let label = |w: &Wanted, _: &EventSpec| w.label.clone().unwrap_or_else(|| w.text.clone());
+    match backend.allocate_group(&allocs) {
+        Ok(g) => {
+            let g = Rc::new(RefCell::new(g));
+            Ok(members
+                .iter()
+                .zip(&specs)
+                .zip(allocs)
+                .enumerate()
+                .map(|(i, ((w, spec), a))| Slot {
+                    event: label(w, spec),
+                    scope: w.scope.clone(),
+                    cgroup: a.cgroup,
+                    source: Some(Source::Member(g.clone(), i)),
+                    error: None,
+                })
+                .collect())
+        }
+        Err(e) if specs.iter().any(|s| s.modifiers.weak_group) => {
+            note!(
+                "pmcstat: the weak group {{{}}} is counted member by member: {}",
+                members
+                    .iter()
+                    .map(|w| w.label.as_deref().unwrap_or(&w.text))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                e.message()
+            );
+            let mut slots = Vec::with_capacity(members.len());
+            for w in members {
+                let (slot, narrowed) = allocate_one(backend, args, w)?;
+                *user_only |= narrowed;
+                slots.push(slot);
+            }
+            Ok(slots)
+        }
+        Err(e) if args.columns => Err(Failure::Setup(e)),
+        Err(e) if is_unsupported(&e) => Ok(members
+            .iter()
+            .zip(&specs)
+            .zip(allocs)
+            .map(|((w, spec), a)| Slot {
+                event: label(w, spec),
+                scope: w.scope.clone(),
+                cgroup: a.cgroup,
+                source: None,
+                error: Some(e.clone()),
+            })
+            .collect()),
+        Err(e) => Err(Failure::Setup(e)),
+    }
 }
 
 /// pmcstat's remedy for a SOFT clock the backend cannot count in its unit (Linux: no tick
@@ -450,11 +590,13 @@ fn clock_help(spec: &EventSpec, e: Error) -> Error {
 /// process-mode counters to it.
 fn attach(slots: &mut [Slot], args: &Count) -> Result<Session, Failure> {
     let session = crate::targets::session(args.attach.as_ref(), &args.command)?;
-    for s in slots.iter_mut() {
-        if let Some(p) = s.pmc.as_mut() {
-            if !s.scope.is_system() {
-                crate::targets::attach_all(p, &session)?;
+    for s in slots.iter_mut().filter(|s| !s.scope.is_system()) {
+        match &mut s.source {
+            Some(Source::Pmc(p)) => crate::targets::attach_all(&mut **p, &session)?,
+            Some(Source::Member(g, 0)) => {
+                crate::targets::attach_group_all(&mut *g.borrow_mut(), &session)?
             }
+            _ => {}
         }
     }
     Ok(session)
@@ -463,12 +605,41 @@ fn attach(slots: &mut [Slot], args: &Count) -> Result<Session, Failure> {
 /// `-v`: each counter's scope and native configuration, or why it is missing.
 fn print_verbose(sink: &mut Sink, slots: &[Slot], wanted: &[Wanted]) {
     for (s, w) in slots.iter().zip(wanted) {
+        let fields = match &s.source {
+            Some(Source::Pmc(p)) => Some(p.native_config()),
+            Some(Source::Member(g, i)) => {
+                let mut f = g.borrow().native_configs().into_iter().nth(*i);
+                if let Some(f) = f.as_mut() {
+                    let role = if *i == 0 {
+                        "leader".to_owned()
+                    } else {
+                        format!("member {i}, with its leader (group_fd)")
+                    };
+                    f.insert(0, field("(pmcstat) group", &role));
+                }
+                f
+            }
+            Some(Source::Duration) => Some(vec![field(
+                "(pmcstat) tool event",
+                "the run's wall-clock time in ns, measured by pmcstat (perf stat's \
+                 duration_time: a dummy event it never reads)",
+            )]),
+            None => None,
+        };
         sink.verbose(
             &s.event,
             &scope_text(&s.scope, w.descendants),
-            s.pmc.as_ref().map(|p| p.native_config()),
+            fields,
             s.error.as_ref(),
         );
+    }
+}
+
+/// A `-v` line of pmcstat's own.
+fn field(name: &str, value: &str) -> pmc::NativeField {
+    pmc::NativeField {
+        name: name.to_owned(),
+        value: value.to_owned(),
     }
 }
 
@@ -487,8 +658,14 @@ fn start(
         p.start();
     }
     for s in slots.iter_mut() {
-        if let Some(p) = s.pmc.as_mut() {
-            p.start()?;
+        match &mut s.source {
+            Some(Source::Pmc(p)) => p.start()?,
+            Some(src) => {
+                if let Some(g) = src.leader_of() {
+                    g.borrow_mut().start()?;
+                }
+            }
+            None => {}
         }
     }
     session.resume()?;
@@ -531,7 +708,11 @@ fn wait(
     let status = wait.run(
         session,
         || {
-            let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
+            let shown = interval_rows(
+                collect(slots, per_cpu, started.elapsed()),
+                &mut last,
+                args.cumulative,
+            );
             last_at = started.elapsed();
             if args.columns {
                 sink.interval(last_at, columns_checked(&shown)?);
@@ -604,10 +785,14 @@ fn print_last_interval(
         // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
         // SIGINT, whatever the time since the last.
         let per_cpu = args.per_cpu || args.columns;
-        let shown = interval_rows(collect(slots, per_cpu), &mut last, args.cumulative);
+        let shown = interval_rows(collect(slots, per_cpu, elapsed), &mut last, args.cumulative);
         sink.interval(elapsed, columns_checked(&shown)?);
     } else if args.interval.is_some() {
-        let shown = interval_rows(collect(slots, args.per_cpu), &mut last, args.cumulative);
+        let shown = interval_rows(
+            collect(slots, args.per_cpu, elapsed),
+            &mut last,
+            args.cumulative,
+        );
         let moved = shown.iter().any(|c| c.reading.value != 0);
         if moved || elapsed > waited.last_at + Duration::from_millis(1) {
             sink.interval(elapsed, &shown);
@@ -691,68 +876,84 @@ fn parse_hint(text: &str, e: &pmc::ParseError) -> String {
     }
 }
 
-/// Reads every slot (per CPU if asked, for system scope).
-fn collect(slots: &[Slot], per_cpu: bool) -> Vec<Counter> {
+/// Reads every slot (per CPU if asked, for system scope), `elapsed` into the run (perf
+/// stat's `duration_time`). A group is read once, all its members at one instant.
+fn collect(slots: &[Slot], per_cpu: bool, elapsed: Duration) -> Vec<Counter> {
     let mut out = Vec::new();
+    // The last group read: its members' totals, or per-instance readings.
+    let mut group: Option<(*const RefCell<pmc::NativeGroup>, GroupRead)> = None;
     for s in slots {
-        let Some(p) = s.pmc.as_ref() else {
-            out.push(Counter {
-                event: s.event.clone(),
-                scope: s.scope.clone(),
-                cgroup: s.cgroup.clone(),
-                cpu: None,
-                reading: Reading::not_supported(),
-                error: s.error.as_ref().map(|e| e.message().to_owned()),
-            });
-            continue;
+        let row = |cpu: Option<u32>, reading: Reading, error: Option<String>| Counter {
+            event: s.event.clone(),
+            scope: s.scope.clone(),
+            cgroup: s.cgroup.clone(),
+            cpu,
+            reading,
+            error,
         };
-        if per_cpu && s.scope.is_system() {
-            match p.read_instances() {
-                Ok(list) => {
-                    for ir in list {
-                        let cpu = match ir.instance {
-                            pmc::Instance::Cpu(c) => Some(c),
-                            pmc::Instance::Target(_) => None,
-                        };
-                        out.push(Counter {
-                            event: s.event.clone(),
-                            scope: s.scope.clone(),
-                            cgroup: s.cgroup.clone(),
-                            cpu,
-                            reading: ir.reading,
-                            error: None,
-                        });
-                    }
-                }
-                Err(e) => out.push(Counter {
-                    event: s.event.clone(),
-                    scope: s.scope.clone(),
-                    cgroup: s.cgroup.clone(),
-                    cpu: None,
-                    reading: Reading::not_supported(),
-                    error: Some(e.to_string()),
-                }),
+        let failed = |e: &Error| row(None, Reading::not_supported(), Some(e.to_string()));
+        let instances = per_cpu && s.scope.is_system();
+        match &s.source {
+            None => out.push(row(
+                None,
+                Reading::not_supported(),
+                s.error.as_ref().map(|e| e.message().to_owned()),
+            )),
+            Some(Source::Duration) => {
+                let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+                out.push(row(None, Reading::new(ns, ns, ns), None));
             }
-            continue;
-        }
-        match p.read() {
-            Ok(r) => out.push(Counter {
-                event: s.event.clone(),
-                scope: s.scope.clone(),
-                cgroup: s.cgroup.clone(),
-                cpu: None,
-                reading: r,
-                error: None,
-            }),
-            Err(e) => out.push(Counter {
-                event: s.event.clone(),
-                scope: s.scope.clone(),
-                cgroup: s.cgroup.clone(),
-                cpu: None,
-                reading: Reading::not_supported(),
-                error: Some(e.to_string()),
-            }),
+            Some(Source::Pmc(p)) if instances => match p.read_instances() {
+                Ok(list) => out.extend(
+                    list.into_iter()
+                        .map(|ir| row(cpu_of(ir.instance), ir.reading, None)),
+                ),
+                Err(e) => out.push(failed(&e)),
+            },
+            Some(Source::Pmc(p)) => match p.read() {
+                Ok(r) => out.push(row(None, r, None)),
+                Err(e) => out.push(failed(&e)),
+            },
+            Some(Source::Member(g, i)) => {
+                let key = Rc::as_ptr(g);
+                if group.as_ref().is_none_or(|(k, _)| *k != key) {
+                    let g = g.borrow();
+                    let read = if instances {
+                        GroupRead::Instances(g.read_instances())
+                    } else {
+                        GroupRead::Totals(g.read())
+                    };
+                    group = Some((key, read));
+                }
+                match group.as_ref().map(|(_, r)| r) {
+                    Some(GroupRead::Totals(Ok(r))) => {
+                        out.push(row(None, r.get(*i).copied().unwrap_or_default(), None))
+                    }
+                    Some(GroupRead::Instances(Ok(list))) => out.extend(list.iter().map(|ir| {
+                        let r = ir.readings.get(*i).copied().unwrap_or_default();
+                        row(cpu_of(ir.instance), r, None)
+                    })),
+                    Some(GroupRead::Totals(Err(e)) | GroupRead::Instances(Err(e))) => {
+                        out.push(failed(e))
+                    }
+                    None => {}
+                }
+            }
         }
     }
     out
+}
+
+/// One read of a group: its members' totals, or each instance's (per CPU).
+enum GroupRead {
+    Totals(pmc::Result<Vec<Reading>>),
+    Instances(pmc::Result<Vec<pmc::GroupInstanceReading>>),
+}
+
+/// The CPU of a per-instance reading.
+fn cpu_of(i: pmc::Instance) -> Option<u32> {
+    match i {
+        pmc::Instance::Cpu(c) => Some(c),
+        pmc::Instance::Target(_) => None,
+    }
 }

@@ -58,7 +58,14 @@ fn refs(v: &[String]) -> Vec<&str> {
 /// Runs the exporter; the exit status is 128 + the stop signal.
 pub fn run(args: &Metrics) -> Result<u8, Failure> {
     let addr = listen_address(&args.addr)?;
+    // Read first: a bad file is a usage error before any counter is opened.
+    let web = args
+        .web_config
+        .as_ref()
+        .map(pmc_exporter::WebConfig::load)
+        .transpose()?;
     let mut registry = Registry::default();
+    registry.register_collector(Box::new(pmc_exporter::SelfCollector::default()));
     let mut per_process = None;
     if !args.system.is_empty() || args.attach.is_none() {
         let events = event_list(&args.system, true);
@@ -66,6 +73,12 @@ pub fn run(args: &Metrics) -> Result<u8, Failure> {
             Some(cg) => PmcCollector::system_cgroup(&refs(&events), cg)?,
             None => PmcCollector::system(&refs(&events))?,
         };
+        note_unsupported(&c);
+        registry.register_collector(Box::new(c));
+    }
+    if let Some((root, max)) = &args.cgroups {
+        let events = event_list(&args.system, true);
+        let c = PmcCollector::cgroups(&refs(&events), root)?.max_targets(*max);
         note_unsupported(&c);
         registry.register_collector(Box::new(c));
     }
@@ -86,9 +99,16 @@ pub fn run(args: &Metrics) -> Result<u8, Failure> {
         registry.register_collector(Box::new(Arc::clone(&c)));
         per_process = Some(c);
     }
-    let listener = pmc_exporter::bind(&addr)?;
+    let mut listener = pmc_exporter::bind(&addr)?;
+    let scheme = match &web {
+        Some(w) if w.has_tls() => "https",
+        _ => "http",
+    };
+    if let Some(w) = web {
+        listener = listener.web_config(w);
+    }
     diag!(
-        "pmcstat: serving http://{}/metrics until SIGINT/SIGTERM",
+        "pmcstat: serving {scheme}://{}/metrics until SIGINT/SIGTERM",
         listener.address()
     );
     listener.serve(&registry, &|| run::stop_signal().is_some());

@@ -29,15 +29,24 @@ use std::time::{Duration, Instant};
 /// How often the run checks the backend's log for a write error.
 pub const LOG_CHECK: Duration = Duration::from_millis(250);
 
-/// pmcstat's default sampling period (`-n`) for events that count things (page faults,
-/// instructions, cache misses): one sample every 65536 events, as pmcstat(8).
+/// pmcstat(8)'s default sampling period (`-n`), kept for hardware events where the kernel
+/// has no frequency mode of its own (FreeBSD's hwpmc): one sample every 65536 events (at
+/// 2-3 GHz, 30,000-45,000 samples a second of cycles).
 pub const DEFAULT_RATE: u64 = 65536;
 
-/// The default sampling frequency of time events (`cpu-clock`, `task-clock`, FreeBSD's SOFT
-/// clocks; [`pmc::EventSpec::is_time`]): perf record's default (`-F 4000` for any event
-/// without `-c`/`-F`). 65536 of their units would be a sample every 65.5 us of cpu-clock
-/// (15.3 kHz per CPU: issue 20 measured 4-5x perf's samples and 20,000 lost in 5 s of
-/// `-T -S clock.stat`), or one every 65.5 s of FreeBSD ticks.
+/// The default period of a counted software event (page faults, context switches) where the
+/// kernel has no frequency mode: hwpmc's smallest reload count (`kern.hwpmc.mincount`, 1000
+/// unless set lower; hwpmc raises any period below it). 65536 page faults is more than most
+/// programs take in a second, so pmcstat(8)'s default gave none (issue 34: xz, 0 samples).
+pub const DEFAULT_SOFT_RATE: u64 = 1000;
+
+/// The default sampling frequency: perf record's (`-F 4000` for any event without `-c`/`-F`),
+/// for the time events (`cpu-clock`, `task-clock`) everywhere, and for every other event but
+/// tracepoints and FreeBSD's SOFT clocks where the kernel adapts the period to a frequency
+/// itself ([`pmc::Backend::native_frequency`], Linux): `perf record -e page-faults` took
+/// 1,835 samples of xz where 65536 events a sample took none. 65536 units of a time event
+/// would be a sample every 65.5 us of cpu-clock (15.3 kHz per CPU: issue 20 measured 4-5x
+/// perf's samples and 20,000 lost in 5 s of `-T -S clock.stat`).
 pub const DEFAULT_TIME_FREQ: u64 = 4000;
 
 /// Splits a `,freq=HZ` qualifier off an event spec: `("cpu-clock", Some(1000))`.
@@ -66,6 +75,8 @@ struct Sampler {
     scope: Scope,
     /// Its -d.
     descendants: bool,
+    /// Its rate.
+    rate: Rate,
     /// The default rate chosen for it, when neither `,freq=`, `-n` nor `--freq` gave one.
     rate_note: Option<String>,
     pmc: <pmc::Native as Backend>::Pmc,
@@ -73,16 +84,7 @@ struct Sampler {
 
 /// Runs sampling mode; returns the exit status to use.
 pub fn run(args: &Sample) -> Result<u8, Failure> {
-    let backend = pmc::Native::open()?;
-    if let Some(pages) = args.mmap_pages {
-        backend.set_buffer_pages(pages).map_err(|e| {
-            let help = match e.help() {
-                Some(h) => format!("--mmap-pages takes a power of two (1, 2, 4, ...); {h}"),
-                None => "--mmap-pages takes a power of two (1, 2, 4, ...)".to_owned(),
-            };
-            Failure::Setup(e.with_help(help))
-        })?;
-    }
+    let backend = open_backend(args)?;
     // The created log is bound after the backend, so dropped (the file removed) before it
     // on a failed start.
     let (aggregator, mut created_log) = open_log(&backend, args)?;
@@ -91,17 +93,7 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
     if args.verbose {
         print_native_config(&samplers);
     }
-    // Samplers of the process alone (-P without -d): watch for child processes they miss,
-    // as counting does.
-    let alone = samplers
-        .iter()
-        .any(|s| !s.scope.is_system() && !s.descendants);
-    let mut probe = Some(&session)
-        .filter(|s| alone && !s.targets().is_empty())
-        .and_then(|s| crate::measure::ChildProbe::new(&backend, s));
-    if let Some(p) = probe.as_mut() {
-        p.start();
-    }
+    let probe = child_probe(&backend, &session, &samplers);
     let started = start(&mut samplers, &mut session)?;
     created_log.0 = None; // started: the log is kept, whatever happens next
 
@@ -142,9 +134,16 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
         status_line(&backend, elapsed, true);
     }
     let events: Vec<String> = samplers.iter().map(|s| s.text.clone()).collect();
+    let rates: Vec<String> = samplers
+        .iter()
+        .map(|s| format!("{} {}", s.text, rate_text(s.rate)))
+        .collect();
     drop(samplers);
-    backend.close_log().map_err(log_err)?;
+    close_log(&backend)?;
     report(args, &backend, aggregator, &events, elapsed)?;
+    if let Some((0, _)) = summary_counts(&backend) {
+        diag!("{}", no_samples_warning(&rates, elapsed));
+    }
     if let Some(ns) = uncounted_children {
         note!(
             "pmcstat: note: child processes ran {:.2} msec of task-clock that the -P samplers \
@@ -152,10 +151,62 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
             ns as f64 / 1e6
         );
     }
-    // After `q` too the status is the command's: 128 + SIGTERM if it died of the SIGTERM
-    // that `q` sent it, as on any other stop.
+    Ok(final_code(&backend, status))
+}
+
+/// The native backend, with `--mmap-pages`' ring size.
+fn open_backend(args: &Sample) -> Result<pmc::Native, Failure> {
+    let backend = pmc::Native::open()?;
+    if let Some(pages) = args.mmap_pages {
+        backend.set_buffer_pages(pages).map_err(|e| {
+            let help = match e.help() {
+                Some(h) => format!("--mmap-pages takes a power of two (1, 2, 4, ...); {h}"),
+                None => "--mmap-pages takes a power of two (1, 2, 4, ...)".to_owned(),
+            };
+            Failure::Setup(e.with_help(help))
+        })?;
+    }
+    Ok(backend)
+}
+
+/// For samplers of the process alone (-P without -d): the probe, started, that watches for
+/// the child processes they miss, as counting does.
+fn child_probe(
+    backend: &pmc::Native,
+    session: &crate::sys::launch::Session,
+    samplers: &[Sampler],
+) -> Option<crate::measure::ChildProbe> {
+    let alone = samplers
+        .iter()
+        .any(|s| !s.scope.is_system() && !s.descendants);
+    let mut probe = Some(session)
+        .filter(|s| alone && !s.targets().is_empty())
+        .and_then(|s| crate::measure::ChildProbe::new(backend, s));
+    if let Some(p) = probe.as_mut() {
+        p.start();
+    }
+    probe
+}
+
+/// Closes the log. Stopped by a signal, a log reader that stalled (a FIFO, -O -) cannot
+/// hold the exit: what it did not take is counted as lost and said, with the summary.
+fn close_log(backend: &pmc::Native) -> Result<(), Failure> {
+    let stopped = crate::run::stop_signal().is_some();
+    if stopped {
+        crate::sys::bound_log_close(backend, crate::sys::LOG_CLOSE_WAIT);
+    }
+    match backend.close_log() {
+        Err(e) if stopped => diag!("pmcstat: {}", log_err_line(&e)),
+        r => r.map_err(log_err)?,
+    }
+    Ok(())
+}
+
+/// The exit status: the command's (after `q` too: 128 + SIGTERM if it died of the SIGTERM
+/// that `q` sent it, as on any other stop), or [`LOST_STATUS`] when samples were lost.
+fn final_code(backend: &pmc::Native, status: Option<std::process::ExitStatus>) -> u8 {
     let status = crate::run::final_status(status.map(exit_code));
-    let lost = summary_counts(&backend).map_or(0, |(_, lost)| lost);
+    let lost = summary_counts(backend).map_or(0, |(_, lost)| lost);
     let code = exit_status(status, lost);
     if code != status {
         diag!(
@@ -163,7 +214,33 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
              why); the command itself succeeded"
         );
     }
-    Ok(code)
+    code
+}
+
+/// A log error as one line and its remedy, for a warning that does not end the run.
+fn log_err_line(e: &Error) -> String {
+    let fact = e.to_string();
+    let fact = fact.lines().next().unwrap_or_default().to_owned();
+    format!("{fact}\nhelp: {}", log_help(e))
+}
+
+/// A rate as the warnings say it: `at 4000 Hz`, `every 65536 events`.
+fn rate_text(rate: Rate) -> String {
+    match rate {
+        Rate::Frequency(hz) => format!("at {hz} Hz"),
+        Rate::Period(1) => "at every event".to_owned(),
+        Rate::Period(n) => format!("every {n} events"),
+    }
+}
+
+/// The warning of a run that took no sample: each PMC's rate, and what to change.
+fn no_samples_warning(rates: &[String], elapsed: Duration) -> String {
+    format!(
+        "pmcstat: warning: no samples in {:.3} s ({}): the events did not occur, or not often \
+         enough for the rate; sample more often with -n N (a smaller period) or --freq HZ",
+        elapsed.as_secs_f64(),
+        rates.join(", ")
+    )
 }
 
 /// pmcstat's exit status when the command succeeded (or there was none, or `q` ended it) but
@@ -203,26 +280,98 @@ fn open_log(
 }
 
 /// The rate of a PMC without its own `,freq=`: `--freq`, else `-n`, else the default for
-/// the event's unit ([`DEFAULT_TIME_FREQ`] for time, [`DEFAULT_RATE`] events otherwise), with
-/// a note saying which default was chosen (for `-v`).
-fn rate_for(args: &Sample, spec: &EventSpec) -> (Rate, Option<String>) {
+/// the event's kind ([`default_rate`]), with a note saying which default was chosen (for `-v`).
+fn rate_for(args: &Sample, spec: &EventSpec, native_frequency: bool) -> (Rate, Option<String>) {
     match (args.frequency, args.rate) {
         (Some(hz), _) => (Rate::Frequency(hz), None),
         (None, Some(n)) => (Rate::Period(n), None),
-        (None, None) if spec.is_time() => (
+        (None, None) => {
+            let (rate, why) = default_rate(spec, native_frequency);
+            (rate, Some(why))
+        }
+    }
+}
+
+/// The default rate of a sampling PMC by the event's kind, and why, so that a one-second
+/// run gets a useful number of samples:
+///
+/// | event | default | as |
+/// |---|---|---|
+/// | FreeBSD's SOFT clocks (`clock.hard`, `clock.stat`, `clock.prof`) | every tick (`-n 1`): 1000, 127, 8128 a second (on Linux every 1 ms, 7.874 ms, 123 us of CPU time) | hwpmc's `pmc_soft_intr()`: one sample per reload count of ticks |
+/// | tracepoints | every event (`-n 1`) | perf record |
+/// | `cpu-clock`, `task-clock` | 4000 Hz | perf record |
+/// | any other event, where the kernel has a frequency mode (Linux) | 4000 Hz | perf record |
+/// | software events (page faults, switches) without one (FreeBSD) | every 1000 events | hwpmc's smallest reload count |
+/// | hardware events without one (FreeBSD) | every 65536 events | pmcstat(8) |
+pub fn default_rate(spec: &EventSpec, native_frequency: bool) -> (Rate, String) {
+    const CHANGE: &str = "-n/--freq to change";
+    if let Some(c) = spec.soft_clock() {
+        return (
+            Rate::Period(1),
+            format!(
+                "one sample per tick of {} ({} ticks a second by default, {}; on Linux every \
+                 {} ms of CPU time): default for a clock, as its name says; {CHANGE}",
+                c.name(),
+                c.default_hz(),
+                c.rate_name(),
+                c.tick_ns() as f64 / 1e6
+            ),
+        );
+    }
+    if matches!(spec.source, pmc::EventSource::Tracepoint { .. }) {
+        return (
+            Rate::Period(1),
+            format!("every event (default for a tracepoint, as perf record); {CHANGE}"),
+        );
+    }
+    if spec.is_time() || native_frequency {
+        return (
             Rate::Frequency(DEFAULT_TIME_FREQ),
-            Some(format!(
-                "{DEFAULT_TIME_FREQ} Hz (default for a time event, as perf record; \
-                 -n/--freq to change)"
-            )),
+            format!(
+                "{DEFAULT_TIME_FREQ} Hz (default, as perf record: the kernel adapts the period \
+                 to the event's rate); {CHANGE}"
+            ),
+        );
+    }
+    if is_software(spec) {
+        return (
+            Rate::Period(DEFAULT_SOFT_RATE),
+            format!(
+                "one sample every {DEFAULT_SOFT_RATE} events (default for a software event \
+                 without a kernel frequency mode: hwpmc's smallest reload count); {CHANGE}"
+            ),
+        );
+    }
+    (
+        Rate::Period(DEFAULT_RATE),
+        format!(
+            "one sample every {DEFAULT_RATE} events (default for a hardware event without a \
+             kernel frequency mode, as pmcstat(8)); {CHANGE}"
         ),
-        (None, None) => (
-            Rate::Period(DEFAULT_RATE),
-            Some(format!(
-                "one sample every {DEFAULT_RATE} events (default for a counted event, as \
-                 pmcstat(8); -n/--freq to change)"
-            )),
-        ),
+    )
+}
+
+/// Whether the event is a kernel software event counting occurrences (page faults, context
+/// switches, migrations; hwpmc's SOFT class): rarer than a hardware event's.
+fn is_software(spec: &EventSpec) -> bool {
+    match &spec.source {
+        pmc::EventSource::Portable(p) => !p.is_hardware(),
+        pmc::EventSource::Generic(g) => [
+            "minor-faults",
+            "major-faults",
+            "alignment-faults",
+            "emulation-faults",
+            "cgroup-switches",
+        ]
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(g)),
+        pmc::EventSource::Hwpmc(n) => {
+            let lower = n.to_ascii_lowercase();
+            lower.starts_with("soft-")
+                || lower.starts_with("soft_")
+                || lower.starts_with("page_fault.")
+        }
+        _ => false,
     }
 }
 
@@ -275,13 +424,26 @@ fn allocate_sampler(
     (text, scope, descendants): (String, Scope, bool),
     mut flags: Flags,
 ) -> Result<Sampler, Failure> {
+    if text.contains('{') {
+        return Err(Failure::Usage(format!(
+            "`{text}`: perf's {{...}} groups are for counting (-e); sample each event with its \
+             own -P/-S"
+        )));
+    }
     let (spec_text, freq) = split_freq(&text).map_err(Failure::Usage)?;
     let spec: EventSpec = spec_text
         .parse()
         .map_err(|e: pmc::ParseError| Failure::Usage(e.to_string()))?;
+    if spec.is_duration_time() {
+        return Err(Failure::Usage(
+            "duration_time is perf stat's tool event (the run's wall-clock time): count it \
+             with -e; sample time with -P cpu-clock"
+                .into(),
+        ));
+    }
     let (rate, rate_note) = match freq {
         Some(hz) => (Rate::Frequency(hz), None),
-        None => rate_for(args, &spec),
+        None => rate_for(args, &spec, backend.native_frequency()),
     };
     // -W: the counts at every context switch, for the process-mode PMCs.
     // -E: each process's count at its exit, likewise.
@@ -315,6 +477,7 @@ fn allocate_sampler(
         text,
         scope,
         descendants,
+        rate,
         rate_note,
         pmc,
     })
@@ -840,31 +1003,73 @@ fn print_top(
 mod tests {
     use super::*;
 
-    /// Issue 20, defect 4: the default rate follows the event's unit; -n and --freq win.
+    /// Issue 20, defect 4, and issue 34: the default rate follows the event's kind and the
+    /// kernel's frequency mode; -n and --freq win.
     #[test]
-    fn default_rate_by_unit() {
-        let rate = |argv: &[&str], spec: &str| {
+    fn default_rate_by_kind() {
+        let rate = |argv: &[&str], spec: &str, native: bool| {
             let mut full = vec!["pmcstat"];
             full.extend_from_slice(argv);
             full.extend_from_slice(&["-P", spec, "true"]);
             let args = Sample::from(crate::cli::Args::parse_args(&full).expect("parses"));
-            rate_for(&args, &spec.parse().unwrap())
+            rate_for(&args, &spec.parse().unwrap(), native)
         };
-        for time in ["cpu-clock", "task-clock:u", "clock.hard", "SOFT-CLOCK.STAT"] {
-            let (r, note) = rate(&[], time);
-            assert_eq!(r, Rate::Frequency(DEFAULT_TIME_FREQ), "{time}");
-            assert!(note.unwrap().contains("4000 Hz"), "{time}");
+        for native in [true, false] {
+            for time in ["cpu-clock", "task-clock:u"] {
+                let (r, note) = rate(&[], time, native);
+                assert_eq!(r, Rate::Frequency(DEFAULT_TIME_FREQ), "{time}");
+                assert!(note.unwrap().contains("4000 Hz"), "{time}");
+            }
+            // A clock samples at its tick: clock.hard at kern.hz, not 4000 a second.
+            for clock in ["clock.hard", "SOFT-CLOCK.STAT"] {
+                let (r, note) = rate(&[], clock, native);
+                assert_eq!(r, Rate::Period(1), "{clock}");
+                assert!(note.unwrap().contains("one sample per tick"), "{clock}");
+            }
+            let (r, note) = rate(&[], "sched:sched_switch", native);
+            assert_eq!(r, Rate::Period(1));
+            assert!(note.unwrap().contains("tracepoint"));
         }
-        for counted in ["page-faults", "instructions", "PAGE_FAULT.ALL"] {
-            let (r, note) = rate(&[], counted);
-            assert_eq!(r, Rate::Period(DEFAULT_RATE), "{counted}");
-            assert!(note.unwrap().contains("65536"), "{counted}");
+        // Linux: every other event at perf record's 4 kHz.
+        for counted in ["page-faults", "instructions", "minor-faults", "r1a"] {
+            let (r, _) = rate(&[], counted, true);
+            assert_eq!(r, Rate::Frequency(DEFAULT_TIME_FREQ), "{counted}");
         }
-        assert_eq!(rate(&["-n", "7"], "cpu-clock"), (Rate::Period(7), None));
+        // hwpmc: software events at its smallest reload count, hardware ones as pmcstat(8).
+        for soft in [
+            "page-faults",
+            "PAGE_FAULT.ALL",
+            "context-switches",
+            "minor-faults",
+        ] {
+            let (r, note) = rate(&[], soft, false);
+            assert_eq!(r, Rate::Period(DEFAULT_SOFT_RATE), "{soft}");
+            assert!(note.unwrap().contains("1000"), "{soft}");
+        }
+        for hard in ["instructions", "inst_retired.any"] {
+            let (r, note) = rate(&[], hard, false);
+            assert_eq!(r, Rate::Period(DEFAULT_RATE), "{hard}");
+            assert!(note.unwrap().contains("65536"), "{hard}");
+        }
         assert_eq!(
-            rate(&["--freq", "99"], "page-faults"),
+            rate(&["-n", "7"], "cpu-clock", true),
+            (Rate::Period(7), None)
+        );
+        assert_eq!(
+            rate(&["--freq", "99"], "page-faults", false),
             (Rate::Frequency(99), None)
         );
+    }
+
+    #[test]
+    fn no_samples_warning_names_rates_and_remedy() {
+        let w = no_samples_warning(
+            &[format!("page-faults {}", rate_text(Rate::Period(65536)))],
+            Duration::from_millis(1500),
+        );
+        assert!(w.contains("no samples in 1.500 s"), "{w}");
+        assert!(w.contains("page-faults every 65536 events"), "{w}");
+        assert!(w.contains("-n N") && w.contains("--freq HZ"), "{w}");
     }
 
     /// Issue 21: a run that lost samples exits [`LOST_STATUS`] when the command succeeded,

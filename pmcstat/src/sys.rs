@@ -1,8 +1,8 @@
 //! pmcstat's calls into the OS: every nix, libc and `std::os` call of the
-//! CLI is here, and the process launcher it measures through, which is
-//! pmc's (`pmc::launch`) on the systems with a backend (Linux, FreeBSD) and a
-//! stand-in elsewhere, so that pmcstat builds on any Unix and says "no
-//! backend for this OS" when asked to measure ([`no_backend`]).
+//! CLI is here, and the process launcher it measures through, pmc's
+//! (`pmc::launch`, which builds on any Unix). On an OS without a backend
+//! pmcstat says "no backend for this OS" when asked to measure
+//! ([`no_backend`]).
 
 use std::fs::File;
 use std::io;
@@ -31,12 +31,35 @@ pub fn no_backend() -> pmc::Error {
     .with_help("run it on Linux or FreeBSD; -R reads their logs on any OS")
 }
 
+/// After a stop signal, how long the `-O` log's sink may take nothing before its close gives
+/// up (a FIFO or `-O -` whose reader stalled): the rest of the log is then counted as lost.
+pub const LOG_CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Bounds the wait for the log's sink at close to `wait` of no progress (Linux's log spool,
+/// `pmc_linux::Backend::set_log_close_wait`); elsewhere the close waits as it does.
+pub fn bound_log_close(backend: &pmc::Native, wait: Duration) {
+    #[cfg(target_os = "linux")]
+    backend.set_log_close_wait(Some(wait));
+    #[cfg(not(target_os = "linux"))]
+    let _ = (backend, wait);
+}
+
 /// SIGTERM, sent to a launched command when `-T` quits.
 pub const SIGTERM: i32 = libc::SIGTERM;
 
 /// Whether `errno` is EPIPE (the reader of a pipe or socket went away).
 pub fn is_epipe(errno: Option<i32>) -> bool {
     errno == Some(libc::EPIPE)
+}
+
+/// The launcher's messages for a command that could not be executed (as opposed to a
+/// working directory or stdio that could not be installed): `pmc::launch`'s wording.
+pub const LAUNCH_EXEC_PREFIXES: [&str; 2] = ["command not found", "cannot execute"];
+
+/// Whether a launch failed because the program does not exist (`ENOENT`, `ENOTDIR`: the
+/// shell's 127); any other exec failure is the shell's 126.
+pub fn is_not_found(errno: Option<i32>) -> bool {
+    matches!(errno, Some(libc::ENOENT | libc::ENOTDIR))
 }
 
 /// The shell convention: the exit code, or 128 + the signal.
@@ -131,108 +154,6 @@ pub fn is_fifo(t: &std::fs::FileType) -> bool {
     t.is_fifo()
 }
 
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+/// pmc's process launcher (on an OS without a backend it builds, and launching answers
+/// Unsupported; pmcstat's measuring modes stop before it there, with [`no_backend`]).
 pub use pmc::launch;
-
-/// pmc's launcher where pmc has none: the same calls, none of which can
-/// start or attach to anything ([`no_backend`]).
-#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-#[allow(dead_code)] // the stand-in has pmc::launch's whole surface that pmcstat uses
-pub mod launch {
-    use pmc::{Pmc, Result, Target};
-    use std::ffi::OsStr;
-    use std::process::ExitStatus;
-    use std::time::Duration;
-
-    /// As `pmc::launch::Progress`.
-    pub enum Progress {
-        /// The command exited.
-        Exited(ExitStatus),
-        /// Nothing to wait for.
-        Gone,
-        /// Still running.
-        Running,
-    }
-
-    /// As `pmc::launch::Command`: nothing is ever launched.
-    pub struct Command;
-
-    impl Command {
-        /// A command that cannot be launched here.
-        pub fn new(_program: impl AsRef<OsStr>) -> Command {
-            Command
-        }
-        /// Its arguments, ignored.
-        pub fn args<I, S>(&mut self, _args: I) -> &mut Command
-        where
-            I: IntoIterator<Item = S>,
-            S: AsRef<OsStr>,
-        {
-            self
-        }
-    }
-
-    /// As `pmc::launch::PausedChild`: never exists here.
-    pub enum PausedChild {}
-
-    impl PausedChild {
-        /// Unreachable: no child exists.
-        pub fn pid(&self) -> u32 {
-            match *self {}
-        }
-        /// Unreachable: no child exists.
-        pub fn wait(&mut self) -> Result<ExitStatus> {
-            match *self {}
-        }
-    }
-
-    /// As `pmc::launch::Session`: its targets, none of which can be attached to.
-    pub struct Session {
-        targets: Vec<Target>,
-    }
-
-    impl Session {
-        /// Fails: no backend.
-        pub fn launch(_command: &mut Command) -> Result<Session> {
-            Err(super::no_backend())
-        }
-        /// The targets, kept for the report.
-        pub fn attach_to(targets: impl IntoIterator<Item = Target>) -> Session {
-            Session {
-                targets: targets.into_iter().collect(),
-            }
-        }
-        /// The targets.
-        pub fn targets(&self) -> &[Target] {
-            &self.targets
-        }
-        /// No launched command.
-        pub fn child(&self) -> Option<&PausedChild> {
-            None
-        }
-        /// Fails: no backend.
-        pub fn attach<P: Pmc + ?Sized>(&self, _pmc: &mut P) -> Result<usize> {
-            Err(super::no_backend())
-        }
-        /// Nothing to resume.
-        pub fn resume(&mut self) -> Result<()> {
-            Ok(())
-        }
-        /// Nothing to wait for.
-        pub fn wait(&mut self, _timeout: Duration) -> Result<Progress> {
-            Ok(Progress::Gone)
-        }
-        /// Nothing to signal.
-        pub fn signal(&mut self, _sig: i32) -> Result<bool> {
-            Ok(false)
-        }
-        /// No exit status.
-        pub fn finish(self) -> Result<Option<ExitStatus>> {
-            Ok(None)
-        }
-        /// No child.
-        pub fn into_child(self) -> Option<PausedChild> {
-            None
-        }
-    }
-}

@@ -75,6 +75,19 @@ pub fn attach_all(pmc: &mut impl Pmc, session: &Session) -> Result<(), Failure> 
     }
 }
 
+/// [`attach_all`] for a perf `{...}` group.
+pub fn attach_group_all(group: &mut impl pmc::Group, session: &Session) -> Result<(), Failure> {
+    match session.attach_group(group) {
+        Ok(_) => Ok(()),
+        Err(e) if session.targets().len() > 1 && e.kind() == ErrorKind::NoSuchProcess => {
+            Err(Failure::Usage(
+                "-t: every matching process exited before it could be attached to".into(),
+            ))
+        }
+        Err(e) => Err(Failure::Setup(e)),
+    }
+}
+
 /// The pids of `-t`'s targets, for the report.
 pub fn pids(targets: &[Target]) -> Vec<u32> {
     targets

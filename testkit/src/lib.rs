@@ -94,7 +94,7 @@ pub fn record_row(suite: &str, row: fmt::Arguments<'_>) {
 }
 
 /// Prints a result row and records it for CI's summary (see [`record_row`]);
-/// the suite is the test file's: see [`suite`].
+/// the suite is the test binary's crate name.
 ///
 /// ```
 /// # std::env::remove_var("PMC_ROWS_LOG");
@@ -103,23 +103,8 @@ pub fn record_row(suite: &str, row: fmt::Arguments<'_>) {
 #[macro_export]
 macro_rules! row {
     ($($row:tt)+) => {
-        $crate::record_row($crate::suite(module_path!()), format_args!($($row)+))
+        $crate::record_row(env!("CARGO_CRATE_NAME"), format_args!($($row)+))
     };
-}
-
-/// The suite of a test file, from the `module_path!()` of code in it: a test binary made of
-/// several files (`tests/NAME/main.rs` with a `mod` per file) names each file's module under
-/// its root, `NAME::FILE` (the suite is `FILE`); a test binary of one file is its crate
-/// (`FILE`).
-///
-/// ```
-/// assert_eq!(pmc_testkit::suite("e2e::faults_cli"), "faults_cli");
-/// assert_eq!(pmc_testkit::suite("faults_log"), "faults_log");
-/// ```
-pub fn suite(module_path: &str) -> &str {
-    let mut parts = module_path.split("::");
-    let root = parts.next().unwrap_or(module_path);
-    parts.next().unwrap_or(root)
 }
 
 /// The environment variable that divides the iteration counts of

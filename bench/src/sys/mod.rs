@@ -1,12 +1,20 @@
 //! The benchmark's only unsafe code: the bare system calls the library is
-//! measured against (`perf_event_open`, `read`, the enable/disable ioctls)
-//! and a few process facts (`setrlimit`, `getrusage`).
+//! measured against (`perf_event_open`, `read`, the enable/disable ioctls
+//! on Linux; hwpmc's requests on FreeBSD, `hwpmc.rs`) and a few process
+//! facts (`setrlimit`, `getrusage`).
 #![allow(unsafe_code)]
 
+#[cfg(target_os = "freebsd")]
+pub mod hwpmc;
+
+#[cfg(target_os = "linux")]
 use perf_event_open_sys::bindings::perf_event_attr;
+#[cfg(target_os = "linux")]
 use std::io;
+#[cfg(target_os = "linux")]
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
+#[cfg(target_os = "linux")]
 /// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`.
 ///
 /// # Errors
@@ -30,6 +38,7 @@ pub fn perf_event_open(
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+#[cfg(target_os = "linux")]
 /// A bare `read(2)`: what a hand-written perf_event reader does.
 ///
 /// # Errors
@@ -46,6 +55,7 @@ pub fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n as usize)
 }
 
+#[cfg(target_os = "linux")]
 /// `PERF_EVENT_IOC_ENABLE` (`enable`) or `PERF_EVENT_IOC_DISABLE`, no group flag.
 ///
 /// # Errors
@@ -67,6 +77,7 @@ pub fn ioctl_enable(fd: BorrowedFd<'_>, enable: bool) -> io::Result<()> {
     Ok(())
 }
 
+#[cfg(target_os = "linux")]
 /// Raises `RLIMIT_NOFILE` to at least `want` (soft and, as root, hard);
 /// returns the soft limit now in force.
 pub fn raise_nofile(want: u64) -> u64 {
@@ -100,6 +111,7 @@ pub fn raise_nofile(want: u64) -> u64 {
     lim.rlim_cur
 }
 
+#[cfg(target_os = "linux")]
 /// User + system CPU time (ns) of all waited-for children so far.
 pub fn children_cpu_ns() -> u64 {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
@@ -112,6 +124,7 @@ pub fn children_cpu_ns() -> u64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+#[cfg(target_os = "linux")]
 /// User + system CPU time (ns) of this process so far.
 pub fn self_cpu_ns() -> u64 {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
@@ -124,6 +137,7 @@ pub fn self_cpu_ns() -> u64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+#[cfg(target_os = "linux")]
 /// What `wait4(2)` reports about one child.
 #[derive(Debug, Clone, Copy)]
 pub struct ChildUsage {
@@ -136,6 +150,7 @@ pub struct ChildUsage {
     pub maxrss_kib: u64,
 }
 
+#[cfg(target_os = "linux")]
 /// `wait4(pid, .., 0, &rusage)`: reaps the child `pid` and returns its usage.
 ///
 /// # Errors

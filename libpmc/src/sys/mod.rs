@@ -18,19 +18,53 @@ thread_local! {
 
 fn fail(e: CError) {
     nix::errno::Errno::set_raw(e.errno);
-    let msg = CString::new(e.message.replace('\0', " ")).unwrap_or_default();
+    let msg = CString::new(escape(&e.message)).unwrap_or_default();
     LAST.with(|l| *l.borrow_mut() = msg);
+}
+
+/// The longest message `pmc_strerror_last` returns (a longer one is cut, and
+/// says so).
+const MESSAGE_MAX: usize = 4096;
+
+/// A message a terminal can show: control characters as `\xNN` escapes,
+/// cut to [`MESSAGE_MAX`] bytes.
+fn escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if out.len() >= MESSAGE_MAX {
+            out.push_str(" [cut]");
+            break;
+        }
+        if c.is_control() && c != '\n' && c != '\t' {
+            out.push_str(&format!("\\x{:02x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A caller's string in a message: at most 200 characters.
+pub(crate) fn cut(s: &str) -> String {
+    let mut out: String = s.chars().take(200).collect();
+    if out.len() < s.len() {
+        out.push_str("...");
+    }
+    out
 }
 
 /// Runs `f` as an entry point: its error becomes -1 and errno, a panic EIO.
 fn entry(f: impl FnOnce() -> Result<c_int, CError>) -> c_int {
+    state::CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
+            state::FAILED_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             fail(e);
             -1
         }
         Err(_) => {
+            state::FAILED_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             fail(CError::new(
                 libc::EIO,
                 "internal error in libpmc (a bug: please report it)",
@@ -112,7 +146,8 @@ pub extern "C" fn pmc_init() -> c_int {
 
 /// `pmc_allocate`: allocates a PMC counting `ctrspec` (libpmc's syntax,
 /// perf's, or a portable name) in `mode` with `PMC_F_*` flags, on `cpu`
-/// (system modes) or `PMC_CPU_ANY`; its id goes to `*pmcid`.
+/// (system modes) or `PMC_CPU_ANY`, sampling every `count` events (sampling
+/// modes; 0: the default, 65536); its id goes to `*pmcid`.
 ///
 /// # Safety
 /// `ctrspec` is a NUL-terminated string or NULL; `pmcid` is writable or NULL.
@@ -123,6 +158,7 @@ pub unsafe extern "C" fn pmc_allocate(
     flags: u32,
     cpu: c_int,
     pmcid: *mut pmc_id_t,
+    count: u64,
 ) -> c_int {
     entry(|| {
         // SAFETY: NULL or a NUL-terminated string by the C contract, read within this call.
@@ -130,7 +166,7 @@ pub unsafe extern "C" fn pmc_allocate(
         if pmcid.is_null() {
             return Err(efault("pmcid"));
         }
-        let id = state::allocate(spec, mode.0, flags, cpu)?;
+        let id = state::allocate(spec, mode.0, flags, cpu, count)?;
         put(pmcid, "pmcid", id)
     })
 }
@@ -328,7 +364,9 @@ pub extern "C" fn pmc_configure_logfile(fd: c_int) -> c_int {
         let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
         let owned = nix::unistd::dup(borrowed)
             .map_err(|e| CError::new(e as i32, format!("cannot use fd {fd} for the log: {e}")))?;
-        ok0(state::configure_log(Some(std::fs::File::from(owned))))
+        ok0(state::configure_log(Some(Box::new(LogFile(
+            std::fs::File::from(owned),
+        )))))
     })
 }
 
@@ -350,73 +388,61 @@ pub extern "C" fn pmc_writelog(userdata: u32) -> c_int {
     entry(|| ok0(state::write_log(userdata)))
 }
 
-/// `pmc_get_driver_stats`: not on Linux (`EOPNOTSUPP`): perf keeps no such
-/// statistics.
+/// `pmc_get_driver_stats`: this library's counts in hwpmc's terms (calls,
+/// failed calls, samples logged, samples lost).
 ///
 /// # Safety
-/// Never dereferences `gms`.
+/// `gms` is writable or NULL.
 #[no_mangle]
 pub unsafe extern "C" fn pmc_get_driver_stats(gms: *mut pmc_driverstats) -> c_int {
-    let _ = gms;
     entry(|| {
-        Err(state::unsupported(
-            "pmc_get_driver_stats",
-            "perf_event keeps no driver statistics",
-        ))
+        if gms.is_null() {
+            return Err(efault("gms"));
+        }
+        let s = state::driver_stats()?;
+        put(gms, "gms", s)
     })
 }
 
-/// `pmc_get_msr`: not on Linux (`EOPNOTSUPP`). hwpmc gives a self-attached
-/// process PMC a fixed row whose register holds the PMC's count, so a caller
-/// may `rdpmc` it. perf moves an event between counters as it schedules it,
-/// and the register holds the count less an offset kept in the event's
-/// mapped page: a fixed register read would return wrong numbers. `pmc_read`
-/// returns the count; Rust callers have `pmc::native::FastReader`, which reads
-/// in user space with perf's protocol.
+/// `pmc_get_msr`: pmc_get_msr(3)'s EINVAL cases, then ENOSYS: hwpmc gives a
+/// self-attached process PMC a fixed row whose register holds the count, so
+/// a caller may `rdpmc` it; perf moves an event between counters as it
+/// schedules it, and the register holds the count less an offset kept in
+/// the event's mapped page. `pmc_read` returns the count; Rust callers have
+/// `pmc::native::FastReader`, which reads in user space with perf's protocol.
 ///
 /// # Safety
-/// Never dereferences `msr`.
+/// `msr` is writable or NULL.
 #[no_mangle]
 pub unsafe extern "C" fn pmc_get_msr(pmcid: pmc_id_t, msr: *mut u32) -> c_int {
-    let _ = (pmcid, msr);
     entry(|| {
-        Err(state::unsupported(
-            "pmc_get_msr",
-            "perf moves a counter between registers as it schedules it, and a register holds \
-             the count less an offset, so no register can be read on its own; use pmc_read",
-        ))
+        if msr.is_null() {
+            return Err(efault("msr"));
+        }
+        let m = state::get_msr(pmcid)?;
+        put(msr, "msr", m)
     })
 }
 
-/// `pmc_enable`: not on Linux (`EOPNOTSUPP`): perf has no per-row
-/// administration.
+/// `pmc_enable`: pmc_disable(3)'s errors, then `EOPNOTSUPP`: perf has no
+/// per-row administration.
 #[no_mangle]
 pub extern "C" fn pmc_enable(cpu: c_int, pmc: c_int) -> c_int {
-    let _ = (cpu, pmc);
-    entry(|| {
-        Err(state::unsupported(
-            "pmc_enable",
-            "perf has no per-row administration",
-        ))
-    })
+    entry(|| ok0(state::admin("pmc_enable", cpu, pmc, false)))
 }
 
-/// `pmc_disable`: not on Linux (`EOPNOTSUPP`).
+/// `pmc_disable`: as `pmc_enable`; `EBUSY` for a row in use.
 #[no_mangle]
 pub extern "C" fn pmc_disable(cpu: c_int, pmc: c_int) -> c_int {
-    let _ = (cpu, pmc);
-    entry(|| {
-        Err(state::unsupported(
-            "pmc_disable",
-            "perf has no per-row administration",
-        ))
-    })
+    entry(|| ok0(state::admin("pmc_disable", cpu, pmc, true)))
 }
 
 /// `pmc_name_of_capability`: one `PMC_CAP_*` bit's name, or NULL (`EINVAL`).
 #[no_mangle]
-pub extern "C" fn pmc_name_of_capability(c: u32) -> *const c_char {
-    name_entry("capability", c, || names::capability(c).map(CStr::as_ptr))
+pub extern "C" fn pmc_name_of_capability(c: CapsArg) -> *const c_char {
+    name_entry("capability", c.0, || {
+        names::capability(c.0).map(CStr::as_ptr)
+    })
 }
 
 /// `pmc_name_of_class`: a class's name ("SOFT"), or NULL (`EINVAL`).
@@ -442,7 +468,7 @@ pub extern "C" fn pmc_name_of_disposition(pd: DispArg) -> *const c_char {
 /// `pmc_name_of_event`: an event's name, or NULL (`EINVAL`).
 #[no_mangle]
 pub extern "C" fn pmc_name_of_event(pe: EventArg) -> *const c_char {
-    name_entry("event", pe.0, || state::event_name(pe.0))
+    name_entry("event", pe.0, || names::event(pe.0))
 }
 
 /// `pmc_name_of_mode`: a mode's name ("TC"), or NULL (`EINVAL`).
@@ -633,9 +659,9 @@ pub extern "C" fn pmclog_open(fd: c_int) -> *mut std::ffi::c_void {
     }
 }
 
-/// `pmclog_feed`: gives a `PMCLOG_FD_NONE` parser `len` more bytes.
-/// 0, or -1 with errno (`EINVAL`: a parser reading a descriptor, or a bad
-/// length).
+/// `pmclog_feed`: gives a `PMCLOG_FD_NONE` parser `len` more bytes (copied).
+/// 0, or -1 with errno (`EINVAL`: a parser reading a descriptor, a negative
+/// length, or data fed before not consumed yet).
 ///
 /// # Safety
 /// `cookie` is `pmclog_open`'s, not closed; `data` holds `len` bytes.
@@ -646,38 +672,36 @@ pub unsafe extern "C" fn pmclog_feed(
     len: c_int,
 ) -> c_int {
     entry(|| {
-        if cookie.is_null() || data.is_null() {
-            return Err(efault("cookie or data"));
+        if cookie.is_null() {
+            return Err(efault("cookie"));
         }
         let n = usize::try_from(len)
             .map_err(|_| CError::new(libc::EINVAL, format!("length {len} is negative")))?;
+        if data.is_null() && n > 0 {
+            return Err(efault("data"));
+        }
         // SAFETY: a live parser from pmclog_open, by the C contract; the
         // caller does not use it from another thread during the call.
         let parser = unsafe { &mut *cookie.cast::<crate::pmclog::Parser>() };
-        if parser.fd != crate::pmclog::PMCLOG_FD_NONE {
-            return Err(CError::new(
-                libc::EINVAL,
-                "this parser reads a descriptor: pmclog_feed is for pmclog_open(PMCLOG_FD_NONE)",
-            ));
-        }
-        // SAFETY: `data` holds `n` readable bytes by the C contract.
-        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), n) };
-        parser.feed(bytes);
+        let bytes = if n == 0 {
+            &[][..]
+        } else {
+            // SAFETY: `data` holds `n` readable bytes by the C contract.
+            unsafe { std::slice::from_raw_parts(data.cast::<u8>(), n) }
+        };
+        parser.feed(bytes)?;
         Ok(0)
     })
 }
 
 /// `pmclog_read`: the next event into `*ev`: 0, or -1 with `ev->pl_state`
 /// `PMCLOG_EOF` (the end, or CLOSELOG), `PMCLOG_REQUIRE_DATA` (feed more)
-/// or `PMCLOG_ERROR` (not a log).
+/// or `PMCLOG_ERROR` (errno and `pmc_strerror_last()` say why).
 ///
 /// # Safety
 /// `cookie` is `pmclog_open`'s, not closed; `ev` is writable or NULL.
 #[no_mangle]
-pub unsafe extern "C" fn pmclog_read(
-    cookie: *mut std::ffi::c_void,
-    ev: *mut crate::pmclog::pmclog_ev,
-) -> c_int {
+pub unsafe extern "C" fn pmclog_read(cookie: *mut std::ffi::c_void, ev: *mut pmclog_ev) -> c_int {
     entry(|| {
         if cookie.is_null() || ev.is_null() {
             return Err(efault("cookie or ev"));
@@ -686,6 +710,9 @@ pub unsafe extern "C" fn pmclog_read(
         let parser = unsafe { &mut *cookie.cast::<crate::pmclog::Parser>() };
         let fd = parser.fd;
         let mut read_more = |buf: &mut [u8]| -> Result<usize, CError> {
+            if fd < 0 {
+                return Err(CError::new(libc::EBADF, format!("pmclog_read: fd {fd}")));
+            }
             // SAFETY: the descriptor is only borrowed for this read; the
             // caller keeps it open while the parser lives (pmclog(3)).
             let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
@@ -693,18 +720,19 @@ pub unsafe extern "C" fn pmclog_read(
                 match nix::unistd::read(fd, buf) {
                     Err(nix::errno::Errno::EINTR) => continue,
                     Err(e) => {
-                        return Err(CError::new(e as i32, format!("reading the log: {e}")));
+                        return Err(CError::new(
+                            e as i32,
+                            format!("pmclog_read: reading the log: {e}"),
+                        ));
                     }
                     Ok(n) => return Ok(n),
                 }
             }
         };
-        let mut out = crate::pmclog::Parser::empty_event();
+        let mut out = crate::pmclog::empty_event();
         let got = parser.next(&mut out, &mut read_more);
         put(ev, "ev", out)?;
-        let ok = got?;
-        put(ev, "ev", out)?;
-        Ok(if ok { 0 } else { -1 })
+        Ok(if got? { 0 } else { -1 })
     })
 }
 
@@ -720,4 +748,259 @@ pub unsafe extern "C" fn pmclog_close(cookie: *mut std::ffi::c_void) {
     // SAFETY: made by Box::into_raw in pmclog_open, closed once.
     let parser = unsafe { Box::from_raw(cookie.cast::<crate::pmclog::Parser>()) };
     let _ = catch_unwind(AssertUnwindSafe(move || drop(parser)));
+}
+
+/// A string argument that may be NULL.
+///
+/// # Safety
+/// `p` is NULL or a NUL-terminated string that outlives `'a`.
+unsafe fn opt_str<'a>(p: *const c_char) -> Option<&'a str> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, and NUL-terminated by the function's contract.
+    unsafe { CStr::from_ptr(p) }.to_str().ok()
+}
+
+/// `pmc_pmu_enabled`: 1 when this machine's CPU has a table of named
+/// events (pmc-events'; FreeBSD's libpmc: its pmu-events table), else 0.
+#[no_mangle]
+pub extern "C" fn pmc_pmu_enabled() -> c_int {
+    catch_unwind(|| c_int::from(crate::pmu::enabled())).unwrap_or(0)
+}
+
+/// Writes `text` to C's `stdout` (the `FILE *` the caller's `printf` uses,
+/// so that the two interleave as written).
+fn c_print(text: &str) {
+    let Ok(c) = CString::new(text.replace('\0', "")) else {
+        return;
+    };
+    #[cfg(target_os = "freebsd")]
+    extern "C" {
+        #[link_name = "__stdoutp"]
+        static mut C_STDOUT: *mut libc::FILE;
+    }
+    #[cfg(not(target_os = "freebsd"))]
+    extern "C" {
+        #[link_name = "stdout"]
+        static mut C_STDOUT: *mut libc::FILE;
+    }
+    // SAFETY: C's stdout stream, initialized by the C runtime before main;
+    // read once (a copy of the pointer), and fputs takes a NUL-terminated string.
+    unsafe {
+        let out = C_STDOUT;
+        libc::fputs(c.as_ptr(), out);
+    }
+}
+
+fn print_entry(which: crate::pmu::Print, filter: *const c_char) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: NULL or a NUL-terminated string by the C contract, read within this call.
+        let filter = unsafe { opt_str(filter) };
+        if filter.is_none() && which != crate::pmu::Print::Names {
+            return;
+        }
+        c_print(&crate::pmu::listing(which, filter));
+    }));
+}
+
+/// `pmc_pmu_print_counters`: `\tNAME` for each of the CPU's named events
+/// whose name contains `event_name` (case ignored; NULL: every event), on
+/// stdout.
+///
+/// # Safety
+/// `event_name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_print_counters(event_name: *const c_char) {
+    print_entry(crate::pmu::Print::Names, event_name);
+}
+
+/// `pmc_pmu_print_counter_desc`: `NAME:\tDESCRIPTION` for each event whose
+/// name contains `ev` and that has a description.
+///
+/// # Safety
+/// `ev` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_print_counter_desc(ev: *const c_char) {
+    print_entry(crate::pmu::Print::Desc, ev);
+}
+
+/// `pmc_pmu_print_counter_desc_long`: as `pmc_pmu_print_counter_desc` with
+/// the long description where there is one (pmc-events keeps none: the
+/// short one).
+///
+/// # Safety
+/// `ev` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_print_counter_desc_long(ev: *const c_char) {
+    print_entry(crate::pmu::Print::DescLong, ev);
+}
+
+/// `pmc_pmu_print_counter_full`: `name:`, `desc:` and `event:` lines for each
+/// event whose name contains `ev`.
+///
+/// # Safety
+/// `ev` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_print_counter_full(ev: *const c_char) {
+    print_entry(crate::pmu::Print::Full, ev);
+}
+
+/// `pmc_pmu_sample_rate_get`: the event's default sampling count (65536,
+/// libpmc's `DEFAULT_SAMPLE_COUNT`, for every event: pmc-events keeps no
+/// sampling counts).
+///
+/// # Safety
+/// `event_name` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_sample_rate_get(event_name: *const c_char) -> u64 {
+    catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: NULL or a NUL-terminated string by the C contract.
+        crate::pmu::sample_rate(unsafe { opt_str(event_name) }.unwrap_or(""))
+    }))
+    .unwrap_or(crate::pmu::DEFAULT_SAMPLE_COUNT)
+}
+
+/// `pmc_pmu_pmcallocate`: fills `*pm` for the named event as libpmc does
+/// for hwpmc (`pm_class`, the table index in `pm_ev`, `PMC_F_EV_PMU` in
+/// `pm_flags`, `pm_caps`, `pm_md`). Returns 0, or an errno value
+/// (`ENOENT`: not an event of this CPU's table; `EFAULT`: NULL).
+///
+/// # Safety
+/// `name` is NULL or a NUL-terminated string; `pm` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_pmcallocate(
+    name: *const c_char,
+    pm: *mut pmc_op_pmcallocate,
+) -> c_int {
+    catch_unwind(AssertUnwindSafe(|| {
+        if pm.is_null() {
+            return libc::EFAULT;
+        }
+        // SAFETY: NULL or a NUL-terminated string by the C contract.
+        let Some(name) = (unsafe { opt_str(name) }) else {
+            return libc::EFAULT;
+        };
+        // SAFETY: `pm` is non-null and writable by the C contract; read and
+        // written in place, as libpmc does.
+        let pm = unsafe { &mut *pm };
+        crate::pmu::pmcallocate(name, pm)
+    }))
+    .unwrap_or(libc::EIO)
+}
+
+/// `pmc_pmu_event_get_by_idx`: the name of event `idx` of `cpuid`'s table
+/// (a `kern.hwpmc.cpuid` string such as `GenuineIntel-6-55-4`; NULL: this
+/// machine's), or NULL (`EINVAL`).
+///
+/// # Safety
+/// `cpuid` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_event_get_by_idx(
+    cpuid: *const c_char,
+    idx: c_int,
+) -> *const c_char {
+    let v = u32::try_from(idx).unwrap_or(u32::MAX);
+    name_entry("pmu event index", v, || {
+        // SAFETY: NULL or a NUL-terminated string by the C contract.
+        let cpuid = unsafe { opt_str(cpuid) };
+        crate::pmu::event_by_idx(cpuid, idx).map(CStr::as_ptr)
+    })
+}
+
+/// `pmc_pmu_idx_get_by_event`: the index of the named event (libpmc's
+/// aliases taken) in `cpuid`'s table (NULL: this machine's), or -1.
+///
+/// # Safety
+/// `cpuid` and `event` are NULL or NUL-terminated strings.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_idx_get_by_event(
+    cpuid: *const c_char,
+    event: *const c_char,
+) -> c_int {
+    catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: NULL or NUL-terminated strings by the C contract.
+        let (cpuid, event) = unsafe { (opt_str(cpuid), opt_str(event)) };
+        event.map_or(-1, |e| crate::pmu::idx_by_event(cpuid, e))
+    }))
+    .unwrap_or(-1)
+}
+
+/// `pmc_pmu_stat_mode`: the six counters of pmcstat's counting mode, by this
+/// CPU's names, into `*cntrs` (the library's array); 0, or `EOPNOTSUPP`
+/// without a table (`EFAULT`: NULL).
+///
+/// # Safety
+/// `cntrs` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn pmc_pmu_stat_mode(cntrs: *mut *mut *const c_char) -> c_int {
+    catch_unwind(AssertUnwindSafe(|| {
+        if cntrs.is_null() {
+            return libc::EFAULT;
+        }
+        static ARRAY: std::sync::OnceLock<Option<StatNames>> = std::sync::OnceLock::new();
+        let Some(names) =
+            ARRAY.get_or_init(|| crate::pmu::stat_mode().map(|n| StatNames(n.map(CStr::as_ptr))))
+        else {
+            return libc::EOPNOTSUPP;
+        };
+        // SAFETY: `cntrs` is non-null and writable by the C contract; the
+        // array is static, and C only reads it (libpmc's is `const char *[]`).
+        unsafe { cntrs.write(names.0.as_ptr().cast_mut()) };
+        0
+    }))
+    .unwrap_or(libc::EIO)
+}
+
+/// The stat-mode names handed to C (pointers to static strings).
+struct StatNames([*const c_char; 6]);
+// SAFETY: the pointers are to 'static, immutable C strings.
+unsafe impl Send for StatNames {}
+// SAFETY: as above: shared reads of immutable data.
+unsafe impl Sync for StatNames {}
+
+/// The log's file: every write with `SIGPIPE` blocked in the writing thread
+/// and any `SIGPIPE` it raised taken back, so that a log pipe whose reader
+/// closed fails the write with `EPIPE` (reported by the log's calls) instead
+/// of killing the process.
+pub(crate) struct LogFile(pub(crate) std::fs::File);
+
+impl std::io::Write for LogFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        no_sigpipe(|| std::io::Write::write(&mut self.0, buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        no_sigpipe(|| std::io::Write::flush(&mut self.0))
+    }
+}
+
+/// Runs `f` with `SIGPIPE` blocked in this thread; a `SIGPIPE` `f`'s write
+/// raised (`EPIPE`) is taken off the thread's pending set before the mask is
+/// restored.
+fn no_sigpipe<T>(f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+    use nix::sys::signal::{pthread_sigmask, SigSet, SigmaskHow, Signal};
+    let mut pipe = SigSet::empty();
+    pipe.add(Signal::SIGPIPE);
+    let mut old = SigSet::empty();
+    if pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&pipe), Some(&mut old)).is_err() {
+        return f();
+    }
+    let r = f();
+    if !old.contains(Signal::SIGPIPE)
+        && matches!(&r, Err(e) if e.raw_os_error() == Some(libc::EPIPE))
+    {
+        let zero = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid signal set and timeout, and no info pointer: takes
+        // this thread's pending SIGPIPE (the one the write raised), if any,
+        // without waiting.
+        unsafe {
+            libc::sigtimedwait(pipe.as_ref(), ptr::null_mut(), &zero);
+        }
+    }
+    let _ = pthread_sigmask(SigmaskHow::SIG_SETMASK, Some(&old), None);
+    r
 }

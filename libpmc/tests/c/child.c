@@ -41,7 +41,7 @@ main(int argc, char **argv)
 		volatile char *p;
 
 		close(go[1]);
-		p = mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
+		p = (volatile char *)mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANON, -1, 0);
 		if (p == MAP_FAILED)
 			_exit(1);
@@ -55,7 +55,7 @@ main(int argc, char **argv)
 		_exit(0);
 	}
 	close(go[0]);
-	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &id) < 0)
+	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &id, 0) < 0)
 		err(3, "pmc_allocate: %s", PMC_MESSAGE());
 	if (pmc_attach(id, pid) < 0)
 		err(4, "pmc_attach(%d): %s", (int)pid, PMC_MESSAGE());

@@ -78,7 +78,7 @@ main(int argc, char **argv)
 	if (pmc_init() < 0)
 		err(2, "pmc_init");
 	if (pmc_allocate("instructions:u", PMC_MODE_TC, 0, PMC_CPU_ANY,
-	    &id) < 0)
+	    &id, 0) < 0)
 		errx(3, "pmc_allocate(instructions:u): %s", PMC_MESSAGE());
 	if (pmc_attach(id, 0) < 0)
 		errx(3, "pmc_attach: %s", PMC_MESSAGE());

@@ -33,7 +33,7 @@ struct span {
 static void *
 touch(void *arg)
 {
-	struct span *s = arg;
+	struct span *s = (struct span *)arg;
 	long i;
 
 	for (i = 0; i < s->npages; i++)
@@ -46,7 +46,7 @@ fresh(long npages)
 {
 	volatile char *p;
 
-	p = mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
+	p = (volatile char *)mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANON, -1, 0);
 	if (p == MAP_FAILED)
 		err(5, "mmap");

@@ -29,11 +29,11 @@ main(int argc, char **argv)
 
 	if (pmc_init() < 0)
 		err(2, "pmc_init");
-	if (pmc_allocate(event, PMC_MODE_TC, 0, PMC_CPU_ANY, &pmcid) < 0)
+	if (pmc_allocate(event, PMC_MODE_TC, 0, PMC_CPU_ANY, &pmcid, 0) < 0)
 		err(3, "pmc_allocate(%s)", event);
 	if (pmc_attach(pmcid, 0) < 0)
 		err(4, "pmc_attach");
-	p = mmap(NULL, npages * pagesize + 1, PROT_READ | PROT_WRITE,
+	p = (volatile char *)mmap(NULL, npages * pagesize + 1, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANON, -1, 0);
 	if (p == MAP_FAILED)
 		err(5, "mmap");

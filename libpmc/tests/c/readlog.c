@@ -1,8 +1,9 @@
 /*
  * Reads a log back with pmclog(3), as pmcstat -R does, and prints what it
- * found: "initialize", "allocate NAME RATE", "samples PID N", "userdata
- * 0xHEX", "end STATE". With "feed" it reads the file itself and hands it
- * to a PMCLOG_FD_NONE parser in 1000-byte pieces (pmclog_feed).
+ * found: "initialize", "allocate NAME RATE event CODE flags FLAGS id ID",
+ * "allocatedyn NAME event CODE flags FLAGS id ID", "samples PID N",
+ * "userdata 0xHEX", "end STATE". With "feed" it reads the file itself and
+ * hands it to a PMCLOG_FD_NONE parser in 1000-byte pieces (pmclog_feed).
  *
  * usage: readlog LOGFILE PID [feed]
  */
@@ -56,9 +57,15 @@ main(int argc, char **argv)
 			printf("initialize version %#x\n", ev.pl_u.pl_i.pl_version);
 			break;
 		case PMCLOG_TYPE_PMCALLOCATE:
-			printf("allocate %s %" PRIu64 " event %#x\n",
+			printf("allocate %s %" PRIu64 " event %#x flags %#x id %#x\n",
 			    ev.pl_u.pl_a.pl_evname, (uint64_t)ev.pl_u.pl_a.pl_rate,
-			    ev.pl_u.pl_a.pl_event);
+			    ev.pl_u.pl_a.pl_event, ev.pl_u.pl_a.pl_flags,
+			    ev.pl_u.pl_a.pl_pmcid);
+			break;
+		case PMCLOG_TYPE_PMCALLOCATEDYN:
+			printf("allocatedyn %s event %#x flags %#x id %#x\n",
+			    ev.pl_u.pl_ad.pl_evname, ev.pl_u.pl_ad.pl_event,
+			    ev.pl_u.pl_ad.pl_flags, ev.pl_u.pl_ad.pl_pmcid);
 			break;
 		case PMCLOG_TYPE_CALLCHAIN:
 			if (ev.pl_u.pl_cc.pl_pid != pid)

@@ -9,7 +9,7 @@ int main(void) {
 	if (pmc_init() < 0)
 		err(1, "pmc_init");
 	/* libpmc's names (SOFT-PAGE_FAULT.ALL), perf's, or the portable ones */
-	if (pmc_allocate("page-faults", PMC_MODE_TC, 0, PMC_CPU_ANY, &id) < 0)
+	if (pmc_allocate("page-faults", PMC_MODE_TC, 0, PMC_CPU_ANY, &id, 0) < 0)
 		err(1, "pmc_allocate: %s", pmc_strerror_last());
 	pmc_attach(id, 0);		/* 0: this process */
 	pmc_start(id);

@@ -52,7 +52,7 @@ main(int argc, char **argv)
 		err(3, "open %s", argv[1]);
 	if (pmc_configure_logfile(fd) < 0)
 		err(3, "pmc_configure_logfile: %s", PMC_MESSAGE());
-	if (pmc_allocate("cpu-clock", PMC_MODE_TS, 0, PMC_CPU_ANY, &id) < 0)
+	if (pmc_allocate("cpu-clock", PMC_MODE_TS, 0, PMC_CPU_ANY, &id, 0) < 0)
 		err(4, "pmc_allocate: %s", PMC_MESSAGE());
 	if (pmc_set(id, period) < 0)
 		err(5, "pmc_set: %s", PMC_MESSAGE());

@@ -57,10 +57,10 @@ main(int argc, char **argv)
 		err(2, "pmc_init");
 	if ((ncpu = pmc_ncpu()) < 0)
 		err(2, "pmc_ncpu");
-	if ((ids = calloc(ncpu, sizeof(*ids))) == NULL)
+	if ((ids = (pmc_id_t *)calloc(ncpu, sizeof(*ids))) == NULL)
 		err(2, "calloc");
 	for (cpu = 0; cpu < ncpu; cpu++)
-		if (pmc_allocate(event, PMC_MODE_SC, 0, cpu, &ids[cpu]) < 0)
+		if (pmc_allocate(event, PMC_MODE_SC, 0, cpu, &ids[cpu], 0) < 0)
 			err(3, "pmc_allocate(%s, cpu %d): %s", event, cpu,
 			    PMC_MESSAGE());
 	t0 = now_ns();

@@ -33,11 +33,11 @@ struct result {
 static void *
 worker(void *arg)
 {
-	struct result *r = arg;
+	struct result *r = (struct result *)arg;
 	volatile char *p;
 	long i;
 
-	p = mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
+	p = (volatile char *)mmap(NULL, npages * pagesize, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANON, -1, 0);
 	if (p == MAP_FAILED) {
 		r->error = 1;
@@ -46,7 +46,7 @@ worker(void *arg)
 #ifdef MADV_NOHUGEPAGE
 	(void)madvise((void *)p, npages * pagesize, MADV_NOHUGEPAGE);
 #endif
-	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &r->id) < 0 ||
+	if (pmc_allocate(PMC_PAGE_FAULTS, PMC_MODE_TC, 0, PMC_CPU_ANY, &r->id, 0) < 0 ||
 	    pmc_attach(r->id, 0) < 0 || pmc_start(r->id) < 0) {
 		r->error = 2;
 		return (NULL);
@@ -70,8 +70,8 @@ main(int argc, char **argv)
 	pagesize = sysconf(_SC_PAGESIZE);
 	if (pmc_init() < 0)
 		err(2, "pmc_init");
-	t = calloc(n, sizeof(*t));
-	r = calloc(n, sizeof(*r));
+	t = (pthread_t *)calloc(n, sizeof(*t));
+	r = (struct result *)calloc(n, sizeof(*r));
 	if (t == NULL || r == NULL)
 		err(1, "calloc");
 	for (i = 0; i < n; i++)

@@ -26,6 +26,51 @@ pub fn host() -> Option<CpuId> {
     Some(decode_leaf1(vendor, l1.eax))
 }
 
+/// The hypervisor's vendor signature, CPUID leaf `0x4000_0000`'s EBX, ECX and
+/// EDX, when CPUID.1:ECX bit 31 says a hypervisor is there (`None` on bare
+/// metal and off x86_64). KVM with Hyper-V enlightenments answers `Microsoft
+/// Hv` there and its own `KVMKVMKVM` at `0x4000_0100`, which is preferred.
+/// [`hypervisor_name`](crate::hypervisor_name) names it.
+#[cfg(target_arch = "x86_64")]
+pub fn hypervisor_signature() -> Option<[u8; 12]> {
+    use core::arch::x86_64::__cpuid;
+    // SAFETY: CPUID exists on every x86_64 CPU and only reads identification
+    // registers. Leaf 1 is always valid; the hypervisor leaves 0x4000_0000
+    // and 0x4000_0100 are read only when leaf 1 reports a hypervisor, and a
+    // leaf a CPU lacks answers some other leaf's data, never a fault.
+    #[allow(unused_unsafe)]
+    let l1 = unsafe { __cpuid(1) };
+    if l1.ecx & (1 << 31) == 0 {
+        return None;
+    }
+    let sig = |leaf: u32| {
+        // SAFETY: as above.
+        #[allow(unused_unsafe)]
+        let r = unsafe { __cpuid(leaf) };
+        let mut v = [0u8; 12];
+        v[..4].copy_from_slice(&r.ebx.to_le_bytes());
+        v[4..8].copy_from_slice(&r.ecx.to_le_bytes());
+        v[8..].copy_from_slice(&r.edx.to_le_bytes());
+        v
+    };
+    let first = sig(0x4000_0000);
+    // Leaf 0x4000_0000's EAX is Hyper-V's own highest leaf then, not KVM's: read the
+    // KVM leaf and take it only if it holds KVM's signature.
+    if &first == b"Microsoft Hv" {
+        let kvm = sig(0x4000_0100);
+        if &kvm == b"KVMKVMKVM\0\0\0" {
+            return Some(kvm);
+        }
+    }
+    Some(first)
+}
+
+/// Not x86_64: no CPUID.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn hypervisor_signature() -> Option<[u8; 12]> {
+    None
+}
+
 /// Not x86_64: no CPUID.
 #[cfg(not(target_arch = "x86_64"))]
 pub fn host() -> Option<CpuId> {

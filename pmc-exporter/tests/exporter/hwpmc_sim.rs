@@ -68,3 +68,66 @@ fn a_cgroup_collector_on_hwpmc_is_refused_with_the_reason() {
     assert!(e.to_string().contains("cgroup"), "{e}");
     assert_eq!(sim.allocated(), 0);
 }
+
+/// Process mode on hwpmc: a target named by pid (a real child of this test, which the
+/// simulator is told exists under the same pid) is attached at the first scrape; the work the
+/// simulator gives it comes out of its series exactly, and its series goes when it exits.
+#[test]
+fn simulated_hwpmc_counts_a_target_process() {
+    let sim = Arc::new(SimDriver::new(SimConfig {
+        cpu: SimCpu::IntelSkylake,
+        ..SimConfig::default()
+    }));
+    let mut child = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .expect("sleep");
+    let pid = child.id();
+    sim.spawn(pid as i32, 1, true, "/bin/sleep");
+    let backend = pmc_freebsd::Backend::with_sys(sim.clone()).expect("the simulator");
+    let c = PmcCollector::processes_on(
+        backend,
+        &["instructions", "branches"],
+        pmc_exporter::Selector::Pid(pid),
+    )
+    .expect("process PMCs on the simulator");
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(c));
+    let first = render(&registry, Format::PrometheusText).expect("render");
+    let series = |name: &str| format!("{name}{{pid=\"{pid}\",comm=\"sleep\"}}");
+    let ins = series("pmc_process_instructions_total");
+    assert_eq!(value(&first, &ins), Some(0.0), "{first}");
+    sim.run(Work {
+        pid: pid as i32,
+        cpu: 0,
+        nanos: 1_000_000,
+        instructions: 7_000_000,
+        branches: 900_000,
+        ..Work::default()
+    });
+    // Another process's work is not its.
+    sim.run(Work {
+        pid: 4242,
+        cpu: 1,
+        nanos: 1_000_000,
+        instructions: 5_000_000,
+        ..Work::default()
+    });
+    let text = render(&registry, Format::PrometheusText).expect("render");
+    assert_eq!(value(&text, &ins), Some(7_000_000.0), "{text}");
+    assert_eq!(
+        value(&text, &series("pmc_process_branches_total")),
+        Some(900_000.0),
+        "{text}"
+    );
+    assert_eq!(
+        value(&text, "pmc_process_exporter_targets"),
+        Some(1.0),
+        "{text}"
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    sim.exit(pid as i32);
+    let gone = render(&registry, Format::PrometheusText).expect("render");
+    assert!(!gone.contains(&ins), "{gone}");
+}

@@ -50,11 +50,18 @@ impl<S: Sys> Inner<S> {
     /// with neither, which removes the descriptor. (Another Backend's PMCs
     /// still allocated in this process keep it: see
     /// [`configure_log`](pmc_core::Backend::configure_log).)
+    ///
+    /// The throwaway PMC asks for `PMC_CAP_READ`: `soft_allocate_pmc()`
+    /// refuses a PMC with none of the class's caps ("if ((pm->pm_caps &
+    /// SOFT_CAPS) == 0) return (EINVAL);", `hwpmc_soft.c`@06d60b70), and with
+    /// caps 0 the owner was never removed on a real kernel
+    /// (freebsd-audit-3 finding A).
     pub(super) fn remove_owner(&self) {
         let Some((_, ev)) = self.machine.soft_events.first() else {
             return;
         };
         let mut a = pmc_op_pmcallocate {
+            pm_caps: PMC_CAP_READ,
             pm_mode: PMC_MODE_TC,
             pm_class: PMC_CLASS_SOFT,
             pm_ev: *ev,
@@ -67,6 +74,79 @@ impl<S: Sys> Inner<S> {
             };
             let _ = self.sys.call(OpArg::PmcRelease(&mut s));
         }
+    }
+
+    /// After hwpmc refused a PMCATTACH (EEXIST, EBUSY), which cleared
+    /// P_HWPMC on the process it failed on whatever else measures it
+    /// (`hwpmc_mod.c`@009268db `pmc_attach_one_process()`: "fail: ...
+    /// p->p_flag &= ~P_HWPMC;"): gives the flag back to each of `had` (the
+    /// processes that had it before) that lost it. A successful attach sets
+    /// it ("p->p_flag |= P_HWPMC;"), and the detach that follows clears it
+    /// only when no PMC targets the process any more ("if (pp->pp_refcnt !=
+    /// 0) /* still a target of some PMC */ return (0);"): so a throwaway
+    /// SOFT PMC is attached and detached again. A row the process already
+    /// uses answers EBUSY (and clears the flag again): up to four throwaway
+    /// PMCs, on four rows. Returns (restored, still without the flag); the
+    /// throwaway PMC's allocation, attach and detach records go to this
+    /// process's log, if any.
+    pub(super) fn restore_hwpmc(&self, had: &[i32]) -> (Vec<i32>, Vec<i32>) {
+        let lost: Vec<i32> = had
+            .iter()
+            .copied()
+            .filter(|p| self.sys.uses_hwpmc(*p) == Some(false))
+            .collect();
+        if lost.is_empty() {
+            return (Vec::new(), Vec::new());
+        }
+        let mut spares: Vec<u32> = Vec::new();
+        let spare = |n: usize, spares: &mut Vec<u32>| -> Option<u32> {
+            while spares.len() <= n {
+                let (_, ev) = self.machine.soft_events.first()?;
+                let mut a = pmc_op_pmcallocate {
+                    pm_caps: PMC_CAP_READ,
+                    pm_mode: PMC_MODE_TC,
+                    pm_class: PMC_CLASS_SOFT,
+                    pm_ev: *ev,
+                    pm_cpu: PMC_CPU_ANY,
+                    ..Default::default()
+                };
+                self.sys.call(OpArg::PmcAllocate(&mut a)).ok()?;
+                spares.push(a.pm_pmcid);
+            }
+            spares.get(n).copied()
+        };
+        let (mut restored, mut failed) = (Vec::new(), Vec::new());
+        for pid in lost {
+            let mut ok = false;
+            for n in 0..4 {
+                let Some(id) = spare(n, &mut spares) else {
+                    break;
+                };
+                let mut a = pmc_op_pmcattach {
+                    pm_pmc: id,
+                    pm_pid: pid,
+                };
+                match self.sys.call(OpArg::PmcAttach(&mut a)) {
+                    Ok(()) => {
+                        let _ = self.sys.call(OpArg::PmcDetach(&mut a));
+                        ok = self.sys.uses_hwpmc(pid) == Some(true);
+                        break;
+                    }
+                    Err(Errno::EBUSY | Errno::EEXIST) => continue,
+                    Err(_) => break,
+                }
+            }
+            if ok {
+                restored.push(pid);
+            } else {
+                failed.push(pid);
+            }
+        }
+        for id in spares {
+            let mut s = pmc_op_simple { pm_pmcid: id };
+            let _ = self.sys.call(OpArg::PmcRelease(&mut s));
+        }
+        (restored, failed)
     }
 
     /// The typed error for `e`; for EPERM, first reads the sysctls and uid

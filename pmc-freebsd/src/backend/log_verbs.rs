@@ -71,6 +71,14 @@ impl<S: Sys> Backend<S> {
         self.pump_ctl().map(|c| c.stats().max_buffered)
     }
 
+    /// Bytes of process, thread and mapping records dropped from what a new
+    /// sink starts with (more live state than the replay bound, oldest
+    /// first; the PMCs, their attaches and the kernel objects are always
+    /// replayed); `None` before the first `configure_log`.
+    pub fn log_replay_dropped(&self) -> Option<u64> {
+        self.pump_ctl().map(|c| c.stats().replay_dropped)
+    }
+
     /// Bytes of kernel log records that arrived while no sink was
     /// configured (after `close_log`, from PMCs still running) and were
     /// dropped; `None` before the first `configure_log`.

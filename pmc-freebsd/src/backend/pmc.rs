@@ -261,6 +261,16 @@ impl<S: Sys> FreebsdPmc<S> {
                 .map_err(|r| self.refused(op, r, Some(ctx_pid)))?;
         }
         let attached = self.life.is_attached(target);
+        // hwpmc's refusal of an attach (EEXIST, EBUSY) clears P_HWPMC on a
+        // process that may still be measured, and with DESCENDANTS detaches
+        // the whole subtree again (see `attach_guard`): what this PMC
+        // already targets is refused here, unsent; the processes that have
+        // the flag now are noted, to give it back if the kernel refuses.
+        let guard = if detach {
+            None
+        } else {
+            Some(self.attach_guard(ctx_pid, op)?)
+        };
         for (cpu, id) in &self.ids {
             let mut a = pmc_op_pmcattach {
                 pm_pmc: *id,
@@ -271,12 +281,15 @@ impl<S: Sys> FreebsdPmc<S> {
             } else {
                 OpArg::PmcAttach(&mut a)
             };
-            self.inner.sys.call(arg).map_err(|e| {
+            if let Err(e) = self.inner.sys.call(arg) {
                 let mut ctx = self.ctx(*cpu);
                 ctx.pid = Some(ctx_pid);
                 ctx.attached = Some(attached);
-                self.inner.err(op, e, &ctx)
-            })?;
+                if let (Some(had), Errno::EBUSY | Errno::EEXIST) = (&guard, e) {
+                    ctx.flag_repair = Some(self.inner.restore_hwpmc(had));
+                }
+                return Err(self.inner.err(op, e, &ctx));
+            }
         }
         if detach {
             self.life.record_detach(target);
@@ -284,6 +297,68 @@ impl<S: Sys> FreebsdPmc<S> {
             self.life.record_attach(target);
         }
         Ok(())
+    }
+
+    /// The processes an attach to `pid` takes in: `pid`, and with
+    /// `PMC_F_DESCENDANTS` its whole subtree as hwpmc walks it
+    /// (`pmc_attach_process()` follows `p_children`), read through
+    /// [`Sys::children`] (only `pid` where that is unknown). Bounded.
+    fn target_set(&self, pid: i32) -> std::collections::BTreeSet<i32> {
+        let mut set = std::collections::BTreeSet::from([pid]);
+        if !self.allocation.flags.contains(Flags::DESCENDANTS) {
+            return set;
+        }
+        let mut todo = vec![pid];
+        while let Some(p) = todo.pop() {
+            for c in self.inner.sys.children(p).unwrap_or_default() {
+                if set.len() >= 1 << 16 {
+                    return set;
+                }
+                if set.insert(c) {
+                    todo.push(c);
+                }
+            }
+        }
+        set
+    }
+
+    /// Before a PMCATTACH to `pid`: refuses, unsent, an attach hwpmc would
+    /// answer with EEXIST, and returns the processes of the attach that
+    /// have `P_HWPMC` now.
+    ///
+    /// `hwpmc_mod.c`@009268db `pmc_attach_one_process()` sets P_HWPMC on
+    /// the process, finds "pp->pp_pmcs[ri].pp_pmc == pm" (EEXIST) or
+    /// another PMC at the row (EBUSY), and then "fail: ... p->p_flag &=
+    /// ~P_HWPMC;" whatever else measures the process: the scheduler stops
+    /// switching its PMCs in and out, its forks and exit are no longer
+    /// followed. With DESCENDANTS `pmc_attach_process()` then runs
+    /// "(void)pmc_detach_process(top, pm);": the whole subtree loses this
+    /// PMC, and a PMC left without targets loses PMC_F_ATTACH_DONE, so its
+    /// next PMCSTART attaches it to its owner (freebsd-audit-3 finding B).
+    ///
+    /// EEXIST is knowable: this PMC's targets (and their subtrees with
+    /// DESCENDANTS) meet the processes this attach takes in. EBUSY is not:
+    /// the PMCs of one owner never share a row (`pmc_can_allocate_rowindex()`
+    /// refuses an owner a second process PMC on a row), so only another
+    /// process's PMC can hold the row, and hwpmc tells no one which rows
+    /// a process's PMCs use. For that case the caller gives P_HWPMC back
+    /// to the processes that had it ([`Inner::restore_hwpmc`]).
+    fn attach_guard(&self, pid: i32, op: PmcOp) -> Result<Vec<i32>> {
+        let new = self.target_set(pid);
+        for t in self.life.targets() {
+            let tp = i32::try_from(self.life.pid_of(*t)).unwrap_or(-1);
+            let held = self.target_set(tp);
+            if let Some(common) = new.intersection(&held).next() {
+                let mut ctx = self.ctx(self.ids.first().and_then(|(cpu, _)| *cpu));
+                ctx.pid = Some(pid);
+                ctx.not_sent = Some(*common);
+                return Err(self.inner.err(op, Errno::EEXIST, &ctx));
+            }
+        }
+        Ok(new
+            .into_iter()
+            .filter(|p| self.inner.sys.uses_hwpmc(*p) == Some(true))
+            .collect())
     }
 
     fn rw(&self, id: u32, cpu: Option<u32>, new: Option<u64>) -> Result<u64> {
@@ -324,6 +399,18 @@ impl<S: Sys> FreebsdPmc<S> {
     /// (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
     /// PMC_FN_DO_SAMPLES, NULL)"). Errors are ignored: without a log there
     /// is nothing to keep.
+    ///
+    /// With `Flags::USERCALLCHAIN` a sample taken in the kernel waits in
+    /// the ring until its thread returns to user mode, whose AST appends
+    /// the user callchain only while the PMC runs
+    /// (`pmc_capture_user_callchain()`: "if (ps->ps_td != td ||
+    /// ps->ps_nsamples != PMC_USER_CALLCHAIN_PENDING ||
+    /// ps->ps_pmc->pm_state != PMC_STATE_RUNNING) continue;"); the sweep
+    /// keeps such a sample at most a tick ("if (ticks - ps->ps_ticks > 1)
+    /// ... goto entrydone;"). So for such a PMC the flush is repeated after
+    /// two ticks (`2 / kern.hz` s) of the PMC still running: the samples
+    /// whose return came in time are then logged, the others were lost to
+    /// the kernel's own limit, not to the stop.
     fn drain_samples(&self) {
         if !self.allocation.mode.is_sampling() || self.life.state() != State::Running {
             return;
@@ -336,6 +423,13 @@ impl<S: Sys> FreebsdPmc<S> {
             .is_some();
         if has_log {
             let _ = self.inner.sys.call(OpArg::FlushLog);
+            if self.allocation.flags.contains(Flags::USERCALLCHAIN) {
+                let tick_ns = 1_000_000_000 / self.inner.hz.max(1);
+                self.inner
+                    .sys
+                    .pause(Duration::from_nanos(tick_ns.saturating_mul(2)));
+                let _ = self.inner.sys.call(OpArg::FlushLog);
+            }
         }
     }
 

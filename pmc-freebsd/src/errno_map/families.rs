@@ -171,19 +171,32 @@ pub(super) fn cpu_errors(op: PmcOp, errno: Errno, cpu: &str) -> Option<Explanati
 }
 
 /// EBUSY: a running PMC, a taken counter, row or log.
-pub(super) fn busy_errors(op: PmcOp, errno: Errno, pid: &str, event: &str) -> Option<Explanation> {
+pub(super) fn busy_errors(
+    op: PmcOp,
+    errno: Errno,
+    ctx: &Context,
+    pid: &str,
+    event: &str,
+) -> Option<Explanation> {
     Some(match (op, errno) {
+        // The running case is answered before any request is sent, so the
+        // kernel's EBUSY is the row: another owner's PMC (one owner's PMCs
+        // never share a row) uses this counter on the process.
+        (PmcOp::PmcAttach, Errno::EBUSY) => ex(
+            K::Busy,
+            format!(
+                "cannot attach to {pid}: the PMC is running, or another PMC (another hwpmc owner's) already uses the same hardware counter there{}",
+                flag_note(ctx)
+            ),
+            Some("stop the PMC before attaching; for a counter in use, allocate another event (it gets another counter row), or stop the other profiler of that process"),
+        ),
         (PmcOp::PmcRw, Errno::EBUSY) => {
             ex(K::Busy, "cannot write the count of a running PMC".into(), Some(STOP_FIRST))
         }
         (PmcOp::PmcSetCount, Errno::EBUSY) => {
             ex(K::Busy, "cannot set the count of a running PMC".into(), Some(STOP_FIRST))
         }
-        (PmcOp::PmcAttach, Errno::EBUSY) => ex(
-            K::Busy,
-            format!("cannot attach to {pid}: the PMC is running, or {pid} already has another PMC on the same hardware counter"),
-            Some("stop the PMC before attaching, or release the other PMC attached to that process"),
-        ),
+
         (PmcOp::ConfigureLog, Errno::EBUSY) => ex(
             K::Busy,
             "a log is already configured for this process (hwpmc keeps one log per process, whoever in the process configured it)".into(),
@@ -200,6 +213,35 @@ pub(super) fn busy_errors(op: PmcOp, errno: Errno, pid: &str, event: &str) -> Op
     })
 }
 
+/// What a refused attach did to the P_HWPMC flags and what the backend
+/// did about it (`Context::flag_repair`).
+fn flag_note(ctx: &Context) -> String {
+    let list = |v: &[i32]| {
+        v.iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match &ctx.flag_repair {
+        Some((ok, bad)) if !ok.is_empty() || !bad.is_empty() => {
+            let mut s = String::from(
+                "; hwpmc's refusal cleared the P_HWPMC flag of the process it failed on, which stops every PMC measuring it",
+            );
+            if !ok.is_empty() {
+                s.push_str(&format!("; pmc gave the flag back to pid {}", list(ok)));
+            }
+            if !bad.is_empty() {
+                s.push_str(&format!(
+                    "; pmc could not give it back to pid {}: their PMCs count nothing until attached again",
+                    list(bad)
+                ));
+            }
+            s
+        }
+        _ => String::new(),
+    }
+}
+
 /// Attach and detach (EEXIST, EINVAL, ESRCH), and ESRCH for any other request.
 pub(super) fn attach_errors(
     op: PmcOp,
@@ -208,9 +250,21 @@ pub(super) fn attach_errors(
     pid: &str,
 ) -> Option<Explanation> {
     Some(match (op, errno) {
-        (PmcOp::PmcAttach, Errno::EEXIST) => {
-            ex(K::AlreadyAttached, format!("the PMC is already attached to {pid}"), None)
-        }
+        (PmcOp::PmcAttach, Errno::EEXIST) => match ctx.not_sent {
+            Some(at) => ex(
+                K::AlreadyAttached,
+                format!(
+                    "the PMC is already attached to pid {at}{}; not sent: hwpmc would refuse it (EEXIST) and, refusing, clear P_HWPMC on that process, which stops every PMC measuring it, and with descendants detach the PMC from the whole subtree again",
+                    if ctx.pid == Some(at) { "" } else { " (in the subtree of this attach, or this attach's target in the subtree of an earlier one)" }
+                ),
+                Some("detach it first (Pmc::detach), or attach to a process the PMC does not measure yet"),
+            ),
+            None => ex(
+                K::AlreadyAttached,
+                format!("the PMC is already attached to {pid}{}", flag_note(ctx)),
+                None,
+            ),
+        },
         (PmcOp::PmcAttach | PmcOp::PmcDetach, Errno::EINVAL) if ctx.system => ex(
             K::InvalidState,
             "attach and detach apply to process-scope PMCs only; this one is system-scope".into(),

@@ -40,6 +40,14 @@ pub(crate) struct Context {
     pub attached: Option<bool>,
     /// Facts read for permission errors, when known.
     pub facts: Facts,
+    /// For attach: the backend did not send the request, foreseeing this
+    /// errno; the process it conflicts at (with descendants, maybe not
+    /// `pid`).
+    pub not_sent: Option<i32>,
+    /// For an attach hwpmc refused: the processes whose P_HWPMC flag the
+    /// refusal cleared that the backend gave it back to, and those it could
+    /// not.
+    pub flag_repair: Option<(Vec<i32>, Vec<i32>)>,
 }
 
 /// The settings behind hwpmc's EPERM answers, read from the system
@@ -121,7 +129,7 @@ pub(crate) fn explain(op: PmcOp, errno: Errno, ctx: &Context) -> Explanation {
         .or_else(|| permission_errors(op, errno, ctx, &cpu, &pid))
         .or_else(|| log_required_error(op, errno, ctx))
         .or_else(|| cpu_errors(op, errno, &cpu))
-        .or_else(|| busy_errors(op, errno, &pid, event))
+        .or_else(|| busy_errors(op, errno, ctx, &pid, event))
         .or_else(|| attach_errors(op, errno, ctx, &pid))
         .or_else(|| allocation_errors(op, errno, event))
         .or_else(|| log_errors(op, errno))

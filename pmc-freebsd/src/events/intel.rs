@@ -50,33 +50,53 @@ pub(super) fn intel(
         0
     };
     let mut out = Vec::new();
-    // Fixed counters first: instructions, core cycles, reference cycles.
-    let fixed = match (raw.event, raw.umask, raw.cmask, raw.edge || raw.inv) {
-        // The table's fixed-only spellings: event 0 with umask 1/2/3.
-        (0xC0, 0, 0, false) | (0x00, 1, 0, false) => Some(PMC_EV_IAF_INSTR_RETIRED_ANY),
-        (0x3C, 0, 0, false) | (0x00, 2, 0, false) => Some(PMC_EV_IAF_CPU_CLK_UNHALTED_CORE),
-        (0x00, 3, 0, false) => Some(PMC_EV_IAF_CPU_CLK_UNHALTED_REF),
+    // Fixed counters first: instructions, core cycles, reference cycles,
+    // and on four-row machines under a 0x0A kernel TOPDOWN.SLOTS.
+    let plain = raw.cmask == 0 && !(raw.edge || raw.inv);
+    let fixed: Option<u32> = match (raw.event, raw.umask) {
+        // The table's fixed-only spellings: event 0 with umask 1..4.
+        (0xC0, 0) | (0x00, 1) => Some(0),
+        (0x3C, 0) | (0x00, 2) => Some(1),
+        (0x00, 3) => Some(2),
+        (0x00, 4) | (0xA4, 1) if iaf_rows(machine) >= 4 && ev_pmu != 0 => Some(3),
         _ => None,
-    };
-    if let Some(ev) = fixed {
+    }
+    .filter(|_| plain);
+    if let Some(row) = fixed {
         if machine.has_class(PMC_CLASS_IAF) {
+            // The event select and unit mask every hwpmc_core.c accepts on
+            // this row and no other (freebsd-audit-3 finding C): the
+            // 2019-2021 iaf_allocate_pmc() pins only 0xC0 (row 0), 0x3C
+            // (row 1) and 0x00/3 (row 2) and puts anything else on the
+            // first free row, so `event=0,umask=2` would count retired
+            // instructions there; later trees take "if (ev == 0x0) { if
+            // (umask != ri + 1) return (EINVAL); }" or the row's own
+            // pair. TOPDOWN.SLOTS (row 3, 0x00/4) exists only in those
+            // later trees: offered to 0x0A kernels only (the 0x09 ones may
+            // be 2019-2021 and would put it on row 0).
+            let (e, u) = [(0xC0, 0), (0x3C, 0), (0x00, 3), (0x00, 4)][row as usize];
+            let iaf_cfg = (cfg & !(IAP_EVSEL_MASK | IAP_UMASK_MASK)) | e | (u << 8);
             // EV_PMU: libpmc's table index (pmclog.c names the PMC by it);
             // without: the PMC_EV_IAF_* code `_pmc_name_of_event` knows.
-            let ev = if ev_pmu != 0 {
-                pmu_index(
+            let ev = match (ev_pmu != 0, row) {
+                (true, 3) => pmu_index(
                     machine,
-                    &raw,
-                    Some((ev - PMC_EV_IAF_INSTR_RETIRED_ANY) as u8),
-                )
-            } else {
-                ev
+                    &Raw {
+                        event: 0,
+                        umask: 4,
+                        ..raw
+                    },
+                    None,
+                ),
+                (true, r) => pmu_index(machine, &raw, Some(r as u8)),
+                (false, r) => PMC_EV_IAF_INSTR_RETIRED_ANY + r,
             };
             out.push(Encoding {
                 class: PMC_CLASS_IAF,
                 ev,
                 flags: ev_pmu,
                 caps: caps & !(PMC_CAP_EDGE | PMC_CAP_INVERT | PMC_CAP_THRESHOLD),
-                md: pmc_md_op_pmcallocate::iap(cfg, 0),
+                md: pmc_md_op_pmcallocate::iap(iaf_cfg, 0),
                 name: format!("IAF {name}"),
             });
         }
@@ -96,4 +116,13 @@ pub(super) fn intel(
         });
     }
     out
+}
+
+/// The machine's fixed counters (`pm_num` of its IAF class).
+fn iaf_rows(machine: &Machine) -> u32 {
+    machine
+        .classes
+        .iter()
+        .find(|c| c.pm_class == PMC_CLASS_IAF)
+        .map_or(0, |c| c.pm_num)
 }

@@ -188,10 +188,31 @@ impl Machine {
             return Table::for_cpu(c);
         }
         let name = match self.cputype {
+            PMC_CPU_INTEL_ATOM => "bonnell",
+            PMC_CPU_INTEL_SANDYBRIDGE => "sandybridge",
+            PMC_CPU_INTEL_IVYBRIDGE => "ivybridge",
+            PMC_CPU_INTEL_SANDYBRIDGE_XEON => "jaketown",
+            PMC_CPU_INTEL_IVYBRIDGE_XEON => "ivytown",
+            PMC_CPU_INTEL_HASWELL => "haswell",
+            PMC_CPU_INTEL_ATOM_SILVERMONT => "silvermont",
+            PMC_CPU_INTEL_NEHALEM_EX => "nehalemex",
+            PMC_CPU_INTEL_WESTMERE_EX => "westmereex",
+            PMC_CPU_INTEL_HASWELL_XEON => "haswellx",
+            PMC_CPU_INTEL_BROADWELL => "broadwell",
+            PMC_CPU_INTEL_BROADWELL_XEON => "broadwellx",
             PMC_CPU_INTEL_SKYLAKE => "skylake",
+            PMC_CPU_INTEL_SKYLAKE_XEON => "skylakex",
+            PMC_CPU_INTEL_ATOM_GOLDMONT => "goldmont",
             PMC_CPU_INTEL_ICELAKE => "icelake",
+            PMC_CPU_INTEL_ICELAKE_XEON => "icelakex",
             PMC_CPU_INTEL_ALDERLAKE => "alderlake",
+            PMC_CPU_INTEL_ATOM_GOLDMONT_P => "goldmontplus",
+            PMC_CPU_INTEL_EMERALD_RAPIDS => "emeraldrapids",
+            PMC_CPU_INTEL_ALDERLAKEN => "alderlaken",
+            PMC_CPU_INTEL_GRANITE_RAPIDS => "graniterapids",
+            PMC_CPU_INTEL_METEOR_LAKE => "meteorlake",
             PMC_CPU_INTEL_SAPPHIRE_RAPIDS => "sapphirerapids",
+            PMC_CPU_ARMV8_CORTEX_A53 => "cortex-a53",
             PMC_CPU_ARMV8_CORTEX_A57 => "cortex-a57-a72",
             PMC_CPU_ARMV8_CORTEX_A76 => "cortex-a76",
             _ if self.vendor() == Vendor::Arm => "armv8-common",
@@ -218,10 +239,98 @@ impl Machine {
     pub fn amd_legacy_only(&self) -> bool {
         self.vendor() == Vendor::Amd && self.kernel_cpuid.as_deref() == Some("")
     }
+    /// The CPU, if hwpmc runs without hardware counters because its
+    /// `pmc_intel_initialize()` does not know the model (freebsd-audit-3
+    /// finding I): `pm_cputype` is `PMC_CPU_GENERIC` (SOFT and TSC only)
+    /// while `kern.hwpmc.cpuid` names an Intel CPU, which the kernel writes
+    /// before it looks the model up (`zdleaf/freebsd-morello`
+    /// `hwpmc_intel.c`@5909242b and `fel1x-developer/freebsd-src`
+    /// `hwpmc_intel.c`@2d614aa2: "snprintf(pmc_cpuid, ...,
+    /// \"GenuineIntel-%d-%02X-%X\", family, model, stepping);" first, then
+    /// "if ((int)cputype == -1) { printf(\"pmc: Unknown Intel CPU.\\n\");
+    /// return (NULL); }", and hwpmc falls back to the generic CPU).
+    pub fn unknown_cpu(&self) -> Option<UnknownCpu> {
+        if self.cputype != PMC_CPU_GENERIC {
+            return None;
+        }
+        let cpuid = self.kernel_cpuid.as_deref()?;
+        match CpuId::from_hwpmc_cpuid(cpuid)? {
+            CpuId::X86 {
+                vendor: X86Vendor::Intel,
+                family: 6,
+                model,
+                ..
+            } => Some(UnknownCpu {
+                cpuid: cpuid.trim_end_matches('\0').to_owned(),
+                model,
+                name: intel_model_name(model),
+                version: self.version,
+            }),
+            _ => None,
+        }
+    }
+
     /// Whether the kernel takes `PMC_F_EV_PMU` (ABI major 0x0A and later;
     /// 0x09 kernels reject unknown flags: K20 `hwpmc_mod.c:3890-3892`).
     pub fn takes_ev_pmu(&self) -> bool {
         self.version >> 24 >= 0x0A
+    }
+}
+
+/// An Intel CPU hwpmc runs without hardware counters on
+/// ([`Machine::unknown_cpu`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownCpu {
+    /// `kern.hwpmc.cpuid` (`GenuineIntel-6-8F-8`).
+    pub cpuid: String,
+    /// The model number.
+    pub model: u32,
+    /// Its name, for the models FreeBSD 14-era kernels are known to lack.
+    pub name: Option<&'static str>,
+    /// `PMC_VERSION` of the kernel.
+    pub version: u32,
+}
+
+/// Intel family-6 models that `pmc_intel_initialize()` of the 2019-2021
+/// trees and of 15-CURRENT (`fel1x-developer/freebsd-src`
+/// `hwpmc_intel.c`@2d614aa2, whose newest cases are "case 0x97: case 0x9A:
+/// cputype = PMC_CPU_INTEL_ALDERLAKE;" and the Tremont/Ice Lake ones) has no
+/// case for, though pmc-events has their tables.
+const MODELS_FREEBSD_14_LACKS: &[(u32, &str)] = &[
+    (0x8F, "Sapphire Rapids"),
+    (0xCF, "Emerald Rapids"),
+    (0xAD, "Granite Rapids"),
+    (0xAE, "Granite Rapids-D"),
+    (0xAA, "Meteor Lake"),
+    (0xAC, "Meteor Lake"),
+    (0xB7, "Raptor Lake"),
+    (0xBA, "Raptor Lake"),
+    (0xBF, "Raptor Lake"),
+];
+
+fn intel_model_name(model: u32) -> Option<&'static str> {
+    MODELS_FREEBSD_14_LACKS
+        .iter()
+        .find(|(m, _)| *m == model)
+        .map(|(_, n)| *n)
+}
+
+impl UnknownCpu {
+    /// What to tell the user, by kernel version.
+    pub fn explain(&self) -> String {
+        let what = match self.name {
+            Some(n) => format!("Intel model {:#04X} ({n})", self.model),
+            None => format!("Intel model {:#04X}", self.model),
+        };
+        let era = if self.version < 0x0A03_0000 {
+            "as in FreeBSD 14 and 15-CURRENT (hwpmc_intel.c has no case for it)"
+        } else {
+            "this kernel's hwpmc_intel.c has no case for it"
+        };
+        format!(
+            "hwpmc (PMC_VERSION {:#010x}) does not know this CPU, {what} ({}): {era}, so it runs with the SOFT class only (hwpmc's generic CPU) and no hardware event can be counted",
+            self.version, self.cpuid
+        )
     }
 }
 
@@ -266,13 +375,21 @@ fn err(kind: ErrorKind, spec: &EventSpec, msg: impl Into<String>, help: &str) ->
     .with_help(help)
 }
 
-fn no_pmu(spec: &EventSpec) -> Error {
-    err(
-        ErrorKind::NoPmu,
-        spec,
-        "this machine has no hardware PMCs hwpmc can use (a VM without a virtual PMU, or an unsupported CPU)",
-        "use software events (page-faults, cpu-clock, SOFT-CLOCK.HARD) or run on hardware with PMCs",
-    )
+fn no_pmu(spec: &EventSpec, machine: &Machine) -> Error {
+    match machine.unknown_cpu() {
+        Some(u) => err(
+            ErrorKind::NoPmu,
+            spec,
+            u.explain(),
+            "use software events (page-faults, cpu-clock, SOFT-CLOCK.HARD), or a FreeBSD kernel whose hwpmc knows this CPU",
+        ),
+        None => err(
+            ErrorKind::NoPmu,
+            spec,
+            "this machine has no hardware PMCs hwpmc can use (a VM without a virtual PMU, or an unsupported CPU)",
+            "use software events (page-faults, cpu-clock, SOFT-CLOCK.HARD) or run on hardware with PMCs",
+        ),
+    }
 }
 
 /// Intel IAP/IAF qualifier bits, AMD K8 bits: one description.
@@ -370,6 +487,47 @@ fn priv_bits(m: &Modifiers) -> (bool, bool) {
     (m.counts_user(), m.counts_kernel())
 }
 
+/// What perf's grammar has and hwpmc does not: its modifiers beyond `u`/`k`/`h`/`p`
+/// (`PMC_OP_PMCALLOCATE` takes privilege flags only: `PMC_F_*`, `pm_caps`' USER/SYSTEM)
+/// and its `duration_time` tool event.
+fn refuse_perf_only(spec: &EventSpec) -> Result<(), Error> {
+    if spec.is_duration_time() {
+        return Err(err(
+            ErrorKind::NotSupported,
+            spec,
+            "duration_time is perf stat's tool event, the run's wall-clock time: no PMC counts it",
+            "time the work with std::time::Instant (pmcstat -e duration_time does)",
+        ));
+    }
+    let m = &spec.modifiers;
+    let extras: Vec<&str> = [
+        (m.max_precise, ":P (highest precision)"),
+        (m.guest, ":G (guest only)"),
+        (m.host, ":H (host only)"),
+        (m.exclude_idle, ":I (not while idle)"),
+        (m.pinned, ":D (pinned)"),
+        (m.exclusive, ":e (exclusive)"),
+        (m.sample_read, ":S (counts with each sample)"),
+        (m.weak_group, ":W (weak group)"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, what)| *what)
+    .collect();
+    if extras.is_empty() {
+        return Ok(());
+    }
+    Err(err(
+        ErrorKind::NotSupported,
+        spec,
+        format!(
+            "hwpmc has no {}: its PMCs take user and kernel mode (:u/:k, usr/os) only",
+            extras.join(", ")
+        ),
+        "drop the modifier (perf's modifiers beyond u, k, h and p are Linux's)",
+    ))
+}
+
 fn check_mods(spec: &EventSpec, allow_priv: bool) -> Result<(), Error> {
     let m = &spec.modifiers;
     if m.precise > 0 {
@@ -439,7 +597,7 @@ fn hardware(
         e.caps = (e.caps & !rw) | (e.caps & rw & machine.class_caps(e.class));
     }
     if out.is_empty() {
-        return Err(no_pmu(spec));
+        return Err(no_pmu(spec, machine));
     }
     Ok(out)
 }
@@ -456,6 +614,7 @@ pub(crate) fn resolve(
     machine: &Machine,
     sampling: bool,
 ) -> Result<Vec<Encoding>, Error> {
+    refuse_perf_only(spec)?;
     match &spec.source {
         EventSource::Portable(p) => resolve_portable(spec, *p, machine, sampling),
         EventSource::Raw(config) => hardware(
@@ -548,7 +707,7 @@ fn resolve_portable(
                 hardware(spec, raw, sampling, machine, INSTRUCTIONS_NOTE)
             }
             Some(raw) => hardware(spec, raw, sampling, machine, hw.name()),
-            None if machine.vendor() == Vendor::Other => Err(no_pmu(spec)),
+            None if machine.vendor() == Vendor::Other => Err(no_pmu(spec, machine)),
             None => Err(err(
                 ErrorKind::NotSupported,
                 spec,

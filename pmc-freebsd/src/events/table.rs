@@ -62,7 +62,7 @@ pub(super) fn table_event(
         return Ok(None);
     }
     if machine.vendor() == Vendor::Other {
-        return Err(no_pmu(spec));
+        return Err(no_pmu(spec, machine));
     }
     let here = match (machine.cpu, machine.table()) {
         (Some(c), Some(t)) => format!("this CPU ({c}) uses the {} table, which lacks it", t.name()),

@@ -350,12 +350,12 @@ fn table_names_on_intel_amd_arm() {
     let zen1 = on(ZEN, amd(23, 1), PMC_VERSION);
     let e = ra("ex_ret_instr", &zen1).unwrap();
     assert_eq!(e[0].md.as_amd().pm_amd_config & 0xFFFF, 0xC0);
-    // Family 0x18 (Hygon): no table here, still not "unknown".
+    // Family 0x18 (Hygon): Zen 1's table, as FreeBSD's mapfile maps it
+    // ("HygonGenuine-24 -> amdzen1", freebsd-audit-3 section 4).
     let hygon = on(ZEN, amd(24, 0), PMC_VERSION);
-    assert_eq!(
-        ra("ex_ret_instr", &hygon).unwrap_err().kind(),
-        ErrorKind::NotSupported
-    );
+    assert_eq!(hygon.table().map(|t| t.name()), Some("amdzen1"));
+    let e = ra("ex_ret_instr", &hygon).unwrap();
+    assert_eq!(e[0].md.as_amd().pm_amd_config & 0xFFFF, 0xC0);
     // Arm Neoverse N1 by MIDR 0x410fd0c0; QEMU -cpu max (MIDR 0x000f0510)
     // gets the architected events.
     let n1 = on(
@@ -545,6 +545,20 @@ fn vendor_of_cputypes() {
     assert_eq!(Vendor::of(PMC_CPU_INTEL_SAPPHIRE_RAPIDS), Vendor::Intel);
     assert_eq!(Vendor::of(PMC_CPU_AMD_K8), Vendor::Amd);
     assert_eq!(Vendor::of(PMC_CPU_ARMV8_CORTEX_A53), Vendor::Arm);
+    // Without a CPUID, pm_cputype picks the table, the older ones too
+    // (freebsd-audit-3 section 4).
+    for (cputype, table) in [
+        (PMC_CPU_INTEL_IVYBRIDGE_XEON, "ivytown"),
+        (PMC_CPU_INTEL_SANDYBRIDGE_XEON, "jaketown"),
+        (PMC_CPU_INTEL_ATOM_SILVERMONT, "silvermont"),
+        (PMC_CPU_ARMV8_CORTEX_A53, "cortex-a53"),
+    ] {
+        let m = Machine {
+            cputype,
+            ..Machine::default()
+        };
+        assert_eq!(m.table().map(|t| t.name()), Some(table));
+    }
     assert_eq!(Vendor::of(PMC_CPU_GENERIC), Vendor::Other);
     assert_eq!(normalize("soft-clock.hard"), normalize("SOFT_CLOCK HARD"));
 }
@@ -576,4 +590,22 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// Issue 34: perf's modifiers beyond u/k/h/p and its `duration_time` tool event are
+/// refused with a clear error naming what hwpmc lacks; `name=` is only a label.
+#[test]
+fn perf_only_grammar_is_refused_clearly() {
+    for (spec, says) in [
+        ("instructions:D", ":D (pinned)"),
+        ("instructions:uI", ":I (not while idle)"),
+        ("page-faults:G", ":G (guest only)"),
+        ("cycles:P", ":P (highest precision)"),
+        ("duration_time", "perf stat's tool event"),
+    ] {
+        let e = r(spec, SKL, false).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{spec}: {e}");
+        assert!(e.to_string().contains(says), "{spec}: {e}");
+    }
+    assert!(r("instructions/name=insns/u", SKL, false).is_ok());
 }

@@ -36,7 +36,8 @@ pub(crate) struct PumpStats {
     pub max_buffered: usize,
     /// Bytes of records that arrived while no sink was configured.
     pub discarded: u64,
-    /// Session records not kept for replay (over `pump::REPLAY_MAX`).
+    /// Bytes of session records dropped from the replay state (over
+    /// `replay::OPTIONAL_MAX`, oldest first).
     pub replay_dropped: u64,
 }
 

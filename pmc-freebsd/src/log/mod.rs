@@ -26,10 +26,11 @@
 //!   16-bit length), so a swap never splits a record;
 //! - a sink being replaced or closed gets a CLOSELOG record (pmc-log: the
 //!   clean-close marker) after the last record it was sent;
-//! - a new sink first gets the records that describe the session so far
-//!   (INITIALIZE, PMC allocations, attaches and detaches, mappings and
-//!   unmappings, execs, forks, exits, process and thread creation; at most
-//!   `pump::REPLAY_MAX` bytes), so each sink is a complete log on its own;
+//! - a new sink first gets the records that describe the session's state
+//!   (`replay.rs`: INITIALIZE, the PMC allocations and live attaches, the
+//!   kernel objects, and the live processes, threads and mappings, the
+//!   last bounded by `replay::OPTIONAL_MAX`, oldest dropped first), so each
+//!   sink is a complete log on its own;
 //! - records that arrive while no sink is configured (after `close_log`,
 //!   from PMCs still running) are dropped and counted
 //!   (`PumpStats::discarded`).
@@ -38,6 +39,7 @@ mod ctl;
 mod failure;
 mod kernel;
 mod pump;
+mod replay;
 
 pub(crate) use ctl::{LogFormat, PumpCtl};
 pub(crate) use kernel::{finish_pump, kernel_logs, LogPump};

@@ -4,14 +4,11 @@
 
 use super::ctl::{LogFormat, PumpCtl, Request};
 use super::failure::{failure_io, from_chain, Failure};
+use super::replay::Replay;
 use pmc_core::{Error, LogSink};
 use pmc_log::bytes::ByteCursor;
 use pmc_log::hwpmc::{
     pmclog_header_magic_ok, pmclog_header_type, PMCLOG_HEADER_LEN, PMCLOG_TYPE_CLOSELOG,
-    PMCLOG_TYPE_INITIALIZE, PMCLOG_TYPE_MAP_IN, PMCLOG_TYPE_MAP_OUT, PMCLOG_TYPE_PMCALLOCATE,
-    PMCLOG_TYPE_PMCALLOCATEDYN, PMCLOG_TYPE_PMCATTACH, PMCLOG_TYPE_PMCDETACH, PMCLOG_TYPE_PROCEXEC,
-    PMCLOG_TYPE_PROCFORK, PMCLOG_TYPE_PROC_CREATE, PMCLOG_TYPE_SYSEXIT, PMCLOG_TYPE_THR_CREATE,
-    PMCLOG_TYPE_THR_EXIT,
 };
 use std::time::Duration;
 
@@ -24,11 +21,6 @@ const PUMP_POLL: Duration = Duration::from_millis(20);
 /// pauses cannot hold the request forever.
 #[cfg(unix)]
 const DRAIN_MAX: u64 = 16 << 20;
-
-/// The most bytes of session-describing records kept to start a new sink
-/// with; later ones are not replayed (and counted in
-/// [`PumpStats::replay_dropped`]).
-pub(crate) const REPLAY_MAX: usize = 1 << 20;
 
 #[derive(Default)]
 struct Framer {
@@ -55,34 +47,6 @@ impl Framer {
         }
         self.pending.drain(..off);
     }
-}
-
-/// Record types that describe the session: replayed, in order, to every
-/// new sink. The kernel writes each once and never again: the PMCs and
-/// their targets (PMCALLOCATE*, PMCATTACH/PMCDETACH), the mappings
-/// (MAP_IN/MAP_OUT), the processes and threads (PROCEXEC, PROCFORK,
-/// SYSEXIT; PROC_CREATE/THR_CREATE/THR_EXIT, including the one-time dump of
-/// every process for a system-sampling owner, `hwpmc_mod.c`
-/// `pmc_process_allproc()`, guarded by PMC_PO_INITIAL_MAPPINGS_DONE). A
-/// sink swapped in later then knows process names and exec paths, and no
-/// mapping or target that is gone.
-fn describes_session(ty: u32) -> bool {
-    matches!(
-        ty,
-        PMCLOG_TYPE_INITIALIZE
-            | PMCLOG_TYPE_PMCALLOCATE
-            | PMCLOG_TYPE_PMCALLOCATEDYN
-            | PMCLOG_TYPE_PMCATTACH
-            | PMCLOG_TYPE_PMCDETACH
-            | PMCLOG_TYPE_MAP_IN
-            | PMCLOG_TYPE_MAP_OUT
-            | PMCLOG_TYPE_PROCEXEC
-            | PMCLOG_TYPE_PROCFORK
-            | PMCLOG_TYPE_SYSEXIT
-            | PMCLOG_TYPE_PROC_CREATE
-            | PMCLOG_TYPE_THR_CREATE
-            | PMCLOG_TYPE_THR_EXIT
-    )
 }
 
 /// Where the records go.
@@ -168,7 +132,8 @@ struct Reader<'c> {
     out: Option<Out>,
     /// The current sink's first error (it then receives nothing more).
     failure: Option<Failure>,
-    replay: Vec<u8>,
+    /// The session's state for the next sink (`replay.rs`).
+    replay: Replay,
     last_tsc: u64,
     /// The current sink was sent the kernel's own CLOSELOG record.
     sink_closed: bool,
@@ -194,13 +159,9 @@ impl Reader<'_> {
             let ty = r.u32_at(0).map(pmclog_header_type).unwrap_or_default();
             if let Ok(tsc) = r.u64_at(8) {
                 *last_tsc = tsc;
-                if describes_session(ty) {
-                    if replay.len() + rec.len() <= REPLAY_MAX {
-                        replay.extend_from_slice(rec);
-                        kept = true;
-                    } else {
-                        replay_dropped += rec.len() as u64;
-                    }
+                if Replay::wants(ty) {
+                    replay_dropped += replay.take(rec);
+                    kept = true;
                 }
             }
             if out.is_some() && rec.len() >= PMCLOG_HEADER_LEN && ty == PMCLOG_TYPE_CLOSELOG {
@@ -243,9 +204,7 @@ impl Reader<'_> {
 
     fn start_sink(&mut self, sink: LogSink, format: LogFormat) -> Option<Failure> {
         let mut out = Out::new(sink, format);
-        let replay = std::mem::take(&mut self.replay);
-        let r = out.take(&replay).err();
-        self.replay = replay;
+        let r = out.take(&self.replay.bytes()).err();
         self.out = Some(out);
         self.ctl.lock().has_sink = true;
         if let Some(e) = &r {
@@ -283,7 +242,7 @@ pub(crate) fn run(mut read_end: std::os::unix::net::UnixStream, ctl: &PumpCtl) -
         framer: Framer::default(),
         out: None,
         failure: None,
-        replay: Vec::new(),
+        replay: Replay::default(),
         last_tsc: 0,
         sink_closed: false,
     };

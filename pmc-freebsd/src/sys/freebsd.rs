@@ -177,27 +177,101 @@ impl Sys for RealSys {
 
     /// `sysctl kern.proc.pid.<pid>`: the process's `ki_ppid`.
     fn parent_pid(&self, pid: i32) -> Option<i32> {
-        let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid];
-        // SAFETY: `kinfo_proc` is plain C data (integers, arrays, raw
-        // pointers), for which all-zero bytes are a valid value.
-        let mut kp: libc::kinfo_proc = unsafe { std::mem::zeroed() };
-        let mut len: libc::size_t = std::mem::size_of::<libc::kinfo_proc>();
-        // SAFETY: `sysctl` reads the 4-element `mib`, writes at most `len`
-        // bytes into `kp` (which is `len` bytes long) and the size written
-        // into `len`; no new value is passed (NULL, 0).
+        proc_info(pid).map(|kp| kp.ki_ppid)
+    }
+
+    /// `sysctl kern.proc.proc`: every process whose `ki_ppid` is `pid`.
+    fn children(&self, pid: i32) -> Option<Vec<i32>> {
+        let all = all_procs()?;
+        Some(
+            all.iter()
+                .filter(|kp| kp.ki_ppid == pid && kp.ki_pid != pid)
+                .map(|kp| kp.ki_pid)
+                .collect(),
+        )
+    }
+
+    /// `sysctl kern.proc.pid.<pid>`: `P_HWPMC` in `ki_flag` (`p_flag`).
+    fn uses_hwpmc(&self, pid: i32) -> Option<bool> {
+        proc_info(pid).map(|kp| kp.ki_flag & libc::c_long::from(libc::P_HWPMC) != 0)
+    }
+}
+
+/// `sysctl kern.proc.pid.<pid>`: the process's `kinfo_proc`.
+fn proc_info(pid: i32) -> Option<libc::kinfo_proc> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PID, pid];
+    // SAFETY: `kinfo_proc` is plain C data (integers, arrays, raw
+    // pointers), for which all-zero bytes are a valid value.
+    let mut kp: libc::kinfo_proc = unsafe { std::mem::zeroed() };
+    let mut len: libc::size_t = std::mem::size_of::<libc::kinfo_proc>();
+    // SAFETY: `sysctl` reads the 4-element `mib`, writes at most `len`
+    // bytes into `kp` (which is `len` bytes long) and the size written
+    // into `len`; no new value is passed (NULL, 0).
+    let r = unsafe {
+        libc::sysctl(
+            mib.as_mut_ptr(),
+            4,
+            std::ptr::addr_of_mut!(kp).cast(),
+            &mut len,
+            std::ptr::null(),
+            0,
+        )
+    };
+    let whole = len == std::mem::size_of::<libc::kinfo_proc>();
+    (r == 0 && whole).then_some(kp)
+}
+
+/// The most processes [`all_procs`] reads (`kern.maxproc` is far below).
+const MAX_PROCS: usize = 1 << 20;
+
+/// `sysctl kern.proc.proc`: one `kinfo_proc` per process (not per thread).
+fn all_procs() -> Option<Vec<libc::kinfo_proc>> {
+    let mut mib = [libc::CTL_KERN, libc::KERN_PROC, libc::KERN_PROC_PROC, 0];
+    let size = std::mem::size_of::<libc::kinfo_proc>();
+    // Processes come and go between the size query and the read: retry.
+    for _ in 0..4 {
+        let mut len: libc::size_t = 0;
+        // SAFETY: a size query: NULL output buffer, `sysctl` writes only
+        // `len`; the 3-element `mib` (the fourth is unused) is read.
         let r = unsafe {
             libc::sysctl(
                 mib.as_mut_ptr(),
-                4,
-                std::ptr::addr_of_mut!(kp).cast(),
+                3,
+                std::ptr::null_mut(),
                 &mut len,
                 std::ptr::null(),
                 0,
             )
         };
-        let whole = len == std::mem::size_of::<libc::kinfo_proc>();
-        (r == 0 && whole).then_some(kp.ki_ppid)
+        if r != 0 {
+            return None;
+        }
+        let n = (len / size).saturating_add(16).min(MAX_PROCS);
+        let mut v: Vec<libc::kinfo_proc> = Vec::with_capacity(n);
+        let mut len = n * size;
+        // SAFETY: `sysctl` writes at most `len` bytes, the capacity of `v`
+        // (n elements of `size` bytes), and the size written into `len`.
+        let r = unsafe {
+            libc::sysctl(
+                mib.as_mut_ptr(),
+                3,
+                v.as_mut_ptr().cast(),
+                &mut len,
+                std::ptr::null(),
+                0,
+            )
+        };
+        if r == 0 {
+            // SAFETY: the kernel initialised `len` bytes, whole
+            // `kinfo_proc`s (plain C data), within the capacity.
+            unsafe { v.set_len((len / size).min(n)) };
+            return Some(v);
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::ENOMEM) {
+            return None;
+        }
     }
+    None
 }
 
 /// `sysctlbyname(name)` into `buf`: the value's size, or `None` when the name

@@ -192,6 +192,28 @@ pub trait Sys: Send + Sync {
         None
     }
 
+    /// The children of process `pid` (every process whose
+    /// `kinfo_proc.ki_ppid` is `pid`), if known: the subtree hwpmc walks
+    /// for a `PMC_F_DESCENDANTS` attach.
+    fn children(&self, pid: i32) -> Option<Vec<i32>> {
+        let _ = pid;
+        None
+    }
+
+    /// Whether process `pid` has `P_HWPMC` in its flags
+    /// (`kinfo_proc.ki_flag`): hwpmc calls its context-switch, fork, exec
+    /// and exit hooks only for such a process. `None` if unknown.
+    fn uses_hwpmc(&self, pid: i32) -> Option<bool> {
+        let _ = pid;
+        None
+    }
+
+    /// Lets `d` pass: the real one sleeps; the simulator advances its
+    /// clock (hardclock ticks, returns to user mode).
+    fn pause(&self, d: std::time::Duration) {
+        std::thread::sleep(d);
+    }
+
     /// Which kernel this driver talks to: drivers with the same id share
     /// hwpmc's per-process state (one owner descriptor, one log per
     /// process). Every real driver is the one kernel (0, the default); each
@@ -227,8 +249,17 @@ impl<S: Sys + ?Sized> Sys for std::sync::Arc<S> {
     fn parent_pid(&self, pid: i32) -> Option<i32> {
         (**self).parent_pid(pid)
     }
+    fn children(&self, pid: i32) -> Option<Vec<i32>> {
+        (**self).children(pid)
+    }
+    fn uses_hwpmc(&self, pid: i32) -> Option<bool> {
+        (**self).uses_hwpmc(pid)
+    }
     fn kernel_id(&self) -> usize {
         (**self).kernel_id()
+    }
+    fn pause(&self, d: std::time::Duration) {
+        (**self).pause(d);
     }
     fn cpu_id(&self) -> Option<pmc_events::CpuId> {
         (**self).cpu_id()

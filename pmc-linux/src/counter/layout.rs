@@ -9,7 +9,7 @@ pub(super) fn pid_i32(pid: u32) -> Result<i32> {
             Op::Attach,
             format!("{pid} is not a valid pid"),
         )
-        .with_errno(libc::EINVAL)
+        .with_errno(errno::EINVAL)
     })
 }
 
@@ -17,13 +17,26 @@ pub(super) fn pid_i32(pid: u32) -> Result<i32> {
 /// others in ascending order.
 pub(super) fn thread_ids(sys: &dyn Sys, pid: Option<u32>) -> Result<Vec<i32>> {
     let pid = pid.unwrap_or_else(|| sys.getpid());
-    let mut tids = sys.thread_ids(pid).ok_or_else(|| {
-        Error::new(
+    let mut tids = sys.thread_ids(pid).map_err(|Errno(e)| match e {
+        errno::ESRCH => Error::new(
             ErrorKind::NoSuchProcess,
             Op::Attach,
             format!("no process with pid {pid}"),
         )
-        .with_errno(libc::ESRCH)
+        .with_errno(errno::ESRCH),
+        // Listing the threads takes a descriptor: with none left, that is the error.
+        errno::EMFILE | errno::ENFILE => {
+            crate::errno_map::too_many_files(&sys.facts(), Op::Attach).with_errno(e)
+        }
+        _ => Error::new(
+            ErrorKind::Os,
+            Op::Attach,
+            format!(
+                "cannot list the threads of pid {pid} (/proc/{pid}/task): {}",
+                std::io::Error::from_raw_os_error(e)
+            ),
+        )
+        .with_errno(e),
     })?;
     tids.sort_unstable();
     let main = i32::try_from(pid).unwrap_or(0);

@@ -109,6 +109,7 @@ use rings::{Delivery, Rings};
 use switch::SwitchGroup;
 
 use crate::backend::Shared;
+use crate::errno;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
 #[cfg(feature = "sampling")]
@@ -131,6 +132,11 @@ use std::sync::Arc;
 
 /// The most members a group may have (the read buffer lives on the stack).
 pub const MAX_GROUP_MEMBERS: usize = 32;
+
+/// Linux's `CLOCK_MONOTONIC` (`uapi/linux/time.h`), the clock of the samples' `time`
+/// (`perf_event_attr.clockid`): fixed, not the host libc's (macOS has 6), as the errno
+/// values are (`errno.rs`).
+const CLOCK_MONOTONIC: i32 = 1;
 /// A group read's words: nr, time_enabled, time_running, then value, id and (sampling PMCs
 /// with `PERF_FORMAT_LOST`) lost per member.
 const READ_WORDS: usize = 3 + 3 * MAX_GROUP_MEMBERS;
@@ -346,6 +352,8 @@ impl<S: Sys> Counters<S> {
             }
         }
         self.life.record_attach(target);
+        #[cfg(feature = "sampling")]
+        self.log_target(target, true);
         Ok(())
     }
 
@@ -357,7 +365,7 @@ impl<S: Sys> Counters<S> {
                 Op::Detach,
                 format!("the PMC is not attached to {target}"),
             )
-            .with_errno(libc::EINVAL));
+            .with_errno(errno::EINVAL));
         };
         let mut last = vec![Reading::default(); self.members.len()];
         self.fds
@@ -377,6 +385,8 @@ impl<S: Sys> Counters<S> {
         }
         self.fds.remove(pos);
         self.life.record_detach(target);
+        #[cfg(feature = "sampling")]
+        self.log_target(target, false);
         #[cfg(feature = "sampling")]
         if let Some(sw) = self.csw.as_mut() {
             sw.detach(target)?;
@@ -682,6 +692,49 @@ impl<S: Sys> Counters<S> {
         }
         self.fds.mark_mapped(&todo);
         Ok(())
+    }
+
+    /// Logs an attach or detach of `target` (hwpmc's PMCATTACH and PMCDETACH), for a PMC that
+    /// uses the log (sampling, or log-proccsw/log-procexit: hwpmc's `PMC_F_NEEDS_LOGFILE`)
+    /// while one is configured. A failed write is the log's error, reported by the log's
+    /// calls; the attach itself stands.
+    #[cfg(feature = "sampling")]
+    fn log_target(&self, target: Target, attached: bool) {
+        use pmc_log::record as log;
+        let flags = self.members[0].alloc.flags;
+        let needs_log = self.is_sampling()
+            || flags.contains(pmc_core::Flags::LOG_PROCCSW)
+            || flags.contains(pmc_core::Flags::LOG_PROCEXIT);
+        if !needs_log || !self._shared.hub.has_log() {
+            return;
+        }
+        let sys: &dyn Sys = &self._shared.sys;
+        let pid = match target {
+            Target::Pid(p) => p,
+            _ => sys.getpid(),
+        };
+        let time = crate::log::now(sys);
+        let pid = i32::try_from(pid).unwrap_or(-1);
+        let descriptors = self.descriptors();
+        for m in self.members.iter().skip(usize::from(
+            self.purpose() == Some(RingPurpose::SwitchCounts),
+        )) {
+            let rec = if attached {
+                log::Record::Attach(log::Attach {
+                    time,
+                    pmc_id: m.pmc_id,
+                    pid,
+                    path: crate::log::exe_path(sys, pid).into(),
+                })
+            } else {
+                log::Record::Detach(log::Detach {
+                    time,
+                    pmc_id: m.pmc_id,
+                    pid,
+                })
+            };
+            let _ = self._shared.hub.write_target(descriptors.clone(), &rec);
+        }
     }
 
     /// The log descriptors of the members.
@@ -1099,6 +1152,14 @@ impl<S: Sys> pmc_core::Group for LinuxGroup<S> {
     fn read_into(&self, out: &mut [Reading]) -> Result<()> {
         self.c.read_into(out)
     }
+    /// Each member's `perf_event_attr` as opened (after any fallback), like `perf stat -vv`.
+    fn native_configs(&self) -> Vec<Vec<NativeField>> {
+        self.c
+            .members
+            .iter()
+            .map(|m| m.native_fields(&m.opened))
+            .collect()
+    }
 }
 
 impl<S: Sys> LinuxGroup<S> {
@@ -1112,14 +1173,5 @@ impl<S: Sys> LinuxGroup<S> {
     #[cfg(feature = "sampling")]
     pub fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
-    }
-
-    /// The native configuration of each member.
-    pub fn native_configs(&self) -> Vec<Vec<NativeField>> {
-        self.c
-            .members
-            .iter()
-            .map(|m| m.native_fields(&m.attr))
-            .collect()
     }
 }

@@ -46,7 +46,23 @@ pub(super) fn build_attr(
     attr.set_exclude_user(u64::from(!m.counts_user()));
     attr.set_exclude_kernel(u64::from(!kernel));
     attr.set_exclude_hv(u64::from(!m.counts_hv() || !kernel));
-    attr.set_precise_ip(u64::from(m.precise.min(3)));
+    // perf's :P: the highest precision, lowered at open until the PMU takes it
+    // (open_set_once); a software event has none.
+    let precise = if m.max_precise {
+        if r.is_hardware() {
+            3
+        } else {
+            0
+        }
+    } else {
+        m.precise.min(3)
+    };
+    attr.set_precise_ip(u64::from(precise));
+    // perf's :I, :G, :H (perf-list(1)); :D and :e are set on a group's leader alone
+    // (open_set_once), as perf sets them.
+    attr.set_exclude_idle(u64::from(m.exclude_idle));
+    attr.set_exclude_host(u64::from(m.guest));
+    attr.set_exclude_guest(u64::from(m.host));
     if a.flags.contains(pmc_core::Flags::DESCENDANTS) && !a.scope.is_system() {
         attr.set_inherit(1);
     }
@@ -72,7 +88,7 @@ fn set_exit_read_bits(attr: &mut perf_event_attr) {
     );
     attr.set_sample_id_all(1);
     attr.set_use_clockid(1);
-    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.clockid = CLOCK_MONOTONIC;
 }
 
 /// A sampling PMC's attr: the rate, what each sample carries, and the ring's wakeup.
@@ -122,7 +138,7 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
     attr.set_sample_id_all(1);
     // One documented clock for every timestamp in the log.
     attr.set_use_clockid(1);
-    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.clockid = CLOCK_MONOTONIC;
     // Wake the drain thread when a ring is a quarter full.
     attr.set_watermark(1);
     attr.__bindgen_anon_2.wakeup_watermark =
@@ -185,7 +201,7 @@ pub(super) fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
             "log-proccsw needs a process-scope PMC: it logs the counts of the target \
              processes at their context switches",
         )
-        .with_errno(libc::EINVAL)
+        .with_errno(errno::EINVAL)
         .with_help("allocate it with process scope and attach it to the processes to watch"));
     }
     if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && a.scope.is_system() {
@@ -195,7 +211,7 @@ pub(super) fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
             "log-procexit needs a process-scope PMC: it logs the counts of the target \
              processes at their exits",
         )
-        .with_errno(libc::EINVAL)
+        .with_errno(errno::EINVAL)
         .with_help("allocate it with process scope and attach it to the processes to watch"));
     }
     if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && !a.mode.is_sampling() && group_len > 1 {
@@ -222,6 +238,19 @@ impl Member {
         a.check_cgroup()?;
         check_recording(a)?;
         events::check_allocation(a)?;
+        if a.event.modifiers.sample_read && a.mode.is_sampling() {
+            // PERF_SAMPLE_READ's counts would have no place in the log's samples.
+            return Err(Error::new(
+                ErrorKind::NotSupported,
+                Op::Allocate,
+                format!(
+                    "`{}`: the :S modifier (read the counts with each sample) is not \
+                     supported for sampling: the log's samples carry no counts",
+                    a.event
+                ),
+            )
+            .with_help("drop :S; Group::read gives a group's counts together"));
+        }
         let resolved = events::resolve(&shared.sys, &a.event)?;
         if let Mode::Sampling(Rate::Frequency(f)) = a.mode {
             if let Some(max) = facts.max_sample_rate.filter(|m| f > *m) {
@@ -241,7 +270,9 @@ impl Member {
             attr.read_format |= u64::from(b::PERF_FORMAT_LOST);
         }
         #[cfg(feature = "sampling")]
-        let pmc_id = shared.next_pmc_id.fetch_add(1, Ordering::Relaxed);
+        let pmc_id = a
+            .log_id
+            .unwrap_or_else(|| shared.next_pmc_id.fetch_add(1, Ordering::Relaxed));
         let fixed = match a.mode {
             // As set_sampling_bits gives it to the kernel.
             Mode::Sampling(Rate::Period(p)) => events::soft_clock_period(&a.event, p),

@@ -50,8 +50,11 @@ struct HubState {
     post: PostChain,
     /// The log's spool (between the writer and the sink): what it could not write.
     spool: Option<SpoolHandle>,
-    /// The spool's counts already in the summary (and logged).
+    /// The spool's counts already in the summary.
     spool_seen: Unwritten,
+    /// How long the log's close waits for a sink that takes nothing (see
+    /// [`Hub::set_close_wait`]).
+    close_wait: Option<std::time::Duration>,
     /// The backend's door to the system: the clock, `/proc` for synthesis, `poll`, and the
     /// kernel's lost counts read at each drain pass.
     sys: HubSys,
@@ -186,9 +189,9 @@ impl HubState {
         self.count_written();
     }
 
-    /// What the spool dropped since the last pass: its samples are lost (counted, and logged
-    /// as a `Lost` record of no PMC and no CPU while there is a log); its sink's error fails
-    /// the log.
+    /// What the spool dropped since the last pass: its samples are lost (counted here; the
+    /// spool itself writes the log's `Lost` record for them, outside the queue it drops
+    /// from, so that the count is never dropped with them); its sink's error fails the log.
     fn account_spool(&mut self) {
         let Some(h) = self.spool.as_ref() else {
             return;
@@ -204,19 +207,8 @@ impl HubState {
         }
         let new = now_seen.samples.saturating_sub(self.spool_seen.samples);
         self.spool_seen = now_seen;
-        if new == 0 {
-            return;
-        }
         self.summary.lost += new;
         self.summary.lost_spool += new;
-        if self.writer.is_some() {
-            self.reorder.push(log::Record::Lost(log::Lost {
-                time: now(&*self.sys.0),
-                pmc_id: None,
-                cpu: None,
-                count: new,
-            }));
-        }
     }
 
     /// Drains ring `i` into the reorder buffer: each record through the post-processors,
@@ -425,6 +417,17 @@ impl Hub {
         self.spool_bytes.store(bytes, Ordering::Relaxed);
     }
 
+    /// Bounds how long flushing and closing the log wait for a sink that takes nothing
+    /// (`None`: as long as it takes), for the log configured now and those configured later.
+    pub(crate) fn set_close_wait(&self, wait: Option<std::time::Duration>) {
+        if let Ok(mut st) = self.lock() {
+            st.close_wait = wait;
+            if let Some(h) = st.spool.as_ref() {
+                h.set_close_wait(wait);
+            }
+        }
+    }
+
     /// Whether a log is configured.
     pub(crate) fn has_log(&self) -> bool {
         self.lock().is_ok_and(|s| s.writer.is_some())
@@ -439,6 +442,7 @@ impl Hub {
             n => n,
         };
         let (spool, handle) = Spool::new(sink, bound);
+        handle.set_close_wait(self.lock()?.close_wait);
         let mut writer = pmc_log::Writer::new(Box::new(spool) as LogSink, &header)
             .map_err(|e| write_error(&e))?;
         let mut st = self.lock()?;
@@ -517,7 +521,7 @@ impl Hub {
             Some(w) => w.finish().map(|_| ()).map_err(|e| write_error(&e)),
             None => Err(no_log()),
         };
-        // What the last blocks met in the spool (the writer is gone: counted, not logged).
+        // What the last blocks met in the spool (counted; the spool logged it).
         st.account_spool();
         st.count_written_spool();
         st.spool = None;
@@ -556,6 +560,30 @@ impl Hub {
             pid: to_i32(std::process::id()),
             data: log::Bytes::from(data.to_le_bytes().to_vec()),
         }))
+    }
+
+    /// Appends a PMC's attach or detach (hwpmc's PMCATTACH and PMCDETACH records), after
+    /// its descriptors, each declared once as [`register`](Hub::register) declares them.
+    /// Nothing without a log.
+    pub(crate) fn write_target(
+        &self,
+        descriptors: Vec<log::PmcDescriptor<'static>>,
+        record: &log::Record<'_>,
+    ) -> Result<()> {
+        let mut st = self.lock()?;
+        if st.writer.is_none() {
+            return Ok(());
+        }
+        for d in descriptors {
+            if st.descriptors.iter().any(|k| k.pmc_id == d.pmc_id) {
+                continue;
+            }
+            st.write(&log::Record::Pmc(d.clone()))?;
+            let HubState { post, reorder, .. } = &mut *st;
+            post.event(&HubEvent::Registered(&d), &mut |r| reorder.push(r));
+            st.descriptors.push(d);
+        }
+        st.write(record)
     }
 
     /// The counts so far.
@@ -882,6 +910,7 @@ fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errno;
     use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
     use crate::record::record_type;
 
@@ -890,19 +919,22 @@ mod tests {
     /// failure is kept.
     #[test]
     fn log_failure_keeps_the_io_errors_kind() {
-        let denied = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::EACCES));
-        let full = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        let denied = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(errno::EACCES));
+        let full = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(errno::ENOSPC));
         let e = LogFailure::from(&denied).to_error();
         assert_eq!(
             (e.kind(), e.op(), e.errno()),
-            (ErrorKind::Permission, Op::Log, Some(libc::EACCES))
+            (ErrorKind::Permission, Op::Log, Some(errno::EACCES))
         );
         let e = LogFailure::from(&full).to_error();
-        assert_eq!((e.kind(), e.errno()), (ErrorKind::Os, Some(libc::ENOSPC)));
+        assert_eq!((e.kind(), e.errno()), (ErrorKind::Os, Some(errno::ENOSPC)));
         let mut slot = None;
         LogFailure::note(&mut slot, &full);
         LogFailure::note(&mut slot, &denied);
-        assert_eq!(slot.map(|f| f.to_error().errno()), Some(Some(libc::ENOSPC)));
+        assert_eq!(
+            slot.map(|f| f.to_error().errno()),
+            Some(Some(errno::ENOSPC))
+        );
     }
 
     /// The drain's path without a kernel: `rings` drained one after another (each its

@@ -85,7 +85,7 @@ pub use local::OwnedSample;
 pub(crate) use source::{RingPurpose, RingSource};
 pub use spool::DEFAULT_SPOOL_BYTES;
 pub use summary::SamplingDetails;
-pub(crate) use synth::Synth;
+pub(crate) use synth::{exe_path, Synth};
 
 /// The longest the drain thread waits before reading the rings even if none woke it.
 pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);

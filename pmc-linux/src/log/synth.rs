@@ -86,6 +86,18 @@ pub(super) fn synthesize(sys: &dyn Sys, pid: u32, time: u64, out: &mut Vec<log::
     }
 }
 
+/// The path of `pid`'s executable, as hwpmc's PMCATTACH names it: the first executable
+/// file mapping of `/proc/<pid>/maps` (the program's text; empty when unreadable).
+pub(crate) fn exe_path(sys: &dyn Sys, pid: i32) -> Vec<u8> {
+    let Ok(maps) = sys.read_file(Path::new(&format!("/proc/{pid}/maps"))) else {
+        return Vec::new();
+    };
+    maps.split(|&b| b == b'\n')
+        .find_map(|l| parse_maps_line(l, pid, 0))
+        .map(|m| m.path.0.into_owned())
+        .unwrap_or_default()
+}
+
 /// One line of `/proc/<pid>/maps`: `start-end perms offset dev inode   path`; executable
 /// mappings only.
 pub(super) fn parse_maps_line(line: &[u8], pid: i32, time: u64) -> Option<log::Map<'static>> {

@@ -98,9 +98,10 @@ pub trait Sys: Send + Sync + std::fmt::Debug + 'static {
     fn poll(&self, fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno>;
     /// `clock_gettime(clock)` in nanoseconds (0 if the clock is unavailable).
     fn clock_ns(&self, clock: Clock) -> u64;
-    /// The thread ids of process `pid` (`/proc/<pid>/task`), in any order; `None` if there is
-    /// no such process.
-    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>>;
+    /// The thread ids of process `pid` (`/proc/<pid>/task`), in any order; `ESRCH` if there is
+    /// no such process, else the errno of reading the directory (`EMFILE` with no descriptor
+    /// left).
+    fn thread_ids(&self, pid: u32) -> Result<Vec<i32>, Errno>;
     /// Whether thread `tid` has gone or is exiting.
     fn thread_exiting(&self, tid: i32) -> bool;
     /// Whether process `pid` still exists (a zombie counts as existing).
@@ -148,6 +149,11 @@ pub trait Sys: Send + Sync + std::fmt::Debug + 'static {
     /// read to its end); `None` if unreadable, `Some(0)` when addresses are hidden
     /// (`kernel.kptr_restrict`).
     fn kernel_stext(&self) -> Option<u64>;
+    /// The hypervisor's CPUID vendor signature (leaf `0x4000_0000`, `KVMKVMKVM`), when
+    /// the CPU says it runs under one; `None` on bare metal, off x86_64, and by default.
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        None
+    }
 }
 
 /// A [`Sys`] shared between a backend and the test driving it.
@@ -184,7 +190,7 @@ impl<T: Sys + ?Sized> Sys for Arc<T> {
     fn clock_ns(&self, clock: Clock) -> u64 {
         (**self).clock_ns(clock)
     }
-    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
+    fn thread_ids(&self, pid: u32) -> Result<Vec<i32>, Errno> {
         (**self).thread_ids(pid)
     }
     fn thread_exiting(&self, tid: i32) -> bool {
@@ -228,6 +234,9 @@ impl<T: Sys + ?Sized> Sys for Arc<T> {
     }
     fn kernel_stext(&self) -> Option<u64> {
         (**self).kernel_stext()
+    }
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        (**self).hypervisor_signature()
     }
 }
 

@@ -2,6 +2,7 @@
 //! (`linux.rs`, or `unsupported.rs` answering `ENOSYS`); `/proc` and `/sys` are files on any
 //! Unix.
 
+use crate::errno;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
@@ -46,13 +47,17 @@ impl Sys for RealSys {
     fn clock_ns(&self, clock: Clock) -> u64 {
         os::clock_ns(clock)
     }
-    fn thread_ids(&self, pid: u32) -> Option<Vec<i32>> {
-        let rd = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        Some(
-            rd.flatten()
-                .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
-                .collect(),
-        )
+    fn thread_ids(&self, pid: u32) -> Result<Vec<i32>, Errno> {
+        let rd = std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| {
+            Errno(match e.raw_os_error() {
+                Some(errno::ENOENT) | None => errno::ESRCH,
+                Some(n) => n,
+            })
+        })?;
+        Ok(rd
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse().ok()))
+            .collect())
     }
     fn thread_exiting(&self, tid: i32) -> bool {
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
@@ -119,7 +124,7 @@ impl Sys for RealSys {
             .custom_flags(libc::O_DIRECTORY)
             .open(path)
             .map(OwnedFd::from)
-            .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))
+            .map_err(|e| Errno(e.raw_os_error().unwrap_or(errno::EIO)))
     }
     fn cpuinfo(&self) -> std::sync::Arc<str> {
         static CPUINFO: std::sync::OnceLock<std::sync::Arc<str>> = std::sync::OnceLock::new();
@@ -130,6 +135,9 @@ impl Sys for RealSys {
                     .into()
             })
             .clone()
+    }
+    fn hypervisor_signature(&self) -> Option<[u8; 12]> {
+        pmc_events::sys::hypervisor_signature()
     }
     fn kernel_stext(&self) -> Option<u64> {
         use std::io::BufRead;

@@ -16,8 +16,10 @@ use crate::record::Record;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, r).map_err(io::Error::other)?;
-    out.write_all(b"\n")
+    // DEL and C1 in a log's strings escaped as well (serde_json escapes C0 only).
+    let mut w = crate::escape::JsonControls::new(&mut *out);
+    serde_json::to_writer(&mut w, r).map_err(io::Error::other)?;
+    w.into_inner()?.write_all(b"\n")
 }
 
 /// Write every record, one per line. Returns the number written.
@@ -25,10 +27,5 @@ pub fn write_all<'a, W: Write>(
     records: impl IntoIterator<Item = Record<'a>>,
     out: &mut W,
 ) -> io::Result<u64> {
-    let mut n = 0;
-    for r in records {
-        write_record(&r, out)?;
-        n += 1;
-    }
-    Ok(n)
+    super::write_each(records, out, write_record)
 }

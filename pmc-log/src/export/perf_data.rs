@@ -12,7 +12,8 @@
 //! Exported: samples (`PERF_RECORD_SAMPLE` with `IDENTIFIER | IP | TID | TIME
 //! | CPU | PERIOD | CALLCHAIN`), maps (`MMAP`), comm and
 //! exec (`COMM`, exec flagged with `PERF_RECORD_MISC_COMM_EXEC`), fork and
-//! exit (`FORK`, `EXIT`), and lost samples (`LOST`). Every non-sample record
+//! exit (`FORK`, `EXIT`), and lost samples (`LOST` and `LOST_SAMPLES`, so `perf report`
+//! shows the log's "Total Lost Samples"). Every non-sample record
 //! carries the `sample_id_all` trailer, so perf orders them by time.
 //!
 //! # Callchains
@@ -80,6 +81,7 @@ const PERF_RECORD_COMM: u32 = 3;
 const PERF_RECORD_EXIT: u32 = 4;
 const PERF_RECORD_FORK: u32 = 7;
 const PERF_RECORD_SAMPLE: u32 = 9;
+const PERF_RECORD_LOST_SAMPLES: u32 = 13;
 
 const PERF_RECORD_MISC_KERNEL: u16 = 1;
 const PERF_RECORD_MISC_USER: u16 = 2;
@@ -518,11 +520,23 @@ impl PerfDataWriter {
         self.end(at);
     }
 
+    /// A loss is written twice, as perf record writes its own: `LOST` (`{id, lost}`: records
+    /// the kernel could not put in a ring, which `perf report --stats` counts as LOST events
+    /// and perf warns of as lost chunks) and `LOST_SAMPLES` (`{lost}`, the event's id in the
+    /// trailer: what `perf report` adds up as "Total Lost Samples", from perf record's
+    /// `PERF_FORMAT_LOST` reads at its end). A log's loss counts samples either way (the ring's
+    /// `PERF_RECORD_LOST`, the kernel's `PERF_FORMAT_LOST` count, the spool's drops, hwpmc's
+    /// `DROPNOTIFY`), so both carry its count (at least 1: hwpmc's unknown count is 0).
     fn add_lost(&mut self, l: &Lost) {
         let id = l.pmc_id.map_or(DEFAULT_ID, |p| self.attr_for(p));
+        let lost = l.count.max(1);
         let at = self.begin(PERF_RECORD_LOST, 0);
         self.u64(id);
-        self.u64(l.count.max(1));
+        self.u64(lost);
+        self.trailer(-1, -1, l.time, id);
+        self.end(at);
+        let at = self.begin(PERF_RECORD_LOST_SAMPLES, 0);
+        self.u64(lost);
         self.trailer(-1, -1, l.time, id);
         self.end(at);
     }

@@ -1,6 +1,7 @@
 //! `-x SEP`: CSV rows in perf stat -x's column order, then pmcstat's own
 //! (scope, time enabled, status).
 
+use super::document::csv_cell;
 use super::rows::*;
 use pmc::Status;
 use std::io::Write;
@@ -52,7 +53,10 @@ impl CountFormat for Csv {
     }
 }
 
-/// `-r N -x SEP`: a row per counter.
+/// `-r N -x SEP`: a row per counter, as perf stat -r -x writes it: the mean (a whole number
+/// for a count, `%.0f` as perf's, msec with two decimals for a clock), unit, event, the noise
+/// (`x.xx%`), the mean run time, its percentage of the mean enabled time, metric value and
+/// unit; then pmcstat's columns as a single run's: scope, time enabled (the mean), status.
 pub(super) fn repeated_csv(
     o: &mut impl Write,
     runs: &[Report],
@@ -62,41 +66,72 @@ pub(super) fn repeated_csv(
     sep: &str,
 ) {
     let Some(first) = runs.first() else { return };
-    let n = runs.len();
     let metrics = row_metrics(means, secs);
-    // perf stat -r -x's columns: value, unit, event, the noise
-    // (`x.xx%`), run time, percentage, metric value, metric unit; then
-    // pmcstat's: runs, runs in which the counter counted.
     for (i, (c, st)) in first.counters.iter().zip(stats).enumerate() {
-        let (value, unit) = if is_clock(&c.event) {
-            (format!("{:.2}", st.mean / 1e6), "msec")
-        } else {
-            (format!("{:.2}", st.mean), "")
+        // The runs that counted: their mean times.
+        let counted = || {
+            runs.iter()
+                .filter_map(|r| r.counters.get(i))
+                .filter(|c| c.reading.status() == Status::Ok)
         };
-        let run_ns = runs
-            .iter()
-            .filter_map(|r| r.counters.get(i))
-            .map(|c| c.reading.time_running as f64)
-            .sum::<f64>()
-            / n.max(1) as f64;
+        let mean = |f: fn(&Counter) -> u64| {
+            counted().map(|c| f(c) as f64).sum::<f64>() / st.count.max(1) as f64
+        };
+        let (run_ns, enabled_ns) = (
+            mean(|c| c.reading.time_running),
+            mean(|c| c.reading.time_enabled),
+        );
+        let mut f = Vec::with_capacity(12);
+        if let Some(cpu) = c.cpu {
+            f.push(format!("CPU{cpu}"));
+        }
+        let (value, unit) = match (st.count, is_clock(&c.event)) {
+            (0, _) => (
+                if c.reading.status() == Status::NotSupported {
+                    "<not supported>"
+                } else {
+                    "<not counted>"
+                }
+                .to_owned(),
+                "",
+            ),
+            (_, true) => (format!("{:.2}", st.mean / 1e6), "msec"),
+            (_, false) => (format!("{:.0}", st.mean), unit_of(&c.event)),
+        };
+        f.extend([value, unit.to_owned(), event_name(&c.event)]);
+        // With --cgroup, the cgroup after the event, as perf's -G.
+        if let Some(cg) = &c.cgroup {
+            f.push(cg.clone());
+        }
+        f.push(format!("{:.2}%", st.rel_stderr_pct().unwrap_or(0.0)));
+        let pct = if enabled_ns > 0.0 {
+            100.0 * run_ns / enabled_ns
+        } else if st.count == 0 && c.reading.status() == Status::NotSupported {
+            100.0
+        } else {
+            0.0
+        };
+        f.push(format!("{run_ns:.0}"));
+        f.push(format!("{pct:.2}"));
         let (mv, mu) = metrics
             .get(i)
             .and_then(|(m, _)| m.as_ref())
-            .map_or((String::new(), ""), |m| {
-                (format!("{:.3}", m.value), m.unit.as_str())
+            .map_or((String::new(), String::new()), |m| {
+                (format!("{:.3}", m.value), m.unit.clone())
             });
-        // With --cgroup, the cgroup after the event, as perf's -G.
-        let event = match &c.cgroup {
-            Some(cg) => format!("{}{sep}{cg}", c.event),
-            None => c.event.clone(),
-        };
-        let _ = writeln!(
-            o,
-            "{value}{sep}{unit}{sep}{event}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{mv}{sep}{mu}{sep}{n}{sep}{}",
-            st.rel_stderr_pct().unwrap_or(0.0),
-            100.0 * st.count as f64 / n.max(1) as f64,
-            st.count
+        f.extend([mv, mu]);
+        let mean_counter = means.get(i).unwrap_or(c);
+        f.push(
+            if c.scope.is_system() {
+                "system"
+            } else {
+                "process"
+            }
+            .to_owned(),
         );
+        f.push(format!("{enabled_ns:.0}"));
+        f.push(status_str(&mean_counter.reading).to_owned());
+        let _ = writeln!(o, "{}", join_cells(&f, sep));
     }
 }
 
@@ -146,9 +181,16 @@ pub(super) fn csv_rows(
             );
             f.push(c.reading.time_enabled.to_string());
             f.push(status_str(&c.reading).to_owned());
-            f.join(sep)
+            join_cells(&f, sep)
         })
         .collect()
+}
+
+/// A row of cells joined by `sep`, each made safe by the one CSV cell rule
+/// ([`csv_cell`]): a name (an event, a cgroup) never adds a cell or a line.
+fn join_cells(cells: &[String], sep: &str) -> String {
+    let cells: Vec<_> = cells.iter().map(|c| csv_cell(c, sep)).collect();
+    cells.join(sep)
 }
 
 /// value, unit, event, run time, running percentage: perf's first five columns.
@@ -159,7 +201,7 @@ pub(super) fn csv_fields(c: &Counter) -> [String; 5] {
             if is_clock(&c.event) {
                 (format!("{:.2}", v as f64 / 1e6), "msec")
             } else {
-                (v.to_string(), "")
+                (v.to_string(), unit_of(&c.event))
             }
         }
         Status::NotCounted => ("<not counted>".to_owned(), ""),
@@ -169,7 +211,7 @@ pub(super) fn csv_fields(c: &Counter) -> [String; 5] {
     [
         value,
         unit.to_owned(),
-        c.event.clone(),
+        event_name(&c.event),
         c.reading.time_running.to_string(),
         pct,
     ]

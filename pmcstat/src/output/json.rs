@@ -62,7 +62,11 @@ pub(super) fn perf_json_rows(
     interval: Option<f64>,
     stats: Option<&[RepeatStat]>,
 ) -> Vec<String> {
-    let json = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
+    let json = |s: &str| {
+        pmc_log::escape::json_controls(
+            serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned()),
+        )
+    };
     counters
         .iter()
         .zip(row_metrics(counters, secs))
@@ -85,11 +89,8 @@ pub(super) fn perf_json_rows(
                 Status::NotSupported => "<not supported>".to_owned(),
             };
             f.push(format!("\"counter-value\" : \"{value}\""));
-            f.push(format!(
-                "\"unit\" : \"{}\"",
-                if clock { "msec" } else { "" }
-            ));
-            f.push(format!("\"event\" : {}", json(&c.event)));
+            f.push(format!("\"unit\" : \"{}\"", unit_of(&c.event)));
+            f.push(format!("\"event\" : {}", json(&event_name(&c.event))));
             if let Some(cg) = &c.cgroup {
                 f.push(format!("\"cgroup\" : {}", json(cg)));
             }

@@ -48,6 +48,11 @@ fn writer(args: &Print) -> Box<dyn CountFormat> {
         Format::Columns => Box::new(columns::Columns::default()),
     }
 }
+/// perf stat -o's `# started on Mon Dec  7 03:32:38 2026` (ctime(3)'s layout, local time).
+fn started_on(now: &jiff::Zoned) -> String {
+    format!("# started on {}", now.strftime("%a %b %e %H:%M:%S %Y"))
+}
+
 impl Sink {
     /// Opens `-o FILE`, or standard error.
     pub fn open(path: Option<&std::path::Path>, args: &Print) -> std::io::Result<Sink> {
@@ -55,7 +60,13 @@ impl Sink {
             Some(p) => (create_file(p)?, p.display().to_string()),
             None => (Dest::Stream(stderr_stream()), "standard error".into()),
         };
-        Ok(Sink::to(Checked::new(out), name, args))
+        let mut sink = Sink::to(Checked::new(out), name, args);
+        // perf stat -o FILE's first line, in its formats (the table, -x, -j); pmcstat's own
+        // JSON Lines document and pmcstat(8)'s columns keep their first line.
+        if path.is_some() && matches!(args.format, Format::Table | Format::Csv(_) | Format::Json) {
+            let _ = writeln!(sink.out, "{}\n", started_on(&jiff::Zoned::now()));
+        }
+        Ok(sink)
     }
 
     /// Flushes, and reports the first write error (a closed pipe is a quiet success).

@@ -172,15 +172,26 @@ pub(super) fn thousands(v: u64) -> String {
 /// (`-a`, `-s`) says so once, in its header (`'system wide'`), as perf stat -a.
 /// With `--cgroup`, the cgroup follows, as perf stat -G prints it.
 pub(super) fn label(c: &Counter, all: &[Counter]) -> String {
+    let event = event_name(&c.event);
     let name = match (&c.scope, c.cpu) {
-        (_, Some(cpu)) => format!("{} (CPU {cpu})", c.event),
-        (Scope::System { .. }, None) if !all_system(all) => format!("{} (system)", c.event),
-        _ => c.event.clone(),
+        (Scope::System { .. }, None) if !all_system(all) => format!("{event} (system)"),
+        _ => event,
     };
+    // A cgroup is a directory anyone with write access to the hierarchy may name.
     match &c.cgroup {
-        Some(cg) => format!("{name}  {cg}"),
+        Some(cg) => format!("{name}  {}", pmc_log::escape::escape(cg)),
         None => name,
     }
+}
+
+/// The name a row's event is shown under: perf's `name=` (`cpu-clock/name=cc/` is `cc`),
+/// else the event as written.
+pub(super) fn event_name(event: &str) -> String {
+    event
+        .parse::<pmc::EventSpec>()
+        .ok()
+        .and_then(|s| s.name)
+        .unwrap_or_else(|| event.to_owned())
 }
 
 /// Every counter is system-wide (and there is one).
@@ -265,19 +276,43 @@ impl RepeatStat {
     }
 }
 
+/// A per-CPU row's leading column, as perf stat -A prints it (`CPU0` padded to 11
+/// characters, so the count ends where perf's does); empty for other rows.
+pub(super) fn cpu_prefix(c: &Counter) -> String {
+    c.cpu.map_or_else(String::new, |cpu| format!("CPU{cpu:<8}"))
+}
+
 pub(super) fn text_value(c: &Counter, all: &[Counter]) -> String {
     let name = label(c, all);
+    let cpu = cpu_prefix(c);
+    // A clock's unit even when there is no count, as perf prints `<not counted> msec`.
+    let unit = format!("{:<4}", unit_of(&c.event));
     match c.reading.status() {
-        Status::NotSupported => format!("{:>18}      {name}", "<not supported>"),
-        Status::NotCounted => format!("{:>18}      {name}", "<not counted>"),
+        Status::NotSupported => format!("{cpu}{:>18} {unit} {name}", "<not supported>"),
+        Status::NotCounted => format!("{cpu}{:>18} {unit} {name}", "<not counted>"),
         Status::Ok => {
             let v = c.reading.scaled().unwrap_or(0);
             if is_clock(&c.event) {
-                format!("{:>18.2} msec {name}", v as f64 / 1e6)
+                format!("{cpu}{:>18.2} msec {name}", v as f64 / 1e6)
             } else {
-                format!("{:>18}      {name}", thousands(v))
+                format!("{cpu}{:>18} {unit} {name}", thousands(v))
             }
         }
+    }
+}
+
+/// A row's unit as perf prints it: `msec` for a CPU clock, `ns` for perf stat's
+/// `duration_time`, none for a count.
+pub(super) fn unit_of(event: &str) -> &'static str {
+    if is_clock(event) {
+        "msec"
+    } else if event
+        .parse::<pmc::EventSpec>()
+        .is_ok_and(|s| s.is_duration_time())
+    {
+        "ns"
+    } else {
+        ""
     }
 }
 

@@ -6,11 +6,18 @@ use pmc::Status;
 use std::io::Write;
 use std::time::Duration;
 
+/// Where a row's metric comment starts: after the count and the event name (and a
+/// per-CPU row's `CPUn` column, as perf stat -A shifts it).
+const METRIC_AT: usize = 52;
+
 /// The table.
 pub(super) struct Table {
     /// `-q`: no explanations of rows not counted, no notes.
     quiet: bool,
-    /// `-I MS`: perf stat -I's header before the first interval.
+    /// `-I MS` (perf's): perf stat -I's header before the first interval, and no total
+    /// table after the intervals, as perf stat -I prints none (and as `-x` and `--json` do
+    /// here). pmcstat's `-w` keeps its table after them (its Ctrl-C total of a system-wide
+    /// run).
     perf_header: bool,
     /// That header has been printed.
     header_done: bool,
@@ -70,19 +77,30 @@ impl CountFormat for Table {
         }
         // perf stat -I's rows: the time, the count, and the metric as in the table.
         for (row, (m, more)) in c.iter().zip(row_metrics(c, secs)) {
+            let w = METRIC_AT + cpu_prefix(row).len();
             let line = match &m {
-                Some(m) => format!("{:<52} {}", text_value(row, c), m.text),
+                Some(m) => format!("{:<w$} {}", text_value(row, c), m.text),
                 None => text_value(row, c),
             };
             let _ = writeln!(o, "{t:>16.9} {}", line.trim_end());
             for d in more {
-                let _ = writeln!(o, "{t:>16.9} {:<52} {d}", "");
+                let _ = writeln!(o, "{t:>16.9} {:<w$} {d}", "");
             }
         }
     }
 
     fn report(&mut self, o: &mut dyn Write, r: &Report) {
-        Table::text(o, r, self.quiet);
+        if !self.perf_header {
+            Table::text(o, r, self.quiet);
+            return;
+        }
+        // The intervals add up to the total: only what they cannot say.
+        if let Some(code) = r.exit_status.filter(|c| *c != 0) {
+            let _ = writeln!(o, " (the command exited with status {code})");
+        }
+        for note in r.notes().iter().filter(|_| !self.quiet) {
+            let _ = writeln!(o, " note: {note}");
+        }
     }
 
     fn repeated(&mut self, o: &mut dyn Write, s: &Repeated<'_>) {
@@ -101,26 +119,29 @@ pub(super) fn repeated_text(
     let Some(first) = runs.first() else { return };
     let n = runs.len();
     let metrics = row_metrics(means, Some(elapsed.mean / 1e9));
+    // Whose counts, as the single run's header says (perf has no other kind).
     let _ = writeln!(
         o,
-        "\n Performance counter stats for '{}' ({n} runs):\n",
-        first.command.join(" ")
+        "\n Performance counter stats for '{}'{} ({n} runs):\n",
+        pmc_log::escape::escape(&first.command.join(" ")),
+        text_whom(first)
     );
     for ((c, st), (m, _)) in first.counters.iter().zip(stats).zip(&metrics) {
         let name = label(c, &first.counters);
+        let cpu = cpu_prefix(c);
         if st.count == 0 {
             let shown = if c.reading.status() == Status::NotSupported {
                 "<not supported>"
             } else {
                 "<not counted>"
             };
-            let _ = writeln!(o, "{shown:>18}      {name}");
+            let _ = writeln!(o, "{cpu}{shown:>18}      {name}");
             continue;
         }
         let value = if is_clock(&c.event) {
-            format!("{:>18.2} msec {name}", st.mean / 1e6)
+            format!("{cpu}{:>18.2} msec {name}", st.mean / 1e6)
         } else {
-            format!("{:>18}      {name}", thousands(st.mean.round() as u64))
+            format!("{cpu}{:>18}      {name}", thousands(st.mean.round() as u64))
         };
         let noise = st
             .rel_stderr_pct()
@@ -130,11 +151,12 @@ pub(super) fn repeated_text(
         } else {
             String::new()
         };
+        let w = METRIC_AT + cpu.len();
         let value = match m {
-            Some(m) => format!("{value:<52} {:<32}", m.text),
+            Some(m) => format!("{value:<w$} {:<32}", m.text),
             None => value,
         };
-        let _ = writeln!(o, "{value:<52} {noise}{partial}");
+        let _ = writeln!(o, "{value:<w$} {noise}{partial}");
     }
     let _ = writeln!(
         o,
@@ -152,7 +174,8 @@ pub(super) fn text_target(r: &Report) -> String {
         // perf stat -a, with a command or without.
         "'system wide'".to_owned()
     } else if !r.command.is_empty() {
-        format!("'{}'", r.command.join(" "))
+        // The command line may carry a planted file name's control characters.
+        format!("'{}'", pmc_log::escape::escape(&r.command.join(" ")))
     } else if !r.pids.is_empty() {
         let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
         format!("process id '{}'", list.join(","))
@@ -185,9 +208,10 @@ pub(super) fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, 
     let mut explained: Vec<(&str, Vec<&str>)> = Vec::new();
     for (c, (m, more)) in r.counters.iter().zip(&metrics) {
         let mut line = text_value(c, &r.counters);
+        let w = METRIC_AT + cpu_prefix(c).len();
         if c.reading.status() == Status::Ok {
             let note = m.as_ref().map_or("", |m| m.text.as_str());
-            line = format!("{line:<52} {note:<32}");
+            line = format!("{line:<w$} {note:<32}");
             if c.reading.is_multiplexed() {
                 if let Some(q) = c.reading.running_ratio() {
                     line.push_str(&format!(" ({:.2}%)", q * 100.0));
@@ -195,7 +219,7 @@ pub(super) fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, 
             }
         } else if let Some(e) = &c.error {
             let (short, full) = split_reason(&c.event, e);
-            line = format!("{line:<52} # {short}");
+            line = format!("{line:<w$} # {short}");
             if short != full {
                 match explained.iter_mut().find(|(f, _)| *f == full) {
                     Some((_, events)) => events.push(&c.event),
@@ -207,7 +231,7 @@ pub(super) fn text_rows<'r>(o: &mut impl Write, r: &'r Report) -> Vec<(&'r str, 
         // Further metrics of the same event on their own lines, as perf
         // prints `stalled cycles per insn` under `insn per cycle`.
         for d in more {
-            let _ = writeln!(o, "{:<52} {d}", "");
+            let _ = writeln!(o, "{:<w$} {d}", "");
         }
     }
     explained

@@ -281,6 +281,76 @@ fn the_target_cap_is_counted_and_reported() {
         err.contains("cap (1) refused a matching process 2 time(s)"),
         "{err}"
     );
+    // The option's help names the series that exists.
+    let (_, help, _) = common::pmcstat(&["--help"]);
+    let named = help
+        .split("--metrics-max-targets")
+        .nth(1)
+        .and_then(|h| h.split('(').nth(1))
+        .and_then(|h| h.split(')').next())
+        .unwrap_or("");
+    assert!(
+        named.ends_with("_total") && text.contains(&format!("{named} ")),
+        "--metrics-max-targets names `{named}`"
+    );
+}
+
+/// `--metrics-cgroups ROOT`: every cgroup under ROOT a series, followed as they come and go,
+/// beside the per-CPU series of the same instance.
+#[test]
+fn cgroups_under_a_root_are_discovered() {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let Some(mount) = info.lines().find_map(|l| {
+        let (left, right) = l.split_once(" - ")?;
+        (right.split(' ').next()? == "cgroup2").then(|| left.split(' ').nth(4))?
+    }) else {
+        pmc_testkit::skip!("no cgroup2 mount");
+        return;
+    };
+    let name = format!("pmcstat-cg-{}", std::process::id());
+    let root = Path::new(mount).join(&name);
+    if std::fs::create_dir(&root).is_err() {
+        pmc_testkit::skip!("cgroup2 is not writable here");
+        return;
+    }
+    let _ = std::fs::create_dir(root.join("one"));
+    let (pmcstat, addr) = exporter(&[
+        "--metrics-cgroups",
+        &name,
+        "-s",
+        "cpu-clock",
+        "-s",
+        "page-faults",
+    ]);
+    let first = scrape(&addr);
+    let _ = std::fs::create_dir(root.join("two"));
+    let _ = std::fs::remove_dir(root.join("one"));
+    let second = scrape(&addr);
+    let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    let _ = std::fs::remove_dir(root.join("two"));
+    let _ = std::fs::remove_dir(&root);
+    let has = |text: &str, cg: &str| {
+        text.contains(&format!(
+            "pmc_cgroup_cpu_clock_seconds_total{{cgroup=\"/{name}{cg}\"}} "
+        ))
+    };
+    assert!(
+        has(&first, "") && has(&first, "/one") && !has(&first, "/two"),
+        "{first}"
+    );
+    assert!(has(&second, "/two") && !has(&second, "/one"), "{second}");
+    assert!(
+        second.contains("pmc_cpu_clock_elapsed_seconds_total{cpu=\"0\"}"),
+        "{second}"
+    );
+    for own in [
+        "process_cpu_seconds_total ",
+        "process_open_fds ",
+        "pmc_exporter_build_info{",
+    ] {
+        assert!(second.contains(own), "{own}: {second}");
+    }
+    assert_eq!(code, Some(128 + 15), "{err}");
 }
 
 /// A target that exits and starts again (same name, new pid) is a new series
@@ -332,5 +402,229 @@ fn a_restarted_target_is_a_new_series() {
         "the restarted process's series continues the first one's ({old_count} -> {now})"
     );
     let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(code, Some(128 + 15), "{err}");
+}
+
+/// "secret", bcrypt at cost 4 ($2y$, as htpasswd -B writes).
+const SECRET_HASH: &str = "$2y$04$iyCEqH3b/Z/gkvntmCj.U.YHoQ.gBwzlNld.Y6beGlxztDm4WAXsy";
+
+/// curl's HTTP status for `url` (0 when it could not connect or the TLS handshake failed).
+fn curl_status(url: &str, args: &[&str]) -> u16 {
+    let out = Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            "--max-time",
+            "20",
+        ])
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("curl");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
+}
+
+/// `--web.config.file` in node_exporter's format, judged by node_exporter itself: the same
+/// file (a self-signed certificate, a bcrypt user) given to both; curl gets the same answers
+/// from both: 200 with the password over TLS, 401 without it or with a wrong one, no answer
+/// in plain HTTP (Go's 400, our closed connection). `--web.listen-address` is taken as node_exporter takes it.
+#[test]
+fn web_config_file_tls_and_basic_auth_as_node_exporter() {
+    let node = "prometheus-node-exporter";
+    if !pmc_testkit::cli::works("curl", &["--version"])
+        || !pmc_testkit::cli::works("openssl", &["version"])
+        || !pmc_testkit::cli::works(node, &["--version"])
+    {
+        pmc_testkit::skip!(
+            "curl, openssl and prometheus-node-exporter are the judges here (ci/setup.sh)"
+        );
+        return;
+    }
+    let dir = pmc_testkit::workdir("pmcstat-cli-metrics-tls");
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            "key.pem",
+            "-out",
+            "cert.pem",
+        ])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("openssl");
+    assert!(made.success(), "openssl req");
+    let config = dir.join("web.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  min_version: TLS12\nbasic_auth_users:\n  prom: {SECRET_HASH}\n"
+        ),
+    )
+    .expect("web.yml");
+    let ours = format!("127.0.0.1:{}", free_port());
+    let child = common::command()
+        .arg(format!("--web.listen-address={ours}"))
+        .arg("--web.config.file")
+        .arg(&config)
+        .args(["-s", "page-faults"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pmcstat");
+    let pmcstat = Killed(child);
+    let theirs = format!("127.0.0.1:{}", free_port());
+    let log = std::fs::File::create(dir.join("node.log")).expect("log");
+    let _node = Killed(
+        Command::new(node)
+            .args(["--collector.disable-defaults", "--collector.cpu"])
+            .arg(format!("--web.listen-address={theirs}"))
+            .arg(format!("--web.config.file={}", config.display()))
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .expect("node_exporter"),
+    );
+    let ca = dir.join("cert.pem");
+    let ca = ca.to_string_lossy();
+    let cases: [(&str, Vec<&str>); 4] = [
+        ("password", vec!["--cacert", &ca, "-u", "prom:secret"]),
+        ("no password", vec!["--cacert", &ca]),
+        ("wrong password", vec!["--cacert", &ca, "-u", "prom:wrong"]),
+        ("unknown user", vec!["--cacert", &ca, "-u", "eve:secret"]),
+    ];
+    // Both up: wait for the first 200 (at most 60 s).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for a in [&ours, &theirs] {
+        while curl_status(&format!("https://{a}/metrics"), &cases[0].1) != 200 {
+            assert!(Instant::now() < deadline, "{a} never answered over TLS");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let mut rows = Vec::new();
+    for (what, args) in &cases {
+        let a = curl_status(&format!("https://{ours}/metrics"), args);
+        let b = curl_status(&format!("https://{theirs}/metrics"), args);
+        rows.push((what.to_string(), a, b));
+    }
+    let a = curl_status(&format!("http://{ours}/metrics"), &["-u", "prom:secret"]);
+    let b = curl_status(&format!("http://{theirs}/metrics"), &["-u", "prom:secret"]);
+    rows.push(("plain HTTP".to_string(), a, b));
+    for (what, a, b) in &rows {
+        pmc_testkit::row!("JUDGE web config, {what}: pmcstat {a}, node_exporter {b}");
+    }
+    let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    // Plain HTTP to the TLS port: node_exporter (Go) answers 400, pmcstat closes; neither serves.
+    for (what, a, b) in &rows[..4] {
+        assert_eq!(a, b, "{what}: pmcstat {a}, node_exporter {b}");
+    }
+    assert!(rows[4].1 != 200 && rows[4].2 != 200, "{:?}", rows[4]);
+    assert_eq!(rows[0].1, 200);
+    assert_eq!(rows[1].1, 401);
+    assert_eq!(code, Some(128 + 15), "{err}");
+    assert!(err.contains("serving https://"), "{err}");
+}
+
+/// A -t match born after a scrape is attached at the next one: what it ran before is
+/// missing from its series, and said so: `..._targets_late_total` counts it and
+/// `..._targets_missed_cpu_seconds_total` holds the CPU time the kernel charged it before
+/// (its /proc/PID/stat at the scrape, within a tick).
+#[test]
+fn a_late_target_is_counted_with_the_cpu_it_ran_unseen() {
+    let dir = pmc_testkit::workdir("pmcstat-cli-metrics-late");
+    let name = format!("pmcl{}", std::process::id() % 100_000);
+    let sh = ["/bin/sh", "/usr/bin/sh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("sh");
+    let exe = dir.join(&name);
+    let _ = std::fs::remove_file(&exe);
+    std::fs::copy(sh, &exe).expect("copy sh");
+    // Per-CPU (-s) and per-process (-t) series from one instance.
+    let (pmcstat, addr) = exporter(&[
+        "-t",
+        &format!("^{name}$"),
+        "-p",
+        "page-faults",
+        "-s",
+        "page-faults",
+    ]);
+    let first = scrape(&addr);
+    assert!(
+        first.contains("pmc_page_faults_total{cpu=\"0\"} "),
+        "{first}"
+    );
+    assert_eq!(
+        value(&first, "pmc_process_exporter_targets_late_total", ""),
+        Some(0.0),
+        "{first}"
+    );
+    // Born now: spins (some 50 ms of CPU), then waits on its stdin (its name kept), unseen
+    // until the next scrape.
+    let mut late = Killed(
+        Command::new(&exe)
+            .args([
+                "-c",
+                "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done; echo done; read x",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the late process"),
+    );
+    let mut line = [0u8; 5];
+    if let Some(out) = late.0.stdout.as_mut() {
+        let _ = out.read_exact(&mut line);
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", late.0.id())).unwrap_or_default();
+    let ticks: f64 = stat
+        .rsplit_once(')')
+        .map(|r| {
+            r.1.split_whitespace()
+                .skip(11)
+                .take(2)
+                .filter_map(|v| v.parse::<f64>().ok())
+                .sum()
+        })
+        .unwrap_or(-1.0);
+    let text = scrape(&addr);
+    let late_n = value(&text, "pmc_process_exporter_targets_late_total", "");
+    let missed = value(
+        &text,
+        "pmc_process_exporter_targets_missed_cpu_seconds_total",
+        "",
+    )
+    .unwrap_or(-1.0);
+    pmc_testkit::row!(
+        "JUDGE a -t match born between scrapes: late {late_n:?}, missed CPU {missed} s, /proc/PID/stat before the scrape {} s",
+        ticks / 100.0
+    );
+    drop(late);
+    let (code, err) = stop(pmcstat, nix::sys::signal::Signal::SIGTERM);
+    assert_eq!(late_n, Some(1.0), "{text}");
+    assert!(
+        missed >= ticks / 100.0 && missed <= ticks / 100.0 + 0.02 && missed > 0.0,
+        "missed {missed} s, the kernel's {} s",
+        ticks / 100.0
+    );
     assert_eq!(code, Some(128 + 15), "{err}");
 }

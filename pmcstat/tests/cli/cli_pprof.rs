@@ -238,3 +238,143 @@ fn freebsd_hwpmc_log_exports_for_pprof() {
     assert!(raw.contains("samples/count"), "{raw}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A `go tool pprof -traces` value (`250us`, `34.75ms`, `1.2s`) in nanoseconds.
+fn trace_ns(v: &str) -> Option<f64> {
+    let (num, unit) = v.split_at(v.find(|c: char| c.is_ascii_alphabetic())?);
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    Some(num.parse::<f64>().ok()? * scale)
+}
+
+/// Issue 34: inlined functions are frames of their own in `-G` and `--folded`, marked
+/// "(inlined)" as perf marks them, and lines of their own in pprof's locations, while the
+/// summary folds them into their function. Judged by binutils' `addr2line -i -f` over the
+/// sampled PCs (`-m`, in the object's addresses): the samples whose innermost function it
+/// says is the always-inlined `mix` are the samples `--folded` ends in `mix (inlined)`, and
+/// `go tool pprof -traces` starts with `mix (inline)`.
+#[test]
+fn inlined_frames_agree_with_addr2line() {
+    if !pmc_testkit::cli::works("addr2line", &["--version"]) {
+        pmc_testkit::skip!("binutils' addr2line is not installed");
+        return;
+    }
+    let dir = workdir("inline");
+    let Some(exe) = pmc_testkit::cc::build(
+        &dir,
+        "prog",
+        PROG,
+        &["-g", "-O1", "-fno-omit-frame-pointer"],
+    ) else {
+        return;
+    };
+    let log = dir.join("prog.pmclog");
+    let out = pmcstat()
+        .args(["-q", "-P", "cpu-clock", "-n", "250000", "-O"])
+        .arg(&log)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    ok(&out, "pmcstat -P");
+    let report = |args: &[&str]| {
+        let out = pmcstat().arg("-R").arg(&log).args(args).output().unwrap();
+        ok(&out, &format!("pmcstat -R {args:?}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // addr2line's innermost function at each PC sampled in hot_leaf.
+    let pcs: Vec<String> = report(&["-m", "-"])
+        .lines()
+        .filter(|l| l.split(' ').nth(1) == Some("hot_leaf"))
+        .map(|l| l.split(' ').next().unwrap().to_owned())
+        .collect();
+    assert!(pcs.len() >= 100, "{} samples in hot_leaf", pcs.len());
+    let mut distinct = pcs.clone();
+    distinct.sort();
+    distinct.dedup();
+    // addr2line's chain at each address, innermost first: the first line is the innermost
+    // function.
+    let innermost: HashMap<&str, String> = distinct
+        .iter()
+        .map(|pc| {
+            let out = Command::new("addr2line")
+                .args(["-i", "-f", "-e"])
+                .arg(&exe)
+                .arg(pc)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            (pc.as_str(), text.lines().next().unwrap_or("").to_owned())
+        })
+        .collect();
+    let in_mix = pcs
+        .iter()
+        .filter(|pc| innermost[pc.as_str()] == "mix")
+        .count();
+    eprintln!(
+        "{} samples in hot_leaf, addr2line puts {in_mix} in the inlined mix",
+        pcs.len()
+    );
+    assert!(in_mix * 2 >= pcs.len(), "mix is the loop's body: {in_mix}");
+
+    let folded = report(&["--folded", "-"]);
+    let count = |suffix: &str| -> usize {
+        folded
+            .lines()
+            .filter_map(|l| l.rsplit_once(' '))
+            .filter(|(stack, _)| stack.ends_with(suffix))
+            .map(|(_, n)| n.parse::<usize>().unwrap())
+            .sum()
+    };
+    assert_eq!(count(";hot_leaf;mix (inlined)"), in_mix, "{folded}");
+    assert_eq!(count(";hot_leaf") + in_mix, pcs.len(), "{folded}");
+    // --no-inline (perf report's spelling): every sample in hot_leaf itself.
+    let flat = report(&["--folded", "-", "--no-inline"]);
+    assert!(!flat.contains("(inlined)"), "{flat}");
+    let in_leaf: usize = flat
+        .lines()
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter(|(stack, _)| stack.ends_with(";hot_leaf"))
+        .map(|(_, n)| n.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(in_leaf, pcs.len(), "{flat}");
+
+    let graph = report(&["-G", "-"]);
+    let lines: Vec<&str> = graph.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains(" mix (inlined) @ "))
+        .unwrap_or_else(|| panic!("no inlined frame in -G:\n{graph}"));
+    assert!(lines[at + 1].trim_end().ends_with(" hot_leaf"), "{graph}");
+
+    let summary = report(&["--summary", "--top", "5"]);
+    assert!(
+        !summary.contains("mix"),
+        "the summary folds inlines: {summary}"
+    );
+
+    if have_go() {
+        let pb = dir.join("prog.pb.gz");
+        report(&["--pprof", pb.to_str().unwrap()]);
+        let traces = go_pprof(&dir, &["-traces"], &pb);
+        let mut ns = 0.0;
+        for block in traces.split("-----------+") {
+            let first = block
+                .lines()
+                .find(|l| !l.contains(':') && !l.trim().is_empty() && !l.starts_with('-'));
+            if let Some(l) = first {
+                let mut w = l.split_whitespace();
+                if let (Some(v), Some("mix")) = (w.next(), w.next()) {
+                    ns += trace_ns(v).unwrap_or(0.0);
+                }
+            }
+        }
+        assert_eq!((ns / 250_000.0).round() as usize, in_mix, "{traces}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

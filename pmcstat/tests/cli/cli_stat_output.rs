@@ -392,3 +392,292 @@ fn metrics_on_every_row_kind() {
         }
     }
 }
+
+/// Issue 34: the text differences from perf stat, each judged by perf's own output for the
+/// same flags on the same command (software events): `-I` prints no total table after its
+/// intervals; `-A` rows lead with `CPUn`, the count ending in perf's column; `-r -x` prints
+/// a count's mean as a whole number, with perf's columns and then a single run's trailing
+/// fields; `-o FILE` starts with perf's `# started on` line; the `-r` header says whose
+/// counts, as a single run's does.
+#[test]
+fn text_layout_follows_perf_stat() {
+    let name = "text_layout_follows_perf_stat";
+    let perf = perf_works();
+    // -I: intervals and no table.
+    let cmd: &[&str] = &["-e", "task-clock,page-faults", "--", "sleep", "0.15"];
+    let i: Vec<&str> = ["-I", "50"].iter().chain(cmd).copied().collect();
+    let Some(ours) = counts(name, &i) else {
+        return;
+    };
+    assert!(
+        ours.lines().filter(|l| l.contains(" page-faults")).count() >= 2,
+        "{ours}"
+    );
+    assert!(!ours.contains("Performance counter stats"), "{ours}");
+    assert!(!ours.contains("seconds time elapsed"), "{ours}");
+    if let Some(theirs) = perf.then(|| perf_stat(&i)).flatten() {
+        assert!(
+            !theirs.contains("Performance counter stats"),
+            "perf: {theirs}"
+        );
+    }
+
+    // -A: `CPUn` first; the count ends, and the event starts, where perf's do.
+    let sys: &[&str] = &["-A", "-s", "cpu-clock", "-s", "page-faults", "-l", "0.1"];
+    let Some(ours) = counts(name, sys) else {
+        return;
+    };
+    // (where the count ends, where the event name starts) of a row.
+    let columns = |l: &str, event: &str| {
+        let at = l.find(&format!(" {event}"))? + 1;
+        let before = l[..at].trim_end();
+        let before = before.strip_suffix("msec").unwrap_or(before).trim_end();
+        Some((before.len(), at))
+    };
+    let rows: Vec<&str> = ours
+        .lines()
+        .filter(|l| l.contains(" page-faults"))
+        .collect();
+    assert!(!rows.is_empty(), "{ours}");
+    assert!(rows.iter().all(|l| l.starts_with("CPU")), "{ours}");
+    assert!(!ours.contains("(CPU "), "{ours}");
+    if let Some(theirs) = perf
+        .then(|| {
+            perf_stat(&[
+                "-A",
+                "-a",
+                "-e",
+                "cpu-clock,page-faults",
+                "--",
+                "sleep",
+                "0.1",
+            ])
+        })
+        .flatten()
+    {
+        for event in ["cpu-clock", "page-faults"] {
+            let row = |t: &str| {
+                t.lines()
+                    .find(|l| l.starts_with("CPU0 ") && l.contains(&format!(" {event} ")))
+                    .map(str::to_owned)
+            };
+            let (o, t) = (row(&ours).unwrap(), row(&theirs).unwrap());
+            assert_eq!(
+                columns(&o, event),
+                columns(&t, event),
+                "ours {o:?}\nperf {t:?}"
+            );
+        }
+    }
+
+    // -r -x: perf's columns, the count's mean a whole number, then a single run's trailing
+    // fields (scope, time enabled, status).
+    let r: &[&str] = &[
+        "-x,",
+        "-r",
+        "3",
+        "-e",
+        "task-clock,page-faults",
+        "--",
+        "true",
+    ];
+    let Some(ours) = counts(name, r) else {
+        return;
+    };
+    let one = counts(name, &["-x,", "-e", "task-clock,page-faults", "--", "true"]).unwrap();
+    let row = |t: &str, e: &str| -> Vec<String> {
+        t.lines()
+            .find(|l| l.split(',').nth(2) == Some(e))
+            .unwrap_or_else(|| panic!("no {e} row:\n{t}"))
+            .split(',')
+            .map(str::to_owned)
+            .collect()
+    };
+    for event in ["task-clock", "page-faults"] {
+        let (rep, single) = (row(&ours, event), row(&one, event));
+        if event == "page-faults" {
+            assert!(rep[0].parse::<u64>().is_ok(), "a whole number: {rep:?}");
+        }
+        assert!(rep[3].ends_with('%'), "{rep:?}");
+        // After perf's 8 columns (the single run's 7): the single run's trailing fields.
+        assert_eq!(rep.len(), single.len() + 1, "{rep:?} {single:?}");
+        assert_eq!(rep[8], single[7], "{rep:?} {single:?}");
+        assert!(rep[9].parse::<u64>().is_ok(), "{rep:?}");
+        assert_eq!(rep[10], single[9], "{rep:?} {single:?}");
+        if let Some(theirs) = perf.then(|| perf_stat(r)).flatten() {
+            let perf_row = row(&theirs, event);
+            assert_eq!(perf_row.len(), 8, "{perf_row:?}");
+            assert_eq!(
+                perf_row[0].contains('.'),
+                rep[0].contains('.'),
+                "{perf_row:?} {rep:?}"
+            );
+            assert_eq!(&perf_row[1..3], &rep[1..3], "{perf_row:?} {rep:?}");
+        }
+    }
+
+    // -r's header says whose counts, as a single run's does.
+    let Some(ours) = counts(name, &["-r", "2", "-e", "page-faults", "--", "true"]) else {
+        return;
+    };
+    assert!(
+        ours.contains("for 'true' and its child processes (2 runs):"),
+        "{ours}"
+    );
+
+    // -o FILE: perf's `# started on` line, then a blank line, in each of perf's formats.
+    let dir = pmc_testkit::workdir("pmcstat-started-on");
+    let shape = |l: &str| -> bool {
+        // `# started on Mon Dec  7 03:32:38 2026`: ctime(3)'s 24 characters.
+        l.strip_prefix("# started on ").is_some_and(|d| {
+            d.len() == 24
+                && d.as_bytes()[3] == b' '
+                && d.as_bytes()[7] == b' '
+                && d[20..].parse::<u32>().is_ok()
+        })
+    };
+    for (flag, tag) in [(None, "table"), (Some("-x,"), "csv"), (Some("-j"), "json")] {
+        let file = dir.join(format!("{tag}.txt"));
+        let file_s = file.to_string_lossy().into_owned();
+        let mut args: Vec<&str> = flag.into_iter().collect();
+        args.extend(["-o", &file_s, "-e", "page-faults", "--", "true"]);
+        let (code, _, err) = pmcstat(&args);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut lines = text.lines();
+        assert!(lines.next().is_some_and(shape), "{tag}: {text}");
+        assert_eq!(lines.next(), Some(""), "{tag}: {text}");
+        if perf {
+            let pf = dir.join(format!("{tag}.perf"));
+            let mut p: Vec<&str> = flag.into_iter().collect();
+            let pf_s = pf.to_string_lossy().into_owned();
+            p.extend(["-o", &pf_s, "-e", "page-faults", "--", "true"]);
+            if perf_stat(&p).is_some() {
+                let theirs = std::fs::read_to_string(&pf).unwrap();
+                let mut t = theirs.lines();
+                assert!(t.next().is_some_and(shape), "perf {tag}: {theirs}");
+                assert_eq!(t.next(), Some(""), "perf {tag}: {theirs}");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The `perf_event_attr`s of a `-v`/`-vv` output, in open order: each field and value, and
+/// whether it is a group member (perf: `group_fd` not -1; pmcstat: its `(pmcstat) group`
+/// line).
+fn attrs(text: &str, perf: bool) -> Vec<(std::collections::BTreeMap<String, String>, bool)> {
+    let mut out: Vec<(std::collections::BTreeMap<String, String>, bool)> = Vec::new();
+    for l in text.lines() {
+        let starts = if perf {
+            l == "perf_event_attr:"
+        } else {
+            l.ends_with(": native configuration:")
+        };
+        if starts {
+            out.push(Default::default());
+            continue;
+        }
+        if perf && l.starts_with("sys_perf_event_open:") {
+            if let Some(last) = out.last_mut() {
+                last.1 = !l.contains("group_fd -1");
+            }
+            continue;
+        }
+        let Some(last) = out.last_mut() else { continue };
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if !perf && l.contains("(pmcstat) group") && l.contains("member") {
+            last.1 = true;
+        }
+        if l.starts_with("  ") && w.len() == 2 {
+            last.0.insert(w[0].to_owned(), w[1].to_owned());
+        }
+    }
+    out
+}
+
+/// Issue 34: perf's event grammar, judged by `perf stat -vv` on the same strings: the
+/// `perf_event_attr` bits of the modifiers beyond u/k/h/p (`:D` pinned and `:e` exclusive on
+/// a group's leader alone, `:I` exclude_idle, `:G` exclude_host, `:H` exclude_guest, `:P`
+/// precise_ip), `{a,b}:mods` groups (the member opened with its leader, the group's
+/// modifiers on each), `name=` terms (the row's name) and `duration_time` (the run's
+/// wall-clock time in ns). perf also sets exclude_guest on events without `:G`/`:H` where
+/// pmc does not (see docs/pmcstat.md), so that field is compared with those two only.
+#[test]
+fn perf_grammar_builds_perfs_attrs() {
+    let name = "perf_grammar_builds_perfs_attrs";
+    if !perf_works() {
+        pmc_testkit::skip!("perf is not installed or cannot count here");
+        return;
+    }
+    let fields = [
+        "type",
+        "config",
+        "pinned",
+        "exclusive",
+        "exclude_user",
+        "exclude_kernel",
+        "exclude_hv",
+        "exclude_idle",
+        "exclude_host",
+        "precise_ip",
+    ];
+    for spec in [
+        "page-faults:D",
+        "page-faults:e",
+        "page-faults:I",
+        "page-faults:G",
+        "page-faults:H",
+        "page-faults:uP",
+        "page-faults:SW",
+        "{page-faults,task-clock}:D",
+        "{page-faults,task-clock:k}:uI",
+        "software/config=2,name=pf/",
+    ] {
+        let Some(ours) = counts(name, &["-v", "-e", spec, "--", "true"]) else {
+            return;
+        };
+        let Some(theirs) = perf_stat(&["-vv", "-e", spec, "--", "true"]) else {
+            panic!("perf stat -vv -e {spec} fails");
+        };
+        let (o, t) = (attrs(&ours, false), attrs(&theirs, true));
+        assert_eq!(o.len(), t.len(), "{spec}: events\n{ours}\nperf:\n{theirs}");
+        for ((oa, om), (ta, tm)) in o.iter().zip(&t) {
+            assert_eq!(om, tm, "{spec}: group membership\n{ours}\nperf:\n{theirs}");
+            let mut keys: Vec<&str> = fields.to_vec();
+            if spec.contains('G') || spec.contains('H') {
+                keys.push("exclude_guest");
+            }
+            for k in keys {
+                assert_eq!(
+                    oa.get(k),
+                    ta.get(k),
+                    "{spec}: `{k}`\nours: {oa:?}\nperf: {ta:?}"
+                );
+            }
+        }
+    }
+    // name=: the row is the name, as perf's.
+    let out = counts(
+        name,
+        &["-x,", "-e", "software/config=2,name=pf/", "--", "true"],
+    )
+    .unwrap();
+    assert!(
+        out.lines().any(|l| l.split(',').nth(2) == Some("pf")),
+        "{out}"
+    );
+    // duration_time: the run's wall-clock time in ns, as perf's (a sleep of 100 ms).
+    let out = counts(name, &["-x,", "-e", "duration_time", "--", "sleep", "0.1"]).unwrap();
+    let row: Vec<&str> = out.lines().next().unwrap_or("").split(',').collect();
+    assert_eq!(
+        (row.get(1), row.get(2)),
+        (Some(&"ns"), Some(&"duration_time")),
+        "{out}"
+    );
+    let ns: f64 = row[0].parse().unwrap();
+    assert!((1e8..2e9).contains(&ns), "{out}");
+    let theirs = perf_stat(&["-x,", "-e", "duration_time", "--", "sleep", "0.1"]).unwrap();
+    let prow: Vec<&str> = theirs.lines().next().unwrap_or("").split(',').collect();
+    assert_eq!(&prow[1..3], &row[1..3], "perf: {theirs}");
+}

@@ -812,7 +812,10 @@ fn perf_interval_and_no_aggregation_letters() {
     let out = run(&p, &["-A", "-s", "cpu-clock", "-l", "0.05"]);
     let text = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{text}");
-    assert!(text.contains("(CPU 0)"), "-A is per CPU: {text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("CPU0 ")),
+        "-A is per CPU, CPU0 first as perf: {text}"
+    );
     for letter in ["-A", "-I"] {
         let mut args = vec!["-R", "/dev/null", letter];
         if letter == "-I" {

@@ -87,6 +87,11 @@ const EVENTS: &[&str] = &[
     "branch-misses",
     "L1-dcache-load-misses",
     "cache-misses:uk",
+    "page-faults:DeSGHIWP",
+    "{page-faults,task-clock}:u",
+    "cpu-clock,{cycles,instructions:k}:D,duration_time",
+    "cpu/event=0x3c,name=busy/",
+    "page-faults/name=pf/u",
 ];
 
 /// Found, before the parser refused trailing colons (issue 10 defect 9), 8 distinct inputs
@@ -94,7 +99,7 @@ const EVENTS: &[&str] = &[
 /// did not re-parse to the same event.
 #[test]
 fn event_spec_harness_fixed_iterations() {
-    let alphabet = b"abcdefklmpruvxyzACEHLST0123456789:/,=._- ";
+    let alphabet = b"abcdefklmpruvxyzACDEGHILPSTW0123456789:/,=._-{} ";
     let mut rng = Rng(31);
     let iterations = pmc_testkit::iterations(60_000, 50);
     for e in EVENTS {

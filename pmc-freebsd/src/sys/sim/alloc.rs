@@ -2,7 +2,7 @@
 //! and the allocation's log record.
 
 use super::log::LogRecord;
-use super::{ClassDesc, PState, SimPmc, SimTree, State, AMD_EVENT_CODES, SOFT_EVENTS};
+use super::{ClassDesc, PState, SimCpu, SimPmc, SimTree, State, AMD_EVENT_CODES, SOFT_EVENTS};
 use crate::errno::Errno;
 use crate::sys::abi::*;
 use std::collections::BTreeMap;
@@ -23,7 +23,11 @@ impl State {
         let flags = a.pm_flags;
         self.check_allocation_flags(flags, system, sampling)?;
         let cd = self.allocation_class(a, sampling)?;
-        let fixed = class_rules(&cd, a)?;
+        let caps = if sampling {
+            a.pm_caps | PMC_CAP_INTERRUPT
+        } else {
+            a.pm_caps
+        };
         let md = if cd.class == PMC_CLASS_K8 {
             self.amd_allocate(a, sampling)?
         } else {
@@ -31,7 +35,7 @@ impl State {
         };
         let me = self.current;
         let ri = self
-            .free_row(&cd, fixed, system, cpu)
+            .free_row(&cd, a, caps, system, cpu)
             .ok_or(Errno::EINVAL)?;
         // hwpmc configures system PMCs at once and refuses an
         // administratively disabled counter with EPERM.
@@ -68,10 +72,16 @@ impl State {
             initial: if sampling { 0 } else { a.pm_count },
             reload,
             left: reload,
+            thread_left: BTreeMap::new(),
             targets: BTreeMap::new(),
         };
         self.install(pmc, system);
-        self.emit(me, allocation_record(cd.class, a, flags, reload, id));
+        // pmc_register_owner() -> pmclog_process_pmcallocate(pmc) writes
+        // pm_flags as they are now, NEEDS_LOGFILE included
+        // (`hwpmc_logging.c`@0224710b "PMCLOG_EMIT32(pm->pm_flags);"; the
+        // allocation sets it just before: "pmc->pm_flags |=
+        // PMC_F_NEEDS_LOGFILE;"). A TS PMC gets it only at its attach.
+        self.emit(me, allocation_record(cd.class, a, pflags, reload, id));
         a.pm_pmcid = id;
         Ok(())
     }
@@ -163,7 +173,11 @@ impl State {
     /// ~(PMC_F_DESCENDANTS | PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT |
     /// PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN | PMC_F_EV_PMU)) != 0) return
     /// (EINVAL);" (0x09 trees lack `PMC_F_EV_PMU` in that mask: the audit's
-    /// K20 `hwpmc_mod.c` PMC_OP_PMCALLOCATE), "if ((flags & (PMC_F_CALLCHAIN
+    /// 2019-2021 text in `zdleaf/freebsd-morello` `hwpmc_mod.c`@3bd874d8
+    /// `pmc_syscall_handler()` PMC_OP_PMCALLOCATE: "if ((pa.pm_flags &
+    /// ~(PMC_F_DESCENDANTS | PMC_F_LOG_PROCCSW | PMC_F_LOG_PROCEXIT |
+    /// PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN)) != 0) { error = EINVAL;"),
+    /// "if ((flags & (PMC_F_CALLCHAIN
     /// | PMC_F_USERCALLCHAIN)) == PMC_F_USERCALLCHAIN) return (EINVAL);",
     /// "if ((flags & PMC_F_USERCALLCHAIN) != 0 && mode != PMC_MODE_TS &&
     /// mode != PMC_MODE_SS) return (EINVAL);", "if
@@ -218,21 +232,24 @@ impl State {
         Ok(cd)
     }
 
-    /// Row search (pmc_can_allocate_row): the first row of the class (or
-    /// the `fixed` one) that the caller may use in this scope.
+    /// Row search, `hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: each
+    /// row of the class in order that "pmc_can_allocate_row(n, mode)" and
+    /// "pmc_can_allocate_rowindex(p, n, cpu)" allow (for a system PMC also
+    /// "if (!PMC_IS_UNALLOCATED(cpu, n) && !PMC_IS_SHAREABLE_PMC(cpu, n))
+    /// continue;"), the first whose class allocator accepts the request
+    /// ("if (pcd->pcd_allocate_pmc(cpu, adjri, pmc, pa) == 0) { /* Success.
+    /// */ break; }"); none: "if (n == md->pmd_npmc) { ... return (EINVAL);
+    /// }", whatever the allocator answered.
     pub(super) fn free_row(
         &self,
         cd: &ClassDesc,
-        fixed: Option<u32>,
+        a: &pmc_op_pmcallocate,
+        caps: u32,
         system: bool,
         cpu: u32,
     ) -> Option<usize> {
         let me = self.current;
-        let mut chosen = None;
         for i in 0..cd.num {
-            if fixed.is_some_and(|f| f != i) {
-                continue;
-            }
             let ri = cd.first_row + i as usize;
             let owner_has_row = self.pmcs.values().any(|p| {
                 p.owner == me && p.row == ri && (!p.is_system() || (system && p.cpu == cpu))
@@ -247,25 +264,131 @@ impl State {
                 continue;
             }
             let disp = self.disposition(ri);
+            // "if (!PMC_IS_UNALLOCATED(cpu, n) && !PMC_IS_SHAREABLE_PMC(cpu,
+            // n)) continue;": only the TSC row is shareable
+            // (`hwpmc_tsc.c`@039ea811 `tsc_pcpu_init()`: "phw_state =
+            // PMC_PHW_FLAG_IS_ENABLED | ... | PMC_PHW_FLAG_IS_SHAREABLE;"), so
+            // two owners may each have a TSC PMC on one CPU.
+            let shareable = cd.class == PMC_CLASS_TSC;
             let ok = if system {
-                disp != PMC_DISP_THREAD && self.rows[ri].cpus[cpu as usize].system.is_none()
+                disp != PMC_DISP_THREAD
+                    && (shareable || self.rows[ri].cpus[cpu as usize].system.is_empty())
             } else {
                 disp != PMC_DISP_STANDALONE
             };
-            if ok {
-                chosen = Some(ri);
-                break;
+            if ok && self.row_accepts(cd, a, caps, i).is_ok() {
+                return Some(ri);
             }
         }
-        chosen
+        None
+    }
+
+    /// The class allocator (`pcd_allocate_pmc`) for row `i` of the class:
+    /// [`class_rules`] (TSC, SOFT), and for IAF and IAP
+    /// [`State::intel_rules`].
+    pub(super) fn row_accepts(
+        &self,
+        cd: &ClassDesc,
+        a: &pmc_op_pmcallocate,
+        caps: u32,
+        i: u32,
+    ) -> Result<(), Errno> {
+        class_rules(cd, a, caps)?;
+        if cd.class == PMC_CLASS_IAF || cd.class == PMC_CLASS_IAP {
+            self.intel_rules(cd.class, a, i)?;
+        }
+        Ok(())
+    }
+
+    /// `iaf_allocate_pmc()` and `iap_allocate_pmc()` for row
+    /// `i`, in three versions (freebsd-audit-3 finding C):
+    ///
+    /// * [`SimTree::Y2020`], the 2019-2021 trees (`zdleaf/freebsd-morello`
+    ///   `sys/dev/hwpmc/hwpmc_core.c`@5909242b): IAF pins three events and
+    ///   takes any other on the first free row: "if (ev == 0xC0 && ri != 0)
+    ///   return (EINVAL);", "if (ev == 0x3C && ri != 1) return (EINVAL);",
+    ///   "if (ev == 0x0 && umask == 0x3 && ri != 2) return (EINVAL);". IAP
+    ///   on Skylake: "case PMC_CPU_INTEL_SKYLAKE: ... if
+    ///   (iap_event_sb_sbx_ib_ibx_ok_on_counter(ev, ri) == 0) return
+    ///   (EINVAL);" (0xB7 on counter 0, "case 0xC0: mask = 0x2;", 0x48,
+    ///   0xA2, 0xA3 on 2, 0xBB, 0xCD on 3); other models: "default: if
+    ///   (iap_event_ok_on_counter(ev, ri) == 0) return (EINVAL);" (0x10,
+    ///   0x14, 0x18, 0xB3, 0xC1, 0xCB on 0; 0x11-0x13 on 1).
+    /// * [`SimTree::Y2023`], the post-2021 rework without the EV_PMU rule
+    ///   (`opnsense/src` `sys/dev/hwpmc/hwpmc_core.c`@2ef8a088): IAF takes
+    ///   exact pairs per row, "if (ev == 0x0) { if (umask != ri + 1) return
+    ///   (EINVAL); } else { switch (ri) { case 0: /* INST_RETIRED.ANY */ if
+    ///   (ev != 0xC0 || umask != 0x00) return (EINVAL); ... case 1: /*
+    ///   CPU_CLK_UNHALTED.THREAD */ if (ev != 0x3C || umask != 0x00) ...
+    ///   case 2: /* CPU_CLK_UNHALTED.REF */ if (ev != 0x3C || umask !=
+    ///   0x01) ... case 3: /* TOPDOWN.SLOTS */ if (ev != 0xA4 || umask !=
+    ///   0x01) ... default: return (EINVAL);"; IAP on Skylake and later:
+    ///   "case PMC_CPU_INTEL_SKYLAKE: ... default: break;" (any row).
+    /// * [`SimTree::Current15`] and [`SimTree::Amd2026`], 15-CURRENT
+    ///   (`fel1x-developer/freebsd-src` `sys/dev/hwpmc/hwpmc_core.c`
+    ///   @2d614aa2): as Y2023, and both allocators first "if ((a->pm_flags &
+    ///   PMC_F_EV_PMU) == 0) return (EINVAL);".
+    pub(super) fn intel_rules(
+        &self,
+        class: u32,
+        a: &pmc_op_pmcallocate,
+        i: u32,
+    ) -> Result<(), Errno> {
+        let tree = self.tree();
+        let cfg = a.pm_md.as_iap().pm_iap_config;
+        let (ev, umask) = (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8);
+        if matches!(tree, SimTree::Current15 | SimTree::Amd2026) && a.pm_flags & PMC_F_EV_PMU == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let ok = match (class, tree) {
+            (PMC_CLASS_IAF, SimTree::Y2020) => {
+                !((ev == 0xC0 && i != 0)
+                    || (ev == 0x3C && i != 1)
+                    || (ev == 0 && umask == 3 && i != 2))
+            }
+            (PMC_CLASS_IAF, _) if ev == 0 => umask == i + 1,
+            (PMC_CLASS_IAF, _) => matches!(
+                (i, ev, umask),
+                (0, 0xC0, 0) | (1, 0x3C, 0) | (2, 0x3C, 1) | (3, 0xA4, 1)
+            ),
+            (_, SimTree::Y2020) if self.cfg.cpu == SimCpu::IntelSkylake => {
+                let mask: u32 = match ev {
+                    0xB7 => 0x1,
+                    0xC0 => 0x2,
+                    0x48 | 0xA2 | 0xA3 => 0x4,
+                    0xBB | 0xCD => 0x8,
+                    _ => !0,
+                };
+                mask & (1 << i) != 0
+            }
+            (_, SimTree::Y2020) => {
+                let mask: u32 = match ev {
+                    0x10 | 0x14 | 0x18 | 0xB3 | 0xC1 | 0xCB => 0x1,
+                    0x11..=0x13 => 0x2,
+                    _ => !0,
+                };
+                mask & (1 << i) != 0
+            }
+            _ => true,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(Errno::EINVAL)
+        }
     }
 
     /// Records an allocated PMC: its row (taken on its CPU for a system
-    /// PMC, one more thread reference otherwise) and its owner.
+    /// PMC, one more thread reference otherwise) and its owner, who gets
+    /// P_HWPMC (`hwpmc_mod.c`@009268db `pmc_register_owner()`: "p->p_flag
+    /// |= P_HWPMC;").
     pub(super) fn install(&mut self, pmc: SimPmc, system: bool) {
+        if let Some(p) = self.procs.get_mut(&pmc.owner) {
+            p.hwpmc = true;
+        }
         let (me, id, ri, cpu) = (pmc.owner, pmc.id, pmc.row, pmc.cpu);
         if system {
-            self.rows[ri].cpus[cpu as usize].system = Some((me, id));
+            self.rows[ri].cpus[cpu as usize].system.push((me, id));
         } else {
             self.rows[ri].thread_refs += 1;
         }
@@ -274,44 +397,69 @@ impl State {
     }
 }
 
-/// Class-specific allocation checks; the answer pins the row within the
-/// class (IAF's fixed counters), if any. Sources: TSC, `hwpmc_tsc.c`
-/// `tsc_allocate_pmc()`: "if (a->pm_ev != PMC_EV_TSC_TSC || a->pm_mode !=
-/// PMC_MODE_SC) return (EINVAL);"; SOFT, `hwpmc_soft.c`
-/// `soft_allocate_pmc()`: "if ((int)ev < PMC_EV_SOFT_FIRST || (int)ev >
-/// PMC_EV_SOFT_LAST) return (EINVAL);" and "ps = pmc_soft_ev_acquire(ev);
-/// if (ps == NULL) return (EINVAL);"; IAF, the post-2018 `hwpmc_core.c`
-/// `iaf_allocate_pmc()`: "if (ev == 0xC0 && ri != 0) return (EINVAL);",
-/// "if (ev == 0x3C && ri != 1) return (EINVAL);", "if (ev == 0x0 && umask
-/// == 0x3 && ri != 2) return (EINVAL);" (the simulator also refuses other
-/// event selects, which a fixed counter cannot count). K8 is
-/// `State::amd_allocate` (no EV_PMU rule: issue 23 item 11).
-pub(super) fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate) -> Result<Option<u32>, Errno> {
+/// The TSC and SOFT class allocators' checks (any row of the class). `caps` is the PMC's `pm_caps`:
+/// the requested caps plus `PMC_CAP_INTERRUPT` for a sampling mode
+/// (`hwpmc_mod.c`@009268db `pmc_do_op_pmcallocate()`: "if
+/// (PMC_IS_SAMPLING_MODE(mode)) caps |= PMC_CAP_INTERRUPT;" and
+/// "pmc->pm_caps  = caps;"). Sources:
+///
+/// * TSC, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_tsc.c`@039ea811
+///   `tsc_allocate_pmc()`: "if ((pm->pm_caps & TSC_CAPS) == 0) return
+///   (EINVAL);", "if ((pm->pm_caps & ~TSC_CAPS) != 0) return (EPERM);"
+///   with "#define TSC_CAPS PMC_CAP_READ", then "if (a->pm_ev !=
+///   PMC_EV_TSC_TSC || a->pm_mode != PMC_MODE_SC) return (EINVAL);".
+/// * SOFT, `freebsd/freebsd-src` `sys/dev/hwpmc/hwpmc_soft.c`@06d60b70
+///   `soft_allocate_pmc()` (the same lines in 14-era @685dc743): "if
+///   ((pm->pm_caps & SOFT_CAPS) == 0) return (EINVAL);", "if ((pm->pm_caps
+///   & ~SOFT_CAPS) != 0) return (EPERM);" with "#define SOFT_CAPS
+///   (PMC_CAP_READ | PMC_CAP_WRITE | PMC_CAP_INTERRUPT | PMC_CAP_USER |
+///   PMC_CAP_SYSTEM)", then "if (ev < PMC_EV_SOFT_FIRST || ev >
+///   PMC_EV_SOFT_LAST) return (EINVAL);" and "ps =
+///   pmc_soft_ev_acquire(ev); if (ps == NULL) return (EINVAL);". So a
+///   counting SOFT PMC asking for no capability is refused: the citation
+///   used to quote only the event lines below the caps check, and the
+///   simulator accepted what the kernel refuses (freebsd-audit-3 finding A).
+///   The EPERM branches cannot be reached through PMC_OP_PMCALLOCATE: its
+///   "if ((pcd->pcd_caps & caps) != caps) return (EOPNOTSUPP);" runs first
+///   with the class's caps equal to TSC_CAPS/SOFT_CAPS.
+/// * IAF, `State::row_accepts` (per row); K8 is
+///   `State::amd_allocate` (no EV_PMU rule: issue 23 item 11).
+pub(super) fn class_rules(cd: &ClassDesc, a: &pmc_op_pmcallocate, caps: u32) -> Result<(), Errno> {
     let mode = a.pm_mode;
-    let mut fixed: Option<u32> = None;
     match cd.class {
-        PMC_CLASS_TSC if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC => {
-            return Err(Errno::EINVAL)
+        PMC_CLASS_TSC => {
+            if caps & TSC_CAPS == 0 {
+                return Err(Errno::EINVAL);
+            }
+            if caps & !TSC_CAPS != 0 {
+                return Err(Errno::EPERM);
+            }
+            if a.pm_ev != PMC_EV_TSC_TSC || mode != PMC_MODE_SC {
+                return Err(Errno::EINVAL);
+            }
         }
         PMC_CLASS_SOFT => {
+            if caps & SOFT_CAPS == 0 {
+                return Err(Errno::EINVAL);
+            }
+            if caps & !SOFT_CAPS != 0 {
+                return Err(Errno::EPERM);
+            }
             let idx = a.pm_ev.wrapping_sub(PMC_EV_SOFT_FIRST) as usize;
             if a.pm_ev < PMC_EV_SOFT_FIRST || idx >= SOFT_EVENTS.len() {
                 return Err(Errno::EINVAL);
             }
         }
-        PMC_CLASS_IAF => {
-            let cfg = a.pm_md.as_iap().pm_iap_config;
-            fixed = Some(match (cfg & IAP_EVSEL_MASK, (cfg & IAP_UMASK_MASK) >> 8) {
-                (0xC0, _) => 0,
-                (0x3C, _) => 1,
-                (0x00, 3) => 2,
-                _ => return Err(Errno::EINVAL),
-            });
-        }
         _ => {}
     }
-    Ok(fixed)
+    Ok(())
 }
+
+/// `TSC_CAPS` (`hwpmc_tsc.c`@039ea811 "#define TSC_CAPS PMC_CAP_READ").
+pub(super) const TSC_CAPS: u32 = PMC_CAP_READ;
+/// `SOFT_CAPS` (`hwpmc_soft.c`@06d60b70 "#define SOFT_CAPS (PMC_CAP_READ | ...").
+pub(super) const SOFT_CAPS: u32 =
+    PMC_CAP_READ | PMC_CAP_WRITE | PMC_CAP_INTERRUPT | PMC_CAP_USER | PMC_CAP_SYSTEM;
 
 /// The log record of an allocation: PMCALLOCATEDYN (with the event's name)
 /// for a SOFT PMC, PMCALLOCATE otherwise.

@@ -1,5 +1,5 @@
 //! The simulator's log writer: records in hwpmc's kernel format
-//! (`sys/sys/pmclog.h`), emitted through a pluggable [`LogEncoder`]; the
+//! (`sys/sys/pmclog.h`@2d614aa2, 15-CURRENT), emitted through a pluggable [`LogEncoder`]; the
 //! default, [`KernelFormat`], is pmc-log's kernel-format encoder.
 
 use crate::sys::abi::*;
@@ -64,6 +64,17 @@ pub enum LogRecord {
     },
     /// `PMCLOG_TYPE_USERDATA`.
     UserData { userdata: u32 },
+    /// `PMCLOG_TYPE_SYSEXIT` (to system-sampling owners).
+    SysExit { pid: i32 },
+    /// `PMCLOG_TYPE_PROC_CREATE`: `p_flag` and `p_comm`.
+    ProcCreate { pid: i32, flags: u32, comm: String },
+    /// `PMCLOG_TYPE_THR_CREATE`: `td_tid`, the process, `p_flag`, `td_name`.
+    ThrCreate {
+        tid: i32,
+        pid: i32,
+        flags: u32,
+        name: String,
+    },
     /// `PMCLOG_TYPE_CALLCHAIN`.
     Callchain {
         pid: i32,
@@ -84,7 +95,7 @@ pub trait LogEncoder: Send {
 }
 
 /// hwpmc's own on-disk format, written by pmc-log's kernel-format encoder
-/// ([`pmc_log::hwpmc::Encoder`], which follows `hwpmc_logging.c`'s emit
+/// ([`pmc_log::hwpmc::Encoder`], which follows `hwpmc_logging.c`@0224710b's emit
 /// rules): one encoder for the simulator and for pmc-log, so the two
 /// cannot drift apart. Like the kernel, it cuts what cannot be represented
 /// instead of failing: paths to `PATH_MAX - 1` bytes (and at a NUL),
@@ -151,6 +162,16 @@ impl LogEncoder for KernelFormat {
                 tid,
             } => e.proccsw(tsc, *pmcid, *pid, *tid, *value),
             LogRecord::UserData { userdata } => e.userdata(tsc, *userdata),
+            LogRecord::SysExit { pid } => e.sysexit(tsc, *pid),
+            LogRecord::ProcCreate { pid, flags, comm } => {
+                e.proc_create(tsc, *pid, *flags, comm.as_bytes())
+            }
+            LogRecord::ThrCreate {
+                tid,
+                pid,
+                flags,
+                name,
+            } => e.thr_create(tsc, *tid, *pid, *flags, name.as_bytes()),
             LogRecord::Callchain {
                 pid,
                 tid,
@@ -173,7 +194,7 @@ impl LogEncoder for KernelFormat {
 
 /// The simulator's records against FreeBSD's layouts, not against another
 /// encoder: sizes and field offsets come from `abi-amd64.json`'s `pmclog`
-/// section (`sys/sys/pmclog.h` probed with the compiler; pmc-log keeps the
+/// section (`sys/sys/pmclog.h`@5369f8e7 probed with the compiler; pmc-log keeps the
 /// copy, `pmc-log/tests/data/abi-amd64-pmclog.json`).
 #[cfg(test)]
 mod tests {
@@ -365,7 +386,7 @@ mod tests {
         );
     }
 
-    /// Field offsets of `sys/sys/pmclog.h` (abi-amd64.json "pmclog.records").
+    /// Field offsets of `sys/sys/pmclog.h`@5369f8e7 (abi-amd64.json "pmclog.records").
     #[test]
     fn fields_sit_at_the_pmclog_h_offsets() {
         let st = "pmcallocate";
@@ -402,7 +423,7 @@ mod tests {
             ),
             (1, 2, 3)
         );
-        // Not the struct's layout: hwpmc_logging.c:pmclog_process_pmcallocate
+        // Not the struct's layout: hwpmc_logging.c@0224710b pmclog_process_pmcallocate()
         // emits pad at 28, PMCLOG_EMIT64(pm_reloadcount) at 32 (where
         // pl_evname is declared), then the name from 40.
         assert_eq!(off(st, "pl_evname"), 32);

@@ -3,7 +3,7 @@
 
 use super::host;
 use super::log::LogRecord;
-use super::{LogState, PState, SimPmc, SimTree, State};
+use super::{LogState, PState, Proc, SimPmc, SimTree, State, KERNEL_OBJECTS};
 use crate::errno::Errno;
 use crate::sys::abi::*;
 
@@ -21,6 +21,113 @@ impl State {
         }
     }
 
+    /// PROC_CREATE for `p` (`pmclog_process_proccreate()`: its pid,
+    /// `p_flag` and `p_comm`).
+    pub(super) fn proc_create(&self, pid: i32, p: &Proc) -> LogRecord {
+        LogRecord::ProcCreate {
+            pid,
+            flags: if p.hwpmc { P_HWPMC_FLAG } else { 0 },
+            comm: p.comm(),
+        }
+    }
+
+    /// THR_CREATE for thread `tid` of `pid` (`pmclog_process_threadcreate()`:
+    /// the thread id, its process, `p_flag`, `td_name`).
+    pub(super) fn thr_create(&self, pid: i32, tid: i32) -> LogRecord {
+        let p = self.procs.get(&pid);
+        LogRecord::ThrCreate {
+            tid,
+            pid,
+            flags: if p.is_some_and(|p| p.hwpmc) {
+                P_HWPMC_FLAG
+            } else {
+                0
+            },
+            name: p.map(Proc::comm).unwrap_or_default(),
+        }
+    }
+
+    /// `hwpmc_mod.c`@009268db `pmc_log_process_mappings()`: one MAP_IN per
+    /// executable mapping of `pid` ("pmclog_process_map_in(po, p->p_pid,
+    /// start_addr, fullpath);"), to `owner`'s log.
+    pub(super) fn log_process_mappings(&mut self, owner: i32, pid: i32) {
+        let maps = self
+            .procs
+            .get(&pid)
+            .map(|p| p.maps.clone())
+            .unwrap_or_default();
+        for (start, path) in maps {
+            self.emit(owner, LogRecord::MapIn { pid, start, path });
+        }
+    }
+
+    /// `hwpmc_mod.c`@009268db `pmc_log_kernel_mappings()`, run by
+    /// `pmc_start()` of every sampling PMC ("if
+    /// (PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm))) pmc_log_kernel_mappings(pm);")
+    /// once per owner: "if ((po->po_flags & PMC_PO_INITIAL_MAPPINGS_DONE) !=
+    /// 0) return;", for system sampling first "if (PMC_TO_MODE(pm) ==
+    /// PMC_MODE_SS) pmc_process_allproc(pm);" (with a log: PROC_CREATE for
+    /// every process, "pmclog_process_proccreate(po, p, 0 /* sync */);", and
+    /// THR_CREATE for each of its threads), then one MAP_IN per kernel
+    /// object, pid -1 ("pmclog_process_map_in(po, (pid_t)-1,
+    /// km->pm_address, km->pm_file);"), then "po->po_flags |=
+    /// PMC_PO_INITIAL_MAPPINGS_DONE;" (log or not).
+    pub(super) fn log_kernel_mappings(&mut self, owner: i32, system: bool) {
+        if self
+            .owners
+            .get(&owner)
+            .is_none_or(|o| o.initial_mappings_done)
+        {
+            return;
+        }
+        let has_log = self.owners.get(&owner).is_some_and(|o| o.log.is_some());
+        if system && has_log {
+            let pids: Vec<i32> = self.procs.keys().copied().collect();
+            for pid in pids {
+                let Some(p) = self.procs.get(&pid) else {
+                    continue;
+                };
+                let create = self.proc_create(pid, p);
+                let tids = p.tids.clone();
+                self.emit(owner, create);
+                for tid in tids {
+                    let rec = self.thr_create(pid, tid);
+                    self.emit(owner, rec);
+                }
+            }
+        }
+        for (path, start) in KERNEL_OBJECTS {
+            self.emit(
+                owner,
+                LogRecord::MapIn {
+                    pid: -1,
+                    start: *start,
+                    path: (*path).to_owned(),
+                },
+            );
+        }
+        if let Some(o) = self.owners.get_mut(&owner) {
+            o.initial_mappings_done = true;
+        }
+    }
+
+    /// `hwpmc_mod.c`@009268db `pmc_start()` of a system sampling PMC: "if
+    /// (po->po_logprocmaps == 0) { pmc_log_all_process_mappings(po);
+    /// po->po_logprocmaps = 1; }"; `pmc_log_all_process_mappings()` walks
+    /// the tree from init ("if ((p = pfind(1)) == NULL) panic(...)"), each
+    /// process's mappings in turn.
+    pub(super) fn log_all_process_mappings(&mut self, owner: i32) {
+        if self.owners.get(&owner).is_none_or(|o| o.logprocmaps) {
+            return;
+        }
+        for pid in self.descendants(1) {
+            self.log_process_mappings(owner, pid);
+        }
+        if let Some(o) = self.owners.get_mut(&owner) {
+            o.logprocmaps = true;
+        }
+    }
+
     pub(super) fn emit(&mut self, owner: i32, rec: LogRecord) {
         let tsc = self.tsc();
         let State {
@@ -29,7 +136,7 @@ impl State {
         let Some(o) = owners.get_mut(&owner) else {
             return;
         };
-        // hwpmc_logging.c:pmclog_reserve: "No more data when shutdown in
+        // hwpmc_logging.c@0224710b pmclog_reserve(): "No more data when shutdown in
         // progress."
         if o.shutdown {
             return;
@@ -57,8 +164,12 @@ impl State {
         log.buf.clear();
     }
 
-    /// `hwpmc_mod.c:pmc_syscall_handler` PMC_OP_CONFIGURELOG and
-    /// `hwpmc_logging.c:pmclog_configure_log` / `pmclog_deconfigure_log`.
+    /// `hwpmc_mod.c`@009268db `pmc_syscall_handler()` PMC_OP_CONFIGURELOG ("if
+    /// (cl.pm_logfd >= 0) { error = pmclog_configure_log(md, po,
+    /// cl.pm_logfd); ...} else if (po->po_flags & PMC_PO_OWNS_LOGFILE) {
+    /// ... error = pmclog_close(po); ...} else { ... error = EINVAL; }") and
+    /// `hwpmc_logging.c`@0224710b `pmclog_configure_log()` /
+    /// `pmclog_deconfigure_log()`.
     pub(super) fn configure_log(&mut self, a: &mut pmc_op_configurelog) -> Result<(), Errno> {
         // 2023+ and 15-CURRENT: hwpmc_mod.c@009268db pmc_syscall_handler
         // PMC_OP_CONFIGURELOG, before the owner is looked up: "/* No flags
@@ -149,17 +260,19 @@ impl State {
             .ok_or(Errno::EINVAL)
     }
 
-    /// `hwpmc_logging.c:pmclog_flush`: a pending writer error first, then
+    /// `hwpmc_logging.c`@2d614aa2 `pmclog_flush()`: "if (po->po_error) return
+    /// (po->po_error);", then
     /// EINVAL without OWNS_LOGFILE (so it still works after CLOSELOG),
     /// then the sample rings are processed and the buffers written.
     pub(super) fn flush_log(&mut self) -> Result<(), Errno> {
         self.with_log()?;
-        // hwpmc_logging.c pmclog_flush() -> pmclog_schedule_all() ->
+        // hwpmc_logging.c@2d614aa2 (fel1x-developer/freebsd-src)
+        // pmclog_flush() -> pmclog_schedule_all() ->
         // pmclog_schedule_one_cond() on each CPU: "if
         // (PMC_CPU_HAS_SAMPLES(cpu)) PMC_CALL_HOOK_UNLOCKED(curthread,
         // PMC_FN_DO_SAMPLES, NULL)" (2018+ trees): the rings are processed
         // first, while their PMCs still run.
-        self.process_samples();
+        self.process_samples(self.now_ns / (1_000_000_000 / super::HZ));
         let log = self.with_log()?;
         if let Some(e) = log.error {
             return Err(e);
@@ -197,7 +310,7 @@ impl State {
     /// pmc_find_owner_descriptor(td->td_proc)) == NULL) { error = EINVAL;
     /// ...} if ((po->po_flags & PMC_PO_OWNS_LOGFILE) == 0) { error = EINVAL;
     /// ...} error = pmclog_process_userlog(po, &wl);"): EINVAL without an owner or OWNS_LOGFILE, else
-    /// `hwpmc_logging.c:pmclog_process_userlog`, whose
+    /// `hwpmc_logging.c`@0224710b `pmclog_process_userlog()`, whose
     /// PMCLOG_RESERVE_WITH_ERROR fails with ENOMEM under PMC_PO_SHUTDOWN.
     pub(super) fn write_log(&mut self, a: &mut pmc_op_writelog) -> Result<(), Errno> {
         self.with_log()?;
@@ -214,3 +327,7 @@ impl State {
         Ok(())
     }
 }
+
+/// `P_HWPMC` (0x00800000, the libc crate's FreeBSD `P_HWPMC`), as
+/// PROC_CREATE and THR_CREATE carry `p_flag`.
+const P_HWPMC_FLAG: u32 = 0x0080_0000;

@@ -56,7 +56,7 @@ impl State {
             info.pm_enabled = i32::from(!r.cpus[cpu].disabled);
             info.pm_rowdisp = self.disposition(ri);
             info.pm_ownerpid = -1;
-            if let Some(p) = r.cpus[cpu].system.and_then(|k| self.pmcs.get(&k)) {
+            if let Some(p) = r.cpus[cpu].system.last().and_then(|k| self.pmcs.get(k)) {
                 info.pm_ownerpid = p.owner;
                 info.pm_mode = p.mode;
                 info.pm_event = p.event;
@@ -95,7 +95,8 @@ impl State {
         let ri = a.pm_pmc as usize;
         // Rows reserved for process PMCs cannot be disabled; a row holding a
         // system PMC on this CPU cannot change at all.
-        if (disable && self.rows[ri].thread_refs > 0) || self.rows[ri].cpus[cpu].system.is_some() {
+        if (disable && self.rows[ri].thread_refs > 0) || !self.rows[ri].cpus[cpu].system.is_empty()
+        {
             return Err(Errno::EBUSY);
         }
         self.rows[ri].cpus[cpu].disabled = disable;

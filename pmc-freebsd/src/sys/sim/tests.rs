@@ -17,8 +17,11 @@ fn soft(name: &str) -> u32 {
             .expect("known soft event") as u32
 }
 
+/// A request as libpmc makes it: `pm_caps` asks for reading (the SOFT and
+/// TSC allocators refuse a request asking for no capability).
 fn alloc_req(mode: u32, class: u32, ev: u32, cpu: u32) -> pmc_op_pmcallocate {
     pmc_op_pmcallocate {
+        pm_caps: PMC_CAP_READ,
         pm_mode: mode,
         pm_class: class,
         pm_ev: ev,
@@ -572,10 +575,23 @@ fn sampling_needs_a_log_then_logs_kernel_records() {
         off += len;
     }
     assert_eq!(off, bytes.len());
+    // The first system sampling start dumps every process (init, then the
+    // caller: PROC_CREATE and its THR_CREATE), the kernel objects (MAP_IN
+    // of pid -1) and every process's mappings (pmc_start ->
+    // pmc_log_kernel_mappings -> pmc_process_allproc, then
+    // pmc_log_all_process_mappings).
     assert_eq!(
         types,
         vec![
             PMCLOG_TYPE_INITIALIZE,
+            PMCLOG_TYPE_PROC_CREATE,
+            PMCLOG_TYPE_THR_CREATE,
+            PMCLOG_TYPE_PROC_CREATE,
+            PMCLOG_TYPE_THR_CREATE,
+            PMCLOG_TYPE_MAP_IN,
+            PMCLOG_TYPE_MAP_IN,
+            PMCLOG_TYPE_MAP_IN,
+            PMCLOG_TYPE_MAP_IN,
             PMCLOG_TYPE_CALLCHAIN,
             PMCLOG_TYPE_CALLCHAIN,
             PMCLOG_TYPE_USERDATA,
@@ -687,6 +703,457 @@ fn descendants_follow_forks() {
         ..Work::default()
     }); // not a target
     assert_eq!(read(&d, id).unwrap(), 5);
+}
+
+fn faults(d: &SimDriver, pid: i32, n: u64) {
+    d.run(Work {
+        pid,
+        nanos: 1_000_000,
+        page_faults_read: n,
+        ..Work::default()
+    });
+}
+
+fn pf_req(flags: u32) -> pmc_op_pmcallocate {
+    let mut a = alloc_req(
+        PMC_MODE_TC,
+        PMC_CLASS_SOFT,
+        soft("PAGE_FAULT.ALL"),
+        PMC_CPU_ANY,
+    );
+    a.pm_flags = flags;
+    a
+}
+
+/// freebsd-audit-3 finding B: another owner's PMCATTACH refused with EBUSY
+/// (its PMC and ours both on SOFT row 0 of pid 2000) runs
+/// `pmc_attach_one_process()`'s "fail: ... p->p_flag &= ~P_HWPMC;": the
+/// process is still our PMCs' target, but hwpmc no longer switches them in
+/// (they stop counting), no longer follows its forks, and skips its exit
+/// (no SIGIO for the PMC that loses it). Without the flag rule (the fail
+/// path leaving P_HWPMC alone) the first PMC reads 12 and the child is
+/// followed.
+#[test]
+fn a_refused_attach_clears_p_hwpmc_of_a_measured_process() {
+    let d = sim();
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let a = alloc(&d, pf_req(0)).unwrap();
+    let c = alloc(&d, pf_req(PMC_F_DESCENDANTS)).unwrap();
+    attach(&d, a, 2000).unwrap();
+    attach(&d, c, 2000).unwrap();
+    start(&d, a).unwrap();
+    start(&d, c).unwrap();
+    faults(&d, 2000, 5);
+    assert_eq!((read(&d, a).unwrap(), read(&d, c).unwrap()), (5, 5));
+    // Another profiler, same row (its first process PMC: SOFT row 0).
+    d.set_current_pid(3000);
+    let b = alloc(&d, pf_req(0)).unwrap();
+    assert_eq!(b & 0xFF, a & 0xFF, "the same row");
+    assert_eq!(attach(&d, b, 2000), Err(Errno::EBUSY));
+    d.set_current_pid(1000);
+    faults(&d, 2000, 7);
+    assert_eq!(read(&d, a).unwrap(), 5, "no longer switched in");
+    d.spawn(2001, 2000, true, "/bin/ls");
+    faults(&d, 2001, 4);
+    assert_eq!(read(&d, c).unwrap(), 5, "the fork was not followed");
+    d.take_signals();
+    d.exit(2000);
+    assert!(
+        d.take_signals().is_empty(),
+        "the exit was skipped: no SIGIO"
+    );
+}
+
+/// freebsd-audit-3 finding B, DESCENDANTS: owner 3000's PMC measures the
+/// child 2001 on SOFT row 0; owner 1000's DESCENDANTS PMC, also row 0,
+/// attaches to the parent 2000: 2000 is attached, 2001 answers EBUSY, and
+/// `pmc_attach_process()`'s "(void)pmc_detach_process(top, pm);" detaches
+/// 2000 again (PMCATTACH then PMCDETACH in the log). The PMC, left without
+/// targets, loses PMC_F_ATTACH_DONE: its PMCSTART attaches it to its owner
+/// (it counts the owner's faults, not 2000's). And 2001 lost P_HWPMC: owner
+/// 3000's PMC stops counting it. Without the rollback the PMC stays on 2000
+/// and its start attaches nothing.
+#[test]
+fn a_refused_descendants_attach_rolls_back_the_subtree() {
+    let d = sim();
+    // Not a child of the owner: the owner's own subtree (what its start
+    // attaches to) is then the owner alone.
+    d.spawn(2000, 1, true, "/bin/sh");
+    d.spawn(2001, 2000, true, "/bin/ls");
+    d.set_current_pid(3000);
+    let x = alloc(&d, pf_req(0)).unwrap();
+    attach(&d, x, 2001).unwrap();
+    start(&d, x).unwrap();
+    d.set_current_pid(1000);
+    let (r, w) = pipe().unwrap();
+    use std::os::fd::AsRawFd;
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    let y = alloc(&d, pf_req(PMC_F_DESCENDANTS)).unwrap();
+    assert_eq!(y & 0xFF, x & 0xFF, "the same row");
+    assert_eq!(attach(&d, y, 2000), Err(Errno::EBUSY));
+    d.call(OpArg::FlushLog).unwrap();
+    drop(w);
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::fs::File::from(r), &mut bytes).unwrap();
+    use pmc_log::hwpmc::Event;
+    let seen: Vec<(&str, i32)> = pmc_log::hwpmc::Parser::new(&bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            Event::PmcAttach { pid, .. } => Some(("attach", pid)),
+            Event::PmcDetach { pid, .. } => Some(("detach", pid)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(seen, [("attach", 2000), ("detach", 2000)]);
+    start(&d, y).unwrap();
+    faults(&d, 2000, 6);
+    faults(&d, 1000, 2);
+    assert_eq!(read(&d, y).unwrap(), 2, "attached to its owner at start");
+    d.set_current_pid(3000);
+    faults(&d, 2001, 9);
+    assert_eq!(read(&d, x).unwrap(), 0, "2001 lost P_HWPMC");
+}
+
+fn intel_sim(cpu: SimCpu, version: u32, tree: SimTree) -> SimDriver {
+    SimDriver::new(SimConfig {
+        cpu,
+        version,
+        tree: Some(tree),
+        ..SimConfig::default()
+    })
+}
+
+/// The row within its class (IAF-n, IAP-n) of an allocation, or its errno.
+fn intel_row(d: &SimDriver, class: u32, ev: u32, umask: u32, flags: u32) -> Result<u32, Errno> {
+    let mut a = alloc_req(PMC_MODE_TC, class, 0, PMC_CPU_ANY);
+    a.pm_flags = flags;
+    a.pm_md = pmc_md_op_pmcallocate::iap(ev | (umask << 8) | IAP_USR | IAP_OS, 0);
+    let id = alloc(d, a)?;
+    release(d, id).unwrap();
+    let st = d.lock();
+    let first = st.class(class).map(|ci| st.classes[ci].first_row).unwrap();
+    Ok((id & 0xFF) - first as u32)
+}
+
+/// freebsd-audit-3 finding C: the IAF/IAP allocators by kernel version
+/// (`State::intel_rules`). Without the versioning (the old rule, 2019-2021
+/// at every version, other event selects refused) the 2023 and 15-CURRENT
+/// expectations fail: `event=0,umask=1|2` refused, `0xC0,umask=5` taken,
+/// no TOPDOWN.SLOTS row, no EV_PMU requirement.
+#[test]
+fn iaf_and_iap_rules_by_kernel_version() {
+    let iaf = PMC_CLASS_IAF;
+    let iap = PMC_CLASS_IAP;
+    let pmu = PMC_F_EV_PMU;
+    // 2019-2021: three pinned events, the rest on the first free row;
+    // IAP 0xC0 only on counter 1 of a Skylake.
+    let d = intel_sim(SimCpu::IntelSkylake, PMC_VERSION_0X09, SimTree::Y2020);
+    assert_eq!(intel_row(&d, iaf, 0xC0, 0, 0), Ok(0));
+    assert_eq!(intel_row(&d, iaf, 0xC0, 5, 0), Ok(0));
+    assert_eq!(intel_row(&d, iaf, 0x3C, 1, 0), Ok(1));
+    assert_eq!(intel_row(&d, iaf, 0x00, 3, 0), Ok(2));
+    assert_eq!(intel_row(&d, iaf, 0x00, 2, 0), Ok(0), "not pinned: row 0");
+    assert_eq!(intel_row(&d, iap, 0xC0, 0, 0), Ok(1));
+    assert_eq!(intel_row(&d, iap, 0xA3, 0, 0), Ok(2));
+    assert_eq!(intel_row(&d, iap, 0xC4, 0, 0), Ok(0));
+    // 2023 (no EV_PMU rule): exact pairs per row.
+    let d = intel_sim(SimCpu::IntelSkylake, PMC_VERSION, SimTree::Y2023);
+    assert_eq!(intel_row(&d, iaf, 0x00, 1, 0), Ok(0));
+    assert_eq!(intel_row(&d, iaf, 0x00, 2, 0), Ok(1));
+    assert_eq!(intel_row(&d, iaf, 0x00, 3, 0), Ok(2));
+    assert_eq!(intel_row(&d, iaf, 0x3C, 1, 0), Ok(2));
+    assert_eq!(intel_row(&d, iaf, 0xC0, 5, 0), Err(Errno::EINVAL));
+    assert_eq!(intel_row(&d, iaf, 0x00, 4, 0), Err(Errno::EINVAL), "3 rows");
+    assert_eq!(intel_row(&d, iap, 0xC0, 0, 0), Ok(0));
+    // 15-CURRENT: EV_PMU or nothing; TOPDOWN.SLOTS on a fourth row.
+    let d = intel_sim(SimCpu::IntelSkylake, PMC_VERSION, SimTree::Current15);
+    assert_eq!(intel_row(&d, iaf, 0xC0, 0, 0), Err(Errno::EINVAL));
+    assert_eq!(intel_row(&d, iap, 0xC4, 0, 0), Err(Errno::EINVAL));
+    assert_eq!(intel_row(&d, iaf, 0xC0, 0, pmu), Ok(0));
+    assert_eq!(intel_row(&d, iap, 0xC4, 0, pmu), Ok(0));
+    let d = intel_sim(SimCpu::IntelIcelake, PMC_VERSION, SimTree::Current15);
+    assert_eq!(intel_row(&d, iaf, 0x00, 4, pmu), Ok(3));
+    assert_eq!(intel_row(&d, iaf, 0xA4, 1, pmu), Ok(3));
+    assert_eq!(intel_row(&d, iaf, 0xA4, 0, pmu), Err(Errno::EINVAL));
+}
+
+/// A log on a pipe for owner `d.current`: returns the read end.
+fn log_pipe(d: &SimDriver) -> std::os::fd::OwnedFd {
+    use std::os::fd::AsRawFd;
+    let (r, w) = pipe().unwrap();
+    let mut cl = pmc_op_configurelog {
+        pm_flags: 0,
+        pm_logfd: w.as_raw_fd(),
+    };
+    d.call(OpArg::ConfigureLog(&mut cl)).unwrap();
+    // The simulator writes through the fd number; keep it open.
+    std::mem::forget(w);
+    r
+}
+
+/// Everything in the log so far (after a flush), without blocking.
+fn log_bytes(d: &SimDriver, r: &std::os::fd::OwnedFd) -> Vec<u8> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    d.call(OpArg::FlushLog).unwrap();
+    fcntl(r, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).unwrap();
+    let mut f = std::fs::File::from(r.try_clone().unwrap());
+    let mut out = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut f, &mut out);
+    out
+}
+
+fn callchains(bytes: &[u8]) -> Vec<(i32, i32)> {
+    pmc_log::hwpmc::Parser::new(bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            pmc_log::hwpmc::Event::Callchain { pid, tid, .. } => Some((pid, tid)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// freebsd-audit-3 finding D: a process sampling PMC counts down per
+/// thread (`pt_pmcval`), not per PMC. Period 1000: two threads of 2000 and
+/// (with DESCENDANTS) the child 2001 each see 600 events: no sample; the
+/// first thread's next 500 reach its period once. With one countdown per
+/// PMC (the rule removed) 1800 events give one sample at once.
+#[test]
+fn sampling_counts_down_per_thread() {
+    let d = sim();
+    d.spawn(2000, 1, true, "/bin/sh");
+    let r = log_pipe(&d);
+    let mut a = pf_req(PMC_F_DESCENDANTS);
+    a.pm_mode = PMC_MODE_TS;
+    a.pm_count = 1000;
+    let id = alloc(&d, a).unwrap();
+    attach(&d, id, 2000).unwrap();
+    start(&d, id).unwrap();
+    d.spawn(2001, 2000, true, "/bin/ls");
+    let run = |pid, tid, n| {
+        d.run(Work {
+            pid,
+            tid,
+            nanos: 100_000,
+            page_faults_read: n,
+            ..Work::default()
+        })
+    };
+    run(2000, 0, 600);
+    run(2000, 200_001, 600);
+    run(2001, 0, 600);
+    assert!(callchains(&log_bytes(&d, &r)).is_empty());
+    run(2000, 0, 500);
+    assert_eq!(callchains(&log_bytes(&d, &r)), [(2000, 200_000)]);
+}
+
+/// (type, pid) of each record, the pid where the record has one.
+fn kinds(bytes: &[u8]) -> Vec<(&'static str, i32)> {
+    use pmc_log::hwpmc::Event as E;
+    pmc_log::hwpmc::Parser::new(bytes)
+        .unwrap()
+        .filter_map(|e| {
+            Some(match e {
+                E::PmcAttach { pid, .. } => ("attach", pid),
+                E::MapIn { pid, .. } => ("map-in", pid),
+                E::ProcFork { newpid, .. } => ("fork", newpid),
+                E::SysExit { pid, .. } => ("sysexit", pid),
+                E::ProcCreate { pid, .. } => ("proc-create", pid),
+                E::ThrCreate { pid, .. } => ("thr-create", pid),
+                _ => return None,
+            })
+        })
+        .collect()
+}
+
+/// freebsd-audit-3 finding E: the records hwpmc writes in bulk. A sampling
+/// attach logs the target's mappings (pmc_attach_one_process: "if
+/// (PMC_IS_SAMPLING_MODE(PMC_TO_MODE(pm))) pmc_log_process_mappings(...)");
+/// the owner's first sampling start the kernel objects as pid -1
+/// (pmc_log_kernel_mappings, once: PMC_PO_INITIAL_MAPPINGS_DONE); while a
+/// system sampling PMC runs, a fork gives PROCFORK and PROC_CREATE, a new
+/// thread THR_CREATE, an exit SYSEXIT. Each line fails with its rule
+/// removed.
+#[test]
+fn bulk_mapping_and_process_records() {
+    let d = sim();
+    d.spawn(2000, 1, true, "/bin/sh");
+    d.map(2000, 0x2000_0000, "/lib/libc.so.7");
+    let r = log_pipe(&d);
+    let mut ts = pf_req(0);
+    ts.pm_mode = PMC_MODE_TS;
+    let t = alloc(&d, ts).unwrap();
+    attach(&d, t, 2000).unwrap();
+    assert_eq!(
+        kinds(&log_bytes(&d, &r)),
+        [("attach", 2000), ("map-in", 2000), ("map-in", 2000)]
+    );
+    start(&d, t).unwrap();
+    stop(&d, t).unwrap();
+    start(&d, t).unwrap();
+    assert_eq!(
+        kinds(&log_bytes(&d, &r)),
+        [("map-in", -1), ("map-in", -1)],
+        "kernel objects once per owner"
+    );
+    let ss = alloc(
+        &d,
+        alloc_req(PMC_MODE_SS, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0),
+    )
+    .unwrap();
+    start(&d, ss).unwrap();
+    let dump = kinds(&log_bytes(&d, &r));
+    assert!(
+        !dump.iter().any(|k| k.0 == "proc-create"),
+        "INITIAL_MAPPINGS_DONE: no process dump at the SS start: {dump:?}"
+    );
+    assert_eq!(
+        dump,
+        [
+            ("map-in", 1),
+            ("map-in", 2000),
+            ("map-in", 2000),
+            ("map-in", 1000)
+        ],
+        "every process's mappings, from init, newest child first"
+    );
+    d.spawn(2001, 2000, true, "/bin/ls");
+    d.spawn_thread(2001, 200_101);
+    d.exit(2001);
+    assert_eq!(
+        kinds(&log_bytes(&d, &r)),
+        [
+            ("fork", 2001),
+            ("proc-create", 2001),
+            ("thr-create", 2001),
+            ("sysexit", 2001)
+        ]
+    );
+}
+
+/// freebsd-audit-3 finding G: the PMCALLOCATE record carries pm_flags as
+/// they are after the allocation, PMC_F_NEEDS_LOGFILE (0x20000) included
+/// for system sampling and the log-process flags; a TS PMC gets it only at
+/// its attach, after its record. The simulator wrote the requested flags.
+#[test]
+fn allocation_records_carry_needs_logfile() {
+    use pmc_log::hwpmc::Event;
+    let d = sim();
+    let r = log_pipe(&d);
+    let mut ss = alloc_req(PMC_MODE_SS, PMC_CLASS_SOFT, soft("CLOCK.HARD"), 0);
+    ss.pm_flags = PMC_F_CALLCHAIN;
+    alloc(&d, ss).unwrap();
+    alloc(&d, pf_req(PMC_F_LOG_PROCEXIT)).unwrap();
+    let mut ts = pf_req(0);
+    ts.pm_mode = PMC_MODE_TS;
+    alloc(&d, ts).unwrap();
+    let bytes = log_bytes(&d, &r);
+    let flags: Vec<u32> = pmc_log::hwpmc::Parser::new(&bytes)
+        .unwrap()
+        .filter_map(|e| match e {
+            Event::PmcAllocateDyn { flags, .. } => Some(flags),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        flags,
+        [
+            PMC_F_CALLCHAIN | PMC_F_NEEDS_LOGFILE,
+            PMC_F_LOG_PROCEXIT | PMC_F_NEEDS_LOGFILE,
+            0
+        ]
+    );
+}
+
+/// freebsd-audit-3 finding H: the TSC row is shareable (`tsc_pcpu_init()`
+/// sets PMC_PHW_FLAG_IS_SHAREABLE), so two owners may each count the TSC
+/// on CPU 0; one owner still may not have two (pmc_can_allocate_rowindex),
+/// and an unshareable row (IAF-0) takes one system PMC a CPU. The
+/// simulator refused the second owner's TSC.
+#[test]
+fn two_owners_share_the_tsc_row() {
+    let d = sim();
+    let tsc = || alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0);
+    let a = alloc(&d, tsc()).unwrap();
+    assert_eq!(alloc(&d, tsc()), Err(Errno::EINVAL), "one owner: one a CPU");
+    d.set_current_pid(3000);
+    let b = alloc(&d, tsc()).unwrap();
+    assert_eq!(a & 0xFF, b & 0xFF, "the same row");
+    let mut iaf = alloc_req(PMC_MODE_SC, PMC_CLASS_IAF, 0, 0);
+    iaf.pm_flags = PMC_F_EV_PMU;
+    iaf.pm_md = pmc_md_op_pmcallocate::iap(0xC0 | IAP_USR | IAP_OS, 0);
+    alloc(&d, iaf).unwrap();
+    d.set_current_pid(1000);
+    assert_eq!(alloc(&d, iaf), Err(Errno::EINVAL), "IAF-0 is not shareable");
+    start(&d, a).unwrap();
+    d.set_current_pid(3000);
+    start(&d, b).unwrap();
+    d.advance(1_000);
+    assert_eq!(read(&d, b).unwrap(), 2_000, "2 GHz TSC, 1 us");
+}
+
+/// freebsd-audit-3 N6's remainder: with PMC_F_USERCALLCHAIN a sample
+/// taken in the kernel waits (PMC_USER_CALLCHAIN_PENDING) for its thread's
+/// return to user mode; a FLUSHLOG before it does not log it
+/// (pmc_process_samples stops at it), the AST then appends the user frames
+/// if the PMC still runs, and the next sweep logs it. Stopped before the
+/// return, or waiting over a tick, it is lost. Without the pending rule the
+/// first flush logs the samples at once, without user frames.
+#[test]
+fn user_callchains_wait_for_the_return_to_user_mode() {
+    let d = SimDriver::new(SimConfig {
+        mincount: Some(1),
+        ..SimConfig::default()
+    });
+    d.spawn(2000, 1, true, "/bin/sh");
+    let r = log_pipe(&d);
+    let mut ts = pf_req(PMC_F_CALLCHAIN | PMC_F_USERCALLCHAIN);
+    ts.pm_mode = PMC_MODE_TS;
+    ts.pm_count = 1;
+    let id = alloc(&d, ts).unwrap();
+    attach(&d, id, 2000).unwrap();
+    start(&d, id).unwrap();
+    let syscall = |ret| {
+        d.run(Work {
+            pid: 2000,
+            nanos: 200_000,
+            page_faults_read: 2,
+            returns_to_user_after: Some(ret),
+            ..Work::default()
+        })
+    };
+    let depths = |bytes: &[u8]| -> Vec<usize> {
+        pmc_log::hwpmc::Parser::new(bytes)
+            .unwrap()
+            .filter_map(|e| match e {
+                pmc_log::hwpmc::Event::Callchain { pcs, .. } => Some(pcs.len()),
+                _ => None,
+            })
+            .collect()
+    };
+    syscall(300_000);
+    assert!(depths(&log_bytes(&d, &r)).is_empty(), "pending: not yet");
+    d.advance(1_000_000);
+    assert_eq!(depths(&log_bytes(&d, &r)), [5, 5], "kernel + user frames");
+    // Stopped before the return: lost.
+    syscall(300_000);
+    stop(&d, id).unwrap();
+    d.advance(2_000_000);
+    start(&d, id).unwrap();
+    d.advance(1_000_000);
+    assert!(
+        depths(&log_bytes(&d, &r)).is_empty(),
+        "stopped before the AST"
+    );
+    // Returning after more than a tick: dropped by the sweep.
+    syscall(5_000_000);
+    for _ in 0..7 {
+        d.advance(1_000_000);
+    }
+    assert!(depths(&log_bytes(&d, &r)).is_empty(), "waited over a tick");
 }
 
 #[test]
@@ -1425,6 +1892,70 @@ fn every_sim_file_is_checked() {
     );
 }
 
+/// Citations of FreeBSD source files (`hwpmc_mod.c`, `pmclog.h`, ...) in
+/// `src` that name no commit (`@` and 8 hex digits) on their line, the one
+/// before or the two after it, and do not say `COMMIT-UNKNOWN:` there.
+fn citations_without_commit(src: &str) -> Vec<String> {
+    const FILES: &[&str] = &[
+        "hwpmc_", "pmclog", "pmckern", "pmc", "sched_", "proc", "libpmc",
+    ];
+    let lines: Vec<&str> = src.lines().collect();
+    let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let has_commit = |t: &str| {
+        t.match_indices('@').any(|(i, _)| {
+            let h = t.as_bytes().get(i + 1..i + 9);
+            h.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+        })
+    };
+    let mut out = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let b = line.as_bytes();
+        let cites = [".c", ".h"].iter().any(|ext| {
+            line.match_indices(ext).any(|(i, _)| {
+                if b.get(i + 2).is_some_and(|c| is_ident(*c)) {
+                    return false;
+                }
+                let start = (0..i).rev().take_while(|&j| is_ident(b[j])).last();
+                start.is_some_and(|s| FILES.iter().any(|f| line[s..i].starts_with(f)))
+            })
+        });
+        if !cites {
+            continue;
+        }
+        let window = lines[n.saturating_sub(1)..(n + 3).min(lines.len())].join(" ");
+        if !has_commit(&window) && !window.contains("COMMIT-UNKNOWN:") {
+            out.push(format!("{}: {}", n + 1, line.trim()));
+        }
+    }
+    out
+}
+
+/// freebsd-audit-3 finding 9: every citation of FreeBSD's source in the
+/// simulator names its commit (22 of 61 did not). Two say why they cannot
+/// (`COMMIT-UNKNOWN:`).
+#[test]
+fn every_citation_names_a_commit() {
+    let mut missing = Vec::new();
+    for (file, src) in RULE_FILES
+        .iter()
+        .chain(std::iter::once(&("log.rs", include_str!("log.rs"))))
+    {
+        missing.extend(
+            citations_without_commit(src)
+                .into_iter()
+                .map(|l| format!("{file}:{l}")),
+        );
+    }
+    assert!(
+        missing.is_empty(),
+        "citations without a commit: {missing:#?}"
+    );
+    assert_eq!(
+        citations_without_commit("/// `hwpmc_mod.c` `pmc_start()`: \"x\"\n"),
+        vec!["1: /// `hwpmc_mod.c` `pmc_start()`: \"x\"".to_owned()]
+    );
+}
+
 #[test]
 fn every_rule_cites_its_source() {
     let missing: Vec<String> = RULE_FILES
@@ -1435,6 +1966,35 @@ fn every_rule_cites_its_source() {
     // The checker itself finds an uncited rule.
     let bad = "fn nope(&self) -> Result<(), Errno> {\n    Err(Errno::EINVAL)\n}\n";
     assert_eq!(uncited_rules(bad), vec!["nope".to_owned()]);
+}
+
+/// Finding 1 of freebsd-audit-3: `soft_allocate_pmc()` and
+/// `tsc_allocate_pmc()` refuse a PMC whose `pm_caps` holds none of their
+/// class's caps ("if ((pm->pm_caps & SOFT_CAPS) == 0) return (EINVAL);"),
+/// and the row search then answers EINVAL. A sampling mode adds
+/// `PMC_CAP_INTERRUPT`, so only counting requests with caps 0 are caught.
+/// Without the rule in `class_rules` the caps-0 allocations succeed.
+#[test]
+fn soft_and_tsc_refuse_a_pmc_asking_for_no_capability() {
+    let d = sim();
+    let mut a = alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY);
+    a.pm_caps = 0;
+    assert_eq!(alloc(&d, a), Err(Errno::EINVAL), "SOFT TC, caps 0");
+    let mut a = alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0);
+    a.pm_caps = 0;
+    assert_eq!(alloc(&d, a), Err(Errno::EINVAL), "TSC SC, caps 0");
+    assert_eq!(d.allocated(), 0);
+    // Sampling: pmc_do_op_pmcallocate adds PMC_CAP_INTERRUPT first.
+    d.spawn(2000, 1000, true, "/bin/sh");
+    let mut a = alloc_req(PMC_MODE_TS, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY);
+    a.pm_caps = 0;
+    assert!(alloc(&d, a).is_ok(), "SOFT TS, caps 0 + INTERRUPT");
+    assert!(alloc(
+        &d,
+        alloc_req(PMC_MODE_TC, PMC_CLASS_SOFT, soft("CLOCK.HARD"), PMC_CPU_ANY)
+    )
+    .is_ok());
+    assert!(alloc(&d, alloc_req(PMC_MODE_SC, PMC_CLASS_TSC, PMC_EV_TSC_TSC, 0)).is_ok());
 }
 
 /// PMC_OP_GETPMCINFO writes every row whatever the caller's buffer

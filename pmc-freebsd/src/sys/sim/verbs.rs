@@ -10,7 +10,10 @@ impl State {
     /// else if (pm->pm_state != PMC_STATE_STOPPED && pm->pm_state !=
     /// PMC_STATE_ALLOCATED) { error = EINVAL; ...}"; `pmc_start()`: "if
     /// ((pm->pm_flags & PMC_F_NEEDS_LOGFILE) != 0 && (po->po_flags &
-    /// PMC_PO_OWNS_LOGFILE) == 0) return (EDOOFUS);", for a process PMC "if
+    /// PMC_PO_OWNS_LOGFILE) == 0) return (EDOOFUS);", for a sampling PMC the
+    /// kernel objects' mappings (`State::log_kernel_mappings`), for system
+    /// sampling every process's (`State::log_all_process_mappings`), for a
+    /// process PMC "if
     /// (LIST_EMPTY(&pm->pm_targets)) { error = (pm->pm_flags &
     /// PMC_F_ATTACH_DONE) != 0 ? ESRCH : pmc_attach_process(po->po_owner,
     /// pm); }", for a system PMC "if (!pmc_cpu_is_active(cpu)) return
@@ -25,7 +28,15 @@ impl State {
         if p.flags & PMC_F_NEEDS_LOGFILE != 0 && !has_log {
             return Err(Errno::EDOOFUS);
         }
-        if p.is_system() {
+        let (system, sampling, mode) = (p.is_system(), p.is_sampling(), p.mode);
+        if sampling {
+            self.log_kernel_mappings(key.0, mode == PMC_MODE_SS);
+        }
+        if mode == PMC_MODE_SS {
+            self.log_all_process_mappings(key.0);
+        }
+        let p = self.pmcs.get(&key).ok_or(Errno::EINVAL)?;
+        if system {
             if !self.online.get(p.cpu as usize).copied().unwrap_or(false) {
                 return Err(Errno::ENXIO);
             }
@@ -34,7 +45,7 @@ impl State {
                 return Err(Errno::ESRCH);
             }
             let owner = p.owner;
-            self.attach_checked(key, owner)?;
+            self.attach_process(key, owner)?;
         }
         let p = self.pmc_mut(key)?;
         // hwpmc_mod.c@009268db pmc_start, system PMC: "v =
@@ -90,7 +101,7 @@ impl State {
                 .get_mut(p.row)
                 .and_then(|r| r.cpus.get_mut(p.cpu as usize))
             {
-                rc.system = None;
+                rc.system.retain(|k| *k != key);
             }
         } else if let Some(r) = self.rows.get_mut(p.row) {
             r.thread_refs = r.thread_refs.saturating_sub(1);
@@ -106,8 +117,8 @@ impl State {
 
     pub(super) fn rw(&mut self, a: &mut pmc_op_pmcrw) -> Result<(), Errno> {
         // At least one of OLDVALUE/NEWVALUE; other bits are ignored
-        // (hwpmc_mod.c PMC_OP_PMCRW: "if ((prw.pm_flags & (PMC_F_OLDVALUE |
-        // PMC_F_NEWVALUE)) == 0) error = EINVAL").
+        // (hwpmc_mod.c@009268db pmc_do_op_pmcrw(): "if ((prw->pm_flags &
+        // (PMC_F_OLDVALUE | PMC_F_NEWVALUE)) == 0) return (EINVAL);").
         let rw = PMC_F_OLDVALUE | PMC_F_NEWVALUE;
         if a.pm_flags & rw == 0 {
             return Err(Errno::EINVAL);
@@ -131,12 +142,20 @@ impl State {
         // the last NEWVALUE. Reads from the hardware (a system PMC, or a
         // running PMC attached to its owner) of a sampling PMC give the
         // reload-down counter, the events left until the next sample
-        // (hwpmc_core.c:iap_read_pmc: "if (PMC_IS_SAMPLING_MODE(...)) *v =
+        // (hwpmc_core.c@2d614aa2 iap_read_pmc(): "if (PMC_IS_SAMPLING_MODE(...)) *v =
         // iap_perfctr_value_to_reload_count(tmp)").
         let from_hw =
             p.is_system() || (p.flags & PMC_F_ATTACHED_TO_OWNER != 0 && p.state == PState::Running);
-        let old = if p.is_sampling() && from_hw {
+        let owner_thread = (p.owner, p.owner.wrapping_mul(100));
+        let old = if p.is_sampling() && from_hw && p.is_system() {
             p.left
+        } else if p.is_sampling() && from_hw {
+            // The calling thread's countdown (pt_pmcval, or a full period).
+            p.thread_left
+                .get(&owner_thread)
+                .copied()
+                .filter(|v| *v > 0)
+                .unwrap_or(p.reload)
         } else {
             p.value
         };
