@@ -3,7 +3,7 @@
 # pmu-events JSON, from Debian's linux-source package (apt only). Extracts it
 # once into a cache, checks that pmc-events/gen/gen.py regenerates exactly the
 # committed src/generated.rs from it, and prints the PMC_EVENTS_ARCH value the
-# table test (pmc-events/tests/table.rs) reads. Idempotent.
+# table test (pmc-events/tests/table/table.rs) reads. Idempotent.
 # Usage: eval "$(bash ci/pmu-events-data.sh)"   (prints only the export line on stdout)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -43,7 +43,7 @@ fi
 # file(1): ci/cross-check.sh checks that the linked pmcstat is a FreeBSD ELF.
 command -v file >/dev/null || { [ "$(id -u)" = 0 ] && apt-get install -y -qq file >/dev/null 2>&1; } ||
   echo "ci/setup.sh: file(1) not installed; ci/cross-check.sh will fail" >&2
-# go tool pprof (Debian golang-go): the oracle of pmcstat/tests/cli_pprof.rs, which SKIPs without it.
+# go tool pprof (Debian golang-go): the oracle of pmcstat/tests/cli/cli_pprof.rs, which SKIPs without it.
 command -v go >/dev/null 2>&1 || { [ "$(id -u)" = 0 ] && { apt-get install -y -qq golang-go >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq golang-go >/dev/null; }; }; } || echo "ci/setup.sh: golang-go not installed; the go tool pprof test will SKIP" >&2
 # cargo-fuzz (ci/fuzz.sh) builds with -Zsanitizer: the nightly toolchain (no extra component).
 # cargo-fuzz itself comes from crates.io, once: `cargo install` leaves it in ~/.cargo/bin.
@@ -51,10 +51,10 @@ if [ "${PMC_CI_FUZZ:-1}" != 0 ]; then
   rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
   command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 fi
-# The judges of the Prometheus exporter (pmc-exporter/tests/prometheus.rs): Debian's prometheus
+# The judges of the Prometheus exporter (pmc-exporter/tests/exporter/prometheus.rs): Debian's prometheus
 # (the server, and promtool for `promtool check metrics`) and prometheus-node-exporter (its perf
 # collector side by side, and the same --web.config.file), with curl and openssl (the TLS and
-# basic-auth judge in pmcstat/tests/cli_metrics.rs). The tests SKIP visibly without them;
+# basic-auth judge in pmcstat/tests/cli/cli_metrics.rs). The tests SKIP visibly without them;
 # installed here as root.
 if { ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >/dev/null \
      || ! command -v curl >/dev/null || ! command -v openssl >/dev/null; } \

@@ -2,7 +2,7 @@
 //! (pmc-core), the perf record parser over ring bytes (pmc-linux) and the
 //! ELF/DWARF symbolizer (pmc-analyze). Shared by the cargo-fuzz targets in
 //! `fuzz_targets/` and by the fixed-iteration run in
-//! `tests/tests/fuzz_targets.rs` (included there with `#[path]`), so
+//! `tests/tests/e2e/fuzz_targets.rs` (included there with `#[path]`), so
 //! `cargo test --workspace` exercises what the fuzzer runs.
 
 use std::path::Path;

@@ -1,30 +1,31 @@
 #!/usr/bin/env bash
 # The PMU lab: runs pmc's hardware paths on QEMU's emulated Armv8 PMUv3 (the
-# kernel's real armv8_pmuv3 driver) and the workspace's tests on aarch64.
+# kernel's real armv8_pmuv3 driver), and the tests whose paths differ on arm64.
 # One command, idempotent: bash ci/pmu-lab/lab.sh (as root on Debian bookworm).
 # What each step and flag is for, and what the emulator cannot show: README.md.
 #
 # Environment:
 #   PMU_LAB_DIR      cache and output (default target/pmu-lab)
 #   PMU_LAB_SETUP=0  skip the host set-up (apt, rustup)
-#   PMU_LAB_BOOTS    which boots to run (default "user exact sample control uefi smp";
-#                    "user" is the pure-logic binaries under qemu-user on the host)
+#   PMU_LAB_BOOTS    which boots to run (default "exact sample control uefi smp"; add
+#                    "user" for the pure-logic binaries under qemu-user on the host)
 #   PMU_LAB_TIMEOUT  seconds per boot before QEMU is killed (default 1500)
-#   PMU_LAB_SUITE    which other test binaries the smp boot runs: "kernel" (default:
-#                    those that drive the kernel's perf_event and pmcstat end to end;
-#                    "user" runs the rest) or "full" (every binary in the guest; ~20 min)
-#   PMU_LAB_ONLY     test binaries (names, space-separated) the smp boot runs, and no other;
-#                    their host-only tests run too (for looking into one in the guest:
-#                    PMU_LAB_BOOTS=smp PMU_LAB_ONLY=faults_log)
+#   PMU_LAB_SUITE    what the smp boot runs besides hw.rs's smp cases: "hardware" (default:
+#                    the tests whose paths differ with a PMU or on arm64, guest_suite below)
+#                    or "full" (every test binary of the workspace in the guest; ~20 min)
+#   PMU_LAB_ONLY     test binaries (names, space-separated) the smp boot runs whole, and no
+#                    other; their host-only tests run too (for looking into one in the guest:
+#                    PMU_LAB_BOOTS=smp PMU_LAB_ONLY=counting)
 #   PMU_LAB_KERNEL   the kernel package (default: what linux-image-cloud-arm64 depends on)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/ci/pmu-lab
 LAB=${PMU_LAB_DIR:-$ROOT/target/pmu-lab}
 TRIPLE=aarch64-unknown-linux-musl
-BOOTS=${PMU_LAB_BOOTS:-user exact sample control uefi smp}
+BOOTS=${PMU_LAB_BOOTS:-exact sample control uefi smp}
 TIMEOUT=${PMU_LAB_TIMEOUT:-1500}
-SUITE=${PMU_LAB_SUITE:-kernel}
+SUITE=${PMU_LAB_SUITE:-hardware}
+ONLY=${PMU_LAB_ONLY:-}
 mkdir -p "$LAB/dl" "$LAB/out"
 LAB=$(cd "$LAB" && pwd)
 
@@ -103,7 +104,52 @@ printf '#!/bin/sh\nexec "%s" -m ziglang ar "$@"\n' "$zigpy" > "$LAB/bin/aarch64-
 chmod +x "$LAB/bin/aarch64-cc" "$LAB/bin/aarch64-ar"
 export CC_aarch64_unknown_linux_musl=$LAB/bin/aarch64-cc AR_aarch64_unknown_linux_musl=$LAB/bin/aarch64-ar
 cd "$ROOT"
-cargo test --workspace --exclude pmc-bench --no-run --target "$TRIPLE" 2> "$LAB/out/build.log" ||
+# The smp boot's suite (PMU_LAB_SUITE=hardware): the tests whose paths differ with a PMU
+# or on arm64, one line per test binary, "BINARY FILTER..." (libtest name filters, module
+# prefixes). The rest of the workspace is arch-independent logic over software events, which
+# the host suite runs (README.md, "What runs where").
+guest_suite() {
+  cat <<'SUITE'
+counting
+linux info:: ring_real::
+cli cli_info:: cli_symbols:: cli_usercallchain::
+e2e cli:: dwarf:: foundation:: selftest::
+c_api
+SUITE
+}
+# The pure-logic binaries qemu-user runs when PMU_LAB_BOOTS has "user" (parsers with their
+# damage and fuzz corpora, the hwpmc simulator, symbolization, the event tables, unit tests).
+user_suite() {
+  cat <<'SUITE'
+main
+write_failure
+table
+named_events
+analyze
+facade selftest_
+exporter hwpmc_sim::
+pmc_core
+pmc_events
+pmc_log
+pmc_freebsd
+pmc_analyze
+pmc_unwind
+pmc_process
+pmc_testkit
+pmc_linux
+SUITE
+}
+# What to build: the binaries above (and hw, truth_matrix, pmcstat, pmc-workload, libpmc.a),
+# or every test binary for "full", "user" or PMU_LAB_ONLY.
+case " $BOOTS " in *" user "*) full_build=1 ;; *) full_build= ;; esac
+[ "$SUITE" != full ] && [ -z "$ONLY" ] || full_build=1
+if [ -n "$full_build" ]; then
+  build=(--workspace --exclude pmc-bench)
+else
+  build=(-p pmc-tests -p pmcstat -p pmc-linux -p pmc-capi --test hw --test truth_matrix)
+  for b in $(guest_suite | cut -d' ' -f1); do build+=(--test "$b"); done
+fi
+cargo test "${build[@]}" --no-run --target "$TRIPLE" 2> "$LAB/out/build.log" ||
   { cat "$LAB/out/build.log"; exit 1; }
 sed -n 's/^ *Executable .* (\(.*\))$/\1/p' "$LAB/out/build.log" | sort -u > "$LAB/out/tests.list"
 TDIR=$ROOT/target/$TRIPLE/debug
@@ -164,57 +210,59 @@ pack() { # pack NAME FILE...  -> $LAB/out/NAME.cpio.gz
   rm -rf "$r"
 }
 hwflags="--test-threads=1 --show-output"
-# Test binaries, and single tests, that cannot run in the guest, each with
-# the reason; they are reported as skipped (never as passed) and run in the
-# host suite.
-host_only() {
-  case $1 in
-    cli_top) echo "drives pmcstat -T inside tmux, which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
-    cli_pprof) echo "its oracle is 'go tool pprof', which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
-    cli_clock | faults_memory | cli_modes_names | cli_stat_output | cli_systemwide | cli_write_calls) echo "spawns the aarch64 pmcstat, which qemu-user cannot start, and the smp boot has no time left for it; the host suite runs it" ;;
-    cgroup) echo "needs perf's cgroup mode on a cgroup2 mount, which the guest's busybox init does not mount, and spawns the aarch64 pmcstat, which qemu-user cannot start; the host suite runs it against perf stat -a -G" ;;
-    cli_metrics) echo "spawns the aarch64 pmcstat --metrics, which qemu-user cannot start, and its oracle perf stat -p is not in the guest; the host suite runs it" ;;
-    prometheus) echo "its judges are Debian's promtool, prometheus and prometheus-node-exporter, which the guest does not have; the host suite runs it" ;;
-    perf_export) echo "its oracle is perf, which the guest does not have (and qemu-user cannot start the aarch64 pmcstat it spawns); the host suite runs it" ;;
-    c_api) [ -z "$capi_why" ] || echo "$capi_why" ;;
-    faults_cli) echo "its cases (late log readers, SIGSTOP over a run, FIFOs without readers, exports failing under RLIMIT_FSIZE, 1M-frame reports) take minutes each under emulation, past the smp boot's time; the host suite and CI's fault-suite step run it" ;;
-  esac
-}
-# Where each test binary runs. The kernel-facing ones (perf_event_open, ring
-# buffers, pmcstat end to end, which spawn aarch64 processes) boot in the
-# guest (smp). The pure-logic ones (parsers, the hwpmc simulator, fuzz
-# corpora, symbolization, unit tests) run under qemu-user on the host, which
-# is ~10x faster than the guest's TCG and overlaps with the 1-vCPU boots;
-# analyze and perf_record also find the host's cc there for their fixtures.
-# PMU_LAB_SUITE=full runs every binary in the guest instead (~20 min).
-ONLY=${PMU_LAB_ONLY:-}
-only() { # BINARY: whether PMU_LAB_ONLY leaves it in (everything when unset)
-  [ -z "$ONLY" ] && return 0
-  case " $ONLY " in *" $1 "*) return 0 ;; esac
-  return 1
-}
-in_guest() {
-  only "$1" || return 1
-  [ -n "$ONLY" ] && return 0
-  [ "$SUITE" = full ] && return 0
-  case $1 in
-    cli | cli_info | cli_analyze | facade | foundation | counting | perf_oracle) return 0 ;;
-    cli_sampling | cli_scope | faults_cli | faults_log | region | ring_real | sampling) return 0 ;;
-    unprivileged | write_failure | info | pmc_linux | selftest | truth_matrix | whole_process | c_api) return 0 ;;
-    dwarf | cli_dwarf | cli_options | cli_attach | cli_symbols | cli_columns | cli_usercallchain) return 0 ;;
-  esac
-  return 1
-}
-in_suite() { in_guest "$1"; }
-host_only_tests() { # BINARY -> lines "TEST REASON"
+# Tests that cannot run in the guest, each with the reason, as "TEST REASON" (TEST: a test's
+# full name in its binary, a module prefix `MOD::`, or `*`: the whole binary). Where the smp
+# boot runs them (the binary whole, or a filter that is a prefix of TEST) they are left out
+# with --skip, reported as skipped (never as passed), and run in the host suite.
+host_only_tests() { # BINARY -> lines "FILTER REASON"
   [ -n "$ONLY" ] && return 0
   case $1 in
     c_api)
+      [ -z "$capi_why" ] || echo "* $capi_why"
       echo "instructions_of_an_exact_loop asserts exact instruction counts, which only the exact boot's precise icount gives; it runs there"
       echo "process_sampling_into_the_log asserts cpu-clock's samples cover the program's CPU time: an emulated CPU's timer interrupts are late whenever the host is busy, and the expiries hrtimer_forward_now() skips carry no sample (89 of 363 ms in one run), so the count says nothing about pmc; the host suite runs it" ;;
-    cli_sampling) echo "system_sampling_for_a_duration asserts a wall-clock sampling rate (cpu-clock at 500 Hz): an emulated CPU's timer interrupts are late whenever the host is busy, and late hrtimer periods are dropped, so the count says nothing about pmc; the host suite runs it" ;;
+    cli)
+      echo "cli_top:: drives pmcstat -T inside tmux, which the guest does not have; the host suite runs it"
+      echo "cli_pprof:: its oracle is 'go tool pprof', which the guest does not have; the host suite runs it"
+      echo "cli_metrics:: its oracle perf stat -p is not in the guest; the host suite runs it"
+      echo "cli_sampling::system_sampling_for_a_duration asserts a wall-clock sampling rate (cpu-clock at 500 Hz): an emulated CPU's timer interrupts are late whenever the host is busy, and late hrtimer periods are dropped, so the count says nothing about pmc; the host suite runs it" ;;
+    e2e)
+      echo "cli_top:: drives pmcstat -T inside tmux, which the guest does not have; the host suite runs it"
+      echo "cgroup:: needs perf's cgroup mode on a cgroup2 mount, which the guest's busybox init does not mount; the host suite runs it against perf stat -a -G"
+      echo "perf_export:: its oracle is perf, which the guest does not have; the host suite runs it" ;;
+    faults_cli) echo "* its cases (late log readers, SIGSTOP over a run, FIFOs without readers, exports failing under RLIMIT_FSIZE, 1M-frame reports) take minutes each under emulation; the host suite runs it" ;;
+    faults_memory) echo "* its cases (100,000 objects, fork storms) take minutes each under emulation; the host suite runs it" ;;
+    exporter) echo "prometheus:: its judges are Debian's promtool, prometheus and prometheus-node-exporter, which the guest does not have; the host suite runs it" ;;
     sampling) echo "process_sampling_of_a_launched_program asserts cpu-clock's samples cover the child's CPU time (4 kHz): an emulated CPU's timer interrupts are late whenever the host is busy, and the expiries hrtimer_forward_now() skips carry no sample (0.571 s of periods for 0.98 s of CPU at a host load of 12), so the count says nothing about pmc; the host suite runs it" ;;
   esac
+}
+# Each built test binary of "NAME FILTER..." lines (stdin) as "NAME PATH FILTER..." (the
+# path relative to the root; two crates' `main` are two lines), or "NAME -" if not built.
+resolve() {
+  local name filters t found
+  while read -r name filters; do
+    found=
+    while read -r t; do
+      [ -n "$t" ] || continue
+      found=1
+      echo "$name $t${filters:+ $filters}"
+    done < <(grep "/deps/$name-[0-9a-f]*\$" "$LAB/out/tests.list")
+    [ -n "$found" ] || echo "$name -"
+  done
+}
+# The smp boot's binaries: "NAME PATH FILTER..." per line.
+smp_suite() {
+  local t
+  if [ -n "$ONLY" ]; then
+    for t in $ONLY; do echo "$t"; done | resolve
+  elif [ "$SUITE" = full ]; then
+    while read -r t; do
+      t=$(basename "$t"); t=${t%-*}
+      [ "$t" = hw ] || echo "$t"
+    done < "$LAB/out/tests.list" | sort -u | resolve
+  else
+    guest_suite | resolve
+  fi
 }
 {
   # Precise icount, 1 vCPU: instructions and cycles are exact. Event-counter
@@ -247,34 +295,37 @@ host_only_tests() { # BINARY -> lines "TEST REASON"
   echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=uefi -- $HW $hwflags uefi_boot_"
 } > "$LAB/out/plan-uefi"
 {
-  # 2 vCPUs, no icount: per-CPU and migration cases, then the whole suite.
+  # 2 vCPUs, no icount: per-CPU and migration cases, then the suite (smp_suite).
   echo "PMC_REQUIRE_HW=1 PMC_LAB_BOOT=smp -- $HW $hwflags smp_boot_"
-  grep -v '/deps/hw-' "$LAB/out/tests.list" | while read -r t; do
-    name=$(basename "$t"); name=${name%-*}
-    only "$name" || continue
-    why=$(host_only "$name")
+  smp_suite | while read -r name t filters; do
+    if [ "$t" = - ]; then
+      echo "SKIPBIN $name was not built"
+      continue
+    fi
+    why=$(host_only_tests "$name" | sed -n 's/^\* //p')
     if [ -n "$why" ]; then
       echo "SKIPBIN $name $why"
-    elif ! in_guest "$name"; then
-      : # run under qemu-user (step 5), reported there
-    else
-      skips=
-      while read -r test why; do
-        [ -n "$test" ] || continue
-        echo "SKIPTEST $name::$test $why"
-        skips="$skips --skip $test"
-      done < <(host_only_tests "$name")
-      echo "PMC_LAB_BOOT=smp PMC_CAPI_PREBUILT=$CAPI -- $ROOT/$t --show-output$skips"
+      continue
     fi
+    skips=
+    while read -r test why; do
+      [ -n "$test" ] || continue
+      selected=${filters:+no}
+      for f in $filters; do
+        case $test in "$f"*) selected= ;; esac
+      done
+      [ -z "$selected" ] || continue
+      echo "SKIPTEST $name::$test $why"
+      skips="$skips --skip $test"
+    done < <(host_only_tests "$name")
+    echo "PMC_LAB_BOOT=smp PMC_CAPI_PREBUILT=$CAPI -- $ROOT/$t --show-output${filters:+ $filters}$skips"
   done
 } > "$LAB/out/plan-smp"
 guest_bins() { # the test binaries the smp boot runs, as absolute paths
-  local t name
-  while read -r t; do
-    name=$(basename "$t"); name=${name%-*}
-    [ -z "$(host_only "$name")" ] && in_guest "$name" && echo "$ROOT/$t"
-  done < "$LAB/out/tests.list"
-  return 0
+  local name t
+  smp_suite | while read -r name t _; do
+    [ "$t" = - ] || echo "$ROOT/$t"
+  done
 }
 srcs=$(git -C "$ROOT" ls-files | grep -vE '^(target|\.git)/' | sed "s|^|$ROOT/|")
 # shellcheck disable=SC2086
@@ -305,8 +356,8 @@ boot() { # boot NAME SMP ICOUNT INITRD [FIRMWARE]
   [ "$rc" = 0 ] || echo "PMULAB_QEMU_EXIT rc=$rc" >> "$LAB/out/console-$name.log"
   phase_done "$name"
 }
-# The pure-logic test binaries under qemu-user on the host (see in_guest),
-# one at a time on one core while the 1-vCPU boots use the other. Their
+# The pure-logic test binaries under qemu-user on the host (user_suite; only when
+# PMU_LAB_BOOTS has "user"), one at a time on one core while the 1-vCPU boots use the other. Their
 # randomized and fixed-iteration tests run a tenth of their iterations
 # (PMC_TEST_DIVISOR, PROPTEST_CASES; the host suite runs them all), which the
 # summary says. Same console format as the guest's /init, for results.awk.
@@ -319,28 +370,27 @@ USER_DIVISOR=10 USER_CASES=32
 # about 170 s there).
 USER_LANES=${PMU_LAB_USER_LANES:-2}
 [ "$USER_LANES" -ge 1 ] 2>/dev/null || USER_LANES=1
-user_next() { # the next binary of the queue, or nothing when it is empty
+user_next() { # the next "NAME PATH FILTER..." line of the queue, or nothing when it is empty
   (
     flock 9
     local n
     n=$(cat "$LAB/out/user.next")
     echo $((n + 1)) > "$LAB/out/user.next"
-    sed -n "$((n + 1))p" "$LAB/out/tests.list"
+    sed -n "$((n + 1))p" "$LAB/out/user.queue"
   ) 9>"$LAB/out/user.lock"
 }
 user_lane() {
-  local t name rc
-  while t=$(user_next) && [ -n "$t" ]; do
-    name=$(basename "$t"); name=${name%-*}
-    case $t in */deps/hw-*) continue ;; esac
-    [ -z "$(host_only "$name")" ] || continue
-    in_guest "$name" && continue
+  local line name filters t rc
+  while line=$(user_next) && [ -n "$line" ]; do
+    read -r name t filters <<<"$line"
+    [ "$t" != - ] || { echo "PMULAB_SKIPBIN $name was not built"; continue; }
     echo "PMULAB_BEGIN $ROOT/$t"
     # A failing binary is reported by its rc, and the run goes on to the next
     # (under set -e a bare failure here ended the whole qemu-user run).
     rc=0
+    # shellcheck disable=SC2086
     (cd "$ROOT" && PMC_TEST_DIVISOR=$USER_DIVISOR PROPTEST_CASES=$USER_CASES \
-      timeout "$TIMEOUT" qemu-aarch64 "$ROOT/$t" --show-output --test-threads=1 </dev/null 2>&1) || rc=$?
+      timeout "$TIMEOUT" qemu-aarch64 "$ROOT/$t" --show-output --test-threads=1 $filters </dev/null 2>&1) || rc=$?
     echo "PMULAB_END $ROOT/$t rc=$rc"
   done
 }
@@ -348,6 +398,7 @@ usermode() {
   local t0 lane
   t0=$(date +%s.%N)
   echo 0 > "$LAB/out/user.next"
+  user_suite | resolve > "$LAB/out/user.queue"
   for lane in $(seq 1 "$USER_LANES"); do
     user_lane > "$LAB/out/console-user-$lane.log" 2>&1 &
   done

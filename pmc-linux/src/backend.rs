@@ -3,10 +3,12 @@
 
 use crate::counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};
 use crate::errno_map::Facts;
+#[cfg(feature = "sampling")]
 use crate::log::{Hub, SamplingDetails};
 use crate::sys::{RealSys, Sys};
 use pmc_core::{Allocation, Error, ErrorKind, LogSink, Op, Result};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+#[cfg(feature = "sampling")]
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a backend and its PMCs share.
@@ -14,11 +16,14 @@ pub(crate) struct Shared<S: Sys> {
     /// The system calls and `/proc` facts: the kernel, or a fake in tests.
     pub(crate) sys: S,
     /// The sample log and its drain thread.
+    #[cfg(feature = "sampling")]
     pub(crate) hub: Arc<Hub>,
     /// Ring data pages for PMCs allocated from now on (0: the default).
-    pub(crate) ring_pages: AtomicUsize,
+    #[cfg(feature = "sampling")]
+    pub(crate) ring_pages: std::sync::atomic::AtomicUsize,
     /// The next PMC id in the log.
-    pub(crate) next_pmc_id: AtomicU32,
+    #[cfg(feature = "sampling")]
+    pub(crate) next_pmc_id: std::sync::atomic::AtomicU32,
     /// The machine's facts (paranoid level, capabilities, limits), probed
     /// at most once a second: they decide attr defaults on the hot
     /// allocate path. Error messages re-probe, so they report the values
@@ -35,10 +40,13 @@ impl<S: Sys> Shared<S> {
         S: Clone,
     {
         Shared {
+            #[cfg(feature = "sampling")]
             hub: Arc::new(Hub::with_sys(Arc::new(sys.clone()))),
             sys,
-            ring_pages: AtomicUsize::new(0),
-            next_pmc_id: AtomicU32::new(0),
+            #[cfg(feature = "sampling")]
+            ring_pages: std::sync::atomic::AtomicUsize::new(0),
+            #[cfg(feature = "sampling")]
+            next_pmc_id: std::sync::atomic::AtomicU32::new(0),
             facts: std::sync::Mutex::new(None),
             no_format_lost: std::sync::atomic::AtomicBool::new(false),
         }
@@ -162,6 +170,7 @@ impl<S: Sys> Backend<S> {
     /// stop the PMCs itself because they belong to the caller, who may still be reading their
     /// counts; stopping is the caller's decision (pmcstat stops sampling and exits non-zero).
     /// A new [`configure_log`](pmc_core::Backend::configure_log) starts a fresh log.
+    #[cfg(feature = "sampling")]
     pub fn log_error(&self) -> Option<Error> {
         self.shared.hub.log_error()
     }
@@ -180,6 +189,7 @@ impl<S: Sys> Backend<S> {
     /// assert_eq!(d.errors, 0);
     /// # Ok(()) }
     /// ```
+    #[cfg(feature = "sampling")]
     pub fn sampling_details(&self) -> SamplingDetails {
         self.shared.hub.summary()
     }
@@ -195,6 +205,7 @@ impl<S: Sys> Backend<S> {
     /// backend.set_log_spool_bytes(256 << 20); // a quarter GiB for a slow network peer
     /// # Ok::<(), pmc_core::Error>(())
     /// ```
+    #[cfg(feature = "sampling")]
     pub fn set_log_spool_bytes(&self, bytes: usize) {
         self.shared.hub.set_spool_bytes(bytes);
     }
@@ -214,6 +225,7 @@ impl<S: Sys> Backend<S> {
     /// backend.set_log_close_wait(Some(std::time::Duration::from_secs(2)));
     /// # Ok::<(), pmc_core::Error>(())
     /// ```
+    #[cfg(feature = "sampling")]
     pub fn set_log_close_wait(&self, wait: Option<std::time::Duration>) {
         self.shared.hub.set_close_wait(wait);
     }
@@ -226,6 +238,7 @@ impl<S: Sys> Backend<S> {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidArgument`] unless `pages` is a power of two.
+    #[cfg(feature = "sampling")]
     pub fn set_ring_pages(&self, pages: usize) -> Result<()> {
         if !pages.is_power_of_two() {
             return Err(Error::new(
@@ -280,15 +293,27 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
     }
 
     fn configure_log(&self, sink: LogSink) -> Result<()> {
-        self.shared.hub.configure(sink)
+        #[cfg(feature = "sampling")]
+        return self.shared.hub.configure(sink);
+        #[cfg(not(feature = "sampling"))]
+        {
+            drop(sink);
+            Err(not_built(Op::Log, "the sample log"))
+        }
     }
 
     fn flush_log(&self) -> Result<()> {
-        self.shared.hub.flush()
+        #[cfg(feature = "sampling")]
+        return self.shared.hub.flush();
+        #[cfg(not(feature = "sampling"))]
+        Err(not_built(Op::Log, "the sample log"))
     }
 
     fn close_log(&self) -> Result<()> {
-        self.shared.hub.close()
+        #[cfg(feature = "sampling")]
+        return self.shared.hub.close();
+        #[cfg(not(feature = "sampling"))]
+        Err(not_built(Op::Log, "the sample log"))
     }
 
     fn list_events(&self, tracepoints: bool) -> Vec<pmc_core::info::EventInfo> {
@@ -300,11 +325,13 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
     }
 
     /// As the inherent `Backend::log_error`.
+    #[cfg(feature = "sampling")]
     fn log_error(&self) -> Option<Error> {
         self.shared.hub.log_error()
     }
 
     /// As the inherent `Backend::set_ring_pages`.
+    #[cfg(feature = "sampling")]
     fn set_buffer_pages(&self, pages: usize) -> Result<()> {
         self.set_ring_pages(pages)
     }
@@ -316,11 +343,32 @@ impl<S: Sys> pmc_core::Backend for Backend<S> {
 
     /// The backend-neutral part of `Backend::sampling_details`
     /// (which also counts side records, decoding errors and discarded bytes).
+    #[cfg(feature = "sampling")]
     fn sampling_summary(&self) -> Result<pmc_core::SamplingSummary> {
         Ok(self.shared.hub.summary().summary)
     }
 
     fn write_log(&self, user_data: u32) -> Result<()> {
-        self.shared.hub.write_user(user_data)
+        #[cfg(feature = "sampling")]
+        return self.shared.hub.write_user(user_data);
+        #[cfg(not(feature = "sampling"))]
+        {
+            let _ = user_data;
+            Err(not_built(Op::Log, "the sample log"))
+        }
     }
+}
+
+/// What a counting-only build (pmc-linux without its `sampling` feature) refuses: sampling,
+/// the log flags and the sample log.
+#[cfg(not(feature = "sampling"))]
+pub(crate) fn not_built(op: Op, what: &str) -> Error {
+    Error::new(
+        ErrorKind::NotSupported,
+        op,
+        format!("{what} is not built into this program (pmc-linux without its `sampling` feature)"),
+    )
+    .with_help(
+        "build pmc with its default features (or pmc-linux's `sampling` feature):          `default-features = false` leaves sampling and the sample log out",
+    )
 }

@@ -74,9 +74,12 @@ pub mod errno;
 mod errno_map;
 mod events;
 mod info;
+#[cfg(feature = "sampling")]
 mod log;
 mod rdpmc;
+#[cfg(feature = "sampling")]
 mod record;
+#[cfg(feature = "sampling")]
 mod ring;
 mod sys;
 
@@ -84,6 +87,7 @@ pub use backend::Backend;
 pub use counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};
 pub use describe::attr_fields;
 pub use errno::Errno;
+#[cfg(feature = "sampling")]
 pub use log::{
     OwnedSample, SamplingDetails, DEFAULT_RING_PAGES, DEFAULT_SPOOL_BYTES, DRAIN_PERIOD,
     DWARF_RING_PAGES,
@@ -97,10 +101,12 @@ pub use sys::{RealSys, Sys};
 #[doc(hidden)]
 pub mod internals {
     /// The perf record parser (`record.rs`).
+    #[cfg(feature = "sampling")]
     pub mod record {
         pub use crate::record::*;
     }
     /// The ring-buffer reader (`ring.rs`).
+    #[cfg(feature = "sampling")]
     pub mod ring {
         pub use crate::ring::*;
     }

@@ -3,10 +3,10 @@
 //! exec came before its first start, enabling and disabling them, and the rings they map.
 //! [`Counters`] holds one [`InstanceSet`] and says when (the hwpmc verbs); this file says how.
 
-use super::read::{group_stride, member_words, read_words, reads_lost};
+use super::read::{group_stride, member_words, read_words};
 use super::*;
 
-const FORMAT_LOST: u64 = crate::record::read_format::LOST;
+const FORMAT_LOST: u64 = b::PERF_FORMAT_LOST as u64;
 
 /// How many times a fd set is opened again after a member lost a race with its thread. A
 /// thread that keeps creating threads (the inherited events' contexts swap at each switch to
@@ -189,12 +189,14 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Whether the rings of `self.instances()[i]` are mapped.
+    #[cfg(feature = "sampling")]
     pub(super) fn rings_mapped(&self, i: usize) -> bool {
         self.instances.get(i).is_some_and(|i| i.rings_mapped)
     }
 
     /// The pid of a target instance's process (the calling process for
     /// [`Target::Current`]); 0 for a CPU.
+    #[cfg(feature = "sampling")]
     pub(super) fn target_pid(&self, instance: &Instance) -> i32 {
         match instance {
             Instance::Target(Target::Pid(p) | Target::Exec(p)) => i32::try_from(*p).unwrap_or(0),
@@ -211,6 +213,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Closes the fds of the instance added last (an attach undone).
+    #[cfg(feature = "sampling")]
     pub(super) fn pop(&mut self) {
         self.instances.pop();
     }
@@ -266,6 +269,7 @@ impl<S: Sys> InstanceSet<S> {
 
     /// Opens the disabled fd set on the calling thread that validates the events (process
     /// scope), kept as the probe.
+    #[cfg(feature = "sampling")]
     pub(super) fn open_probe(&mut self, members: &mut [Member], running: bool) -> Result<()> {
         let tid = self.shared.sys.gettid();
         self.probe = Some((tid, self.open_set(members, running, 0, -1, false, false)?));
@@ -623,6 +627,7 @@ impl<S: Sys> InstanceSet<S> {
             Err(e) if e.kind() == ErrorKind::NoSuchProcess => (Vec::new(), Vec::new()),
             Err(e) => return Err(e),
         };
+        #[cfg(feature = "sampling")]
         if self.exit_reads() {
             // Its old events go: their hang-up is not the target's exit.
             let pid = i32::try_from(pid).unwrap_or(0);
@@ -725,6 +730,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Disables every fd of `self.instances()[i]`, as `op`.
+    #[cfg(feature = "sampling")]
     pub(super) fn disable_instance(&self, i: usize, op: Op) -> Result<()> {
         for set in self.instances.get(i).map_or(&[][..], |i| &i.threads) {
             for fd in set {
@@ -802,9 +808,10 @@ impl<S: Sys> InstanceSet<S> {
     /// no such count (core.c `perf_read_one` and `__perf_read_group_add` write
     /// `atomic64_read(&event->lost_samples)`, which `__perf_output_begin` increments, on the
     /// parent of an inherited event, for each record that did not fit).
+    #[cfg(feature = "sampling")]
     pub(super) fn kernel_lost(&self, members: &[Member]) -> Result<Vec<(u64, u64)>> {
         let mut out = Vec::new();
-        if !reads_lost(members) {
+        if !super::read::reads_lost(members) {
             return Ok(out);
         }
         let sys = &self.shared.sys;
@@ -967,6 +974,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// The rings of `self.instances()[which]` still to map (all but the mapped ones).
+    #[cfg(feature = "sampling")]
     pub(super) fn unmapped(&self) -> Vec<usize> {
         (0..self.instances.len())
             .filter(|i| !self.instances[*i].rings_mapped)
@@ -974,6 +982,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Records the rings of `which` as mapped.
+    #[cfg(feature = "sampling")]
     pub(super) fn mark_mapped(&mut self, which: &[usize]) {
         for &i in which {
             if let Some(inst) = self.instances.get_mut(i) {
@@ -983,6 +992,7 @@ impl<S: Sys> InstanceSet<S> {
     }
 
     /// Records every ring as not mapped (the log let them go): the next start maps them again.
+    #[cfg(feature = "sampling")]
     pub(super) fn forget_rings(&mut self) {
         for inst in &mut self.instances {
             inst.rings_mapped = false;
@@ -991,6 +1001,7 @@ impl<S: Sys> InstanceSet<S> {
 
     /// What the log synthesizes for the rings of `which` (mappings and names of the tasks
     /// already running).
+    #[cfg(feature = "sampling")]
     pub(super) fn synth(&self, which: &[usize]) -> Synth {
         let mut pids = Vec::new();
         let mut all = false;
@@ -1018,6 +1029,7 @@ impl<S: Sys> InstanceSet<S> {
 
     /// One ring per CPU (events on one CPU share it through `PERF_EVENT_IOC_SET_OUTPUT`) or,
     /// for per-task events, one per thread (shared by the group's members).
+    #[cfg(feature = "sampling")]
     pub(super) fn build_rings(
         &self,
         members: &[Member],

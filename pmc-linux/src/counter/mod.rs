@@ -93,28 +93,38 @@ mod instances;
 mod layout;
 mod open;
 mod read;
+#[cfg(feature = "sampling")]
 mod rings;
+#[cfg(feature = "sampling")]
 mod switch;
-#[cfg(test)]
+#[cfg(all(test, feature = "sampling"))]
 mod tests;
 
 use instances::InstanceSet;
 use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
-use open::{build_attr, check_log_flags, ring_pages_for};
+#[cfg(feature = "sampling")]
+use open::build_attr;
+use open::{check_log_flags, ring_pages_for};
 use read::{read_counts, short_read};
+#[cfg(feature = "sampling")]
 use rings::{Delivery, Rings};
+#[cfg(feature = "sampling")]
 use switch::SwitchGroup;
 
 use crate::backend::Shared;
 use crate::errno;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
+#[cfg(feature = "sampling")]
 use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
+#[cfg(feature = "sampling")]
 use crate::record::ParseConfig;
 use crate::sys::{Errno, Ioctl, RealSys, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
-use pmc_core::lifecycle::{Lifecycle, LogNeed};
+use pmc_core::lifecycle::Lifecycle;
+#[cfg(feature = "sampling")]
+use pmc_core::lifecycle::LogNeed;
 use pmc_core::{
     Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, Mode,
     NativeField, Op, Rate, Reading, Result, Scope, State, Target,
@@ -137,6 +147,7 @@ const READ_WORDS: usize = 3 + 3 * MAX_GROUP_MEMBERS;
 struct Member {
     alloc: Allocation,
     /// Its id in the sample log.
+    #[cfg(feature = "sampling")]
     pmc_id: u32,
     event: String,
     resolved: Resolved,
@@ -196,9 +207,11 @@ struct Counters<S: Sys> {
     _shared: Arc<Shared<S>>,
     /// The sampling set: the rings of a sampling PMC, a switch group, or a counting PMC with
     /// log-procexit.
+    #[cfg(feature = "sampling")]
     rings: Option<Rings>,
     /// log-proccsw: the switch group that logs this PMC's counts at every context switch of
     /// its targets (see [`SwitchGroup`]).
+    #[cfg(feature = "sampling")]
     csw: Option<Box<SwitchGroup<S>>>,
 }
 
@@ -259,11 +272,15 @@ impl<S: Sys> Counters<S> {
             read
         };
         let mut c = Counters::unopened(members, shared, read);
-        c.rings = match (sampling, exit_reads) {
-            (true, _) => Some(Rings::new(ring_pages, RingPurpose::Samples)),
-            (false, true) => Some(Rings::new(ring_pages, RingPurpose::ExitReads)),
-            (false, false) => None,
-        };
+        #[cfg(feature = "sampling")]
+        {
+            c.rings = match (sampling, exit_reads) {
+                (true, _) => Some(Rings::new(ring_pages, RingPurpose::Samples)),
+                (false, true) => Some(Rings::new(ring_pages, RingPurpose::ExitReads)),
+                (false, false) => None,
+            };
+        }
+        #[cfg(feature = "sampling")]
         if allocs
             .iter()
             .any(|a| a.flags.contains(pmc_core::Flags::LOG_PROCCSW))
@@ -308,7 +325,9 @@ impl<S: Sys> Counters<S> {
             retired: vec![Reading::default(); n],
             base: vec![0; n],
             _shared: shared,
+            #[cfg(feature = "sampling")]
             rings: None,
+            #[cfg(feature = "sampling")]
             csw: None,
         }
     }
@@ -320,6 +339,7 @@ impl<S: Sys> Counters<S> {
         self.life.check_not_attached(target)?;
         self.fds
             .open_target(&mut self.members, self.life.is_running(), target)?;
+        #[cfg(feature = "sampling")]
         if self.life.is_running() && self.is_sampling() {
             // A target added while sampling: map its rings now.
             if let Err(e) = self.map_unmapped() {
@@ -327,6 +347,7 @@ impl<S: Sys> Counters<S> {
                 return Err(e);
             }
         }
+        #[cfg(feature = "sampling")]
         if let Some(sw) = self.csw.as_mut() {
             if let Err(e) = sw.attach(target) {
                 self.fds.pop();
@@ -334,6 +355,7 @@ impl<S: Sys> Counters<S> {
             }
         }
         self.life.record_attach(target);
+        #[cfg(feature = "sampling")]
         self.log_target(target, true);
         Ok(())
     }
@@ -351,6 +373,7 @@ impl<S: Sys> Counters<S> {
         let mut last = vec![Reading::default(); self.members.len()];
         self.fds
             .read_instance(&self.members, &self.fds.instances()[pos], &mut last)?;
+        #[cfg(feature = "sampling")]
         if self.is_sampling() && self.fds.rings_mapped(pos) {
             // Its rings stay with the log until the PMC goes (the drain thread holds their
             // fds): stop the events now, and log what they sampled.
@@ -363,6 +386,7 @@ impl<S: Sys> Counters<S> {
         for (kept, r) in self.retired.iter_mut().zip(&last) {
             kept.accumulate(r);
         }
+        #[cfg(feature = "sampling")]
         if self.exit_reads() {
             // No exit of a process detached is logged (hwpmc's pmc_detach_process).
             let pid = self.fds.target_pid(&self.fds.instances()[pos].instance);
@@ -370,7 +394,9 @@ impl<S: Sys> Counters<S> {
         }
         self.fds.remove(pos);
         self.life.record_detach(target);
+        #[cfg(feature = "sampling")]
         self.log_target(target, false);
+        #[cfg(feature = "sampling")]
         if let Some(sw) = self.csw.as_mut() {
             sw.detach(target)?;
         }
@@ -380,6 +406,7 @@ impl<S: Sys> Counters<S> {
     /// Hands the hub the kernel's lost counts of this PMC's events (after a drain), so that
     /// records lost while the drain was held up, which no `PERF_RECORD_LOST` reported, are
     /// counted and logged. A failed read leaves the count as the records reported it.
+    #[cfg(feature = "sampling")]
     fn report_kernel_lost(&self) {
         let counts = self.fds.kernel_lost(&self.members).unwrap_or_default();
         let complete = read::reads_lost(&self.members);
@@ -388,16 +415,58 @@ impl<S: Sys> Counters<S> {
             .kernel_lost(self.token(), &counts, complete);
     }
 
+    #[cfg(feature = "sampling")]
     fn is_sampling(&self) -> bool {
         self.members[0].alloc.mode.is_sampling()
     }
 
     /// The log id of this PMC's first member: its rings' token at the hub.
+    #[cfg(feature = "sampling")]
     fn token(&self) -> u32 {
         self.members[0].pmc_id
     }
 
     fn start(&mut self) -> Result<()> {
+        #[cfg(feature = "sampling")]
+        self.check_log_for_start()?;
+        if !self.life.start_needed() {
+            return Ok(());
+        }
+        if self.life.start_attaches_owner() {
+            self.attach(Target::Current)?;
+        }
+        self.fds
+            .reopen_missed_exec(&mut self.members, self.life.is_running())?;
+        #[cfg(feature = "sampling")]
+        if self.rings.is_some() {
+            if !self.local_wanted() && !self._shared.hub.has_rings(self.token()) {
+                // Never mapped, or the log was closed (which released the rings).
+                self.fds.forget_rings();
+            }
+            self.map_unmapped()?;
+        }
+        self.life.record_start();
+        let group = self.members.len() > 1;
+        // The members first, then the leader: see InstanceSet::enable_all.
+        let r = self.fds.enable_all();
+        // The switch group starts after the PMC and stops before it, so the counts it logs
+        // lie inside the PMC's own.
+        #[cfg(feature = "sampling")]
+        let r = r.and_then(|()| match self.csw.as_mut() {
+            Some(sw) => sw.start(),
+            None => Ok(()),
+        });
+        if r.is_err() {
+            self.life.record_stop();
+            let _ = self.fds.disable_all(group, Op::Stop);
+        }
+        r
+    }
+
+    /// The log a start needs: log-proccsw's and log-procexit's, and a sampling PMC's unless it
+    /// is read in process.
+    #[cfg(feature = "sampling")]
+    fn check_log_for_start(&self) -> Result<()> {
         let switch_counts = self.purpose() == Some(RingPurpose::SwitchCounts);
         let need = if self.csw.is_some() || switch_counts {
             Some(LogNeed::LogProcCsw)
@@ -418,62 +487,41 @@ impl<S: Sys> Counters<S> {
                  with Pmc::sample_in_process before starting",
             ));
         }
-        if !self.life.start_needed() {
-            return Ok(());
-        }
-        if self.life.start_attaches_owner() {
-            self.attach(Target::Current)?;
-        }
-        self.fds
-            .reopen_missed_exec(&mut self.members, self.life.is_running())?;
-        if self.rings.is_some() {
-            if !self.local_wanted() && !self._shared.hub.has_rings(self.token()) {
-                // Never mapped, or the log was closed (which released the rings).
-                self.fds.forget_rings();
-            }
-            self.map_unmapped()?;
-        }
-        self.life.record_start();
-        let group = self.members.len() > 1;
-        // The members first, then the leader: see InstanceSet::enable_all.
-        let r = self.fds.enable_all();
-        // The switch group starts after the PMC and stops before it, so the counts it logs
-        // lie inside the PMC's own.
-        let r = r.and_then(|()| match self.csw.as_mut() {
-            Some(sw) => sw.start(),
-            None => Ok(()),
-        });
-        if r.is_err() {
-            self.life.record_stop();
-            let _ = self.fds.disable_all(group, Op::Stop);
-        }
-        r
+        Ok(())
     }
 
     fn stop(&mut self) -> Result<()> {
         if !self.life.stop_needed() {
             return Ok(());
         }
+        #[cfg(feature = "sampling")]
         if let Some(sw) = self.csw.as_mut() {
             sw.stop()?;
         }
         let group = self.members.len() > 1;
         self.fds.disable_all(group, Op::Stop)?;
         self.life.record_stop();
+        #[cfg(feature = "sampling")]
         if self.is_sampling() && !self.local_wanted() {
             // Everything sampled before the stop is in the log once stop returns.
             self._shared.hub.drain_token(self.token());
             self.report_kernel_lost();
         }
+        #[cfg(feature = "sampling")]
         if self.exit_reads() {
             self.finish_exit_reads();
         }
         // An exec target whose exec has not come yet would be enabled by it
         // (`enable_on_exec` overrides a disable), counting after the stop: reopen it without.
         let armed = self.fds.armed_exec(&self.members)?;
-        if armed.is_empty() || (self.is_sampling() && self.local_wanted()) {
+        if armed.is_empty() {
             return Ok(());
         }
+        #[cfg(feature = "sampling")]
+        if self.is_sampling() && self.local_wanted() {
+            return Ok(());
+        }
+        #[cfg(feature = "sampling")]
         if self.is_sampling() && self._shared.hub.has_rings(self.token()) {
             // The log's rings map the old fds and keep their events alive: drop them all
             // (drained first); the next start maps every instance again.
@@ -530,6 +578,7 @@ impl<S: Sys> Counters<S> {
             }
             // The samples taken at the old period are drained first: theirs is filled in
             // from the PMC's period at the drain (RingSource::fixed_periods).
+            #[cfg(feature = "sampling")]
             match self.rings.as_mut().map(|r| &mut r.delivery) {
                 Some(Delivery::Local(Some(l))) => l.hold(),
                 Some(Delivery::Log) => self._shared.hub.drain_token(self.token()),
@@ -549,16 +598,19 @@ impl<S: Sys> Counters<S> {
     }
 
     /// What this PMC's rings carry (`None`: a counting PMC without rings).
+    #[cfg(feature = "sampling")]
     fn purpose(&self) -> Option<RingPurpose> {
         self.rings.as_ref().map(|r| r.purpose)
     }
 
     /// A counting PMC with log-procexit.
+    #[cfg(feature = "sampling")]
     fn exit_reads(&self) -> bool {
         self.purpose() == Some(RingPurpose::ExitReads)
     }
 
     /// In-process sampling: the owner reads the rings ([`Pmc::samples`](pmc_core::Pmc::samples)).
+    #[cfg(feature = "sampling")]
     fn local_wanted(&self) -> bool {
         matches!(
             self.rings,
@@ -569,6 +621,7 @@ impl<S: Sys> Counters<S> {
         )
     }
 
+    #[cfg(feature = "sampling")]
     fn set_local(&mut self) -> Result<()> {
         if !self.is_sampling() {
             return Err(Error::new(
@@ -596,12 +649,14 @@ impl<S: Sys> Counters<S> {
     /// log-procexit of a counting PMC, once stopped: the hub logs each exited process's
     /// count from the kernel's `PERF_RECORD_READ`s; each target's own count comes when the
     /// kernel hangs up its events (see `log::procexit::ExitReads`).
+    #[cfg(feature = "sampling")]
     fn finish_exit_reads(&self) {
         self._shared.hub.finish_exit_reads(self.token());
     }
 
     /// Maps the rings of every instance not mapped yet and hands them to the log's drain
     /// thread (or keeps them for the in-process reader).
+    #[cfg(feature = "sampling")]
     fn map_unmapped(&mut self) -> Result<()> {
         let todo = self.fds.unmapped();
         if todo.is_empty() {
@@ -632,6 +687,7 @@ impl<S: Sys> Counters<S> {
     /// uses the log (sampling, or log-proccsw/log-procexit: hwpmc's `PMC_F_NEEDS_LOGFILE`)
     /// while one is configured. A failed write is the log's error, reported by the log's
     /// calls; the attach itself stands.
+    #[cfg(feature = "sampling")]
     fn log_target(&self, target: Target, attached: bool) {
         use pmc_log::record as log;
         let flags = self.members[0].alloc.flags;
@@ -671,6 +727,7 @@ impl<S: Sys> Counters<S> {
     }
 
     /// The log descriptors of the members.
+    #[cfg(feature = "sampling")]
     fn descriptors(&self) -> Vec<pmc_log::record::PmcDescriptor<'static>> {
         rings::descriptors(&self.members, self.purpose(), &self._shared.sys)
     }
@@ -777,6 +834,7 @@ impl<S: Sys> Counters<S> {
 
     /// Writes the current counts to the log as interval `Counter` records: one per instance
     /// (CPU or target) for a single PMC, one total per member for a group.
+    #[cfg(feature = "sampling")]
     fn log_counts(&self) -> Result<()> {
         use pmc_log::record as log;
         let time = crate::log::now(&self._shared.sys);
@@ -816,6 +874,7 @@ impl<S: Sys> Counters<S> {
     }
 }
 
+#[cfg(feature = "sampling")]
 impl<S: Sys> Drop for Counters<S> {
     fn drop(&mut self) {
         if self.is_sampling() && !self.local_wanted() {
@@ -888,6 +947,7 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
         self.c.set_count(count)
     }
     /// As the inherent `LinuxPmc::log_counts`.
+    #[cfg(feature = "sampling")]
     fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
     }
@@ -903,6 +963,7 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
     /// # Errors
     ///
     /// [`ErrorKind::InvalidState`] for a counting PMC or one already started with the log.
+    #[cfg(feature = "sampling")]
     fn sample_in_process(&mut self) -> Result<()> {
         self.c.set_local()
     }
@@ -914,6 +975,7 @@ impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
     ///
     /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](pmc_core::Pmc::sample_in_process)
     /// was called.
+    #[cfg(feature = "sampling")]
     fn samples(&mut self) -> Result<Vec<OwnedSample>> {
         // After the drain, the kernel's own lost counts: losses at the end of a run have no
         // PERF_RECORD_LOST (the kernel writes it at the ring's next output).
@@ -954,12 +1016,14 @@ impl<S: Sys> LinuxPmc<S> {
     ///
     /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
     /// [`read_instances`](pmc_core::Pmc::read_instances).
+    #[cfg(feature = "sampling")]
     pub fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
     }
 
     /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
     /// see [`Backend::sampling_details`](crate::Backend::sampling_details)).
+    #[cfg(feature = "sampling")]
     pub fn sample_summary(&self) -> Option<SamplingDetails> {
         match self.c.rings.as_ref().map(|r| &r.delivery) {
             Some(Delivery::Local(Some(l))) => Some(l.summary.clone()),
@@ -1067,6 +1131,7 @@ impl<S: Sys> pmc_core::Group for LinuxGroup<S> {
         self.c.stop()
     }
     /// As the inherent `LinuxGroup::log_counts`.
+    #[cfg(feature = "sampling")]
     fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
     }
@@ -1094,6 +1159,7 @@ impl<S: Sys> LinuxGroup<S> {
     ///
     /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
     /// [`read_into`](pmc_core::Group::read_into).
+    #[cfg(feature = "sampling")]
     pub fn log_counts(&self) -> Result<()> {
         self.c.log_counts()
     }

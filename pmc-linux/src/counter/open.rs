@@ -120,6 +120,7 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
     if a.flags.contains(pmc_core::Flags::CALLCHAIN) {
         attr.sample_type |= u64::from(b::PERF_SAMPLE_CALLCHAIN);
     }
+    #[cfg(feature = "sampling")]
     if let (true, Some(stack_size)) = (
         crate::log::unwind::wants_stack(a),
         a.call_graph.stack_size(),
@@ -145,6 +146,7 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
 }
 
 /// The data pages of each ring of a PMC allocated now.
+#[cfg(feature = "sampling")]
 pub(super) fn ring_pages_for<S: Sys>(
     allocs: &[Allocation],
     shared: &Shared<S>,
@@ -158,6 +160,35 @@ pub(super) fn ring_pages_for<S: Sys>(
         }
         0 => crate::log::DEFAULT_RING_PAGES,
         n => n,
+    }
+}
+
+/// Without the `sampling` feature nothing is sampled and no ring is mapped.
+#[cfg(not(feature = "sampling"))]
+pub(super) fn ring_pages_for<S: Sys>(_: &[Allocation], _: &Shared<S>, _: &Facts) -> usize {
+    0
+}
+
+/// Refuses what this build cannot record: a DWARF call graph it cannot unwind or, without the
+/// `sampling` feature (a counting-only build), sampling and the log flags at all.
+fn check_recording(a: &Allocation) -> Result<()> {
+    #[cfg(feature = "sampling")]
+    return crate::log::unwind::check(a);
+    #[cfg(not(feature = "sampling"))]
+    {
+        let what = if a.mode.is_sampling() {
+            "sampling"
+        } else if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) {
+            "log-procexit"
+        } else if a.flags.contains(pmc_core::Flags::LOG_PROCCSW) {
+            "log-proccsw"
+        } else {
+            return Ok(());
+        };
+        Err(crate::backend::not_built(
+            Op::Allocate,
+            &format!("`{}`: {what}", a.event),
+        ))
     }
 }
 
@@ -205,7 +236,7 @@ impl Member {
         shared: &Shared<S>,
     ) -> Result<Member> {
         a.check_cgroup()?;
-        crate::log::unwind::check(a)?;
+        check_recording(a)?;
         events::check_allocation(a)?;
         if a.event.modifiers.sample_read && a.mode.is_sampling() {
             // PERF_SAMPLE_READ's counts would have no place in the log's samples.
@@ -236,8 +267,9 @@ impl Member {
             // The kernel's count of the samples it could not write (Linux 6.0+), read at stop:
             // samples lost while the drain was held up (a blocked log writer, a stopped
             // process) have no PERF_RECORD_LOST if the events stop before draining resumes.
-            attr.read_format |= crate::record::read_format::LOST;
+            attr.read_format |= u64::from(b::PERF_FORMAT_LOST);
         }
+        #[cfg(feature = "sampling")]
         let pmc_id = a
             .log_id
             .unwrap_or_else(|| shared.next_pmc_id.fetch_add(1, Ordering::Relaxed));
@@ -248,6 +280,7 @@ impl Member {
         };
         Ok(Member {
             alloc: a.clone(),
+            #[cfg(feature = "sampling")]
             pmc_id,
             event: a.event.to_string(),
             resolved,
@@ -255,5 +288,39 @@ impl Member {
             opened: attr,
             fixed_period: Arc::new(AtomicU64::new(fixed)),
         })
+    }
+}
+
+/// A counting-only build (no `sampling` feature) counts, and refuses what needs the sample log
+/// at allocation, naming the feature (the fake kernel: no privileges needed).
+#[cfg(all(test, not(feature = "sampling")))]
+mod counting_only {
+    use crate::sys::fake::FakeKernel;
+    use pmc_core::{Allocation, Backend as _, ErrorKind, Flags, Pmc as _, Rate};
+    use std::sync::Arc;
+
+    #[test]
+    fn sampling_and_the_log_are_refused_naming_the_feature() {
+        let backend = crate::Backend::with_sys(Arc::new(FakeKernel::new()));
+        let clock = || "cpu-clock".parse().expect("event");
+        let mut pmc = backend
+            .allocate(&Allocation::counting(clock()))
+            .expect("counting still allocates");
+        pmc.start().expect("start");
+        pmc.stop().expect("stop");
+        pmc.read().expect("read");
+        for a in [
+            Allocation::sampling(clock(), Rate::Period(1000)),
+            Allocation::counting(clock()).flags(Flags::LOG_PROCEXIT),
+            Allocation::counting(clock()).flags(Flags::LOG_PROCCSW),
+        ] {
+            let e = backend.allocate(&a).expect_err("refused");
+            assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
+            assert!(e.to_string().contains("`sampling` feature"), "{e}");
+        }
+        let e = backend
+            .configure_log(Box::new(std::io::sink()))
+            .expect_err("no log");
+        assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
     }
 }

@@ -94,7 +94,7 @@ pub(super) fn read_words_in<S: Sys + ?Sized, const B: usize>(
 pub(super) fn reads_lost(members: &[Member]) -> bool {
     members
         .first()
-        .is_some_and(|m| m.attr.read_format & crate::record::read_format::LOST != 0)
+        .is_some_and(|m| m.attr.read_format & u64::from(b::PERF_FORMAT_LOST) != 0)
 }
 
 /// Words in one member's own read: value, time_enabled, time_running, id [, lost].

@@ -1317,6 +1317,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "sampling")]
     fn rings_follow_perf_mmap_and_set_output() {
         let k = FakeKernel::new();
         let mut inh = attr(0);

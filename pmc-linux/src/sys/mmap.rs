@@ -28,11 +28,11 @@ use nix::sys::mman;
 use std::io;
 use std::mem::{offset_of, size_of};
 use std::num::NonZeroUsize;
-use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use perf_event_open_sys::bindings::{perf_event_attr, perf_event_mmap_page};
+use perf_event_open_sys::bindings::perf_event_mmap_page;
 
 /// Byte storage and control cells of a ring buffer.
 ///
@@ -50,6 +50,7 @@ use perf_event_open_sys::bindings::{perf_event_attr, perf_event_mmap_page};
 ///
 /// The orderings live in the implementation rather than as `&AtomicU64` accessors so that safe
 /// code cannot store arbitrary values into the kernel's control page through a shared reference.
+#[cfg(feature = "sampling")]
 pub trait RingStorage {
     /// Size of the data area in bytes. `RingReader::new` rejects sizes that are not a power of
     /// two.
@@ -90,16 +91,17 @@ const _: () = assert!(DATA_OFFSET_OFFSET % 8 == 0 && DATA_SIZE_OFFSET % 8 == 0);
 /// # Errors
 ///
 /// The raw `errno` of the syscall, as an [`io::Error`].
+#[cfg(feature = "sampling")]
 #[doc(hidden)]
 #[doc(alias = "perf_event_open")]
 pub fn perf_event_open_raw(
-    attr: &mut perf_event_attr,
+    attr: &mut perf_event_open_sys::bindings::perf_event_attr,
     pid: i32,
     cpu: i32,
     group_fd: Option<BorrowedFd<'_>>,
-) -> io::Result<OwnedFd> {
+) -> io::Result<std::os::fd::OwnedFd> {
     if attr.size == 0 {
-        attr.size = size_of::<perf_event_attr>() as u32;
+        attr.size = size_of::<perf_event_open_sys::bindings::perf_event_attr>() as u32;
     }
     super::os::perf_event_open(attr, pid, cpu, group_fd, 0).map_err(io::Error::from)
 }
@@ -126,8 +128,8 @@ fn page_size() -> io::Result<usize> {
 
 /// The ring buffer of one perf_event fd, mapped writable (non-overwrite mode).
 ///
-/// Use it through [`crate::ring::RingReader`]. Dropping it unmaps the buffer; the mapping stays
-/// valid if the fd is closed first.
+/// Use it through the ring reader (`crate::ring::RingReader`, feature `sampling`). Dropping it
+/// unmaps the buffer; the mapping stays valid if the fd is closed first.
 #[derive(Debug)]
 pub struct MmapRing {
     base: NonNull<u8>,
@@ -151,7 +153,7 @@ enum Backing {
     },
     /// A heap allocation of `map_len / 8` u64s standing in for the mapping (unit tests, so the
     /// unsafe code itself runs under Miri with a producer thread playing the kernel).
-    #[cfg(test)]
+    #[cfg(all(test, feature = "sampling"))]
     Heap,
 }
 
@@ -249,6 +251,7 @@ impl MmapRing {
 
     /// True if `[offset, offset + len)` lies inside `[data_tail, data_head)`, i.e. published by
     /// the kernel and not yet handed back.
+    #[cfg(feature = "sampling")]
     fn published(&self, offset: usize, len: usize) -> bool {
         let size = self.data_size as u64;
         let tail = self.control_u64(TAIL_OFFSET).load(Ordering::Relaxed);
@@ -262,6 +265,7 @@ impl MmapRing {
     }
 }
 
+#[cfg(feature = "sampling")]
 impl RingStorage for MmapRing {
     fn data_size(&self) -> usize {
         self.data_size
@@ -313,7 +317,7 @@ impl Drop for MmapRing {
             }
             #[cfg(any(test, feature = "fake-kernel"))]
             Backing::Shared { .. } => {} // the Arc frees it
-            #[cfg(test)]
+            #[cfg(all(test, feature = "sampling"))]
             Backing::Heap => {
                 let words = std::ptr::slice_from_raw_parts_mut(
                     self.base.as_ptr().cast::<u64>(),
@@ -423,7 +427,7 @@ impl Drop for RingMemory {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "sampling"))]
 mod tests {
     //! The unsafe code above, exercised on heap memory so Miri can check it: a producer thread
     //! plays the kernel (writes records into free space, publishes `data_head` with Release,
