@@ -158,7 +158,16 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
         .map(|s| format!("{} {}", s.text, rate_text(s.rate)))
         .collect();
     drop(samplers);
-    backend.close_log().map_err(log_err)?;
+    // Stopped by a signal: a log reader that stalled (a FIFO, -O -) cannot hold the exit;
+    // what it did not take is counted as lost and said, with the summary.
+    let stopped = crate::run::stop_signal().is_some();
+    if stopped {
+        crate::sys::bound_log_close(&backend, crate::sys::LOG_CLOSE_WAIT);
+    }
+    match backend.close_log() {
+        Err(e) if stopped => diag!("pmcstat: {}", log_err_line(&e)),
+        r => r.map_err(log_err)?,
+    }
     report(args, &backend, aggregator, &events, elapsed)?;
     if let Some((0, _)) = summary_counts(&backend) {
         diag!("{}", no_samples_warning(&rates, elapsed));
@@ -182,6 +191,13 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
         );
     }
     Ok(code)
+}
+
+/// A log error as one line and its remedy, for a warning that does not end the run.
+fn log_err_line(e: &Error) -> String {
+    let fact = e.to_string();
+    let fact = fact.lines().next().unwrap_or_default().to_owned();
+    format!("{fact}\nhelp: {}", log_help(e))
 }
 
 /// A rate as the warnings say it: `at 4000 Hz`, `every 65536 events`.

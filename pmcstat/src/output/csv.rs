@@ -1,6 +1,7 @@
 //! `-x SEP`: CSV rows in perf stat -x's column order, then pmcstat's own
 //! (scope, time enabled, status).
 
+use super::document::csv_cell;
 use super::rows::*;
 use pmc::Status;
 use std::io::Write;
@@ -130,7 +131,7 @@ pub(super) fn repeated_csv(
         );
         f.push(format!("{enabled_ns:.0}"));
         f.push(status_str(&mean_counter.reading).to_owned());
-        let _ = writeln!(o, "{}", f.join(sep));
+        let _ = writeln!(o, "{}", join_cells(&f, sep));
     }
 }
 
@@ -180,9 +181,16 @@ pub(super) fn csv_rows(
             );
             f.push(c.reading.time_enabled.to_string());
             f.push(status_str(&c.reading).to_owned());
-            f.join(sep)
+            join_cells(&f, sep)
         })
         .collect()
+}
+
+/// A row of cells joined by `sep`, each made safe by the one CSV cell rule
+/// ([`csv_cell`]): a name (an event, a cgroup) never adds a cell or a line.
+fn join_cells(cells: &[String], sep: &str) -> String {
+    let cells: Vec<_> = cells.iter().map(|c| csv_cell(c, sep)).collect();
+    cells.join(sep)
 }
 
 /// value, unit, event, run time, running percentage: perf's first five columns.
