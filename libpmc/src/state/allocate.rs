@@ -5,12 +5,13 @@ use pmc_facade::{
     Allocation, Backend, Cpus, EventSource, EventSpec, Flags, Mode, NativePmc, Pmc, PortableEvent,
     Rate, Scope,
 };
+use pmc_log::hwpmc::{IdLayout, PMC_ID_CPU_ANY};
 
 use crate::abi::*;
 use crate::names;
 
 use super::machine::{check_cpu, cpuinfo, hardware_class};
-use super::{cut, with_lib, CError, Slot, ID_CPU_ANY, R};
+use super::{cut, with_lib, CError, Slot, R};
 
 /// Whether `spec` names a software event (class SOFT on Linux).
 fn is_soft(spec: &EventSpec) -> bool {
@@ -123,7 +124,7 @@ fn mode_of(mode: u32, cpu: i32, count: u64, info: &pmc_cpuinfo) -> R<(Scope, Mod
             ));
         }
         let r = if m.is_sampling() { reload } else { 0 };
-        Ok((Scope::Process, m, ID_CPU_ANY, r))
+        Ok((Scope::Process, m, PMC_ID_CPU_ANY, r))
     };
     match mode {
         PMC_MODE_SC | PMC_MODE_SS => {
@@ -184,7 +185,7 @@ pub(crate) fn allocate(spec: &str, mode: u32, flags: u32, cpu: i32, count: u64) 
             hardware_class().unwrap_or(PMC_CLASS_SOFT)
         };
         let code = names::soft_code(spec).unwrap_or_else(|| names::event_code(&event.to_string()));
-        let prefix = pmc_id_make(id_cpu, mode, class, 0);
+        let prefix = IdLayout::New.make(id_cpu, mode, class, 0);
         let Some(id) = (0..=0xFFu32)
             .map(|row| prefix | row)
             .find(|id| !lib.pmcs.contains_key(id))

@@ -6,14 +6,13 @@ use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
 
 use pmc_facade::Backend;
+use pmc_log::hwpmc::PMC_ID_CPU_ANY;
 
 use crate::abi::*;
 use crate::host;
 use crate::names;
 
-use super::{
-    initialized, not_initialized, unsupported, with_lib, CError, ID_CPU_ANY, R, ROWS_PER_CLASS,
-};
+use super::{initialized, not_initialized, unsupported, with_lib, CError, R, ROWS_PER_CLASS};
 
 static CPUINFO: OnceLock<pmc_cpuinfo> = OnceLock::new();
 
@@ -190,11 +189,11 @@ pub(crate) fn pmcinfo(cpu: i32) -> R<Vec<pmc_info>> {
             let mut mine = lib
                 .pmcs
                 .iter()
-                .filter(|(_, s)| s.class == class && (s.cpu == cpu || s.cpu == ID_CPU_ANY));
+                .filter(|(_, s)| s.class == class && (s.cpu == cpu || s.cpu == PMC_ID_CPU_ANY));
             for row in 0..c.pm_num {
                 let mut r = free(class, row);
                 if let Some((_, s)) = mine.next() {
-                    r.pm_rowdisp = if s.cpu != ID_CPU_ANY {
+                    r.pm_rowdisp = if s.cpu != PMC_ID_CPU_ANY {
                         PMC_DISP_STANDALONE
                     } else {
                         PMC_DISP_THREAD

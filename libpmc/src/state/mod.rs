@@ -99,15 +99,12 @@ type R<T> = Result<T, CError>;
 /// a hardware count.
 pub(crate) const ROWS_PER_CLASS: u32 = 64;
 
-/// `PMC_CPU_ANY`'s 12 bits: the CPU field of a process-mode PMC's id.
-const ID_CPU_ANY: u32 = 0xFFF;
-
 struct Slot {
     pmc: NativePmc,
     mode: u32,
     class: u32,
     event: u32,
-    /// The id's CPU field: the CPU, or [`ID_CPU_ANY`].
+    /// The id's CPU field: the CPU, or `PMC_ID_CPU_ANY` (pmc-log's).
     cpu: u32,
     flags: u32,
     reload: u64,
