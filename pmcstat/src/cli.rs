@@ -39,6 +39,32 @@ or results written; 2 for a usage error; 127 when the command is not found, 126 
 cannot be executed (as shells)."
 )]
 pub struct Args {
+    #[command(flatten)]
+    pub pmcs: Pmcs,
+    #[command(flatten)]
+    pub measure: Measure,
+    #[command(flatten)]
+    pub counting: Counting,
+    #[command(flatten)]
+    pub sampling: Sampling,
+    #[command(flatten)]
+    pub read: ReadLog,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub info: Info,
+    #[command(flatten)]
+    pub metrics: Metrics,
+
+    /// The command to run and count.
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}
+
+/// The PMCs to allocate (`-p`, `-e`, `-s`, `-P`, `-S`), where (`-c`, `-a`, `--cgroup`), and pmcstat(8)'s positional `-c` and `-d` as they apply to each.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "PMCs")]
+pub struct Pmcs {
     /// Count SPEC in the target process (process-scope counting PMC), as
     /// pmcstat(8): the process alone, its child processes only with -d.
     /// Repeatable.
@@ -67,6 +93,145 @@ pub struct Args {
     #[arg(short = 'S', value_name = "SPEC", action = clap::ArgAction::Append)]
     pub system_sampling: Vec<String>,
 
+    /// CPUs for the system-mode PMCs (-s, -S) that follow it on the command
+    /// line, as pmcstat(8): `0`, `0,2`, `1-3` or `*` (every CPU, the default).
+    /// Repeatable: each -c holds until the next. A -c after the last system
+    /// PMC applies to those that no -c precedes.
+    #[arg(short = 'c', value_name = "CPU-LIST", action = clap::ArgAction::Append, value_parser = parse_cpus)]
+    pub cpus: Vec<String>,
+
+    /// Toggle counting the target's child processes for the process-mode
+    /// PMCs (-p, -P) that follow it on the command line, as pmcstat(8) (off
+    /// at first; -e and the default set always count them). Repeatable:
+    /// `-d -p a -d -p b` counts children for a, not for b. A -d after the last
+    /// process PMC applies to those that no -d precedes.
+    // Append, not Count: clap keeps the position of every occurrence only then.
+    #[arg(short = 'd', action = clap::ArgAction::Append, num_args = 0,
+          default_missing_value = "true", value_parser = clap::value_parser!(bool))]
+    pub descendants_toggles: Vec<bool>,
+
+    /// Every CPU, as perf's -a (also `-a` without -R): the -e events and the
+    /// default set are counted system-wide (the default set with cpu-clock
+    /// for task-clock, as `perf stat -a`), the -P events sampled
+    /// system-wide (as -S); -c limits the CPUs. With a command, until it
+    /// exits; without one, until -l SECS, SIGINT or SIGTERM.
+    #[arg(long = "all-cpus")]
+    pub all_cpus: bool,
+
+    /// Count only the tasks of one control group, as perf's `-G NAME` (`--cgroup` for
+    /// pmcstat(8)'s -G): NAME is a path below the cgroup mount that has perf_event (cgroup2,
+    /// or a v1 hierarchy with the perf_event controller), e.g. `system.slice/foo.service`,
+    /// or the cgroup directory's absolute path. For system-wide counting (-s, or -a/--all-cpus
+    /// with -e or the default set), sampling (-S, or -a -P, as perf record -a -G) and
+    /// --metrics -s; each counter row (each exported series, as a `cgroup` label) carries
+    /// NAME. Linux only.
+    #[arg(long = "cgroup", value_name = "NAME")]
+    pub cgroup: Option<String>,
+
+    /// The -c in force for each -s, in order (None: every CPU).
+    #[arg(skip)]
+    pub system_cpus: Vec<Option<String>>,
+
+    /// The -c in force for each -S, in order (None: every CPU).
+    #[arg(skip)]
+    pub system_sampling_cpus: Vec<Option<String>>,
+
+    /// Whether -d is on for each -p, in order.
+    #[arg(skip)]
+    pub process_descendants: Vec<bool>,
+
+    /// Whether -d is on for each -P, in order.
+    #[arg(skip)]
+    pub process_sampling_descendants: Vec<bool>,
+}
+
+/// What to measure and for how long, in counting and sampling alike.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Measuring")]
+pub struct Measure {
+    /// Attach the process-mode PMCs to running processes instead of launching
+    /// a command, as pmcstat(8) -t: a number is a process id; anything else
+    /// is a regular expression (the regex crate's syntax, close to POSIX
+    /// extended ones), and every process whose command
+    /// name (Linux's `/proc/PID/comm`, at most 15 characters; FreeBSD's
+    /// `ki_comm`, at most 19) matches it anywhere is
+    /// counted (anchor it, `^name$`, for an exact name). No match is a usage
+    /// error. pmcstat itself is never a match.
+    #[arg(short = 't', value_name = "PID|REGEX", value_parser = parse_attach)]
+    pub attach: Option<AttachSpec>,
+
+    /// Print the counts every SECS seconds (fractions allowed, at least 0.01 as perf's
+    /// 10 ms floor, at most a year). In sampling mode (-P/-S), log the sampling PMCs'
+    /// counts every SECS seconds into the -O file.
+    #[arg(short = 'w', value_name = "SECS", value_parser = parse_interval)]
+    pub interval: Option<f64>,
+
+    /// perf's `-I MS`: print the counts every MS milliseconds (at least 10),
+    /// under perf's `# time counts unit events` header. With -R this is
+    /// pmcstat(8)'s -I (symbol offsets), which this pmcstat does not have.
+    #[arg(short = 'I', value_name = "MS", conflicts_with = "interval", value_parser = parse_interval_ms)]
+    pub interval_ms: Option<f64>,
+
+    /// Count for SECS seconds (for -t, -s, -S and -a without a command; more than 0, at
+    /// most a year). Without it those run until SIGINT or SIGTERM.
+    #[arg(short = 'l', value_name = "SECS", value_parser = parse_duration)]
+    pub duration: Option<f64>,
+
+    /// Print each process's counts at its exit, as pmcstat(8) -E (hwpmc's
+    /// LOG_PROCEXIT), for the process-mode PMCs (with -d, every descendant
+    /// process): after the run, one line per process that exited, with its
+    /// pid, command and counts. For a counting PMC (-p, -e; one per run) the
+    /// count is the kernel's (perf's inherit_stat); for sampling PMCs (-P) the
+    /// sum of the process's sample periods (exact but for the last, incomplete
+    /// period). The -O log, when given, holds them as `exitval` records.
+    #[arg(short = 'E')]
+    pub exit_counts: bool,
+
+    /// Log, for the process-mode PMCs (-p, -e, the default set, -P), the
+    /// counts of every time slice of the target's threads at each context
+    /// switch into the -O FILE, as pmcstat(8) -W (hwpmc's LOG_PROCCSW);
+    /// `-R FILE` prints them as pmcstat(8)'s `cswval` lines, `-R FILE --dump`
+    /// as `counter kind=csw` with the thread id. Needs -O and kernel-mode counting
+    /// (root, CAP_PERFMON or perf_event_paranoid <= 1); the slice that ends
+    /// at a thread's exit is not logged (the kernel has detached its counters).
+    #[arg(short = 'W')]
+    pub log_csw: bool,
+}
+
+/// How counts are taken and repeated.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Counting")]
+pub struct Counting {
+    /// With -w: toggle between incremental (default) and cumulative counts.
+    #[arg(short = 'C')]
+    pub cumulative: bool,
+
+    /// Show system-scope counters per CPU instead of summed.
+    #[arg(long = "per-cpu")]
+    pub per_cpu: bool,
+
+    /// perf's `-A` (`--no-aggr`): the same as --per-cpu. With -R this is
+    /// pmcstat(8)'s -A (addresses only), which this pmcstat does not have.
+    #[arg(short = 'A')]
+    pub no_aggr: bool,
+
+    /// Without -R: run the command N times and print the mean and its
+    /// relative standard error (`+- x.xx%`), as `perf stat -r` (1 to 100000;
+    /// also `--repeat N`). With -R: pmcstat(8)'s `-r DIR`, the root under
+    /// which the log's object paths are read (a log taken on another system,
+    /// symbolized against a copy of its files; perf's `--symfs`).
+    #[arg(short = 'r', value_name = "N|DIR")]
+    pub r_arg: Option<String>,
+
+    /// Run the command N times (perf stat's -r; 1 to 100000).
+    #[arg(long = "repeat", value_name = "N", conflicts_with = "r_arg", value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
+    pub repeat: Option<u32>,
+}
+
+/// How samples are taken, and where they go.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Sampling")]
+pub struct Sampling {
     /// Sampling period: one sample every RATE events of the event's unit (nanoseconds for
     /// cpu-clock/task-clock on Linux, ticks for clock.hard/clock.stat). Without -n or --freq:
     /// 4000 Hz as perf record (the kernel adapts the period; on FreeBSD, which cannot, time
@@ -111,25 +276,11 @@ pub struct Args {
     #[arg(short = 'O', value_name = "FILE")]
     pub log: Option<PathBuf>,
 
-    /// Print each process's counts at its exit, as pmcstat(8) -E (hwpmc's
-    /// LOG_PROCEXIT), for the process-mode PMCs (with -d, every descendant
-    /// process): after the run, one line per process that exited, with its
-    /// pid, command and counts. For a counting PMC (-p, -e; one per run) the
-    /// count is the kernel's (perf's inherit_stat); for sampling PMCs (-P) the
-    /// sum of the process's sample periods (exact but for the last, incomplete
-    /// period). The -O log, when given, holds them as `exitval` records.
-    #[arg(short = 'E')]
-    pub exit_counts: bool,
-
-    /// Log, for the process-mode PMCs (-p, -e, the default set, -P), the
-    /// counts of every time slice of the target's threads at each context
-    /// switch into the -O FILE, as pmcstat(8) -W (hwpmc's LOG_PROCCSW);
-    /// `-R FILE` prints them as pmcstat(8)'s `cswval` lines, `-R FILE --dump`
-    /// as `counter kind=csw` with the thread id. Needs -O and kernel-mode counting
-    /// (root, CAP_PERFMON or perf_event_paranoid <= 1); the slice that ends
-    /// at a thread's exit is not logged (the kernel has detached its counters).
-    #[arg(short = 'W')]
-    pub log_csw: bool,
+    /// Size of each sample ring buffer in pages, a power of two (perf's
+    /// -m/--mmap-pages; default 64 pages on Linux, fewer when the locked-memory
+    /// limit is low). Smaller fits a lower limit; larger loses fewer samples.
+    #[arg(long = "mmap-pages", value_name = "PAGES", value_parser = parse_count::<1, 1_048_576>)]
+    pub mmap_pages: Option<usize>,
 
     /// Top mode, as pmcstat(8) -T: a live view of the top functions of the
     /// -P/-S PMCs (or, with -R, the log replayed), redrawn every -w seconds
@@ -143,13 +294,12 @@ pub struct Args {
     /// with --summary; 0 shows all).
     #[arg(long = "top", value_name = "N", default_value_t = 20, value_parser = parse_count::<0, 1_000_000>)]
     pub top: usize,
+}
 
-    /// Size of each sample ring buffer in pages, a power of two (perf's
-    /// -m/--mmap-pages; default 64 pages on Linux, fewer when the locked-memory
-    /// limit is low). Smaller fits a lower limit; larger loses fewer samples.
-    #[arg(long = "mmap-pages", value_name = "PAGES", value_parser = parse_count::<1, 1_048_576>)]
-    pub mmap_pages: Option<usize>,
-
+/// `-R FILE` and its reports.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Reading a log (-R)")]
+pub struct ReadLog {
     /// Read a log FILE (pmc-log, or a FreeBSD hwpmc log, detected by its
     /// magic) instead of counting; `-` reads standard input (what `-O -`
     /// writes). Alone, prints one line per record as pmcstat(8) does (see
@@ -196,24 +346,6 @@ pub struct Args {
     /// pmcstat(8) -a. Without -R, -a is perf's --all-cpus.
     #[arg(short = 'a', value_name = "FILE", requires = "read_log")]
     pub annotate_callchains: Option<PathBuf>,
-
-    /// Every CPU, as perf's -a (also `-a` without -R): the -e events and the
-    /// default set are counted system-wide (the default set with cpu-clock
-    /// for task-clock, as `perf stat -a`), the -P events sampled
-    /// system-wide (as -S); -c limits the CPUs. With a command, until it
-    /// exits; without one, until -l SECS, SIGINT or SIGTERM.
-    #[arg(long = "all-cpus")]
-    pub all_cpus: bool,
-
-    /// Count only the tasks of one control group, as perf's `-G NAME` (`--cgroup` for
-    /// pmcstat(8)'s -G): NAME is a path below the cgroup mount that has perf_event (cgroup2,
-    /// or a v1 hierarchy with the perf_event controller), e.g. `system.slice/foo.service`,
-    /// or the cgroup directory's absolute path. For system-wide counting (-s, or -a/--all-cpus
-    /// with -e or the default set), sampling (-S, or -a -P, as perf record -a -G) and
-    /// --metrics -s; each counter row (each exported series, as a `cgroup` label) carries
-    /// NAME. Linux only.
-    #[arg(long = "cgroup", value_name = "NAME")]
-    pub cgroup: Option<String>,
 
     /// With -R: only the samples of the thread with this id, as pmcstat(8)
     /// -i, in every report (the record lines, --dump, --json, --summary, -G,
@@ -272,71 +404,15 @@ pub struct Args {
     #[arg(long = "summary", requires = "read_log")]
     pub summary: bool,
 
-    /// CPUs for the system-mode PMCs (-s, -S) that follow it on the command
-    /// line, as pmcstat(8): `0`, `0,2`, `1-3` or `*` (every CPU, the default).
-    /// Repeatable: each -c holds until the next. A -c after the last system
-    /// PMC applies to those that no -c precedes.
-    #[arg(short = 'c', value_name = "CPU-LIST", action = clap::ArgAction::Append, value_parser = parse_cpus)]
-    pub cpus: Vec<String>,
-
-    /// Toggle counting the target's child processes for the process-mode
-    /// PMCs (-p, -P) that follow it on the command line, as pmcstat(8) (off
-    /// at first; -e and the default set always count them). Repeatable:
-    /// `-d -p a -d -p b` counts children for a, not for b. A -d after the last
-    /// process PMC applies to those that no -d precedes.
-    // Append, not Count: clap keeps the position of every occurrence only then.
-    #[arg(short = 'd', action = clap::ArgAction::Append, num_args = 0,
-          default_missing_value = "true", value_parser = clap::value_parser!(bool))]
-    pub descendants_toggles: Vec<bool>,
-
-    /// The -c in force for each -s, in order (None: every CPU).
+    /// With -R: the root directory for object paths (from `-r DIR`).
     #[arg(skip)]
-    pub system_cpus: Vec<Option<String>>,
+    pub fsroot: Option<PathBuf>,
+}
 
-    /// The -c in force for each -S, in order (None: every CPU).
-    #[arg(skip)]
-    pub system_sampling_cpus: Vec<Option<String>>,
-
-    /// Whether -d is on for each -p, in order.
-    #[arg(skip)]
-    pub process_descendants: Vec<bool>,
-
-    /// Whether -d is on for each -P, in order.
-    #[arg(skip)]
-    pub process_sampling_descendants: Vec<bool>,
-
-    /// Attach the process-mode PMCs to running processes instead of launching
-    /// a command, as pmcstat(8) -t: a number is a process id; anything else
-    /// is a regular expression (the regex crate's syntax, close to POSIX
-    /// extended ones), and every process whose command
-    /// name (Linux's `/proc/PID/comm`, at most 15 characters; FreeBSD's
-    /// `ki_comm`, at most 19) matches it anywhere is
-    /// counted (anchor it, `^name$`, for an exact name). No match is a usage
-    /// error. pmcstat itself is never a match.
-    #[arg(short = 't', value_name = "PID|REGEX", value_parser = parse_attach)]
-    pub attach: Option<AttachSpec>,
-
-    /// Print the counts every SECS seconds (fractions allowed, at least 0.01 as perf's
-    /// 10 ms floor, at most a year). In sampling mode (-P/-S), log the sampling PMCs'
-    /// counts every SECS seconds into the -O file.
-    #[arg(short = 'w', value_name = "SECS", value_parser = parse_interval)]
-    pub interval: Option<f64>,
-
-    /// perf's `-I MS`: print the counts every MS milliseconds (at least 10),
-    /// under perf's `# time counts unit events` header. With -R this is
-    /// pmcstat(8)'s -I (symbol offsets), which this pmcstat does not have.
-    #[arg(short = 'I', value_name = "MS", conflicts_with = "interval", value_parser = parse_interval_ms)]
-    pub interval_ms: Option<f64>,
-
-    /// With -w: toggle between incremental (default) and cumulative counts.
-    #[arg(short = 'C')]
-    pub cumulative: bool,
-
-    /// Count for SECS seconds (for -t, -s, -S and -a without a command; more than 0, at
-    /// most a year). Without it those run until SIGINT or SIGTERM.
-    #[arg(short = 'l', value_name = "SECS", value_parser = parse_duration)]
-    pub duration: Option<f64>,
-
+/// Where and how results print.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Output")]
+pub struct Output {
     /// Write the counts to FILE instead of standard error.
     #[arg(short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -398,32 +474,12 @@ pub struct Args {
     /// Elsewhere the same as --json.
     #[arg(long = "json-report", conflicts_with = "csv")]
     pub json_report: bool,
+}
 
-    /// Show system-scope counters per CPU instead of summed.
-    #[arg(long = "per-cpu")]
-    pub per_cpu: bool,
-
-    /// perf's `-A` (`--no-aggr`): the same as --per-cpu. With -R this is
-    /// pmcstat(8)'s -A (addresses only), which this pmcstat does not have.
-    #[arg(short = 'A')]
-    pub no_aggr: bool,
-
-    /// Without -R: run the command N times and print the mean and its
-    /// relative standard error (`+- x.xx%`), as `perf stat -r` (1 to 100000;
-    /// also `--repeat N`). With -R: pmcstat(8)'s `-r DIR`, the root under
-    /// which the log's object paths are read (a log taken on another system,
-    /// symbolized against a copy of its files; perf's `--symfs`).
-    #[arg(short = 'r', value_name = "N|DIR")]
-    pub r_arg: Option<String>,
-
-    /// Run the command N times (perf stat's -r; 1 to 100000).
-    #[arg(long = "repeat", value_name = "N", conflicts_with = "r_arg", value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
-    pub repeat: Option<u32>,
-
-    /// With -R: the root directory for object paths (from `-r DIR`).
-    #[arg(skip)]
-    pub fsroot: Option<PathBuf>,
-
+/// Listing events, checking the machine, the reference files.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Listing and checks")]
+pub struct Info {
     /// List the events this machine offers, grouped by source, each marked
     /// available or not (and why).
     #[arg(short = 'L')]
@@ -450,6 +506,24 @@ pub struct Args {
     #[arg(long = "selftest", conflicts_with_all = ["list", "diagnose", "command"])]
     pub selftest: bool,
 
+    /// Print pmcstat's reference, generated from these options, and exit:
+    /// `man` (the man page, pmcstat.1, in roff) or the completions for
+    /// `bash`, `zsh`, `fish`, `elvish` or `powershell`. For packagers; see
+    /// pmcstat/README.md.
+    #[arg(
+        long = "generate",
+        value_name = "KIND",
+        value_enum,
+        hide = true,
+        exclusive = true
+    )]
+    pub generate: Option<Generate>,
+}
+
+/// `--metrics`: counters served to Prometheus.
+#[derive(Debug, clap::Args)]
+#[command(next_help_heading = "Prometheus exporter")]
+pub struct Metrics {
     /// Serve the counts to Prometheus on PORT or ADDR:PORT (127.0.0.1 without ADDR, also
     /// for `:PORT`; 0.0.0.0:PORT for every address) at `/metrics`, read at each scrape, until
     /// SIGINT/SIGTERM: per-CPU counters of the -s events (the default set without -s), with
@@ -493,23 +567,6 @@ pub struct Args {
         default_value_t = 64
     )]
     pub metrics_max_cgroups: usize,
-
-    /// Print pmcstat's reference, generated from these options, and exit:
-    /// `man` (the man page, pmcstat.1, in roff) or the completions for
-    /// `bash`, `zsh`, `fish`, `elvish` or `powershell`. For packagers; see
-    /// pmcstat/README.md.
-    #[arg(
-        long = "generate",
-        value_name = "KIND",
-        value_enum,
-        hide = true,
-        exclusive = true
-    )]
-    pub generate: Option<Generate>,
-
-    /// The command to run and count.
-    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
-    pub command: Vec<OsString>,
 }
 
 impl Args {
@@ -547,18 +604,18 @@ impl Args {
         let last_system = s_at.iter().chain(&ss_at).copied().max();
         let trailing_c = c_at
             .iter()
-            .zip(&self.cpus)
+            .zip(&self.pmcs.cpus)
             .rfind(|(at, _)| last_system.is_some_and(|l| **at > l))
             .map(|(_, c)| c.clone());
         let cpus_at = |pmc: usize| -> Option<String> {
             c_at.iter()
-                .zip(&self.cpus)
+                .zip(&self.pmcs.cpus)
                 .rfind(|(at, _)| **at < pmc)
                 .map(|(_, c)| c.clone())
                 .or_else(|| trailing_c.clone())
         };
-        self.system_cpus = s_at.iter().map(|&i| cpus_at(i)).collect();
-        self.system_sampling_cpus = ss_at.iter().map(|&i| cpus_at(i)).collect();
+        self.pmcs.system_cpus = s_at.iter().map(|&i| cpus_at(i)).collect();
+        self.pmcs.system_sampling_cpus = ss_at.iter().map(|&i| cpus_at(i)).collect();
         if let Some(c) = &trailing_c {
             if s_at
                 .iter()
@@ -588,8 +645,8 @@ impl Args {
                 n => n % 2 == 1,
             }
         };
-        self.process_descendants = p_at.iter().map(|&i| descendants_at(i)).collect();
-        self.process_sampling_descendants = ps_at.iter().map(|&i| descendants_at(i)).collect();
+        self.pmcs.process_descendants = p_at.iter().map(|&i| descendants_at(i)).collect();
+        self.pmcs.process_sampling_descendants = ps_at.iter().map(|&i| descendants_at(i)).collect();
         Ok(())
     }
 
@@ -599,8 +656,10 @@ impl Args {
         // perf's -I and -A where pmcstat(8) has them only for -R (its -I and
         // -A print symbol offsets and bare addresses): outside -R they are
         // perf's, with -R they are pmcstat(8)'s, which are not here.
-        if self.read_log.is_some() && (self.interval_ms.is_some() || self.no_aggr) {
-            let (o, what) = if self.no_aggr {
+        if self.read.read_log.is_some()
+            && (self.measure.interval_ms.is_some() || self.counting.no_aggr)
+        {
+            let (o, what) = if self.counting.no_aggr {
                 (
                     "-A",
                     "addresses only; --dump prints the log's raw addresses",
@@ -617,6 +676,7 @@ impl Args {
             ));
         }
         if let Some(why) = self
+            .output
             .csv
             .as_deref()
             .and_then(crate::output::document::csv_separator_refused)
@@ -635,7 +695,7 @@ impl Args {
                 ),
             ));
         }
-        if self.read_log.is_some() && !self.events.is_empty() {
+        if self.read.read_log.is_some() && !self.pmcs.events.is_empty() {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
                 format!("{PMCSTAT8_E}\n"),
@@ -643,12 +703,12 @@ impl Args {
         }
         self.all_cpus_checked()?;
         self.perf_g_checked()?;
-        if let Some(v) = self.r_arg.take() {
-            if self.read_log.is_some() {
-                self.fsroot = Some(PathBuf::from(v));
+        if let Some(v) = self.counting.r_arg.take() {
+            if self.read.read_log.is_some() {
+                self.read.fsroot = Some(PathBuf::from(v));
             } else {
                 match v.trim().parse::<u32>() {
-                    Ok(n) if (1..=MAX_REPEAT).contains(&n) => self.repeat = Some(n),
+                    Ok(n) if (1..=MAX_REPEAT).contains(&n) => self.counting.repeat = Some(n),
                     _ => {
                         return Err(clap::Error::raw(
                             clap::error::ErrorKind::ValueValidation,
@@ -662,24 +722,24 @@ impl Args {
                 }
             }
         }
-        if let Some(ms) = self.interval_ms {
-            self.interval = Some(ms / 1000.0);
+        if let Some(ms) = self.measure.interval_ms {
+            self.measure.interval = Some(ms / 1000.0);
         }
         // Outside counting, --json-report is --json: those modes have one JSON form.
-        if self.json_report
-            && (self.read_log.is_some()
-                || self.list
-                || self.diagnose
-                || self.selftest
-                || self.describe.is_some())
+        if self.output.json_report
+            && (self.read.read_log.is_some()
+                || self.info.list
+                || self.info.diagnose
+                || self.info.selftest
+                || self.info.describe.is_some())
         {
-            self.json = true;
-            self.json_report = false;
+            self.output.json = true;
+            self.output.json_report = false;
         }
-        if self.no_aggr {
-            self.per_cpu = true;
+        if self.counting.no_aggr {
+            self.counting.per_cpu = true;
         }
-        if self.calltree.is_some() && self.read_log.is_none() {
+        if self.read.calltree.is_some() && self.read.read_log.is_none() {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::MissingRequiredArgument,
                 "-F FILE writes a callgrind file from a log and needs -R LOG \
@@ -694,15 +754,18 @@ impl Args {
     /// With `-R`, the first option that measures (which `-R` would otherwise ignore): `-O`,
     /// a PMC (`-p`/`-s`/`-P`/`-S`), `-t`, `-l` or a command.
     fn measuring_with_read_log(&self) -> Option<&'static str> {
-        self.read_log.as_ref()?;
+        self.read.read_log.as_ref()?;
         [
-            (self.log.is_some(), "-O (the log to record)"),
-            (!self.process.is_empty(), "-p (a counting PMC)"),
-            (!self.system.is_empty(), "-s (a counting PMC)"),
-            (!self.process_sampling.is_empty(), "-P (a sampling PMC)"),
-            (!self.system_sampling.is_empty(), "-S (a sampling PMC)"),
-            (self.attach.is_some(), "-t (a process to measure)"),
-            (self.duration.is_some(), "-l (how long to measure)"),
+            (self.sampling.log.is_some(), "-O (the log to record)"),
+            (!self.pmcs.process.is_empty(), "-p (a counting PMC)"),
+            (!self.pmcs.system.is_empty(), "-s (a counting PMC)"),
+            (
+                !self.pmcs.process_sampling.is_empty(),
+                "-P (a sampling PMC)",
+            ),
+            (!self.pmcs.system_sampling.is_empty(), "-S (a sampling PMC)"),
+            (self.measure.attach.is_some(), "-t (a process to measure)"),
+            (self.measure.duration.is_some(), "-l (how long to measure)"),
             (!self.command.is_empty(), "a command (to measure)"),
         ]
         .into_iter()
@@ -713,7 +776,7 @@ impl Args {
     /// record's `-g` (`--call-graph fp`: callchains that keep the user callers of kernel
     /// samples). Anything else is a usage error saying both.
     fn perf_g_checked(&mut self) -> Result<(), clap::Error> {
-        if !self.gprof || self.read_log.is_some() {
+        if !self.read.gprof || self.read.read_log.is_some() {
             return Ok(());
         }
         let refuse = |why: &str| {
@@ -725,24 +788,26 @@ impl Args {
                 ),
             ))
         };
-        if self.process_sampling.is_empty() && self.system_sampling.is_empty() {
+        if self.pmcs.process_sampling.is_empty() && self.pmcs.system_sampling.is_empty() {
             return refuse("needs -R LOG or a sampling PMC (-P, -S)");
         }
-        if self.no_callchain {
+        if self.sampling.no_callchain {
             return refuse("asks for call graphs and -N turns them off: give one of them");
         }
-        if self.samples_dir.is_some() {
+        if self.read.samples_dir.is_some() {
             return refuse("without -R takes no -D DIR");
         }
-        self.gprof = false;
-        self.call_graph.get_or_insert(pmc::CallGraph::FramePointers);
+        self.read.gprof = false;
+        self.sampling
+            .call_graph
+            .get_or_insert(pmc::CallGraph::FramePointers);
         Ok(())
     }
 
     /// perf's `-a`/`--all-cpus`: not with -R, -p or -t; the -P PMCs become
     /// system-wide ones (on the CPUs of the last -c), as `perf record -a`.
     fn all_cpus_checked(&mut self) -> Result<(), clap::Error> {
-        if !self.all_cpus {
+        if !self.pmcs.all_cpus {
             return Ok(());
         }
         let refuse = |why: &str| {
@@ -751,27 +816,28 @@ impl Args {
                 format!("--all-cpus (perf's -a, every CPU) {why}\n"),
             ))
         };
-        if self.read_log.is_some() {
+        if self.read.read_log.is_some() {
             return refuse(
                 "is for counting and sampling, not for reading a log; with -R, -a FILE is \
                  pmcstat(8)'s callchain listing",
             );
         }
-        if self.attach.is_some() {
+        if self.measure.attach.is_some() {
             return refuse("counts every process: give it without -t PID|REGEX");
         }
-        if !self.process.is_empty() {
+        if !self.pmcs.process.is_empty() {
             return refuse(
                 "counts every process, and -p counts one (pmcstat(8)'s process mode): use -e \
                  SPEC with -a, or -s SPEC beside -p",
             );
         }
-        let cpus = self.cpus.last().cloned();
-        let sampled = std::mem::take(&mut self.process_sampling);
-        self.process_sampling_descendants.clear();
-        self.system_sampling_cpus
+        let cpus = self.pmcs.cpus.last().cloned();
+        let sampled = std::mem::take(&mut self.pmcs.process_sampling);
+        self.pmcs.process_sampling_descendants.clear();
+        self.pmcs
+            .system_sampling_cpus
             .extend(sampled.iter().map(|_| cpus.clone()));
-        self.system_sampling.extend(sampled);
+        self.pmcs.system_sampling.extend(sampled);
         Ok(())
     }
 }
@@ -1119,17 +1185,17 @@ mod tests {
             Args::parse_args(&full).unwrap_or_else(|e| panic!("{v:?}: {e}"))
         };
         let a = parse(&["-a", "sleep", "1"]);
-        assert!(a.all_cpus && a.annotate_callchains.is_none());
+        assert!(a.pmcs.all_cpus && a.read.annotate_callchains.is_none());
         assert_eq!(a.command, ["sleep", "1"]);
         let a = parse(&["-va", "-e", "page-faults", "true"]);
-        assert!(a.all_cpus && a.verbose);
+        assert!(a.pmcs.all_cpus && a.output.verbose);
         let a = parse(&["-av", "-c", "0", "-P", "cpu-clock", "true"]);
-        assert!(a.all_cpus && a.verbose && a.process_sampling.is_empty());
-        assert_eq!(a.system_sampling, ["cpu-clock"]);
-        assert_eq!(a.system_sampling_cpus, [Some("0".to_owned())]);
+        assert!(a.pmcs.all_cpus && a.output.verbose && a.pmcs.process_sampling.is_empty());
+        assert_eq!(a.pmcs.system_sampling, ["cpu-clock"]);
+        assert_eq!(a.pmcs.system_sampling_cpus, [Some("0".to_owned())]);
         // A command's own -R is the command's.
         let a = parse(&["-a", "grep", "-R", "x", "."]);
-        assert!(a.all_cpus && a.read_log.is_none());
+        assert!(a.pmcs.all_cpus && a.read.read_log.is_none());
         assert_eq!(a.command, ["grep", "-R", "x", "."]);
         let a = parse(&["-a", "--", "prog", "-a"]);
         assert_eq!(a.command, ["prog", "-a"]);
@@ -1140,9 +1206,9 @@ mod tests {
             &["-R", "l", "-G", "-", "-a", "-"],
         ] {
             let a = parse(v);
-            assert!(!a.all_cpus, "{v:?}");
+            assert!(!a.pmcs.all_cpus, "{v:?}");
             assert!(
-                a.annotate_callchains.is_some() || a.callgraph.is_some(),
+                a.read.annotate_callchains.is_some() || a.read.callgraph.is_some(),
                 "{v:?}"
             );
         }
@@ -1181,12 +1247,12 @@ mod tests {
     #[test]
     fn g_is_perfs_without_r() {
         let a = Args::parse_args(["pmcstat", "-g", "-P", "cpu-clock", "true"]).unwrap();
-        assert!(!a.gprof);
-        assert_eq!(a.call_graph, Some(pmc::CallGraph::FramePointers));
+        assert!(!a.read.gprof);
+        assert_eq!(a.sampling.call_graph, Some(pmc::CallGraph::FramePointers));
         let s = crate::config::Sample::from(a);
         assert!(s.user_callchain, "-g keeps the user callers, as perf");
         let a = Args::parse_args(["pmcstat", "-R", "log", "-g"]).unwrap();
-        assert!(a.gprof && a.call_graph.is_none());
+        assert!(a.read.gprof && a.sampling.call_graph.is_none());
         for bad in [
             &["pmcstat", "-g", "true"][..],
             &["pmcstat", "-g", "-N", "-P", "cpu-clock", "true"],
