@@ -28,7 +28,6 @@ use std::sync::{Mutex, MutexGuard};
 use pmc_facade::{ErrorKind, Native, NativeGroup, NativePmc};
 
 use crate::abi::*;
-use crate::host::EDOOFUS;
 
 /// A failure to report to C: the errno and the message `pmc_strerror_last`
 /// returns.
@@ -80,7 +79,7 @@ pub(crate) fn errno_of(e: &pmc_facade::Error) -> i32 {
         | ErrorKind::InvalidArgument
         | ErrorKind::NotAttached
         | ErrorKind::InvalidState => EINVAL,
-        ErrorKind::LogRequired => EDOOFUS,
+        ErrorKind::LogRequired => crate::host::EDOOFUS,
         ErrorKind::NoSuchProcess => ESRCH,
         ErrorKind::Busy => EBUSY,
         ErrorKind::AlreadyAttached => EEXIST,
