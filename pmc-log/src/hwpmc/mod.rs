@@ -324,6 +324,15 @@ fn embedded_header(rec: &[u8]) -> Option<usize> {
     (32..rec.len()).step_by(4).find(|&k| header_at(rec, k))
 }
 
+/// A PMCALLOCATEDYN's descriptor says which record it was: FreeBSD's
+/// `pmcstat -R` prints "allocatedyn" for it (pmc-analyze's printlog).
+fn allocated_dyn(mut r: Record<'_>) -> Record<'_> {
+    if let Record::Pmc(p) = &mut r {
+        p.native_config = format!("{},record=allocatedyn", p.native_config).into();
+    }
+    r
+}
+
 /// Zero-copy iterator of the raw records of an hwpmc log, lenient where
 /// libpmc is strict: unknown types are skipped by length, damage is skipped
 /// by scanning for the next plausible header, and every skip is reported.
@@ -1234,7 +1243,7 @@ impl Converter {
                 flags,
                 rate,
                 evname,
-            } => self.pmc_allocate_dyn(tsc, pmcid, text(evname), event, flags, rate),
+            } => allocated_dyn(self.pmc_allocate(tsc, pmcid, text(evname), event, flags, rate)),
             Event::PmcAttach {
                 tsc,
                 pmcid,
@@ -1313,24 +1322,6 @@ impl Converter {
     fn initialize<'a>(&mut self, version: u32, ev: &Event<'a>) -> Record<'a> {
         self.version = Some(version);
         Record::Header(self.header(Some(ev)))
-    }
-
-    /// PMCALLOCATEDYN: an allocation that says which record it was (FreeBSD's
-    /// `pmcstat -R` prints "allocatedyn" for it; pmc-analyze's printlog).
-    fn pmc_allocate_dyn<'a>(
-        &mut self,
-        tsc: u64,
-        pmcid: u32,
-        name: Cow<'a, str>,
-        event: u32,
-        flags: u32,
-        rate: u64,
-    ) -> Record<'a> {
-        let mut r = self.pmc_allocate(tsc, pmcid, name, event, flags, rate);
-        if let Record::Pmc(p) = &mut r {
-            p.native_config = format!("{},record=allocatedyn", p.native_config).into();
-        }
-        r
     }
 
     /// A PMC allocation: its rate and flags remembered for its samples.
