@@ -94,8 +94,9 @@ step "judges and fault suites: their rows (from the test step above, not run aga
 # The Prometheus judges (promtool, a real Prometheus, node_exporter --collector.perf,
 # perf stat -p: JUDGE rows) and the fault suites (FAULT rows) ran in `cargo test
 # --workspace`, where pmc_testkit::row! appended their rows to PMC_ROWS_LOG; a failing
-# case failed that step. Their skips are in the skip list of the summary.
-for suite in prometheus hostile_clients cli_metrics faults_log faults_cli faults_memory; do
+# case failed that step. Their skips are in the skip list of the summary. papi_judges: PAPI's
+# ctests side by side (CTEST rows: Debian's libpapi, pmc's, Debian-built on pmc's), papi-tools.
+for suite in prometheus hostile_clients cli_metrics faults_log faults_cli faults_memory papi_judges; do
   echo "--- $suite"
   if grep -q "^$suite"$'\t' "$PMC_ROWS_LOG"; then
     grep "^$suite"$'\t' "$PMC_ROWS_LOG" | cut -f2-

@@ -16,7 +16,7 @@ import json, os, re, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBS = ["pmc-core", "pmc-process", "pmc-log", "pmc-linux", "pmc-freebsd", "pmc-unsupported", "pmc-unwind",
-        "pmc-analyze", "pmc-events", "pmc", "pmcstat"]
+        "pmc-analyze", "pmc-events", "pmc", "pmc-selftest", "pmc-filemap", "pmcstat"]
 
 FN_RE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\"C\"\s+)?fn\s+([A-Za-z_][A-Za-z0-9_]*)")
 

@@ -63,3 +63,12 @@ if { ! command -v promtool >/dev/null || ! command -v prometheus-node-exporter >
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter curl openssl >/dev/null; }; } ||
     echo "ci/setup.sh: prometheus/prometheus-node-exporter not installed; the exporter's judge tests will SKIP" >&2
 fi
+# PAPI's own judges of libpapi (pmc-papi): Debian's libpapi-dev (its papi.h, to compare
+# ours with), papi-tools (papi_avail & co., run on our library) and papi-examples (PAPI's
+# ctests and validation tests, built by ci/papi-ctests.sh). The tests SKIP visibly without.
+if { ! [ -f /usr/include/papi.h ] || ! command -v papi_avail >/dev/null || ! [ -d /usr/share/doc/papi-examples/examples/ctests ]; } \
+   && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libpapi-dev papi-tools papi-examples >/dev/null 2>&1 ||
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libpapi-dev papi-tools papi-examples >/dev/null; }; } ||
+    echo "ci/setup.sh: libpapi-dev/papi-tools/papi-examples not installed; pmc-papi's judge tests will SKIP" >&2
+fi

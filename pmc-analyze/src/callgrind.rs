@@ -62,48 +62,83 @@ pub fn write_callgrind<W: Write>(
     opts: &CallgrindOptions,
     out: &mut W,
 ) -> std::io::Result<()> {
-    // A cost per event on every line: past MAX_VALUE_COLUMNS PMCs, the rest share one
-    // event, so that the costs stay linear in the functions (a log may declare 80,000).
-    let cap = crate::pprof::MAX_VALUE_COLUMNS;
-    let col_of: HashMap<u32, usize> = profile
-        .pmcs
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (p.pmc_id, i.min(cap)))
-        .collect();
-    let width = profile.pmcs.len().clamp(1, cap + 1);
-    let mut self_cost: BTreeMap<FuncId, Vec<u64>> = BTreeMap::new();
-    let mut calls: BTreeMap<(FuncId, FuncId), Vec<u64>> = BTreeMap::new();
-    let mut totals = vec![0u64; width];
-    let mut seen = std::collections::HashSet::new();
-    for s in &profile.stacks {
-        let Some(&col) = col_of.get(&s.pmc_id) else {
-            continue;
-        };
-        let w = s.weight(opts.weight);
-        if let Some(t) = totals.get_mut(col) {
-            *t = t.saturating_add(w);
-        }
-        let Some(&leaf) = s.frames.last() else {
-            continue;
-        };
-        let e = self_cost.entry(leaf).or_insert_with(|| vec![0; width]);
-        if let Some(c) = e.get_mut(col) {
-            *c = c.saturating_add(w);
-        }
-        seen.clear();
-        for pair in s.frames.windows(2) {
-            let key = (pair[0], pair[1]);
-            if !seen.insert(key) {
-                continue;
-            }
-            let e = calls.entry(key).or_insert_with(|| vec![0; width]);
-            if let Some(c) = e.get_mut(col) {
-                *c = c.saturating_add(w);
-            }
-        }
-    }
+    let costs = Costs::of(profile, opts);
+    write_header(profile, opts, &costs.totals, out)?;
+    write_functions(profile, &costs, out)
+}
 
+/// Each function's self cost and each call's inclusive cost, one column per event, and the
+/// totals.
+struct Costs {
+    width: usize,
+    self_cost: BTreeMap<FuncId, Vec<u64>>,
+    calls: BTreeMap<(FuncId, FuncId), Vec<u64>>,
+    totals: Vec<u64>,
+}
+
+impl Costs {
+    fn of(profile: &Profile, opts: &CallgrindOptions) -> Costs {
+        // A cost per event on every line: past MAX_VALUE_COLUMNS PMCs, the rest share one
+        // event, so that the costs stay linear in the functions (a log may declare 80,000).
+        let cap = crate::pprof::MAX_VALUE_COLUMNS;
+        let col_of: HashMap<u32, usize> = profile
+            .pmcs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.pmc_id, i.min(cap)))
+            .collect();
+        let width = profile.pmcs.len().clamp(1, cap + 1);
+        let mut c = Costs {
+            width,
+            self_cost: BTreeMap::new(),
+            calls: BTreeMap::new(),
+            totals: vec![0u64; width],
+        };
+        let mut seen = std::collections::HashSet::new();
+        for s in &profile.stacks {
+            let Some(&col) = col_of.get(&s.pmc_id) else {
+                continue;
+            };
+            let w = s.weight(opts.weight);
+            if let Some(t) = c.totals.get_mut(col) {
+                *t = t.saturating_add(w);
+            }
+            let Some(&leaf) = s.frames.last() else {
+                continue;
+            };
+            add(
+                c.self_cost.entry(leaf).or_insert_with(|| vec![0; width]),
+                col,
+                w,
+            );
+            seen.clear();
+            for pair in s.frames.windows(2) {
+                let key = (pair[0], pair[1]);
+                if seen.insert(key) {
+                    add(c.calls.entry(key).or_insert_with(|| vec![0; width]), col, w);
+                }
+            }
+        }
+        c
+    }
+}
+
+/// Adds `w` to column `col` of `cost`.
+fn add(cost: &mut [u64], col: usize, w: u64) {
+    if let Some(c) = cost.get_mut(col) {
+        *c = c.saturating_add(w);
+    }
+}
+
+/// The header: format, creator, command, the events (one per PMC, the rest as one) and
+/// their totals.
+fn write_header<W: Write>(
+    profile: &Profile,
+    opts: &CallgrindOptions,
+    totals: &[u64],
+    out: &mut W,
+) -> std::io::Result<()> {
+    let cap = crate::pprof::MAX_VALUE_COLUMNS;
     writeln!(out, "# callgrind format")?;
     writeln!(out, "version: 1")?;
     writeln!(
@@ -130,26 +165,29 @@ pub fn write_callgrind<W: Write>(
     }
     writeln!(out, "events: {}", names.join(" "))?;
     write!(out, "summary:")?;
-    for t in &totals {
+    for t in totals {
         write!(out, " {t}")?;
     }
-    writeln!(out)?;
+    writeln!(out)
+}
 
-    // Every function that has self cost or calls something.
-    let mut funcs: Vec<FuncId> = self_cost.keys().copied().collect();
-    funcs.extend(calls.keys().map(|&(caller, _)| caller));
+/// One block per function that has self cost or calls something: its self cost, then each
+/// call with its inclusive cost.
+fn write_functions<W: Write>(profile: &Profile, c: &Costs, out: &mut W) -> std::io::Result<()> {
+    let mut funcs: Vec<FuncId> = c.self_cost.keys().copied().collect();
+    funcs.extend(c.calls.keys().map(|&(caller, _)| caller));
     funcs.sort_unstable();
     funcs.dedup();
-    let zero = vec![0u64; width];
+    let zero = vec![0u64; c.width];
     for f in funcs {
         writeln!(out)?;
         let (ob, fl, name, line) = describe(profile, f);
         writeln!(out, "ob={ob}")?;
         writeln!(out, "fl={fl}")?;
         writeln!(out, "fn={name}")?;
-        let own = self_cost.get(&f).unwrap_or(&zero);
+        let own = c.self_cost.get(&f).unwrap_or(&zero);
         write_cost(out, line, own)?;
-        for (&(caller, callee), cost) in calls.range((f, 0)..=(f, FuncId::MAX)) {
+        for (&(caller, callee), cost) in c.calls.range((f, 0)..=(f, FuncId::MAX)) {
             debug_assert_eq!(caller, f);
             let (cob, cfl, cname, cline) = describe(profile, callee);
             // As valgrind writes them: `cob=`/`cfi=` only when they differ

@@ -11,15 +11,16 @@
 //! FIFO), checked with `fstat` on that descriptor (no race with a rename), refused unless
 //! it is a regular file no larger than the limit, and mapped, so memory grows only with the
 //! pages the ELF and DWARF parsers touch. A mapped file that is truncated while read does
-//! not raise SIGBUS: the rest of it reads as zeros and [`Bytes::cut`] says where
-//! (`sys/map.rs` explains the guard).
+//! not raise SIGBUS: the rest of it reads as zeros and [`Bytes::cut`] says where. The
+//! opening, the mapping and its guard are the crate pmc-filemap's, shared with pmc-unwind;
+//! this module adds the limits, the root and pmc-analyze's errors.
 
 use std::fs::{File, Metadata};
 use std::io::Read;
 use std::path::Path;
 
 use crate::error::{Error, Result};
-pub use crate::sys::map::Bytes;
+pub use pmc_filemap::{file_kind, Bytes};
 
 /// The largest object file symbolized: 4 GiB. Larger files are refused with a warning
 /// (their frames stay unsymbolized). Mapped files cost only the pages touched, so the
@@ -29,36 +30,6 @@ pub const MAX_OBJECT_SIZE: u64 = 4 << 30;
 /// The largest kallsyms file read: 256 MiB (a kernel with every module loaded has a few MiB).
 pub const MAX_KALLSYMS_SIZE: u64 = 256 << 20;
 
-/// What kind of file `m` is, for messages.
-pub fn file_kind(m: &Metadata) -> &'static str {
-    let t = m.file_type();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_char_device() {
-            return "a character device";
-        }
-        if t.is_block_device() {
-            return "a block device";
-        }
-        if t.is_fifo() {
-            return "a FIFO";
-        }
-        if t.is_socket() {
-            return "a socket";
-        }
-    }
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_symlink() {
-        "a symbolic link"
-    } else if t.is_file() {
-        "a regular file"
-    } else {
-        "not a regular file"
-    }
-}
-
 fn refused(path: &Path, reason: String) -> Error {
     Error::Refused {
         path: path.to_path_buf(),
@@ -67,37 +38,15 @@ fn refused(path: &Path, reason: String) -> Error {
 }
 
 /// Opens `path` read-only without blocking and returns it with its `fstat` metadata; refuses
-/// anything but a regular file of at most `limit` bytes.
+/// anything but a regular file of at most `limit` bytes ([`pmc_filemap::open_regular`]).
 pub fn open_regular(path: &Path, limit: u64) -> Result<(File, Metadata)> {
-    let mut o = std::fs::OpenOptions::new();
-    o.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = o.open(path).map_err(io)?;
-    let meta = file.metadata().map_err(io)?;
-    if !meta.is_file() {
-        return Err(refused(
-            path,
-            format!(
-                "{}, not a regular file; only regular files are read",
-                file_kind(&meta)
-            ),
-        ));
-    }
-    if meta.len() > limit {
-        return Err(refused(
-            path,
-            format!("{} bytes, over the {limit}-byte limit", meta.len()),
-        ));
-    }
-    Ok((file, meta))
+    pmc_filemap::open_regular(path, limit).map_err(|e| match e {
+        pmc_filemap::OpenError::Io(source) => Error::Io {
+            path: path.to_path_buf(),
+            source,
+        },
+        pmc_filemap::OpenError::Refused(reason) => refused(path, reason),
+    })
 }
 
 /// Maps a regular file of at most `limit` bytes (see the module documentation).
@@ -137,15 +86,8 @@ pub fn map_regular_under(path: &Path, root: &Path, limit: u64) -> Result<Bytes> 
         return Err(outside(&before));
     }
     let (file, meta) = open_regular(path, limit)?;
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        let fd = format!("/proc/self/fd/{}", file.as_raw_fd());
-        if let Ok(real) = std::fs::read_link(fd) {
-            if !real.starts_with(&real_root) {
-                return Err(outside(&real));
-            }
-        }
+    if let Some(real) = pmc_filemap::outside_root(&file, &real_root) {
+        return Err(outside(&real));
     }
     let len = usize::try_from(meta.len())
         .map_err(|_| refused(path, format!("{} bytes do not fit in memory", meta.len())))?;
@@ -190,32 +132,6 @@ mod tests {
         } else {
             println!("SKIP devices_and_fifos_are_refused_without_blocking (FIFO part): no mkfifo");
         }
-    }
-
-    /// A file truncated while mapped reads as zeros past the cut, which is reported, instead
-    /// of killing the process with SIGBUS (before the guard: this test died of SIGBUS).
-    #[test]
-    fn a_file_truncated_while_mapped_is_cut_not_sigbus() {
-        let p = std::env::temp_dir().join(format!("pmc-analyze-trunc-{}", std::process::id()));
-        std::fs::write(&p, vec![0xa5u8; 64 << 10]).unwrap();
-        let b = map_regular(&p, MAX_OBJECT_SIZE).unwrap();
-        assert_eq!(b.cut(), None);
-        assert_eq!(b[0], 0xa5);
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&p)
-            .unwrap()
-            .set_len(8192)
-            .unwrap();
-        let nonzero = b.iter().filter(|&&x| x != 0).count();
-        assert_eq!(nonzero, 8192, "bytes before the cut kept, zeros after");
-        assert_eq!(b.cut(), Some(8192));
-        // A clone shares the mapping and its cut; dropping both unregisters it.
-        let c = b.clone();
-        drop(b);
-        assert_eq!(c.cut(), Some(8192));
-        drop(c);
-        let _ = std::fs::remove_file(&p);
     }
 
     #[test]

@@ -158,21 +158,10 @@ pub fn write_gmon(profile: &Profile, opts: &GmonOptions) -> std::io::Result<Gmon
     // Sample names per object, unique by basename as pmcpl_gmon_initimage.
     let mut names: HashMap<u32, String> = HashMap::new();
     let mut taken: HashSet<String> = HashSet::new();
-    // (pmc, object) -> its sampled PCs.
-    let mut groups: BTreeMap<(u32, u32), Vec<&SampledPc>> = BTreeMap::new();
     // Opened once: the per-PMC directories and the files are created below it with
     // mkdirat/openat, never through a link (their names come from the log).
     let mut top: Option<crate::output::Dir> = None;
-    for pc in &profile.pcs {
-        let text = pc
-            .object
-            .and_then(|o| profile.objects.get(o as usize))
-            .and_then(|o| o.text);
-        match (pc.object, pc.svma, text) {
-            (Some(o), Some(_), Some(_)) => groups.entry((pc.pmc_id, o)).or_default().push(pc),
-            _ => report.unattributed = report.unattributed.saturating_add(pc.samples),
-        }
-    }
+    let groups = pcs_by_pmc_and_object(profile, &mut report);
     let mut arcs_all = arcs_by_group(profile, opts.max_depth);
     let pmc_of: HashMap<u32, &crate::profile::PmcInfo> =
         profile.pmcs.iter().map(|p| (p.pmc_id, p)).collect();
@@ -193,40 +182,9 @@ pub fn write_gmon(profile: &Profile, opts: &GmonOptions) -> std::io::Result<Gmon
             ));
             continue;
         }
-        let mut counters = vec![0u16; usize::try_from(buckets).unwrap_or(0)];
-        let mut samples = 0u64;
-        let mut overflowed = false;
-        for pc in pcs {
-            let Some(a) = pc.svma else { continue };
-            let slot = a
-                .checked_sub(lpc)
-                .map(|d| d / BUCKET_SIZE)
-                .and_then(|b| usize::try_from(b).ok())
-                .and_then(|b| counters.get_mut(b));
-            match slot {
-                Some(c) => {
-                    let add = u16::try_from(pc.samples).unwrap_or(u16::MAX);
-                    let (sum, over) = c.overflowing_add(add);
-                    *c = if over || pc.samples > u64::from(u16::MAX) {
-                        overflowed = true;
-                        u16::MAX
-                    } else {
-                        sum
-                    };
-                    samples = samples.saturating_add(pc.samples);
-                }
-                // Sampled outside the object's text (data, PLT quirks).
-                None => report.unattributed = report.unattributed.saturating_add(pc.samples),
-            }
-        }
+        let h = Histogram::of(pcs, lpc, buckets, &mut report);
         let arcs = arcs_all.remove(&(pmc_id, obj)).unwrap_or_default();
-        let pmc = pmc_of.get(&pmc_id).copied();
-        let pmc_name = pmc.map_or_else(|| format!("pmc{pmc_id}"), |p| p.name.clone());
-        let rate = pmc
-            .and_then(|p| p.frequency)
-            .and_then(|f| u32::try_from(f).ok())
-            .filter(|&r| r > 0)
-            .unwrap_or(1);
+        let (pmc_name, rate) = pmc_name_and_rate(pmc_of.get(&pmc_id).copied(), pmc_id);
         let name = names
             .entry(obj)
             .or_insert_with(|| sample_name(&info.path, &mut taken))
@@ -241,18 +199,94 @@ pub fn write_gmon(profile: &Profile, opts: &GmonOptions) -> std::io::Result<Gmon
             .subdir(sub.as_ref())
             .map_err(|e| with_path(&top.path().join(&sub), e))?;
         let path = dir.path().join(&name);
-        let bytes = gmon_bytes(lpc, &counters, rate, &arcs);
+        let bytes = gmon_bytes(lpc, &h.counters, rate, &arcs);
         write_file(&dir, &name, &path, &bytes, &opts.output)?;
         report.files.push(GmonFile {
             path,
             object: info.path.to_string(),
             pmc: pmc_name,
-            samples,
-            overflowed,
+            samples: h.samples,
+            overflowed: h.overflowed,
             arcs: arcs.len(),
         });
     }
     Ok(report)
+}
+
+/// The sampled PCs by (PMC, object) of an object with a text segment; the others count as
+/// unattributed in `report`.
+fn pcs_by_pmc_and_object<'p>(
+    profile: &'p Profile,
+    report: &mut GmonReport,
+) -> BTreeMap<(u32, u32), Vec<&'p SampledPc>> {
+    let mut groups: BTreeMap<(u32, u32), Vec<&SampledPc>> = BTreeMap::new();
+    for pc in &profile.pcs {
+        let text = pc
+            .object
+            .and_then(|o| profile.objects.get(o as usize))
+            .and_then(|o| o.text);
+        match (pc.object, pc.svma, text) {
+            (Some(o), Some(_), Some(_)) => groups.entry((pc.pmc_id, o)).or_default().push(pc),
+            _ => report.unattributed = report.unattributed.saturating_add(pc.samples),
+        }
+    }
+    groups
+}
+
+/// One gmon histogram: `u16` counters of [`BUCKET_SIZE`] bytes from `lpc`, saturated (and
+/// said so) where a bucket's samples do not fit.
+struct Histogram {
+    counters: Vec<u16>,
+    samples: u64,
+    overflowed: bool,
+}
+
+impl Histogram {
+    /// The histogram of `pcs`; a PC outside the object's text counts as unattributed in
+    /// `report`.
+    fn of(pcs: &[&SampledPc], lpc: u64, buckets: u64, report: &mut GmonReport) -> Histogram {
+        let mut h = Histogram {
+            counters: vec![0u16; usize::try_from(buckets).unwrap_or(0)],
+            samples: 0,
+            overflowed: false,
+        };
+        for pc in pcs {
+            let Some(a) = pc.svma else { continue };
+            let slot = a
+                .checked_sub(lpc)
+                .map(|d| d / BUCKET_SIZE)
+                .and_then(|b| usize::try_from(b).ok())
+                .and_then(|b| h.counters.get_mut(b));
+            match slot {
+                Some(c) => {
+                    let add = u16::try_from(pc.samples).unwrap_or(u16::MAX);
+                    let (sum, over) = c.overflowing_add(add);
+                    *c = if over || pc.samples > u64::from(u16::MAX) {
+                        h.overflowed = true;
+                        u16::MAX
+                    } else {
+                        sum
+                    };
+                    h.samples = h.samples.saturating_add(pc.samples);
+                }
+                // Sampled outside the object's text (data, PLT quirks).
+                None => report.unattributed = report.unattributed.saturating_add(pc.samples),
+            }
+        }
+        h
+    }
+}
+
+/// A PMC's name (`pmcN` without one) and its gmon profiling rate: its sampling frequency
+/// when it had one, else 1.
+fn pmc_name_and_rate(pmc: Option<&crate::profile::PmcInfo>, pmc_id: u32) -> (String, u32) {
+    let name = pmc.map_or_else(|| format!("pmc{pmc_id}"), |p| p.name.clone());
+    let rate = pmc
+        .and_then(|p| p.frequency)
+        .and_then(|f| u32::try_from(f).ok())
+        .filter(|&r| r > 0)
+        .unwrap_or(1);
+    (name, rate)
 }
 
 fn with_path(p: &Path, e: std::io::Error) -> std::io::Error {

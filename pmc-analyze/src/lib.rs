@@ -104,7 +104,7 @@
 //! reports, and unreadable or foreign objects leave their frames
 //! unsymbolized with a [`Warning`].
 #![warn(unreachable_pub, unnameable_types)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod annotate;
 
@@ -135,8 +135,6 @@ pub mod pprof;
 pub mod printlog;
 pub mod profile;
 pub mod symbolize;
-#[allow(unsafe_code)] // read-only file mappings, with SAFETY comments
-mod sys;
 pub mod top;
 
 pub use error::{Error, Result};

@@ -684,21 +684,7 @@ impl PprofBuilder {
     /// log.
     fn take_warnings(&mut self) -> Vec<Warning> {
         let mut warnings = self.sym.take_warnings();
-        if self.stats.lost_records > 0 {
-            warnings.push(Warning::LostSamples {
-                records: self.stats.lost_records,
-                count: self.stats.lost,
-            });
-        }
-        if self.stats.skipped_bytes > 0 {
-            warnings.push(Warning::DamagedLog {
-                skipped_bytes: self.stats.skipped_bytes,
-            });
-        }
-        if self.stats.records > 0 && !self.stats.closed_cleanly {
-            warnings.push(Warning::NotClosed);
-        }
-        warnings.extend(self.stats.deep_warning());
+        warnings.extend(self.stats.log_warnings());
         warnings
     }
 

@@ -271,12 +271,7 @@ pub fn write_all<'a, W: Write>(
     records: impl IntoIterator<Item = Record<'a>>,
     out: &mut W,
 ) -> io::Result<u64> {
-    let mut n = 0;
-    for r in records {
-        write_record(&r, out)?;
-        n += 1;
-    }
-    Ok(n)
+    pmc_log::export::write_each(records, out, write_record)
 }
 
 #[cfg(test)]

@@ -112,12 +112,31 @@ impl Stats {
         cut
     }
 
-    /// The [`Warning::DeepStacks`] of the cut callchains, if any.
-    pub(crate) fn deep_warning(&self) -> Option<Warning> {
-        (self.cut_stacks > 0).then_some(Warning::DeepStacks {
-            samples: self.cut_stacks,
-            deepest: self.deepest_cut,
-        })
+    /// What the log's reading says about the profile: lost samples, damage skipped, a log
+    /// not closed, callchains cut ([`Warning::DeepStacks`]); every report shows them.
+    pub(crate) fn log_warnings(&self) -> Vec<Warning> {
+        let mut warnings = Vec::new();
+        if self.lost_records > 0 {
+            warnings.push(Warning::LostSamples {
+                records: self.lost_records,
+                count: self.lost,
+            });
+        }
+        if self.skipped_bytes > 0 {
+            warnings.push(Warning::DamagedLog {
+                skipped_bytes: self.skipped_bytes,
+            });
+        }
+        if self.records > 0 && !self.closed_cleanly {
+            warnings.push(Warning::NotClosed);
+        }
+        if self.cut_stacks > 0 {
+            warnings.push(Warning::DeepStacks {
+                samples: self.cut_stacks,
+                deepest: self.deepest_cut,
+            });
+        }
+        warnings
     }
 }
 
@@ -441,21 +460,7 @@ impl ProfileBuilder {
                 p.name = format!("pmc{}", p.pmc_id);
             }
         }
-        if self.stats.lost_records > 0 {
-            warnings.push(Warning::LostSamples {
-                records: self.stats.lost_records,
-                count: self.stats.lost,
-            });
-        }
-        if self.stats.skipped_bytes > 0 {
-            warnings.push(Warning::DamagedLog {
-                skipped_bytes: self.stats.skipped_bytes,
-            });
-        }
-        if self.stats.records > 0 && !self.stats.closed_cleanly {
-            warnings.push(Warning::NotClosed);
-        }
-        warnings.extend(self.stats.deep_warning());
+        warnings.extend(self.stats.log_warnings());
         let kernel_only = self.kernel_only();
         // A fifth of the samples is enough to move inclusive shares visibly (ripgrep's search
         // closure read 69.6% where perf's -g reads 99.35%).

@@ -702,7 +702,7 @@ impl Symbolizer {
         };
         let root = self.opts.root.as_deref();
         let on_disk = match root {
-            Some(root) => match under_root(root, &slot.path) {
+            Some(root) => match pmc_filemap::under_root(root, &slot.path) {
                 Some(p) => p,
                 None => {
                     let w = Warning::OutsideRoot {
@@ -1222,25 +1222,6 @@ impl Symbolizer {
         }
         out.get_mut(start..).unwrap_or_default().reverse();
     }
-}
-
-/// `path` (a path from the log) resolved lexically under `root`: `.` dropped, `..` taking
-/// one component back; `None` when a `..` would climb above the root.
-fn under_root(root: &Path, path: &Path) -> Option<PathBuf> {
-    use std::path::Component;
-    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
-            Component::ParentDir => {
-                parts.pop()?;
-            }
-            Component::Normal(n) => parts.push(n),
-        }
-    }
-    let mut out = root.to_path_buf();
-    out.extend(parts);
-    Some(out)
 }
 
 fn build_id_candidates(id: &[u8], root: Option<&Path>) -> Vec<PathBuf> {

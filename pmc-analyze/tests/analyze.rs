@@ -1026,7 +1026,8 @@ fn inlined_functions_as_frames() {
     let p = Profile::from_log(&log, with).expect("profile");
     assert_eq!(
         folded_lines(&p, &FoldedOptions::default()),
-        vec![("inl;main;wrapper;inner_work".to_string(), 5)]
+        // Marked as perf marks an inlined frame (pmcstat --folded, -G).
+        vec![("inl;main;wrapper;inner_work (inlined)".to_string(), 5)]
     );
     let f = p
         .functions

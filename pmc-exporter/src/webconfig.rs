@@ -18,7 +18,7 @@
 //! `http_server_config`, TLS 1.0/1.1) are refused by name rather than ignored.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use pmc::{Error, ErrorKind, Op};
@@ -226,6 +226,29 @@ impl WebConfig {
 }
 
 fn tls_config(t: TlsFile, dir: &Path, path: &Path) -> pmc::Result<rustls::ServerConfig> {
+    refuse_unimplemented(&t, path)?;
+    let (certs, key) = cert_and_key(&t, dir, path)?;
+    let versions = tls_versions(&t, path)?;
+    // ring: rustls deprecates it for lacking post-quantum key exchange, but aws-lc-rs would
+    // need cmake and a C toolchain for every target (FreeBSD's cross-check included).
+    #[allow(deprecated)]
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+        .with_protocol_versions(&versions)
+        .map_err(|e| bad(path, e))?;
+    let builder = match client_verifier(&t, dir, path, &provider)? {
+        None => builder.with_no_client_auth(),
+        Some(v) => builder.with_client_cert_verifier(v),
+    };
+    let mut config = builder
+        .with_single_cert(certs, key)
+        .map_err(|e| bad(path, format!("the certificate and key: {e}")))?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// Refuses the keys of Prometheus' web config that pmc does not implement (rustls chooses).
+fn refuse_unimplemented(t: &TlsFile, path: &Path) -> pmc::Result<()> {
     for (key, given) in [
         ("cipher_suites", t.cipher_suites.is_some()),
         ("curve_preferences", t.curve_preferences.is_some()),
@@ -244,9 +267,18 @@ fn tls_config(t: TlsFile, dir: &Path, path: &Path) -> pmc::Result<rustls::Server
             ));
         }
     }
-    let file = |name: &str| -> PathBuf { dir.join(name) };
+    Ok(())
+}
+
+/// The server's certificate chain and private key, from their files (relative to `dir`) or
+/// inline.
+fn cert_and_key(
+    t: &TlsFile,
+    dir: &Path,
+    path: &Path,
+) -> pmc::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
     let cert_pem = match (&t.cert_file, &t.cert) {
-        (Some(f), None) => read_bounded(&file(f), "cert_file", path)?,
+        (Some(f), None) => read_bounded(&dir.join(f), "cert_file", path)?,
         (None, Some(inline)) => inline.clone().into_bytes(),
         _ => {
             return Err(bad(
@@ -256,7 +288,7 @@ fn tls_config(t: TlsFile, dir: &Path, path: &Path) -> pmc::Result<rustls::Server
         }
     };
     let key_pem = match (&t.key_file, &t.key) {
-        (Some(f), None) => read_bounded(&file(f), "key_file", path)?,
+        (Some(f), None) => read_bounded(&dir.join(f), "key_file", path)?,
         (None, Some(inline)) => inline.clone().into_bytes(),
         _ => return Err(bad(path, "tls_server_config needs one of key_file and key")),
     };
@@ -268,6 +300,14 @@ fn tls_config(t: TlsFile, dir: &Path, path: &Path) -> pmc::Result<rustls::Server
     }
     let key = PrivateKeyDer::from_pem_slice(&key_pem)
         .map_err(|e| bad(path, format!("the private key: {e}")))?;
+    Ok((certs, key))
+}
+
+/// The TLS versions between `min_version` and `max_version` (TLS 1.2 and 1.3 by default).
+fn tls_versions(
+    t: &TlsFile,
+    path: &Path,
+) -> pmc::Result<Vec<&'static rustls::SupportedProtocolVersion>> {
     let all = [&rustls::version::TLS12, &rustls::version::TLS13];
     let min = t
         .min_version
@@ -289,16 +329,20 @@ fn tls_config(t: TlsFile, dir: &Path, path: &Path) -> pmc::Result<rustls::Server
     if versions.is_empty() {
         return Err(bad(path, "min_version is above max_version"));
     }
-    // ring: rustls deprecates it for lacking post-quantum key exchange, but aws-lc-rs would
-    // need cmake and a C toolchain for every target (FreeBSD's cross-check included).
-    #[allow(deprecated)]
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
-        .with_protocol_versions(&versions)
-        .map_err(|e| bad(path, e))?;
+    Ok(versions)
+}
+
+/// The client certificate verifier `client_auth_type` asks for (`None`: NoClientCert, the
+/// default), over the CAs of `client_ca_file`.
+fn client_verifier(
+    t: &TlsFile,
+    dir: &Path,
+    path: &Path,
+    provider: &Arc<rustls::crypto::CryptoProvider>,
+) -> pmc::Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>> {
     let auth = t.client_auth_type.as_deref().unwrap_or("NoClientCert");
-    let builder = match auth {
-        "NoClientCert" => builder.with_no_client_auth(),
+    match auth {
+        "NoClientCert" => Ok(None),
         "RequireAndVerifyClientCert" | "VerifyClientCertIfGiven" => {
             let Some(ca) = &t.client_ca_file else {
                 return Err(bad(
@@ -306,7 +350,7 @@ fn tls_config(t: TlsFile, dir: &Path, path: &Path) -> pmc::Result<rustls::Server
                     format!("client_auth_type {auth} needs client_ca_file"),
                 ));
             };
-            let pem = read_bounded(&file(ca), "client_ca_file", path)?;
+            let pem = read_bounded(&dir.join(ca), "client_ca_file", path)?;
             let mut roots = rustls::RootCertStore::empty();
             for c in CertificateDer::pem_slice_iter(&pem) {
                 let c = c.map_err(|e| bad(path, format!("client_ca_file: {e}")))?;
@@ -316,30 +360,23 @@ fn tls_config(t: TlsFile, dir: &Path, path: &Path) -> pmc::Result<rustls::Server
             }
             let v = rustls::server::WebPkiClientVerifier::builder_with_provider(
                 Arc::new(roots),
-                Arc::clone(&provider),
+                Arc::clone(provider),
             );
             let v = if auth == "VerifyClientCertIfGiven" {
                 v.allow_unauthenticated()
             } else {
                 v
             };
-            builder.with_client_cert_verifier(v.build().map_err(|e| bad(path, e))?)
+            Ok(Some(v.build().map_err(|e| bad(path, e))?))
         }
-        other => {
-            return Err(bad(
-                path,
-                format!(
-                    "client_auth_type {other} is not implemented by pmc (NoClientCert, \
-                     VerifyClientCertIfGiven, RequireAndVerifyClientCert)"
-                ),
-            ))
-        }
-    };
-    let mut config = builder
-        .with_single_cert(certs, key)
-        .map_err(|e| bad(path, format!("the certificate and key: {e}")))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
+        other => Err(bad(
+            path,
+            format!(
+                "client_auth_type {other} is not implemented by pmc (NoClientCert, \
+                 VerifyClientCertIfGiven, RequireAndVerifyClientCert)"
+            ),
+        )),
+    }
 }
 
 #[cfg(test)]

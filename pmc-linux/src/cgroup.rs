@@ -11,6 +11,7 @@
 //! Everything here goes through [`Sys`] (the mount table, the directory's open), so the fake
 //! kernel tests it.
 
+use crate::errno;
 use crate::sys::{Errno, Sys};
 use pmc_core::{Error, ErrorKind, Op, Result};
 use std::os::fd::OwnedFd;
@@ -176,13 +177,13 @@ pub(crate) fn open(sys: &dyn Sys, name: &str) -> Result<Cgroup> {
     let at = mount.display();
     match sys.open_dir(&path) {
         Ok(fd) => Ok(Cgroup { fd, path, mount }),
-        Err(Errno(e @ (libc::ENOENT | libc::ENOTDIR))) => Err(Error::new(
+        Err(Errno(e @ (errno::ENOENT | errno::ENOTDIR))) => Err(Error::new(
             ErrorKind::NoSuchCgroup,
             Op::Allocate,
             format!(
                 "cgroup `{name}`: {shown} {} (the cgroup hierarchy with perf_event is \
                  mounted at {at})",
-                if e == libc::ENOENT {
+                if e == errno::ENOENT {
                     "does not exist"
                 } else {
                     "is not a directory"
@@ -194,7 +195,7 @@ pub(crate) fn open(sys: &dyn Sys, name: &str) -> Result<Cgroup> {
             "name a cgroup that exists: a path below {at} (as perf -G takes it), or its \
              absolute path; `ls {at}` lists the top ones"
         ))),
-        Err(Errno(e @ (libc::EACCES | libc::EPERM))) => Err(Error::new(
+        Err(Errno(e @ (errno::EACCES | errno::EPERM))) => Err(Error::new(
             ErrorKind::Permission,
             Op::Allocate,
             format!("cgroup `{name}`: cannot open {shown}"),
@@ -216,7 +217,7 @@ pub(crate) fn refused(errno: Errno, cg: &Cgroup, event: &str) -> Error {
     let (path, at) = (cg.path.display(), cg.mount.display());
     let e = match errno.0 {
         // css_tryget_online_from_dir: a directory of a hierarchy without perf_event.
-        libc::ENOENT => Error::new(
+        errno::ENOENT => Error::new(
             ErrorKind::NotSupported,
             Op::Allocate,
             format!(
@@ -229,7 +230,7 @@ pub(crate) fn refused(errno: Errno, cg: &Cgroup, event: &str) -> Error {
              (found: {at}); a name relative to it is looked up there"
         )),
         // perf_cgroup_connect: not a cgroupfs directory.
-        libc::EBADF => Error::new(
+        errno::EBADF => Error::new(
             ErrorKind::InvalidArgument,
             Op::Allocate,
             format!("`{event}`: {path} is not a cgroup directory"),
@@ -402,7 +403,7 @@ mod tests {
             .allocate(&faults().system(Cpus::All).cgroup("nosuch"))
             .expect_err("no such cgroup");
         assert_eq!(e.kind(), ErrorKind::NoSuchCgroup);
-        assert_eq!(e.errno(), Some(libc::ENOENT));
+        assert_eq!(e.errno(), Some(errno::ENOENT));
         let m = e.to_string();
         assert!(m.contains("/sys/fs/cgroup/unified/nosuch"), "{m}");
         assert!(m.contains("mounted at /sys/fs/cgroup/unified"), "{m}");
@@ -417,13 +418,13 @@ mod tests {
     #[test]
     fn a_kernel_refusal_of_the_cgroup_says_so_with_help() {
         let (k, backend) = kernel();
-        k.refuse_cgroups(libc::ENOENT);
+        k.refuse_cgroups(errno::ENOENT);
         let e = backend
             .allocate(&faults().system(Cpus::All).cgroup("pmctest"))
             .expect_err("no perf_event");
         assert_eq!(e.kind(), ErrorKind::NotSupported);
         assert!(e.to_string().contains("no perf_event controller"), "{e}");
-        k.refuse_cgroups(libc::EINVAL);
+        k.refuse_cgroups(errno::EINVAL);
         let e = backend
             .allocate(&faults().system(Cpus::All).cgroup("pmctest"))
             .expect_err("no CONFIG_CGROUP_PERF");

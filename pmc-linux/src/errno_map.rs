@@ -1,6 +1,7 @@
 //! errno -> typed [`Error`], per operation, with the facts that explain it
 //! (the paranoid level, the rlimit, whether a PMU exists).
 
+use crate::errno;
 use crate::events::Resolved;
 use pmc_core::{Error, ErrorKind, Op, PermissionReason};
 
@@ -44,35 +45,35 @@ pub(crate) fn open_error(errno: Errno, ctx: &OpenContext<'_>, f: &Facts) -> Erro
     let Errno(errno) = errno;
     let ev = ctx.event;
     let e = match errno {
-        libc::EACCES | libc::EPERM => permission_error(ctx, f),
-        libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV
+        errno::EACCES | errno::EPERM => permission_error(ctx, f),
+        errno::ENOENT | errno::EOPNOTSUPP | errno::ENODEV
             if ctx.resolved.is_hardware() && !f.has_pmu =>
         {
             no_pmu_error(ev)
         }
-        libc::ENOENT => no_such_event_error(ctx),
-        libc::EOPNOTSUPP => not_supported_error(ctx),
-        libc::ESRCH => Error::new(
+        errno::ENOENT => no_such_event_error(ctx),
+        errno::EOPNOTSUPP => not_supported_error(ctx),
+        errno::ESRCH => Error::new(
             ErrorKind::NoSuchProcess,
             Op::Attach,
             format!("no process with pid {}", ctx.pid),
         )
         .with_help("check the pid; the process may have exited"),
-        libc::EMFILE | libc::ENFILE => too_many_files_error(f),
-        libc::EINVAL => invalid_argument_error(ctx, f),
-        libc::ENODEV => no_device_error(ctx, f),
-        libc::E2BIG => Error::new(
+        errno::EMFILE | errno::ENFILE => too_many_files_error(f),
+        errno::EINVAL => invalid_argument_error(ctx, f),
+        errno::ENODEV => no_device_error(ctx, f),
+        errno::E2BIG => Error::new(
             ErrorKind::NotSupported,
             Op::Allocate,
             "this kernel is older than the perf_event_attr layout requested",
         ),
-        libc::EBUSY => Error::new(
+        errno::EBUSY => Error::new(
             ErrorKind::Busy,
             Op::Allocate,
             format!("`{ev}`: the PMU is in exclusive use (another exclusive or pinned event, or the NMI watchdog)"),
         )
         .with_help("stop the other user, or free the watchdog's counter: sysctl -w kernel.nmi_watchdog=0"),
-        libc::ENOSYS => Error::new(
+        errno::ENOSYS => Error::new(
             ErrorKind::Unsupported,
             Op::Allocate,
             "perf_event_open(2) is not available: the kernel lacks CONFIG_PERF_EVENTS, or this is not Linux",
@@ -277,9 +278,9 @@ fn no_device_error(ctx: &OpenContext<'_>, f: &Facts) -> Error {
 pub(crate) fn op_error(op: Op, errno: Errno) -> Error {
     let Errno(errno) = errno;
     let kind = match errno {
-        libc::ENODEV | libc::ENXIO => ErrorKind::NoSuchCpu,
-        libc::ESRCH => ErrorKind::NoSuchProcess,
-        libc::EINVAL => ErrorKind::InvalidArgument,
+        errno::ENODEV | errno::ENXIO => ErrorKind::NoSuchCpu,
+        errno::ESRCH => ErrorKind::NoSuchProcess,
+        errno::EINVAL => ErrorKind::InvalidArgument,
         _ => ErrorKind::Os,
     };
     Error::new(kind, op, format!("perf_event {op} failed")).with_errno(errno)
@@ -312,7 +313,7 @@ mod tests {
     #[test]
     fn system_wide_permission_names_paranoid_and_cap() {
         let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
-        let e = open_error(Errno(libc::EACCES), &ctx(&r, -1, 0), &F);
+        let e = open_error(Errno(errno::EACCES), &ctx(&r, -1, 0), &F);
         assert_eq!(e.kind(), ErrorKind::Permission);
         let m = e.to_string();
         assert!(
@@ -321,18 +322,18 @@ mod tests {
                 && m.contains("<= 0"),
             "{m}"
         );
-        assert_eq!(e.errno(), Some(libc::EACCES));
+        assert_eq!(e.errno(), Some(errno::EACCES));
     }
 
     #[test]
     fn no_pmu_is_said() {
         let r = crate::events::portable(pmc_core::PortableEvent::Cycles);
-        let e = open_error(Errno(libc::ENOENT), &ctx(&r, 0, -1), &F);
+        let e = open_error(Errno(errno::ENOENT), &ctx(&r, 0, -1), &F);
         assert_eq!(e.kind(), ErrorKind::NoPmu);
         assert!(e.to_string().contains("no hardware PMU"));
         let with_pmu = Facts { has_pmu: true, ..F };
         assert_eq!(
-            open_error(Errno(libc::ENOENT), &ctx(&r, 0, -1), &with_pmu).kind(),
+            open_error(Errno(errno::ENOENT), &ctx(&r, 0, -1), &with_pmu).kind(),
             ErrorKind::NoSuchEvent
         );
     }
@@ -340,19 +341,19 @@ mod tests {
     #[test]
     fn known_einval_causes() {
         let r = crate::events::portable(pmc_core::PortableEvent::CpuClock);
-        let e = open_error(Errno(libc::EINVAL), &ctx(&r, -1, -1), &F);
+        let e = open_error(Errno(errno::EINVAL), &ctx(&r, -1, -1), &F);
         assert!(e.to_string().contains("needs a CPU"), "{e}");
-        let e = open_error(Errno(libc::EINVAL), &ctx(&r, -1, 7), &F);
+        let e = open_error(Errno(errno::EINVAL), &ctx(&r, -1, 7), &F);
         assert_eq!(e.kind(), ErrorKind::NoSuchCpu);
         let mut c = ctx(&r, 0, -1);
         c.sample_freq = Some(200_000);
-        let e = open_error(Errno(libc::EINVAL), &c, &F);
+        let e = open_error(Errno(errno::EINVAL), &c, &F);
         assert!(
             e.to_string()
                 .contains("perf_event_max_sample_rate = 100000"),
             "{e}"
         );
-        let e = open_error(Errno(libc::EMFILE), &ctx(&r, 0, -1), &F);
+        let e = open_error(Errno(errno::EMFILE), &ctx(&r, 0, -1), &F);
         assert_eq!(e.kind(), ErrorKind::TooManyOpenFiles);
         assert!(
             e.to_string().contains("RLIMIT_NOFILE is 1024")
@@ -360,12 +361,12 @@ mod tests {
             "{e}"
         );
         assert_eq!(
-            open_error(Errno(libc::ESRCH), &ctx(&r, 99, -1), &F).kind(),
+            open_error(Errno(errno::ESRCH), &ctx(&r, 99, -1), &F).kind(),
             ErrorKind::NoSuchProcess
         );
         let mut k = ctx(&r, 0, -1);
         k.counts_kernel = true;
-        let e = open_error(Errno(libc::EACCES), &k, &F);
+        let e = open_error(Errno(errno::EACCES), &k, &F);
         assert!(e.to_string().contains(":u"), "{e}");
         // The suggestion is a valid event string (it was `task-clock:k:u`).
         for (given, want) in [
@@ -379,7 +380,7 @@ mod tests {
             let mut k = ctx(&r, 0, -1);
             k.event = given;
             k.counts_kernel = true;
-            let e = open_error(Errno(libc::EACCES), &k, &F).to_string();
+            let e = open_error(Errno(errno::EACCES), &k, &F).to_string();
             assert!(e.contains(&format!("(`{want}`)")), "{given}: {e}");
             assert!(want.parse::<pmc_core::EventSpec>().is_ok(), "{want}");
         }

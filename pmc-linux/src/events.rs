@@ -910,8 +910,9 @@ mod tests {
         }
         // Zen 1 has its table (amdzen1) since the server CPUs were added.
         assert_eq!(rc("ex_ret_instr", d, x86(Amd, 23, 1)).unwrap(), raw(0xC0));
-        // Bonnell (an Atom): a known name, but no table for this model.
-        let e = rc("arith.divider_active", d, x86(Intel, 6, 0x1C)).unwrap_err();
+        // Penryn (a Core 2, family 6 model 0x17): a known name, but no table
+        // for this model (neither the kernel's nor FreeBSD's mapfile has one).
+        let e = rc("arith.divider_active", d, x86(Intel, 6, 0x17)).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::NotSupported, "{e}");
         assert!(e.message().contains("no pmu-events table"), "{e}");
         // Arm: Neoverse N1, Cortex-A57, and QEMU -cpu max (MIDR 0x000f0510).

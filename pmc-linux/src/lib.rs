@@ -57,9 +57,11 @@
 //!
 //! # Platform support
 //!
-//! The crate builds on every OS (so its pure parts test anywhere); only the
-//! system calls in `sys` are Linux-only, and elsewhere they fail with
-//! `ENOSYS`.
+//! The crate builds on every OS (so its pure parts test anywhere; CI
+//! type-checks it for FreeBSD and macOS); only the system calls in `sys` are
+//! Linux-only, and elsewhere they fail with `ENOSYS`. Linux's own numbers
+//! (errno values, `CLOCK_MONOTONIC`) are fixed in the crate, not the host
+//! libc's ([`errno`]).
 #![deny(unsafe_code)]
 #![warn(missing_docs, unreachable_pub, unnameable_types)]
 
@@ -68,7 +70,7 @@ mod cgroup;
 mod counter;
 mod describe;
 pub mod env;
-mod errno;
+pub mod errno;
 mod errno_map;
 mod events;
 mod info;

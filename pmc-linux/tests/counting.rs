@@ -281,11 +281,11 @@ fn set_count_running_and_reattach_errors() {
     pmc.start().unwrap();
     let e = pmc.set_count(5).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Busy);
-    assert_eq!(e.errno(), Some(libc::EBUSY));
+    assert_eq!(e.errno(), Some(pmc_linux::errno::EBUSY));
     assert!(e.to_string().contains("stop it first"), "{e}");
     let e = pmc.attach(Target::Current).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::AlreadyAttached);
-    assert_eq!(e.errno(), Some(libc::EEXIST));
+    assert_eq!(e.errno(), Some(pmc_linux::errno::EEXIST));
 }
 
 #[test]

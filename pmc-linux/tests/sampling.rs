@@ -1433,7 +1433,7 @@ impl Write for FullDisk {
         let mut g = self.0.lock().unwrap();
         let room = g.1.saturating_sub(g.0.len());
         if room == 0 {
-            return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+            return Err(std::io::Error::from_raw_os_error(pmc_linux::errno::ENOSPC));
         }
         let n = b.len().min(room);
         g.0.extend_from_slice(&b[..n]);
@@ -1486,7 +1486,7 @@ fn log_write_error_is_reported_while_sampling_with_its_kind() {
         full_at.map(|f| seen.duration_since(f))
     );
     assert_eq!(err.kind(), ErrorKind::Os);
-    assert_eq!(err.errno(), Some(libc::ENOSPC), "{err}");
+    assert_eq!(err.errno(), Some(pmc_linux::errno::ENOSPC), "{err}");
     let io = std::error::Error::source(&err)
         .and_then(|s| s.downcast_ref::<std::io::Error>())
         .expect("the io::Error is the source");
@@ -1506,7 +1506,7 @@ fn log_write_error_is_reported_while_sampling_with_its_kind() {
     let _ = spin.child.wait();
     pmc.stop().unwrap();
     let closed = b.close_log().expect_err("close_log reports the failure");
-    assert_eq!(closed.errno(), Some(libc::ENOSPC), "{closed}");
+    assert_eq!(closed.errno(), Some(pmc_linux::errno::ENOSPC), "{closed}");
     let summary = b.sampling_details();
     let bytes = disk.0.lock().unwrap().0.clone();
     assert_eq!(

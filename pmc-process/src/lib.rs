@@ -3,10 +3,12 @@
 //! The OS-specific half of choosing what to measure, kept out of the
 //! OS-free `pmc-core`:
 //!
-//! - [`launch`] (Linux and FreeBSD): a command launched paused before
+//! - [`launch`] (every Unix): a command launched paused before
 //!   `exec` (`Command`, `PausedChild`), so counters attach before its
 //!   first instruction, and the `Session` a measuring tool runs around it
 //!   or around running processes (attach, resume, wait, forward a signal);
+//!   on a Unix without a backend (macOS) the same API, whose launch answers
+//!   `ErrorKind::Unsupported`;
 //! - [`process`]: the running processes by name (`list`) and whether a pid
 //!   exists (`exists`).
 //!
@@ -19,6 +21,6 @@
 
 pub mod process;
 mod sys;
-// Empty on systems without `launch` (macOS in the cross-check).
+// Empty on systems without `launch` (not Unix).
 #[allow(unused_imports, unreachable_pub)]
 pub use sys::exported::*;

@@ -32,10 +32,10 @@
 //! assert!(r.truncated);
 //! ```
 #![warn(unreachable_pub, unnameable_types)]
+#![forbid(unsafe_code)]
 
 pub mod log;
 mod object;
-mod sys;
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -214,7 +214,7 @@ impl Unwinder {
         }
         let p = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path));
         let rooted = match &self.root {
-            Some(r) => match under_root(r, p) {
+            Some(r) => match pmc_filemap::under_root(r, p) {
                 Some(q) => Some(q),
                 None => {
                     self.refuse(path, "it leads outside the root (-r DIR); refused".into());
@@ -455,25 +455,6 @@ fn vdso_image() -> Option<Vec<u8>> {
     let mut buf = vec![0; len];
     f.read_exact(&mut buf).ok()?;
     Some(buf)
-}
-
-/// `path` resolved lexically under `root`: `.` dropped, `..` taking one component back;
-/// `None` when a `..` would climb above the root.
-fn under_root(root: &Path, path: &Path) -> Option<std::path::PathBuf> {
-    use std::path::Component;
-    let mut parts: Vec<&std::ffi::OsStr> = Vec::new();
-    for c in path.components() {
-        match c {
-            Component::Prefix(_) | Component::RootDir | Component::CurDir => {}
-            Component::ParentDir => {
-                parts.pop()?;
-            }
-            Component::Normal(n) => parts.push(n),
-        }
-    }
-    let mut out = root.to_path_buf();
-    out.extend(parts);
-    Some(out)
 }
 
 #[cfg(test)]

@@ -1,13 +1,12 @@
 //! Object files as the unwinder needs them: their unwind sections and load segments, opened
 //! safely (regular files only, without blocking, within a size limit) and mapped, not read.
 
-use std::fs::File;
 use std::ops::{Deref, Range};
 use std::path::Path;
 
 use object::{Object as _, ObjectSection as _, ObjectSegment as _};
 
-use crate::sys::Image;
+use pmc_filemap::Bytes;
 
 /// The largest object file whose unwind tables are used: 4 GiB. Larger files are refused
 /// (their frames end the unwind as truncated). A mapped file costs the pages touched, so the
@@ -17,7 +16,7 @@ pub const MAX_OBJECT_SIZE: u64 = 4 << 30;
 /// A byte range of an object's image, handed to framehop as section data.
 #[derive(Clone)]
 pub struct Section {
-    image: Image,
+    image: Bytes,
     range: Range<usize>,
 }
 
@@ -37,7 +36,7 @@ struct SectionPlace {
 
 /// A parsed object: where its unwind sections are, and its `PT_LOAD` segments.
 pub(crate) struct Object {
-    image: Image,
+    image: Bytes,
     text: Option<SectionPlace>,
     eh_frame: Option<SectionPlace>,
     eh_frame_hdr: Option<SectionPlace>,
@@ -50,76 +49,33 @@ pub(crate) struct Object {
 /// Why an object was not used.
 pub(crate) type Refusal = String;
 
-fn kind(m: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = m.file_type();
-    if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    }
-}
-
 /// Opens `path` without blocking, refuses anything but a regular file of at most
-/// [`MAX_OBJECT_SIZE`] bytes, and maps it.
+/// [`MAX_OBJECT_SIZE`] bytes, and maps it (pmc-filemap's, as pmc-analyze does).
 /// With `root` (`-r DIR`), refuses a file that, symbolic links followed, is outside it.
-fn map_regular(path: &Path, root: Option<&Path>) -> Result<Image, Refusal> {
-    use std::os::unix::fs::OpenOptionsExt;
-    if let Some(r) = root {
-        let (real, real_root) = (std::fs::canonicalize(path), std::fs::canonicalize(r));
-        if let (Ok(real), Ok(real_root)) = (real, real_root) {
-            if !real.starts_with(&real_root) {
-                return Err(format!(
-                    "it resolves to {}, outside the root {}; refused",
-                    real.display(),
-                    r.display()
-                ));
+fn map_regular(path: &Path, root: Option<&Path>) -> Result<Bytes, Refusal> {
+    let real_root = root.and_then(|r| std::fs::canonicalize(r).ok());
+    let outside = |real: &Path| {
+        format!(
+            "it resolves to {}, outside the root {}; refused",
+            real.display(),
+            root.unwrap_or(Path::new("/")).display()
+        )
+    };
+    if let Some(real_root) = &real_root {
+        if let Ok(real) = std::fs::canonicalize(path) {
+            if !real.starts_with(real_root) {
+                return Err(outside(&real));
             }
         }
     }
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| e.to_string())?;
+    let (file, meta) =
+        pmc_filemap::open_regular(path, MAX_OBJECT_SIZE).map_err(|e| e.to_string())?;
     // Inside the root once links are followed, on the descriptor itself (no race).
-    if let Some(r) = root {
-        use std::os::fd::AsRawFd;
-        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
-        if let (Ok(real), Ok(real_root)) = (real, std::fs::canonicalize(r)) {
-            if !real.starts_with(&real_root) {
-                return Err(format!(
-                    "it resolves to {}, outside the root {}; refused",
-                    real.display(),
-                    r.display()
-                ));
-            }
-        }
-    }
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err(format!("{}, not a regular file", kind(&meta)));
-    }
-    if meta.len() > MAX_OBJECT_SIZE {
-        return Err(format!(
-            "{} bytes, over the {MAX_OBJECT_SIZE}-byte limit",
-            meta.len()
-        ));
+    if let Some(real) = real_root.and_then(|r| pmc_filemap::outside_root(&file, &r)) {
+        return Err(outside(&real));
     }
     let len = usize::try_from(meta.len()).map_err(|_| "too large to map".to_string())?;
-    map(&file, len)
-}
-
-fn map(file: &File, len: usize) -> Result<Image, Refusal> {
-    Image::map(file, len).map_err(|e| e.to_string())
+    Bytes::map(&file, len).map_err(|e| e.to_string())
 }
 
 impl Object {
@@ -145,10 +101,10 @@ impl Object {
 
     /// Parses an ELF image held in memory (the vdso).
     pub(crate) fn from_bytes(bytes: Vec<u8>) -> Result<Object, Refusal> {
-        Object::parse(Image::Heap(bytes.into()))
+        Object::parse(Bytes::from(bytes))
     }
 
-    fn parse(image: Image) -> Result<Object, Refusal> {
+    fn parse(image: Bytes) -> Result<Object, Refusal> {
         let f = object::File::parse(&*image).map_err(|e| format!("not an object file: {e}"))?;
         let place = |name: &str| {
             let s = f.section_by_name(name)?;

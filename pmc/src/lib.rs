@@ -2,8 +2,8 @@
 //!
 //! One API to performance counters on Linux and FreeBSD: open [`Native`], allocate a [`Pmc`]
 //! or [`Group`] from an [`Allocation`], start, read. Also [`measure`] / [`Region`] (count a
-//! closure), [`selftest()`], `pmc::analyze` (reports over sample logs, feature `analyze`) and
-//! `native` (the OS's own extras). Details: the example, "Required types", "Conveniences".
+//! closure), `pmc::analyze` (reports over sample logs, feature `analyze`) and `native` (the
+//! OS's own extras). Details: the example, "Required types", "Conveniences".
 //!
 //! # Details
 //!
@@ -65,10 +65,10 @@
 //! - [`measure`] counts events around a closure, and [`Region`] is the same
 //!   as a guard: both count the calling process and the threads it starts
 //!   meanwhile.
-//! - [`selftest()`] checks this machine's counters against calibrated
-//!   workloads (exact instruction loops, fresh pages, context switches,
-//!   sampling periods...), one row per event class with a verdict:
-//!   `pmcstat --selftest`. [`selftest::run`] runs it on any backend.
+//! - The self-test of this machine's counters against calibrated workloads
+//!   (`pmcstat --selftest`) is a program over this API, the crate
+//!   `pmc-selftest`: `pmc_selftest::run_native()`, or `pmc_selftest::run` on
+//!   any backend.
 //! - The crate's `examples/` run as they are: `cargo run -p pmc --example
 //!   region` (also `group_ratio`, `child_process`, `system_wide`,
 //!   `sample_and_read`).
@@ -123,12 +123,12 @@
 //!
 //! `cargo run -p pmc --example sample_and_read` is the same, runnable.
 #![warn(unreachable_pub, unnameable_types)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
-// `pmc::process` and, on Linux and FreeBSD, `pmc::launch`: the processes a
-// measurement is about (pmc-process, the OS-specific half kept out of pmc-core).
+// `pmc::process` and, on every Unix, `pmc::launch`: the processes a measurement is
+// about (pmc-process, the OS-specific half kept out of pmc-core).
 pub use pmc_process::*;
 
 /// The analysis crate, pmc-analyze (feature `analyze`): symbolization and
@@ -139,32 +139,6 @@ pub use pmc_analyze as analyze;
 
 mod region;
 pub use region::{measure, Count, Region};
-pub mod selftest;
-// The self-test's loop and pages: the facade's only `unsafe`.
-#[allow(unsafe_code)]
-mod sys;
-
-/// Runs the self-test ([`selftest::run`]) on the native backend, with its
-/// user-space read check where it has one (Linux).
-///
-/// ```
-/// let report = pmc::selftest()?;
-/// // On a VM without a PMU the hardware rows SKIP; nothing may FAIL.
-/// println!("{report}");
-/// # Ok::<(), pmc::Error>(())
-/// ```
-///
-/// # Errors
-/// Only opening the backend ([`Backend`]'s `open`); every check's own
-/// failure is a row.
-pub fn selftest() -> Result<selftest::Report> {
-    let backend = Native::open()?;
-    let options = selftest::Options {
-        user_reads: native_user_reads(),
-        ..selftest::Options::default()
-    };
-    Ok(selftest::run(&backend, &options))
-}
 
 /// The native backend's PMC type (`<Native as Backend>::Pmc`).
 pub type NativePmc = <Native as Backend>::Pmc;
@@ -179,11 +153,6 @@ cfg_if::cfg_if! {
         /// (`FastReader`, `fake::FakeKernel`...). Portable code needs
         /// [`Native`] only (crate docs: "Required types").
         pub use pmc_linux as native;
-        #[path = "selftest/fast_read.rs"]
-        mod fast_read;
-        fn native_user_reads() -> Option<selftest::UserReadProbe> {
-            Some(fast_read::probe)
-        }
     } else if #[cfg(target_os = "freebsd")] {
         /// The native backend: hwpmc on FreeBSD.
         pub type Native = pmc_freebsd::Backend;
@@ -192,9 +161,6 @@ cfg_if::cfg_if! {
         /// `sim`...). Portable code needs [`Native`] only (crate docs:
         /// "Required types").
         pub use pmc_freebsd as native;
-        fn native_user_reads() -> Option<selftest::UserReadProbe> {
-            None
-        }
     } else {
         /// The backend of an OS without one (pmc-unsupported's): `open`
         /// fails with [`ErrorKind::Unsupported`], as every call does.
@@ -206,8 +172,5 @@ cfg_if::cfg_if! {
         /// without one, laid out as every backend crate is. Portable code
         /// needs [`Native`] only (crate docs: "Required types").
         pub use pmc_unsupported as native;
-        fn native_user_reads() -> Option<selftest::UserReadProbe> {
-            None
-        }
     }
 }

@@ -290,6 +290,8 @@ pub struct Analyze {
     pub folded: Option<PathBuf>,
     /// `--flamegraph FILE`.
     pub flamegraph: Option<PathBuf>,
+    /// `--no-inline`: inlined frames folded in every report.
+    pub no_inline: bool,
     /// `--pprof FILE`.
     pub pprof: Option<PathBuf>,
     /// `--script`.
@@ -327,6 +329,7 @@ impl Analyze {
             depth: args.read.depth,
             folded: args.read.folded,
             flamegraph: args.read.flamegraph,
+            no_inline: args.read.no_inline,
             pprof: args.read.pprof,
             script: args.read.script,
             perf_data: args.read.perf_data,

@@ -1,5 +1,5 @@
-//! `--selftest`: pmc's self-test of this machine's counters
-//! ([`pmc::selftest()`]), as a table, `--json` or `-x SEP` rows.
+//! `--selftest`: the self-test of this machine's counters
+//! ([`pmc_selftest::run_native`]), as a table, `--json` or `-x SEP` rows.
 //!
 //! Exit status: 0 when no check FAILed (PASS, WARN and SKIP rows are not
 //! failures; a WARN is printed with its note), 1 when one did.
@@ -7,12 +7,12 @@
 use crate::config::Format;
 use crate::error::Failure;
 use crate::output::document::{self, csv_row, json_line, Document};
-use pmc::selftest::Report;
+use pmc_selftest::Report;
 use std::io::{self, Write};
 
 /// Runs the self-test; returns the exit status.
 pub fn run(format: &Format) -> Result<u8, Failure> {
-    let report = SelfTest(pmc::selftest()?);
+    let report = SelfTest(pmc_selftest::run_native()?);
     let mut out = crate::dest::Checked::new(crate::dest::stdout_stream());
     let written = document::write(format, &report, &mut out);
     crate::dest::write_outcome(out.finish().and(written), "the self-test report")?;

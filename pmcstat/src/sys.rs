@@ -1,8 +1,8 @@
 //! pmcstat's calls into the OS: every nix, libc and `std::os` call of the
-//! CLI is here, and the process launcher it measures through, which is
-//! pmc's (`pmc::launch`) on the systems with a backend (Linux, FreeBSD) and a
-//! stand-in elsewhere, so that pmcstat builds on any Unix and says "no
-//! backend for this OS" when asked to measure ([`no_backend`]).
+//! CLI is here, and the process launcher it measures through, pmc's
+//! (`pmc::launch`, which builds on any Unix). On an OS without a backend
+//! pmcstat says "no backend for this OS" when asked to measure
+//! ([`no_backend`]).
 
 use std::fs::File;
 use std::io;
@@ -154,108 +154,6 @@ pub fn is_fifo(t: &std::fs::FileType) -> bool {
     t.is_fifo()
 }
 
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+/// pmc's process launcher (on an OS without a backend it builds, and launching answers
+/// Unsupported; pmcstat's measuring modes stop before it there, with [`no_backend`]).
 pub use pmc::launch;
-
-/// pmc's launcher where pmc has none: the same calls, none of which can
-/// start or attach to anything ([`no_backend`]).
-#[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-#[allow(dead_code)] // the stand-in has pmc::launch's whole surface that pmcstat uses
-pub mod launch {
-    use pmc::{Pmc, Result, Target};
-    use std::ffi::OsStr;
-    use std::process::ExitStatus;
-    use std::time::Duration;
-
-    /// As `pmc::launch::Progress`.
-    pub enum Progress {
-        /// The command exited.
-        Exited(ExitStatus),
-        /// Nothing to wait for.
-        Gone,
-        /// Still running.
-        Running,
-    }
-
-    /// As `pmc::launch::Command`: nothing is ever launched.
-    pub struct Command;
-
-    impl Command {
-        /// A command that cannot be launched here.
-        pub fn new(_program: impl AsRef<OsStr>) -> Command {
-            Command
-        }
-        /// Its arguments, ignored.
-        pub fn args<I, S>(&mut self, _args: I) -> &mut Command
-        where
-            I: IntoIterator<Item = S>,
-            S: AsRef<OsStr>,
-        {
-            self
-        }
-    }
-
-    /// As `pmc::launch::PausedChild`: never exists here.
-    pub enum PausedChild {}
-
-    impl PausedChild {
-        /// Unreachable: no child exists.
-        pub fn pid(&self) -> u32 {
-            match *self {}
-        }
-        /// Unreachable: no child exists.
-        pub fn wait(&mut self) -> Result<ExitStatus> {
-            match *self {}
-        }
-    }
-
-    /// As `pmc::launch::Session`: its targets, none of which can be attached to.
-    pub struct Session {
-        targets: Vec<Target>,
-    }
-
-    impl Session {
-        /// Fails: no backend.
-        pub fn launch(_command: &mut Command) -> Result<Session> {
-            Err(super::no_backend())
-        }
-        /// The targets, kept for the report.
-        pub fn attach_to(targets: impl IntoIterator<Item = Target>) -> Session {
-            Session {
-                targets: targets.into_iter().collect(),
-            }
-        }
-        /// The targets.
-        pub fn targets(&self) -> &[Target] {
-            &self.targets
-        }
-        /// No launched command.
-        pub fn child(&self) -> Option<&PausedChild> {
-            None
-        }
-        /// Fails: no backend.
-        pub fn attach<P: Pmc + ?Sized>(&self, _pmc: &mut P) -> Result<usize> {
-            Err(super::no_backend())
-        }
-        /// Nothing to resume.
-        pub fn resume(&mut self) -> Result<()> {
-            Ok(())
-        }
-        /// Nothing to wait for.
-        pub fn wait(&mut self, _timeout: Duration) -> Result<Progress> {
-            Ok(Progress::Gone)
-        }
-        /// Nothing to signal.
-        pub fn signal(&mut self, _sig: i32) -> Result<bool> {
-            Ok(false)
-        }
-        /// No exit status.
-        pub fn finish(self) -> Result<Option<ExitStatus>> {
-            Ok(None)
-        }
-        /// No child.
-        pub fn into_child(self) -> Option<PausedChild> {
-            None
-        }
-    }
-}

@@ -333,6 +333,16 @@ fn inlined_frames_agree_with_addr2line() {
     };
     assert_eq!(count(";hot_leaf;mix (inlined)"), in_mix, "{folded}");
     assert_eq!(count(";hot_leaf") + in_mix, pcs.len(), "{folded}");
+    // --no-inline (perf report's spelling): every sample in hot_leaf itself.
+    let flat = report(&["--folded", "-", "--no-inline"]);
+    assert!(!flat.contains("(inlined)"), "{flat}");
+    let in_leaf: usize = flat
+        .lines()
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter(|(stack, _)| stack.ends_with(";hot_leaf"))
+        .map(|(_, n)| n.parse::<usize>().unwrap())
+        .sum();
+    assert_eq!(in_leaf, pcs.len(), "{flat}");
 
     let graph = report(&["-G", "-"]);
     let lines: Vec<&str> = graph.lines().collect();

@@ -303,47 +303,7 @@ pub fn pmcstat_path() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
-/// Runs exactly `2 * n` user instructions of loop body plus a constant few
-/// (one compare-and-branch before the loop, the call and return): a
-/// workload whose instruction count is known, for the hardware tests.
-///
-/// aarch64: `subs x, x, #1; b.ne` per iteration; x86_64: `dec; jnz`. Other
-/// architectures: a plain loop (not exact).
-#[inline(never)]
-pub fn insn_loop(n: u64) {
-    #[cfg(target_arch = "aarch64")]
-    // SAFETY: register-only arithmetic and branches inside the asm block; no
-    // memory, no stack; the flags are declared clobbered by default.
-    unsafe {
-        std::arch::asm!(
-            "cbz {n}, 3f",
-            "2:",
-            "subs {n}, {n}, #1",
-            "b.ne 2b",
-            "3:",
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as above: registers and branches only.
-    unsafe {
-        std::arch::asm!(
-            "test {n}, {n}",
-            "jz 3f",
-            "2:",
-            "dec {n}",
-            "jnz 2b",
-            "3:",
-            n = inout(reg) n => _,
-            options(nomem, nostack),
-        );
-    }
-    #[cfg(not(any(target_arch = "aarch64", target_arch = "x86_64")))]
-    {
-        let mut i = 0u64;
-        while std::hint::black_box(i) < n {
-            i += 1;
-        }
-    }
-}
+/// The workload of known length for the hardware tests: exactly `2 * n`
+/// user instructions of loop body plus a constant few, the self-test's own
+/// loop (one copy, in pmc-selftest's `sys/`).
+pub use pmc_selftest::insn_loop;

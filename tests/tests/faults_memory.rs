@@ -673,7 +673,7 @@ fn many_pmcs_reports_are_linear() {
     let n = 20_000;
     many_pmcs_log(&log, n);
     let out = s(&d.0.join("out"));
-    let mut cpu = |args: &[&str]| {
+    let cpu = |args: &[&str]| {
         let before = children_cpu();
         let mut all = vec!["-R", log.to_str().unwrap()];
         all.extend_from_slice(args);

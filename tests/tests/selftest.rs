@@ -1,4 +1,4 @@
-//! The self-test on this machine: `pmc::selftest()` and `pmcstat
+//! The self-test on this machine: `pmc_selftest::run_native()` and `pmcstat
 //! --selftest`. Software rows PASS here (page faults, sampling periods, the
 //! log round trip; context switches and migrations when privileged and with
 //! 2+ CPUs); on a machine without a PMU every hardware row SKIPs saying so,
@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use pmc::selftest::{Report, Verdict};
+use pmc_selftest::{Report, Verdict};
 use pmc_tests::skip;
 use serde_json::Value;
 
@@ -76,7 +76,7 @@ fn judge(test: &str, r: &Report) {
 #[test]
 fn library_selftest_on_this_machine() {
     let t = "library_selftest_on_this_machine";
-    let r = pmc::selftest().expect("the native backend opens");
+    let r = pmc_selftest::run_native().expect("the native backend opens");
     eprintln!("{r}");
     judge(t, &r);
     if !has_pmu() {

@@ -28,7 +28,7 @@ fn no_inherit_thread(event: &str) -> Error {
              the threads there are now would undercount"
         ),
     )
-    .with_errno(libc::EINVAL)
+    .with_errno(errno::EINVAL)
     .with_help(
         "allocate with Allocation::descendants() to count new threads and child processes, \
          or attach Target::CurrentThread to count the calling thread alone",
@@ -61,7 +61,7 @@ fn no_inherit(event: &str, attr: &perf_event_attr) -> Error {
              counting only the threads there are now would undercount"
         ),
     )
-    .with_errno(libc::EINVAL)
+    .with_errno(errno::EINVAL)
     .with_help(help)
 }
 
@@ -371,7 +371,7 @@ impl<S: Sys> InstanceSet<S> {
                         Op::Attach,
                         format!("thread {pid} exited while its events were being opened"),
                     )
-                    .with_errno(libc::ESRCH));
+                    .with_errno(errno::ESRCH));
                 }
                 Err((_, true)) if tries < MEMBER_RACE_RETRIES => {
                     tries += 1;
@@ -445,7 +445,7 @@ impl<S: Sys> InstanceSet<S> {
             let mut opened = sys.perf_event_open(&mut attr, pid_arg, cpu, group, open_flags);
             // perf's :P: the highest precise_ip the PMU takes, as perf probes it
             // (evsel__detect_precise_ip: from 3 down to 0).
-            while matches!(opened, Err(Errno(libc::EINVAL | libc::EOPNOTSUPP)))
+            while matches!(opened, Err(Errno(errno::EINVAL | errno::EOPNOTSUPP)))
                 && mods.max_precise
                 && attr.precise_ip() > 0
             {
@@ -453,7 +453,7 @@ impl<S: Sys> InstanceSet<S> {
                 m.attr.set_precise_ip(attr.precise_ip());
                 opened = sys.perf_event_open(&mut attr, pid_arg, cpu, group, open_flags);
             }
-            if matches!(opened, Err(Errno(libc::EINVAL))) && attr.read_format & FORMAT_LOST != 0 {
+            if matches!(opened, Err(Errno(errno::EINVAL))) && attr.read_format & FORMAT_LOST != 0 {
                 // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
                 // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
                 // -EINVAL`): open without it, and remember that the lost count may be
@@ -470,7 +470,7 @@ impl<S: Sys> InstanceSet<S> {
             }
             let opened = match opened {
                 // (A leader: a member's EINVAL on another thread may be a race, retried below.)
-                Err(Errno(libc::EINVAL)) if attr.inherit_thread() == 1 && leader => {
+                Err(Errno(errno::EINVAL)) if attr.inherit_thread() == 1 && leader => {
                     // What did the kernel refuse? If plain `inherit` opens, inherit_thread
                     // (Linux < 5.13): new threads cannot be followed without child processes.
                     // If only a non-inherited event opens, inheriting this event at all (e.g.
@@ -492,19 +492,19 @@ impl<S: Sys> InstanceSet<S> {
                     {
                         return Err((no_inherit(&m.event, &attr), false));
                     }
-                    Err(Errno(libc::EINVAL))
+                    Err(Errno(errno::EINVAL))
                 }
                 r => r,
             };
             let race =
-                matches!(opened, Err(Errno(libc::ENODEV | libc::EINVAL))) && !leader && pid > 0;
+                matches!(opened, Err(Errno(errno::ENODEV | errno::EINVAL))) && !leader && pid > 0;
             if let (Err(errno), Some(cg), true) = (&opened, cgroup, leader) {
                 // Was it the cgroup the kernel refused? The same event opens on this CPU
                 // without it: then say so (else the event's own refusal is reported below).
                 let mut plain = attr;
                 if matches!(
                     errno.0,
-                    libc::ENOENT | libc::EBADF | libc::EINVAL | libc::EOPNOTSUPP
+                    errno::ENOENT | errno::EBADF | errno::EINVAL | errno::EOPNOTSUPP
                 ) && sys.perf_event_open(&mut plain, -1, cpu, None, 0).is_ok()
                 {
                     return Err((crate::cgroup::refused(*errno, cg, &m.event), false));
@@ -515,7 +515,7 @@ impl<S: Sys> InstanceSet<S> {
                 // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
                 // vanished thread it is, so attach skips it like any thread that exited.
                 let errno = if race && sys.thread_exiting(pid) {
-                    Errno(libc::ESRCH)
+                    Errno(errno::ESRCH)
                 } else {
                     errno
                 };
@@ -532,7 +532,7 @@ impl<S: Sys> InstanceSet<S> {
                     counts_kernel: attr.exclude_kernel() == 0,
                     sample_freq: freq,
                 };
-                if errno == Errno(libc::EINVAL) && !leader && m.resolved.is_hardware() {
+                if errno == Errno(errno::EINVAL) && !leader && m.resolved.is_hardware() {
                     // The PMU drivers validate a group against their counters when a
                     // member joins (armv8/x86 validate_group): EINVAL here means the
                     // group no longer fits, not a bad event (the leader, same kind, opened).

@@ -9,7 +9,7 @@ pub(super) fn pid_i32(pid: u32) -> Result<i32> {
             Op::Attach,
             format!("{pid} is not a valid pid"),
         )
-        .with_errno(libc::EINVAL)
+        .with_errno(errno::EINVAL)
     })
 }
 
@@ -18,14 +18,14 @@ pub(super) fn pid_i32(pid: u32) -> Result<i32> {
 pub(super) fn thread_ids(sys: &dyn Sys, pid: Option<u32>) -> Result<Vec<i32>> {
     let pid = pid.unwrap_or_else(|| sys.getpid());
     let mut tids = sys.thread_ids(pid).map_err(|Errno(e)| match e {
-        libc::ESRCH => Error::new(
+        errno::ESRCH => Error::new(
             ErrorKind::NoSuchProcess,
             Op::Attach,
             format!("no process with pid {pid}"),
         )
-        .with_errno(libc::ESRCH),
+        .with_errno(errno::ESRCH),
         // Listing the threads takes a descriptor: with none left, that is the error.
-        libc::EMFILE | libc::ENFILE => {
+        errno::EMFILE | errno::ENFILE => {
             crate::errno_map::too_many_files(&sys.facts(), Op::Attach).with_errno(e)
         }
         _ => Error::new(

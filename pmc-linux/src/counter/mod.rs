@@ -103,6 +103,7 @@ use rings::{Delivery, Rings};
 use switch::SwitchGroup;
 
 use crate::backend::Shared;
+use crate::errno;
 use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
 use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
@@ -121,6 +122,11 @@ use std::sync::Arc;
 
 /// The most members a group may have (the read buffer lives on the stack).
 pub const MAX_GROUP_MEMBERS: usize = 32;
+
+/// Linux's `CLOCK_MONOTONIC` (`uapi/linux/time.h`), the clock of the samples' `time`
+/// (`perf_event_attr.clockid`): fixed, not the host libc's (macOS has 6), as the errno
+/// values are (`errno.rs`).
+const CLOCK_MONOTONIC: i32 = 1;
 /// A group read's words: nr, time_enabled, time_running, then value, id and (sampling PMCs
 /// with `PERF_FORMAT_LOST`) lost per member.
 const READ_WORDS: usize = 3 + 3 * MAX_GROUP_MEMBERS;
@@ -337,7 +343,7 @@ impl<S: Sys> Counters<S> {
                 Op::Detach,
                 format!("the PMC is not attached to {target}"),
             )
-            .with_errno(libc::EINVAL));
+            .with_errno(errno::EINVAL));
         };
         let mut last = vec![Reading::default(); self.members.len()];
         self.fds

@@ -88,7 +88,7 @@ fn set_exit_read_bits(attr: &mut perf_event_attr) {
     );
     attr.set_sample_id_all(1);
     attr.set_use_clockid(1);
-    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.clockid = CLOCK_MONOTONIC;
 }
 
 /// A sampling PMC's attr: the rate, what each sample carries, and the ring's wakeup.
@@ -137,7 +137,7 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
     attr.set_sample_id_all(1);
     // One documented clock for every timestamp in the log.
     attr.set_use_clockid(1);
-    attr.clockid = libc::CLOCK_MONOTONIC;
+    attr.clockid = CLOCK_MONOTONIC;
     // Wake the drain thread when a ring is a quarter full.
     attr.set_watermark(1);
     attr.__bindgen_anon_2.wakeup_watermark =
@@ -170,7 +170,7 @@ pub(super) fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
             "log-proccsw needs a process-scope PMC: it logs the counts of the target \
              processes at their context switches",
         )
-        .with_errno(libc::EINVAL)
+        .with_errno(errno::EINVAL)
         .with_help("allocate it with process scope and attach it to the processes to watch"));
     }
     if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && a.scope.is_system() {
@@ -180,7 +180,7 @@ pub(super) fn check_log_flags(a: &Allocation, group_len: usize) -> Result<()> {
             "log-procexit needs a process-scope PMC: it logs the counts of the target \
              processes at their exits",
         )
-        .with_errno(libc::EINVAL)
+        .with_errno(errno::EINVAL)
         .with_help("allocate it with process scope and attach it to the processes to watch"));
     }
     if a.flags.contains(pmc_core::Flags::LOG_PROCEXIT) && !a.mode.is_sampling() && group_len > 1 {

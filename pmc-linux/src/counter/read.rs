@@ -35,13 +35,13 @@ pub(super) fn read_counts<S: Sys + ?Sized>(
     let mut tries = 0;
     loop {
         match sys.read(fd, buf) {
-            Err(Errno(libc::ECHILD)) if tries < ECHILD_RETRIES => {
+            Err(Errno(errno::ECHILD)) if tries < ECHILD_RETRIES => {
                 tries += 1;
                 std::thread::yield_now();
             }
             Err(e) => {
                 let err = errno_map::op_error(Op::Read, e);
-                return Err(if e.0 == libc::ECHILD {
+                return Err(if e.0 == errno::ECHILD {
                     err.with_help(format!(
                         "the kernel refused to sum an inherited group {ECHILD_RETRIES} times \
                          (ECHILD: a thread's or child's copy of the group did not match the \

@@ -68,7 +68,7 @@ impl<S: Sys> SwitchGroup<S> {
             let mut attr = build_attr(&shared.sys, &alloc, &m.resolved, facts, true, ring_bytes);
             // A group has one clock (the kernel refuses members with another).
             attr.set_use_clockid(1);
-            attr.clockid = libc::CLOCK_MONOTONIC;
+            attr.clockid = CLOCK_MONOTONIC;
             members.push(Member {
                 alloc,
                 pmc_id: m.pmc_id,
@@ -93,16 +93,16 @@ impl<S: Sys> SwitchGroup<S> {
                         needed: 1,
                     },
                 )
-                .with_errno(e.errno().unwrap_or(libc::EACCES)));
+                .with_errno(e.errno().unwrap_or(errno::EACCES)));
             }
-            Err(e) if e.errno() == Some(libc::EINVAL) && inherit => {
+            Err(e) if e.errno() == Some(errno::EINVAL) && inherit => {
                 return Err(Error::new(
                     ErrorKind::NotSupported,
                     Op::Allocate,
                     "log-proccsw with descendants needs PERF_SAMPLE_READ on inherited events, \
                      which this kernel refuses (Linux 6.12 or later has it)",
                 )
-                .with_errno(libc::EINVAL)
+                .with_errno(errno::EINVAL)
                 .with_help("drop descendants, or attach to each process"));
             }
             Err(e) => return Err(e),

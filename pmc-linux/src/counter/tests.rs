@@ -3,6 +3,7 @@
 //! vanished-thread cases. No privileges, no PMU, any kernel. The real-kernel tests in
 //! `pmc-linux/tests` are the oracles these models were checked against.
 
+use crate::errno;
 use crate::sys::fake::{Call, FakeEvent, FakeKernel, Fault, SampleSpec};
 use crate::sys::Ioctl;
 /// The backend and its PMCs over the fake kernel.
@@ -419,15 +420,15 @@ fn a_group_read_refused_with_echild_while_a_copy_is_torn_down_is_read_again() {
     let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
     g.start().expect("start");
     k.tick(100, 0, 10);
-    k.inject(Fault::new(Call::Read, libc::ECHILD).times(50));
+    k.inject(Fault::new(Call::Read, errno::ECHILD).times(50));
     let mut out = [pmc_core::Reading::default(); 2];
     g.read_into(&mut out).expect("read after the refusals end");
     assert_eq!(out.map(|r| r.value), [10, 10]);
 
     // A refusal that never ends is an error that says what happened.
-    k.inject(Fault::new(Call::Read, libc::ECHILD).times(u32::MAX));
+    k.inject(Fault::new(Call::Read, errno::ECHILD).times(u32::MAX));
     let e = g.read_into(&mut out).expect_err("ECHILD for good");
-    assert_eq!((e.op(), e.errno()), (Op::Read, Some(libc::ECHILD)));
+    assert_eq!((e.op(), e.errno()), (Op::Read, Some(errno::ECHILD)));
     assert!(e.to_string().contains("inherited group"), "{e}");
 }
 
@@ -466,11 +467,11 @@ fn short_read_is_an_os_error_not_a_panic() {
     let (k, backend) = kernel();
     let mut p = pmc(&backend, counting("task-clock"));
     p.start().expect("start");
-    k.inject(Fault::new(Call::Read, libc::ENOSPC));
+    k.inject(Fault::new(Call::Read, errno::ENOSPC));
     let e = p.read().expect_err("injected");
     assert_eq!(
         (e.kind(), e.op(), e.errno()),
-        (ErrorKind::Os, Op::Read, Some(libc::ENOSPC))
+        (ErrorKind::Os, Op::Read, Some(errno::ENOSPC))
     );
 }
 
@@ -507,7 +508,7 @@ fn attach_twice_is_already_attached_and_detach_of_a_stranger_not_attached() {
     let e = p.attach(Target::Pid(200)).expect_err("twice");
     assert_eq!(
         (e.kind(), e.errno()),
-        (ErrorKind::AlreadyAttached, Some(libc::EEXIST))
+        (ErrorKind::AlreadyAttached, Some(errno::EEXIST))
     );
     let e = p.detach(Target::Pid(201)).expect_err("stranger");
     assert_eq!((e.kind(), e.op()), (ErrorKind::NotAttached, Op::Detach));
@@ -535,7 +536,7 @@ fn attach_to_a_system_pmc_is_invalid_state() {
 fn a_thread_that_vanishes_during_attach_is_skipped() {
     let (k, backend) = kernel();
     k.add_process(200, &[200, 201, 202]);
-    k.inject(Fault::new(Call::Open, libc::ESRCH).pid(201));
+    k.inject(Fault::new(Call::Open, errno::ESRCH).pid(201));
     let mut p = pmc(&backend, counting("task-clock"));
     p.attach(Target::Pid(200)).expect("attach skips 201");
     let mut pids: Vec<i32> = k.events().iter().map(|e| e.pid).collect();
@@ -548,7 +549,11 @@ fn member_enodev_on_an_exiting_thread_is_skipped_like_esrch() {
     let (k, backend) = kernel();
     k.add_process(200, &[200, 201]);
     k.set_exiting(201);
-    k.inject(Fault::new(Call::Open, libc::ENODEV).pid(201).members_only());
+    k.inject(
+        Fault::new(Call::Open, errno::ENODEV)
+            .pid(201)
+            .members_only(),
+    );
     let mut g = group(&backend, &["task-clock", "page-faults"], Flags::NONE);
     g.attach(Target::Pid(200))
         .expect("attach skips the exiting thread");
@@ -560,7 +565,7 @@ fn member_enodev_on_an_exiting_thread_is_skipped_like_esrch() {
 /// the leader: core.c's context swap of inherited threads) is opened again, whole.
 #[test]
 fn member_race_on_a_live_thread_is_retried() {
-    for errno in [libc::ENODEV, libc::EINVAL] {
+    for errno in [errno::ENODEV, errno::EINVAL] {
         let (k, backend) = kernel();
         k.add_process(200, &[200, 201]);
         k.inject(Fault::new(Call::Open, errno).pid(201).members_only());
@@ -578,7 +583,7 @@ fn member_race_repeated_on_a_live_thread_is_retried_until_it_opens() {
     let (k, backend) = kernel();
     k.add_process(200, &[200, 201]);
     k.inject(
-        Fault::new(Call::Open, libc::EINVAL)
+        Fault::new(Call::Open, errno::EINVAL)
             .pid(201)
             .members_only()
             .times(10),
@@ -596,7 +601,7 @@ fn member_enodev_on_a_live_thread_is_an_error() {
     let (k, backend) = kernel();
     k.add_process(200, &[200, 201]);
     k.inject(
-        Fault::new(Call::Open, libc::ENODEV)
+        Fault::new(Call::Open, errno::ENODEV)
             .pid(201)
             .members_only()
             .times(u32::MAX),
@@ -605,7 +610,7 @@ fn member_enodev_on_a_live_thread_is_an_error() {
     let e = g
         .attach(Target::Pid(200))
         .expect_err("not a vanished thread");
-    assert_eq!(e.errno(), Some(libc::ENODEV));
+    assert_eq!(e.errno(), Some(errno::ENODEV));
     assert_ne!(e.kind(), ErrorKind::NoSuchProcess);
     assert!(
         on(&k, 200).is_empty() && on(&k, 201).is_empty(),
@@ -617,17 +622,17 @@ fn member_enodev_on_a_live_thread_is_an_error() {
 fn the_main_thread_vanishing_or_no_process_is_no_such_process() {
     let (k, backend) = kernel();
     k.add_process(200, &[200, 201]);
-    k.inject(Fault::new(Call::Open, libc::ESRCH).pid(200));
+    k.inject(Fault::new(Call::Open, errno::ESRCH).pid(200));
     let mut p = pmc(&backend, counting("task-clock"));
     let e = p.attach(Target::Pid(200)).expect_err("main thread");
     assert_eq!(
         (e.kind(), e.errno()),
-        (ErrorKind::NoSuchProcess, Some(libc::ESRCH))
+        (ErrorKind::NoSuchProcess, Some(errno::ESRCH))
     );
     let e = p.attach(Target::Pid(999)).expect_err("no such process");
     assert_eq!(
         (e.kind(), e.errno()),
-        (ErrorKind::NoSuchProcess, Some(libc::ESRCH))
+        (ErrorKind::NoSuchProcess, Some(errno::ESRCH))
     );
     assert!(p.targets().is_empty());
 }
@@ -638,13 +643,13 @@ fn the_main_thread_vanishing_or_no_process_is_no_such_process() {
 #[test]
 fn eacces_at_allocate_is_permission_naming_the_paranoid_level() {
     let (k, backend) = kernel();
-    k.inject(Fault::new(Call::Open, libc::EACCES));
+    k.inject(Fault::new(Call::Open, errno::EACCES));
     let e = backend
         .allocate(&counting("cycles").system(Cpus::One(0)))
         .expect_err("denied");
     assert_eq!(
         (e.kind(), e.op(), e.errno()),
-        (ErrorKind::Permission, Op::Allocate, Some(libc::EACCES))
+        (ErrorKind::Permission, Op::Allocate, Some(errno::EACCES))
     );
     let m = e.to_string();
     assert!(
@@ -657,7 +662,7 @@ fn eacces_at_allocate_is_permission_naming_the_paranoid_level() {
 fn eperm_at_attach_to_another_process_is_ptrace_permission() {
     let (k, backend) = kernel();
     k.add_process(200, &[200]);
-    k.inject(Fault::new(Call::Open, libc::EPERM).pid(200));
+    k.inject(Fault::new(Call::Open, errno::EPERM).pid(200));
     let mut p = pmc(&backend, counting("task-clock"));
     let e = p.attach(Target::Pid(200)).expect_err("denied");
     assert_eq!((e.kind(), e.op()), (ErrorKind::Permission, Op::Attach));
@@ -667,11 +672,11 @@ fn eperm_at_attach_to_another_process_is_ptrace_permission() {
 #[test]
 fn open_errnos_map_to_their_kinds() {
     let cases = [
-        (libc::EMFILE, ErrorKind::TooManyOpenFiles),
-        (libc::ENOENT, ErrorKind::NoSuchEvent),
-        (libc::EOPNOTSUPP, ErrorKind::NotSupported),
-        (libc::EBUSY, ErrorKind::Busy),
-        (libc::ENOSYS, ErrorKind::Unsupported),
+        (errno::EMFILE, ErrorKind::TooManyOpenFiles),
+        (errno::ENOENT, ErrorKind::NoSuchEvent),
+        (errno::EOPNOTSUPP, ErrorKind::NotSupported),
+        (errno::EBUSY, ErrorKind::Busy),
+        (errno::ENOSYS, ErrorKind::Unsupported),
     ];
     for (errno, kind) in cases {
         let (k, backend) = kernel();
@@ -693,21 +698,25 @@ fn an_offline_or_missing_cpu_is_no_such_cpu() {
         .expect_err("offline");
     assert_eq!(
         (e.kind(), e.errno()),
-        (ErrorKind::NoSuchCpu, Some(libc::ENODEV))
+        (ErrorKind::NoSuchCpu, Some(errno::ENODEV))
     );
     let e = backend
         .allocate(&counting("cycles").system(Cpus::One(9)))
         .expect_err("beyond nr_cpu_ids");
     assert_eq!(
         (e.kind(), e.errno()),
-        (ErrorKind::NoSuchCpu, Some(libc::EINVAL))
+        (ErrorKind::NoSuchCpu, Some(errno::EINVAL))
     );
 }
 
 #[test]
 fn a_hardware_member_refused_with_einval_means_the_group_does_not_fit() {
     let (k, backend) = kernel();
-    k.inject(Fault::new(Call::Open, libc::EINVAL).members_only().after(1));
+    k.inject(
+        Fault::new(Call::Open, errno::EINVAL)
+            .members_only()
+            .after(1),
+    );
     let allocs = [
         counting("cycles"),
         counting("instructions"),
@@ -723,7 +732,7 @@ fn a_failed_start_leaves_the_pmc_stopped_and_disabled() {
     let (k, backend) = kernel();
     k.add_process(100, &[100, 101]);
     let mut p = pmc(&backend, counting("task-clock"));
-    k.inject(Fault::new(Call::Ioctl, libc::EINVAL).after(1));
+    k.inject(Fault::new(Call::Ioctl, errno::EINVAL).after(1));
     let e = p.start().expect_err("second enable fails");
     assert_eq!((e.kind(), e.op()), (ErrorKind::InvalidArgument, Op::Start));
     assert_eq!(p.state(), State::Stopped);
@@ -738,7 +747,7 @@ fn stop_failure_maps_to_op_stop() {
     let (k, backend) = kernel();
     let mut p = pmc(&backend, counting("task-clock"));
     p.start().expect("start");
-    k.inject(Fault::new(Call::Ioctl, libc::ENODEV));
+    k.inject(Fault::new(Call::Ioctl, errno::ENODEV));
     let e = p.stop().expect_err("injected");
     assert_eq!((e.kind(), e.op()), (ErrorKind::NoSuchCpu, Op::Stop));
 }
@@ -772,7 +781,7 @@ fn write_while_running_is_busy() {
     let e = p.write(5).expect_err("running");
     assert_eq!(
         (e.kind(), e.op(), e.errno()),
-        (ErrorKind::Busy, Op::Write, Some(libc::EBUSY))
+        (ErrorKind::Busy, Op::Write, Some(errno::EBUSY))
     );
     let e = p.set_count(5).expect_err("running");
     assert_eq!((e.kind(), e.op()), (ErrorKind::Busy, Op::SetCount));
@@ -962,10 +971,10 @@ fn a_refused_mmap_fails_start_as_mmap() {
     let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000));
     let mut p = pmc(&backend, a);
     p.sample_in_process().expect("in process");
-    k.inject(Fault::new(Call::Mmap, libc::EPERM));
+    k.inject(Fault::new(Call::Mmap, errno::EPERM));
     let e = p.start().expect_err("mmap refused");
     assert_eq!(e.op(), Op::Mmap);
-    assert_eq!(e.errno(), Some(libc::EPERM));
+    assert_eq!(e.errno(), Some(errno::EPERM));
     assert_ne!(p.state(), State::Running);
 }
 
@@ -1617,7 +1626,7 @@ fn perf_modifiers_set_perfs_attr_bits() {
 
     // :P on a hardware event: the PMU refuses precise_ip 3 and 2, takes 1.
     let (k, backend) = kernel();
-    k.inject(Fault::new(Call::Open, libc::EOPNOTSUPP).times(2));
+    k.inject(Fault::new(Call::Open, errno::EOPNOTSUPP).times(2));
     let p = pmc(&backend, counting("cycles:P"));
     assert_eq!(k.events()[0].attr.precise_ip(), 1);
     let shown = p.native_config();

@@ -910,6 +910,7 @@ fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errno;
     use crate::log::testutil::{cfg, meta, pid_tid, record, trailer};
     use crate::record::record_type;
 
@@ -918,19 +919,22 @@ mod tests {
     /// failure is kept.
     #[test]
     fn log_failure_keeps_the_io_errors_kind() {
-        let denied = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::EACCES));
-        let full = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(libc::ENOSPC));
+        let denied = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(errno::EACCES));
+        let full = pmc_log::WriteError::Io(std::io::Error::from_raw_os_error(errno::ENOSPC));
         let e = LogFailure::from(&denied).to_error();
         assert_eq!(
             (e.kind(), e.op(), e.errno()),
-            (ErrorKind::Permission, Op::Log, Some(libc::EACCES))
+            (ErrorKind::Permission, Op::Log, Some(errno::EACCES))
         );
         let e = LogFailure::from(&full).to_error();
-        assert_eq!((e.kind(), e.errno()), (ErrorKind::Os, Some(libc::ENOSPC)));
+        assert_eq!((e.kind(), e.errno()), (ErrorKind::Os, Some(errno::ENOSPC)));
         let mut slot = None;
         LogFailure::note(&mut slot, &full);
         LogFailure::note(&mut slot, &denied);
-        assert_eq!(slot.map(|f| f.to_error().errno()), Some(Some(libc::ENOSPC)));
+        assert_eq!(
+            slot.map(|f| f.to_error().errno()),
+            Some(Some(errno::ENOSPC))
+        );
     }
 
     /// The drain's path without a kernel: `rings` drained one after another (each its

@@ -2,6 +2,7 @@
 
 use super::summary::tally;
 use super::{MmapRing, SamplingDetails};
+use crate::errno;
 use crate::record::{ParseConfig, Record};
 use crate::ring::RingReader;
 use crate::sys::{facts, Rlimit, Sys};
@@ -164,7 +165,7 @@ fn mmap_error(sys: &dyn Sys, e: &std::io::Error, pages: usize) -> Error {
     let errno = e.raw_os_error();
     let kib = pages * sys.page_size() / 1024;
     let mut err = match errno {
-        Some(libc::EPERM) => {
+        Some(errno::EPERM) => {
             let mlock =
                 facts::mlock_kb(sys).map_or_else(|| "unknown".to_owned(), |v| format!("{v} KiB"));
             let rlimit = sys
@@ -185,7 +186,7 @@ fn mmap_error(sys: &dyn Sys, e: &std::io::Error, pages: usize) -> Error {
                 fitting_pages(sys, pages)
             ))
         }
-        Some(libc::ENOMEM) => Error::new(
+        Some(errno::ENOMEM) => Error::new(
             ErrorKind::Os,
             Op::Mmap,
             format!("no memory for a {kib} KiB sample buffer"),

@@ -483,6 +483,7 @@ fn write_loop(shared: &Shared, mut sink: LogSink) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errno;
     use pmc_log::record::{self as log, Record};
     use std::sync::mpsc;
 
@@ -662,7 +663,7 @@ mod tests {
             fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
                 self.0 += 1;
                 if self.0 > 2 {
-                    return Err(io::Error::from_raw_os_error(libc::ENOSPC));
+                    return Err(io::Error::from_raw_os_error(errno::ENOSPC));
                 }
                 Ok(buf.len())
             }
@@ -686,6 +687,6 @@ mod tests {
         }
         assert!(failed.is_some() || w.failed().is_some());
         let e = handle.error().expect("the sink's error");
-        assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        assert_eq!(e.raw_os_error(), Some(errno::ENOSPC));
     }
 }

@@ -25,6 +25,7 @@
 
 use super::mmap::{MmapRing, RingMemory};
 use super::{Clock, Errno, Facts, FileMeta, Ioctl, Rlimit, Sys};
+use crate::errno;
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::collections::{BTreeMap, BTreeSet};
@@ -728,13 +729,13 @@ impl St {
             return Ok(e);
         }
         let link =
-            std::fs::read_link(format!("/proc/self/fd/{n}")).map_err(|_| Errno(libc::EBADF))?;
+            std::fs::read_link(format!("/proc/self/fd/{n}")).map_err(|_| Errno(errno::EBADF))?;
         // ENOTTY: what the perf ioctls return on a file that is not a perf event.
         self.events
             .iter()
             .find(|(k, e)| link.to_str() == Some(e.link.as_str()) && live(**k, &e.link))
             .map(|(_, e)| e)
-            .ok_or(Errno(libc::ENOTTY))
+            .ok_or(Errno(errno::ENOTTY))
     }
 
     /// The leader then the siblings of `leader`'s group, in open order.
@@ -772,17 +773,17 @@ impl St {
     ) -> Result<i32, Errno> {
         // perf_event_open(2): "pid == -1 and cpu == -1: This setting is invalid".
         if pid == -1 && cpu == -1 {
-            return Err(Errno(libc::EINVAL));
+            return Err(Errno(errno::EINVAL));
         }
         // core.c perf_event_open: "if ((flags & PERF_FLAG_PID_CGROUP) && (pid == -1 || cpu ==
         // -1)) return -EINVAL"; then perf_cgroup_connect: the pid is an fd of a cgroup
         // directory (EBADF otherwise), of a hierarchy with perf_event.
         if cgroup {
             if pid == -1 || cpu == -1 {
-                return Err(Errno(libc::EINVAL));
+                return Err(Errno(errno::EINVAL));
             }
             if !self.dirs.get(&pid).is_some_and(|(link, _)| live(pid, link)) {
-                return Err(Errno(libc::EBADF));
+                return Err(Errno(errno::EBADF));
             }
             if let Some(e) = self.cgroup_errno {
                 return Err(Errno(e));
@@ -793,12 +794,12 @@ impl St {
         if !self.facts.has_pmu
             && (attr.type_ == b::PERF_TYPE_HARDWARE || attr.type_ == b::PERF_TYPE_HW_CACHE)
         {
-            return Err(Errno(libc::ENOENT));
+            return Err(Errno(errno::ENOENT));
         }
         // core.c perf_copy_attr: reserved bits must be zero (inherit_thread was reserved
         // before 5.13), and "if (!attr->inherit && attr->inherit_thread) return -EINVAL".
         if attr.inherit_thread() == 1 && (!self.inherit_thread || attr.inherit() == 0) {
-            return Err(Errno(libc::EINVAL));
+            return Err(Errno(errno::EINVAL));
         }
         // core.c perf_event_alloc: before 6.12 "if (attr->inherit && (attr->sample_type &
         // PERF_SAMPLE_READ)) goto err_ns;"; from 6.12 only without PERF_SAMPLE_TID:
@@ -806,21 +807,21 @@ impl St {
         let sample_read = attr.sample_type & u64::from(b::PERF_SAMPLE_READ) != 0;
         let tid = attr.sample_type & u64::from(b::PERF_SAMPLE_TID) != 0;
         if attr.inherit() == 1 && sample_read && (!self.inherited_sample_read || !tid) {
-            return Err(Errno(libc::EINVAL));
+            return Err(Errno(errno::EINVAL));
         }
         if attr.inherit() == 1 && attr.read_format & FMT_GROUP != 0 && !self.inherit_group_read {
-            return Err(Errno(libc::EINVAL));
+            return Err(Errno(errno::EINVAL));
         }
         if attr.read_format & FMT_LOST != 0 && !self.format_lost {
-            return Err(Errno(libc::EINVAL));
+            return Err(Errno(errno::EINVAL));
         }
         // core.c perf_event_alloc: "if ((unsigned)cpu >= nr_cpu_ids) ... return -EINVAL".
         if cpu >= 0 && u32::try_from(cpu).map_or(true, |c| c >= self.possible) {
-            return Err(Errno(libc::EINVAL));
+            return Err(Errno(errno::EINVAL));
         }
         // core.c find_get_context: an offline CPU's context is ENODEV.
         if cpu >= 0 && !self.online.contains(&(cpu as u32)) {
-            return Err(Errno(libc::ENODEV));
+            return Err(Errno(errno::ENODEV));
         }
         // perf_event_open(2): pid 0 is the calling thread; ESRCH "if attempting to attach to a
         // process that does not exist".
@@ -829,21 +830,21 @@ impl St {
             0 => self.tid,
             -1 => -1,
             p if p > 0 && self.process_of(p).is_some() => p,
-            _ => return Err(Errno(libc::ESRCH)),
+            _ => return Err(Errno(errno::ESRCH)),
         };
         if let Some(g) = group {
             let leader = self
                 .events
                 .get(&g)
                 .filter(|e| live(g, &e.link))
-                .ok_or(Errno(libc::EBADF))?;
+                .ok_or(Errno(errno::EBADF))?;
             let l = &leader.view;
             // core.c perf_event_open: "Do not allow a recursive hierarchy" (the group fd must
             // be a leader), "Do not allow to attach to a group in a different task or CPU
             // context"; an inherited group's members must be inherited too (6.18: EINVAL).
             if !l.is_leader() || l.cpu != cpu || l.pid != tid || l.attr.inherit() != attr.inherit()
             {
-                return Err(Errno(libc::EINVAL));
+                return Err(Errno(errno::EINVAL));
             }
         }
         Ok(tid)
@@ -877,7 +878,7 @@ impl Sys for FakeKernel {
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
             .ok()
             .and_then(|l| l.to_str().map(str::to_owned))
-            .ok_or(Errno(libc::EMFILE))?;
+            .ok_or(Errno(errno::EMFILE))?;
         st.seq += 1;
         st.next_id += 1;
         let mut tids = BTreeSet::new();
@@ -950,7 +951,7 @@ impl Sys for FakeKernel {
                 // core.c perf_event_period: "if (!is_sampling_event(event)) return -EINVAL;
                 // if (!value) return -EINVAL".
                 if period == 0 || p == 0 {
-                    return Err(Errno(libc::EINVAL));
+                    return Err(Errno(errno::EINVAL));
                 }
                 // "if (event->attr.freq) { ... event->attr.sample_freq = value; } else {
                 // event->attr.sample_period = value; ... }": the mode stays what it was.
@@ -966,12 +967,12 @@ impl Sys for FakeKernel {
                 // core.c perf_event_set_output: same CPU, and for a per-task buffer the same
                 // task; an event with a ring of its own cannot be redirected (EBUSY).
                 let t = st.events.get(&target).filter(|e| live(target, &e.link));
-                let t = t.ok_or(Errno(libc::EBADF))?;
+                let t = t.ok_or(Errno(errno::EBADF))?;
                 if t.view.cpu != cpu || (t.view.cpu == -1 && t.view.pid != pid) {
-                    return Err(Errno(libc::EINVAL));
+                    return Err(Errno(errno::EINVAL));
                 }
                 if own_ring {
-                    return Err(Errno(libc::EBUSY));
+                    return Err(Errno(errno::EBUSY));
                 }
                 if let Some(e) = st.events.get_mut(&me) {
                     e.view.output = Some(target);
@@ -1001,7 +1002,7 @@ impl Sys for FakeKernel {
             // perf_event_open(2), "Reading results" with PERF_FORMAT_GROUP, as core.c
             // perf_read_group: nr, the leader's times, then value [id] [lost] per member.
             let members = st.group(ev.view.leader);
-            let leader = st.events.get(&ev.view.leader).ok_or(Errno(libc::EINVAL))?;
+            let leader = st.events.get(&ev.view.leader).ok_or(Errno(errno::EINVAL))?;
             words.push(members.len() as u64);
             times(&leader.view, &mut words);
             for m in members.iter().filter_map(|fd| st.events.get(fd)) {
@@ -1028,7 +1029,7 @@ impl Sys for FakeKernel {
         }
         let size = words.len() * 8;
         // core.c __perf_read: "if (count < event->read_size) return -ENOSPC".
-        let out = buf.get_mut(..size).ok_or(Errno(libc::ENOSPC))?;
+        let out = buf.get_mut(..size).ok_or(Errno(errno::ENOSPC))?;
         for (chunk, w) in out.chunks_exact_mut(8).zip(&words) {
             chunk.copy_from_slice(&w.to_ne_bytes());
         }
@@ -1057,12 +1058,12 @@ impl Sys for FakeKernel {
             || !data_pages.is_power_of_two()
             || ev.view.output.is_some()
         {
-            return Err(err(libc::EINVAL));
+            return Err(err(errno::EINVAL));
         }
         let existing = ev.ring.clone();
         let ring = match existing {
             Some(r) => r,
-            None => Arc::new(RingMemory::new(4096, data_pages).ok_or_else(|| err(libc::ENOMEM))?),
+            None => Arc::new(RingMemory::new(4096, data_pages).ok_or_else(|| err(errno::ENOMEM))?),
         };
         if let Some(e) = st.events.get_mut(&fd.as_raw_fd()) {
             e.ring = Some(ring.clone());
@@ -1076,7 +1077,7 @@ impl Sys for FakeKernel {
             .procs
             .get(&pid)
             .map(|p| p.tids.clone())
-            .ok_or(Errno(libc::ESRCH))
+            .ok_or(Errno(errno::ESRCH))
     }
 
     fn thread_exiting(&self, tid: i32) -> bool {
@@ -1132,7 +1133,7 @@ impl Sys for FakeKernel {
         match st.files.get(path) {
             Some(b) => Ok(b.clone()),
             None if st.files.keys().any(|k| k.starts_with(path)) => {
-                Err(std::io::Error::from_raw_os_error(libc::EISDIR))
+                Err(std::io::Error::from_raw_os_error(errno::EISDIR))
             }
             None => Err(std::io::ErrorKind::NotFound.into()),
         }
@@ -1177,15 +1178,15 @@ impl Sys for FakeKernel {
     fn open_dir(&self, path: &Path) -> Result<OwnedFd, Errno> {
         match self.metadata(path) {
             Ok(m) if m.is_dir => {}
-            Ok(_) => return Err(Errno(libc::ENOTDIR)),
-            Err(_) => return Err(Errno(libc::ENOENT)),
+            Ok(_) => return Err(Errno(errno::ENOTDIR)),
+            Err(_) => return Err(Errno(errno::ENOENT)),
         }
         let (rd, _wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Errno::from)?;
         let fd = rd.as_raw_fd();
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
             .ok()
             .and_then(|l| l.to_str().map(str::to_owned))
-            .ok_or(Errno(libc::EMFILE))?;
+            .ok_or(Errno(errno::EMFILE))?;
         self.st().dirs.insert(fd, (link, path.to_path_buf()));
         Ok(rd)
     }
@@ -1247,7 +1248,7 @@ mod tests {
         assert_eq!(words(&k, &solo, 4), Ok(vec![5, 0, 0, id]));
         assert_eq!(
             words(&k, &solo, 3),
-            Err(Errno(libc::ENOSPC)),
+            Err(Errno(errno::ENOSPC)),
             "core.c __perf_read"
         );
         let lead = k
@@ -1275,14 +1276,14 @@ mod tests {
             k.perf_event_open(a, pid, cpu, g.map(|f| f.as_fd()), 0)
                 .map(|_| ())
         };
-        assert_eq!(open(&mut attr(0), -1, -1, None), Err(Errno(libc::EINVAL)));
-        assert_eq!(open(&mut attr(0), 4242, -1, None), Err(Errno(libc::ESRCH)));
-        assert_eq!(open(&mut attr(0), 0, 7, None), Err(Errno(libc::EINVAL)));
+        assert_eq!(open(&mut attr(0), -1, -1, None), Err(Errno(errno::EINVAL)));
+        assert_eq!(open(&mut attr(0), 4242, -1, None), Err(Errno(errno::ESRCH)));
+        assert_eq!(open(&mut attr(0), 0, 7, None), Err(Errno(errno::EINVAL)));
         let mut it = attr(0);
         it.set_inherit_thread(1);
         assert_eq!(
             open(&mut it, 0, -1, None),
-            Err(Errno(libc::EINVAL)),
+            Err(Errno(errno::EINVAL)),
             "inherit_thread alone"
         );
         let lead = k
@@ -1290,7 +1291,7 @@ mod tests {
             .expect("leader");
         assert_eq!(
             open(&mut attr(0), 0, 1, Some(&lead)),
-            Err(Errno(libc::EINVAL)),
+            Err(Errno(errno::EINVAL)),
             "other CPU"
         );
         let m = k
@@ -1298,19 +1299,19 @@ mod tests {
             .expect("member");
         assert_eq!(
             open(&mut attr(0), 0, 0, Some(&m)),
-            Err(Errno(libc::EINVAL)),
+            Err(Errno(errno::EINVAL)),
             "member of a member"
         );
         let mut inh = attr(0);
         inh.set_inherit(1);
         assert_eq!(
             open(&mut inh, 0, 0, Some(&lead)),
-            Err(Errno(libc::EINVAL)),
+            Err(Errno(errno::EINVAL)),
             "inherit mismatch"
         );
         assert_eq!(
             k.ioctl(lead.as_fd(), Ioctl::Period(10)),
-            Err(Errno(libc::EINVAL)),
+            Err(Errno(errno::EINVAL)),
             "counting"
         );
     }
@@ -1324,7 +1325,7 @@ mod tests {
         let e = k
             .map_ring(per_task.as_fd(), 4)
             .expect_err("inherited per-task");
-        assert_eq!(e.raw_os_error(), Some(libc::EINVAL));
+        assert_eq!(e.raw_os_error(), Some(errno::EINVAL));
         let a = k
             .perf_event_open(&mut attr(0), 0, 0, None, 0)
             .expect("cpu 0");
@@ -1339,7 +1340,7 @@ mod tests {
         let out = Ioctl::SetOutput(a.as_raw_fd());
         assert_eq!(
             k.ioctl(c1.as_fd(), out),
-            Err(Errno(libc::EINVAL)),
+            Err(Errno(errno::EINVAL)),
             "another CPU"
         );
         assert_eq!(k.ioctl(c0.as_fd(), out), Ok(()));

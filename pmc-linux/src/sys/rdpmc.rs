@@ -27,6 +27,7 @@
 //! non-zero `index` in the page announce. [`crate::rdpmc`] only calls
 //! [`read_counter`] under those conditions, inside the seqlock.
 
+use crate::errno;
 use std::mem::offset_of;
 use std::os::fd::BorrowedFd;
 use std::ptr::NonNull;
@@ -127,7 +128,7 @@ impl ControlPage {
             .ok()
             .filter(|l| *l >= 4096)
             .unwrap_or(4096);
-        let map_len = std::num::NonZeroUsize::new(len).ok_or(Errno(libc::EINVAL))?;
+        let map_len = std::num::NonZeroUsize::new(len).ok_or(Errno(errno::EINVAL))?;
         // SAFETY: a fresh mapping chosen by the kernel (addr NULL), so no
         // existing memory is affected; nix checks the result for MAP_FAILED.
         let p = unsafe {

@@ -2,6 +2,7 @@
 //! (`linux.rs`, or `unsupported.rs` answering `ENOSYS`); `/proc` and `/sys` are files on any
 //! Unix.
 
+use crate::errno;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::path::Path;
@@ -49,7 +50,7 @@ impl Sys for RealSys {
     fn thread_ids(&self, pid: u32) -> Result<Vec<i32>, Errno> {
         let rd = std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| {
             Errno(match e.raw_os_error() {
-                Some(libc::ENOENT) | None => libc::ESRCH,
+                Some(errno::ENOENT) | None => errno::ESRCH,
                 Some(n) => n,
             })
         })?;
@@ -123,7 +124,7 @@ impl Sys for RealSys {
             .custom_flags(libc::O_DIRECTORY)
             .open(path)
             .map(OwnedFd::from)
-            .map_err(|e| Errno(e.raw_os_error().unwrap_or(libc::EIO)))
+            .map_err(|e| Errno(e.raw_os_error().unwrap_or(errno::EIO)))
     }
     fn cpuinfo(&self) -> std::sync::Arc<str> {
         static CPUINFO: std::sync::OnceLock<std::sync::Arc<str>> = std::sync::OnceLock::new();

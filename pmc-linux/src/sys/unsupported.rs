@@ -1,6 +1,7 @@
 //! [`RealSys`](super::RealSys) on systems without perf_event: every perf call fails with
 //! `ENOSYS`, so the backend's logic still builds (and its pure parts still test) everywhere.
 
+use crate::errno;
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 
@@ -17,27 +18,27 @@ pub(super) fn perf_event_open(
     _group: Option<BorrowedFd<'_>>,
     _flags: u64,
 ) -> Result<OwnedFd, Errno> {
-    Err(Errno(libc::ENOSYS))
+    Err(Errno(errno::ENOSYS))
 }
 
 /// `ioctl`: `ENOSYS`.
 pub(super) fn ioctl(_fd: BorrowedFd<'_>, _op: Ioctl) -> Result<(), Errno> {
-    Err(Errno(libc::ENOSYS))
+    Err(Errno(errno::ENOSYS))
 }
 
 /// `read`: `ENOSYS`.
 pub(super) fn read(_fd: BorrowedFd<'_>, _buf: &mut [u8]) -> Result<usize, Errno> {
-    Err(Errno(libc::ENOSYS))
+    Err(Errno(errno::ENOSYS))
 }
 
 /// `PERF_EVENT_IOC_ID`: `ENOSYS`.
 pub(super) fn event_id(_fd: BorrowedFd<'_>) -> Result<u64, Errno> {
-    Err(Errno(libc::ENOSYS))
+    Err(Errno(errno::ENOSYS))
 }
 
 /// `poll`: `ENOSYS`.
 pub(super) fn poll(_fds: &[BorrowedFd<'_>], _timeout_ms: i32) -> Result<Vec<i16>, Errno> {
-    Err(Errno(libc::ENOSYS))
+    Err(Errno(errno::ENOSYS))
 }
 
 /// `clock_gettime`: 0.

@@ -12,3 +12,26 @@ pub mod folded;
 pub mod json;
 pub mod perf_data;
 pub mod text;
+
+use std::io::{self, Write};
+
+use crate::record::Record;
+
+/// Writes every record of `records` with `write_record` (an export's record writer, as
+/// [`text::write_record`]); returns how many. The `write_all` of the exports that write a
+/// record at a time.
+///
+/// # Errors
+/// The first error of `write_record`; the records before it are written.
+pub fn write_each<'a, W: Write>(
+    records: impl IntoIterator<Item = Record<'a>>,
+    out: &mut W,
+    mut write_record: impl FnMut(&Record<'a>, &mut W) -> io::Result<()>,
+) -> io::Result<u64> {
+    let mut n = 0;
+    for r in records {
+        write_record(&r, out)?;
+        n += 1;
+    }
+    Ok(n)
+}

@@ -12,6 +12,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 
+use super::stdio::Stdio;
+
 /// A child process created by [`PausedChild::spawn`], stopped before `exec`
 /// until [`resume`](PausedChild::resume).
 ///
@@ -65,42 +67,6 @@ fn raw_wait_status(ws: WaitStatus) -> Option<i32> {
         WaitStatus::Exited(_, code) => Some((code & 0xff) << 8),
         WaitStatus::Signaled(_, sig, core) => Some(sig as i32 | if core { 0x80 } else { 0 }),
         _ => None,
-    }
-}
-
-/// Where a launched command's standard input, output or error goes
-/// ([`Command::stdin`], [`Command::stdout`], [`Command::stderr`]).
-#[derive(Debug)]
-pub enum Stdio {
-    /// The launching process's own (the default).
-    Inherit,
-    /// `/dev/null`.
-    Null,
-    /// This descriptor (a file, a pipe end, a socket); the child gets a
-    /// copy, so the caller's stays open.
-    Fd(OwnedFd),
-}
-
-impl Stdio {
-    /// The launching process's own stream.
-    pub fn inherit() -> Stdio {
-        Stdio::Inherit
-    }
-    /// `/dev/null`.
-    pub fn null() -> Stdio {
-        Stdio::Null
-    }
-}
-
-impl From<OwnedFd> for Stdio {
-    fn from(fd: OwnedFd) -> Stdio {
-        Stdio::Fd(fd)
-    }
-}
-
-impl From<std::fs::File> for Stdio {
-    fn from(f: std::fs::File) -> Stdio {
-        Stdio::Fd(f.into())
     }
 }
 

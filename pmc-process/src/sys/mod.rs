@@ -1,14 +1,22 @@
 //! The only part of pmc-process that may use `unsafe`: launching a command
 //! paused before `exec`, which needs `fork(2)` (Linux and FreeBSD, the
-//! systems with a backend), and listing and probing processes
-//! (`process.rs`).
+//! systems with a backend; `unsupported.rs` elsewhere: the same API, nothing
+//! launched), and listing and probing processes (`process.rs`).
 #![allow(unsafe_code)]
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
 mod child;
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+#[cfg(all(
+    unix,
+    not(any(target_os = "linux", target_os = "android", target_os = "freebsd"))
+))]
+#[path = "unsupported.rs"]
+mod child;
+#[cfg(unix)]
 mod session;
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+#[cfg(unix)]
+mod stdio;
+#[cfg(unix)]
 pub mod launch {
     //! Launch a command paused before `exec`, so counters can be attached first.
     //!
@@ -21,14 +29,19 @@ pub mod launch {
     //! deadlock it. We fork ourselves, doing no allocation between `fork` and
     //! `exec`, and report exec failures through a close-on-exec pipe as std does.
 
-    pub use super::child::{Command, PausedChild, Stdio};
+    //!
+    //! On a Unix without a backend (macOS) the same API builds, and launching
+    //! answers `ErrorKind::Unsupported`.
+
+    pub use super::child::{Command, PausedChild};
     pub use super::session::{Progress, Session};
+    pub use super::stdio::Stdio;
 }
 
 /// What the crate root re-exports from here, where this system has it
-/// (`pmc_process::launch` on Linux and FreeBSD): the OS choice stays in `sys/`.
+/// (`pmc_process::launch` on every Unix): the OS choice stays in `sys/`.
 pub(crate) mod exported {
-    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    #[cfg(unix)]
     pub use super::launch;
 }
 pub(crate) mod process;

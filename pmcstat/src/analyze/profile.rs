@@ -34,8 +34,9 @@ pub(super) fn build_profile(
     // The call graph and the stacks show inlined functions as frames of their own, marked
     // "(inlined)", as perf and samply show them; the other reports fold them into their
     // function (Profile::without_inlines), as perf report does without --inline.
-    opts.symbolize.inlines =
-        args.callgraph.is_some() || args.folded.is_some() || args.flamegraph.is_some();
+    // `--no-inline` folds them everywhere.
+    opts.symbolize.inlines = !args.no_inline
+        && (args.callgraph.is_some() || args.folded.is_some() || args.flamegraph.is_some());
     let profile = match (input, thread) {
         (Input::Bytes(b), _) => Profile::from_log(b, opts),
         (Input::Stream(f), None) => Profile::from_stream(std::io::BufReader::new(f), opts),

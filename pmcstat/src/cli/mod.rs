@@ -395,6 +395,12 @@ pub struct ReadLog {
     #[arg(long = "flamegraph", value_name = "FILE", requires = "read_log")]
     pub flamegraph: Option<PathBuf>,
 
+    /// With -R: -G, --folded and --flamegraph fold inlined functions into the
+    /// function they were inlined into instead of showing them as frames of
+    /// their own marked "(inlined)" (perf report's --no-inline).
+    #[arg(long = "no-inline", requires = "read_log")]
+    pub no_inline: bool,
+
     /// With -R: write a pprof profile (profile.proto, gzipped) to FILE, for
     /// `go tool pprof` and the tools that read it (Pyroscope, Parca, ...).
     #[arg(long = "pprof", value_name = "FILE", requires = "read_log")]

@@ -47,8 +47,7 @@ struct Sampler {
 
 /// Runs sampling mode; returns the exit status to use.
 pub fn run(args: &Sample) -> Result<u8, Failure> {
-    let backend = pmc::Native::open()?;
-    set_ring_pages(&backend, args)?;
+    let backend = open_backend(args)?;
     // The created log is bound after the backend, so dropped (the file removed) before it
     // on a failed start.
     let (aggregator, mut created_log) = open_log(&backend, args)?;
@@ -57,7 +56,7 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
     if args.verbose {
         print_native_config(&samplers);
     }
-    let probe = child_probe(&backend, &samplers, &session);
+    let probe = child_probe(&backend, &session, &samplers);
     let started = start(&mut samplers, &mut session)?;
     created_log.0 = None; // started: the log is kept, whatever happens next
 
@@ -103,7 +102,7 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
         .map(|s| format!("{} {}", s.text, rate_text(s.rate)))
         .collect();
     drop(samplers);
-    close_log_at_end(&backend)?;
+    close_log(&backend)?;
     report(args, &backend, aggregator, &events, elapsed)?;
     if let Some((0, _)) = summary_counts(&backend) {
         diag!("{}", no_samples_warning(&rates, elapsed));
@@ -115,29 +114,30 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
             ns as f64 / 1e6
         );
     }
-    Ok(exit_code_of_run(status, &backend))
+    Ok(final_code(&backend, status))
 }
 
-/// `--mmap-pages`: the ring size, before any PMC is allocated.
-fn set_ring_pages(backend: &pmc::Native, args: &Sample) -> Result<(), Failure> {
-    let Some(pages) = args.mmap_pages else {
-        return Ok(());
-    };
-    backend.set_buffer_pages(pages).map_err(|e| {
-        let help = match e.help() {
-            Some(h) => format!("--mmap-pages takes a power of two (1, 2, 4, ...); {h}"),
-            None => "--mmap-pages takes a power of two (1, 2, 4, ...)".to_owned(),
-        };
-        Failure::Setup(e.with_help(help))
-    })
+/// The native backend, with `--mmap-pages`' ring size.
+fn open_backend(args: &Sample) -> Result<pmc::Native, Failure> {
+    let backend = pmc::Native::open()?;
+    if let Some(pages) = args.mmap_pages {
+        backend.set_buffer_pages(pages).map_err(|e| {
+            let help = match e.help() {
+                Some(h) => format!("--mmap-pages takes a power of two (1, 2, 4, ...); {h}"),
+                None => "--mmap-pages takes a power of two (1, 2, 4, ...)".to_owned(),
+            };
+            Failure::Setup(e.with_help(help))
+        })?;
+    }
+    Ok(backend)
 }
 
-/// Samplers of the process alone (-P without -d): a probe, started, that watches for
+/// For samplers of the process alone (-P without -d): the probe, started, that watches for
 /// the child processes they miss, as counting does.
 fn child_probe(
     backend: &pmc::Native,
-    samplers: &[Sampler],
     session: &crate::sys::launch::Session,
+    samplers: &[Sampler],
 ) -> Option<crate::measure::ChildProbe> {
     let alone = samplers
         .iter()
@@ -151,27 +151,23 @@ fn child_probe(
     probe
 }
 
-/// Closes the log once the samplers are dropped. Stopped by a signal: a log reader that
-/// stalled (a FIFO, -O -) cannot hold the exit; what it did not take is counted as lost
-/// and said, with the summary.
-fn close_log_at_end(backend: &pmc::Native) -> Result<(), Failure> {
+/// Closes the log. Stopped by a signal, a log reader that stalled (a FIFO, -O -) cannot
+/// hold the exit: what it did not take is counted as lost and said, with the summary.
+fn close_log(backend: &pmc::Native) -> Result<(), Failure> {
     let stopped = crate::run::stop_signal().is_some();
     if stopped {
         crate::sys::bound_log_close(backend, crate::sys::LOG_CLOSE_WAIT);
     }
     match backend.close_log() {
-        Err(e) if stopped => {
-            diag!("pmcstat: {}", log_err_line(&e));
-            Ok(())
-        }
-        r => r.map_err(log_err),
+        Err(e) if stopped => diag!("pmcstat: {}", log_err_line(&e)),
+        r => r.map_err(log_err)?,
     }
+    Ok(())
 }
 
-/// The run's exit status: the command's (after `q` too: 128 + SIGTERM if it died of the
-/// SIGTERM that `q` sent it, as on any other stop), or [`LOST_STATUS`] when it is 0 and
-/// samples were lost.
-fn exit_code_of_run(status: Option<std::process::ExitStatus>, backend: &pmc::Native) -> u8 {
+/// The exit status: the command's (after `q` too: 128 + SIGTERM if it died of the SIGTERM
+/// that `q` sent it, as on any other stop), or [`LOST_STATUS`] when samples were lost.
+fn final_code(backend: &pmc::Native, status: Option<std::process::ExitStatus>) -> u8 {
     let status = crate::run::final_status(status.map(exit_code));
     let lost = summary_counts(backend).map_or(0, |(_, lost)| lost);
     let code = exit_status(status, lost);

@@ -1,13 +1,14 @@
 //! Read-only file mappings, shareable as `&[u8]` by the ELF and DWARF readers, that survive
 //! the file being truncated under them.
 //!
-//! [`Bytes`] is one mapping (`Bytes::map`; [`Bytes::cut`] says where a truncation was
-//! repaired); `install` sets up the SIGBUS handler behind the fixed table of mappings.
-//! Below: how a truncation is repaired, and why that is safe in a handler.
+//! [`Bytes`] is one mapping ([`Bytes::map`]; [`Bytes::cut`] says where a truncation was
+//! repaired); `install` sets up the SIGBUS handler behind the fixed table of mappings;
+//! [`outside_root`] is the crate's one check that differs by OS. Below: how a truncation is
+//! repaired, and why that is safe in a handler.
 //!
 //! A mapped file that shrinks raises SIGBUS on the next read of a page past its new end: a
-//! user re-running `pmcstat -O out.log` while `pmcstat -R out.log` reads it, or an object
-//! rebuilt in place, would kill the reader. Every mapping made here is registered in a fixed
+//! user re-running `pmcstat -O out.log` while `pmcstat -R out.log` reads it, or a library
+//! rebuilt in place while a live `pmcstat` unwinds through it, would kill the reader. Every mapping made here is registered in a fixed
 //! table that a SIGBUS handler consults: a fault (`BUS_ADRERR`) inside a registered mapping is
 //! repaired by mapping anonymous zero pages over the rest of it (`mmap(MAP_FIXED)`), and the
 //! offset of the first such page is recorded as the mapping's *cut* ([`Bytes::cut`]); the
@@ -19,18 +20,38 @@
 //! It does only what is safe in a signal handler: atomic loads and stores on static arrays,
 //! and the `mmap`/`sigaction` system calls (no allocation, no locks). A fault that is not in
 //! a registered mapping goes to the handler installed before (Rust's own stack-overflow
-//! handler, normally), or kills the process as SIGBUS always did.
+//! handler, normally), or kills the process as SIGBUS always did. pmc-analyze and pmc-unwind
+//! map through this one table, so a process has one such handler, not one per crate.
 
 use std::fmt;
 use std::fs::File;
 use std::io;
 use std::ops::Deref;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// How many mappings can be guarded at once: the open objects (twice: each may have a
-/// separate debug file), the log, and room to spare. A mapping past it is read into memory
-/// instead.
+/// Where the open `file` really is, when that is outside `real_root` (a canonical path):
+/// checked on the descriptor (`/proc/self/fd`, Linux), so a symbolic link swapped in after
+/// a check of the path cannot slip through. `None` when inside, or where the descriptor's
+/// path cannot be read.
+pub fn outside_root(file: &File, real_root: &Path) -> Option<PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let real = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+        (!real.starts_with(real_root)).then_some(real)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, real_root);
+        None
+    }
+}
+
+/// How many mappings can be guarded at once: pmc-analyze's open objects (twice: each may
+/// have a separate debug file), the log, pmc-unwind's cached objects, and room to spare. A
+/// mapping past it is read into memory instead.
 const SLOTS: usize = 4096;
 
 /// Start address of each registered mapping (0: free slot).
@@ -193,17 +214,20 @@ impl Bytes {
     /// `fstat`; `0` gives empty bytes without a mapping, which `mmap(2)` refuses). When the
     /// SIGBUS guard is unavailable (the handler could not be installed, or every slot is in
     /// use) the file is read into memory instead.
-    pub(crate) fn map(file: &File, len: usize) -> io::Result<Bytes> {
+    ///
+    /// # Errors
+    /// The `mmap`'s, or, without the guard, the read's.
+    pub fn map(file: &File, len: usize) -> io::Result<Bytes> {
         if len == 0 {
             return Ok(Bytes::from(Arc::<[u8]>::from(&[][..])));
         }
         if install() {
             // SAFETY: `Mmap` is a private, read-only mapping; this crate never writes through
             // it and hands out only shared `&[u8]` views. Another process may still change
-            // the file (as for every file mapping): the readers of these bytes are
-            // bounds-checked decoders, to which changed bytes are damaged input. A
-            // truncation, which would raise SIGBUS, is repaired by the handler above once the
-            // mapping is registered, before any `&[u8]` of it is handed out.
+            // the file (as for every file mapping): the readers of these bytes (object,
+            // gimli, framehop) are bounds-checked decoders, to which changed bytes are
+            // damaged input. A truncation, which would raise SIGBUS, is repaired by the handler
+            // above once the mapping is registered, before any `&[u8]` of it is handed out.
             let map = unsafe { memmap2::MmapOptions::new().len(len).map(file)? };
             if let Some(slot) = register(map.as_ptr() as usize, map.len()) {
                 return Ok(Bytes(Arc::new(Backing::Map(Guarded { map, slot }))));
@@ -241,8 +265,8 @@ impl From<Vec<u8>> for Bytes {
 
 impl Bytes {
     /// `v`, keeping `keep` alive until the bytes are dropped (the share of a budget they
-    /// stand for).
-    pub(crate) fn owned_with(v: Vec<u8>, keep: Box<dyn Send + Sync>) -> Bytes {
+    /// stand for: pmc-analyze's inflated debug sections).
+    pub fn owned_with(v: Vec<u8>, keep: Box<dyn Send + Sync>) -> Bytes {
         Bytes(Arc::new(Backing::Owned(v, Some(keep))))
     }
 }
@@ -270,8 +294,9 @@ impl fmt::Debug for Bytes {
 
 // SAFETY: `deref` returns a view of the `Backing` behind the `Arc`: the pages of an `Mmap`
 // (fixed until it is unmapped on drop; the SIGBUS repair replaces pages in place, never
-// moves them) or an `Arc<[u8]>`'s heap block. Neither moves when a `Bytes` is moved, and the
-// `Arc` keeps it alive for as long as any `Bytes` exists.
-unsafe impl gimli::StableDeref for Bytes {}
+// moves them), an `Arc<[u8]>`'s heap block, or an owned `Vec`'s heap block (never resized).
+// None moves when a `Bytes` is moved, and the `Arc` keeps it alive for as long as any `Bytes`
+// exists.
+unsafe impl stable_deref_trait::StableDeref for Bytes {}
 // SAFETY: a clone shares the same `Arc<Backing>`, so it dereferences to the same address.
-unsafe impl gimli::CloneStableDeref for Bytes {}
+unsafe impl stable_deref_trait::CloneStableDeref for Bytes {}

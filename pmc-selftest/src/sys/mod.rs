@@ -1,16 +1,37 @@
 //! The self-test's contact with the machine: an instruction loop of known
 //! length (inline assembly), freshly mapped pages, the thread's CPU clock and
-//! its CPU affinity. The only `unsafe` of the facade lives here.
+//! its CPU affinity, and the native backend's own check (`fast_read.rs`:
+//! Linux's user-space reads). The only `unsafe` of the crate lives here, and
+//! every choice by OS.
+
+#[cfg(target_os = "linux")]
+mod fast_read;
+
+/// The native backend's user-space read check, where it has one (Linux).
+pub(crate) fn native_user_reads() -> Option<crate::UserReadProbe> {
+    #[cfg(target_os = "linux")]
+    return Some(fast_read::probe);
+    #[cfg(not(target_os = "linux"))]
+    None
+}
 
 /// Whether [`insn_loop`] is exact on this architecture (x86_64, aarch64).
 pub(crate) const EXACT_LOOP: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// Runs exactly `2 * n` user instructions of loop body, `n` of them taken or
 /// final branches, plus a constant few (a compare-and-branch before the loop,
-/// the call and return). aarch64: `subs x, x, #1; b.ne`; x86_64: `dec; jnz`.
-/// Elsewhere a plain loop whose count is not known.
+/// the call and return): the self-test's workload of known length, and the
+/// hardware tests' (pmc-tests, `pmc-workload insns N`). aarch64: `subs x, x,
+/// #1; b.ne`; x86_64: `dec; jnz`. Elsewhere a plain loop whose count is not
+/// known.
+///
+/// ```
+/// // Two runs differ by exactly 2 * 1000 instructions:u on x86_64 and aarch64.
+/// pmc_selftest::insn_loop(0);
+/// pmc_selftest::insn_loop(1000);
+/// ```
 #[inline(never)]
-pub(crate) fn insn_loop(n: u64) {
+pub fn insn_loop(n: u64) {
     #[cfg(target_arch = "aarch64")]
     // SAFETY: register-only arithmetic and branches inside the asm block; no
     // memory, no stack; the flags are declared clobbered by default.

@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use pmc::selftest::{self, Options, Ran, Report, Verdict};
 use pmc_freebsd::sys::sim::{SimConfig, SimCpu, SimDriver, Work};
+use pmc_selftest::{self as selftest, Options, Ran, Report, Verdict};
 
 /// The self-test on a simulated machine that retires `insn_factor` times
 /// the loop's instructions and takes `fault_factor` times its page faults.

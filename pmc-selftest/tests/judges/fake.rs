@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use pmc::selftest::{self, Options, Ran, Report, Verdict};
 use pmc_linux::internals::fake::{FakeKernel, SampleSpec};
+use pmc_selftest::{self as selftest, Options, Ran, Report, Verdict};
 
 /// perf's (type, config) for the events the self-test counts.
 const HW: u32 = 0;

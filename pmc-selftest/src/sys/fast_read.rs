@@ -1,8 +1,9 @@
 //! The user-space read check on Linux: pmc-linux's `FastReader` (`rdpmc` on
 //! x86_64, `mrs` on aarch64) against `read(2)` of the same counter.
 
-use crate::selftest::{alloc_failed, workload, Options, Relation, Row, Verdict};
-use crate::{Allocation, Backend, Error, ErrorKind, Op, Pmc};
+use crate::{alloc_failed, workload, Options, Relation, Row, Verdict};
+use pmc::native::{FastReader, ReadPath};
+use pmc::{Allocation, Backend, Error, ErrorKind, Op, Pmc};
 
 /// The check for [`Options::user_reads`]: counts the loop on the calling
 /// thread, reads it from user space, then with `read(2)`.
@@ -12,17 +13,17 @@ pub(crate) fn probe(options: &Options) -> Row {
 
 /// `(fast, read(2), why user reads are unavailable, counted event)`.
 fn measure(n: u64) -> Result<(u64, u64, Option<String>, String), Error> {
-    let backend = pmc_linux::Backend::open()?;
-    let spec = "instructions:u".parse().map_err(|e: crate::ParseError| {
-        Error::new(ErrorKind::Parse, Op::Allocate, e.to_string())
-    })?;
+    let backend = pmc::Native::open()?;
+    let spec = "instructions:u"
+        .parse()
+        .map_err(|e: pmc::ParseError| Error::new(ErrorKind::Parse, Op::Allocate, e.to_string()))?;
     let mut pmc = backend.allocate(&Allocation::counting(spec))?;
     // User-space reads need the calling thread alone (a process's events are inherited into
     // its new threads, and the kernel maps no inherited per-task event).
-    pmc.attach(crate::Target::CurrentThread)?;
+    pmc.attach(pmc::Target::CurrentThread)?;
     pmc.start()?;
     let event = pmc.counted_event().to_string();
-    let fast = match pmc_linux::FastReader::new(&pmc) {
+    let fast = match FastReader::new(&pmc) {
         Ok(f) => f,
         Err(e) => return Ok((0, 0, Some(e.to_string()), event)),
     };
@@ -32,7 +33,7 @@ fn measure(n: u64) -> Result<(u64, u64, Option<String>, String), Error> {
     workload::insns(n);
     let (r, path) = fast.read_traced(true)?;
     let slow = pmc.read()?;
-    if let pmc_linux::ReadPath::Syscall(why) = path {
+    if let ReadPath::Syscall(why) = path {
         return Ok((0, 0, Some(why.to_string()), event));
     }
     Ok((r.value, slow.value, None, event))
