@@ -6,6 +6,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use super::usage::PMCSTAT8_E;
+use super::values::csv_separator_refused;
 use super::{Args, MAX_REPEAT};
 
 impl Args {
@@ -114,12 +115,7 @@ impl Args {
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
             ));
         }
-        if let Some(why) = self
-            .output
-            .csv
-            .as_deref()
-            .and_then(crate::output::document::csv_separator_refused)
-        {
+        if let Some(why) = self.output.csv.as_deref().and_then(csv_separator_refused) {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ValueValidation,
                 format!("-x: {why}; give a separator such as ',' ';' or a tab\n"),

@@ -77,3 +77,31 @@ pub(super) fn parse_count<const MIN: usize, const MAX: usize>(s: &str) -> Result
 pub(super) fn parse_call_graph(s: &str) -> Result<pmc::CallGraph, String> {
     pmc::CallGraph::parse(s)
 }
+
+/// Why `sep` cannot separate CSV cells, if it cannot: empty (the cells would run together)
+/// or holding a line break (one row would be several lines).
+pub(super) fn csv_separator_refused(sep: &str) -> Option<&'static str> {
+    if sep.is_empty() {
+        return Some("an empty separator runs the cells together");
+    }
+    let breaks = [
+        '\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}',
+    ];
+    if sep.contains(breaks) {
+        return Some("a line break in the separator splits each row over several lines");
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_separator_refused;
+
+    #[test]
+    fn separators_that_break_rows_are_refused() {
+        assert!(csv_separator_refused("").is_some());
+        assert!(csv_separator_refused("\n").is_some());
+        assert!(csv_separator_refused(";\r").is_some());
+        assert!(csv_separator_refused("\t").is_none());
+    }
+}
