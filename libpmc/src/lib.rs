@@ -1,7 +1,8 @@
 //! FreeBSD libpmc's C API, pmc(3), on pmc: `libpmc.so`, `libpmc.a` and `include/pmc.h`.
-//! The C entry points are in [`sys`], over the safe logic of `state.rs` (the global state)
-//! `names.rs` (`pmc_name_of_*`) and `pmu.rs` (`pmc_pmu_*`); [`abi`] holds the headers' types and
-//! constants (generated from `abi/headers.toml`, as the headers are), [`pmclog`] is pmclog(3).
+//! The C entry points are in [`sys`], over the safe logic of `state/` (the global state),
+//! `names.rs` (`pmc_name_of_*`) and `pmu.rs` (`pmc_pmu_*`), with the machine's facts from
+//! `host.rs`; [`abi`] holds the headers' types and constants (generated from
+//! `abi/headers.toml`, as the headers are), [`pmclog`] is pmclog(3).
 //! Below: a C example, the error convention, threads.
 //!
 //! A C program written for FreeBSD's libpmc builds on
@@ -29,6 +30,7 @@
 #![warn(unreachable_pub, unnameable_types)]
 
 pub mod abi;
+mod host;
 mod names;
 pub mod pmclog;
 mod pmu;

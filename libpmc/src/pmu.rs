@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 use pmc_events::{CpuId, Event, Kind, Table};
 
@@ -21,24 +21,12 @@ use crate::abi::*;
 /// table gives none for (pmcstat treats it as "not recognized").
 pub(crate) const DEFAULT_SAMPLE_COUNT: u64 = 65536;
 
-/// This machine's CPU: CPUID on x86_64, `/proc/cpuinfo` elsewhere.
-fn host_cpu() -> Option<CpuId> {
-    static HOST: OnceLock<Option<CpuId>> = OnceLock::new();
-    *HOST.get_or_init(|| {
-        pmc_events::sys::host().or_else(|| {
-            std::fs::read_to_string("/proc/cpuinfo")
-                .ok()
-                .and_then(|t| CpuId::from_proc_cpuinfo(&t))
-        })
-    })
-}
-
 /// The table of `cpuid` (a `kern.hwpmc.cpuid` string), or of this machine
 /// for `None` (libpmc's `pmu_events_map_get`).
 pub(crate) fn table(cpuid: Option<&str>) -> Option<Table> {
     let cpu = match cpuid {
         Some(s) => CpuId::from_hwpmc_cpuid(s)?,
-        None => host_cpu()?,
+        None => crate::host::cpu()?,
     };
     Table::for_cpu(&cpu)
 }

@@ -5,7 +5,11 @@
 //! facts pmc-freebsd's layout tests use, probed from FreeBSD's headers), the
 //! Rust structs with what the C compiler lays out from the headers, the Rust
 //! entry points (cbindgen's reading of `src/`) with the headers' prototypes,
-//! and the PMC id macros with the kernel layout pmc-log decodes.
+//! and the PMC id macros with the kernel layout pmc-log decodes. The Rust
+//! module also carries `owner_ties`: compile-time assertions that every
+//! value and layout it shares with the Rust owners of hwpmc's ABI
+//! (`pmc_freebsd::sys::abi`, `pmc_log::hwpmc`, read here for their names)
+//! is theirs, built with the crate's unit tests.
 
 mod gen;
 
@@ -25,7 +29,22 @@ fn include_dir() -> PathBuf {
 #[test]
 fn generated_files_are_the_tables_output() {
     let table = std::fs::read_to_string(crate_dir().join("abi/headers.toml")).expect("table");
-    let out = gen::generate(&table).expect("the table generates");
+    let read = |p: &str| std::fs::read_to_string(crate_dir().join(p)).expect("an owner's source");
+    let (freebsd, log) = (
+        read("../pmc-freebsd/src/sys/abi.rs"),
+        read("../pmc-log/src/hwpmc/consts.rs"),
+    );
+    let owners = [
+        gen::Owner {
+            path: "pmc_freebsd::sys::abi",
+            source: &freebsd,
+        },
+        gen::Owner {
+            path: "pmc_log::hwpmc",
+            source: &log,
+        },
+    ];
+    let out = gen::generate(&table, &owners).expect("the table generates");
     let bless = std::env::var("PMC_BLESS_HEADER").is_ok_and(|v| v == "1");
     let mut stale = Vec::new();
     for (path, text) in &out.files {

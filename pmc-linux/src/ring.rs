@@ -1,113 +1,12 @@
 //! Reading the perf_event ring buffer: the consumer side of the kernel's sample ring.
 //!
 //! - [`RingReader`] over a [`RingStorage`] ([`MmapRing`] for the kernel's, a `Vec` in tests):
-//!   [`Batch`]es of [`RingRecord`]s between `data_tail` and `data_head`;
-//! - [`ControlCells`]: the control page's head and tail, with the protocol's barriers;
-//! - [`RingError`] for a ring that breaks the protocol, [`RingStats`] for what was read.
-//!
-//! The protocol, the lost records and the defensive checks follow.
-//!
-//! # The protocol
-//!
-//! `mmap(fd, (1 + 2^n) * page_size)` on a sampling event maps one control page
-//! (`struct perf_event_mmap_page`) followed by a data area of `2^n` pages. The kernel is the
-//! producer and we are the only consumer:
-//!
-//! * `data_head` (offset 1024 of the control page) is a free-running byte counter the kernel
-//!   advances after it has written whole records. It never wraps at the buffer size; the byte
-//!   for position `p` lives at `data[p & (size - 1)]`, which is why the size is a power of two.
-//! * `data_tail` (offset 1032) is a free-running counter we advance once we are done with the
-//!   bytes before it.
-//! * Records are `struct perf_event_header { u32 type; u16 misc; u16 size; }` plus a body, `size`
-//!   bytes in all, 8-byte aligned. A record may **wrap**: start near the end of the data area and
-//!   continue at its beginning. [`RawRecord`] shows such a record as two slices;
-//!   [`Batch::next_record`] copies only wrapped records into a scratch buffer owned by the reader,
-//!   which grows to the largest record seen (at most 64 KiB) and is then reused: no allocation per
-//!   record in steady state.
-//!
-//! ## Orderings
-//!
-//! The kernel writes record bytes, then publishes them with a store-release of `data_head`
-//! (`smp_store_release` / `smp_wmb` in `perf_output_put_handle`). We load `data_head` with
-//! [`Ordering::Acquire`], so every byte before it is visible to us. When we are done, we store
-//! `data_tail` with [`Ordering::Release`], so our reads of those bytes happen before the kernel,
-//! which reads `data_tail` before writing (`perf_output_begin`), may overwrite them. This is the
-//! pairing documented at the top of `kernel/events/ring_buffer.c`.
-//!
-//! ## Overwrite vs. non-overwrite mode
-//!
-//! With a writable mapping (`PROT_READ | PROT_WRITE`) the buffer is in **non-overwrite** mode:
-//! the kernel never writes into `[data_tail, data_head)`; when the buffer is full it drops new
-//! records and later reports the count in a `PERF_RECORD_LOST` record. With a read-only mapping
-//! the kernel ignores `data_tail` and overwrites the oldest data (flight-recorder mode), and a
-//! reader must read backwards from `data_head` and cope with torn records. **pmc uses
-//! non-overwrite mode only.** That is what makes it sound to lend out `&[u8]` views of
-//! `[data_tail, data_head)` for as long as we have not advanced `data_tail`.
-//!
-//! # Design
-//!
-//! [`RingReader`] is safe code, generic over a [`RingStorage`]: the real mmap-backed storage
-//! lives in the crate's `sys` seam ([`MmapRing`] on Linux), and tests use an in-memory one
-//! (built on [`ControlCells`]), so the wrap-around logic runs under Miri.
-//!
-//! A [`Batch`] snapshots `data_head` once, hands out records up to it, and on drop (or
-//! [`Batch::commit`]) publishes the new `data_tail`. Records are lent: a view borrows the batch,
-//! so the tail cannot be advanced while a view of the bytes is alive.
-//!
-//! # Example
-//!
-//! An in-memory ring with one record that wraps the end of a 64-byte data area:
-//!
-//! ```
-//! use pmc_linux::internals::ring::{ControlCells, RingReader, RingStorage};
-//! use std::sync::atomic::Ordering;
-//!
-//! struct Mem { data: Vec<u8>, cells: ControlCells }
-//! impl RingStorage for Mem {
-//!     fn data_size(&self) -> usize { self.data.len() }
-//!     fn load_head(&self) -> u64 { self.cells.load_head() }
-//!     fn load_tail(&self) -> u64 { self.cells.tail.load(Ordering::Relaxed) }
-//!     fn store_tail(&mut self, tail: u64) { self.cells.store_tail(tail) }
-//!     fn data(&self, offset: usize, len: usize) -> Option<&[u8]> {
-//!         self.data.get(offset..offset.checked_add(len)?)
-//!     }
-//! }
-//!
-//! // A 16-byte PERF_RECORD_LOST-shaped record at position 56: 8 bytes before the end, 8 after.
-//! let mut data = vec![0u8; 64];
-//! let record: Vec<u8> = [2u32.to_ne_bytes().as_slice(), &0u16.to_ne_bytes(),
-//!                        &16u16.to_ne_bytes(), &7u64.to_ne_bytes()].concat();
-//! data[56..].copy_from_slice(&record[..8]);
-//! data[..8].copy_from_slice(&record[8..]);
-//! let cells = ControlCells::default();
-//! cells.tail.store(56, Ordering::Relaxed);
-//! cells.store_head(72);
-//!
-//! let mut reader = RingReader::new(Mem { data, cells })?;
-//! let mut batch = reader.batch();
-//! let rec = batch.next_record().expect("one record")?;
-//! assert!(rec.copied); // it wrapped, so it was copied into the reusable scratch buffer
-//! assert_eq!(rec.bytes, &record[..]);
-//! assert!(batch.next_record().is_none());
-//! drop(batch); // publishes data_tail = 72
-//! assert_eq!(reader.storage().load_tail(), 72);
-//! # Ok::<(), pmc_linux::internals::ring::RingError>(())
-//! ```
-//!
-//! # Hostile values
-//!
-//! Nothing read from the control page or a record header is trusted. Each of these is reported
-//! once as a [`RingError`], counted in [`RingStats`], and resolved by discarding everything up
-//! to the current `data_head` (there is no way to find the next record boundary after a bad
-//! header):
-//!
-//! * `data_head - data_tail` greater than the buffer (overrun, or `data_head` moved backwards);
-//! * a header `size` below 8 (including 0, which would otherwise loop forever);
-//! * a header `size` larger than the bytes published;
-//! * storage that refuses to lend a range it should hold.
-//!
-//! Every step of the reader consumes at least 8 bytes or ends the batch, so it always
-//! terminates.
+//!   [`Batch`]es of [`RingRecord`]s between `data_tail` and `data_head` (its documentation:
+//!   non-overwrite mode, the design, an example);
+//! - [`ControlCells`]: the control page's head and tail, with the protocol's barriers (its
+//!   documentation: the protocol and its orderings);
+//! - [`RingError`] for a ring that breaks the protocol (its documentation: the values not
+//!   trusted), [`RingStats`] for what was read.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -120,6 +19,33 @@ pub use crate::sys::mmap::{perf_event_open_raw, MmapRing, RingStorage};
 
 /// An atomic cell pair an in-memory [`RingStorage`] can use for `data_head`/`data_tail`, with
 /// the orderings of the protocol.
+///
+/// # The protocol
+///
+/// `mmap(fd, (1 + 2^n) * page_size)` on a sampling event maps one control page
+/// (`struct perf_event_mmap_page`) followed by a data area of `2^n` pages. The kernel is the
+/// producer and we are the only consumer:
+///
+/// * `data_head` (offset 1024 of the control page) is a free-running byte counter the kernel
+///   advances after it has written whole records. It never wraps at the buffer size; the byte
+///   for position `p` lives at `data[p & (size - 1)]`, which is why the size is a power of two.
+/// * `data_tail` (offset 1032) is a free-running counter we advance once we are done with the
+///   bytes before it.
+/// * Records are `struct perf_event_header { u32 type; u16 misc; u16 size; }` plus a body, `size`
+///   bytes in all, 8-byte aligned. A record may **wrap**: start near the end of the data area and
+///   continue at its beginning. [`RawRecord`] shows such a record as two slices;
+///   [`Batch::next_record`] copies only wrapped records into a scratch buffer owned by the reader,
+///   which grows to the largest record seen (at most 64 KiB) and is then reused: no allocation per
+///   record in steady state.
+///
+/// # Orderings
+///
+/// The kernel writes record bytes, then publishes them with a store-release of `data_head`
+/// (`smp_store_release` / `smp_wmb` in `perf_output_put_handle`). We load `data_head` with
+/// [`Ordering::Acquire`], so every byte before it is visible to us. When we are done, we store
+/// `data_tail` with [`Ordering::Release`], so our reads of those bytes happen before the kernel,
+/// which reads `data_tail` before writing (`perf_output_begin`), may overwrite them. This is the
+/// pairing documented at the top of `kernel/events/ring_buffer.c`.
 #[derive(Debug, Default)]
 pub struct ControlCells {
     /// `data_head`.
@@ -150,6 +76,21 @@ impl ControlCells {
 
 /// What went wrong in the ring. Each is counted in [`RingStats`] and resolved by discarding the
 /// unread bytes up to `data_head`.
+///
+/// # Hostile values
+///
+/// Nothing read from the control page or a record header is trusted. Each of these is reported
+/// once as a [`RingError`], counted in [`RingStats`], and resolved by discarding everything up
+/// to the current `data_head` (there is no way to find the next record boundary after a bad
+/// header):
+///
+/// * `data_head - data_tail` greater than the buffer (overrun, or `data_head` moved backwards);
+/// * a header `size` below 8 (including 0, which would otherwise loop forever);
+/// * a header `size` larger than the bytes published;
+/// * storage that refuses to lend a range it should hold.
+///
+/// Every step of the reader consumes at least 8 bytes or ends the batch, so it always
+/// terminates.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum RingError {
@@ -298,6 +239,66 @@ pub struct RingRecord<'a> {
 }
 
 /// The consumer of one ring buffer.
+///
+/// # Overwrite vs. non-overwrite mode
+///
+/// With a writable mapping (`PROT_READ | PROT_WRITE`) the buffer is in **non-overwrite** mode:
+/// the kernel never writes into `[data_tail, data_head)`; when the buffer is full it drops new
+/// records and later reports the count in a `PERF_RECORD_LOST` record. With a read-only mapping
+/// the kernel ignores `data_tail` and overwrites the oldest data (flight-recorder mode), and a
+/// reader must read backwards from `data_head` and cope with torn records. **pmc uses
+/// non-overwrite mode only.** That is what makes it sound to lend out `&[u8]` views of
+/// `[data_tail, data_head)` for as long as we have not advanced `data_tail`.
+///
+/// # Design
+///
+/// [`RingReader`] is safe code, generic over a [`RingStorage`]: the real mmap-backed storage
+/// lives in the crate's `sys` seam ([`MmapRing`] on Linux), and tests use an in-memory one
+/// (built on [`ControlCells`]), so the wrap-around logic runs under Miri.
+///
+/// A [`Batch`] snapshots `data_head` once, hands out records up to it, and on drop (or
+/// [`Batch::commit`]) publishes the new `data_tail`. Records are lent: a view borrows the batch,
+/// so the tail cannot be advanced while a view of the bytes is alive.
+///
+/// # Example
+///
+/// An in-memory ring with one record that wraps the end of a 64-byte data area:
+///
+/// ```
+/// use pmc_linux::internals::ring::{ControlCells, RingReader, RingStorage};
+/// use std::sync::atomic::Ordering;
+///
+/// struct Mem { data: Vec<u8>, cells: ControlCells }
+/// impl RingStorage for Mem {
+///     fn data_size(&self) -> usize { self.data.len() }
+///     fn load_head(&self) -> u64 { self.cells.load_head() }
+///     fn load_tail(&self) -> u64 { self.cells.tail.load(Ordering::Relaxed) }
+///     fn store_tail(&mut self, tail: u64) { self.cells.store_tail(tail) }
+///     fn data(&self, offset: usize, len: usize) -> Option<&[u8]> {
+///         self.data.get(offset..offset.checked_add(len)?)
+///     }
+/// }
+///
+/// // A 16-byte PERF_RECORD_LOST-shaped record at position 56: 8 bytes before the end, 8 after.
+/// let mut data = vec![0u8; 64];
+/// let record: Vec<u8> = [2u32.to_ne_bytes().as_slice(), &0u16.to_ne_bytes(),
+///                        &16u16.to_ne_bytes(), &7u64.to_ne_bytes()].concat();
+/// data[56..].copy_from_slice(&record[..8]);
+/// data[..8].copy_from_slice(&record[8..]);
+/// let cells = ControlCells::default();
+/// cells.tail.store(56, Ordering::Relaxed);
+/// cells.store_head(72);
+///
+/// let mut reader = RingReader::new(Mem { data, cells })?;
+/// let mut batch = reader.batch();
+/// let rec = batch.next_record().expect("one record")?;
+/// assert!(rec.copied); // it wrapped, so it was copied into the reusable scratch buffer
+/// assert_eq!(rec.bytes, &record[..]);
+/// assert!(batch.next_record().is_none());
+/// drop(batch); // publishes data_tail = 72
+/// assert_eq!(reader.storage().load_tail(), 72);
+/// # Ok::<(), pmc_linux::internals::ring::RingError>(())
+/// ```
 #[derive(Debug)]
 pub struct RingReader<S> {
     storage: S,

@@ -59,10 +59,10 @@ impl Print {
     pub fn new(args: &Args, format: Format) -> Print {
         Print {
             format,
-            quiet: args.quiet,
-            intervals: args.interval.is_some(),
-            perf_header: args.interval_ms.is_some(),
-            cumulative: args.cumulative,
+            quiet: args.output.quiet,
+            intervals: args.measure.interval.is_some(),
+            perf_header: args.measure.interval_ms.is_some(),
+            cumulative: args.counting.cumulative,
         }
     }
 }
@@ -103,15 +103,12 @@ pub struct Count {
     pub verbose: bool,
     /// `--per-cpu`/`-A`.
     pub per_cpu: bool,
-    /// `-w SECS` (or `-I MS` in seconds).
-    pub interval: Option<f64>,
     /// `-l SECS`.
     pub duration: Option<f64>,
     /// `-C`.
     pub cumulative: bool,
-    /// `--columns`' measurement rules (pmcstat(8)'s): per-CPU columns, a row
-    /// every 5 s without -w, an unreadable PMC stops the run, no -r.
-    pub columns: bool,
+    /// How the rows are measured: pmcstat(8)'s rules under `--columns`.
+    pub rules: Rules,
     /// How the counts print.
     pub print: Print,
 }
@@ -119,29 +116,64 @@ pub struct Count {
 impl Count {
     fn new(args: Args, format: Format) -> Count {
         let print = Print::new(&args, format);
+        let rules = Rules::of(&args, print.format == Format::Columns);
         Count {
-            process: args.process,
-            process_descendants: args.process_descendants,
-            events: args.events,
-            all_cpus: args.all_cpus,
-            cgroup: args.cgroup,
-            cpus: args.cpus,
-            system: args.system,
-            system_cpus: args.system_cpus,
-            exit_counts: args.exit_counts,
-            repeat: args.repeat,
-            log_csw: args.log_csw,
+            process: args.pmcs.process,
+            process_descendants: args.pmcs.process_descendants,
+            events: args.pmcs.events,
+            all_cpus: args.pmcs.all_cpus,
+            cgroup: args.pmcs.cgroup,
+            cpus: args.pmcs.cpus,
+            system: args.pmcs.system,
+            system_cpus: args.pmcs.system_cpus,
+            exit_counts: args.measure.exit_counts,
+            repeat: args.counting.repeat,
+            log_csw: args.measure.log_csw,
             command: args.command,
-            attach: args.attach,
-            output: args.output,
-            log: args.log,
-            verbose: args.verbose,
-            per_cpu: args.per_cpu,
-            interval: args.interval,
-            duration: args.duration,
-            cumulative: args.cumulative,
-            columns: print.format == Format::Columns,
+            attach: args.measure.attach,
+            output: args.output.output,
+            log: args.sampling.log,
+            verbose: args.output.verbose,
+            per_cpu: args.counting.per_cpu,
+            duration: args.measure.duration,
+            cumulative: args.counting.cumulative,
+            rules,
             print,
+        }
+    }
+}
+
+/// `--columns` without -w: pmcstat(8)'s `DEFAULT_WAIT_INTERVAL`, 5 s.
+pub const COLUMNS_DEFAULT_INTERVAL: f64 = 5.0;
+
+/// How counting takes its rows, decided once here: perf stat's rules, or, under
+/// `--columns`, pmcstat(8)'s, so that the counting code never asks which format prints.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rules {
+    /// The rows' counts per CPU: `--per-cpu`/`-A`; under `--columns` a column per CPU,
+    /// as pmcstat(8) allocates a PMC per CPU.
+    pub rows_per_cpu: bool,
+    /// A row every this many seconds: `-w` (or `-I`); under `--columns` without it,
+    /// [`COLUMNS_DEFAULT_INTERVAL`].
+    pub interval: Option<f64>,
+    /// Every PMC counts in every row (`--columns`: its table has no place for a count
+    /// that is not there): a PMC that cannot be allocated or read stops the run, as
+    /// pmcstat(8)'s "Cannot read pmc" does; otherwise it shows `<not supported>`.
+    pub every_pmc: bool,
+    /// A last row when the run ends, whatever the time since the previous one
+    /// (`--columns`: pmcstat(8) prints one when the target exits or on SIGINT);
+    /// otherwise a last partial interval only when something counted in it.
+    pub final_row: bool,
+}
+
+impl Rules {
+    fn of(args: &Args, columns: bool) -> Rules {
+        let interval = args.measure.interval;
+        Rules {
+            rows_per_cpu: args.counting.per_cpu || columns,
+            interval: interval.or(columns.then_some(COLUMNS_DEFAULT_INTERVAL)),
+            every_pmc: columns,
+            final_row: columns,
         }
     }
 }
@@ -199,31 +231,31 @@ pub struct Sample {
 impl From<Args> for Sample {
     fn from(args: Args) -> Sample {
         Sample {
-            process_sampling: args.process_sampling,
-            process_sampling_descendants: args.process_sampling_descendants,
-            system_sampling: args.system_sampling,
-            system_sampling_cpus: args.system_sampling_cpus,
-            cgroup: args.cgroup,
-            rate: args.rate,
-            frequency: args.frequency,
-            no_callchain: args.no_callchain,
+            process_sampling: args.pmcs.process_sampling,
+            process_sampling_descendants: args.pmcs.process_sampling_descendants,
+            system_sampling: args.pmcs.system_sampling,
+            system_sampling_cpus: args.pmcs.system_sampling_cpus,
+            cgroup: args.pmcs.cgroup,
+            rate: args.sampling.rate,
+            frequency: args.sampling.frequency,
+            no_callchain: args.sampling.no_callchain,
             // perf's spellings (--call-graph, -g) with perf's meaning: the user callers of
             // kernel samples kept.
-            user_callchain: args.user_callchain || args.call_graph.is_some(),
-            call_graph: args.call_graph,
-            mmap_pages: args.mmap_pages,
-            log: args.log,
-            exit_counts: args.exit_counts,
-            log_csw: args.log_csw,
-            top_mode: args.top_mode,
-            top: args.top,
+            user_callchain: args.sampling.user_callchain || args.sampling.call_graph.is_some(),
+            call_graph: args.sampling.call_graph,
+            mmap_pages: args.sampling.mmap_pages,
+            log: args.sampling.log,
+            exit_counts: args.measure.exit_counts,
+            log_csw: args.measure.log_csw,
+            top_mode: args.sampling.top_mode,
+            top: args.sampling.top,
             command: args.command,
-            attach: args.attach,
-            output: args.output,
-            interval: args.interval,
-            duration: args.duration,
-            verbose: args.verbose,
-            quiet: args.quiet,
+            attach: args.measure.attach,
+            output: args.output.output,
+            interval: args.measure.interval,
+            duration: args.measure.duration,
+            verbose: args.output.verbose,
+            quiet: args.output.quiet,
         }
     }
 }
@@ -283,29 +315,29 @@ pub struct Analyze {
 impl Analyze {
     fn new(args: Args, format: Format) -> Analyze {
         Analyze {
-            read_log: args.read_log,
-            callgraph: args.callgraph,
-            callgraph_order: args.callgraph_order,
-            gprof: args.gprof,
-            samples_dir: args.samples_dir,
-            calltree: args.calltree,
-            annotate_pcs: args.annotate_pcs,
-            annotate_callchains: args.annotate_callchains,
-            thread: args.thread,
-            kernel_dir: args.kernel_dir,
-            dump: args.dump,
-            depth: args.depth,
-            folded: args.folded,
-            flamegraph: args.flamegraph,
-            no_inline: args.no_inline,
-            pprof: args.pprof,
-            script: args.script,
-            perf_data: args.perf_data,
-            summary: args.summary,
-            top: args.top,
-            fsroot: args.fsroot,
-            output: args.output,
-            interval: args.interval,
+            read_log: args.read.read_log,
+            callgraph: args.read.callgraph,
+            callgraph_order: args.read.callgraph_order,
+            gprof: args.read.gprof,
+            samples_dir: args.read.samples_dir,
+            calltree: args.read.calltree,
+            annotate_pcs: args.read.annotate_pcs,
+            annotate_callchains: args.read.annotate_callchains,
+            thread: args.read.thread,
+            kernel_dir: args.read.kernel_dir,
+            dump: args.read.dump,
+            depth: args.read.depth,
+            folded: args.read.folded,
+            flamegraph: args.read.flamegraph,
+            no_inline: args.read.no_inline,
+            pprof: args.read.pprof,
+            script: args.read.script,
+            perf_data: args.read.perf_data,
+            summary: args.read.summary,
+            top: args.sampling.top,
+            fsroot: args.read.fsroot,
+            output: args.output.output,
+            interval: args.measure.interval,
             format,
         }
     }
@@ -361,13 +393,13 @@ pub enum Format {
 impl Format {
     /// The format `args` asks for (clap has refused the conflicting ones).
     pub fn of(args: &Args) -> Format {
-        if args.columns {
+        if args.output.columns {
             Format::Columns
-        } else if args.json_report {
+        } else if args.output.json_report {
             Format::JsonReport
-        } else if args.json {
+        } else if args.output.json {
             Format::Json
-        } else if let Some(sep) = &args.csv {
+        } else if let Some(sep) = &args.output.csv {
             Format::Csv(sep.clone())
         } else {
             Format::Table
@@ -379,51 +411,52 @@ impl Format {
 /// reading a log, listing or testing: a measurement stops cleanly on the first
 /// stop signal, a report stops writing.
 pub fn measures(args: &Args) -> bool {
-    args.read_log.is_none() && !args.list && !args.diagnose && !args.selftest
+    args.read.read_log.is_none() && !args.info.list && !args.info.diagnose && !args.info.selftest
 }
 
 /// Picks the mode and the format, once.
 pub fn validate(mut args: Args) -> Result<Config, Failure> {
-    let quiet = args.quiet;
+    let quiet = args.output.quiet;
     let format = Format::of(&args);
     let measuring = measures(&args);
     check_cgroup(&args)?;
-    let mode = if let Some(kind) = args.generate {
+    let mode = if let Some(kind) = args.info.generate {
         Mode::Generate(kind)
-    } else if args.read_log.is_some() && args.top_mode {
+    } else if args.read.read_log.is_some() && args.sampling.top_mode {
         Mode::TopReplay(Analyze::new(args, format))
-    } else if args.read_log.is_some() {
+    } else if args.read.read_log.is_some() {
         Mode::Analyze(Analyze::new(args, format))
-    } else if let Some(spec) = args.describe.take() {
-        Mode::Describe(spec, args.tracepoints)
-    } else if args.selftest {
+    } else if let Some(spec) = args.info.describe.take() {
+        Mode::Describe(spec, args.info.tracepoints)
+    } else if args.info.selftest {
         Mode::Selftest(format)
     } else if measuring && !crate::sys::HAS_BACKEND {
         Mode::NoBackend
-    } else if let Some(addr) = args.metrics.take() {
-        let mut process = std::mem::take(&mut args.process);
-        process.append(&mut args.events);
+    } else if let Some(addr) = args.metrics.metrics.take() {
+        let mut process = std::mem::take(&mut args.pmcs.process);
+        process.append(&mut args.pmcs.events);
         Mode::Metrics(Metrics {
             addr,
-            system: std::mem::take(&mut args.system),
-            attach: args.attach.take(),
+            system: std::mem::take(&mut args.pmcs.system),
+            attach: args.measure.attach.take(),
             process,
-            max_targets: args.metrics_max_targets,
-            cgroup: args.cgroup.take(),
+            max_targets: args.metrics.metrics_max_targets,
+            cgroup: args.pmcs.cgroup.take(),
             cgroups: args
+                .metrics
                 .metrics_cgroups
                 .take()
-                .map(|root| (root, args.metrics_max_cgroups)),
-            web_config: args.web_config_file.take(),
+                .map(|root| (root, args.metrics.metrics_max_cgroups)),
+            web_config: args.metrics.web_config_file.take(),
         })
-    } else if args.list || args.diagnose {
+    } else if args.info.list || args.info.diagnose {
         Mode::List(List {
-            diagnose: args.diagnose,
-            tracepoints: args.tracepoints,
-            output: args.output.take(),
+            diagnose: args.info.diagnose,
+            tracepoints: args.info.tracepoints,
+            output: args.output.output.take(),
             format,
         })
-    } else if !args.process_sampling.is_empty() || !args.system_sampling.is_empty() {
+    } else if !args.pmcs.process_sampling.is_empty() || !args.pmcs.system_sampling.is_empty() {
         check_sample(&args)?;
         Mode::Sample(Sample::from(args))
     } else {
@@ -437,7 +470,7 @@ pub fn validate(mut args: Args) -> Result<Config, Failure> {
 /// or the default set), sampling (`-S`, `-a -P`) and `--metrics` with `-s`. Every other mode
 /// is refused by name.
 fn check_cgroup(args: &Args) -> Result<(), Failure> {
-    let Some(name) = &args.cgroup else {
+    let Some(name) = &args.pmcs.cgroup else {
         return Ok(());
     };
     let refuse = |what: &str| {
@@ -450,39 +483,39 @@ fn check_cgroup(args: &Args) -> Result<(), Failure> {
     if name.is_empty() {
         return refuse("give it a cgroup's name (a path below the cgroup mount)");
     }
-    if args.read_log.is_some() {
+    if args.read.read_log.is_some() {
         return refuse("-R reads a log, it counts nothing");
     }
-    if !args.process_sampling.is_empty() {
+    if !args.pmcs.process_sampling.is_empty() {
         return refuse("-P samples processes (with -a, -P samples every CPU: -a -P)");
     }
-    if !args.system_sampling.is_empty() {
+    if !args.pmcs.system_sampling.is_empty() {
         // -S, or -a -P: sampled in the cgroup, as perf record -a -G.
-        return if args.process.is_empty() && args.system.is_empty() {
+        return if args.pmcs.process.is_empty() && args.pmcs.system.is_empty() {
             Ok(())
         } else {
             refuse("counting (-p/-s) and sampling (-S) PMCs are used in separate runs")
         };
     }
-    if !args.process.is_empty() {
+    if !args.pmcs.process.is_empty() {
         return refuse("-p counts processes (count the cgroup's processes with -t PID instead)");
     }
-    if args.metrics.is_some() {
-        if args.attach.is_some() || !args.events.is_empty() {
+    if args.metrics.metrics.is_some() {
+        if args.measure.attach.is_some() || !args.pmcs.events.is_empty() {
             return refuse("with --metrics not the per-process counters (-t, -p, -e)");
         }
-        if args.system.is_empty() {
+        if args.pmcs.system.is_empty() {
             return refuse("with --metrics give the events with -s");
         }
         return Ok(());
     }
-    if args.attach.is_some() {
+    if args.measure.attach.is_some() {
         return refuse("-t counts processes, not a cgroup");
     }
-    if !args.all_cpus && (!args.events.is_empty() || args.system.is_empty()) {
+    if !args.pmcs.all_cpus && (!args.pmcs.events.is_empty() || args.pmcs.system.is_empty()) {
         return refuse("-e and the default set count the command; add -a (--all-cpus)");
     }
-    if args.exit_counts || args.log_csw {
+    if args.measure.exit_counts || args.measure.log_csw {
         return refuse("-E and -W follow processes");
     }
     Ok(())
@@ -490,21 +523,21 @@ fn check_cgroup(args: &Args) -> Result<(), Failure> {
 
 /// Counting: `-w` and `-l` positive, `-U` refused, a command or `-t` (not both).
 fn check_count(args: &Args) -> Result<(), Failure> {
-    if let Some(w) = args.interval {
+    if let Some(w) = args.measure.interval {
         if !(w.is_finite() && w > 0.0) {
             return Err(Failure::Usage(format!(
                 "-w: interval must be a positive number of seconds, got {w}"
             )));
         }
     }
-    if let Some(l) = args.duration {
+    if let Some(l) = args.measure.duration {
         if !(l.is_finite() && l > 0.0) {
             return Err(Failure::Usage(format!(
                 "-l: duration must be a positive number of seconds, got {l}"
             )));
         }
     }
-    if args.user_callchain {
+    if args.sampling.user_callchain {
         // pmcstat(8): "options -N, -n and -O require at least one sampling mode PMC".
         return Err(Failure::Usage(
             "-U (user-space call traces of samples taken in the kernel) is for sampling PMCs \
@@ -512,9 +545,14 @@ fn check_count(args: &Args) -> Result<(), Failure> {
                 .into(),
         ));
     }
-    if args.attach.is_some() && !args.command.is_empty() {
+    if args.measure.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
             "give either -t PID|REGEX or a command, not both".into(),
+        ));
+    }
+    if args.output.columns && args.counting.repeat.is_some_and(|n| n > 1) {
+        return Err(Failure::Usage(
+            "--columns prints the rows of one run: give -r N without it".into(),
         ));
     }
     Ok(())
@@ -529,21 +567,21 @@ fn check_sample(args: &Args) -> Result<(), Failure> {
 
 /// No counting PMCs, no `-r`; `-w` and `-l` positive, `-w` only with a log or `-T`.
 fn check_mode_and_timing(args: &Args) -> Result<(), Failure> {
-    if !args.process.is_empty() || !args.system.is_empty() {
+    if !args.pmcs.process.is_empty() || !args.pmcs.system.is_empty() {
         return Err(Failure::Usage(
             "counting (-p/-s) and sampling (-P/-S) PMCs are used in separate runs".into(),
         ));
     }
-    if args.repeat.is_some() {
+    if args.counting.repeat.is_some() {
         return Err(Failure::Usage("-r is for counting mode (-p/-s)".into()));
     }
-    if let Some(w) = args.interval {
+    if let Some(w) = args.measure.interval {
         if !(w.is_finite() && w > 0.0) {
             return Err(Failure::Usage(format!(
                 "-w: interval must be a positive number of seconds, got {w}"
             )));
         }
-        if args.log.is_none() && !args.top_mode {
+        if args.sampling.log.is_none() && !args.sampling.top_mode {
             return Err(Failure::Usage(
                 "-w in sampling mode logs the counts every interval: give -O FILE \
                  (with -T it is the refresh interval)"
@@ -551,7 +589,7 @@ fn check_mode_and_timing(args: &Args) -> Result<(), Failure> {
             ));
         }
     }
-    if let Some(l) = args.duration {
+    if let Some(l) = args.measure.duration {
         if !(l.is_finite() && l > 0.0) {
             return Err(Failure::Usage(format!(
                 "-l: duration must be a positive number of seconds, got {l}"
@@ -564,28 +602,28 @@ fn check_mode_and_timing(args: &Args) -> Result<(), Failure> {
 /// What is sampled: a command or `-t` (not both), `-W` and `-E` with process PMCs, and
 /// something that ends the run.
 fn check_targets(args: &Args) -> Result<(), Failure> {
-    if args.attach.is_some() && !args.command.is_empty() {
+    if args.measure.attach.is_some() && !args.command.is_empty() {
         return Err(Failure::Usage(
             "give either -t PID|REGEX or a command, not both".into(),
         ));
     }
-    let has_process = !args.process_sampling.is_empty();
+    let has_process = !args.pmcs.process_sampling.is_empty();
     crate::measure::check_log_csw(
         &crate::measure::LogCsw {
-            log_csw: args.log_csw,
-            log: args.log.as_deref(),
-            repeat: args.repeat,
+            log_csw: args.measure.log_csw,
+            log: args.sampling.log.as_deref(),
+            repeat: args.counting.repeat,
         },
         has_process,
     )?;
-    if args.exit_counts && !has_process {
+    if args.measure.exit_counts && !has_process {
         return Err(Failure::Usage(
             "-E prints the counts of each process at its exit: it needs process sampling \
              PMCs (-P); system-mode PMCs (-S) follow no process"
                 .into(),
         ));
     }
-    if args.exit_counts && args.top_mode {
+    if args.measure.exit_counts && args.sampling.top_mode {
         return Err(Failure::Usage(
             "-E prints the counts at process exit after the run; -T shows a live view: \
              record with -E -O FILE, then view the log with -R FILE -T"
@@ -593,7 +631,7 @@ fn check_targets(args: &Args) -> Result<(), Failure> {
         ));
     }
     // System sampling alone runs until -l SECS, a stop signal or -T's `q`, as pmcstat(8).
-    if args.command.is_empty() && args.attach.is_none() && has_process {
+    if args.command.is_empty() && args.measure.attach.is_none() && has_process {
         return Err(Failure::Usage(
             "process sampling (-P) needs a command or -t PID|REGEX (system sampling, -S or \
              -a -P, runs until -l SECS or Ctrl-C)"
@@ -605,22 +643,26 @@ fn check_targets(args: &Args) -> Result<(), Failure> {
 
 /// `-n`, `--freq`, `--call-graph dwarf-raw` and `-T` against the log.
 fn check_sampling_options(args: &Args) -> Result<(), Failure> {
-    if args.rate == Some(0) {
+    if args.sampling.rate == Some(0) {
         return Err(Failure::Usage("-n: the period must be at least 1".into()));
     }
-    if args.frequency == Some(0) {
+    if args.sampling.frequency == Some(0) {
         return Err(Failure::Usage(
             "--freq: the frequency must be at least 1".into(),
         ));
     }
-    if matches!(args.call_graph, Some(pmc::CallGraph::DwarfRaw { .. })) && args.log.is_none() {
+    if matches!(
+        args.sampling.call_graph,
+        Some(pmc::CallGraph::DwarfRaw { .. })
+    ) && args.sampling.log.is_none()
+    {
         return Err(Failure::Usage(
             "--call-graph dwarf-raw keeps the stacks for unwinding when the log is read: it \
              needs -O FILE (or use --call-graph dwarf, which unwinds while recording)"
                 .into(),
         ));
     }
-    if args.top_mode && args.log.is_some() {
+    if args.sampling.top_mode && args.sampling.log.is_some() {
         return Err(Failure::Usage(
             "-T shows the samples live and writes no log: drop -O, or record with -O \
              and view the log with -R FILE -T"

@@ -1,7 +1,7 @@
 //! Counting mode: allocate, attach, start, run, stop, read, print.
 
 use crate::cli::DEFAULT_EVENTS;
-use crate::config::Count;
+use crate::config::{Count, Rules};
 use crate::error::Failure;
 use crate::measure::{check_log_csw, cpu_list, scope_text, ChildProbe};
 use crate::output::{Counter, Report, Sink};
@@ -180,14 +180,9 @@ fn open_sink(args: &Count) -> Result<Sink, Failure> {
     })
 }
 
-/// `-r N`: how many runs (1 without it), checked against `--columns` and the command.
+/// `-r N`: how many runs (1 without it), checked against the command.
 fn repeat_count(args: &Count) -> Result<u32, Failure> {
     let repeat = args.repeat.unwrap_or(1);
-    if args.columns && repeat > 1 {
-        return Err(Failure::Usage(
-            "--columns prints the rows of one run: give -r N without it".into(),
-        ));
-    }
     if repeat == 0 {
         return Err(Failure::Usage(
             "-r: the repeat count must be at least 1".into(),
@@ -482,7 +477,7 @@ fn allocate_one(backend: &pmc::Native, args: &Count, w: &Wanted) -> Result<(Slot
         }
         // pmcstat(8) stops when a PMC cannot be allocated; its table has no
         // place for a count that is not there.
-        Err(e) if args.columns => Err(Failure::Setup(e)),
+        Err(e) if args.rules.every_pmc => Err(Failure::Setup(e)),
         Err(e) if is_unsupported(&e) => Ok((slot(label, None, Some(e)), false)),
         Err(e) => Err(Failure::Setup(e)),
     }
@@ -547,7 +542,7 @@ fn allocate_group(
             }
             Ok(slots)
         }
-        Err(e) if args.columns => Err(Failure::Setup(e)),
+        Err(e) if args.rules.every_pmc => Err(Failure::Setup(e)),
         Err(e) if is_unsupported(&e) => Ok(members
             .iter()
             .zip(&specs)
@@ -683,7 +678,7 @@ struct Waited {
 }
 
 /// Waits for the end of the run, printing the counts every interval (`-w`; every
-/// [`COLUMNS_DEFAULT_INTERVAL`] with `--columns`).
+/// [`Rules::interval`]).
 fn wait(
     args: &Count,
     session: &mut Session,
@@ -691,13 +686,11 @@ fn wait(
     sink: &mut Sink,
     started: Instant,
 ) -> Result<Waited, Failure> {
-    // --columns: a column per CPU of each system-mode PMC, as pmcstat(8)
-    // allocates one PMC per CPU; rows every 5 s without -w, as pmcstat(8)'s
-    // DEFAULT_WAIT_INTERVAL.
-    let per_cpu = args.per_cpu || args.columns;
-    let interval = args
-        .interval
-        .or(args.columns.then_some(COLUMNS_DEFAULT_INTERVAL));
+    let Rules {
+        rows_per_cpu,
+        interval,
+        ..
+    } = args.rules;
     let mut last: Vec<Reading> = Vec::new();
     let wait = Wait {
         started,
@@ -709,16 +702,12 @@ fn wait(
         session,
         || {
             let shown = interval_rows(
-                collect(slots, per_cpu, started.elapsed()),
+                collect(slots, rows_per_cpu, started.elapsed()),
                 &mut last,
                 args.cumulative,
             );
             last_at = started.elapsed();
-            if args.columns {
-                sink.interval(last_at, columns_checked(&shown)?);
-            } else {
-                sink.interval(last_at, &shown);
-            }
+            sink.interval(last_at, every_pmc_checked(args.rules, &shown)?);
             Ok(())
         },
         None,
@@ -780,23 +769,19 @@ fn print_last_interval(
     elapsed: Duration,
     sink: &mut Sink,
 ) -> Result<(), Failure> {
+    let rules = args.rules;
+    if rules.interval.is_none() {
+        return Ok(());
+    }
     let mut last = waited.last;
-    if args.columns {
-        // pmcstat(8) prints a row when the target exits (EVFILT_PROC) or on
-        // SIGINT, whatever the time since the last.
-        let per_cpu = args.per_cpu || args.columns;
-        let shown = interval_rows(collect(slots, per_cpu, elapsed), &mut last, args.cumulative);
-        sink.interval(elapsed, columns_checked(&shown)?);
-    } else if args.interval.is_some() {
-        let shown = interval_rows(
-            collect(slots, args.per_cpu, elapsed),
-            &mut last,
-            args.cumulative,
-        );
-        let moved = shown.iter().any(|c| c.reading.value != 0);
-        if moved || elapsed > waited.last_at + Duration::from_millis(1) {
-            sink.interval(elapsed, &shown);
-        }
+    let shown = interval_rows(
+        collect(slots, rules.rows_per_cpu, elapsed),
+        &mut last,
+        args.cumulative,
+    );
+    let moved = shown.iter().any(|c| c.reading.value != 0);
+    if rules.final_row || moved || elapsed > waited.last_at + Duration::from_millis(1) {
+        sink.interval(elapsed, every_pmc_checked(rules, &shown)?);
     }
     Ok(())
 }
@@ -816,12 +801,12 @@ fn with_children(slots: &[Slot], wanted: &[Wanted]) -> Vec<String> {
     }
 }
 
-/// `--columns` without -w: pmcstat(8)'s `DEFAULT_WAIT_INTERVAL`, 5 s.
-const COLUMNS_DEFAULT_INTERVAL: f64 = 5.0;
-
-/// `--columns`' rows have a count for every PMC: a PMC that cannot be read
-/// stops the run, as pmcstat(8)'s "Cannot read pmc" does.
-fn columns_checked(shown: &[Counter]) -> Result<&[Counter], Failure> {
+/// The rows, when [`Rules::every_pmc`] asks for a count of every PMC: a PMC that
+/// cannot be read stops the run, as pmcstat(8)'s "Cannot read pmc" does.
+fn every_pmc_checked(rules: Rules, shown: &[Counter]) -> Result<&[Counter], Failure> {
+    if !rules.every_pmc {
+        return Ok(shown);
+    }
     match shown.iter().find_map(|c| c.error.as_ref().map(|e| (c, e))) {
         Some((c, e)) => Err(Failure::Setup(Error::new(
             ErrorKind::Os,

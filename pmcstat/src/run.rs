@@ -47,6 +47,23 @@ pub fn arm_stop_signals() -> std::io::Result<()> {
     Ok(())
 }
 
+/// Whether the reader of the results (standard output or error, `-o /dev/stdout`, a pipe)
+/// went away: a write met EPIPE. The run then stops as on a stop signal (SIGPIPE), and
+/// pmcstat ends as perf does, killed by SIGPIPE ([`crate::dest::die_if_reader_gone`]).
+static READER_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records that the reader of the results went away, if `e` says so (EPIPE).
+pub(crate) fn note_reader_gone(e: &std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        READER_GONE.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Whether a write of the results met EPIPE.
+pub fn reader_gone() -> bool {
+    READER_GONE.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// The stop signal received, if any; SIGPIPE when the reader of the results went away
 /// (a write met EPIPE): the run stops as on a signal, and pmcstat ends by SIGPIPE.
 pub fn stop_signal() -> Option<i32> {
@@ -58,7 +75,7 @@ pub fn stop_signal() -> Option<i32> {
             .ok()
             .filter(|s| *s > 0)
     });
-    received.or_else(|| crate::dest::reader_gone().then_some(signal_hook::consts::SIGPIPE))
+    received.or_else(|| reader_gone().then_some(signal_hook::consts::SIGPIPE))
 }
 
 /// The longest a wait sleeps before looking at the stop flag (a signal usually wakes it

@@ -4123,3 +4123,357 @@ pub static LAYOUTS: &[(&str, bool, usize, &[(&str, usize)])] = &[
 
 #[allow(unused_imports)]
 use {c_char as _, c_int as _, c_uint as _, c_void as _};
+
+/// The table tied to the Rust owners of hwpmc's ABI (values, sizes, alignments,
+/// offsets), checked when the unit tests compile.
+#[cfg(all(test, target_pointer_width = "64"))]
+#[allow(clippy::unnecessary_cast)]
+mod owner_ties {
+    use std::mem::{align_of, offset_of, size_of};
+
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_COUNTERMASK as u64 == super::AMD_PMC_COUNTERMASK);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_EDGE as u64 == super::AMD_PMC_EDGE);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_ENABLE as u64 == super::AMD_PMC_ENABLE);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_EVENTMASK as u64 == super::AMD_PMC_EVENTMASK);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_INT as u64 == super::AMD_PMC_INT);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_INVERT as u64 == super::AMD_PMC_INVERT);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_OS as u64 == super::AMD_PMC_OS);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_PC as u64 == super::AMD_PMC_PC);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_UNITMASK as u64 == super::AMD_PMC_UNITMASK);
+    const _: () = assert!(pmc_freebsd::sys::abi::AMD_PMC_USR as u64 == super::AMD_PMC_USR);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAF_ANY as u64 == super::IAF_ANY);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAF_OS as u64 == super::IAF_OS);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAF_PMI as u64 == super::IAF_PMI);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAF_USR as u64 == super::IAF_USR);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAP_ANY as u64 == super::IAP_ANY);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAP_EDGE as u64 == super::IAP_EDGE);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAP_EN as u64 == super::IAP_EN);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAP_INT as u64 == super::IAP_INT);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAP_INV as u64 == super::IAP_INV);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAP_OS as u64 == super::IAP_OS);
+    const _: () = assert!(pmc_freebsd::sys::abi::IAP_USR as u64 == super::IAP_USR);
+    const _: () = assert!(pmc_freebsd::sys::abi::IBS_PMC_FETCH as u64 == super::IBS_PMC_FETCH);
+    const _: () = assert!(pmc_freebsd::sys::abi::IBS_PMC_OP as u64 == super::IBS_PMC_OP);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_AMD_SUB_CLASS_CORE as u32 == super::PMC_AMD_SUB_CLASS_CORE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_AMD_SUB_CLASS_DATA_FABRIC as u32 == super::PMC_AMD_SUB_CLASS_DATA_FABRIC);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_AMD_SUB_CLASS_L3_CACHE as u32 == super::PMC_AMD_SUB_CLASS_L3_CACHE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_CASCADE as u32 == super::PMC_CAP_CASCADE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_DOMWIDE as u32 == super::PMC_CAP_DOMWIDE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_EDGE as u32 == super::PMC_CAP_EDGE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_INTERRUPT as u32 == super::PMC_CAP_INTERRUPT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_INVERT as u32 == super::PMC_CAP_INVERT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_PRECISE as u32 == super::PMC_CAP_PRECISE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_QUALIFIER as u32 == super::PMC_CAP_QUALIFIER);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_READ as u32 == super::PMC_CAP_READ);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_SYSTEM as u32 == super::PMC_CAP_SYSTEM);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_SYSWIDE as u32 == super::PMC_CAP_SYSWIDE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_TAGGING as u32 == super::PMC_CAP_TAGGING);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_THRESHOLD as u32 == super::PMC_CAP_THRESHOLD);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_USER as u32 == super::PMC_CAP_USER);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CAP_WRITE as u32 == super::PMC_CAP_WRITE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_ARMV7 as u32 == super::PMC_CLASS_ARMV7);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_ARMV8 as u32 == super::PMC_CLASS_ARMV8);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_CMN600_PMU as u32 == super::PMC_CLASS_CMN600_PMU);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_DMC620_PMU_C as u32 == super::PMC_CLASS_DMC620_PMU_C);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_DMC620_PMU_CD2 as u32 == super::PMC_CLASS_DMC620_PMU_CD2);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_E500 as u32 == super::PMC_CLASS_E500);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_IAF as u32 == super::PMC_CLASS_IAF);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_IAP as u32 == super::PMC_CLASS_IAP);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_IBS as u32 == super::PMC_CLASS_IBS);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_K8 as u32 == super::PMC_CLASS_K8);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_MAX as u32 == super::PMC_CLASS_MAX);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_PERF as u32 == super::PMC_CLASS_PERF);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_POWER8 as u32 == super::PMC_CLASS_POWER8);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_PPC7450 as u32 == super::PMC_CLASS_PPC7450);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_PPC970 as u32 == super::PMC_CLASS_PPC970);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_RAPL as u32 == super::PMC_CLASS_RAPL);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_SOFT as u32 == super::PMC_CLASS_SOFT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_TSC as u32 == super::PMC_CLASS_TSC);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_UCF as u32 == super::PMC_CLASS_UCF);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CLASS_UCP as u32 == super::PMC_CLASS_UCP);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPUID_LEN as u32 == super::PMC_CPUID_LEN);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_AMD_K8 as u32 == super::PMC_CPU_AMD_K8);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ANY as i32 == super::PMC_CPU_ANY);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV7_CORTEX_A15 as u32 == super::PMC_CPU_ARMV7_CORTEX_A15);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV7_CORTEX_A17 as u32 == super::PMC_CPU_ARMV7_CORTEX_A17);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV7_CORTEX_A5 as u32 == super::PMC_CPU_ARMV7_CORTEX_A5);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV7_CORTEX_A7 as u32 == super::PMC_CPU_ARMV7_CORTEX_A7);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV7_CORTEX_A8 as u32 == super::PMC_CPU_ARMV7_CORTEX_A8);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV7_CORTEX_A9 as u32 == super::PMC_CPU_ARMV7_CORTEX_A9);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV8_CORTEX_A53 as u32 == super::PMC_CPU_ARMV8_CORTEX_A53);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV8_CORTEX_A57 as u32 == super::PMC_CPU_ARMV8_CORTEX_A57);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_ARMV8_CORTEX_A76 as u32 == super::PMC_CPU_ARMV8_CORTEX_A76);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_GENERIC as u32 == super::PMC_CPU_GENERIC);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ALDERLAKE as u32 == super::PMC_CPU_INTEL_ALDERLAKE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ALDERLAKEN as u32 == super::PMC_CPU_INTEL_ALDERLAKEN);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ATOM as u32 == super::PMC_CPU_INTEL_ATOM);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ATOM_GOLDMONT as u32 == super::PMC_CPU_INTEL_ATOM_GOLDMONT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ATOM_GOLDMONT_P as u32 == super::PMC_CPU_INTEL_ATOM_GOLDMONT_P);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ATOM_SILVERMONT as u32 == super::PMC_CPU_INTEL_ATOM_SILVERMONT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ATOM_TREMONT as u32 == super::PMC_CPU_INTEL_ATOM_TREMONT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_BROADWELL as u32 == super::PMC_CPU_INTEL_BROADWELL);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_BROADWELL_XEON as u32 == super::PMC_CPU_INTEL_BROADWELL_XEON);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_CORE as u32 == super::PMC_CPU_INTEL_CORE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_CORE2 as u32 == super::PMC_CPU_INTEL_CORE2);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_CORE2EXTREME as u32 == super::PMC_CPU_INTEL_CORE2EXTREME);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_COREI7 as u32 == super::PMC_CPU_INTEL_COREI7);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_EMERALD_RAPIDS as u32 == super::PMC_CPU_INTEL_EMERALD_RAPIDS);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_GRANITE_RAPIDS as u32 == super::PMC_CPU_INTEL_GRANITE_RAPIDS);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_HASWELL as u32 == super::PMC_CPU_INTEL_HASWELL);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_HASWELL_XEON as u32 == super::PMC_CPU_INTEL_HASWELL_XEON);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ICELAKE as u32 == super::PMC_CPU_INTEL_ICELAKE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_ICELAKE_XEON as u32 == super::PMC_CPU_INTEL_ICELAKE_XEON);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_IVYBRIDGE as u32 == super::PMC_CPU_INTEL_IVYBRIDGE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_IVYBRIDGE_XEON as u32 == super::PMC_CPU_INTEL_IVYBRIDGE_XEON);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_METEOR_LAKE as u32 == super::PMC_CPU_INTEL_METEOR_LAKE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_NEHALEM_EX as u32 == super::PMC_CPU_INTEL_NEHALEM_EX);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_SANDYBRIDGE as u32 == super::PMC_CPU_INTEL_SANDYBRIDGE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_SANDYBRIDGE_XEON as u32 == super::PMC_CPU_INTEL_SANDYBRIDGE_XEON);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_SAPPHIRE_RAPIDS as u32 == super::PMC_CPU_INTEL_SAPPHIRE_RAPIDS);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_SKYLAKE as u32 == super::PMC_CPU_INTEL_SKYLAKE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_SKYLAKE_XEON as u32 == super::PMC_CPU_INTEL_SKYLAKE_XEON);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_WESTMERE as u32 == super::PMC_CPU_INTEL_WESTMERE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_INTEL_WESTMERE_EX as u32 == super::PMC_CPU_INTEL_WESTMERE_EX);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_PPC_7450 as u32 == super::PMC_CPU_PPC_7450);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_PPC_970 as u32 == super::PMC_CPU_PPC_970);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_PPC_E500 as u32 == super::PMC_CPU_PPC_E500);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_CPU_PPC_POWER8 as u32 == super::PMC_CPU_PPC_POWER8);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_DISP_FREE as u32 == super::PMC_DISP_FREE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_DISP_STANDALONE as u32 == super::PMC_DISP_STANDALONE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_DISP_THREAD as u32 == super::PMC_DISP_THREAD);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_DISP_UNKNOWN as u32 == super::PMC_DISP_UNKNOWN);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_ARMV7_FIRST as u32 == super::PMC_EV_ARMV7_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_ARMV8_FIRST as u32 == super::PMC_EV_ARMV8_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_CMN600_PMU_FIRST as u32 == super::PMC_EV_CMN600_PMU_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_DMC620_PMU_CD2_FIRST as u32 == super::PMC_EV_DMC620_PMU_CD2_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_DMC620_PMU_C_FIRST as u32 == super::PMC_EV_DMC620_PMU_C_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_DYN_COUNT as u32 == super::PMC_EV_DYN_COUNT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_E500_FIRST as u32 == super::PMC_EV_E500_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_IAF_CPU_CLK_UNHALTED_CORE as u32 == super::PMC_EV_IAF_CPU_CLK_UNHALTED_CORE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_IAF_CPU_CLK_UNHALTED_REF as u32 == super::PMC_EV_IAF_CPU_CLK_UNHALTED_REF);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_IAF_INSTR_RETIRED_ANY as u32 == super::PMC_EV_IAF_INSTR_RETIRED_ANY);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_IBS_FETCH as u32 == super::PMC_EV_IBS_FETCH);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_IBS_OP as u32 == super::PMC_EV_IBS_OP);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_K8_BU_CPU_CLK_UNHALTED as u32 == super::PMC_EV_K8_BU_CPU_CLK_UNHALTED);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_K8_FIRST as u32 == super::PMC_EV_K8_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS as u32 == super::PMC_EV_K8_FR_RETIRED_X86_INSTRUCTIONS);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_K8_LAST as u32 == super::PMC_EV_K8_LAST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_PERF_APERF as u32 == super::PMC_EV_PERF_APERF);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_PERF_MPERF as u32 == super::PMC_EV_PERF_MPERF);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_PPC7450_FIRST as u32 == super::PMC_EV_PPC7450_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_PPC970_FIRST as u32 == super::PMC_EV_PPC970_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_RAPL_ENERGY_CORES as u32 == super::PMC_EV_RAPL_ENERGY_CORES);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_RAPL_ENERGY_DRAM as u32 == super::PMC_EV_RAPL_ENERGY_DRAM);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_RAPL_ENERGY_PKG as u32 == super::PMC_EV_RAPL_ENERGY_PKG);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_SOFT_FIRST as u32 == super::PMC_EV_SOFT_FIRST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_SOFT_LAST as u32 == super::PMC_EV_SOFT_LAST);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_EV_TSC_TSC as u32 == super::PMC_EV_TSC_TSC);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_ID_INVALID as u32 == super::PMC_ID_INVALID);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_NAME_MAX as u32 == super::PMC_NAME_MAX);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_CLOSELOG as u32 == super::PMC_OP_CLOSELOG);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_CONFIGURELOG as u32 == super::PMC_OP_CONFIGURELOG);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_FLUSHLOG as u32 == super::PMC_OP_FLUSHLOG);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_GETCAPS as u32 == super::PMC_OP_GETCAPS);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_GETCPUINFO as u32 == super::PMC_OP_GETCPUINFO);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_GETDRIVERSTATS as u32 == super::PMC_OP_GETDRIVERSTATS);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_GETDYNEVENTINFO as u32 == super::PMC_OP_GETDYNEVENTINFO);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_GETMODULEVERSION as u32 == super::PMC_OP_GETMODULEVERSION);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_GETPMCINFO as u32 == super::PMC_OP_GETPMCINFO);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCADMIN as u32 == super::PMC_OP_PMCADMIN);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCALLOCATE as u32 == super::PMC_OP_PMCALLOCATE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCATTACH as u32 == super::PMC_OP_PMCATTACH);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCDETACH as u32 == super::PMC_OP_PMCDETACH);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCGETMSR as u32 == super::PMC_OP_PMCGETMSR);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCRELEASE as u32 == super::PMC_OP_PMCRELEASE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCRW as u32 == super::PMC_OP_PMCRW);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCSETCOUNT as u32 == super::PMC_OP_PMCSETCOUNT);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCSTART as u32 == super::PMC_OP_PMCSTART);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_PMCSTOP as u32 == super::PMC_OP_PMCSTOP);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_OP_WRITELOG as u32 == super::PMC_OP_WRITELOG);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_STATE_ALLOCATED as u32 == super::PMC_STATE_ALLOCATED);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_STATE_DELETED as u32 == super::PMC_STATE_DELETED);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_STATE_DISABLED as u32 == super::PMC_STATE_DISABLED);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_STATE_FREE as u32 == super::PMC_STATE_FREE);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_STATE_MAX as u32 == super::PMC_STATE_MAX);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_STATE_RUNNING as u32 == super::PMC_STATE_RUNNING);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_STATE_STOPPED as u32 == super::PMC_STATE_STOPPED);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_VERSION as u32 == super::PMC_VERSION);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_VERSION_MAJOR as u32 == super::PMC_VERSION_MAJOR);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_VERSION_MINOR as u32 == super::PMC_VERSION_MINOR);
+    const _: () = assert!(pmc_freebsd::sys::abi::PMC_VERSION_PATCH as u32 == super::PMC_VERSION_PATCH);
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_classinfo>() == size_of::<super::pmc_classinfo>() && align_of::<pmc_freebsd::sys::abi::pmc_classinfo>() == align_of::<super::pmc_classinfo>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_classinfo, pm_class) == offset_of!(super::pmc_classinfo, pm_class));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_classinfo, pm_caps) == offset_of!(super::pmc_classinfo, pm_caps));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_classinfo, pm_width) == offset_of!(super::pmc_classinfo, pm_width));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_classinfo, pm_num) == offset_of!(super::pmc_classinfo, pm_num));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_dyn_event_descr>() == size_of::<super::pmc_dyn_event_descr>() && align_of::<pmc_freebsd::sys::abi::pmc_dyn_event_descr>() == align_of::<super::pmc_dyn_event_descr>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_dyn_event_descr, pm_ev_name) == offset_of!(super::pmc_dyn_event_descr, pm_ev_name));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_dyn_event_descr, pm_ev_code) == offset_of!(super::pmc_dyn_event_descr, pm_ev_code));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_info>() == size_of::<super::pmc_info>() && align_of::<pmc_freebsd::sys::abi::pmc_info>() == align_of::<super::pmc_info>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_name) == offset_of!(super::pmc_info, pm_name));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_class) == offset_of!(super::pmc_info, pm_class));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_enabled) == offset_of!(super::pmc_info, pm_enabled));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_rowdisp) == offset_of!(super::pmc_info, pm_rowdisp));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_ownerpid) == offset_of!(super::pmc_info, pm_ownerpid));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_mode) == offset_of!(super::pmc_info, pm_mode));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_event) == offset_of!(super::pmc_info, pm_event));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_flags) == offset_of!(super::pmc_info, pm_flags));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_info, pm_reloadcount) == offset_of!(super::pmc_info, pm_reloadcount));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_amd_op_pmcallocate>() == size_of::<super::pmc_md_amd_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_amd_op_pmcallocate>() == align_of::<super::pmc_md_amd_op_pmcallocate>());
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_amd_op_pmcallocate, pm_amd_config) == offset_of!(super::pmc_md_amd_op_pmcallocate, pm_amd_config));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_amd_op_pmcallocate, pm_amd_sub_class) == offset_of!(super::pmc_md_amd_op_pmcallocate, pm_amd_sub_class));
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_cmn600_pmu_op_pmcallocate>() == size_of::<super::pmc_md_cmn600_pmu_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_cmn600_pmu_op_pmcallocate>() == align_of::<super::pmc_md_cmn600_pmu_op_pmcallocate>());
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_cmn600_pmu_op_pmcallocate, pma_cmn600_nodeid) == offset_of!(super::pmc_md_cmn600_pmu_op_pmcallocate, pma_cmn600_nodeid));
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_cmn600_pmu_op_pmcallocate, pma_cmn600_occupancy) == offset_of!(super::pmc_md_cmn600_pmu_op_pmcallocate, pma_cmn600_occupancy));
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_cmn600_pmu_op_pmcallocate, pma_cmn600_config) == offset_of!(super::pmc_md_cmn600_pmu_op_pmcallocate, pma_cmn600_config));
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_dmc620_pmu_op_pmcallocate>() == size_of::<super::pmc_md_dmc620_pmu_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_dmc620_pmu_op_pmcallocate>() == align_of::<super::pmc_md_dmc620_pmu_op_pmcallocate>());
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_dmc620_pmu_op_pmcallocate, pm_dmc620_match) == offset_of!(super::pmc_md_dmc620_pmu_op_pmcallocate, pm_dmc620_match));
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_dmc620_pmu_op_pmcallocate, pm_dmc620_mask) == offset_of!(super::pmc_md_dmc620_pmu_op_pmcallocate, pm_dmc620_mask));
+    #[cfg(target_arch = "aarch64")]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_dmc620_pmu_op_pmcallocate, pm_dmc620_config) == offset_of!(super::pmc_md_dmc620_pmu_op_pmcallocate, pm_dmc620_config));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_iap_op_pmcallocate>() == size_of::<super::pmc_md_iap_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_iap_op_pmcallocate>() == align_of::<super::pmc_md_iap_op_pmcallocate>());
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_iap_op_pmcallocate, pm_iap_config) == offset_of!(super::pmc_md_iap_op_pmcallocate, pm_iap_config));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_iap_op_pmcallocate, pm_iap_rsp) == offset_of!(super::pmc_md_iap_op_pmcallocate, pm_iap_rsp));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_ibs_op_pmcallocate>() == size_of::<super::pmc_md_ibs_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_ibs_op_pmcallocate>() == align_of::<super::pmc_md_ibs_op_pmcallocate>());
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_ibs_op_pmcallocate, ibs_flag) == offset_of!(super::pmc_md_ibs_op_pmcallocate, ibs_flag));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_ibs_op_pmcallocate, ibs_type) == offset_of!(super::pmc_md_ibs_op_pmcallocate, ibs_type));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_ibs_op_pmcallocate, ibs_ctl) == offset_of!(super::pmc_md_ibs_op_pmcallocate, ibs_ctl));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_ibs_op_pmcallocate, ibs_ctl2) == offset_of!(super::pmc_md_ibs_op_pmcallocate, ibs_ctl2));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_op_pmcallocate>() == size_of::<super::pmc_md_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_op_pmcallocate>() == align_of::<super::pmc_md_op_pmcallocate>());
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_ucf_op_pmcallocate>() == size_of::<super::pmc_md_ucf_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_ucf_op_pmcallocate>() == align_of::<super::pmc_md_ucf_op_pmcallocate>());
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_ucf_op_pmcallocate, pm_ucf_flags) == offset_of!(super::pmc_md_ucf_op_pmcallocate, pm_ucf_flags));
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_md_ucp_op_pmcallocate>() == size_of::<super::pmc_md_ucp_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_md_ucp_op_pmcallocate>() == align_of::<super::pmc_md_ucp_op_pmcallocate>());
+    #[cfg(not(target_arch = "aarch64"))]
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_md_ucp_op_pmcallocate, pm_ucp_config) == offset_of!(super::pmc_md_ucp_op_pmcallocate, pm_ucp_config));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_caps>() == size_of::<super::pmc_op_caps>() && align_of::<pmc_freebsd::sys::abi::pmc_op_caps>() == align_of::<super::pmc_op_caps>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_caps, pm_pmcid) == offset_of!(super::pmc_op_caps, pm_pmcid));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_caps, pm_caps) == offset_of!(super::pmc_op_caps, pm_caps));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_configurelog>() == size_of::<super::pmc_op_configurelog>() && align_of::<pmc_freebsd::sys::abi::pmc_op_configurelog>() == align_of::<super::pmc_op_configurelog>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_configurelog, pm_flags) == offset_of!(super::pmc_op_configurelog, pm_flags));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_configurelog, pm_logfd) == offset_of!(super::pmc_op_configurelog, pm_logfd));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_getcpuinfo>() == size_of::<super::pmc_op_getcpuinfo>() && align_of::<pmc_freebsd::sys::abi::pmc_op_getcpuinfo>() == align_of::<super::pmc_op_getcpuinfo>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getcpuinfo, pm_cputype) == offset_of!(super::pmc_op_getcpuinfo, pm_cputype));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getcpuinfo, pm_ncpu) == offset_of!(super::pmc_op_getcpuinfo, pm_ncpu));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getcpuinfo, pm_npmc) == offset_of!(super::pmc_op_getcpuinfo, pm_npmc));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getcpuinfo, pm_nclass) == offset_of!(super::pmc_op_getcpuinfo, pm_nclass));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getcpuinfo, pm_classes) == offset_of!(super::pmc_op_getcpuinfo, pm_classes));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_getdriverstats>() == size_of::<super::pmc_op_getdriverstats>() && align_of::<pmc_freebsd::sys::abi::pmc_op_getdriverstats>() == align_of::<super::pmc_op_getdriverstats>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_intr_ignored) == offset_of!(super::pmc_op_getdriverstats, pm_intr_ignored));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_intr_processed) == offset_of!(super::pmc_op_getdriverstats, pm_intr_processed));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_intr_bufferfull) == offset_of!(super::pmc_op_getdriverstats, pm_intr_bufferfull));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_syscalls) == offset_of!(super::pmc_op_getdriverstats, pm_syscalls));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_syscall_errors) == offset_of!(super::pmc_op_getdriverstats, pm_syscall_errors));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_buffer_requests) == offset_of!(super::pmc_op_getdriverstats, pm_buffer_requests));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_buffer_requests_failed) == offset_of!(super::pmc_op_getdriverstats, pm_buffer_requests_failed));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdriverstats, pm_log_sweeps) == offset_of!(super::pmc_op_getdriverstats, pm_log_sweeps));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_getdyneventinfo>() == size_of::<super::pmc_op_getdyneventinfo>() && align_of::<pmc_freebsd::sys::abi::pmc_op_getdyneventinfo>() == align_of::<super::pmc_op_getdyneventinfo>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdyneventinfo, pm_class) == offset_of!(super::pmc_op_getdyneventinfo, pm_class));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdyneventinfo, pm_nevent) == offset_of!(super::pmc_op_getdyneventinfo, pm_nevent));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getdyneventinfo, pm_events) == offset_of!(super::pmc_op_getdyneventinfo, pm_events));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_getmsr>() == size_of::<super::pmc_op_getmsr>() && align_of::<pmc_freebsd::sys::abi::pmc_op_getmsr>() == align_of::<super::pmc_op_getmsr>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getmsr, pm_msr) == offset_of!(super::pmc_op_getmsr, pm_msr));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getmsr, pm_pmcid) == offset_of!(super::pmc_op_getmsr, pm_pmcid));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_getpmcinfo>() == size_of::<super::pmc_op_getpmcinfo>() && align_of::<pmc_freebsd::sys::abi::pmc_op_getpmcinfo>() == align_of::<super::pmc_op_getpmcinfo>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getpmcinfo, pm_cpu) == offset_of!(super::pmc_op_getpmcinfo, pm_cpu));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_getpmcinfo, pm_pmcs) == offset_of!(super::pmc_op_getpmcinfo, pm_pmcs));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_pmcadmin>() == size_of::<super::pmc_op_pmcadmin>() && align_of::<pmc_freebsd::sys::abi::pmc_op_pmcadmin>() == align_of::<super::pmc_op_pmcadmin>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcadmin, pm_cpu) == offset_of!(super::pmc_op_pmcadmin, pm_cpu));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcadmin, pm_flags) == offset_of!(super::pmc_op_pmcadmin, pm_flags));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcadmin, pm_pmc) == offset_of!(super::pmc_op_pmcadmin, pm_pmc));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcadmin, pm_state) == offset_of!(super::pmc_op_pmcadmin, pm_state));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_pmcallocate>() == size_of::<super::pmc_op_pmcallocate>() && align_of::<pmc_freebsd::sys::abi::pmc_op_pmcallocate>() == align_of::<super::pmc_op_pmcallocate>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_caps) == offset_of!(super::pmc_op_pmcallocate, pm_caps));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_cpu) == offset_of!(super::pmc_op_pmcallocate, pm_cpu));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_class) == offset_of!(super::pmc_op_pmcallocate, pm_class));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_ev) == offset_of!(super::pmc_op_pmcallocate, pm_ev));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_flags) == offset_of!(super::pmc_op_pmcallocate, pm_flags));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_mode) == offset_of!(super::pmc_op_pmcallocate, pm_mode));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_pmcid) == offset_of!(super::pmc_op_pmcallocate, pm_pmcid));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_count) == offset_of!(super::pmc_op_pmcallocate, pm_count));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcallocate, pm_md) == offset_of!(super::pmc_op_pmcallocate, pm_md));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_pmcattach>() == size_of::<super::pmc_op_pmcattach>() && align_of::<pmc_freebsd::sys::abi::pmc_op_pmcattach>() == align_of::<super::pmc_op_pmcattach>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcattach, pm_pmc) == offset_of!(super::pmc_op_pmcattach, pm_pmc));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcattach, pm_pid) == offset_of!(super::pmc_op_pmcattach, pm_pid));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_pmcrw>() == size_of::<super::pmc_op_pmcrw>() && align_of::<pmc_freebsd::sys::abi::pmc_op_pmcrw>() == align_of::<super::pmc_op_pmcrw>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcrw, pm_flags) == offset_of!(super::pmc_op_pmcrw, pm_flags));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcrw, pm_pmcid) == offset_of!(super::pmc_op_pmcrw, pm_pmcid));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcrw, pm_value) == offset_of!(super::pmc_op_pmcrw, pm_value));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_pmcsetcount>() == size_of::<super::pmc_op_pmcsetcount>() && align_of::<pmc_freebsd::sys::abi::pmc_op_pmcsetcount>() == align_of::<super::pmc_op_pmcsetcount>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcsetcount, pm_count) == offset_of!(super::pmc_op_pmcsetcount, pm_count));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_pmcsetcount, pm_pmcid) == offset_of!(super::pmc_op_pmcsetcount, pm_pmcid));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_simple>() == size_of::<super::pmc_op_simple>() && align_of::<pmc_freebsd::sys::abi::pmc_op_simple>() == align_of::<super::pmc_op_simple>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_simple, pm_pmcid) == offset_of!(super::pmc_op_simple, pm_pmcid));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmc_op_writelog>() == size_of::<super::pmc_op_writelog>() && align_of::<pmc_freebsd::sys::abi::pmc_op_writelog>() == align_of::<super::pmc_op_writelog>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmc_op_writelog, pm_userdata) == offset_of!(super::pmc_op_writelog, pm_userdata));
+    const _: () = assert!(size_of::<pmc_freebsd::sys::abi::pmclog_header>() == size_of::<super::pmclog_header>() && align_of::<pmc_freebsd::sys::abi::pmclog_header>() == align_of::<super::pmclog_header>());
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmclog_header, pl_header) == offset_of!(super::pmclog_header, pl_header));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmclog_header, pl_spare) == offset_of!(super::pmclog_header, pl_spare));
+    const _: () = assert!(offset_of!(pmc_freebsd::sys::abi::pmclog_header, pl_tsc) == offset_of!(super::pmclog_header, pl_tsc));
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_HEADER_MAGIC as u32 == super::PMCLOG_HEADER_MAGIC);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_CALLCHAIN as u32 == super::PMCLOG_TYPE_CALLCHAIN);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_CLOSELOG as u32 == super::PMCLOG_TYPE_CLOSELOG);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_DROPNOTIFY as u32 == super::PMCLOG_TYPE_DROPNOTIFY);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_INITIALIZE as u32 == super::PMCLOG_TYPE_INITIALIZE);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_MAP_IN as u32 == super::PMCLOG_TYPE_MAP_IN);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_MAP_OUT as u32 == super::PMCLOG_TYPE_MAP_OUT);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PMCALLOCATE as u32 == super::PMCLOG_TYPE_PMCALLOCATE);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PMCALLOCATEDYN as u32 == super::PMCLOG_TYPE_PMCALLOCATEDYN);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PMCATTACH as u32 == super::PMCLOG_TYPE_PMCATTACH);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PMCDETACH as u32 == super::PMCLOG_TYPE_PMCDETACH);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PROCCSW as u32 == super::PMCLOG_TYPE_PROCCSW);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PROCEXEC as u32 == super::PMCLOG_TYPE_PROCEXEC);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PROCEXIT as u32 == super::PMCLOG_TYPE_PROCEXIT);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PROCFORK as u32 == super::PMCLOG_TYPE_PROCFORK);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_PROC_CREATE as u32 == super::PMCLOG_TYPE_PROC_CREATE);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_SYSEXIT as u32 == super::PMCLOG_TYPE_SYSEXIT);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_THR_CREATE as u32 == super::PMCLOG_TYPE_THR_CREATE);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_THR_EXIT as u32 == super::PMCLOG_TYPE_THR_EXIT);
+    const _: () = assert!(pmc_log::hwpmc::PMCLOG_TYPE_USERDATA as u32 == super::PMCLOG_TYPE_USERDATA);
+    const _: () = assert!(pmc_log::hwpmc::PMC_CALLCHAIN_DEPTH_MAX as u32 == super::PMC_CALLCHAIN_DEPTH_MAX);
+    const _: () = assert!(pmc_log::hwpmc::PMC_CC_F_MULTIPART as u32 == super::PMC_CC_F_MULTIPART);
+    const _: () = assert!(pmc_log::hwpmc::PMC_CC_F_USERSPACE as u32 == super::PMC_CC_F_USERSPACE);
+    const _: () = assert!(pmc_log::hwpmc::PMC_CC_MULTIPART_CALLCHAIN as u32 == super::PMC_CC_MULTIPART_CALLCHAIN);
+    const _: () = assert!(pmc_log::hwpmc::PMC_CC_MULTIPART_IBS_FETCH as u32 == super::PMC_CC_MULTIPART_IBS_FETCH);
+    const _: () = assert!(pmc_log::hwpmc::PMC_CC_MULTIPART_IBS_OP as u32 == super::PMC_CC_MULTIPART_IBS_OP);
+    const _: () = assert!(pmc_log::hwpmc::PMC_CC_MULTIPART_NONE as u32 == super::PMC_CC_MULTIPART_NONE);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_ATTACHED_TO_OWNER as u32 == super::PMC_F_ATTACHED_TO_OWNER);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_ATTACH_DONE as u32 == super::PMC_F_ATTACH_DONE);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_CALLCHAIN as u32 == super::PMC_F_CALLCHAIN);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_DESCENDANTS as u32 == super::PMC_F_DESCENDANTS);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_EV_PMU as u32 == super::PMC_F_EV_PMU);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_LOG_PROCCSW as u32 == super::PMC_F_LOG_PROCCSW);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_LOG_PROCEXIT as u32 == super::PMC_F_LOG_PROCEXIT);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_NEEDS_LOGFILE as u32 == super::PMC_F_NEEDS_LOGFILE);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_NEWVALUE as u32 == super::PMC_F_NEWVALUE);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_OLDVALUE as u32 == super::PMC_F_OLDVALUE);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_UNUSED1 as u32 == super::PMC_F_UNUSED1);
+    const _: () = assert!(pmc_log::hwpmc::PMC_F_USERCALLCHAIN as u32 == super::PMC_F_USERCALLCHAIN);
+    const _: () = assert!(pmc_log::hwpmc::PMC_MODE_SC as u32 == super::PMC_MODE_SC);
+    const _: () = assert!(pmc_log::hwpmc::PMC_MODE_SS as u32 == super::PMC_MODE_SS);
+    const _: () = assert!(pmc_log::hwpmc::PMC_MODE_TC as u32 == super::PMC_MODE_TC);
+    const _: () = assert!(pmc_log::hwpmc::PMC_MODE_TS as u32 == super::PMC_MODE_TS);
+    const _: () = assert!(pmc_log::hwpmc::PMC_MULTIPART_HEADER_ENTRIES as u32 == super::PMC_MULTIPART_HEADER_ENTRIES);
+    const _: () = assert!(pmc_log::hwpmc::PMC_MULTIPART_HEADER_LENGTH as u32 == super::PMC_MULTIPART_HEADER_LENGTH);
+}

@@ -17,26 +17,6 @@ pub use generated::*;
 /// distinct name as they are met; `pmc_name_of_event` names them.
 pub const PMC_EV_LINUX_FIRST: u32 = 0x30000;
 
-/// `PMC_ID_MAKE_ID`: CPU 12 bits, mode 4, class 8, row 8.
-pub const fn pmc_id_make(cpu: u32, mode: u32, class: u32, row: u32) -> pmc_id_t {
-    ((cpu & 0xFFF) << 20) | ((mode & 0xF) << 16) | ((class & 0xFF) << 8) | (row & 0xFF)
-}
-
-/// `PMC_ID_TO_CPU`.
-pub const fn pmc_id_cpu(id: pmc_id_t) -> u32 {
-    (id & 0xFFF0_0000) >> 20
-}
-
-/// `PMC_ID_TO_MODE`.
-pub const fn pmc_id_mode(id: pmc_id_t) -> u32 {
-    (id & 0xF_0000) >> 16
-}
-
-/// `PMC_ID_TO_CLASS`.
-pub const fn pmc_id_class(id: pmc_id_t) -> u32 {
-    (id & 0xFF00) >> 8
-}
-
 /// A `enum pmc_mode` as C passes it (any 32-bit value).
 #[repr(transparent)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -648,8 +648,144 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-/// Generates every output from the table's text.
-pub fn generate(table: &str) -> Result<Outputs, String> {
+/// A Rust declaration of hwpmc's ABI the table is tied to: the path the
+/// generated ties name it by, and its source text (read for its names).
+pub struct Owner<'a> {
+    /// `pmc_freebsd::sys::abi`, `pmc_log::hwpmc`.
+    pub path: &'a str,
+    /// The file that declares the items.
+    pub source: &'a str,
+}
+
+/// A struct or union of a Rust source: its `#[cfg(...)]` line if it has
+/// one, its public fields.
+type Struct = (Option<String>, Vec<String>);
+
+/// The integer constants a Rust source declares (`pub const NAME: TYPE =`,
+/// integer types only), and its structs and unions.
+fn owner_items(source: &str) -> (BTreeMap<String, ()>, BTreeMap<String, Struct>) {
+    const INTS: &[&str] = &[
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "i32",
+        "i64",
+        "usize",
+        "c_int",
+        "c_uint",
+        "pmc_id_t",
+        "pmc_value_t",
+    ];
+    let mut consts = BTreeMap::new();
+    let mut structs: BTreeMap<String, Struct> = BTreeMap::new();
+    let mut open: Option<String> = None;
+    let mut cfg: Option<String> = None;
+    for line in source.lines() {
+        let t = line.trim();
+        if let Some(name) = &open {
+            if t == "}" {
+                open = None;
+            } else if let Some((field, _)) = t.strip_prefix("pub ").and_then(|f| f.split_once(':'))
+            {
+                if let Some(s) = structs.get_mut(name) {
+                    s.1.push(field.trim().to_string());
+                }
+            }
+            continue;
+        }
+        if t.starts_with("#[cfg(") {
+            cfg = Some(t.to_string());
+        } else if !t.starts_with('#')
+            && !t.starts_with("///")
+            && !t.starts_with("pub struct ")
+            && !t.starts_with("pub union ")
+        {
+            cfg = None;
+        }
+        if let Some(rest) = t.strip_prefix("pub const ") {
+            if let Some((name, ty)) = rest.split_once(':') {
+                let ty = ty.split('=').next().unwrap_or("").trim();
+                if INTS.contains(&ty) {
+                    consts.insert(name.trim().to_string(), ());
+                }
+            }
+        }
+        for kw in ["pub struct ", "pub union "] {
+            if let Some(rest) = t.strip_prefix(kw) {
+                if let Some(name) = rest.strip_suffix(" {") {
+                    structs.insert(name.to_string(), (cfg.take(), Vec::new()));
+                    open = Some(name.to_string());
+                }
+            }
+        }
+    }
+    (consts, structs)
+}
+
+/// Compile-time ties of the generated Rust module to the Rust owners of
+/// hwpmc's ABI: every integer constant both declare has the same value
+/// (the owner's cast to the table's type), every struct and union both
+/// declare the same size and alignment, and every field both name the same
+/// offset. Compiled with libpmc's unit tests (the owners are
+/// dev-dependencies), on LP64 as the owners' own pins.
+fn owner_ties(rust: &str, owners: &[Owner<'_>]) -> String {
+    let (mine_consts, mine_structs) = owner_items(rust);
+    let types: BTreeMap<&str, &str> = rust
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const "))
+        .filter_map(|r| r.split_once(':'))
+        .map(|(n, t)| (n.trim(), t.split('=').next().unwrap_or("").trim()))
+        .collect();
+    let mut out = String::new();
+    for o in owners {
+        let (consts, structs) = owner_items(o.source);
+        for name in consts.keys().filter(|n| mine_consts.contains_key(*n)) {
+            let ty = types.get(name.as_str()).copied().unwrap_or("u32");
+            writeln!(
+                out,
+                "    const _: () = assert!({}::{name} as {ty} == super::{name});",
+                o.path
+            )
+            .ok();
+        }
+        for (name, (_, fields)) in &structs {
+            let Some((cfg, mine)) = mine_structs.get(name) else {
+                continue;
+            };
+            let cfg = cfg
+                .as_ref()
+                .map(|c| format!("    {c}\n"))
+                .unwrap_or_default();
+            let p = o.path;
+            writeln!(
+                out,
+                "{cfg}    const _: () = assert!(size_of::<{p}::{name}>() == size_of::<super::{name}>() \
+                 && align_of::<{p}::{name}>() == align_of::<super::{name}>());"
+            )
+            .ok();
+            for f in fields.iter().filter(|f| mine.contains(f)) {
+                writeln!(
+                    out,
+                    "{cfg}    const _: () = assert!(offset_of!({p}::{name}, {f}) == \
+                     offset_of!(super::{name}, {f}));"
+                )
+                .ok();
+            }
+        }
+    }
+    format!(
+        "/// The table tied to the Rust owners of hwpmc's ABI (values, sizes, alignments,\n\
+         /// offsets), checked when the unit tests compile.\n\
+         #[cfg(all(test, target_pointer_width = \"64\"))]\n\
+         #[allow(clippy::unnecessary_cast)]\n\
+         mod owner_ties {{\n    use std::mem::{{align_of, offset_of, size_of}};\n\n{out}}}\n"
+    )
+}
+
+/// Generates every output from the table's text, the Rust module tied to
+/// `owners`.
+pub fn generate(table: &str, owners: &[Owner<'_>]) -> Result<Outputs, String> {
     let doc: Table = table.parse().map_err(|e| format!("headers.toml: {e}"))?;
     let mut g = Gen::new();
     let headers = doc
@@ -720,8 +856,8 @@ pub fn generate(table: &str) -> Result<Outputs, String> {
          /// Every struct and union of the headers: its C name, whether C declares it under that\n\
          /// name, its size, and its fields' offsets (for the layout test against the compiler).\n\
          pub static LAYOUTS: &[(&str, bool, usize, &[(&str, usize)])] = &[\n{}];\n\n\
-         #[allow(unused_imports)]\nuse {{c_char as _, c_int as _, c_uint as _, c_void as _}};\n",
-        g.rust, g.rust_names, g.rust_layouts
+         #[allow(unused_imports)]\nuse {{c_char as _, c_int as _, c_uint as _, c_void as _}};\n\n{}",
+        g.rust, g.rust_names, g.rust_layouts, owner_ties(&g.rust, owners)
     );
     files.push(("src/abi/generated.rs".into(), rust));
     let py = format!(

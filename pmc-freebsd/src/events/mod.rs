@@ -1,76 +1,14 @@
-//! Map: `mod.rs` ([`Machine`], [`Vendor`], `Encoding`, `resolve` and its dispatch,
-//! `FreeBsdName`, `table_listing`, shared helpers); `table.rs` (names and fields
-//! to a `Raw`: pmu-events table, portable events, raw terms); `intel.rs` (IAF/IAP),
-//! `amd.rs` (K8, legacy codes), `arm.rs` (ARMV8): a `Raw` to encodings; `soft.rs`
-//! (SOFT events, the TSC); `tests.rs` (unit tests).
-//!
 //! Event names -> `pmc_op_pmcallocate` fields (class, `pm_ev`, flags, caps,
 //! machine-dependent config), per CPU vendor. Pure; unit-tested.
 //!
-//! `resolve` turns a spec into `Encoding`s for a [`Machine`] ([`Vendor`], CPUID);
-//! `table_listing` lists them; `freebsd_pmclog_name` is how FreeBSD's tools name our PMCs.
-//! Below: the table of portable names, CPU event names, and the naming rules.
-//!
-//! | spec | Intel (IAF/IAP) | AMD (K8, `PMC_F_EV_PMU`) | no PMU |
-//! |---|---|---|---|
-//! | `cycles` | IAF fixed 1 (`0x3c`), else IAP `0x3c` | `0x76` | error `NoPmu` |
-//! | `instructions` | IAF fixed 0 (`0xc0`), else IAP `0xc0` | `0xc0` | error `NoPmu` |
-//! | `branches` | IAP `0xc4` | `0xc2` | error `NoPmu` |
-//! | `branch-misses` | IAP `0xc5` | `0xc3` | error `NoPmu` |
-//! | `cache-references` | IAP `0x2e`/`0x4f` | `0x60`/`0xff` | error `NoPmu` |
-//! | `cache-misses` | IAP `0x2e`/`0x41` | `0x64`/`0x09` | error `NoPmu` |
-//! | `page-faults` | SOFT `PAGE_FAULT.ALL` | same | same |
-//! | `cpu-clock`, `task-clock` | SOFT `CLOCK.HARD` (ticks of `kern.hz`; the backend reads and writes them as ns, `1e9 / kern.hz` a tick) | same | same |
-//! | `context-switches`, `cpu-migrations` | not provided by hwpmc | | |
-//! | `SOFT-CLOCK.HARD`, `PAGE_FAULT.READ`, ... | SOFT, by the names `PMC_OP_GETDYNEVENTINFO` returns | | |
-//! | `TSC`, `tsc-tsc` | TSC class (system counting only) | | |
-//! | `event=0x..,umask=0x..[,cmask=N,edge,inv,usr,os]`, `cpu/event=..,umask=../`, `rNNNN` | IAP raw | K8 raw | error `NoPmu` |
-//!
-//! `usr`/`os` (`:u`/`:k`) set the USR/OS bits (both when neither is given)
-//! and request `PMC_CAP_USER`/`PMC_CAP_SYSTEM`. Sampling adds the INT bit
-//! and `PMC_CAP_INTERRUPT`, as libpmc does.
-//!
-//! CPU event names (`inst_retired.any`, `ls_not_halted_cyc`, Arm's
-//! `INST_RETIRED`, with or without an `iap-`/`iaf-`/`k8-`/`armv8-` class
-//! prefix, and libpmc's aliases such as `dc-misses` or `LLC_REFERENCE`)
-//! come from the shared [`pmc_events`] table, selected by the CPU's CPUID
-//! (or, failing that, by `pm_cputype`). `cycles` stays core cycles (the
-//! portable event); libpmc's `cycles` (the TSC) is `tsc` here, and the
-//! encoding's name says which was counted.
-//!
-//! Hardware encodings for IAP/IAF/K8 set `PMC_F_EV_PMU` only for ABI major
-//! 0x0A and later: 0x09 kernels reject unknown flags with EINVAL (K20
-//! `hwpmc_mod.c:3890-3892`), for AMD as for Intel.
-//!
-//! ## How FreeBSD's own tools name our PMCs (issue 23 item 2)
-//!
-//! The kernel copies `pm_ev` into the log's PMCALLOCATE record; naming it
-//! is userland's. 15-CURRENT's `lib/libpmc/pmclog.c`
-//! (`fel1x-developer/freebsd-src`@2d614aa2 `pmclog_get_event()`): "if
-//! ((pl_flags & PMC_F_EV_PMU) != 0) pl_evname =
-//! pmc_pmu_event_get_by_idx(ps->ps_cpuid, pl_event); else if (pl_event <=
-//! PMC_EVENT_LAST) pl_evname = _pmc_name_of_event(pl_event, ps->ps_arch)",
-//! and "unknown event" (the whole log fails to parse) when that is NULL.
-//! `pmc_pmu_event_get_by_idx()` is entry `pl_event` of libpmc's pmu-events
-//! table, which `jevents.c` generates at build time in `nftw()` (BSD:
-//! `fts_open(..., NULL)`, directory) order with nothing filtered; pmc's
-//! table is sorted and filtered. So, with FreeBSD's `pmcstat -R`, `-G`,
-//! `-g` on a log pmc's FreeBSD backend wrote:
-//!
-//! | PMC | `pm_ev` | FreeBSD names it |
-//! |---|---|---|
-//! | K8 core cycles (0x76), retired instructions (0xC0), no unit mask/cmask/edge/inv | `PMC_EV_K8_BU_CPU_CLK_UNHALTED` / `..._FR_RETIRED_X86_INSTRUCTIONS`, no EV_PMU | right: `BU_CPU_CLK_UNHALTED` / `FR_RETIRED_X86_INSTRUCTIONS` (`_pmc_name_of_event`'s K8 table) |
-//! | any other K8 event, every IAP and IAF event, on 0x0A | pmc's table index, EV_PMU | **wrong** unless FreeBSD's build table lists the same events in the same order (nothing in the source makes it so) |
-//! | IAF on 0x09 | `PMC_EV_IAF_*` | by a 13-era reader (which looks every `pm_ev` up in its table first): an out-of-range table read; by 15-CURRENT's: "unknown event", the log does not parse (`_pmc_name_of_event` lost its IAF table in 2018) |
-//! | IAP / other K8 on 0x09 | 0 | a 13-era reader: table entry 0's name, **wrong** |
-//! | SOFT | the kernel's code | right: the kernel writes PMCALLOCATEDYN with the name |
-//!
-//! pmc's own readers of the pmc-log format (`configure_log`) name every
-//! PMC right: the event spec travels in the log. Of an hwpmc-format log
-//! (`configure_hwpmc_log`) pmc's importer names the codes it knows and
-//! shows the others as numbers, never another event's name. The test `freebsd_reader_names_k8_cycles_and_instructions`
-//! computes the names as 15-CURRENT's reader does. Without EV_PMU, ARMV8
-//! uses `PMC_EV_ARMV8_FIRST + n`, which `_pmc_name_of_event` names.
+//! Map: `mod.rs` ([`Machine`], [`Vendor`], `Encoding`, `resolve` and its
+//! dispatch (the table of portable names and the naming rules in its
+//! documentation), `FreeBsdName` and `freebsd_pmclog_name` (how FreeBSD's
+//! own tools name our PMCs), `table_listing`, shared helpers); `table.rs`
+//! (names and fields to a `Raw`: pmu-events table, portable events, raw
+//! terms); `intel.rs` (IAF/IAP), `amd.rs` (K8, legacy codes), `arm.rs`
+//! (ARMV8): a `Raw` to encodings; `soft.rs` (SOFT events, the TSC);
+//! `tests.rs` (unit tests).
 
 use crate::sys::abi::*;
 use pmc_core::event::Term;
@@ -426,6 +364,34 @@ impl Raw {
 
 /// What FreeBSD's own reader prints for a PMCALLOCATE record, computed
 /// as its source does, not from pmc's table (issue 23 item 2).
+///
+/// The kernel copies `pm_ev` into the log's PMCALLOCATE record; naming it
+/// is userland's. 15-CURRENT's `lib/libpmc/pmclog.c`
+/// (`fel1x-developer/freebsd-src`@2d614aa2 `pmclog_get_event()`): "if
+/// ((pl_flags & PMC_F_EV_PMU) != 0) pl_evname =
+/// pmc_pmu_event_get_by_idx(ps->ps_cpuid, pl_event); else if (pl_event <=
+/// PMC_EVENT_LAST) pl_evname = _pmc_name_of_event(pl_event, ps->ps_arch)",
+/// and "unknown event" (the whole log fails to parse) when that is NULL.
+/// `pmc_pmu_event_get_by_idx()` is entry `pl_event` of libpmc's pmu-events
+/// table, which `jevents.c` generates at build time in `nftw()` (BSD:
+/// `fts_open(..., NULL)`, directory) order with nothing filtered; pmc's
+/// table is sorted and filtered. So, with FreeBSD's `pmcstat -R`, `-G`,
+/// `-g` on a log pmc's FreeBSD backend wrote:
+///
+/// | PMC | `pm_ev` | FreeBSD names it |
+/// |---|---|---|
+/// | K8 core cycles (0x76), retired instructions (0xC0), no unit mask/cmask/edge/inv | `PMC_EV_K8_BU_CPU_CLK_UNHALTED` / `..._FR_RETIRED_X86_INSTRUCTIONS`, no EV_PMU | right: `BU_CPU_CLK_UNHALTED` / `FR_RETIRED_X86_INSTRUCTIONS` (`_pmc_name_of_event`'s K8 table) |
+/// | any other K8 event, every IAP and IAF event, on 0x0A | pmc's table index, EV_PMU | **wrong** unless FreeBSD's build table lists the same events in the same order (nothing in the source makes it so) |
+/// | IAF on 0x09 | `PMC_EV_IAF_*` | by a 13-era reader (which looks every `pm_ev` up in its table first): an out-of-range table read; by 15-CURRENT's: "unknown event", the log does not parse (`_pmc_name_of_event` lost its IAF table in 2018) |
+/// | IAP / other K8 on 0x09 | 0 | a 13-era reader: table entry 0's name, **wrong** |
+/// | SOFT | the kernel's code | right: the kernel writes PMCALLOCATEDYN with the name |
+///
+/// pmc's own readers of the pmc-log format (`configure_log`) name every
+/// PMC right: the event spec travels in the log. Of an hwpmc-format log
+/// (`configure_hwpmc_log`) pmc's importer names the codes it knows and
+/// shows the others as numbers, never another event's name. The test `freebsd_reader_names_k8_cycles_and_instructions`
+/// computes the names as 15-CURRENT's reader does. Without EV_PMU, ARMV8
+/// uses `PMC_EV_ARMV8_FIRST + n`, which `_pmc_name_of_event` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FreeBsdName {
     /// A name libpmc has whatever its build.
@@ -604,6 +570,37 @@ fn hardware(
 
 /// Resolves an event spec to the encodings to try, in order of preference
 /// (e.g. the IAF fixed counter, then a general IAP counter).
+///
+/// | spec | Intel (IAF/IAP) | AMD (K8, `PMC_F_EV_PMU`) | no PMU |
+/// |---|---|---|---|
+/// | `cycles` | IAF fixed 1 (`0x3c`), else IAP `0x3c` | `0x76` | error `NoPmu` |
+/// | `instructions` | IAF fixed 0 (`0xc0`), else IAP `0xc0` | `0xc0` | error `NoPmu` |
+/// | `branches` | IAP `0xc4` | `0xc2` | error `NoPmu` |
+/// | `branch-misses` | IAP `0xc5` | `0xc3` | error `NoPmu` |
+/// | `cache-references` | IAP `0x2e`/`0x4f` | `0x60`/`0xff` | error `NoPmu` |
+/// | `cache-misses` | IAP `0x2e`/`0x41` | `0x64`/`0x09` | error `NoPmu` |
+/// | `page-faults` | SOFT `PAGE_FAULT.ALL` | same | same |
+/// | `cpu-clock`, `task-clock` | SOFT `CLOCK.HARD` (ticks of `kern.hz`; the backend reads and writes them as ns, `1e9 / kern.hz` a tick) | same | same |
+/// | `context-switches`, `cpu-migrations` | not provided by hwpmc | | |
+/// | `SOFT-CLOCK.HARD`, `PAGE_FAULT.READ`, ... | SOFT, by the names `PMC_OP_GETDYNEVENTINFO` returns | | |
+/// | `TSC`, `tsc-tsc` | TSC class (system counting only) | | |
+/// | `event=0x..,umask=0x..[,cmask=N,edge,inv,usr,os]`, `cpu/event=..,umask=../`, `rNNNN` | IAP raw | K8 raw | error `NoPmu` |
+///
+/// `usr`/`os` (`:u`/`:k`) set the USR/OS bits (both when neither is given)
+/// and request `PMC_CAP_USER`/`PMC_CAP_SYSTEM`. Sampling adds the INT bit
+/// and `PMC_CAP_INTERRUPT`, as libpmc does.
+///
+/// CPU event names (`inst_retired.any`, `ls_not_halted_cyc`, Arm's
+/// `INST_RETIRED`, with or without an `iap-`/`iaf-`/`k8-`/`armv8-` class
+/// prefix, and libpmc's aliases such as `dc-misses` or `LLC_REFERENCE`)
+/// come from the shared [`pmc_events`] table, selected by the CPU's CPUID
+/// (or, failing that, by `pm_cputype`). `cycles` stays core cycles (the
+/// portable event); libpmc's `cycles` (the TSC) is `tsc` here, and the
+/// encoding's name says which was counted.
+///
+/// Hardware encodings for IAP/IAF/K8 set `PMC_F_EV_PMU` only for ABI major
+/// 0x0A and later: 0x09 kernels reject unknown flags with EINVAL (K20
+/// `hwpmc_mod.c:3890-3892`), for AMD as for Intel.
 ///
 /// # Errors
 /// [`ErrorKind::NoPmu`] for hardware events on a machine without PMCs,

@@ -7,6 +7,11 @@
 //! In file order: the scalar types ([`pmc_id_t`], ...), [`PMC_VERSION`] and its kin, the
 //! `PMC_OP_*` numbers ([`PMC_OP_PMCALLOCATE`], ...), then each op's argument struct.
 //!
+//! This module is the workspace's one Rust declaration of hwpmc's ABI (the
+//! log format's constants are pmc-log's, re-exported below); libpmc's C
+//! headers come from their own table, tied to this module by the
+//! `owner_ties` of libpmc's generated ABI.
+//!
 //! Items keep their exact C names so a search by C name finds them. Every
 //! struct uses fixed-width integer types (never libc's OS-dependent ones), so
 //! the definitions are identical on every host OS and can be layout-tested on

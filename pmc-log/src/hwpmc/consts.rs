@@ -2,7 +2,8 @@
 //! the log format and the hwpmc backend share: defined here once, with one
 //! type each, and re-exported by `pmc_freebsd::sys::abi`. The values are
 //! checked against FreeBSD's headers by pmc-freebsd's layout tests
-//! (`abi-amd64.json`).
+//! (`abi-amd64.json`); libpmc's C-side table is tied to them (its
+//! generated `owner_ties`).
 
 /// `PMCLOG_HEADER_MAGIC`: top byte of every record's header word.
 pub const PMCLOG_HEADER_MAGIC: u32 = 0xEE;

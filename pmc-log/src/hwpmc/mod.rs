@@ -1,80 +1,22 @@
 //! FreeBSD hwpmc log import, and a kernel-format [`Encoder`].
 //!
-//! [`Parser`] reads raw kernel records ([`Event`]); [`Importer`], [`StreamImporter`] and
-//! [`convert`] turn them into pmc-log [`Record`]s with an [`ImportReport`]; [`Encoder`] writes
-//! the kernel's format. Below: the quirks handled, damage, PMC ids, the conversion table.
-//!
-//! # Details
-//!
 //! hwpmc writes a flat stream of native-endian, 4-byte-packed records to the
-//! fd given to `PMC_OP_CONFIGURELOG` (`sys/sys/pmclog.h`; hwpmc.md §4). This
-//! module reads it on any OS:
-//!
-//! - [`Parser`]: zero-copy iterator of raw kernel records ([`Event`]),
-//!   lenient where libpmc is strict: unknown types are skipped by length,
-//!   damage is skipped by scanning for the next plausible header, and every
-//!   skip is reported.
-//! - [`Importer`]: iterator of pmc-log [`Record`]s converted from those
-//!   events, the [`Header`] first.
-//! - [`StreamImporter`]: the same conversion fed in chunks of any size as
-//!   the kernel writes them (a live log), writing each record to a
-//!   pmc-log [`Writer`](crate::Writer) as soon as it is complete and buffering at most
-//!   [`MAX_BUFFERED`] bytes of the stream.
-//! - [`convert`]: import straight into a pmc-log file (a [`StreamImporter`]
-//!   fed the whole input).
-//! - [`Encoder`]: the other direction, for fixtures and simulated drivers.
+//! fd given to `PMC_OP_CONFIGURELOG` (`sys/sys/pmclog.h`; hwpmc.md §4).
+//! [`Parser`] reads raw kernel records ([`Event`]; damage in its
+//! documentation), one decoder per type in `decode.rs`; [`Importer`] (a log
+//! in memory), [`StreamImporter`] (fed in chunks of any size as the kernel
+//! writes them, at most [`MAX_BUFFERED`] bytes buffered) and [`convert`]
+//! turn them into pmc-log [`Record`]s with an [`ImportReport`], one
+//! conversion per type in `to_record.rs` (the table there); [`Encoder`]
+//! writes the kernel's format (`encode.rs`), for fixtures and simulated
+//! drivers; `consts.rs` holds the constants pmc-freebsd shares.
 //!
 //! Handled quirks: the `pmc record` `"PMCL"` file prefix (its SYSINFO chunk
 //! fills the header's CPU model and OS release), both PROCEXEC layouts
-//! (chosen by the log's version: 0x09 legacy, 0x0A current; by the
-//! record's length without INITIALIZE), both PMC id layouts (chosen by
-//! evidence, see below), multipart (IBS) callchains, merged
-//! `PMC_F_USERCALLCHAIN` chains, and PMCALLOCATEDYN as the kernel writes
-//! it (reload count at 32, name at 40).
-//!
-//! # Damage
-//!
-//! A record's length is checked against what its type can be
-//! (`sys/sys/pmclog.h` sizes and the kernel's emitters): fixed-size records
-//! must have their size, path records must end with their path's NUL, a
-//! callchain must be 32 bytes plus at most PMC_CALLCHAIN_DEPTH_MAX PCs and
-//! must not contain another record's header (a length damaged upwards
-//! swallows the records after it). An implausible length is damage: the
-//! parser resynchronises on the next plausible header and reports every
-//! skipped range, so one damaged length costs that record, not the 64 KiB
-//! a 16-bit length can claim, and near the end of the input it is not
-//! mistaken for truncation. A length damaged downwards (within what the
-//! type allows) shortens that record's callchain; the rest of the record
-//! is reported as skipped.
-//!
-//! # PMC ids
-//!
-//! Both id layouts of `sys/sys/pmc.h` exist under `PMC_VERSION` 0x09
-//! ([`IdLayout`]). Each allocation's id is read in the layout(s) in which
-//! it is a PMC hwpmc can allocate (mode, known class, CPU field ANY exactly
-//! for process modes); when both fit differently, the layout earlier
-//! allocations showed or the version's usual one is taken, and
-//! [`ImportReport::notes`] says so.
-//!
-//! # Conversion
-//!
-//! | hwpmc | pmc-log |
-//! |---|---|
-//! | INITIALIZE | [`Header`]: clock TSC, `ticks_per_second = pl_tsc_freq`, wall time from `pl_ts`, `cpuid` from `pl_cpuid` |
-//! | PMCALLOCATE(DYN) | [`PmcDescriptor`]: mode and CPU from the PMC id (newest id layout), flags mapped to `FLAG_*` ([`map_flags`]; the record's own event code and `PMC_F_*` kept, [`imported_allocation`]) |
-//! | CALLCHAIN | [`Sample`]: CPU from `pl_cpuflags >> 16`; `kernel_frames` = 0 if `PMC_CC_F_USERSPACE`, else all; `period` = the PMC's rate; multipart: the CALLCHAIN part becomes the callchain, the 8-byte part header plus the other parts go to `raw` |
-//! | PROCCSW / PROCEXIT | [`Counter`] (`ContextSwitch` / `ProcessExit`) |
-//! | PROCEXEC | [`Exec`] (legacy layout: `EXEC_LEGACY_ENTRY`) |
-//! | MAP_IN / MAP_OUT | [`Map`] (`len` 0: unknown) / [`Unmap`] |
-//! | PROCFORK, SYSEXIT, THR_CREATE, THR_EXIT, PROC_CREATE | [`Fork`], [`Exit`], [`ThreadCreate`], [`ThreadExit`], [`ProcessCreate`] |
-//! | PROCFORK repeating the last fork of the same child and parent (hwpmc writes one per `PMC_F_DESCENDANTS` PMC) | nothing (noted in the report) |
-//! | PMCATTACH / PMCDETACH | [`Attach`] / [`Detach`] |
-//! | DROPNOTIFY | [`Lost`] with `count` 0 (unknown) |
-//! | USERDATA | [`UserData`] (4 bytes, LE) |
-//! | CLOSELOG | [`Close`] |
-//!
-//! Not representable: `pl_spare` and pad words (always 0), INITIALIZE's
-//! `pl_cpu` cputype (kept in `Header::backend` text).
+//! (chosen by the log's version: 0x09 legacy, 0x0A current; by the record's
+//! length without INITIALIZE), both PMC id layouts (`Converter::decode_id`),
+//! multipart (IBS) callchains, merged `PMC_F_USERCALLCHAIN` chains, and
+//! PMCALLOCATEDYN as the kernel writes it (reload count at 32, name at 40).
 
 mod consts;
 mod decode;
@@ -382,7 +324,31 @@ fn embedded_header(rec: &[u8]) -> Option<usize> {
     (32..rec.len()).step_by(4).find(|&k| header_at(rec, k))
 }
 
-/// Zero-copy iterator of the raw records of an hwpmc log.
+/// A PMCALLOCATEDYN's descriptor says which record it was: FreeBSD's
+/// `pmcstat -R` prints "allocatedyn" for it (pmc-analyze's printlog).
+fn allocated_dyn(mut r: Record<'_>) -> Record<'_> {
+    if let Record::Pmc(p) = &mut r {
+        p.native_config = format!("{},record=allocatedyn", p.native_config).into();
+    }
+    r
+}
+
+/// Zero-copy iterator of the raw records of an hwpmc log, lenient where
+/// libpmc is strict: unknown types are skipped by length, damage is skipped
+/// by scanning for the next plausible header, and every skip is reported.
+///
+/// A record's length is checked against what its type can be
+/// (`sys/sys/pmclog.h` sizes and the kernel's emitters): fixed-size records
+/// must have their size, path records must end with their path's NUL, a
+/// callchain must be 32 bytes plus at most PMC_CALLCHAIN_DEPTH_MAX PCs and
+/// must not contain another record's header (a length damaged upwards
+/// swallows the records after it). An implausible length is damage: the
+/// parser resynchronises on the next plausible header and reports every
+/// skipped range, so one damaged length costs that record, not the 64 KiB
+/// a 16-bit length can claim, and near the end of the input it is not
+/// mistaken for truncation. A length damaged downwards (within what the
+/// type allows) shortens that record's callchain; the rest of the record
+/// is reported as skipped.
 #[derive(Debug)]
 pub struct Parser<'a> {
     data: &'a [u8],
@@ -1297,10 +1263,7 @@ impl Converter {
     /// The pmc-log record of one event: one conversion per event type.
     fn convert<'a>(&mut self, ev: Event<'a>) -> Record<'a> {
         match ev {
-            Event::Initialize { version, .. } => {
-                self.version = Some(version);
-                Record::Header(self.header(Some(&ev)))
-            }
+            Event::Initialize { version, .. } => self.initialize(version, &ev),
             Event::CloseLog { tsc } => close(tsc, self.out),
             Event::DropNotify { tsc } => lost(tsc),
             Event::PmcAllocate {
@@ -1317,15 +1280,7 @@ impl Converter {
                 flags,
                 rate,
                 evname,
-            } => {
-                // Which record it was: FreeBSD's `pmcstat -R` prints
-                // "allocatedyn" for it (pmc-analyze's printlog).
-                let mut r = self.pmc_allocate(tsc, pmcid, text(evname), event, flags, rate);
-                if let Record::Pmc(p) = &mut r {
-                    p.native_config = format!("{},record=allocatedyn", p.native_config).into();
-                }
-                r
-            }
+            } => allocated_dyn(self.pmc_allocate(tsc, pmcid, text(evname), event, flags, rate)),
             Event::PmcAttach {
                 tsc,
                 pmcid,
@@ -1398,6 +1353,12 @@ impl Converter {
                 pcomm,
             } => proc_create(tsc, pid, flags, pcomm),
         }
+    }
+
+    /// INITIALIZE: the log's header, its version kept (the PROCEXEC layout depends on it).
+    fn initialize<'a>(&mut self, version: u32, ev: &Event<'a>) -> Record<'a> {
+        self.version = Some(version);
+        Record::Header(self.header(Some(ev)))
     }
 
     /// A PMC allocation: its rate and flags remembered for its samples.

@@ -1,6 +1,24 @@
 //! One conversion per kernel event type that needs no importer state: the
-//! pmc-log record of an [`Event`](super::Event)'s fields (the table in the
-//! [module documentation](super)).
+//! pmc-log record of an [`Event`](super::Event)'s fields. The whole table
+//! (the importer's conversions with state included):
+//!
+//! | hwpmc | pmc-log |
+//! |---|---|
+//! | INITIALIZE | [`Header`]: clock TSC, `ticks_per_second = pl_tsc_freq`, wall time from `pl_ts`, `cpuid` from `pl_cpuid` |
+//! | PMCALLOCATE(DYN) | [`PmcDescriptor`]: mode and CPU from the PMC id (newest id layout), flags mapped to `FLAG_*` (`map_flags`; the record's own event code and `PMC_F_*` kept, [`imported_allocation`](super::imported_allocation)) |
+//! | CALLCHAIN | [`Sample`]: CPU from `pl_cpuflags >> 16`; `kernel_frames` = 0 if `PMC_CC_F_USERSPACE`, else all; `period` = the PMC's rate; multipart: the CALLCHAIN part becomes the callchain, the 8-byte part header plus the other parts go to `raw` |
+//! | PROCCSW / PROCEXIT | [`Counter`] (`ContextSwitch` / `ProcessExit`) |
+//! | PROCEXEC | [`Exec`] (legacy layout: `EXEC_LEGACY_ENTRY`) |
+//! | MAP_IN / MAP_OUT | [`Map`] (`len` 0: unknown) / [`Unmap`] |
+//! | PROCFORK, SYSEXIT, THR_CREATE, THR_EXIT, PROC_CREATE | [`Fork`], [`Exit`], [`ThreadCreate`], [`ThreadExit`], [`ProcessCreate`] |
+//! | PROCFORK repeating the last fork of the same child and parent (hwpmc writes one per `PMC_F_DESCENDANTS` PMC) | nothing (noted in the report) |
+//! | PMCATTACH / PMCDETACH | [`Attach`] / [`Detach`] |
+//! | DROPNOTIFY | [`Lost`] with `count` 0 (unknown) |
+//! | USERDATA | [`UserData`] (4 bytes, LE) |
+//! | CLOSELOG | [`Close`] |
+//!
+//! Not representable: `pl_spare` and pad words (always 0), INITIALIZE's
+//! `pl_cpu` cputype (kept in `Header::backend` text).
 
 use std::borrow::Cow;
 

@@ -68,21 +68,6 @@ pub fn csv_cell<'a>(c: &'a str, sep: &str) -> Cow<'a, str> {
     Cow::Owned(out.replace('"', "'"))
 }
 
-/// Why `sep` cannot separate CSV cells, if it cannot: empty (the cells would run together)
-/// or holding a line break (one row would be several lines).
-pub fn csv_separator_refused(sep: &str) -> Option<&'static str> {
-    if sep.is_empty() {
-        return Some("an empty separator runs the cells together");
-    }
-    let breaks = [
-        '\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}',
-    ];
-    if sep.contains(breaks) {
-        return Some("a line break in the separator splits each row over several lines");
-    }
-    None
-}
-
 /// How `-R` prints each record of a log.
 pub type RecordWriter = fn(&pmc_log::Record<'_>, &mut dyn Write) -> io::Result<()>;
 
@@ -152,9 +137,5 @@ mod tests {
                 );
             }
         }
-        assert!(csv_separator_refused("").is_some());
-        assert!(csv_separator_refused("\n").is_some());
-        assert!(csv_separator_refused(";\r").is_some());
-        assert!(csv_separator_refused("\t").is_none());
     }
 }

@@ -1,5 +1,17 @@
 //! PMC_OP_PMCALLOCATE: mode, flags, CPU and class checks, row choice,
 //! and the allocation's log record.
+//!
+//! The rules here (each cited where it is applied):
+//! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
+//!   `EINVAL`; `DESCENDANTS` is accepted and ignored there.
+//! * The reload count of a sampling PMC is at least 1000, or
+//!   `kern.hwpmc.mincount` where the kernel has it ([`SimConfig::mincount`](super::SimConfig::mincount)).
+//! * PMC ids use the layout of the version, or [`SimConfig::id_layout`](super::SimConfig::id_layout)
+//!   (CheriBSD's 0x09 kernels use the new one).
+//! * Two owners may each have a TSC PMC on one CPU (the row is shareable);
+//!   PMCALLOCATE records carry `pm_flags` with `PMC_F_NEEDS_LOGFILE`.
+//! * The SOFT and TSC allocators refuse a PMC asking for none of their
+//!   class's capabilities.
 
 use super::log::LogRecord;
 use super::{ClassDesc, PState, SimCpu, SimPmc, SimTree, State, AMD_EVENT_CODES, SOFT_EVENTS};

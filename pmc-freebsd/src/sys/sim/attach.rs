@@ -1,6 +1,14 @@
 //! PMC_OP_PMCATTACH / PMCDETACH: targets, debuggability, descendants, and
 //! the process flag `P_HWPMC` that decides whether hwpmc sees a process at
 //! all.
+//!
+//! `P_HWPMC`, the process flag hwpmc's scheduler, fork, exec and exit hooks
+//! test, is set by an attach and by allocation (on the owner) and cleared when
+//! no PMC targets a process, and also by a refused attach (EEXIST, EBUSY) on a
+//! process still measured: its PMCs then stop counting, its forks and exit are
+//! not followed. A refused attach with `PMC_F_DESCENDANTS` detaches the whole
+//! subtree again; a PMC left without targets attaches to its owner at its next
+//! start.
 
 use super::log::LogRecord;
 use super::{PState, Signal, State};

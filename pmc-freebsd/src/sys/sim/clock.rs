@@ -1,5 +1,25 @@
 //! Time passing: what PMCs count for a slice of work, and the samples
 //! sampling PMCs take.
+//!
+//! The rules here (each cited where it is applied):
+//! * Each [`SimDriver::run`](super::SimDriver::run) is one time slice: TC PMCs
+//!   with `PMC_F_LOG_PROCCSW` log one PROCCSW record at its end (PROCCSW only
+//!   for TC PMCs).
+//! * Hardware events are counted in user mode only; a PMC restricted to the
+//!   kernel (`os` only) counts nothing.
+//! * Samples wait in a ring until the next hardclock tick (every `1e9 / HZ`
+//!   ns of simulated time; a sample's time is its share of the slice's
+//!   events) or `PMC_OP_FLUSHLOG`, which process them into the log only if
+//!   their PMC is still running: stopping (or releasing) a sampling PMC
+//!   before a flush loses the samples of its last tick.
+//! * A sampling PMC attached to its owner feeds profil(2): its samples are
+//!   never logged.
+//! * A process sampling PMC counts down per target thread (`pt_pmcval`;
+//!   [`Work::tid`] picks the thread), a system one per CPU.
+//! * A [`Work`] inside a system call (`returns_to_user_after`) takes
+//!   kernel-mode samples; those of `PMC_F_USERCALLCHAIN` PMCs wait for the
+//!   return to user mode, whose AST completes them only while the PMC runs;
+//!   the sweep keeps a pending sample at most a tick.
 
 use super::log::LogRecord;
 use super::{ticks, PState, RingEntry, SimPmc, State, Work, HZ, SAMPLE_PC, SOFT_EVENTS};
@@ -155,174 +175,23 @@ impl State {
     /// PMC_F_ATTACHED_TO_OWNER) { ... addupc_intr(...) } else
     /// pmclog_process_callchain(pm, ps);").
     pub(super) fn step(&mut self, work: Option<Work>, nanos: u64) {
-        let t = ticks(self.now_ns, nanos);
-        let per_tick = 1_000_000_000 / HZ;
-        // A hardclock tick in this slice processes what the rings hold
-        // (pmc_hook_handler PMC_FN_DO_SAMPLES -> pmc_process_samples), after
-        // the returns to user mode due before it.
-        if t > 0 {
-            let first_tick = (self.now_ns / per_tick + 1) * per_tick;
-            self.capture_user_callchains(first_tick);
-            self.process_samples(first_tick / per_tick);
-        }
-        let last_tick_ns = self.now_ns.saturating_add(nanos) / per_tick * per_tick;
+        let slice = self.begin_slice(nanos);
         let tsc_delta = (u128::from(nanos) * u128::from(self.cfg.tsc_freq) / 1_000_000_000) as u64;
         let keys: Vec<(i32, u32)> = self.pmcs.keys().copied().collect();
         let mut samples: Vec<(i32, LogRecord)> = Vec::new();
         for k in keys {
             let Some(p) = self.pmcs.get(&k) else { continue };
-            if p.state != PState::Running {
-                continue;
-            }
-            let n = if p.is_system() {
-                if !self.online.get(p.cpu as usize).copied().unwrap_or(false) {
-                    continue;
-                }
-                match p.class {
-                    PMC_CLASS_TSC => tsc_delta,
-                    PMC_CLASS_SOFT => {
-                        let on_cpu = work.filter(|w| w.cpu == p.cpu);
-                        Self::soft_events(p, t, on_cpu.as_ref())
-                    }
-                    _ => work
-                        .filter(|w| w.cpu == p.cpu)
-                        .map_or(0, |w| self.hw_events(p, &w)),
-                }
-            } else {
-                // hwpmc switches a process PMC in and out only for a process
-                // with P_HWPMC (State::uses_hwpmc): without it the PMC counts
-                // nothing there.
-                match work {
-                    Some(w) if p.targets.contains_key(&w.pid) && self.uses_hwpmc(w.pid) => {
-                        match p.class {
-                            PMC_CLASS_SOFT => Self::soft_events(p, t, Some(&w)),
-                            _ => self.hw_events(p, &w),
-                        }
-                    }
-                    _ => 0,
-                }
-            };
+            let n = self.events_in_slice(p, work, slice.ticks, tsc_delta);
             if n == 0 {
                 continue;
             }
-            let (pid, tid, cpu) = work.map_or((-1, -1, p.cpu), |w| (w.pid, w.tid, w.cpu));
-            // A sample in the kernel of a PMC_F_USERCALLCHAIN PMC goes to
-            // the user-callchain ring, pending its AST
-            // (`pmc_process_interrupt()`: "if ((pm->pm_flags &
-            // PMC_F_USERCALLCHAIN) && (td->td_proc->p_flag & P_KPROC) == 0 &&
-            // !TRAPF_USERMODE(tf)) { atomic_add_int(&td->td_pmcpend, 1);
-            // return (pmc_add_sample(PMC_UR, pm, tf)); }").
-            let in_kernel = work.and_then(|w| w.returns_to_user_after);
-            let ast_at = in_kernel
-                .filter(|_| p.flags & PMC_F_USERCALLCHAIN != 0)
-                .map(|d| self.now_ns.saturating_add(nanos).saturating_add(d));
+            let at = Where::of(p, work, &slice);
             let Some(p) = self.pmcs.get_mut(&k) else {
                 continue;
             };
-            // A process sampling PMC's pm_savedvalue is not touched by
-            // sampling (pmc_process_csw_out saves a TS countdown per thread).
-            if !p.is_sampling() || p.is_system() {
-                p.value = p.value.wrapping_add(n);
-            }
-            if let Some(v) = p.targets.get_mut(&pid) {
-                *v = v.wrapping_add(n);
-                // hwpmc_mod.c@009268db pmc_process_csw_out() logs PROCCSW only for a
-                // PMC_MODE_TC PMC with PMC_F_LOG_PROCCSW.
-                if p.flags & PMC_F_LOG_PROCCSW != 0 && p.mode == PMC_MODE_TC {
-                    // The time slice ends with a context switch out.
-                    samples.push((
-                        k.0,
-                        LogRecord::ProcCsw {
-                            value: n,
-                            pmcid: p.id,
-                            pid,
-                            tid,
-                        },
-                    ));
-                }
-            }
-            // Samples of a PMC attached to its owner go to profil(2), not
-            // to the log.
-            let logs_samples = p.flags & PMC_F_ATTACHED_TO_OWNER == 0;
+            count_slice(p, k.0, n, &at, &mut samples);
             if p.is_sampling() {
-                // The countdown: a system PMC's counter on its CPU; a
-                // process PMC's, per thread. hwpmc_mod.c@009268db
-                // pmc_process_csw_in(): "if (pt->pt_pmcs[ri].pt_pmcval > 0)
-                // newvalue = pt->pt_pmcs[ri].pt_pmcval; else newvalue =
-                // pm->pm_sc.pm_reloadcount;", and pmc_process_csw_out()
-                // saves what is left: "pt->pt_pmcs[ri].pt_pmcval =
-                // newvalue;". Threads and (with DESCENDANTS) processes
-                // below one period each take no sample.
-                let system = p.is_system();
-                let mut countdown = if system {
-                    p.left
-                } else {
-                    p.thread_left
-                        .get(&(pid, tid))
-                        .copied()
-                        .filter(|v| *v > 0)
-                        .unwrap_or(p.reload)
-                        .max(1)
-                };
-                let mut left = n;
-                while left >= countdown {
-                    left -= countdown;
-                    // When in the slice the sample was taken (events spread
-                    // evenly over it): before the slice's last hardclock
-                    // tick it was processed at that tick; after it, it waits
-                    // in the ring for the next tick (or FLUSHLOG).
-                    let at = self.now_ns.saturating_add(
-                        (u128::from(nanos) * u128::from(n - left) / u128::from(n)) as u64,
-                    );
-                    let processed = t > 0 && at <= last_tick_ns;
-                    countdown = p.reload.max(1);
-                    let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
-                    let pc = if in_kernel.is_some() {
-                        KERNEL_PC
-                    } else {
-                        SAMPLE_PC
-                    };
-                    let pcs: Vec<u64> = (0..depth).map(|i| pc + 0x100 * i).collect();
-                    let sample_pid = if pid < 0 { 11 } else { pid };
-                    if !logs_samples {
-                        continue;
-                    }
-                    let rec = LogRecord::Callchain {
-                        pid: sample_pid,
-                        tid: if tid < 0 {
-                            sample_pid.wrapping_mul(100)
-                        } else {
-                            tid
-                        },
-                        pmcid: p.id,
-                        cpu,
-                        flags: if in_kernel.is_some() {
-                            0
-                        } else {
-                            PMC_CC_F_USERSPACE
-                        },
-                        pcs,
-                    };
-                    if processed && ast_at.is_none() {
-                        samples.push((k.0, rec));
-                    } else if self.ring.len() < 100_000 {
-                        self.ring.push(RingEntry {
-                            key: k,
-                            rec,
-                            tick: at / per_tick,
-                            pending_until: ast_at,
-                        });
-                    }
-                    if samples.len() > 100_000 {
-                        break;
-                    }
-                }
-                countdown -= left.min(countdown);
-                if system {
-                    p.left = countdown;
-                } else {
-                    p.thread_left.insert((pid, tid), countdown);
-                }
+                take_samples(p, k, n, &slice, &at, &mut self.ring, &mut samples);
                 self.stats.pm_intr_processed = self.stats.pm_intr_processed.wrapping_add(1);
             }
         }
@@ -333,5 +202,237 @@ impl State {
         self.capture_user_callchains(self.now_ns);
     }
 
-    // ----- the ops -----
+    /// The slice's clock: a hardclock tick in this slice processes what the
+    /// rings hold (pmc_hook_handler PMC_FN_DO_SAMPLES -> pmc_process_samples),
+    /// after the returns to user mode due before it.
+    fn begin_slice(&mut self, nanos: u64) -> Slice {
+        let t = ticks(self.now_ns, nanos);
+        let per_tick = 1_000_000_000 / HZ;
+        if t > 0 {
+            let first_tick = (self.now_ns / per_tick + 1) * per_tick;
+            self.capture_user_callchains(first_tick);
+            self.process_samples(first_tick / per_tick);
+        }
+        Slice {
+            now_ns: self.now_ns,
+            nanos,
+            ticks: t,
+            per_tick,
+            last_tick_ns: self.now_ns.saturating_add(nanos) / per_tick * per_tick,
+        }
+    }
+
+    /// What running PMC `p` counts in the slice (0 when stopped, on an
+    /// offline CPU, or not where the work ran).
+    fn events_in_slice(&self, p: &SimPmc, work: Option<Work>, t: u64, tsc_delta: u64) -> u64 {
+        if p.state != PState::Running {
+            return 0;
+        }
+        if p.is_system() {
+            if !self.online.get(p.cpu as usize).copied().unwrap_or(false) {
+                return 0;
+            }
+            return match p.class {
+                PMC_CLASS_TSC => tsc_delta,
+                PMC_CLASS_SOFT => {
+                    let on_cpu = work.filter(|w| w.cpu == p.cpu);
+                    Self::soft_events(p, t, on_cpu.as_ref())
+                }
+                _ => work
+                    .filter(|w| w.cpu == p.cpu)
+                    .map_or(0, |w| self.hw_events(p, &w)),
+            };
+        }
+        // hwpmc switches a process PMC in and out only for a process
+        // with P_HWPMC (State::uses_hwpmc): without it the PMC counts
+        // nothing there.
+        match work {
+            Some(w) if p.targets.contains_key(&w.pid) && self.uses_hwpmc(w.pid) => match p.class {
+                PMC_CLASS_SOFT => Self::soft_events(p, t, Some(&w)),
+                _ => self.hw_events(p, &w),
+            },
+            _ => 0,
+        }
+    }
+}
+
+/// A slice's time: its start and length, its hardclock ticks.
+struct Slice {
+    now_ns: u64,
+    nanos: u64,
+    /// Hardclock ticks in the slice.
+    ticks: u64,
+    per_tick: u64,
+    /// The slice's last hardclock tick.
+    last_tick_ns: u64,
+}
+
+/// Where the slice's work ran, for one PMC: the thread (-1 without work),
+/// and whether its samples are taken in the kernel.
+struct Where {
+    pid: i32,
+    tid: i32,
+    cpu: u32,
+    /// Work in the kernel: the time until it returns to user mode.
+    in_kernel: Option<u64>,
+    /// When the sample's user callchain is captured (its AST), for a
+    /// sample pending one.
+    ast_at: Option<u64>,
+}
+
+impl Where {
+    fn of(p: &SimPmc, work: Option<Work>, slice: &Slice) -> Where {
+        let (pid, tid, cpu) = work.map_or((-1, -1, p.cpu), |w| (w.pid, w.tid, w.cpu));
+        // A sample in the kernel of a PMC_F_USERCALLCHAIN PMC goes to
+        // the user-callchain ring, pending its AST
+        // (`pmc_process_interrupt()`: "if ((pm->pm_flags &
+        // PMC_F_USERCALLCHAIN) && (td->td_proc->p_flag & P_KPROC) == 0 &&
+        // !TRAPF_USERMODE(tf)) { atomic_add_int(&td->td_pmcpend, 1);
+        // return (pmc_add_sample(PMC_UR, pm, tf)); }").
+        let in_kernel = work.and_then(|w| w.returns_to_user_after);
+        let ast_at = in_kernel
+            .filter(|_| p.flags & PMC_F_USERCALLCHAIN != 0)
+            .map(|d| slice.now_ns.saturating_add(slice.nanos).saturating_add(d));
+        Where {
+            pid,
+            tid,
+            cpu,
+            in_kernel,
+            ast_at,
+        }
+    }
+}
+
+/// The slice's `n` events into the PMC's value and its target's, and the
+/// PROCCSW record of a TC PMC with `PMC_F_LOG_PROCCSW`.
+fn count_slice(
+    p: &mut SimPmc,
+    owner: i32,
+    n: u64,
+    at: &Where,
+    samples: &mut Vec<(i32, LogRecord)>,
+) {
+    // A process sampling PMC's pm_savedvalue is not touched by
+    // sampling (pmc_process_csw_out saves a TS countdown per thread).
+    if !p.is_sampling() || p.is_system() {
+        p.value = p.value.wrapping_add(n);
+    }
+    if let Some(v) = p.targets.get_mut(&at.pid) {
+        *v = v.wrapping_add(n);
+        // hwpmc_mod.c@009268db pmc_process_csw_out() logs PROCCSW only for a
+        // PMC_MODE_TC PMC with PMC_F_LOG_PROCCSW.
+        if p.flags & PMC_F_LOG_PROCCSW != 0 && p.mode == PMC_MODE_TC {
+            // The time slice ends with a context switch out.
+            samples.push((
+                owner,
+                LogRecord::ProcCsw {
+                    value: n,
+                    pmcid: p.id,
+                    pid: at.pid,
+                    tid: at.tid,
+                },
+            ));
+        }
+    }
+}
+
+/// The samples `n` events take of sampling PMC `p`: processed at the
+/// slice's last tick into `samples`, or left in the ring for the next tick
+/// (or pending their AST).
+fn take_samples(
+    p: &mut SimPmc,
+    k: (i32, u32),
+    n: u64,
+    slice: &Slice,
+    at: &Where,
+    ring: &mut Vec<RingEntry>,
+    samples: &mut Vec<(i32, LogRecord)>,
+) {
+    // Samples of a PMC attached to its owner go to profil(2), not
+    // to the log.
+    let logs_samples = p.flags & PMC_F_ATTACHED_TO_OWNER == 0;
+    // The countdown: a system PMC's counter on its CPU; a
+    // process PMC's, per thread. hwpmc_mod.c@009268db
+    // pmc_process_csw_in(): "if (pt->pt_pmcs[ri].pt_pmcval > 0)
+    // newvalue = pt->pt_pmcs[ri].pt_pmcval; else newvalue =
+    // pm->pm_sc.pm_reloadcount;", and pmc_process_csw_out()
+    // saves what is left: "pt->pt_pmcs[ri].pt_pmcval =
+    // newvalue;". Threads and (with DESCENDANTS) processes
+    // below one period each take no sample.
+    let system = p.is_system();
+    let mut countdown = if system {
+        p.left
+    } else {
+        p.thread_left
+            .get(&(at.pid, at.tid))
+            .copied()
+            .filter(|v| *v > 0)
+            .unwrap_or(p.reload)
+            .max(1)
+    };
+    let mut left = n;
+    while left >= countdown {
+        left -= countdown;
+        // When in the slice the sample was taken (events spread
+        // evenly over it): before the slice's last hardclock
+        // tick it was processed at that tick; after it, it waits
+        // in the ring for the next tick (or FLUSHLOG).
+        let taken = slice.now_ns.saturating_add(
+            (u128::from(slice.nanos) * u128::from(n - left) / u128::from(n)) as u64,
+        );
+        let processed = slice.ticks > 0 && taken <= slice.last_tick_ns;
+        countdown = p.reload.max(1);
+        if !logs_samples {
+            continue;
+        }
+        let rec = sample_record(p, at);
+        if processed && at.ast_at.is_none() {
+            samples.push((k.0, rec));
+        } else if ring.len() < 100_000 {
+            ring.push(RingEntry {
+                key: k,
+                rec,
+                tick: taken / slice.per_tick,
+                pending_until: at.ast_at,
+            });
+        }
+        if samples.len() > 100_000 {
+            break;
+        }
+    }
+    countdown -= left.min(countdown);
+    if system {
+        p.left = countdown;
+    } else {
+        p.thread_left.insert((at.pid, at.tid), countdown);
+    }
+}
+
+/// One sample's CALLCHAIN record: at the kernel's PC or the user's, three
+/// frames with `PMC_F_CALLCHAIN`; an idle slice's sample is pid 11's
+/// (FreeBSD's idle process).
+fn sample_record(p: &SimPmc, at: &Where) -> LogRecord {
+    let depth = if p.flags & PMC_F_CALLCHAIN != 0 { 3 } else { 1 };
+    let pc = if at.in_kernel.is_some() {
+        KERNEL_PC
+    } else {
+        SAMPLE_PC
+    };
+    let pid = if at.pid < 0 { 11 } else { at.pid };
+    LogRecord::Callchain {
+        pid,
+        tid: if at.tid < 0 {
+            pid.wrapping_mul(100)
+        } else {
+            at.tid
+        },
+        pmcid: p.id,
+        cpu: at.cpu,
+        flags: if at.in_kernel.is_some() {
+            0
+        } else {
+            PMC_CC_F_USERSPACE
+        },
+        pcs: (0..depth).map(|i| pc + 0x100 * i).collect(),
+    }
 }

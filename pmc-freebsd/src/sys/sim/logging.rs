@@ -1,5 +1,16 @@
 //! The simulated log: records emitted per owner, the writer, and
 //! PMC_OP_CONFIGURELOG / FLUSHLOG / CLOSELOG / WRITELOG.
+//!
+//! The rules here (each cited where it is applied):
+//! * `PMC_OP_CLOSELOG` and `PMC_OP_CONFIGURELOG(-1)` run `pmclog_close()`,
+//!   which sets `PMC_PO_SHUTDOWN` on the owner for as long as the owner
+//!   descriptor lives (until its last PMC is released with no log): a
+//!   later CONFIGURELOG fails with `ENOMEM`, WRITELOG after CLOSELOG too.
+//! * The bulk records: a sampling attach logs the target's mappings, the
+//!   owner's first sampling start the kernel objects (pid -1) and, for
+//!   system sampling, every process and thread (PROC_CREATE, THR_CREATE)
+//!   and every process's mappings; system-sampling owners get PROCFORK
+//!   with PROC_CREATE, THR_CREATE and SYSEXIT as processes come and go.
 
 use super::host;
 use super::log::LogRecord;

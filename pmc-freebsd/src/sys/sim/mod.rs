@@ -5,94 +5,19 @@
 //! driven by the test ([`SimDriver::advance`], [`SimDriver::run`] with [`Work`]). One file per
 //! verb family: `alloc`, `attach`, `verbs`, `rows`, `logging`, `clock`; the log writer is [`log`].
 //!
-//! # Details
+//! It exists so the backend's real code runs in tests on every OS, with the
+//! behaviour hwpmc(4) documents and the errno of every case of its ERRORS
+//! section that applies; it is not a backend anyone should ship. Time, work
+//! and page faults are driven by the test, deterministically.
 //!
-//! [`SimDriver`] implements [`Sys`] with the behaviour hwpmc(4)
-//! documents: PMC states, rows and their dispositions, process and system
-//! scope, the attach/detach rules (including `PMC_OP_PMCSTART` on an
-//! unattached process PMC attaching it to its owner), the TSC and SOFT
-//! classes (plus IAF/IAP or K8 hardware classes, per [`SimCpu`]), the log
-//! (records in the kernel's format, written to the configured fd), and the
-//! errno of every case in hwpmc(4)'s ERRORS section that applies.
-//!
-//! Time, work and page faults are driven by the test, deterministically:
-//! [`SimDriver::advance`] lets time pass on every CPU, and
-//! [`SimDriver::run`] runs a process on a CPU for a while with the given
-//! instructions and page faults.
-//!
-//! It exists so the backend's real code runs in tests on every OS; it is not
-//! a backend anyone should ship.
-//!
-//! ## Where the details come from
-//!
-//! FreeBSD's own source, cited at each rule as file@commit and function
-//! with the deciding condition quoted: mainly `freebsd/freebsd-src`
-//! `sys/dev/hwpmc/hwpmc_mod.c`@009268db (2023+) and `hwpmc_logging.c`,
-//! `hwpmc_amd.c`@eb5956fd, `hwpmc_tsc.c`, `hwpmc_soft.c`, `hwpmc_core.c`;
-//! where the trees differ the configured [`SimTree`] decides (the 2020 tree
-//! at 0x09, 2023+, 15-CURRENT at 0x0A, AMD's 2026 tree). A rule function
-//! without a citation (or a `SIM-ONLY:` note saying why no kernel source
-//! applies) fails `sim::tests::every_rule_cites_its_source`. Among the
-//! rules:
-//!
-//! * `PMC_OP_PMCRW` looks only at OLDVALUE/NEWVALUE.
-//! * `LOG_PROCCSW`/`LOG_PROCEXIT` on a system-mode allocation fail with
-//!   `EINVAL`; `DESCENDANTS` is accepted and ignored there.
-//! * System sampling, the log-process flags, and process sampling attached
-//!   to another process need a log for `PMC_OP_PMCSTART` (`EDOOFUS`).
-//! * A sampling PMC attached to its owner feeds profil(2): its samples are
-//!   never logged (`hwpmc_mod.c`@009268db `pmc_process_samples()`).
-//! * `PMC_OP_CLOSELOG` and `PMC_OP_CONFIGURELOG(-1)` run `pmclog_close()`,
-//!   which sets `PMC_PO_SHUTDOWN` on the owner for as long as the owner
-//!   descriptor lives (until its last PMC is released with no log): a
-//!   later CONFIGURELOG fails with `ENOMEM`, WRITELOG after CLOSELOG too.
-//! * The reload count of a sampling PMC is at least 1000, or
-//!   `kern.hwpmc.mincount` where the kernel has it ([`SimConfig::mincount`]).
-//! * PMC ids use the layout of the version, or [`SimConfig::id_layout`]
-//!   (CheriBSD's 0x09 kernels use the new one).
-//! * PROCCSW is logged only for TC PMCs, PROCEXIT for counting PMCs that
-//!   need the log.
-//! * A counting PMC keeps its value across stop/start. `PMC_OP_PMCSETCOUNT`
-//!   sets `pm_initial`, which only `pmc_start()` of a system PMC loads: on
-//!   a process counting PMC it changes nothing; a `PMC_F_NEWVALUE` write
-//!   sets `pm_savedvalue` (process) or the counter (system).
-//! * `PMC_OP_PMCRW` of a process sampling PMC reads `pm_savedvalue` (0
-//!   unless written) unless it runs attached to its owner; only a system
-//!   sampling PMC (or an owner-attached running one) reads the countdown.
-//! * Hardware events are counted in user mode only; a PMC restricted to the
-//!   kernel (`os` only) counts nothing.
-//! * Each [`SimDriver::run`] is one time slice: TC PMCs with
-//!   `PMC_F_LOG_PROCCSW` log one PROCCSW record at its end.
-//! * Samples wait in a ring until the next hardclock tick (every
-//!   `1e9 / HZ` ns of simulated time; a sample's time is its share of the
-//!   slice's events) or `PMC_OP_FLUSHLOG`, which process them into the
-//!   log only if their PMC is still running: stopping (or releasing) a
-//!   sampling PMC before a flush loses the samples of its last tick, as
-//!   `hwpmc_mod.c`@009268db `pmc_process_samples()` does.
-//!
-//! * The bulk records: a sampling attach logs the target's mappings, the
-//!   owner's first sampling start the kernel objects (pid -1) and, for
-//!   system sampling, every process and thread (PROC_CREATE, THR_CREATE)
-//!   and every process's mappings; system-sampling owners get PROCFORK
-//!   with PROC_CREATE, THR_CREATE and SYSEXIT as processes come and go.
-//! * A [`Work`] inside a system call (`returns_to_user_after`) takes
-//!   kernel-mode samples; those of `PMC_F_USERCALLCHAIN` PMCs wait for the
-//!   return to user mode, whose AST completes them only while the PMC runs;
-//!   the sweep keeps a pending sample at most a tick.
-//! * Two owners may each have a TSC PMC on one CPU (the row is shareable);
-//!   PMCALLOCATE records carry `pm_flags` with `PMC_F_NEEDS_LOGFILE`.
-//! * A process sampling PMC counts down per target thread (`pt_pmcval`;
-//!   [`Work::tid`] picks the thread), a system one per CPU.
-//! * `P_HWPMC`, the process flag hwpmc's scheduler, fork, exec and exit
-//!   hooks test, is set by an attach and by allocation (on the owner) and
-//!   cleared when no PMC targets a process, and also by a refused attach
-//!   (EEXIST, EBUSY) on a process still measured: its PMCs then stop
-//!   counting, its forks and exit are not followed. A refused attach with
-//!   `PMC_F_DESCENDANTS` detaches the whole subtree again; a PMC left
-//!   without targets attaches to its owner at its next start (`attach.rs`).
-//! * The SOFT and TSC allocators refuse a PMC asking for none of their
-//!   class's capabilities (`hwpmc_soft.c`@06d60b70 "if ((pm->pm_caps & SOFT_CAPS)
-//!   == 0) return (EINVAL);").
+//! Each rule cites FreeBSD's source where it is applied, as file@commit and
+//! function with the deciding condition quoted (mainly `freebsd/freebsd-src`
+//! `sys/dev/hwpmc/hwpmc_mod.c`@009268db and `hwpmc_logging.c`, `hwpmc_amd.c`,
+//! `hwpmc_tsc.c`, `hwpmc_soft.c`, `hwpmc_core.c`); where the trees differ
+//! the configured [`SimTree`] decides. A rule function without a citation
+//! (or a `SIM-ONLY:` note saying why no kernel source applies) fails
+//! `sim::tests::every_rule_cites_its_source`. Each rule file's doc lists its
+//! rules.
 //!
 //! Not modelled: PMCATTACH records are written for kernel processes too
 //! (the kernel skips them), module unload (SIGBUS to owners), the L3/DF

@@ -1,4 +1,16 @@
 //! PMC_OP_PMCSTART, PMCSTOP, PMCRELEASE, PMCRW, PMCSETCOUNT, PMCGETMSR.
+//!
+//! The rules here (each cited where it is applied):
+//! * `PMC_OP_PMCRW` looks only at OLDVALUE/NEWVALUE.
+//! * System sampling, the log-process flags, and process sampling attached
+//!   to another process need a log for `PMC_OP_PMCSTART` (`EDOOFUS`).
+//! * A counting PMC keeps its value across stop/start. `PMC_OP_PMCSETCOUNT`
+//!   sets `pm_initial`, which only `pmc_start()` of a system PMC loads: on
+//!   a process counting PMC it changes nothing; a `PMC_F_NEWVALUE` write
+//!   sets `pm_savedvalue` (process) or the counter (system).
+//! * `PMC_OP_PMCRW` of a process sampling PMC reads `pm_savedvalue` (0
+//!   unless written) unless it runs attached to its owner; only a system
+//!   sampling PMC (or an owner-attached running one) reads the countdown.
 
 use super::{PState, State};
 use crate::errno::Errno;

@@ -11,6 +11,10 @@
 //! (its work is the user's, and may matter more than its profile) nor left behind: pmcstat
 //! says so and waits for it.
 
+mod rate;
+
+use rate::{rate_for, rate_text, split_freq};
+
 use crate::config::Sample;
 use crate::error::Failure;
 use crate::live::LiveProfile;
@@ -28,47 +32,6 @@ use std::time::{Duration, Instant};
 /// pmcstat's remedy for a log that cannot be written.
 /// How often the run checks the backend's log for a write error.
 pub const LOG_CHECK: Duration = Duration::from_millis(250);
-
-/// pmcstat(8)'s default sampling period (`-n`), kept for hardware events where the kernel
-/// has no frequency mode of its own (FreeBSD's hwpmc): one sample every 65536 events (at
-/// 2-3 GHz, 30,000-45,000 samples a second of cycles).
-pub const DEFAULT_RATE: u64 = 65536;
-
-/// The default period of a counted software event (page faults, context switches) where the
-/// kernel has no frequency mode: hwpmc's smallest reload count (`kern.hwpmc.mincount`, 1000
-/// unless set lower; hwpmc raises any period below it). 65536 page faults is more than most
-/// programs take in a second, so pmcstat(8)'s default gave none (issue 34: xz, 0 samples).
-pub const DEFAULT_SOFT_RATE: u64 = 1000;
-
-/// The default sampling frequency: perf record's (`-F 4000` for any event without `-c`/`-F`),
-/// for the time events (`cpu-clock`, `task-clock`) everywhere, and for every other event but
-/// tracepoints and FreeBSD's SOFT clocks where the kernel adapts the period to a frequency
-/// itself ([`pmc::Backend::native_frequency`], Linux): `perf record -e page-faults` took
-/// 1,835 samples of xz where 65536 events a sample took none. 65536 units of a time event
-/// would be a sample every 65.5 us of cpu-clock (15.3 kHz per CPU: issue 20 measured 4-5x
-/// perf's samples and 20,000 lost in 5 s of `-T -S clock.stat`).
-pub const DEFAULT_TIME_FREQ: u64 = 4000;
-
-/// Splits a `,freq=HZ` qualifier off an event spec: `("cpu-clock", Some(1000))`.
-pub fn split_freq(spec: &str) -> Result<(String, Option<u64>), String> {
-    let mut freq = None;
-    let mut rest = Vec::new();
-    for part in spec.split(',') {
-        match part.trim().strip_prefix("freq=") {
-            Some(v) => {
-                let hz: u64 = v
-                    .parse()
-                    .map_err(|_| format!("bad frequency `{v}` in `{spec}`"))?;
-                if hz == 0 {
-                    return Err(format!("frequency must be at least 1 in `{spec}`"));
-                }
-                freq = Some(hz);
-            }
-            None => rest.push(part),
-        }
-    }
-    Ok((rest.join(","), freq))
-}
 
 struct Sampler {
     text: String,
@@ -224,15 +187,6 @@ fn log_err_line(e: &Error) -> String {
     format!("{fact}\nhelp: {}", log_help(e))
 }
 
-/// A rate as the warnings say it: `at 4000 Hz`, `every 65536 events`.
-fn rate_text(rate: Rate) -> String {
-    match rate {
-        Rate::Frequency(hz) => format!("at {hz} Hz"),
-        Rate::Period(1) => "at every event".to_owned(),
-        Rate::Period(n) => format!("every {n} events"),
-    }
-}
-
 /// The warning of a run that took no sample: each PMC's rate, and what to change.
 fn no_samples_warning(rates: &[String], elapsed: Duration) -> String {
     format!(
@@ -277,102 +231,6 @@ fn open_log(
         }
     }
     Ok((aggregator, created_log))
-}
-
-/// The rate of a PMC without its own `,freq=`: `--freq`, else `-n`, else the default for
-/// the event's kind ([`default_rate`]), with a note saying which default was chosen (for `-v`).
-fn rate_for(args: &Sample, spec: &EventSpec, native_frequency: bool) -> (Rate, Option<String>) {
-    match (args.frequency, args.rate) {
-        (Some(hz), _) => (Rate::Frequency(hz), None),
-        (None, Some(n)) => (Rate::Period(n), None),
-        (None, None) => {
-            let (rate, why) = default_rate(spec, native_frequency);
-            (rate, Some(why))
-        }
-    }
-}
-
-/// The default rate of a sampling PMC by the event's kind, and why, so that a one-second
-/// run gets a useful number of samples:
-///
-/// | event | default | as |
-/// |---|---|---|
-/// | FreeBSD's SOFT clocks (`clock.hard`, `clock.stat`, `clock.prof`) | every tick (`-n 1`): 1000, 127, 8128 a second (on Linux every 1 ms, 7.874 ms, 123 us of CPU time) | hwpmc's `pmc_soft_intr()`: one sample per reload count of ticks |
-/// | tracepoints | every event (`-n 1`) | perf record |
-/// | `cpu-clock`, `task-clock` | 4000 Hz | perf record |
-/// | any other event, where the kernel has a frequency mode (Linux) | 4000 Hz | perf record |
-/// | software events (page faults, switches) without one (FreeBSD) | every 1000 events | hwpmc's smallest reload count |
-/// | hardware events without one (FreeBSD) | every 65536 events | pmcstat(8) |
-pub fn default_rate(spec: &EventSpec, native_frequency: bool) -> (Rate, String) {
-    const CHANGE: &str = "-n/--freq to change";
-    if let Some(c) = spec.soft_clock() {
-        return (
-            Rate::Period(1),
-            format!(
-                "one sample per tick of {} ({} ticks a second by default, {}; on Linux every \
-                 {} ms of CPU time): default for a clock, as its name says; {CHANGE}",
-                c.name(),
-                c.default_hz(),
-                c.rate_name(),
-                c.tick_ns() as f64 / 1e6
-            ),
-        );
-    }
-    if matches!(spec.source, pmc::EventSource::Tracepoint { .. }) {
-        return (
-            Rate::Period(1),
-            format!("every event (default for a tracepoint, as perf record); {CHANGE}"),
-        );
-    }
-    if spec.is_time() || native_frequency {
-        return (
-            Rate::Frequency(DEFAULT_TIME_FREQ),
-            format!(
-                "{DEFAULT_TIME_FREQ} Hz (default, as perf record: the kernel adapts the period \
-                 to the event's rate); {CHANGE}"
-            ),
-        );
-    }
-    if is_software(spec) {
-        return (
-            Rate::Period(DEFAULT_SOFT_RATE),
-            format!(
-                "one sample every {DEFAULT_SOFT_RATE} events (default for a software event \
-                 without a kernel frequency mode: hwpmc's smallest reload count); {CHANGE}"
-            ),
-        );
-    }
-    (
-        Rate::Period(DEFAULT_RATE),
-        format!(
-            "one sample every {DEFAULT_RATE} events (default for a hardware event without a \
-             kernel frequency mode, as pmcstat(8)); {CHANGE}"
-        ),
-    )
-}
-
-/// Whether the event is a kernel software event counting occurrences (page faults, context
-/// switches, migrations; hwpmc's SOFT class): rarer than a hardware event's.
-fn is_software(spec: &EventSpec) -> bool {
-    match &spec.source {
-        pmc::EventSource::Portable(p) => !p.is_hardware(),
-        pmc::EventSource::Generic(g) => [
-            "minor-faults",
-            "major-faults",
-            "alignment-faults",
-            "emulation-faults",
-            "cgroup-switches",
-        ]
-        .iter()
-        .any(|n| n.eq_ignore_ascii_case(g)),
-        pmc::EventSource::Hwpmc(n) => {
-            let lower = n.to_ascii_lowercase();
-            lower.starts_with("soft-")
-                || lower.starts_with("soft_")
-                || lower.starts_with("page_fault.")
-        }
-        _ => false,
-    }
 }
 
 /// The call-chain flags of every PMC (`-N`, `-U`).
@@ -1000,117 +858,4 @@ fn print_top(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 20, defect 4, and issue 34: the default rate follows the event's kind and the
-    /// kernel's frequency mode; -n and --freq win.
-    #[test]
-    fn default_rate_by_kind() {
-        let rate = |argv: &[&str], spec: &str, native: bool| {
-            let mut full = vec!["pmcstat"];
-            full.extend_from_slice(argv);
-            full.extend_from_slice(&["-P", spec, "true"]);
-            let args = Sample::from(crate::cli::Args::parse_args(&full).expect("parses"));
-            rate_for(&args, &spec.parse().unwrap(), native)
-        };
-        for native in [true, false] {
-            for time in ["cpu-clock", "task-clock:u"] {
-                let (r, note) = rate(&[], time, native);
-                assert_eq!(r, Rate::Frequency(DEFAULT_TIME_FREQ), "{time}");
-                assert!(note.unwrap().contains("4000 Hz"), "{time}");
-            }
-            // A clock samples at its tick: clock.hard at kern.hz, not 4000 a second.
-            for clock in ["clock.hard", "SOFT-CLOCK.STAT"] {
-                let (r, note) = rate(&[], clock, native);
-                assert_eq!(r, Rate::Period(1), "{clock}");
-                assert!(note.unwrap().contains("one sample per tick"), "{clock}");
-            }
-            let (r, note) = rate(&[], "sched:sched_switch", native);
-            assert_eq!(r, Rate::Period(1));
-            assert!(note.unwrap().contains("tracepoint"));
-        }
-        // Linux: every other event at perf record's 4 kHz.
-        for counted in ["page-faults", "instructions", "minor-faults", "r1a"] {
-            let (r, _) = rate(&[], counted, true);
-            assert_eq!(r, Rate::Frequency(DEFAULT_TIME_FREQ), "{counted}");
-        }
-        // hwpmc: software events at its smallest reload count, hardware ones as pmcstat(8).
-        for soft in [
-            "page-faults",
-            "PAGE_FAULT.ALL",
-            "context-switches",
-            "minor-faults",
-        ] {
-            let (r, note) = rate(&[], soft, false);
-            assert_eq!(r, Rate::Period(DEFAULT_SOFT_RATE), "{soft}");
-            assert!(note.unwrap().contains("1000"), "{soft}");
-        }
-        for hard in ["instructions", "inst_retired.any"] {
-            let (r, note) = rate(&[], hard, false);
-            assert_eq!(r, Rate::Period(DEFAULT_RATE), "{hard}");
-            assert!(note.unwrap().contains("65536"), "{hard}");
-        }
-        assert_eq!(
-            rate(&["-n", "7"], "cpu-clock", true),
-            (Rate::Period(7), None)
-        );
-        assert_eq!(
-            rate(&["--freq", "99"], "page-faults", false),
-            (Rate::Frequency(99), None)
-        );
-    }
-
-    #[test]
-    fn no_samples_warning_names_rates_and_remedy() {
-        let w = no_samples_warning(
-            &[format!("page-faults {}", rate_text(Rate::Period(65536)))],
-            Duration::from_millis(1500),
-        );
-        assert!(w.contains("no samples in 1.500 s"), "{w}");
-        assert!(w.contains("page-faults every 65536 events"), "{w}");
-        assert!(w.contains("-n N") && w.contains("--freq HZ"), "{w}");
-    }
-
-    /// Issue 21: a run that lost samples exits [`LOST_STATUS`] when the command succeeded,
-    /// and keeps the command's own failure (or 128 + signal) visible otherwise.
-    #[test]
-    fn lost_samples_exit_status() {
-        assert_eq!(exit_status(0, 0), 0);
-        assert_eq!(exit_status(0, 1), LOST_STATUS);
-        assert_eq!(exit_status(7, 1), 7);
-        assert_eq!(exit_status(130, 5), 130);
-        assert!(![0, 1, 2].contains(&LOST_STATUS));
-    }
-
-    /// Issue 21: on a kernel without PERF_FORMAT_LOST (the library's fake-kernel test
-    /// `a_kernel_without_format_lost_opens_without_it_and_says_so` sets the flag), the summary
-    /// says that the lost count may be incomplete, even with nothing counted as lost.
-    #[test]
-    fn an_incomplete_lost_count_is_said() {
-        let mut s = pmc::SamplingSummary::default();
-        s.lost_count_incomplete = true;
-        let lines = held_up_lines_of(&s, Some(std::path::Path::new("-")));
-        assert!(
-            lines
-                .iter()
-                .any(|l| l.contains("lost count may miss") && l.contains("Linux 6.0")),
-            "{lines:?}"
-        );
-        assert!(held_up_lines_of(&pmc::SamplingSummary::default(), None).is_empty());
-    }
-
-    #[test]
-    fn freq_qualifier() {
-        assert_eq!(
-            split_freq("cpu-clock,freq=1000").unwrap(),
-            ("cpu-clock".into(), Some(1000))
-        );
-        assert_eq!(
-            split_freq("instructions,usr").unwrap(),
-            ("instructions,usr".into(), None)
-        );
-        assert!(split_freq("cpu-clock,freq=x").is_err());
-        assert!(split_freq("cpu-clock,freq=0").is_err());
-    }
-}
+mod tests;
