@@ -1192,20 +1192,28 @@ fn sample<'a>(b: &mut Body<'a, '_>) -> Result<Sample<'a>, ParseError> {
         misc: b.misc,
         ..Sample::default()
     };
-    s.identifier = b.u64_if(b.has(sample_type::IDENTIFIER))?;
-    s.ip = b.u64_if(b.has(sample_type::IP))?;
-    if b.has(sample_type::TID) {
-        let (pid, tid) = b.pair()?;
-        (s.pid, s.tid) = (Some(pid), Some(tid));
+    // The fields before READ are one u64 word each: read at once when the body holds them
+    // (every sample the drain reads), else one by one for the error's offset.
+    let fixed = (b.cfg.sample_type & FIXED_SAMPLE_WORDS).count_ones() as usize * 8;
+    if b.c.remaining() >= fixed {
+        let words = b.take(fixed)?;
+        fixed_sample_fields(b.cfg, words, &mut s);
+    } else {
+        s.identifier = b.u64_if(b.has(sample_type::IDENTIFIER))?;
+        s.ip = b.u64_if(b.has(sample_type::IP))?;
+        if b.has(sample_type::TID) {
+            let (pid, tid) = b.pair()?;
+            (s.pid, s.tid) = (Some(pid), Some(tid));
+        }
+        s.time = b.u64_if(b.has(sample_type::TIME))?;
+        s.addr = b.u64_if(b.has(sample_type::ADDR))?;
+        s.id = b.u64_if(b.has(sample_type::ID))?;
+        s.stream_id = b.u64_if(b.has(sample_type::STREAM_ID))?;
+        if b.has(sample_type::CPU) {
+            s.cpu = Some(b.pair()?.0); // { cpu, res }
+        }
+        s.period = b.u64_if(b.has(sample_type::PERIOD))?;
     }
-    s.time = b.u64_if(b.has(sample_type::TIME))?;
-    s.addr = b.u64_if(b.has(sample_type::ADDR))?;
-    s.id = b.u64_if(b.has(sample_type::ID))?;
-    s.stream_id = b.u64_if(b.has(sample_type::STREAM_ID))?;
-    if b.has(sample_type::CPU) {
-        s.cpu = Some(b.pair()?.0); // { cpu, res }
-    }
-    s.period = b.u64_if(b.has(sample_type::PERIOD))?;
     if b.has(sample_type::READ) {
         s.read = Some(read_values(b)?);
     }
@@ -1234,6 +1242,48 @@ fn sample<'a>(b: &mut Body<'a, '_>) -> Result<Sample<'a>, ParseError> {
     }
     s.unparsed = b.c.rest();
     Ok(s)
+}
+
+/// The `sample_type` bits of the sample fields before `PERF_SAMPLE_READ`: one u64 word each.
+const FIXED_SAMPLE_WORDS: u64 = sample_type::IDENTIFIER
+    | sample_type::IP
+    | sample_type::TID
+    | sample_type::TIME
+    | sample_type::ADDR
+    | sample_type::ID
+    | sample_type::STREAM_ID
+    | sample_type::CPU
+    | sample_type::PERIOD;
+
+/// The sample fields of [`FIXED_SAMPLE_WORDS`] from `words`, which holds one native-endian
+/// u64 word per bit set in the config (a short `words` leaves the last fields `None`).
+fn fixed_sample_fields(cfg: &ParseConfig, words: &[u8], s: &mut Sample<'_>) {
+    let mut w = words.chunks_exact(8);
+    let mut word = |bit: u64| -> Option<[u8; 8]> {
+        if cfg.has(bit) {
+            w.next().and_then(|c| c.try_into().ok())
+        } else {
+            None
+        }
+    };
+    let u64_of = |b: [u8; 8]| u64::from_ne_bytes(b);
+    // `{ u32, u32 }` pairs: pid and tid, cpu and res.
+    let pair = |b: [u8; 8]| {
+        let (x, y) = b.split_at(4);
+        let u = |h: &[u8]| u32::from_ne_bytes(h.try_into().unwrap_or_default());
+        (u(x), u(y))
+    };
+    s.identifier = word(sample_type::IDENTIFIER).map(u64_of);
+    s.ip = word(sample_type::IP).map(u64_of);
+    if let Some((pid, tid)) = word(sample_type::TID).map(pair) {
+        (s.pid, s.tid) = (Some(pid), Some(tid));
+    }
+    s.time = word(sample_type::TIME).map(u64_of);
+    s.addr = word(sample_type::ADDR).map(u64_of);
+    s.id = word(sample_type::ID).map(u64_of);
+    s.stream_id = word(sample_type::STREAM_ID).map(u64_of);
+    s.cpu = word(sample_type::CPU).map(|b| pair(b).0);
+    s.period = word(sample_type::PERIOD).map(u64_of);
 }
 
 /// `PERF_SAMPLE_REGS_USER`: `{ u64 abi; u64 regs[weight(sample_regs_user)]; }` (no
