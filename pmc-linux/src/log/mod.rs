@@ -45,7 +45,7 @@
 //! | `EXIT` | [`Exit`](pmc_log::record::Exit), or [`ThreadExit`](pmc_log::record::ThreadExit) |
 //! | `LOST`, `LOST_SAMPLES` | [`Lost`](pmc_log::record::Lost) with the count |
 //! | `THROTTLE` | [`Lost`](pmc_log::record::Lost) with count 0 ("some, unknown") |
-//! | (at each drain pass, from the ring owner's fd, and at stop, from every fd) the kernel's `PERF_FORMAT_LOST` count beyond the ring's `LOST` records | [`Lost`](pmc_log::record::Lost) with the difference, the ring's PMC and CPU |
+//! | (at each drain pass after which the ring may have been full, from the ring owner's fd, and at stop, from every fd) the kernel's `PERF_FORMAT_LOST` count beyond the ring's `LOST` records | [`Lost`](pmc_log::record::Lost) with the difference, the ring's PMC and CPU |
 //! | (when the log's sink falls behind) samples in blocks the spool dropped | [`Lost`](pmc_log::record::Lost) with their count, no PMC, no CPU |
 //! | `EXIT`, for sampling PMCs with log-procexit | also a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` with the sum of the process's sample periods |
 //! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | at stop, a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; see `ExitReads`) |

@@ -78,7 +78,7 @@ pub(super) trait PostProcessor: Send {
     /// sample's captured user stack. Records pushed to `after` are written right after it.
     fn ordered(
         &mut self,
-        _rec: &mut log::Record<'static>,
+        _rec: &mut log::Record<'_>,
         _stack: Option<&UserStack>,
         _after: &mut Vec<log::Record<'static>>,
     ) {
@@ -124,15 +124,15 @@ impl PostChain {
     /// records they emitted after it to `write`.
     pub(super) fn ordered(
         &mut self,
-        mut rec: log::Record<'static>,
+        rec: &mut log::Record<'_>,
         stack: Option<&UserStack>,
         write: &mut dyn FnMut(&log::Record<'_>),
     ) {
         let mut after = Vec::new();
         for p in &mut self.0 {
-            p.ordered(&mut rec, stack, &mut after);
+            p.ordered(rec, stack, &mut after);
         }
-        write(&rec);
+        write(rec);
         for r in &after {
             write(r);
         }
@@ -174,7 +174,7 @@ impl PostProcessor for Stage {
 
     fn ordered(
         &mut self,
-        rec: &mut log::Record<'static>,
+        rec: &mut log::Record<'_>,
         stack: Option<&UserStack>,
         _after: &mut Vec<log::Record<'static>>,
     ) {

@@ -287,7 +287,7 @@ impl PostProcessor for ProcExit {
 
     fn ordered(
         &mut self,
-        rec: &mut log::Record<'static>,
+        rec: &mut log::Record<'_>,
         _stack: Option<&UserStack>,
         after: &mut Vec<log::Record<'static>>,
     ) {

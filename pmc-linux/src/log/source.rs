@@ -1,6 +1,6 @@
 //! A mapped ring buffer with its metadata ([`RingSource`]), and the loop that drains it.
 
-use super::summary::tally;
+use super::summary::{tally, SampleTally};
 use super::{MmapRing, SamplingDetails};
 use crate::record::{ParseConfig, Record};
 use crate::ring::RingReader;
@@ -57,6 +57,13 @@ pub(crate) struct RingSource {
     /// that reports them later (the kernel writes it at the ring's next output, e.g. after
     /// a restart) is not counted twice.
     pub(super) lost_unreported: u64,
+    /// Bytes the last drain pass found in the ring (its batch, from `data_tail` to
+    /// `data_head`).
+    pub(super) last_span: u64,
+    /// The ring may have been full since the drain pass before the last one: the kernel may
+    /// have lost records into it, and its lost count is worth a `read(2)` (see
+    /// [`drain_ring`]).
+    pub(super) may_have_lost: bool,
     /// Kernel event id to the fixed sampling period of the events whose samples do not carry
     /// their period (`PERF_SAMPLE_PERIOD` is asked for with a frequency only): the drain
     /// fills it in. Shared with the PMC, which changes it at `set_count`.
@@ -119,6 +126,8 @@ impl RingSource {
             user_in_kernel: true,
             lost_accounted: 0,
             lost_unreported: 0,
+            last_span: 0,
+            may_have_lost: true,
             fixed_periods: Vec::new(),
         })
     }
@@ -213,9 +222,21 @@ fn fitting_pages(sys: &dyn Sys, pages: usize) -> usize {
     usize::try_from(pow).unwrap_or(1).min((pages / 2).max(1))
 }
 
+/// The largest record the kernel writes into a ring (`perf_event_header.size` is a `u16`).
+const MAX_RECORD: u64 = 1 << 16;
+
 /// Drains `ring`, handing each decoded record, with the ring's metadata, to `f`. Returns how
 /// many records could not be read (ring corruption, undecodable records): their contents are
 /// lost, and the caller reports it.
+///
+/// Sets [`RingSource::may_have_lost`]: whether the kernel may have lost records into this
+/// ring since the previous pass's snapshot of `data_head`. It loses a record only when the
+/// ring has no room for it (`perf_output_begin`; pmc never pauses a ring), and between two
+/// snapshots the ring never held more than the bytes written since the one before them
+/// (each pass reads up to its snapshot): this pass's batch plus the previous pass's. With
+/// at least a record's worth ([`MAX_RECORD`]) of room to spare, nothing was lost, and the
+/// caller can skip reading the kernel's lost count, a `read(2)` that costs a cross-CPU
+/// interrupt when the event runs on another CPU.
 pub(super) fn drain_ring(
     ring: &mut RingSource,
     summary: &mut SamplingDetails,
@@ -234,9 +255,17 @@ pub(super) fn drain_ring(
         inherit: ring.cfg_inherit,
         user_in_kernel: ring.user_in_kernel,
     };
+    let mut samples = SampleTally::default();
     {
         let periods = &ring.fixed_periods;
+        let size = ring.reader.data_size() as u64;
         let mut batch = ring.reader.batch();
+        let span = batch.remaining();
+        ring.may_have_lost = span
+            .saturating_add(ring.last_span)
+            .saturating_add(MAX_RECORD)
+            > size;
+        ring.last_span = span;
         while let Some(rec) = batch.next_record() {
             let Ok(rec) = rec else { continue };
             match cfg.parse(rec.bytes) {
@@ -258,10 +287,10 @@ pub(super) fn drain_ring(
                         }
                     }
                     // A switch group's samples are counter readings, not samples.
-                    if !(meta.purpose == RingPurpose::SwitchCounts
-                        && matches!(r, Record::Sample(_)))
-                    {
-                        tally(summary, &r, meta.cpu);
+                    match &r {
+                        Record::Sample(_) if meta.purpose == RingPurpose::SwitchCounts => {}
+                        Record::Sample(s) => samples.add(summary, s.cpu.or(meta.cpu)),
+                        r => tally(summary, r, meta.cpu),
                     }
                     f(&meta, &r);
                 }
@@ -269,6 +298,7 @@ pub(super) fn drain_ring(
             }
         }
     }
+    samples.flush(summary);
     ring.ids = meta.ids;
     (ring.lost_accounted, ring.lost_unreported) = (accounted, unreported);
     let after = ring.reader.stats();

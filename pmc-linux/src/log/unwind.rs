@@ -199,7 +199,7 @@ impl Stage {
 
     /// Replaces the user part of `s`'s callchain with the frames unwound from `u` (see
     /// [`pmc_unwind::log::LogUnwinder::complete`]).
-    pub(crate) fn complete(&mut self, s: &mut log::Sample<'static>, u: &UserStack) {
+    pub(crate) fn complete(&mut self, s: &mut log::Sample<'_>, u: &UserStack) {
         self.unwinder.complete(s, &u.regs.into(), &u.stack);
     }
 
@@ -231,7 +231,7 @@ impl Stage {
     pub(crate) fn observe(&mut self, _rec: &log::Record<'_>) {}
 
     /// Leaves `s` as the kernel gave it (unreachable: `check` refuses DWARF unwinding).
-    pub(crate) fn complete(&mut self, _s: &mut log::Sample<'static>, _u: &UserStack) {}
+    pub(crate) fn complete(&mut self, _s: &mut log::Sample<'_>, _u: &UserStack) {}
 
     /// No counts.
     pub(crate) fn tally(&mut self, _summary: &mut crate::log::SamplingDetails) {}
