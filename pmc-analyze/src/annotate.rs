@@ -143,10 +143,11 @@ impl ListingWriter {
             .map_or(":-1", String::as_str);
         // Names and paths from the log: control characters escaped.
         let comm = pmc_log::escape::escape(comm);
-        let event = self
-            .events
-            .get(&s.pmc_id)
-            .map_or("[unknown]", String::as_str);
+        let event = pmc_log::escape::escape(
+            self.events
+                .get(&s.pmc_id)
+                .map_or("[unknown]", String::as_str),
+        );
         let cpu = s
             .cpu
             .map_or_else(|| "[-01]".to_owned(), |c| format!("[{c:03}]"));
@@ -173,7 +174,8 @@ impl ListingWriter {
                 pmc_log::escape::escape(f.and_then(|f| f.object.as_deref()).unwrap_or("unknown"));
             match (f, a.offset) {
                 (Some(f), Some(off)) if f.address.is_some() => {
-                    writeln!(out, "\t{ip:>16x} {}+{off:#x} ({object})", f.name)?;
+                    let name = pmc_log::escape::escape(&f.name);
+                    writeln!(out, "\t{ip:>16x} {name}+{off:#x} ({object})")?;
                 }
                 _ => {
                     self.stats.unresolved += 1;

@@ -51,7 +51,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use crate::profile::{Profile, Weight};
+use crate::profile::{Profile, Stack, Weight};
 use crate::symbolize::FuncId;
 
 /// Which way the tree grows.
@@ -159,6 +159,17 @@ pub const MAX_INDENT: usize = 64;
 impl CallTree {
     /// Merge the stacks of `pmc` (`None`: all PMCs).
     pub fn build(profile: &Profile, pmc: Option<u32>, order: Order, weight: Weight) -> CallTree {
+        CallTree::of_stacks(profile, profile.stacks_of(pmc), order, weight)
+    }
+
+    /// Merge `stacks` (of `profile`): for a report per PMC, with
+    /// [`Profile::stacks_by_pmc`].
+    pub fn of_stacks<'a>(
+        profile: &Profile,
+        stacks: impl IntoIterator<Item = &'a Stack>,
+        order: Order,
+        weight: Weight,
+    ) -> CallTree {
         let mut nodes: Vec<Node> = Vec::new();
         let mut roots = Vec::new();
         let mut index: HashMap<(usize, Option<FuncId>), usize> = HashMap::new();
@@ -180,7 +191,7 @@ impl CallTree {
                 id
             })
         };
-        for s in profile.stacks_of(pmc) {
+        for s in stacks {
             let w = s.weight(weight);
             if w == 0 {
                 continue;
@@ -519,8 +530,10 @@ pub fn write_callgraph<W: Write>(
     out: &mut W,
 ) -> std::io::Result<()> {
     let mut first = true;
+    let by_pmc = profile.stacks_by_pmc();
     for p in &profile.pmcs {
-        let tree = CallTree::build(profile, Some(p.pmc_id), opts.order, opts.weight);
+        let stacks = by_pmc.get(&p.pmc_id).into_iter().flatten().copied();
+        let tree = CallTree::of_stacks(profile, stacks, opts.order, opts.weight);
         if tree.total == 0 {
             continue;
         }
@@ -556,11 +569,13 @@ pub fn write_callgraph_json<W: Write>(
         Weight::Samples => "samples",
         Weight::Period => "events",
     };
+    let by_pmc = profile.stacks_by_pmc();
     let pmcs: Vec<serde_json::Value> = profile
         .pmcs
         .iter()
         .map(|p| {
-            let tree = CallTree::build(profile, Some(p.pmc_id), opts.order, opts.weight);
+            let stacks = by_pmc.get(&p.pmc_id).into_iter().flatten().copied();
+            let tree = CallTree::of_stacks(profile, stacks, opts.order, opts.weight);
             serde_json::json!({
                 "pmc_id": p.pmc_id,
                 "name": p.name,
@@ -569,7 +584,10 @@ pub fn write_callgraph_json<W: Write>(
             })
         })
         .collect();
-    serde_json::to_writer(&mut *out, &serde_json::json!({ "pmcs": pmcs }))?;
+    // DEL and C1 in names escaped as well (serde_json escapes C0 only).
+    let mut w = pmc_log::escape::JsonControls::new(&mut *out);
+    serde_json::to_writer(&mut w, &serde_json::json!({ "pmcs": pmcs }))?;
+    let out = w.into_inner()?;
     writeln!(out)?;
     Ok(())
 }

@@ -6,7 +6,9 @@
 //!
 //! The file follows the Callgrind format specification (valgrind's
 //! docs/callgrind-format): a header (`version: 1`, `creator:`,
-//! `positions: line`, `events:` with one column per PMC, `summary:` with
+//! `positions: line`, `events:` with one column per PMC (at most
+//! [`MAX_VALUE_COLUMNS`](crate::pprof::MAX_VALUE_COLUMNS); the PMCs past them share
+//! `other_events`, so costs stay linear in the functions), `summary:` with
 //! the totals), then for each function its object (`ob=`), source file
 //! (`fl=`) and name (`fn=`), a cost line `<line> <self costs...>`, and for
 //! each function it calls a `cfn=` block (with `cob=`/`cfi=` when the
@@ -37,7 +39,7 @@ pub struct CallgrindOptions {
 
 /// One event name as callgrind wants it: no whitespace.
 fn event_name(name: &str) -> String {
-    let s: String = name
+    let s: String = pmc_log::escape::escape(name)
         .chars()
         .map(|c| if c.is_whitespace() { '_' } else { c })
         .collect();
@@ -60,9 +62,16 @@ pub fn write_callgrind<W: Write>(
     opts: &CallgrindOptions,
     out: &mut W,
 ) -> std::io::Result<()> {
-    let columns: Vec<u32> = profile.pmcs.iter().map(|p| p.pmc_id).collect();
-    let col_of: HashMap<u32, usize> = columns.iter().enumerate().map(|(i, &p)| (p, i)).collect();
-    let width = columns.len().max(1);
+    // A cost per event on every line: past MAX_VALUE_COLUMNS PMCs, the rest share one
+    // event, so that the costs stay linear in the functions (a log may declare 80,000).
+    let cap = crate::pprof::MAX_VALUE_COLUMNS;
+    let col_of: HashMap<u32, usize> = profile
+        .pmcs
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.pmc_id, i.min(cap)))
+        .collect();
+    let width = profile.pmcs.len().clamp(1, cap + 1);
     let mut self_cost: BTreeMap<FuncId, Vec<u64>> = BTreeMap::new();
     let mut calls: BTreeMap<(FuncId, FuncId), Vec<u64>> = BTreeMap::new();
     let mut totals = vec![0u64; width];
@@ -106,11 +115,19 @@ pub fn write_callgrind<W: Write>(
         writeln!(out, "cmd: {}", one_line(cmd))?;
     }
     writeln!(out, "positions: line")?;
-    let names: Vec<String> = if profile.pmcs.is_empty() {
+    let mut names: Vec<String> = if profile.pmcs.is_empty() {
         vec!["samples".into()]
     } else {
-        profile.pmcs.iter().map(|p| event_name(&p.name)).collect()
+        profile
+            .pmcs
+            .iter()
+            .take(cap)
+            .map(|p| event_name(&p.name))
+            .collect()
     };
+    if profile.pmcs.len() > cap {
+        names.push(crate::pprof::OTHER_EVENTS.into());
+    }
     writeln!(out, "events: {}", names.join(" "))?;
     write!(out, "summary:")?;
     for t in &totals {

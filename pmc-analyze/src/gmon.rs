@@ -173,6 +173,9 @@ pub fn write_gmon(profile: &Profile, opts: &GmonOptions) -> std::io::Result<Gmon
             _ => report.unattributed = report.unattributed.saturating_add(pc.samples),
         }
     }
+    let mut arcs_all = arcs_by_group(profile, opts.max_depth);
+    let pmc_of: HashMap<u32, &crate::profile::PmcInfo> =
+        profile.pmcs.iter().map(|p| (p.pmc_id, p)).collect();
     for (&(pmc_id, obj), pcs) in &groups {
         let Some(info) = profile.objects.get(obj as usize) else {
             continue;
@@ -216,8 +219,8 @@ pub fn write_gmon(profile: &Profile, opts: &GmonOptions) -> std::io::Result<Gmon
                 None => report.unattributed = report.unattributed.saturating_add(pc.samples),
             }
         }
-        let arcs = arcs_of(profile, pmc_id, obj, opts.max_depth);
-        let pmc = profile.pmcs.iter().find(|p| p.pmc_id == pmc_id);
+        let arcs = arcs_all.remove(&(pmc_id, obj)).unwrap_or_default();
+        let pmc = pmc_of.get(&pmc_id).copied();
         let pmc_name = pmc.map_or_else(|| format!("pmc{pmc_id}"), |p| p.name.clone());
         let rate = pmc
             .and_then(|p| p.frequency)
@@ -288,23 +291,30 @@ fn sample_name(path: &str, taken: &mut HashSet<String>) -> String {
     name
 }
 
-/// Caller -> callee arcs within object `obj`, from the stacks of `pmc_id`:
-/// `(caller start, callee start, samples)`, each edge counted once per
-/// stack, up to `max_depth` frames from the leaf.
-fn arcs_of(profile: &Profile, pmc_id: u32, obj: u32, max_depth: usize) -> Vec<(u64, u64, u64)> {
-    let Some(path) = profile.objects.get(obj as usize).map(|o| &o.path) else {
-        return Vec::new();
+/// A gmon arc: caller start, callee start, samples.
+type GmonArc = (u64, u64, u64);
+
+/// Caller -> callee arcs within each object, per PMC: `(pmc_id, object)` ->
+/// `(caller start, callee start, samples)`, each edge counted once per stack, up to
+/// `max_depth` frames from the leaf. One pass over the stacks, however many PMCs and
+/// objects the log names (one pass per PMC and object was their product).
+fn arcs_by_group(profile: &Profile, max_depth: usize) -> HashMap<(u32, u32), Vec<GmonArc>> {
+    let mut objects_of: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (i, o) in profile.objects.iter().enumerate() {
+        if let Ok(i) = u32::try_from(i) {
+            objects_of.entry(&*o.path).or_default().push(i);
+        }
+    }
+    let depth = if max_depth == 0 {
+        usize::MAX
+    } else {
+        max_depth
     };
-    let mut arcs: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut seen: HashSet<(u64, u64)> = HashSet::new();
-    for s in profile.stacks_of(Some(pmc_id)) {
+    let mut arcs: HashMap<(u32, u32), BTreeMap<(u64, u64), u64>> = HashMap::new();
+    let mut seen: HashSet<(&str, u64, u64)> = HashSet::new();
+    for s in &profile.stacks {
         seen.clear();
         // Leaf last in `frames`; walk pairs from the leaf up.
-        let depth = if max_depth == 0 {
-            usize::MAX
-        } else {
-            max_depth
-        };
         for (k, pair) in s.frames.windows(2).rev().enumerate() {
             if k + 1 >= depth {
                 break;
@@ -314,20 +324,33 @@ fn arcs_of(profile: &Profile, pmc_id: u32, obj: u32, max_depth: usize) -> Vec<(u
             else {
                 continue;
             };
-            let same = |f: &crate::Function| f.object.as_deref() == Some(&**path);
-            if !same(caller) || !same(callee) || caller.kernel != callee.kernel {
+            let (Some(path), Some(callee_path)) =
+                (caller.object.as_deref(), callee.object.as_deref())
+            else {
+                continue;
+            };
+            if path != callee_path || caller.kernel != callee.kernel {
                 continue;
             }
             let (Some(from), Some(to)) = (caller.address, callee.address) else {
                 continue;
             };
-            if seen.insert((from, to)) {
-                let e = arcs.entry((from, to)).or_insert(0);
+            if !seen.insert((path, from, to)) {
+                continue;
+            }
+            for &obj in objects_of.get(path).into_iter().flatten() {
+                let e = arcs
+                    .entry((s.pmc_id, obj))
+                    .or_default()
+                    .entry((from, to))
+                    .or_insert(0);
                 *e = e.saturating_add(s.samples);
             }
         }
     }
-    arcs.into_iter().map(|((f, t), c)| (f, t, c)).collect()
+    arcs.into_iter()
+        .map(|(k, a)| (k, a.into_iter().map(|((f, t), c)| (f, t, c)).collect()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -227,6 +227,15 @@ pub enum Warning {
         /// What was refused: the log's path, or the debug link's name.
         named: String,
     },
+    /// A debug section of an object was not read (a compressed section declaring more than
+    /// is left of [`object::DEBUG_INFLATE_BUDGET`], or whose data does not inflate as
+    /// declared): the object's file:line information is missing.
+    DebugSectionSkipped {
+        /// The object, as the log names it.
+        path: String,
+        /// The section and why (`.debug_str: it declares ...`).
+        section: String,
+    },
     /// Samples whose callchain was deeper than [`MAX_STACK_DEPTH`]: cut to
     /// their innermost frames under a `[truncated]` root.
     DeepStacks {
@@ -283,6 +292,10 @@ impl fmt::Display for Warning {
                 f,
                 "{path}: separate debug file {named:?} leads outside the root or the debug \
                  directories (a .gnu_debuglink must be a plain file name); refused, not read"
+            ),
+            Warning::DebugSectionSkipped { path, section } => write!(
+                f,
+                "{path}: debug section {section}; skipped, so its file:line information is missing"
             ),
             Warning::DeepStacks { samples, deepest } => write!(
                 f,

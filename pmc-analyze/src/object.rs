@@ -1,7 +1,6 @@
 //! One ELF object, parsed once: sorted symbol table, load segments,
 //! build-id, and (when present) DWARF line information.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -135,6 +134,8 @@ pub struct ElfObject {
     dwarf: Option<Mutex<addr2line::Context<Reader>>>,
     debug_file: Option<PathBuf>,
     refused: Vec<String>,
+    /// Debug sections not read, with why (`.debug_str: it declares ...`).
+    skipped_debug: Vec<String>,
 }
 
 impl std::fmt::Debug for ElfObject {
@@ -244,6 +245,7 @@ impl ElfObject {
         let mut debug_file = None;
         let mut dwarf = None;
         let mut refused = Vec::new();
+        let mut skipped_debug = Vec::new();
         let has_own_dwarf = file.section_by_name(".debug_info").is_some();
         let need_debug_file = !has_own_dwarf || !file.symbols().any(|_| true);
         if need_debug_file {
@@ -253,14 +255,14 @@ impl ElfObject {
                     collect_symbols(&dfile, &ddata, NameSource::DebugFile, &mut raw);
                     debug_bytes = Some(ddata.clone());
                     if debug_info && dfile.section_by_name(".debug_info").is_some() {
-                        dwarf = load_dwarf(&dfile, &ddata);
+                        dwarf = load_dwarf(&dfile, &ddata, &mut skipped_debug);
                     }
                     debug_file = Some(dpath);
                 }
             }
         }
         if debug_info && dwarf.is_none() && has_own_dwarf {
-            dwarf = load_dwarf(&file, &data);
+            dwarf = load_dwarf(&file, &data, &mut skipped_debug);
         }
         let names = Names {
             object: data,
@@ -280,7 +282,15 @@ impl ElfObject {
             dwarf,
             debug_file,
             refused,
+            skipped_debug,
         })
+    }
+
+    /// The debug sections not read, each with why (`.debug_str: it declares N bytes
+    /// inflated, more than ...`): compressed sections past [`DEBUG_INFLATE_BUDGET`] or
+    /// whose data does not inflate as declared. Their file:line information is missing.
+    pub fn skipped_debug_sections(&self) -> &[String] {
+        &self.skipped_debug
     }
 
     /// Where the object's file (or its separate debug file) was found truncated while mapped:
@@ -680,7 +690,98 @@ fn finish_symbols(mut raw: Vec<(Sym, u8)>, names: &Names) -> Vec<Sym> {
         .collect()
 }
 
-fn load_dwarf(file: &object::File<'_>, data: &Bytes) -> Option<addr2line::Context<Reader>> {
+/// The most bytes compressed debug sections (`SHF_COMPRESSED`: zlib, zstd) may inflate to,
+/// over every object this process holds open at once. A section's inflating is bounded by
+/// the size its header declares, and a section whose declared size passes what is left of
+/// this budget is not inflated at all: it is skipped and reported
+/// ([`ElfObject::skipped_debug_sections`], [`crate::Warning::DebugSectionSkipped`]), its
+/// objects' file:line information missing. (A 540 KB ELF whose `.debug_str` declares and
+/// inflates to 512 MB is a decompression bomb.)
+///
+/// ```
+/// assert_eq!(pmc_analyze::object::DEBUG_INFLATE_BUDGET, 256 << 20);
+/// ```
+pub const DEBUG_INFLATE_BUDGET: u64 = 256 << 20;
+
+/// Bytes of inflated debug sections held now (against [`DEBUG_INFLATE_BUDGET`]).
+static INFLATED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A share of [`DEBUG_INFLATE_BUDGET`], given back when dropped (with the bytes it stands for).
+struct BudgetShare(u64);
+
+impl BudgetShare {
+    /// `n` bytes of the budget, if that many are left.
+    fn take(n: u64) -> Option<BudgetShare> {
+        use std::sync::atomic::Ordering;
+        INFLATED
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |used| {
+                used.checked_add(n).filter(|&t| t <= DEBUG_INFLATE_BUDGET)
+            })
+            .ok()
+            .map(|_| BudgetShare(n))
+    }
+}
+
+impl Drop for BudgetShare {
+    fn drop(&mut self) {
+        INFLATED.fetch_sub(self.0, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A compressed section inflated within its declared size and the budget; `Err` says why
+/// it was not.
+fn inflate(c: &object::CompressedData<'_>) -> std::result::Result<Bytes, String> {
+    use std::io::Read;
+    let size = c.uncompressed_size;
+    let Some(share) = BudgetShare::take(size) else {
+        return Err(format!(
+            "it declares {size} bytes inflated, more than the {} MiB left of the budget for \
+             compressed debug sections",
+            DEBUG_INFLATE_BUDGET.saturating_sub(INFLATED.load(std::sync::atomic::Ordering::SeqCst))
+                >> 20
+        ));
+    };
+    let mut v = Vec::new();
+    let len = usize::try_from(size).map_err(|_| "too large for this system".to_owned())?;
+    v.try_reserve_exact(len)
+        .map_err(|_| format!("cannot hold its {size} bytes"))?;
+    // Never more than declared: read up to the declared size, then one byte more, which
+    // must not be there.
+    fn bounded(mut d: impl Read, size: u64, v: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+        let n = (&mut d).take(size).read_to_end(v)?;
+        let mut one = [0u8; 1];
+        Ok((n, d.read(&mut one)? > 0))
+    }
+    let read = match c.format {
+        object::CompressionFormat::Zlib => {
+            bounded(flate2::read::ZlibDecoder::new(c.data), size, &mut v)
+        }
+        object::CompressionFormat::Zstandard => {
+            match ruzstd::decoding::StreamingDecoder::new(c.data) {
+                Ok(d) => bounded(d, size, &mut v),
+                Err(e) => return Err(format!("bad zstd data ({e})")),
+            }
+        }
+        _ => return Err("an unknown compression".into()),
+    };
+    match read {
+        Ok((n, false)) if n as u64 == size => Ok(Bytes::owned_with(v, Box::new(share))),
+        Ok((_, true)) => Err(format!("it inflates past the {size} bytes it declares")),
+        Ok((n, false)) => Err(format!(
+            "it inflates to {n} bytes, not the {size} it declares"
+        )),
+        Err(e) => Err(format!("bad compressed data ({e})")),
+    }
+}
+
+/// The DWARF of `file` (whose bytes are `data`): uncompressed sections are views into the
+/// file, compressed ones inflated within [`DEBUG_INFLATE_BUDGET`]; each section that could
+/// not be read is named in `skipped` with why.
+fn load_dwarf(
+    file: &object::File<'_>,
+    data: &Bytes,
+    skipped: &mut Vec<String>,
+) -> Option<addr2line::Context<Reader>> {
     let endian = if file.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {
@@ -688,31 +789,39 @@ fn load_dwarf(file: &object::File<'_>, data: &Bytes) -> Option<addr2line::Contex
     };
     let whole = gimli::EndianReader::new(data.clone(), endian);
     let empty = Bytes::from(Vec::new());
-    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+    let mut load = |id: gimli::SectionId| -> std::result::Result<Reader, gimli::Error> {
+        let none = || gimli::EndianReader::new(empty.clone(), endian);
         let Some(section) = file.section_by_name(id.name()) else {
-            return Ok(gimli::EndianReader::new(empty.clone(), endian));
+            return Ok(none());
         };
         if section.kind() == SectionKind::UninitializedData {
-            return Ok(gimli::EndianReader::new(empty.clone(), endian));
+            return Ok(none());
         }
-        match section.uncompressed_data() {
-            Ok(Cow::Borrowed(_)) => {
-                // Uncompressed: a view into the file, no copy.
-                let range = section.file_range().and_then(|(o, l)| {
-                    let o = usize::try_from(o).ok()?;
-                    let e = o.checked_add(usize::try_from(l).ok()?)?;
-                    (e <= data.len()).then_some(o..e)
-                });
-                Ok(match range {
-                    Some(r) => whole.range(r),
-                    None => gimli::EndianReader::new(empty.clone(), endian),
-                })
+        let compressed = match section.compressed_data() {
+            Ok(c) => c,
+            Err(e) => {
+                skipped.push(format!("{}: {e}", id.name()));
+                return Ok(none());
             }
-            Ok(Cow::Owned(v)) => Ok(gimli::EndianReader::new(Bytes::from(v), endian)),
-            Err(_) => Ok(gimli::EndianReader::new(empty.clone(), endian)),
+        };
+        if compressed.format == object::CompressionFormat::None {
+            // Uncompressed: a view into the file, no copy.
+            let range = section.file_range().and_then(|(o, l)| {
+                let o = usize::try_from(o).ok()?;
+                let e = o.checked_add(usize::try_from(l).ok()?)?;
+                (e <= data.len()).then_some(o..e)
+            });
+            return Ok(range.map_or_else(none, |r| whole.range(r)));
+        }
+        match inflate(&compressed) {
+            Ok(b) => Ok(gimli::EndianReader::new(b, endian)),
+            Err(why) => {
+                skipped.push(format!("{}: {why}", id.name()));
+                Ok(none())
+            }
         }
     };
-    let dwarf = gimli::Dwarf::load(load).ok()?;
+    let dwarf = gimli::Dwarf::load(&mut load).ok()?;
     addr2line::Context::from_dwarf(dwarf).ok()
 }
 
@@ -792,6 +901,49 @@ pub fn build_id_hex(id: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 32 item 6: a compressed section inflates within its declared size and the
+    /// budget; one that declares more than is left, or inflates to more or less than it
+    /// declares, is refused (and the refusal allocates nothing).
+    #[test]
+    fn compressed_sections_inflate_within_bounds() {
+        use std::io::Write;
+        let text = b"main\0hot_leaf\0cold_leaf\0".repeat(100);
+        let zlib = |data: &[u8]| {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        };
+        let z = zlib(&text);
+        let c = |format, data: &'static [u8], size| object::CompressedData {
+            format,
+            data,
+            uncompressed_size: size,
+        };
+        let z: &'static [u8] = Box::leak(z.into_boxed_slice());
+        let zl = object::CompressionFormat::Zlib;
+        let ok = inflate(&c(zl, z, text.len() as u64)).unwrap();
+        assert_eq!(&*ok, &text[..]);
+        let short = inflate(&c(zl, z, text.len() as u64 - 1)).err().unwrap();
+        assert!(short.contains("past"), "{short}");
+        let long = inflate(&c(zl, z, text.len() as u64 + 1)).err().unwrap();
+        assert!(long.contains("not the"), "{long}");
+        let bomb = inflate(&c(zl, z, DEBUG_INFLATE_BUDGET + 1)).err().unwrap();
+        assert!(bomb.contains("budget"), "{bomb}");
+        let zs: &'static [u8] = Box::leak(
+            ruzstd::encoding::compress_to_vec(
+                &text[..],
+                ruzstd::encoding::CompressionLevel::Fastest,
+            )
+            .into_boxed_slice(),
+        );
+        let zstd = object::CompressionFormat::Zstandard;
+        assert_eq!(
+            &*inflate(&c(zstd, zs, text.len() as u64)).unwrap(),
+            &text[..]
+        );
+        assert!(inflate(&c(zstd, zs, 10)).is_err());
+    }
 
     /// An object truncated while open: its names read as empty past the cut, the cut is
     /// reported, and nothing raises SIGBUS.

@@ -16,6 +16,10 @@
 //!   columns. With one PMC sampled at a fixed period, `period_type` and
 //!   `period` say so. pprof's default view is the last type (the event);
 //!   `-sample_index=samples` shows sample counts, as `pmcstat -R --summary`.
+//!   Every sample holds a value per type, so at most [`MAX_VALUE_COLUMNS`] PMCs get
+//!   a type of their own; the PMCs past them share `other_events`, each of their
+//!   samples labelled `event` with its PMC's name (and a comment says so): memory
+//!   stays linear in the samples however many PMCs a log declares.
 //! - **Locations**: one per distinct (mapping, address, leaf-or-caller), with
 //!   the sampled address; [`Symbolizer::source_frames`] gives its `line`
 //!   entries, innermost inlined function first and the real function last,
@@ -28,7 +32,7 @@
 //!   those). Kernel frames resolved through kallsyms share one
 //!   `[kernel.kallsyms]` mapping spanning them.
 //! - **Labels**: numeric `pid` and `tid`, string `comm` (unknown ones left
-//!   out).
+//!   out), and string `event` for the PMCs past [`MAX_VALUE_COLUMNS`].
 //! - **Comments**: where the log comes from, and every [`Warning`] (lost
 //!   samples, damage, unreadable objects), so nothing is dropped silently.
 //!
@@ -624,12 +628,19 @@ impl PprofBuilder {
         };
 
         let st = &mut self.strings;
-        let label_keys = [st.get("pid"), st.get("tid"), st.get("comm")];
+        let label_keys = [
+            st.get("pid"),
+            st.get("tid"),
+            st.get("comm"),
+            st.get("event"),
+        ];
+        let shared = self.shared_column_names();
         let sample = proto_samples(
             std::mem::take(&mut self.samples),
             sample_type.len(),
             &column_of,
             label_keys,
+            &shared,
         );
         self.order_mappings();
 
@@ -640,6 +651,13 @@ impl PprofBuilder {
         }
         for w in &warnings {
             comment.push(st.get(&format!("warning: {w}")));
+        }
+        if self.columns.len() > MAX_VALUE_COLUMNS {
+            comment.push(st.get(&format!(
+                "{} PMCs beyond the first {MAX_VALUE_COLUMNS} share the value `{OTHER_EVENTS}`; \
+                 the label `event` names each",
+                self.columns.len() - MAX_VALUE_COLUMNS
+            )));
         }
         let duration_nanos = self.duration_nanos();
         PprofExport {
@@ -684,8 +702,32 @@ impl PprofBuilder {
         warnings
     }
 
+    /// The string-table index of the name of each PMC past the first
+    /// [`MAX_VALUE_COLUMNS`] (whose values share one column): the `event` label of
+    /// their samples.
+    fn shared_column_names(&mut self) -> HashMap<u32, i64> {
+        let names: Vec<(u32, String)> = self
+            .columns
+            .iter()
+            .skip(MAX_VALUE_COLUMNS)
+            .map(|(&id, c)| {
+                let name = if c.name.is_empty() {
+                    format!("pmc{id}")
+                } else {
+                    c.name.clone()
+                };
+                (id, name)
+            })
+            .collect();
+        names
+            .into_iter()
+            .map(|(id, n)| (id, self.strings.get(&n)))
+            .collect()
+    }
+
     /// The sample types: `samples/count`, then one per PMC column with a
-    /// distinct name; and each PMC's index in a sample's values.
+    /// distinct name (at most [`MAX_VALUE_COLUMNS`]; the PMCs past them share
+    /// `other_events`); and each PMC's index in a sample's values.
     fn sample_types(&mut self) -> (Vec<proto::ValueType>, HashMap<u32, usize>) {
         let st = &mut self.strings;
         let mut sample_type = vec![proto::ValueType {
@@ -695,6 +737,18 @@ impl PprofBuilder {
         let mut column_of = HashMap::new();
         let mut seen_names = HashMap::new();
         for (i, (&pmc_id, c)) in self.columns.iter().enumerate() {
+            if i == MAX_VALUE_COLUMNS {
+                // Every sample holds a value per column: past this many PMCs, one column
+                // for the rest keeps memory linear in the samples (named by a label).
+                sample_type.push(proto::ValueType {
+                    r#type: st.get(OTHER_EVENTS),
+                    unit: st.get("events"),
+                });
+            }
+            if i >= MAX_VALUE_COLUMNS {
+                column_of.insert(pmc_id, MAX_VALUE_COLUMNS + 1);
+                continue;
+            }
             let mut name = if c.name.is_empty() {
                 format!("pmc{pmc_id}")
             } else {
@@ -776,9 +830,10 @@ fn proto_samples(
     samples: HashMap<Vec<u64>, (u64, u64)>,
     width: usize,
     column_of: &HashMap<u32, usize>,
-    label_keys: [i64; 3],
+    label_keys: [i64; 4],
+    shared: &HashMap<u32, i64>,
 ) -> Vec<proto::Sample> {
-    let [key_pid, key_tid, key_comm] = label_keys;
+    let [key_pid, key_tid, key_comm, key_event] = label_keys;
     let mut keys: Vec<(Vec<u64>, (u64, u64))> = samples.into_iter().collect();
     keys.sort_unstable();
     keys.into_iter()
@@ -812,6 +867,13 @@ fn proto_samples(
                     ..Default::default()
                 });
             }
+            if let Some(&name) = u32::try_from(pmc).ok().and_then(|p| shared.get(&p)) {
+                label.push(proto::Label {
+                    key: key_event,
+                    str: name,
+                    ..Default::default()
+                });
+            }
             Some(proto::Sample {
                 location_id: locs.to_vec(),
                 value,
@@ -820,6 +882,18 @@ fn proto_samples(
         })
         .collect()
 }
+
+/// The most PMCs that get a value column of their own: every sample holds one value per
+/// column, so a log declaring 80,000 PMCs would make the profile 80,000 times its samples.
+/// The PMCs past them share [`OTHER_EVENTS`], their samples labelled `event`.
+///
+/// ```
+/// assert_eq!(pmc_analyze::pprof::MAX_VALUE_COLUMNS, 64);
+/// ```
+pub const MAX_VALUE_COLUMNS: usize = 64;
+
+/// The value column the PMCs past [`MAX_VALUE_COLUMNS`] share.
+pub const OTHER_EVENTS: &str = "other_events";
 
 /// Whether a PMC counts nanoseconds: perf's software `cpu-clock` (type 1,
 /// config 0) and `task-clock` (type 1, config 1), by the native

@@ -481,8 +481,10 @@ impl Profile {
             s.samples > 0
         });
         out.stacks.sort_by_key(|s| std::cmp::Reverse(s.samples));
+        let earlier_pmcs: HashMap<u32, &PmcInfo> =
+            earlier.pmcs.iter().map(|e| (e.pmc_id, e)).collect();
         for p in &mut out.pmcs {
-            if let Some(e) = earlier.pmcs.iter().find(|e| e.pmc_id == p.pmc_id) {
+            if let Some(e) = earlier_pmcs.get(&p.pmc_id) {
                 p.samples = p.samples.saturating_sub(e.samples);
                 p.period = p.period.saturating_sub(e.period);
             }
@@ -513,6 +515,17 @@ impl Profile {
         self.stacks
             .iter()
             .filter(move |s| pmc.is_none_or(|p| s.pmc_id == p))
+    }
+
+    /// Every PMC's stacks, in one pass (heaviest first within each): what a report per PMC
+    /// iterates, so that it is linear in the stacks however many PMCs the log declares
+    /// (calling [`Profile::stacks_of`] once per PMC goes over every stack each time).
+    pub fn stacks_by_pmc(&self) -> HashMap<u32, Vec<&Stack>> {
+        let mut by: HashMap<u32, Vec<&Stack>> = HashMap::new();
+        for s in &self.stacks {
+            by.entry(s.pmc_id).or_default().push(s);
+        }
+        by
     }
 
     /// Total weight of one PMC's samples (`None`: all).

@@ -646,6 +646,15 @@ impl Symbolizer {
             ObjState::Loaded(e) => e.clone(),
             _ => return None,
         };
+        for section in elf.skipped_debug_sections() {
+            // Once per object and section, however often the object is reopened.
+            if self.refused_links.insert((obj, format!("\0{section}"))) {
+                self.warnings.push(Warning::DebugSectionSkipped {
+                    path: slot.display.to_string(),
+                    section: section.clone(),
+                });
+            }
+        }
         for named in elf.refused_debug_links() {
             // Once per object and name, however often the object is reopened.
             if self.refused_links.insert((obj, named.clone())) {

@@ -227,8 +227,10 @@ impl TopReport {
 
     /// Write as one JSON document.
     pub fn write_json<W: Write>(&self, out: &mut W) -> crate::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, self)?;
-        writeln!(out)?;
+        // DEL and C1 in names escaped as well (serde_json escapes C0 only).
+        let mut w = pmc_log::escape::JsonControls::new(&mut *out);
+        serde_json::to_writer_pretty(&mut w, self)?;
+        writeln!(w.into_inner()?)?;
         Ok(())
     }
 
@@ -277,12 +279,14 @@ fn esc(s: &str) -> std::borrow::Cow<'_, str> {
     pmc_log::escape::escape(s)
 }
 
-/// Quote a CSV field when it holds a comma, quote or line break.
+/// A CSV field: control characters escaped (pmc-log's escaper: a line break is `\n`, so a
+/// row stays one line on a terminal), then quoted when it holds a comma or a quote.
 pub fn csv_field(s: &str) -> std::borrow::Cow<'_, str> {
-    if s.contains([',', '"', '\n', '\r']) {
+    let s = esc(s);
+    if s.contains([',', '"']) {
         std::borrow::Cow::Owned(format!("\"{}\"", s.replace('"', "\"\"")))
     } else {
-        std::borrow::Cow::Borrowed(s)
+        s
     }
 }
 

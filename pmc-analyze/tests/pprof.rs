@@ -452,3 +452,47 @@ fn freebsd_hwpmc_log_exports_through_the_importer() {
     // hwpmc's PMC descriptor has its own name; periods are events.
     assert_eq!(s(&p, p.sample_type[1].unit), "events");
 }
+
+/// Issue 32 item 5: past `MAX_VALUE_COLUMNS` PMCs, the rest share one value column
+/// (`other_events`), each of their samples labelled `event` with its PMC's name: a sample
+/// holds 66 values, not one per PMC, and no sample's weight is lost.
+#[test]
+fn pmcs_past_the_cap_share_one_column() {
+    use pmc_analyze::pprof::{MAX_VALUE_COLUMNS, OTHER_EVENTS};
+    let n = MAX_VALUE_COLUMNS as u32 + 36;
+    let mut recs = vec![comm(PID, "prog")];
+    for id in 0..n {
+        recs.push(pmc(id, &format!("ev{id}")));
+    }
+    for id in 0..n {
+        let mut s = sample(PID, vec![0x1000 + u64::from(id) * 16], 0);
+        if let Record::Sample(x) = &mut s {
+            x.pmc_id = id;
+        }
+        recs.push(s);
+    }
+    let e = export_log(&write_log(&recs), AnalyzeOptions::default()).expect("export");
+    let p = roundtrip(&e);
+    check_invariants(&p);
+    assert_eq!(p.sample_type.len(), MAX_VALUE_COLUMNS + 2);
+    assert_eq!(
+        s(&p, p.sample_type[MAX_VALUE_COLUMNS + 1].r#type),
+        OTHER_EVENTS
+    );
+    assert_eq!(p.sample.len(), n as usize);
+    let mut shared = HashSet::new();
+    for sm in &p.sample {
+        assert_eq!(sm.value[0], 1, "one sample each");
+        let period: i64 = sm.value[1..].iter().sum();
+        assert_eq!(period, 100_000, "{sm:?}");
+        if let Some((name, _)) = label(&p, sm, "event") {
+            assert_eq!(sm.value[MAX_VALUE_COLUMNS + 1], 100_000);
+            shared.insert(name.to_owned());
+        }
+    }
+    let want: HashSet<String> = (MAX_VALUE_COLUMNS as u32..n)
+        .map(|i| format!("ev{i}"))
+        .collect();
+    assert_eq!(shared, want);
+    assert!(p.comment.iter().any(|&c| s(&p, c).contains(OTHER_EVENTS)));
+}

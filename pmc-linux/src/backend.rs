@@ -199,6 +199,25 @@ impl<S: Sys> Backend<S> {
         self.shared.hub.set_spool_bytes(bytes);
     }
 
+    /// Bounds how long [`flush_log`](pmc_core::Backend::flush_log) and
+    /// [`close_log`](pmc_core::Backend::close_log) wait for a log sink that takes nothing (a
+    /// FIFO or pipe whose reader stalled, a TCP peer that stopped reading), for the log
+    /// configured now and later ones: once the sink has taken no byte for `wait`, the close
+    /// gives up with an `Op::Log` error (its source's kind `TimedOut`), the blocks still
+    /// queued are not written and their samples are counted as lost
+    /// ([`SamplingSummary::lost_spool`](pmc_core::SamplingSummary::lost_spool)). `None` (the
+    /// default) waits as long as the sink takes: a slow reader still gets everything. A
+    /// program stopping on a signal sets it so that a stalled reader cannot hold its exit.
+    ///
+    /// ```
+    /// let backend = pmc_linux::Backend::open()?;
+    /// backend.set_log_close_wait(Some(std::time::Duration::from_secs(2)));
+    /// # Ok::<(), pmc_core::Error>(())
+    /// ```
+    pub fn set_log_close_wait(&self, wait: Option<std::time::Duration>) {
+        self.shared.hub.set_close_wait(wait);
+    }
+
     /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
     /// now on, in pages (a power of two; default [`DEFAULT_RING_PAGES`](crate::DEFAULT_RING_PAGES)). Larger rings
     /// lose fewer samples in bursts; their memory is locked and counts against

@@ -266,6 +266,123 @@ impl<W: Write> Writer<W> {
     }
 }
 
+/// One block of `records` with sequence number `seq`, sealed as [`Writer`] seals its blocks
+/// (FORMAT.md §2.2): for a layer between a writer and its output that drops whole blocks
+/// when the output falls behind (pmc-linux's spool) and writes in their place, under the
+/// sequence number of one it dropped, what must not be lost with them (the count of what
+/// was lost, the clean-close marker).
+///
+/// ```
+/// use pmc_log::record::{Lost, Record};
+/// let block = pmc_log::write::seal_block(7, &[Record::Lost(Lost {
+///     time: 5, pmc_id: None, cpu: None, count: 42,
+/// })])?;
+/// let sealed = pmc_log::write::SealedBlock::parse(&block).unwrap();
+/// assert_eq!(sealed.seq(), 7);
+/// let lost: Vec<_> = sealed.records().filter_map(|r| r.decode()).collect();
+/// assert!(matches!(lost[..], [Record::Lost(Lost { count: 42, .. })]));
+/// # Ok::<(), pmc_log::WriteError>(())
+/// ```
+pub fn seal_block(seq: u64, records: &[Record<'_>]) -> Result<Vec<u8>, WriteError> {
+    let mut block = vec![0u8; BLOCK_HEADER_LEN];
+    for r in records {
+        let start = block.len();
+        block.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
+        if let Err(EncodeError::FieldTooLong(field, len)) = encode_body(r, &mut block) {
+            return Err(WriteError::FieldTooLong {
+                field,
+                len,
+                max: u16::MAX as usize,
+            });
+        }
+        let body_len = block.len() - start - RECORD_HEADER_LEN;
+        let mut head = [0u8; RECORD_HEADER_LEN];
+        head[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
+        head[4..6].copy_from_slice(&r.kind().to_le_bytes());
+        let crc = record_crc(&head[..8], &block[start + RECORD_HEADER_LEN..]);
+        head[8..12].copy_from_slice(&crc.to_le_bytes());
+        block[start..start + RECORD_HEADER_LEN].copy_from_slice(&head);
+    }
+    let payload_len = block.len() - BLOCK_HEADER_LEN;
+    if payload_len > MAX_BLOCK_PAYLOAD as usize {
+        return Err(WriteError::RecordTooLarge {
+            len: payload_len,
+            max: MAX_BLOCK_PAYLOAD as usize,
+        });
+    }
+    let h = BlockHeader {
+        seq,
+        payload_len: payload_len as u32,
+        record_count: records.len() as u32,
+    };
+    block[..BLOCK_HEADER_LEN].copy_from_slice(&encode_block_header(&h));
+    Ok(block)
+}
+
+/// A block as [`Writer`] hands it to its output (one `write` call of its output after the
+/// preamble), looked into without a reader: its sequence number and its records, for a layer
+/// that drops whole blocks and must know what it dropped ([`seal_block`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SealedBlock<'a> {
+    seq: u64,
+    payload: &'a [u8],
+}
+
+/// One record of a [`SealedBlock`]: its kind and body, decoded on demand.
+#[derive(Clone, Copy, Debug)]
+pub struct RawRecord<'a> {
+    /// The record kind (`format::kind`).
+    pub kind: u16,
+    /// The body, its CRC checked.
+    pub body: &'a [u8],
+}
+
+impl<'a> RawRecord<'a> {
+    /// The record, or `None` if this version does not know its kind or it does not decode.
+    pub fn decode(&self) -> Option<Record<'a>> {
+        crate::codec::decode_body(self.kind, self.body)
+            .ok()
+            .flatten()
+    }
+}
+
+impl<'a> SealedBlock<'a> {
+    /// The block at the start of `bytes`, if a valid block header is there and its payload
+    /// fits in `bytes`.
+    pub fn parse(bytes: &'a [u8]) -> Option<SealedBlock<'a>> {
+        let h = crate::format::decode_block_header(bytes)?;
+        let payload = bytes.get(BLOCK_HEADER_LEN..BLOCK_HEADER_LEN + h.payload_len as usize)?;
+        Some(SealedBlock {
+            seq: h.seq,
+            payload,
+        })
+    }
+
+    /// The block's sequence number.
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Its records in order, up to the first whose framing or CRC does not check (none in a
+    /// block a [`Writer`] sealed).
+    pub fn records(&self) -> impl Iterator<Item = RawRecord<'a>> + 'a {
+        let mut rest = self.payload;
+        std::iter::from_fn(move || {
+            let head = rest.get(..RECORD_HEADER_LEN)?;
+            let len = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as usize;
+            let kind = u16::from_le_bytes([head[4], head[5]]);
+            let crc = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+            let body = rest.get(RECORD_HEADER_LEN..RECORD_HEADER_LEN.checked_add(len)?)?;
+            if record_crc(&head[..8], body) != crc {
+                rest = &[];
+                return None;
+            }
+            rest = &rest[RECORD_HEADER_LEN + len..];
+            Some(RawRecord { kind, body })
+        })
+    }
+}
+
 impl<W: Write> Drop for Writer<W> {
     fn drop(&mut self) {
         // Best effort: keep what was written, without a close marker (a

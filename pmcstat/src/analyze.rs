@@ -571,11 +571,39 @@ fn run_reports(args: &Analyze) -> Result<u8, Failure> {
     // No output may replace the log being read (same device and inode, any name).
     crate::dest::protect(path);
     let (input, mut thread) = read_input(path, args)?;
+    if let Input::Bytes(b) = &input {
+        nothing_but_damage(b, path)?;
+    }
     let r = run_input(&input, path, args, &mut thread);
     if let Input::Stream(s) = &input {
         s.report_import(path);
     }
     r
+}
+
+/// A log that holds no readable record and damaged bytes is not a log that happens to be
+/// empty: an error (exit 1), before any report is written. One record is enough to go on
+/// (the reader stops at the first).
+fn nothing_but_damage(b: &[u8], path: &Path) -> Result<(), Failure> {
+    let Ok(reader) = pmc_log::Reader::new(b) else {
+        return Ok(()); // Not a pmc-log: the outputs say what it is.
+    };
+    let mut it = reader.records();
+    if it.next().is_some() {
+        return Ok(());
+    }
+    damage_only(&it.into_report(), path)
+}
+
+/// The error of a read that found damage and no record.
+fn damage_only(report: &pmc_log::ReadReport, path: &Path) -> Result<(), Failure> {
+    if report.records > 0 || report.skipped_bytes() == 0 {
+        return Ok(());
+    }
+    Err(fail(format!(
+        "{}: no readable record in the log, only damage ({report})",
+        path.display()
+    )))
 }
 
 /// Runs `-R`'s reports over the log.
@@ -786,6 +814,8 @@ fn dump_records(
         f.report();
     }
     if let Some(report) = report.filter(|r| !r.is_clean()) {
+        // A stream is known to be nothing but damage once read through.
+        damage_only(&report, path)?;
         diag!("pmcstat: {}: {report}", path.display());
     }
     Ok(())
@@ -803,6 +833,39 @@ fn no_listing_nor_profile(args: &Analyze) -> bool {
         || args.summary;
     let no_listings = args.annotate_pcs.is_none() && args.annotate_callchains.is_none();
     no_listings && !others
+}
+
+/// Prints the analysis' warnings, each on a line (escaped). With `-q`,
+/// the warnings about single objects (unreadable, another build, cut, outside the root: a
+/// log may name 100,000 of them) are one counted line; the log's own (lost samples,
+/// damage) are printed each.
+fn print_warnings(warnings: &[pmc_analyze::Warning]) {
+    use pmc_analyze::Warning as W;
+    let per_object = |w: &&W| {
+        matches!(
+            w,
+            W::ObjectUnreadable { .. }
+                | W::BuildIdMismatch { .. }
+                | W::BuildIdUnverified { .. }
+                | W::TruncatedObject { .. }
+                | W::OutsideRoot { .. }
+                | W::DebugSectionSkipped { .. }
+        )
+    };
+    let objects = warnings.iter().filter(per_object).count();
+    let collapse = crate::diag::quiet() && objects > 1;
+    // A warning is one line: its names' line breaks escaped too.
+    let line = |w: &W| pmc_log::escape::escape(&w.to_string()).into_owned();
+    for w in warnings.iter().filter(|w| !collapse || !per_object(w)) {
+        diag!("pmcstat: warning: {}", line(w));
+    }
+    if let Some(first) = warnings.iter().find(per_object).filter(|_| collapse) {
+        let first = line(first);
+        diag!(
+            "pmcstat: warning: {objects} objects the log names were not used as asked (the \
+             first: {first}); without -q each is listed"
+        );
+    }
 }
 
 /// The symbolized profile of the log (of the `-i` thread), its warnings printed.
@@ -826,12 +889,7 @@ fn build_profile(
         }
     }
     .map_err(|e| fail(format!("{}: {e}", path.display())))?;
-    for w in &profile.warnings {
-        diag!(
-            "pmcstat: warning: {}",
-            pmc_log::escape::escape(&w.to_string())
-        );
-    }
+    print_warnings(&profile.warnings);
     Ok(profile)
 }
 
@@ -1034,12 +1092,7 @@ fn write_pprof(
     b.set_read_report(&report);
     let export = b.finish();
     if warn {
-        for w in &export.warnings {
-            diag!(
-                "pmcstat: warning: {}",
-                pmc_log::escape::escape(&w.to_string())
-            );
-        }
+        print_warnings(&export.warnings);
     }
     report_to(to, "the pprof profile", |out| {
         export.write_gzip(&mut &mut *out).map_err(io_error)

@@ -33,7 +33,8 @@ pmcstat -R out.pmclog -G -\n  pmcstat -R out.pmclog -g -D prof && gprof ./a.out 
 pmcstat -R out.pmclog -F out.callgrind && callgrind_annotate out.callgrind\n\n\
 Exit status: the command's (128 + signal if a signal ended it), or, when it is 0, 3 if \
 sampling lost samples (the summary says how many and why); 1 when counters cannot be set up \
-or results written; 2 for a usage error."
+or results written; 2 for a usage error; 127 when the command is not found, 126 when it \
+cannot be executed (as shells)."
 )]
 pub struct Args {
     /// Count SPEC in the target process (process-scope counting PMC), as
@@ -355,7 +356,8 @@ pub struct Args {
     /// available, description); --diagnose: per check (check, verdict, detail,
     /// fix); --selftest: per check (check, event, measured, expected, ratio,
     /// verdict, note); -R --summary: its own comma-separated tables. A SEP inside
-    /// a cell becomes a space.
+    /// a cell becomes a space, a double quote a single one, a control character
+    /// an escape (\n, \e, \xNN); an empty SEP or one with a line break is refused.
     #[arg(short = 'x', value_name = "SEP")]
     pub csv: Option<String>,
 
@@ -580,6 +582,25 @@ impl Args {
                 format!("{o} with -R is pmcstat(8)'s {what}: not in this pmcstat (without -R, {o} is perf stat's)\n"),
             ));
         }
+        if let Some(why) = self
+            .csv
+            .as_deref()
+            .and_then(crate::output::document::csv_separator_refused)
+        {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("-x: {why}; give a separator such as ',' ';' or a tab\n"),
+            ));
+        }
+        if let Some(what) = self.measuring_with_read_log() {
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "{what} with -R: -R reads a log, it measures nothing (pmcstat(8) refuses -O \
+                     with -R); record with -O FILE in one run, read it with -R FILE in the next\n"
+                ),
+            ));
+        }
         if self.read_log.is_some() && !self.events.is_empty() {
             return Err(clap::Error::raw(
                 clap::error::ErrorKind::ArgumentConflict,
@@ -635,6 +656,24 @@ impl Args {
 }
 
 impl Args {
+    /// With `-R`, the first option that measures (which `-R` would otherwise ignore): `-O`,
+    /// a PMC (`-p`/`-s`/`-P`/`-S`), `-t`, `-l` or a command.
+    fn measuring_with_read_log(&self) -> Option<&'static str> {
+        self.read_log.as_ref()?;
+        [
+            (self.log.is_some(), "-O (the log to record)"),
+            (!self.process.is_empty(), "-p (a counting PMC)"),
+            (!self.system.is_empty(), "-s (a counting PMC)"),
+            (!self.process_sampling.is_empty(), "-P (a sampling PMC)"),
+            (!self.system_sampling.is_empty(), "-S (a sampling PMC)"),
+            (self.attach.is_some(), "-t (a process to measure)"),
+            (self.duration.is_some(), "-l (how long to measure)"),
+            (!self.command.is_empty(), "a command (to measure)"),
+        ]
+        .into_iter()
+        .find_map(|(given, what)| given.then_some(what))
+    }
+
     /// perf's `-a`/`--all-cpus`: not with -R, -p or -t; the -P PMCs become
     /// system-wide ones (on the CPUs of the last -c), as `perf record -a`.
     fn all_cpus_checked(&mut self) -> Result<(), clap::Error> {

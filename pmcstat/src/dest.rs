@@ -36,6 +36,7 @@ impl<W: Write> Checked<W> {
 
     fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
         if let Err(e) = &r {
+            note_reader_gone(e);
             if self.error.is_none() {
                 self.error = Some(std::io::Error::new(e.kind(), e.to_string()));
             }
@@ -67,13 +68,42 @@ impl<W: Write> Write for Checked<W> {
     }
 }
 
+/// Whether the reader of the results (standard output or error, `-o /dev/stdout`, a pipe)
+/// went away: a write met EPIPE. The run then stops as on a stop signal (SIGPIPE), and
+/// pmcstat ends as perf does, killed by SIGPIPE ([`die_if_reader_gone`]).
+static READER_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records that the reader of the results went away, if `e` says so (EPIPE).
+fn note_reader_gone(e: &std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        READER_GONE.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Whether a write of the results met EPIPE.
+pub fn reader_gone() -> bool {
+    READER_GONE.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// At the end of a run whose results' reader went away: ends pmcstat with SIGPIPE's default
+/// action (killed by it, as perf and other Unix tools are; the Rust runtime ignores
+/// SIGPIPE, so it is restored and raised). Returns only where that is impossible.
+pub fn die_if_reader_gone() {
+    if reader_gone() {
+        let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGPIPE);
+    }
+}
+
 /// What a failed write of results means for the exit: `Ok(())` when the reader of a pipe
-/// went away (EPIPE: stop quietly, as Unix tools do), otherwise a message naming what
-/// could not be written (exit 1).
+/// went away (EPIPE: stop quietly, as Unix tools do, and end by SIGPIPE), otherwise a
+/// message naming what could not be written (exit 1).
 pub fn write_outcome(r: std::io::Result<()>, what: &str) -> Result<(), Failure> {
     match r {
         Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            note_reader_gone(&e);
+            Ok(())
+        }
         Err(e) => Err(Failure::Output(format!("cannot write {what}: {e}"))),
     }
 }

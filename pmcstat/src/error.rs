@@ -6,6 +6,28 @@ use pmc::Error;
 pub const EXIT_USAGE: u8 = 2;
 /// Exit status when counters cannot be set up or results cannot be written.
 pub const EXIT_FAILURE: u8 = 1;
+/// Exit status when the command to measure is not found (as shells and perf: POSIX's
+/// "Command Search and Execution").
+pub const EXIT_NOT_FOUND: u8 = 127;
+/// Exit status when the command is found but cannot be executed (not executable, a
+/// directory, a bad binary), as shells and perf.
+pub const EXIT_NOT_EXECUTABLE: u8 = 126;
+
+/// The exit status of a setup error: a command that could not be launched exits as a shell
+/// would (127 not found, 126 not executable), anything else [`EXIT_FAILURE`].
+fn setup_status(e: &Error) -> u8 {
+    let exec = crate::sys::LAUNCH_EXEC_PREFIXES
+        .iter()
+        .any(|p| e.message().starts_with(p));
+    if e.op() != pmc::Op::Launch || !exec {
+        return EXIT_FAILURE;
+    }
+    if crate::sys::is_not_found(e.errno()) {
+        EXIT_NOT_FOUND
+    } else {
+        EXIT_NOT_EXECUTABLE
+    }
+}
 
 /// Why pmcstat stopped before the command ran.
 pub enum Failure {
@@ -78,7 +100,7 @@ impl Failure {
             }
             Failure::Setup(e) => {
                 diag!("pmcstat: {}", cli_terms(&e.to_string()));
-                EXIT_FAILURE
+                setup_status(&e)
             }
             Failure::Output(msg) => {
                 diag!("pmcstat: {msg}");

@@ -101,11 +101,13 @@ impl ExitCounts {
             v.dedup();
             v
         };
+        // Names from the log (a live process's command, an event): control characters
+        // escaped before they reach the terminal.
         let name = |id: &u32| {
-            self.events
-                .get(id)
-                .cloned()
-                .unwrap_or_else(|| format!("pmc {id:#x}"))
+            self.events.get(id).map_or_else(
+                || format!("pmc {id:#x}"),
+                |e| pmc_log::escape::escape(e).into_owned(),
+            )
         };
         writeln!(
             out,
@@ -123,7 +125,7 @@ impl ExitCounts {
         }
         writeln!(out, "{}", head.trim_end())?;
         for (pid, counts) in &self.exits {
-            let comm = self.comms.get(pid).map_or("?", String::as_str);
+            let comm = pmc_log::escape::escape(self.comms.get(pid).map_or("?", String::as_str));
             let mut line = format!("  {pid:>8}  {comm:<16}");
             for id in &pmcs {
                 match counts.get(id) {
@@ -155,13 +157,15 @@ impl ExitCounts {
                         (name, serde_json::Value::from(*v))
                     })
                     .collect();
-                serde_json::json!({
+                let line = serde_json::json!({
                     "type": "exit",
                     "pid": pid,
                     "command": self.comms.get(pid),
                     "counts": counts,
                 })
-                .to_string()
+                .to_string();
+                // DEL and C1 in a command name escaped as well (serde_json escapes C0).
+                pmc_log::escape::json_controls(line)
             })
             .collect()
     }

@@ -16,10 +16,17 @@ const LOG_READER_HELP: &str = "the reader of the log (the other end of the pipe 
     writes to) closed it before the run ended: keep it reading until pmcstat exits, or give a \
     file with -O";
 
+/// pmcstat's remedy when the log's reader stopped reading (its close gave up on it).
+const LOG_STALLED_HELP: &str = "the reader of the log (the other end of the FIFO, pipe or \
+    socket -O writes to) stopped reading: keep it reading until pmcstat exits, or give a file \
+    with -O";
+
 /// pmcstat's remedy for log error `e`: a closed reader is not a full disk.
 pub fn log_help(e: &Error) -> &'static str {
     if crate::sys::is_epipe(e.errno()) || e.message().contains("Broken pipe") {
         LOG_READER_HELP
+    } else if e.message().contains("took nothing") {
+        LOG_STALLED_HELP
     } else {
         LOG_HELP
     }

@@ -38,10 +38,15 @@ fn main() -> ExitCode {
                 diag!("Try 'pmcstat --help' for more information.");
                 return ExitCode::from(2);
             }
-            // clap prints help/version to stdout with success, errors with 2.
-            let code = if e.use_stderr() { 2 } else { 0 };
+            // clap prints help/version to stdout with success, errors with 2. An error
+            // echoes the argument it refused: shown as every message is (escaped, cut).
+            if e.use_stderr() {
+                let text = e.render().to_string();
+                diag!("{}", text.trim_end());
+                return ExitCode::from(2);
+            }
             let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(0);
         }
     };
     // Every mode: a measurement stops cleanly on the first SIGINT/SIGTERM/SIGHUP; a report
@@ -78,8 +83,11 @@ fn main() -> ExitCode {
         Mode::Sample(args) => sample::run(args),
         Mode::Count(args) => count::run(args),
     };
-    match result {
+    let code = match result {
         Ok(status) => ExitCode::from(status),
         Err(e) => ExitCode::from(e.report(run::final_status(None))),
-    }
+    };
+    // The results' reader went away: killed by SIGPIPE, as perf.
+    dest::die_if_reader_gone();
+    code
 }

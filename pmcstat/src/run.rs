@@ -47,15 +47,18 @@ pub fn arm_stop_signals() -> std::io::Result<()> {
     Ok(())
 }
 
-/// The stop signal received, if any.
+/// The stop signal received, if any; SIGPIPE when the reader of the results went away
+/// (a write met EPIPE): the run stops as on a signal, and pmcstat ends by SIGPIPE.
 pub fn stop_signal() -> Option<i32> {
-    let f = STOP.get()?;
-    if !f.fired.load(Ordering::SeqCst) {
-        return None;
-    }
-    i32::try_from(f.which.load(Ordering::SeqCst))
-        .ok()
-        .filter(|s| *s > 0)
+    let received = STOP.get().and_then(|f| {
+        if !f.fired.load(Ordering::SeqCst) {
+            return None;
+        }
+        i32::try_from(f.which.load(Ordering::SeqCst))
+            .ok()
+            .filter(|s| *s > 0)
+    });
+    received.or_else(|| crate::dest::reader_gone().then_some(signal_hook::consts::SIGPIPE))
 }
 
 /// The longest a wait sleeps before looking at the stop flag (a signal usually wakes it

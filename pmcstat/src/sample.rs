@@ -143,7 +143,16 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
     }
     let events: Vec<String> = samplers.iter().map(|s| s.text.clone()).collect();
     drop(samplers);
-    backend.close_log().map_err(log_err)?;
+    // Stopped by a signal: a log reader that stalled (a FIFO, -O -) cannot hold the exit;
+    // what it did not take is counted as lost and said, with the summary.
+    let stopped = crate::run::stop_signal().is_some();
+    if stopped {
+        crate::sys::bound_log_close(&backend, crate::sys::LOG_CLOSE_WAIT);
+    }
+    match backend.close_log() {
+        Err(e) if stopped => diag!("pmcstat: {}", log_err_line(&e)),
+        r => r.map_err(log_err)?,
+    }
     report(args, &backend, aggregator, &events, elapsed)?;
     if let Some(ns) = uncounted_children {
         note!(
@@ -164,6 +173,13 @@ pub fn run(args: &Sample) -> Result<u8, Failure> {
         );
     }
     Ok(code)
+}
+
+/// A log error as one line and its remedy, for a warning that does not end the run.
+fn log_err_line(e: &Error) -> String {
+    let fact = e.to_string();
+    let fact = fact.lines().next().unwrap_or_default().to_owned();
+    format!("{fact}\nhelp: {}", log_help(e))
 }
 
 /// pmcstat's exit status when the command succeeded (or there was none, or `q` ended it) but

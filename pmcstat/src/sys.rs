@@ -31,12 +31,35 @@ pub fn no_backend() -> pmc::Error {
     .with_help("run it on Linux or FreeBSD; -R reads their logs on any OS")
 }
 
+/// After a stop signal, how long the `-O` log's sink may take nothing before its close gives
+/// up (a FIFO or `-O -` whose reader stalled): the rest of the log is then counted as lost.
+pub const LOG_CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// Bounds the wait for the log's sink at close to `wait` of no progress (Linux's log spool,
+/// `pmc_linux::Backend::set_log_close_wait`); elsewhere the close waits as it does.
+pub fn bound_log_close(backend: &pmc::Native, wait: Duration) {
+    #[cfg(target_os = "linux")]
+    backend.set_log_close_wait(Some(wait));
+    #[cfg(not(target_os = "linux"))]
+    let _ = (backend, wait);
+}
+
 /// SIGTERM, sent to a launched command when `-T` quits.
 pub const SIGTERM: i32 = libc::SIGTERM;
 
 /// Whether `errno` is EPIPE (the reader of a pipe or socket went away).
 pub fn is_epipe(errno: Option<i32>) -> bool {
     errno == Some(libc::EPIPE)
+}
+
+/// The launcher's messages for a command that could not be executed (as opposed to a
+/// working directory or stdio that could not be installed): `pmc::launch`'s wording.
+pub const LAUNCH_EXEC_PREFIXES: [&str; 2] = ["command not found", "cannot execute"];
+
+/// Whether a launch failed because the program does not exist (`ENOENT`, `ENOTDIR`: the
+/// shell's 127); any other exec failure is the shell's 126.
+pub fn is_not_found(errno: Option<i32>) -> bool {
+    matches!(errno, Some(libc::ENOENT | libc::ENOTDIR))
 }
 
 /// The shell convention: the exit code, or 128 + the signal.

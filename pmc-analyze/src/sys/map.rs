@@ -175,6 +175,9 @@ fn register(start: usize, len: usize) -> Option<usize> {
 enum Backing {
     Map(Guarded),
     Heap(Arc<[u8]>),
+    /// Bytes made here (an inflated section), holding what must live as long as they do
+    /// (their share of a budget).
+    Owned(Vec<u8>, #[allow(dead_code)] Option<Box<dyn Send + Sync>>),
 }
 
 /// Immutable bytes: a read-only mapping of a file, or bytes on the heap. Cloning shares them.
@@ -218,7 +221,7 @@ impl Bytes {
     pub fn cut(&self) -> Option<usize> {
         match &*self.0 {
             Backing::Map(g) => g.cut(),
-            Backing::Heap(_) => None,
+            Backing::Heap(_) | Backing::Owned(..) => None,
         }
     }
 }
@@ -230,8 +233,17 @@ impl From<Arc<[u8]>> for Bytes {
 }
 
 impl From<Vec<u8>> for Bytes {
+    /// Takes the vector as it is (no copy).
     fn from(v: Vec<u8>) -> Bytes {
-        Bytes::from(Arc::<[u8]>::from(v))
+        Bytes(Arc::new(Backing::Owned(v, None)))
+    }
+}
+
+impl Bytes {
+    /// `v`, keeping `keep` alive until the bytes are dropped (the share of a budget they
+    /// stand for).
+    pub(crate) fn owned_with(v: Vec<u8>, keep: Box<dyn Send + Sync>) -> Bytes {
+        Bytes(Arc::new(Backing::Owned(v, Some(keep))))
     }
 }
 
@@ -241,6 +253,7 @@ impl Deref for Bytes {
         match &*self.0 {
             Backing::Map(g) => &g.map,
             Backing::Heap(h) => h,
+            Backing::Owned(v, _) => v,
         }
     }
 }
@@ -249,7 +262,7 @@ impl fmt::Debug for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let kind = match &*self.0 {
             Backing::Map(_) => "mapped",
-            Backing::Heap(_) => "heap",
+            Backing::Heap(_) | Backing::Owned(..) => "heap",
         };
         write!(f, "Bytes({kind}, {} bytes)", self.len())
     }

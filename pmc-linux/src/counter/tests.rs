@@ -1377,11 +1377,17 @@ fn a_blocked_log_sink_never_holds_the_drain_up() {
     );
     let bytes = out.lock().expect("lock").clone();
     let reader = pmc_log::Reader::new(&bytes).expect("log");
-    let logged = reader
-        .records()
-        .filter(|r| matches!(r, pmc_log::Record::Sample(_)))
-        .count() as u64;
+    let (mut logged, mut lost_logged) = (0u64, 0u64);
+    for r in reader.records() {
+        match r {
+            pmc_log::Record::Sample(_) => logged += 1,
+            pmc_log::Record::Lost(l) => lost_logged += l.count,
+            _ => {}
+        }
+    }
     assert_eq!(logged + s.lost_spool, s.samples, "{s:?}");
+    // Issue 32 item 1: the log says every loss, the spool's and the kernel's, exactly.
+    assert_eq!(lost_logged, s.lost, "{s:?}");
 }
 
 /// In-process sampling counts the kernel's lost records too: a loss at the end, with no

@@ -50,8 +50,11 @@ struct HubState {
     post: PostChain,
     /// The log's spool (between the writer and the sink): what it could not write.
     spool: Option<SpoolHandle>,
-    /// The spool's counts already in the summary (and logged).
+    /// The spool's counts already in the summary.
     spool_seen: Unwritten,
+    /// How long the log's close waits for a sink that takes nothing (see
+    /// [`Hub::set_close_wait`]).
+    close_wait: Option<std::time::Duration>,
     /// The backend's door to the system: the clock, `/proc` for synthesis, `poll`, and the
     /// kernel's lost counts read at each drain pass.
     sys: HubSys,
@@ -186,9 +189,9 @@ impl HubState {
         self.count_written();
     }
 
-    /// What the spool dropped since the last pass: its samples are lost (counted, and logged
-    /// as a `Lost` record of no PMC and no CPU while there is a log); its sink's error fails
-    /// the log.
+    /// What the spool dropped since the last pass: its samples are lost (counted here; the
+    /// spool itself writes the log's `Lost` record for them, outside the queue it drops
+    /// from, so that the count is never dropped with them); its sink's error fails the log.
     fn account_spool(&mut self) {
         let Some(h) = self.spool.as_ref() else {
             return;
@@ -204,19 +207,8 @@ impl HubState {
         }
         let new = now_seen.samples.saturating_sub(self.spool_seen.samples);
         self.spool_seen = now_seen;
-        if new == 0 {
-            return;
-        }
         self.summary.lost += new;
         self.summary.lost_spool += new;
-        if self.writer.is_some() {
-            self.reorder.push(log::Record::Lost(log::Lost {
-                time: now(&*self.sys.0),
-                pmc_id: None,
-                cpu: None,
-                count: new,
-            }));
-        }
     }
 
     /// Drains ring `i` into the reorder buffer: each record through the post-processors,
@@ -428,6 +420,17 @@ impl Hub {
         self.spool_bytes.store(bytes, Ordering::Relaxed);
     }
 
+    /// Bounds how long flushing and closing the log wait for a sink that takes nothing
+    /// (`None`: as long as it takes), for the log configured now and those configured later.
+    pub(crate) fn set_close_wait(&self, wait: Option<std::time::Duration>) {
+        if let Ok(mut st) = self.lock() {
+            st.close_wait = wait;
+            if let Some(h) = st.spool.as_ref() {
+                h.set_close_wait(wait);
+            }
+        }
+    }
+
     /// Whether a log is configured.
     pub(crate) fn has_log(&self) -> bool {
         self.lock().is_ok_and(|s| s.writer.is_some())
@@ -442,6 +445,7 @@ impl Hub {
             n => n,
         };
         let (spool, handle) = Spool::new(sink, bound);
+        handle.set_close_wait(self.lock()?.close_wait);
         let mut writer = pmc_log::Writer::new(Box::new(spool) as LogSink, &header)
             .map_err(|e| write_error(&e))?;
         let mut st = self.lock()?;
@@ -520,7 +524,7 @@ impl Hub {
             Some(w) => w.finish().map(|_| ()).map_err(|e| write_error(&e)),
             None => Err(no_log()),
         };
-        // What the last blocks met in the spool (the writer is gone: counted, not logged).
+        // What the last blocks met in the spool (counted; the spool logged it).
         st.account_spool();
         st.count_written_spool();
         st.spool = None;

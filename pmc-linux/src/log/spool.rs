@@ -4,21 +4,38 @@
 //!
 //! While the sink keeps up the queue stays short. When it falls more than the bound behind,
 //! a sealed block that would pass the bound is dropped whole, and its records are counted
-//! ([`Unwritten`]): its samples are reported as lost (the summary's `lost_spool`, and a `Lost`
-//! record the hub writes once the queue has room again); the log shows the gap as missing
-//! blocks (FORMAT.md §3, rule 4). The preamble and the header's block are written before
-//! [`Spool::new`] returns, straight to the sink, so that a sink that cannot be written fails
-//! `configure_log` as before.
+//! ([`Unwritten`]): its samples are reported as lost (the summary's `lost_spool`); the log
+//! shows the gap as missing blocks (FORMAT.md §3, rule 4). The preamble and the header's
+//! block are written before [`Spool::new`] returns, straight to the sink, so that a sink that
+//! cannot be written fails `configure_log` as before.
+//!
+//! **The count of what was lost is never lost with it.** The spool itself, not the drain,
+//! writes the log's `Lost` record for what it drops: the samples of a dropped block, and
+//! the counts of the `Lost` records inside it (a kernel loss reported in a block that was
+//! then dropped), add up outside the queue, and are written in a block of their own,
+//! under the sequence number of the last block dropped, ahead of the next block that gets
+//! through; when the block dropped holds the clean-close marker, that block of the count
+//! and the marker is queued whatever the bound (a few dozen bytes). So the log's `Lost`
+//! records add up to every sample the log does not hold.
 //!
 //! A write error of the sink is kept (the sink takes nothing after it, as
 //! [`pmc_log::Writer`]'s rule); the next write or flush returns it, so the writer fails, and
 //! [`SpoolHandle::error`] has it at once for `log_error`. The blocks queued behind it are
 //! counted as not written.
+//!
+//! **A sink that takes nothing does not hold the close.** A flush waits for the sink as long
+//! as it takes, unless [`SpoolHandle::set_close_wait`] bounds the wait: then, once the sink
+//! has taken no byte for that long, the flush gives up (`ErrorKind::TimedOut`), the blocks
+//! still queued are counted as dropped (their samples lost) and the writer thread, blocked
+//! in the sink's write, is left behind rather than joined.
 
 use pmc_core::LogSink;
+use pmc_log::record::{Lost, Record};
+use pmc_log::write::{seal_block, SealedBlock};
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 /// The default bound: how far (in bytes of sealed blocks) the sink may fall behind the drain
 /// before whole blocks are dropped. About 300,000 samples with short callchains.
@@ -27,7 +44,8 @@ pub const DEFAULT_SPOOL_BYTES: usize = 32 << 20;
 /// Records the spool did not write: dropped at the bound, or queued behind a write error.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Unwritten {
-    /// Blocks dropped because the queue was full.
+    /// Blocks dropped because the queue was full (or left queued when a flush gave up
+    /// waiting for the sink).
     pub blocks: u64,
     /// Their records.
     pub records: u64,
@@ -36,6 +54,46 @@ pub(crate) struct Unwritten {
     /// Records of the block a write error cut, and of the blocks queued behind it (never
     /// written).
     pub after_error: u64,
+}
+
+/// Losses the log does not show yet: what dropped blocks held, waiting for the next block
+/// that gets through.
+#[derive(Debug, Clone, Copy, Default)]
+struct Owed {
+    /// Samples of the dropped blocks, and the counts of their `Lost` records.
+    count: u64,
+    /// A dropped block held a `Lost` of unknown count (0).
+    unknown: bool,
+    /// The sequence number of the last block dropped (the block of the count takes it).
+    seq: u64,
+    /// The latest time of a `Lost` or `Close` record dropped.
+    time: u64,
+}
+
+impl Owed {
+    fn pending(&self) -> bool {
+        self.count > 0 || self.unknown
+    }
+
+    /// The `Lost` records that say it, at `time`.
+    fn records(&self, time: u64) -> Vec<Record<'static>> {
+        let lost = |count| {
+            Record::Lost(Lost {
+                time,
+                pmc_id: None,
+                cpu: None,
+                count,
+            })
+        };
+        let mut v = Vec::new();
+        if self.count > 0 {
+            v.push(lost(self.count));
+        }
+        if self.unknown {
+            v.push(lost(0));
+        }
+        v
+    }
 }
 
 struct Queue {
@@ -49,6 +107,13 @@ struct Queue {
     flush_wanted: u64,
     flushed: u64,
     unwritten: Unwritten,
+    owed: Owed,
+    /// How long a flush waits for a sink that takes nothing (`None`: as long as it takes).
+    close_wait: Option<Duration>,
+    /// Bytes the sink has taken: its progress, which a bounded flush watches.
+    taken: u64,
+    /// A flush gave up on the sink: the writer thread is not joined.
+    abandoned: bool,
 }
 
 struct Shared {
@@ -100,6 +165,13 @@ impl SpoolHandle {
     pub(crate) fn error(&self) -> Option<io::Error> {
         self.0.lock().error.map(rebuild)
     }
+
+    /// Bounds how long a flush (and so the log's close) waits for a sink that takes nothing
+    /// (see the module documentation); `None` waits as long as it takes.
+    pub(crate) fn set_close_wait(&self, wait: Option<Duration>) {
+        self.0.lock().close_wait = wait;
+        self.0.cv.notify_all();
+    }
 }
 
 impl Spool {
@@ -115,6 +187,10 @@ impl Spool {
                 flush_wanted: 0,
                 flushed: 0,
                 unwritten: Unwritten::default(),
+                owed: Owed::default(),
+                close_wait: None,
+                taken: 0,
+                abandoned: false,
             }),
             cv: Condvar::new(),
         });
@@ -162,6 +238,85 @@ fn count_block(block: &[u8]) -> (u64, u64) {
     (records, samples)
 }
 
+impl Queue {
+    fn push(&mut self, block: Vec<u8>) {
+        self.bytes += block.len();
+        self.blocks.push_back(block);
+    }
+
+    /// Block `buf` is dropped at the bound: its records are counted, and what the log must
+    /// still say of them (its samples and the counts of its `Lost` records) is owed; a
+    /// clean-close marker in it is queued at once with the count, whatever the bound.
+    fn drop_block(&mut self, buf: &[u8]) {
+        let (records, samples) = count_block(buf);
+        self.unwritten.blocks += 1;
+        self.unwritten.records += records;
+        self.unwritten.samples += samples;
+        self.owed.count = self.owed.count.saturating_add(samples);
+        let Some(block) = SealedBlock::parse(buf) else {
+            return;
+        };
+        self.owed.seq = block.seq();
+        let mut close = None;
+        for r in block.records() {
+            match (r.kind, r.decode()) {
+                (pmc_log::format::kind::LOST, Some(Record::Lost(l))) => {
+                    self.owed.count = self.owed.count.saturating_add(l.count);
+                    self.owed.unknown |= l.count == 0;
+                    self.owed.time = self.owed.time.max(l.time);
+                }
+                (pmc_log::format::kind::CLOSE, Some(Record::Close(c))) => close = Some(c),
+                _ => {}
+            }
+        }
+        if let Some(c) = close {
+            let time = self.owed.time.max(c.time);
+            let mut recs = self.owed.records(time);
+            recs.push(Record::Close(c));
+            if let Ok(b) = seal_block(self.owed.seq, &recs) {
+                self.push(b);
+                self.owed = Owed::default();
+            }
+        }
+    }
+
+    /// Queues what is owed (before the block about to be queued, whose first record's time
+    /// `next` is, if known).
+    fn pay_owed(&mut self, next: Option<u64>) {
+        if !self.owed.pending() {
+            return;
+        }
+        let time = next.unwrap_or(self.owed.time);
+        if let Ok(b) = seal_block(self.owed.seq, &self.owed.records(time)) {
+            self.push(b);
+            self.owed = Owed::default();
+        }
+    }
+
+    /// A flush gave up on the sink: nothing more is written; the blocks still queued are
+    /// counted as dropped (their samples lost).
+    fn abandon(&mut self) {
+        self.abandoned = true;
+        for b in std::mem::take(&mut self.blocks) {
+            let (records, samples) = count_block(&b);
+            self.unwritten.blocks += 1;
+            self.unwritten.records += records;
+            self.unwritten.samples += samples;
+        }
+        self.bytes = 0;
+        self.owed = Owed::default();
+        if self.error.is_none() {
+            self.error = Some((None, io::ErrorKind::TimedOut));
+        }
+    }
+}
+
+/// The time of the first record of a sealed block, if it decodes.
+fn first_time(buf: &[u8]) -> Option<u64> {
+    let r = SealedBlock::parse(buf)?.records().next()?.decode()?;
+    Some(r.time())
+}
+
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.writes += 1;
@@ -175,19 +330,18 @@ impl Write for Spool {
             return Err(rebuild(e));
         }
         if q.bytes.saturating_add(buf.len()) > q.bound && !q.blocks.is_empty() {
-            let (records, samples) = count_block(buf);
-            q.unwritten.blocks += 1;
-            q.unwritten.records += records;
-            q.unwritten.samples += samples;
+            q.drop_block(buf);
+            self.shared.cv.notify_all();
             return Ok(buf.len());
         }
-        q.bytes += buf.len();
-        q.blocks.push_back(buf.to_vec());
+        q.pay_owed(first_time(buf));
+        q.push(buf.to_vec());
         self.shared.cv.notify_all();
         Ok(buf.len())
     }
 
-    /// Waits until every block queued is written and the sink flushed.
+    /// Waits until every block queued is written and the sink flushed; with a close wait
+    /// set, gives up once the sink has taken nothing for that long.
     fn flush(&mut self) -> io::Result<()> {
         if let Some(sink) = self.sink.as_mut() {
             return sink.flush();
@@ -200,8 +354,33 @@ impl Write for Spool {
         q.flush_wanted += 1;
         let gen = q.flush_wanted;
         self.shared.cv.notify_all();
+        let mut progress = (q.taken, Instant::now());
         while q.flushed < gen && q.error.is_none() {
-            q = self.shared.cv.wait(q).unwrap_or_else(|p| p.into_inner());
+            let Some(wait) = q.close_wait else {
+                q = self.shared.cv.wait(q).unwrap_or_else(|p| p.into_inner());
+                continue;
+            };
+            let tick = wait.min(Duration::from_millis(50));
+            q = match self.shared.cv.wait_timeout(q, tick) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+            if q.taken != progress.0 {
+                progress = (q.taken, Instant::now());
+            } else if progress.1.elapsed() >= wait && q.flushed < gen && q.error.is_none() {
+                let queued = q.blocks.len();
+                q.abandon();
+                self.shared.cv.notify_all();
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "its reader took nothing for {:.1} s while the log was being closed: \
+                         the {queued} blocks still queued were not written (their samples are \
+                         counted as lost)",
+                        wait.as_secs_f64()
+                    ),
+                ));
+            }
         }
         match q.error {
             Some(e) => Err(rebuild(e)),
@@ -211,13 +390,41 @@ impl Write for Spool {
 }
 
 impl Drop for Spool {
-    /// Writes what is queued (the writer flushed before: this returns once the thread ends).
+    /// Writes what is queued (the writer flushed before: this returns once the thread ends),
+    /// with what is still owed; a thread left behind by a flush that gave up is not joined.
     fn drop(&mut self) {
-        self.shared.lock().done = true;
+        let abandoned = {
+            let mut q = self.shared.lock();
+            if q.error.is_none() {
+                q.pay_owed(None);
+            }
+            q.done = true;
+            q.abandoned
+        };
         self.shared.cv.notify_all();
+        if abandoned {
+            return;
+        }
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+/// The sink as the writer thread writes it: each byte it takes is progress.
+struct Counted<'a> {
+    sink: &'a mut LogSink,
+    shared: &'a Shared,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.sink.write(buf)?;
+        self.shared.lock().taken += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.sink.flush()
     }
 }
 
@@ -228,11 +435,17 @@ fn write_loop(shared: &Shared, mut sink: LogSink) {
     loop {
         if let Some(block) = q.blocks.pop_front() {
             drop(q);
-            let r = sink.write_all(&block);
+            let r = Counted {
+                sink: &mut sink,
+                shared,
+            }
+            .write_all(&block);
             q = shared.lock();
-            q.bytes -= block.len();
+            q.bytes = q.bytes.saturating_sub(block.len());
             if let Err(e) = r {
-                q.error = Some((e.raw_os_error(), e.kind()));
+                if q.error.is_none() {
+                    q.error = Some((e.raw_os_error(), e.kind()));
+                }
                 // Nothing more is written: the block that failed (cut at some byte, as the
                 // writer's own rule) and what is queued behind it are counted.
                 let rest: u64 = std::iter::once(&block)
@@ -252,13 +465,15 @@ fn write_loop(shared: &Shared, mut sink: LogSink) {
             let r = sink.flush();
             q = shared.lock();
             if let Err(e) = r {
-                q.error = Some((e.raw_os_error(), e.kind()));
+                if q.error.is_none() {
+                    q.error = Some((e.raw_os_error(), e.kind()));
+                }
             }
             q.flushed = gen;
             shared.cv.notify_all();
             continue;
         }
-        if q.done {
+        if q.done || q.abandoned {
             return;
         }
         q = shared.cv.wait(q).unwrap_or_else(|p| p.into_inner());
@@ -338,16 +553,104 @@ mod tests {
         open.send(()).expect("open the gate");
         w.finish().expect("finish");
         let bytes = out.lock().unwrap().clone();
-        let reader = pmc_log::Reader::new(&bytes).expect("log");
-        let mut it = reader.records();
-        let samples = it
-            .by_ref()
-            .filter(|r| matches!(r, Record::Sample(_)))
-            .count() as u64;
-        let rep = it.into_report();
+        let (samples, lost, rep) = read_back(&bytes);
         assert!(rep.closed_cleanly, "{rep}");
         assert_eq!(samples + dropped.samples, n, "{dropped:?} {rep}");
+        // Issue 32 item 1: the log says how many it lost, exactly.
+        assert_eq!(lost, handle.unwritten().samples, "{rep}");
         assert_eq!(handle.unwritten().after_error, 0);
+    }
+
+    /// The samples and the sum of the `Lost` counts a log holds, and its report.
+    fn read_back(bytes: &[u8]) -> (u64, u64, pmc_log::ReadReport) {
+        let reader = pmc_log::Reader::new(bytes).expect("log");
+        let mut it = reader.records();
+        let (mut samples, mut lost) = (0, 0);
+        for r in it.by_ref() {
+            match r {
+                Record::Sample(_) => samples += 1,
+                Record::Lost(l) => lost += l.count,
+                _ => {}
+            }
+        }
+        (samples, lost, it.into_report())
+    }
+
+    /// Issue 32 item 1: the loss count is never subject to the loss it counts. The writer's
+    /// own `Lost` records (kernel losses, 3 per 1,000 samples) fall in blocks the spool
+    /// drops, and so does the last block, with the clean-close marker: the log still says
+    /// every loss (the kernel's and the spool's), and closes cleanly. Before, the spool's
+    /// `Lost` went into the same full queue and was dropped with its block (1,276 of 18,324
+    /// in the issue's run).
+    #[test]
+    fn the_loss_count_is_never_lost() {
+        let (open, rx) = mpsc::channel();
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let gate = Gate {
+            open: rx,
+            writes: 0,
+            out: out.clone(),
+        };
+        let (spool, handle) = Spool::new(Box::new(gate), 16 << 10);
+        let mut w =
+            pmc_log::Writer::with_block_size(spool, &log::Header::default(), 4096).expect("hdr");
+        let n = 20_000u64;
+        let mut kernel_lost = 0;
+        for i in 0..n {
+            w.write(&sample(i)).expect("write");
+            if i % 1000 == 999 {
+                let count = 3;
+                kernel_lost += count;
+                w.write(&Record::Lost(log::Lost {
+                    time: i,
+                    pmc_id: Some(0),
+                    cpu: Some(0),
+                    count,
+                }))
+                .expect("lost");
+            }
+        }
+        // The gate opens while finish waits: the block with the close marker was dropped.
+        let opener = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            open.send(())
+        });
+        w.finish().expect("finish");
+        opener.join().unwrap().unwrap();
+        let dropped = handle.unwritten();
+        let (samples, lost, rep) = read_back(&out.lock().unwrap());
+        assert!(dropped.blocks > 2, "{dropped:?}");
+        assert!(rep.closed_cleanly, "{rep}");
+        assert_eq!(samples + dropped.samples, n, "{rep}");
+        assert_eq!(lost, kernel_lost + dropped.samples, "{dropped:?} {rep}");
+    }
+
+    /// Issue 32 item 7: with a close wait set, a sink that takes nothing does not hold the
+    /// close: the flush gives up (TimedOut) once the sink took nothing for that long, and
+    /// what was still queued is counted as dropped.
+    #[test]
+    fn a_stalled_sink_does_not_hold_the_close() {
+        let (open, rx) = mpsc::channel::<()>();
+        let gate = Gate {
+            open: rx,
+            writes: 0,
+            out: Arc::new(Mutex::new(Vec::new())),
+        };
+        let (spool, handle) = Spool::new(Box::new(gate), 1 << 20);
+        handle.set_close_wait(Some(std::time::Duration::from_millis(100)));
+        let mut w =
+            pmc_log::Writer::with_block_size(spool, &log::Header::default(), 4096).expect("hdr");
+        for i in 0..2_000u64 {
+            w.write(&sample(i)).expect("write");
+        }
+        let e = match w.finish() {
+            Err(pmc_log::WriteError::Io(e)) => e,
+            other => panic!("{:?}", other.map(|_| ())),
+        };
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        let u = handle.unwritten();
+        assert!(u.blocks > 0 && u.samples > 0, "{u:?}");
+        drop(open); // the gate fails its write: the thread left behind ends
     }
 
     /// A sink that fails: the error is there for the hub at once, the next write returns it,

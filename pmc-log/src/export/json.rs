@@ -16,8 +16,10 @@ use crate::record::Record;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_record<W: Write>(r: &Record<'_>, out: &mut W) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, r).map_err(io::Error::other)?;
-    out.write_all(b"\n")
+    // DEL and C1 in a log's strings escaped as well (serde_json escapes C0 only).
+    let mut w = crate::escape::JsonControls::new(&mut *out);
+    serde_json::to_writer(&mut w, r).map_err(io::Error::other)?;
+    w.into_inner()?.write_all(b"\n")
 }
 
 /// Write every record, one per line. Returns the number written.

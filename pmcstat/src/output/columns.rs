@@ -56,7 +56,11 @@ pub(super) const COLUMNS_COUNTER_BITS: u32 = 64;
 pub(super) fn column_event(c: &Counter) -> std::borrow::Cow<'_, str> {
     let event = c.event.split([',', ' ', '\t']).next().unwrap_or(&c.event);
     match &c.cgroup {
-        Some(cg) => format!("{event}@{}", cg.replace([' ', '\t'], "_")).into(),
+        Some(cg) => format!(
+            "{event}@{}",
+            pmc_log::escape::escape(cg).replace([' ', '\t'], "_")
+        )
+        .into(),
         None => event.into(),
     }
 }

@@ -1,6 +1,7 @@
 //! `-x SEP`: CSV rows in perf stat -x's column order, then pmcstat's own
 //! (scope, time enabled, status).
 
+use super::document::csv_cell;
 use super::rows::*;
 use pmc::Status;
 use std::io::Write;
@@ -85,18 +86,19 @@ pub(super) fn repeated_csv(
             .map_or((String::new(), ""), |m| {
                 (format!("{:.3}", m.value), m.unit.as_str())
             });
+        let mut f = vec![value, unit.to_owned(), c.event.clone()];
         // With --cgroup, the cgroup after the event, as perf's -G.
-        let event = match &c.cgroup {
-            Some(cg) => format!("{}{sep}{cg}", c.event),
-            None => c.event.clone(),
-        };
-        let _ = writeln!(
-            o,
-            "{value}{sep}{unit}{sep}{event}{sep}{:.2}%{sep}{run_ns:.0}{sep}{:.2}{sep}{mv}{sep}{mu}{sep}{n}{sep}{}",
-            st.rel_stderr_pct().unwrap_or(0.0),
-            100.0 * st.count as f64 / n.max(1) as f64,
-            st.count
-        );
+        f.extend(c.cgroup.clone());
+        f.extend([
+            format!("{:.2}%", st.rel_stderr_pct().unwrap_or(0.0)),
+            format!("{run_ns:.0}"),
+            format!("{:.2}", 100.0 * st.count as f64 / n.max(1) as f64),
+            mv,
+            mu.to_owned(),
+            n.to_string(),
+            st.count.to_string(),
+        ]);
+        let _ = writeln!(o, "{}", join_cells(&f, sep));
     }
 }
 
@@ -146,9 +148,16 @@ pub(super) fn csv_rows(
             );
             f.push(c.reading.time_enabled.to_string());
             f.push(status_str(&c.reading).to_owned());
-            f.join(sep)
+            join_cells(&f, sep)
         })
         .collect()
+}
+
+/// A row of cells joined by `sep`, each made safe by the one CSV cell rule
+/// ([`csv_cell`]): a name (an event, a cgroup) never adds a cell or a line.
+fn join_cells(cells: &[String], sep: &str) -> String {
+    let cells: Vec<_> = cells.iter().map(|c| csv_cell(c, sep)).collect();
+    cells.join(sep)
 }
 
 /// value, unit, event, run time, running percentage: perf's first five columns.

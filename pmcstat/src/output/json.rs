@@ -62,7 +62,11 @@ pub(super) fn perf_json_rows(
     interval: Option<f64>,
     stats: Option<&[RepeatStat]>,
 ) -> Vec<String> {
-    let json = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned());
+    let json = |s: &str| {
+        pmc_log::escape::json_controls(
+            serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned()),
+        )
+    };
     counters
         .iter()
         .zip(row_metrics(counters, secs))

@@ -19,7 +19,7 @@ impl CountFormat for JsonReport {
             counters: c.iter().map(json_counter).collect(),
         };
         if let Ok(s) = serde_json::to_string(&j) {
-            let _ = writeln!(o, "{s}");
+            let _ = writeln!(o, "{}", pmc_log::escape::json_controls(s));
         }
     }
 
@@ -40,7 +40,7 @@ impl CountFormat for JsonReport {
             notes: r.notes(),
         };
         if let Ok(s) = serde_json::to_string(&j) {
-            let _ = writeln!(o, "{s}");
+            let _ = writeln!(o, "{}", pmc_log::escape::json_controls(s));
         }
     }
 

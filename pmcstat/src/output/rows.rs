@@ -177,8 +177,9 @@ pub(super) fn label(c: &Counter, all: &[Counter]) -> String {
         (Scope::System { .. }, None) if !all_system(all) => format!("{} (system)", c.event),
         _ => c.event.clone(),
     };
+    // A cgroup is a directory anyone with write access to the hierarchy may name.
     match &c.cgroup {
-        Some(cg) => format!("{name}  {cg}"),
+        Some(cg) => format!("{name}  {}", pmc_log::escape::escape(cg)),
         None => name,
     }
 }

@@ -104,7 +104,7 @@ pub(super) fn repeated_text(
     let _ = writeln!(
         o,
         "\n Performance counter stats for '{}' ({n} runs):\n",
-        first.command.join(" ")
+        pmc_log::escape::escape(&first.command.join(" "))
     );
     for ((c, st), (m, _)) in first.counters.iter().zip(stats).zip(&metrics) {
         let name = label(c, &first.counters);
@@ -152,7 +152,8 @@ pub(super) fn text_target(r: &Report) -> String {
         // perf stat -a, with a command or without.
         "'system wide'".to_owned()
     } else if !r.command.is_empty() {
-        format!("'{}'", r.command.join(" "))
+        // The command line may carry a planted file name's control characters.
+        format!("'{}'", pmc_log::escape::escape(&r.command.join(" ")))
     } else if !r.pids.is_empty() {
         let list: Vec<String> = r.pids.iter().map(u32::to_string).collect();
         format!("process id '{}'", list.join(","))
