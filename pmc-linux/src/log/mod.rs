@@ -21,7 +21,7 @@
 //!    or every process for system scope), so their samples can be symbolized;
 //! 3. writes the log through a spool (a bounded queue of sealed blocks written by a thread of
 //!    its own, [`DEFAULT_SPOOL_BYTES`]), so that the drain never waits on a slow sink;
-//! 4. runs a drain thread that `poll(2)`s the rings (each ring wakes it when a quarter full:
+//! 4. runs a drain thread that `poll(2)`s the rings (each ring wakes it when half full:
 //!    `watermark`/`wakeup_watermark`), with a [`DRAIN_PERIOD`] timeout so a slow trickle of
 //!    samples still reaches the log, parses every record with the crate's `record` module, converts it to
 //!    a pmc-log record and writes it through one [`pmc_log::Writer`].
@@ -95,9 +95,11 @@ pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);
 pub const DEFAULT_RING_PAGES: usize = 64;
 
 /// The default ring size for PMCs whose samples carry user stacks (`CallGraph::Dwarf`), when
-/// the caller is privileged: 512 KiB with 4 KiB pages, as `perf record` maps (about 60
-/// samples of 8 KiB stacks).
-pub const DWARF_RING_PAGES: usize = 128;
+/// the caller is privileged: 2 MiB with 4 KiB pages (about 240 samples of 8 KiB stacks; the
+/// drain is woken at half, every ~120 samples, and 30 ms of samples at 4 kHz fit in the
+/// other half). `perf record` maps 512 KiB: each wake-up, tens of microseconds of CPU on a
+/// virtual machine, then drains 30 samples, and 8 ms of them fill the rest.
+pub const DWARF_RING_PAGES: usize = 512;
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every timestamp in the log.
 pub(crate) fn now(sys: &dyn Sys) -> u64 {

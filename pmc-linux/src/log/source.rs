@@ -57,9 +57,10 @@ pub(crate) struct RingSource {
     /// that reports them later (the kernel writes it at the ring's next output, e.g. after
     /// a restart) is not counted twice.
     pub(super) lost_unreported: u64,
-    /// Bytes the last drain pass found in the ring (its batch, from `data_tail` to
-    /// `data_head`).
-    pub(super) last_span: u64,
+    /// The most the ring can have held between the last drain pass's snapshot of
+    /// `data_head` and its new `data_tail`: that pass's batch plus what the kernel wrote
+    /// while the pass read it.
+    pub(super) last_peak: u64,
     /// The ring may have been full since the drain pass before the last one: the kernel may
     /// have lost records into it, and its lost count is worth a `read(2)` (see
     /// [`drain_ring`]).
@@ -126,7 +127,7 @@ impl RingSource {
             user_in_kernel: true,
             lost_accounted: 0,
             lost_unreported: 0,
-            last_span: 0,
+            last_peak: 0,
             may_have_lost: true,
             fixed_periods: Vec::new(),
         })
@@ -231,12 +232,13 @@ const MAX_RECORD: u64 = 1 << 16;
 ///
 /// Sets [`RingSource::may_have_lost`]: whether the kernel may have lost records into this
 /// ring since the previous pass's snapshot of `data_head`. It loses a record only when the
-/// ring has no room for it (`perf_output_begin`; pmc never pauses a ring), and between two
-/// snapshots the ring never held more than the bytes written since the one before them
-/// (each pass reads up to its snapshot): this pass's batch plus the previous pass's. With
-/// at least a record's worth ([`MAX_RECORD`]) of room to spare, nothing was lost, and the
-/// caller can skip reading the kernel's lost count, a `read(2)` that costs a cross-CPU
-/// interrupt when the event runs on another CPU.
+/// ring has no room for it (`perf_output_begin`; pmc never pauses a ring). Between the
+/// previous pass's snapshot and its new `data_tail` the ring held at most that pass's batch
+/// plus what the kernel wrote while the pass read it ([`RingSource::last_peak`]); from
+/// then to this pass's snapshot, at most this batch. With at least a record's worth
+/// ([`MAX_RECORD`]) of room to spare at both peaks, nothing was lost, and the caller can
+/// skip reading the kernel's lost count, a `read(2)` that costs a cross-CPU interrupt when
+/// the event runs on another CPU.
 pub(super) fn drain_ring(
     ring: &mut RingSource,
     summary: &mut SamplingDetails,
@@ -261,11 +263,8 @@ pub(super) fn drain_ring(
         let size = ring.reader.data_size() as u64;
         let mut batch = ring.reader.batch();
         let span = batch.remaining();
-        ring.may_have_lost = span
-            .saturating_add(ring.last_span)
-            .saturating_add(MAX_RECORD)
-            > size;
-        ring.last_span = span;
+        ring.may_have_lost = span.max(ring.last_peak).saturating_add(MAX_RECORD) > size;
+        ring.last_peak = span;
         while let Some(rec) = batch.next_record() {
             let Ok(rec) = rec else { continue };
             match cfg.parse(rec.bytes) {
@@ -298,6 +297,8 @@ pub(super) fn drain_ring(
             }
         }
     }
+    // The batch is committed: what the kernel wrote while it was read is pending now.
+    ring.last_peak = ring.last_peak.saturating_add(ring.reader.pending());
     samples.flush(summary);
     ring.ids = meta.ids;
     (ring.lost_accounted, ring.lost_unreported) = (accounted, unreported);
