@@ -187,6 +187,9 @@ impl HubState {
             self.post.end_pass();
         }
         self.count_written();
+        if let Some(h) = self.spool.as_ref() {
+            h.kick();
+        }
     }
 
     /// What the spool dropped since the last pass: its samples are lost (counted here; the
@@ -761,8 +764,8 @@ fn convert(sys: &dyn Sys, meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder
     }
 }
 
-/// A sample into the reorder buffer (the drain's hot path: its frames go to the buffer's
-/// arena, nothing is allocated but a captured user stack).
+/// A sample into the reorder buffer (the drain's hot path: its frames and its captured user
+/// stack go to the buffer's arenas; nothing is allocated).
 fn convert_sample(meta: &RingMeta, s: &crate::record::Sample<'_>, reorder: &mut Reorder) {
     let frames = reorder.frames();
     let from = frames.len();
@@ -809,7 +812,7 @@ fn push_sample_stack(
     meta: &RingMeta,
     reorder: &mut Reorder,
     rec: log::Record<'_>,
-    stack: Option<Box<crate::log::unwind::UserStack>>,
+    stack: Option<crate::log::unwind::UserStack<'_>>,
 ) {
     match (stack, &rec) {
         (Some(u), log::Record::Sample(s)) if meta.raw_stacks => {
@@ -1057,7 +1060,7 @@ mod tests {
         let mut reorder = Reorder::default();
         reorder.push_with(
             log::Record::Sample(user_sample(200, 7, 0)),
-            Some(Box::new(stack(0x1010))),
+            Some(stack(0x1010)),
         );
         reorder.push(log::Record::Map(log::Map {
             time: 100,

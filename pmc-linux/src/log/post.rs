@@ -79,7 +79,7 @@ pub(super) trait PostProcessor: Send {
     fn ordered(
         &mut self,
         _rec: &mut log::Record<'_>,
-        _stack: Option<&UserStack>,
+        _stack: Option<&UserStack<'_>>,
         _after: &mut Vec<log::Record<'static>>,
     ) {
     }
@@ -125,7 +125,7 @@ impl PostChain {
     pub(super) fn ordered(
         &mut self,
         rec: &mut log::Record<'_>,
-        stack: Option<&UserStack>,
+        stack: Option<&UserStack<'_>>,
         write: &mut dyn FnMut(&log::Record<'_>),
     ) {
         let mut after = Vec::new();
@@ -175,7 +175,7 @@ impl PostProcessor for Stage {
     fn ordered(
         &mut self,
         rec: &mut log::Record<'_>,
-        stack: Option<&UserStack>,
+        stack: Option<&UserStack<'_>>,
         _after: &mut Vec<log::Record<'static>>,
     ) {
         self.observe(rec);
@@ -197,16 +197,16 @@ impl PostProcessor for Stage {
 pub(super) mod tests {
     use super::*;
 
-    pub(in crate::log) fn stack(pc: u64) -> UserStack {
-        UserStack::new(
-            crate::log::unwind::Regs {
+    pub(in crate::log) fn stack(pc: u64) -> UserStack<'static> {
+        UserStack {
+            regs: crate::log::unwind::Regs {
                 pc,
                 sp: 0x7ff0_0000,
                 fp: 0,
                 lr: 0,
             },
-            vec![0; 64],
-        )
+            stack: &[0; 64],
+        }
     }
 
     pub(in crate::log) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {

@@ -288,7 +288,7 @@ impl PostProcessor for ProcExit {
     fn ordered(
         &mut self,
         rec: &mut log::Record<'_>,
-        _stack: Option<&UserStack>,
+        _stack: Option<&UserStack<'_>>,
         after: &mut Vec<log::Record<'static>>,
     ) {
         after.extend(self.periods.observe(rec));

@@ -1,7 +1,8 @@
 //! The reorder buffer: records of several rings in time order.
 
-use crate::log::unwind::UserStack;
+use crate::log::unwind::{Regs, UserStack};
 use pmc_log::record as log;
+use std::collections::VecDeque;
 use std::ops::Range;
 
 /// How far behind a drain pass's start a record's time must be before it is written. A
@@ -29,10 +30,11 @@ pub(super) const REORDER_SLACK_NS: u64 = 10_000_000;
 /// This is the drain's hot path: every sample passes through it. A sample waits as a small
 /// entry (its fields, and the place of its frames in an arena of frames shared by every
 /// pending sample: [`Reorder::frames`] then [`Reorder::push_sample`]), so that it costs no
-/// allocation and a sort moves 72 bytes per record, not a whole owned record. Other records
-/// (and samples with raw data) wait boxed. The sort is stable, on time alone (equal times
-/// keep their arrival order), and finds the rings' runs already in order: a pass costs
-/// about a merge of as many sorted runs as rings were drained.
+/// allocation and a sort moves 72 bytes per record, not a whole owned record. A captured
+/// user stack is copied into [`Stacks`], chunks of memory reused pass after pass. Other
+/// records (and samples with raw data) wait boxed. The sort is stable, on time alone
+/// (equal times keep their arrival order), and finds the rings' runs already in order: a
+/// pass costs about a merge of as many sorted runs as rings were drained.
 #[derive(Default)]
 pub(super) struct Reorder {
     pending: Vec<Pending>,
@@ -41,6 +43,8 @@ pub(super) struct Reorder {
     /// The arena the frames of the samples still pending after a flush move to (kept for its
     /// capacity).
     spare: Vec<u64>,
+    /// The captured user stacks of the pending samples.
+    stacks: Stacks,
 }
 
 /// A record waiting for its time.
@@ -56,10 +60,10 @@ enum Item {
     Sample {
         head: SampleHead,
         frames: Range<usize>,
-        stack: Option<Box<UserStack>>,
+        stack: Option<StackRef>,
     },
     /// Any other record, with a sample's user stack.
-    Record(Box<(log::Record<'static>, Option<Box<UserStack>>)>),
+    Record(Box<(log::Record<'static>, Option<StackRef>)>),
 }
 
 /// The fields of a [`log::Sample`] but its callchain and raw data (see
@@ -92,12 +96,115 @@ impl SampleHead {
     }
 }
 
+/// A user stack kept in [`Stacks`]: its registers, and where its bytes are.
+#[derive(Debug, Clone, Copy)]
+struct StackRef {
+    regs: Regs,
+    chunk: u64,
+    at: usize,
+    len: usize,
+}
+
+/// The user stacks of pending samples, copied out of the rings (the kernel reuses a ring's
+/// space once the drain has read it) into chunks of [`STACK_CHUNK`] bytes. Stacks leave
+/// about in the order they came, so the oldest chunk empties first and goes back to a pool:
+/// no allocation per stack, and memory already touched.
+#[derive(Default)]
+struct Stacks {
+    /// Chunks in use, oldest first: (bytes, stacks in it not yet written).
+    chunks: VecDeque<(Vec<u8>, usize)>,
+    /// The id of `chunks[0]` (ids count up as chunks are opened).
+    first: u64,
+    /// Emptied chunks, for reuse.
+    pool: Vec<Vec<u8>>,
+}
+
+/// The size of a chunk of [`Stacks`]: 128 stacks of 8 KiB (`CallGraph::dwarf()`'s size).
+const STACK_CHUNK: usize = 1 << 20;
+
+impl Stacks {
+    /// Copies `u`'s stack in.
+    fn put(&mut self, u: &UserStack<'_>) -> StackRef {
+        let len = u.stack.len();
+        let fits = self
+            .chunks
+            .back()
+            .is_some_and(|(b, _)| b.capacity() - b.len() >= len);
+        if !fits {
+            let mut buf = self.pool.pop().unwrap_or_default();
+            buf.clear();
+            buf.reserve(STACK_CHUNK.max(len));
+            self.chunks.push_back((buf, 0));
+        }
+        let id = (self.first + self.chunks.len() as u64).saturating_sub(1);
+        let Some((buf, live)) = self.chunks.back_mut() else {
+            // Unreachable: a chunk was just opened. An empty stack unwinds to the PC alone.
+            return StackRef {
+                regs: u.regs,
+                chunk: id,
+                at: 0,
+                len: 0,
+            };
+        };
+        let at = buf.len();
+        buf.extend_from_slice(u.stack);
+        *live += 1;
+        StackRef {
+            regs: u.regs,
+            chunk: id,
+            at,
+            len,
+        }
+    }
+
+    /// The stack `r` refers to (empty if it is gone).
+    fn get(&self, r: &StackRef) -> UserStack<'_> {
+        let stack = usize::try_from(r.chunk.wrapping_sub(self.first))
+            .ok()
+            .and_then(|i| self.chunks.get(i))
+            .and_then(|(b, _)| b.get(r.at..r.at.checked_add(r.len)?))
+            .unwrap_or_default();
+        UserStack {
+            regs: r.regs,
+            stack,
+        }
+    }
+
+    /// `r`'s stack was written: its chunk has one stack fewer; emptied chunks at the front
+    /// go back to the pool (the last one stays open, emptied).
+    fn release(&mut self, r: &StackRef) {
+        let Some((_, live)) = usize::try_from(r.chunk.wrapping_sub(self.first))
+            .ok()
+            .and_then(|i| self.chunks.get_mut(i))
+        else {
+            return;
+        };
+        *live = live.saturating_sub(1);
+        while self.chunks.front().is_some_and(|(_, live)| *live == 0) {
+            if self.chunks.len() == 1 {
+                if let Some((b, _)) = self.chunks.front_mut() {
+                    b.clear();
+                }
+                break;
+            }
+            if let Some((b, _)) = self.chunks.pop_front() {
+                self.first += 1;
+                if self.pool.len() < 2 {
+                    self.pool.push(b);
+                }
+            }
+        }
+    }
+}
+
 impl Reorder {
     pub(super) fn push(&mut self, rec: log::Record<'_>) {
         self.push_with(rec, None);
     }
 
-    pub(super) fn push_with(&mut self, rec: log::Record<'_>, stack: Option<Box<UserStack>>) {
+    /// `rec` with a sample's user stack (copied).
+    pub(super) fn push_with(&mut self, rec: log::Record<'_>, stack: Option<UserStack<'_>>) {
+        let stack = stack.map(|u| self.stacks.put(&u));
         self.pending.push(Pending {
             time: rec.time(),
             item: Item::Record(Box::new((rec.into_owned(), stack))),
@@ -111,15 +218,16 @@ impl Reorder {
     }
 
     /// A sample of fields `head` whose frames were appended to [`Reorder::frames`] from
-    /// index `from` on, with its captured user stack. (A `from` past the arena's end counts
-    /// as no frames.)
+    /// index `from` on, with its captured user stack (copied). (A `from` past the arena's
+    /// end counts as no frames.)
     pub(super) fn push_sample(
         &mut self,
         head: SampleHead,
         from: usize,
-        stack: Option<Box<UserStack>>,
+        stack: Option<UserStack<'_>>,
     ) {
         let frames = from.min(self.frames.len())..self.frames.len();
+        let stack = stack.map(|u| self.stacks.put(&u));
         self.pending.push(Pending {
             time: head.time,
             item: Item::Sample {
@@ -136,7 +244,7 @@ impl Reorder {
     pub(super) fn flush(
         &mut self,
         upto: u64,
-        emit: &mut dyn FnMut(&mut log::Record<'_>, Option<&UserStack>),
+        emit: &mut dyn FnMut(&mut log::Record<'_>, Option<&UserStack<'_>>),
     ) {
         if self.pending.is_empty() {
             return;
@@ -148,24 +256,29 @@ impl Reorder {
             pending,
             frames,
             spare,
+            stacks,
         } = self;
         for p in pending.drain(..n) {
-            match p.item {
+            let stack = match p.item {
                 Item::Sample {
                     head,
                     frames: range,
                     stack,
                 } => {
                     let chain = frames.get(range).unwrap_or_default();
-                    emit(
-                        &mut log::Record::Sample(head.sample(chain)),
-                        stack.as_deref(),
-                    );
+                    let u = stack.as_ref().map(|r| stacks.get(r));
+                    emit(&mut log::Record::Sample(head.sample(chain)), u.as_ref());
+                    stack
                 }
                 Item::Record(b) => {
                     let (mut rec, stack) = *b;
-                    emit(&mut rec, stack.as_deref());
+                    let u = stack.as_ref().map(|r| stacks.get(r));
+                    emit(&mut rec, u.as_ref());
+                    stack
                 }
+            };
+            if let Some(r) = stack {
+                stacks.release(&r);
             }
         }
         // The frames of the samples still pending move to the front of the other arena.
@@ -229,5 +342,63 @@ mod tests {
             })
             .collect();
         assert_eq!(times, [10, 20, 30, 40, 65, 70, 80]);
+    }
+
+    /// Samples and their stacks wait in the arenas and come out in time order with their own
+    /// frames and stack bytes, across flushes and chunks (stacks of 300 KiB: three to a
+    /// chunk); emptied chunks are reused, so the chunks in use stay few.
+    #[test]
+    fn samples_keep_their_frames_and_stacks_across_flushes() {
+        let mut r = Reorder::default();
+        let stack_of = |i: u64| vec![u8::try_from(i % 251).unwrap(); 300 << 10];
+        // Sample i of a round of ten: in reverse time order within its round.
+        let time_of = |i: u64| i / 10 * 100 + 9 - i % 10;
+        let push = |r: &mut Reorder, i: u64| {
+            let from = r.frames().len();
+            r.frames().extend([i, i + 1]);
+            let bytes = stack_of(i);
+            let u = UserStack {
+                regs: Regs {
+                    pc: i,
+                    ..Regs::default()
+                },
+                stack: &bytes,
+            };
+            let head = SampleHead {
+                time: time_of(i),
+                pmc_id: 1,
+                pid: 1,
+                tid: 1,
+                cpu: None,
+                period: 1,
+                kernel_frames: 0,
+            };
+            r.push_sample(head, from, Some(u));
+        };
+        let mut seen = Vec::new();
+        let mut check = |rec: &mut log::Record<'_>, u: Option<&UserStack<'_>>| {
+            let (log::Record::Sample(s), Some(u)) = (rec, u) else {
+                panic!("a sample with its stack")
+            };
+            let i = u.regs.pc;
+            assert_eq!(s.time, time_of(i));
+            assert_eq!(s.callchain.to_vec(), [i, i + 1]);
+            assert!(u.stack == stack_of(i).as_slice(), "stack of sample {i}");
+            seen.push(i);
+        };
+        for round in 0..4u64 {
+            // Ten samples a round, in reverse time order; half of them wait a round.
+            for i in (round * 10)..(round * 10 + 10) {
+                push(&mut r, i);
+            }
+            r.flush(round * 100 + 4, &mut check);
+            assert!(r.stacks.chunks.len() <= 4, "{}", r.stacks.chunks.len());
+        }
+        r.flush(u64::MAX, &mut check);
+        assert_eq!(seen.len(), 40);
+        let mut sorted = seen.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..40).collect::<Vec<u64>>());
+        assert!(r.pending.is_empty() && r.stacks.chunks.len() <= 1);
     }
 }
