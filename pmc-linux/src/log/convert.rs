@@ -108,18 +108,19 @@ fn sample_to_log<'a>(
     pmc_of: &impl Fn(Option<u64>) -> u32,
 ) -> log::Sample<'a> {
     let mut frames = Vec::new();
-    let kernel_frames = sample_frames(s, &mut frames);
+    let fields = record::SampleFields::of(s);
+    let kernel_frames = sample_frames(&fields, &mut frames);
     log::Sample {
         callchain: log::Callchain::from_vec(frames),
         raw: log::Bytes::borrowed(s.raw.unwrap_or_default()),
-        ..sample_head(s, meta, pmc_of, kernel_frames).sample(&[])
+        ..sample_head(&fields, meta, pmc_of, kernel_frames).sample(&[])
     }
 }
 
 /// Appends the frames of `s` to `out` (its callchain without the context markers, leaf
 /// first; the IP alone without a callchain) and returns how many of them lead in kernel
 /// context.
-pub(super) fn sample_frames(s: &record::Sample<'_>, out: &mut Vec<u64>) -> u32 {
+pub(super) fn sample_frames(s: &record::SampleFields<'_>, out: &mut Vec<u64>) -> u32 {
     let from = out.len();
     let mut kernel_frames = 0u32;
     if let Some(chain) = &s.callchain {
@@ -146,7 +147,7 @@ pub(super) fn sample_frames(s: &record::Sample<'_>, out: &mut Vec<u64>) -> u32 {
 /// The fields of the log sample of `s` but its callchain, whose leading kernel frames
 /// number `kernel_frames`.
 pub(super) fn sample_head(
-    s: &record::Sample<'_>,
+    s: &record::SampleFields<'_>,
     meta: &RingMeta,
     pmc_of: &impl Fn(Option<u64>) -> u32,
     kernel_frames: u32,

@@ -3,7 +3,7 @@
 use super::convert::{sample_frames, sample_head, to_i32, to_log};
 use super::post::{Flow, HubEvent, PostChain};
 use super::reorder::{Reorder, REORDER_SLACK_NS};
-use super::source::{drain_ring, kernel_lost, RingMeta, RingSource};
+use super::source::{drain_ring, kernel_lost, Drained, RingMeta, RingSource};
 use super::spool::{Spool, SpoolHandle, Unwritten, DEFAULT_SPOOL_BYTES};
 use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
 use super::{now, SamplingDetails, DRAIN_PERIOD};
@@ -228,9 +228,14 @@ impl HubState {
         } = self;
         let ring = &mut rings[i];
         let unreported = ring.lost_unreported;
-        let bad = drain_ring(ring, summary, &mut |meta, r| {
-            if writer.is_some() {
-                take_drained(&*sys.0, post, reorder, meta, r);
+        let fast = !post.drains_samples(ring.purpose);
+        let bad = drain_ring(ring, summary, fast, &mut |meta, r| {
+            if writer.is_none() {
+                return;
+            }
+            match r {
+                Drained::Record(r) => take_drained(&*sys.0, post, reorder, meta, r),
+                Drained::Sample(s) => convert_sample(meta, s, &[], None, reorder),
             }
         });
         // Losses counted from the kernel's count that a PERF_RECORD_LOST has now reported
@@ -747,7 +752,12 @@ fn write_ordered(
     upto: u64,
     write: &mut dyn FnMut(&log::Record<'_>),
 ) {
+    // Samples no processor looks at go straight to the log.
+    let plain = !post.orders_samples();
     reorder.flush(upto, &mut |rec, stack| {
+        if plain && stack.is_none() && matches!(rec, log::Record::Sample(_)) {
+            return write(rec);
+        }
         post.ordered(rec, stack, write);
     });
 }
@@ -757,16 +767,25 @@ fn write_ordered(
 /// unwind; with raw capture (`CallGraph::DwarfRaw`), the stack as a `UserStack` record after it.
 fn convert(sys: &dyn Sys, meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
     if let Record::Sample(s) = r {
-        return convert_sample(meta, s, reorder);
+        let fields = crate::record::SampleFields::of(s);
+        let stack = crate::log::unwind::UserStack::of(s);
+        return convert_sample(meta, &fields, s.raw.unwrap_or_default(), stack, reorder);
     }
     if let Some(rec) = to_log(sys, r, meta, |id| meta.pmc_of(id)) {
         reorder.push(rec);
     }
 }
 
-/// A sample into the reorder buffer (the drain's hot path: its frames and its captured user
-/// stack go to the buffer's arenas; nothing is allocated).
-fn convert_sample(meta: &RingMeta, s: &crate::record::Sample<'_>, reorder: &mut Reorder) {
+/// A sample (its fields, its raw data, its captured user stack) into the reorder buffer
+/// (the drain's hot path: its frames and its stack go to the buffer's arenas; nothing is
+/// allocated).
+fn convert_sample(
+    meta: &RingMeta,
+    s: &crate::record::SampleFields<'_>,
+    raw: &[u8],
+    stack: Option<crate::log::unwind::UserStack<'_>>,
+    reorder: &mut Reorder,
+) {
     let frames = reorder.frames();
     let from = frames.len();
     let kernel_frames = sample_frames(s, frames);
@@ -778,12 +797,7 @@ fn convert_sample(meta: &RingMeta, s: &crate::record::Sample<'_>, reorder: &mut 
     }
     let head = sample_head(s, meta, &|id| meta.pmc_of(id), kernel_frames);
     // Without user frames for kernel samples: nothing to unwind either.
-    let stack = if kernel_only {
-        None
-    } else {
-        crate::log::unwind::UserStack::of(s)
-    };
-    let raw = s.raw.unwrap_or_default();
+    let stack = stack.filter(|_| !kernel_only);
     if !raw.is_empty() {
         // Raw data (tracepoints): the sample waits as a whole record.
         let chain = frames.split_off(from);

@@ -63,6 +63,13 @@ pub(super) trait PostProcessor: Send {
     /// ([`drained`](PostProcessor::drained) is called for those only).
     fn wants(&self, purpose: RingPurpose) -> bool;
 
+    /// Whether [`drained`](PostProcessor::drained) does anything with the samples of rings of
+    /// this purpose (by default, whether it wants the ring at all). When no processor does,
+    /// the drain decodes those samples on its fast path and does not show them here.
+    fn drains_samples(&self, purpose: RingPurpose) -> bool {
+        self.wants(purpose)
+    }
+
     /// A perf record drained from a ring, in ring order, before conversion. Records pushed to
     /// `out` enter the reorder buffer now (after whatever was drained before).
     fn drained(
@@ -72,6 +79,13 @@ pub(super) trait PostProcessor: Send {
         _out: &mut Vec<log::Record<'static>>,
     ) -> Flow {
         Flow::Pass
+    }
+
+    /// Whether [`ordered`](PostProcessor::ordered) does anything with a sample that carries
+    /// no user stack (by default, yes). When no processor does, such samples are written
+    /// without being shown to the chain.
+    fn orders_samples(&self) -> bool {
+        true
     }
 
     /// A record leaving the reorder buffer in time order, about to be written; `stack` is a
@@ -101,6 +115,12 @@ pub(super) trait PostProcessor: Send {
 pub(super) struct PostChain(pub(super) Vec<Box<dyn PostProcessor>>);
 
 impl PostChain {
+    /// Whether a processor looks at the samples drained from rings of this purpose (see
+    /// [`PostProcessor::drains_samples`]).
+    pub(super) fn drains_samples(&self, purpose: RingPurpose) -> bool {
+        self.0.iter().any(|p| p.drains_samples(purpose))
+    }
+
     /// Runs `rec`, drained from a ring, through the processors; records they emit go to
     /// `out`, in order. [`Flow::Consumed`] if one of them took it.
     pub(super) fn drained(
@@ -118,6 +138,12 @@ impl PostChain {
             }
         }
         Flow::Pass
+    }
+
+    /// Whether a processor looks at samples without user stacks as they leave the reorder
+    /// buffer (see [`PostProcessor::orders_samples`]).
+    pub(super) fn orders_samples(&self) -> bool {
+        self.0.iter().any(|p| p.orders_samples())
     }
 
     /// Runs `rec`, leaving the reorder buffer, through the processors, then hands it and the
@@ -169,6 +195,11 @@ impl PostChain {
 impl PostProcessor for Stage {
     /// None drained: it works on samples as they are written.
     fn wants(&self, _purpose: RingPurpose) -> bool {
+        false
+    }
+
+    /// Only samples with a stack, to unwind.
+    fn orders_samples(&self) -> bool {
         false
     }
 

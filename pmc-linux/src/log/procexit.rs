@@ -251,6 +251,16 @@ impl PostProcessor for ProcExit {
         )
     }
 
+    /// Samples are summed in time order ([`PostProcessor::ordered`]), not as drained.
+    fn drains_samples(&self, _purpose: RingPurpose) -> bool {
+        false
+    }
+
+    /// The periods of the samples of sampling PMCs with log-procexit, if there are any.
+    fn orders_samples(&self) -> bool {
+        !self.periods.pmcs.is_empty()
+    }
+
     fn drained(
         &mut self,
         meta: &RingMeta,

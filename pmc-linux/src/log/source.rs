@@ -2,7 +2,7 @@
 
 use super::summary::{tally, SampleTally};
 use super::{MmapRing, SamplingDetails};
-use crate::record::{ParseConfig, Record};
+use crate::record::{ParseConfig, Record, SampleFields};
 use crate::ring::RingReader;
 use crate::sys::{facts, Rlimit, Sys};
 use pmc_core::{Error, ErrorKind, Op, Result};
@@ -223,6 +223,14 @@ fn fitting_pages(sys: &dyn Sys, pages: usize) -> usize {
     usize::try_from(pow).unwrap_or(1).min((pages / 2).max(1))
 }
 
+/// A record as [`drain_ring`] hands it on.
+pub(super) enum Drained<'r, 'a> {
+    /// Decoded by the general parser.
+    Record(&'r Record<'a>),
+    /// A sample decoded on the fast path (see [`drain_ring`]).
+    Sample(&'r SampleFields<'a>),
+}
+
 /// The largest record the kernel writes into a ring (`perf_event_header.size` is a `u16`).
 const MAX_RECORD: u64 = 1 << 16;
 
@@ -239,10 +247,16 @@ const MAX_RECORD: u64 = 1 << 16;
 /// ([`MAX_RECORD`]) of room to spare at both peaks, nothing was lost, and the caller can
 /// skip reading the kernel's lost count, a `read(2)` that costs a cross-CPU interrupt when
 /// the event runs on another CPU.
+///
+/// With `fast_samples` (no post-processor looks at this ring's samples as drained), samples
+/// of a fixed-word layout ([`SampleLayout`](crate::record::SampleLayout): every
+/// frame-pointer sampling PMC's) are decoded without the general parser and handed to `f`
+/// as [`Drained::Sample`]; every other record as [`Drained::Record`].
 pub(super) fn drain_ring(
     ring: &mut RingSource,
     summary: &mut SamplingDetails,
-    f: &mut dyn FnMut(&RingMeta, &Record<'_>),
+    fast_samples: bool,
+    f: &mut dyn FnMut(&RingMeta, Drained<'_, '_>),
 ) -> u64 {
     let mut bad = 0u64;
     let before = ring.reader.stats();
@@ -258,6 +272,7 @@ pub(super) fn drain_ring(
         user_in_kernel: ring.user_in_kernel,
     };
     let mut samples = SampleTally::default();
+    let layout = fast_samples.then(|| cfg.sample_layout()).flatten();
     {
         let periods = &ring.fixed_periods;
         let size = ring.reader.data_size() as u64;
@@ -267,6 +282,14 @@ pub(super) fn drain_ring(
         ring.last_peak = span;
         while let Some(rec) = batch.next_record() {
             let Ok(rec) = rec else { continue };
+            if let Some(mut s) = layout.and_then(|l| l.decode(rec.bytes)) {
+                if s.period.is_none() {
+                    s.period = fixed_period(periods, s.identifier.or(s.id));
+                }
+                samples.add(summary, s.cpu.or(meta.cpu));
+                f(&meta, Drained::Sample(&s));
+                continue;
+            }
             match cfg.parse(rec.bytes) {
                 Ok(mut r) => {
                     if let Record::Sample(s) = &mut r {
@@ -291,7 +314,7 @@ pub(super) fn drain_ring(
                         Record::Sample(s) => samples.add(summary, s.cpu.or(meta.cpu)),
                         r => tally(summary, r, meta.cpu),
                     }
-                    f(&meta, &r);
+                    f(&meta, Drained::Record(&r));
                 }
                 Err(_) => bad += 1,
             }
