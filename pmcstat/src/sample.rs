@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 /// pmcstat's remedy for a log that cannot be written.
 /// How often the run checks the backend's log for a write error.
-pub const LOG_CHECK: Duration = Duration::from_millis(250);
+pub const LOG_CHECK: Duration = Duration::from_millis(500);
 
 /// pmcstat's default sampling period (`-n`) for events that count things (page faults,
 /// instructions, cache misses): one sample every 65536 events, as pmcstat(8).
