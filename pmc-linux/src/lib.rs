@@ -84,7 +84,7 @@ pub use describe::attr_fields;
 pub use errno::Errno;
 pub use log::{
     OwnedSample, SamplingDetails, DEFAULT_RING_PAGES, DEFAULT_SPOOL_BYTES, DRAIN_PERIOD,
-    DWARF_RING_PAGES,
+    DWARF_RING_PAGES, PERF_RING_PAGES,
 };
 pub use rdpmc::{Fallback, FastReader, ReadPath, MAX_RETRIES};
 pub use sys::{RealSys, Sys};

@@ -156,15 +156,20 @@ pub(super) fn ring_pages_for<S: Sys>(
     shared: &Shared<S>,
     facts: &Facts,
 ) -> usize {
-    match shared.ring_pages.load(Ordering::Relaxed) {
-        // Samples with user stacks are kilobytes each: a privileged caller gets 2 MiB rings,
-        // woken every ~120 samples of 8 KiB (an unprivileged one stays within
+    let pages = shared.ring_pages.load(Ordering::Relaxed);
+    if pages != 0 {
+        return pages;
+    }
+    let stacks = allocs.iter().any(crate::log::unwind::wants_stack);
+    let unlimited = facts.paranoid == Some(-1) || crate::sys::facts::has_ipc_lock(&shared.sys);
+    match (stacks, unlimited, facts.privileged) {
+        // Samples with user stacks are kilobytes each: 2 MiB rings, woken every ~120
+        // samples of 8 KiB, where no locked-memory limit applies; perf's 512 KiB for a
+        // privileged caller under the limit (an unprivileged one stays well within
         // perf_event_mlock_kb).
-        0 if facts.privileged && allocs.iter().any(crate::log::unwind::wants_stack) => {
-            crate::log::DWARF_RING_PAGES
-        }
-        0 => crate::log::DEFAULT_RING_PAGES,
-        n => n,
+        (true, true, _) => crate::log::DWARF_RING_PAGES,
+        (true, false, true) | (false, true, _) => crate::log::PERF_RING_PAGES,
+        _ => crate::log::DEFAULT_RING_PAGES,
     }
 }
 

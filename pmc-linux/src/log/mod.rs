@@ -94,11 +94,19 @@ pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);
 /// samples with short callchains).
 pub const DEFAULT_RING_PAGES: usize = 64;
 
+/// The ring size `perf record` maps, 512 KiB with 4 KiB pages: the default when no
+/// locked-memory limit applies (`CAP_IPC_LOCK`, as root, or `perf_event_paranoid` -1). The
+/// drain is woken half as often per sample as with [`DEFAULT_RING_PAGES`] (each wake-up is a
+/// context switch, tens of microseconds of CPU on a virtual machine), and bursts have twice
+/// the room. Also a privileged (`CAP_PERFMON`) caller's DWARF rings under the limit.
+pub const PERF_RING_PAGES: usize = 128;
+
 /// The default ring size for PMCs whose samples carry user stacks (`CallGraph::Dwarf`), when
-/// the caller is privileged: 2 MiB with 4 KiB pages (about 240 samples of 8 KiB stacks; the
-/// drain is woken at half, every ~120 samples, and 30 ms of samples at 4 kHz fit in the
-/// other half). `perf record` maps 512 KiB: each wake-up, tens of microseconds of CPU on a
-/// virtual machine, then drains 30 samples, and 8 ms of them fill the rest.
+/// no locked-memory limit applies (`CAP_IPC_LOCK`, as root): 2 MiB with 4 KiB pages (about
+/// 240 samples of 8 KiB stacks; the drain is woken at half, every ~120 samples, and 30 ms of
+/// samples at 4 kHz fit in the other half). `perf record` maps 512 KiB: each wake-up, tens
+/// of microseconds of CPU on a virtual machine, then drains 30 samples, and 8 ms of them
+/// fill the rest.
 pub const DWARF_RING_PAGES: usize = 512;
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every timestamp in the log.
