@@ -231,7 +231,8 @@ impl<S: Sys> Backend<S> {
     }
 
     /// Sets the size of the data area of each sample ring buffer mapped by PMCs allocated from
-    /// now on, in pages (a power of two; default [`DEFAULT_RING_PAGES`](crate::DEFAULT_RING_PAGES)). Larger rings
+    /// now on, in pages (a power of two; default [`DEFAULT_RING_PAGES`](crate::DEFAULT_RING_PAGES),
+    /// [`PERF_RING_PAGES`](crate::PERF_RING_PAGES) without a locked-memory limit). Larger rings
     /// lose fewer samples in bursts; their memory is locked and counts against
     /// `kernel.perf_event_mlock_kb` and `RLIMIT_MEMLOCK`.
     ///

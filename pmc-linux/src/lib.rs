@@ -90,7 +90,7 @@ pub use errno::Errno;
 #[cfg(feature = "sampling")]
 pub use log::{
     OwnedSample, SamplingDetails, DEFAULT_RING_PAGES, DEFAULT_SPOOL_BYTES, DRAIN_PERIOD,
-    DWARF_RING_PAGES,
+    DWARF_RING_PAGES, PERF_RING_PAGES,
 };
 pub use rdpmc::{Fallback, FastReader, ReadPath, MAX_RETRIES};
 pub use sys::{RealSys, Sys};

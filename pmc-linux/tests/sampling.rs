@@ -717,7 +717,7 @@ fn tiny_ring_overflows_and_reports_lost() {
     );
     let buf = SharedBuf::default();
     b.configure_log(Box::new(buf.clone())).unwrap();
-    // 50 kHz with callchains into 4 KiB: the drain thread (woken at a quarter full, or every
+    // 50 kHz with callchains into 4 KiB: the drain thread (woken at half full, or every
     // 100 ms) cannot keep up with bursts while this thread burns.
     let a = Allocation::sampling("cpu-clock".parse().unwrap(), Rate::Period(20_000));
     let mut pmc = b.allocate(&a).unwrap();

@@ -139,26 +139,38 @@ fn encode_pmc(e: &mut Enc<'_>, p: &PmcDescriptor<'_>) -> Result<(), EncodeError>
     e.bytes16("native_config", p.native_config.as_bytes())
 }
 
+/// The fixed part of a sample body: time, pmc_id, pid, tid, cpu, period, the callchain's
+/// length, kernel_frames, the raw data's length.
+const SAMPLE_FIXED: usize = 44;
+
 #[inline]
 fn encode_sample(e: &mut Enc<'_>, s: &Sample<'_>) -> Result<(), EncodeError> {
-    e.u64(s.time);
-    e.u32(s.pmc_id);
-    e.i32(s.pid);
-    e.i32(s.tid);
-    e.opt(s.cpu);
-    e.u64(s.period);
-    e.u32(len32("callchain", s.callchain.len())?);
-    e.u32(s.kernel_frames);
-    e.u32(len32("raw", s.raw.len())?);
+    let frames = s.callchain.len();
+    let raw = s.raw.as_bytes();
+    // One fixed part written at once, then the frames into room reserved for them: the
+    // drain thread's hot path writes every sample through here.
+    let mut fixed = [0u8; SAMPLE_FIXED];
+    fixed[0..8].copy_from_slice(&s.time.to_le_bytes());
+    fixed[8..12].copy_from_slice(&s.pmc_id.to_le_bytes());
+    fixed[12..16].copy_from_slice(&s.pid.to_le_bytes());
+    fixed[16..20].copy_from_slice(&s.tid.to_le_bytes());
+    fixed[20..24].copy_from_slice(&s.cpu.unwrap_or(NONE_U32).to_le_bytes());
+    fixed[24..32].copy_from_slice(&s.period.to_le_bytes());
+    fixed[32..36].copy_from_slice(&len32("callchain", frames)?.to_le_bytes());
+    fixed[36..40].copy_from_slice(&s.kernel_frames.to_le_bytes());
+    fixed[40..44].copy_from_slice(&len32("raw", raw.len())?.to_le_bytes());
+    let out = &mut *e.0;
+    out.reserve(SAMPLE_FIXED + frames * 8 + raw.len());
+    out.extend_from_slice(&fixed);
     match s.callchain.raw_bytes() {
-        Some(b) => e.0.extend_from_slice(b),
+        Some(b) => out.extend_from_slice(b),
         None => {
             for pc in s.callchain.iter() {
-                e.u64(pc);
+                out.extend_from_slice(&pc.to_le_bytes());
             }
         }
     }
-    e.0.extend_from_slice(s.raw.as_bytes());
+    out.extend_from_slice(raw);
     Ok(())
 }
 

@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use crate::codec::{encode_body, EncodeError};
 use crate::error::WriteError;
 use crate::format::{
-    encode_block_header, preamble, record_crc, BlockHeader, BLOCK_HEADER_LEN, DEFAULT_BLOCK_SIZE,
-    MAX_BLOCK_PAYLOAD, RECORD_HEADER_LEN,
+    encode_block_header, preamble, record_crc, BlockHeader, HeadCrc, BLOCK_HEADER_LEN,
+    DEFAULT_BLOCK_SIZE, MAX_BLOCK_PAYLOAD, RECORD_HEADER_LEN,
 };
 use crate::record::{Close, Header, Record};
 
@@ -59,6 +59,8 @@ pub struct Writer<W: Write> {
     failed: Option<io::ErrorKind>,
     /// Records accepted but not written because of the failure.
     dropped: u64,
+    /// The CRCs of recent record headers.
+    head_crc: HeadCrc,
 }
 
 impl<W: Write> Writer<W> {
@@ -90,6 +92,7 @@ impl<W: Write> Writer<W> {
             last_time: header.start_time,
             failed: None,
             dropped: 0,
+            head_crc: HeadCrc::default(),
         };
         w.write(&Record::Header(header.clone()))?;
         w.seal()?;
@@ -124,7 +127,10 @@ impl<W: Write> Writer<W> {
         head[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
         head[4..6].copy_from_slice(&r.kind().to_le_bytes());
         let body = &self.block[start + RECORD_HEADER_LEN..];
-        let crc = record_crc(&head[..8], body);
+        let head8: [u8; 8] = [
+            head[0], head[1], head[2], head[3], head[4], head[5], head[6], head[7],
+        ];
+        let crc = self.head_crc.record_crc(&head8, body);
         head[8..12].copy_from_slice(&crc.to_le_bytes());
         self.block[start..start + RECORD_HEADER_LEN].copy_from_slice(&head);
 

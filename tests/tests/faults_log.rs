@@ -822,7 +822,7 @@ fn disk_full_tmpfs_pmcstat() {
     );
     println!(
         "  exit {:?} {:?} after start, {:?} after the file reached 1 MiB (bound: none asserted, \
-         LOG_CHECK 250 ms + drain 100 ms expected); stderr:\n{err}",
+         LOG_CHECK 500 ms + drain 100 ms expected); stderr:\n{err}",
         status.code(),
         ended.duration_since(t0),
         full_at.map(|f| ended.duration_since(f))

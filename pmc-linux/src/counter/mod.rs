@@ -53,7 +53,7 @@
 //! # Sampling PMCs
 //!
 //! A sampling PMC's events carry `sample_id_all`, `PERF_SAMPLE_IDENTIFIER`,
-//! `use_clockid` with `CLOCK_MONOTONIC`, a wakeup watermark of a quarter ring,
+//! `use_clockid` with `CLOCK_MONOTONIC`, a wakeup watermark of half a ring,
 //! and, on each fd set's leader, the tracking bits (`mmap`/`mmap2`, `comm`,
 //! `comm_exec`, `task`). At start their ring buffers are mapped ([`crate::log`]):
 //!

@@ -139,10 +139,32 @@ fn set_sampling_bits(attr: &mut perf_event_attr, a: &Allocation, rate: Rate, rin
     // One documented clock for every timestamp in the log.
     attr.set_use_clockid(1);
     attr.clockid = CLOCK_MONOTONIC;
-    // Wake the drain thread when a ring is a quarter full.
     attr.set_watermark(1);
-    attr.__bindgen_anon_2.wakeup_watermark =
-        u32::try_from(ring_bytes / 4).unwrap_or(u32::MAX).max(1);
+    attr.__bindgen_anon_2.wakeup_watermark = u32::try_from(wakeup_bytes(a, ring_bytes))
+        .unwrap_or(u32::MAX)
+        .max(1);
+}
+
+/// Samples a ring keeps room for after it wakes the drain thread, at the least.
+const HEADROOM_SAMPLES: usize = 64;
+
+/// When a ring of `ring_bytes` wakes the drain thread: half full, as perf record's rings
+/// (the kernel's default watermark), so that each wake-up (a context switch, tens of
+/// microseconds of CPU on a virtual machine) drains as many samples as it can; the other
+/// half and the drain's period ([`crate::DRAIN_PERIOD`]) keep it from filling. A quarter
+/// full when half a ring would keep room for fewer than [`HEADROOM_SAMPLES`] samples with
+/// user stacks (a DWARF PMC's ring within the unprivileged locked-memory limit): then
+/// headroom matters more than wake-ups.
+pub(super) fn wakeup_bytes(a: &Allocation, ring_bytes: usize) -> usize {
+    let half = ring_bytes / 2;
+    let stack = crate::log::unwind::wants_stack(a)
+        .then(|| a.call_graph.stack_size())
+        .flatten();
+    match stack {
+        // A sample with a stack: the stack, its registers and the fixed fields.
+        Some(size) if half / (size as usize + 512) < HEADROOM_SAMPLES => ring_bytes / 4,
+        _ => half,
+    }
 }
 
 /// The data pages of each ring of a PMC allocated now.
@@ -152,14 +174,20 @@ pub(super) fn ring_pages_for<S: Sys>(
     shared: &Shared<S>,
     facts: &Facts,
 ) -> usize {
-    match shared.ring_pages.load(Ordering::Relaxed) {
-        // Samples with user stacks are kilobytes each: a privileged caller gets perf's
-        // 512 KiB rings (an unprivileged one stays within perf_event_mlock_kb).
-        0 if facts.privileged && allocs.iter().any(crate::log::unwind::wants_stack) => {
-            crate::log::DWARF_RING_PAGES
-        }
-        0 => crate::log::DEFAULT_RING_PAGES,
-        n => n,
+    let pages = shared.ring_pages.load(Ordering::Relaxed);
+    if pages != 0 {
+        return pages;
+    }
+    let stacks = allocs.iter().any(crate::log::unwind::wants_stack);
+    let unlimited = facts.paranoid == Some(-1) || crate::sys::facts::has_ipc_lock(&shared.sys);
+    match (stacks, unlimited, facts.privileged) {
+        // Samples with user stacks are kilobytes each: 2 MiB rings, woken every ~120
+        // samples of 8 KiB, where no locked-memory limit applies; perf's 512 KiB for a
+        // privileged caller under the limit (an unprivileged one stays well within
+        // perf_event_mlock_kb).
+        (true, true, _) => crate::log::DWARF_RING_PAGES,
+        (true, false, true) | (false, true, _) => crate::log::PERF_RING_PAGES,
+        _ => crate::log::DEFAULT_RING_PAGES,
     }
 }
 

@@ -219,6 +219,24 @@ fn sampling_the_calling_thread_is_one_ring() {
         .all(|e| e.cpu == -1 && e.mapped && e.attr.inherit() == 0));
 }
 
+/// Rings wake the drain half full, as perf's; a DWARF ring too small to keep room for 64
+/// samples of 8 KiB stacks after that wakes it a quarter full. The kernel gets a watermark
+/// in bytes.
+#[test]
+fn rings_wake_the_drain_half_full_unless_stacks_need_the_room() {
+    let fp = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Frequency(99));
+    let dwarf = fp.clone().call_graph(pmc_core::CallGraph::dwarf());
+    assert_eq!(super::open::wakeup_bytes(&fp, 256 << 10), 128 << 10);
+    assert_eq!(super::open::wakeup_bytes(&dwarf, 256 << 10), 64 << 10);
+    assert_eq!(super::open::wakeup_bytes(&dwarf, 2 << 20), 1 << 20);
+    let (k, backend) = kernel();
+    let mut p = pmc(&backend, fp);
+    p.sample_in_process().expect("in process");
+    p.attach(Target::CurrentThread).expect("attach");
+    p.start().expect("start");
+    assert!(k.events().iter().all(|e| e.attr.watermark() == 1));
+}
+
 #[test]
 fn sampling_the_calling_process_follows_threads_with_one_ring_per_cpu() {
     let (k, backend) = kernel();

@@ -1,6 +1,7 @@
 //! Record conversion: perf records to pmc-log records (see the module's record mapping).
 
 use super::now;
+use super::reorder::SampleHead;
 use super::source::RingMeta;
 use crate::record::{self, FileId, Record};
 use crate::sys::Sys;
@@ -8,26 +9,6 @@ use pmc_log::record as log;
 
 pub(super) fn to_i32(v: u32) -> i32 {
     i32::try_from(v).unwrap_or(-1)
-}
-
-/// hwpmc's callchains without `PMC_F_USERCALLCHAIN`: a sample taken in the kernel has the
-/// kernel's frames only (perf's callchain goes on into user space). Always `Some`.
-pub(super) fn kernel_chain_only<'a>(
-    rec: log::Record<'a>,
-    meta: &RingMeta,
-) -> Option<log::Record<'a>> {
-    match rec {
-        log::Record::Sample(mut s)
-            if !meta.user_in_kernel
-                && s.kernel_frames > 0
-                && s.callchain.len() > s.kernel_frames as usize =>
-        {
-            let kept: Vec<u64> = s.callchain.iter().take(s.kernel_frames as usize).collect();
-            s.callchain = log::Callchain::from_vec(kept);
-            Some(log::Record::Sample(s))
-        }
-        r => Some(r),
-    }
 }
 
 /// Converts one perf record into a pmc-log record (None for records the log does not carry).
@@ -126,9 +107,24 @@ fn sample_to_log<'a>(
     meta: &RingMeta,
     pmc_of: &impl Fn(Option<u64>) -> u32,
 ) -> log::Sample<'a> {
-    let mut frames: Vec<u64> = Vec::new();
+    let mut frames = Vec::new();
+    let fields = record::SampleFields::of(s);
+    let kernel_frames = sample_frames(&fields, &mut frames);
+    log::Sample {
+        callchain: log::Callchain::from_vec(frames),
+        raw: log::Bytes::borrowed(s.raw.unwrap_or_default()),
+        ..sample_head(&fields, meta, pmc_of, kernel_frames).sample(&[])
+    }
+}
+
+/// Appends the frames of `s` to `out` (its callchain without the context markers, leaf
+/// first; the IP alone without a callchain) and returns how many of them lead in kernel
+/// context.
+pub(super) fn sample_frames(s: &record::SampleFields<'_>, out: &mut Vec<u64>) -> u32 {
+    let from = out.len();
     let mut kernel_frames = 0u32;
     if let Some(chain) = &s.callchain {
+        out.reserve(chain.raw_len());
         let mut leading_kernel = true;
         for f in chain.frames() {
             if leading_kernel && f.context.is_kernel() {
@@ -136,25 +132,34 @@ fn sample_to_log<'a>(
             } else {
                 leading_kernel = false;
             }
-            frames.push(f.addr);
+            out.push(f.addr);
         }
     }
-    if frames.is_empty() {
+    if out.len() == from {
         if let Some(ip) = s.ip {
-            frames.push(ip);
+            out.push(ip);
             kernel_frames = u32::from(s.cpu_mode() == record::CpuMode::Kernel);
         }
     }
-    log::Sample {
+    kernel_frames
+}
+
+/// The fields of the log sample of `s` but its callchain, whose leading kernel frames
+/// number `kernel_frames`.
+pub(super) fn sample_head(
+    s: &record::SampleFields<'_>,
+    meta: &RingMeta,
+    pmc_of: &impl Fn(Option<u64>) -> u32,
+    kernel_frames: u32,
+) -> SampleHead {
+    SampleHead {
         time: s.time.unwrap_or(0),
         pmc_id: pmc_of(s.identifier.or(s.id)),
         pid: s.pid.map_or(-1, to_i32),
         tid: s.tid.map_or(-1, to_i32),
         cpu: s.cpu.or(meta.cpu),
         period: s.period.unwrap_or(0),
-        callchain: log::Callchain::from_vec(frames),
         kernel_frames,
-        raw: log::Bytes::borrowed(s.raw.unwrap_or_default()),
     }
 }
 

@@ -1,9 +1,9 @@
 //! The log hub: the writer, the registered rings, and the drain thread.
 
-use super::convert::{kernel_chain_only, to_i32, to_log};
+use super::convert::{sample_frames, sample_head, to_i32, to_log};
 use super::post::{Flow, HubEvent, PostChain};
 use super::reorder::{Reorder, REORDER_SLACK_NS};
-use super::source::{drain_ring, kernel_lost, RingMeta, RingSource};
+use super::source::{drain_ring, kernel_lost, Drained, RingMeta, RingSource};
 use super::spool::{Spool, SpoolHandle, Unwritten, DEFAULT_SPOOL_BYTES};
 use super::synth::{all_pids, host_header, kernel_map, synthesize, Synth};
 use super::{now, SamplingDetails, DRAIN_PERIOD};
@@ -190,6 +190,9 @@ impl HubState {
             self.post.end_pass();
         }
         self.count_written();
+        if let Some(h) = self.spool.as_ref() {
+            h.kick();
+        }
     }
 
     /// log-procexit of counting PMCs: polls the events of the targets not seen gone yet (of
@@ -306,9 +309,14 @@ impl HubState {
         } = self;
         let ring = &mut rings[i];
         let unreported = ring.lost_unreported;
-        let bad = drain_ring(ring, summary, &mut |meta, r| {
-            if writer.is_some() {
-                take_drained(&*sys.0, post, reorder, meta, r);
+        let fast = !post.drains_samples(ring.purpose);
+        let bad = drain_ring(ring, summary, fast, &mut |meta, r| {
+            if writer.is_none() {
+                return;
+            }
+            match r {
+                Drained::Record(r) => take_drained(&*sys.0, post, reorder, meta, r),
+                Drained::Sample(s) => convert_sample(meta, s, &[], None, reorder),
             }
         });
         // Losses counted from the kernel's count that a PERF_RECORD_LOST has now reported
@@ -325,8 +333,11 @@ impl HubState {
     /// it (`PERF_FORMAT_LOST`), read through the ring owner's fd, so that losses no
     /// `PERF_RECORD_LOST` has reported yet (the kernel writes one only at the ring's next
     /// output) show in the summary and the log as they grow, not only at stop. One `read(2)`
-    /// per ring and pass; it sees the owner's events (its group's, with `PERF_FORMAT_GROUP`),
-    /// so events of other threads sharing a per-CPU ring are read at stop only.
+    /// per ring and pass in which the ring may have been full since the pass before
+    /// ([`RingSource::may_have_lost`]: a ring drained before it fills loses nothing, and
+    /// the read is a cross-CPU interrupt when the event runs on another CPU); it sees the
+    /// owner's events (its group's, with `PERF_FORMAT_GROUP`), so events of other threads
+    /// sharing a per-CPU ring are read at stop only.
     fn read_owner_lost(&mut self, i: usize) {
         let HubState {
             rings,
@@ -336,7 +347,7 @@ impl HubState {
             sys,
             ..
         } = self;
-        let Some(ring) = rings.get_mut(i) else {
+        let Some(ring) = rings.get_mut(i).filter(|r| r.may_have_lost) else {
             return;
         };
         let Some(kernel) = owner_lost(&*sys.0, ring) else {
@@ -872,8 +883,13 @@ fn write_ordered(
     upto: u64,
     write: &mut dyn FnMut(&log::Record<'_>),
 ) {
+    // Samples no processor looks at go straight to the log.
+    let plain = !post.orders_samples();
     reorder.flush(upto, &mut |rec, stack| {
-        post.ordered(rec, stack.as_deref(), write);
+        if plain && stack.is_none() && matches!(rec, log::Record::Sample(_)) {
+            return write(rec);
+        }
+        post.ordered(rec, stack, write);
     });
 }
 
@@ -881,29 +897,75 @@ fn write_ordered(
 /// as a log record (nothing for records the log does not carry), with its user stack to
 /// unwind; with raw capture (`CallGraph::DwarfRaw`), the stack as a `UserStack` record after it.
 fn convert(sys: &dyn Sys, meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
-    let Some(rec) = to_log(sys, r, meta, |id| meta.pmc_of(id)) else {
-        return;
-    };
-    let Some(rec) = kernel_chain_only(rec, meta) else {
-        return;
-    };
-    let mut stack = match (r, &rec) {
-        // Without user frames for kernel samples: nothing to unwind either.
-        (_, log::Record::Sample(s)) if !meta.user_in_kernel && s.kernel_frames > 0 => None,
-        (Record::Sample(s), _) => crate::log::unwind::UserStack::of(s),
-        _ => None,
-    };
-    // Raw capture: the stack goes into the log after its sample, not unwound.
-    let raw = match (&rec, stack.as_deref()) {
-        (log::Record::Sample(s), Some(u)) if meta.raw_stacks => Some(u.to_record(s)),
-        _ => None,
-    };
-    if raw.is_some() {
-        stack = None;
+    if let Record::Sample(s) = r {
+        let fields = crate::record::SampleFields::of(s);
+        let stack = crate::log::unwind::UserStack::of(s);
+        return convert_sample(meta, &fields, s.raw.unwrap_or_default(), stack, reorder);
     }
-    reorder.push_with(rec, stack);
-    if let Some(u) = raw {
-        reorder.push(log::Record::UserStack(u));
+    if let Some(rec) = to_log(sys, r, meta, |id| meta.pmc_of(id)) {
+        reorder.push(rec);
+    }
+}
+
+/// A sample (its fields, its raw data, its captured user stack) into the reorder buffer
+/// (the drain's hot path: its frames and its stack go to the buffer's arenas; nothing is
+/// allocated).
+fn convert_sample(
+    meta: &RingMeta,
+    s: &crate::record::SampleFields<'_>,
+    raw: &[u8],
+    stack: Option<crate::log::unwind::UserStack<'_>>,
+    reorder: &mut Reorder,
+) {
+    let frames = reorder.frames();
+    let from = frames.len();
+    let kernel_frames = sample_frames(s, frames);
+    // hwpmc's callchains without PMC_F_USERCALLCHAIN: a sample taken in the kernel has the
+    // kernel's frames only (perf's callchain goes on into user space).
+    let kernel_only = !meta.user_in_kernel && kernel_frames > 0;
+    if kernel_only {
+        frames.truncate(from.saturating_add(kernel_frames as usize));
+    }
+    let head = sample_head(s, meta, &|id| meta.pmc_of(id), kernel_frames);
+    // Without user frames for kernel samples: nothing to unwind either.
+    let stack = stack.filter(|_| !kernel_only);
+    if !raw.is_empty() {
+        // Raw data (tracepoints): the sample waits as a whole record.
+        let chain = frames.split_off(from);
+        let mut sample = head.sample(&[]);
+        sample.callchain = log::Callchain::from_vec(chain);
+        sample.raw = log::Bytes::borrowed(raw);
+        return push_sample_stack(meta, reorder, log::Record::Sample(sample), stack);
+    }
+    match stack {
+        // Raw capture: the stack goes into the log after its sample, not unwound.
+        Some(u) if meta.raw_stacks => {
+            let user = {
+                let frames = reorder.frames();
+                u.to_record(&head.sample(frames.get(from..).unwrap_or_default()))
+            };
+            reorder.push_sample(head, from, None);
+            reorder.push(log::Record::UserStack(user));
+        }
+        stack => reorder.push_sample(head, from, stack),
+    }
+}
+
+/// A sample with raw data into the reorder buffer, with its user stack (to unwind, or with
+/// raw capture as a `UserStack` record after it).
+fn push_sample_stack(
+    meta: &RingMeta,
+    reorder: &mut Reorder,
+    rec: log::Record<'_>,
+    stack: Option<crate::log::unwind::UserStack<'_>>,
+) {
+    match (stack, &rec) {
+        (Some(u), log::Record::Sample(s)) if meta.raw_stacks => {
+            let user = u.to_record(s);
+            reorder.push(rec);
+            reorder.push(log::Record::UserStack(user));
+        }
+        (stack, _) => reorder.push_with(rec, stack),
     }
 }
 
@@ -1160,7 +1222,7 @@ mod tests {
         let mut reorder = Reorder::default();
         reorder.push_with(
             log::Record::Sample(user_sample(200, 7, 0)),
-            Some(Box::new(stack(0x1010))),
+            Some(stack(0x1010)),
         );
         reorder.push(log::Record::Map(log::Map {
             time: 100,

@@ -1,6 +1,6 @@
 //! In-process sampling: rings read by the PMC's owner, decoded into [`OwnedSample`]s.
 
-use super::source::{drain_ring, kernel_lost, RingSource};
+use super::source::{drain_ring, kernel_lost, Drained, RingSource};
 use super::SamplingDetails;
 use crate::record::{self, Record};
 
@@ -59,8 +59,8 @@ impl LocalRings {
         let mut out = std::mem::take(&mut self.held);
         for ring in &mut self.rings {
             // Losses to corruption are counted in the summary's `errors`.
-            drain_ring(ring, &mut self.summary, &mut |meta, r| {
-                if let Record::Sample(s) = r {
+            drain_ring(ring, &mut self.summary, false, &mut |meta, r| {
+                if let Drained::Record(Record::Sample(s)) = r {
                     if let Some(o) = to_owned_sample(s, meta.cpu) {
                         out.push(o);
                     }

@@ -21,7 +21,7 @@
 //!    or every process for system scope), so their samples can be symbolized;
 //! 3. writes the log through a spool (a bounded queue of sealed blocks written by a thread of
 //!    its own, [`DEFAULT_SPOOL_BYTES`]), so that the drain never waits on a slow sink;
-//! 4. runs a drain thread that `poll(2)`s the rings (each ring wakes it when a quarter full:
+//! 4. runs a drain thread that `poll(2)`s the rings (each ring wakes it when half full:
 //!    `watermark`/`wakeup_watermark`), with a [`DRAIN_PERIOD`] timeout so a slow trickle of
 //!    samples still reaches the log, parses every record with the crate's `record` module, converts it to
 //!    a pmc-log record and writes it through one [`pmc_log::Writer`].
@@ -45,7 +45,7 @@
 //! | `EXIT` | [`Exit`](pmc_log::record::Exit), or [`ThreadExit`](pmc_log::record::ThreadExit) |
 //! | `LOST`, `LOST_SAMPLES` | [`Lost`](pmc_log::record::Lost) with the count |
 //! | `THROTTLE` | [`Lost`](pmc_log::record::Lost) with count 0 ("some, unknown") |
-//! | (at each drain pass, from the ring owner's fd, and at stop, from every fd) the kernel's `PERF_FORMAT_LOST` count beyond the ring's `LOST` records | [`Lost`](pmc_log::record::Lost) with the difference, the ring's PMC and CPU |
+//! | (at each drain pass after which the ring may have been full, from the ring owner's fd, and at stop, from every fd) the kernel's `PERF_FORMAT_LOST` count beyond the ring's `LOST` records | [`Lost`](pmc_log::record::Lost) with the difference, the ring's PMC and CPU |
 //! | (when the log's sink falls behind) samples in blocks the spool dropped | [`Lost`](pmc_log::record::Lost) with their count, no PMC, no CPU |
 //! | `EXIT`, for sampling PMCs with log-procexit | also a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` with the sum of the process's sample periods |
 //! | `READ` (`inherit_stat`), for counting PMCs with log-procexit | a [`Counter`](pmc_log::record::Counter), kind `ProcessExit` per process that exited, with its count (its tasks' `READ`s summed; the target's own, its events' total less them): each target's when the kernel hangs up its events (it and its tasks are gone, the PMC stopped or not), and at stop those of the processes whose `READ`s came (see `ExitReads`) |
@@ -94,10 +94,20 @@ pub const DRAIN_PERIOD: Duration = Duration::from_millis(100);
 /// samples with short callchains).
 pub const DEFAULT_RING_PAGES: usize = 64;
 
+/// The ring size `perf record` maps, 512 KiB with 4 KiB pages: the default when no
+/// locked-memory limit applies (`CAP_IPC_LOCK`, as root, or `perf_event_paranoid` -1). The
+/// drain is woken half as often per sample as with [`DEFAULT_RING_PAGES`] (each wake-up is a
+/// context switch, tens of microseconds of CPU on a virtual machine), and bursts have twice
+/// the room. Also a privileged (`CAP_PERFMON`) caller's DWARF rings under the limit.
+pub const PERF_RING_PAGES: usize = 128;
+
 /// The default ring size for PMCs whose samples carry user stacks (`CallGraph::Dwarf`), when
-/// the caller is privileged: 512 KiB with 4 KiB pages, as `perf record` maps (about 60
-/// samples of 8 KiB stacks).
-pub const DWARF_RING_PAGES: usize = 128;
+/// no locked-memory limit applies (`CAP_IPC_LOCK`, as root): 2 MiB with 4 KiB pages (about
+/// 240 samples of 8 KiB stacks; the drain is woken at half, every ~120 samples, and 30 ms of
+/// samples at 4 kHz fit in the other half). `perf record` maps 512 KiB: each wake-up, tens
+/// of microseconds of CPU on a virtual machine, then drains 30 samples, and 8 ms of them
+/// fill the rest.
+pub const DWARF_RING_PAGES: usize = 512;
 
 /// `CLOCK_MONOTONIC` now, in nanoseconds: the clock of every timestamp in the log.
 pub(crate) fn now(sys: &dyn Sys) -> u64 {

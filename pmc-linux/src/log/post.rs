@@ -80,6 +80,13 @@ pub(super) trait PostProcessor: Send {
     /// ([`drained`](PostProcessor::drained) is called for those only).
     fn wants(&self, purpose: RingPurpose) -> bool;
 
+    /// Whether [`drained`](PostProcessor::drained) does anything with the samples of rings of
+    /// this purpose (by default, whether it wants the ring at all). When no processor does,
+    /// the drain decodes those samples on its fast path and does not show them here.
+    fn drains_samples(&self, purpose: RingPurpose) -> bool {
+        self.wants(purpose)
+    }
+
     /// A perf record drained from a ring, in ring order, before conversion. Records pushed to
     /// `out` enter the reorder buffer now (after whatever was drained before).
     fn drained(
@@ -91,12 +98,19 @@ pub(super) trait PostProcessor: Send {
         Flow::Pass
     }
 
+    /// Whether [`ordered`](PostProcessor::ordered) does anything with a sample that carries
+    /// no user stack (by default, yes). When no processor does, such samples are written
+    /// without being shown to the chain.
+    fn orders_samples(&self) -> bool {
+        true
+    }
+
     /// A record leaving the reorder buffer in time order, about to be written; `stack` is a
     /// sample's captured user stack. Records pushed to `after` are written right after it.
     fn ordered(
         &mut self,
-        _rec: &mut log::Record<'static>,
-        _stack: Option<&UserStack>,
+        _rec: &mut log::Record<'_>,
+        _stack: Option<&UserStack<'_>>,
         _after: &mut Vec<log::Record<'static>>,
     ) {
     }
@@ -118,6 +132,12 @@ pub(super) trait PostProcessor: Send {
 pub(super) struct PostChain(pub(super) Vec<Box<dyn PostProcessor>>);
 
 impl PostChain {
+    /// Whether a processor looks at the samples drained from rings of this purpose (see
+    /// [`PostProcessor::drains_samples`]).
+    pub(super) fn drains_samples(&self, purpose: RingPurpose) -> bool {
+        self.0.iter().any(|p| p.drains_samples(purpose))
+    }
+
     /// Runs `rec`, drained from a ring, through the processors; records they emit go to
     /// `out`, in order. [`Flow::Consumed`] if one of them took it.
     pub(super) fn drained(
@@ -137,19 +157,25 @@ impl PostChain {
         Flow::Pass
     }
 
+    /// Whether a processor looks at samples without user stacks as they leave the reorder
+    /// buffer (see [`PostProcessor::orders_samples`]).
+    pub(super) fn orders_samples(&self) -> bool {
+        self.0.iter().any(|p| p.orders_samples())
+    }
+
     /// Runs `rec`, leaving the reorder buffer, through the processors, then hands it and the
     /// records they emitted after it to `write`.
     pub(super) fn ordered(
         &mut self,
-        mut rec: log::Record<'static>,
-        stack: Option<&UserStack>,
+        rec: &mut log::Record<'_>,
+        stack: Option<&UserStack<'_>>,
         write: &mut dyn FnMut(&log::Record<'_>),
     ) {
         let mut after = Vec::new();
         for p in &mut self.0 {
-            p.ordered(&mut rec, stack, &mut after);
+            p.ordered(rec, stack, &mut after);
         }
-        write(&rec);
+        write(rec);
         for r in &after {
             write(r);
         }
@@ -189,10 +215,15 @@ impl PostProcessor for Stage {
         false
     }
 
+    /// Only samples with a stack, to unwind.
+    fn orders_samples(&self) -> bool {
+        false
+    }
+
     fn ordered(
         &mut self,
-        rec: &mut log::Record<'static>,
-        stack: Option<&UserStack>,
+        rec: &mut log::Record<'_>,
+        stack: Option<&UserStack<'_>>,
         _after: &mut Vec<log::Record<'static>>,
     ) {
         self.observe(rec);
@@ -214,16 +245,16 @@ impl PostProcessor for Stage {
 pub(super) mod tests {
     use super::*;
 
-    pub(in crate::log) fn stack(pc: u64) -> UserStack {
-        UserStack::new(
-            crate::log::unwind::Regs {
+    pub(in crate::log) fn stack(pc: u64) -> UserStack<'static> {
+        UserStack {
+            regs: crate::log::unwind::Regs {
                 pc,
                 sp: 0x7ff0_0000,
                 fp: 0,
                 lr: 0,
             },
-            vec![0; 64],
-        )
+            stack: &[0; 64],
+        }
     }
 
     pub(in crate::log) fn user_sample(time: u64, pid: i32, pc: u64) -> log::Sample<'static> {

@@ -41,6 +41,11 @@ impl PostProcessor for ProcCsw {
         purpose == RingPurpose::SwitchCounts
     }
 
+    /// It takes its samples as they are drained.
+    fn orders_samples(&self) -> bool {
+        false
+    }
+
     fn drained(
         &mut self,
         meta: &RingMeta,

@@ -310,6 +310,16 @@ impl PostProcessor for ProcExit {
         )
     }
 
+    /// Samples are summed in time order ([`PostProcessor::ordered`]), not as drained.
+    fn drains_samples(&self, _purpose: RingPurpose) -> bool {
+        false
+    }
+
+    /// The periods of the samples of sampling PMCs with log-procexit, if there are any.
+    fn orders_samples(&self) -> bool {
+        !self.periods.pmcs.is_empty()
+    }
+
     fn drained(
         &mut self,
         meta: &RingMeta,
@@ -346,8 +356,8 @@ impl PostProcessor for ProcExit {
 
     fn ordered(
         &mut self,
-        rec: &mut log::Record<'static>,
-        _stack: Option<&UserStack>,
+        rec: &mut log::Record<'_>,
+        _stack: Option<&UserStack<'_>>,
         after: &mut Vec<log::Record<'static>>,
     ) {
         after.extend(self.periods.observe(rec));

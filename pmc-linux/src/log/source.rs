@@ -1,9 +1,9 @@
 //! A mapped ring buffer with its metadata ([`RingSource`]), and the loop that drains it.
 
-use super::summary::tally;
+use super::summary::{tally, SampleTally};
 use super::{MmapRing, SamplingDetails};
 use crate::errno;
-use crate::record::{ParseConfig, Record};
+use crate::record::{ParseConfig, Record, SampleFields};
 use crate::ring::RingReader;
 use crate::sys::{facts, Rlimit, Sys};
 use pmc_core::{Error, ErrorKind, Op, Result};
@@ -58,6 +58,14 @@ pub(crate) struct RingSource {
     /// that reports them later (the kernel writes it at the ring's next output, e.g. after
     /// a restart) is not counted twice.
     pub(super) lost_unreported: u64,
+    /// The most the ring can have held between the last drain pass's snapshot of
+    /// `data_head` and its new `data_tail`: that pass's batch plus what the kernel wrote
+    /// while the pass read it.
+    pub(super) last_peak: u64,
+    /// The ring may have been full since the drain pass before the last one: the kernel may
+    /// have lost records into it, and its lost count is worth a `read(2)` (see
+    /// [`drain_ring`]).
+    pub(super) may_have_lost: bool,
     /// Kernel event id to the fixed sampling period of the events whose samples do not carry
     /// their period (`PERF_SAMPLE_PERIOD` is asked for with a frequency only): the drain
     /// fills it in. Shared with the PMC, which changes it at `set_count`.
@@ -137,6 +145,8 @@ impl RingSource {
             user_in_kernel: true,
             lost_accounted: 0,
             lost_unreported: 0,
+            last_peak: 0,
+            may_have_lost: true,
             fixed_periods: Vec::new(),
             exit_fds: Vec::new(),
         })
@@ -257,13 +267,40 @@ fn fitting_pages(sys: &dyn Sys, pages: usize) -> usize {
     usize::try_from(pow).unwrap_or(1).min((pages / 2).max(1))
 }
 
+/// A record as [`drain_ring`] hands it on.
+pub(super) enum Drained<'r, 'a> {
+    /// Decoded by the general parser.
+    Record(&'r Record<'a>),
+    /// A sample decoded on the fast path (see [`drain_ring`]).
+    Sample(&'r SampleFields<'a>),
+}
+
+/// The largest record the kernel writes into a ring (`perf_event_header.size` is a `u16`).
+const MAX_RECORD: u64 = 1 << 16;
+
 /// Drains `ring`, handing each decoded record, with the ring's metadata, to `f`. Returns how
 /// many records could not be read (ring corruption, undecodable records): their contents are
 /// lost, and the caller reports it.
+///
+/// Sets [`RingSource::may_have_lost`]: whether the kernel may have lost records into this
+/// ring since the previous pass's snapshot of `data_head`. It loses a record only when the
+/// ring has no room for it (`perf_output_begin`; pmc never pauses a ring). Between the
+/// previous pass's snapshot and its new `data_tail` the ring held at most that pass's batch
+/// plus what the kernel wrote while the pass read it ([`RingSource::last_peak`]); from
+/// then to this pass's snapshot, at most this batch. With at least a record's worth
+/// ([`MAX_RECORD`]) of room to spare at both peaks, nothing was lost, and the caller can
+/// skip reading the kernel's lost count, a `read(2)` that costs a cross-CPU interrupt when
+/// the event runs on another CPU.
+///
+/// With `fast_samples` (no post-processor looks at this ring's samples as drained), samples
+/// of a fixed-word layout ([`SampleLayout`](crate::record::SampleLayout): every
+/// frame-pointer sampling PMC's) are decoded without the general parser and handed to `f`
+/// as [`Drained::Sample`]; every other record as [`Drained::Record`].
 pub(super) fn drain_ring(
     ring: &mut RingSource,
     summary: &mut SamplingDetails,
-    f: &mut dyn FnMut(&RingMeta, &Record<'_>),
+    fast_samples: bool,
+    f: &mut dyn FnMut(&RingMeta, Drained<'_, '_>),
 ) -> u64 {
     let mut bad = 0u64;
     let before = ring.reader.stats();
@@ -279,11 +316,25 @@ pub(super) fn drain_ring(
         user_in_kernel: ring.user_in_kernel,
         targets: ring.exit_fds.iter().map(|e| (e.id, e.target)).collect(),
     };
+    let mut samples = SampleTally::default();
+    let layout = fast_samples.then(|| cfg.sample_layout()).flatten();
     {
         let periods = &ring.fixed_periods;
+        let size = ring.reader.data_size() as u64;
         let mut batch = ring.reader.batch();
+        let span = batch.remaining();
+        ring.may_have_lost = span.max(ring.last_peak).saturating_add(MAX_RECORD) > size;
+        ring.last_peak = span;
         while let Some(rec) = batch.next_record() {
             let Ok(rec) = rec else { continue };
+            if let Some(mut s) = layout.and_then(|l| l.decode(rec.bytes)) {
+                if s.period.is_none() {
+                    s.period = fixed_period(periods, s.identifier.or(s.id));
+                }
+                samples.add(summary, s.cpu.or(meta.cpu));
+                f(&meta, Drained::Sample(&s));
+                continue;
+            }
             match cfg.parse(rec.bytes) {
                 Ok(mut r) => {
                     if let Record::Sample(s) = &mut r {
@@ -303,17 +354,20 @@ pub(super) fn drain_ring(
                         }
                     }
                     // A switch group's samples are counter readings, not samples.
-                    if !(meta.purpose == RingPurpose::SwitchCounts
-                        && matches!(r, Record::Sample(_)))
-                    {
-                        tally(summary, &r, meta.cpu);
+                    match &r {
+                        Record::Sample(_) if meta.purpose == RingPurpose::SwitchCounts => {}
+                        Record::Sample(s) => samples.add(summary, s.cpu.or(meta.cpu)),
+                        r => tally(summary, r, meta.cpu),
                     }
-                    f(&meta, &r);
+                    f(&meta, Drained::Record(&r));
                 }
                 Err(_) => bad += 1,
             }
         }
     }
+    // The batch is committed: what the kernel wrote while it was read is pending now.
+    ring.last_peak = ring.last_peak.saturating_add(ring.reader.pending());
+    samples.flush(summary);
     ring.ids = meta.ids;
     (ring.lost_accounted, ring.lost_unreported) = (accounted, unreported);
     let after = ring.reader.stats();

@@ -59,6 +59,37 @@ impl SamplingDetails {
     }
 }
 
+/// Counts samples into a summary a run of one CPU's samples at a time (one look-up of the
+/// CPU's counts per run, not per sample); [`SampleTally::flush`] puts the last run in.
+#[derive(Debug, Default)]
+pub(super) struct SampleTally {
+    cpu: Option<u32>,
+    n: u64,
+}
+
+impl SampleTally {
+    /// One sample of `cpu`.
+    pub(super) fn add(&mut self, summary: &mut SamplingDetails, cpu: Option<u32>) {
+        if cpu != self.cpu {
+            self.flush(summary);
+            self.cpu = cpu;
+        }
+        self.n += 1;
+    }
+
+    /// Puts the samples counted so far into `summary`.
+    pub(super) fn flush(&mut self, summary: &mut SamplingDetails) {
+        if self.n == 0 {
+            return;
+        }
+        summary.samples += self.n;
+        if let Some(c) = summary.cpu(self.cpu) {
+            c.samples += self.n;
+        }
+        self.n = 0;
+    }
+}
+
 pub(super) fn tally(summary: &mut SamplingDetails, r: &Record<'_>, ring_cpu: Option<u32>) {
     match r {
         Record::Sample(s) => {

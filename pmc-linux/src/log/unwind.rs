@@ -121,16 +121,17 @@ impl From<Regs> for pmc_unwind::UserRegs {
     }
 }
 
-/// A sample's user registers and stack, kept until the sample is written.
-#[derive(Debug)]
-pub(crate) struct UserStack {
-    regs: Regs,
-    stack: Vec<u8>,
+/// A sample's user registers and stack: a view of the ring's record as it is drained, then
+/// of the copy the reorder buffer keeps until the sample is written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UserStack<'a> {
+    pub(crate) regs: Regs,
+    pub(crate) stack: &'a [u8],
 }
 
-impl UserStack {
+impl<'a> UserStack<'a> {
     /// The registers and stack of `s`, if it has a user context.
-    pub(crate) fn of(s: &Sample<'_>) -> Option<Box<UserStack>> {
+    pub(crate) fn of(s: &Sample<'a>) -> Option<UserStack<'a>> {
         let r = s.regs_user.filter(|r| r.abi != 0)?;
         let stack = s.stack_user?;
         #[cfg(target_arch = "x86_64")]
@@ -152,21 +153,12 @@ impl UserStack {
             let _ = r;
             return None;
         };
-        Some(Box::new(UserStack {
-            regs,
-            stack: stack.to_vec(),
-        }))
-    }
-
-    /// Registers and a stack made up by a test.
-    #[cfg(all(test, feature = "dwarf"))]
-    pub(crate) fn new(regs: Regs, stack: Vec<u8>) -> UserStack {
-        UserStack { regs, stack }
+        Some(UserStack { regs, stack })
     }
 
     /// The log record that keeps these registers and this stack after sample `s`
     /// (`CallGraph::DwarfRaw`).
-    pub(crate) fn to_record(&self, s: &log::Sample<'_>) -> log::UserStack<'static> {
+    pub(crate) fn to_record(self, s: &log::Sample<'_>) -> log::UserStack<'static> {
         log::UserStack {
             time: s.time,
             pmc_id: s.pmc_id,
@@ -177,7 +169,7 @@ impl UserStack {
             sp: self.regs.sp,
             fp: self.regs.fp,
             lr: self.regs.lr,
-            stack: log::Bytes::from(self.stack.clone()),
+            stack: log::Bytes::from(self.stack.to_vec()),
         }
     }
 }
@@ -199,8 +191,8 @@ impl Stage {
 
     /// Replaces the user part of `s`'s callchain with the frames unwound from `u` (see
     /// [`pmc_unwind::log::LogUnwinder::complete`]).
-    pub(crate) fn complete(&mut self, s: &mut log::Sample<'static>, u: &UserStack) {
-        self.unwinder.complete(s, &u.regs.into(), &u.stack);
+    pub(crate) fn complete(&mut self, s: &mut log::Sample<'_>, u: &UserStack<'_>) {
+        self.unwinder.complete(s, &u.regs.into(), u.stack);
     }
 
     /// Puts the unwinder's counts, and the objects it could not use, into `summary`.
@@ -231,7 +223,7 @@ impl Stage {
     pub(crate) fn observe(&mut self, _rec: &log::Record<'_>) {}
 
     /// Leaves `s` as the kernel gave it (unreachable: `check` refuses DWARF unwinding).
-    pub(crate) fn complete(&mut self, _s: &mut log::Sample<'static>, _u: &UserStack) {}
+    pub(crate) fn complete(&mut self, _s: &mut log::Sample<'_>, _u: &UserStack<'_>) {}
 
     /// No counts.
     pub(crate) fn tally(&mut self, _summary: &mut crate::log::SamplingDetails) {}
@@ -294,7 +286,7 @@ mod tests {
                 fp: 0,
                 lr: 0,
             },
-            stack: vec![0; 64],
+            stack: &[0; 64],
         };
         stage.complete(&mut s, &u);
         assert_eq!(

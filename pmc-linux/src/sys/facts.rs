@@ -85,6 +85,13 @@ pub(crate) fn has_perfmon(sys: &(impl Sys + ?Sized)) -> bool {
         .is_some_and(|c| c & (1 << CAP_PERFMON) != 0 || c & (1 << CAP_SYS_ADMIN) != 0)
 }
 
+/// Whether the process has `CAP_IPC_LOCK`: the kernel then maps ring buffers beyond
+/// `perf_event_mlock_kb` and `RLIMIT_MEMLOCK` (`perf_mmap`).
+pub(crate) fn has_ipc_lock(sys: &(impl Sys + ?Sized)) -> bool {
+    const CAP_IPC_LOCK: u32 = 14;
+    effective_caps(sys).is_some_and(|c| c & (1 << CAP_IPC_LOCK) != 0)
+}
+
 /// Whether the kernel exposes a core hardware PMU (`cpu`, or `cpu_core`/`cpu_atom` on hybrid
 /// Intel, or an `armv8_*` PMU). VMs without a virtual PMU have none.
 pub(crate) fn has_hardware_pmu(sys: &(impl Sys + ?Sized)) -> bool {

@@ -7,8 +7,8 @@
 use pmc_linux::internals::record::{
     context, misc, read_format as rf, record_type as rt, sample_type as st, Comm, CpuMode, FileId,
     Frame, FrameContext, GroupEntry, Lost, LostSamples, Mmap, Mmap2, ParseConfig, ParseError,
-    ParseStats, ReadSingle, ReadValues, Record, RecordHeader, SampleId, Switch, SwitchCpuWide,
-    TaskEvent, Throttle,
+    ParseStats, ReadSingle, ReadValues, Record, RecordHeader, SampleFields, SampleId, Switch,
+    SwitchCpuWide, TaskEvent, Throttle,
 };
 use proptest::prelude::*;
 
@@ -587,6 +587,51 @@ proptest! {
             }
             other => prop_assert!(false, "{:?}", other),
         }
+    }
+
+    /// The drain's fast decoder of fixed-word samples ([`SampleLayout`]) gives the general
+    /// parser's fields, or declines: for every config it takes, on whole records, on every
+    /// prefix and on records with bytes appended (header sizes patched), and on garbage.
+    #[test]
+    fn sample_layout_agrees_with_the_parser(cfg in arb_config(), mut s in arb_sample(),
+                                            extra in proptest::collection::vec(any::<u8>(), 0..24),
+                                            garbage in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let fast = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::ADDR | st::ID
+            | st::STREAM_ID | st::CPU | st::PERIOD | st::CALLCHAIN;
+        let mut cfg = cfg;
+        prop_assert!(cfg.sample_layout().is_none() || cfg.sample_type & !fast == 0);
+        cfg.sample_type &= fast;
+        s.tail.clear();
+        let layout = cfg.sample_layout().expect("a fixed-word config has a layout");
+        let bytes = encode_sample(&cfg, &s);
+        let agrees = |b: &[u8]| match layout.decode(b) {
+            None => true,
+            Some(f) => matches!(cfg.parse(b), Ok(Record::Sample(p))
+                if SampleFields::of(&p) == f && p.unparsed.is_empty()),
+        };
+        // Whole: decoded, as parsed.
+        prop_assert!(layout.decode(&bytes).is_some());
+        prop_assert!(agrees(&bytes));
+        for len in 0..bytes.len() {
+            let mut cut = bytes[..len].to_vec();
+            if len >= 8 {
+                cut[6..8].copy_from_slice(&(len as u16).to_ne_bytes());
+            }
+            prop_assert!(agrees(&cut), "prefix of {len}");
+        }
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(&extra);
+        let n = longer.len() as u16;
+        longer[6..8].copy_from_slice(&n.to_ne_bytes());
+        prop_assert!(agrees(&longer));
+        prop_assert!(agrees(&garbage));
+        let mut g = garbage.clone();
+        if g.len() >= 8 {
+            g[0..4].copy_from_slice(&rt::SAMPLE.to_ne_bytes());
+            let n = g.len() as u16;
+            g[6..8].copy_from_slice(&n.to_ne_bytes());
+        }
+        prop_assert!(agrees(&g));
     }
 
     /// Every prefix of a valid record, with its header size patched to the prefix length, is

@@ -288,8 +288,9 @@ pub struct Sampling {
     pub log: Option<PathBuf>,
 
     /// Size of each sample ring buffer in pages, a power of two (perf's
-    /// -m/--mmap-pages; default 64 pages on Linux, fewer when the locked-memory
-    /// limit is low). Smaller fits a lower limit; larger loses fewer samples.
+    /// -m/--mmap-pages; default 64 pages on Linux, 128 as perf's for root or
+    /// CAP_IPC_LOCK, fewer when the locked-memory limit is low). Smaller fits
+    /// a lower limit; larger loses fewer samples.
     #[arg(long = "mmap-pages", value_name = "PAGES", value_parser = parse_count::<1, 1_048_576>)]
     pub mmap_pages: Option<usize>,
 

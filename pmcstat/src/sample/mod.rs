@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 /// pmcstat's remedy for a log that cannot be written.
 /// How often the run checks the backend's log for a write error.
-pub const LOG_CHECK: Duration = Duration::from_millis(250);
+pub const LOG_CHECK: Duration = Duration::from_millis(500);
 
 struct Sampler {
     text: String,
