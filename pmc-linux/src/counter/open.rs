@@ -157,9 +157,16 @@ const HEADROOM_SAMPLES: usize = 64;
 /// headroom matters more than wake-ups.
 pub(super) fn wakeup_bytes(a: &Allocation, ring_bytes: usize) -> usize {
     let half = ring_bytes / 2;
+    // Without the sampling feature no PMC samples user stacks.
+    #[cfg(feature = "sampling")]
     let stack = crate::log::unwind::wants_stack(a)
         .then(|| a.call_graph.stack_size())
         .flatten();
+    #[cfg(not(feature = "sampling"))]
+    let stack: Option<u32> = {
+        let _ = a;
+        None
+    };
     match stack {
         // A sample with a stack: the stack, its registers and the fixed fields.
         Some(size) if half / (size as usize + 512) < HEADROOM_SAMPLES => ring_bytes / 4,

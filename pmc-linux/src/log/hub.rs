@@ -394,6 +394,19 @@ impl HubState {
         self.summary.spool_dropped = spool.records;
     }
 
+    /// Seals the writer's open block and waits until the sink took what is queued (or
+    /// failed); a failure is kept as the log's error.
+    fn flush_writer(&mut self) -> Result<()> {
+        let HubState { writer, error, .. } = self;
+        match writer.as_mut() {
+            Some(w) => w.flush().map_err(|e| {
+                LogFailure::note(error, &e);
+                write_error(&e)
+            }),
+            None => Err(no_log()),
+        }
+    }
+
     /// The spool's last counts into the summary, after the writer finished.
     fn count_written_spool(&mut self) {
         let spool = self
@@ -586,14 +599,9 @@ impl Hub {
         }
         st.drain_all();
         st.check_error()?;
-        let HubState { writer, error, .. } = &mut *st;
-        match writer.as_mut() {
-            Some(w) => w.flush().map_err(|e| {
-                LogFailure::note(error, &e);
-                write_error(&e)
-            }),
-            None => Err(no_log()),
-        }
+        let flushed = st.flush_writer();
+        st.count_written();
+        flushed
     }
 
     /// Stops the drain thread, drains the rings a last time, and closes the log with its
@@ -612,6 +620,11 @@ impl Hub {
         }
         let mut st = self.lock()?;
         st.drain_all();
+        // Counted once the sink has taken every record drained or failed: the records of the
+        // writer's open block are not written yet, and are dropped if the sink fails (a log
+        // on a full disk would otherwise claim a few records it does not hold).
+        let _ = st.flush_writer();
+        st.count_written();
         st.rings.clear();
         st.bookkeeping.clear();
         let pending = st.check_error();

@@ -87,6 +87,7 @@ pub(crate) fn has_perfmon(sys: &(impl Sys + ?Sized)) -> bool {
 
 /// Whether the process has `CAP_IPC_LOCK`: the kernel then maps ring buffers beyond
 /// `perf_event_mlock_kb` and `RLIMIT_MEMLOCK` (`perf_mmap`).
+#[cfg(feature = "sampling")]
 pub(crate) fn has_ipc_lock(sys: &(impl Sys + ?Sized)) -> bool {
     const CAP_IPC_LOCK: u32 = 14;
     effective_caps(sys).is_some_and(|c| c & (1 << CAP_IPC_LOCK) != 0)
