@@ -3,10 +3,10 @@
 //! exec came before its first start, enabling and disabling them, and the rings they map.
 //! [`Counters`] holds one [`InstanceSet`] and says when (the hwpmc verbs); this file says how.
 
+use super::fallback::{self, Slot};
+use super::open::open_attr;
 use super::read::{group_stride, member_words, read_words};
 use super::*;
-
-const FORMAT_LOST: u64 = b::PERF_FORMAT_LOST as u64;
 
 /// How many times a fd set is opened again after a member lost a race with its thread. A
 /// thread that keeps creating threads (the inherited events' contexts swap at each switch to
@@ -15,55 +15,6 @@ const FORMAT_LOST: u64 = b::PERF_FORMAT_LOST as u64;
 /// once saw 5; each try after the second yields the CPU first. A real refusal repeats and
 /// is reported after about a millisecond of tries.
 pub(super) const MEMBER_RACE_RETRIES: u32 = 64;
-
-/// A process target on a kernel without `inherit_thread` (before 5.13): its threads created
-/// later cannot be counted without its child processes.
-fn no_inherit_thread(event: &str) -> Error {
-    Error::new(
-        ErrorKind::NotSupported,
-        Op::Attach,
-        format!(
-            "`{event}`: this kernel cannot follow a process's new threads without following its \
-             child processes too (perf_event's inherit_thread needs Linux 5.13); counting only \
-             the threads there are now would undercount"
-        ),
-    )
-    .with_errno(errno::EINVAL)
-    .with_help(
-        "allocate with Allocation::descendants() to count new threads and child processes, \
-         or attach Target::CurrentThread to count the calling thread alone",
-    )
-}
-
-/// A process target whose event this kernel opens only without `inherit`: its threads
-/// created later cannot be followed.
-fn no_inherit(event: &str, attr: &perf_event_attr) -> Error {
-    let sample_read = attr.sample_type & u64::from(b::PERF_SAMPLE_READ) != 0;
-    let (why, help) = if sample_read {
-        (
-            "counts read at each sample (PERF_SAMPLE_READ, as log-proccsw's context-switch \
-             records need) cannot be inherited into new threads before Linux 6.12",
-            "leave out log-proccsw, or attach Target::CurrentThread to log the calling \
-             thread alone",
-        )
-    } else {
-        (
-            "this kernel refuses to inherit it into new threads (EINVAL with `inherit`, \
-             accepted without)",
-            "attach Target::CurrentThread to count the calling thread alone",
-        )
-    };
-    Error::new(
-        ErrorKind::NotSupported,
-        Op::Attach,
-        format!(
-            "`{event}`: a process is counted with the threads it creates later, but {why}; \
-             counting only the threads there are now would undercount"
-        ),
-    )
-    .with_errno(errno::EINVAL)
-    .with_help(help)
-}
 
 /// Where an instance stands with its target's exec ([`Target::Exec`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -401,8 +352,9 @@ impl<S: Sys> InstanceSet<S> {
         }
     }
 
-    /// One try of [`InstanceSet::open_set`]; the error says whether a member lost a race with
-    /// its thread (worth a retry).
+    /// One try of [`InstanceSet::open_set`]: each member down the kernel's fallback ladder
+    /// ([`fallback::open_member`]), leader first; the error says whether a member lost a
+    /// race with its thread (worth a retry).
     fn open_set_once(
         &self,
         members: &mut [Member],
@@ -414,163 +366,27 @@ impl<S: Sys> InstanceSet<S> {
     ) -> std::result::Result<Vec<OwnedFd>, (Error, bool)> {
         let mut fds: Vec<OwnedFd> = Vec::with_capacity(members.len());
         let enabled = running && !exec;
-        let sys = &self.shared.sys;
         let exit_reads = self.exit_reads();
         // A cgroup's system-scope events: the cgroup directory's fd is the pid, on each CPU.
         let cgroup = self.cgroup.as_ref().filter(|_| pid == -1 && cpu >= 0);
-        let (pid_arg, open_flags) = match cgroup {
+        let (pid_arg, flags) = match cgroup {
             Some(cg) => (cg.fd.as_raw_fd(), u64::from(b::PERF_FLAG_PID_CGROUP)),
             None => (pid, 0),
         };
         for m in members.iter_mut() {
-            let mut attr = m.attr;
-            // perf_event_open(2): only the leader of a group starts disabled; members follow
-            // it, as perf opens them. Members are in the kernel's group whatever the read
-            // layout (an inherited group is read member by member): a member opened disabled
-            // and enabled after its leader was scheduled in loses the time until the next
-            // reschedule, and with `inherit` its count (issue 20: 13,589-16,322 of 16,385
-            // page faults, `time_running < time_enabled` on software events).
             let leader = fds.is_empty();
-            attr.set_disabled(u64::from(!enabled && leader));
-            // perf's :D (pinned) and :e (exclusive) are the group's: the leader's bits.
-            let mods = &m.alloc.event.modifiers;
-            attr.set_pinned(u64::from(leader && mods.pinned));
-            attr.set_exclusive(u64::from(leader && mods.exclusive));
-            attr.set_enable_on_exec(u64::from(exec));
-            if leader && !m.alloc.mode.is_sampling() && exit_reads {
-                // log-procexit: the exits, forks and command names of the tasks.
-                attr.set_comm(1);
-                attr.set_comm_exec(1);
-                attr.set_task(1);
-            }
-            if leader && m.alloc.mode.is_sampling() {
-                // Bookkeeping, as perf record's tracking event: new executable mappings,
-                // command names (and execs), forks and exits.
-                // (mmap2 needs mmap too: the kernel counts mmap listeners by `mmap`.)
-                attr.set_mmap(1);
-                attr.set_mmap2(1);
-                attr.set_comm(1);
-                attr.set_comm_exec(1);
-                attr.set_task(1);
-            }
-            let group = fds.first().map(|f| f.as_fd());
-            if follow_threads && attr.inherit() == 0 {
-                attr.set_inherit(1);
-                attr.set_inherit_thread(1);
-            }
-            let mut opened = sys.perf_event_open(&mut attr, pid_arg, cpu, group, open_flags);
-            // perf's :P: the highest precise_ip the PMU takes, as perf probes it
-            // (evsel__detect_precise_ip: from 3 down to 0).
-            while matches!(opened, Err(Errno(errno::EINVAL | errno::EOPNOTSUPP)))
-                && mods.max_precise
-                && attr.precise_ip() > 0
-            {
-                attr.set_precise_ip(attr.precise_ip() - 1);
-                m.attr.set_precise_ip(attr.precise_ip());
-                opened = sys.perf_event_open(&mut attr, pid_arg, cpu, group, open_flags);
-            }
-            if matches!(opened, Err(Errno(errno::EINVAL))) && attr.read_format & FORMAT_LOST != 0 {
-                // Before Linux 6.0 PERF_FORMAT_LOST is beyond PERF_FORMAT_MAX (core.c
-                // perf_copy_attr: `if (attr->read_format & ~(PERF_FORMAT_MAX-1)) return
-                // -EINVAL`): open without it, and remember that the lost count may be
-                // incomplete (no count of what is lost while the drain is held up).
-                let mut plain = attr;
-                plain.read_format &= !FORMAT_LOST;
-                let again = sys.perf_event_open(&mut plain, pid_arg, cpu, group, open_flags);
-                if again.is_ok() {
-                    self.shared.no_format_lost.store(true, Ordering::Relaxed);
-                    m.attr.read_format &= !FORMAT_LOST;
-                    attr = plain;
-                }
-                opened = again;
-            }
-            let opened = match opened {
-                // (A leader: a member's EINVAL on another thread may be a race, retried below.)
-                Err(Errno(errno::EINVAL)) if attr.inherit_thread() == 1 && leader => {
-                    // What did the kernel refuse? If plain `inherit` opens, inherit_thread
-                    // (Linux < 5.13): new threads cannot be followed without child processes.
-                    // If only a non-inherited event opens, inheriting this event at all (e.g.
-                    // PERF_SAMPLE_READ before 6.12). Either way refuse, rather than count only
-                    // the threads there are now (issue 20: half the work, no warning).
-                    let mut inherit_only = attr;
-                    inherit_only.set_inherit_thread(0);
-                    if sys
-                        .perf_event_open(&mut inherit_only, pid_arg, cpu, group, open_flags)
-                        .is_ok()
-                    {
-                        return Err((no_inherit_thread(&m.event), false));
-                    }
-                    let mut plain = inherit_only;
-                    plain.set_inherit(0);
-                    if sys
-                        .perf_event_open(&mut plain, pid_arg, cpu, group, open_flags)
-                        .is_ok()
-                    {
-                        return Err((no_inherit(&m.event, &attr), false));
-                    }
-                    Err(Errno(errno::EINVAL))
-                }
-                r => r,
+            let attr = open_attr(m, leader, enabled, exec, exit_reads, follow_threads);
+            let at = Slot {
+                pid,
+                pid_arg,
+                cpu,
+                group: fds.first().map(|f| f.as_fd()),
+                flags,
+                cgroup,
+                position: fds.len(),
             };
-            let race =
-                matches!(opened, Err(Errno(errno::ENODEV | errno::EINVAL))) && !leader && pid > 0;
-            if let (Err(errno), Some(cg), true) = (&opened, cgroup, leader) {
-                // Was it the cgroup the kernel refused? The same event opens on this CPU
-                // without it: then say so (else the event's own refusal is reported below).
-                let mut plain = attr;
-                if matches!(
-                    errno.0,
-                    errno::ENOENT | errno::EBADF | errno::EINVAL | errno::EOPNOTSUPP
-                ) && sys.perf_event_open(&mut plain, -1, cpu, None, 0).is_ok()
-                {
-                    return Err((crate::cgroup::refused(*errno, cg, &m.event), false));
-                }
-            }
-            let fd = opened.map_err(|errno| {
-                // A member whose leader was just opened on a thread that is now exiting fails
-                // with ENODEV, not ESRCH (the leader's context is torn down). Report it as the
-                // vanished thread it is, so attach skips it like any thread that exited.
-                let errno = if race && sys.thread_exiting(pid) {
-                    Errno(errno::ESRCH)
-                } else {
-                    errno
-                };
-                let freq = match m.alloc.mode {
-                    Mode::Sampling(Rate::Frequency(f)) => Some(f),
-                    Mode::Sampling(Rate::Period(_)) => Some(0),
-                    Mode::Counting => None,
-                };
-                let ctx = OpenContext {
-                    event: &m.event,
-                    resolved: &m.resolved,
-                    pid,
-                    cpu,
-                    counts_kernel: attr.exclude_kernel() == 0,
-                    sample_freq: freq,
-                };
-                if errno == Errno(errno::EINVAL) && !leader && m.resolved.is_hardware() {
-                    // The PMU drivers validate a group against their counters when a
-                    // member joins (armv8/x86 validate_group): EINVAL here means the
-                    // group no longer fits, not a bad event (the leader, same kind, opened).
-                    let n = fds.len() + 1;
-                    return pmc_core::Error::new(
-                        ErrorKind::NotSupported,
-                        Op::Allocate,
-                        format!(
-                            "a group of {n} or more hardware events does not fit on this PMU's counters: the kernel refused member {n} (`{}`) with EINVAL",
-                            m.event
-                        ),
-                    )
-                    .with_errno(errno.0)
-                    .with_help("use smaller groups (a group is scheduled all at once), or allocate the events separately so the kernel multiplexes them");
-                }
-                errno_map::open_error(errno, &ctx, &sys.facts())
-            });
-            let fd = fd.map_err(|e| {
-                let retry = race && e.kind() != ErrorKind::NoSuchProcess;
-                (e, retry)
-            })?;
-            m.opened = attr;
+            let no_format_lost = &self.shared.no_format_lost;
+            let fd = fallback::open_member(&self.shared.sys, &at, m, attr, no_format_lost)?;
             fds.push(fd);
         }
         Ok(fds)

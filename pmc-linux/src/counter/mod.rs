@@ -89,6 +89,7 @@
 //! ends at a task's exit is not logged: the kernel detaches the task's events
 //! before its final switch.
 
+mod fallback;
 mod instances;
 mod layout;
 mod open;
@@ -113,7 +114,7 @@ use switch::SwitchGroup;
 
 use crate::backend::Shared;
 use crate::errno;
-use crate::errno_map::{self, Facts, OpenContext};
+use crate::errno_map::{self, Facts};
 use crate::events::{self, Resolved};
 #[cfg(feature = "sampling")]
 use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
