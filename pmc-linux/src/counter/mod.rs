@@ -112,7 +112,6 @@ use rings::{Delivery, Rings};
 #[cfg(feature = "sampling")]
 use switch::SwitchGroup;
 
-use crate::backend::Shared;
 use crate::errno;
 use crate::errno_map::{self, Facts};
 use crate::events::{self, Resolved};
@@ -120,6 +119,7 @@ use crate::events::{self, Resolved};
 use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
 #[cfg(feature = "sampling")]
 use crate::record::ParseConfig;
+use crate::shared::Shared;
 use crate::sys::{Errno, Ioctl, RealSys, Sys};
 use perf_event_open_sys::bindings as b;
 use perf_event_open_sys::bindings::perf_event_attr;
@@ -1045,7 +1045,7 @@ impl<S: Sys> LinuxPmc<S> {
             .map(|f| f.as_fd())
     }
 
-    /// For [`crate::rdpmc::FastReader`]: the one fd of a counting PMC that
+    /// For [`crate::FastReader`]: the one fd of a counting PMC that
     /// counts only the calling thread, and what `read` adds to its count;
     /// or why there is no such fd.
     pub(crate) fn self_monitoring(&self) -> std::result::Result<SelfMonitoring<'_>, &'static str> {

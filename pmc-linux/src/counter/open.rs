@@ -66,9 +66,9 @@ pub(super) fn build_attr(
         config: r.config,
         ..Default::default()
     };
-    // aarch64: ask for user-space reads (the rdpmc format bit) when they are on (crate::rdpmc).
+    // aarch64: ask for user-space reads (the rdpmc format bit) when they are on (crate::user_read).
     attr.__bindgen_anon_3.config1 = r.config1
-        | crate::rdpmc::machine_user_read_bits(
+        | crate::user_read::machine_user_read_bits(
             sys,
             r.type_,
             r.config1,
@@ -268,7 +268,7 @@ fn check_recording(a: &Allocation) -> Result<()> {
         } else {
             return Ok(());
         };
-        Err(crate::backend::not_built(
+        Err(crate::shared::not_built(
             Op::Allocate,
             &format!("`{}`: {what}", a.event),
         ))
