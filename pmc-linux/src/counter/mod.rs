@@ -7,7 +7,7 @@
 //! emulates hwpmc, sampling.
 //!
 //! One `Counters` value holds a PMC or a group: its members, its life cycle,
-//! and an `InstanceSet` (`instances.rs`) with, for each instance (a CPU for
+//! and an `InstanceSet` (`instances/`) with, for each instance (a CPU for
 //! system scope, a target for process scope), one set of fds per thread,
 //! leader first. `Counters` has the verbs; the `InstanceSet` opens, reads,
 //! enables and reopens the fds. A single PMC is a group of one.
@@ -102,9 +102,7 @@ mod switch;
 mod tests;
 
 use instances::InstanceSet;
-use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
-#[cfg(feature = "sampling")]
-use open::build_attr;
+use layout::ReadLayout;
 use open::{check_log_flags, ring_pages_for};
 use read::{read_counts, short_read};
 #[cfg(feature = "sampling")]
@@ -113,15 +111,12 @@ use rings::{Delivery, Rings};
 use switch::SwitchGroup;
 
 use crate::errno;
-use crate::errno_map::{self, Facts};
+use crate::errno_map;
 use crate::events::{self, Resolved};
 #[cfg(feature = "sampling")]
-use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
-#[cfg(feature = "sampling")]
-use crate::record::ParseConfig;
+use crate::log::{OwnedSample, RingPurpose, SamplingDetails};
 use crate::shared::Shared;
-use crate::sys::{Errno, Ioctl, RealSys, Sys};
-use perf_event_open_sys::bindings as b;
+use crate::sys::{RealSys, Sys};
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::lifecycle::Lifecycle;
 #[cfg(feature = "sampling")]
@@ -130,7 +125,7 @@ use pmc_core::{
     Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, Mode,
     NativeField, Op, Rate, Reading, Result, Scope, State, Target,
 };
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 

@@ -2,7 +2,17 @@
 //! member, its checks, and its ring size (the fds are opened by
 //! [`InstanceSet`](super::instances::InstanceSet)).
 
-use super::*;
+use crate::counter::{Member, CLOCK_MONOTONIC};
+use crate::errno_map::Facts;
+use crate::events::Resolved;
+use crate::shared::Shared;
+use crate::sys::Sys;
+use crate::{errno, events};
+use perf_event_open_sys::bindings as b;
+use perf_event_open_sys::bindings::perf_event_attr;
+use pmc_core::{Allocation, Error, ErrorKind, Mode, Op, Rate, Result};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The attr member `m` is opened with in a fd set (`leader`: its first member), from its
 /// allocate-time attr: who starts disabled, the group's pinned and exclusive bits,

@@ -2,8 +2,12 @@
 //! sums per instance are [`InstanceSet`](super::instances::InstanceSet)'s, the totals with the
 //! kept counts `Counters`').
 
-use super::*;
-use std::os::fd::BorrowedFd;
+use crate::counter::{Member, READ_WORDS};
+use crate::sys::{Errno, Sys};
+use crate::{errno, errno_map};
+use perf_event_open_sys::bindings as b;
+use pmc_core::{Error, ErrorKind, Op, Result};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 pub(super) fn short_read(n: usize, want: usize) -> Error {
     Error::new(
