@@ -1,7 +1,7 @@
 //! Opening an instance's fd sets: every CPU (system scope), a target's threads and CPUs
-//! (process scope), the allocate-time probe; each set member by member down
-//! [`fallback`](crate::counter::fallback)'s ladder, a set tried again when a member lost a
-//! race with its thread.
+//! (process scope), the allocate-time probe. Each set is opened member by member down the
+//! fallback ladder ([`open_member`](crate::counter::fallback::open_member)), and again when
+//! a member lost a race with its thread.
 
 use super::{ExecState, InstanceFds, InstanceSet, MEMBER_RACE_RETRIES};
 use crate::counter::fallback::Slot;

@@ -1,4 +1,4 @@
-//! Exec targets ([`Target::Exec`](pmc_core::Target::Exec)): whether the exec was seen, the
+//! Exec targets ([`pmc_core::Target::Exec`]): whether the exec was seen, the
 //! reopen of an instance whose exec came before its first start, arming and disarming
 //! `enable_on_exec`.
 

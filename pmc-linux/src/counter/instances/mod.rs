@@ -83,7 +83,7 @@ pub(super) struct InstanceSet<S: Sys> {
     /// How each fd set is read.
     read: ReadLayout,
     shared: Arc<Shared<S>>,
-    /// A system-scope PMC of one cgroup ([`Allocation::cgroup`]): its directory, the `pid` of
+    /// A system-scope PMC of one cgroup ([`Allocation::cgroup`](pmc_core::Allocation::cgroup)): its directory, the `pid` of
     /// every CPU's events (opened with `PERF_FLAG_PID_CGROUP`).
     cgroup: Option<crate::cgroup::Cgroup>,
 }
