@@ -81,7 +81,9 @@ mod rdpmc;
 mod record;
 #[cfg(feature = "sampling")]
 mod ring;
+mod shared;
 mod sys;
+mod user_read;
 
 pub use backend::Backend;
 pub use counter::{LinuxGroup, LinuxPmc, MAX_GROUP_MEMBERS};

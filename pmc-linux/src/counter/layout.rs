@@ -1,6 +1,9 @@
 //! Which fds a target gets: its threads, and the CPUs of each.
 
-use super::*;
+use crate::counter::Member;
+use crate::errno;
+use crate::sys::{Errno, Sys};
+use pmc_core::{Error, ErrorKind, Op, Result, Target};
 
 pub(super) fn pid_i32(pid: u32) -> Result<i32> {
     i32::try_from(pid).ok().filter(|p| *p > 0).ok_or_else(|| {

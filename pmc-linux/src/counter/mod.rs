@@ -1,13 +1,15 @@
 //! Counting PMCs on perf_event: the hwpmc verbs emulated over fds.
 //!
-//! [`LinuxPmc`] and [`LinuxGroup`] (over one `Counters`) implement pmc-core's `Pmc` and `Group`.
-//! `Counters` has the hwpmc verbs; its `InstanceSet` (`instances`) opens, reads, enables and
-//! reopens the fds. Other submodules: `open` (attrs), `layout` (which fds a target gets), `read`
-//! (read(2) helpers), `rings` (sampling rings), `switch` (log-proccsw). Below: where Linux
-//! emulates hwpmc, sampling.
+//! [`LinuxPmc`] (`pmc.rs`) and [`LinuxGroup`] (`group.rs`), over one `Counters`, implement
+//! pmc-core's `Pmc` and `Group`. `Counters` (here) has the hwpmc verbs; its `InstanceSet`
+//! (`instances/`) opens, reads, enables and reopens the fds. Other submodules: `open`
+//! (attrs), `fallback` (the kernel fallbacks of one member's open), `layout` (which fds a
+//! target gets), `read` (read(2) and the verbs' reads), `sampling` (what sampling and the log
+//! flags add to the verbs), `rings` (sampling rings), `switch` (log-proccsw). Below: where
+//! Linux emulates hwpmc, sampling.
 //!
 //! One `Counters` value holds a PMC or a group: its members, its life cycle,
-//! and an `InstanceSet` (`instances.rs`) with, for each instance (a CPU for
+//! and an `InstanceSet` (`instances/`) with, for each instance (a CPU for
 //! system scope, a target for process scope), one set of fds per thread,
 //! leader first. `Counters` has the verbs; the `InstanceSet` opens, reads,
 //! enables and reopens the fds. A single PMC is a group of one.
@@ -89,47 +91,44 @@
 //! ends at a task's exit is not logged: the kernel detaches the task's events
 //! before its final switch.
 
+mod fallback;
+mod group;
 mod instances;
 mod layout;
 mod open;
+mod pmc;
 mod read;
 #[cfg(feature = "sampling")]
 mod rings;
+#[cfg(feature = "sampling")]
+mod sampling;
 #[cfg(feature = "sampling")]
 mod switch;
 #[cfg(all(test, feature = "sampling"))]
 mod tests;
 
+pub use group::LinuxGroup;
+pub use pmc::LinuxPmc;
+
 use instances::InstanceSet;
-use layout::{pid_i32, thread_ids, FdLayout, ReadLayout};
-#[cfg(feature = "sampling")]
-use open::build_attr;
+use layout::ReadLayout;
 use open::{check_log_flags, ring_pages_for};
-use read::{read_counts, short_read};
 #[cfg(feature = "sampling")]
 use rings::{Delivery, Rings};
 #[cfg(feature = "sampling")]
 use switch::SwitchGroup;
 
-use crate::backend::Shared;
 use crate::errno;
-use crate::errno_map::{self, Facts, OpenContext};
 use crate::events::{self, Resolved};
 #[cfg(feature = "sampling")]
-use crate::log::{LocalRings, OwnedSample, RingPurpose, RingSource, SamplingDetails, Synth};
-#[cfg(feature = "sampling")]
-use crate::record::ParseConfig;
-use crate::sys::{Errno, Ioctl, RealSys, Sys};
-use perf_event_open_sys::bindings as b;
+use crate::log::RingPurpose;
+use crate::shared::Shared;
+use crate::sys::Sys;
 use perf_event_open_sys::bindings::perf_event_attr;
 use pmc_core::lifecycle::Lifecycle;
-#[cfg(feature = "sampling")]
-use pmc_core::lifecycle::LogNeed;
 use pmc_core::{
-    Allocation, Error, ErrorKind, GroupInstanceReading, Instance, InstanceReading, Mode,
-    NativeField, Op, Rate, Reading, Result, Scope, State, Target,
+    Allocation, Error, ErrorKind, Mode, NativeField, Op, Rate, Reading, Result, Scope, Target,
 };
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -403,29 +402,6 @@ impl<S: Sys> Counters<S> {
         Ok(())
     }
 
-    /// Hands the hub the kernel's lost counts of this PMC's events (after a drain), so that
-    /// records lost while the drain was held up, which no `PERF_RECORD_LOST` reported, are
-    /// counted and logged. A failed read leaves the count as the records reported it.
-    #[cfg(feature = "sampling")]
-    fn report_kernel_lost(&self) {
-        let counts = self.fds.kernel_lost(&self.members).unwrap_or_default();
-        let complete = read::reads_lost(&self.members);
-        self._shared
-            .hub
-            .kernel_lost(self.token(), &counts, complete);
-    }
-
-    #[cfg(feature = "sampling")]
-    fn is_sampling(&self) -> bool {
-        self.members[0].alloc.mode.is_sampling()
-    }
-
-    /// The log id of this PMC's first member: its rings' token at the hub.
-    #[cfg(feature = "sampling")]
-    fn token(&self) -> u32 {
-        self.members[0].pmc_id
-    }
-
     fn start(&mut self) -> Result<()> {
         #[cfg(feature = "sampling")]
         self.check_log_for_start()?;
@@ -461,33 +437,6 @@ impl<S: Sys> Counters<S> {
             let _ = self.fds.disable_all(group, Op::Stop);
         }
         r
-    }
-
-    /// The log a start needs: log-proccsw's and log-procexit's, and a sampling PMC's unless it
-    /// is read in process.
-    #[cfg(feature = "sampling")]
-    fn check_log_for_start(&self) -> Result<()> {
-        let switch_counts = self.purpose() == Some(RingPurpose::SwitchCounts);
-        let need = if self.csw.is_some() || switch_counts {
-            Some(LogNeed::LogProcCsw)
-        } else if self.exit_reads() {
-            Some(LogNeed::LogProcExit)
-        } else {
-            None
-        };
-        Lifecycle::check_log(need, self._shared.hub.has_log())?;
-        if self.is_sampling() && !self.local_wanted() && !self._shared.hub.has_log() {
-            return Err(Error::new(
-                ErrorKind::LogRequired,
-                Op::Start,
-                "a sampling PMC needs a log to write its samples to (hwpmc's EDOOFUS)",
-            )
-            .with_help(
-                "call `Backend::configure_log` first, or read the samples in-process \
-                 with Pmc::sample_in_process before starting",
-            ));
-        }
-        Ok(())
     }
 
     fn stop(&mut self) -> Result<()> {
@@ -595,572 +544,5 @@ impl<S: Sys> Counters<S> {
             return Ok(());
         }
         self.write(count).map(|_| ())
-    }
-
-    /// What this PMC's rings carry (`None`: a counting PMC without rings).
-    #[cfg(feature = "sampling")]
-    fn purpose(&self) -> Option<RingPurpose> {
-        self.rings.as_ref().map(|r| r.purpose)
-    }
-
-    /// A counting PMC with log-procexit.
-    #[cfg(feature = "sampling")]
-    fn exit_reads(&self) -> bool {
-        self.purpose() == Some(RingPurpose::ExitReads)
-    }
-
-    /// In-process sampling: the owner reads the rings ([`Pmc::samples`](pmc_core::Pmc::samples)).
-    #[cfg(feature = "sampling")]
-    fn local_wanted(&self) -> bool {
-        matches!(
-            self.rings,
-            Some(Rings {
-                delivery: Delivery::Local(_),
-                ..
-            })
-        )
-    }
-
-    #[cfg(feature = "sampling")]
-    fn set_local(&mut self) -> Result<()> {
-        if !self.is_sampling() {
-            return Err(Error::new(
-                ErrorKind::InvalidState,
-                Op::Start,
-                "only sampling PMCs have samples to read",
-            ));
-        }
-        if self.life.state() != State::Allocated && !self.local_wanted() {
-            return Err(Error::new(
-                ErrorKind::InvalidState,
-                Op::Start,
-                "this PMC already sends its samples to the log",
-            )
-            .with_help("call sample_in_process before the first start"));
-        }
-        if let Some(r) = self.rings.as_mut() {
-            if !matches!(r.delivery, Delivery::Local(_)) {
-                r.delivery = Delivery::Local(None);
-            }
-        }
-        Ok(())
-    }
-
-    /// log-procexit of a counting PMC, once stopped: the hub logs each exited process's
-    /// count from the kernel's `PERF_RECORD_READ`s; each target's own count comes when the
-    /// kernel hangs up its events (see `log::procexit::ExitReads`).
-    #[cfg(feature = "sampling")]
-    fn finish_exit_reads(&self) {
-        self._shared.hub.finish_exit_reads(self.token());
-    }
-
-    /// Maps the rings of every instance not mapped yet and hands them to the log's drain
-    /// thread (or keeps them for the in-process reader).
-    #[cfg(feature = "sampling")]
-    fn map_unmapped(&mut self) -> Result<()> {
-        let todo = self.fds.unmapped();
-        if todo.is_empty() {
-            return Ok(());
-        }
-        let rings = self
-            .fds
-            .build_rings(&self.members, self.rings.as_ref(), &todo)?;
-        if let Some(Rings {
-            delivery: Delivery::Local(local),
-            ..
-        }) = self.rings.as_mut()
-        {
-            local.get_or_insert_with(Box::default).rings.extend(rings);
-        } else {
-            let synth = self.fds.synth(&todo);
-            let descriptors = self.descriptors();
-            let kernel = self.members.iter().any(|m| m.attr.exclude_kernel() == 0);
-            self._shared
-                .hub
-                .register(descriptors, rings, synth, kernel)?;
-        }
-        self.fds.mark_mapped(&todo);
-        Ok(())
-    }
-
-    /// Logs an attach or detach of `target` (hwpmc's PMCATTACH and PMCDETACH), for a PMC that
-    /// uses the log (sampling, or log-proccsw/log-procexit: hwpmc's `PMC_F_NEEDS_LOGFILE`)
-    /// while one is configured. A failed write is the log's error, reported by the log's
-    /// calls; the attach itself stands.
-    #[cfg(feature = "sampling")]
-    fn log_target(&self, target: Target, attached: bool) {
-        use pmc_log::record as log;
-        let flags = self.members[0].alloc.flags;
-        let needs_log = self.is_sampling()
-            || flags.contains(pmc_core::Flags::LOG_PROCCSW)
-            || flags.contains(pmc_core::Flags::LOG_PROCEXIT);
-        if !needs_log || !self._shared.hub.has_log() {
-            return;
-        }
-        let sys: &dyn Sys = &self._shared.sys;
-        let pid = match target {
-            Target::Pid(p) => p,
-            _ => sys.getpid(),
-        };
-        let time = crate::log::now(sys);
-        let pid = i32::try_from(pid).unwrap_or(-1);
-        let descriptors = self.descriptors();
-        for m in self.members.iter().skip(usize::from(
-            self.purpose() == Some(RingPurpose::SwitchCounts),
-        )) {
-            let rec = if attached {
-                log::Record::Attach(log::Attach {
-                    time,
-                    pmc_id: m.pmc_id,
-                    pid,
-                    path: crate::log::exe_path(sys, pid).into(),
-                })
-            } else {
-                log::Record::Detach(log::Detach {
-                    time,
-                    pmc_id: m.pmc_id,
-                    pid,
-                })
-            };
-            let _ = self._shared.hub.write_target(descriptors.clone(), &rec);
-        }
-    }
-
-    /// The log descriptors of the members.
-    #[cfg(feature = "sampling")]
-    fn descriptors(&self) -> Vec<pmc_log::record::PmcDescriptor<'static>> {
-        rings::descriptors(&self.members, self.purpose(), &self._shared.sys)
-    }
-
-    /// A single PMC's reading.
-    fn read_one(&self) -> Result<Reading> {
-        // The common case, one fd (a PMC on one thread or one CPU): one
-        // read(2) and a few instructions, no loops.
-        if let Some([fd]) = self.fds.lone_set() {
-            // value, time_enabled, time_running, id [, lost].
-            let want = read::member_words(&self.members);
-            let mut b = [0u8; 40];
-            let n = (self._shared.sys)
-                .read(fd.as_fd(), &mut b[..want * 8])
-                .map_err(|e| errno_map::op_error(Op::Read, e))?;
-            if n != want * 8 {
-                return Err(short_read(n / 8, want));
-            }
-            let w = |i: usize| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(&b[i * 8..i * 8 + 8]);
-                u64::from_ne_bytes(a)
-            };
-            let mut r = self.retired[0];
-            r.accumulate(&Reading::new(w(0), w(1), w(2)));
-            r.value = r.value.wrapping_add(self.base[0]);
-            return Ok(r);
-        }
-        let mut r = [Reading::default()];
-        self.read_into(&mut r)?;
-        Ok(r[0])
-    }
-
-    fn read_into(&self, out: &mut [Reading]) -> Result<()> {
-        pmc_core::lifecycle::check_read_slots(self.members.len(), out.len())?;
-        // The common group case, one leader fd (one thread or one CPU): one
-        // read(2), decoded straight from the buffer in a single pass.
-        let group = self.fds.read_layout() == ReadLayout::Group;
-        if let Some(leader) = self
-            .fds
-            .lone_set()
-            .filter(|_| group)
-            .and_then(|s| s.first())
-        {
-            let mut b = [0u8; READ_WORDS * 8];
-            let stride = read::group_stride(&self.members);
-            let want = 3 + stride * out.len();
-            if want > READ_WORDS {
-                return Err(short_read(0, want));
-            }
-            let n = read_counts(&self._shared.sys, leader.as_fd(), &mut b[..want * 8])?;
-            let w = |i: usize| {
-                let mut a = [0u8; 8];
-                a.copy_from_slice(&b[i * 8..i * 8 + 8]);
-                u64::from_ne_bytes(a)
-            };
-            if n != want * 8 || w(0) != out.len() as u64 {
-                return Err(short_read(n / 8, want));
-            }
-            let (en, run) = (w(1), w(2));
-            for (i, slot) in out.iter_mut().enumerate() {
-                let mut r = self.retired[i];
-                r.accumulate(&Reading::new(w(3 + stride * i), en, run));
-                r.value = r.value.wrapping_add(self.base[i]);
-                *slot = r;
-            }
-            return Ok(());
-        }
-        out.copy_from_slice(&self.retired);
-        self.fds.sum_into(&self.members, out)?;
-        for (slot, base) in out.iter_mut().zip(&self.base) {
-            slot.value = slot.value.wrapping_add(*base);
-        }
-        Ok(())
-    }
-
-    fn read_instances(&self) -> Result<Vec<InstanceReading>> {
-        let mut v = Vec::with_capacity(self.fds.instances().len());
-        let mut one = vec![Reading::default(); self.members.len()];
-        for inst in self.fds.instances() {
-            one.fill(Reading::default());
-            self.fds.read_instance(&self.members, inst, &mut one)?;
-            v.push(InstanceReading {
-                instance: inst.instance,
-                reading: one[0],
-            });
-        }
-        Ok(v)
-    }
-
-    /// Every member on each instance (a group's [`read_instances`](pmc_core::Group::read_instances)).
-    fn read_group_instances(&self) -> Result<Vec<GroupInstanceReading>> {
-        let mut v = Vec::with_capacity(self.fds.instances().len());
-        for inst in self.fds.instances() {
-            let mut readings = vec![Reading::default(); self.members.len()];
-            self.fds.read_instance(&self.members, inst, &mut readings)?;
-            v.push(GroupInstanceReading {
-                instance: inst.instance,
-                readings,
-            });
-        }
-        Ok(v)
-    }
-
-    /// Writes the current counts to the log as interval `Counter` records: one per instance
-    /// (CPU or target) for a single PMC, one total per member for a group.
-    #[cfg(feature = "sampling")]
-    fn log_counts(&self) -> Result<()> {
-        use pmc_log::record as log;
-        let time = crate::log::now(&self._shared.sys);
-        let mut counters = Vec::new();
-        let counter = |pmc_id, pid, cpu, r: &Reading| log::Counter {
-            time,
-            pmc_id,
-            pid,
-            tid: -1,
-            cpu,
-            kind: log::CounterKind::Interval,
-            value: r.value,
-            time_enabled: r.time_enabled,
-            time_running: r.time_running,
-        };
-        if self.members.len() == 1 {
-            for ir in self.read_instances()? {
-                let (pid, cpu) = match ir.instance {
-                    Instance::Cpu(c) => (-1, Some(c)),
-                    Instance::Target(t) => {
-                        let pid = t.pid().unwrap_or_else(|| self._shared.sys.getpid());
-                        (i32::try_from(pid).unwrap_or(-1), None)
-                    }
-                };
-                counters.push(counter(self.members[0].pmc_id, pid, cpu, &ir.reading));
-            }
-        } else {
-            let mut out = vec![Reading::default(); self.members.len()];
-            self.read_into(&mut out)?;
-            for (m, r) in self.members.iter().zip(&out) {
-                counters.push(counter(m.pmc_id, -1, None, r));
-            }
-        }
-        self._shared
-            .hub
-            .write_counters(self.descriptors(), &counters)
-    }
-}
-
-#[cfg(feature = "sampling")]
-impl<S: Sys> Drop for Counters<S> {
-    fn drop(&mut self) {
-        if self.is_sampling() && !self.local_wanted() {
-            // Whatever the rings still hold goes to the log before the fds close, and so does
-            // what the kernel counted as lost since the last stop.
-            self.report_kernel_lost();
-            self._shared.hub.unregister(self.token());
-        }
-    }
-}
-
-/// One counting or sampling PMC on Linux.
-pub struct LinuxPmc<S: Sys = RealSys> {
-    c: Counters<S>,
-}
-
-impl<S: Sys> LinuxPmc<S> {
-    pub(crate) fn new(allocs: &[Allocation], shared: Arc<Shared<S>>) -> Result<LinuxPmc<S>> {
-        Ok(LinuxPmc {
-            c: Counters::new(allocs, shared)?,
-        })
-    }
-}
-
-impl<S: Sys> std::fmt::Debug for LinuxPmc<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LinuxPmc")
-            .field("allocation", &self.c.members[0].alloc)
-            .field("state", &self.c.life.state())
-            .field("instances", &self.c.fds.instances().len())
-            .finish()
-    }
-}
-
-impl<S: Sys> pmc_core::Pmc for LinuxPmc<S> {
-    fn allocation(&self) -> &Allocation {
-        &self.c.members[0].alloc
-    }
-    fn counted_event(&self) -> pmc_core::EventSpec {
-        self.c.members[0].counted_event()
-    }
-    fn state(&self) -> State {
-        self.c.life.state()
-    }
-    fn attach(&mut self, target: Target) -> Result<()> {
-        self.c.attach(target)
-    }
-    fn detach(&mut self, target: Target) -> Result<()> {
-        self.c.detach(target)
-    }
-    fn targets(&self) -> Vec<Target> {
-        self.c.fds.targets()
-    }
-    fn start(&mut self) -> Result<()> {
-        self.c.start()
-    }
-    fn stop(&mut self) -> Result<()> {
-        self.c.stop()
-    }
-    fn read(&self) -> Result<Reading> {
-        self.c.read_one()
-    }
-    fn read_instances(&self) -> Result<Vec<InstanceReading>> {
-        self.c.read_instances()
-    }
-    fn write(&mut self, value: u64) -> Result<u64> {
-        self.c.write(value)
-    }
-    fn set_count(&mut self, count: u64) -> Result<()> {
-        self.c.set_count(count)
-    }
-    /// As the inherent `LinuxPmc::log_counts`.
-    #[cfg(feature = "sampling")]
-    fn log_counts(&self) -> Result<()> {
-        self.c.log_counts()
-    }
-    fn native_config(&self) -> Vec<NativeField> {
-        let m = &self.c.members[0];
-        m.native_fields(&m.opened)
-    }
-    /// Makes this sampling PMC deliver its samples to its owner instead of the log: after
-    /// [`start`](pmc_core::Pmc::start), [`samples`](pmc_core::Pmc::samples) drains its rings. Call
-    /// before the first start. No log needs to be configured. An example
-    /// is at [`Pmc::samples`](pmc_core::Pmc::samples).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidState`] for a counting PMC or one already started with the log.
-    #[cfg(feature = "sampling")]
-    fn sample_in_process(&mut self) -> Result<()> {
-        self.c.set_local()
-    }
-
-    /// The samples published since the last call, decoded (non-blocking: drains what the rings
-    /// hold now). Losses are counted in `LinuxPmc::sample_summary`.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidState`] unless [`sample_in_process`](pmc_core::Pmc::sample_in_process)
-    /// was called.
-    #[cfg(feature = "sampling")]
-    fn samples(&mut self) -> Result<Vec<OwnedSample>> {
-        // After the drain, the kernel's own lost counts: losses at the end of a run have no
-        // PERF_RECORD_LOST (the kernel writes it at the ring's next output).
-        let complete = read::reads_lost(&self.c.members);
-        match self.c.rings.as_mut().map(|r| &mut r.delivery) {
-            Some(Delivery::Local(Some(l))) => {
-                let out = l.drain();
-                let counts = self.c.fds.kernel_lost(&self.c.members).unwrap_or_default();
-                if let Some(Delivery::Local(Some(l))) =
-                    self.c.rings.as_mut().map(|r| &mut r.delivery)
-                {
-                    l.kernel_lost(&counts, complete);
-                }
-                Ok(out)
-            }
-            Some(Delivery::Local(None)) => Ok(Vec::new()),
-            _ => Err(Error::new(
-                ErrorKind::InvalidState,
-                Op::Read,
-                "this PMC's samples go to the log, not to its owner",
-            )
-            .with_help("call sample_in_process before start")),
-        }
-    }
-
-    fn release(self) -> Result<()> {
-        drop(self);
-        Ok(())
-    }
-}
-
-impl<S: Sys> LinuxPmc<S> {
-    /// Writes this PMC's current counts into the backend's log as interval
-    /// [`Counter`](pmc_log::record::Counter) records, one per CPU (system scope) or target
-    /// (process scope), after its descriptor (`pmcstat -w` with `-O`).
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
-    /// [`read_instances`](pmc_core::Pmc::read_instances).
-    #[cfg(feature = "sampling")]
-    pub fn log_counts(&self) -> Result<()> {
-        self.c.log_counts()
-    }
-
-    /// Samples read and lost so far by the in-process reader (`None` for PMCs feeding the log:
-    /// see [`Backend::sampling_details`](crate::Backend::sampling_details)).
-    #[cfg(feature = "sampling")]
-    pub fn sample_summary(&self) -> Option<SamplingDetails> {
-        match self.c.rings.as_ref().map(|r| &r.delivery) {
-            Some(Delivery::Local(Some(l))) => Some(l.summary.clone()),
-            _ => None,
-        }
-    }
-
-    /// The raw fd of the first instance's leader, for benchmarks comparing
-    /// against a bare `read(2)`.
-    #[doc(hidden)]
-    pub fn first_fd(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
-        self.c
-            .fds
-            .instances()
-            .first()
-            .and_then(|i| i.threads.first())
-            .and_then(|s| s.first())
-            .map(|f| f.as_fd())
-    }
-
-    /// For [`crate::rdpmc::FastReader`]: the one fd of a counting PMC that
-    /// counts only the calling thread, and what `read` adds to its count;
-    /// or why there is no such fd.
-    pub(crate) fn self_monitoring(&self) -> std::result::Result<SelfMonitoring<'_>, &'static str> {
-        let c = &self.c;
-        let a = &c.members[0].alloc;
-        if c.members.len() != 1 || a.mode.is_sampling() || a.scope.is_system() {
-            return Err("it is not a single process-scope counting PMC");
-        }
-        if a.flags.contains(pmc_core::Flags::DESCENDANTS) {
-            return Err("it also counts descendants");
-        }
-        let [inst] = c.fds.instances() else {
-            return Err("it is not attached to exactly one target (start it first)");
-        };
-        let [set] = inst.threads.as_slice() else {
-            return Err("it counts more than one thread");
-        };
-        // Only a Target::CurrentThread set counts one thread alone (a process's sets are
-        // inherited into its new threads, and the kernel maps no inherited per-task event);
-        // the caller must be that thread.
-        let sys = &c._shared.sys;
-        if inst.instance != Instance::Target(Target::CurrentThread) {
-            return Err("it is not attached to Target::CurrentThread");
-        }
-        if inst.thread != Some(sys.gettid()) {
-            return Err("it does not count the calling thread");
-        }
-        Ok(SelfMonitoring {
-            fd: set.first().ok_or("it has no fd")?.as_fd(),
-            base: c.base[0],
-            retired: c.retired[0],
-        })
-    }
-}
-
-/// See [`LinuxPmc::self_monitoring`].
-pub(crate) struct SelfMonitoring<'a> {
-    pub fd: std::os::fd::BorrowedFd<'a>,
-    pub base: u64,
-    pub retired: Reading,
-}
-
-/// Several PMCs scheduled together on Linux (a perf event group).
-pub struct LinuxGroup<S: Sys = RealSys> {
-    c: Counters<S>,
-    allocs: Vec<Allocation>,
-}
-
-impl<S: Sys> LinuxGroup<S> {
-    pub(crate) fn new(allocs: &[Allocation], shared: Arc<Shared<S>>) -> Result<LinuxGroup<S>> {
-        Ok(LinuxGroup {
-            c: Counters::new(allocs, shared)?,
-            allocs: allocs.to_vec(),
-        })
-    }
-}
-
-impl<S: Sys> std::fmt::Debug for LinuxGroup<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LinuxGroup")
-            .field("allocations", &self.allocs)
-            .field("state", &self.c.life.state())
-            .finish()
-    }
-}
-
-impl<S: Sys> pmc_core::Group for LinuxGroup<S> {
-    fn allocations(&self) -> &[Allocation] {
-        &self.allocs
-    }
-    fn state(&self) -> State {
-        self.c.life.state()
-    }
-    fn attach(&mut self, target: Target) -> Result<()> {
-        self.c.attach(target)
-    }
-    fn detach(&mut self, target: Target) -> Result<()> {
-        self.c.detach(target)
-    }
-    fn start(&mut self) -> Result<()> {
-        self.c.start()
-    }
-    fn stop(&mut self) -> Result<()> {
-        self.c.stop()
-    }
-    /// As the inherent `LinuxGroup::log_counts`.
-    #[cfg(feature = "sampling")]
-    fn log_counts(&self) -> Result<()> {
-        self.c.log_counts()
-    }
-    fn read_instances(&self) -> Result<Vec<GroupInstanceReading>> {
-        self.c.read_group_instances()
-    }
-    fn read_into(&self, out: &mut [Reading]) -> Result<()> {
-        self.c.read_into(out)
-    }
-    /// Each member's `perf_event_attr` as opened (after any fallback), like `perf stat -vv`.
-    fn native_configs(&self) -> Vec<Vec<NativeField>> {
-        self.c
-            .members
-            .iter()
-            .map(|m| m.native_fields(&m.opened))
-            .collect()
-    }
-}
-
-impl<S: Sys> LinuxGroup<S> {
-    /// Writes each member's current total into the backend's log as an interval
-    /// [`Counter`](pmc_log::record::Counter) record.
-    ///
-    /// # Errors
-    ///
-    /// [`ErrorKind::InvalidState`] when no log is configured; read errors as
-    /// [`read_into`](pmc_core::Group::read_into).
-    #[cfg(feature = "sampling")]
-    pub fn log_counts(&self) -> Result<()> {
-        self.c.log_counts()
     }
 }

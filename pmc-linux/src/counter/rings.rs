@@ -2,7 +2,11 @@
 //! thread or the owner), and the descriptors the log gets (the rings are mapped from the fds
 //! by [`InstanceSet::build_rings`](super::instances::InstanceSet::build_rings)).
 
-use super::*;
+use crate::counter::Member;
+#[cfg(feature = "sampling")]
+use crate::log::{LocalRings, RingPurpose};
+use crate::sys::Sys;
+use pmc_core::{Mode, Rate, Scope};
 
 /// The rings of a PMC and where their records go.
 pub(super) struct Rings {

@@ -1,6 +1,21 @@
 //! log-proccsw: the switch group that logs a PMC's counts at each context switch.
 
-use super::*;
+use crate::counter::layout::ReadLayout;
+#[cfg(feature = "sampling")]
+use crate::counter::open::build_attr;
+#[cfg(feature = "sampling")]
+use crate::counter::rings::Rings;
+use crate::counter::{Counters, Member, CLOCK_MONOTONIC};
+use crate::errno_map::Facts;
+#[cfg(feature = "sampling")]
+use crate::log::RingPurpose;
+use crate::shared::Shared;
+use crate::sys::Sys;
+use crate::{errno, events};
+use perf_event_open_sys::bindings as b;
+use pmc_core::{Allocation, Error, ErrorKind, Mode, Op, Rate, Result};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// The switch group of a PMC with log-proccsw: a `context-switches` sampler over copies of the
 /// PMC's events (see [`SwitchGroup::new`]).
