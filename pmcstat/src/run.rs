@@ -24,6 +24,16 @@ struct StopFlags {
 
 static STOP: OnceLock<StopFlags> = OnceLock::new();
 
+/// Set by SIGCONT: pmcstat was stopped (SIGSTOP, SIGTSTP, a debugger) and continued. While
+/// stopped it drained nothing, so what the kernel could not fit in the rings then is lost;
+/// the summary says so ([`was_continued`]).
+static CONTINUED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+/// Whether pmcstat was continued after a stop (SIGCONT) during the run.
+pub fn was_continued() -> bool {
+    CONTINUED.get().is_some_and(|f| f.load(Ordering::SeqCst))
+}
+
 /// Installs the handlers for [`STOP_SIGNALS`] (through `signal-hook`, which keeps the
 /// handlers async-signal-safe: they only store to atomics or call `_exit`).
 ///
@@ -44,6 +54,10 @@ pub fn arm_stop_signals() -> std::io::Result<()> {
         signal_hook::flag::register_usize(sig, Arc::clone(&flags.which), sig as usize)?;
         signal_hook::flag::register(sig, Arc::clone(&flags.fired))?;
     }
+    // A handler for SIGCONT does not change what it does (the kernel continues the process
+    // whatever the handler); it only records that it came.
+    let continued = CONTINUED.get_or_init(|| Arc::new(AtomicBool::new(false)));
+    signal_hook::flag::register(signal_hook::consts::SIGCONT, Arc::clone(continued))?;
     Ok(())
 }
 

@@ -719,10 +719,29 @@ fn losses_by_cpu(backend: &pmc::Native) -> Option<String> {
 /// stopped), which the kernel counted but never reported in its rings; and, on kernels
 /// without that count, that the lost count may be incomplete.
 fn held_up_lines(backend: &pmc::Native, log: Option<&std::path::Path>) -> Vec<String> {
-    backend
-        .sampling_summary()
-        .map(|s| held_up_lines_of(&s, log))
-        .unwrap_or_default()
+    let Ok(s) = backend.sampling_summary() else {
+        return Vec::new();
+    };
+    let mut v = held_up_lines_of(&s, log);
+    if let Some(line) = stopped_line(&s, crate::run::was_continued()) {
+        v.push(line);
+    }
+    v
+}
+
+/// Losses while pmcstat itself was stopped (SIGSTOP, SIGTSTP, a debugger) and later
+/// continued: whether the kernel reported them in the rings once pmcstat drained again or
+/// only counted them (then [`held_up_lines_of`] says so already), a full ring was not the
+/// run's rate but pmcstat not draining.
+fn stopped_line(s: &pmc::SamplingSummary, continued: bool) -> Option<String> {
+    (continued && s.lost > 0 && s.lost_unreported == 0).then(|| {
+        format!(
+            "pmcstat: warning: pmcstat was stopped and continued (SIGCONT) while it sampled: \
+             the {} lost samples include those the kernel could not fit in the rings while \
+             pmcstat, stopped, could not drain the sample buffers",
+            s.lost
+        )
+    })
 }
 
 /// [`held_up_lines`] of summary `s`.

@@ -100,6 +100,25 @@ fn an_incomplete_lost_count_is_said() {
     assert!(held_up_lines_of(&pmc::SamplingSummary::default(), None).is_empty());
 }
 
+/// A run during which pmcstat was stopped and continued: its losses are said to be the
+/// stop's (faults_cli's samples_lost_while_pmcstat_is_stopped saw the kernel report them in
+/// the rings once pmcstat drained again, with only the rate advice printed), and not when
+/// the kernel's own count already said so, nor without a stop or a loss.
+#[test]
+fn losses_of_a_stopped_pmcstat_are_said() {
+    let mut s = pmc::SamplingSummary::default();
+    s.lost = 6950;
+    let line = stopped_line(&s, true).expect("a line");
+    assert!(
+        line.contains("could not drain") && line.contains("6950"),
+        "{line}"
+    );
+    assert!(stopped_line(&s, false).is_none());
+    s.lost_unreported = 10;
+    assert!(stopped_line(&s, true).is_none());
+    assert!(stopped_line(&pmc::SamplingSummary::default(), true).is_none());
+}
+
 #[test]
 fn freq_qualifier() {
     assert_eq!(
