@@ -177,6 +177,21 @@ else
   echo "SKIPPED (not passed): the PMU lab (PMC_CI_PMU_LAB=0)"
 fi
 
+# PAPI's own tests in the lab (issue 36's third judge): built for aarch64 against Debian's
+# arm64 papi.h, run on Debian's libpapi and on pmc's in one boot of QEMU's Cortex-A57
+# (libpfm4's arm_ac57 PMU); pmc must fail no test Debian's passes (ci/pmu-lab/papi.sh). CI
+# runs the tests below (about 4 min of boot on 2 idle cores); PAPI_LAB_ONLY='' runs all 121
+# (about 35 min). PMC_CI_PAPI_LAB=0 leaves it out, loudly.
+papi_lab_ci="ctests/zero ctests/first ctests/low-level ctests/multiplex1 ctests/overflow \
+ctests/overflow_index ctests/zero_attach ctests/attach2 validation_tests/papi_tot_ins \
+validation_tests/cycles_validation"
+if [ "${PMC_CI_PMU_LAB:-1}" != 0 ] && [ "${PMC_CI_PAPI_LAB:-1}" != 0 ]; then
+  step "PAPI lab: PAPI's ctests on Debian's arm64 libpapi and on pmc's (ci/pmu-lab/papi.sh)"
+  PAPI_LAB_ONLY=${PAPI_LAB_ONLY-$papi_lab_ci} bash ci/pmu-lab/papi.sh
+else
+  echo "SKIPPED (not passed): the PAPI lab (PMC_CI_PMU_LAB=0 or PMC_CI_PAPI_LAB=0)"
+fi
+
 # The cargo-fuzz targets, each for a bounded time (PMC_FUZZ_SECONDS, default 20), two at a
 # time, besides the in-test harness that `cargo test` ran above. A crash fails CI and names
 # its artifact. About 4 minutes from a fresh clone (build 129 s, then 7 targets of about 21 s,
