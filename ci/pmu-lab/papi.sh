@@ -100,6 +100,11 @@ for suite in ctests validation_tests; do
     echo "$suite/$t" >> "$stage/papi/list"
   done
 done
+# A boot of nothing would judge nothing and pass: every test asked for must be there.
+[ -s "$stage/papi/list" ] || { say "no test to run (none built for aarch64? see $P/build)"; exit 1; }
+for t in ${PAPI_LAB_ONLY:-}; do
+  grep -qx "$t" "$stage/papi/list" || { say "$t was asked for (PAPI_LAB_ONLY) but not built or excluded"; exit 1; }
+done
 say "$(wc -l < "$stage/papi/list") tests, twice"
 (cd "$stage" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$P/initrd.gz"
 
