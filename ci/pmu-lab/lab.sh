@@ -88,7 +88,8 @@ export CARGO_PROFILE_DEV_DEBUG=line-tables-only
 # zig cc (PyPI's ziglang, which ci/setup.sh installs) is the aarch64 C compiler:
 # for ring's C and assembly (the exporter's TLS, through rustls) and for the C
 # library's test programs below. cc-rs passes --target=<rust triple>, which zig
-# does not parse: the wrapper drops it and names zig's own target.
+# does not parse: the wrapper drops it and names zig's own target. zig cc turns on
+# UBSan in unoptimised builds, whose runtime rust-lld does not link: off.
 zigpy=
 for py in python3 "${XDG_CACHE_HOME:-$HOME/.cache}/pmc-ci/zig-venv/bin/python3"; do
   "$py" -m ziglang version >/dev/null 2>&1 && { zigpy=$py; break; }
@@ -98,7 +99,7 @@ mkdir -p "$LAB/bin"
 cat > "$LAB/bin/aarch64-cc" <<ZCC
 #!/bin/sh
 for a; do shift; case \$a in --target=*) ;; *) set -- "\$@" "\$a" ;; esac; done
-exec "$zigpy" -m ziglang cc -target aarch64-linux-musl "\$@"
+exec "$zigpy" -m ziglang cc -target aarch64-linux-musl -fno-sanitize=all "\$@"
 ZCC
 printf '#!/bin/sh\nexec "%s" -m ziglang ar "$@"\n' "$zigpy" > "$LAB/bin/aarch64-ar"
 chmod +x "$LAB/bin/aarch64-cc" "$LAB/bin/aarch64-ar"

@@ -235,6 +235,8 @@ pub(crate) fn pmcallocate(name: &str, pm: &mut pmc_op_pmcallocate) -> i32 {
     pm.pm_caps |= PMC_CAP_READ | PMC_CAP_WRITE;
     pm.pm_ev = idx;
     let caps = pm.pm_caps;
+    // Only the Intel and AMD configurations below carry USR/OS bits.
+    #[cfg(not(target_arch = "aarch64"))]
     let usr_os = |usr: u64, os: u64| match caps & (PMC_CAP_USER | PMC_CAP_SYSTEM) {
         PMC_CAP_USER => usr,
         PMC_CAP_SYSTEM => os,
