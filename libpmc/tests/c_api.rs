@@ -1091,8 +1091,19 @@ fn errno_as_the_manual_pages_say() {
     let mut cmd = Command::new(&copy);
     cmd.arg("user").current_dir("/");
     pmc_testkit::cli::as_user(&mut cmd, uid, gid);
-    let oks = judged("errno.c as nobody", &cmd.output().expect("run as nobody"));
-    assert_eq!(oks, 4, "the four unprivileged cases (EPERM)");
+    let out = cmd.output().expect("run as nobody");
+    let oks = judged("errno.c as nobody", &out);
+    // Where any user may count system-wide (perf_event_paranoid <= 0: the PMU lab's guest
+    // sets -1), the system scope case cannot fail and says why ("na").
+    let na = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("na "))
+        .count();
+    assert_eq!(
+        (oks, oks + na),
+        (4 - na, 4),
+        "the four unprivileged cases (EPERM)"
+    );
 }
 
 /// The number after `key` on each line starting with `key ` (hex or decimal fields).
@@ -1427,7 +1438,16 @@ fn the_library_at_the_systems_limits() {
         out.status.success() && text.contains("survived\n"),
         "{text}"
     );
-    for name in ["pmc_writelog", "pmc_flush_logfile", "pmc_close_logfile"] {
+    // pmc_writelog queues a record: it fails with the log's error once the log's writer has
+    // met it, and succeeds before that (hwpmc's logger thread sets po_error the same way,
+    // after the fact); the PMU lab's slower guest saw (0, 0). A flush waits for the writer,
+    // so it and the close always report the reader's departure: EPIPE, never EIO.
+    let writelog = call(&text, "pmc_writelog");
+    assert!(
+        writelog == (0, 0) || writelog == (-1, libc::EPIPE),
+        "pmc_writelog after the reader left: {writelog:?}"
+    );
+    for name in ["pmc_flush_logfile", "pmc_close_logfile"] {
         assert_eq!(
             call(&text, name),
             (-1, libc::EPIPE),
