@@ -432,8 +432,14 @@ async fn accept_loop(
             }
             Err(e) => {
                 shared.stats.accept_errors.fetch_add(1, Ordering::Relaxed);
-                if matches!(e.raw_os_error(), Some(EMFILE | ENFILE)) {
-                    shared.evict_one();
+                if matches!(e.raw_os_error(), Some(EMFILE | ENFILE)) && shared.evict_one() {
+                    // The evicted connection's task closes its socket when it next runs:
+                    // let it, then accept again at once. Each round frees one descriptor,
+                    // so this ends when the scrapes waiting in the backlog are accepted or
+                    // nothing is left to evict. (A 10 ms sleep per round kept a scrape
+                    // queued behind 30 others waiting 293 ms.)
+                    tokio::task::yield_now().await;
+                    continue;
                 }
                 // Not a busy loop on a lasting error.
                 tokio::time::sleep(Duration::from_millis(10)).await;
