@@ -80,7 +80,7 @@ pub(crate) fn main() {
     let t0 = Instant::now();
     print_machine();
     let mut rows = Vec::new();
-    let sections: [(&str, Section); 10] = [
+    let sections: [(&str, Section); 11] = [
         ("read latency", bench_read),
         ("control latency", bench_control),
         ("start-up and counting overhead", bench_startup),
@@ -88,6 +88,10 @@ pub(crate) fn main() {
         ("scale", bench_scale),
         ("sampling", bench_sampling),
         ("profiler against perf record", profiler::bench_profiler),
+        (
+            "profiler instructions (callgrind)",
+            profiler::bench_instructions,
+        ),
         ("symbolize", profiler::bench_symbolize),
         ("dwarf call graphs", dwarf::bench_dwarf),
         ("metrics scrape cost", metrics::bench_metrics),

@@ -188,10 +188,20 @@ struct Obs {
     after_start: Vec<(f64, u64)>,
 }
 
-/// Runs of the 1 and 10 kHz configurations for the marginal cost per sample (the first
-/// is the table's run; the others are extra rounds): the median over rounds of each
-/// round's slope. One with `--quick`.
-const MARGINAL_ROUNDS: usize = 3;
+/// Rounds of runs at 1 kHz and at [`MARGINAL_HI_HZ`] for the marginal cost per sample: the
+/// median over rounds of each round's slope. One with `--quick`.
+///
+/// perf record's CPU outside its samples (about 220 ms, its start-up and build-id pass)
+/// varies by about 10 ms from run to run. With 1 and 10 kHz (the rates of the table, 45k
+/// samples apart in a 5 s spin) that noise alone moved its slope by 0.2 us, as much as the
+/// slope itself: three rounds gave 0.06 to 0.50 us. 40 kHz puts 195k samples between the
+/// runs of `-P` (390k for `-S` on 2 CPUs), so the same noise moves a slope by 0.05 us
+/// (0.025 for `-S`), and the median of five rounds by less.
+const MARGINAL_ROUNDS: usize = 5;
+
+/// The high rate of the marginal rounds (below the kernel's default
+/// `perf_event_max_sample_rate`, 100 kHz).
+const MARGINAL_HI_HZ: u64 = 40_000;
 
 /// One profiler run of the spin workload: (profiler CPU, profiler CPU from the moment the
 /// workload began, its spin wall time, ms; the run's stderr). The workload reports its
@@ -234,12 +244,14 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
     let dir = scratch("profiler");
     let rep = dir.join("report");
     let err = dir.join("stderr");
-    let rates = [1000u64, 4000, 10000];
+    // The table's three rates, then the marginal rounds' high rate.
+    let rates = [1000u64, 4000, 10000, MARGINAL_HI_HZ];
+    let table_rates = &rates[..3];
     // (tool, system-wide, rate index)
     let mut plan: Vec<(Tool, bool, usize)> = vec![(Tool::Bare, false, 0)];
     for (k, (sys_wide, ri)) in [false, true]
         .into_iter()
-        .flat_map(|s| (0..rates.len()).map(move |r| (s, r)))
+        .flat_map(|s| (0..table_rates.len()).map(move |r| (s, r)))
         .enumerate()
     {
         // Alternate which profiler goes first.
@@ -258,27 +270,27 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
     let key = |t: Tool, s: bool, r: usize| -> usize {
         match t {
             Tool::Bare => 0,
-            Tool::Pmc => 1 + usize::from(s) * 3 + r,
-            Tool::Perf => 7 + usize::from(s) * 3 + r,
+            Tool::Pmc => 1 + usize::from(s) * 4 + r,
+            Tool::Perf => 9 + usize::from(s) * 4 + r,
         }
     };
-    // The marginal rounds: pmcstat and perf adjacent at 1 and 10 kHz, each scope.
+    // The marginal rounds: pmcstat and perf adjacent at 1 kHz and MARGINAL_HI_HZ, each scope.
     let first_runs = plan.len();
     let rounds = if o.quick { 1 } else { MARGINAL_ROUNDS };
-    for r in 1..rounds {
+    for r in 0..rounds {
         for sys_wide in [false, true] {
             let mut round = vec![
                 (Tool::Pmc, sys_wide, 0),
                 (Tool::Perf, sys_wide, 0),
-                (Tool::Pmc, sys_wide, 2),
-                (Tool::Perf, sys_wide, 2),
+                (Tool::Pmc, sys_wide, 3),
+                (Tool::Perf, sys_wide, 3),
             ];
             let len = round.len();
             round.rotate_left(r % len);
             plan.extend(round);
         }
     }
-    let mut obs = vec![Obs::default(); 13];
+    let mut obs = vec![Obs::default(); 17];
     for (k, &(tool, sys_wide, ri)) in plan.iter().enumerate() {
         let hz = rates[ri].to_string();
         let out = dir.join(match tool {
@@ -318,10 +330,8 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
             Tool::Pmc => pmcstat_counts(&stderr).unwrap_or((0, 0)).0,
             Tool::Perf => perf_samples(&stderr).unwrap_or(0),
         };
-        if ri != 1 {
-            ob.after_start.push((after_start, n));
-        }
         if k >= first_runs {
+            ob.after_start.push((after_start, n));
             // A marginal round: the table's rows keep the first run.
             let _ = std::fs::remove_file(&out);
             let _ = std::fs::remove_file(format!("{}.old", out.display()));
@@ -384,11 +394,11 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
             rows,
             sys_wide,
             &obs[key(Tool::Pmc, sys_wide, 0)],
-            &obs[key(Tool::Pmc, sys_wide, 2)],
+            &obs[key(Tool::Pmc, sys_wide, 3)],
             &obs[key(Tool::Perf, sys_wide, 0)],
-            &obs[key(Tool::Perf, sys_wide, 2)],
+            &obs[key(Tool::Perf, sys_wide, 3)],
         );
-        for (ri, hz) in rates.iter().enumerate() {
+        for (ri, hz) in table_rates.iter().enumerate() {
             let p = &obs[key(Tool::Pmc, sys_wide, ri)];
             let q = &obs[key(Tool::Perf, sys_wide, ri)];
             let (flag, pflag) = if sys_wide { ("-S", " -a") } else { ("-P", "") };
@@ -461,7 +471,133 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
     }
 }
 
-/// Marginal profiler CPU per sample: in each round, the 10 kHz - 1 kHz difference in the
+/// The profilers' own user-space instructions per extra sample, counted by callgrind (a
+/// count, not a time: the same from run to run and on a loaded machine): `pmcstat -P` and
+/// `perf record -g` (callgrind follows the profiler, not the workload it starts) over a
+/// 1.5 s spin at 1 and 10 kHz, the difference in instructions over the difference in
+/// samples. What it leaves out is the kernel's part and the cost of a cache miss, which the
+/// CPU rows above measure with their noise. Skipped, visibly, without valgrind.
+pub(crate) fn bench_instructions(o: &Opts, rows: &mut Vec<Row>) {
+    const S: &str = "profiler";
+    const WHAT: &str = "pmcstat -P/-S: user instructions/sample (callgrind)";
+    let Some(pmcstat) = o.pmcstat.clone().filter(|p| p.exists()) else {
+        rows.push(skipped(
+            S,
+            WHAT,
+            "no pmcstat binary: cargo build --release -p pmcstat, or --pmcstat PATH",
+        ));
+        return;
+    };
+    if !have("perf", &["--version"]) {
+        rows.push(skipped(S, WHAT, "perf not on PATH"));
+        return;
+    }
+    if !have("valgrind", &["--version"]) {
+        rows.push(skipped(
+            S,
+            WHAT,
+            "valgrind not on PATH (apt install valgrind)",
+        ));
+        return;
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    let iters = calibrate(if o.quick { 0.5 } else { 1.5 });
+    let dir = scratch("instructions");
+    let err = dir.join("stderr");
+    let out = dir.join("callgrind.out");
+    // (instructions, samples) of one run under callgrind.
+    let run = |pmc: bool, sys_wide: bool, hz: u64| -> Option<(f64, u64)> {
+        let log = dir.join(if pmc { "cg.pmclog" } else { "cg.data" });
+        let hz = hz.to_string();
+        let mut c = Command::new("valgrind");
+        c.arg("--tool=callgrind")
+            .arg(format!("--callgrind-out-file={}", out.display()));
+        if pmc {
+            c.arg(&pmcstat)
+                .arg(if sys_wide { "-S" } else { "-P" })
+                .args(["cpu-clock", "--freq", &hz, "-O"])
+                .arg(&log);
+        } else {
+            c.args(["perf", "record", "-g", "-e", "cpu-clock", "-F", &hz]);
+            if sys_wide {
+                c.arg("-a");
+            }
+            c.arg("-o").arg(&log);
+        }
+        c.arg("--")
+            .arg(&exe)
+            .args(["--spin", &iters.to_string(), "--report", "/dev/null"]);
+        let r = run_child(&mut c, &err);
+        let _ = std::fs::remove_file(&log);
+        let _ = std::fs::remove_file(&out);
+        let r = r?;
+        let ir = callgrind_collected(&r.stderr)?;
+        let n = if pmc {
+            pmcstat_counts(&r.stderr)?.0
+        } else {
+            perf_samples(&r.stderr)?
+        };
+        Some((ir, n))
+    };
+    let slope = |pmc: bool, sys_wide: bool| -> Option<f64> {
+        let (i1, n1) = run(pmc, sys_wide, 1000)?;
+        let (i2, n2) = run(pmc, sys_wide, 10000)?;
+        (n2 > n1).then(|| (i2 - i1) / (n2 - n1) as f64)
+    };
+    for sys_wide in [false, true] {
+        let (flag, pflag) = if sys_wide { ("-S", " -a") } else { ("-P", "") };
+        let what = format!("pmcstat {flag}: user instructions/sample (callgrind, 10k-1k)");
+        let (Some(p), Some(q)) = (slope(true, sys_wide), slope(false, sys_wide)) else {
+            rows.push(skipped(
+                S,
+                &what,
+                "a run under callgrind failed (see stderr)",
+            ));
+            continue;
+        };
+        // perf record -a's own fixed part (it reads the maps of every process alive) moves
+        // with the processes on the machine: on a busy one its slope can come out at or
+        // below zero, and then there is no ratio to give.
+        let (vs, note) = if q > 0.0 {
+            (
+                Some((format!("perf record -g{pflag}: {q:.0} instr"), p / q)),
+                format!(
+                    "target <= perf record: {}; user space only (callgrind)",
+                    if p <= q {
+                        "met".to_string()
+                    } else {
+                        format!("MISSED by {:.0}%", (p / q - 1.0) * 100.0)
+                    }
+                ),
+            )
+        } else {
+            (
+                None,
+                format!(
+                    "perf record -g{pflag}'s slope came out at {q:.0} instr (its fixed part \
+                     moved with the processes alive): no ratio; run on a quiet machine"
+                ),
+            )
+        };
+        rows.push(Row {
+            section: S,
+            what,
+            value: p,
+            unit: "instr",
+            vs,
+            note,
+        });
+    }
+    remove_scratch(&dir);
+}
+
+/// `==123== Collected : 40529947` (callgrind's total of instructions) -> 40529947.
+fn callgrind_collected(stderr: &str) -> Option<f64> {
+    let l = stderr.lines().find(|l| l.contains("Collected :"))?;
+    l.rsplit(':').next()?.trim().parse().ok()
+}
+
+/// Marginal profiler CPU per sample: in each round, the 40 kHz - 1 kHz difference in the
 /// profiler's CPU from the moment its workload began (its start-up, the same at both
 /// rates, left out: perf record's is ~100 ms and the noisiest part of its CPU) over the
 /// difference in samples; the median over [`MARGINAL_ROUNDS`] rounds. The finalization
@@ -517,7 +653,7 @@ fn marginal(rows: &mut Vec<Row>, sys_wide: bool, p1: &Obs, p10: &Obs, q1: &Obs, 
     };
     rows.push(Row {
         section: "profiler",
-        what: format!("pmcstat {flag}: marginal CPU/sample (10k-1k)"),
+        what: format!("pmcstat {flag}: marginal CPU/sample (40k-1k)"),
         value: p,
         unit: "us",
         vs,
