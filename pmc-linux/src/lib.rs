@@ -15,7 +15,7 @@
 //! | the OS, the only door to it | `sys/` ([`Sys`], [`RealSys`]: `sys/linux.rs` or `sys/unsupported.rs`; the fake kernel) and [`Errno`] |
 //! | meaning of what it says | `errno_map.rs` (errno x op -> typed error), `events.rs` (names -> encodings), `info.rs` (listing, diagnose), [`mod@env`] |
 //! | the backend | `backend.rs` ([`Backend`]), `counter/` (the hwpmc verbs over fds: [`LinuxPmc`], [`LinuxGroup`]), `rdpmc.rs` ([`FastReader`]) |
-//! | the sample-log side | `log/` (rings -> records -> samples: the drain, the post-processors), over `ring.rs` and `record.rs` |
+//! | the sample-log side | `log/` (rings -> records -> samples: the drain, the post-processors), over `ring.rs` and `record/` |
 //!
 //! This crate maps pmc-core's hwpmc-style API onto `perf_event_open(2)`:
 //! one fd per target thread or CPU, groups with `PERF_FORMAT_GROUP`,
@@ -102,7 +102,7 @@ pub use sys::{RealSys, Sys};
 /// (feature `fake-kernel`). Not a stable API.
 #[doc(hidden)]
 pub mod internals {
-    /// The perf record parser (`record.rs`).
+    /// The perf record parser (`record/`).
     #[cfg(feature = "sampling")]
     pub mod record {
         pub use crate::record::*;
