@@ -45,7 +45,7 @@
 //!   `/dev`); every OS fact comes through it, so everything above runs against the fake.
 //! * `RealSys` (`sys/real.rs`): the real OS, its body in `sys/<os>.rs`, `sys/unsupported.rs`
 //!   answering `ENOSYS` elsewhere, chosen by one `cfg_if`.
-//! * the fake (`sys/fake.rs` here, `sys/sim/` on FreeBSD): a behavioural model implementing
+//! * the fake (`sys/fake/` here, `sys/sim/` on FreeBSD): a behavioural model implementing
 //!   `Sys`, each rule cited.
 //! * `Errno` (`errno.rs`): the one errno newtype `Sys` fails with; `Display` names it.
 //! * `errno_map.rs`: (errno, op, facts) -> `pmc_core::Error` with what to do next.
@@ -112,7 +112,7 @@ pub mod internals {
     pub mod ring {
         pub use crate::ring::*;
     }
-    /// The fake kernel (`sys/fake.rs`).
+    /// The fake kernel (`sys/fake/`).
     #[cfg(any(test, feature = "fake-kernel"))]
     pub mod fake {
         pub use crate::sys::fake::*;
