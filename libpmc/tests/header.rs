@@ -30,10 +30,11 @@ fn include_dir() -> PathBuf {
 fn generated_files_are_the_tables_output() {
     let table = std::fs::read_to_string(crate_dir().join("abi/headers.toml")).expect("table");
     let read = |p: &str| std::fs::read_to_string(crate_dir().join(p)).expect("an owner's source");
-    let (freebsd, log) = (
-        read("../pmc-freebsd/src/sys/abi.rs"),
-        read("../pmc-log/src/hwpmc/consts.rs"),
-    );
+    // pmc-freebsd's ABI module is `abi.rs` and its files under `abi/`.
+    let freebsd = ["abi.rs", "abi/consts.rs", "abi/md.rs", "abi/ops.rs"]
+        .map(|f| read(&format!("../pmc-freebsd/src/sys/{f}")))
+        .concat();
+    let log = read("../pmc-log/src/hwpmc/consts.rs");
     let owners = [
         gen::Owner {
             path: "pmc_freebsd::sys::abi",

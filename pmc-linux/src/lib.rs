@@ -15,7 +15,7 @@
 //! | the OS, the only door to it | `sys/` ([`Sys`], [`RealSys`]: `sys/linux.rs` or `sys/unsupported.rs`; the fake kernel) and [`Errno`] |
 //! | meaning of what it says | `errno_map.rs` (errno x op -> typed error), `events.rs` (names -> encodings), `info.rs` (listing, diagnose), [`mod@env`] |
 //! | the backend | `backend.rs` ([`Backend`]), `counter/` (the hwpmc verbs over fds: [`LinuxPmc`], [`LinuxGroup`]), `rdpmc.rs` ([`FastReader`]) |
-//! | the sample-log side | `log/` (rings -> records -> samples: the drain, the post-processors), over `ring.rs` and `record.rs` |
+//! | the sample-log side | `log/` (rings -> records -> samples: the drain, the post-processors), over `ring.rs` and `record/` |
 //!
 //! This crate maps pmc-core's hwpmc-style API onto `perf_event_open(2)`:
 //! one fd per target thread or CPU, groups with `PERF_FORMAT_GROUP`,
@@ -45,7 +45,7 @@
 //!   `/dev`); every OS fact comes through it, so everything above runs against the fake.
 //! * `RealSys` (`sys/real.rs`): the real OS, its body in `sys/<os>.rs`, `sys/unsupported.rs`
 //!   answering `ENOSYS` elsewhere, chosen by one `cfg_if`.
-//! * the fake (`sys/fake.rs` here, `sys/sim/` on FreeBSD): a behavioural model implementing
+//! * the fake (`sys/fake/` here, `sys/sim/` on FreeBSD): a behavioural model implementing
 //!   `Sys`, each rule cited.
 //! * `Errno` (`errno.rs`): the one errno newtype `Sys` fails with; `Display` names it.
 //! * `errno_map.rs`: (errno, op, facts) -> `pmc_core::Error` with what to do next.
@@ -102,7 +102,7 @@ pub use sys::{RealSys, Sys};
 /// (feature `fake-kernel`). Not a stable API.
 #[doc(hidden)]
 pub mod internals {
-    /// The perf record parser (`record.rs`).
+    /// The perf record parser (`record/`).
     #[cfg(feature = "sampling")]
     pub mod record {
         pub use crate::record::*;
@@ -112,7 +112,7 @@ pub mod internals {
     pub mod ring {
         pub use crate::ring::*;
     }
-    /// The fake kernel (`sys/fake.rs`).
+    /// The fake kernel (`sys/fake/`).
     #[cfg(any(test, feature = "fake-kernel"))]
     pub mod fake {
         pub use crate::sys::fake::*;

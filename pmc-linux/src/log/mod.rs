@@ -1,6 +1,6 @@
 //! Sampling on perf_event: ring buffers, the log drain thread, and in-process samples.
 //!
-//! `hub.rs` (writer, rings, drain thread) reads rings through `source.rs`, converts records in
+//! `hub/` (writer, rings, drain thread) reads rings through `source.rs`, converts records in
 //! `convert.rs`, orders them in `reorder.rs` and writes through `spool.rs`; `post.rs` runs the
 //! post-processors (`proccsw.rs`, `procexit.rs`, `unwind.rs`); `synth.rs` reads `/proc`;
 //! `local.rs` gives [`OwnedSample`]s in process; [`SamplingDetails`] sums it up.

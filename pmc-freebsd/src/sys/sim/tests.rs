@@ -1867,8 +1867,11 @@ const RULE_FILES: &[(&str, &str)] = &[
     ("alloc.rs", include_str!("alloc.rs")),
     ("attach.rs", include_str!("attach.rs")),
     ("clock.rs", include_str!("clock.rs")),
+    ("config.rs", include_str!("config.rs")),
     ("logging.rs", include_str!("logging.rs")),
+    ("process.rs", include_str!("process.rs")),
     ("rows.rs", include_str!("rows.rs")),
+    ("state.rs", include_str!("state.rs")),
     ("verbs.rs", include_str!("verbs.rs")),
 ];
 

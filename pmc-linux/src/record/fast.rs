@@ -1,0 +1,160 @@
+//! The fixed-word fast path: [`SampleLayout`] decodes the samples whose fields are all one
+//! u64 word (but the callchain) into [`SampleFields`], without the general parser.
+
+use super::{
+    record_type, sample_type, Callchain, CpuMode, ParseConfig, RecordHeader, Sample, HEADER_LEN,
+};
+
+/// The layout of a ring's samples when every field they carry is one u64 word but the
+/// callchain (the `sample_type` bits `IDENTIFIER`, `IP`, `TID`, `TIME`, `ADDR`, `ID`,
+/// `STREAM_ID`, `CPU`, `PERIOD` and `CALLCHAIN`, and nothing else): what every frame-pointer
+/// sampling PMC's samples are. [`SampleLayout::decode`] reads such a sample without the
+/// general parser ([`ParseConfig::parse`]) and without building a [`Sample`]: the drain
+/// thread's hot path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleLayout {
+    cfg: ParseConfig,
+    /// Bytes of the fixed words.
+    fixed: usize,
+}
+
+/// The fields of a sample of a [`SampleLayout`]: those of [`Sample`] such a sample can have.
+/// Each field is `Some` when its `sample_type` bit is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SampleFields<'a> {
+    /// `perf_event_header.misc` (CPU mode, `PERF_RECORD_MISC_EXACT_IP`).
+    pub misc: u16,
+    /// `PERF_SAMPLE_IDENTIFIER`
+    pub identifier: Option<u64>,
+    /// `PERF_SAMPLE_IP`
+    pub ip: Option<u64>,
+    /// `PERF_SAMPLE_TID`: process id.
+    pub pid: Option<u32>,
+    /// `PERF_SAMPLE_TID`: thread id.
+    pub tid: Option<u32>,
+    /// `PERF_SAMPLE_TIME`
+    pub time: Option<u64>,
+    /// `PERF_SAMPLE_ADDR`
+    pub addr: Option<u64>,
+    /// `PERF_SAMPLE_ID`
+    pub id: Option<u64>,
+    /// `PERF_SAMPLE_STREAM_ID`
+    pub stream_id: Option<u64>,
+    /// `PERF_SAMPLE_CPU`
+    pub cpu: Option<u32>,
+    /// `PERF_SAMPLE_PERIOD`
+    pub period: Option<u64>,
+    /// `PERF_SAMPLE_CALLCHAIN`
+    pub callchain: Option<Callchain<'a>>,
+}
+
+impl<'a> SampleFields<'a> {
+    /// The fields of a sample decoded by the general parser (its other fields left out).
+    pub fn of(s: &Sample<'a>) -> SampleFields<'a> {
+        SampleFields {
+            misc: s.misc,
+            identifier: s.identifier,
+            ip: s.ip,
+            pid: s.pid,
+            tid: s.tid,
+            time: s.time,
+            addr: s.addr,
+            id: s.id,
+            stream_id: s.stream_id,
+            cpu: s.cpu,
+            period: s.period,
+            callchain: s.callchain,
+        }
+    }
+
+    /// The CPU mode bits of [`SampleFields::misc`].
+    pub fn cpu_mode(&self) -> CpuMode {
+        CpuMode::from_misc(self.misc)
+    }
+}
+
+impl ParseConfig {
+    /// The layout of this config's samples, if they carry nothing but fixed words and a
+    /// callchain (see [`SampleLayout`]).
+    pub fn sample_layout(&self) -> Option<SampleLayout> {
+        (self.sample_type & !(FIXED_SAMPLE_WORDS | sample_type::CALLCHAIN) == 0).then(|| {
+            SampleLayout {
+                cfg: *self,
+                fixed: (self.sample_type & FIXED_SAMPLE_WORDS).count_ones() as usize * 8,
+            }
+        })
+    }
+}
+
+impl SampleLayout {
+    /// Decodes `record`, a whole `PERF_RECORD_SAMPLE` (header included) of this layout,
+    /// into the same fields [`ParseConfig::parse`] gives. `None` when it is not a sample,
+    /// or not exactly of this layout (short, with a callchain count that does not end the
+    /// record, or with bytes after its fields): the general parser then decodes it or says
+    /// what is wrong.
+    pub fn decode<'a>(&self, record: &'a [u8]) -> Option<SampleFields<'a>> {
+        let header = RecordHeader::parse(record)?;
+        if header.kind != record_type::SAMPLE {
+            return None;
+        }
+        let body = record.get(HEADER_LEN..usize::from(header.size))?;
+        let (words, rest) = body.split_at_checked(self.fixed)?;
+        let mut f = fixed_sample_fields(&self.cfg, words);
+        f.misc = header.misc;
+        if self.cfg.has(sample_type::CALLCHAIN) {
+            let (nr, ips) = rest.split_at_checked(8)?;
+            let nr = u64::from_ne_bytes(nr.try_into().ok()?);
+            if u64::try_from(ips.len()).ok()? != nr.checked_mul(8)? {
+                return None;
+            }
+            f.callchain = Some(Callchain { ips });
+        } else if !rest.is_empty() {
+            return None;
+        }
+        Some(f)
+    }
+}
+
+/// The `sample_type` bits of the sample fields before `PERF_SAMPLE_READ`: one u64 word each.
+pub(super) const FIXED_SAMPLE_WORDS: u64 = sample_type::IDENTIFIER
+    | sample_type::IP
+    | sample_type::TID
+    | sample_type::TIME
+    | sample_type::ADDR
+    | sample_type::ID
+    | sample_type::STREAM_ID
+    | sample_type::CPU
+    | sample_type::PERIOD;
+
+/// The sample fields of [`FIXED_SAMPLE_WORDS`] from `words`, which holds one native-endian
+/// u64 word per bit set in the config (a short `words` leaves the last fields `None`).
+pub(super) fn fixed_sample_fields(cfg: &ParseConfig, words: &[u8]) -> SampleFields<'static> {
+    let mut s = SampleFields::default();
+    let mut w = words.chunks_exact(8);
+    let mut word = |bit: u64| -> Option<[u8; 8]> {
+        if cfg.has(bit) {
+            w.next().and_then(|c| c.try_into().ok())
+        } else {
+            None
+        }
+    };
+    let u64_of = |b: [u8; 8]| u64::from_ne_bytes(b);
+    // `{ u32, u32 }` pairs: pid and tid, cpu and res.
+    let pair = |b: [u8; 8]| {
+        let (x, y) = b.split_at(4);
+        let u = |h: &[u8]| u32::from_ne_bytes(h.try_into().unwrap_or_default());
+        (u(x), u(y))
+    };
+    s.identifier = word(sample_type::IDENTIFIER).map(u64_of);
+    s.ip = word(sample_type::IP).map(u64_of);
+    if let Some((pid, tid)) = word(sample_type::TID).map(pair) {
+        (s.pid, s.tid) = (Some(pid), Some(tid));
+    }
+    s.time = word(sample_type::TIME).map(u64_of);
+    s.addr = word(sample_type::ADDR).map(u64_of);
+    s.id = word(sample_type::ID).map(u64_of);
+    s.stream_id = word(sample_type::STREAM_ID).map(u64_of);
+    s.cpu = word(sample_type::CPU).map(|b| pair(b).0);
+    s.period = word(sample_type::PERIOD).map(u64_of);
+    s
+}
