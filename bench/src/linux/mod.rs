@@ -17,9 +17,9 @@ mod startup;
 use control::bench_control;
 use pmclog::bench_log;
 use read::bench_read;
-use sampling::{bench_sampling, calibrate, process_cpu_ns, spin_sampled};
+use sampling::{bench_sampling, process_cpu_ns, spin_sampled};
 use scale::{bench_scale, helper_threads};
-use startup::{bench_startup, have, spin};
+use startup::{bench_startup, calibrate, have, spin};
 
 use pmc_bench::{median, print_table, skipped, sys, Row};
 use pmc_core::Allocation;

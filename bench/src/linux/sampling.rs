@@ -1,13 +1,12 @@
 //! Section 4, sampling: the cost of sampling a spinning program, and the
 //! helpers that measure it (CPU time of a process, a calibrated spin).
 
-use super::startup::{have, run_timed, spin};
+use super::startup::{calibrate, have, run_timed, spin};
 use super::{backend, ratio, row, Opts};
 use pmc_bench::{median, skipped, Row};
 use pmc_core::{Allocation, Backend as _, Pmc as _};
 use std::hint::black_box;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 pub(super) fn bench_sampling(o: &Opts, rows: &mut Vec<Row>) {
     const S: &str = "sampling";
@@ -167,19 +166,6 @@ pub(crate) fn process_cpu_ns(pid: u32) -> Option<u64> {
             .unwrap_or(0);
     }
     Some(total)
-}
-
-pub(super) fn calibrate(secs: f64) -> u64 {
-    let t = Instant::now();
-    let mut n = 1u64 << 20;
-    let mut done = 0u64;
-    while t.elapsed() < Duration::from_millis(50) {
-        black_box(spin(n));
-        done += n;
-        n *= 2;
-    }
-    let per_iter = t.elapsed().as_secs_f64() / done as f64;
-    ((secs / per_iter) as u64).max(1)
 }
 
 /// `--sampled HZ --spin N`: spins under a sampling cpu-clock PMC on itself,

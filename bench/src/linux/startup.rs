@@ -1,11 +1,10 @@
 //! Section 3, start-up: `pmcstat` against `perf stat` on a short program.
 
-use super::sampling::calibrate;
 use super::{ratio, row, Opts};
 use pmc_bench::{median, skipped, sys, Row};
 use std::hint::black_box;
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Runs `cmd` to completion, output discarded: (wall ms, CPU ms of it and its children).
 pub(super) fn run_timed(cmd: &mut Command) -> Option<(f64, f64)> {
@@ -166,4 +165,18 @@ pub(super) fn spin(n: u64) -> u64 {
         x = black_box(x);
     }
     x
+}
+
+/// Iterations of [`spin`] that take about `secs` seconds here (timed over 50 ms).
+pub(super) fn calibrate(secs: f64) -> u64 {
+    let t = Instant::now();
+    let mut n = 1u64 << 20;
+    let mut done = 0u64;
+    while t.elapsed() < Duration::from_millis(50) {
+        black_box(spin(n));
+        done += n;
+        n *= 2;
+    }
+    let per_iter = t.elapsed().as_secs_f64() / done as f64;
+    ((secs / per_iter) as u64).max(1)
 }

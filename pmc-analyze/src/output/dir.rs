@@ -1,12 +1,12 @@
 //! [`Dir`](super::Dir): trees created below a directory, one component at a
 //! time, never through a link.
 
-use super::parent::Parent;
+use super::parent::{is_symlink_at, Parent};
 use super::replace::{create_in, Output};
-use super::{err, foreign_refused, kind_of, link_refused, split, Options};
+use super::{err, foreign_refused, link_refused, split, Options};
 use nix::errno::Errno;
 use nix::fcntl::{openat, AtFlags, OFlag, AT_FDCWD};
-use nix::sys::stat::{fstatat, mkdirat, Mode, SFlag};
+use nix::sys::stat::{fstatat, mkdirat, Mode};
 use std::ffi::OsStr;
 use std::io::{self};
 use std::os::fd::AsFd;
@@ -109,8 +109,4 @@ fn check_component(name: &OsStr) -> io::Result<()> {
         ));
     }
     Ok(())
-}
-
-pub(super) fn is_symlink_at(dir: impl AsFd, name: &OsStr) -> bool {
-    fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW).is_ok_and(|s| kind_of(&s) == SFlag::S_IFLNK)
 }

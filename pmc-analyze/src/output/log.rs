@@ -1,8 +1,7 @@
 //! [`create_log`](super::create_log): a sample log written while recording,
 //! under an exclusive `flock`.
 
-use super::dir::is_symlink_at;
-use super::parent::Parent;
+use super::parent::{is_symlink_at, Parent};
 use super::special::open_special;
 use super::{
     foreign_refused, is_input_refused, kind_of, link_refused, recording_refused, split, FileId,

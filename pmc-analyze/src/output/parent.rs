@@ -116,3 +116,8 @@ fn is_system_dir(s: &FileStat) -> bool {
         .iter()
         .any(|p| FileId::of_path(Path::new(p)) == Some(id))
 }
+
+/// Whether `name` in `dir` is a symbolic link (not followed).
+pub(super) fn is_symlink_at(dir: impl AsFd, name: &OsStr) -> bool {
+    fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW).is_ok_and(|s| kind_of(&s) == SFlag::S_IFLNK)
+}

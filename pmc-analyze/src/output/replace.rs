@@ -3,7 +3,7 @@
 
 use super::parent::Parent;
 use super::special::open_special;
-use super::temp::{create_temp, remove_stale_temps, temp_name};
+use super::temp::{create_temp, remove_stale_temps, temp_name, Temp};
 use super::{err, kind_of, link_refused, recording_refused, split, FileId, Options};
 use nix::errno::Errno;
 use nix::fcntl::{openat, renameat, AtFlags, Flock, FlockArg, OFlag};
@@ -36,15 +36,6 @@ pub(super) struct Replace {
     /// The file the output replaces, open and share-locked until the rename (no recorder
     /// may take it meanwhile).
     held: Option<Flock<File>>,
-}
-
-#[derive(Debug)]
-pub(super) enum Temp {
-    /// `O_TMPFILE`: no name until committed (a killed process leaves nothing).
-    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
-    Unnamed,
-    /// `.NAME.pmc-PID-START-N.tmp`.
-    Named(OsString),
 }
 
 impl Output {

@@ -1,8 +1,7 @@
 //! FIFOs, devices and sockets (and links in the system's directories,
 //! `/dev/stdout`): opened in place, without blocking on a FIFO's reader.
 
-use super::dir::is_symlink_at;
-use super::parent::Parent;
+use super::parent::{is_symlink_at, Parent};
 use super::{err, foreign_refused, is_input_refused, link_refused, FileId, Options};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, openat, FcntlArg, OFlag};

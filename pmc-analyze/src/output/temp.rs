@@ -2,7 +2,6 @@
 //! (`O_TMPFILE` or `O_EXCL`), and the sweep of those a dead process left.
 
 use super::kind_of;
-use super::replace::Temp;
 use nix::errno::Errno;
 use nix::fcntl::{openat, AtFlags, OFlag};
 use nix::sys::stat::{fstatat, Mode, SFlag};
@@ -131,4 +130,14 @@ pub(super) fn create_temp(
         }
     }
     Err(last.into())
+}
+
+/// A regular output's temporary file, before it is renamed into place.
+#[derive(Debug)]
+pub(super) enum Temp {
+    /// `O_TMPFILE`: no name until committed (a killed process leaves nothing).
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
+    Unnamed,
+    /// `.NAME.pmc-PID-START-N.tmp`.
+    Named(OsString),
 }

@@ -1,6 +1,6 @@
 use super::parent::Parent;
-use super::replace::Temp;
 use super::temp::start_time;
+use super::temp::Temp;
 use super::*;
 use nix::sys::stat::Mode;
 use std::io::Write;

@@ -1,7 +1,7 @@
 //! The user-space read check on Linux: pmc-linux's `FastReader` (`rdpmc` on
 //! x86_64, `mrs` on aarch64) against `read(2)` of the same counter.
 
-use crate::{alloc_failed, workload, Options, Relation, Row, Verdict};
+use crate::{alloc_failed, Options, Relation, Row, Verdict};
 use pmc::native::{FastReader, ReadPath};
 use pmc::{Allocation, Backend, Error, ErrorKind, Op, Pmc};
 
@@ -30,7 +30,7 @@ fn measure(n: u64) -> Result<(u64, u64, Option<String>, String), Error> {
     if let Some(why) = fast.unavailable() {
         return Ok((0, 0, Some(why.to_string()), event));
     }
-    workload::insns(n);
+    super::insn_loop(n);
     let (r, path) = fast.read_traced(true)?;
     let slow = pmc.read()?;
     if let ReadPath::Syscall(why) = path {

@@ -5,9 +5,15 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use super::usage::PMCSTAT8_E;
 use super::values::csv_separator_refused;
 use super::{Args, MAX_REPEAT};
+
+/// pmcstat(8)'s `-e` (with `-g`), which this pmcstat's `-e` (perf's) is not.
+pub(super) const PMCSTAT8_E: &str =
+    "-e with -R is pmcstat(8)'s wide history counters for -g's gprof \
+    files: not in this pmcstat, whose gmon files have GNU gprof's 16-bit counters (saturating \
+    at 65535 samples per bucket; FreeBSD's wide counters need its own gprof); without -R, \
+    -e SPEC is perf stat's event list";
 
 impl Args {
     /// Parses a command line (the program's name first), with the options'

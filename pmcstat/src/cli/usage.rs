@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 
-use super::checks::scan_options;
+use super::checks::{scan_options, PMCSTAT8_E};
 use super::Args;
 
 /// pmcstat(8)'s options that this pmcstat does not have, each with what it
@@ -13,13 +13,6 @@ const PMCSTAT8_MISSING: &[(&str, &str)] = &[
     ("-M", "pmcstat(8)'s map file is not needed here: object paths are read from the log itself"),
     ("-f", "pmcstat(8)'s plugin options are not in this pmcstat; -z DEPTH limits the call graph's depth"),
 ];
-
-/// pmcstat(8)'s `-e` (with `-g`), which this pmcstat's `-e` (perf's) is not.
-pub(super) const PMCSTAT8_E: &str =
-    "-e with -R is pmcstat(8)'s wide history counters for -g's gprof \
-    files: not in this pmcstat, whose gmon files have GNU gprof's 16-bit counters (saturating \
-    at 65535 samples per bucket; FreeBSD's wide counters need its own gprof); without -R, \
-    -e SPEC is perf stat's event list";
 
 /// pmcstat(8)'s `-I` (value-less, with `-R`), which this pmcstat's `-I MS` (perf's) is not.
 const PMCSTAT8_I: &str = "-I with -R is pmcstat(8)'s symbol offsets: not in this pmcstat \
