@@ -22,26 +22,37 @@ cargo +nightly miri setup
 # Isolation off: the tests read their fixtures from the source tree.
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance -Zmiri-disable-isolation}"
 
-# Two lanes side by side (Miri interprets on one core; CI has two): pmc-log in one,
-# pmc-linux's and pmc-core's (about 4 minutes) in the other, each with its own target
-# directory (cargo holds a target directory's lock while its tests run). Each lane's output
+# Two lanes side by side (Miri interprets on one core; CI has two), sharing one target
+# directory: cargo holds its lock while it builds, not while the tests run (measured with
+# nightly cargo: a second `cargo miri test` there ran while the first's tests did), so each
+# crate is built once and a lane's tests start as soon as its build is done. Each lane's output
 # is printed whole when both are done, then the status of each.
-# pmc-log's lane measured alone: unit tests 65 s (31 s of it building), round trips 210 s
-# (the write/read proptest), write_failure 6 s; lane 2 took about 290 s before this change.
-lane_pmc_log() {
+#
+# What each costs (issue 35; `-- -Zunstable-options --report-time --test-threads=1`, on the
+# shared 2-core machine under load, so about twice a quiet run's times): before this layout,
+# lane 1 (pmc-log) 382 s and lane 2 (pmc-linux, pmc-core) 641 s, each building its own copy;
+# this layout, with fewer Miri iterations in the slowest ring and round-trip tests, 298 and
+# 338 s in the same conditions (the shared build 25 s), before pmc-linux's record tests
+# (about 38 s) moved from lane 2 to lane 1 to even them. Lane 1: pmc-linux's unit tests 153 s
+# (the spool's full-disk test most of it: its name says `record`), pmc-log's unit tests 23 s,
+# its round trips 68 s, write_failure 8 s. Lane 2: pmc-linux's ring tests about 40 s (75 s
+# with the record tests), pmc-core's event and reading tests about 200 s (the event parser's
+# proptests: 4 cases each, most of their time spent making the cases).
+lane_1() {
+  # pmc-linux's unit tests but the fake-kernel ones (counter::, sys::fake::): the fake keys its
+  # state by real pipe fds checked against /proc/self/fd, which Miri's emulated descriptors do
+  # not mirror; they run natively in `cargo test`.
+  cargo +nightly miri test -p pmc-linux --lib -- ring record rdpmc sys::mmap switch_samples \
+    log::proccsw log::procexit log::post log::hub --skip counter:: --skip sys::fake::
+  # pmc-linux's `linux` test binary: its record module here, its ring module in lane 2 (the
+  # other modules need a kernel).
+  cargo +nightly miri test -p pmc-linux --test linux -- record::
   cargo +nightly miri test -p pmc-log --lib
   cargo +nightly miri test -p pmc-log --test main -- roundtrip::
   cargo +nightly miri test -p pmc-log --test write_failure
 }
-lane_linux_core() {
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}/miri-lane-2"
-  # pmc-linux's `linux` test binary: its ring and record modules (the others need a kernel).
-  cargo +nightly miri test -p pmc-linux --test linux -- ring:: record::
-  # The fake-kernel tests (counter::, sys::fake::) are left out: the fake keys its state by
-  # real pipe fds checked against /proc/self/fd, which Miri's emulated descriptors do not
-  # mirror; they run natively in `cargo test`.
-  cargo +nightly miri test -p pmc-linux --lib -- ring record rdpmc sys::mmap switch_samples \
-    log::proccsw log::procexit log::post log::hub --skip counter:: --skip sys::fake::
+lane_2() {
+  cargo +nightly miri test -p pmc-linux --test linux -- ring::
   cargo +nightly miri test -p pmc-core --lib -- event reading
 }
 logs=$(mktemp -d)
@@ -54,13 +65,13 @@ run_lane() {
   "$@" >"$logs/$n" 2>&1 || rc=$?
   echo "$rc $((SECONDS - start))" >"$logs/$n.end"
 }
-run_lane 1 lane_pmc_log &
-run_lane 2 lane_linux_core &
+run_lane 1 lane_1 &
+run_lane 2 lane_2 &
 wait
 read -r rc1 s1 <"$logs/1.end" || rc1=1
 read -r rc2 s2 <"$logs/2.end" || rc2=1
-echo "miri: lane 1 (pmc-log) took ${s1:-?} s, status $rc1"
-echo "miri: lane 2 (pmc-linux, pmc-core) took ${s2:-?} s, status $rc2"
+echo "miri: lane 1 (pmc-linux unit and record tests, pmc-log) took ${s1:-?} s, status $rc1"
+echo "miri: lane 2 (pmc-linux ring tests, pmc-core) took ${s2:-?} s, status $rc2"
 for n in 1 2; do
   printf '\n==> miri lane %s output\n' "$n"
   cat "$logs/$n"
