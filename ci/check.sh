@@ -207,9 +207,9 @@ else
   echo "SKIPPED (not run): the cargo-fuzz targets (PMC_CI_FUZZ=0)"
 fi
 
-# Miri on the unsafe code and what surrounds it (two lanes on 2 cores sharing one build: 298
-# and 338 s on the loaded shared machine, where the earlier layout took 382 and 641 s; miri.sh
-# prints each lane's time). If the nightly
+# Miri on the unsafe code and what surrounds it (two lanes on 2 cores taking jobs from one
+# queue, on one build: 216 and 211 s with the build cached, on the shared machine; miri.sh
+# prints each lane's and each job's time). If the nightly
 # toolchain or its miri component cannot be installed, the step says so loudly; that is a
 # skip, not a pass.
 if [ "${PMC_CI_MIRI:-1}" != 0 ]; then
