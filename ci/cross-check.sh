@@ -53,7 +53,12 @@ elif ! command -v cargo-zigbuild >/dev/null; then
   exit 1
 else
   echo "--- $x86: link every binary and test binary (cargo zigbuild, FreeBSD 14.0 libc)"
-  cargo zigbuild --target "$x86" "${ws[@]}"
+  # Without debug info and rustc's incremental caches: this build is only linked and inspected,
+  # never debugged, and every undefined symbol is still resolved at link time (a second run
+  # still rebuilds only what changed). Issue 35: from scratch 217 -> 147 s wall, 272 -> 176 s
+  # CPU, on the loaded 2-core machine.
+  CARGO_INCREMENTAL=0 cargo zigbuild --target "$x86" "${ws[@]}" \
+    --config profile.dev.debug=0 --config 'profile.dev.package."*".debug=0'
   lap "zigbuild link"
   pmcstat_elf=${CARGO_TARGET_DIR:-target}/$x86/debug/pmcstat
   desc=$(file -b "$pmcstat_elf")
