@@ -177,6 +177,10 @@ fn hwpmc_styles() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "safe code (pmc-core denies unsafe): 23 s of Miri for a native run's findings"
+)]
 fn typos_point_at_the_name() {
     let e = "page-fualts".parse::<EventSpec>().unwrap_err();
     assert_eq!(e.span(), 0..11);
@@ -412,6 +416,10 @@ proptest::proptest! {
     /// must re-parse to the same event. `PMC_EVENT_ROUNDTRIP_CASES` raises the count (a
     /// million cases found the trailing-colon forms such as `page-faults:k:`).
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "safe code (pmc-core denies unsafe): 51 s of Miri for 4 cases; 10,000 run natively"
+    )]
     fn accepted_strings_round_trip(
         parts in proptest::collection::vec(proptest::sample::select(vec![
             "page-faults", "cycles", "task-clock", "cpu-clock", "instructions", "L1-dcache-loads",
