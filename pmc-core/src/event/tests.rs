@@ -179,7 +179,7 @@ fn hwpmc_styles() {
 #[test]
 #[cfg_attr(
     miri,
-    ignore = "safe code (pmc-core denies unsafe): 23 s of Miri for a native run's findings"
+    ignore = "pmc-core is safe Rust only: 23 s of Miri for a native run's findings"
 )]
 fn typos_point_at_the_name() {
     let e = "page-fualts".parse::<EventSpec>().unwrap_err();
@@ -418,7 +418,7 @@ proptest::proptest! {
     #[test]
     #[cfg_attr(
         miri,
-        ignore = "safe code (pmc-core denies unsafe): 51 s of Miri for 4 cases; 10,000 run natively"
+        ignore = "pmc-core is safe Rust only: 51 s of Miri for 4 cases; 10,000 run natively"
     )]
     fn accepted_strings_round_trip(
         parts in proptest::collection::vec(proptest::sample::select(vec![
