@@ -183,9 +183,10 @@ struct Obs {
     samples: u64,
     lost: u64,
     bytes: u64,
-    /// For the marginal cost, one entry per run: (profiler CPU from the moment the
-    /// workload began, ms; samples). The first run's, then the marginal rounds'.
-    after_start: Vec<(f64, u64)>,
+    /// For the marginal cost, one entry per marginal round: (profiler CPU from the moment
+    /// the workload began, ms; samples), or None for a run that failed, so that the low
+    /// and high rate's entries of one round stay side by side.
+    after_start: Vec<Option<(f64, u64)>>,
 }
 
 /// Rounds of runs at 1 kHz and at [`MARGINAL_HI_HZ`] for the marginal cost per sample: the
@@ -322,6 +323,9 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
         };
         c.args(["--spin", &iters.to_string(), "--report"]).arg(&rep);
         let Some((cpu, after_start, spin_ms, stderr)) = profiler_run(&mut c, &rep, &err) else {
+            if k >= first_runs {
+                obs[key(tool, sys_wide, ri)].after_start.push(None);
+            }
             continue;
         };
         let ob = &mut obs[key(tool, sys_wide, ri)];
@@ -331,7 +335,7 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
             Tool::Perf => perf_samples(&stderr).unwrap_or(0),
         };
         if k >= first_runs {
-            ob.after_start.push((after_start, n));
+            ob.after_start.push(Some((after_start, n)));
             // A marginal round: the table's rows keep the first run.
             let _ = std::fs::remove_file(&out);
             let _ = std::fs::remove_file(format!("{}.old", out.display()));
@@ -610,6 +614,7 @@ fn marginal(rows: &mut Vec<Row>, sys_wide: bool, p1: &Obs, p10: &Obs, q1: &Obs, 
         lo.after_start
             .iter()
             .zip(&hi.after_start)
+            .filter_map(|(lo, hi)| Some(((*lo)?, (*hi)?)))
             .filter(|((_, n1), (_, n2))| n2 > n1)
             .map(|((c1, n1), (c2, n2))| (c2 - c1) * 1e3 / (n2 - n1) as f64)
             .collect()
