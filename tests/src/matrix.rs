@@ -274,11 +274,22 @@ fn fork_run(f: impl FnOnce()) -> libc::pid_t {
 }
 
 fn wait_pid(pid: libc::pid_t) {
-    if pid > 0 {
-        let mut status = 0;
-        // SAFETY: waits for our own child; `status` is a valid int.
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+    let _ = wait_pid_rusage(pid);
+}
+
+/// Waits for our child `pid`; returns the rusage of that child alone (and of
+/// the descendants it waited for). Unlike a `RUSAGE_CHILDREN` difference, no
+/// other thread's children land in it: a test binary runs tests in parallel.
+fn wait_pid_rusage(pid: libc::pid_t) -> Option<libc::rusage> {
+    if pid <= 0 {
+        return None;
     }
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child; `status` and `ru` are valid for writes.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    (r == pid).then_some(ru)
 }
 
 /// A standing thread: its "go" channel, its "done" channel, its handle
@@ -410,7 +421,7 @@ impl Worker {
 /// and a peer: a new thread (`across_fork` false) or a forked child. Returns
 /// the context switches of both sides from the kernel's own per-task
 /// counters (`RUSAGE_THREAD` of each thread, or the caller's thread and
-/// `RUSAGE_CHILDREN` for the child); each blocking read is one switch, so
+/// `wait4`'s rusage of the child); each blocking read is one switch, so
 /// there are at least about `2n`.
 pub fn ping_pong(n: u64, across_fork: bool) -> u64 {
     let mut a = [0i32; 2];
@@ -433,7 +444,6 @@ pub fn ping_pong(n: u64, across_fork: bool) -> u64 {
         switches(&rusage(libc::RUSAGE_THREAD)) - switches(&r0)
     };
     let me0 = rusage(libc::RUSAGE_THREAD);
-    let child0 = rusage(libc::RUSAGE_CHILDREN);
     let (thread, pid) = if across_fork {
         (
             None,
@@ -455,10 +465,7 @@ pub fn ping_pong(n: u64, across_fork: bool) -> u64 {
     let mine = switches(&rusage(libc::RUSAGE_THREAD)) - switches(&me0);
     let theirs = match thread {
         Some(h) => h.join().unwrap_or(0),
-        None => {
-            wait_pid(pid);
-            switches(&rusage(libc::RUSAGE_CHILDREN)) - switches(&child0)
-        }
+        None => wait_pid_rusage(pid).map_or(0, |r| switches(&r)),
     };
     for fd in a.into_iter().chain(b) {
         // SAFETY: closing the pipe fds opened above.

@@ -55,6 +55,10 @@ struct Ran {
     stdout: String,
     stderr: String,
     rss_peak_kb: u64,
+    /// User + system CPU time of this child alone (`wait4`'s rusage): other tests of
+    /// this binary run in parallel, so a `RUSAGE_CHILDREN` difference would count
+    /// their children too (CI once saw 20 s for a 0.6 s `-G` that way).
+    cpu: Duration,
 }
 
 /// Runs `pmcstat args` under `ulimit -v AS_LIMIT_KB`; `inject` gets its pid once spawned.
@@ -102,6 +106,10 @@ fn run_limited(pmcstat: &Path, args: &[&str], dir: &Path, inject: impl FnOnce(u3
         stdout: read(&out),
         stderr: read(&err),
         rss_peak_kb: ru.ru_maxrss as u64,
+        cpu: {
+            let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+            tv(ru.ru_utime) + tv(ru.ru_stime)
+        },
     };
     let tail: String = {
         let lines: Vec<&str> = ran.stderr.lines().collect();
@@ -642,16 +650,6 @@ fn many_pmcs_log(path: &Path, n: u32) {
     drop(w.finish().unwrap());
 }
 
-/// CPU time (user + system) of the children this process has reaped so far.
-fn children_cpu() -> Duration {
-    // SAFETY: an all-zero rusage is a valid value for getrusage to fill.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is valid for writes.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
 /// Peak RSS bound for the reports of a log declaring 20,000 PMCs (one sample each).
 /// Before: --pprof 3.1 GB (a value per PMC in every sample), -F as much.
 const MANY_PMCS_RSS_BOUND_KB: u64 = 200 * 1024;
@@ -674,11 +672,11 @@ fn many_pmcs_reports_are_linear() {
     many_pmcs_log(&log, n);
     let out = s(&d.0.join("out"));
     let cpu = |args: &[&str]| {
-        let before = children_cpu();
         let mut all = vec!["-R", log.to_str().unwrap()];
         all.extend_from_slice(args);
         let ran = run_limited(&p, &all, &d.0, |_| {});
-        (ran, children_cpu().saturating_sub(before))
+        let took = ran.cpu;
+        (ran, took)
     };
     let (base, base_cpu) = cpu(&["--summary", "-o", &out]);
     assert_eq!(base.code, 0, "{}", base.stderr);
