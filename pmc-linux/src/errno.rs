@@ -193,12 +193,6 @@ impl std::fmt::Display for Errno {
 
 impl std::error::Error for Errno {}
 
-impl From<nix::errno::Errno> for Errno {
-    fn from(e: nix::errno::Errno) -> Errno {
-        Errno(e as i32)
-    }
-}
-
 impl From<Errno> for std::io::Error {
     fn from(e: Errno) -> std::io::Error {
         std::io::Error::from_raw_os_error(e.0)

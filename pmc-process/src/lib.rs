@@ -3,7 +3,7 @@
 //! The OS-specific half of choosing what to measure, kept out of the
 //! OS-free `pmc-core`:
 //!
-//! - [`launch`] (every Unix): a command launched paused before
+//! - [`launch`] (every Unix, feature `launch`): a command launched paused before
 //!   `exec` (`Command`, `PausedChild`), so counters attach before its
 //!   first instruction, and the `Session` a measuring tool runs around it
 //!   or around running processes (attach, resume, wait, forward a signal);
@@ -21,6 +21,6 @@
 
 pub mod process;
 mod sys;
-// Empty on systems without `launch` (not Unix).
+// Empty on systems without `launch` (not Unix), or without the feature `launch`.
 #[allow(unused_imports, unreachable_pub)]
 pub use sys::exported::*;

@@ -2,7 +2,8 @@
 //!
 //! One API to performance counters on Linux and FreeBSD: open [`Native`], allocate a [`Pmc`]
 //! or [`Group`] from an [`Allocation`], start, read. Also [`measure`] / [`Region`] (count a
-//! closure), `pmc::analyze` (reports over sample logs, feature `analyze`) and `native` (the
+//! closure), `pmc::launch` (a command launched paused before exec, feature `launch`, on by
+//! default), `pmc::analyze` (reports over sample logs, feature `analyze`) and `native` (the
 //! OS's own extras). Details: the example, "Required types", "Conveniences".
 //!
 //! # Details
@@ -127,8 +128,8 @@
 #![deny(missing_docs)]
 
 pub use pmc_core::*;
-// `pmc::process` and, on every Unix, `pmc::launch`: the processes a measurement is
-// about (pmc-process, the OS-specific half kept out of pmc-core).
+// `pmc::process` and, on every Unix with the feature `launch`, `pmc::launch`: the processes
+// a measurement is about (pmc-process, the OS-specific half kept out of pmc-core).
 pub use pmc_process::*;
 
 /// The analysis crate, pmc-analyze (feature `analyze`): symbolization and

@@ -71,10 +71,17 @@ pub(super) fn ioctl(fd: BorrowedFd<'_>, op: Ioctl) -> Result<(), Errno> {
 
 /// `read(fd, buf)`: one read of a counter's `read_format` block.
 pub(super) fn read(fd: BorrowedFd<'_>, buf: &mut [u8]) -> Result<usize, Errno> {
+    use std::os::fd::AsRawFd;
     loop {
-        match nix::unistd::read(fd, buf) {
-            Err(nix::errno::Errno::EINTR) => continue,
-            r => return r.map_err(Errno::from),
+        // SAFETY: the kernel writes at most `buf.len()` bytes into `buf`, which is exclusively
+        // borrowed for the call.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if let Ok(n) = usize::try_from(n) {
+            return Ok(n);
+        }
+        match last_errno() {
+            Errno(libc::EINTR) => continue,
+            e => return Err(e),
         }
     }
 }
@@ -93,48 +100,58 @@ pub(super) fn event_id(fd: BorrowedFd<'_>) -> Result<u64, Errno> {
     Ok(id)
 }
 
-/// `poll(fds, POLLIN, timeout_ms)`.
+/// `poll(fds, POLLIN, timeout_ms)`: each fd's `revents`, all 0 when a signal interrupted it.
 pub(super) fn poll(fds: &[BorrowedFd<'_>], timeout_ms: i32) -> Result<Vec<i16>, Errno> {
-    use nix::poll::{PollFd, PollFlags, PollTimeout};
-    let mut pfds: Vec<PollFd<'_>> = fds
+    use std::os::fd::AsRawFd;
+    let mut pfds: Vec<libc::pollfd> = fds
         .iter()
-        .map(|fd| PollFd::new(*fd, PollFlags::POLLIN))
+        .map(|fd| libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        })
         .collect();
-    // Any negative timeout waits forever, as poll(2) does.
-    let timeout = PollTimeout::try_from(timeout_ms).unwrap_or(PollTimeout::NONE);
-    match nix::poll::poll(&mut pfds, timeout) {
-        Ok(_) => {}
-        Err(nix::errno::Errno::EINTR) => return Ok(vec![0; pfds.len()]),
-        Err(e) => return Err(e.into()),
+    let n = libc::nfds_t::try_from(pfds.len()).map_err(|_| Errno(libc::EINVAL))?;
+    // SAFETY: `pfds` is a live array of exactly `n` pollfds, which the kernel reads and whose
+    // `revents` it writes for the duration of the call. Any negative timeout waits forever.
+    let rc = unsafe { libc::poll(pfds.as_mut_ptr(), n, timeout_ms) };
+    if rc < 0 {
+        return match last_errno() {
+            Errno(libc::EINTR) => Ok(vec![0; pfds.len()]),
+            e => Err(e),
+        };
     }
-    // The kernel reports only POLLIN (asked for) and POLLERR/POLLHUP/POLLNVAL, all of which
-    // nix knows, so `revents()` is never `None` here.
-    Ok(pfds
-        .iter()
-        .map(|p| p.revents().map_or(0, |r| r.bits()))
-        .collect())
+    Ok(pfds.iter().map(|p| p.revents).collect())
 }
 
 /// `clock_gettime(clock)` in nanoseconds (0 if the clock is unavailable).
 pub(super) fn clock_ns(clock: Clock) -> u64 {
     let id = match clock {
-        Clock::Monotonic => nix::time::ClockId::CLOCK_MONOTONIC,
-        Clock::Realtime => nix::time::ClockId::CLOCK_REALTIME,
+        Clock::Monotonic => libc::CLOCK_MONOTONIC,
+        Clock::Realtime => libc::CLOCK_REALTIME,
     };
-    let Ok(ts) = nix::time::clock_gettime(id) else {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: the kernel writes one timespec into the live local `ts`.
+    if unsafe { libc::clock_gettime(id, &mut ts) } != 0 {
         return 0;
-    };
-    (ts.tv_sec() as u64)
+    }
+    u64::try_from(ts.tv_sec)
+        .unwrap_or(0)
         .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec() as u64)
+        .saturating_add(u64::try_from(ts.tv_nsec).unwrap_or(0))
 }
 
 /// The calling thread's id: `gettid(2)` (no `/proc` read, no allocation).
 pub(super) fn gettid() -> i32 {
-    nix::unistd::gettid().as_raw()
+    // SAFETY: gettid takes no arguments, touches no memory and cannot fail.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) };
+    i32::try_from(tid).unwrap_or(0)
 }
 
 /// The calling thread's errno, right after a raw call failed.
 fn last_errno() -> Errno {
-    Errno(nix::errno::Errno::last_raw())
+    super::last_errno()
 }

@@ -24,7 +24,6 @@
 //! Residual assumption, as with every perf ring reader: no other process maps the same event and
 //! advances its `data_tail` behind our back.
 
-use nix::sys::mman;
 use std::io;
 use std::mem::{offset_of, size_of};
 use std::num::NonZeroUsize;
@@ -186,20 +185,8 @@ impl MmapRing {
         let data_size = data_pages.checked_mul(page).ok_or_else(too_big)?;
         let map_len = data_size.checked_add(page).ok_or_else(too_big)?;
         let len = NonZeroUsize::new(map_len).ok_or_else(too_big)?;
-        // SAFETY: a fresh shared mapping chosen by the kernel (addr NULL): it aliases no Rust
-        // object. The kernel validates fd, length and offset.
-        let ptr = unsafe {
-            mman::mmap(
-                None,
-                len,
-                mman::ProtFlags::PROT_READ | mman::ProtFlags::PROT_WRITE,
-                mman::MapFlags::MAP_SHARED,
-                fd,
-                0,
-            )
-        }
-        .map_err(|e| io::Error::from_raw_os_error(e as i32))?;
-        let base = ptr.cast::<u8>();
+        let ptr = super::mmap_shared(fd, len, true).map_err(io::Error::from)?;
+        let base = ptr;
         let mut ring = Self {
             base,
             map_len,
@@ -313,7 +300,7 @@ impl Drop for MmapRing {
                 // munmap of a mapping we own cannot fail in a way we could act on in drop.
                 // SAFETY: `base`/`map_len` are exactly the mapping created in `new`, unmapped
                 // only here; no slice or atomic view of it can outlive `self`.
-                let _ = unsafe { mman::munmap(self.base.cast(), self.map_len) };
+                unsafe { super::munmap(self.base, self.map_len) };
             }
             #[cfg(any(test, feature = "fake-kernel"))]
             Backing::Shared { .. } => {} // the Arc frees it

@@ -8,10 +8,11 @@
 //!
 //! Functions here take references, `BorrowedFd`s and slices, and return
 //! `Result<_, Errno>`; each `unsafe` block names the user memory the kernel
-//! reads or writes. Raw pointers never leave this module. The POSIX calls
-//! (`read`, `poll`, `clock_gettime`, `sysconf`, `getrlimit`, `mmap`) go
-//! through nix's wrappers; only `perf_event_open` and the perf ioctls, which
-//! nix does not wrap, are raw. The OS is chosen once, below: `linux.rs` is the kernel's
+//! reads or writes. Raw pointers never leave this module. Every call is libc's (or
+//! perf-event-open-sys's for `perf_event_open` and the perf ioctls), each in one small
+//! function here: a counting-only build needs no POSIX wrapper crate, and nix (3 s of a
+//! cold build's 8) stays with what launches processes (pmc-process, feature `launch`).
+//! The OS is chosen once, below: `linux.rs` is the kernel's
 //! half of [`RealSys`], `unsupported.rs` answers `ENOSYS` elsewhere, so the backend's logic
 //! still builds (and its pure parts still test) everywhere; the ring and rdpmc page mappings
 //! are plain `mmap(2)` on any Unix (with no perf fd to map, they are never reached elsewhere).
@@ -322,10 +323,55 @@ fn page_size() -> usize {
 
 /// `sysconf(_SC_PAGESIZE)` as returned, -1 when it fails.
 fn sysconf_page_size() -> libc::c_long {
-    nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
-        .ok()
-        .flatten()
-        .unwrap_or(-1)
+    // SAFETY: sysconf takes an integer and touches no memory.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) }
+}
+
+/// The calling thread's errno, right after a raw call failed.
+fn last_errno() -> Errno {
+    Errno(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+}
+
+/// `mmap(NULL, len, PROT_READ [| PROT_WRITE], MAP_SHARED, fd, 0)`: a fresh shared mapping of
+/// `fd` (a perf ring with its control page, or the control page alone for rdpmc).
+fn mmap_shared(
+    fd: BorrowedFd<'_>,
+    len: std::num::NonZeroUsize,
+    writable: bool,
+) -> Result<std::ptr::NonNull<u8>, Errno> {
+    use std::os::fd::AsRawFd;
+    let prot = if writable {
+        libc::PROT_READ | libc::PROT_WRITE
+    } else {
+        libc::PROT_READ
+    };
+    // SAFETY: a fresh mapping at an address the kernel chooses (NULL hint, no MAP_FIXED), so it
+    // aliases no existing memory; the kernel validates fd, length and offset.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len.get(),
+            prot,
+            libc::MAP_SHARED,
+            fd.as_raw_fd(),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(last_errno());
+    }
+    std::ptr::NonNull::new(p.cast::<u8>()).ok_or(Errno(crate::errno::EINVAL))
+}
+
+/// `munmap(base, len)`.
+///
+/// # Safety
+///
+/// `base`/`len` are exactly a mapping [`mmap_shared`] returned, not yet unmapped, and no
+/// reference into it outlives this call.
+unsafe fn munmap(base: std::ptr::NonNull<u8>, len: usize) {
+    // SAFETY: the caller's contract above; munmap of a whole live mapping cannot fail.
+    unsafe { libc::munmap(base.as_ptr().cast(), len) };
 }
 
 /// The integer unions of `perf_event_attr`: (`sample_period`/`sample_freq`,

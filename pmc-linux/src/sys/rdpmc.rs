@@ -123,27 +123,14 @@ unsafe impl Sync for ControlPage {}
 impl ControlPage {
     /// Maps the control page of `fd` read-only (one page, no data area).
     pub(crate) fn map(fd: BorrowedFd<'_>) -> Result<ControlPage, Errno> {
-        use nix::sys::mman;
         let len = usize::try_from(super::sysconf_page_size())
             .ok()
             .filter(|l| *l >= 4096)
             .unwrap_or(4096);
         let map_len = std::num::NonZeroUsize::new(len).ok_or(Errno(errno::EINVAL))?;
-        // SAFETY: a fresh mapping chosen by the kernel (addr NULL), so no
-        // existing memory is affected; nix checks the result for MAP_FAILED.
-        let p = unsafe {
-            mman::mmap(
-                None,
-                map_len,
-                mman::ProtFlags::PROT_READ,
-                mman::MapFlags::MAP_SHARED,
-                fd,
-                0,
-            )
-        }
-        .map_err(Errno::from)?;
+        let p = super::mmap_shared(fd, map_len, false)?;
         Ok(ControlPage {
-            base: p.cast::<u8>(),
+            base: p,
             backing: Backing::Mmap { len },
         })
     }
@@ -210,9 +197,7 @@ impl Drop for ControlPage {
             Backing::Mmap { len } => {
                 // SAFETY: `base`/`len` are exactly the mapping made in `map`,
                 // and no reference into it outlives `self`.
-                unsafe {
-                    let _ = nix::sys::mman::munmap(self.base.cast(), len);
-                }
+                unsafe { super::munmap(self.base, len) };
             }
             #[cfg(test)]
             Backing::Sim { .. } => {}

@@ -84,20 +84,23 @@ impl Sys for RealSys {
         Facts::probe(self)
     }
     fn rlimit_soft(&self, resource: Rlimit) -> Option<u64> {
-        use nix::sys::resource::{getrlimit, Resource, RLIM_INFINITY};
         let res = match resource {
-            Rlimit::NoFile => Resource::RLIMIT_NOFILE,
+            Rlimit::NoFile => libc::RLIMIT_NOFILE,
             #[cfg(not(target_vendor = "apple"))]
-            Rlimit::MemLock => Resource::RLIMIT_MEMLOCK,
-            // nix has no RLIMIT_MEMLOCK on Apple systems, where perf_event's locked-memory
-            // limit means nothing anyway.
+            Rlimit::MemLock => libc::RLIMIT_MEMLOCK,
+            // perf_event's locked-memory limit means nothing on Apple systems.
             #[cfg(target_vendor = "apple")]
             Rlimit::MemLock => return None,
         };
-        let (cur, _max) = getrlimit(res).ok()?;
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: the kernel writes one rlimit into the live local `lim`.
+        let rc = unsafe { libc::getrlimit(res, &mut lim) };
         // rlim_t is u64 on Linux but i64 on FreeBSD.
         #[allow(clippy::unnecessary_cast)]
-        (cur != RLIM_INFINITY).then_some(cur as u64)
+        (rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY).then_some(lim.rlim_cur as u64)
     }
     fn read_file(&self, path: &Path) -> std::io::Result<Vec<u8>> {
         std::fs::read(path)

@@ -4,19 +4,23 @@
 //! launched), and listing and probing processes (`process.rs`).
 #![allow(unsafe_code)]
 
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+#[cfg(all(
+    feature = "launch",
+    any(target_os = "linux", target_os = "android", target_os = "freebsd")
+))]
 mod child;
 #[cfg(all(
+    feature = "launch",
     unix,
     not(any(target_os = "linux", target_os = "android", target_os = "freebsd"))
 ))]
 #[path = "unsupported.rs"]
 mod child;
-#[cfg(unix)]
+#[cfg(all(feature = "launch", unix))]
 mod session;
-#[cfg(unix)]
+#[cfg(all(feature = "launch", unix))]
 mod stdio;
-#[cfg(unix)]
+#[cfg(all(feature = "launch", unix))]
 pub mod launch {
     //! Launch a command paused before `exec`, so counters can be attached first.
     //!
@@ -39,9 +43,10 @@ pub mod launch {
 }
 
 /// What the crate root re-exports from here, where this system has it
-/// (`pmc_process::launch` on every Unix): the OS choice stays in `sys/`.
+/// (`pmc_process::launch` on every Unix, with the feature `launch`): the OS choice stays in
+/// `sys/`.
 pub(crate) mod exported {
-    #[cfg(unix)]
+    #[cfg(all(feature = "launch", unix))]
     pub use super::launch;
 }
 pub(crate) mod process;

@@ -37,7 +37,7 @@ impl Sys for FakeKernel {
         } else {
             None
         };
-        let (rd, wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Errno::from)?;
+        let (rd, wr) = fake_pipe()?;
         let fd = rd.as_raw_fd();
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
             .ok()
@@ -345,7 +345,7 @@ impl Sys for FakeKernel {
             Ok(_) => return Err(Errno(errno::ENOTDIR)),
             Err(_) => return Err(Errno(errno::ENOENT)),
         }
-        let (rd, _wr) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(Errno::from)?;
+        let (rd, _wr) = fake_pipe()?;
         let fd = rd.as_raw_fd();
         let link = std::fs::read_link(format!("/proc/self/fd/{fd}"))
             .ok()
@@ -370,4 +370,20 @@ impl Sys for FakeKernel {
         let text = String::from_utf8_lossy(&b);
         crate::sys::stext_in(text.lines().map(str::to_owned))
     }
+}
+
+/// A close-on-exec pipe standing for a perf fd: (read end, write end).
+fn fake_pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 writes two descriptors into the live local 2-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Errno(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(errno::EMFILE),
+        ));
+    }
+    // SAFETY: pipe2 succeeded, so both are new descriptors that nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
