@@ -6,6 +6,7 @@
 
 mod control;
 mod dwarf;
+mod instructions;
 mod metrics;
 mod pmclog;
 mod profiler;
@@ -104,7 +105,7 @@ pub(crate) fn main() {
         ("profiler against perf record", profiler::bench_profiler),
         (
             "profiler instructions (callgrind)",
-            profiler::bench_instructions,
+            instructions::bench_instructions,
         ),
         ("symbolize", profiler::bench_symbolize),
         ("dwarf call graphs", dwarf::bench_dwarf),
