@@ -436,6 +436,7 @@ impl<S: RingStorage> Batch<'_, S> {
     }
 
     /// Locates the next record and validates its header.
+    #[inline]
     fn locate(&mut self) -> Option<Result<Located, RingError>> {
         if !self.checked {
             self.checked = true;
@@ -527,6 +528,7 @@ impl<S: RingStorage> Batch<'_, S> {
         Ok(())
     }
 
+    #[inline]
     fn lend(&self, offset: usize, len: usize) -> Result<&[u8], RingError> {
         self.reader
             .storage
@@ -535,6 +537,7 @@ impl<S: RingStorage> Batch<'_, S> {
             .ok_or(RingError::Unreadable { offset, len })
     }
 
+    #[inline]
     fn advance(&mut self, size: usize, wrapped: bool) {
         self.pos = self.pos.wrapping_add(size as u64);
         let stats = &mut self.reader.stats;
@@ -588,6 +591,7 @@ impl<S: RingStorage> Batch<'_, S> {
     ///
     /// Returns `None` at the end of the batch. An `Err` reports corruption; the batch has then
     /// skipped to `data_head`, and the next call returns `None`.
+    #[inline]
     pub fn next_record(&mut self) -> Option<Result<RingRecord<'_>, RingError>> {
         let Located {
             position,
