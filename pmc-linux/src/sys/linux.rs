@@ -4,7 +4,7 @@
 use perf_event_open_sys::bindings::perf_event_attr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 
-use super::{Clock, Errno, Ioctl};
+use super::{last_errno, Clock, Errno, Ioctl};
 
 /// This system has perf_event.
 pub(super) const HAVE_PERF_EVENT: bool = true;
@@ -149,9 +149,4 @@ pub(super) fn gettid() -> i32 {
     // SAFETY: gettid takes no arguments, touches no memory and cannot fail.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) };
     i32::try_from(tid).unwrap_or(0)
-}
-
-/// The calling thread's errno, right after a raw call failed.
-fn last_errno() -> Errno {
-    super::last_errno()
 }

@@ -378,11 +378,7 @@ fn fake_pipe() -> Result<(OwnedFd, OwnedFd), Errno> {
     let mut fds = [-1; 2];
     // SAFETY: pipe2 writes two descriptors into the live local 2-int array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(Errno(
-            std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(errno::EMFILE),
-        ));
+        return Err(crate::sys::last_errno());
     }
     // SAFETY: pipe2 succeeded, so both are new descriptors that nothing else owns.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
