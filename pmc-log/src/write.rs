@@ -61,7 +61,14 @@ pub struct Writer<W: Write> {
     dropped: u64,
     /// The CRCs of recent record headers.
     head_crc: HeadCrc,
+    /// How sealed blocks reach `out` when not by `write_all` ([`Writer::set_block_handoff`]).
+    handoff: Option<BlockHandoff<W>>,
+    /// The record that did not fit a sealed block, on its way to the next (for a hand-off).
+    carry: Vec<u8>,
 }
+
+/// A function that takes a sealed block for an output: see [`Writer::set_block_handoff`].
+pub type BlockHandoff<W> = fn(&mut W, &mut Vec<u8>) -> io::Result<()>;
 
 impl<W: Write> Writer<W> {
     /// Start a log with the default block size (64 KiB): writes the
@@ -93,6 +100,8 @@ impl<W: Write> Writer<W> {
             failed: None,
             dropped: 0,
             head_crc: HeadCrc::default(),
+            handoff: None,
+            carry: Vec::new(),
         };
         w.write(&Record::Header(header.clone()))?;
         w.seal()?;
@@ -142,9 +151,6 @@ impl<W: Write> Writer<W> {
                 self.dropped += 1; // the new record goes with the failed block
                 return Err(e);
             }
-            self.block
-                .copy_within(start..start + total, BLOCK_HEADER_LEN);
-            self.block.truncate(BLOCK_HEADER_LEN + total);
         }
         self.records_in_block += 1;
         self.records += 1;
@@ -242,15 +248,53 @@ impl<W: Write> Writer<W> {
         out.ok_or_else(|| WriteError::Io(io::Error::other("writer already finished")))
     }
 
-    fn seal(&mut self) -> Result<(), WriteError> {
-        let end = self.block.len();
-        self.seal_prefix(end)?;
-        self.block.truncate(BLOCK_HEADER_LEN);
-        Ok(())
+    /// Has each sealed block taken by `handoff` instead of written with `write_all`: it is
+    /// called with the output and the block (exactly its bytes, as `write_all` would get
+    /// them), and may keep the block's buffer by swapping another `Vec` into its place,
+    /// whose contents the writer discards and whose capacity it reuses for the next block.
+    /// An output that queues blocks for a thread of its own (pmc-linux's spool) takes them
+    /// so without copying them; an error fails the writer as a failed `write_all` does.
+    ///
+    /// ```
+    /// use pmc_log::record::{Exit, Header, Record};
+    /// use pmc_log::Writer;
+    /// use std::io::{self, Write};
+    /// /// Blocks kept whole, one `Vec` each.
+    /// struct Blocks(Vec<Vec<u8>>);
+    /// impl Write for Blocks {
+    ///     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+    ///         self.0.push(b.to_vec());
+    ///         Ok(b.len())
+    ///     }
+    ///     fn flush(&mut self) -> io::Result<()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let mut w = Writer::new(Blocks(Vec::new()), &Header::default())?;
+    /// w.set_block_handoff(|out, block| {
+    ///     out.0.push(std::mem::take(block));
+    ///     Ok(())
+    /// });
+    /// w.write(&Record::Exit(Exit { time: 10, pid: 1, tid: 1 }))?;
+    /// let blocks = w.finish()?.0;
+    /// // The preamble, the header's block, then the block with the exit and the close marker.
+    /// assert_eq!(blocks.len(), 3);
+    /// let log: Vec<u8> = blocks.concat();
+    /// assert_eq!(pmc_log::Reader::new(&log)?.records().count(), 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn set_block_handoff(&mut self, handoff: BlockHandoff<W>) {
+        self.handoff = Some(handoff);
     }
 
-    /// Write the block header plus `block[BLOCK_HEADER_LEN..end]`. Counts the
-    /// records in that range as `records_in_block` (the caller adjusts).
+    fn seal(&mut self) -> Result<(), WriteError> {
+        let end = self.block.len();
+        self.seal_prefix(end)
+    }
+
+    /// Write the block header plus `block[BLOCK_HEADER_LEN..end]`, and leave the block
+    /// holding what followed `end` (a record that did not fit) after a new header's place.
+    /// Counts the records in that range as `records_in_block` (the caller adjusts).
     fn seal_prefix(&mut self, end: usize) -> Result<(), WriteError> {
         if end <= BLOCK_HEADER_LEN {
             return Ok(());
@@ -261,10 +305,30 @@ impl<W: Write> Writer<W> {
             record_count: self.records_in_block,
         };
         self.block[..BLOCK_HEADER_LEN].copy_from_slice(&encode_block_header(&h));
-        if let Some(out) = self.out.as_mut() {
-            if let Err(e) = out.write_all(&self.block[..end]) {
-                return Err(self.fail(e));
+        let written = match (self.out.as_mut(), self.handoff) {
+            (Some(out), Some(handoff)) => {
+                self.carry.clear();
+                self.carry
+                    .extend_from_slice(self.block.get(end..).unwrap_or_default());
+                self.block.truncate(end);
+                let r = handoff(out, &mut self.block);
+                self.block.clear();
+                self.block
+                    .reserve(BLOCK_HEADER_LEN + self.block_size + 1024);
+                self.block.resize(BLOCK_HEADER_LEN, 0);
+                self.block.extend_from_slice(&self.carry);
+                r
             }
+            (out, _) => {
+                let r = out.map_or(Ok(()), |o| o.write_all(&self.block[..end]));
+                let len = self.block.len();
+                self.block.copy_within(end..len, BLOCK_HEADER_LEN);
+                self.block.truncate(BLOCK_HEADER_LEN + (len - end));
+                r
+            }
+        };
+        if let Err(e) = written {
+            return Err(self.fail(e));
         }
         self.seq += 1;
         self.records_in_block = 0;

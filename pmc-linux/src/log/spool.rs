@@ -339,32 +339,67 @@ fn first_time(buf: &[u8]) -> Option<u64> {
     Some(r.time())
 }
 
-impl Write for Spool {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+/// A sealed block on its way into the queue.
+enum Incoming<'a> {
+    /// To be copied ([`Write::write`]).
+    Copy(&'a [u8]),
+    /// To be taken whole, a spare buffer swapped into its place ([`Spool::take_block`]).
+    Take(&'a mut Vec<u8>),
+}
+
+impl Spool {
+    /// Queues a sealed block (the preamble and the header's block go straight to the sink).
+    fn queue(&mut self, block: Incoming<'_>) -> io::Result<usize> {
         self.writes += 1;
         if let Some(sink) = self.sink.as_mut().filter(|_| self.writes <= 2) {
-            // The preamble, then the header's block: straight to the sink.
-            return sink.write(buf);
+            return match block {
+                Incoming::Copy(b) => sink.write(b),
+                Incoming::Take(v) => sink.write_all(v).map(|()| v.len()),
+            };
         }
         self.start()?;
         let mut q = self.shared.lock();
         if let Some(e) = q.error {
             return Err(rebuild(e));
         }
-        if q.bytes.saturating_add(buf.len()) > q.bound && !q.blocks.is_empty() {
+        let buf: &[u8] = match &block {
+            Incoming::Copy(b) => b,
+            Incoming::Take(v) => v,
+        };
+        let len = buf.len();
+        if q.bytes.saturating_add(len) > q.bound && !q.blocks.is_empty() {
             q.drop_block(buf);
             self.shared.cv.notify_all();
-            return Ok(buf.len());
+            return Ok(len);
         }
         q.pay_owed(first_time(buf));
-        let mut block = q.spare.pop().unwrap_or_default();
-        block.clear();
-        block.extend_from_slice(buf);
-        q.push(block);
+        let mut spare = q.spare.pop().unwrap_or_default();
+        match block {
+            Incoming::Copy(b) => {
+                spare.clear();
+                spare.extend_from_slice(b);
+            }
+            Incoming::Take(v) => std::mem::swap(v, &mut spare),
+        }
+        q.push(spare);
         if q.bytes >= WAKE_BYTES.min(q.bound / 2) {
             self.shared.cv.notify_all();
         }
-        Ok(buf.len())
+        Ok(len)
+    }
+
+    /// The hub's [`pmc_log::Writer`] hands its sealed blocks here
+    /// ([`pmc_log::Writer::set_block_handoff`]): the block is queued as it is, and the writer
+    /// goes on in a spare buffer of the queue's, so that no block is copied on the drain's
+    /// path. Otherwise as [`Write::write`].
+    pub(crate) fn take_block(&mut self, block: &mut Vec<u8>) -> io::Result<()> {
+        self.queue(Incoming::Take(block)).map(drop)
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.queue(Incoming::Copy(buf))
     }
 
     /// Waits until every block queued is written and the sink flushed; with a close wait

@@ -75,8 +75,8 @@ impl Hub {
         };
         let (spool, handle) = Spool::new(sink, bound);
         handle.set_close_wait(self.lock()?.close_wait);
-        let mut writer = pmc_log::Writer::new(Box::new(spool) as LogSink, &header)
-            .map_err(|e| write_error(&e))?;
+        let mut writer = pmc_log::Writer::new(spool, &header).map_err(|e| write_error(&e))?;
+        writer.set_block_handoff(Spool::take_block);
         let mut st = self.lock()?;
         let mut result = Ok(());
         if st.writer.is_some() {

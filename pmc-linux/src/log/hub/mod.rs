@@ -17,11 +17,10 @@ use self::error::LogFailure;
 use super::post::PostChain;
 use super::reorder::Reorder;
 use super::source::RingSource;
-use super::spool::{SpoolHandle, Unwritten};
+use super::spool::{Spool, SpoolHandle, Unwritten};
 use super::synth::Synth;
 use super::{SamplingDetails, DRAIN_PERIOD};
 use crate::sys::{RealSys, Sys};
-use pmc_core::LogSink;
 use pmc_log::record as log;
 use std::collections::HashSet;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -39,7 +38,7 @@ pub(crate) struct Hub {
 
 #[derive(Default)]
 struct HubState {
-    writer: Option<pmc_log::Writer<LogSink>>,
+    writer: Option<pmc_log::Writer<Spool>>,
     rings: Vec<RingSource>,
     /// Descriptors of registered PMCs, written again at the start of a replacement log.
     descriptors: Vec<log::PmcDescriptor<'static>>,
@@ -108,8 +107,8 @@ impl std::fmt::Debug for HubState {
 
 /// Error collection: writes `rec` if there is a log; the first write error is kept in
 /// `error` (the writer takes nothing after it, and counts what it dropped).
-pub(super) fn write_log(
-    writer: &mut Option<pmc_log::Writer<LogSink>>,
+pub(super) fn write_log<W: std::io::Write>(
+    writer: &mut Option<pmc_log::Writer<W>>,
     error: &mut Option<LogFailure>,
     rec: &log::Record<'_>,
 ) {
