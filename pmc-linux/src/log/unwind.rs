@@ -21,7 +21,7 @@
 use pmc_core::{Allocation, CallGraph, Error, ErrorKind, Op, Result};
 use pmc_log::record as log;
 
-use crate::record::Sample;
+use crate::record::SampleFields;
 
 /// `perf_event_attr.sample_regs_user`: the registers an unwind starts from. x86-64
 /// (`arch/x86/include/uapi/asm/perf_regs.h`): `PERF_REG_X86_BP` (6), `_SP` (7), `_IP` (8).
@@ -131,7 +131,7 @@ pub(crate) struct UserStack<'a> {
 
 impl<'a> UserStack<'a> {
     /// The registers and stack of `s`, if it has a user context.
-    pub(crate) fn of(s: &Sample<'a>) -> Option<UserStack<'a>> {
+    pub(crate) fn of(s: &SampleFields<'a>) -> Option<UserStack<'a>> {
         let r = s.regs_user.filter(|r| r.abi != 0)?;
         let stack = s.stack_user?;
         #[cfg(target_arch = "x86_64")]

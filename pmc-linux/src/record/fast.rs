@@ -1,16 +1,18 @@
 //! The fixed-word fast path: [`SampleLayout`] decodes the samples whose fields are all one
-//! u64 word (but the callchain) into [`SampleFields`], without the general parser.
+//! u64 word (but the callchain and a user context) into [`SampleFields`], without the general
+//! parser.
 
 use super::{
-    record_type, sample_type, Callchain, CpuMode, ParseConfig, RecordHeader, Sample, HEADER_LEN,
+    record_type, sample_type, Callchain, CpuMode, ParseConfig, RecordHeader, RegsUser, Sample,
+    HEADER_LEN,
 };
 
 /// The layout of a ring's samples when every field they carry is one u64 word but the
-/// callchain (the `sample_type` bits `IDENTIFIER`, `IP`, `TID`, `TIME`, `ADDR`, `ID`,
-/// `STREAM_ID`, `CPU`, `PERIOD` and `CALLCHAIN`, and nothing else): what every frame-pointer
-/// sampling PMC's samples are. [`SampleLayout::decode`] reads such a sample without the
-/// general parser ([`ParseConfig::parse`]) and without building a [`Sample`]: the drain
-/// thread's hot path.
+/// callchain and the user context (the `sample_type` bits `IDENTIFIER`, `IP`, `TID`, `TIME`,
+/// `ADDR`, `ID`, `STREAM_ID`, `CPU`, `PERIOD`, `CALLCHAIN`, `REGS_USER` and `STACK_USER`, and
+/// nothing else): what every frame-pointer sampling PMC's samples are, and every DWARF one's.
+/// [`SampleLayout::decode`] reads such a sample without the general parser
+/// ([`ParseConfig::parse`]) and without building a [`Sample`]: the drain thread's hot path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SampleLayout {
     cfg: ParseConfig,
@@ -46,6 +48,10 @@ pub struct SampleFields<'a> {
     pub period: Option<u64>,
     /// `PERF_SAMPLE_CALLCHAIN`
     pub callchain: Option<Callchain<'a>>,
+    /// `PERF_SAMPLE_REGS_USER` (see [`Sample::regs_user`]).
+    pub regs_user: Option<RegsUser<'a>>,
+    /// `PERF_SAMPLE_STACK_USER`, cut to its `dyn_size` (see [`Sample::stack_user`]).
+    pub stack_user: Option<&'a [u8]>,
 }
 
 impl<'a> SampleFields<'a> {
@@ -64,6 +70,8 @@ impl<'a> SampleFields<'a> {
             cpu: s.cpu,
             period: s.period,
             callchain: s.callchain,
+            regs_user: s.regs_user,
+            stack_user: s.stack_user,
         }
     }
 
@@ -74,14 +82,16 @@ impl<'a> SampleFields<'a> {
 }
 
 impl ParseConfig {
-    /// The layout of this config's samples, if they carry nothing but fixed words and a
-    /// callchain (see [`SampleLayout`]).
+    /// The layout of this config's samples, if they carry nothing but fixed words, a
+    /// callchain and a user context (see [`SampleLayout`]).
     pub fn sample_layout(&self) -> Option<SampleLayout> {
-        (self.sample_type & !(FIXED_SAMPLE_WORDS | sample_type::CALLCHAIN) == 0).then(|| {
-            SampleLayout {
-                cfg: *self,
-                fixed: (self.sample_type & FIXED_SAMPLE_WORDS).count_ones() as usize * 8,
-            }
+        let decoded = FIXED_SAMPLE_WORDS
+            | sample_type::CALLCHAIN
+            | sample_type::REGS_USER
+            | sample_type::STACK_USER;
+        (self.sample_type & !decoded == 0).then(|| SampleLayout {
+            cfg: *self,
+            fixed: (self.sample_type & FIXED_SAMPLE_WORDS).count_ones() as usize * 8,
         })
     }
 }
@@ -98,20 +108,50 @@ impl SampleLayout {
             return None;
         }
         let body = record.get(HEADER_LEN..usize::from(header.size))?;
-        let (words, rest) = body.split_at_checked(self.fixed)?;
+        let (words, mut rest) = body.split_at_checked(self.fixed)?;
         let mut f = fixed_sample_fields(&self.cfg, words);
         f.misc = header.misc;
+        // `u64 count; then count units of `unit` bytes`, off the front of `rest`.
+        let counted = |rest: &mut &'a [u8], unit: u64| -> Option<(u64, &'a [u8])> {
+            let (n, after) = rest.split_at_checked(8)?;
+            let n = u64::from_ne_bytes(n.try_into().ok()?);
+            let (items, after) =
+                after.split_at_checked(usize::try_from(n.checked_mul(unit)?).ok()?)?;
+            *rest = after;
+            Some((n, items))
+        };
         if self.cfg.has(sample_type::CALLCHAIN) {
-            let (nr, ips) = rest.split_at_checked(8)?;
-            let nr = u64::from_ne_bytes(nr.try_into().ok()?);
-            if u64::try_from(ips.len()).ok()? != nr.checked_mul(8)? {
-                return None;
-            }
+            let (_, ips) = counted(&mut rest, 8)?;
             f.callchain = Some(Callchain { ips });
-        } else if !rest.is_empty() {
-            return None;
         }
-        Some(f)
+        if self.cfg.has(sample_type::REGS_USER) {
+            // `{ u64 abi; u64 regs[weight(sample_regs_user)]; }`, no registers with abi 0.
+            let (abi, after) = rest.split_at_checked(8)?;
+            let abi = u64::from_ne_bytes(abi.try_into().ok()?);
+            let n = if abi == 0 {
+                0
+            } else {
+                self.cfg.sample_regs_user.count_ones() as usize
+            };
+            let (regs, after) = after.split_at_checked(n.checked_mul(8)?)?;
+            rest = after;
+            f.regs_user = Some(RegsUser { abi, regs });
+        }
+        if self.cfg.has(sample_type::STACK_USER) {
+            // `{ u64 size; char data[size]; u64 dyn_size; }`, the last two when size is not
+            // 0; cut to dyn_size.
+            let (size, data) = counted(&mut rest, 1)?;
+            f.stack_user = Some(if size == 0 {
+                &[]
+            } else {
+                let (dyn_size, after) = rest.split_at_checked(8)?;
+                rest = after;
+                let dyn_size =
+                    usize::try_from(u64::from_ne_bytes(dyn_size.try_into().ok()?)).ok()?;
+                data.get(..dyn_size)?
+            });
+        }
+        rest.is_empty().then_some(f)
     }
 }
 

@@ -634,6 +634,79 @@ proptest! {
         prop_assert!(agrees(&g));
     }
 
+    /// The same with a user context (`REGS_USER` and `STACK_USER`, as a DWARF sampling PMC's
+    /// samples carry): the fast decoder gives the general parser's registers and stack (cut
+    /// to `dyn_size`), or declines, for any ABI (no registers with 0), register mask, stack
+    /// size and `dyn_size` (past the size: an error the parser reports), on whole records,
+    /// every prefix and records with bytes appended.
+    #[test]
+    fn sample_layout_with_a_user_context_agrees_with_the_parser(
+        cfg in arb_config(), mut s in arb_sample(), abi in 0u64..3,
+        mask in any::<u64>(), nregs in 0u32..6,
+        stack in proptest::collection::vec(any::<u8>(), 0..48), dyn_extra in 0usize..50,
+        extra in proptest::collection::vec(any::<u8>(), 1..24),
+    ) {
+        let fast = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::ADDR | st::ID
+            | st::STREAM_ID | st::CPU | st::PERIOD | st::CALLCHAIN;
+        let mut cfg = cfg;
+        cfg.sample_type = (cfg.sample_type & fast) | st::REGS_USER | st::STACK_USER;
+        // A mask of `nregs` bits.
+        let mut m = mask;
+        while m.count_ones() > nregs {
+            m &= m - 1;
+        }
+        cfg.sample_regs_user = m;
+        let layout = cfg.sample_layout().expect("fixed words and a user context have a layout");
+        // REGS_USER then STACK_USER, after the other fields.
+        let mut tail = abi.to_ne_bytes().to_vec();
+        if abi != 0 {
+            for i in 0..u64::from(m.count_ones()) {
+                tail.extend_from_slice(&(0x1000 + i).to_ne_bytes());
+            }
+        }
+        tail.extend_from_slice(&(stack.len() as u64).to_ne_bytes());
+        if !stack.is_empty() {
+            tail.extend_from_slice(&stack);
+            let dyn_size = dyn_extra.min(stack.len() + 2) as u64;
+            tail.extend_from_slice(&dyn_size.to_ne_bytes());
+        }
+        s.tail = tail;
+        let bytes = encode_sample(&cfg, &s);
+        let agrees = |b: &[u8]| match layout.decode(b) {
+            None => true,
+            Some(f) => matches!(cfg.parse(b), Ok(Record::Sample(p))
+                if SampleFields::of(&p) == f && p.unparsed.is_empty()),
+        };
+        // Whole: decoded as parsed, when the parser takes it (a dyn_size past the size it
+        // refuses, and the fast decoder declines).
+        let parsed = matches!(cfg.parse(&bytes), Ok(Record::Sample(_)));
+        prop_assert_eq!(layout.decode(&bytes).is_some(), parsed);
+        prop_assert!(agrees(&bytes));
+        if let Some(f) = layout.decode(&bytes) {
+            let regs = f.regs_user.expect("registers decoded");
+            prop_assert_eq!(regs.abi, abi);
+            prop_assert_eq!(regs.regs.len(), if abi == 0 { 0 } else { 8 * m.count_ones() as usize });
+            let want = if stack.is_empty() { 0 } else { dyn_extra.min(stack.len()) };
+            prop_assert_eq!(f.stack_user.map(<[u8]>::len), Some(want));
+        }
+        for len in 0..bytes.len() {
+            let mut cut = bytes[..len].to_vec();
+            if len >= 8 {
+                cut[6..8].copy_from_slice(&(len as u16).to_ne_bytes());
+            }
+            prop_assert!(agrees(&cut), "prefix of {len}");
+            if len >= 8 && len < bytes.len() {
+                prop_assert!(layout.decode(&cut).is_none(), "a prefix of {len} is not whole");
+            }
+        }
+        let mut longer = bytes.clone();
+        longer.extend_from_slice(&extra);
+        let n = longer.len() as u16;
+        longer[6..8].copy_from_slice(&n.to_ne_bytes());
+        prop_assert!(agrees(&longer));
+        prop_assert!(layout.decode(&longer).is_none(), "bytes after the stack");
+    }
+
     /// Every prefix of a valid record, with its header size patched to the prefix length, is
     /// an error or a shorter valid parse, never a panic; random bytes likewise.
     #[test]

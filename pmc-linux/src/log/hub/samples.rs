@@ -48,7 +48,7 @@ pub(super) fn write_ordered(
 pub(super) fn convert(sys: &dyn Sys, meta: &RingMeta, r: &Record<'_>, reorder: &mut Reorder) {
     if let Record::Sample(s) = r {
         let fields = crate::record::SampleFields::of(s);
-        let stack = crate::log::unwind::UserStack::of(s);
+        let stack = crate::log::unwind::UserStack::of(&fields);
         return convert_sample(meta, &fields, s.raw.unwrap_or_default(), stack, reorder);
     }
     if let Some(rec) = to_log(sys, r, meta, |id| meta.pmc_of(id)) {

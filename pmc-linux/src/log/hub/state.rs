@@ -165,7 +165,10 @@ impl HubState {
             }
             match r {
                 Drained::Record(r) => take_drained(&*sys.0, post, reorder, meta, r),
-                Drained::Sample(s) => convert_sample(meta, s, &[], None, reorder),
+                Drained::Sample(s) => {
+                    let stack = crate::log::unwind::UserStack::of(s);
+                    convert_sample(meta, s, &[], stack, reorder);
+                }
             }
         });
         // Losses counted from the kernel's count that a PERF_RECORD_LOST has now reported
