@@ -13,12 +13,17 @@ use crate::{Unwinder, UserRegs};
 #[derive(Debug, Default)]
 pub struct LogUnwinder {
     unwinder: Unwinder,
+    /// Where a sample's new callchain is built (kept for its capacity).
+    scratch: Vec<u64>,
 }
 
 impl LogUnwinder {
     /// A log unwinder over `unwinder` (e.g. one [`Unwinder::with_root`]).
     pub fn new(unwinder: Unwinder) -> LogUnwinder {
-        LogUnwinder { unwinder }
+        LogUnwinder {
+            unwinder,
+            scratch: Vec::new(),
+        }
     }
 
     /// Follows the processes' mappings through one record of the log, in log order.
@@ -44,14 +49,17 @@ impl LogUnwinder {
     /// `stack`: the kernel frames stay first, then the user PC and return addresses, then
     /// [`log::TRUNCATED_FRAME`] if the unwind stopped before the stack's root.
     pub fn complete(&mut self, s: &mut log::Sample<'_>, regs: &UserRegs, stack: &[u8]) {
-        // The new callchain is built where it will live: one allocation per sample.
+        // The new callchain is built in a buffer kept from sample to sample, then copied
+        // out at its length: one allocation per sample, none to grow it frame by frame.
         let kernel = usize::try_from(s.kernel_frames).unwrap_or(usize::MAX);
-        let mut frames: Vec<u64> = s.callchain.iter().take(kernel).collect();
-        let r = self.unwinder.unwind(s.pid, regs, stack, &mut frames);
+        let frames = &mut self.scratch;
+        frames.clear();
+        frames.extend(s.callchain.iter().take(kernel));
+        let r = self.unwinder.unwind(s.pid, regs, stack, frames);
         if r.truncated {
             frames.push(log::TRUNCATED_FRAME);
         }
-        s.callchain = log::Callchain::from_vec(frames);
+        s.callchain = log::Callchain::from_vec(frames.to_vec());
     }
 
     /// The unwinder (its counts, its refusals).
