@@ -11,7 +11,19 @@
 # and its target/pmu-lab cache). Environment: PMU_LAB_DIR, PMU_LAB_SETUP=0,
 # PMU_LAB_TIMEOUT (seconds, default 3000), PAPI_LAB_ONLY (test names, e.g.
 # "ctests/zero validation_tests/papi_tot_ins").
+#
+# Two halves, for a caller that runs the boot beside other work (ci/check.sh:
+# the boot takes one core for about 3 minutes, the builds both): --build
+# does steps 1-6 (set-up, the builds, the initramfs) and stops; --boot does
+# steps 7-8 (the boot and the judgement) on what --build left. Neither: both.
 set -euo pipefail
+phase=all
+case ${1:-} in
+  --build) phase=build ;;
+  --boot) phase=boot ;;
+  '') ;;
+  *) echo "usage: ci/pmu-lab/papi.sh [--build | --boot]" >&2; exit 2 ;;
+esac
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/ci/pmu-lab
 LAB=${PMU_LAB_DIR:-$ROOT/target/pmu-lab}
@@ -20,6 +32,9 @@ TIMEOUT=${PMU_LAB_TIMEOUT:-3000}
 EXAMPLES=/usr/share/doc/papi-examples/examples
 mkdir -p "$LAB/dl" "$P"
 say() { printf 'papi-lab: %s\n' "$*"; }
+
+if [ "$phase" != boot ]; then
+rm -f "$P/initrd.gz" # --boot boots only what this build made
 
 # --- 1. host set-up: the lab's, aarch64 glibc's Rust target, zig, papi-examples --
 if [ "${PMU_LAB_SETUP:-1}" = 1 ]; then
@@ -107,6 +122,9 @@ for t in ${PAPI_LAB_ONLY:-}; do
 done
 say "$(wc -l < "$stage/papi/list") tests, twice"
 (cd "$stage" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$P/initrd.gz"
+fi
+[ "$phase" != build ] || exit 0
+[ -s "$P/initrd.gz" ] && [ -s "$LAB/dl/vmlinuz" ] || { say "nothing to boot: run ci/pmu-lab/papi.sh --build first"; exit 1; }
 
 # --- 7. one boot: -smp 1, precise icount, Cortex-A57 (libpfm4's arm_ac57) ----
 console=$P/console.log
