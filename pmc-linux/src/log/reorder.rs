@@ -348,16 +348,10 @@ impl Reorder {
         // The oldest next entry of the runs, while it is due; on equal times the earlier run
         // (pushed first) goes first, as each run's own entries do.
         let time_at = |pending: &[Pending], i: usize| pending.get(i).map_or(u64::MAX, |p| p.time);
-        if let [h] = heads.as_mut_slice() {
-            // One run (one ring drained, or records pushed in order): its due prefix.
-            while h.start < h.end && time_at(pending, h.start) <= upto {
-                h.start += 1;
-                take(pending, h.start - 1);
-            }
-        } else if heads.len() <= LINEAR_MERGE_RUNS {
+        if heads.len() <= LINEAR_MERGE_RUNS {
             // The run whose next entry is oldest takes its turn until its next entry would
             // come after the next entry of another run: runs of one ring's records are
-            // taken in stretches, not entry by entry.
+            // taken in stretches, not entry by entry (a single run, in one).
             loop {
                 let mut best: Option<(u64, usize)> = None;
                 let mut bound = (u64::MAX, usize::MAX);
