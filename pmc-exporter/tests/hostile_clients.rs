@@ -388,7 +388,7 @@ fn hostile_clients_cannot_stop_a_well_behaved_scrape() {
                 .unwrap_or(f64::NAN)
         };
         pmc_testkit::row!(
-            "JUDGE scrape latency during {p}: {} scrapes, {failed} failed, median {:.2} ms, p95 {:.2} ms, max {:.2} ms (of which connecting {connect_ms:.2} ms)",
+            "JUDGE scrape latency during {p}: {} scrapes, {failed} failed, median {:.2} ms, p95 {:.2} ms, max {:.2} ms; longest connect {connect_ms:.2} ms",
             ms.len(),
             pct(0.5),
             pct(0.95),
