@@ -464,10 +464,22 @@ impl<S: RingStorage> Batch<'_, S> {
             };
             return Some(Err(self.resync(err)));
         }
-        let mut hdr = [0u8; HEADER_LEN];
-        if let Err(e) = self.read_into(position, &mut hdr) {
-            return Some(Err(self.resync(e)));
-        }
+        // The header in one piece (a fixed-size copy), or across the end of the area.
+        let at = self.offset(position);
+        let whole = (at + HEADER_LEN <= self.reader.size)
+            .then(|| self.lend(at, HEADER_LEN).ok())
+            .flatten()
+            .and_then(|b| <[u8; HEADER_LEN]>::try_from(b).ok());
+        let hdr = match whole {
+            Some(h) => h,
+            None => {
+                let mut hdr = [0u8; HEADER_LEN];
+                if let Err(e) = self.read_into(position, &mut hdr) {
+                    return Some(Err(self.resync(e)));
+                }
+                hdr
+            }
+        };
         let header = RecordHeader::from_bytes(hdr);
         let size = usize::from(header.size);
         if size < HEADER_LEN {
