@@ -327,7 +327,8 @@ pub(super) fn drain_ring(
         ring.last_peak = span;
         while let Some(rec) = batch.next_record() {
             let Ok(rec) = rec else { continue };
-            if let Some(mut s) = layout.and_then(|l| l.decode(rec.bytes)) {
+            let mut s = crate::record::SampleFields::default();
+            if layout.is_some_and(|l| l.decode_into(rec.bytes, &mut s)) {
                 if s.period.is_none() {
                     s.period = fixed_period(periods, s.identifier.or(s.id));
                 }

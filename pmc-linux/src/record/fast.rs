@@ -18,7 +18,26 @@ pub struct SampleLayout {
     cfg: ParseConfig,
     /// Bytes of the fixed words.
     fixed: usize,
+    /// Per field of [`FIXED_WORD_BITS`], the index of its word among the fixed words, or
+    /// [`NO_WORD`]: worked out once per layout, so that decoding a sample tests no bits.
+    slots: [u8; FIXED_WORD_BITS.len()],
 }
+
+/// The `sample_type` bits of the one-word fields, in the order their words come in a sample.
+const FIXED_WORD_BITS: [u64; 9] = [
+    sample_type::IDENTIFIER,
+    sample_type::IP,
+    sample_type::TID,
+    sample_type::TIME,
+    sample_type::ADDR,
+    sample_type::ID,
+    sample_type::STREAM_ID,
+    sample_type::CPU,
+    sample_type::PERIOD,
+];
+
+/// A [`SampleLayout`] slot of a field the samples do not carry.
+const NO_WORD: u8 = u8::MAX;
 
 /// The fields of a sample of a [`SampleLayout`]: those of [`Sample`] such a sample can have.
 /// Each field is `Some` when its `sample_type` bit is set.
@@ -89,9 +108,18 @@ impl ParseConfig {
             | sample_type::CALLCHAIN
             | sample_type::REGS_USER
             | sample_type::STACK_USER;
+        let mut slots = [NO_WORD; FIXED_WORD_BITS.len()];
+        let mut next = 0u8;
+        for (slot, bit) in slots.iter_mut().zip(FIXED_WORD_BITS) {
+            if self.has(bit) {
+                *slot = next;
+                next += 1;
+            }
+        }
         (self.sample_type & !decoded == 0).then(|| SampleLayout {
             cfg: *self,
-            fixed: (self.sample_type & FIXED_SAMPLE_WORDS).count_ones() as usize * 8,
+            fixed: usize::from(next) * 8,
+            slots,
         })
     }
 }
@@ -103,14 +131,46 @@ impl SampleLayout {
     /// record, or with bytes after its fields): the general parser then decodes it or says
     /// what is wrong.
     pub fn decode<'a>(&self, record: &'a [u8]) -> Option<SampleFields<'a>> {
+        let mut f = SampleFields::default();
+        self.decode_into(record, &mut f).then_some(f)
+    }
+
+    /// [`SampleLayout::decode`] into `f`, in place (the drain's hot path: no copy of the
+    /// fields on the way out): every field of `f` is set. Returns false where `decode`
+    /// gives `None`; `f` then holds what was decoded before the fault.
+    ///
+    /// ```
+    /// use pmc_linux::internals::record::{sample_type, ParseConfig, SampleFields};
+    ///
+    /// let cfg = ParseConfig { sample_type: sample_type::IP | sample_type::TIME, ..Default::default() };
+    /// let layout = cfg.sample_layout().expect("fixed words only");
+    /// // PERF_RECORD_SAMPLE (9), misc 0, 24 bytes: ip, time.
+    /// let mut rec = Vec::new();
+    /// rec.extend_from_slice(&9u32.to_ne_bytes());
+    /// rec.extend_from_slice(&0u16.to_ne_bytes());
+    /// rec.extend_from_slice(&24u16.to_ne_bytes());
+    /// rec.extend_from_slice(&0x4000u64.to_ne_bytes());
+    /// rec.extend_from_slice(&77u64.to_ne_bytes());
+    /// let mut f = SampleFields::default();
+    /// assert!(layout.decode_into(&rec, &mut f));
+    /// assert_eq!((f.ip, f.time), (Some(0x4000), Some(77)));
+    /// assert!(!layout.decode_into(&rec[..16], &mut f));
+    /// ```
+    #[inline]
+    pub fn decode_into<'a>(&self, record: &'a [u8], f: &mut SampleFields<'a>) -> bool {
+        self.decode_parts(record, f).is_some()
+    }
+
+    fn decode_parts<'a>(&self, record: &'a [u8], f: &mut SampleFields<'a>) -> Option<()> {
         let header = RecordHeader::parse(record)?;
         if header.kind != record_type::SAMPLE {
             return None;
         }
         let body = record.get(HEADER_LEN..usize::from(header.size))?;
         let (words, mut rest) = body.split_at_checked(self.fixed)?;
-        let mut f = fixed_sample_fields(&self.cfg, words);
+        self.fixed_fields(words, f);
         f.misc = header.misc;
+        (f.callchain, f.regs_user, f.stack_user) = (None, None, None);
         // `u64 count; then count units of `unit` bytes`, off the front of `rest`.
         let counted = |rest: &mut &'a [u8], unit: u64| -> Option<(u64, &'a [u8])> {
             let (n, after) = rest.split_at_checked(8)?;
@@ -151,7 +211,33 @@ impl SampleLayout {
                 data.get(..dyn_size)?
             });
         }
-        rest.is_empty().then_some(f)
+        rest.is_empty().then_some(())
+    }
+}
+
+impl SampleLayout {
+    /// The fields of the fixed words `words` (as [`fixed_sample_fields`], by the slots).
+    #[inline]
+    fn fixed_fields(&self, words: &[u8], f: &mut SampleFields<'_>) {
+        let word = |i: usize| -> Option<[u8; 8]> {
+            let at = usize::from(*self.slots.get(i)?) * 8;
+            words.get(at..at + 8)?.try_into().ok()
+        };
+        let u64_of = u64::from_ne_bytes;
+        // `{ u32, u32 }` pairs: pid and tid, cpu and res.
+        let lo = |b: [u8; 8]| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+        let hi = |b: [u8; 8]| u32::from_ne_bytes([b[4], b[5], b[6], b[7]]);
+        let tid = word(2);
+        f.identifier = word(0).map(u64_of);
+        f.ip = word(1).map(u64_of);
+        f.pid = tid.map(lo);
+        f.tid = tid.map(hi);
+        f.time = word(3).map(u64_of);
+        f.addr = word(4).map(u64_of);
+        f.id = word(5).map(u64_of);
+        f.stream_id = word(6).map(u64_of);
+        f.cpu = word(7).map(lo);
+        f.period = word(8).map(u64_of);
     }
 }
 

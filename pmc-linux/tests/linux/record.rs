@@ -605,9 +605,14 @@ proptest! {
         let layout = cfg.sample_layout().expect("a fixed-word config has a layout");
         let bytes = encode_sample(&cfg, &s);
         let agrees = |b: &[u8]| match layout.decode(b) {
-            None => true,
+            None => !layout.decode_into(b, &mut dirty_fields()),
             Some(f) => matches!(cfg.parse(b), Ok(Record::Sample(p))
-                if SampleFields::of(&p) == f && p.unparsed.is_empty()),
+                if SampleFields::of(&p) == f && p.unparsed.is_empty())
+                && {
+                    // In place over fields left from another sample: every one is set.
+                    let mut d = dirty_fields();
+                    layout.decode_into(b, &mut d) && d == f
+                },
         };
         // Whole: decoded, as parsed.
         prop_assert!(layout.decode(&bytes).is_some());
@@ -673,9 +678,14 @@ proptest! {
         s.tail = tail;
         let bytes = encode_sample(&cfg, &s);
         let agrees = |b: &[u8]| match layout.decode(b) {
-            None => true,
+            None => !layout.decode_into(b, &mut dirty_fields()),
             Some(f) => matches!(cfg.parse(b), Ok(Record::Sample(p))
-                if SampleFields::of(&p) == f && p.unparsed.is_empty()),
+                if SampleFields::of(&p) == f && p.unparsed.is_empty())
+                && {
+                    // In place over fields left from another sample: every one is set.
+                    let mut d = dirty_fields();
+                    layout.decode_into(b, &mut d) && d == f
+                },
         };
         // Whole: decoded as parsed, when the parser takes it (a dyn_size past the size it
         // refuses, and the fast decoder declines).
@@ -1147,4 +1157,47 @@ fn user_regs_and_stack() {
         "{:?}",
         cfg.parse(&bytes)
     );
+}
+
+/// Sample fields with every field set (a callchain, registers and a stack among them), as
+/// a decode in place finds them after another sample.
+fn dirty_fields() -> SampleFields<'static> {
+    let cfg = pmc_linux::internals::record::ParseConfig {
+        sample_type: st::CALLCHAIN,
+        ..Default::default()
+    };
+    // PERF_RECORD_SAMPLE, misc 0, 24 bytes: nr 1, one address.
+    static REC: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let rec = REC.get_or_init(|| {
+        [
+            rt::SAMPLE.to_ne_bytes().as_slice(),
+            &0u16.to_ne_bytes(),
+            &24u16.to_ne_bytes(),
+            &1u64.to_ne_bytes(),
+            &0xdead_0000u64.to_ne_bytes(),
+        ]
+        .concat()
+    });
+    let layout = cfg.sample_layout().expect("a callchain-only layout");
+    let chain = layout.decode(rec).and_then(|f| f.callchain);
+    assert!(chain.is_some(), "the dirty callchain decodes");
+    SampleFields {
+        misc: 0x7fff,
+        identifier: Some(91),
+        ip: Some(92),
+        pid: Some(93),
+        tid: Some(94),
+        time: Some(95),
+        addr: Some(96),
+        id: Some(97),
+        stream_id: Some(98),
+        cpu: Some(99),
+        period: Some(100),
+        callchain: chain,
+        regs_user: Some(pmc_linux::internals::record::RegsUser {
+            abi: 2,
+            regs: &[7; 16],
+        }),
+        stack_user: Some(&[5; 3]),
+    }
 }
