@@ -96,6 +96,12 @@ pub(crate) fn encode_body(r: &Record<'_>, out: &mut Vec<u8>) -> Result<(), Encod
     }
 }
 
+/// Append the body of a sample to `out` (as [`encode_body`] of `Record::Sample`).
+#[inline]
+pub(crate) fn encode_sample_body(s: &Sample<'_>, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    encode_sample(&mut Enc(out), s)
+}
+
 /// A length as the `u32` prefix of `field`.
 fn len32(field: &'static str, n: usize) -> Result<u32, EncodeError> {
     u32::try_from(n).map_err(|_| EncodeError::FieldTooLong(field, n))

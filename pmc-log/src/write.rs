@@ -2,13 +2,13 @@
 
 use std::io::{self, Write};
 
-use crate::codec::{encode_body, EncodeError};
+use crate::codec::{encode_body, encode_sample_body, EncodeError};
 use crate::error::WriteError;
 use crate::format::{
     encode_block_header, preamble, record_crc, BlockHeader, HeadCrc, BLOCK_HEADER_LEN,
     DEFAULT_BLOCK_SIZE, MAX_BLOCK_PAYLOAD, RECORD_HEADER_LEN,
 };
-use crate::record::{Close, Header, Record};
+use crate::record::{Close, Header, Record, Sample};
 
 /// Writes a log to any [`io::Write`].
 ///
@@ -111,10 +111,57 @@ impl<W: Write> Writer<W> {
     /// Append one record. It is in the output after the next block seal
     /// ([`Writer::flush`], a full block, or [`Writer::finish`]).
     pub fn write(&mut self, r: &Record<'_>) -> Result<(), WriteError> {
+        self.write_with(r.kind(), r.time(), |out| encode_body(r, out))
+    }
+
+    /// [`Writer::write`] of `Record::Sample(s)`, without the record around it: the same
+    /// bytes, for a caller that has the sample alone (a recorder's hot path: no record to
+    /// build, match on and drop per sample).
+    ///
+    /// ```
+    /// use pmc_log::record::{Bytes, Callchain, Header, Record, Sample};
+    /// use pmc_log::{Reader, Writer};
+    ///
+    /// let s = Sample {
+    ///     time: 5,
+    ///     pmc_id: 1,
+    ///     pid: 42,
+    ///     tid: 43,
+    ///     cpu: Some(0),
+    ///     period: 1000,
+    ///     callchain: Callchain::from_vec(vec![0xffff_ffff_8100_0000, 0x40_1000]),
+    ///     kernel_frames: 1,
+    ///     raw: Bytes::borrowed(&[]),
+    /// };
+    /// let mut by_sample = Writer::new(Vec::new(), &Header::default()).unwrap();
+    /// by_sample.write_sample(&s).unwrap();
+    /// let mut by_record = Writer::new(Vec::new(), &Header::default()).unwrap();
+    /// by_record.write(&Record::Sample(s.clone())).unwrap();
+    /// let log = by_sample.finish().unwrap();
+    /// assert_eq!(log, by_record.finish().unwrap());
+    /// let samples: Vec<_> = Reader::new(&log).unwrap().records()
+    ///     .filter(|r| matches!(r, Record::Sample(_))).collect();
+    /// assert_eq!(samples, [Record::Sample(s)]);
+    /// ```
+    #[inline]
+    pub fn write_sample(&mut self, s: &Sample<'_>) -> Result<(), WriteError> {
+        self.write_with(crate::format::kind::SAMPLE, s.time, |out| {
+            encode_sample_body(s, out)
+        })
+    }
+
+    /// Appends one record of `kind` and `time` whose body `encode` writes.
+    #[inline]
+    fn write_with(
+        &mut self,
+        kind: u16,
+        time: u64,
+        encode: impl FnOnce(&mut Vec<u8>) -> Result<(), EncodeError>,
+    ) -> Result<(), WriteError> {
         self.check_failed(1)?;
         let start = self.block.len();
         self.block.extend_from_slice(&[0u8; RECORD_HEADER_LEN]);
-        if let Err(EncodeError::FieldTooLong(field, len)) = encode_body(r, &mut self.block) {
+        if let Err(EncodeError::FieldTooLong(field, len)) = encode(&mut self.block) {
             self.block.truncate(start);
             let max = if matches!(field, "callchain" | "raw" | "data") {
                 u32::MAX as usize
@@ -134,7 +181,7 @@ impl<W: Write> Writer<W> {
         }
         let mut head = [0u8; RECORD_HEADER_LEN];
         head[0..4].copy_from_slice(&(body_len as u32).to_le_bytes());
-        head[4..6].copy_from_slice(&r.kind().to_le_bytes());
+        head[4..6].copy_from_slice(&kind.to_le_bytes());
         let body = &self.block[start + RECORD_HEADER_LEN..];
         let head8: [u8; 8] = [
             head[0], head[1], head[2], head[3], head[4], head[5], head[6], head[7],
@@ -154,7 +201,7 @@ impl<W: Write> Writer<W> {
         }
         self.records_in_block += 1;
         self.records += 1;
-        self.last_time = self.last_time.max(r.time());
+        self.last_time = self.last_time.max(time);
         if self.block.len() - BLOCK_HEADER_LEN >= self.block_size {
             self.seal()?;
         }

@@ -81,6 +81,15 @@ proptest! {
             w.write(r).unwrap();
         }
         let taken = w.finish().unwrap();
+        // Samples written alone (`write_sample`, the recorder's hot path) give the same bytes.
+        let mut w = Writer::with_block_size(Vec::new(), &h, block).unwrap();
+        for r in &recs {
+            match r {
+                Record::Sample(s) => w.write_sample(s).unwrap(),
+                r => w.write(r).unwrap(),
+            }
+        }
+        prop_assert_eq!(&w.finish().unwrap(), &bytes);
         prop_assert!(taken.written.len() <= 2, "only the preamble and the header written");
         let handed: Vec<u8> = taken.written.iter().chain(&taken.blocks).flatten().copied().collect();
         prop_assert_eq!(handed, bytes);
