@@ -317,11 +317,7 @@ impl Reorder {
     /// `u64::MAX`), each with its sample's user stack; the hub writes each through its
     /// post-processors (the unwinding stage among them). Records of equal times come in the
     /// order they were pushed.
-    pub(super) fn flush(
-        &mut self,
-        upto: u64,
-        emit: &mut dyn FnMut(&mut log::Record<'_>, Option<&UserStack<'_>>),
-    ) {
+    pub(super) fn flush(&mut self, upto: u64, emit: &mut dyn Emit) {
         if self.pending.is_empty() {
             return;
         }
@@ -342,8 +338,9 @@ impl Reorder {
             let to = runs.get(r + 1).copied().unwrap_or(pending.len());
             heads.push(from.min(to)..to);
         }
+        let plain = emit.takes_plain_samples();
         let mut take = |pending: &mut Vec<Pending>, i: usize| {
-            take_one(pending, i, frames, refs, stacks, emit);
+            take_one(pending, i, frames, refs, stacks, plain, emit);
         };
         // The oldest next entry of the runs, while it is due; on equal times the earlier run
         // (pushed first) goes first, as each run's own entries do.
@@ -442,13 +439,15 @@ impl Reorder {
 /// Hands `emit` the record at `i` of `pending`, leaving [`Item::Taken`] in its place, and
 /// releases its user stack.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn take_one(
     pending: &mut [Pending],
     i: usize,
     frames: &[u64],
     refs: &[StackRef],
     stacks: &mut Stacks,
-    emit: &mut dyn FnMut(&mut log::Record<'_>, Option<&UserStack<'_>>),
+    plain: bool,
+    emit: &mut dyn Emit,
 ) {
     let Some(p) = pending.get_mut(i) else { return };
     let stack = match std::mem::replace(&mut p.item, Item::Taken) {
@@ -460,20 +459,47 @@ fn take_one(
         } => {
             let chain = frames.get(frame_range(at, len)).unwrap_or_default();
             let stack = refs.get(stack as usize).copied();
+            if plain && stack.is_none() {
+                emit.plain_sample(&head.sample(chain));
+                return;
+            }
             let u = stack.as_ref().map(|r| stacks.get(r));
-            emit(&mut log::Record::Sample(head.sample(chain)), u.as_ref());
+            emit.record(&mut log::Record::Sample(head.sample(chain)), u.as_ref());
             stack
         }
         Item::Record(b) => {
             let (mut rec, stack) = *b;
             let u = stack.as_ref().map(|r| stacks.get(r));
-            emit(&mut rec, u.as_ref());
+            emit.record(&mut rec, u.as_ref());
             stack
         }
         Item::Taken => None,
     };
     if let Some(r) = stack {
         stacks.release(&r);
+    }
+}
+
+/// Where [`Reorder::flush`] hands the records it takes, in time order.
+pub(super) trait Emit {
+    /// A record (a sample among them), with its sample's captured user stack.
+    fn record(&mut self, rec: &mut log::Record<'_>, stack: Option<&UserStack<'_>>);
+    /// Whether samples without a user stack come to [`Emit::plain_sample`] (asked once per
+    /// flush): for a writer no post-processor stands before, so that such a sample is
+    /// written as it is, with no record built around it.
+    fn takes_plain_samples(&self) -> bool {
+        false
+    }
+    /// A sample without a user stack, when [`Emit::takes_plain_samples`].
+    fn plain_sample(&mut self, s: &log::Sample<'_>) {
+        self.record(&mut log::Record::Sample(s.clone()), None);
+    }
+}
+
+/// Any closure over a record and its stack (every sample comes as a record).
+impl<F: FnMut(&mut log::Record<'_>, Option<&UserStack<'_>>)> Emit for F {
+    fn record(&mut self, rec: &mut log::Record<'_>, stack: Option<&UserStack<'_>>) {
+        self(rec, stack)
     }
 }
 
@@ -520,13 +546,21 @@ mod tests {
             r.push(lost(t, cpu));
         }
         // The pass began at 60: 70 and 80 may still have older company in the rings.
-        r.flush(60, &mut |rec, _| write_log(&mut writer, &mut error, rec));
+        r.flush(
+            60,
+            &mut |rec: &mut log::Record<'_>, _: Option<&UserStack<'_>>| {
+                write_log(&mut writer, &mut error, rec)
+            },
+        );
         assert_eq!(r.pending.len(), 2);
         // The next pass brings 65 from CPU 1; close flushes everything.
         r.push(lost(65, 1));
-        r.flush(u64::MAX, &mut |rec, _| {
-            write_log(&mut writer, &mut error, rec)
-        });
+        r.flush(
+            u64::MAX,
+            &mut |rec: &mut log::Record<'_>, _: Option<&UserStack<'_>>| {
+                write_log(&mut writer, &mut error, rec)
+            },
+        );
         assert!(r.pending.is_empty() && error.is_none());
         writer.take().unwrap().finish().unwrap();
         let bytes = buf.0.lock().unwrap().clone();
@@ -649,7 +683,7 @@ mod tests {
                 let due: Vec<(u64, u32)> = want.iter().copied().filter(|&(t, _)| t <= upto).collect();
                 waiting = want.into_iter().filter(|&(t, _)| t > upto).collect();
                 let mut got = Vec::new();
-                r.flush(upto, &mut |rec, _| match rec {
+                r.flush(upto, &mut |rec: &mut log::Record<'_>, _: Option<&UserStack<'_>>| match rec {
                     log::Record::Sample(s) => {
                         assert_eq!(s.callchain.to_vec(), [u64::from(s.pmc_id), s.time]);
                         got.push((s.time, s.pmc_id));

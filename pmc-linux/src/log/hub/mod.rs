@@ -119,6 +119,27 @@ pub(super) fn write_log<W: std::io::Write>(
     }
 }
 
+/// The log's writer as the reorder buffer's output ([`samples::Out`]): [`write_log`], and
+/// samples no post-processor changed written as they are
+/// ([`pmc_log::Writer::write_sample`]).
+pub(super) struct ToLog<'a, W: std::io::Write> {
+    pub(super) writer: &'a mut Option<pmc_log::Writer<W>>,
+    pub(super) error: &'a mut Option<LogFailure>,
+}
+
+impl<W: std::io::Write> samples::Out for ToLog<'_, W> {
+    fn record(&mut self, r: &log::Record<'_>) {
+        write_log(self.writer, self.error, r);
+    }
+    fn sample(&mut self, s: &log::Sample<'_>) {
+        if let Some(w) = self.writer.as_mut() {
+            if let Err(e) = w.write_sample(s) {
+                LogFailure::note(self.error, &e);
+            }
+        }
+    }
+}
+
 fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
     let timeout = i32::try_from(DRAIN_PERIOD.as_millis()).unwrap_or(100);
     loop {

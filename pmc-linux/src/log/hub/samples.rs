@@ -3,8 +3,9 @@
 
 use crate::log::convert::{sample_frames, sample_head, to_log};
 use crate::log::post::{Flow, PostChain};
-use crate::log::reorder::Reorder;
+use crate::log::reorder::{Emit, Reorder};
 use crate::log::source::RingMeta;
+use crate::log::unwind::UserStack;
 use crate::record::Record;
 use crate::sys::Sys;
 use pmc_log::record as log;
@@ -24,22 +25,58 @@ pub(super) fn take_drained(
     convert(sys, meta, r, reorder);
 }
 
+/// Where [`write_ordered`] writes: the log's writer, or any closure over records (a
+/// sample then comes as a record).
+pub(super) trait Out {
+    /// Writes a record.
+    fn record(&mut self, r: &log::Record<'_>);
+    /// Writes a sample no post-processor changed.
+    fn sample(&mut self, s: &log::Sample<'_>) {
+        self.record(&log::Record::Sample(s.clone()));
+    }
+}
+
+impl<F: FnMut(&log::Record<'_>)> Out for F {
+    fn record(&mut self, r: &log::Record<'_>) {
+        self(r)
+    }
+}
+
 /// Hands `write`, in time order, the drained records stamped at or before `upto`, each after
 /// the post-processors (which may rewrite it, and write records after it).
 pub(super) fn write_ordered(
     reorder: &mut Reorder,
     post: &mut PostChain,
     upto: u64,
-    write: &mut dyn FnMut(&log::Record<'_>),
+    write: &mut dyn Out,
 ) {
     // Samples no processor looks at go straight to the log.
     let plain = !post.orders_samples();
-    reorder.flush(upto, &mut |rec, stack| {
-        if plain && stack.is_none() && matches!(rec, log::Record::Sample(_)) {
-            return write(rec);
+    reorder.flush(upto, &mut Ordered { post, write, plain });
+}
+
+/// The reorder buffer's records through the post-processors to an [`Out`].
+struct Ordered<'a> {
+    post: &'a mut PostChain,
+    write: &'a mut dyn Out,
+    /// No post-processor looks at samples.
+    plain: bool,
+}
+
+impl Emit for Ordered<'_> {
+    fn record(&mut self, rec: &mut log::Record<'_>, stack: Option<&UserStack<'_>>) {
+        let Ordered { post, write, plain } = self;
+        if *plain && stack.is_none() && matches!(rec, log::Record::Sample(_)) {
+            return write.record(rec);
         }
-        post.ordered(rec, stack, write);
-    });
+        post.ordered(rec, stack, &mut |r| write.record(r));
+    }
+    fn takes_plain_samples(&self) -> bool {
+        self.plain
+    }
+    fn plain_sample(&mut self, s: &log::Sample<'_>) {
+        self.write.sample(s);
+    }
 }
 
 /// Record conversion: `r`, drained from a ring with metadata `meta`, into the reorder buffer

@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use super::error::{no_log, write_error, LogFailure};
 use super::lost::{event_value, loss_record, owner_lost};
 use super::samples::{convert_sample, take_drained, write_ordered};
-use super::{write_log, HubState};
+use super::{HubState, ToLog};
 
 impl HubState {
     /// Drains every ring (or only `token`'s) into the writer, in time order (see
@@ -226,7 +226,7 @@ impl HubState {
             post,
             ..
         } = self;
-        write_ordered(reorder, post, upto, &mut |r| write_log(writer, error, r));
+        write_ordered(reorder, post, upto, &mut ToLog { writer, error });
     }
 
     /// The writer's counts into the summary.

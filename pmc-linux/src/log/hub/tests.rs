@@ -48,7 +48,7 @@ fn pipeline(post: &mut PostChain, rings: &[(RingMeta, Vec<Vec<u8>>)]) -> Vec<log
         }
     }
     let mut out = Vec::new();
-    write_ordered(&mut reorder, post, u64::MAX, &mut |r| {
+    write_ordered(&mut reorder, post, u64::MAX, &mut |r: &log::Record<'_>| {
         out.push(r.clone().into_owned())
     });
     out
@@ -149,7 +149,9 @@ fn the_unwinder_sees_maps_before_samples() {
         path: log::Bytes::from("/dev/zero"),
     }));
     let mut times = Vec::new();
-    write_ordered(&mut reorder, &mut post, u64::MAX, &mut |r| {
+    write_ordered(&mut reorder, &mut post, u64::MAX, &mut |r: &log::Record<
+        '_,
+    >| {
         times.push(r.time())
     });
     assert_eq!(times, [100, 200]);
