@@ -417,7 +417,9 @@ impl Reorder {
             *last = p.time;
         }
         // The frames and stack refs of the samples still pending move to the front of the
-        // other arena and table (no larger than the ones they leave, so their indices fit).
+        // other arena and table (no larger than the ones they leave, so their indices fit:
+        // the entries kept are in the order they were pushed, run after run, so each one's
+        // new place is at or before its old one, which fit in a u32 when it was pushed).
         spare.clear();
         spare_refs.clear();
         for p in pending.iter_mut() {
