@@ -359,6 +359,7 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
         let _ = std::fs::remove_file(&out);
         let _ = std::fs::remove_file(format!("{}.old", out.display()));
     }
+    let pinned = pinned_rounds(&pmcstat, &exe, iters, rounds, &dir, &rep, &err);
     remove_scratch(&dir);
     let med = |v: &[f64]| median(&mut v.to_vec());
     let bare = med(&obs[0].spin_wall_ms);
@@ -396,12 +397,26 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
     for sys_wide in [false, true] {
         marginal(
             rows,
-            sys_wide,
+            if sys_wide {
+                Scope::System
+            } else {
+                Scope::Process
+            },
             &obs[key(Tool::Pmc, sys_wide, 0)],
             &obs[key(Tool::Pmc, sys_wide, 3)],
             &obs[key(Tool::Perf, sys_wide, 0)],
             &obs[key(Tool::Perf, sys_wide, 3)],
         );
+        if sys_wide {
+            match &pinned {
+                Some([p1, p10, q1, q10]) => marginal(rows, Scope::Pinned, p1, p10, q1, q10),
+                None => rows.push(skipped(
+                    S,
+                    "pmcstat -S -c 0 (profiler on CPU 1): marginal CPU/sample (40k-1k)",
+                    "needs 2 CPUs and taskset(1)",
+                )),
+            }
+        }
         for (ri, hz) in table_rates.iter().enumerate() {
             let p = &obs[key(Tool::Pmc, sys_wide, ri)];
             let q = &obs[key(Tool::Perf, sys_wide, ri)];
@@ -475,13 +490,98 @@ pub(crate) fn bench_profiler(o: &Opts, rows: &mut Vec<Row>) {
     }
 }
 
+/// Which marginal row: per process (`-P`), system-wide (`-S`), or system-wide on CPU 0 with
+/// the profiler on CPU 1 ([`pinned_rounds`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Process,
+    System,
+    Pinned,
+}
+
+/// The pinned marginal rounds: `pmcstat -c 0 -S` and `perf record -g -C 0` on CPU 1, their
+/// workload on CPU 0, at 1 kHz and [`MARGINAL_HI_HZ`], in the order of the other marginal
+/// rounds. [`Obs`] of pmcstat at 1 kHz and at the high rate, then perf's; `None` without two
+/// CPUs or taskset(1).
+///
+/// System-wide, the profiler's own threads run on sampled CPUs: each sampling interrupt that
+/// lands while they run is charged to them (without `CONFIG_IRQ_TIME_ACCOUNTING`, interrupt
+/// time goes to the task it interrupts), and on a virtual machine one costs tens of
+/// microseconds. A recorder that converts as it records (pmcstat) pays that on all of its
+/// work; perf record, which copies the rings to its file and parses them once sampling has
+/// stopped (its build-id pass), pays it on the copy only. Here the profiler runs where
+/// nothing is sampled: each tool's cost of its own work.
+#[allow(clippy::too_many_arguments)]
+fn pinned_rounds(
+    pmcstat: &Path,
+    exe: &Path,
+    iters: u64,
+    rounds: usize,
+    dir: &Path,
+    rep: &Path,
+    err: &Path,
+) -> Option<[Obs; 4]> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 || !have("taskset", &["-V"]) {
+        return None;
+    }
+    let mut obs: [Obs; 4] = Default::default();
+    for r in 0..rounds {
+        let mut round = [
+            (Tool::Pmc, 0),
+            (Tool::Perf, 0),
+            (Tool::Pmc, 1),
+            (Tool::Perf, 1),
+        ];
+        round.rotate_left(r % 4);
+        for (tool, hi) in round {
+            let hz = [1000, MARGINAL_HI_HZ][hi].to_string();
+            let out = dir.join(format!("pinned-{hz}"));
+            let mut c = Command::new("taskset");
+            c.args(["-c", "1"]);
+            match tool {
+                Tool::Pmc => {
+                    c.arg(pmcstat)
+                        .args(["-c", "0", "-S", "cpu-clock", "--freq", &hz, "-O"])
+                }
+                _ => c.args([
+                    "perf",
+                    "record",
+                    "-g",
+                    "-C",
+                    "0",
+                    "-e",
+                    "cpu-clock",
+                    "-F",
+                    &hz,
+                    "-o",
+                ]),
+            };
+            c.arg(&out).args(["--", "taskset", "-c", "0"]).arg(exe);
+            c.args(["--spin", &iters.to_string(), "--report"]).arg(rep);
+            let at = usize::from(tool == Tool::Perf) * 2 + hi;
+            let got = profiler_run(&mut c, rep, err).and_then(|(_, after, _, stderr)| {
+                let n = match tool {
+                    Tool::Pmc => pmcstat_counts(&stderr)?.0,
+                    _ => perf_samples(&stderr)?,
+                };
+                Some((after, n))
+            });
+            obs[at].after_start.push(got);
+            let _ = std::fs::remove_file(&out);
+            let _ = std::fs::remove_file(format!("{}.old", out.display()));
+        }
+    }
+    Some(obs)
+}
+
 /// Marginal profiler CPU per sample: in each round, the 40 kHz - 1 kHz difference in the
 /// profiler's CPU from the moment its workload began (its start-up, the same at both
 /// rates, left out: perf record's is ~100 ms and the noisiest part of its CPU) over the
 /// difference in samples; the median over [`MARGINAL_ROUNDS`] rounds. The finalization
 /// (perf's build-id pass over perf.data, pmcstat's last drain) stays in: it grows with the
 /// samples. Target: pmcstat's at or below perf record's.
-fn marginal(rows: &mut Vec<Row>, sys_wide: bool, p1: &Obs, p10: &Obs, q1: &Obs, q10: &Obs) {
+fn marginal(rows: &mut Vec<Row>, scope: Scope, p1: &Obs, p10: &Obs, q1: &Obs, q10: &Obs) {
     let med = |v: &[f64]| median(&mut v.to_vec());
     // Slopes of the rounds with both rates (us per sample).
     let slopes = |lo: &Obs, hi: &Obs| -> Vec<f64> {
@@ -498,7 +598,11 @@ fn marginal(rows: &mut Vec<Row>, sys_wide: bool, p1: &Obs, p10: &Obs, q1: &Obs, 
         return;
     }
     let (p, q) = (med(&ps), med(&qs));
-    let (flag, pflag) = if sys_wide { ("-S", " -a") } else { ("-P", "") };
+    let (flag, pflag) = match scope {
+        Scope::Process => ("-P", ""),
+        Scope::System => ("-S", " -a"),
+        Scope::Pinned => ("-S -c 0 (profiler on CPU 1)", " -C 0"),
+    };
     let list = |v: &[f64]| {
         v.iter()
             .map(|x| format!("{x:.2}"))
@@ -507,7 +611,7 @@ fn marginal(rows: &mut Vec<Row>, sys_wide: bool, p1: &Obs, p10: &Obs, q1: &Obs, 
     };
     let fixed = |o: &Obs, slope: f64| med(&o.profiler_cpu_ms) - slope * o.samples as f64 / 1e3;
     let mut note = format!(
-        "target <= perf record: {}; {} rounds, slopes {} (perf {}); fixed cost at 1 kHz ~{:.1} ms (perf {:.1} ms)",
+        "target <= perf record: {}; {} rounds, slopes {} (perf {})",
         if p <= q {
             "met".to_string()
         } else if q > 0.0 {
@@ -518,9 +622,20 @@ fn marginal(rows: &mut Vec<Row>, sys_wide: bool, p1: &Obs, p10: &Obs, q1: &Obs, 
         ps.len().min(qs.len()),
         list(&ps),
         list(&qs),
-        fixed(p1, p),
-        fixed(q1, q)
     );
+    if scope == Scope::Pinned {
+        // See pinned_rounds.
+        note.push_str(
+            "; nothing sampled where the profilers run: each one's own work, without the \
+             sampling interrupts charged to whatever runs on a sampled CPU (the -S row)",
+        );
+    } else {
+        note.push_str(&format!(
+            "; fixed cost at 1 kHz ~{:.1} ms (perf {:.1} ms)",
+            fixed(p1, p),
+            fixed(q1, q)
+        ));
+    }
     // A difference of two noisy CPU times can come out at or below zero: no ratio then.
     let vs = if q > 0.0 {
         Some((format!("perf record -g{pflag}: {q:.2} us"), p / q))
