@@ -604,16 +604,7 @@ proptest! {
         s.tail.clear();
         let layout = cfg.sample_layout().expect("a fixed-word config has a layout");
         let bytes = encode_sample(&cfg, &s);
-        let agrees = |b: &[u8]| match layout.decode(b) {
-            None => !layout.decode_into(b, &mut dirty_fields()),
-            Some(f) => matches!(cfg.parse(b), Ok(Record::Sample(p))
-                if SampleFields::of(&p) == f && p.unparsed.is_empty())
-                && {
-                    // In place over fields left from another sample: every one is set.
-                    let mut d = dirty_fields();
-                    layout.decode_into(b, &mut d) && d == f
-                },
-        };
+        let agrees = |b: &[u8]| layout_agrees(&cfg, b);
         // Whole: decoded, as parsed.
         prop_assert!(layout.decode(&bytes).is_some());
         prop_assert!(agrees(&bytes));
@@ -677,16 +668,7 @@ proptest! {
         }
         s.tail = tail;
         let bytes = encode_sample(&cfg, &s);
-        let agrees = |b: &[u8]| match layout.decode(b) {
-            None => !layout.decode_into(b, &mut dirty_fields()),
-            Some(f) => matches!(cfg.parse(b), Ok(Record::Sample(p))
-                if SampleFields::of(&p) == f && p.unparsed.is_empty())
-                && {
-                    // In place over fields left from another sample: every one is set.
-                    let mut d = dirty_fields();
-                    layout.decode_into(b, &mut d) && d == f
-                },
-        };
+        let agrees = |b: &[u8]| layout_agrees(&cfg, b);
         // Whole: decoded as parsed, when the parser takes it (a dyn_size past the size it
         // refuses, and the fast decoder declines).
         let parsed = matches!(cfg.parse(&bytes), Ok(Record::Sample(_)));
@@ -1157,6 +1139,25 @@ fn user_regs_and_stack() {
         "{:?}",
         cfg.parse(&bytes)
     );
+}
+
+/// Whether `cfg`'s fast decoder declines `b` (in place too), or gives the general parser's
+/// fields, in place over fields left from another sample as well (every one is set).
+fn layout_agrees(cfg: &ParseConfig, b: &[u8]) -> bool {
+    let Some(layout) = cfg.sample_layout() else {
+        return false;
+    };
+    match layout.decode(b) {
+        None => !layout.decode_into(b, &mut dirty_fields()),
+        Some(f) => {
+            matches!(cfg.parse(b), Ok(Record::Sample(p))
+                if SampleFields::of(&p) == f && p.unparsed.is_empty())
+                && {
+                    let mut d = dirty_fields();
+                    layout.decode_into(b, &mut d) && d == f
+                }
+        }
+    }
 }
 
 /// Sample fields with every field set (a callchain, registers and a stack among them), as
