@@ -108,17 +108,10 @@ impl ParseConfig {
             | sample_type::CALLCHAIN
             | sample_type::REGS_USER
             | sample_type::STACK_USER;
-        let mut slots = [NO_WORD; FIXED_WORD_BITS.len()];
-        let mut next = 0u8;
-        for (slot, bit) in slots.iter_mut().zip(FIXED_WORD_BITS) {
-            if self.has(bit) {
-                *slot = next;
-                next += 1;
-            }
-        }
+        let (slots, words) = word_slots(self);
         (self.sample_type & !decoded == 0).then(|| SampleLayout {
             cfg: *self,
-            fixed: usize::from(next) * 8,
+            fixed: words * 8,
             slots,
         })
     }
@@ -168,7 +161,7 @@ impl SampleLayout {
         }
         let body = record.get(HEADER_LEN..usize::from(header.size))?;
         let (words, mut rest) = body.split_at_checked(self.fixed)?;
-        self.fixed_fields(words, f);
+        fields_by_slots(&self.slots, words, f);
         f.misc = header.misc;
         (f.callchain, f.regs_user, f.stack_user) = (None, None, None);
         // `u64 count; then count units of `unit` bytes`, off the front of `rest`.
@@ -215,72 +208,62 @@ impl SampleLayout {
     }
 }
 
-impl SampleLayout {
-    /// The fields of the fixed words `words` (as [`fixed_sample_fields`], by the slots).
-    #[inline]
-    fn fixed_fields(&self, words: &[u8], f: &mut SampleFields<'_>) {
-        let word = |i: usize| -> Option<[u8; 8]> {
-            let at = usize::from(*self.slots.get(i)?) * 8;
-            words.get(at..at + 8)?.try_into().ok()
-        };
-        let u64_of = u64::from_ne_bytes;
-        // `{ u32, u32 }` pairs: pid and tid, cpu and res.
-        let lo = |b: [u8; 8]| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
-        let hi = |b: [u8; 8]| u32::from_ne_bytes([b[4], b[5], b[6], b[7]]);
-        let tid = word(2);
-        f.identifier = word(0).map(u64_of);
-        f.ip = word(1).map(u64_of);
-        f.pid = tid.map(lo);
-        f.tid = tid.map(hi);
-        f.time = word(3).map(u64_of);
-        f.addr = word(4).map(u64_of);
-        f.id = word(5).map(u64_of);
-        f.stream_id = word(6).map(u64_of);
-        f.cpu = word(7).map(lo);
-        f.period = word(8).map(u64_of);
+/// The `sample_type` bits of the sample fields before `PERF_SAMPLE_READ`: one u64 word each
+/// (those of [`FIXED_WORD_BITS`]).
+pub(super) const FIXED_SAMPLE_WORDS: u64 = {
+    let mut all = 0;
+    let mut i = 0;
+    while i < FIXED_WORD_BITS.len() {
+        all |= FIXED_WORD_BITS[i];
+        i += 1;
     }
+    all
+};
+
+/// Per field of [`FIXED_WORD_BITS`], the index of its word among `cfg`'s fixed words (or
+/// [`NO_WORD`]), and how many fixed words `cfg`'s samples carry.
+fn word_slots(cfg: &ParseConfig) -> ([u8; FIXED_WORD_BITS.len()], usize) {
+    let mut slots = [NO_WORD; FIXED_WORD_BITS.len()];
+    let mut next = 0u8;
+    for (slot, bit) in slots.iter_mut().zip(FIXED_WORD_BITS) {
+        if cfg.has(bit) {
+            *slot = next;
+            next += 1;
+        }
+    }
+    (slots, usize::from(next))
 }
 
-/// The `sample_type` bits of the sample fields before `PERF_SAMPLE_READ`: one u64 word each.
-pub(super) const FIXED_SAMPLE_WORDS: u64 = sample_type::IDENTIFIER
-    | sample_type::IP
-    | sample_type::TID
-    | sample_type::TIME
-    | sample_type::ADDR
-    | sample_type::ID
-    | sample_type::STREAM_ID
-    | sample_type::CPU
-    | sample_type::PERIOD;
+/// Sets the fields of [`FIXED_SAMPLE_WORDS`] in `f` from `words`, one native-endian u64 word
+/// per field with a slot (a short `words` leaves the last fields `None`).
+#[inline(always)]
+fn fields_by_slots(slots: &[u8; FIXED_WORD_BITS.len()], words: &[u8], f: &mut SampleFields<'_>) {
+    let word = |i: usize| -> Option<[u8; 8]> {
+        let at = usize::from(*slots.get(i)?) * 8;
+        words.get(at..at + 8)?.try_into().ok()
+    };
+    let u64_of = u64::from_ne_bytes;
+    // `{ u32, u32 }` pairs: pid and tid, cpu and res.
+    let lo = |b: [u8; 8]| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]);
+    let hi = |b: [u8; 8]| u32::from_ne_bytes([b[4], b[5], b[6], b[7]]);
+    let tid = word(2);
+    f.identifier = word(0).map(u64_of);
+    f.ip = word(1).map(u64_of);
+    f.pid = tid.map(lo);
+    f.tid = tid.map(hi);
+    f.time = word(3).map(u64_of);
+    f.addr = word(4).map(u64_of);
+    f.id = word(5).map(u64_of);
+    f.stream_id = word(6).map(u64_of);
+    f.cpu = word(7).map(lo);
+    f.period = word(8).map(u64_of);
+}
 
 /// The sample fields of [`FIXED_SAMPLE_WORDS`] from `words`, which holds one native-endian
-/// u64 word per bit set in the config (a short `words` leaves the last fields `None`).
+/// u64 word per bit set in the config (a short `words` leaves the last fields `None`): the
+/// general parser's, by the slots [`SampleLayout`] keeps.
 pub(super) fn fixed_sample_fields(cfg: &ParseConfig, words: &[u8]) -> SampleFields<'static> {
-    let mut s = SampleFields::default();
-    let mut w = words.chunks_exact(8);
-    let mut word = |bit: u64| -> Option<[u8; 8]> {
-        if cfg.has(bit) {
-            w.next().and_then(|c| c.try_into().ok())
-        } else {
-            None
-        }
-    };
-    let u64_of = |b: [u8; 8]| u64::from_ne_bytes(b);
-    // `{ u32, u32 }` pairs: pid and tid, cpu and res.
-    let pair = |b: [u8; 8]| {
-        let (x, y) = b.split_at(4);
-        let u = |h: &[u8]| u32::from_ne_bytes(h.try_into().unwrap_or_default());
-        (u(x), u(y))
-    };
-    s.identifier = word(sample_type::IDENTIFIER).map(u64_of);
-    s.ip = word(sample_type::IP).map(u64_of);
-    if let Some((pid, tid)) = word(sample_type::TID).map(pair) {
-        (s.pid, s.tid) = (Some(pid), Some(tid));
-    }
-    s.time = word(sample_type::TIME).map(u64_of);
-    s.addr = word(sample_type::ADDR).map(u64_of);
-    s.id = word(sample_type::ID).map(u64_of);
-    s.stream_id = word(sample_type::STREAM_ID).map(u64_of);
-    s.cpu = word(sample_type::CPU).map(|b| pair(b).0);
-    s.period = word(sample_type::PERIOD).map(u64_of);
-    s
+    let mut f = SampleFields::default();
+    fields_by_slots(&word_slots(cfg).0, words, &mut f);
+    f
 }
