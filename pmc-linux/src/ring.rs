@@ -375,6 +375,13 @@ impl<S: RingStorage> RingReader<S> {
     }
 }
 
+/// A place in a [`Batch`] ([`Batch::mark`]) that [`Batch::rewind`] goes back to.
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    pos: u64,
+    stats: RingStats,
+}
+
 /// Where the next record is: ring position, header, data offset, and the lengths of the part
 /// before the end of the data area and of the wrapped part (0 if contiguous).
 struct Located {
@@ -556,6 +563,86 @@ impl<S: RingStorage> Batch<'_, S> {
         stats.records = stats.records.saturating_add(1);
         stats.bytes = stats.bytes.saturating_add(size as u64);
         stats.wrapped = stats.wrapped.saturating_add(u64::from(wrapped));
+    }
+
+    /// Every record left in the batch at once, without copying: each header is validated
+    /// as [`Batch::next_raw`] does and shown to `each`, and the records come back to back as
+    /// at most two slices of the data area (the second, if any, from its start: the part
+    /// after the wrap). A corrupt record ends the walk as it ends `next_raw`'s (counted in
+    /// [`RingStats`], the batch skips to `data_head`); the slices hold the records before it.
+    ///
+    /// ```
+    /// use pmc_linux::internals::ring::{ControlCells, RingReader, RingStorage};
+    /// use std::sync::atomic::Ordering;
+    ///
+    /// struct Mem { data: Vec<u8>, cells: ControlCells }
+    /// impl RingStorage for Mem {
+    ///     fn data_size(&self) -> usize { self.data.len() }
+    ///     fn load_head(&self) -> u64 { self.cells.load_head() }
+    ///     fn load_tail(&self) -> u64 { self.cells.tail.load(Ordering::Relaxed) }
+    ///     fn store_tail(&mut self, tail: u64) { self.cells.store_tail(tail) }
+    ///     fn data(&self, offset: usize, len: usize) -> Option<&[u8]> {
+    ///         self.data.get(offset..offset.checked_add(len)?)
+    ///     }
+    /// }
+    ///
+    /// // Two 16-byte records from position 40: a SAMPLE (9), then a LOST (2) that wraps.
+    /// let rec = |kind: u32| -> Vec<u8> {
+    ///     [kind.to_ne_bytes().as_slice(), &0u16.to_ne_bytes(), &16u16.to_ne_bytes(),
+    ///      &7u64.to_ne_bytes()].concat()
+    /// };
+    /// let mut data = vec![0u8; 64];
+    /// data[40..56].copy_from_slice(&rec(9));
+    /// data[56..].copy_from_slice(&rec(2)[..8]);
+    /// data[..8].copy_from_slice(&rec(2)[8..]);
+    /// let cells = ControlCells::default();
+    /// cells.tail.store(40, Ordering::Relaxed);
+    /// cells.store_head(72);
+    ///
+    /// let mut reader = RingReader::new(Mem { data, cells })?;
+    /// let mut batch = reader.batch();
+    /// let mut kinds = Vec::new();
+    /// let (a, b) = batch.take_all(&mut |h| kinds.push(h.kind));
+    /// assert_eq!(kinds, [9, 2]);
+    /// assert_eq!([a, b].concat(), [rec(9), rec(2)].concat());
+    /// drop(batch); // publishes data_tail = 72
+    /// assert_eq!(reader.storage().load_tail(), 72);
+    /// # Ok::<(), pmc_linux::internals::ring::RingError>(())
+    /// ```
+    pub fn take_all(&mut self, each: &mut dyn FnMut(&RecordHeader)) -> (&[u8], &[u8]) {
+        let start = self.pos;
+        let mut end = start;
+        while let Some(Ok(l)) = self.locate() {
+            each(&l.header);
+            self.advance(l.first + l.second, l.second > 0);
+            end = self.pos;
+        }
+        let len = usize::try_from(end.wrapping_sub(start)).unwrap_or(0);
+        let offset = self.offset(start);
+        let first = len.min(self.reader.size - offset);
+        let a = self.lend(offset, first).unwrap_or_default();
+        let b = match len - first {
+            0 => &[][..],
+            rest => self.lend(0, rest).unwrap_or_default(),
+        };
+        (a, b)
+    }
+
+    /// This place in the batch, to come back to with [`Batch::rewind`].
+    pub fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            stats: self.reader.stats,
+        }
+    }
+
+    /// Puts the batch back to `mark` (of this batch): the records handed out since are not
+    /// consumed (the next batch hands them out again) nor counted in [`RingStats`].
+    pub fn rewind(&mut self, mark: Mark) {
+        if self.head.wrapping_sub(mark.pos) <= self.head.wrapping_sub(self.committed) {
+            self.pos = mark.pos;
+            self.reader.stats = mark.stats;
+        }
     }
 
     /// The next record without copying; a wrapped record comes as [`RecordBytes::Split`].

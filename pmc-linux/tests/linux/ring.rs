@@ -206,6 +206,27 @@ fn run_model(seed: u64, size: usize, start: u64, steps: u32, max_record: usize) 
         // Consumer turn, with a random lag.
         let want = rng.below(5);
         let mut batch = reader.batch();
+        if rng.below(4) == 0 {
+            // Every record at once, as the log's backlog takes them; sometimes put back.
+            let mark = batch.mark();
+            let mut sizes = Vec::new();
+            let (a, b) = batch.take_all(&mut |h| sizes.push(usize::from(h.size)));
+            let all = [a, b].concat();
+            assert_eq!(all.len(), sizes.iter().sum::<usize>(), "seed {seed}");
+            if rng.below(3) == 0 {
+                batch.rewind(mark);
+            } else {
+                let mut at = 0;
+                for size in sizes {
+                    check_record(next_read, &all[at..at + size]);
+                    at += size;
+                    next_read += 1;
+                }
+            }
+            drop(batch);
+            assert_eq!(reader.storage().violations.get(), 0, "seed {seed}");
+            continue;
+        }
         for _ in 0..want {
             if rng.below(2) == 0 {
                 match batch.next_raw() {
