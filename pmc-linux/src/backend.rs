@@ -155,6 +155,41 @@ impl<S: Sys> Backend<S> {
         self.shared.hub.set_spool_bytes(bytes);
     }
 
+    /// Lets the drain defer decoding the rings of logs configured from now on: while
+    /// sampling goes on, each drain pass then only copies its rings' records, and decodes
+    /// them into the log once more than `bytes` are held or the oldest copy is older than
+    /// `max_age`, and at every [`flush_log`](pmc_core::Backend::flush_log),
+    /// [`close_log`](pmc_core::Backend::close_log), stop, `set_count` or record written
+    /// into the log. `bytes` of 0 (the default) defers nothing.
+    ///
+    /// This is `perf record`'s trade: the CPU time billed to the profiler while sampling
+    /// goes on is smaller, because the kernel bills the sampling interrupts that land on a
+    /// CPU to whatever runs there (without `CONFIG_IRQ_TIME_ACCOUNTING`), and decoding
+    /// later runs after sampling stopped. The cost is memory (up to `bytes`) and a log file
+    /// that lags the rings by up to `max_age`: a process killed with `SIGKILL` loses what
+    /// was held. Samples are counted in [`sampling_details`](Backend::sampling_details) as
+    /// they are copied; other records and losses when they are decoded.
+    ///
+    /// Only passes over the rings of system-wide PMCs whose samples have frame-pointer or no
+    /// call chains are deferred (no user stacks, no tracepoint data, no log-procexit or
+    /// log-proccsw): with any other ring the drain decodes as it goes. Per process, the
+    /// sampling interrupts only the target's threads, and deferring would only add the copy.
+    /// The records wait in unnamed temporary files (`O_TMPFILE` in `$TMPDIR`, mode 0600);
+    /// where one cannot be created, nothing is deferred.
+    ///
+    /// ```
+    /// let backend = pmc_linux::Backend::open()?;
+    /// backend.set_log_backlog(64 << 20, std::time::Duration::from_secs(5));
+    /// # Ok::<(), pmc_core::Error>(())
+    /// ```
+    #[cfg(feature = "sampling")]
+    pub fn set_log_backlog(&self, bytes: usize, max_age: std::time::Duration) {
+        self.shared.hub.set_backlog(crate::log::BacklogBound {
+            bytes,
+            age: max_age,
+        });
+    }
+
     /// Bounds how long [`flush_log`](pmc_core::Backend::flush_log) and
     /// [`close_log`](pmc_core::Backend::close_log) wait for a log sink that takes nothing (a
     /// FIFO or pipe whose reader stalled, a TCP peer that stopped reading), for the log

@@ -442,8 +442,9 @@ impl<S: RingStorage> Batch<'_, S> {
         (pos & self.reader.mask) as usize
     }
 
-    /// Locates the next record and validates its header.
-    #[inline]
+    /// Locates the next record and validates its header. Inlined into each caller's loop
+    /// (the drain's hot path: as a call, ~80 more instructions a sample under callgrind).
+    #[inline(always)]
     fn locate(&mut self) -> Option<Result<Located, RingError>> {
         if !self.checked {
             self.checked = true;

@@ -91,6 +91,8 @@
 //! ends at a task's exit is not logged: the kernel detaches the task's events
 //! before its final switch.
 
+#[cfg(all(test, feature = "sampling"))]
+mod backlog_tests;
 mod fallback;
 mod group;
 mod instances;

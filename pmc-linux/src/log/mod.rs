@@ -26,6 +26,11 @@
 //!    samples still reaches the log, parses every record with the crate's `record` module, converts it to
 //!    a pmc-log record and writes it through one [`pmc_log::Writer`].
 //!
+//! With a backlog ([`Backend::set_log_backlog`](crate::Backend::set_log_backlog)), a pass over
+//! system-wide rings of frame-pointer samples only copies their records into a temporary
+//! file, and the decoding waits until sampling stops or the backlog reaches its bound
+//! (`hub/backlog.rs`).
+//!
 //! Beside conversion, the drain runs its bookkeeping jobs (log-proccsw, log-procexit, the
 //! DWARF unwinding stage) as post-processors, each seeing every record as drained from its
 //! ring and again, in time order, as it is written (see `post.rs`).
@@ -79,7 +84,7 @@ use crate::sys::{Clock, Sys};
 use std::time::Duration;
 
 pub(crate) use crate::ring::MmapRing;
-pub(crate) use hub::Hub;
+pub(crate) use hub::{BacklogBound, Hub};
 pub(crate) use local::LocalRings;
 pub use local::OwnedSample;
 pub(crate) use source::{RingPurpose, RingSource};

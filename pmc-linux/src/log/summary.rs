@@ -49,6 +49,17 @@ impl SamplingDetails {
         cpu.map(|c| self.summary.by_cpu.entry(c).or_default())
     }
 
+    /// `n` samples of `cpu`, counted as read, turned out unreadable (the log's backlog could
+    /// not read them back): counted as lost instead.
+    pub(crate) fn unread(&mut self, cpu: Option<u32>, n: u64) {
+        self.summary.samples = self.summary.samples.saturating_sub(n);
+        self.summary.lost = self.summary.lost.saturating_add(n);
+        if let Some(c) = self.cpu(cpu) {
+            c.samples = c.samples.saturating_sub(n);
+            c.lost = c.lost.saturating_add(n);
+        }
+    }
+
     /// Adds another summary's counts into this one (the log's `log_records` are not summed).
     pub fn merge(&mut self, other: &SamplingDetails) {
         self.summary.merge(&other.summary);
@@ -75,6 +86,15 @@ impl SampleTally {
             self.cpu = cpu;
         }
         self.n += 1;
+    }
+
+    /// `n` samples of `cpu`.
+    pub(super) fn add_n(&mut self, summary: &mut SamplingDetails, cpu: Option<u32>, n: u64) {
+        if cpu != self.cpu {
+            self.flush(summary);
+            self.cpu = cpu;
+        }
+        self.n += n;
     }
 
     /// Puts the samples counted so far into `summary`.

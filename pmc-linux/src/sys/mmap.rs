@@ -397,6 +397,11 @@ impl RingMemory {
         true
     }
 
+    /// `data_head` as the writer last published it.
+    pub(crate) fn head(&self) -> u64 {
+        self.cell(HEAD_OFFSET).load(Ordering::Acquire)
+    }
+
     /// `data_tail` as the reader last stored it.
     pub(crate) fn tail(&self) -> u64 {
         self.cell(TAIL_OFFSET).load(Ordering::Acquire)

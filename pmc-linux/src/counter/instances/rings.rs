@@ -114,6 +114,7 @@ impl<S: Sys> InstanceSet<S> {
                             leader.alloc.flags.contains(pmc_core::Flags::USERCALLCHAIN);
                         ring.cfg_inherit = leader.attr.inherit() == 1
                             && leader.alloc.flags.contains(pmc_core::Flags::DESCENDANTS);
+                        ring.system_wide = matches!(inst.instance, Instance::Cpu(_));
                         ring.raw_stacks = matches!(
                             leader.alloc.call_graph,
                             pmc_core::CallGraph::DwarfRaw { .. }

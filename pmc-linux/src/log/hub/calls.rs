@@ -14,6 +14,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, MutexGuard};
 
+use super::backlog::BacklogBound;
 use super::error::{no_log, poisoned, write_error, LogFailure};
 use super::{drain_loop, Hub, HubState, HubSys};
 
@@ -47,6 +48,14 @@ impl Hub {
     /// Sets the spool's bound (see [`DEFAULT_SPOOL_BYTES`]) for logs configured from now on.
     pub(crate) fn set_spool_bytes(&self, bytes: usize) {
         self.spool_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Sets the backlog's bound (see [`backlog`](super::backlog)) for logs configured from
+    /// now on; a `bytes` of 0 defers nothing.
+    pub(crate) fn set_backlog(&self, bound: BacklogBound) {
+        if let Ok(mut b) = self.backlog.lock() {
+            *b = bound;
+        }
     }
 
     /// Bounds how long flushing and closing the log wait for a sink that takes nothing
@@ -94,6 +103,7 @@ impl Hub {
                 .map_err(|e| write_error(&e))?;
         }
         st.synthesized.clear();
+        st.backlog.bound = self.backlog.lock().map(|b| *b).unwrap_or_default();
         st.writer = Some(writer);
         st.error = None;
         st.spool = Some(handle);
@@ -317,6 +327,8 @@ impl Hub {
     /// be incomplete).
     pub(crate) fn kernel_lost(&self, token: u32, counts: &[(u64, u64)], complete: bool) {
         let Ok(mut st) = self.lock() else { return };
+        // The losses the backlog's records report are accounted first.
+        st.replay_backlog();
         let HubState {
             rings,
             summary,

@@ -3,8 +3,9 @@
 //! `mod.rs` holds the hub's state ([`Hub`], `HubState`) and the drain thread's loop;
 //! `calls.rs` the backend's calls, `state.rs` the drain pass and the writes under the lock,
 //! `samples.rs` a record's way from its ring to the log, `lost.rs` the kernel's lost counts,
-//! `error.rs` the errors.
+//! `error.rs` the errors, `backlog.rs` the passes deferred while sampling goes on.
 
+mod backlog;
 mod calls;
 mod error;
 mod lost;
@@ -13,6 +14,7 @@ mod state;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use self::backlog::BacklogBound;
 use self::error::LogFailure;
 use super::post::PostChain;
 use super::reorder::Reorder;
@@ -34,6 +36,8 @@ pub(crate) struct Hub {
     state: Mutex<HubState>,
     /// The spool's bound for logs configured from now on (0: [`DEFAULT_SPOOL_BYTES`](super::spool::DEFAULT_SPOOL_BYTES)).
     spool_bytes: AtomicUsize,
+    /// The backlog's bound for logs configured from now on.
+    backlog: Mutex<backlog::BacklogBound>,
 }
 
 #[derive(Default)]
@@ -65,6 +69,8 @@ struct HubState {
     /// How long the log's close waits for a sink that takes nothing (see
     /// [`Hub::set_close_wait`]).
     close_wait: Option<std::time::Duration>,
+    /// Drain passes kept as raw ring bytes, decoded later (see [`backlog`]).
+    backlog: backlog::Backlog,
     /// The backend's door to the system: the clock, `/proc` for synthesis, `poll`, and the
     /// kernel's lost counts read at each drain pass.
     sys: HubSys,
@@ -181,6 +187,6 @@ fn drain_loop(hub: &Weak<Hub>, stop: &AtomicBool, wake: &UnixStream) {
                 }
             }
         }
-        st.drain(None);
+        st.periodic_pass();
     }
 }

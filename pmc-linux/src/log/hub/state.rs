@@ -4,7 +4,9 @@
 use crate::log::now;
 use crate::log::post::HubEvent;
 use crate::log::reorder::REORDER_SLACK_NS;
-use crate::log::source::{drain_ring, kernel_lost, Drained, RingSource};
+use crate::log::source::{
+    drain_ring, kernel_lost, replay_ring, Copied, Drained, RingMeta, RingSource,
+};
 use crate::log::spool::SpoolHandle;
 use crate::log::synth::{all_pids, kernel_map, synthesize, Synth};
 use crate::sys::Sys;
@@ -21,8 +23,10 @@ use super::{HubState, ToLog};
 
 impl HubState {
     /// Drains every ring (or only `token`'s) into the writer, in time order (see
-    /// [`Reorder`](crate::log::reorder::Reorder)).
+    /// [`Reorder`](crate::log::reorder::Reorder)), after the backlog's deferred passes
+    /// ([`HubState::replay_backlog`]).
     pub(super) fn drain(&mut self, token: Option<u32>) {
+        self.replay_backlog();
         // Hang-ups first: whatever a gone target's tasks wrote is in the rings by then.
         let gone = self.poll_exit_fds(token);
         let pass_start = now(&*self.sys.0);
@@ -32,10 +36,17 @@ impl HubState {
             }
         }
         self.finish_targets(&gone);
+        self.finish_pass(pass_start, token.is_none());
+    }
+
+    /// The end of a pass that began at `pass_start` (over every ring if `every_ring`): the
+    /// records stamped well before it written in time order, the counts updated, the spool
+    /// woken.
+    pub(super) fn finish_pass(&mut self, pass_start: u64, every_ring: bool) {
         self.account_spool();
         self.write_upto(pass_start.saturating_sub(REORDER_SLACK_NS));
         self.post.summary(&mut self.summary);
-        if token.is_none() {
+        if every_ring {
             self.post.end_pass();
         }
         self.count_written();
@@ -147,6 +158,21 @@ impl HubState {
     /// Drains ring `i` into the reorder buffer: each record through the post-processors,
     /// then converted; a loss record after it if some of its data was unreadable.
     fn drain_one(&mut self, i: usize) {
+        let may_have_lost = self.take_one(i, None);
+        self.read_owner_lost(i, may_have_lost);
+    }
+
+    /// Decodes what a deferred pass copied of ring `i` (`bytes`, see [`Copied`]) into the
+    /// reorder buffer, as [`HubState::drain_one`] would have then.
+    pub(super) fn replay_one(&mut self, i: usize, bytes: &[u8], copied: &Copied) {
+        self.take_one(i, Some((bytes, copied.bad)));
+        self.read_owner_lost(i, copied.may_have_lost);
+    }
+
+    /// Ring `i`'s records into the reorder buffer, from the ring, or from a deferred pass's
+    /// copy of it (its bytes, and how many records the copy could not read). Returns whether
+    /// the ring may have lost records.
+    fn take_one(&mut self, i: usize, copy: Option<(&[u8], u64)>) -> bool {
         let HubState {
             writer,
             rings,
@@ -156,10 +182,12 @@ impl HubState {
             sys,
             ..
         } = self;
-        let ring = &mut rings[i];
+        let Some(ring) = rings.get_mut(i) else {
+            return false;
+        };
         let unreported = ring.lost_unreported;
         let fast = !post.drains_samples(ring.purpose);
-        let bad = drain_ring(ring, summary, fast, &mut |meta, r| {
+        let mut take = |meta: &RingMeta, r: Drained<'_, '_>| {
             if writer.is_none() {
                 return;
             }
@@ -170,7 +198,11 @@ impl HubState {
                     convert_sample(meta, s, &[], stack, reorder);
                 }
             }
-        });
+        };
+        let bad = match copy {
+            None => drain_ring(ring, summary, fast, &mut take),
+            Some((bytes, unread)) => unread + replay_ring(ring, bytes, summary, fast, &mut take),
+        };
         // Losses counted from the kernel's count that a PERF_RECORD_LOST has now reported
         // were lost to a full ring between drains, not while the drain was held up.
         let reported = unreported.saturating_sub(ring.lost_unreported);
@@ -178,7 +210,7 @@ impl HubState {
         if bad > 0 && writer.is_some() {
             reorder.push(loss_record(ring, now(&*sys.0)));
         }
-        self.read_owner_lost(i);
+        ring.may_have_lost
     }
 
     /// After ring `i` was drained: the kernel's count of the records it could not write into
@@ -190,7 +222,7 @@ impl HubState {
     /// the read is a cross-CPU interrupt when the event runs on another CPU); it sees the
     /// owner's events (its group's, with `PERF_FORMAT_GROUP`), so events of other threads
     /// sharing a per-CPU ring are read at stop only.
-    fn read_owner_lost(&mut self, i: usize) {
+    fn read_owner_lost(&mut self, i: usize, may_have_lost: bool) {
         let HubState {
             rings,
             summary,
@@ -199,7 +231,7 @@ impl HubState {
             sys,
             ..
         } = self;
-        let Some(ring) = rings.get_mut(i).filter(|r| r.may_have_lost) else {
+        let Some(ring) = rings.get_mut(i).filter(|_| may_have_lost) else {
             return;
         };
         let Some(kernel) = owner_lost(&*sys.0, ring) else {
@@ -285,6 +317,7 @@ impl HubState {
     /// Writes `rec` now, after every record drained so far (records written directly, such
     /// as user data marking a point in the program, follow all that was drained before).
     pub(super) fn write(&mut self, rec: &log::Record<'_>) -> Result<()> {
+        self.replay_backlog();
         self.write_upto(u64::MAX);
         self.post.direct(rec);
         match self.writer.as_mut() {

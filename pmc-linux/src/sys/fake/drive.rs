@@ -100,6 +100,11 @@ impl FakeKernel {
         }
     }
 
+    /// `data_head` of the ring the event behind `fd` outputs to: how far the kernel wrote.
+    pub fn ring_head(&self, fd: i32) -> Option<u64> {
+        self.st().ring_of(fd).map(|r| r.head())
+    }
+
     /// `data_tail` of the ring the event behind `fd` outputs to: how far the reader got.
     pub fn ring_tail(&self, fd: i32) -> Option<u64> {
         self.st().ring_of(fd).map(|r| r.tail())
