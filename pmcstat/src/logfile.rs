@@ -82,6 +82,10 @@ pub fn configure_log(
     }
     // Removed again if the backend refuses it (a regular file only).
     let created = RemoveUnlessStarted(f.is_regular().then(|| path.to_path_buf()));
+    if f.is_regular() {
+        // Nobody reads a regular file as it grows (a FIFO's reader does).
+        crate::sys::defer_log_decoding(backend);
+    }
     backend
         .configure_log(Box::new(std::io::BufWriter::new(f)))
         .map_err(log_err)?;
