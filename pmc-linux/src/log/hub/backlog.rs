@@ -79,19 +79,31 @@ struct SpillFile {
 
 impl SpillFile {
     fn create() -> std::io::Result<SpillFile> {
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
-            .open(std::env::temp_dir())?;
         Ok(SpillFile {
-            file,
+            file: unnamed_file()?,
             len: 0,
             waiting: 0,
         })
     }
+}
+
+/// An unnamed temporary file in the temporary directory (`O_TMPFILE`, mode 0600).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn unnamed_file() -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_TMPFILE | libc::O_CLOEXEC)
+        .open(std::env::temp_dir())
+}
+
+/// Elsewhere (the crate builds everywhere for its fake kernel) there is no `O_TMPFILE`:
+/// nothing is deferred.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn unnamed_file() -> std::io::Result<std::fs::File> {
+    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 impl Spill {
