@@ -3,25 +3,13 @@
 //! counted, nothing written) until a flush, a stop or the bound; the bound and the age
 //! replay as they go; a change of period replays first.
 
+use super::tests::SharedSink;
 use crate::sys::fake::{FakeKernel, SampleSpec};
 use pmc_core::{Allocation, Backend as _, Cpus, Pmc as _, Rate};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 type Backend = crate::Backend<Arc<FakeKernel>>;
-
-/// A sink the test reads back.
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Waits (bounded) until the drain has consumed everything written into `fds`' rings.
 fn consumed(k: &FakeKernel, fds: &[(i32, u64)]) {
@@ -109,7 +97,7 @@ fn record(
     }
     let out = Arc::new(Mutex::new(Vec::new()));
     backend
-        .configure_log(Box::new(Sink(out.clone())))
+        .configure_log(Box::new(SharedSink(out.clone())))
         .expect("log");
     backend.set_ring_pages(4).expect("pages");
     let a = Allocation::sampling("cpu-clock".parse().expect("event"), Rate::Period(1000))

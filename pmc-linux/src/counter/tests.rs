@@ -1288,8 +1288,8 @@ fn the_drain_counts_the_kernels_lost_records_while_running() {
     assert_eq!(logged, kernel_lost, "the log's lost records");
 }
 
-/// A sink the test reads back.
-struct SharedSink(Arc<std::sync::Mutex<Vec<u8>>>);
+/// A sink the test reads back (also the backlog tests').
+pub(super) struct SharedSink(pub(super) Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl std::io::Write for SharedSink {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
